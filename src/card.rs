@@ -1,0 +1,135 @@
+//! Card ids (SPEC R-ID) and the names derived from them: branch `card/<id>`, directory
+//! `card-<id>`. Pure: validation happens before anything on disk is touched.
+use crate::error::{usage, Fail};
+
+/// A validated card id.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CardId(String);
+
+impl CardId {
+    /// Validate `raw` against R-ID: `^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`, no `..`, not ending
+    /// in `.` or `.lock`.
+    pub fn parse(raw: &str) -> Result<CardId, Fail> {
+        match why_invalid(raw) {
+            None => Ok(CardId(raw.to_owned())),
+            Some(why) => Err(usage(format!("invalid card id {raw:?}: {why}")).hint(
+                "a card id starts with a letter or digit and holds only letters, digits, '.', '_' \
+                 and '-' (at most 128), with no '..' and no trailing '.' or '.lock'",
+            )),
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The branch kardwt creates for this card.
+    pub fn branch(&self) -> String {
+        format!("card/{}", self.0)
+    }
+
+    /// The directory name under the worktree root.
+    pub fn dir_name(&self) -> String {
+        format!("card-{}", self.0)
+    }
+
+    /// The card a branch name designates (`card/<x>` means card `x`), if it is a valid id.
+    pub fn from_branch(branch: &str) -> Option<CardId> {
+        branch.strip_prefix("card/").and_then(|id| CardId::parse(id).ok())
+    }
+
+    /// Make any string a valid id: invalid characters become `-` (used for worktrees created
+    /// outside kardwt, whose admin dir name stands in for the card).
+    pub fn sanitize(raw: &str) -> CardId {
+        let mut s: String = raw
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') { c } else { '-' })
+            .collect();
+        while s.contains("..") {
+            s = s.replace("..", ".-");
+        }
+        if s.ends_with(".lock") {
+            s.truncate(s.len() - ".lock".len());
+            s.push_str("-lock");
+        }
+        while s.ends_with('.') {
+            s.pop();
+            s.push('-');
+        }
+        if !s.starts_with(|c: char| c.is_ascii_alphanumeric()) {
+            s.insert(0, 'w');
+        }
+        s.truncate(128);
+        CardId::parse(&s).unwrap_or_else(|_| CardId("worktree".to_owned()))
+    }
+}
+
+impl std::fmt::Display for CardId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+fn why_invalid(raw: &str) -> Option<&'static str> {
+    let Some(first) = raw.chars().next() else {
+        return Some("it is empty");
+    };
+    if !first.is_ascii_alphanumeric() {
+        return Some("it must start with a letter or a digit");
+    }
+    if raw.len() > 128 {
+        return Some("it is longer than 128 characters");
+    }
+    if raw.chars().any(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))) {
+        return Some("it holds a character other than letters, digits, '.', '_' and '-'");
+    }
+    if raw.contains("..") {
+        return Some("it contains '..'");
+    }
+    if raw.ends_with('.') || raw.ends_with(".lock") {
+        return Some("it ends in '.' or '.lock'");
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn valid_ids() {
+        for id in ["42", "a", "A-1_b.c", "x.lockx", &"9".repeat(128)] {
+            assert!(CardId::parse(id).is_ok(), "{id}");
+        }
+    }
+
+    #[test]
+    fn invalid_ids() {
+        for id in [
+            "", "../x", "a b", "-rf", "x.lock", "a/b", "a..b", "a\nb", ".x", "_x", "x.", "ä",
+            &"9".repeat(129),
+        ] {
+            let err = CardId::parse(id).expect_err(id);
+            assert_eq!(err.code, crate::error::Code::Usage);
+        }
+    }
+
+    #[test]
+    fn names() {
+        let c = CardId::parse("42").unwrap();
+        assert_eq!(c.branch(), "card/42");
+        assert_eq!(c.dir_name(), "card-42");
+        assert_eq!(CardId::from_branch("card/42"), Some(c));
+        assert_eq!(CardId::from_branch("feature/42"), None);
+        assert_eq!(CardId::from_branch("card/a/b"), None);
+    }
+
+    #[test]
+    fn sanitize_always_yields_a_valid_id() {
+        for raw in ["feature x", "..", "-a", "a.lock", "a.", "", "ü/ß", "a..b"] {
+            let id = CardId::sanitize(raw);
+            assert!(CardId::parse(id.as_str()).is_ok(), "{raw} -> {id}");
+        }
+        assert_eq!(CardId::sanitize("feat x").as_str(), "feat-x");
+    }
+}

@@ -1,0 +1,136 @@
+//! The command line: clap definitions, one `…Args` struct per subcommand. Doc comments are the
+//! help text; `man/git-kardwt.1` documents the same options (a test keeps them in step).
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Own the lifecycle of linked git worktrees: create from a freshly fetched base, seed,
+/// prepare, record, verify, reuse, select and remove.
+#[derive(Debug, Parser)]
+#[command(name = "git-kardwt", bin_name = "git kardwt", version, propagate_version = true)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options every subcommand accepts.
+#[derive(Debug, Args, Clone, Default)]
+pub struct GlobalArgs {
+    /// Directory that holds the card worktrees [default: git config kardwt.root, else
+    /// <parent of base>/<base name>.worktrees]
+    #[arg(long, global = true, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    /// Rules file to read the `worktree:` block from [default: git config kardwt.rules, else
+    /// kardbrd.yml at the root of the base]
+    #[arg(long, global = true, value_name = "FILE")]
+    pub rules: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    Add(AddArgs),
+    Verify(VerifyArgs),
+    Select(SelectArgs),
+    List(ListArgs),
+    Status(StatusArgs),
+    #[command(subcommand)]
+    Config(ConfigCommand),
+}
+
+/// Create (or reuse) the worktree of a card from a freshly fetched base, then prepare it.
+///
+/// Prints the worktree's absolute path alone on stdout, so `cd "$(git kardwt add 42)"` works.
+#[derive(Debug, Args)]
+pub struct AddArgs {
+    /// Card id: letters, digits, '.', '_' and '-'
+    pub card: String,
+    /// Board name handed to hooks as KARDWT_BOARD and kept in the record
+    #[arg(long, default_value = "")]
+    pub board: String,
+    /// Deadline of this whole action in seconds [default: worktree.action_timeout_seconds]
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<u64>,
+    /// Print an object with path, branch, base_oid, state and reason
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Which worktree a reading command looks at: a card, a path, or the one you stand in.
+#[derive(Debug, Args, Clone, Default)]
+pub struct Target {
+    /// Card id, found through this repository's records, else at <root>/card-<id>
+    #[arg(conflicts_with = "path")]
+    pub card: Option<String>,
+    /// Path of the worktree
+    #[arg(long, value_name = "PATH")]
+    pub path: Option<PathBuf>,
+}
+
+/// Run the ownership checks on a worktree; exit 0 when it verifies and is ready.
+///
+/// Exit 1: verified but not ready, unseeded, or absent. Exit 3: foreign or malformed.
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    #[command(flatten)]
+    pub target: Target,
+    /// Print every check's outcome, the state and the drift as JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Print the path to work in: the card's ready worktree, else the base. Changes nothing.
+#[derive(Debug, Args)]
+pub struct SelectArgs {
+    /// Card id
+    pub card: String,
+    /// Fall back to the base when the card's worktree is absent or not ready (required)
+    #[arg(long)]
+    pub existing_or_base: bool,
+    /// Print an object with path, selected and reason
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// List every linked worktree of the repository with card, state, branch and path.
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Print one JSON array
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Show one worktree in full: record, checks, drift, links, ports, config_changed.
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    #[command(flatten)]
+    pub target: Target,
+    /// Print as JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Work with the rules file's `worktree:` block.
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Validate the configuration strictly and print the effective one, defaults filled in.
+    Check(ConfigCheckArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ConfigCheckArgs {
+    /// Print as JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_is_consistent() {
+        super::Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,107 @@
+//! Error kinds of the contract (SPEC R-UX) and how they print: `error:`, `caused by:`, `hint:`.
+//!
+//! Commands return `anyhow::Result`; an error that carries a [`Fail`] anywhere in its chain exits
+//! with that kind's code, anything else with 1 (failed).
+use std::fmt;
+
+/// The exit codes of the contract.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Code {
+    /// 1: failed (verification, dirty tree refused, doctor found problems, git failed).
+    Failed = 1,
+    /// 2: usage or configuration error.
+    Usage = 2,
+    /// 3: refused, fail closed (foreign or malformed path, unseeded worktree for `add`).
+    Refused = 3,
+    /// 4: a hook failed or was refused at run time.
+    Hook = 4,
+    /// 5: the action deadline passed.
+    Deadline = 5,
+}
+
+/// An error with a contract exit code and the hints that tell the user how to proceed.
+#[derive(Debug)]
+pub struct Fail {
+    pub code: Code,
+    pub message: String,
+    pub hints: Vec<String>,
+}
+
+impl Fail {
+    pub fn new(code: Code, message: impl Into<String>) -> Self {
+        Fail { code, message: message.into(), hints: Vec::new() }
+    }
+    pub fn hint(mut self, hint: impl Into<String>) -> Self {
+        self.hints.push(hint.into());
+        self
+    }
+}
+
+impl fmt::Display for Fail {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Fail {}
+
+/// A usage or configuration error (exit 2).
+pub fn usage(message: impl Into<String>) -> Fail {
+    Fail::new(Code::Usage, message)
+}
+
+/// A fail-closed refusal (exit 3).
+pub fn refused(message: impl Into<String>) -> Fail {
+    Fail::new(Code::Refused, message)
+}
+
+/// A plain failure (exit 1).
+pub fn failed(message: impl Into<String>) -> Fail {
+    Fail::new(Code::Failed, message)
+}
+
+/// The exit code an error chain maps to: the first [`Fail`] found, else 1.
+pub fn exit_code(err: &anyhow::Error) -> i32 {
+    err.chain()
+        .find_map(|e| e.downcast_ref::<Fail>())
+        .map_or(Code::Failed as i32, |f| f.code as i32)
+}
+
+/// Render an error chain the way git and jj do: the head, its causes, then the hints.
+pub fn render(err: &anyhow::Error) -> String {
+    let mut out = format!("error: {err}\n");
+    let mut hints = Vec::new();
+    if let Some(f) = err.downcast_ref::<Fail>() {
+        hints.extend(f.hints.iter().cloned());
+    }
+    for cause in err.chain().skip(1) {
+        out.push_str(&format!("caused by: {cause}\n"));
+        if let Some(f) = cause.downcast_ref::<Fail>() {
+            hints.extend(f.hints.iter().cloned());
+        }
+    }
+    for h in hints {
+        out.push_str(&format!("hint: {h}\n"));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn code_of_wrapped_fail_is_found() {
+        let e = anyhow::Error::new(refused("foreign")).context("while adding card 9");
+        assert_eq!(exit_code(&e), 3);
+        let text = render(&e);
+        assert!(text.starts_with("error: while adding card 9\ncaused by: foreign\n"), "{text}");
+    }
+
+    #[test]
+    fn plain_errors_exit_one_and_hints_print_last() {
+        assert_eq!(exit_code(&anyhow::anyhow!("boom")), 1);
+        let e = anyhow::Error::new(usage("bad id").hint("use letters"));
+        assert_eq!(render(&e), "error: bad id\nhint: use letters\n");
+    }
+}

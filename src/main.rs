@@ -1,0 +1,5 @@
+//! Entry point of `git-kardwt`: parse the command line, run it, print the error chain and exit
+//! with the contract's exit code (see `error.rs`).
+fn main() {
+    std::process::exit(git_kardwt::main());
+}
