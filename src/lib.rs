@@ -1,14 +1,49 @@
 //! git-kardwt as a library: the binary in `main.rs` calls [`main`]; tests reach the pure parts.
 pub mod card;
 pub mod cli;
+pub mod commands;
 pub mod config;
+pub mod context;
 pub mod error;
+pub mod git;
+pub mod hooks;
+pub mod lock;
+pub mod record;
+pub mod repo;
+pub mod verify;
 
 use clap::Parser;
 
+use crate::cli::{Cli, Command, ConfigCommand};
+
 /// Run the command line and return the process exit code.
 pub fn main() -> i32 {
-    let cli = cli::Cli::parse();
-    let _ = cli;
-    0
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { 2 } else { 0 };
+        }
+    };
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    match dispatch(cli, &mut out) {
+        Ok(code) => code,
+        Err(err) => {
+            eprint!("{}", error::render(&err));
+            error::exit_code(&err)
+        }
+    }
+}
+
+fn dispatch(cli: Cli, out: &mut dyn std::io::Write) -> anyhow::Result<i32> {
+    let ctx = context::Context::new(cli.global)?;
+    match &cli.command {
+        Command::Add(a) => commands::add::run(&ctx, a, out),
+        Command::Verify(a) => commands::verify::run(&ctx, a, out),
+        Command::Select(a) => commands::select::run(&ctx, a, out),
+        Command::List(a) => commands::list::run(&ctx, a, out),
+        Command::Status(a) => commands::status::run(&ctx, a, out),
+        Command::Config(ConfigCommand::Check(a)) => commands::config::check(&ctx, a, out),
+    }
 }

@@ -1,0 +1,70 @@
+//! `git kardwt list [--json]` (SPEC R-LIST): every linked worktree with card, state, branch,
+//! drift and path. Read-only; reads admin dirs directly, spawning no git.
+use std::io::Write;
+
+use anyhow::Result;
+use serde_json::{json, Value};
+
+use crate::cli::ListArgs;
+use crate::context::Context;
+use crate::record::Loaded;
+use crate::verify::{self, Report, Verdict};
+
+pub fn run(ctx: &Context, args: &ListArgs, out: &mut dyn Write) -> Result<i32> {
+    let entries = verify::scan(&ctx.repo)?;
+    let reports: Vec<Report> = entries
+        .iter()
+        .map(|e| match &e.linked.path {
+            Some(path) if !e.linked.prunable => verify::verify(&ctx.repo, &entries, path, None),
+            path => prunable(e, path.clone().unwrap_or_default()),
+        })
+        .collect();
+    if args.json {
+        let rows: Vec<Value> = reports.iter().map(row).collect();
+        writeln!(out, "{}", Value::Array(rows))?;
+        return Ok(0);
+    }
+    for r in &reports {
+        let head = r.head.as_ref().map_or("-", |h| h.display());
+        let drift = if r.drift() { " (drift)" } else { "" };
+        writeln!(
+            out,
+            "{:<12} {:<9} {}{drift} {}",
+            r.card.as_deref().unwrap_or("-"),
+            r.list_state(),
+            head,
+            r.path.display()
+        )?;
+    }
+    Ok(0)
+}
+
+/// A registered worktree whose directory is gone.
+fn prunable(e: &verify::Entry, path: std::path::PathBuf) -> Report {
+    let record = match &e.record {
+        Loaded::Parsed(r) => Some(r.clone()),
+        _ => None,
+    };
+    Report {
+        path,
+        card: record.as_ref().map(|r| r.card.clone()),
+        verdict: Verdict::Prunable,
+        checks: Vec::new(),
+        record,
+        admin: Some(e.linked.admin.clone()),
+        head: crate::repo::read_head(&e.linked.admin),
+        locked: e.linked.locked,
+    }
+}
+
+fn row(r: &Report) -> Value {
+    json!({
+        "card": r.card,
+        "state": r.list_state(),
+        "branch": r.expected_branch(),
+        "head": r.head.as_ref().map(|h| h.display()),
+        "drift": r.drift(),
+        "path": r.path,
+        "locked": r.locked,
+    })
+}

@@ -1,0 +1,50 @@
+//! `git kardwt select <card> --existing-or-base` (SPEC R-SELECT): print the card's verified
+//! ready worktree, else the base. Provably read-only: no lock, no log, no file written.
+use std::io::Write;
+
+use anyhow::Result;
+use serde_json::json;
+
+use crate::card::CardId;
+use crate::cli::SelectArgs;
+use crate::context::Context;
+use crate::error::{refused, usage};
+use crate::record::State;
+use crate::verify::{self, Verdict};
+
+pub fn run(ctx: &Context, args: &SelectArgs, out: &mut dyn Write) -> Result<i32> {
+    let card = CardId::parse(&args.card)?;
+    if !args.existing_or_base {
+        return Err(usage("select needs --existing-or-base")
+            .hint("git kardwt select <card> --existing-or-base prints the card's ready worktree, else the base")
+            .into());
+    }
+    let entries = verify::scan(&ctx.repo)?;
+    let path = ctx.card_path(&entries, &card)?;
+    let report = verify::verify(&ctx.repo, &entries, &path, Some(&card));
+    let fallback = match (report.verdict, report.state()) {
+        (Verdict::Verified, Some(State::Ready)) => None,
+        (Verdict::Foreign, _) => {
+            return Err(refused(report.explain())
+                .hint("kardwt will not select it; inspect and repair or move it by hand")
+                .into())
+        }
+        (Verdict::Verified, Some(state)) => Some(format!("card {card}'s worktree is {}", state.as_str())),
+        _ => Some(report.explain()),
+    };
+    let chosen = if fallback.is_some() { &ctx.repo.base } else { &report.path };
+    if args.json {
+        let v = json!({
+            "path": chosen,
+            "selected": if fallback.is_some() { "base" } else { "worktree" },
+            "reason": fallback,
+        });
+        writeln!(out, "{v}")?;
+    } else {
+        if let Some(why) = &fallback {
+            eprintln!("hint: using the base: {why}");
+        }
+        writeln!(out, "{}", chosen.display())?;
+    }
+    Ok(0)
+}

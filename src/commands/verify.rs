@@ -1,0 +1,42 @@
+//! `git kardwt verify [<card> | --path P]` (SPEC R-VERIFY): run the ownership checks and exit
+//! 0 (verified, ready), 1 (not ready, unseeded, absent) or 3 (foreign or malformed). Read-only.
+use std::io::Write;
+
+use anyhow::Result;
+
+use crate::cli::VerifyArgs;
+use crate::context::Context;
+use crate::verify;
+
+pub fn run(ctx: &Context, args: &VerifyArgs, out: &mut dyn Write) -> Result<i32> {
+    let entries = verify::scan(&ctx.repo)?;
+    let (path, card) = ctx.target(&entries, &args.target)?;
+    let report = verify::verify(&ctx.repo, &entries, &path, card.as_ref());
+    if args.json {
+        writeln!(out, "{}", report.to_json())?;
+    } else {
+        for c in &report.checks {
+            let mark = match c.ok {
+                Some(true) => "ok  ",
+                Some(false) => "FAIL",
+                None => "-   ",
+            };
+            writeln!(out, "{mark} {:<18} {}", c.name, c.detail)?;
+        }
+        if report.drift() {
+            writeln!(
+                out,
+                "drift: HEAD is {} but the record expects {}",
+                report.head.as_ref().map_or("?", |h| h.display()),
+                report.expected_branch().unwrap_or("?")
+            )?;
+        }
+        writeln!(out, "{}", report.explain())?;
+    }
+    let code = report.exit_code();
+    if code == 3 {
+        eprintln!("error: {}", report.explain());
+        eprintln!("hint: kardwt will not use or change it; inspect it and repair or move it by hand");
+    }
+    Ok(code)
+}

@@ -1,0 +1,117 @@
+//! What every command starts from, read once: the caller's directory, the global options, the
+//! repository, and (on demand) the worktree root and the rules file (SPEC R-ROOT, R-RULES).
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, Result};
+
+use crate::card::CardId;
+use crate::cli::{GlobalArgs, Target};
+use crate::config::{self, Config};
+use crate::error::{refused, usage};
+use crate::repo::{self, Repo};
+use crate::verify::{self, Entry};
+
+pub struct Context {
+    pub cwd: PathBuf,
+    pub global: GlobalArgs,
+    pub repo: Repo,
+}
+
+/// The configuration in force and where it came from.
+pub struct Rules {
+    pub config: Config,
+    /// The rules file read, or `None` when the default file is absent (defaults apply).
+    pub file: Option<PathBuf>,
+}
+
+impl Context {
+    pub fn new(global: GlobalArgs) -> Result<Context> {
+        let cwd = std::env::current_dir().context("could not read the current directory")?;
+        let repo = Repo::discover(&cwd)?;
+        Ok(Context { cwd, global, repo })
+    }
+
+    /// A path given on the command line, absolute against the caller's directory.
+    pub fn from_cwd(&self, p: &Path) -> PathBuf {
+        repo::absolutize(&self.cwd.join(p))
+    }
+
+    /// A path from git config, relative ones against the base.
+    fn from_base(&self, p: &str) -> PathBuf {
+        repo::absolutize(&self.repo.base.join(p))
+    }
+
+    /// The worktree root (R-ROOT): `--root`, else `kardwt.root`, else `<base>.worktrees`
+    /// beside the base.
+    pub fn root(&self) -> PathBuf {
+        if let Some(r) = &self.global.root {
+            return self.from_cwd(r);
+        }
+        if let Some(r) = self.repo.config_string("kardwt.root").filter(|r| !r.is_empty()) {
+            return self.from_base(&r);
+        }
+        let base = &self.repo.base;
+        let name = base.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        base.parent().unwrap_or(base).join(format!("{name}.worktrees"))
+    }
+
+    /// The rules file (R-RULES) and whether it was named explicitly.
+    pub fn rules_path(&self) -> (PathBuf, bool) {
+        if let Some(r) = &self.global.rules {
+            return (self.from_cwd(r), true);
+        }
+        if let Some(r) = self.repo.config_string("kardwt.rules").filter(|r| !r.is_empty()) {
+            return (self.from_base(&r), true);
+        }
+        (self.repo.base.join("kardbrd.yml"), false)
+    }
+
+    /// Read and strictly decode the rules (exit 2 on any error).
+    pub fn rules(&self) -> Result<Rules> {
+        let (path, explicit) = self.rules_path();
+        match std::fs::read_to_string(&path) {
+            Ok(text) => Ok(Rules { config: config::decode(&path, &text)?, file: Some(path) }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => {
+                Ok(Rules { config: Config::default(), file: None })
+            }
+            Err(e) => Err(usage(format!("cannot read the rules file {}: {e}", path.display()))
+                .hint("fix --rules or git config kardwt.rules")
+                .into()),
+        }
+    }
+
+    /// Where a card's worktree is: the one path its records name, else `<root>/card-<id>`.
+    /// Two records claiming the card is malformed (exit 3).
+    pub fn card_path(&self, entries: &[Entry], card: &CardId) -> Result<PathBuf> {
+        let claims = verify::claims(entries, card.as_str());
+        match claims.as_slice() {
+            [] => Ok(self.root().join(card.dir_name())),
+            [one] => Ok(one
+                .linked
+                .path
+                .clone()
+                .unwrap_or_else(|| self.root().join(card.dir_name()))),
+            many => {
+                let admins: Vec<String> = many.iter().map(|e| e.linked.admin.display().to_string()).collect();
+                Err(refused(format!("card {card} is claimed by more than one record: {}", admins.join(", ")))
+                    .hint("remove the stray kardwt.toml by hand after checking which worktree is the card's")
+                    .into())
+            }
+        }
+    }
+
+    /// The worktree a reading command targets: a card, `--path`, or the one the caller is in.
+    pub fn target(&self, entries: &[Entry], target: &Target) -> Result<(PathBuf, Option<CardId>)> {
+        if let Some(card) = &target.card {
+            let card = CardId::parse(card)?;
+            return Ok((self.card_path(entries, &card)?, Some(card)));
+        }
+        if let Some(p) = &target.path {
+            return Ok((self.from_cwd(p), None));
+        }
+        match &self.repo.current {
+            Some(cur) => Ok((cur.clone(), None)),
+            None => Err(usage("not inside a worktree: name a card or pass --path").into()),
+        }
+    }
+}

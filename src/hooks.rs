@@ -1,0 +1,294 @@
+//! The sandboxed hook runner (SPEC R-PREP, R-SANDBOX): `argv[0]` must resolve through every
+//! symlink to an executable regular file beneath the absolute `stable_root`; the hook runs in
+//! the worktree with a minimal environment, in its own process group that is killed whole at
+//! its cap or the action deadline; its output is streamed to stderr prefixed with card and
+//! phase, and the tail kept for error messages.
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+
+use crate::error::{usage, Fail};
+
+/// Which hook runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    Prepare,
+    Cleanup,
+}
+
+impl Phase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Prepare => "prepare",
+            Phase::Cleanup => "cleanup",
+        }
+    }
+}
+
+/// The fixed `KARDWT_*` facts handed to a hook.
+#[derive(Debug, Clone)]
+pub struct Facts {
+    pub card: String,
+    pub board: String,
+    pub worktree: PathBuf,
+    pub base: PathBuf,
+    pub common_dir: PathBuf,
+    pub branch: String,
+    pub base_oid: String,
+    pub reason: &'static str,
+    pub ports: Vec<u16>,
+}
+
+/// How a hook run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// Exited with this code (a signal death is 128 + the signal).
+    Exited(i32),
+    /// Killed at its own cap.
+    Cap,
+    /// Killed at the action deadline.
+    Deadline,
+}
+
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub ending: Ending,
+    pub duration: Duration,
+    /// The last lines of its output (stdout and stderr together), for error messages.
+    pub tail: String,
+}
+
+impl Outcome {
+    pub fn succeeded(&self) -> bool {
+        self.ending == Ending::Exited(0)
+    }
+    /// The exit code kept in the record's `last_hook` (-1 when it was killed).
+    pub fn exit_code(&self) -> i32 {
+        match self.ending {
+            Ending::Exited(c) => c,
+            Ending::Cap | Ending::Deadline => -1,
+        }
+    }
+}
+
+/// Resolve `argv[0]` and check it lies beneath `stable_root` as an executable regular file.
+/// Refusals are usage errors (exit 2) and happen before anything runs.
+pub fn resolve_program(argv: &[String], stable_root: Option<&Path>, key: &str) -> Result<PathBuf, Fail> {
+    let program = argv.first().ok_or_else(|| usage(format!("{key}: the hook's argv is empty")))?;
+    let root = stable_root.ok_or_else(|| {
+        usage(format!("{key}: a hook is configured but worktree.helpers.stable_root is not"))
+    })?;
+    let refuse = |why: String| {
+        usage(format!("{key}: refusing to run {program:?}: {why}"))
+            .hint(format!("hooks must be executable files beneath helpers.stable_root ({})", root.display()))
+    };
+    if !root.is_absolute() {
+        return Err(refuse(format!("stable_root {} is not absolute", root.display())));
+    }
+    let path = Path::new(program);
+    if !path.is_absolute() {
+        return Err(refuse("argv[0] is not an absolute path".into()));
+    }
+    let root = std::fs::canonicalize(root).map_err(|e| refuse(format!("stable_root {}: {e}", root.display())))?;
+    let resolved = std::fs::canonicalize(path).map_err(|e| refuse(format!("cannot resolve it: {e}")))?;
+    if !resolved.starts_with(&root) {
+        return Err(refuse(format!("it resolves to {}, outside {}", resolved.display(), root.display())));
+    }
+    let meta = std::fs::metadata(&resolved).map_err(|e| refuse(e.to_string()))?;
+    if !meta.is_file() {
+        return Err(refuse(format!("{} is not a regular file", resolved.display())));
+    }
+    if meta.permissions().mode() & 0o111 == 0 {
+        return Err(refuse(format!("{} is not executable", resolved.display())));
+    }
+    Ok(resolved)
+}
+
+/// The hook's whole environment: nothing of the caller's but the listed names.
+pub fn environment(facts: &Facts, phase: Phase, passthrough: &[String]) -> BTreeMap<String, String> {
+    let mut env = BTreeMap::new();
+    env.insert("PATH".to_owned(), "/usr/local/bin:/usr/bin:/bin".to_owned());
+    for name in ["HOME", "LANG", "LC_ALL"].iter().map(|s| (*s).to_owned()).chain(passthrough.iter().cloned()) {
+        if let Ok(v) = std::env::var(&name) {
+            env.insert(name, v);
+        }
+    }
+    let fixed = [
+        ("KARDWT_CARD", facts.card.clone()),
+        ("KARDWT_BOARD", facts.board.clone()),
+        ("KARDWT_WORKTREE", facts.worktree.display().to_string()),
+        ("KARDWT_BASE", facts.base.display().to_string()),
+        ("KARDWT_COMMON_DIR", facts.common_dir.display().to_string()),
+        ("KARDWT_BRANCH", facts.branch.clone()),
+        ("KARDWT_BASE_OID", facts.base_oid.clone()),
+        ("KARDWT_REASON", facts.reason.to_owned()),
+        ("KARDWT_PHASE", phase.as_str().to_owned()),
+    ];
+    for (k, v) in fixed {
+        env.insert(k.to_owned(), v);
+    }
+    if let Some(first) = facts.ports.first() {
+        env.insert("KARDWT_PORT".to_owned(), first.to_string());
+        let all: Vec<String> = facts.ports.iter().map(u16::to_string).collect();
+        env.insert("KARDWT_PORTS".to_owned(), all.join(" "));
+    }
+    // A passthrough name cannot smuggle git's own variables in.
+    env.retain(|k, _| !k.starts_with("GIT_"));
+    env
+}
+
+/// Keep at most this many bytes of output for error messages.
+const TAIL_BYTES: usize = 4096;
+
+/// Run a validated hook: `program` (from [`resolve_program`]) with `argv[1..]`, in `cwd`, until
+/// it exits, its `cap` passes, or `deadline` passes.
+pub fn run(
+    program: &Path,
+    argv: &[String],
+    cwd: &Path,
+    env: BTreeMap<String, String>,
+    prefix: &str,
+    cap: Duration,
+    deadline: Instant,
+) -> Result<Outcome> {
+    let started = Instant::now();
+    let cap_at = started + cap;
+    let (kill_at, kill_ending) = if cap_at <= deadline { (cap_at, Ending::Cap) } else { (deadline, Ending::Deadline) };
+    let (reader, writer) = std::io::pipe().context("could not create a pipe for the hook's output")?;
+    let writer2 = writer.try_clone().context("could not duplicate the hook's output pipe")?;
+    let handle = duct::cmd(program, &argv[1..])
+        .dir(cwd)
+        .full_env(env)
+        .stdin_null()
+        .stdout_file(writer)
+        .stderr_file(writer2)
+        .unchecked()
+        .before_spawn(|c| {
+            c.process_group(0);
+            Ok(())
+        })
+        .start()
+        .with_context(|| format!("could not start the hook {}", program.display()))?;
+    let tail = Arc::new(Mutex::new(String::new()));
+    let streamer = {
+        let tail = Arc::clone(&tail);
+        let prefix = prefix.to_owned();
+        std::thread::spawn(move || stream(reader, &prefix, &tail))
+    };
+    let pid = handle.pids().first().copied();
+    let ending = match handle.wait_deadline(kill_at)? {
+        Some(out) => Ending::Exited(out.status.code().unwrap_or_else(|| 128 + out.status.signal().unwrap_or(0))),
+        None => {
+            kill_group(pid);
+            let _ = handle.wait();
+            kill_ending
+        }
+    };
+    // Whatever a survivor still writes is not waited for beyond a moment.
+    kill_group(pid);
+    let wait_until = Instant::now() + Duration::from_millis(500);
+    while !streamer.is_finished() && Instant::now() < wait_until {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    if streamer.is_finished() {
+        let _ = streamer.join();
+    }
+    let tail = tail.lock().map(|t| t.clone()).unwrap_or_default();
+    Ok(Outcome { ending, duration: started.elapsed(), tail })
+}
+
+/// Kill the hook's whole process group (the hook leads it), grandchildren included.
+fn kill_group(pid: Option<u32>) {
+    if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()).and_then(rustix::process::Pid::from_raw) {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+}
+
+/// Copy the hook's output to stderr line by line, prefixed, keeping a tail.
+fn stream(reader: std::io::PipeReader, prefix: &str, tail: &Mutex<String>) {
+    let mut lines = BufReader::new(reader);
+    let mut buf = Vec::new();
+    let stderr = std::io::stderr();
+    loop {
+        buf.clear();
+        match lines.read_until(b'\n', &mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {
+                let line = String::from_utf8_lossy(&buf);
+                let line = line.trim_end_matches('\n');
+                let _ = writeln!(stderr.lock(), "{prefix}{line}");
+                if let Ok(mut t) = tail.lock() {
+                    t.push_str(line);
+                    t.push('\n');
+                    if t.len() > TAIL_BYTES {
+                        let mut cut = t.len() - TAIL_BYTES;
+                        while !t.is_char_boundary(cut) {
+                            cut += 1;
+                        }
+                        t.drain(..cut);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The last `max` characters of `text`, trimmed, for error messages.
+pub fn tail_chars(text: &str, max: usize) -> String {
+    let text = text.trim();
+    let count = text.chars().count();
+    if count <= max {
+        return text.to_owned();
+    }
+    let skip = count - max + 1;
+    format!("…{}", text.chars().skip(skip).collect::<String>())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn script(dir: &Path, name: &str, body: &str, mode: u32) -> PathBuf {
+        let p = dir.join(name);
+        std::fs::write(&p, body).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+        p
+    }
+
+    #[test]
+    fn resolves_only_executables_beneath_the_root() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("root");
+        std::fs::create_dir(&root).unwrap();
+        let ok = script(&root, "ok", "#!/bin/sh\n", 0o755);
+        let noexec = script(&root, "noexec", "#!/bin/sh\n", 0o644);
+        let outside = script(tmp.path(), "outside", "#!/bin/sh\n", 0o755);
+        std::os::unix::fs::symlink(&outside, root.join("link")).unwrap();
+        let s = |p: &Path| vec![p.display().to_string()];
+        assert!(resolve_program(&s(&ok), Some(&root), "k").is_ok());
+        for bad in [
+            s(&noexec),
+            s(&root.join("link")),
+            s(&root),
+            s(&root.join("..").join("outside")),
+            vec!["ok".to_owned()],
+            vec![],
+        ] {
+            let e = resolve_program(&bad, Some(&root), "worktree.prepare.argv").unwrap_err();
+            assert_eq!(e.code, crate::error::Code::Usage, "{bad:?}");
+        }
+        assert!(resolve_program(&s(&ok), None, "k").is_err());
+    }
+
+    #[test]
+    fn tails_are_capped() {
+        assert_eq!(tail_chars("  abc ", 5), "abc");
+        assert_eq!(tail_chars("abcdef", 4), "…def");
+    }
+}

@@ -1,0 +1,231 @@
+//! The lifecycle record (SPEC R-REC): `<admin dir>/kardwt.toml`, its type, parsing and atomic
+//! write (temporary file, fsync, rename). Key names are part of the contract: other tools read
+//! them.
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+/// The record's file name inside a worktree's admin dir.
+pub const FILE_NAME: &str = "kardwt.toml";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum State {
+    Preparing,
+    Ready,
+    Failed,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Origin {
+    Add,
+    Hook,
+    Adopt,
+    Manual,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Reason {
+    Create,
+    Reuse,
+    Retry,
+    Adopt,
+    Manual,
+    Remove,
+}
+
+impl State {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Preparing => "preparing",
+            State::Ready => "ready",
+            State::Failed => "failed",
+        }
+    }
+}
+
+impl Reason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::Create => "create",
+            Reason::Reuse => "reuse",
+            Reason::Retry => "retry",
+            Reason::Adopt => "adopt",
+            Reason::Manual => "manual",
+            Reason::Remove => "remove",
+        }
+    }
+}
+
+/// How the last hook kardwt ran for this worktree ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LastHook {
+    pub phase: String,
+    pub exit_code: i32,
+    pub duration_ms: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Record {
+    pub schema: u32,
+    pub card: String,
+    pub board: String,
+    pub branch: String,
+    pub path: PathBuf,
+    pub common_dir: PathBuf,
+    pub base_remote: String,
+    pub base_ref: String,
+    pub base_oid: String,
+    pub state: State,
+    pub origin: Origin,
+    pub reason: Reason,
+    pub created_at: String,
+    pub updated_at: String,
+    pub config_fingerprint: String,
+    #[serde(default)]
+    pub links: Vec<String>,
+    #[serde(default)]
+    pub ports: Vec<u16>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_hook: Option<LastHook>,
+}
+
+/// What reading a record found.
+#[derive(Debug)]
+pub enum Loaded {
+    Absent,
+    Parsed(Record),
+    /// The file exists but does not parse: the message says why.
+    Malformed(String),
+}
+
+/// The record's path inside an admin dir.
+pub fn path_in(admin: &Path) -> PathBuf {
+    admin.join(FILE_NAME)
+}
+
+/// Read the record of the worktree administered in `admin`.
+pub fn load(admin: &Path) -> Loaded {
+    match std::fs::read_to_string(path_in(admin)) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Loaded::Absent,
+        Err(e) => Loaded::Malformed(format!("cannot read {}: {e}", path_in(admin).display())),
+        Ok(text) => match parse(&text) {
+            Ok(r) => Loaded::Parsed(r),
+            Err(e) => Loaded::Malformed(format!("{}: {e}", path_in(admin).display())),
+        },
+    }
+}
+
+/// Parse a record's text; a schema other than 1 is refused.
+pub fn parse(text: &str) -> Result<Record, String> {
+    let r: Record = toml::from_str(text).map_err(|e| e.message().to_owned())?;
+    if r.schema != 1 {
+        return Err(format!("unsupported schema {} (this kardwt reads schema 1)", r.schema));
+    }
+    Ok(r)
+}
+
+/// Write the record atomically: a temporary file in the same dir, fsync, rename.
+pub fn write(admin: &Path, record: &Record) -> Result<()> {
+    let text = toml::to_string(record).context("could not serialize the record")?;
+    let dest = path_in(admin);
+    let tmp = admin.join(format!(".{FILE_NAME}.tmp-{}", std::process::id()));
+    let result = (|| -> std::io::Result<()> {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, &dest)?;
+        if let Ok(dir) = std::fs::File::open(admin) {
+            let _ = dir.sync_all();
+        }
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result.with_context(|| format!("could not write the record {}", dest.display()))
+}
+
+/// The current time as RFC 3339 UTC with second precision (`2026-11-29T18:00:00Z`).
+pub fn now() -> String {
+    let secs = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    rfc3339(secs)
+}
+
+/// Format seconds since the epoch as RFC 3339 UTC (civil-from-days, H. Hinnant's algorithm).
+pub fn rfc3339(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Record {
+        Record {
+            schema: 1,
+            card: "42".into(),
+            board: String::new(),
+            branch: "card/42".into(),
+            path: "/w/card-42".into(),
+            common_dir: "/r/.git".into(),
+            base_remote: "origin".into(),
+            base_ref: "refs/heads/main".into(),
+            base_oid: "a".repeat(40),
+            state: State::Ready,
+            origin: Origin::Add,
+            reason: Reason::Create,
+            created_at: rfc3339(0),
+            updated_at: rfc3339(0),
+            config_fingerprint: "sha256:00".into(),
+            links: vec![".env".into()],
+            ports: vec![],
+            last_hook: Some(LastHook { phase: "prepare".into(), exit_code: 0, duration_ms: 3 }),
+        }
+    }
+
+    #[test]
+    fn round_trips_through_toml() {
+        let r = sample();
+        let text = toml::to_string(&r).unwrap();
+        assert!(text.contains("state = \"ready\""), "{text}");
+        assert!(text.contains("[last_hook]"), "{text}");
+        assert_eq!(parse(&text).unwrap(), r);
+    }
+
+    #[test]
+    fn refuses_other_schemas_and_garbage() {
+        let text = toml::to_string(&sample()).unwrap().replace("schema = 1", "schema = 2");
+        assert!(parse(&text).unwrap_err().contains("schema 2"));
+        assert!(parse("card = ").is_err());
+        assert!(parse(&toml::to_string(&sample()).unwrap().replace("ready", "done")).is_err());
+    }
+
+    #[test]
+    fn formats_times() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(1_795_975_205), "2026-11-29T18:00:05Z");
+        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
+    }
+}

@@ -1,0 +1,372 @@
+//! The ordered ownership checks of SPEC R-VERIFY, returning every check's outcome, plus drift
+//! (R-DRIFT). A path is used only after these pass; anything present that fails them is
+//! foreign or malformed and kardwt fails closed. Reads only.
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use crate::card::CardId;
+use crate::record::{self, Loaded, Origin, Record, State};
+use crate::repo::{self, Head, Linked, Repo};
+
+/// One linked worktree with its record, as found by scanning the admin dirs.
+#[derive(Debug)]
+pub struct Entry {
+    pub linked: Linked,
+    pub record: Loaded,
+}
+
+/// Read every linked worktree's record.
+pub fn scan(repo: &Repo) -> anyhow::Result<Vec<Entry>> {
+    Ok(repo
+        .linked()?
+        .into_iter()
+        .map(|linked| Entry { record: record::load(&linked.admin), linked })
+        .collect())
+}
+
+/// The entries whose record names `card`.
+pub fn claims<'a>(entries: &'a [Entry], card: &str) -> Vec<&'a Entry> {
+    entries
+        .iter()
+        .filter(|e| matches!(&e.record, Loaded::Parsed(r) if r.card == card))
+        .collect()
+}
+
+/// The outcome of one check; `ok` is `None` when an earlier check failed and it did not run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Check {
+    pub name: &'static str,
+    pub ok: Option<bool>,
+    pub detail: String,
+}
+
+/// The names of the checks, in the order they run.
+pub const CHECKS: [&str; 9] = [
+    "directory",
+    "dot_git",
+    "gitdir",
+    "registered",
+    "record_parses",
+    "record_location",
+    "record_card",
+    "record_consistent",
+    "card_unique",
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// Every check passed.
+    Verified,
+    /// A registered linked worktree without a record.
+    Unseeded,
+    /// Nothing at the path.
+    Absent,
+    /// Registered, but its directory is gone.
+    Prunable,
+    /// The path is the base itself, not a linked worktree.
+    Base,
+    /// Present but failing a check: fail closed.
+    Foreign,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Verified => "verified",
+            Verdict::Unseeded => "unseeded",
+            Verdict::Absent => "absent",
+            Verdict::Prunable => "prunable",
+            Verdict::Base => "base",
+            Verdict::Foreign => "foreign",
+        }
+    }
+}
+
+/// Everything verification found out about one path.
+#[derive(Debug)]
+pub struct Report {
+    pub path: PathBuf,
+    pub card: Option<String>,
+    pub verdict: Verdict,
+    pub checks: Vec<Check>,
+    pub record: Option<Record>,
+    pub admin: Option<PathBuf>,
+    pub head: Option<Head>,
+    pub locked: bool,
+}
+
+impl Report {
+    /// The record's state, when the worktree verified.
+    pub fn state(&self) -> Option<State> {
+        (self.verdict == Verdict::Verified).then(|| self.record.as_ref().map(|r| r.state)).flatten()
+    }
+
+    /// The state `list` shows: the record's state, or the verdict when there is none.
+    pub fn list_state(&self) -> &'static str {
+        match self.state() {
+            Some(s) => s.as_str(),
+            None => self.verdict.as_str(),
+        }
+    }
+
+    pub fn expected_branch(&self) -> Option<&str> {
+        self.record.as_ref().map(|r| r.branch.as_str())
+    }
+
+    /// HEAD is not on the recorded branch (another branch, or detached).
+    pub fn drift(&self) -> bool {
+        match (&self.head, self.expected_branch()) {
+            (Some(Head::Branch(b)), Some(expected)) => b != expected,
+            (Some(Head::Detached(_)), Some(_)) => true,
+            _ => false,
+        }
+    }
+
+    /// The first failed check, for messages.
+    pub fn failed_check(&self) -> Option<&Check> {
+        self.checks.iter().find(|c| c.ok == Some(false))
+    }
+
+    /// The exit code `verify` uses: 0 verified and ready, 3 foreign, else 1.
+    pub fn exit_code(&self) -> i32 {
+        match (self.verdict, self.state()) {
+            (Verdict::Verified, Some(State::Ready)) => 0,
+            (Verdict::Foreign, _) => 3,
+            _ => 1,
+        }
+    }
+
+    /// A one-line explanation of the verdict for humans.
+    pub fn explain(&self) -> String {
+        let p = self.path.display();
+        match self.verdict {
+            Verdict::Verified => format!(
+                "{p} is card {}'s worktree, state {}",
+                self.card.as_deref().unwrap_or("?"),
+                self.list_state()
+            ),
+            Verdict::Unseeded => format!("{p} is a linked worktree with no kardwt record (unseeded)"),
+            Verdict::Absent => format!("no worktree at {p}"),
+            Verdict::Prunable => format!("{p} is registered with git but its directory is gone"),
+            Verdict::Base => format!("{p} is the base checkout, not a linked worktree"),
+            Verdict::Foreign => match self.failed_check() {
+                Some(c) => format!("{p} is foreign or malformed: check {} failed: {}", c.name, c.detail),
+                None => format!("{p} is foreign or malformed"),
+            },
+        }
+    }
+
+    pub fn to_json(&self) -> Value {
+        json!({
+            "path": self.path,
+            "card": self.card,
+            "verdict": self.verdict,
+            "state": self.state().map(State::as_str),
+            "checks": self.checks,
+            "drift": self.drift(),
+            "expected_branch": self.expected_branch(),
+            "head": self.head.as_ref().map(Head::display),
+            "locked": self.locked,
+        })
+    }
+}
+
+/// Builds the ordered list of checks, stopping at the first failure.
+struct Checks {
+    done: Vec<Check>,
+}
+
+impl Checks {
+    fn pass(&mut self, name: &'static str, detail: impl Into<String>) {
+        self.done.push(Check { name, ok: Some(true), detail: detail.into() });
+    }
+    fn fail(mut self, name: &'static str, detail: impl Into<String>) -> Vec<Check> {
+        self.done.push(Check { name, ok: Some(false), detail: detail.into() });
+        self.finish()
+    }
+    fn finish(mut self) -> Vec<Check> {
+        for name in CHECKS.iter().skip(self.done.len()) {
+            self.done.push(Check { name, ok: None, detail: "not run".into() });
+        }
+        self.done
+    }
+}
+
+/// Run the checks on `path` (absolute), for `card` when the caller asked for one.
+pub fn verify(repo: &Repo, entries: &[Entry], path: &Path, card: Option<&CardId>) -> Report {
+    let path = repo::absolutize(path);
+    let mut report = Report {
+        path: path.clone(),
+        card: card.map(|c| c.to_string()),
+        verdict: Verdict::Foreign,
+        checks: Vec::new(),
+        record: None,
+        admin: None,
+        head: None,
+        locked: false,
+    };
+    let mut checks = Checks { done: Vec::new() };
+    let registered = entries.iter().find(|e| e.linked.path.as_deref() == Some(path.as_path()));
+
+    // 1. A directory.
+    match std::fs::metadata(&path) {
+        Err(_) => {
+            report.verdict = if registered.is_some() { Verdict::Prunable } else { Verdict::Absent };
+            if let Some(e) = registered {
+                report.admin = Some(e.linked.admin.clone());
+                report.locked = e.linked.locked;
+            }
+            report.checks = checks.fail("directory", "does not exist");
+            return report;
+        }
+        Ok(m) if !m.is_dir() => {
+            report.checks = checks.fail("directory", "exists but is not a directory");
+            return report;
+        }
+        Ok(_) => checks.pass("directory", "is a directory"),
+    }
+    if path == repo.base {
+        report.verdict = Verdict::Base;
+        report.checks = checks.fail("dot_git", "this is the base checkout, not a linked worktree");
+        return report;
+    }
+
+    // 2. Its `.git` file names an admin dir inside this common dir.
+    let worktrees_dir = repo.worktrees_dir();
+    let admin = match repo::read_dot_git(&path) {
+        None => {
+            let why = if path.join(".git").is_dir() {
+                "has a .git directory: it is a repository of its own, not a linked worktree"
+            } else {
+                "has no readable `.git` file naming an admin dir"
+            };
+            report.checks = checks.fail("dot_git", why);
+            return report;
+        }
+        Some(target) => match std::fs::canonicalize(&target) {
+            Ok(admin) if admin.parent() == Some(worktrees_dir.as_path()) => admin,
+            Ok(admin) => {
+                report.checks = checks.fail(
+                    "dot_git",
+                    format!("names {} which is not inside {}", admin.display(), worktrees_dir.display()),
+                );
+                return report;
+            }
+            Err(_) => {
+                report.checks =
+                    checks.fail("dot_git", format!("names {} which does not exist", target.display()));
+                return report;
+            }
+        },
+    };
+    checks.pass("dot_git", format!("names {}", admin.display()));
+    report.admin = Some(admin.clone());
+
+    // 3. The admin dir's `gitdir` points back at this path.
+    let back = std::fs::read_to_string(admin.join("gitdir")).ok().map(|t| PathBuf::from(t.trim()));
+    let back_canon = back.as_deref().and_then(|b| std::fs::canonicalize(b).ok());
+    if back_canon.as_deref() != Some(path.join(".git").as_path()) {
+        let found = back.map_or("nothing".to_owned(), |b| b.display().to_string());
+        report.checks = checks.fail("gitdir", format!("{}/gitdir points at {found}, not at this worktree", admin.display()));
+        return report;
+    }
+    checks.pass("gitdir", "points back at this worktree");
+
+    // 4. git lists it as registered and not prunable.
+    match entries.iter().find(|e| e.linked.admin == admin) {
+        Some(e) if !e.linked.prunable => {
+            report.locked = e.linked.locked;
+            checks.pass("registered", format!("registered as worktree {}", e.linked.id));
+        }
+        _ => {
+            report.checks = checks.fail("registered", "git does not list it as a usable worktree");
+            return report;
+        }
+    }
+    report.head = repo::read_head(&admin);
+
+    // 5. The record parses (absent: unseeded).
+    let rec = match record::load(&admin) {
+        Loaded::Absent => {
+            report.verdict = Verdict::Unseeded;
+            report.checks = checks.fail("record_parses", "no kardwt record");
+            return report;
+        }
+        Loaded::Malformed(why) => {
+            report.checks = checks.fail("record_parses", why);
+            return report;
+        }
+        Loaded::Parsed(r) => r,
+    };
+    checks.pass("record_parses", "parses");
+    report.card = Some(rec.card.clone());
+    let rec = report.record.insert(rec).clone();
+
+    // 6. It names this path and this common dir.
+    if rec.path != path || rec.common_dir != repo.common_dir {
+        report.checks = checks.fail(
+            "record_location",
+            format!(
+                "the record names path {} and common dir {}, not {} and {}",
+                rec.path.display(),
+                rec.common_dir.display(),
+                path.display(),
+                repo.common_dir.display()
+            ),
+        );
+        return report;
+    }
+    checks.pass("record_location", "names this path and common dir");
+
+    // 7. It is the card asked for.
+    match card {
+        Some(c) if c.as_str() != rec.card => {
+            report.card = Some(c.to_string());
+            report.checks = checks.fail("record_card", format!("the record is for card {:?}, not {c}", rec.card));
+            return report;
+        }
+        Some(_) => checks.pass("record_card", "is the card asked for"),
+        None => checks.pass("record_card", "no card asked for"),
+    }
+
+    // 8. It agrees with itself.
+    if let Some(why) = inconsistency(&rec) {
+        report.checks = checks.fail("record_consistent", why);
+        return report;
+    }
+    checks.pass("record_consistent", "agrees with itself");
+
+    // 9. No other record claims the same card.
+    let others: Vec<String> = claims(entries, &rec.card)
+        .iter()
+        .filter(|e| e.linked.admin != admin)
+        .map(|e| e.linked.admin.display().to_string())
+        .collect();
+    if !others.is_empty() {
+        report.checks = checks.fail("card_unique", format!("card {} is also claimed by {}", rec.card, others.join(", ")));
+        return report;
+    }
+    checks.pass("card_unique", "no other record claims this card");
+    report.verdict = Verdict::Verified;
+    report.checks = checks.finish();
+    report
+}
+
+/// Why a record contradicts itself, if it does (pure).
+pub fn inconsistency(rec: &Record) -> Option<String> {
+    if CardId::parse(&rec.card).is_err() {
+        return Some(format!("card {:?} is not a valid card id", rec.card));
+    }
+    if rec.origin == Origin::Add && rec.branch != format!("card/{}", rec.card) {
+        return Some(format!("origin add but branch {} is not card/{}", rec.branch, rec.card));
+    }
+    if let Some(other) = rec.branch.strip_prefix("card/") {
+        if other != rec.card {
+            return Some(format!("branch {} means card {other}, but the record says {}", rec.branch, rec.card));
+        }
+    }
+    None
+}
