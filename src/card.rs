@@ -35,7 +35,9 @@ impl CardId {
 
     /// The card a branch name designates (`card/<x>` means card `x`), if it is a valid id.
     pub fn from_branch(branch: &str) -> Option<CardId> {
-        branch.strip_prefix("card/").and_then(|id| CardId::parse(id).ok())
+        branch
+            .strip_prefix("card/")
+            .and_then(|id| CardId::parse(id).ok())
     }
 
     /// Make any string a valid id: invalid characters become `-` (used for worktrees created
@@ -43,7 +45,13 @@ impl CardId {
     pub fn sanitize(raw: &str) -> CardId {
         let mut s: String = raw
             .chars()
-            .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') { c } else { '-' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                    c
+                } else {
+                    '-'
+                }
+            })
             .collect();
         while s.contains("..") {
             s = s.replace("..", ".-");
@@ -80,7 +88,10 @@ fn why_invalid(raw: &str) -> Option<&'static str> {
     if raw.len() > 128 {
         return Some("it is longer than 128 characters");
     }
-    if raw.chars().any(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))) {
+    if raw
+        .chars()
+        .any(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')))
+    {
         return Some("it holds a character other than letters, digits, '.', '_' and '-'");
     }
     if raw.contains("..") {
@@ -106,7 +117,18 @@ mod tests {
     #[test]
     fn invalid_ids() {
         for id in [
-            "", "../x", "a b", "-rf", "x.lock", "a/b", "a..b", "a\nb", ".x", "_x", "x.", "ä",
+            "",
+            "../x",
+            "a b",
+            "-rf",
+            "x.lock",
+            "a/b",
+            "a..b",
+            "a\nb",
+            ".x",
+            "_x",
+            "x.",
+            "ä",
             &"9".repeat(129),
         ] {
             let err = CardId::parse(id).expect_err(id);

@@ -7,7 +7,12 @@ use clap::{Args, Parser, Subcommand};
 /// Own the lifecycle of linked git worktrees: create from a freshly fetched base, seed,
 /// prepare, record, verify, reuse, select and remove.
 #[derive(Debug, Parser)]
-#[command(name = "git-kardwt", bin_name = "git kardwt", version, propagate_version = true)]
+#[command(
+    name = "git-kardwt",
+    bin_name = "git kardwt",
+    version,
+    propagate_version = true
+)]
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,

@@ -32,12 +32,12 @@ impl Context {
     }
 
     /// A path given on the command line, absolute against the caller's directory.
-    pub fn from_cwd(&self, p: &Path) -> PathBuf {
+    pub fn resolve_cli_path(&self, p: &Path) -> PathBuf {
         repo::absolutize(&self.cwd.join(p))
     }
 
     /// A path from git config, relative ones against the base.
-    fn from_base(&self, p: &str) -> PathBuf {
+    fn resolve_config_path(&self, p: &str) -> PathBuf {
         repo::absolutize(&self.repo.base.join(p))
     }
 
@@ -45,23 +45,36 @@ impl Context {
     /// beside the base.
     pub fn root(&self) -> PathBuf {
         if let Some(r) = &self.global.root {
-            return self.from_cwd(r);
+            return self.resolve_cli_path(r);
         }
-        if let Some(r) = self.repo.config_string("kardwt.root").filter(|r| !r.is_empty()) {
-            return self.from_base(&r);
+        if let Some(r) = self
+            .repo
+            .config_string("kardwt.root")
+            .filter(|r| !r.is_empty())
+        {
+            return self.resolve_config_path(&r);
         }
         let base = &self.repo.base;
-        let name = base.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        base.parent().unwrap_or(base).join(format!("{name}.worktrees"))
+        let name = base
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        base.parent()
+            .unwrap_or(base)
+            .join(format!("{name}.worktrees"))
     }
 
     /// The rules file (R-RULES) and whether it was named explicitly.
     pub fn rules_path(&self) -> (PathBuf, bool) {
         if let Some(r) = &self.global.rules {
-            return (self.from_cwd(r), true);
+            return (self.resolve_cli_path(r), true);
         }
-        if let Some(r) = self.repo.config_string("kardwt.rules").filter(|r| !r.is_empty()) {
-            return (self.from_base(&r), true);
+        if let Some(r) = self
+            .repo
+            .config_string("kardwt.rules")
+            .filter(|r| !r.is_empty())
+        {
+            return (self.resolve_config_path(&r), true);
         }
         (self.repo.base.join("kardbrd.yml"), false)
     }
@@ -70,13 +83,20 @@ impl Context {
     pub fn rules(&self) -> Result<Rules> {
         let (path, explicit) = self.rules_path();
         match std::fs::read_to_string(&path) {
-            Ok(text) => Ok(Rules { config: config::decode(&path, &text)?, file: Some(path) }),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => {
-                Ok(Rules { config: Config::default(), file: None })
-            }
-            Err(e) => Err(usage(format!("cannot read the rules file {}: {e}", path.display()))
-                .hint("fix --rules or git config kardwt.rules")
-                .into()),
+            Ok(text) => Ok(Rules {
+                config: config::decode(&path, &text)?,
+                file: Some(path),
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => Ok(Rules {
+                config: Config::default(),
+                file: None,
+            }),
+            Err(e) => Err(usage(format!(
+                "cannot read the rules file {}: {e}",
+                path.display()
+            ))
+            .hint("fix --rules or git config kardwt.rules")
+            .into()),
         }
     }
 
@@ -92,7 +112,10 @@ impl Context {
                 .clone()
                 .unwrap_or_else(|| self.root().join(card.dir_name()))),
             many => {
-                let admins: Vec<String> = many.iter().map(|e| e.linked.admin.display().to_string()).collect();
+                let admins: Vec<String> = many
+                    .iter()
+                    .map(|e| e.linked.admin.display().to_string())
+                    .collect();
                 Err(refused(format!("card {card} is claimed by more than one record: {}", admins.join(", ")))
                     .hint("remove the stray kardwt.toml by hand after checking which worktree is the card's")
                     .into())
@@ -107,7 +130,7 @@ impl Context {
             return Ok((self.card_path(entries, &card)?, Some(card)));
         }
         if let Some(p) = &target.path {
-            return Ok((self.from_cwd(p), None));
+            return Ok((self.resolve_cli_path(p), None));
         }
         match &self.repo.current {
             Some(cur) => Ok((cur.clone(), None)),

@@ -29,7 +29,11 @@ pub struct Fail {
 
 impl Fail {
     pub fn new(code: Code, message: impl Into<String>) -> Self {
-        Fail { code, message: message.into(), hints: Vec::new() }
+        Fail {
+            code,
+            message: message.into(),
+            hints: Vec::new(),
+        }
     }
     pub fn hint(mut self, hint: impl Into<String>) -> Self {
         self.hints.push(hint.into());
@@ -95,7 +99,10 @@ mod tests {
         let e = anyhow::Error::new(refused("foreign")).context("while adding card 9");
         assert_eq!(exit_code(&e), 3);
         let text = render(&e);
-        assert!(text.starts_with("error: while adding card 9\ncaused by: foreign\n"), "{text}");
+        assert!(
+            text.starts_with("error: while adding card 9\ncaused by: foreign\n"),
+            "{text}"
+        );
     }
 
     #[test]

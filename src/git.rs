@@ -22,15 +22,30 @@ fn local_env_vars() -> &'static [String] {
             .output()
             .ok()
             .filter(|o| o.status.success())
-            .map(|o| String::from_utf8_lossy(&o.stdout).lines().map(str::to_owned).collect());
+            .map(|o| {
+                String::from_utf8_lossy(&o.stdout)
+                    .lines()
+                    .map(str::to_owned)
+                    .collect()
+            });
         // git's own list as of 2.47, in case asking git failed.
         listed.unwrap_or_else(|| {
             [
-                "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_CONFIG", "GIT_CONFIG_PARAMETERS",
-                "GIT_CONFIG_COUNT", "GIT_OBJECT_DIRECTORY", "GIT_DIR", "GIT_WORK_TREE",
-                "GIT_IMPLICIT_WORK_TREE", "GIT_GRAFT_FILE", "GIT_INDEX_FILE",
-                "GIT_NO_REPLACE_OBJECTS", "GIT_REPLACE_REF_BASE", "GIT_PREFIX",
-                "GIT_SHALLOW_FILE", "GIT_COMMON_DIR",
+                "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+                "GIT_CONFIG",
+                "GIT_CONFIG_PARAMETERS",
+                "GIT_CONFIG_COUNT",
+                "GIT_OBJECT_DIRECTORY",
+                "GIT_DIR",
+                "GIT_WORK_TREE",
+                "GIT_IMPLICIT_WORK_TREE",
+                "GIT_GRAFT_FILE",
+                "GIT_INDEX_FILE",
+                "GIT_NO_REPLACE_OBJECTS",
+                "GIT_REPLACE_REF_BASE",
+                "GIT_PREFIX",
+                "GIT_SHALLOW_FILE",
+                "GIT_COMMON_DIR",
             ]
             .iter()
             .map(|s| (*s).to_owned())
@@ -77,9 +92,11 @@ pub fn run_until(expr: duct::Expression, deadline: Option<Instant>) -> Result<Ou
             Some(out) => out.clone(),
             None => {
                 let _ = handle.kill();
-                return Err(Fail::new(Code::Deadline, "the action deadline passed while git ran")
-                    .hint("raise --timeout or worktree.action_timeout_seconds")
-                    .into());
+                return Err(
+                    Fail::new(Code::Deadline, "the action deadline passed while git ran")
+                        .hint("raise --timeout or worktree.action_timeout_seconds")
+                        .into(),
+                );
             }
         },
     };
@@ -97,7 +114,11 @@ where
     S: Into<OsString>,
 {
     let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
-    let shown = args.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>().join(" ");
+    let shown = args
+        .iter()
+        .map(|a| a.to_string_lossy())
+        .collect::<Vec<_>>()
+        .join(" ");
     let out = run_until(cmd(dir, args), None)?;
     if !out.ok {
         anyhow::bail!("`git {shown}` failed: {}", out.stderr.trim());

@@ -79,30 +79,52 @@ impl Outcome {
 
 /// Resolve `argv[0]` and check it lies beneath `stable_root` as an executable regular file.
 /// Refusals are usage errors (exit 2) and happen before anything runs.
-pub fn resolve_program(argv: &[String], stable_root: Option<&Path>, key: &str) -> Result<PathBuf, Fail> {
-    let program = argv.first().ok_or_else(|| usage(format!("{key}: the hook's argv is empty")))?;
+pub fn resolve_program(
+    argv: &[String],
+    stable_root: Option<&Path>,
+    key: &str,
+) -> Result<PathBuf, Fail> {
+    let program = argv
+        .first()
+        .ok_or_else(|| usage(format!("{key}: the hook's argv is empty")))?;
     let root = stable_root.ok_or_else(|| {
-        usage(format!("{key}: a hook is configured but worktree.helpers.stable_root is not"))
+        usage(format!(
+            "{key}: a hook is configured but worktree.helpers.stable_root is not"
+        ))
     })?;
     let refuse = |why: String| {
-        usage(format!("{key}: refusing to run {program:?}: {why}"))
-            .hint(format!("hooks must be executable files beneath helpers.stable_root ({})", root.display()))
+        usage(format!("{key}: refusing to run {program:?}: {why}")).hint(format!(
+            "hooks must be executable files beneath helpers.stable_root ({})",
+            root.display()
+        ))
     };
     if !root.is_absolute() {
-        return Err(refuse(format!("stable_root {} is not absolute", root.display())));
+        return Err(refuse(format!(
+            "stable_root {} is not absolute",
+            root.display()
+        )));
     }
     let path = Path::new(program);
     if !path.is_absolute() {
         return Err(refuse("argv[0] is not an absolute path".into()));
     }
-    let root = std::fs::canonicalize(root).map_err(|e| refuse(format!("stable_root {}: {e}", root.display())))?;
-    let resolved = std::fs::canonicalize(path).map_err(|e| refuse(format!("cannot resolve it: {e}")))?;
+    let root = std::fs::canonicalize(root)
+        .map_err(|e| refuse(format!("stable_root {}: {e}", root.display())))?;
+    let resolved =
+        std::fs::canonicalize(path).map_err(|e| refuse(format!("cannot resolve it: {e}")))?;
     if !resolved.starts_with(&root) {
-        return Err(refuse(format!("it resolves to {}, outside {}", resolved.display(), root.display())));
+        return Err(refuse(format!(
+            "it resolves to {}, outside {}",
+            resolved.display(),
+            root.display()
+        )));
     }
     let meta = std::fs::metadata(&resolved).map_err(|e| refuse(e.to_string()))?;
     if !meta.is_file() {
-        return Err(refuse(format!("{} is not a regular file", resolved.display())));
+        return Err(refuse(format!(
+            "{} is not a regular file",
+            resolved.display()
+        )));
     }
     if meta.permissions().mode() & 0o111 == 0 {
         return Err(refuse(format!("{} is not executable", resolved.display())));
@@ -111,10 +133,18 @@ pub fn resolve_program(argv: &[String], stable_root: Option<&Path>, key: &str) -
 }
 
 /// The hook's whole environment: nothing of the caller's but the listed names.
-pub fn environment(facts: &Facts, phase: Phase, passthrough: &[String]) -> BTreeMap<String, String> {
+pub fn environment(
+    facts: &Facts,
+    phase: Phase,
+    passthrough: &[String],
+) -> BTreeMap<String, String> {
     let mut env = BTreeMap::new();
     env.insert("PATH".to_owned(), "/usr/local/bin:/usr/bin:/bin".to_owned());
-    for name in ["HOME", "LANG", "LC_ALL"].iter().map(|s| (*s).to_owned()).chain(passthrough.iter().cloned()) {
+    for name in ["HOME", "LANG", "LC_ALL"]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .chain(passthrough.iter().cloned())
+    {
         if let Ok(v) = std::env::var(&name) {
             env.insert(name, v);
         }
@@ -159,9 +189,16 @@ pub fn run(
 ) -> Result<Outcome> {
     let started = Instant::now();
     let cap_at = started + cap;
-    let (kill_at, kill_ending) = if cap_at <= deadline { (cap_at, Ending::Cap) } else { (deadline, Ending::Deadline) };
-    let (reader, writer) = std::io::pipe().context("could not create a pipe for the hook's output")?;
-    let writer2 = writer.try_clone().context("could not duplicate the hook's output pipe")?;
+    let (kill_at, kill_ending) = if cap_at <= deadline {
+        (cap_at, Ending::Cap)
+    } else {
+        (deadline, Ending::Deadline)
+    };
+    let (reader, writer) =
+        std::io::pipe().context("could not create a pipe for the hook's output")?;
+    let writer2 = writer
+        .try_clone()
+        .context("could not duplicate the hook's output pipe")?;
     let handle = duct::cmd(program, &argv[1..])
         .dir(cwd)
         .full_env(env)
@@ -183,7 +220,11 @@ pub fn run(
     };
     let pid = handle.pids().first().copied();
     let ending = match handle.wait_deadline(kill_at)? {
-        Some(out) => Ending::Exited(out.status.code().unwrap_or_else(|| 128 + out.status.signal().unwrap_or(0))),
+        Some(out) => Ending::Exited(
+            out.status
+                .code()
+                .unwrap_or_else(|| 128 + out.status.signal().unwrap_or(0)),
+        ),
         None => {
             kill_group(pid);
             let _ = handle.wait();
@@ -200,12 +241,19 @@ pub fn run(
         let _ = streamer.join();
     }
     let tail = tail.lock().map(|t| t.clone()).unwrap_or_default();
-    Ok(Outcome { ending, duration: started.elapsed(), tail })
+    Ok(Outcome {
+        ending,
+        duration: started.elapsed(),
+        tail,
+    })
 }
 
 /// Kill the hook's whole process group (the hook leads it), grandchildren included.
 fn kill_group(pid: Option<u32>) {
-    if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()).and_then(rustix::process::Pid::from_raw) {
+    if let Some(pid) = pid
+        .and_then(|p| i32::try_from(p).ok())
+        .and_then(rustix::process::Pid::from_raw)
+    {
         let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
     }
 }

@@ -25,7 +25,9 @@ pub fn repo_lock_path(common_dir: &Path) -> PathBuf {
 
 /// One card's lock file.
 pub fn card_lock_path(common_dir: &Path, card: &CardId) -> PathBuf {
-    kardwt_dir(common_dir).join("cards").join(format!("{card}.lock"))
+    kardwt_dir(common_dir)
+        .join("cards")
+        .join(format!("{card}.lock"))
 }
 
 /// An opened (not yet taken) lock file.
@@ -50,7 +52,11 @@ impl Lock {
             .truncate(false)
             .open(&path)
             .with_context(|| format!("could not open the lock file {}", path.display()))?;
-        Ok(Lock { path, what: what.into(), inner: RwLock::new(file) })
+        Ok(Lock {
+            path,
+            what: what.into(),
+            inner: RwLock::new(file),
+        })
     }
 
     /// Take the lock, waiting until `deadline`; `holder` is written into the file so that a
@@ -72,11 +78,14 @@ impl Lock {
                     if Instant::now() >= deadline {
                         return Err(self.deadline_error().into());
                     }
-                    std::thread::sleep(delay.min(deadline.saturating_duration_since(Instant::now())));
+                    std::thread::sleep(
+                        delay.min(deadline.saturating_duration_since(Instant::now())),
+                    );
                     delay = (delay * 2).min(Duration::from_millis(50));
                 }
                 Err(e) => {
-                    return Err(e).with_context(|| format!("could not lock {}", self.path.display()))
+                    return Err(e)
+                        .with_context(|| format!("could not lock {}", self.path.display()))
                 }
             }
         }
@@ -86,10 +95,18 @@ impl Lock {
         let mut holder = String::new();
         let _ = File::open(&self.path).and_then(|mut f| f.read_to_string(&mut holder));
         let holder = holder.trim();
-        let who = if holder.is_empty() { "another process".to_owned() } else { holder.to_owned() };
+        let who = if holder.is_empty() {
+            "another process".to_owned()
+        } else {
+            holder.to_owned()
+        };
         Fail::new(
             Code::Deadline,
-            format!("the action deadline passed while waiting for {} ({}), held by {who}", self.what, self.path.display()),
+            format!(
+                "the action deadline passed while waiting for {} ({}), held by {who}",
+                self.what,
+                self.path.display()
+            ),
         )
         .hint("wait for that process to finish, or raise --timeout")
     }
@@ -113,10 +130,21 @@ mod tests {
     fn second_taker_waits_until_deadline_and_names_the_holder() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("kardwt").join("lock");
-        let held = take(path.clone(), "the repository lock", Instant::now(), "test one").unwrap();
-        let err = take(path.clone(), "the repository lock", Instant::now() + Duration::from_millis(50), "two")
-            .err()
-            .unwrap();
+        let held = take(
+            path.clone(),
+            "the repository lock",
+            Instant::now(),
+            "test one",
+        )
+        .unwrap();
+        let err = take(
+            path.clone(),
+            "the repository lock",
+            Instant::now() + Duration::from_millis(50),
+            "two",
+        )
+        .err()
+        .unwrap();
         assert_eq!(crate::error::exit_code(&err), 5);
         assert!(err.to_string().contains("test one"), "{err}");
         drop(held);

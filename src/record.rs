@@ -99,7 +99,7 @@ pub struct Record {
 #[derive(Debug)]
 pub enum Loaded {
     Absent,
-    Parsed(Record),
+    Parsed(Box<Record>),
     /// The file exists but does not parse: the message says why.
     Malformed(String),
 }
@@ -115,7 +115,7 @@ pub fn load(admin: &Path) -> Loaded {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Loaded::Absent,
         Err(e) => Loaded::Malformed(format!("cannot read {}: {e}", path_in(admin).display())),
         Ok(text) => match parse(&text) {
-            Ok(r) => Loaded::Parsed(r),
+            Ok(r) => Loaded::Parsed(Box::new(r)),
             Err(e) => Loaded::Malformed(format!("{}: {e}", path_in(admin).display())),
         },
     }
@@ -125,7 +125,10 @@ pub fn load(admin: &Path) -> Loaded {
 pub fn parse(text: &str) -> Result<Record, String> {
     let r: Record = toml::from_str(text).map_err(|e| e.message().to_owned())?;
     if r.schema != 1 {
-        return Err(format!("unsupported schema {} (this kardwt reads schema 1)", r.schema));
+        return Err(format!(
+            "unsupported schema {} (this kardwt reads schema 1)",
+            r.schema
+        ));
     }
     Ok(r)
 }
@@ -153,7 +156,9 @@ pub fn write(admin: &Path, record: &Record) -> Result<()> {
 
 /// The current time as RFC 3339 UTC with second precision (`2026-11-29T18:00:00Z`).
 pub fn now() -> String {
-    let secs = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
     rfc3339(secs)
 }
 
@@ -201,7 +206,11 @@ mod tests {
             config_fingerprint: "sha256:00".into(),
             links: vec![".env".into()],
             ports: vec![],
-            last_hook: Some(LastHook { phase: "prepare".into(), exit_code: 0, duration_ms: 3 }),
+            last_hook: Some(LastHook {
+                phase: "prepare".into(),
+                exit_code: 0,
+                duration_ms: 3,
+            }),
         }
     }
 
@@ -216,7 +225,9 @@ mod tests {
 
     #[test]
     fn refuses_other_schemas_and_garbage() {
-        let text = toml::to_string(&sample()).unwrap().replace("schema = 1", "schema = 2");
+        let text = toml::to_string(&sample())
+            .unwrap()
+            .replace("schema = 1", "schema = 2");
         assert!(parse(&text).unwrap_err().contains("schema 2"));
         assert!(parse("card = ").is_err());
         assert!(parse(&toml::to_string(&sample()).unwrap().replace("ready", "done")).is_err());

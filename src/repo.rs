@@ -57,7 +57,7 @@ impl Repo {
             usage(format!("not in a git repository ({}): {e}", cwd.display()))
                 .hint("run git kardwt from inside the repository whose worktrees it manages")
         })?;
-        let common_dir = canonical(&gix.common_dir().to_path_buf())?;
+        let common_dir = canonical(gix.common_dir())?;
         let current = match gix.workdir() {
             Some(w) => Some(canonical(w)?),
             None => None,
@@ -67,24 +67,41 @@ impl Repo {
         } else if common_dir.file_name().is_some_and(|n| n == ".git") {
             common_dir.parent().map(Path::to_path_buf)
         } else {
-            let main = gix.main_repo().context("could not open the main worktree")?;
+            let main = gix
+                .main_repo()
+                .context("could not open the main worktree")?;
             main.workdir().map(canonical).transpose()?
         };
         let base = base.ok_or_else(|| {
-            usage(format!("the repository at {} has no main worktree (it is bare)", common_dir.display()))
-                .hint("git kardwt needs a non-bare base checkout to create worktrees from")
+            usage(format!(
+                "the repository at {} has no main worktree (it is bare)",
+                common_dir.display()
+            ))
+            .hint("git kardwt needs a non-bare base checkout to create worktrees from")
         })?;
-        Ok(Repo { common_dir, base, current, gix })
+        Ok(Repo {
+            common_dir,
+            base,
+            current,
+            gix,
+        })
     }
 
     /// A git config value as a string, if set.
     pub fn config_string(&self, key: &str) -> Option<String> {
-        self.gix.config_snapshot().string(key).map(|v| v.to_string())
+        self.gix
+            .config_snapshot()
+            .string(key)
+            .map(|v| v.to_string())
     }
 
     /// Does `refs/heads/<branch>` exist?
     pub fn branch_exists(&self, branch: &str) -> bool {
-        matches!(self.gix.try_find_reference(format!("refs/heads/{branch}").as_str()), Ok(Some(_)))
+        matches!(
+            self.gix
+                .try_find_reference(format!("refs/heads/{branch}").as_str()),
+            Ok(Some(_))
+        )
     }
 
     /// The directory holding admin dirs of linked worktrees.
@@ -94,15 +111,24 @@ impl Repo {
 
     /// Every linked worktree git lists (admin dirs with a `gitdir` file), sorted by admin dir.
     pub fn linked(&self) -> Result<Vec<Linked>> {
-        let proxies = self.gix.worktrees().context("could not list the repository's worktrees")?;
+        let proxies = self
+            .gix
+            .worktrees()
+            .context("could not list the repository's worktrees")?;
         Ok(proxies
             .iter()
             .map(|p| {
                 let admin = p.git_dir().to_path_buf();
                 let admin = std::fs::canonicalize(&admin).unwrap_or(admin);
                 Linked {
-                    id: admin.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
-                    path: p.base().ok().map(|b| std::fs::canonicalize(&b).unwrap_or(b)),
+                    id: admin
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default(),
+                    path: p
+                        .base()
+                        .ok()
+                        .map(|b| std::fs::canonicalize(&b).unwrap_or(b)),
                     locked: p.is_locked(),
                     prunable: p.is_prunable(),
                     admin,
@@ -135,7 +161,10 @@ pub fn absolutize(path: &Path) -> PathBuf {
             }
             return out;
         }
-        match (existing.file_name().map(|n| n.to_os_string()), existing.parent()) {
+        match (
+            existing.file_name().map(|n| n.to_os_string()),
+            existing.parent(),
+        ) {
             (Some(name), Some(parent)) => {
                 rest.push(name);
                 existing = parent.to_path_buf();
@@ -156,9 +185,12 @@ pub fn parse_head(text: &str) -> Option<Head> {
     let text = text.trim();
     if let Some(r) = text.strip_prefix("ref:") {
         let r = r.trim();
-        return Some(Head::Branch(r.strip_prefix("refs/heads/").unwrap_or(r).to_owned()));
+        return Some(Head::Branch(
+            r.strip_prefix("refs/heads/").unwrap_or(r).to_owned(),
+        ));
     }
-    (!text.is_empty() && text.chars().all(|c| c.is_ascii_hexdigit())).then(|| Head::Detached(text.to_owned()))
+    (!text.is_empty() && text.chars().all(|c| c.is_ascii_hexdigit()))
+        .then(|| Head::Detached(text.to_owned()))
 }
 
 /// Read the `gitdir: X` line of a worktree's `.git` file, resolved against the worktree.
@@ -174,8 +206,14 @@ mod tests {
 
     #[test]
     fn heads() {
-        assert_eq!(parse_head("ref: refs/heads/card/42\n"), Some(Head::Branch("card/42".into())));
-        assert_eq!(parse_head("0123abcd\n"), Some(Head::Detached("0123abcd".into())));
+        assert_eq!(
+            parse_head("ref: refs/heads/card/42\n"),
+            Some(Head::Branch("card/42".into()))
+        );
+        assert_eq!(
+            parse_head("0123abcd\n"),
+            Some(Head::Detached("0123abcd".into()))
+        );
         assert_eq!(parse_head("garbage here"), None);
         assert_eq!(parse_head(""), None);
     }

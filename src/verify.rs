@@ -22,7 +22,10 @@ pub fn scan(repo: &Repo) -> anyhow::Result<Vec<Entry>> {
     Ok(repo
         .linked()?
         .into_iter()
-        .map(|linked| Entry { record: record::load(&linked.admin), linked })
+        .map(|linked| Entry {
+            record: record::load(&linked.admin),
+            linked,
+        })
         .collect())
 }
 
@@ -101,7 +104,9 @@ pub struct Report {
 impl Report {
     /// The record's state, when the worktree verified.
     pub fn state(&self) -> Option<State> {
-        (self.verdict == Verdict::Verified).then(|| self.record.as_ref().map(|r| r.state)).flatten()
+        (self.verdict == Verdict::Verified)
+            .then(|| self.record.as_ref().map(|r| r.state))
+            .flatten()
     }
 
     /// The state `list` shows: the record's state, or the verdict when there is none.
@@ -148,12 +153,17 @@ impl Report {
                 self.card.as_deref().unwrap_or("?"),
                 self.list_state()
             ),
-            Verdict::Unseeded => format!("{p} is a linked worktree with no kardwt record (unseeded)"),
+            Verdict::Unseeded => {
+                format!("{p} is a linked worktree with no kardwt record (unseeded)")
+            }
             Verdict::Absent => format!("no worktree at {p}"),
             Verdict::Prunable => format!("{p} is registered with git but its directory is gone"),
             Verdict::Base => format!("{p} is the base checkout, not a linked worktree"),
             Verdict::Foreign => match self.failed_check() {
-                Some(c) => format!("{p} is foreign or malformed: check {} failed: {}", c.name, c.detail),
+                Some(c) => format!(
+                    "{p} is foreign or malformed: check {} failed: {}",
+                    c.name, c.detail
+                ),
                 None => format!("{p} is foreign or malformed"),
             },
         }
@@ -181,15 +191,27 @@ struct Checks {
 
 impl Checks {
     fn pass(&mut self, name: &'static str, detail: impl Into<String>) {
-        self.done.push(Check { name, ok: Some(true), detail: detail.into() });
+        self.done.push(Check {
+            name,
+            ok: Some(true),
+            detail: detail.into(),
+        });
     }
     fn fail(mut self, name: &'static str, detail: impl Into<String>) -> Vec<Check> {
-        self.done.push(Check { name, ok: Some(false), detail: detail.into() });
+        self.done.push(Check {
+            name,
+            ok: Some(false),
+            detail: detail.into(),
+        });
         self.finish()
     }
     fn finish(mut self) -> Vec<Check> {
         for name in CHECKS.iter().skip(self.done.len()) {
-            self.done.push(Check { name, ok: None, detail: "not run".into() });
+            self.done.push(Check {
+                name,
+                ok: None,
+                detail: "not run".into(),
+            });
         }
         self.done
     }
@@ -209,12 +231,18 @@ pub fn verify(repo: &Repo, entries: &[Entry], path: &Path, card: Option<&CardId>
         locked: false,
     };
     let mut checks = Checks { done: Vec::new() };
-    let registered = entries.iter().find(|e| e.linked.path.as_deref() == Some(path.as_path()));
+    let registered = entries
+        .iter()
+        .find(|e| e.linked.path.as_deref() == Some(path.as_path()));
 
     // 1. A directory.
     match std::fs::metadata(&path) {
         Err(_) => {
-            report.verdict = if registered.is_some() { Verdict::Prunable } else { Verdict::Absent };
+            report.verdict = if registered.is_some() {
+                Verdict::Prunable
+            } else {
+                Verdict::Absent
+            };
             if let Some(e) = registered {
                 report.admin = Some(e.linked.admin.clone());
                 report.locked = e.linked.locked;
@@ -230,7 +258,10 @@ pub fn verify(repo: &Repo, entries: &[Entry], path: &Path, card: Option<&CardId>
     }
     if path == repo.base {
         report.verdict = Verdict::Base;
-        report.checks = checks.fail("dot_git", "this is the base checkout, not a linked worktree");
+        report.checks = checks.fail(
+            "dot_git",
+            "this is the base checkout, not a linked worktree",
+        );
         return report;
     }
 
@@ -251,13 +282,19 @@ pub fn verify(repo: &Repo, entries: &[Entry], path: &Path, card: Option<&CardId>
             Ok(admin) => {
                 report.checks = checks.fail(
                     "dot_git",
-                    format!("names {} which is not inside {}", admin.display(), worktrees_dir.display()),
+                    format!(
+                        "names {} which is not inside {}",
+                        admin.display(),
+                        worktrees_dir.display()
+                    ),
                 );
                 return report;
             }
             Err(_) => {
-                report.checks =
-                    checks.fail("dot_git", format!("names {} which does not exist", target.display()));
+                report.checks = checks.fail(
+                    "dot_git",
+                    format!("names {} which does not exist", target.display()),
+                );
                 return report;
             }
         },
@@ -266,11 +303,19 @@ pub fn verify(repo: &Repo, entries: &[Entry], path: &Path, card: Option<&CardId>
     report.admin = Some(admin.clone());
 
     // 3. The admin dir's `gitdir` points back at this path.
-    let back = std::fs::read_to_string(admin.join("gitdir")).ok().map(|t| PathBuf::from(t.trim()));
+    let back = std::fs::read_to_string(admin.join("gitdir"))
+        .ok()
+        .map(|t| PathBuf::from(t.trim()));
     let back_canon = back.as_deref().and_then(|b| std::fs::canonicalize(b).ok());
     if back_canon.as_deref() != Some(path.join(".git").as_path()) {
         let found = back.map_or("nothing".to_owned(), |b| b.display().to_string());
-        report.checks = checks.fail("gitdir", format!("{}/gitdir points at {found}, not at this worktree", admin.display()));
+        report.checks = checks.fail(
+            "gitdir",
+            format!(
+                "{}/gitdir points at {found}, not at this worktree",
+                admin.display()
+            ),
+        );
         return report;
     }
     checks.pass("gitdir", "points back at this worktree");
@@ -279,7 +324,10 @@ pub fn verify(repo: &Repo, entries: &[Entry], path: &Path, card: Option<&CardId>
     match entries.iter().find(|e| e.linked.admin == admin) {
         Some(e) if !e.linked.prunable => {
             report.locked = e.linked.locked;
-            checks.pass("registered", format!("registered as worktree {}", e.linked.id));
+            checks.pass(
+                "registered",
+                format!("registered as worktree {}", e.linked.id),
+            );
         }
         _ => {
             report.checks = checks.fail("registered", "git does not list it as a usable worktree");
@@ -303,7 +351,7 @@ pub fn verify(repo: &Repo, entries: &[Entry], path: &Path, card: Option<&CardId>
     };
     checks.pass("record_parses", "parses");
     report.card = Some(rec.card.clone());
-    let rec = report.record.insert(rec).clone();
+    let rec = report.record.insert(*rec).clone();
 
     // 6. It names this path and this common dir.
     if rec.path != path || rec.common_dir != repo.common_dir {
@@ -325,7 +373,10 @@ pub fn verify(repo: &Repo, entries: &[Entry], path: &Path, card: Option<&CardId>
     match card {
         Some(c) if c.as_str() != rec.card => {
             report.card = Some(c.to_string());
-            report.checks = checks.fail("record_card", format!("the record is for card {:?}, not {c}", rec.card));
+            report.checks = checks.fail(
+                "record_card",
+                format!("the record is for card {:?}, not {c}", rec.card),
+            );
             return report;
         }
         Some(_) => checks.pass("record_card", "is the card asked for"),
@@ -346,7 +397,10 @@ pub fn verify(repo: &Repo, entries: &[Entry], path: &Path, card: Option<&CardId>
         .map(|e| e.linked.admin.display().to_string())
         .collect();
     if !others.is_empty() {
-        report.checks = checks.fail("card_unique", format!("card {} is also claimed by {}", rec.card, others.join(", ")));
+        report.checks = checks.fail(
+            "card_unique",
+            format!("card {} is also claimed by {}", rec.card, others.join(", ")),
+        );
         return report;
     }
     checks.pass("card_unique", "no other record claims this card");
@@ -361,11 +415,17 @@ pub fn inconsistency(rec: &Record) -> Option<String> {
         return Some(format!("card {:?} is not a valid card id", rec.card));
     }
     if rec.origin == Origin::Add && rec.branch != format!("card/{}", rec.card) {
-        return Some(format!("origin add but branch {} is not card/{}", rec.branch, rec.card));
+        return Some(format!(
+            "origin add but branch {} is not card/{}",
+            rec.branch, rec.card
+        ));
     }
     if let Some(other) = rec.branch.strip_prefix("card/") {
         if other != rec.card {
-            return Some(format!("branch {} means card {other}, but the record says {}", rec.branch, rec.card));
+            return Some(format!(
+                "branch {} means card {other}, but the record says {}",
+                rec.branch, rec.card
+            ));
         }
     }
     None

@@ -28,19 +28,35 @@ pub fn run(ctx: &Context, args: &AddArgs, out: &mut dyn Write) -> Result<i32> {
     let rules = ctx.rules()?;
     let cfg = &rules.config;
     let program = match &cfg.prepare {
-        Some(p) => Some(hooks::resolve_program(&p.argv, cfg.helpers.stable_root.as_deref(), "worktree.prepare.argv")?),
+        Some(p) => Some(hooks::resolve_program(
+            &p.argv,
+            cfg.helpers.stable_root.as_deref(),
+            "worktree.prepare.argv",
+        )?),
         None => None,
     };
     let timeout = args.timeout.unwrap_or(cfg.action_timeout_seconds);
     let deadline = Instant::now() + Duration::from_secs(timeout);
     let common = &ctx.repo.common_dir;
     let holder = format!("git kardwt add {card}");
-    let _card_lock = lock::take(lock::card_lock_path(common, &card), &format!("card {card}'s lock"), deadline, &holder)?;
+    let _card_lock = lock::take(
+        lock::card_lock_path(common, &card),
+        &format!("card {card}'s lock"),
+        deadline,
+        &holder,
+    )?;
 
     let entries = verify::scan(&ctx.repo)?;
     let path = ctx.card_path(&entries, &card)?;
     let report = verify::verify(&ctx.repo, &entries, &path, Some(&card));
-    let action = Action { ctx, card: &card, rules: &rules, program: program.as_deref(), deadline, board: &args.board };
+    let action = Action {
+        ctx,
+        card: &card,
+        rules: &rules,
+        program: program.as_deref(),
+        deadline,
+        board: &args.board,
+    };
     let (record, admin) = match report.verdict {
         Verdict::Absent => action.create(&path, &holder)?,
         Verdict::Verified => {
@@ -50,9 +66,15 @@ pub fn run(ctx: &Context, args: &AddArgs, out: &mut dyn Write) -> Result<i32> {
             action.reuse(rec, admin)?
         }
         Verdict::Unseeded => {
-            return Err(refused(format!("{} is a worktree kardwt has no record of (unseeded)", path.display()))
-                .hint(format!("to take it over as card {card}, run: git kardwt prepare --path '{}'", path.display()))
-                .into())
+            return Err(refused(format!(
+                "{} is a worktree kardwt has no record of (unseeded)",
+                path.display()
+            ))
+            .hint(format!(
+                "to take it over as card {card}, run: git kardwt prepare --path '{}'",
+                path.display()
+            ))
+            .into())
         }
         Verdict::Prunable => {
             return Err(refused(format!(
@@ -108,7 +130,12 @@ impl Action<'_> {
     fn create(&self, path: &Path, holder: &str) -> Result<(Record, PathBuf)> {
         let (record, admin) = {
             let common = &self.ctx.repo.common_dir;
-            let _repo_lock = lock::take(lock::repo_lock_path(common), "the repository lock", self.deadline, holder)?;
+            let _repo_lock = lock::take(
+                lock::repo_lock_path(common),
+                "the repository lock",
+                self.deadline,
+                holder,
+            )?;
             let (base_ref, oid) = self.fetch_base()?;
             let path = self.add_worktree(path, &oid)?;
             let admin = admin_of(&path)?;
@@ -146,7 +173,8 @@ impl Action<'_> {
     /// Reuse a verified worktree: as it is when ready (prepare again only with `on_reuse`),
     /// prepared again (reason `retry`) when an earlier run was interrupted or failed.
     fn reuse(&self, mut rec: Record, admin: PathBuf) -> Result<(Record, PathBuf)> {
-        let on = |f: fn(&crate::config::Prepare) -> bool| self.cfg().prepare.as_ref().is_some_and(f);
+        let on =
+            |f: fn(&crate::config::Prepare) -> bool| self.cfg().prepare.as_ref().is_some_and(f);
         let (reason, run_hook) = match rec.state {
             State::Ready => (Reason::Reuse, on(|p| p.on_reuse)),
             State::Preparing | State::Failed => (Reason::Retry, on(|p| p.on_create)),
@@ -178,8 +206,15 @@ impl Action<'_> {
             git::cmd(
                 base,
                 [
-                    "fetch", "--quiet", "--no-tags", "--no-prune", "--no-write-fetch-head",
-                    "--no-recurse-submodules", "--no-auto-maintenance", remote, &refspec,
+                    "fetch",
+                    "--quiet",
+                    "--no-tags",
+                    "--no-prune",
+                    "--no-write-fetch-head",
+                    "--no-recurse-submodules",
+                    "--no-auto-maintenance",
+                    remote,
+                    &refspec,
                 ],
             ),
             Some(self.deadline),
@@ -187,21 +222,34 @@ impl Action<'_> {
         if !out.ok {
             let err = out.stderr.trim();
             if err.contains("couldn't find remote ref") {
-                return Err(usage(format!("the remote {remote} has no {base_ref}: {err}"))
-                    .hint("fix worktree.base.ref in the rules file")
-                    .into());
+                return Err(
+                    usage(format!("the remote {remote} has no {base_ref}: {err}"))
+                        .hint("fix worktree.base.ref in the rules file")
+                        .into(),
+                );
             }
             anyhow::bail!("fetching {base_ref} from {remote} failed: {err}");
         }
-        let oid = git::run(base, ["rev-parse", "--verify", "--end-of-options", &format!("{tracking}^{{commit}}")])
-            .with_context(|| format!("could not read {tracking} after fetching it"))?;
+        let oid = git::run(
+            base,
+            [
+                "rev-parse",
+                "--verify",
+                "--end-of-options",
+                &format!("{tracking}^{{commit}}"),
+            ],
+        )
+        .with_context(|| format!("could not read {tracking} after fetching it"))?;
         Ok((base_ref, oid))
     }
 
     /// The branch the remote's HEAD names, as the remote reports it now.
     fn remote_head(&self, remote: &str) -> Result<String> {
         let out = git::run_until(
-            git::cmd(&self.ctx.repo.base, ["ls-remote", "--symref", remote, "HEAD"]),
+            git::cmd(
+                &self.ctx.repo.base,
+                ["ls-remote", "--symref", remote, "HEAD"],
+            ),
             Some(self.deadline),
         )?;
         if !out.ok {
@@ -209,7 +257,10 @@ impl Action<'_> {
         }
         out.stdout
             .lines()
-            .find_map(|l| l.strip_prefix("ref: ").and_then(|r| r.strip_suffix("\tHEAD")))
+            .find_map(|l| {
+                l.strip_prefix("ref: ")
+                    .and_then(|r| r.strip_suffix("\tHEAD"))
+            })
             .map(str::to_owned)
             .ok_or_else(|| {
                 usage(format!("the remote {remote} reports no HEAD branch"))
@@ -229,14 +280,24 @@ impl Action<'_> {
         if self.ctx.repo.branch_exists(&branch) {
             args.extend(["--end-of-options".into(), target, branch]);
         } else {
-            args.extend(["-b".into(), branch, "--end-of-options".into(), target, oid.to_owned()]);
+            args.extend([
+                "-b".into(),
+                branch,
+                "--end-of-options".into(),
+                target,
+                oid.to_owned(),
+            ]);
         }
         let out = git::run_until(
             git::cmd(&self.ctx.repo.base, &args).env(ADD_MARKER, path),
             Some(self.deadline),
         )?;
         if !out.ok {
-            anyhow::bail!("`git worktree add` of {} failed: {}", path.display(), out.stderr.trim());
+            anyhow::bail!(
+                "`git worktree add` of {} failed: {}",
+                path.display(),
+                out.stderr.trim()
+            );
         }
         repo::canonical(path)
     }
@@ -255,7 +316,8 @@ impl Action<'_> {
                 reason: rec.reason.as_str(),
                 ports: rec.ports.clone(),
             };
-            let env = hooks::environment(&facts, Phase::Prepare, &self.cfg().environment.passthrough);
+            let env =
+                hooks::environment(&facts, Phase::Prepare, &self.cfg().environment.passthrough);
             let prefix = format!("kardwt[{} prepare]: ", rec.card);
             let outcome = hooks::run(
                 program,
@@ -294,7 +356,15 @@ impl Action<'_> {
             _ => PathBuf::new(),
         };
         let out = git::run_until(
-            git::cmd(&self.ctx.repo.base, ["worktree".as_ref(), "remove".as_ref(), "--force".as_ref(), path.as_os_str()]),
+            git::cmd(
+                &self.ctx.repo.base,
+                [
+                    "worktree".as_ref(),
+                    "remove".as_ref(),
+                    "--force".as_ref(),
+                    path.as_os_str(),
+                ],
+            ),
             None,
         );
         let removal = match out {
@@ -316,7 +386,11 @@ impl Failure {
     /// The final error block: the verdict first, the hook's own words (capped), then what
     /// happened to the tree. `removed` is `Some((path, None))` when the new tree was removed,
     /// `Some((path, Some(git's refusal)))` when removing it failed.
-    fn into_error(self, card: &CardId, removed: Option<(PathBuf, Option<String>)>) -> anyhow::Error {
+    fn into_error(
+        self,
+        card: &CardId,
+        removed: Option<(PathBuf, Option<String>)>,
+    ) -> anyhow::Error {
         let retry = match &removed {
             Some(_) => format!("a retry (git kardwt add {card}) re-creates and re-prepares it"),
             None => format!("a retry (git kardwt add {card}) prepares it again"),
@@ -324,13 +398,24 @@ impl Failure {
         let (code, what) = match &self {
             Failure::Hook(o) => match o.ending {
                 Ending::Exited(c) => (Code::Hook, format!("the prepare hook exited with {c}")),
-                Ending::Cap => (Code::Hook, "the prepare hook ran past its timeout_seconds and was killed".to_owned()),
-                Ending::Deadline => (Code::Deadline, "the action deadline passed while the prepare hook ran".to_owned()),
+                Ending::Cap => (
+                    Code::Hook,
+                    "the prepare hook ran past its timeout_seconds and was killed".to_owned(),
+                ),
+                Ending::Deadline => (
+                    Code::Deadline,
+                    "the action deadline passed while the prepare hook ran".to_owned(),
+                ),
             },
-            Failure::Other(e) => (crate::error::Code::Hook, format!("preparation failed: {e:#}")),
+            Failure::Other(e) => (
+                crate::error::Code::Hook,
+                format!("preparation failed: {e:#}"),
+            ),
         };
         let code = match &self {
-            Failure::Other(e) if crate::error::exit_code(e) == Code::Deadline as i32 => Code::Deadline,
+            Failure::Other(e) if crate::error::exit_code(e) == Code::Deadline as i32 => {
+                Code::Deadline
+            }
             _ => code,
         };
         let mut message = format!("preparing card {card} failed; {retry}: {what}");
@@ -360,7 +445,11 @@ impl Failure {
 
 /// The admin dir a worktree's `.git` file names.
 fn admin_of(path: &Path) -> Result<PathBuf> {
-    let target = repo::read_dot_git(path)
-        .with_context(|| format!("{} has no readable .git file after git worktree add", path.display()))?;
+    let target = repo::read_dot_git(path).with_context(|| {
+        format!(
+            "{} has no readable .git file after git worktree add",
+            path.display()
+        )
+    })?;
     repo::canonical(&target)
 }

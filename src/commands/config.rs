@@ -15,7 +15,10 @@ pub fn check(ctx: &Context, args: &ConfigCheckArgs, out: &mut dyn Write) -> Resu
     }
     match &rules.file {
         Some(f) => eprintln!("{}: ok", f.display()),
-        None => eprintln!("no rules file ({}): defaults apply", ctx.rules_path().0.display()),
+        None => eprintln!(
+            "no rules file ({}): defaults apply",
+            ctx.rules_path().0.display()
+        ),
     }
     let yaml = serde_yaml::to_string(&serde_json::json!({ "worktree": rules.config }))?;
     write!(out, "{yaml}")?;

@@ -42,7 +42,7 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut dyn Write) -> Result<i32> {
 /// A registered worktree whose directory is gone.
 fn prunable(e: &verify::Entry, path: std::path::PathBuf) -> Report {
     let record = match &e.record {
-        Loaded::Parsed(r) => Some(r.clone()),
+        Loaded::Parsed(r) => Some((**r).clone()),
         _ => None,
     };
     Report {

@@ -29,10 +29,16 @@ pub fn run(ctx: &Context, args: &SelectArgs, out: &mut dyn Write) -> Result<i32>
                 .hint("kardwt will not select it; inspect and repair or move it by hand")
                 .into())
         }
-        (Verdict::Verified, Some(state)) => Some(format!("card {card}'s worktree is {}", state.as_str())),
+        (Verdict::Verified, Some(state)) => {
+            Some(format!("card {card}'s worktree is {}", state.as_str()))
+        }
         _ => Some(report.explain()),
     };
-    let chosen = if fallback.is_some() { &ctx.repo.base } else { &report.path };
+    let chosen = if fallback.is_some() {
+        &ctx.repo.base
+    } else {
+        &report.path
+    };
     if args.json {
         let v = json!({
             "path": chosen,

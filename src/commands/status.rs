@@ -19,8 +19,16 @@ pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result<i32>
         (Some(rec), Some(fp)) => Some(&rec.config_fingerprint != fp),
         _ => None,
     };
-    let links = report.record.as_ref().map(|r| r.links.clone()).unwrap_or_default();
-    let ports = report.record.as_ref().map(|r| r.ports.clone()).unwrap_or_default();
+    let links = report
+        .record
+        .as_ref()
+        .map(|r| r.links.clone())
+        .unwrap_or_default();
+    let ports = report
+        .record
+        .as_ref()
+        .map(|r| r.ports.clone())
+        .unwrap_or_default();
     if args.json {
         let mut v = report.to_json();
         v["verdict"] = serde_json::to_value(report.verdict)?;
@@ -33,21 +41,63 @@ pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result<i32>
         return Ok(0);
     }
     writeln!(out, "path:            {}", report.path.display())?;
-    writeln!(out, "card:            {}", report.card.as_deref().unwrap_or("-"))?;
+    writeln!(
+        out,
+        "card:            {}",
+        report.card.as_deref().unwrap_or("-")
+    )?;
     writeln!(out, "state:           {}", report.list_state())?;
     if let Some(rec) = &report.record {
-        writeln!(out, "branch:          {} (HEAD: {})", rec.branch, report.head.as_ref().map_or("?", |h| h.display()))?;
+        writeln!(
+            out,
+            "branch:          {} (HEAD: {})",
+            rec.branch,
+            report.head.as_ref().map_or("?", |h| h.display())
+        )?;
         writeln!(out, "drift:           {}", report.drift())?;
-        writeln!(out, "origin/reason:   {} / {}", crate::record::Reason::as_str(rec.reason), origin(rec))?;
-        writeln!(out, "base:            {} {} at {}", rec.base_remote, rec.base_ref, rec.base_oid)?;
-        writeln!(out, "created/updated: {} / {}", rec.created_at, rec.updated_at)?;
+        writeln!(
+            out,
+            "origin/reason:   {} / {}",
+            crate::record::Reason::as_str(rec.reason),
+            origin(rec)
+        )?;
+        writeln!(
+            out,
+            "base:            {} {} at {}",
+            rec.base_remote, rec.base_ref, rec.base_oid
+        )?;
+        writeln!(
+            out,
+            "created/updated: {} / {}",
+            rec.created_at, rec.updated_at
+        )?;
         if let Some(h) = &rec.last_hook {
-            writeln!(out, "last hook:       {} exited {} after {} ms", h.phase, h.exit_code, h.duration_ms)?;
+            writeln!(
+                out,
+                "last hook:       {} exited {} after {} ms",
+                h.phase, h.exit_code, h.duration_ms
+            )?;
         }
     }
-    writeln!(out, "links:           {}", if links.is_empty() { "-".to_owned() } else { links.join(" ") })?;
+    writeln!(
+        out,
+        "links:           {}",
+        if links.is_empty() {
+            "-".to_owned()
+        } else {
+            links.join(" ")
+        }
+    )?;
     let ports: Vec<String> = ports.iter().map(u16::to_string).collect();
-    writeln!(out, "ports:           {}", if ports.is_empty() { "-".to_owned() } else { ports.join(" ") })?;
+    writeln!(
+        out,
+        "ports:           {}",
+        if ports.is_empty() {
+            "-".to_owned()
+        } else {
+            ports.join(" ")
+        }
+    )?;
     let changed = config_changed.map_or("unknown".to_owned(), |c| c.to_string());
     writeln!(out, "config_changed:  {changed}")?;
     writeln!(out, "checks:")?;
@@ -63,5 +113,8 @@ pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result<i32>
 }
 
 fn origin(rec: &crate::record::Record) -> String {
-    serde_json::to_value(rec.origin).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
+    serde_json::to_value(rec.origin)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
 }
