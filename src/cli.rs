@@ -40,8 +40,14 @@ pub enum Command {
     Select(SelectArgs),
     List(ListArgs),
     Status(StatusArgs),
+    Prepare(PrepareArgs),
+    Log(LogArgs),
+    InstallHooks(InstallHooksArgs),
+    UninstallHooks(InstallHooksArgs),
     #[command(subcommand)]
     Config(ConfigCommand),
+    #[command(subcommand)]
+    Hook(HookCommand),
 }
 
 /// Create (or reuse) the worktree of a card from a freshly fetched base, then prepare it.
@@ -114,6 +120,47 @@ pub struct StatusArgs {
     /// Print as JSON
     #[arg(long)]
     pub json: bool,
+}
+
+/// Seed and prepare an existing worktree by hand (reason `manual`).
+///
+/// Records an unseeded worktree, re-records one moved with `git worktree move`, or re-runs
+/// sharing and the prepare hook on a managed one. Prints the worktree's path.
+#[derive(Debug, Args)]
+pub struct PrepareArgs {
+    #[command(flatten)]
+    pub target: Target,
+}
+
+/// Show the event log: what happened to every card, or to one.
+#[derive(Debug, Args)]
+pub struct LogArgs {
+    /// Only this card's events
+    pub card: Option<String>,
+    /// Print one JSON array
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Install (or uninstall) kardwt's hook shims where git looks for hooks.
+#[derive(Debug, Args)]
+pub struct InstallHooksArgs {}
+
+/// Entry points for git's own hooks; the shims in githooks/ call these.
+#[derive(Debug, Subcommand)]
+pub enum HookCommand {
+    /// Run by post-checkout: seed and prepare a worktree that `git worktree add` just created.
+    PostCheckout(PostCheckoutArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PostCheckoutArgs {
+    /// The previous HEAD (the null object id after `git worktree add`)
+    pub old: String,
+    /// The new HEAD
+    pub new: String,
+    /// 1 for a branch checkout, 0 for a file checkout
+    pub flag: String,
 }
 
 /// Work with the rules file's `worktree:` block.

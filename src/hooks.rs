@@ -60,7 +60,7 @@ pub enum Ending {
 pub struct Outcome {
     pub ending: Ending,
     pub duration: Duration,
-    /// The last lines of its output (stdout and stderr together), for error messages.
+    /// The last lines of its stderr, for error messages.
     pub tail: String,
 }
 
@@ -194,17 +194,16 @@ pub fn run(
     } else {
         (deadline, Ending::Deadline)
     };
-    let (reader, writer) =
+    let (out_reader, out_writer) =
         std::io::pipe().context("could not create a pipe for the hook's output")?;
-    let writer2 = writer
-        .try_clone()
-        .context("could not duplicate the hook's output pipe")?;
+    let (err_reader, err_writer) =
+        std::io::pipe().context("could not create a pipe for the hook's output")?;
     let handle = duct::cmd(program, &argv[1..])
         .dir(cwd)
         .full_env(env)
         .stdin_null()
-        .stdout_file(writer)
-        .stderr_file(writer2)
+        .stdout_file(out_writer)
+        .stderr_file(err_writer)
         .unchecked()
         .before_spawn(|c| {
             c.process_group(0);
@@ -212,12 +211,12 @@ pub fn run(
         })
         .start()
         .with_context(|| format!("could not start the hook {}", program.display()))?;
+    // Both streams go to our stderr, prefixed; only the hook's stderr is kept for messages.
     let tail = Arc::new(Mutex::new(String::new()));
-    let streamer = {
-        let tail = Arc::clone(&tail);
-        let prefix = prefix.to_owned();
-        std::thread::spawn(move || stream(reader, &prefix, &tail))
-    };
+    let streamers = [
+        spawn_streamer(out_reader, prefix, None),
+        spawn_streamer(err_reader, prefix, Some(Arc::clone(&tail))),
+    ];
     let pid = handle.pids().first().copied();
     let ending = match handle.wait_deadline(kill_at)? {
         Some(out) => Ending::Exited(
@@ -234,11 +233,13 @@ pub fn run(
     // Whatever a survivor still writes is not waited for beyond a moment.
     kill_group(pid);
     let wait_until = Instant::now() + Duration::from_millis(500);
-    while !streamer.is_finished() && Instant::now() < wait_until {
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    if streamer.is_finished() {
-        let _ = streamer.join();
+    for streamer in streamers {
+        while !streamer.is_finished() && Instant::now() < wait_until {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        if streamer.is_finished() {
+            let _ = streamer.join();
+        }
     }
     let tail = tail.lock().map(|t| t.clone()).unwrap_or_default();
     Ok(Outcome {
@@ -258,8 +259,17 @@ fn kill_group(pid: Option<u32>) {
     }
 }
 
-/// Copy the hook's output to stderr line by line, prefixed, keeping a tail.
-fn stream(reader: std::io::PipeReader, prefix: &str, tail: &Mutex<String>) {
+fn spawn_streamer(
+    reader: std::io::PipeReader,
+    prefix: &str,
+    tail: Option<Arc<Mutex<String>>>,
+) -> std::thread::JoinHandle<()> {
+    let prefix = prefix.to_owned();
+    std::thread::spawn(move || stream(reader, &prefix, tail.as_deref()))
+}
+
+/// Copy a stream of the hook's output to stderr line by line, prefixed, keeping a tail.
+fn stream(reader: std::io::PipeReader, prefix: &str, tail: Option<&Mutex<String>>) {
     let mut lines = BufReader::new(reader);
     let mut buf = Vec::new();
     let stderr = std::io::stderr();
@@ -271,7 +281,7 @@ fn stream(reader: std::io::PipeReader, prefix: &str, tail: &Mutex<String>) {
                 let line = String::from_utf8_lossy(&buf);
                 let line = line.trim_end_matches('\n');
                 let _ = writeln!(stderr.lock(), "{prefix}{line}");
-                if let Ok(mut t) = tail.lock() {
+                if let Some(Ok(mut t)) = tail.map(Mutex::lock) {
                     t.push_str(line);
                     t.push('\n');
                     if t.len() > TAIL_BYTES {

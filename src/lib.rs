@@ -7,14 +7,17 @@ pub mod context;
 pub mod error;
 pub mod git;
 pub mod hooks;
+pub mod lifecycle;
 pub mod lock;
+pub mod log;
 pub mod record;
 pub mod repo;
+pub mod seed;
 pub mod verify;
 
 use clap::Parser;
 
-use crate::cli::{Cli, Command, ConfigCommand};
+use crate::cli::{Cli, Command, ConfigCommand, HookCommand};
 
 /// Run the command line and return the process exit code.
 pub fn main() -> i32 {
@@ -37,6 +40,9 @@ pub fn main() -> i32 {
 }
 
 fn dispatch(cli: Cli, out: &mut dyn std::io::Write) -> anyhow::Result<i32> {
+    if let Command::Hook(HookCommand::PostCheckout(a)) = &cli.command {
+        return commands::hook::post_checkout(cli.global, a);
+    }
     let ctx = context::Context::new(cli.global)?;
     match &cli.command {
         Command::Add(a) => commands::add::run(&ctx, a, out),
@@ -44,6 +50,11 @@ fn dispatch(cli: Cli, out: &mut dyn std::io::Write) -> anyhow::Result<i32> {
         Command::Select(a) => commands::select::run(&ctx, a, out),
         Command::List(a) => commands::list::run(&ctx, a, out),
         Command::Status(a) => commands::status::run(&ctx, a, out),
+        Command::Prepare(a) => commands::prepare::run(&ctx, a, out),
+        Command::Log(a) => commands::log::run(&ctx, a, out),
+        Command::InstallHooks(_) => commands::install_hooks::install(&ctx, out),
+        Command::UninstallHooks(_) => commands::install_hooks::uninstall(&ctx, out),
         Command::Config(ConfigCommand::Check(a)) => commands::config::check(&ctx, a, out),
+        Command::Hook(HookCommand::PostCheckout(_)) => unreachable!("dispatched above"),
     }
 }

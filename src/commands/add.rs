@@ -12,10 +12,10 @@ use serde_json::json;
 use crate::card::CardId;
 use crate::cli::AddArgs;
 use crate::config::{CheckoutMode, Config};
-use crate::context::{Context, Rules};
-use crate::error::{refused, usage, Code, Fail};
-use crate::hooks::{self, Ending, Facts, Phase};
-use crate::record::{self, LastHook, Origin, Reason, Record, State};
+use crate::context::Context;
+use crate::error::{refused, usage};
+use crate::lifecycle::{self, Prep};
+use crate::record::{self, Origin, Reason, Record, State};
 use crate::verify::{self, Verdict};
 use crate::{git, lock, repo};
 
@@ -27,14 +27,7 @@ pub fn run(ctx: &Context, args: &AddArgs, out: &mut dyn Write) -> Result<i32> {
     let card = CardId::parse(&args.card)?;
     let rules = ctx.rules()?;
     let cfg = &rules.config;
-    let program = match &cfg.prepare {
-        Some(p) => Some(hooks::resolve_program(
-            &p.argv,
-            cfg.helpers.stable_root.as_deref(),
-            "worktree.prepare.argv",
-        )?),
-        None => None,
-    };
+    let program = lifecycle::prepare_program(cfg)?;
     let timeout = args.timeout.unwrap_or(cfg.action_timeout_seconds);
     let deadline = Instant::now() + Duration::from_secs(timeout);
     let common = &ctx.repo.common_dir;
@@ -50,14 +43,16 @@ pub fn run(ctx: &Context, args: &AddArgs, out: &mut dyn Write) -> Result<i32> {
     let path = ctx.card_path(&entries, &card)?;
     let report = verify::verify(&ctx.repo, &entries, &path, Some(&card));
     let action = Action {
-        ctx,
+        prep: Prep {
+            ctx,
+            cfg,
+            program: program.as_deref(),
+            deadline,
+        },
         card: &card,
-        rules: &rules,
-        program: program.as_deref(),
-        deadline,
         board: &args.board,
     };
-    let (record, admin) = match report.verdict {
+    let record = match report.verdict {
         Verdict::Absent => action.create(&path, &holder)?,
         Verdict::Verified => {
             let (Some(rec), Some(admin)) = (report.record, report.admin) else {
@@ -94,7 +89,6 @@ pub fn run(ctx: &Context, args: &AddArgs, out: &mut dyn Write) -> Result<i32> {
                 .into())
         }
     };
-    let _ = admin;
     if args.json {
         let v = json!({
             "path": record.path,
@@ -112,28 +106,30 @@ pub fn run(ctx: &Context, args: &AddArgs, out: &mut dyn Write) -> Result<i32> {
 
 /// One `add` in progress: what every step needs.
 struct Action<'a> {
-    ctx: &'a Context,
+    prep: Prep<'a>,
     card: &'a CardId,
-    rules: &'a Rules,
-    program: Option<&'a Path>,
-    deadline: Instant,
     board: &'a str,
 }
 
 impl Action<'_> {
     fn cfg(&self) -> &Config {
-        &self.rules.config
+        self.prep.cfg
+    }
+
+    fn retry(&self) -> String {
+        format!("git kardwt add {}", self.card)
     }
 
     /// Create the worktree under the repository lock, record it `preparing`, then prepare it
     /// holding only the card's lock. A failed preparation removes the new tree (R-ATOMIC).
-    fn create(&self, path: &Path, holder: &str) -> Result<(Record, PathBuf)> {
+    fn create(&self, path: &Path, holder: &str) -> Result<Record> {
+        let started = Instant::now();
         let (record, admin) = {
-            let common = &self.ctx.repo.common_dir;
+            let common = &self.prep.ctx.repo.common_dir;
             let _repo_lock = lock::take(
                 lock::repo_lock_path(common),
                 "the repository lock",
-                self.deadline,
+                self.prep.deadline,
                 holder,
             )?;
             let (base_ref, oid) = self.fetch_base()?;
@@ -161,18 +157,22 @@ impl Action<'_> {
                 last_hook: None,
             };
             record::write(&admin, &rec)?;
+            self.prep.log("created", &rec, "ok", started.elapsed());
             (rec, admin)
         };
         let run_hook = self.cfg().prepare.as_ref().is_some_and(|p| p.on_create);
-        match self.prepare(record, &admin, run_hook) {
-            Ok(rec) => Ok((rec, admin)),
-            Err(failure) => Err(self.undo_creation(&admin, failure)),
+        let path = record.path.clone();
+        match self.prep.prepare(record, &admin, true, run_hook) {
+            Ok(rec) => Ok(rec),
+            Err(failure) => Err(self
+                .prep
+                .undo_creation(self.card, &self.retry(), &path, failure)),
         }
     }
 
     /// Reuse a verified worktree: as it is when ready (prepare again only with `on_reuse`),
     /// prepared again (reason `retry`) when an earlier run was interrupted or failed.
-    fn reuse(&self, mut rec: Record, admin: PathBuf) -> Result<(Record, PathBuf)> {
+    fn reuse(&self, mut rec: Record, admin: PathBuf) -> Result<Record> {
         let on =
             |f: fn(&crate::config::Prepare) -> bool| self.cfg().prepare.as_ref().is_some_and(f);
         let (reason, run_hook) = match rec.state {
@@ -185,15 +185,20 @@ impl Action<'_> {
         }
         rec.updated_at = record::now();
         record::write(&admin, &rec)?;
-        match self.prepare(rec, &admin, run_hook) {
-            Ok(rec) => Ok((rec, admin)),
-            Err(failure) => Err(failure.into_error(self.card, None)),
+        let retry = reason == Reason::Retry;
+        match self.prep.prepare(rec, &admin, retry, run_hook) {
+            Ok(rec) => {
+                self.prep
+                    .log("reused", &rec, reason.as_str(), Duration::ZERO);
+                Ok(rec)
+            }
+            Err(failure) => Err(failure.into_error(self.card, &self.retry(), None)),
         }
     }
 
     /// Fetch exactly the base ref and return it with the fetched commit's object id.
     fn fetch_base(&self) -> Result<(String, String)> {
-        let base = &self.ctx.repo.base;
+        let base = &self.prep.ctx.repo.base;
         let remote = &self.cfg().base.remote;
         let base_ref = match &self.cfg().base.git_ref {
             Some(r) => r.clone(),
@@ -217,7 +222,7 @@ impl Action<'_> {
                     &refspec,
                 ],
             ),
-            Some(self.deadline),
+            Some(self.prep.deadline),
         )?;
         if !out.ok {
             let err = out.stderr.trim();
@@ -247,10 +252,10 @@ impl Action<'_> {
     fn remote_head(&self, remote: &str) -> Result<String> {
         let out = git::run_until(
             git::cmd(
-                &self.ctx.repo.base,
+                &self.prep.ctx.repo.base,
                 ["ls-remote", "--symref", remote, "HEAD"],
             ),
-            Some(self.deadline),
+            Some(self.prep.deadline),
         )?;
         if !out.ok {
             anyhow::bail!("asking {remote} for its HEAD failed: {}", out.stderr.trim());
@@ -277,7 +282,7 @@ impl Action<'_> {
             args.push("--no-checkout".into());
         }
         let target = path.display().to_string();
-        if self.ctx.repo.branch_exists(&branch) {
+        if self.prep.ctx.repo.branch_exists(&branch) {
             args.extend(["--end-of-options".into(), target, branch]);
         } else {
             args.extend([
@@ -289,8 +294,8 @@ impl Action<'_> {
             ]);
         }
         let out = git::run_until(
-            git::cmd(&self.ctx.repo.base, &args).env(ADD_MARKER, path),
-            Some(self.deadline),
+            git::cmd(&self.prep.ctx.repo.base, &args).env(ADD_MARKER, path),
+            Some(self.prep.deadline),
         )?;
         if !out.ok {
             anyhow::bail!(
@@ -300,146 +305,6 @@ impl Action<'_> {
             );
         }
         repo::canonical(path)
-    }
-
-    /// Run the prepare hook (when `run_hook`) and mark the record ready, or failed.
-    fn prepare(&self, mut rec: Record, admin: &Path, run_hook: bool) -> Result<Record, Failure> {
-        if let (true, Some(prep), Some(program)) = (run_hook, &self.cfg().prepare, self.program) {
-            let facts = Facts {
-                card: rec.card.clone(),
-                board: rec.board.clone(),
-                worktree: rec.path.clone(),
-                base: self.ctx.repo.base.clone(),
-                common_dir: rec.common_dir.clone(),
-                branch: rec.branch.clone(),
-                base_oid: rec.base_oid.clone(),
-                reason: rec.reason.as_str(),
-                ports: rec.ports.clone(),
-            };
-            let env =
-                hooks::environment(&facts, Phase::Prepare, &self.cfg().environment.passthrough);
-            let prefix = format!("kardwt[{} prepare]: ", rec.card);
-            let outcome = hooks::run(
-                program,
-                &prep.argv,
-                &rec.path,
-                env,
-                &prefix,
-                Duration::from_secs(prep.timeout_seconds),
-                self.deadline,
-            )
-            .map_err(Failure::Other)?;
-            rec.last_hook = Some(LastHook {
-                phase: "prepare".into(),
-                exit_code: outcome.exit_code(),
-                duration_ms: u64::try_from(outcome.duration.as_millis()).unwrap_or(u64::MAX),
-            });
-            if !outcome.succeeded() {
-                rec.state = State::Failed;
-                rec.updated_at = record::now();
-                let _ = record::write(admin, &rec);
-                return Err(Failure::Hook(outcome));
-            }
-        }
-        rec.state = State::Ready;
-        rec.updated_at = record::now();
-        record::write(admin, &rec).map_err(Failure::Other)?;
-        Ok(rec)
-    }
-
-    /// R-ATOMIC: remove the new worktree (forced: a half-prepared tree has untracked files),
-    /// keep the branch, and say first that a retry re-creates and re-prepares it.
-    fn undo_creation(&self, admin: &Path, failure: Failure) -> anyhow::Error {
-        let path = record::load(admin);
-        let path = match path {
-            record::Loaded::Parsed(r) => r.path,
-            _ => PathBuf::new(),
-        };
-        let out = git::run_until(
-            git::cmd(
-                &self.ctx.repo.base,
-                [
-                    "worktree".as_ref(),
-                    "remove".as_ref(),
-                    "--force".as_ref(),
-                    path.as_os_str(),
-                ],
-            ),
-            None,
-        );
-        let removal = match out {
-            Ok(o) if o.ok => None,
-            Ok(o) => Some(hooks::tail_chars(&o.stderr, 120)),
-            Err(e) => Some(hooks::tail_chars(&e.to_string(), 120)),
-        };
-        failure.into_error(self.card, Some((path, removal)))
-    }
-}
-
-/// Why preparation did not finish.
-enum Failure {
-    Hook(hooks::Outcome),
-    Other(anyhow::Error),
-}
-
-impl Failure {
-    /// The final error block: the verdict first, the hook's own words (capped), then what
-    /// happened to the tree. `removed` is `Some((path, None))` when the new tree was removed,
-    /// `Some((path, Some(git's refusal)))` when removing it failed.
-    fn into_error(
-        self,
-        card: &CardId,
-        removed: Option<(PathBuf, Option<String>)>,
-    ) -> anyhow::Error {
-        let retry = match &removed {
-            Some(_) => format!("a retry (git kardwt add {card}) re-creates and re-prepares it"),
-            None => format!("a retry (git kardwt add {card}) prepares it again"),
-        };
-        let (code, what) = match &self {
-            Failure::Hook(o) => match o.ending {
-                Ending::Exited(c) => (Code::Hook, format!("the prepare hook exited with {c}")),
-                Ending::Cap => (
-                    Code::Hook,
-                    "the prepare hook ran past its timeout_seconds and was killed".to_owned(),
-                ),
-                Ending::Deadline => (
-                    Code::Deadline,
-                    "the action deadline passed while the prepare hook ran".to_owned(),
-                ),
-            },
-            Failure::Other(e) => (
-                crate::error::Code::Hook,
-                format!("preparation failed: {e:#}"),
-            ),
-        };
-        let code = match &self {
-            Failure::Other(e) if crate::error::exit_code(e) == Code::Deadline as i32 => {
-                Code::Deadline
-            }
-            _ => code,
-        };
-        let mut message = format!("preparing card {card} failed; {retry}: {what}");
-        if let Failure::Hook(o) = &self {
-            let tail = hooks::tail_chars(&o.tail, 300);
-            if !tail.is_empty() {
-                message.push_str(&format!(": {tail}"));
-            }
-        }
-        let mut fail = Fail::new(code, message);
-        match removed {
-            Some((path, None)) => {
-                fail = fail.hint(format!("the new worktree {} was removed; branch card/{card} is kept", path.display()))
-            }
-            Some((path, Some(refusal))) => {
-                fail = fail.hint(format!(
-                    "removing {} failed ({refusal}): remove it by hand with git worktree remove --force '{}'",
-                    path.display(),
-                    path.display()
-                ))
-            }
-            None => fail = fail.hint("the worktree is kept and recorded as failed"),
-        }
-        fail.into()
     }
 }
 

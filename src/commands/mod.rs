@@ -1,7 +1,11 @@
 //! One module per subcommand; each has a `run` that orchestrates and writes results to `out`.
 pub mod add;
 pub mod config;
+pub mod hook;
+pub mod install_hooks;
 pub mod list;
+pub mod log;
+pub mod prepare;
 pub mod select;
 pub mod status;
 pub mod verify;

@@ -1,0 +1,135 @@
+//! `git kardwt hook post-checkout <old> <new> <flag>` (SPEC R-HOOK): what git's post-checkout
+//! runs after `git worktree add` in any tool. No-op for ordinary checkouts, clones, the base,
+//! and worktrees `git kardwt add` creates itself (it marks them); otherwise record the new
+//! worktree (origin `hook`), seed and prepare it, and on failure remove it and exit non-zero
+//! so `git worktree add` itself fails with a retry-safe message.
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+
+use crate::cli::PostCheckoutArgs;
+use crate::commands::add::ADD_MARKER;
+use crate::context::Context;
+use crate::error::Fail;
+use crate::lifecycle::{self, Prep};
+use crate::record::{self, Origin, Reason};
+use crate::{lock, log, repo, verify};
+
+/// Is `oid` git's null object id (all zeros, SHA-1 or SHA-256)?
+pub fn is_null_oid(oid: &str) -> bool {
+    matches!(oid.len(), 40 | 64) && oid.bytes().all(|b| b == b'0')
+}
+
+pub fn post_checkout(global: crate::cli::GlobalArgs, args: &PostCheckoutArgs) -> Result<i32> {
+    if !is_null_oid(&args.old) || args.flag != "1" {
+        return Ok(0);
+    }
+    let ctx = Context::new(global)?;
+    let Some(path) = ctx.repo.current.clone().filter(|p| *p != ctx.repo.base) else {
+        return Ok(0); // a clone or the base itself: not a linked worktree.
+    };
+    let noop = |why: &str| {
+        log::append(
+            &ctx.repo.common_dir,
+            "hook-noop",
+            "",
+            &path,
+            why,
+            Duration::ZERO,
+        )
+    };
+    if std::env::var_os(ADD_MARKER).is_some_and(|t| repo::absolutize(Path::new(&t)) == path) {
+        noop("inside git kardwt add");
+        return Ok(0);
+    }
+    let Some(admin) = repo::read_dot_git(&path).and_then(|a| std::fs::canonicalize(a).ok()) else {
+        return Ok(0);
+    };
+    if !matches!(record::load(&admin), record::Loaded::Absent) {
+        noop("already recorded");
+        return Ok(0);
+    }
+    seed_new_worktree(&ctx, &path, &admin).map(|()| 0)
+}
+
+/// Record, seed and prepare a worktree git just created; undo it on any failure.
+fn seed_new_worktree(ctx: &Context, path: &Path, admin: &Path) -> Result<()> {
+    let started = Instant::now();
+    let undo = |why: anyhow::Error| -> anyhow::Error {
+        let removed = lifecycle::remove_worktree_forced(&ctx.repo.base, path);
+        log::append(
+            &ctx.repo.common_dir,
+            "failed",
+            "",
+            path,
+            "hook: configuration",
+            started.elapsed(),
+        );
+        let mut fail = Fail::new(
+            crate::error::Code::Failed,
+            format!("kardwt could not seed the new worktree {}; a retry re-creates and re-prepares it once this is fixed. {why:#}", path.display()),
+        )
+        .hint("fix the rules file (git kardwt config check), or run git kardwt uninstall-hooks to stop seeding");
+        if let Err(refusal) = removed {
+            fail = fail.hint(format!("removing it failed ({refusal}); remove it by hand: git worktree remove --force '{}'", path.display()));
+        }
+        fail.into()
+    };
+    let rules = ctx.rules().map_err(undo)?;
+    let cfg = &rules.config;
+    let program = lifecycle::prepare_program(cfg).map_err(undo)?;
+    let deadline = started + Duration::from_secs(cfg.action_timeout_seconds);
+    let head = repo::read_head(admin);
+    // Card lock only (the repository lock is not needed to write our own admin dir): derive
+    // the card, lock it, and derive again if another worktree claimed it meanwhile.
+    let holder = "git kardwt hook post-checkout";
+    let (card, _card_lock) = loop {
+        let card = lifecycle::derive_card(
+            &verify::scan(&ctx.repo).map_err(undo)?,
+            admin,
+            head.as_ref(),
+        );
+        let lock_path = lock::card_lock_path(&ctx.repo.common_dir, &card);
+        let held = lock::take(lock_path, &format!("card {card}'s lock"), deadline, holder)
+            .map_err(undo)?;
+        let entries = verify::scan(&ctx.repo).map_err(undo)?;
+        if lifecycle::derive_card(&entries, admin, head.as_ref()) == card {
+            break (card, held);
+        }
+    };
+    let rec = lifecycle::outside_record(
+        ctx,
+        cfg,
+        &card,
+        path,
+        head.as_ref(),
+        Origin::Hook,
+        Reason::Create,
+    );
+    record::write(admin, &rec).map_err(undo)?;
+    let prep = Prep {
+        ctx,
+        cfg,
+        program: program.as_deref(),
+        deadline,
+    };
+    prep.log("created", &rec, "hook", started.elapsed());
+    let run_hook = cfg.prepare.as_ref().is_some_and(|p| p.on_create);
+    let retry = "git worktree add again";
+    match prep.prepare(rec, admin, true, run_hook) {
+        Ok(_) => Ok(()),
+        Err(failure) => Err(prep.undo_creation(&card, retry, path, failure)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn null_oids() {
+        assert!(super::is_null_oid(&"0".repeat(40)));
+        assert!(super::is_null_oid(&"0".repeat(64)));
+        assert!(!super::is_null_oid(&"0".repeat(39)));
+        assert!(!super::is_null_oid(&format!("1{}", "0".repeat(39))));
+    }
+}

@@ -1,0 +1,107 @@
+//! `git kardwt prepare (<card> | --path P)`: seed and prepare an existing worktree by hand
+//! (reason `manual`). Records an unseeded worktree (origin `manual`), re-records one moved with
+//! `git worktree move`, and re-runs sharing and the prepare hook on a managed one. Never
+//! removes the tree: a failure leaves it recorded as failed (exit 4).
+use std::io::Write;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+
+use crate::card::CardId;
+use crate::cli::PrepareArgs;
+use crate::context::Context;
+use crate::error::refused;
+use crate::lifecycle::{self, Prep};
+use crate::record::{self, Origin, Reason, Record, State};
+use crate::verify::{self, Report, Verdict};
+use crate::{lock, repo};
+
+pub fn run(ctx: &Context, args: &PrepareArgs, out: &mut dyn Write) -> Result<i32> {
+    let entries = verify::scan(&ctx.repo)?;
+    let (path, asked) = ctx.target(&entries, &args.target)?;
+    let rules = ctx.rules()?;
+    let cfg = &rules.config;
+    let program = lifecycle::prepare_program(cfg)?;
+    let deadline = Instant::now() + Duration::from_secs(cfg.action_timeout_seconds);
+    let report = verify::verify(&ctx.repo, &entries, &path, asked.as_ref());
+    let (card, rec) = match report.verdict {
+        Verdict::Unseeded => {
+            let admin = report.admin.as_deref().unwrap_or(Path::new(""));
+            let card = asked.unwrap_or_else(|| lifecycle::derive_card(&entries, admin, report.head.as_ref()));
+            let rec = lifecycle::outside_record(
+                ctx,
+                cfg,
+                &card,
+                &report.path,
+                report.head.as_ref(),
+                Origin::Manual,
+                Reason::Manual,
+            );
+            (card, rec)
+        }
+        Verdict::Verified => record_of(&report)?,
+        Verdict::Foreign if moved(ctx, &report) => {
+            let (card, mut rec) = record_of(&report)?;
+            rec.path = report.path.clone();
+            (card, rec)
+        }
+        _ => {
+            return Err(refused(report.explain())
+                .hint("prepare works on a linked worktree of this repository: an unseeded one, a managed one, or one moved with git worktree move")
+                .into())
+        }
+    };
+    let Some(admin) = report.admin.clone() else {
+        anyhow::bail!("internal error: no admin dir for {}", report.path.display());
+    };
+    let holder = format!("git kardwt prepare {card}");
+    let _card_lock = lock::take(
+        lock::card_lock_path(&ctx.repo.common_dir, &card),
+        &format!("card {card}'s lock"),
+        deadline,
+        &holder,
+    )?;
+    let mut rec = rec;
+    rec.reason = Reason::Manual;
+    rec.state = State::Preparing;
+    rec.updated_at = record::now();
+    record::write(&admin, &rec)?;
+    let prep = Prep {
+        ctx,
+        cfg,
+        program: program.as_deref(),
+        deadline,
+    };
+    let retry = format!("git kardwt prepare --path '{}'", rec.path.display());
+    let rec = prep
+        .prepare(rec, &admin, true, cfg.prepare.is_some())
+        .map_err(|f| f.into_error(&card, &retry, None))?;
+    writeln!(out, "{}", rec.path.display())?;
+    Ok(0)
+}
+
+fn record_of(report: &Report) -> Result<(CardId, Record)> {
+    let rec = report
+        .record
+        .clone()
+        .ok_or_else(|| anyhow::anyhow!("internal error: no record"))?;
+    Ok((CardId::parse(&rec.card)?, rec))
+}
+
+/// A managed worktree moved with `git worktree move`: every check passes but the record's
+/// path, which still names the old place (the common dir must match).
+fn moved(ctx: &Context, report: &Report) -> bool {
+    let Some(rec) = &report.record else {
+        return false;
+    };
+    report
+        .failed_check()
+        .is_some_and(|c| c.name == "record_location")
+        && rec.common_dir == ctx.repo.common_dir
+        && rec.path != report.path
+        && !rec.path.exists()
+        && verify::inconsistency(rec).is_none()
+        && report.card.as_deref().is_none_or(|c| c == rec.card)
+        && repo::read_dot_git(&report.path).is_some()
+}

@@ -1,0 +1,328 @@
+//! The steps every path into a worktree shares (`add`, the post-checkout hook, `prepare`):
+//! seeding and preparation in the contract's order (materialization, sharing, prepare), the
+//! record's state changes, the event log, and atomic failure (SPEC R-SEED, R-PREP, R-ATOMIC).
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+
+use crate::card::CardId;
+use crate::config::{CheckoutMode, Config};
+use crate::context::Context;
+use crate::error::{Code, Fail};
+use crate::hooks::{self, Ending, Facts, Phase};
+use crate::record::{self, LastHook, Record, State};
+use crate::{git, log, seed};
+
+/// Everything preparation needs besides the record.
+pub struct Prep<'a> {
+    pub ctx: &'a Context,
+    pub cfg: &'a Config,
+    /// The prepare hook's resolved program, checked before anything was created.
+    pub program: Option<&'a Path>,
+    pub deadline: Instant,
+}
+
+/// Resolve the prepare hook's program, if one is configured (exit 2 when refused).
+pub fn prepare_program(cfg: &Config) -> Result<Option<PathBuf>> {
+    Ok(match &cfg.prepare {
+        Some(p) => Some(hooks::resolve_program(
+            &p.argv,
+            cfg.helpers.stable_root.as_deref(),
+            "worktree.prepare.argv",
+        )?),
+        None => None,
+    })
+}
+
+impl Prep<'_> {
+    /// Seed (when `seed`) and run the prepare hook (when `run_hook`), in the contract's
+    /// order, then mark the record ready; on failure mark it failed and say why.
+    pub fn prepare(
+        &self,
+        mut rec: Record,
+        admin: &Path,
+        seed: bool,
+        run_hook: bool,
+    ) -> Result<Record, Failure> {
+        let delegated = self.cfg.checkout.mode == CheckoutMode::Delegated;
+        if delegated && run_hook {
+            self.run_hook(&mut rec, admin)?;
+        }
+        if seed {
+            let started = Instant::now();
+            let links = seed::share(
+                &self.cfg.sharing,
+                &self.ctx.repo.base,
+                &rec.path,
+                &rec.common_dir,
+            );
+            match links {
+                Ok(links) => {
+                    for l in links {
+                        if !rec.links.contains(&l) {
+                            rec.links.push(l);
+                        }
+                    }
+                    record::write(admin, &rec).map_err(Failure::Other)?;
+                    self.log("seeded", &rec, "ok", started.elapsed());
+                }
+                Err(e) => {
+                    self.mark_failed(&mut rec, admin);
+                    self.log("failed", &rec, "sharing failed", started.elapsed());
+                    return Err(Failure::Other(e.context("sharing failed")));
+                }
+            }
+        }
+        if !delegated && run_hook {
+            self.run_hook(&mut rec, admin)?;
+        }
+        rec.state = State::Ready;
+        rec.updated_at = record::now();
+        record::write(admin, &rec).map_err(Failure::Other)?;
+        Ok(rec)
+    }
+
+    fn run_hook(&self, rec: &mut Record, admin: &Path) -> Result<(), Failure> {
+        let (Some(prep), Some(program)) = (&self.cfg.prepare, self.program) else {
+            return Ok(());
+        };
+        let facts = Facts {
+            card: rec.card.clone(),
+            board: rec.board.clone(),
+            worktree: rec.path.clone(),
+            base: self.ctx.repo.base.clone(),
+            common_dir: rec.common_dir.clone(),
+            branch: rec.branch.clone(),
+            base_oid: rec.base_oid.clone(),
+            reason: rec.reason.as_str(),
+            ports: rec.ports.clone(),
+        };
+        let env = hooks::environment(&facts, Phase::Prepare, &self.cfg.environment.passthrough);
+        let prefix = format!("kardwt[{} prepare]: ", rec.card);
+        let cap = Duration::from_secs(prep.timeout_seconds);
+        let outcome = hooks::run(
+            program,
+            &prep.argv,
+            &rec.path,
+            env,
+            &prefix,
+            cap,
+            self.deadline,
+        )
+        .map_err(Failure::Other)?;
+        rec.last_hook = Some(LastHook {
+            phase: "prepare".into(),
+            exit_code: outcome.exit_code(),
+            duration_ms: u64::try_from(outcome.duration.as_millis()).unwrap_or(u64::MAX),
+        });
+        if outcome.succeeded() {
+            self.log("prepared", rec, "ok", outcome.duration);
+            return Ok(());
+        }
+        self.mark_failed(rec, admin);
+        self.log(
+            "failed",
+            rec,
+            &format!("prepare hook: {:?}", outcome.ending),
+            outcome.duration,
+        );
+        Err(Failure::Hook(outcome))
+    }
+
+    fn mark_failed(&self, rec: &mut Record, admin: &Path) {
+        rec.state = State::Failed;
+        rec.updated_at = record::now();
+        let _ = record::write(admin, rec);
+    }
+
+    /// Append an event about `rec` to the log.
+    pub fn log(&self, event: &str, rec: &Record, outcome: &str, duration: Duration) {
+        log::append(
+            &self.ctx.repo.common_dir,
+            event,
+            &rec.card,
+            &rec.path,
+            outcome,
+            duration,
+        );
+    }
+
+    /// R-ATOMIC: remove the new worktree at `path` (forced: a half-prepared tree has
+    /// untracked files), keep its branch, and build the error that says a retry re-creates it.
+    pub fn undo_creation(
+        &self,
+        card: &CardId,
+        retry: &str,
+        path: &Path,
+        failure: Failure,
+    ) -> anyhow::Error {
+        let removal = remove_worktree_forced(&self.ctx.repo.base, path);
+        failure.into_error(card, retry, Some((path.to_path_buf(), removal.err())))
+    }
+}
+
+/// `git worktree remove --force P`, run from the base; the error is git's refusal, capped.
+pub fn remove_worktree_forced(base: &Path, path: &Path) -> Result<(), String> {
+    let args = [
+        "worktree".as_ref(),
+        "remove".as_ref(),
+        "--force".as_ref(),
+        path.as_os_str(),
+    ];
+    match git::run_until(git::cmd(base, args), None) {
+        Ok(o) if o.ok => Ok(()),
+        Ok(o) => Err(hooks::tail_chars(&o.stderr, 120)),
+        Err(e) => Err(hooks::tail_chars(&e.to_string(), 120)),
+    }
+}
+
+/// Why preparation did not finish.
+pub enum Failure {
+    Hook(hooks::Outcome),
+    Other(anyhow::Error),
+}
+
+impl Failure {
+    /// The final error block, verdict first: what failed, that a retry is safe, the hook's own
+    /// words (capped at 300 characters); then what happened to the tree. `removed` is
+    /// `Some((path, None))` when the new tree was removed, `Some((path, Some(refusal)))` when
+    /// removing it failed, `None` when the tree was kept.
+    pub fn into_error(
+        self,
+        card: &CardId,
+        retry: &str,
+        removed: Option<(PathBuf, Option<String>)>,
+    ) -> anyhow::Error {
+        let retry = match &removed {
+            Some(_) => format!("a retry ({retry}) re-creates and re-prepares it"),
+            None => format!("a retry ({retry}) prepares it again"),
+        };
+        let (code, what) = match &self {
+            Failure::Hook(o) => match o.ending {
+                Ending::Exited(c) => (Code::Hook, format!("the prepare hook exited with {c}")),
+                Ending::Cap => (
+                    Code::Hook,
+                    "the prepare hook ran past timeout_seconds and was killed".to_owned(),
+                ),
+                Ending::Deadline => (
+                    Code::Deadline,
+                    "the action deadline passed during the prepare hook".to_owned(),
+                ),
+            },
+            Failure::Other(e) if crate::error::exit_code(e) == Code::Deadline as i32 => {
+                (Code::Deadline, format!("{e:#}"))
+            }
+            Failure::Other(e) => (Code::Hook, format!("{e:#}")),
+        };
+        let mut message = format!("preparing card {card} failed; {retry}. {what}");
+        if let Failure::Hook(o) = &self {
+            let tail = hooks::tail_chars(&o.tail, 300);
+            if !tail.is_empty() {
+                message.push_str(&format!(": {tail}"));
+            }
+        }
+        let hint = match removed {
+            Some((path, None)) => format!("the new worktree {} was removed; branch card/{card} is kept", path.display()),
+            Some((path, Some(refusal))) => format!(
+                "removing {} failed ({refusal}); remove it by hand: git worktree remove --force '{}'",
+                path.display(),
+                path.display()
+            ),
+            None => "the worktree is kept and recorded as failed".to_owned(),
+        };
+        Fail::new(code, message).hint(hint).into()
+    }
+}
+
+/// The card a worktree created outside `git kardwt add` stands for: `<id>` when its branch is
+/// `card/<id>`, else its admin dir name made a valid id, with `-2`, `-3`… on a clash with a
+/// card another record already claims.
+pub fn derive_card(
+    entries: &[crate::verify::Entry],
+    admin: &Path,
+    head: Option<&crate::repo::Head>,
+) -> CardId {
+    if let Some(crate::repo::Head::Branch(b)) = head {
+        if let Some(card) = CardId::from_branch(b) {
+            return card;
+        }
+    }
+    let id = admin
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let base = CardId::sanitize(&id);
+    let taken = |c: &CardId| !crate::verify::claims(entries, c.as_str()).is_empty();
+    if !taken(&base) {
+        return base;
+    }
+    (2..)
+        .map(|n| CardId::sanitize(&format!("{}-{n}", base.as_str())))
+        .find(|c| !taken(c))
+        .unwrap_or(base)
+}
+
+/// The base a record written by the hook, `adopt` or `prepare --path` names: the configured
+/// ref (else the remote's default branch) and the merge base of HEAD with it. Falls back to
+/// HEAD itself when the remote's branch is not known locally.
+pub fn recorded_base(cfg: &Config, worktree: &Path) -> (String, String) {
+    let remote = &cfg.base.remote;
+    let base_ref = cfg.base.git_ref.clone().or_else(|| {
+        let head = format!("refs/remotes/{remote}/HEAD");
+        git::run(worktree, ["symbolic-ref", "--quiet", head.as_str()])
+            .ok()
+            .and_then(|t| {
+                t.strip_prefix(&format!("refs/remotes/{remote}/"))
+                    .map(|b| format!("refs/heads/{b}"))
+            })
+    });
+    let merge_base = base_ref.as_ref().and_then(|r| {
+        let tracking = format!(
+            "refs/remotes/{remote}/{}",
+            r.strip_prefix("refs/heads/").unwrap_or(r)
+        );
+        git::run(worktree, ["merge-base", "HEAD", tracking.as_str()]).ok()
+    });
+    let oid = merge_base
+        .or_else(|| git::run(worktree, ["rev-parse", "--verify", "--quiet", "HEAD"]).ok());
+    (base_ref.unwrap_or_default(), oid.unwrap_or_default())
+}
+
+/// A fresh record (state `preparing`) for a worktree kardwt did not create itself.
+pub fn outside_record(
+    ctx: &Context,
+    cfg: &Config,
+    card: &CardId,
+    path: &Path,
+    head: Option<&crate::repo::Head>,
+    origin: record::Origin,
+    reason: record::Reason,
+) -> Record {
+    let (base_ref, base_oid) = recorded_base(cfg, path);
+    let now = record::now();
+    let branch = match head {
+        Some(crate::repo::Head::Branch(b)) => b.clone(),
+        _ => String::new(),
+    };
+    Record {
+        schema: 1,
+        card: card.to_string(),
+        board: String::new(),
+        branch,
+        path: path.to_path_buf(),
+        common_dir: ctx.repo.common_dir.clone(),
+        base_remote: cfg.base.remote.clone(),
+        base_ref,
+        base_oid,
+        state: State::Preparing,
+        origin,
+        reason,
+        created_at: now.clone(),
+        updated_at: now,
+        config_fingerprint: cfg.fingerprint(),
+        links: Vec::new(),
+        ports: Vec::new(),
+        last_hook: None,
+    }
+}

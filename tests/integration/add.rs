@@ -1,0 +1,450 @@
+//! `git kardwt add`: creation from a freshly fetched base (R-ADD, R-BASE), the record (R-REC),
+//! the prepare hook's environment, the worktree root (R-ROOT) and reuse (R-REUSE).
+use std::path::{Path, PathBuf};
+
+use crate::support::{line, sh_quote, TestRepo};
+
+#[test]
+fn add_with_origin_ahead_prints_path_on_new_branch_at_origin_oid_and_base_is_untouched() {
+    let repo = TestRepo::new();
+    repo.write_rules(&repo.rules_with_prepare(false));
+    let old_base_head = repo.git(&repo.base, &["rev-parse", "HEAD"]);
+    let new_oid = repo.commit_on_origin("origin moves ahead");
+    assert_ne!(old_base_head.trim(), new_oid);
+    let before = repo.snapshot_base();
+
+    let out = repo.kardwt(&repo.base, &["add", "42"]);
+    out.expect_code(0);
+    let wt = repo.tmp.join("base.worktrees").join("card-42");
+    assert_eq!(
+        out.stdout,
+        line(&wt),
+        "stdout must be the path alone:\n{out}"
+    );
+    assert!(wt.is_dir());
+
+    assert_eq!(
+        repo.git(&wt, &["symbolic-ref", "HEAD"]).trim(),
+        "refs/heads/card/42"
+    );
+    assert_eq!(repo.git(&wt, &["rev-parse", "HEAD"]).trim(), new_oid);
+    assert_eq!(
+        repo.git(&repo.base, &["rev-parse", "refs/heads/card/42"])
+            .trim(),
+        new_oid
+    );
+    assert!(wt.join("change-1.txt").is_file(), "full checkout expected");
+
+    let after = repo.snapshot_base();
+    assert_eq!(before, after, "the base changed");
+    assert_eq!(
+        repo.git(&repo.base, &["rev-parse", "HEAD"]),
+        old_base_head,
+        "base HEAD moved"
+    );
+}
+
+#[test]
+fn add_json_reports_path_branch_base_oid_state_and_reason() {
+    let repo = TestRepo::new();
+    let oid = repo.commit_on_origin("ahead");
+    let out = repo.kardwt(&repo.base, &["add", "7", "--json"]);
+    out.expect_code(0);
+    let v = out.json();
+    let wt = repo.card_path("7");
+    assert_eq!(v["path"], wt.to_str().unwrap(), "{out}");
+    assert_eq!(v["branch"], "card/7", "{out}");
+    assert_eq!(v["base_oid"], oid.as_str(), "{out}");
+    assert_eq!(v["state"], "ready", "{out}");
+    assert_eq!(v["reason"], "create", "{out}");
+
+    let again = repo.kardwt(&repo.base, &["add", "7", "--json"]);
+    again.expect_code(0);
+    let v = again.json();
+    assert_eq!(v["path"], wt.to_str().unwrap(), "{again}");
+    assert_eq!(v["state"], "ready", "{again}");
+    assert_eq!(v["reason"], "reuse", "{again}");
+}
+
+#[test]
+fn add_without_rules_file_uses_defaults() {
+    let repo = TestRepo::new();
+    assert!(!repo.rules_path().exists());
+    let wt = repo.add_card("1");
+    assert!(wt.join("README.md").is_file());
+    let rec = repo.record(&wt);
+    assert_eq!(rec["state"].as_str(), Some("ready"), "{rec:?}");
+    assert!(repo.prepare_runs().is_empty());
+}
+
+#[test]
+fn record_holds_the_contract_fields_and_nothing_shows_in_status() {
+    let repo = TestRepo::new();
+    repo.write_rules(&repo.rules_with_prepare(false));
+    let oid = repo.commit_on_origin("ahead");
+    let wt = repo.add_card("42");
+
+    let admin = repo.admin_dir(&wt);
+    let common = repo.common_dir().canonicalize().unwrap();
+    assert_eq!(
+        admin.parent().unwrap(),
+        common.join("worktrees"),
+        "admin dir is not under <common dir>/worktrees"
+    );
+    assert!(admin.join("kardwt.toml").is_file());
+
+    let rec = repo.record(&wt);
+    let s = |k: &str| {
+        rec.get(k)
+            .and_then(|v| v.as_str())
+            .unwrap_or_else(|| panic!("record key {k} missing or not a string: {rec:?}"))
+            .to_owned()
+    };
+    assert_eq!(
+        rec.get("schema").and_then(|v| v.as_integer()),
+        Some(1),
+        "{rec:?}"
+    );
+    assert_eq!(s("card"), "42");
+    assert_eq!(s("board"), "");
+    assert_eq!(s("branch"), "card/42");
+    assert_eq!(PathBuf::from(s("path")), wt);
+    assert_eq!(PathBuf::from(s("common_dir")), common);
+    assert_eq!(s("base_remote"), "origin");
+    assert_eq!(s("base_ref"), "refs/heads/main");
+    assert_eq!(s("base_oid"), oid);
+    assert_eq!(s("state"), "ready");
+    assert_eq!(s("origin"), "add");
+    assert_eq!(s("reason"), "create");
+    for k in ["created_at", "updated_at"] {
+        let t = s(k);
+        assert!(
+            is_rfc3339_utc(&t),
+            "{k} = {t:?} is not like 2026-11-29T18:00:00Z"
+        );
+    }
+    assert!(s("created_at") <= s("updated_at"));
+    let fp = s("config_fingerprint");
+    let hex = fp.strip_prefix("sha256:").unwrap_or_else(|| panic!("{fp}"));
+    assert_eq!(hex.len(), 64, "{fp}");
+    assert!(hex.chars().all(|c| c.is_ascii_hexdigit()), "{fp}");
+    assert!(
+        rec.get("links").and_then(|v| v.as_array()).is_some(),
+        "{rec:?}"
+    );
+    assert!(
+        rec.get("ports").and_then(|v| v.as_array()).is_some(),
+        "{rec:?}"
+    );
+    let last = rec
+        .get("last_hook")
+        .and_then(|v| v.as_table())
+        .unwrap_or_else(|| panic!("no [last_hook] after prepare ran: {rec:?}"));
+    assert_eq!(last.get("phase").and_then(|v| v.as_str()), Some("prepare"));
+    assert_eq!(last.get("exit_code").and_then(|v| v.as_integer()), Some(0));
+
+    let status = repo.git(&wt, &["status", "--porcelain", "--ignored"]);
+    assert_eq!(status, "", "kardwt left something visible in the worktree");
+
+    // Nothing of kardwt's own directly under worktrees/ (git would prune it).
+    for entry in std::fs::read_dir(common.join("worktrees")).unwrap() {
+        let p = entry.unwrap().path();
+        assert!(p.join("gitdir").is_file(), "{} has no gitdir", p.display());
+    }
+}
+
+fn is_rfc3339_utc(t: &str) -> bool {
+    let b = t.as_bytes();
+    b.len() >= 20
+        && t.ends_with('Z')
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b[10] == b'T'
+        && b[13] == b':'
+        && b[16] == b':'
+        && [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18]
+            .iter()
+            .all(|&i| b[i].is_ascii_digit())
+}
+
+#[test]
+fn reuse_returns_the_same_path_and_skips_prepare_unless_on_reuse() {
+    let repo = TestRepo::new();
+    repo.write_rules(&repo.rules_with_prepare(false));
+    let wt = repo.add_card("42");
+    assert_eq!(repo.prepare_runs(), ["42 create prepare"]);
+    let rec1 = repo.record(&wt);
+
+    let out = repo.kardwt_ok(&repo.base, &["add", "42"]);
+    assert_eq!(out, line(&wt));
+    assert_eq!(
+        repo.prepare_runs(),
+        ["42 create prepare"],
+        "prepare ran on reuse"
+    );
+    let rec2 = repo.record(&wt);
+    assert_eq!(rec2["state"].as_str(), Some("ready"));
+    assert_eq!(rec1["created_at"], rec2["created_at"]);
+
+    repo.write_rules(&repo.rules_with_prepare(true));
+    let out = repo.kardwt_ok(&repo.base, &["add", "42"]);
+    assert_eq!(out, line(&wt));
+    assert_eq!(
+        repo.prepare_runs(),
+        ["42 create prepare", "42 reuse prepare"]
+    );
+    let rec3 = repo.record(&wt);
+    assert_eq!(rec3["state"].as_str(), Some("ready"));
+    assert_eq!(repo.worktrees().len(), 2, "reuse created another worktree");
+}
+
+#[test]
+fn prepare_runs_in_the_worktree_with_the_kardwt_variables() {
+    let repo = TestRepo::new();
+    let env_file = repo.tmp.join("env.txt");
+    let cwd_file = repo.tmp.join("cwd.txt");
+    let script = repo.write_prepare(&format!(
+        "env > {}\npwd -P > {}",
+        sh_quote(&env_file),
+        sh_quote(&cwd_file)
+    ));
+    repo.write_rules(&repo.rules_for(&script, false));
+    let oid = repo.commit_on_origin("ahead");
+    let out = repo.kardwt(&repo.base, &["add", "42", "--board", "sprint 3"]);
+    out.expect_code(0);
+    let wt = repo.card_path("42");
+    assert_eq!(out.stdout, line(&wt));
+
+    let cwd = std::fs::read_to_string(&cwd_file).unwrap();
+    assert_eq!(cwd.trim_end(), wt.to_str().unwrap());
+    let env = std::fs::read_to_string(&env_file).unwrap();
+    let get = |name: &str| {
+        env.lines()
+            .find_map(|l| l.strip_prefix(&format!("{name}=")))
+            .unwrap_or_else(|| panic!("{name} not in the hook's environment:\n{env}"))
+            .to_owned()
+    };
+    let common = repo.common_dir().canonicalize().unwrap();
+    assert_eq!(get("KARDWT_CARD"), "42");
+    assert_eq!(get("KARDWT_BOARD"), "sprint 3");
+    assert_eq!(get("KARDWT_WORKTREE"), wt.to_str().unwrap());
+    assert_eq!(get("KARDWT_BASE"), repo.base.to_str().unwrap());
+    assert_eq!(get("KARDWT_COMMON_DIR"), common.to_str().unwrap());
+    assert_eq!(get("KARDWT_BRANCH"), "card/42");
+    assert_eq!(get("KARDWT_BASE_OID"), oid);
+    assert_eq!(get("KARDWT_REASON"), "create");
+    assert_eq!(get("KARDWT_PHASE"), "prepare");
+    assert_eq!(repo.record(&wt)["board"].as_str(), Some("sprint 3"));
+}
+
+#[test]
+fn root_option_and_git_config_override_the_default_root() {
+    let repo = TestRepo::new();
+    let custom = repo.tmp.join("custom root");
+    let out = repo.kardwt(
+        &repo.base,
+        &["add", "43", "--root", custom.to_str().unwrap()],
+    );
+    out.expect_code(0);
+    assert_eq!(out.stdout, line(&custom.join("card-43")));
+    assert!(!repo.root().exists(), "default root created despite --root");
+
+    let configured = repo.tmp.join("configured root");
+    repo.git(
+        &repo.base,
+        &["config", "kardwt.root", configured.to_str().unwrap()],
+    );
+    let out = repo.kardwt_ok(&repo.base, &["add", "44"]);
+    assert_eq!(out, line(&configured.join("card-44")));
+    assert!(!repo.root().exists());
+}
+
+#[test]
+fn add_from_a_subdirectory_and_from_inside_a_linked_worktree_uses_the_base_root() {
+    let repo = TestRepo::new();
+    let out = repo.kardwt_ok(&repo.base.join("src"), &["add", "42"]);
+    assert_eq!(out, line(&repo.card_path("42")));
+    let wt42 = repo.card_path("42");
+    let out = repo.kardwt_ok(&wt42.join("src"), &["add", "44"]);
+    assert_eq!(
+        out,
+        line(&repo.card_path("44")),
+        "the root must derive from the base, not from the linked worktree"
+    );
+    let rec = repo.record(&repo.card_path("44"));
+    assert_eq!(
+        Path::new(rec["common_dir"].as_str().unwrap()),
+        repo.common_dir().canonicalize().unwrap()
+    );
+}
+
+#[test]
+fn an_existing_card_branch_is_checked_out_as_is_not_reset() {
+    let repo = TestRepo::new();
+    let old = repo
+        .git(&repo.base, &["rev-parse", "HEAD"])
+        .trim()
+        .to_owned();
+    repo.git(&repo.base, &["branch", "card/50", &old]);
+    let new_oid = repo.commit_on_origin("ahead");
+    let wt = repo.add_card("50");
+    assert_eq!(repo.git(&wt, &["rev-parse", "HEAD"]).trim(), old);
+    assert_eq!(
+        repo.git(&repo.base, &["rev-parse", "refs/heads/card/50"])
+            .trim(),
+        old,
+        "the kept branch was reset"
+    );
+    let rec = repo.record(&wt);
+    assert_eq!(rec["base_oid"].as_str(), Some(new_oid.as_str()), "{rec:?}");
+}
+
+#[test]
+fn messages_go_to_stderr_as_error_lines_and_stdout_stays_empty() {
+    let repo = TestRepo::new();
+    let out = repo.kardwt(&repo.base, &["add", "a b"]);
+    out.expect_code(2);
+    assert_eq!(out.stdout, "", "{out}");
+    assert!(out.stderr.starts_with("error: "), "{out}");
+}
+
+#[test]
+fn without_base_ref_the_remote_head_as_the_remote_reports_it_is_used() {
+    let repo = TestRepo::new();
+    repo.git(&repo.scratch, &["switch", "--quiet", "-c", "dev"]);
+    std::fs::write(repo.scratch.join("dev.txt"), "dev\n").unwrap();
+    repo.git(&repo.scratch, &["add", "-A"]);
+    repo.git(&repo.scratch, &["commit", "--quiet", "-m", "dev"]);
+    repo.git(&repo.scratch, &["push", "--quiet", "origin", "dev"]);
+    let dev = repo
+        .git(&repo.origin, &["rev-parse", "refs/heads/dev"])
+        .trim()
+        .to_owned();
+    // The remote's HEAD moves; the base's own origin/HEAD still says main.
+    repo.git(&repo.origin, &["symbolic-ref", "HEAD", "refs/heads/dev"]);
+    let wt = repo.add_card("42");
+    assert_eq!(repo.git(&wt, &["rev-parse", "HEAD"]).trim(), dev);
+    let rec = repo.record(&wt);
+    assert_eq!(rec["base_ref"].as_str(), Some("refs/heads/dev"), "{rec:?}");
+    assert_eq!(rec["base_oid"].as_str(), Some(dev.as_str()), "{rec:?}");
+}
+
+#[test]
+fn a_configured_base_ref_is_fetched_and_a_missing_one_exits_2() {
+    let repo = TestRepo::new();
+    repo.git(&repo.scratch, &["switch", "--quiet", "-c", "release"]);
+    std::fs::write(repo.scratch.join("release.txt"), "r\n").unwrap();
+    repo.git(&repo.scratch, &["add", "-A"]);
+    repo.git(&repo.scratch, &["commit", "--quiet", "-m", "release"]);
+    repo.git(&repo.scratch, &["push", "--quiet", "origin", "release"]);
+    let release = repo
+        .git(&repo.origin, &["rev-parse", "refs/heads/release"])
+        .trim()
+        .to_owned();
+    repo.write_rules("worktree:\n  base:\n    ref: refs/heads/release\n");
+    let wt = repo.add_card("42");
+    assert_eq!(repo.git(&wt, &["rev-parse", "HEAD"]).trim(), release);
+    assert_eq!(
+        repo.record(&wt)["base_ref"].as_str(),
+        Some("refs/heads/release")
+    );
+
+    repo.write_rules("worktree:\n  base:\n    ref: refs/heads/nope\n");
+    let out = repo.kardwt(&repo.base, &["add", "43"]);
+    out.expect_code(2);
+    assert!(out.stderr.contains("refs/heads/nope"), "{out}");
+    assert!(!repo.card_path("43").exists());
+    assert!(!repo
+        .card_branches()
+        .contains(&"refs/heads/card/43".to_owned()));
+}
+
+#[test]
+fn a_dirty_base_on_another_branch_stays_byte_identical() {
+    let repo = TestRepo::new();
+    repo.write_rules(&repo.rules_with_prepare(false));
+    repo.git(&repo.base, &["switch", "--quiet", "-c", "feature/mine"]);
+    std::fs::write(repo.base.join("README.md"), "# edited, unstaged\n").unwrap();
+    std::fs::write(repo.base.join("src/lib.txt"), "staged\n").unwrap();
+    repo.git(&repo.base, &["add", "src/lib.txt"]);
+    std::fs::write(repo.base.join("untracked.txt"), "u\n").unwrap();
+    std::fs::write(repo.base.join(".env"), "SECRET=1\n").unwrap();
+    let oid = repo.commit_on_origin("ahead");
+    let before = repo.snapshot_base();
+    let wt = repo.add_card("42");
+    assert_eq!(repo.git(&wt, &["rev-parse", "HEAD"]).trim(), oid);
+    assert_eq!(repo.snapshot_base(), before, "the base changed");
+    assert_eq!(
+        repo.git(&repo.base, &["symbolic-ref", "--short", "HEAD"])
+            .trim(),
+        "feature/mine"
+    );
+}
+
+#[test]
+fn add_fetches_only_the_base_ref_and_moves_no_other_ref_of_the_base() {
+    let repo = TestRepo::new();
+    repo.git(&repo.scratch, &["switch", "--quiet", "-c", "dev"]);
+    repo.git(&repo.scratch, &["push", "--quiet", "origin", "dev"]);
+    repo.git(&repo.base, &["fetch", "--quiet", "origin"]);
+    std::fs::write(repo.scratch.join("dev.txt"), "dev\n").unwrap();
+    repo.git(&repo.scratch, &["add", "-A"]);
+    repo.git(&repo.scratch, &["commit", "--quiet", "-m", "dev moves"]);
+    repo.git(&repo.scratch, &["tag", "v9"]);
+    repo.git(&repo.scratch, &["push", "--quiet", "origin", "dev", "v9"]);
+    repo.git(&repo.scratch, &["switch", "--quiet", "main"]);
+    let main = repo.commit_on_origin("main moves");
+
+    let refs = |repo: &TestRepo| {
+        repo.git(
+            &repo.base,
+            &[
+                "for-each-ref",
+                "--format=%(refname) %(if)%(symref)%(then)-> %(symref)%(else)%(objectname)%(end)",
+            ],
+        )
+    };
+    let before = refs(&repo);
+    repo.add_card("42");
+    let after = refs(&repo);
+    let changed: Vec<_> = after
+        .lines()
+        .filter(|l| !before.lines().any(|b| b == *l))
+        .collect();
+    for l in &changed {
+        assert!(
+            l.starts_with("refs/heads/card/42 ") || *l == format!("refs/remotes/origin/main {main}"),
+            "a ref other than origin/main moved or appeared: {l}\nbefore:\n{before}\nafter:\n{after}"
+        );
+    }
+    for l in before.lines() {
+        assert!(
+            after.lines().any(|a| a == l) || l.starts_with("refs/remotes/origin/main "),
+            "{l} vanished or moved"
+        );
+    }
+}
+
+#[test]
+fn an_inherited_git_index_file_does_not_reach_kardwts_git_calls() {
+    let repo = TestRepo::new();
+    let stray = repo.tmp.join("stray-index");
+    let before = repo.snapshot_base();
+    let out = repo
+        .spawn_with_env(
+            crate::support::BIN,
+            &repo.base,
+            &["add", "42"],
+            &[("GIT_INDEX_FILE", stray.as_os_str())],
+        )
+        .wait(crate::support::COMMAND_TIMEOUT);
+    out.expect_code(0);
+    let wt = repo.card_path("42");
+    assert_eq!(out.stdout, line(&wt));
+    assert!(
+        !stray.exists(),
+        "kardwt's git used the caller's GIT_INDEX_FILE"
+    );
+    assert_eq!(repo.git(&wt, &["status", "--porcelain"]), "");
+    assert_eq!(repo.snapshot_base(), before);
+}

@@ -1,0 +1,174 @@
+//! Visibility (R-LIST): `list --json` states (ready, unseeded, foreign, prunable), drift and
+//! locks; `status --json` shows one worktree in full, including `config_changed`.
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::support::TestRepo;
+
+fn entry<'a>(list: &'a [Value], path: &Path) -> &'a Value {
+    list.iter()
+        .find(|e| e["path"] == path.to_str().unwrap())
+        .unwrap_or_else(|| panic!("{} not listed in {list:#?}", path.display()))
+}
+
+#[test]
+fn list_json_shows_every_linked_worktree_with_its_state() {
+    let repo = TestRepo::new();
+    repo.write_rules(&repo.rules_with_prepare(false));
+    let one = repo.add_card("1");
+    let two = repo.add_card("2");
+    let three = repo.add_card("3");
+    repo.git(&repo.base, &["worktree", "lock", one.to_str().unwrap()]);
+    repo.git(&two, &["switch", "--quiet", "-c", "other"]);
+    repo.edit_record(&three, "card", "33");
+
+    let unseeded = repo.tmp.join("x");
+    repo.git(
+        &repo.base,
+        &[
+            "-c",
+            "core.hooksPath=/nonexistent",
+            "worktree",
+            "add",
+            "--quiet",
+            "../x",
+            "-b",
+            "feature/x",
+        ],
+    );
+    assert!(unseeded.is_dir());
+    let gone = repo.tmp.join("gone");
+    repo.git(
+        &repo.base,
+        &[
+            "worktree",
+            "add",
+            "--quiet",
+            gone.to_str().unwrap(),
+            "-b",
+            "feature/gone",
+        ],
+    );
+    std::fs::remove_dir_all(&gone).unwrap();
+
+    let out = repo.kardwt(&repo.base, &["list", "--json"]);
+    out.expect_code(0);
+    let v = out.json();
+    let list = v
+        .as_array()
+        .unwrap_or_else(|| panic!("not an array:\n{out}"));
+    assert_eq!(
+        list.len(),
+        5,
+        "expected the five linked worktrees only:\n{out}"
+    );
+    assert!(
+        list.iter()
+            .all(|e| e["path"] != repo.base.to_str().unwrap()),
+        "the base is not a linked worktree:\n{out}"
+    );
+    for e in list {
+        for key in ["card", "state", "branch", "head", "drift", "path", "locked"] {
+            assert!(e.get(key).is_some(), "{key} missing in {e}");
+        }
+    }
+
+    let e1 = entry(list, &one);
+    assert_eq!(e1["card"], "1", "{e1}");
+    assert_eq!(e1["state"], "ready", "{e1}");
+    assert_eq!(e1["branch"], "card/1", "{e1}");
+    assert_eq!(e1["head"], "card/1", "{e1}");
+    assert_eq!(e1["drift"], false, "{e1}");
+    assert_eq!(e1["locked"], true, "{e1}");
+
+    let e2 = entry(list, &two);
+    assert_eq!(e2["card"], "2", "{e2}");
+    assert_eq!(e2["state"], "ready", "{e2}");
+    assert_eq!(e2["drift"], true, "{e2}");
+    assert_eq!(e2["head"], "other", "{e2}");
+    assert_eq!(e2["locked"], false, "{e2}");
+
+    assert_eq!(entry(list, &three)["state"], "foreign", "{out}");
+    assert_eq!(entry(list, &unseeded)["state"], "unseeded", "{out}");
+    assert_eq!(entry(list, &gone)["state"], "prunable", "{out}");
+
+    let out = repo.kardwt(
+        &repo.base,
+        &["verify", "--path", unseeded.to_str().unwrap()],
+    );
+    out.expect_code(1);
+
+    let text = repo.kardwt(&repo.base, &["list"]);
+    text.expect_code(0);
+    for p in [&one, &two, &three, &unseeded] {
+        assert!(text.stdout.contains(p.to_str().unwrap()), "{text}");
+    }
+    assert!(text.stdout.contains("unseeded"), "{text}");
+}
+
+#[test]
+fn list_json_is_an_empty_array_without_linked_worktrees() {
+    let repo = TestRepo::new();
+    let out = repo.kardwt(&repo.base, &["list", "--json"]);
+    out.expect_code(0);
+    assert_eq!(out.json(), serde_json::json!([]), "{out}");
+}
+
+#[test]
+fn status_json_shows_record_checks_drift_and_config_changed() {
+    let repo = TestRepo::new();
+    repo.write_rules(&repo.rules_with_prepare(false));
+    let wt = repo.add_card("5");
+
+    let out = repo.kardwt(&repo.base, &["status", "5", "--json"]);
+    out.expect_code(0);
+    let v = out.json();
+    for key in [
+        "path",
+        "card",
+        "state",
+        "verdict",
+        "checks",
+        "drift",
+        "expected_branch",
+        "head",
+        "record",
+        "links",
+        "ports",
+        "config_changed",
+    ] {
+        assert!(v.get(key).is_some(), "{key} missing:\n{out}");
+    }
+    assert_eq!(v["path"], wt.to_str().unwrap(), "{out}");
+    assert_eq!(v["card"], "5", "{out}");
+    assert_eq!(v["state"], "ready", "{out}");
+    assert_eq!(v["verdict"], "verified", "{out}");
+    assert_eq!(v["drift"], false, "{out}");
+    assert_eq!(v["expected_branch"], "card/5", "{out}");
+    assert_eq!(v["config_changed"], false, "{out}");
+    assert_eq!(v["record"]["card"], "5", "{out}");
+    assert_eq!(v["record"]["state"], "ready", "{out}");
+    assert!(v["links"].is_array(), "{out}");
+    assert!(v["ports"].is_array(), "{out}");
+    assert!(
+        v["checks"].as_array().is_some_and(|c| !c.is_empty()),
+        "{out}"
+    );
+
+    // Standing in the worktree, no argument is needed.
+    let here = repo.kardwt(&wt, &["status", "--json"]);
+    here.expect_code(0);
+    assert_eq!(here.json()["card"], "5", "{here}");
+
+    // A change of the effective configuration shows; an unrelated top-level key does not.
+    let rules = repo.rules_with_prepare(false);
+    repo.write_rules(&format!("other_tool: 1\n{rules}"));
+    let out = repo.kardwt(&repo.base, &["status", "5", "--json"]);
+    out.expect_code(0);
+    assert_eq!(out.json()["config_changed"], false, "{out}");
+    repo.write_rules(&repo.rules_with_prepare(true));
+    let out = repo.kardwt(&repo.base, &["status", "5", "--json"]);
+    out.expect_code(0);
+    assert_eq!(out.json()["config_changed"], true, "{out}");
+}

@@ -1,0 +1,13 @@
+//! The integration test binary: every module runs the real `git-kardwt` against real git in a
+//! throwaway repository (see `support.rs`).
+mod support;
+
+mod add;
+mod concurrency;
+mod config;
+mod ids;
+mod list;
+mod man;
+mod prepare;
+mod select;
+mod verify;

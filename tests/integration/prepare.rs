@@ -1,0 +1,135 @@
+//! The prepare hook from `add` (R-PREP): a failing hook exits 4, a hook past its cap exits 4,
+//! the action deadline (`--timeout`) exits 5, and hook output never reaches stdout.
+use std::time::{Duration, Instant};
+
+use crate::support::{line, TestRepo};
+
+/// Rules running `script` with a prepare cap of `cap` seconds.
+fn rules_with_cap(repo: &TestRepo, script: &std::path::Path, cap: u64) -> String {
+    format!(
+        "{}    timeout_seconds: {cap}\n",
+        repo.rules_for(script, false)
+    )
+}
+
+#[test]
+fn hook_output_goes_to_stderr_and_stdout_stays_the_path() {
+    let repo = TestRepo::new();
+    let script = repo.write_prepare("echo 'hello from prepare'\necho 'warning from prepare' >&2");
+    repo.write_rules(&repo.rules_for(&script, false));
+    let out = repo.kardwt(&repo.base, &["add", "42"]);
+    out.expect_code(0);
+    assert_eq!(out.stdout, line(&repo.card_path("42")), "{out}");
+    for text in ["hello from prepare", "warning from prepare"] {
+        let l = out
+            .stderr
+            .lines()
+            .find(|l| l.contains(text))
+            .unwrap_or_else(|| panic!("{text:?} not streamed to stderr:\n{out}"));
+        assert!(
+            l.contains("42") && l.contains("prepare"),
+            "hook lines are prefixed with card and phase: {l:?}"
+        );
+    }
+}
+
+#[test]
+fn a_failing_prepare_exits_4_with_its_message_and_a_retry_prepares_again() {
+    let repo = TestRepo::new();
+    let flag = repo.tmp.join("fail");
+    std::fs::write(&flag, "").unwrap();
+    let script = repo.write_prepare(&format!(
+        "if [ -e {} ]; then echo 'database seed missing' >&2; exit 7; fi",
+        crate::support::sh_quote(&flag)
+    ));
+    repo.write_rules(&repo.rules_for(&script, false));
+    let out = repo.kardwt(&repo.base, &["add", "42"]);
+    out.expect_code(4);
+    assert_eq!(out.stdout, "", "{out}");
+    assert!(out.stderr.contains("error: "), "{out}");
+    assert!(out.stderr.contains("database seed missing"), "{out}");
+    let out = repo.kardwt(&repo.base, &["verify", "42"]);
+    assert_ne!(
+        out.code, 0,
+        "a failed preparation must not verify as ready:\n{out}"
+    );
+    let out = repo.kardwt(&repo.base, &["select", "42", "--existing-or-base"]);
+    out.expect_code(0);
+    assert_eq!(out.stdout, line(&repo.base), "{out}");
+
+    std::fs::remove_file(&flag).unwrap();
+    let out = repo.kardwt(&repo.base, &["add", "42"]);
+    out.expect_code(0);
+    let wt = repo.card_path("42");
+    assert_eq!(out.stdout, line(&wt));
+    let runs = repo.prepare_runs();
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    assert!(
+        runs[1] == "42 retry prepare" || runs[1] == "42 create prepare",
+        "{runs:?}"
+    );
+    assert_eq!(repo.record(&wt)["state"].as_str(), Some("ready"));
+    repo.kardwt_ok(&repo.base, &["verify", "42"]);
+}
+
+#[test]
+fn a_prepare_past_its_cap_is_killed_and_exits_4() {
+    let repo = TestRepo::new();
+    let script = repo.write_prepare("sleep 30");
+    repo.write_rules(&rules_with_cap(&repo, &script, 1));
+    let t = Instant::now();
+    let out = repo
+        .spawn("git", &repo.base, &["kardwt", "add", "42"])
+        .wait(Duration::from_secs(60));
+    out.expect_code(4);
+    assert!(
+        t.elapsed() < Duration::from_secs(15),
+        "took {:?}",
+        t.elapsed()
+    );
+    assert_eq!(out.stdout, "", "{out}");
+}
+
+#[test]
+fn the_action_deadline_cuts_a_running_prepare_and_exits_5() {
+    let repo = TestRepo::new();
+    let script = repo.write_prepare("sleep 30");
+    repo.write_rules(&repo.rules_for(&script, false));
+    let t = Instant::now();
+    let out = repo
+        .spawn(
+            "git",
+            &repo.base,
+            &["kardwt", "add", "42", "--timeout", "2"],
+        )
+        .wait(Duration::from_secs(60));
+    out.expect_code(5);
+    assert!(
+        t.elapsed() < Duration::from_secs(15),
+        "took {:?}",
+        t.elapsed()
+    );
+    assert_eq!(out.stdout, "", "{out}");
+}
+
+#[test]
+fn an_argv0_outside_the_stable_root_is_refused_before_it_runs() {
+    let repo = TestRepo::new();
+    let outside = repo.tmp.join("outside.sh");
+    let ran = repo.tmp.join("ran");
+    std::fs::write(
+        &outside,
+        format!("#!/bin/sh\n: > {}\n", crate::support::sh_quote(&ran)),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&outside, std::fs::Permissions::from_mode(0o755)).unwrap();
+    repo.write_rules(&repo.rules_for(&outside, false));
+    let out = repo.kardwt(&repo.base, &["add", "42"]);
+    assert!(
+        out.code == 2 || out.code == 4,
+        "argv[0] outside stable_root must be refused (2 or 4):\n{out}"
+    );
+    assert_eq!(out.stdout, "", "{out}");
+    assert!(!ran.exists(), "the refused hook ran");
+}

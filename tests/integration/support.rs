@@ -1,0 +1,630 @@
+//! `TestRepo`: a hermetic bare origin, a base clone and helper scripts in a tempdir whose path
+//! contains a space; runs the real `git` and the real `git-kardwt` with a scrubbed environment.
+//!
+//! Harness decisions:
+//! - The rules file `base/kardbrd.yml` is never committed: `TestRepo::new` adds `/kardbrd.yml`
+//!   to the base's `.git/info/exclude` before any test snapshot, so writing rules keeps the
+//!   base's `git status` clean and the base byte-identical snapshots stable.
+//! - Snapshots of the base read status with `git --no-optional-locks`, so taking a snapshot
+//!   never rewrites the base's index itself.
+//! - Every child process gets its environment from [`TestRepo::command`]; nothing calls
+//!   `std::env::set_var`.
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::ffi::OsStr;
+use std::io::Read;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant, SystemTime};
+
+/// The git-kardwt binary under test.
+pub const BIN: &str = env!("CARGO_BIN_EXE_git-kardwt");
+
+/// How long any single command may run before the harness kills it and fails the test.
+pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Variables a caller could leak into git that would point it at another repository or index.
+const SCRUBBED: &[&str] = &[
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_COMMON_DIR",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+    "GIT_CEILING_DIRECTORIES",
+    "GIT_NAMESPACE",
+    "GIT_PREFIX",
+    "GIT_OPTIONAL_LOCKS",
+    "GIT_CONFIG",
+];
+
+/// What a finished command produced. Does not assert anything.
+#[derive(Debug)]
+pub struct Output {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+    pub args: Vec<String>,
+}
+
+impl Output {
+    /// stdout parsed as JSON; panics (with the whole output) when it is not.
+    #[track_caller]
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{self}"))
+    }
+
+    /// Assert the exit code, printing everything when it differs.
+    #[track_caller]
+    pub fn expect_code(&self, code: i32) -> &Self {
+        assert_eq!(self.code, code, "unexpected exit code:\n{self}");
+        self
+    }
+}
+
+impl std::fmt::Display for Output {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "command: {:?}\nexit: {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            self.args, self.code, self.stdout, self.stderr
+        )
+    }
+}
+
+/// A process started by the harness, with its pipes drained by threads.
+pub struct Running {
+    child: Child,
+    out: JoinHandle<Vec<u8>>,
+    err: JoinHandle<Vec<u8>>,
+    args: Vec<String>,
+}
+
+impl Running {
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// SIGKILL the process itself (not its process group).
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+    }
+
+    /// Wait at most `timeout`; a process still running then is killed and the test fails.
+    #[track_caller]
+    pub fn wait(mut self, timeout: Duration) -> Output {
+        let start = Instant::now();
+        let status = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status;
+            }
+            if start.elapsed() > timeout {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+                panic!("{:?} still running after {timeout:?}; killed", self.args);
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        let stdout = String::from_utf8_lossy(&self.out.join().unwrap()).into_owned();
+        let stderr = String::from_utf8_lossy(&self.err.join().unwrap()).into_owned();
+        use std::os::unix::process::ExitStatusExt;
+        let code = status
+            .code()
+            .unwrap_or_else(|| 128 + status.signal().unwrap_or(0));
+        Output {
+            code,
+            stdout,
+            stderr,
+            args: self.args,
+        }
+    }
+}
+
+fn drain(mut pipe: impl Read + Send + 'static) -> JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = pipe.read_to_end(&mut buf);
+        buf
+    })
+}
+
+/// A throwaway repository: `<tmp>/origin.git` (bare, branch main), `<tmp>/scratch` (a clone
+/// used to move origin ahead), `<tmp>/base` (the base clone kardwt works from).
+pub struct TestRepo {
+    _tmp: tempfile::TempDir,
+    /// The canonical tempdir path (it contains a space).
+    pub tmp: PathBuf,
+    pub origin: PathBuf,
+    pub scratch: PathBuf,
+    pub base: PathBuf,
+    pub home: PathBuf,
+    commits: std::cell::Cell<u32>,
+}
+
+impl TestRepo {
+    pub fn new() -> TestRepo {
+        let tmp_dir = tempfile::Builder::new()
+            .prefix("kardwt test ")
+            .tempdir()
+            .unwrap();
+        let tmp = tmp_dir.path().canonicalize().unwrap();
+        assert!(tmp.to_string_lossy().contains(' '));
+        let home = tmp.join("home");
+        std::fs::create_dir(&home).unwrap();
+        let repo = TestRepo {
+            origin: tmp.join("origin.git"),
+            scratch: tmp.join("scratch"),
+            base: tmp.join("base"),
+            home,
+            tmp,
+            _tmp: tmp_dir,
+            commits: std::cell::Cell::new(0),
+        };
+        repo.git(
+            &repo.tmp,
+            &["init", "--quiet", "--bare", "-b", "main", "origin.git"],
+        );
+        repo.git(&repo.tmp, &["clone", "--quiet", "origin.git", "scratch"]);
+        repo.git(&repo.scratch, &["switch", "--quiet", "-c", "main"]);
+        std::fs::write(repo.scratch.join("README.md"), "# project\n").unwrap();
+        std::fs::create_dir(repo.scratch.join("src")).unwrap();
+        std::fs::write(repo.scratch.join("src/lib.txt"), "one\n").unwrap();
+        std::fs::write(repo.scratch.join(".gitignore"), ".env\n.env.*\n").unwrap();
+        repo.git(&repo.scratch, &["add", "-A"]);
+        repo.git(&repo.scratch, &["commit", "--quiet", "-m", "first"]);
+        std::fs::write(repo.scratch.join("src/lib.txt"), "one\ntwo\n").unwrap();
+        repo.git(&repo.scratch, &["commit", "--quiet", "-am", "second"]);
+        repo.git(&repo.scratch, &["push", "--quiet", "-u", "origin", "main"]);
+        repo.git(&repo.tmp, &["clone", "--quiet", "origin.git", "base"]);
+        let exclude = repo.common_dir().join("info/exclude");
+        std::fs::create_dir_all(exclude.parent().unwrap()).unwrap();
+        let mut text = std::fs::read_to_string(&exclude).unwrap_or_default();
+        text.push_str("/kardbrd.yml\n");
+        std::fs::write(&exclude, text).unwrap();
+        repo
+    }
+
+    /// The base's common dir (`base/.git`).
+    pub fn common_dir(&self) -> PathBuf {
+        self.base.join(".git")
+    }
+
+    /// The default worktree root: `<parent of base>/base.worktrees`.
+    pub fn root(&self) -> PathBuf {
+        self.tmp.join("base.worktrees")
+    }
+
+    /// `<root>/card-<id>` under the default root.
+    pub fn card_path(&self, card: &str) -> PathBuf {
+        self.root().join(format!("card-{card}"))
+    }
+
+    /// A command with the hermetic environment, run in `dir`.
+    pub fn command(&self, program: impl AsRef<OsStr>, dir: &Path) -> Command {
+        let mut cmd = Command::new(program);
+        cmd.current_dir(dir);
+        for var in SCRUBBED {
+            cmd.env_remove(var);
+        }
+        let bin_dir = Path::new(BIN).parent().unwrap();
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let mut paths = vec![bin_dir.to_path_buf()];
+        paths.extend(std::env::split_paths(&path));
+        cmd.env("PATH", std::env::join_paths(paths).unwrap())
+            .env("HOME", &self.home)
+            .env("XDG_CONFIG_HOME", self.home.join(".config"))
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_AUTHOR_NAME", "Test Author")
+            .env("GIT_AUTHOR_EMAIL", "author@example.com")
+            .env("GIT_AUTHOR_DATE", "2024-01-01T00:00:00Z")
+            .env("GIT_COMMITTER_NAME", "Test Committer")
+            .env("GIT_COMMITTER_EMAIL", "committer@example.com")
+            .env("GIT_COMMITTER_DATE", "2024-01-01T00:00:00Z")
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .env("LC_ALL", "C")
+            .env("LANG", "C");
+        cmd
+    }
+
+    /// Start `program args…` in `dir` with the hermetic environment.
+    pub fn spawn(&self, program: impl AsRef<OsStr>, dir: &Path, args: &[&str]) -> Running {
+        self.spawn_with_env(program, dir, args, &[])
+    }
+
+    /// Like [`TestRepo::spawn`], with extra variables set on top of the hermetic environment
+    /// (to show that a caller's variables do not leak into kardwt's own git calls).
+    pub fn spawn_with_env(
+        &self,
+        program: impl AsRef<OsStr>,
+        dir: &Path,
+        args: &[&str],
+        env: &[(&str, &OsStr)],
+    ) -> Running {
+        let program = program.as_ref().to_owned();
+        let mut cmd = self.command(&program, dir);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd.args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawn {program:?}: {e}"));
+        let out = drain(child.stdout.take().unwrap());
+        let err = drain(child.stderr.take().unwrap());
+        let mut all = vec![program.to_string_lossy().into_owned()];
+        all.extend(args.iter().map(|a| a.to_string()));
+        all.push(format!("(in {})", dir.display()));
+        Running {
+            child,
+            out,
+            err,
+            args: all,
+        }
+    }
+
+    /// Run git; assert success; return stdout.
+    #[track_caller]
+    pub fn git(&self, dir: &Path, args: &[&str]) -> String {
+        let out = self.spawn("git", dir, args).wait(COMMAND_TIMEOUT);
+        assert_eq!(out.code, 0, "git failed:\n{out}");
+        out.stdout
+    }
+
+    /// Run git without asserting.
+    pub fn git_output(&self, dir: &Path, args: &[&str]) -> Output {
+        self.spawn("git", dir, args).wait(COMMAND_TIMEOUT)
+    }
+
+    /// `git kardwt args…` in `dir` (through git, as a user would). Does not assert.
+    pub fn kardwt(&self, dir: &Path, args: &[&str]) -> Output {
+        let mut all = vec!["kardwt"];
+        all.extend_from_slice(args);
+        self.spawn("git", dir, &all).wait(COMMAND_TIMEOUT)
+    }
+
+    /// `git kardwt args…` in `dir`, asserting exit 0; returns stdout.
+    #[track_caller]
+    pub fn kardwt_ok(&self, dir: &Path, args: &[&str]) -> String {
+        let out = self.kardwt(dir, args);
+        assert_eq!(out.code, 0, "git kardwt failed:\n{out}");
+        out.stdout
+    }
+
+    /// Start the `git-kardwt` binary itself (not through git), so its pid is the child's.
+    pub fn spawn_kardwt_bin(&self, dir: &Path, args: &[&str]) -> Running {
+        self.spawn(BIN, dir, args)
+    }
+
+    /// Move origin's main one commit ahead (through the scratch clone); returns the new oid.
+    pub fn commit_on_origin(&self, message: &str) -> String {
+        let n = self.commits.get() + 1;
+        self.commits.set(n);
+        std::fs::write(
+            self.scratch.join(format!("change-{n}.txt")),
+            format!("{message}\n"),
+        )
+        .unwrap();
+        self.git(&self.scratch, &["add", "-A"]);
+        self.git(&self.scratch, &["commit", "--quiet", "-m", message]);
+        self.git(&self.scratch, &["push", "--quiet", "origin", "main"]);
+        self.origin_main()
+    }
+
+    /// The oid of origin's main as origin itself has it.
+    pub fn origin_main(&self) -> String {
+        self.git(&self.origin, &["rev-parse", "refs/heads/main"])
+            .trim()
+            .to_owned()
+    }
+
+    /// Write `base/kardbrd.yml` (kept out of the base's status by info/exclude).
+    pub fn write_rules(&self, yaml: &str) {
+        std::fs::write(self.rules_path(), yaml).unwrap();
+    }
+
+    pub fn rules_path(&self) -> PathBuf {
+        self.base.join("kardbrd.yml")
+    }
+
+    /// `<tmp>/helpers`, the stable root of helper scripts (created on demand).
+    pub fn stable_root(&self) -> PathBuf {
+        let dir = self.tmp.join("helpers");
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    /// Write an executable `#!/bin/sh` script `<stable root>/<name>`; returns its path.
+    pub fn write_helper(&self, name: &str, body: &str) -> PathBuf {
+        let path = self.stable_root().join(name);
+        std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path
+    }
+
+    /// The log the standard prepare script appends `<card> <reason> <phase>` lines to.
+    pub fn prepare_log(&self) -> PathBuf {
+        self.tmp.join("prepare.log")
+    }
+
+    /// Lines of the prepare log (empty when prepare never ran).
+    pub fn prepare_runs(&self) -> Vec<String> {
+        std::fs::read_to_string(self.prepare_log())
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// The standard prepare script: logs one line, then runs `extra` (shell).
+    pub fn write_prepare(&self, extra: &str) -> PathBuf {
+        let log = sh_quote(&self.prepare_log());
+        self.write_helper(
+            "prepare",
+            &format!("echo \"$KARDWT_CARD $KARDWT_REASON $KARDWT_PHASE\" >> {log}\n{extra}"),
+        )
+    }
+
+    /// Rules with the standard prepare script and the given `on_reuse`.
+    pub fn rules_with_prepare(&self, on_reuse: bool) -> String {
+        let script = self.write_prepare("");
+        self.rules_for(&script, on_reuse)
+    }
+
+    /// Rules running `script` as prepare, with the given `on_reuse`.
+    pub fn rules_for(&self, script: &Path, on_reuse: bool) -> String {
+        format!(
+            "worktree:\n  helpers:\n    stable_root: {}\n  prepare:\n    argv: [{}]\n    on_reuse: {on_reuse}\n",
+            yaml_str(&self.stable_root()),
+            yaml_str(script),
+        )
+    }
+
+    /// Add card `card` in the base with the standard prepare rules; returns its path.
+    #[track_caller]
+    pub fn add_card(&self, card: &str) -> PathBuf {
+        let out = self.kardwt_ok(&self.base, &["add", card]);
+        let path = PathBuf::from(out.strip_suffix('\n').unwrap_or(&out));
+        assert_eq!(path, self.card_path(card));
+        path
+    }
+
+    /// The admin dir a linked worktree's `.git` file names.
+    #[track_caller]
+    pub fn admin_dir(&self, worktree: &Path) -> PathBuf {
+        let text = std::fs::read_to_string(worktree.join(".git")).unwrap();
+        let dir = text
+            .trim_end()
+            .strip_prefix("gitdir: ")
+            .unwrap_or_else(|| panic!("not a gitdir file: {text:?}"));
+        PathBuf::from(dir).canonicalize().unwrap()
+    }
+
+    /// The path of a worktree's record.
+    pub fn record_path(&self, worktree: &Path) -> PathBuf {
+        self.admin_dir(worktree).join("kardwt.toml")
+    }
+
+    /// The worktree's record, parsed.
+    #[track_caller]
+    pub fn record(&self, worktree: &Path) -> toml::Table {
+        let path = self.record_path(worktree);
+        let text = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+        text.parse::<toml::Table>()
+            .unwrap_or_else(|e| panic!("record {} is not TOML ({e}):\n{text}", path.display()))
+    }
+
+    /// Rewrite one string key of a worktree's record.
+    pub fn edit_record(&self, worktree: &Path, key: &str, value: &str) {
+        let mut rec = self.record(worktree);
+        assert!(rec.contains_key(key), "record has no {key}: {rec:?}");
+        rec.insert(key.to_owned(), toml::Value::String(value.to_owned()));
+        std::fs::write(self.record_path(worktree), toml::to_string(&rec).unwrap()).unwrap();
+    }
+
+    /// Branch names under `refs/heads/card/`.
+    pub fn card_branches(&self) -> Vec<String> {
+        self.git(
+            &self.base,
+            &["for-each-ref", "--format=%(refname)", "refs/heads/card/"],
+        )
+        .lines()
+        .map(str::to_owned)
+        .collect()
+    }
+
+    /// `git worktree list --porcelain` parsed into (path, branch ref or "", prunable) records.
+    pub fn worktrees(&self) -> Vec<(PathBuf, String, bool)> {
+        let text = self.git(&self.base, &["worktree", "list", "--porcelain"]);
+        let mut out = Vec::new();
+        for block in text.split("\n\n").filter(|b| !b.trim().is_empty()) {
+            let mut path = PathBuf::new();
+            let mut branch = String::new();
+            let mut prunable = false;
+            for line in block.lines() {
+                if let Some(p) = line.strip_prefix("worktree ") {
+                    path = PathBuf::from(p);
+                } else if let Some(b) = line.strip_prefix("branch ") {
+                    branch = b.to_owned();
+                } else if line.starts_with("prunable") {
+                    prunable = true;
+                }
+            }
+            out.push((path, branch, prunable));
+        }
+        out
+    }
+
+    /// The base's files (without `.git/`) plus its HEAD, index, status and branch.
+    pub fn snapshot_base(&self) -> BTreeMap<PathBuf, Vec<u8>> {
+        let mut snap = snapshot_excluding(&self.base, Some(Path::new(".git")));
+        for name in ["HEAD", "index"] {
+            let p = self.common_dir().join(name);
+            snap.insert(PathBuf::from(".git").join(name), std::fs::read(&p).unwrap());
+        }
+        let status = self.git(
+            &self.base,
+            &["--no-optional-locks", "status", "--porcelain", "--ignored"],
+        );
+        snap.insert("<status>".into(), status.into_bytes());
+        let head = self.git(&self.base, &["rev-parse", "HEAD"]);
+        snap.insert("<rev-parse HEAD>".into(), head.into_bytes());
+        let sym = self.git(&self.base, &["symbolic-ref", "HEAD"]);
+        snap.insert("<symbolic-ref HEAD>".into(), sym.into_bytes());
+        snap
+    }
+}
+
+/// Every entry under `dir` (files with their bytes, symlinks with their target, directories
+/// marked), keyed by path relative to `dir`. A missing `dir` gives an empty map.
+pub fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    snapshot_excluding(dir, None)
+}
+
+fn snapshot_excluding(dir: &Path, skip: Option<&Path>) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    walk(dir, &mut |path, meta| {
+        let rel = path.strip_prefix(dir).unwrap().to_path_buf();
+        if skip.is_some_and(|s| rel.starts_with(s)) {
+            return;
+        }
+        let value = if meta.file_type().is_symlink() {
+            let mut v = b"<symlink> ".to_vec();
+            v.extend(
+                std::fs::read_link(path)
+                    .unwrap()
+                    .into_os_string()
+                    .into_encoded_bytes(),
+            );
+            v
+        } else if meta.is_dir() {
+            b"<dir>".to_vec()
+        } else {
+            std::fs::read(path).unwrap()
+        };
+        out.insert(rel, value);
+    });
+    out
+}
+
+/// Modification times (and file types/sizes) of every entry under `dir`, itself included.
+pub fn mtimes(dir: &Path) -> BTreeMap<PathBuf, (SystemTime, u64, bool)> {
+    let mut out = BTreeMap::new();
+    if let Ok(meta) = std::fs::symlink_metadata(dir) {
+        out.insert(
+            PathBuf::from("."),
+            (meta.modified().unwrap(), meta.len(), meta.is_dir()),
+        );
+    }
+    walk(dir, &mut |path, meta| {
+        let rel = path.strip_prefix(dir).unwrap().to_path_buf();
+        out.insert(rel, (meta.modified().unwrap(), meta.len(), meta.is_dir()));
+    });
+    out
+}
+
+fn walk(dir: &Path, f: &mut dyn FnMut(&Path, &std::fs::Metadata)) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<_> = entries.map(|e| e.unwrap().path()).collect();
+    entries.sort();
+    for path in entries {
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        f(&path, &meta);
+        if meta.is_dir() {
+            walk(&path, f);
+        }
+    }
+}
+
+/// Quote a path for `/bin/sh` (single quotes).
+pub fn sh_quote(path: &Path) -> String {
+    let s = path.to_str().unwrap();
+    assert!(!s.contains('\''));
+    format!("'{s}'")
+}
+
+/// Quote a path as a YAML double-quoted string.
+pub fn yaml_str(path: &Path) -> String {
+    serde_json::to_string(path.to_str().unwrap()).unwrap()
+}
+
+/// A path as printed on stdout: the path and a newline.
+pub fn line(path: &Path) -> String {
+    format!("{}\n", path.display())
+}
+
+/// Poll `cond` every 20 ms for at most `timeout`.
+pub fn wait_until(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < timeout {
+        if cond() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    cond()
+}
+
+/// The harness itself: snapshots and mtimes must see the changes the tests rely on them to see.
+mod harness {
+    use super::*;
+
+    #[test]
+    fn snapshots_and_mtimes_see_every_kind_of_change() {
+        let repo = TestRepo::new();
+        let base = repo.snapshot_base();
+        assert!(base.contains_key(Path::new("README.md")));
+        assert!(base.contains_key(Path::new("src/lib.txt")));
+        assert!(base.contains_key(Path::new(".git/index")));
+        assert!(!base.keys().any(|k| k.starts_with(".git/objects")));
+
+        std::fs::write(repo.base.join("src/lib.txt"), "changed\n").unwrap();
+        assert_ne!(repo.snapshot_base(), base, "content change not seen");
+        std::fs::write(repo.base.join("src/lib.txt"), "one\ntwo\n").unwrap();
+        std::fs::create_dir(repo.base.join("empty")).unwrap();
+        assert_ne!(repo.snapshot_base(), base, "new empty directory not seen");
+        std::fs::remove_dir(repo.base.join("empty")).unwrap();
+        repo.git(&repo.base, &["switch", "--quiet", "-c", "x"]);
+        assert_ne!(repo.snapshot_base(), base, "branch switch not seen");
+        let settled = repo.snapshot_base();
+        assert_eq!(
+            repo.snapshot_base(),
+            settled,
+            "taking a snapshot changed the base"
+        );
+
+        let common = mtimes(&repo.common_dir());
+        std::thread::sleep(Duration::from_millis(20));
+        std::fs::write(repo.common_dir().join("worktrees-probe"), "").unwrap();
+        std::fs::remove_file(repo.common_dir().join("worktrees-probe")).unwrap();
+        assert_ne!(
+            mtimes(&repo.common_dir()),
+            common,
+            "a create+delete not seen"
+        );
+    }
+
+    #[test]
+    fn commands_reach_the_binary_under_test_through_git() {
+        let repo = TestRepo::new();
+        let out = repo.kardwt(&repo.base, &["--version"]);
+        out.expect_code(0);
+        assert!(out.stdout.contains(env!("CARGO_PKG_VERSION")), "{out}");
+        let out = repo.git_output(&repo.base, &["config", "--global", "--list"]);
+        assert_eq!(out.stdout, "", "the global config is not /dev/null:\n{out}");
+    }
+}
