@@ -42,6 +42,7 @@ pub enum Command {
     Status(StatusArgs),
     Prepare(PrepareArgs),
     Log(LogArgs),
+    Doctor(DoctorArgs),
     InstallHooks(InstallHooksArgs),
     UninstallHooks(InstallHooksArgs),
     #[command(subcommand)]
@@ -138,6 +139,18 @@ pub struct LogArgs {
     /// Only this card's events
     pub card: Option<String>,
     /// Print one JSON array
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Check the installation, the rules and every worktree; exit 1 when something needs fixing.
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Rehearse a whole creation (fetch, worktree, sharing, prepare) on a throwaway card and
+    /// remove it again
+    #[arg(long = "try")]
+    pub r#try: bool,
+    /// Print as JSON
     #[arg(long)]
     pub json: bool,
 }

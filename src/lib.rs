@@ -51,6 +51,7 @@ fn dispatch(cli: Cli, out: &mut dyn std::io::Write) -> anyhow::Result<i32> {
         Command::List(a) => commands::list::run(&ctx, a, out),
         Command::Status(a) => commands::status::run(&ctx, a, out),
         Command::Prepare(a) => commands::prepare::run(&ctx, a, out),
+        Command::Doctor(a) => commands::doctor::run(&ctx, a, out),
         Command::Log(a) => commands::log::run(&ctx, a, out),
         Command::InstallHooks(_) => commands::install_hooks::install(&ctx, out),
         Command::UninstallHooks(_) => commands::install_hooks::uninstall(&ctx, out),

@@ -132,7 +132,8 @@ impl Action<'_> {
                 self.prep.deadline,
                 holder,
             )?;
-            let (base_ref, oid) = self.fetch_base()?;
+            let (base_ref, oid) =
+                fetch_base(&self.prep.ctx.repo.base, self.cfg(), self.prep.deadline)?;
             let path = self.add_worktree(path, &oid)?;
             let admin = admin_of(&path)?;
             let now = record::now();
@@ -196,84 +197,6 @@ impl Action<'_> {
         }
     }
 
-    /// Fetch exactly the base ref and return it with the fetched commit's object id.
-    fn fetch_base(&self) -> Result<(String, String)> {
-        let base = &self.prep.ctx.repo.base;
-        let remote = &self.cfg().base.remote;
-        let base_ref = match &self.cfg().base.git_ref {
-            Some(r) => r.clone(),
-            None => self.remote_head(remote)?,
-        };
-        let branch = base_ref.strip_prefix("refs/heads/").unwrap_or(&base_ref);
-        let tracking = format!("refs/remotes/{remote}/{branch}");
-        let refspec = format!("+{base_ref}:{tracking}");
-        let out = git::run_until(
-            git::cmd(
-                base,
-                [
-                    "fetch",
-                    "--quiet",
-                    "--no-tags",
-                    "--no-prune",
-                    "--no-write-fetch-head",
-                    "--no-recurse-submodules",
-                    "--no-auto-maintenance",
-                    remote,
-                    &refspec,
-                ],
-            ),
-            Some(self.prep.deadline),
-        )?;
-        if !out.ok {
-            let err = out.stderr.trim();
-            if err.contains("couldn't find remote ref") {
-                return Err(
-                    usage(format!("the remote {remote} has no {base_ref}: {err}"))
-                        .hint("fix worktree.base.ref in the rules file")
-                        .into(),
-                );
-            }
-            anyhow::bail!("fetching {base_ref} from {remote} failed: {err}");
-        }
-        let oid = git::run(
-            base,
-            [
-                "rev-parse",
-                "--verify",
-                "--end-of-options",
-                &format!("{tracking}^{{commit}}"),
-            ],
-        )
-        .with_context(|| format!("could not read {tracking} after fetching it"))?;
-        Ok((base_ref, oid))
-    }
-
-    /// The branch the remote's HEAD names, as the remote reports it now.
-    fn remote_head(&self, remote: &str) -> Result<String> {
-        let out = git::run_until(
-            git::cmd(
-                &self.prep.ctx.repo.base,
-                ["ls-remote", "--symref", remote, "HEAD"],
-            ),
-            Some(self.prep.deadline),
-        )?;
-        if !out.ok {
-            anyhow::bail!("asking {remote} for its HEAD failed: {}", out.stderr.trim());
-        }
-        out.stdout
-            .lines()
-            .find_map(|l| {
-                l.strip_prefix("ref: ")
-                    .and_then(|r| r.strip_suffix("\tHEAD"))
-            })
-            .map(str::to_owned)
-            .ok_or_else(|| {
-                usage(format!("the remote {remote} reports no HEAD branch"))
-                    .hint("name the base explicitly with worktree.base.ref (e.g. refs/heads/main)")
-                    .into()
-            })
-    }
-
     /// `git worktree add` at `path`: a new branch at `oid`, or the kept branch as it is.
     fn add_worktree(&self, path: &Path, oid: &str) -> Result<PathBuf> {
         let branch = self.card.branch();
@@ -317,4 +240,78 @@ fn admin_of(path: &Path) -> Result<PathBuf> {
         )
     })?;
     repo::canonical(&target)
+}
+
+/// Fetch exactly the base ref and return it with the fetched commit's object id.
+pub fn fetch_base(base: &Path, cfg: &Config, deadline: Instant) -> Result<(String, String)> {
+    let remote = &cfg.base.remote;
+    let base_ref = match &cfg.base.git_ref {
+        Some(r) => r.clone(),
+        None => remote_head(base, remote, deadline)?,
+    };
+    let branch = base_ref.strip_prefix("refs/heads/").unwrap_or(&base_ref);
+    let tracking = format!("refs/remotes/{remote}/{branch}");
+    let refspec = format!("+{base_ref}:{tracking}");
+    let out = git::run_until(
+        git::cmd(
+            base,
+            [
+                "fetch",
+                "--quiet",
+                "--no-tags",
+                "--no-prune",
+                "--no-write-fetch-head",
+                "--no-recurse-submodules",
+                "--no-auto-maintenance",
+                remote,
+                &refspec,
+            ],
+        ),
+        Some(deadline),
+    )?;
+    if !out.ok {
+        let err = out.stderr.trim();
+        if err.contains("couldn't find remote ref") {
+            return Err(
+                usage(format!("the remote {remote} has no {base_ref}: {err}"))
+                    .hint("fix worktree.base.ref in the rules file")
+                    .into(),
+            );
+        }
+        anyhow::bail!("fetching {base_ref} from {remote} failed: {err}");
+    }
+    let oid = git::run(
+        base,
+        [
+            "rev-parse",
+            "--verify",
+            "--end-of-options",
+            &format!("{tracking}^{{commit}}"),
+        ],
+    )
+    .with_context(|| format!("could not read {tracking} after fetching it"))?;
+    Ok((base_ref, oid))
+}
+
+/// The branch the remote's HEAD names, as the remote reports it now.
+fn remote_head(base: &Path, remote: &str, deadline: Instant) -> Result<String> {
+    let out = git::run_until(
+        git::cmd(base, ["ls-remote", "--symref", remote, "HEAD"]),
+        Some(deadline),
+    )?;
+    if !out.ok {
+        anyhow::bail!("asking {remote} for its HEAD failed: {}", out.stderr.trim());
+    }
+    out.stdout
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("ref: ")
+                .and_then(|r| r.strip_suffix("\tHEAD"))
+        })
+        .map(str::to_owned)
+        .ok_or_else(|| {
+            usage(format!("the remote {remote} reports no HEAD branch"))
+                .hint("name the base explicitly with worktree.base.ref (e.g. refs/heads/main)")
+                .into()
+        })
 }

@@ -1,6 +1,7 @@
 //! One module per subcommand; each has a `run` that orchestrates and writes results to `out`.
 pub mod add;
 pub mod config;
+pub mod doctor;
 pub mod hook;
 pub mod install_hooks;
 pub mod list;

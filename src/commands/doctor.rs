@@ -1,0 +1,415 @@
+//! `git kardwt doctor [--json] [--try]` (SPEC R-DOCTOR): are the hooks installed where git
+//! looks and is `git-kardwt` reachable on PATH; does the rules file decode; are `stable_root`
+//! and the hook executables sound; which worktrees are unseeded, failed or prunable (with the
+//! command that fixes each); when the hook last fired. `--try` rehearses a whole creation on a
+//! throwaway card and removes it again. Exit 1 when a problem was found.
+use std::io::Write;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use serde::Serialize;
+use serde_json::json;
+
+use crate::card::CardId;
+use crate::cli::DoctorArgs;
+use crate::commands::add::ADD_MARKER;
+use crate::commands::install_hooks::{self, MARKER};
+use crate::context::Context;
+use crate::lifecycle::{self, Prep};
+use crate::record::{self, Origin, Reason, Record, State};
+use crate::verify::{self, Verdict};
+use crate::{git, hooks, lock, log, repo};
+
+#[derive(Debug, Serialize)]
+struct Finding {
+    check: String,
+    ok: bool,
+    detail: String,
+    /// The command that fixes it, when there is one.
+    fix: Option<String>,
+}
+
+fn finding(check: &str, ok: bool, detail: impl Into<String>, fix: Option<String>) -> Finding {
+    Finding {
+        check: check.to_owned(),
+        ok,
+        detail: detail.into(),
+        fix,
+    }
+}
+
+pub fn run(ctx: &Context, args: &DoctorArgs, out: &mut dyn Write) -> Result<i32> {
+    let mut findings = Vec::new();
+    hooks_findings(ctx, &mut findings);
+    let rules = ctx.rules();
+    match &rules {
+        Ok(r) => {
+            let file = r
+                .file
+                .as_ref()
+                .map_or("no rules file: defaults".to_owned(), |f| {
+                    f.display().to_string()
+                });
+            findings.push(finding("rules", true, format!("{file} decodes"), None));
+            for (key, argv) in [
+                (
+                    "worktree.prepare.argv",
+                    r.config.prepare.as_ref().map(|p| &p.argv),
+                ),
+                (
+                    "worktree.cleanup.argv",
+                    r.config.cleanup.as_ref().map(|c| &c.argv),
+                ),
+            ] {
+                if let Some(argv) = argv {
+                    let res =
+                        hooks::resolve_program(argv, r.config.helpers.stable_root.as_deref(), key);
+                    findings.push(match res {
+                        Ok(p) => finding(key, true, format!("{} is sound", p.display()), None),
+                        Err(e) => {
+                            finding(key, false, e.to_string(), Some("fix the rules file".into()))
+                        }
+                    });
+                }
+            }
+        }
+        Err(e) => findings.push(finding(
+            "rules",
+            false,
+            format!("{e:#}"),
+            Some("git kardwt config check".into()),
+        )),
+    }
+    worktree_findings(ctx, &mut findings)?;
+    let last = log::read(&ctx.repo.common_dir, None)
+        .into_iter()
+        .rev()
+        .find(|e| e.event == "hook-noop" || (e.event == "created" && e.outcome == "hook"));
+    let last_fired = last.map(|e| format!("{} ({} {})", e.time, e.event, e.path));
+    let rehearsal = match (&rules, args.r#try) {
+        (Ok(r), true) => Some(rehearse(ctx, &r.config)),
+        (Err(_), true) => Some(vec![step(
+            "rules",
+            false,
+            Duration::ZERO,
+            "the rules file does not decode",
+        )]),
+        _ => None,
+    };
+    let problems = findings.iter().any(|f| !f.ok)
+        || rehearsal
+            .as_ref()
+            .is_some_and(|steps| steps.iter().any(|s| !s.ok));
+    if args.json {
+        let v = json!({
+            "ok": !problems,
+            "checks": findings,
+            "hook_last_fired": last_fired,
+            "try": rehearsal,
+        });
+        writeln!(out, "{v}")?;
+    } else {
+        for f in &findings {
+            writeln!(
+                out,
+                "{} {:<22} {}",
+                if f.ok { "ok  " } else { "FAIL" },
+                f.check,
+                f.detail
+            )?;
+            if let Some(fix) = f.fix.as_ref().filter(|_| !f.ok) {
+                writeln!(out, "     fix: {fix}")?;
+            }
+        }
+        writeln!(
+            out,
+            "hook last fired: {}",
+            last_fired.as_deref().unwrap_or("never (per the event log)")
+        )?;
+        for s in rehearsal.iter().flatten() {
+            writeln!(
+                out,
+                "try  {:<22} {} ({} ms) {}",
+                s.step,
+                if s.ok { "ok" } else { "FAILED" },
+                s.ms,
+                s.detail
+            )?;
+        }
+    }
+    Ok(i32::from(problems))
+}
+
+fn hooks_findings(ctx: &Context, findings: &mut Vec<Finding>) {
+    match install_hooks::hooks_dir(ctx) {
+        Ok(dir) => {
+            let hook = dir.join("post-checkout");
+            let ours = |p: &Path| std::fs::read_to_string(p).is_ok_and(|c| c.contains(MARKER));
+            let mut legacy = hook.as_os_str().to_owned();
+            legacy.push(".legacy");
+            let managed = [
+                ctx.repo.base.join("lefthook.yml"),
+                ctx.repo.base.join(".husky/post-checkout"),
+            ]
+            .iter()
+            .any(|p| {
+                std::fs::read_to_string(p)
+                    .is_ok_and(|c| c.contains("git kardwt hook post-checkout"))
+            });
+            let installed = ours(&hook) || ours(Path::new(&legacy)) || managed;
+            findings.push(finding(
+                "post-checkout hook",
+                installed,
+                if installed {
+                    format!("installed in {}", dir.display())
+                } else {
+                    format!("not installed in {}", dir.display())
+                },
+                Some("git kardwt install-hooks".into()),
+            ));
+        }
+        Err(e) => findings.push(finding("post-checkout hook", false, format!("{e:#}"), None)),
+    }
+    if let Some(p) = ctx
+        .repo
+        .config_string("core.hooksPath")
+        .filter(|p| !Path::new(p).is_absolute())
+    {
+        findings.push(finding(
+            "core.hooksPath",
+            false,
+            format!("{p:?} is relative: git resolves it against each worktree, so new worktrees may not find the hook"),
+            Some(format!("git config core.hooksPath '{}'", ctx.repo.base.join(&p).display())),
+        ));
+    }
+    let on_path = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).any(|d| d.join("git-kardwt").is_file()))
+        .unwrap_or(false);
+    findings.push(finding(
+        "git-kardwt on PATH",
+        on_path,
+        if on_path {
+            "found"
+        } else {
+            "not found: the hook shims run `git kardwt`"
+        },
+        Some("make install PREFIX=… and put PREFIX/bin on PATH".into()),
+    ));
+}
+
+fn worktree_findings(ctx: &Context, findings: &mut Vec<Finding>) -> Result<()> {
+    let entries = verify::scan(&ctx.repo)?;
+    for e in &entries {
+        let Some(path) = e.linked.path.clone() else {
+            continue;
+        };
+        let report = verify::verify(&ctx.repo, &entries, &path, None);
+        let p = path.display();
+        let (ok, detail, fix) = match (report.verdict, report.state()) {
+            (Verdict::Verified, Some(State::Ready)) => continue,
+            (Verdict::Unseeded, _) => (
+                false,
+                "unseeded: created without the trigger".to_owned(),
+                format!("git kardwt prepare --path '{p}'"),
+            ),
+            (Verdict::Verified, Some(s)) => (
+                false,
+                format!("state {}", s.as_str()),
+                format!("git kardwt prepare --path '{p}'"),
+            ),
+            (Verdict::Prunable, _) => (
+                false,
+                "prunable: its directory is gone".to_owned(),
+                "git worktree prune".to_owned(),
+            ),
+            _ => (false, report.explain(), "inspect it by hand".to_owned()),
+        };
+        findings.push(finding(&format!("worktree {p}"), ok, detail, Some(fix)));
+    }
+    Ok(())
+}
+
+#[derive(Debug, Serialize)]
+struct Step {
+    step: String,
+    ok: bool,
+    ms: u64,
+    detail: String,
+}
+
+fn step(name: &str, ok: bool, took: Duration, detail: impl Into<String>) -> Step {
+    Step {
+        step: name.to_owned(),
+        ok,
+        ms: u64::try_from(took.as_millis()).unwrap_or(u64::MAX),
+        detail: detail.into(),
+    }
+}
+
+/// Rehearse a creation on a throwaway card: fetch, worktree, sharing, prepare; then remove
+/// the worktree and its branch again, whatever happened.
+fn rehearse(ctx: &Context, cfg: &crate::config::Config) -> Vec<Step> {
+    let mut steps = Vec::new();
+    let card = CardId::sanitize(&format!("doctor-try-{}", std::process::id()));
+    let root = ctx.root();
+    let root_existed = root.exists();
+    let path = root.join(card.dir_name());
+    let deadline = Instant::now() + Duration::from_secs(cfg.action_timeout_seconds);
+    let program = match lifecycle::prepare_program(cfg) {
+        Ok(p) => p,
+        Err(e) => {
+            return vec![step(
+                "prepare argv",
+                false,
+                Duration::ZERO,
+                format!("{e:#}"),
+            )]
+        }
+    };
+    let t = Instant::now();
+    let base = match fetch(ctx, cfg, deadline) {
+        Ok(b) => b,
+        Err(e) => return vec![step("fetch", false, t.elapsed(), format!("{e:#}"))],
+    };
+    steps.push(step(
+        "fetch",
+        true,
+        t.elapsed(),
+        format!("{} at {}", base.0, base.1),
+    ));
+    let t = Instant::now();
+    let mut args: Vec<String> = vec!["worktree".into(), "add".into(), "--quiet".into()];
+    if cfg.checkout.mode == crate::config::CheckoutMode::Delegated {
+        args.push("--no-checkout".into());
+    }
+    args.extend([
+        "-b".into(),
+        card.branch(),
+        "--end-of-options".into(),
+        path.display().to_string(),
+        base.1.clone(),
+    ]);
+    let created = git::run_until(
+        git::cmd(&ctx.repo.base, &args).env(ADD_MARKER, &path),
+        Some(deadline),
+    );
+    match created {
+        Ok(o) if o.ok => steps.push(step(
+            "worktree",
+            true,
+            t.elapsed(),
+            path.display().to_string(),
+        )),
+        Ok(o) => {
+            steps.push(step(
+                "worktree",
+                false,
+                t.elapsed(),
+                o.stderr.trim().to_owned(),
+            ));
+            cleanup(ctx, &card, None, &mut steps);
+            return steps;
+        }
+        Err(e) => {
+            steps.push(step("worktree", false, t.elapsed(), format!("{e:#}")));
+            return steps;
+        }
+    }
+    let admin = repo::read_dot_git(&path).and_then(|a| std::fs::canonicalize(a).ok());
+    let path = std::fs::canonicalize(&path).unwrap_or(path);
+    if let Some(admin) = &admin {
+        let t = Instant::now();
+        let mut rec: Record = lifecycle::outside_record(
+            ctx,
+            cfg,
+            &card,
+            &path,
+            Some(&repo::Head::Branch(card.branch())),
+            Origin::Add,
+            Reason::Create,
+        );
+        rec.base_oid = base.1.clone();
+        rec.base_ref = base.0.clone();
+        let prep = Prep {
+            ctx,
+            cfg,
+            program: program.as_deref(),
+            deadline,
+        };
+        let result = record::write(admin, &rec)
+            .map_err(lifecycle::Failure::Other)
+            .and_then(|()| prep.prepare(rec, admin, true, cfg.prepare.is_some()));
+        match result {
+            Ok(rec) => steps.push(step(
+                "share and prepare",
+                true,
+                t.elapsed(),
+                format!("links: {:?}", rec.links),
+            )),
+            Err(f) => {
+                let msg = f
+                    .into_error(&card, "git kardwt doctor --try", None)
+                    .to_string();
+                steps.push(step(
+                    "share and prepare",
+                    false,
+                    t.elapsed(),
+                    hooks::tail_chars(&msg, 300),
+                ));
+            }
+        }
+    }
+    cleanup(ctx, &card, Some(&path), &mut steps);
+    if !root_existed {
+        let _ = std::fs::remove_dir(&root); // only if empty: the rehearsal made it.
+    }
+    steps
+}
+
+fn fetch(
+    ctx: &Context,
+    cfg: &crate::config::Config,
+    deadline: Instant,
+) -> Result<(String, String)> {
+    let holder = "git kardwt doctor --try";
+    let _lock = lock::take(
+        lock::repo_lock_path(&ctx.repo.common_dir),
+        "the repository lock",
+        deadline,
+        holder,
+    )?;
+    crate::commands::add::fetch_base(&ctx.repo.base, cfg, deadline)
+}
+
+/// Remove the rehearsal's worktree, branch and card lock.
+fn cleanup(ctx: &Context, card: &CardId, path: Option<&Path>, steps: &mut Vec<Step>) {
+    let t = Instant::now();
+    let mut problems = Vec::new();
+    if let Some(p) = path {
+        if let Err(e) = lifecycle::remove_worktree_forced(&ctx.repo.base, p) {
+            problems.push(format!(
+                "remove it by hand: git worktree remove --force '{}' ({e})",
+                p.display()
+            ));
+        }
+    }
+    if let Err(e) = git::run(
+        &ctx.repo.base,
+        ["branch", "-D", "--quiet", card.branch().as_str()],
+    ) {
+        problems.push(format!("{e:#}"));
+    }
+    let _ = std::fs::remove_file(lock::card_lock_path(&ctx.repo.common_dir, card));
+    let ok = problems.is_empty();
+    steps.push(step(
+        "cleanup",
+        ok,
+        t.elapsed(),
+        if ok {
+            "worktree and branch removed".to_owned()
+        } else {
+            problems.join("; ")
+        },
+    ));
+}
