@@ -221,8 +221,20 @@ impl Action<'_> {
             Some(self.prep.deadline),
         )?;
         if !out.ok {
+            // git keeps a worktree whose post-checkout hook failed: it is ours, remove it.
+            let kept = if path.join(".git").is_file() {
+                match lifecycle::remove_worktree_forced(&self.prep.ctx.repo.base, path) {
+                    Ok(()) => " (the new worktree was removed again)".to_owned(),
+                    Err(e) => format!(
+                        " (removing it failed: {e}; remove it by hand: git worktree remove --force '{}')",
+                        path.display()
+                    ),
+                }
+            } else {
+                String::new()
+            };
             anyhow::bail!(
-                "`git worktree add` of {} failed: {}",
+                "`git worktree add` of {} failed{kept}: {}",
                 path.display(),
                 out.stderr.trim()
             );
