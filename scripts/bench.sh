@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# make bench: git-kardwt against plain git, measured in one run on this machine, as ratios.
+#   P1  `git switch` round trips with the kardwt post-checkout shim vs a bare `exit 0` hook
+#   P2  `git kardwt add` vs `git fetch origin main && git worktree add -b … FETCH_HEAD`
+#       on a repository of 5,000 files
+#   P3  `git kardwt list --json` vs `git worktree list --porcelain` with 200 worktrees
+#   P4  `git kardwt verify` vs `git rev-parse HEAD`, inside a worktree
+# P1 uses the minimum of many alternating trials (it sits inside the noise); the others the
+# median of several runs. Needs `git-kardwt` on PATH (make bench puts the release build first).
+# Sizes can be shrunk for a quick look: BENCH_FILES, BENCH_WORKTREES, BENCH_TRIALS.
+set -euo pipefail
+
+FILES=${BENCH_FILES:-5000}
+WORKTREES=${BENCH_WORKTREES:-200}
+TRIALS=${BENCH_TRIALS:-15}
+
+export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null LC_ALL=C
+export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.com
+export GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.com
+command -v git-kardwt >/dev/null || { echo "git-kardwt is not on PATH" >&2; exit 2; }
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/kardwt-bench.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+# now_us: microseconds since the epoch (bash 5's EPOCHREALTIME, no process started).
+now_us() { local t=${EPOCHREALTIME/./}; echo "$t"; }
+
+# time_us CMD…: run CMD once with output discarded, print its wall time in microseconds.
+time_us() {
+	local s e
+	s=$(now_us)
+	"$@" >/dev/null 2>&1
+	e=$(now_us)
+	echo $((e - s))
+}
+
+median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : int((a[NR/2]+a[NR/2+1])/2))}'; }
+minimum() { sort -n | head -n 1; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
+ms() { awk -v u="$1" 'BEGIN { printf "%.2f", u / 1000 }'; }
+
+rows=()
+row() { # name kardwt_us git_us goal
+	local r
+	r=$(ratio "$2" "$3")
+	local verdict
+	verdict=$(awk -v r="$r" -v g="$4" 'BEGIN { print (r <= g ? "met" : "MISSED") }')
+	rows+=("$(printf '%-4s %12s %12s %8s %6s  %s' "$1" "$(ms "$2")" "$(ms "$3")" "$r" "$4" "$verdict")")
+}
+
+echo "setting up: origin with $FILES files, base clone" >&2
+git init -q --bare -b main "$work/origin.git"
+git clone -q "$work/origin.git" "$work/seed" 2>/dev/null
+(
+	cd "$work/seed"
+	for d in $(seq 1 50); do
+		mkdir -p "d$d"
+		for f in $(seq 1 $((FILES / 50))); do echo "file $d $f" >"d$d/f$f.txt"; done
+	done
+	git add -A && git commit -qm "$FILES files" && git push -q origin main
+	git switch -q -c other && echo other >other.txt && git add other.txt && git commit -qm other
+	git push -q origin other
+)
+git clone -q "$work/origin.git" "$work/base"
+base="$work/base"
+git -C "$base" branch -q other origin/other
+
+# P1: switch round trips, shim vs `exit 0`, alternating, minimum of trials.
+echo "P1: git switch round trips ($TRIALS alternating trials)" >&2
+hooks=$(git -C "$base" rev-parse --git-path hooks)
+case "$hooks" in /*) ;; *) hooks="$base/$hooks" ;; esac
+shim=$(cd "$(dirname "$0")/.." && pwd)/githooks/post-checkout
+printf '#!/bin/sh\nexit 0\n' >"$work/empty-hook"
+chmod 755 "$work/empty-hook"
+roundtrip() { git -C "$base" switch -q other && git -C "$base" switch -q main; }
+p1_k=() p1_g=()
+for _ in $(seq 1 "$TRIALS"); do
+	install -m 755 "$shim" "$hooks/post-checkout"
+	p1_k+=("$(time_us roundtrip)")
+	install -m 755 "$work/empty-hook" "$hooks/post-checkout"
+	p1_g+=("$(time_us roundtrip)")
+done
+rm -f "$hooks/post-checkout"
+row P1 "$(printf '%s\n' "${p1_k[@]}" | minimum)" "$(printf '%s\n' "${p1_g[@]}" | minimum)" 1.05
+
+# P2: creating a worktree from a fetched base, kardwt vs plain git, median of runs.
+echo "P2: add vs fetch + worktree add" >&2
+runs=${BENCH_P2_RUNS:-5}
+p2_k=() p2_g=()
+for i in $(seq 1 "$runs"); do
+	p2_k+=("$(time_us git -C "$base" kardwt add "bench$i")")
+	p2_g+=("$(time_us sh -c "git -C '$base' fetch -q origin main && git -C '$base' worktree add -q -b plain/$i '$work/plain-$i' FETCH_HEAD")")
+done
+row P2 "$(printf '%s\n' "${p2_k[@]}" | median)" "$(printf '%s\n' "${p2_g[@]}" | median)" 1.05
+
+# P3: listing many worktrees. Create them cheaply (no checkout) and record them with kardwt.
+echo "P3: list with $WORKTREES worktrees" >&2
+for i in $(seq 1 "$WORKTREES"); do
+	git -C "$base" worktree add -q --no-checkout -b "card/l$i" "$work/many/card-l$i" main 2>/dev/null
+done
+for i in $(seq 1 "$WORKTREES"); do
+	git -C "$base" kardwt prepare --path "$work/many/card-l$i" >/dev/null 2>&1 || true
+done
+p3_k=() p3_g=()
+for _ in $(seq 1 "$TRIALS"); do
+	p3_k+=("$(time_us git -C "$base" kardwt list --json)")
+	p3_g+=("$(time_us git -C "$base" worktree list --porcelain)")
+done
+row P3 "$(printf '%s\n' "${p3_k[@]}" | median)" "$(printf '%s\n' "${p3_g[@]}" | median)" 1.5
+
+# P4: verify inside a worktree vs rev-parse HEAD.
+echo "P4: verify vs rev-parse HEAD" >&2
+wt="$(git -C "$base" kardwt add bench1)"
+p4_k=() p4_g=()
+for _ in $(seq 1 "$TRIALS"); do
+	p4_k+=("$(time_us git -C "$wt" kardwt verify)")
+	p4_g+=("$(time_us git -C "$wt" rev-parse HEAD)")
+done
+row P4 "$(printf '%s\n' "${p4_k[@]}" | median)" "$(printf '%s\n' "${p4_g[@]}" | median)" 3.0
+
+echo
+echo "git-kardwt bench, $(date -u +%Y-%m-%d), $(nproc) cores, $(git --version)"
+printf '%-4s %12s %12s %8s %6s  %s\n' "" "kardwt ms" "git ms" "ratio" "goal" ""
+printf '%s\n' "${rows[@]}"
