@@ -628,3 +628,108 @@ mod harness {
         assert_eq!(out.stdout, "", "the global config is not /dev/null:\n{out}");
     }
 }
+
+// Helpers for the seeding, hook installation, sandbox and doctor suites (post-checkout trigger).
+impl TestRepo {
+    /// `<tmp>/<name>`: what `../<name>` means from the base.
+    pub fn sibling(&self, name: &str) -> PathBuf {
+        self.tmp.join(name)
+    }
+
+    /// `git kardwt install-hooks` in the base, asserting success; returns stdout.
+    #[track_caller]
+    pub fn install_hooks(&self) -> String {
+        self.kardwt_ok(&self.base, &["install-hooks"])
+    }
+
+    /// Plain `git worktree add args…` in the base (no kardwt command involved). Does not
+    /// assert.
+    pub fn worktree_add(&self, args: &[&str]) -> Output {
+        let mut all = vec!["worktree", "add"];
+        all.extend_from_slice(args);
+        self.git_output(&self.base, &all)
+    }
+
+    /// Commit `files` (path, content; force-added, so ignored names are committed too) on
+    /// origin's main through the scratch clone, then fast-forward the base to it.
+    pub fn commit_files(&self, files: &[(&str, &str)], message: &str) -> String {
+        for (rel, content) in files {
+            let p = self.scratch.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, content).unwrap();
+            self.git(&self.scratch, &["add", "-f", "--", rel]);
+        }
+        self.git(&self.scratch, &["commit", "--quiet", "-m", message]);
+        self.git(&self.scratch, &["push", "--quiet", "origin", "main"]);
+        self.git(&self.base, &["pull", "--quiet", "--ff-only"]);
+        self.origin_main()
+    }
+
+    /// `git kardwt list --json`, parsed (asserting exit 0).
+    #[track_caller]
+    pub fn list_json(&self) -> Vec<serde_json::Value> {
+        let out = self.kardwt(&self.base, &["list", "--json"]);
+        out.expect_code(0);
+        out.json()
+            .as_array()
+            .unwrap_or_else(|| panic!("list --json is not an array:\n{out}"))
+            .clone()
+    }
+
+    /// The `list --json` row of the worktree at `path`, if listed.
+    pub fn list_row(&self, path: &Path) -> Option<serde_json::Value> {
+        self.list_json()
+            .into_iter()
+            .find(|e| e["path"] == path.to_str().unwrap())
+    }
+
+    /// `git kardwt log [card] --json`, parsed (asserting exit 0).
+    #[track_caller]
+    pub fn events(&self, card: Option<&str>) -> Vec<serde_json::Value> {
+        let mut args = vec!["log"];
+        args.extend(card);
+        args.push("--json");
+        let out = self.kardwt(&self.base, &args);
+        out.expect_code(0);
+        out.json()
+            .as_array()
+            .unwrap_or_else(|| panic!("log --json is not an array:\n{out}"))
+            .clone()
+    }
+
+    /// Is `path` registered in `git worktree list`?
+    pub fn is_registered(&self, path: &Path) -> bool {
+        self.worktrees().iter().any(|(p, _, _)| p == path)
+    }
+
+    /// Does the branch `refs/heads/<name>` exist?
+    pub fn branch_exists(&self, name: &str) -> bool {
+        self.git_output(
+            &self.base,
+            &[
+                "rev-parse",
+                "--verify",
+                "--quiet",
+                &format!("refs/heads/{name}"),
+            ],
+        )
+        .code
+            == 0
+    }
+
+    /// Every ref of the base with its oid (`git for-each-ref`), for before/after comparisons.
+    pub fn all_refs(&self) -> String {
+        self.git(
+            &self.base,
+            &["for-each-ref", "--format=%(objectname) %(refname)"],
+        )
+    }
+
+    /// Rules running `script` as prepare with `sharing.env: link` (skills: the default).
+    pub fn rules_sharing(&self, script: &Path) -> String {
+        format!(
+            "{}  sharing:\n    env: link\n",
+            self.rules_for(script, false)
+        )
+    }
+}

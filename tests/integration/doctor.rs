@@ -1,0 +1,286 @@
+//! Visibility of seeding (R-DOCTOR, R-LIST, R-LOG): a worktree created with the hooks
+//! bypassed is `unseeded` in `list` and in `doctor` with the exact fix, `prepare --path` seeds
+//! it; `doctor --try` rehearses a creation and leaves nothing behind; when the hook last fired.
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::support::{sh_quote, TestRepo};
+
+/// `git kardwt doctor [extra] --json`: (exit code, parsed JSON).
+fn doctor(repo: &TestRepo, extra: &[&str]) -> (i32, Value, String) {
+    let mut args = vec!["doctor", "--json"];
+    args.extend_from_slice(extra);
+    let out = repo.kardwt(&repo.base, &args);
+    let text = out.to_string();
+    (out.code, out.json(), text)
+}
+
+fn checks(v: &Value) -> &Vec<Value> {
+    v["checks"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no checks array: {v:#}"))
+}
+
+/// The failing check that names `path`, if any.
+fn failing_for<'a>(v: &'a Value, path: &Path) -> Option<&'a Value> {
+    checks(v).iter().find(|c| {
+        c["ok"] == false
+            && (c["check"]
+                .as_str()
+                .unwrap()
+                .contains(path.to_str().unwrap())
+                || c["detail"]
+                    .as_str()
+                    .unwrap()
+                    .contains(path.to_str().unwrap()))
+    })
+}
+
+#[test]
+fn doctor_json_has_the_documented_shape_and_passes_when_all_is_well() {
+    let repo = TestRepo::new();
+    repo.write_rules(&repo.rules_with_prepare(false));
+    repo.install_hooks();
+    let (code, v, text) = doctor(&repo, &[]);
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(v["ok"], true, "{text}");
+    for c in checks(&v) {
+        for key in ["check", "ok", "detail", "fix"] {
+            assert!(c.get(key).is_some(), "{key} missing in {c}");
+        }
+        assert_eq!(c["ok"], true, "{c}");
+    }
+    assert!(v.get("hook_last_fired").is_some(), "{text}");
+    assert!(v.get("try").is_some(), "{text}");
+    assert!(v["try"].is_null(), "no rehearsal without --try: {text}");
+}
+
+#[test]
+fn doctor_fails_without_hooks_and_with_an_undecodable_rules_file() {
+    let repo = TestRepo::new();
+    repo.write_rules(&repo.rules_with_prepare(false));
+    let (code, v, text) = doctor(&repo, &[]);
+    assert_eq!(code, 1, "hooks not installed must fail:\n{text}");
+    assert_eq!(v["ok"], false);
+    let hook = checks(&v)
+        .iter()
+        .find(|c| c["ok"] == false && c["fix"] == "git kardwt install-hooks")
+        .unwrap_or_else(|| panic!("no failing hook check with its fix:\n{text}"));
+    assert!(
+        hook["detail"].as_str().unwrap().contains("not installed"),
+        "{hook}"
+    );
+
+    repo.install_hooks();
+    repo.write_rules("worktree:\n  prepare:\n    argv: [/bin/true]\n    bogus: 1\n");
+    let (code, v, text) = doctor(&repo, &[]);
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        checks(&v)
+            .iter()
+            .any(|c| c["ok"] == false && c["detail"].as_str().unwrap().contains("bogus")),
+        "the rules failure is not reported:\n{text}"
+    );
+}
+
+#[test]
+fn a_worktree_made_with_hooks_bypassed_is_unseeded_until_prepare_path() {
+    let repo = TestRepo::new();
+    std::fs::write(repo.base.join(".env"), "TOKEN=base\n").unwrap();
+    let script = repo.write_prepare("");
+    repo.write_rules(&repo.rules_sharing(&script));
+    repo.install_hooks();
+    let out = repo.git_output(
+        &repo.base,
+        &[
+            "-c",
+            "core.hooksPath=/nonexistent",
+            "worktree",
+            "add",
+            "../u",
+            "-b",
+            "feature/u",
+        ],
+    );
+    out.expect_code(0);
+    let u = repo.sibling("u");
+    assert!(u.is_dir());
+    assert!(repo.prepare_runs().is_empty(), "the bypass did not bypass");
+    assert!(u.join(".env").symlink_metadata().is_err());
+
+    let row = repo.list_row(&u).expect("listed");
+    assert_eq!(row["state"], "unseeded", "{row}");
+
+    let (code, v, text) = doctor(&repo, &[]);
+    assert_eq!(code, 1, "{text}");
+    assert_eq!(v["ok"], false);
+    let c = failing_for(&v, &u).unwrap_or_else(|| panic!("{} not reported:\n{text}", u.display()));
+    let fix = format!("git kardwt prepare --path '{}'", u.display());
+    assert_eq!(c["fix"], fix.as_str(), "{c}");
+    assert!(c["detail"].as_str().unwrap().contains("unseeded"), "{c}");
+
+    // The fix, as printed (through sh, as an operator would paste it).
+    let out = repo
+        .spawn("sh", &repo.base, &["-c", &fix])
+        .wait(std::time::Duration::from_secs(120));
+    out.expect_code(0);
+    assert_eq!(out.stdout, crate::support::line(&u), "{out}");
+    repo.kardwt_ok(&repo.base, &["verify", "--path", u.to_str().unwrap()]);
+    let rec = repo.record(&u);
+    assert_eq!(rec["origin"].as_str(), Some("manual"), "{rec:?}");
+    assert_eq!(rec["reason"].as_str(), Some("manual"), "{rec:?}");
+    assert_eq!(rec["state"].as_str(), Some("ready"), "{rec:?}");
+    assert_eq!(
+        std::fs::read_link(u.join(".env")).unwrap(),
+        repo.base.join(".env")
+    );
+    let runs = repo.prepare_runs();
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    assert!(runs[0].ends_with(" manual prepare"), "{runs:?}");
+    assert_eq!(repo.list_row(&u).unwrap()["state"], "ready");
+
+    let (code, v, text) = doctor(&repo, &[]);
+    assert!(failing_for(&v, &u).is_none(), "{text}");
+    assert_eq!(code, 0, "{text}");
+}
+
+#[test]
+fn doctor_says_when_the_hook_last_fired() {
+    let repo = TestRepo::new();
+    repo.write_rules(&repo.rules_with_prepare(false));
+    repo.install_hooks();
+    let (_, v, text) = doctor(&repo, &[]);
+    assert!(v["hook_last_fired"].is_null(), "{text}");
+    repo.worktree_add(&["../h", "-b", "card/3"]).expect_code(0);
+    let (_, v, text) = doctor(&repo, &[]);
+    let fired = v["hook_last_fired"]
+        .as_str()
+        .unwrap_or_else(|| panic!("the hook fired but doctor does not say so:\n{text}"));
+    assert!(
+        fired.contains(repo.sibling("h").to_str().unwrap()),
+        "{text}"
+    );
+}
+
+#[test]
+fn doctor_try_rehearses_on_a_throwaway_card_and_leaves_nothing_behind() {
+    let repo = TestRepo::new();
+    std::fs::write(repo.base.join(".env"), "TOKEN=base\n").unwrap();
+    let seen = repo.tmp.join("seen.log");
+    let script = repo.write_prepare(&format!(
+        "{{ pwd; test -L .env && echo env-linked; }} >> {}",
+        sh_quote(&seen)
+    ));
+    repo.write_rules(&repo.rules_sharing(&script));
+    repo.install_hooks();
+    let existing = repo.add_card("1");
+    let worktrees = repo.worktrees();
+    let refs = repo.all_refs();
+    let root = crate::support::snapshot(&repo.root());
+    let runs_before = repo.prepare_runs().len();
+
+    let (code, v, text) = doctor(&repo, &["--try"]);
+    assert_eq!(code, 0, "{text}");
+    let steps = v["try"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no try steps:\n{text}"));
+    assert!(steps.len() >= 3, "{text}");
+    for s in steps {
+        for key in ["step", "ok", "ms", "detail"] {
+            assert!(s.get(key).is_some(), "{key} missing in {s}");
+        }
+        assert_eq!(s["ok"], true, "{s}");
+    }
+    // The configured prepare ran, on a throwaway card, after sharing.
+    let runs = repo.prepare_runs();
+    assert_eq!(runs.len(), runs_before + 1, "{runs:?}");
+    let last = runs.last().unwrap();
+    assert!(last.starts_with("doctor-try-"), "{runs:?}");
+    let seen = std::fs::read_to_string(&seen).unwrap();
+    assert!(seen.contains("doctor-try-"), "{seen}");
+    assert!(seen.lines().any(|l| l == "env-linked"), "{seen}");
+
+    // Nothing is left behind.
+    assert_eq!(repo.worktrees(), worktrees, "the worktree list changed");
+    assert_eq!(repo.all_refs(), refs, "the branch list changed");
+    assert_eq!(
+        crate::support::snapshot(&repo.root()),
+        root,
+        "the worktree root changed"
+    );
+    repo.kardwt_ok(&repo.base, &["verify", "1"]);
+    assert!(existing.is_dir());
+}
+
+#[test]
+fn a_failing_doctor_try_reports_it_and_still_leaves_nothing_behind() {
+    let repo = TestRepo::new();
+    let script = repo.write_prepare("echo 'seed database missing' >&2; exit 3");
+    repo.write_rules(&repo.rules_for(&script, false));
+    repo.install_hooks();
+    let worktrees = repo.worktrees();
+    let refs = repo.all_refs();
+    let (code, v, text) = doctor(&repo, &["--try"]);
+    assert_eq!(code, 1, "{text}");
+    assert_eq!(v["ok"], false);
+    let steps = v["try"].as_array().unwrap();
+    let failed = steps
+        .iter()
+        .find(|s| s["ok"] == false)
+        .unwrap_or_else(|| panic!("no failed step:\n{text}"));
+    assert!(
+        failed["detail"]
+            .as_str()
+            .unwrap()
+            .contains("seed database missing"),
+        "{failed}"
+    );
+    assert_eq!(repo.prepare_runs().len(), 1);
+    assert_eq!(repo.worktrees(), worktrees);
+    assert_eq!(repo.all_refs(), refs);
+    assert!(!repo.root().exists(), "the rehearsal left the root behind");
+}
+
+#[test]
+fn a_failed_manual_prepare_keeps_the_tree_and_doctor_lists_it_with_the_fix() {
+    let repo = TestRepo::new();
+    let flag = repo.tmp.join("fail");
+    std::fs::write(&flag, "").unwrap();
+    let script = repo.write_prepare(&format!(
+        "if [ -e {} ]; then echo 'no token' >&2; exit 1; fi",
+        sh_quote(&flag)
+    ));
+    repo.write_rules(&repo.rules_for(&script, false));
+    repo.install_hooks();
+    repo.git(
+        &repo.base,
+        &[
+            "-c",
+            "core.hooksPath=/nonexistent",
+            "worktree",
+            "add",
+            "--quiet",
+            "../m",
+            "-b",
+            "card/4",
+        ],
+    );
+    let m = repo.sibling("m");
+    let out = repo.kardwt(&repo.base, &["prepare", "--path", m.to_str().unwrap()]);
+    out.expect_code(4);
+    assert!(out.stderr.contains("no token"), "{out}");
+    assert!(m.is_dir(), "prepare --path must never remove the tree");
+    assert_eq!(repo.record(&m)["state"].as_str(), Some("failed"));
+    assert_eq!(repo.list_row(&m).unwrap()["state"], "failed");
+    let (code, v, text) = doctor(&repo, &[]);
+    assert_eq!(code, 1, "{text}");
+    let c = failing_for(&v, &m).unwrap_or_else(|| panic!("failed tree not listed:\n{text}"));
+    let fix = format!("git kardwt prepare --path '{}'", m.display());
+    assert_eq!(c["fix"], fix.as_str(), "{c}");
+    std::fs::remove_file(&flag).unwrap();
+    repo.kardwt_ok(&repo.base, &["prepare", "4"]);
+    repo.kardwt_ok(&repo.base, &["verify", "4"]);
+    let (code, _, text) = doctor(&repo, &[]);
+    assert_eq!(code, 0, "{text}");
+}
