@@ -41,6 +41,8 @@ pub enum Command {
     List(ListArgs),
     Status(StatusArgs),
     Prepare(PrepareArgs),
+    Remove(RemoveArgs),
+    Adopt(AdoptArgs),
     Log(LogArgs),
     Doctor(DoctorArgs),
     InstallHooks(InstallHooksArgs),
@@ -133,6 +135,39 @@ pub struct PrepareArgs {
     pub target: Target,
 }
 
+/// Remove a card's worktree, releasing first: processes, the cleanup hook, then the tree.
+///
+/// Refuses a dirty tree before releasing anything unless --force. The branch is kept unless
+/// --delete-branch and it is merged into the recorded base (or --force).
+#[derive(Debug, Args)]
+pub struct RemoveArgs {
+    #[command(flatten)]
+    pub target: Target,
+    /// Remove even with uncommitted changes, untracked files or a failing cleanup hook
+    #[arg(long)]
+    pub force: bool,
+    /// Also delete the branch when it is merged into the recorded base (any branch with --force)
+    #[arg(long)]
+    pub delete_branch: bool,
+    /// Seconds between SIGTERM and SIGKILL for processes inside the worktree
+    #[arg(long, value_name = "SECS", default_value_t = 5)]
+    pub grace: u64,
+    /// Report each step as JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Adopt an existing linked worktree declared in the rules' `adoptions`: write a verified
+/// record (origin adopt, state ready) and nothing else.
+#[derive(Debug, Args)]
+pub struct AdoptArgs {
+    /// Card id the adoptions entry declares
+    pub card: String,
+    /// Path of the worktree the adoptions entry declares
+    #[arg(long, value_name = "PATH")]
+    pub path: std::path::PathBuf,
+}
+
 /// Show the event log: what happened to every card, or to one.
 #[derive(Debug, Args)]
 pub struct LogArgs {
@@ -164,6 +199,16 @@ pub struct InstallHooksArgs {}
 pub enum HookCommand {
     /// Run by post-checkout: seed and prepare a worktree that `git worktree add` just created.
     PostCheckout(PostCheckoutArgs),
+    /// Run by pre-push with git's ref lines on stdin: block pushes that must not leave.
+    PrePush(PrePushArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PrePushArgs {
+    /// The remote's name
+    pub remote: String,
+    /// The remote's URL
+    pub url: String,
 }
 
 #[derive(Debug, Args)]

@@ -9,6 +9,8 @@ pub mod git;
 pub mod hooks;
 pub mod lifecycle;
 pub mod lock;
+pub mod process;
+pub mod push;
 pub mod log;
 pub mod record;
 pub mod repo;
@@ -43,6 +45,9 @@ fn dispatch(cli: Cli, out: &mut dyn std::io::Write) -> anyhow::Result<i32> {
     if let Command::Hook(HookCommand::PostCheckout(a)) = &cli.command {
         return commands::hook::post_checkout(cli.global, a);
     }
+    if let Command::Hook(HookCommand::PrePush(a)) = &cli.command {
+        return commands::pre_push::run(cli.global, a);
+    }
     let ctx = context::Context::new(cli.global)?;
     match &cli.command {
         Command::Add(a) => commands::add::run(&ctx, a, out),
@@ -52,10 +57,12 @@ fn dispatch(cli: Cli, out: &mut dyn std::io::Write) -> anyhow::Result<i32> {
         Command::Status(a) => commands::status::run(&ctx, a, out),
         Command::Prepare(a) => commands::prepare::run(&ctx, a, out),
         Command::Doctor(a) => commands::doctor::run(&ctx, a, out),
+        Command::Remove(a) => commands::remove::run(&ctx, a, out),
+        Command::Adopt(a) => commands::adopt::run(&ctx, a, out),
         Command::Log(a) => commands::log::run(&ctx, a, out),
         Command::InstallHooks(_) => commands::install_hooks::install(&ctx, out),
         Command::UninstallHooks(_) => commands::install_hooks::uninstall(&ctx, out),
         Command::Config(ConfigCommand::Check(a)) => commands::config::check(&ctx, a, out),
-        Command::Hook(HookCommand::PostCheckout(_)) => unreachable!("dispatched above"),
+        Command::Hook(_) => unreachable!("dispatched above"),
     }
 }

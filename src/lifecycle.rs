@@ -87,17 +87,7 @@ impl Prep<'_> {
         let (Some(prep), Some(program)) = (&self.cfg.prepare, self.program) else {
             return Ok(());
         };
-        let facts = Facts {
-            card: rec.card.clone(),
-            board: rec.board.clone(),
-            worktree: rec.path.clone(),
-            base: self.ctx.repo.base.clone(),
-            common_dir: rec.common_dir.clone(),
-            branch: rec.branch.clone(),
-            base_oid: rec.base_oid.clone(),
-            reason: rec.reason.as_str(),
-            ports: rec.ports.clone(),
-        };
+        let facts = facts(self.ctx, rec);
         let env = hooks::environment(&facts, Phase::Prepare, &self.cfg.environment.passthrough);
         let prefix = format!("kardwt[{} prepare]: ", rec.card);
         let cap = Duration::from_secs(prep.timeout_seconds);
@@ -159,6 +149,21 @@ impl Prep<'_> {
     ) -> anyhow::Error {
         let removal = remove_worktree_forced(&self.ctx.repo.base, path);
         failure.into_error(card, retry, Some((path.to_path_buf(), removal.err())))
+    }
+}
+
+/// The `KARDWT_*` facts of a record, for a hook run with the record's current reason.
+pub fn facts(ctx: &Context, rec: &Record) -> Facts {
+    Facts {
+        card: rec.card.clone(),
+        board: rec.board.clone(),
+        worktree: rec.path.clone(),
+        base: ctx.repo.base.clone(),
+        common_dir: rec.common_dir.clone(),
+        branch: rec.branch.clone(),
+        base_oid: rec.base_oid.clone(),
+        reason: rec.reason.as_str(),
+        ports: rec.ports.clone(),
     }
 }
 

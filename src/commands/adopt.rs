@@ -1,0 +1,113 @@
+//! `git kardwt adopt <card> --path P` (SPEC R-ADOPT): take an existing linked worktree under
+//! management only when an `adoptions` entry declares exactly that card, path, common dir and
+//! branch and git agrees on each. Writes a verified record (origin `adopt`, state `ready`) and
+//! nothing else: no rename, reset, clean, rebase or preparation.
+use std::io::Write;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+
+use crate::card::CardId;
+use crate::cli::AdoptArgs;
+use crate::context::Context;
+use crate::error::refused;
+use crate::record::{self, Origin, Reason, State};
+use crate::repo::{self, Head};
+use crate::verify::{self, Verdict};
+use crate::{lifecycle, lock, log};
+
+pub fn run(ctx: &Context, args: &AdoptArgs, out: &mut dyn Write) -> Result<i32> {
+    let card = CardId::parse(&args.card)?;
+    let rules = ctx.rules()?;
+    let cfg = &rules.config;
+    let path = ctx.resolve_cli_path(&args.path);
+    let hint = "adoption needs an entry in worktree.adoptions of the rules file declaring exactly this card, path, common_dir and branch";
+    let entry = cfg
+        .adoptions
+        .iter()
+        .find(|a| a.card == card.as_str())
+        .ok_or_else(|| {
+            refused(format!("no worktree.adoptions entry declares card {card}")).hint(hint)
+        })?;
+    let same = |a: &Path, b: &Path| repo::absolutize(a) == repo::absolutize(b);
+    if !same(&entry.path, &path) {
+        return Err(refused(format!(
+            "the adoptions entry for card {card} declares path {}, not {}",
+            entry.path.display(),
+            path.display()
+        ))
+        .hint(hint)
+        .into());
+    }
+    if !same(&entry.common_dir, &ctx.repo.common_dir) {
+        return Err(refused(format!(
+            "the adoptions entry for card {card} declares common dir {}, but this repository's is {}",
+            entry.common_dir.display(),
+            ctx.repo.common_dir.display()
+        ))
+        .hint(hint)
+        .into());
+    }
+    let entries = verify::scan(&ctx.repo)?;
+    let report = verify::verify(&ctx.repo, &entries, &path, Some(&card));
+    match report.verdict {
+        Verdict::Unseeded => {}
+        Verdict::Verified if report.record.as_ref().is_some_and(|r| r.origin == Origin::Adopt) => {
+            writeln!(out, "{}", report.path.display())?;
+            return Ok(0);
+        }
+        _ => {
+            return Err(refused(format!("git does not agree: {}", report.explain()))
+                .hint("adopt takes over a registered linked worktree of this repository that has no kardwt record")
+                .into())
+        }
+    }
+    let head = report.head.clone();
+    if head != Some(Head::Branch(entry.branch.clone())) {
+        let found = head.as_ref().map_or("nothing", Head::display);
+        return Err(refused(format!("the adoptions entry for card {card} declares branch {}, but {} has {found} checked out", entry.branch, path.display())).hint(hint).into());
+    }
+    if CardId::from_branch(&entry.branch).is_some_and(|c| c != card) {
+        return Err(refused(format!(
+            "branch {} means another card than {card}",
+            entry.branch
+        ))
+        .hint(hint)
+        .into());
+    }
+    if !verify::claims(&entries, card.as_str()).is_empty() {
+        return Err(refused(format!("card {card} already has a worktree")).into());
+    }
+    let Some(admin) = report.admin.clone() else {
+        anyhow::bail!("internal error: no admin dir for {}", path.display());
+    };
+    let deadline = Instant::now() + Duration::from_secs(cfg.action_timeout_seconds);
+    let _card_lock = lock::take(
+        lock::card_lock_path(&ctx.repo.common_dir, &card),
+        &format!("card {card}'s lock"),
+        deadline,
+        "git kardwt adopt",
+    )?;
+    let mut rec = lifecycle::outside_record(
+        ctx,
+        cfg,
+        &card,
+        &report.path,
+        head.as_ref(),
+        Origin::Adopt,
+        Reason::Adopt,
+    );
+    rec.state = State::Ready;
+    record::write(&admin, &rec)?;
+    log::append(
+        &ctx.repo.common_dir,
+        "adopted",
+        card.as_str(),
+        &report.path,
+        "ok",
+        Duration::ZERO,
+    );
+    writeln!(out, "{}", report.path.display())?;
+    Ok(0)
+}

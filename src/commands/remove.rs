@@ -1,0 +1,348 @@
+//! `git kardwt remove (<card> | --path P)` (SPEC R-REMOVE): release first, then remove.
+//! Verify; refuse a dirty tree before releasing anything (unless `--force`); stop the processes
+//! whose cwd is inside the tree; run the cleanup hook while the directory still exists; unlink
+//! kardwt's own links; `git worktree remove`; keep the branch unless `--delete-branch` and it
+//! is merged into the recorded base (or `--force`).
+use std::io::Write;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use serde::Serialize;
+use serde_json::json;
+
+use crate::cli::RemoveArgs;
+use crate::context::Context;
+use crate::error::{failed, refused, Code, Fail};
+use crate::hooks::{self, Phase};
+use crate::record::{self, LastHook, Reason, Record};
+use crate::verify::{self, Verdict};
+use crate::{git, lifecycle, lock, log, process};
+
+#[derive(Debug, Serialize)]
+struct Step {
+    step: &'static str,
+    ok: bool,
+    detail: String,
+}
+
+pub fn run(ctx: &Context, args: &RemoveArgs, out: &mut dyn Write) -> Result<i32> {
+    let started = Instant::now();
+    let entries = verify::scan(&ctx.repo)?;
+    let (path, card) = ctx.target(&entries, &args.target)?;
+    let report = verify::verify(&ctx.repo, &entries, &path, card.as_ref());
+    match report.verdict {
+        Verdict::Verified => {}
+        Verdict::Unseeded => {
+            return Err(refused(format!("{} is not managed by kardwt (no record)", path.display()))
+                .hint(format!("remove it with git worktree remove '{}', or record it first with git kardwt prepare --path", path.display()))
+                .into())
+        }
+        Verdict::Absent => return Err(failed(report.explain()).into()),
+        Verdict::Prunable => {
+            return Err(refused(report.explain()).hint("git kardwt gc --apply clears stale registrations, or run git worktree prune").into())
+        }
+        Verdict::Base | Verdict::Foreign => {
+            return Err(refused(report.explain()).hint("kardwt removes only worktrees it verifies; inspect it and remove it by hand").into())
+        }
+    }
+    let (Some(mut rec), Some(admin)) = (report.record.clone(), report.admin.clone()) else {
+        anyhow::bail!("internal error: a verified worktree without record");
+    };
+    let path = report.path.clone();
+    if report.locked {
+        return Err(
+            failed(format!("{} is locked (git worktree lock)", path.display()))
+                .hint(format!(
+                    "unlock it first: git worktree unlock '{}'",
+                    path.display()
+                ))
+                .into(),
+        );
+    }
+    let rules = ctx.rules()?;
+    let cfg = &rules.config;
+    let cleanup = match &cfg.cleanup {
+        Some(c) => Some((
+            c,
+            hooks::resolve_program(
+                &c.argv,
+                cfg.helpers.stable_root.as_deref(),
+                "worktree.cleanup.argv",
+            )?,
+        )),
+        None => None,
+    };
+    let deadline = Instant::now() + Duration::from_secs(cfg.action_timeout_seconds);
+    let card = crate::card::CardId::parse(&rec.card)?;
+    let holder = format!("git kardwt remove {card}");
+    let _card_lock = lock::take(
+        lock::card_lock_path(&ctx.repo.common_dir, &card),
+        &format!("card {card}'s lock"),
+        deadline,
+        &holder,
+    )?;
+    let mut steps = Vec::new();
+
+    // Refuse a dirty tree before anything is released.
+    let dirt = dirty(&path, &rec)?;
+    if !dirt.is_empty() && !args.force {
+        let shown: Vec<&str> = dirt.iter().take(5).map(String::as_str).collect();
+        return Err(failed(format!(
+            "{} has uncommitted changes or untracked files ({}{}); nothing was released or removed",
+            path.display(),
+            shown.join(", "),
+            if dirt.len() > 5 { ", …" } else { "" }
+        ))
+        .hint("commit, stash or delete them, or pass --force to discard them")
+        .into());
+    }
+    steps.push(Step {
+        step: "clean",
+        ok: dirt.is_empty(),
+        detail: if dirt.is_empty() {
+            "clean".into()
+        } else {
+            format!("{} dirty paths, forced", dirt.len())
+        },
+    });
+
+    // 1. Processes whose cwd is inside the tree.
+    let t = Instant::now();
+    let released = process::release(&path, Duration::from_secs(args.grace));
+    steps.push(Step {
+        step: "processes",
+        ok: true,
+        detail: format!(
+            "terminated {:?}, killed {:?}",
+            released.terminated, released.killed
+        ),
+    });
+    log::append(
+        &ctx.repo.common_dir,
+        "released",
+        &rec.card,
+        &path,
+        &format!(
+            "{} processes",
+            released.terminated.len() + released.killed.len()
+        ),
+        t.elapsed(),
+    );
+
+    // 2. The cleanup hook, while the directory still exists.
+    if let Some((hook, program)) = &cleanup {
+        rec.reason = Reason::Remove;
+        let env = hooks::environment(
+            &lifecycle::facts(ctx, &rec),
+            Phase::Cleanup,
+            &cfg.environment.passthrough,
+        );
+        let prefix = format!("kardwt[{} cleanup]: ", rec.card);
+        let outcome = hooks::run(
+            program,
+            &hook.argv,
+            &path,
+            env,
+            &prefix,
+            Duration::from_secs(hook.timeout_seconds),
+            deadline,
+        )?;
+        rec.last_hook = Some(LastHook {
+            phase: "cleanup".into(),
+            exit_code: outcome.exit_code(),
+            duration_ms: u64::try_from(outcome.duration.as_millis()).unwrap_or(u64::MAX),
+        });
+        let _ = record::write(&admin, &rec);
+        let ok = outcome.succeeded();
+        steps.push(Step {
+            step: "cleanup hook",
+            ok,
+            detail: format!("{:?}", outcome.ending),
+        });
+        if !ok && !args.force {
+            log::append(
+                &ctx.repo.common_dir,
+                "failed",
+                &rec.card,
+                &path,
+                "cleanup hook",
+                outcome.duration,
+            );
+            let code = if outcome.ending == hooks::Ending::Deadline {
+                Code::Deadline
+            } else {
+                Code::Hook
+            };
+            let tail = hooks::tail_chars(&outcome.tail, 300);
+            return Err(Fail::new(
+                code,
+                format!(
+                    "the cleanup hook of card {card} failed ({:?}); {} is kept: {tail}",
+                    outcome.ending,
+                    path.display()
+                ),
+            )
+            .hint("fix the hook and run remove again, or pass --force to remove anyway")
+            .into());
+        }
+    }
+
+    // 3. kardwt's own links, then the tree.
+    for link in &rec.links {
+        let p = path.join(link);
+        if p.symlink_metadata()
+            .is_ok_and(|m| m.file_type().is_symlink())
+        {
+            let _ = std::fs::remove_file(&p);
+        }
+    }
+    {
+        let _repo_lock = lock::take(
+            lock::repo_lock_path(&ctx.repo.common_dir),
+            "the repository lock",
+            deadline,
+            &holder,
+        )?;
+        let mut remove: Vec<&std::ffi::OsStr> = vec!["worktree".as_ref(), "remove".as_ref()];
+        if args.force {
+            remove.push("--force".as_ref());
+        }
+        remove.push(path.as_os_str());
+        let out = git::run_until(git::cmd(&ctx.repo.base, remove), Some(deadline))?;
+        if !out.ok {
+            return Err(failed(format!("git worktree remove refused {}: {}", path.display(), hooks::tail_chars(&out.stderr, 120)))
+                .hint("processes were released and the cleanup hook ran; fix what git names and run remove again")
+                .into());
+        }
+        steps.push(Step {
+            step: "worktree",
+            ok: true,
+            detail: "removed".into(),
+        });
+        // 4. The branch.
+        let branch = branch_step(ctx, &rec, args);
+        steps.push(branch);
+    }
+    log::append(
+        &ctx.repo.common_dir,
+        "removed",
+        &rec.card,
+        &path,
+        "ok",
+        started.elapsed(),
+    );
+    if args.json {
+        writeln!(
+            out,
+            "{}",
+            json!({"path": path, "card": rec.card, "steps": steps})
+        )?;
+    } else {
+        for s in &steps {
+            writeln!(
+                out,
+                "{} {:<13} {}",
+                if s.ok { "ok  " } else { "-   " },
+                s.step,
+                s.detail
+            )?;
+        }
+        writeln!(out, "removed {}", path.display())?;
+    }
+    Ok(0)
+}
+
+/// Tracked changes and untracked files, minus the links kardwt made itself.
+fn dirty(path: &Path, rec: &Record) -> Result<Vec<String>> {
+    let out = git::run(
+        path,
+        [
+            "status",
+            "--porcelain",
+            "-z",
+            "--untracked-files=all",
+            "--ignore-submodules=none",
+        ],
+    )?;
+    Ok(out
+        .split('\0')
+        .filter(|e| e.len() > 3)
+        .map(|e| e[3..].to_owned())
+        .filter(|p| {
+            !rec.links
+                .iter()
+                .any(|l| p == l || p.starts_with(&format!("{l}/")))
+        })
+        .collect())
+}
+
+/// Delete the branch when asked and merged into the recorded base, or when forced.
+fn branch_step(ctx: &Context, rec: &Record, args: &RemoveArgs) -> Step {
+    let step = |ok, detail: String| Step {
+        step: "branch",
+        ok,
+        detail,
+    };
+    if rec.branch.is_empty() {
+        return step(true, "no branch recorded".into());
+    }
+    if !args.delete_branch {
+        return step(true, format!("{} kept", rec.branch));
+    }
+    let merged = merged_into_base(ctx, rec);
+    if !merged && !args.force {
+        return step(
+            false,
+            format!(
+                "{} kept: not merged into {} (use --force to delete it anyway)",
+                rec.branch, rec.base_ref
+            ),
+        );
+    }
+    match git::run(
+        &ctx.repo.base,
+        [
+            "branch",
+            "-D",
+            "--quiet",
+            "--end-of-options",
+            rec.branch.as_str(),
+        ],
+    ) {
+        Ok(_) => step(
+            true,
+            format!(
+                "{} deleted{}",
+                rec.branch,
+                if merged { "" } else { " (forced)" }
+            ),
+        ),
+        Err(e) => step(false, format!("{} kept: {e:#}", rec.branch)),
+    }
+}
+
+/// Is the branch's tip contained in the recorded base (its remote-tracking ref, or the
+/// recorded base commit)?
+fn merged_into_base(ctx: &Context, rec: &Record) -> bool {
+    let branch = format!("refs/heads/{}", rec.branch);
+    let tracking = rec
+        .base_ref
+        .strip_prefix("refs/heads/")
+        .map(|b| format!("refs/remotes/{}/{b}", rec.base_remote));
+    tracking
+        .into_iter()
+        .chain((!rec.base_oid.is_empty()).then(|| rec.base_oid.clone()))
+        .any(|base| {
+            git::run(
+                &ctx.repo.base,
+                [
+                    "merge-base",
+                    "--is-ancestor",
+                    branch.as_str(),
+                    base.as_str(),
+                ],
+            )
+            .is_ok()
+        })
+}

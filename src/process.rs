@@ -1,0 +1,127 @@
+//! Finding and stopping the processes that hold a worktree (SPEC R-REMOVE step 1): every
+//! process whose current directory is inside the tree, read from `/proc/<pid>/cwd`, except
+//! the caller and its ancestors. SIGTERM first, SIGKILL after the grace period.
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use rustix::process::{kill_process, Pid, Signal};
+
+/// The pids whose cwd lies inside `dir` (canonical), sparing this process and its ancestors.
+pub fn holding(dir: &Path) -> Vec<i32> {
+    let spared = ancestors();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut pids: Vec<i32> = entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| !spared.contains(pid))
+        .filter(|pid| {
+            std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd.starts_with(dir))
+        })
+        .collect();
+    pids.sort_unstable();
+    pids
+}
+
+/// This process and every ancestor up to init.
+fn ancestors() -> Vec<i32> {
+    let mut out = Vec::new();
+    let mut pid = std::process::id() as i32;
+    while pid > 1 && !out.contains(&pid) {
+        out.push(pid);
+        pid = parent_of(pid).unwrap_or(0);
+    }
+    out
+}
+
+fn parent_of(pid: i32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name may hold spaces and parentheses: the fields after the last ')' are fixed.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(1)?.parse().ok()
+}
+
+fn alive(pid: i32) -> bool {
+    // A zombie has exited; only its parent's wait is missing.
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            s.rfind(')')
+                .map(|i| s[i + 1..].trim_start().starts_with('Z'))
+        })
+        .is_some_and(|zombie| !zombie)
+}
+
+fn signal(pid: i32, sig: Signal) {
+    if let Some(p) = Pid::from_raw(pid) {
+        let _ = kill_process(p, sig);
+    }
+}
+
+/// What releasing the processes did.
+#[derive(Debug, Default, Clone, serde::Serialize)]
+pub struct Released {
+    pub terminated: Vec<i32>,
+    pub killed: Vec<i32>,
+}
+
+/// SIGTERM every process holding `dir`, wait up to `grace`, SIGKILL the survivors.
+pub fn release(dir: &Path, grace: Duration) -> Released {
+    let pids = holding(dir);
+    for &pid in &pids {
+        signal(pid, Signal::TERM);
+    }
+    let until = Instant::now() + grace;
+    while pids.iter().any(|&p| alive(p)) && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let survivors: Vec<i32> = pids.iter().copied().filter(|&p| alive(p)).collect();
+    for &pid in &survivors {
+        signal(pid, Signal::KILL);
+    }
+    let until = Instant::now() + Duration::from_secs(2);
+    while survivors.iter().any(|&p| alive(p)) && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    Released {
+        terminated: pids
+            .into_iter()
+            .filter(|p| !survivors.contains(p))
+            .collect(),
+        killed: survivors,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_caller_and_its_ancestors_are_spared() {
+        let me = std::process::id() as i32;
+        let chain = ancestors();
+        assert_eq!(chain.first(), Some(&me));
+        let cwd = std::env::current_dir().unwrap();
+        assert!(!holding(&cwd).contains(&me));
+    }
+
+    #[test]
+    fn a_process_inside_the_dir_is_released() {
+        let dir = tempfile::tempdir().unwrap();
+        let dir = std::fs::canonicalize(dir.path()).unwrap();
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .current_dir(&dir)
+            .spawn()
+            .unwrap();
+        let pid = child.id() as i32;
+        assert!(holding(&dir).contains(&pid));
+        let released = release(&dir, Duration::from_secs(2));
+        assert!(
+            released.terminated.contains(&pid) || released.killed.contains(&pid),
+            "{released:?}"
+        );
+        let status = child.wait().unwrap();
+        assert!(!status.success());
+    }
+}
