@@ -45,6 +45,7 @@ pub enum Command {
     Adopt(AdoptArgs),
     Log(LogArgs),
     Doctor(DoctorArgs),
+    Guard(GuardArgs),
     InstallHooks(InstallHooksArgs),
     UninstallHooks(InstallHooksArgs),
     #[command(subcommand)]
@@ -166,6 +167,29 @@ pub struct AdoptArgs {
     /// Path of the worktree the adoptions entry declares
     #[arg(long, value_name = "PATH")]
     pub path: std::path::PathBuf,
+}
+
+/// Judge an agent's pending shell command: silent, or deny it with the `git kardwt remove …`
+/// line to run instead. Reads Claude Code's pre-tool-use JSON on stdin unless --command.
+/// Never runs anything.
+#[derive(Debug, Args)]
+pub struct GuardArgs {
+    /// The command line to judge, instead of the JSON payload on stdin
+    #[arg(long, value_name = "STR")]
+    pub command: Option<String>,
+    /// Directory the command would run in [default: the payload's cwd, else the current one]
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<std::path::PathBuf>,
+    /// How to answer a deny: claude (JSON on stdout, exit 0), codex or text (stderr, exit 2)
+    #[arg(long, value_enum, default_value_t = GuardFormat::Claude)]
+    pub format: GuardFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum GuardFormat {
+    Claude,
+    Codex,
+    Text,
 }
 
 /// Show the event log: what happened to every card, or to one.

@@ -188,7 +188,7 @@ pub fn run(
     deadline: Instant,
 ) -> Result<Outcome> {
     let started = Instant::now();
-    let cap_at = started + cap;
+    let cap_at = started.checked_add(cap).unwrap_or(deadline);
     let (kill_at, kill_ending) = if cap_at <= deadline {
         (cap_at, Ending::Cap)
     } else {

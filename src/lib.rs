@@ -42,6 +42,10 @@ pub fn main() -> i32 {
 }
 
 fn dispatch(cli: Cli, out: &mut dyn std::io::Write) -> anyhow::Result<i32> {
+    // The guard judges commands for any directory, inside a repository or not.
+    if let Command::Guard(a) = &cli.command {
+        return commands::guard::run(a, out);
+    }
     if let Command::Hook(HookCommand::PostCheckout(a)) = &cli.command {
         return commands::hook::post_checkout(cli.global, a);
     }
@@ -63,6 +67,6 @@ fn dispatch(cli: Cli, out: &mut dyn std::io::Write) -> anyhow::Result<i32> {
         Command::InstallHooks(_) => commands::install_hooks::install(&ctx, out),
         Command::UninstallHooks(_) => commands::install_hooks::uninstall(&ctx, out),
         Command::Config(ConfigCommand::Check(a)) => commands::config::check(&ctx, a, out),
-        Command::Hook(_) => unreachable!("dispatched above"),
+        Command::Hook(_) | Command::Guard(_) => unreachable!("dispatched above"),
     }
 }

@@ -23,6 +23,13 @@ pub struct Prep<'a> {
     pub deadline: Instant,
 }
 
+/// The instant `secs` seconds after `from`, saturating at a year for absurd values (a
+/// configured timeout may be any 64-bit number; `Instant` arithmetic would panic).
+pub fn after(from: Instant, secs: u64) -> Instant {
+    let year = 365 * 24 * 3600;
+    from.checked_add(Duration::from_secs(secs.min(year))).unwrap_or(from)
+}
+
 /// Resolve the prepare hook's program, if one is configured (exit 2 when refused).
 pub fn prepare_program(cfg: &Config) -> Result<Option<PathBuf>> {
     Ok(match &cfg.prepare {

@@ -29,7 +29,7 @@ pub fn run(ctx: &Context, args: &AddArgs, out: &mut dyn Write) -> Result<i32> {
     let cfg = &rules.config;
     let program = lifecycle::prepare_program(cfg)?;
     let timeout = args.timeout.unwrap_or(cfg.action_timeout_seconds);
-    let deadline = Instant::now() + Duration::from_secs(timeout);
+    let deadline = lifecycle::after(Instant::now(), timeout);
     let common = &ctx.repo.common_dir;
     let holder = format!("git kardwt add {card}");
     let _card_lock = lock::take(

@@ -82,7 +82,7 @@ pub fn run(ctx: &Context, args: &AdoptArgs, out: &mut dyn Write) -> Result<i32> 
     let Some(admin) = report.admin.clone() else {
         anyhow::bail!("internal error: no admin dir for {}", path.display());
     };
-    let deadline = Instant::now() + Duration::from_secs(cfg.action_timeout_seconds);
+    let deadline = lifecycle::after(Instant::now(), cfg.action_timeout_seconds);
     let _card_lock = lock::take(
         lock::card_lock_path(&ctx.repo.common_dir, &card),
         &format!("card {card}'s lock"),

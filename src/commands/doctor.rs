@@ -255,7 +255,7 @@ fn rehearse(ctx: &Context, cfg: &crate::config::Config) -> Vec<Step> {
     let root = ctx.root();
     let root_existed = root.exists();
     let path = root.join(card.dir_name());
-    let deadline = Instant::now() + Duration::from_secs(cfg.action_timeout_seconds);
+    let deadline = lifecycle::after(Instant::now(), cfg.action_timeout_seconds);
     let program = match lifecycle::prepare_program(cfg) {
         Ok(p) => p,
         Err(e) => {

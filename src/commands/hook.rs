@@ -79,7 +79,7 @@ fn seed_new_worktree(ctx: &Context, path: &Path, admin: &Path) -> Result<()> {
     let rules = ctx.rules().map_err(undo)?;
     let cfg = &rules.config;
     let program = lifecycle::prepare_program(cfg).map_err(undo)?;
-    let deadline = started + Duration::from_secs(cfg.action_timeout_seconds);
+    let deadline = lifecycle::after(started, cfg.action_timeout_seconds);
     let head = repo::read_head(admin);
     // Card lock only (the repository lock is not needed to write our own admin dir): derive
     // the card, lock it, and derive again if another worktree claimed it meanwhile.

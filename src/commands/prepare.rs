@@ -4,7 +4,7 @@
 //! removes the tree: a failure leaves it recorded as failed (exit 4).
 use std::io::Write;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::Result;
 
@@ -23,7 +23,7 @@ pub fn run(ctx: &Context, args: &PrepareArgs, out: &mut dyn Write) -> Result<i32
     let rules = ctx.rules()?;
     let cfg = &rules.config;
     let program = lifecycle::prepare_program(cfg)?;
-    let deadline = Instant::now() + Duration::from_secs(cfg.action_timeout_seconds);
+    let deadline = lifecycle::after(Instant::now(), cfg.action_timeout_seconds);
     let report = verify::verify(&ctx.repo, &entries, &path, asked.as_ref());
     let (card, rec) = match report.verdict {
         Verdict::Unseeded => {

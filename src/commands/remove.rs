@@ -73,7 +73,7 @@ pub fn run(ctx: &Context, args: &RemoveArgs, out: &mut dyn Write) -> Result<i32>
         )),
         None => None,
     };
-    let deadline = Instant::now() + Duration::from_secs(cfg.action_timeout_seconds);
+    let deadline = lifecycle::after(Instant::now(), cfg.action_timeout_seconds);
     let card = crate::card::CardId::parse(&rec.card)?;
     let holder = format!("git kardwt remove {card}");
     let _card_lock = lock::take(
