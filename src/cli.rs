@@ -43,6 +43,7 @@ pub enum Command {
     Prepare(PrepareArgs),
     Remove(RemoveArgs),
     Adopt(AdoptArgs),
+    Gc(GcArgs),
     Log(LogArgs),
     Doctor(DoctorArgs),
     Guard(GuardArgs),
@@ -190,6 +191,26 @@ pub enum GuardFormat {
     Claude,
     Codex,
     Text,
+}
+
+/// Garbage-collect worktrees that are safe to drop: a dry run unless --apply.
+///
+/// Candidates: entries whose directory is gone, and ready worktrees that are clean, pushed and
+/// merged into their recorded base. Locked and unmanaged worktrees are never collected.
+#[derive(Debug, Args)]
+pub struct GcArgs {
+    /// Remove the candidates (through the release-first removal, never forced)
+    #[arg(long)]
+    pub apply: bool,
+    /// Also collect worktrees left failed or preparing (clean and pushed) for --older-than
+    #[arg(long)]
+    pub include_failed: bool,
+    /// Minimum age of a failed or preparing worktree, like 24h, 30m, 2d or 0s
+    #[arg(long, value_name = "DUR", default_value = "24h")]
+    pub older_than: String,
+    /// List each candidate with its reason as JSON
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Show the event log: what happened to every card, or to one.

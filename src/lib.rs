@@ -9,9 +9,10 @@ pub mod git;
 pub mod hooks;
 pub mod lifecycle;
 pub mod lock;
+pub mod log;
+pub mod ports;
 pub mod process;
 pub mod push;
-pub mod log;
 pub mod record;
 pub mod repo;
 pub mod seed;
@@ -62,6 +63,7 @@ fn dispatch(cli: Cli, out: &mut dyn std::io::Write) -> anyhow::Result<i32> {
         Command::Prepare(a) => commands::prepare::run(&ctx, a, out),
         Command::Doctor(a) => commands::doctor::run(&ctx, a, out),
         Command::Remove(a) => commands::remove::run(&ctx, a, out),
+        Command::Gc(a) => commands::gc::run(&ctx, a, out),
         Command::Adopt(a) => commands::adopt::run(&ctx, a, out),
         Command::Log(a) => commands::log::run(&ctx, a, out),
         Command::InstallHooks(_) => commands::install_hooks::install(&ctx, out),

@@ -27,7 +27,30 @@ pub struct Prep<'a> {
 /// configured timeout may be any 64-bit number; `Instant` arithmetic would panic).
 pub fn after(from: Instant, secs: u64) -> Instant {
     let year = 365 * 24 * 3600;
-    from.checked_add(Duration::from_secs(secs.min(year))).unwrap_or(from)
+    from.checked_add(Duration::from_secs(secs.min(year)))
+        .unwrap_or(from)
+}
+
+/// Allocate the configured ports for `card` (none when `worktree.ports` is absent). Call it
+/// under the repository lock: it reads which ports the other records hold.
+pub fn allocate_ports(ctx: &Context, cfg: &Config, card: &CardId) -> Result<Vec<u16>> {
+    let Some(spec) = &cfg.ports else {
+        return Ok(Vec::new());
+    };
+    let held: std::collections::BTreeSet<u16> = crate::verify::scan(&ctx.repo)?
+        .iter()
+        .filter_map(|e| match &e.record {
+            record::Loaded::Parsed(r) if r.card != card.as_str() => Some(r.ports.clone()),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    Ok(crate::ports::allocate(
+        card.as_str(),
+        spec,
+        &held,
+        crate::ports::bindable,
+    )?)
 }
 
 /// Resolve the prepare hook's program, if one is configured (exit 2 when refused).

@@ -183,6 +183,44 @@ pub fn rfc3339(secs: u64) -> String {
     )
 }
 
+/// Parse the RFC 3339 UTC times kardwt writes (`2026-11-29T18:00:05Z`) back to seconds since
+/// the epoch; `None` for anything else.
+pub fn parse_rfc3339(text: &str) -> Option<u64> {
+    let b = text.as_bytes();
+    if b.len() != 20
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || b[10] != b'T'
+        || b[13] != b':'
+        || b[16] != b':'
+        || b[19] != b'Z'
+    {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| text.get(r)?.parse::<i64>().ok();
+    let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (hh, mm, ss) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) || hh > 23 || mm > 59 || ss > 60 {
+        return None;
+    }
+    // days-from-civil (H. Hinnant), the inverse of `rfc3339`.
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    u64::try_from(days * 86_400 + hh * 3600 + mm * 60 + ss).ok()
+}
+
+/// Seconds since the epoch now.
+pub fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -231,6 +269,15 @@ mod tests {
         assert!(parse(&text).unwrap_err().contains("schema 2"));
         assert!(parse("card = ").is_err());
         assert!(parse(&toml::to_string(&sample()).unwrap().replace("ready", "done")).is_err());
+    }
+
+    #[test]
+    fn parses_what_it_formats() {
+        for t in [0, 951_782_400, 1_795_975_205, 4_102_444_799] {
+            assert_eq!(parse_rfc3339(&rfc3339(t)), Some(t));
+        }
+        assert_eq!(parse_rfc3339("2026-13-01T00:00:00Z"), None);
+        assert_eq!(parse_rfc3339("yesterday"), None);
     }
 
     #[test]

@@ -132,6 +132,7 @@ impl Action<'_> {
                 self.prep.deadline,
                 holder,
             )?;
+            let ports = lifecycle::allocate_ports(self.prep.ctx, self.cfg(), self.card)?;
             let (base_ref, oid) =
                 fetch_base(&self.prep.ctx.repo.base, self.cfg(), self.prep.deadline)?;
             let path = self.add_worktree(path, &oid)?;
@@ -154,7 +155,7 @@ impl Action<'_> {
                 updated_at: now,
                 config_fingerprint: self.cfg().fingerprint(),
                 links: Vec::new(),
-                ports: Vec::new(),
+                ports,
                 last_hook: None,
             };
             record::write(&admin, &rec)?;

@@ -98,7 +98,7 @@ fn seed_new_worktree(ctx: &Context, path: &Path, admin: &Path) -> Result<()> {
             break (card, held);
         }
     };
-    let rec = lifecycle::outside_record(
+    let mut rec = lifecycle::outside_record(
         ctx,
         cfg,
         &card,
@@ -107,7 +107,17 @@ fn seed_new_worktree(ctx: &Context, path: &Path, admin: &Path) -> Result<()> {
         Origin::Hook,
         Reason::Create,
     );
+    // Ports are allocated under the repository lock (card lock first, as everywhere).
+    let repo_lock = match cfg.ports {
+        Some(_) => {
+            let lock_path = lock::repo_lock_path(&ctx.repo.common_dir);
+            Some(lock::take(lock_path, "the repository lock", deadline, holder).map_err(undo)?)
+        }
+        None => None,
+    };
+    rec.ports = lifecycle::allocate_ports(ctx, cfg, &card).map_err(undo)?;
     record::write(admin, &rec).map_err(undo)?;
+    drop(repo_lock);
     let prep = Prep {
         ctx,
         cfg,

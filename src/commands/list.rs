@@ -66,5 +66,6 @@ fn row(r: &Report) -> Value {
         "drift": r.drift(),
         "path": r.path,
         "locked": r.locked,
+        "ports": r.record.as_ref().map(|rec| rec.ports.clone()).unwrap_or_default(),
     })
 }

@@ -20,14 +20,13 @@ use crate::verify::{self, Verdict};
 use crate::{git, lifecycle, lock, log, process};
 
 #[derive(Debug, Serialize)]
-struct Step {
-    step: &'static str,
-    ok: bool,
-    detail: String,
+pub struct Step {
+    pub step: &'static str,
+    pub ok: bool,
+    pub detail: String,
 }
 
 pub fn run(ctx: &Context, args: &RemoveArgs, out: &mut dyn Write) -> Result<i32> {
-    let started = Instant::now();
     let entries = verify::scan(&ctx.repo)?;
     let (path, card) = ctx.target(&entries, &args.target)?;
     let report = verify::verify(&ctx.repo, &entries, &path, card.as_ref());
@@ -46,6 +45,50 @@ pub fn run(ctx: &Context, args: &RemoveArgs, out: &mut dyn Write) -> Result<i32>
             return Err(refused(report.explain()).hint("kardwt removes only worktrees it verifies; inspect it and remove it by hand").into())
         }
     }
+    let opts = Options {
+        force: args.force,
+        delete_branch: args.delete_branch,
+        grace: Duration::from_secs(args.grace),
+    };
+    let Removal { path, card, steps } = remove_verified(ctx, &report, &opts)?;
+    if args.json {
+        writeln!(
+            out,
+            "{}",
+            json!({"path": path, "card": card, "steps": steps})
+        )?;
+    } else {
+        for s in &steps {
+            writeln!(
+                out,
+                "{} {:<13} {}",
+                if s.ok { "ok  " } else { "-   " },
+                s.step,
+                s.detail
+            )?;
+        }
+        writeln!(out, "removed {}", path.display())?;
+    }
+    Ok(0)
+}
+
+/// How to remove.
+pub struct Options {
+    pub force: bool,
+    pub delete_branch: bool,
+    pub grace: Duration,
+}
+
+/// What a removal did.
+pub struct Removal {
+    pub path: std::path::PathBuf,
+    pub card: String,
+    pub steps: Vec<Step>,
+}
+
+/// Remove a worktree that verified, releasing first (R-REMOVE, in order); `gc` uses this too.
+pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -> Result<Removal> {
+    let started = Instant::now();
     let (Some(mut rec), Some(admin)) = (report.record.clone(), report.admin.clone()) else {
         anyhow::bail!("internal error: a verified worktree without record");
     };
@@ -86,7 +129,7 @@ pub fn run(ctx: &Context, args: &RemoveArgs, out: &mut dyn Write) -> Result<i32>
 
     // Refuse a dirty tree before anything is released.
     let dirt = dirty(&path, &rec)?;
-    if !dirt.is_empty() && !args.force {
+    if !dirt.is_empty() && !opts.force {
         let shown: Vec<&str> = dirt.iter().take(5).map(String::as_str).collect();
         return Err(failed(format!(
             "{} has uncommitted changes or untracked files ({}{}); nothing was released or removed",
@@ -109,7 +152,7 @@ pub fn run(ctx: &Context, args: &RemoveArgs, out: &mut dyn Write) -> Result<i32>
 
     // 1. Processes whose cwd is inside the tree.
     let t = Instant::now();
-    let released = process::release(&path, Duration::from_secs(args.grace));
+    let released = process::release(&path, opts.grace);
     steps.push(Step {
         step: "processes",
         ok: true,
@@ -160,7 +203,7 @@ pub fn run(ctx: &Context, args: &RemoveArgs, out: &mut dyn Write) -> Result<i32>
             ok,
             detail: format!("{:?}", outcome.ending),
         });
-        if !ok && !args.force {
+        if !ok && !opts.force {
             log::append(
                 &ctx.repo.common_dir,
                 "failed",
@@ -205,7 +248,7 @@ pub fn run(ctx: &Context, args: &RemoveArgs, out: &mut dyn Write) -> Result<i32>
             &holder,
         )?;
         let mut remove: Vec<&std::ffi::OsStr> = vec!["worktree".as_ref(), "remove".as_ref()];
-        if args.force {
+        if opts.force {
             remove.push("--force".as_ref());
         }
         remove.push(path.as_os_str());
@@ -221,7 +264,7 @@ pub fn run(ctx: &Context, args: &RemoveArgs, out: &mut dyn Write) -> Result<i32>
             detail: "removed".into(),
         });
         // 4. The branch.
-        let branch = branch_step(ctx, &rec, args);
+        let branch = branch_step(ctx, &rec, opts);
         steps.push(branch);
     }
     log::append(
@@ -232,29 +275,15 @@ pub fn run(ctx: &Context, args: &RemoveArgs, out: &mut dyn Write) -> Result<i32>
         "ok",
         started.elapsed(),
     );
-    if args.json {
-        writeln!(
-            out,
-            "{}",
-            json!({"path": path, "card": rec.card, "steps": steps})
-        )?;
-    } else {
-        for s in &steps {
-            writeln!(
-                out,
-                "{} {:<13} {}",
-                if s.ok { "ok  " } else { "-   " },
-                s.step,
-                s.detail
-            )?;
-        }
-        writeln!(out, "removed {}", path.display())?;
-    }
-    Ok(0)
+    Ok(Removal {
+        path,
+        card: rec.card,
+        steps,
+    })
 }
 
 /// Tracked changes and untracked files, minus the links kardwt made itself.
-fn dirty(path: &Path, rec: &Record) -> Result<Vec<String>> {
+pub fn dirty(path: &Path, rec: &Record) -> Result<Vec<String>> {
     let out = git::run(
         path,
         [
@@ -278,7 +307,7 @@ fn dirty(path: &Path, rec: &Record) -> Result<Vec<String>> {
 }
 
 /// Delete the branch when asked and merged into the recorded base, or when forced.
-fn branch_step(ctx: &Context, rec: &Record, args: &RemoveArgs) -> Step {
+fn branch_step(ctx: &Context, rec: &Record, args: &Options) -> Step {
     let step = |ok, detail: String| Step {
         step: "branch",
         ok,
@@ -324,7 +353,7 @@ fn branch_step(ctx: &Context, rec: &Record, args: &RemoveArgs) -> Step {
 
 /// Is the branch's tip contained in the recorded base (its remote-tracking ref, or the
 /// recorded base commit)?
-fn merged_into_base(ctx: &Context, rec: &Record) -> bool {
+pub fn merged_into_base(ctx: &Context, rec: &Record) -> bool {
     let branch = format!("refs/heads/{}", rec.branch);
     let tracking = rec
         .base_ref

@@ -1,0 +1,311 @@
+//! `git kardwt gc [--apply] [--include-failed] [--older-than DUR] [--json]` (SPEC R-GC): a dry
+//! run by default. Candidates: registered entries whose directory is gone (pruned; the ports
+//! their record held are reported released), and managed `ready` worktrees that are clean,
+//! have nothing unpushed and are merged into their recorded base; with `--include-failed`,
+//! `failed`/`preparing` ones older than `--older-than` that are clean and pushed. Removal goes
+//! through the release-first path, never forced. Locked and unmanaged worktrees are never
+//! collected; a dirty one is listed with the command to remove it by hand.
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Result;
+use serde::Serialize;
+use serde_json::json;
+
+use crate::cli::GcArgs;
+use crate::commands::remove::{self, Options};
+use crate::context::Context;
+use crate::error::usage;
+use crate::record::{self, Loaded, Record, State};
+use crate::verify::{self, Verdict};
+use crate::{git, lifecycle, lock, log};
+
+#[derive(Debug, Serialize)]
+struct Candidate {
+    card: String,
+    path: PathBuf,
+    reason: String,
+    /// Ports its record held, released with it.
+    ports: Vec<u16>,
+    #[serde(skip)]
+    prune: bool,
+    /// After `--apply`: what happened.
+    outcome: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct Kept {
+    card: String,
+    path: PathBuf,
+    reason: String,
+    /// The command to remove it by hand, when that is the user's call.
+    command: Option<String>,
+}
+
+/// Parse `24h`, `30m`, `2d`, `45s` or plain seconds (pure).
+pub fn parse_duration(text: &str) -> Option<Duration> {
+    let text = text.trim();
+    let (num, unit) = match text.find(|c: char| !c.is_ascii_digit()) {
+        Some(i) => text.split_at(i),
+        None => (text, "s"),
+    };
+    let n: u64 = num.parse().ok()?;
+    let secs = match unit {
+        "s" => n,
+        "m" => n.checked_mul(60)?,
+        "h" => n.checked_mul(3600)?,
+        "d" => n.checked_mul(86_400)?,
+        "w" => n.checked_mul(604_800)?,
+        _ => return None,
+    };
+    Some(Duration::from_secs(secs))
+}
+
+pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
+    let older_than = parse_duration(&args.older_than).ok_or_else(|| {
+        usage(format!(
+            "--older-than {:?} is not a duration",
+            args.older_than
+        ))
+        .hint("write it like 24h, 30m, 2d or 0s")
+    })?;
+    let rules = ctx.rules()?;
+    let entries = verify::scan(&ctx.repo)?;
+    let mut candidates = Vec::new();
+    let mut kept = Vec::new();
+    for e in &entries {
+        let Loaded::Parsed(rec) = &e.record else {
+            continue;
+        }; // unmanaged: never collected
+        let path = e.linked.path.clone().unwrap_or_else(|| rec.path.clone());
+        let keep = |reason: String, command: Option<String>| Kept {
+            card: rec.card.clone(),
+            path: path.clone(),
+            reason,
+            command,
+        };
+        if e.linked.locked {
+            kept.push(keep("locked (git worktree lock)".into(), None));
+            continue;
+        }
+        if e.linked.prunable {
+            candidates.push(Candidate {
+                card: rec.card.clone(),
+                path: path.clone(),
+                reason: "its directory is gone".into(),
+                ports: rec.ports.clone(),
+                prune: true,
+                outcome: None,
+            });
+            continue;
+        }
+        let report = verify::verify(&ctx.repo, &entries, &path, None);
+        if report.verdict != Verdict::Verified {
+            continue;
+        }
+        let reason = match rec.state {
+            State::Ready => match collectable_ready(ctx, rec, &path)? {
+                Ok(reason) => reason,
+                Err(why) => {
+                    kept.push(keep(why, None));
+                    continue;
+                }
+            },
+            State::Failed | State::Preparing if args.include_failed => {
+                let age = record::parse_rfc3339(&rec.updated_at)
+                    .map(|t| record::now_secs().saturating_sub(t));
+                if age.is_none_or(|a| a < older_than.as_secs()) {
+                    kept.push(keep(
+                        format!("{} for less than {}", rec.state.as_str(), args.older_than),
+                        None,
+                    ));
+                    continue;
+                }
+                if let Some(why) = unpushed(ctx, &path)? {
+                    kept.push(keep(why, None));
+                    continue;
+                }
+                format!("left {} since {}", rec.state.as_str(), rec.updated_at)
+            }
+            State::Failed | State::Preparing => continue,
+        };
+        let dirt = remove::dirty(&path, rec)?;
+        if !dirt.is_empty() {
+            let cmd = format!("git kardwt remove --path '{}' --force", path.display());
+            kept.push(keep(
+                format!("{reason}, but it has uncommitted changes or untracked files"),
+                Some(cmd),
+            ));
+            continue;
+        }
+        candidates.push(Candidate {
+            card: rec.card.clone(),
+            path: path.clone(),
+            reason,
+            ports: rec.ports.clone(),
+            prune: false,
+            outcome: None,
+        });
+    }
+
+    if args.apply {
+        apply(ctx, &rules.config, &entries, &mut candidates)?;
+    }
+    if args.json {
+        writeln!(
+            out,
+            "{}",
+            json!({"applied": args.apply, "candidates": candidates, "kept": kept})
+        )?;
+    } else {
+        let verb = if args.apply {
+            "collected"
+        } else {
+            "would collect"
+        };
+        for c in &candidates {
+            let ports = if c.ports.is_empty() {
+                String::new()
+            } else {
+                format!(" (releases ports {:?})", c.ports)
+            };
+            let outcome = c
+                .outcome
+                .as_deref()
+                .map(|o| format!(": {o}"))
+                .unwrap_or_default();
+            writeln!(
+                out,
+                "{verb} card {} at {}: {}{ports}{outcome}",
+                c.card,
+                c.path.display(),
+                c.reason
+            )?;
+        }
+        for k in &kept {
+            let cmd = k
+                .command
+                .as_deref()
+                .map(|c| format!("; to remove it anyway: {c}"))
+                .unwrap_or_default();
+            writeln!(
+                out,
+                "kept card {} at {}: {}{cmd}",
+                k.card,
+                k.path.display(),
+                k.reason
+            )?;
+        }
+        if !args.apply && !candidates.is_empty() {
+            writeln!(out, "(dry run: git kardwt gc --apply does it)")?;
+        }
+    }
+    let failed = candidates.iter().any(|c| {
+        c.outcome
+            .as_deref()
+            .is_some_and(|o| o.starts_with("failed"))
+    });
+    Ok(i32::from(failed))
+}
+
+/// Why a ready worktree may go (`Ok`), or why it stays (`Err`).
+fn collectable_ready(
+    ctx: &Context,
+    rec: &Record,
+    path: &std::path::Path,
+) -> Result<Result<String, String>> {
+    if let Some(why) = unpushed(ctx, path)? {
+        return Ok(Err(why));
+    }
+    // A branch still at the commit it was created from holds no work that was merged: it is
+    // most likely in use right now (a fresh card), so it is not collected.
+    let tip = git::run(path, ["rev-parse", "--verify", "--quiet", "HEAD"]).unwrap_or_default();
+    if tip == rec.base_oid {
+        return Ok(Err(format!("{} has no commits of its own yet", rec.branch)));
+    }
+    if rec.branch.is_empty() || !remove::merged_into_base(ctx, rec) {
+        return Ok(Err(format!(
+            "{} is not merged into {}",
+            rec.branch, rec.base_ref
+        )));
+    }
+    Ok(Ok(format!(
+        "{} is merged into {} and pushed",
+        rec.branch, rec.base_ref
+    )))
+}
+
+/// A reason to keep the worktree when HEAD has commits no remote-tracking ref reaches.
+fn unpushed(_ctx: &Context, path: &std::path::Path) -> Result<Option<String>> {
+    let out = git::run(path, ["rev-list", "-n", "1", "HEAD", "--not", "--remotes"])?;
+    Ok((!out.trim().is_empty()).then(|| {
+        format!(
+            "HEAD has commits that are on no remote (e.g. {})",
+            out.trim()
+        )
+    }))
+}
+
+fn apply(
+    ctx: &Context,
+    cfg: &crate::config::Config,
+    entries: &[verify::Entry],
+    candidates: &mut [Candidate],
+) -> Result<()> {
+    let deadline = lifecycle::after(std::time::Instant::now(), cfg.action_timeout_seconds);
+    for c in candidates.iter_mut() {
+        let outcome = if c.prune {
+            let _held = lock::take(
+                lock::repo_lock_path(&ctx.repo.common_dir),
+                "the repository lock",
+                deadline,
+                "git kardwt gc",
+            )?;
+            let args = ["worktree".as_ref(), "remove".as_ref(), c.path.as_os_str()];
+            match git::run_until(git::cmd(&ctx.repo.base, args), Some(deadline))? {
+                o if o.ok => {
+                    log::append(
+                        &ctx.repo.common_dir,
+                        "removed",
+                        &c.card,
+                        &c.path,
+                        "gc: directory was gone",
+                        Duration::ZERO,
+                    );
+                    "pruned".to_owned()
+                }
+                o => format!("failed: {}", o.stderr.trim()),
+            }
+        } else {
+            let report = verify::verify(&ctx.repo, entries, &c.path, None);
+            let opts = Options {
+                force: false,
+                delete_branch: false,
+                grace: Duration::from_secs(5),
+            };
+            match remove::remove_verified(ctx, &report, &opts) {
+                Ok(_) => "removed".to_owned(),
+                Err(e) => format!("failed: {e:#}"),
+            }
+        };
+        c.outcome = Some(outcome);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_duration;
+    use std::time::Duration;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("24h"), Some(Duration::from_secs(86_400)));
+        assert_eq!(parse_duration("0s"), Some(Duration::ZERO));
+        assert_eq!(parse_duration("90"), Some(Duration::from_secs(90)));
+        assert_eq!(parse_duration("2d"), Some(Duration::from_secs(172_800)));
+        assert_eq!(parse_duration("h"), None);
+        assert_eq!(parse_duration("5y"), None);
+    }
+}
