@@ -53,6 +53,7 @@ pub enum Command {
     Config(ConfigCommand),
     #[command(subcommand)]
     Hook(HookCommand),
+    Completions(CompletionsArgs),
 }
 
 /// Create (or reuse) the worktree of a card from a freshly fetched base, then prepare it.
@@ -211,6 +212,14 @@ pub struct GcArgs {
     /// List each candidate with its reason as JSON
     #[arg(long)]
     pub json: bool,
+}
+
+/// Print a shell completion script (make install puts them where shells look).
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 /// Show the event log: what happened to every card, or to one.

@@ -43,6 +43,15 @@ pub fn main() -> i32 {
 }
 
 fn dispatch(cli: Cli, out: &mut dyn std::io::Write) -> anyhow::Result<i32> {
+    if let Command::Completions(a) = &cli.command {
+        // Completions are for the `git-kardwt` executable (git's own completion finds it for
+        // `git kardwt` only through a `_git_kardwt` function, which bash users can alias).
+        let mut cmd = <Cli as clap::CommandFactory>::command().bin_name("git-kardwt");
+        let mut script = Vec::new();
+        clap_complete::generate(a.shell, &mut cmd, "git-kardwt", &mut script);
+        out.write_all(&script)?;
+        return Ok(0);
+    }
     // The guard judges commands for any directory, inside a repository or not.
     if let Command::Guard(a) = &cli.command {
         return commands::guard::run(a, out);
@@ -69,6 +78,8 @@ fn dispatch(cli: Cli, out: &mut dyn std::io::Write) -> anyhow::Result<i32> {
         Command::InstallHooks(_) => commands::install_hooks::install(&ctx, out),
         Command::UninstallHooks(_) => commands::install_hooks::uninstall(&ctx, out),
         Command::Config(ConfigCommand::Check(a)) => commands::config::check(&ctx, a, out),
-        Command::Hook(_) | Command::Guard(_) => unreachable!("dispatched above"),
+        Command::Hook(_) | Command::Guard(_) | Command::Completions(_) => {
+            unreachable!("dispatched above")
+        }
     }
 }
