@@ -321,33 +321,35 @@ pub fn verify(repo: &Repo, entries: &[Entry], path: &Path, card: Option<&CardId>
     checks.pass("gitdir", "points back at this worktree");
 
     // 4. git lists it as registered and not prunable.
-    match entries.iter().find(|e| e.linked.admin == admin) {
+    let entry = match entries.iter().find(|e| e.linked.admin == admin) {
         Some(e) if !e.linked.prunable => {
             report.locked = e.linked.locked;
             checks.pass(
                 "registered",
                 format!("registered as worktree {}", e.linked.id),
             );
+            e
         }
         _ => {
             report.checks = checks.fail("registered", "git does not list it as a usable worktree");
             return report;
         }
-    }
+    };
     report.head = repo::read_head(&admin);
 
     // 5. The record parses (absent: unseeded).
-    let rec = match record::load(&admin) {
+    // The scan read every record already; use its reading rather than parsing it again.
+    let rec = match &entry.record {
         Loaded::Absent => {
             report.verdict = Verdict::Unseeded;
             report.checks = checks.fail("record_parses", "no kardwt record");
             return report;
         }
         Loaded::Malformed(why) => {
-            report.checks = checks.fail("record_parses", why);
+            report.checks = checks.fail("record_parses", why.clone());
             return report;
         }
-        Loaded::Parsed(r) => r,
+        Loaded::Parsed(r) => r.clone(),
     };
     checks.pass("record_parses", "parses");
     report.card = Some(rec.card.clone());

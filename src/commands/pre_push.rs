@@ -66,7 +66,7 @@ pub fn run(global: crate::cli::GlobalArgs, args: &PrePushArgs) -> Result<i32> {
         .collect();
     for update in updates.iter().filter(|u| !u.is_deletion()) {
         let added = added_files(&ctx, update)?;
-        if let Some(why) = forbidden(&ctx, &added, &links)? {
+        if let Some(why) = forbidden(&ctx, &here, &added, &links)? {
             return Err(blocked(why, &card));
         }
     }
@@ -123,7 +123,14 @@ fn added_files(ctx: &Context, update: &RefUpdate) -> Result<Vec<Added>> {
 }
 
 /// The first added file that must not be pushed, with why.
-fn forbidden(ctx: &Context, added: &[Added], links: &BTreeSet<String>) -> Result<Option<String>> {
+/// Ignore rules are judged in the worktree the push runs from, whose checked-out `.gitignore`
+/// is the one the pushed commits were made under (the base's may differ).
+fn forbidden(
+    ctx: &Context,
+    here: &std::path::Path,
+    added: &[Added],
+    links: &BTreeSet<String>,
+) -> Result<Option<String>> {
     for a in added {
         if links.contains(&a.path) {
             return Ok(Some(format!(
@@ -144,7 +151,7 @@ fn forbidden(ctx: &Context, added: &[Added], links: &BTreeSet<String>) -> Result
         ];
         args.extend(envs.iter().map(|a| a.path.clone()));
         let out = git::run_until(
-            git::cmd(&ctx.repo.base, &args),
+            git::cmd(here, &args),
             Some(Instant::now() + Duration::from_secs(60)),
         )?;
         let ignored: BTreeSet<&str> = out.stdout.lines().collect();

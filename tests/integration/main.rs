@@ -3,6 +3,7 @@
 mod support;
 
 mod add;
+mod adopt;
 mod concurrency;
 mod config;
 mod doctor;
@@ -11,6 +12,8 @@ mod ids;
 mod list;
 mod man;
 mod prepare;
+mod push;
+mod remove;
 mod sandbox;
 mod seeding;
 mod select;

@@ -1,0 +1,446 @@
+//! Release-first removal (R-REMOVE, R-LOG): `git kardwt remove` stops the processes whose cwd is
+//! inside the tree, runs the cleanup hook while the directory still exists, then removes the
+//! tree; a dirty tree is refused before anything is released; a failing cleanup hook exits 4
+//! and keeps the tree; `--delete-branch` deletes only a merged branch unless `--force`; the
+//! event log still tells the card's story after the record is gone.
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ExitStatus, Stdio};
+use std::time::Duration;
+
+use crate::support::{sh_quote, wait_until, yaml_str, TestRepo};
+
+/// A `sleep 300` whose cwd is a directory inside a worktree. Killed on drop if still running.
+struct Sleeper {
+    child: Child,
+}
+
+impl Sleeper {
+    fn start(repo: &TestRepo, dir: &Path) -> Sleeper {
+        let child = repo
+            .command("sleep", dir)
+            .arg("300")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        // The process really sits in `dir` before the test goes on.
+        assert!(
+            wait_until(Duration::from_secs(5), || {
+                std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|c| c == dir)
+            }),
+            "sleep {pid} never had its cwd in {}",
+            dir.display()
+        );
+        Sleeper { child }
+    }
+
+    fn alive(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_none()
+    }
+
+    /// The exit status once the process ended (waits at most `timeout`).
+    fn ended(&mut self, timeout: Duration) -> Option<ExitStatus> {
+        let mut status = None;
+        wait_until(timeout, || {
+            status = self.child.try_wait().unwrap();
+            status.is_some()
+        });
+        status
+    }
+}
+
+impl Drop for Sleeper {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `<tmp>/cleanup.log`: what the cleanup hook saw (outside every worktree).
+fn cleanup_log(repo: &TestRepo) -> PathBuf {
+    repo.tmp.join("cleanup.log")
+}
+
+fn cleanup_lines(repo: &TestRepo) -> Vec<String> {
+    std::fs::read_to_string(cleanup_log(repo))
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Rules with the standard prepare script and a cleanup hook that logs
+/// `<card> <reason> <phase> <cwd>` and `present` when `$KARDWT_WORKTREE` still is a directory,
+/// then runs `extra`.
+fn rules_with_cleanup(repo: &TestRepo, extra: &str) -> String {
+    let log = sh_quote(&cleanup_log(repo));
+    let cleanup = repo.write_helper(
+        "cleanup",
+        &format!(
+            "echo \"$KARDWT_CARD $KARDWT_REASON $KARDWT_PHASE $(pwd)\" >> {log}\n\
+             test -d \"$KARDWT_WORKTREE\" && echo present >> {log}\n{extra}"
+        ),
+    );
+    format!(
+        "{}  cleanup:\n    argv: [{}]\n",
+        repo.rules_with_prepare(false),
+        yaml_str(&cleanup)
+    )
+}
+
+fn event_names(repo: &TestRepo, card: &str) -> Vec<String> {
+    repo.events(Some(card))
+        .iter()
+        .map(|e| e["event"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+/// Acceptance 1: the sleep is gone, the hook saw the tree, the tree is unregistered and gone,
+/// the branch remains, the base is untouched; `--json` reports every step.
+#[test]
+fn remove_releases_processes_runs_cleanup_while_present_then_removes_the_tree() {
+    let repo = TestRepo::new();
+    repo.write_rules(&rules_with_cleanup(&repo, ""));
+    let wt = repo.add_card("42");
+    let mut sleeper = Sleeper::start(&repo, &wt.join("src"));
+    let base = repo.snapshot_base();
+
+    let out = repo.kardwt(&repo.base, &["remove", "42", "--json"]);
+    out.expect_code(0);
+
+    // The process was stopped by a signal (SIGTERM, or SIGKILL after the grace).
+    let status = sleeper
+        .ended(Duration::from_secs(10))
+        .unwrap_or_else(|| panic!("sleep still running after remove:\n{out}"));
+    assert!(
+        matches!(status.signal(), Some(15) | Some(9)),
+        "sleep was not killed by a signal: {status:?}\n{out}"
+    );
+    // The cleanup hook ran once, as `remove`/`cleanup`, in the tree, while it existed.
+    assert_eq!(
+        cleanup_lines(&repo),
+        vec![
+            format!("42 remove cleanup {}", wt.display()),
+            "present".to_owned()
+        ],
+        "{out}"
+    );
+    // The tree is unregistered and gone, its branch stays, the base is untouched.
+    assert!(!wt.exists(), "{} still exists:\n{out}", wt.display());
+    assert!(!repo.is_registered(&wt), "still registered:\n{out}");
+    assert!(
+        repo.branch_exists("card/42"),
+        "the branch was deleted:\n{out}"
+    );
+    assert_eq!(repo.snapshot_base(), base, "the base changed");
+    // The prepare hook did not run again for the removal.
+    assert_eq!(repo.prepare_runs(), vec!["42 create prepare".to_owned()]);
+
+    // --json: {path, card, steps:[{step, ok, detail}]}.
+    let v = out.json();
+    assert_eq!(v["path"], wt.to_str().unwrap(), "{out}");
+    assert_eq!(v["card"], "42", "{out}");
+    let steps = v["steps"].as_array().expect("steps is an array");
+    for s in steps {
+        assert!(s["step"].is_string() && s["ok"].is_boolean() && s["detail"].is_string());
+    }
+    let names: Vec<&str> = steps.iter().map(|s| s["step"].as_str().unwrap()).collect();
+    let at = |name: &str| {
+        names
+            .iter()
+            .position(|n| n.contains(name))
+            .unwrap_or_else(|| panic!("no {name} step in {names:?}"))
+    };
+    assert!(
+        at("process") < at("cleanup") && at("cleanup") < at("worktree"),
+        "steps out of order: {names:?}"
+    );
+    let processes = &steps[at("process")];
+    assert!(
+        processes["detail"]
+            .as_str()
+            .unwrap()
+            .contains(&sleeper.child.id().to_string()),
+        "the sleep's pid is not in the processes step: {processes}"
+    );
+    let names_logged = event_names(&repo, "42");
+    assert!(
+        names_logged.iter().any(|e| e == "released"),
+        "{names_logged:?}"
+    );
+}
+
+/// The caller and its ancestors are spared: `remove` run from inside the tree (so `git` and
+/// kardwt both have their cwd in it) still completes.
+#[test]
+fn remove_from_inside_the_tree_spares_the_caller() {
+    let repo = TestRepo::new();
+    repo.write_rules(&rules_with_cleanup(&repo, ""));
+    let wt = repo.add_card("42");
+    let mut sleeper = Sleeper::start(&repo, &wt);
+    let out = repo.kardwt(&wt.join("src"), &["remove", "42", "--grace", "1"]);
+    out.expect_code(0);
+    assert!(
+        sleeper.ended(Duration::from_secs(10)).is_some(),
+        "sleep survived:\n{out}"
+    );
+    assert!(!wt.exists(), "{out}");
+    assert!(!repo.is_registered(&wt), "{out}");
+}
+
+/// Acceptance 2 (first half): an untracked file or a tracked change is refused before anything
+/// is released: non-zero exit, the file stays, the process lives, the cleanup hook never ran.
+/// `--force` then removes it anyway.
+#[test]
+fn a_dirty_tree_is_refused_before_anything_is_released() {
+    let repo = TestRepo::new();
+    repo.write_rules(&rules_with_cleanup(&repo, ""));
+    let wt = repo.add_card("42");
+    let mut sleeper = Sleeper::start(&repo, &wt);
+    let admin = repo.admin_dir(&wt);
+
+    std::fs::write(wt.join("scratch.txt"), "work in progress\n").unwrap();
+    let out = repo.kardwt(&repo.base, &["remove", "42", "--grace", "1"]);
+    out.expect_code(1);
+    assert!(
+        out.stderr.contains("scratch.txt"),
+        "the file is not named:\n{out}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(wt.join("scratch.txt")).unwrap(),
+        "work in progress\n"
+    );
+    assert!(sleeper.alive(), "the process was reaped:\n{out}");
+    assert_eq!(
+        cleanup_lines(&repo),
+        Vec::<String>::new(),
+        "cleanup ran:\n{out}"
+    );
+    assert!(repo.is_registered(&wt) && admin.join("kardwt.toml").is_file());
+    let events = event_names(&repo, "42");
+    assert!(
+        !events.iter().any(|e| e == "released" || e == "removed"),
+        "{events:?}"
+    );
+
+    // A tracked change alone is refused the same way.
+    std::fs::remove_file(wt.join("scratch.txt")).unwrap();
+    std::fs::write(wt.join("src/lib.txt"), "edited\n").unwrap();
+    let out = repo.kardwt(&repo.base, &["remove", "42", "--grace", "1"]);
+    out.expect_code(1);
+    assert!(sleeper.alive(), "the process was reaped:\n{out}");
+    assert_eq!(
+        cleanup_lines(&repo),
+        Vec::<String>::new(),
+        "cleanup ran:\n{out}"
+    );
+    assert!(wt.join("src/lib.txt").is_file() && repo.is_registered(&wt));
+
+    // --force discards the change and releases everything.
+    let out = repo.kardwt(&repo.base, &["remove", "42", "--force", "--grace", "1"]);
+    out.expect_code(0);
+    assert!(sleeper.ended(Duration::from_secs(10)).is_some(), "{out}");
+    assert!(!wt.exists() && !repo.is_registered(&wt), "{out}");
+    assert_eq!(
+        cleanup_lines(&repo).last().map(String::as_str),
+        Some("present")
+    );
+}
+
+/// Acceptance 2 (second half): a cleanup hook that exits 1 makes `remove` exit 4 with the tree
+/// still there and registered; `--force` removes it despite the hook.
+#[test]
+fn a_failing_cleanup_hook_exits_4_and_keeps_the_tree() {
+    let repo = TestRepo::new();
+    repo.write_rules(&rules_with_cleanup(
+        &repo,
+        "echo 'container still running' >&2\nexit 1",
+    ));
+    let wt = repo.add_card("42");
+    let admin = repo.admin_dir(&wt);
+
+    let out = repo.kardwt(&repo.base, &["remove", "42"]);
+    out.expect_code(4);
+    assert!(out.stderr.contains("container still running"), "{out}");
+    assert_eq!(cleanup_lines(&repo).len(), 2, "the hook did not run once");
+    assert!(wt.join("src/lib.txt").is_file(), "the tree is gone:\n{out}");
+    assert!(repo.is_registered(&wt), "unregistered:\n{out}");
+    assert!(admin.join("kardwt.toml").is_file(), "the record is gone");
+    assert_eq!(repo.kardwt(&repo.base, &["verify", "42"]).code, 0);
+
+    let out = repo.kardwt(&repo.base, &["remove", "42", "--force"]);
+    out.expect_code(0);
+    assert!(!wt.exists() && !repo.is_registered(&wt), "{out}");
+}
+
+/// Acceptance 3: `--delete-branch` deletes a merged branch, keeps an unmerged one, and deletes
+/// it with `--force`; without `--delete-branch` nothing is deleted.
+#[test]
+fn delete_branch_deletes_only_a_merged_branch_unless_forced() {
+    let repo = TestRepo::new();
+    repo.write_rules(&repo.rules_with_prepare(false));
+    let commit_in = |wt: &Path| {
+        std::fs::write(wt.join("feature.txt"), "new work\n").unwrap();
+        repo.git(wt, &["add", "feature.txt"]);
+        repo.git(wt, &["commit", "--quiet", "-m", "new work"]);
+    };
+
+    // Merged (no commits of its own): deleted.
+    repo.add_card("41");
+    let out = repo.kardwt(&repo.base, &["remove", "41", "--delete-branch", "--json"]);
+    out.expect_code(0);
+    assert!(!repo.branch_exists("card/41"), "merged branch kept:\n{out}");
+
+    // Unmerged: the tree goes, the branch stays.
+    let wt = repo.add_card("42");
+    commit_in(&wt);
+    let tip = repo.git(&wt, &["rev-parse", "HEAD"]);
+    let out = repo.kardwt(&repo.base, &["remove", "42", "--delete-branch", "--json"]);
+    assert!(!wt.exists() && !repo.is_registered(&wt), "{out}");
+    assert!(
+        repo.branch_exists("card/42"),
+        "unmerged branch deleted:\n{out}"
+    );
+    assert_eq!(repo.git(&repo.base, &["rev-parse", "card/42"]), tip);
+    let branch_step = out.json()["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["step"] == "branch")
+        .cloned()
+        .unwrap_or_else(|| panic!("no branch step:\n{out}"));
+    assert_eq!(branch_step["ok"], false, "{out}");
+
+    // Unmerged with --force: deleted.
+    let wt = repo.add_card("43");
+    commit_in(&wt);
+    let out = repo.kardwt(&repo.base, &["remove", "43", "--delete-branch", "--force"]);
+    out.expect_code(0);
+    assert!(
+        !repo.branch_exists("card/43"),
+        "forced delete kept it:\n{out}"
+    );
+
+    // Without --delete-branch even a merged branch is kept (--force alone does not delete).
+    repo.add_card("44");
+    repo.kardwt(&repo.base, &["remove", "44", "--force"])
+        .expect_code(0);
+    assert!(repo.branch_exists("card/44"));
+}
+
+/// Acceptance 6: after `remove 42`, `log 42 --json` still lists its `created`, `prepared` and
+/// `removed` events, in that order, each with the documented keys.
+#[test]
+fn the_log_tells_a_removed_cards_story() {
+    let repo = TestRepo::new();
+    repo.write_rules(&rules_with_cleanup(&repo, ""));
+    let wt = repo.add_card("42");
+    repo.add_card("7");
+    repo.kardwt_ok(&repo.base, &["remove", "42"]);
+    assert!(!wt.exists());
+
+    let events = repo.events(Some("42"));
+    for e in &events {
+        for key in ["time", "event", "card", "path", "outcome", "duration_ms"] {
+            assert!(e.get(key).is_some(), "event without {key}: {e}");
+        }
+        assert_eq!(e["card"], "42", "log 42 lists another card: {e}");
+    }
+    let names = event_names(&repo, "42");
+    let at = |name: &str| {
+        names
+            .iter()
+            .position(|n| n == name)
+            .unwrap_or_else(|| panic!("no {name} event in {names:?}"))
+    };
+    assert!(
+        at("created") < at("prepared") && at("prepared") < at("removed"),
+        "{names:?}"
+    );
+    assert!(at("released") < at("removed"), "{names:?}");
+    let removed = &events[at("removed")];
+    assert_eq!(removed["path"], wt.to_str().unwrap(), "{removed}");
+}
+
+/// remove verifies first: an unseeded worktree and a worktree whose record was edited are
+/// refused with exit 3 and nothing is released; an absent card exits 1.
+#[test]
+fn remove_refuses_what_does_not_verify_before_releasing_anything() {
+    let repo = TestRepo::new();
+    repo.write_rules(&rules_with_cleanup(&repo, ""));
+    repo.git(
+        &repo.base,
+        &[
+            "-c",
+            "core.hooksPath=/nonexistent",
+            "worktree",
+            "add",
+            "--quiet",
+            "../plain",
+            "-b",
+            "feature/plain",
+        ],
+    );
+    let plain = repo.sibling("plain");
+    let mut in_plain = Sleeper::start(&repo, &plain);
+    let out = repo.kardwt(&repo.base, &["remove", "--path", plain.to_str().unwrap()]);
+    out.expect_code(3);
+    assert!(
+        in_plain.alive() && plain.is_dir() && repo.is_registered(&plain),
+        "{out}"
+    );
+
+    let wt = repo.add_card("42");
+    let mut in_card = Sleeper::start(&repo, &wt);
+    repo.edit_record(&wt, "card", "99");
+    for args in [
+        vec!["remove", "--path", wt.to_str().unwrap()],
+        vec!["remove", "--path", wt.to_str().unwrap(), "--force"],
+    ] {
+        let out = repo.kardwt(&repo.base, &args);
+        out.expect_code(3);
+        assert!(
+            in_card.alive() && wt.is_dir() && repo.is_registered(&wt),
+            "{out}"
+        );
+    }
+    assert_eq!(cleanup_lines(&repo), Vec::<String>::new(), "cleanup ran");
+
+    let out = repo.kardwt(&repo.base, &["remove", "77"]);
+    out.expect_code(1);
+}
+
+/// kardwt's own links (shared `.env`, the skills fallback) do not make the tree dirty, are
+/// unlinked before `git worktree remove`, and what they point at in the base survives.
+#[test]
+fn kardwts_own_links_are_not_dirt_and_their_targets_survive() {
+    let repo = TestRepo::new();
+    std::fs::write(repo.base.join(".env"), "TOKEN=base\n").unwrap();
+    std::fs::create_dir_all(repo.base.join(".claude/skills")).unwrap();
+    std::fs::write(repo.base.join(".claude/skills/base.md"), "skill\n").unwrap();
+    let script = repo.write_prepare("");
+    repo.write_rules(&repo.rules_sharing(&script));
+    let wt = repo.add_card("42");
+    assert!(wt
+        .join(".env")
+        .symlink_metadata()
+        .is_ok_and(|m| m.file_type().is_symlink()));
+    assert!(wt
+        .join(".claude/skills")
+        .symlink_metadata()
+        .is_ok_and(|m| m.file_type().is_symlink()));
+    let base = repo.snapshot_base();
+
+    let out = repo.kardwt(&repo.base, &["remove", "42"]);
+    out.expect_code(0);
+    assert!(!wt.exists() && !repo.is_registered(&wt), "{out}");
+    assert_eq!(repo.snapshot_base(), base, "the base changed");
+    assert_eq!(
+        std::fs::read_to_string(repo.base.join(".env")).unwrap(),
+        "TOKEN=base\n"
+    );
+    assert!(repo.base.join(".claude/skills/base.md").is_file());
+}
