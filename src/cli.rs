@@ -177,7 +177,7 @@ pub struct AdoptArgs {
 #[derive(Debug, Args)]
 pub struct GuardArgs {
     /// The command line to judge, instead of the JSON payload on stdin
-    #[arg(long, value_name = "STR")]
+    #[arg(long, value_name = "STR", allow_hyphen_values = true)]
     pub command: Option<String>,
     /// Directory the command would run in [default: the payload's cwd, else the current one]
     #[arg(long, value_name = "DIR")]

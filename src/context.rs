@@ -26,8 +26,22 @@ pub struct Rules {
 
 impl Context {
     pub fn new(global: GlobalArgs) -> Result<Context> {
+        Context::anchored(global, None)
+    }
+
+    /// Like [`Context::new`], but find the repository from `anchor` (a `--path` argument, so
+    /// `git kardwt remove --path P` works from any directory) when one is given.
+    pub fn anchored(global: GlobalArgs, anchor: Option<&Path>) -> Result<Context> {
         let cwd = std::env::current_dir().context("could not read the current directory")?;
-        let repo = Repo::discover(&cwd)?;
+        let from = match anchor {
+            Some(p) => {
+                let abs = repo::absolutize(&cwd.join(p));
+                // The nearest existing directory: the path itself may be gone (prunable).
+                abs.ancestors().find(|a| a.is_dir()).map_or(cwd.clone(), Path::to_path_buf)
+            }
+            None => cwd.clone(),
+        };
+        let repo = Repo::discover(&from)?;
         Ok(Context { cwd, global, repo })
     }
 

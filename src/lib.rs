@@ -6,6 +6,7 @@ pub mod config;
 pub mod context;
 pub mod error;
 pub mod git;
+pub mod guard;
 pub mod hooks;
 pub mod lifecycle;
 pub mod lock;
@@ -62,7 +63,15 @@ fn dispatch(cli: Cli, out: &mut dyn std::io::Write) -> anyhow::Result<i32> {
     if let Command::Hook(HookCommand::PrePush(a)) = &cli.command {
         return commands::pre_push::run(cli.global, a);
     }
-    let ctx = context::Context::new(cli.global)?;
+    let anchor = match &cli.command {
+        Command::Verify(a) => a.target.path.as_deref(),
+        Command::Status(a) => a.target.path.as_deref(),
+        Command::Prepare(a) => a.target.path.as_deref(),
+        Command::Remove(a) => a.target.path.as_deref(),
+        Command::Adopt(a) => Some(a.path.as_path()),
+        _ => None,
+    };
+    let ctx = context::Context::anchored(cli.global, anchor)?;
     match &cli.command {
         Command::Add(a) => commands::add::run(&ctx, a, out),
         Command::Verify(a) => commands::verify::run(&ctx, a, out),

@@ -7,6 +7,7 @@ mod adopt;
 mod concurrency;
 mod config;
 mod doctor;
+mod guard;
 mod hooks_install;
 mod ids;
 mod list;

@@ -444,3 +444,22 @@ fn kardwts_own_links_are_not_dirt_and_their_targets_survive() {
     );
     assert!(repo.base.join(".claude/skills/base.md").is_file());
 }
+
+/// The replacement the guard suggests, `git kardwt remove --path P`, runs from any directory:
+/// the repository is found from the path, not from where the caller stands.
+#[test]
+fn remove_by_path_works_from_outside_the_repository() {
+    let repo = TestRepo::new();
+    let wt = repo.add_card("42");
+    let outside = repo.tmp.join("elsewhere");
+    std::fs::create_dir_all(&outside).unwrap();
+    let out = repo.kardwt(&outside, &["verify", "--path", wt.to_str().unwrap()]);
+    out.expect_code(0);
+    let out = repo.kardwt(
+        &outside,
+        &["remove", "--path", wt.to_str().unwrap(), "--grace", "1"],
+    );
+    out.expect_code(0);
+    assert!(!wt.exists(), "{out}");
+    assert!(!repo.is_registered(&wt), "{out}");
+}

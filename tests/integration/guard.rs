@@ -1,0 +1,317 @@
+//! The agent command guard end to end (R-GUARD): the shared examples table against a real
+//! repository whose worktrees kardwt manages, the exact answer of each `--format` to real
+//! Claude Code payloads on stdin, and a fuzz run proving the binary never panics and prints
+//! either nothing or one JSON object. The guard is read-only: nothing under the common dir moves.
+use std::io::Write;
+use std::path::Path;
+use std::process::Stdio;
+
+use crate::support::{mtimes, Output, TestRepo, BIN, COMMAND_TIMEOUT};
+
+/// A repository with the managed worktrees of cards 42 and 7 and `<tmp>/link-to-42`.
+fn managed_repo() -> TestRepo {
+    let repo = TestRepo::new();
+    repo.write_rules(&repo.rules_with_prepare(false));
+    repo.add_card("42");
+    repo.add_card("7");
+    std::os::unix::fs::symlink(repo.card_path("42"), repo.tmp.join("link-to-42")).unwrap();
+    repo
+}
+
+/// Run the binary itself in `dir` with `stdin` piped in; does not assert.
+fn guard(repo: &TestRepo, dir: &Path, args: &[&str], stdin: &[u8]) -> Output {
+    let mut cmd = repo.command(BIN, dir);
+    cmd.arg("guard")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let mut pipe = child.stdin.take().unwrap();
+    let input = stdin.to_vec();
+    // The guard may stop reading early (oversized input): a closed pipe is expected then.
+    let writer = std::thread::spawn(move || {
+        let _ = pipe.write_all(&input);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    let mut all = vec![BIN.to_owned(), "guard".to_owned()];
+    all.extend(args.iter().map(|a| a.to_string()));
+    Output {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        args: all,
+    }
+}
+
+/// Claude Code's pre-tool-use payload for a Bash command.
+fn payload(tool: &str, command: &str, cwd: &Path) -> Vec<u8> {
+    serde_json::to_vec(&serde_json::json!({
+        "session_id": "abc",
+        "transcript_path": "/tmp/t.jsonl",
+        "cwd": cwd,
+        "hook_event_name": "PreToolUse",
+        "tool_name": tool,
+        "tool_input": {"command": command, "description": "x"},
+    }))
+    .unwrap()
+}
+
+#[test]
+fn examples_table_against_real_managed_worktrees() {
+    let repo = managed_repo();
+    let before = mtimes(&repo.common_dir());
+    let table = git_kardwt::guard::examples(&repo.tmp);
+    assert!(table.len() >= 50, "{}", table.len());
+    let mut wrong = Vec::new();
+    for (line, want) in &table {
+        let out = repo.kardwt(
+            &repo.base,
+            &["guard", "--format", "text", &format!("--command={line}")],
+        );
+        let ok = if want.is_empty() {
+            out.code == 0 && out.stdout.is_empty() && out.stderr.is_empty()
+        } else {
+            out.code == 2
+                && out.stdout.is_empty()
+                && out
+                    .stderr
+                    .starts_with("error: denied by git kardwt guard: ")
+                && out
+                    .stderr
+                    .ends_with(&format!("\nhint: run instead: {want}\n"))
+                && out.stderr.lines().count() == 2
+        };
+        if !ok {
+            wrong.push(format!("want {want:?}\n{out}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n\n"));
+    assert_eq!(
+        mtimes(&repo.common_dir()),
+        before,
+        "the guard wrote under the common dir"
+    );
+    assert!(repo.card_path("42").is_dir() && repo.card_path("7").is_dir());
+}
+
+#[test]
+fn claude_payloads_get_the_exact_answer_of_each_format() {
+    let repo = managed_repo();
+    let wt = repo.card_path("42");
+    let quoted = format!("'{}'", wt.display());
+    // Judged from the payload's cwd (the base), not from where the binary runs.
+    let deny = payload("Bash", "git worktree remove --force card-42", &repo.base);
+    let reason = format!(
+        "denied by git kardwt guard: `git worktree remove` of {} skips kardwt's release steps \
+         (its processes, cleanup hook and ports are left behind)",
+        wt.display()
+    );
+    let replacement = format!("git kardwt remove --path {quoted} --force");
+
+    for args in [&[][..], &["--format", "claude"][..]] {
+        let out = guard(&repo, &repo.tmp, args, &deny);
+        out.expect_code(0);
+        let want = serde_json::json!({"hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": format!("{reason}. Run instead: {replacement}"),
+        }});
+        assert_eq!(out.json(), want, "{out}");
+        assert!(
+            out.stdout.starts_with(
+                r#"{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":""#
+            ) && out.stdout.ends_with("\"}}\n")
+                && out.stdout.lines().count() == 1,
+            "{out}"
+        );
+        assert_eq!(out.stderr, "", "{out}");
+    }
+    for format in ["codex", "text"] {
+        let out = guard(&repo, &repo.tmp, &["--format", format], &deny);
+        out.expect_code(2);
+        assert_eq!(out.stdout, "", "{out}");
+        assert_eq!(
+            out.stderr,
+            format!("error: {reason}\nhint: run instead: {replacement}\n"),
+            "{out}"
+        );
+    }
+
+    // Prune in a repository with managed worktrees.
+    let prune = payload("Bash", "git worktree prune", &repo.base);
+    let out = guard(&repo, &repo.tmp, &["--format", "text"], &prune);
+    out.expect_code(2);
+    assert!(
+        out.stderr
+            .ends_with("\nhint: run instead: git kardwt gc --apply\n"),
+        "{out}"
+    );
+
+    // --cwd wins over the payload's cwd: from the worktree root, `card-42` is the same path.
+    let out = guard(
+        &repo,
+        &repo.tmp,
+        &["--cwd", repo.root().to_str().unwrap()],
+        &payload("Bash", "rm -rf card-42", Path::new("/")),
+    );
+    out.expect_code(0);
+    assert!(
+        out.json()["hookSpecificOutput"]["permissionDecisionReason"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!(
+                "Run instead: git kardwt remove --path {quoted} --force"
+            )),
+        "{out}"
+    );
+
+    // Silence, in every format: another tool, a harmless command, garbage, an oversized payload.
+    let huge = payload("Bash", &"x".repeat(2 << 20), &repo.base);
+    let silent: Vec<Vec<u8>> = vec![
+        payload("Write", "git worktree remove --force card-42", &repo.base),
+        payload("Bash", "git worktree list", &repo.base),
+        payload("Bash", "git worktree remove card-42", Path::new("/")),
+        br#"{"tool_name":"Bash","tool_input":{"command":["git","worktree","prune"]}}"#.to_vec(),
+        b"not json at all".to_vec(),
+        b"\xff\xfe\x00garbage".to_vec(),
+        Vec::new(),
+        huge,
+    ];
+    for format in ["claude", "codex", "text"] {
+        for input in &silent {
+            let out = guard(&repo, &repo.base, &["--format", format], input);
+            out.expect_code(0);
+            assert_eq!(
+                (out.stdout.as_str(), out.stderr.as_str()),
+                ("", ""),
+                "{out}"
+            );
+        }
+    }
+    assert!(wt.is_dir(), "the guard never runs the command");
+}
+
+/// xorshift64*: a deterministic source of arbitrary input without a dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+#[test]
+fn fuzzed_input_never_panics_and_prints_json_or_nothing() {
+    let repo = managed_repo();
+    let wt = repo.card_path("42");
+    let p = wt.to_str().unwrap();
+    let pieces = [
+        "git",
+        "rm",
+        "-rf",
+        "-r",
+        "worktree",
+        "remove",
+        "prune",
+        "cd",
+        "-C",
+        " ",
+        " ",
+        "\n",
+        "'",
+        "\"",
+        "\\",
+        "$",
+        "(",
+        ")",
+        "{",
+        "}",
+        "`",
+        ";",
+        "&",
+        "|",
+        "<",
+        ">",
+        "#",
+        "~",
+        "*",
+        "=",
+        "GIT_DIR=x",
+        p,
+        "card-42",
+        "..",
+        "/",
+        "--",
+        "2>&1",
+        "é",
+        "-f",
+        "&&",
+        "||",
+        "<<",
+        "sudo",
+        "--force",
+        "../base.worktrees",
+    ];
+    let table = git_kardwt::guard::examples(&repo.tmp);
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    let started = std::time::Instant::now();
+    let mut denied = 0;
+    for i in 0..300 {
+        // Half the lines are mutations of the examples (so denials happen), half are noise.
+        let mut line = if rng.below(2) == 0 {
+            table[rng.below(table.len())].0.clone()
+        } else {
+            String::new()
+        };
+        for _ in 0..rng.below(if line.is_empty() { 12 } else { 3 }) {
+            let piece = if rng.below(6) == 0 {
+                char::from_u32(1 + rng.below(0x2fff) as u32)
+                    .unwrap_or('?')
+                    .to_string()
+            } else {
+                pieces[rng.below(pieces.len())].to_owned()
+            };
+            let at = line.char_indices().map(|(i, _)| i).chain([line.len()]);
+            let at: Vec<usize> = at.collect();
+            line.insert_str(at[rng.below(at.len())], &piece);
+        }
+        let out = match i % 3 {
+            0 => guard(&repo, &repo.base, &[&format!("--command={line}")], b""),
+            1 => guard(&repo, &repo.base, &[], &payload("Bash", &line, &repo.base)),
+            _ => {
+                let bytes: Vec<u8> = (0..rng.below(200)).map(|_| rng.next() as u8).collect();
+                guard(&repo, &repo.base, &[], &bytes)
+            }
+        };
+        assert_eq!(out.code, 0, "input {line:?}:\n{out}");
+        assert!(!out.stderr.contains("panicked"), "input {line:?}:\n{out}");
+        if !out.stdout.is_empty() {
+            denied += 1;
+            let v: serde_json::Value = serde_json::from_str(&out.stdout)
+                .unwrap_or_else(|e| panic!("input {line:?}: not JSON ({e}):\n{out}"));
+            assert_eq!(
+                v["hookSpecificOutput"]["permissionDecision"], "deny",
+                "{out}"
+            );
+        }
+    }
+    assert!(
+        started.elapsed() < COMMAND_TIMEOUT,
+        "fuzzing took {:?}",
+        started.elapsed()
+    );
+    assert!(wt.is_dir());
+    assert!(
+        denied > 0,
+        "no fuzzed input was denied: the JSON path went untested"
+    );
+}
