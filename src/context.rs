@@ -29,19 +29,24 @@ impl Context {
         Context::anchored(global, None)
     }
 
-    /// Like [`Context::new`], but find the repository from `anchor` (a `--path` argument, so
-    /// `git kardwt remove --path P` works from any directory) when one is given.
+    /// Like [`Context::new`], but when the caller stands outside any repository, find it from
+    /// `anchor` (a `--path` argument), so `git kardwt remove --path P` works from any
+    /// directory. Inside a repository the caller's own wins: a path that belongs elsewhere
+    /// then fails verification (closed) instead of silently switching repositories.
     pub fn anchored(global: GlobalArgs, anchor: Option<&Path>) -> Result<Context> {
         let cwd = std::env::current_dir().context("could not read the current directory")?;
-        let from = match anchor {
-            Some(p) => {
+        let repo = match (Repo::discover(&cwd), anchor) {
+            (Ok(repo), _) => repo,
+            (Err(err), None) => return Err(err),
+            (Err(err), Some(p)) => {
                 let abs = repo::absolutize(&cwd.join(p));
                 // The nearest existing directory: the path itself may be gone (prunable).
-                abs.ancestors().find(|a| a.is_dir()).map_or(cwd.clone(), Path::to_path_buf)
+                match abs.ancestors().find(|a| a.is_dir()) {
+                    Some(dir) => Repo::discover(dir)?,
+                    None => return Err(err),
+                }
             }
-            None => cwd.clone(),
         };
-        let repo = Repo::discover(&from)?;
         Ok(Context { cwd, global, repo })
     }
 

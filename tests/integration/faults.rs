@@ -1,0 +1,678 @@
+//! Fault tests (issue 7): SIGKILL the `git-kardwt add` process itself at each phase (waiting for
+//! the card's lock, waiting for the repository lock, during the fetch, right after the worktree
+//! exists but before its record, during prepare — also during a retry and a reuse), then show
+//! that the next `add` of the same card recovers (creates, re-prepares with reason `retry`, or
+//! fails closed with a message whose advice works), that the base is untouched, that no lock
+//! stays held (not even while the killed run's orphaned children live on), and that nothing the
+//! test started is left running.
+use std::collections::BTreeMap;
+use std::fs::{File, OpenOptions};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::support::{line, sh_quote, snapshot, wait_until, Output, Running, TestRepo};
+
+/// How long any phase may take to be reached before the test gives up.
+const REACH: Duration = Duration::from_secs(60);
+
+// ---------------------------------------------------------------------------------------------
+// Processes.
+
+/// Live (non-zombie) processes other than this one whose cwd lies inside `dir`, with their
+/// command lines. Everything a test starts (kardwt, its git children, hooks, sleepers) runs in
+/// the test's tempdir, so this finds exactly what the test left behind.
+fn processes_under(dir: &Path) -> Vec<(i32, String)> {
+    let me = std::process::id() as i32;
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for e in entries.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let Ok(cwd) = std::fs::read_link(format!("/proc/{pid}/cwd")) else {
+            continue;
+        };
+        if !cwd.starts_with(dir) {
+            continue;
+        }
+        let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|s| {
+                s.rfind(')')
+                    .map(|i| s[i + 1..].trim_start().starts_with('Z'))
+            })
+            .unwrap_or(true);
+        if zombie {
+            continue;
+        }
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline"))
+            .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
+            .unwrap_or_default();
+        out.push((pid, cmdline));
+    }
+    out
+}
+
+fn sigkill(pid: i32) {
+    if let Some(p) = rustix::process::Pid::from_raw(pid) {
+        let _ = rustix::process::kill_process(p, rustix::process::Signal::KILL);
+    }
+}
+
+/// SIGKILL everything left running inside `dir` until nothing is; false when something
+/// survives 30 s of that.
+fn reap(dir: &Path) -> bool {
+    wait_until(Duration::from_secs(30), || {
+        let left = processes_under(dir);
+        for (pid, _) in &left {
+            sigkill(*pid);
+        }
+        left.is_empty()
+    })
+}
+
+/// Kills whatever a test left running in its tempdir when the test ends, even by a panic.
+struct Reaper(PathBuf);
+
+impl Drop for Reaper {
+    fn drop(&mut self) {
+        reap(&self.0);
+    }
+}
+
+/// Does process `pid` have `path` open?
+fn has_open(pid: u32, path: &Path) -> bool {
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return false;
+    };
+    fds.flatten()
+        .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|t| t == path))
+}
+
+/// Wait (bounded) for `cond`; when it never holds, kill the add and fail with its output.
+#[track_caller]
+fn reach(add: &mut Option<Running>, what: &str, cond: impl FnMut() -> bool) {
+    if wait_until(REACH, cond) {
+        return;
+    }
+    let mut r = add.take().unwrap();
+    r.kill();
+    let out = r.wait(Duration::from_secs(10));
+    panic!("{what} was never reached:\n{out}");
+}
+
+/// SIGKILL the add (kardwt's own pid) and show that it died of that signal, i.e. that the
+/// phase was still running when the kill came.
+#[track_caller]
+fn kill_add(add: &mut Option<Running>) -> Output {
+    let mut r = add.take().unwrap();
+    r.kill();
+    let out = r.wait(Duration::from_secs(10));
+    assert_eq!(
+        out.code,
+        128 + 9,
+        "the add was not killed mid-phase (it had already ended):\n{out}"
+    );
+    assert_eq!(out.stdout, "", "a killed add printed a path:\n{out}");
+    out
+}
+
+/// The pid a helper script wrote (atomically: `echo $$ > f.tmp; mv f.tmp f`).
+fn read_pid(file: &Path) -> i32 {
+    std::fs::read_to_string(file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap_or_else(|e| panic!("pid file {}: {e}", file.display()))
+}
+
+/// Shell lines that record the script's pid in `file`.
+fn write_pid(file: &Path) -> String {
+    let f = sh_quote(file);
+    format!("echo $$ > {f}.tmp\nmv {f}.tmp {f}")
+}
+
+// ---------------------------------------------------------------------------------------------
+// Locks.
+
+fn repo_lock(repo: &TestRepo) -> PathBuf {
+    repo.common_dir().join("kardwt").join("lock")
+}
+
+fn card_lock(repo: &TestRepo, card: &str) -> PathBuf {
+    repo.common_dir()
+        .join("kardwt")
+        .join("cards")
+        .join(format!("{card}.lock"))
+}
+
+fn open_lock_file(path: &Path) -> File {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .unwrap()
+}
+
+/// Is the flock on `path` free right now? (Taken and released at once from this process.)
+fn lock_is_free(path: &Path) -> bool {
+    let mut lock = fd_lock::RwLock::new(open_lock_file(path));
+    let free = lock.try_write().is_ok();
+    free
+}
+
+fn have_flock() -> bool {
+    std::process::Command::new("flock")
+        .arg("--version")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Every lock file kardwt has under `<common dir>/kardwt/`.
+fn kardwt_lock_files(repo: &TestRepo) -> Vec<PathBuf> {
+    let mut out = vec![repo_lock(repo)];
+    if let Ok(entries) = std::fs::read_dir(repo.common_dir().join("kardwt").join("cards")) {
+        let mut cards: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+        cards.sort();
+        out.extend(cards);
+    }
+    out
+}
+
+/// No lock of kardwt's is held: by this process's check and, where util-linux is installed,
+/// by `flock -n FILE true`.
+#[track_caller]
+fn assert_no_lock_held(repo: &TestRepo, when: &str) {
+    let flock = have_flock();
+    for path in kardwt_lock_files(repo) {
+        assert!(
+            lock_is_free(&path),
+            "{when}: {} is still held ({:?})",
+            path.display(),
+            std::fs::read_to_string(&path).unwrap_or_default()
+        );
+        if flock {
+            let out = repo
+                .spawn("flock", &repo.tmp, &["-n", path.to_str().unwrap(), "true"])
+                .wait(Duration::from_secs(30));
+            assert_eq!(
+                out.code,
+                0,
+                "{when}: flock -n {} failed: the lock is held\n{out}",
+                path.display()
+            );
+        }
+    }
+}
+
+/// git's own lock files (`index.lock`, `refs/…/x.lock`, `shallow.lock`…) left in the common
+/// dir, kardwt's directory excepted.
+fn git_lock_files(repo: &TestRepo) -> Vec<PathBuf> {
+    snapshot(&repo.common_dir())
+        .into_keys()
+        .filter(|p| !p.starts_with("kardwt"))
+        .filter(|p| p.extension().is_some_and(|e| e == "lock"))
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scenes.
+
+/// A repository with the standard prepare script (which runs `extra` after logging) and
+/// origin one commit ahead of the base, plus the base's snapshot taken before any add.
+fn scene(
+    extra: impl FnOnce(&TestRepo) -> String,
+    more_rules: &str,
+) -> (TestRepo, Reaper, BTreeMap<PathBuf, Vec<u8>>) {
+    let repo = TestRepo::new();
+    let reaper = Reaper(repo.tmp.clone());
+    let script = repo.write_prepare(&extra(&repo));
+    repo.write_rules(&format!("{}{more_rules}", repo.rules_for(&script, false)));
+    repo.commit_on_origin("ahead");
+    let before = repo.snapshot_base();
+    (repo, reaper, before)
+}
+
+/// After a kill: nothing left running, no lock held, no git lock file, the base untouched,
+/// and another card can be added at once (a held lock would run into `--timeout 10`).
+#[track_caller]
+fn assert_repository_recovered(repo: &TestRepo, base_before: &BTreeMap<PathBuf, Vec<u8>>) {
+    assert!(
+        reap(&repo.tmp),
+        "processes survive in the test's tempdir: {:?}",
+        processes_under(&repo.tmp)
+    );
+    assert_no_lock_held(repo, "after the kill");
+    assert_eq!(
+        git_lock_files(repo),
+        Vec::<PathBuf>::new(),
+        "git lock files were left behind"
+    );
+    assert!(
+        repo.snapshot_base() == *base_before,
+        "the base changed:\n{}",
+        diff(base_before, &repo.snapshot_base())
+    );
+    let other = "other9";
+    let out = repo.kardwt(&repo.base, &["add", other, "--timeout", "10"]);
+    out.expect_code(0);
+    assert_eq!(out.stdout, line(&repo.card_path(other)), "{out}");
+    repo.kardwt_ok(&repo.base, &["verify", other]);
+}
+
+fn diff(a: &BTreeMap<PathBuf, Vec<u8>>, b: &BTreeMap<PathBuf, Vec<u8>>) -> String {
+    let mut out = String::new();
+    for (k, v) in a {
+        match b.get(k) {
+            None => out.push_str(&format!("removed {}\n", k.display())),
+            Some(w) if w != v => out.push_str(&format!(
+                "changed {}: {:?} -> {:?}\n",
+                k.display(),
+                String::from_utf8_lossy(v),
+                String::from_utf8_lossy(w)
+            )),
+            _ => {}
+        }
+    }
+    for k in b.keys().filter(|k| !a.contains_key(*k)) {
+        out.push_str(&format!("added {}\n", k.display()));
+    }
+    out
+}
+
+/// Nothing of card `card` exists: no directory, no branch, no registration, no record.
+#[track_caller]
+fn assert_nothing_of(repo: &TestRepo, card: &str) {
+    let path = repo.card_path(card);
+    assert!(!path.exists(), "{} exists after the kill", path.display());
+    assert!(
+        !repo.branch_exists(&format!("card/{card}")),
+        "branch card/{card} exists"
+    );
+    let wts = repo.worktrees();
+    assert_eq!(wts.len(), 1, "only the base should be registered: {wts:#?}");
+}
+
+/// `add card` now works: exit 0, its path, a ready record that verifies.
+#[track_caller]
+fn assert_add_succeeds(repo: &TestRepo, card: &str) -> PathBuf {
+    let path = repo.card_path(card);
+    let out = repo.kardwt(&repo.base, &["add", card, "--timeout", "60"]);
+    out.expect_code(0);
+    assert_eq!(out.stdout, line(&path), "{out}");
+    repo.kardwt_ok(&repo.base, &["verify", "--path", path.to_str().unwrap()]);
+    let rec = repo.record(&path);
+    assert_eq!(rec["state"].as_str(), Some("ready"), "{rec:?}");
+    assert_eq!(rec["card"].as_str(), Some(card), "{rec:?}");
+    let n = repo
+        .worktrees()
+        .iter()
+        .filter(|(p, _, _)| *p == path)
+        .count();
+    assert_eq!(n, 1, "card {card} is registered {n} times");
+    path
+}
+
+// ---------------------------------------------------------------------------------------------
+// The phases.
+
+#[test]
+fn killed_while_waiting_for_the_card_lock_leaves_nothing_and_the_retry_creates() {
+    let (repo, _reaper, base_before) = scene(|_| String::new(), "");
+    let lock_path = card_lock(&repo, "k1");
+    // The test itself holds card k1's lock.
+    let mut holder = fd_lock::RwLock::new(open_lock_file(&lock_path));
+    let guard = holder.write().unwrap();
+
+    let mut add = Some(repo.spawn_kardwt_bin(&repo.base, &["add", "k1"]));
+    let pid = add.as_ref().unwrap().pid();
+    reach(&mut add, "add waiting on card k1's lock", || {
+        has_open(pid, &lock_path)
+    });
+    // Give it time to be well inside its wait loop; it must still be waiting then.
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        lock_is_free(&repo_lock(&repo)),
+        "a waiter for the card lock must not hold the repository lock"
+    );
+    kill_add(&mut add);
+    drop(guard);
+    drop(holder);
+
+    assert_nothing_of(&repo, "k1");
+    assert_eq!(repo.prepare_runs(), Vec::<String>::new());
+    assert_repository_recovered(&repo, &base_before);
+    let path = assert_add_succeeds(&repo, "k1");
+    assert_eq!(repo.record(&path)["reason"].as_str(), Some("create"));
+    assert_eq!(
+        repo.prepare_runs(),
+        ["other9 create prepare", "k1 create prepare"]
+    );
+}
+
+#[test]
+fn killed_while_waiting_for_the_repository_lock_frees_the_card_lock_it_held() {
+    let (repo, _reaper, base_before) = scene(|_| String::new(), "");
+    let lock_path = repo_lock(&repo);
+    let tracking = repo.git(&repo.base, &["rev-parse", "refs/remotes/origin/main"]);
+    let mut holder = fd_lock::RwLock::new(open_lock_file(&lock_path));
+    let guard = holder.write().unwrap();
+
+    let mut add = Some(repo.spawn_kardwt_bin(&repo.base, &["add", "k1"]));
+    let pid = add.as_ref().unwrap().pid();
+    reach(&mut add, "add waiting on the repository lock", || {
+        has_open(pid, &lock_path)
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    // It holds card k1's lock while it waits (card lock first, always).
+    assert!(
+        !lock_is_free(&card_lock(&repo, "k1")),
+        "add waits for the repository lock without holding the card's"
+    );
+    kill_add(&mut add);
+    // The test still holds the repository lock: the dead waiter's card lock is free anyway.
+    assert!(
+        lock_is_free(&card_lock(&repo, "k1")),
+        "card k1's lock stayed held after its holder was killed"
+    );
+    drop(guard);
+    drop(holder);
+
+    assert_nothing_of(&repo, "k1");
+    assert_eq!(
+        repo.git(&repo.base, &["rev-parse", "refs/remotes/origin/main"]),
+        tracking,
+        "nothing was fetched before the repository lock"
+    );
+    assert_repository_recovered(&repo, &base_before);
+    assert_add_succeeds(&repo, "k1");
+    assert_eq!(
+        repo.prepare_runs(),
+        ["other9 create prepare", "k1 create prepare"]
+    );
+}
+
+#[test]
+fn killed_during_the_fetch_leaves_nothing_fetched_and_the_retry_creates() {
+    // An explicit base ref: the fetch is then the only upload-pack this add starts.
+    let (repo, _reaper, base_before) =
+        scene(|_| String::new(), "  base:\n    ref: refs/heads/main\n");
+    let tracking = repo.git(&repo.base, &["rev-parse", "refs/remotes/origin/main"]);
+    let ahead = repo.origin_main();
+    assert_ne!(
+        tracking.trim(),
+        ahead,
+        "origin must be ahead for the fetch to matter"
+    );
+    let pid_file = repo.tmp.join("upload-pack.pid");
+    let wrapper = repo.tmp.join("slow-upload-pack");
+    std::fs::write(
+        &wrapper,
+        format!("#!/bin/sh\n{}\nexec sleep 60\n", write_pid(&pid_file)),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    repo.git(
+        &repo.base,
+        &["config", "remote.origin.uploadpack", &sh_quote(&wrapper)],
+    );
+
+    let mut add = Some(repo.spawn_kardwt_bin(&repo.base, &["add", "k1"]));
+    reach(&mut add, "the fetch's upload-pack", || pid_file.exists());
+    assert!(
+        !lock_is_free(&repo_lock(&repo)),
+        "the fetch runs without the repository lock"
+    );
+    assert!(!lock_is_free(&card_lock(&repo, "k1")));
+    kill_add(&mut add);
+    // The orphaned `git fetch` and the sleeping upload-pack still run: the locks are free.
+    assert_no_lock_held(&repo, "right after killing add during the fetch");
+    sigkill(read_pid(&pid_file));
+
+    repo.git(
+        &repo.base,
+        &["config", "--unset", "remote.origin.uploadpack"],
+    );
+    assert_nothing_of(&repo, "k1");
+    assert_eq!(
+        repo.git(&repo.base, &["rev-parse", "refs/remotes/origin/main"]),
+        tracking,
+        "a killed fetch moved the remote-tracking ref"
+    );
+    assert_repository_recovered(&repo, &base_before);
+    let path = assert_add_succeeds(&repo, "k1");
+    assert_eq!(
+        repo.record(&path)["base_oid"].as_str(),
+        Some(ahead.as_str())
+    );
+    assert_eq!(
+        repo.git(&repo.base, &["rev-parse", "refs/remotes/origin/main"])
+            .trim(),
+        ahead
+    );
+    assert_eq!(
+        repo.prepare_runs(),
+        ["other9 create prepare", "k1 create prepare"]
+    );
+}
+
+#[test]
+fn killed_right_after_the_worktree_exists_fails_closed_and_its_advice_works() {
+    let (repo, _reaper, base_before) = scene(|_| String::new(), "");
+    // A user's own post-checkout hook, kept and chained by install-hooks: on the first
+    // `git worktree add` it announces itself and sleeps, with the worktree complete and
+    // registered but before add has written the record.
+    let pid_file = repo.tmp.join("user-hook.pid");
+    let marker = repo.tmp.join("user-hook-slept");
+    let hooks = repo.common_dir().join("hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    let user_hook = hooks.join("post-checkout");
+    std::fs::write(
+        &user_hook,
+        format!(
+            "#!/bin/sh\ncase \"$1\" in *[!0]*) exit 0 ;; esac\nif [ ! -e {m} ]; then\n  : > {m}\n{}\n  exec sleep 60\nfi\n",
+            write_pid(&pid_file),
+            m = sh_quote(&marker),
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&user_hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    repo.install_hooks();
+    assert!(
+        hooks.join("post-checkout.kardwt-chained").is_file(),
+        "install-hooks did not chain the user's hook"
+    );
+
+    let path = repo.card_path("k1");
+    let mut add = Some(repo.spawn_kardwt_bin(&repo.base, &["add", "k1"]));
+    reach(&mut add, "the user's post-checkout hook", || {
+        pid_file.exists()
+    });
+    assert!(path.join(".git").is_file(), "the worktree is not there yet");
+    assert!(repo.is_registered(&path));
+    assert!(
+        !repo.admin_dir(&path).join("kardwt.toml").exists(),
+        "the record exists before the post-checkout hook ended"
+    );
+    assert!(!lock_is_free(&repo_lock(&repo)));
+    assert!(!lock_is_free(&card_lock(&repo, "k1")));
+    kill_add(&mut add);
+    // `git worktree add` still waits for the hook: the dead add's locks are free regardless.
+    assert_no_lock_held(&repo, "right after killing add in post-checkout");
+    sigkill(read_pid(&pid_file));
+    assert_repository_recovered(&repo, &base_before);
+
+    // A registered worktree without a record: unseeded. verify says not ready; add refuses
+    // (exit 3), touches nothing, and says what to run.
+    repo.kardwt(&repo.base, &["verify", "--path", path.to_str().unwrap()])
+        .expect_code(1);
+    let tree_before = snapshot(&path);
+    let out = repo.kardwt(&repo.base, &["add", "k1", "--timeout", "60"]);
+    out.expect_code(3);
+    assert_eq!(out.stdout, "", "{out}");
+    assert!(out.stderr.starts_with("error: "), "{out}");
+    assert_eq!(
+        snapshot(&path),
+        tree_before,
+        "the refused add changed the tree"
+    );
+    assert!(
+        !repo.admin_dir(&path).join("kardwt.toml").exists(),
+        "the refused add wrote a record"
+    );
+    let advice = out
+        .stderr
+        .lines()
+        .find_map(|l| {
+            l.find("git kardwt prepare --path")
+                .map(|i| l[i..].to_owned())
+        })
+        .unwrap_or_else(|| panic!("the refusal does not name `git kardwt prepare --path`:\n{out}"));
+
+    // Follow the advice exactly as printed.
+    let followed = repo
+        .spawn("sh", &repo.base, &["-c", &advice])
+        .wait(Duration::from_secs(120));
+    assert_eq!(followed.code, 0, "following {advice:?} failed:\n{followed}");
+    assert_eq!(followed.stdout, line(&path), "{followed}");
+    repo.kardwt_ok(&repo.base, &["verify", "--path", path.to_str().unwrap()]);
+    let rec = repo.record(&path);
+    assert_eq!(rec["card"].as_str(), Some("k1"), "{rec:?}");
+    assert_eq!(rec["state"].as_str(), Some("ready"), "{rec:?}");
+
+    // And add now reuses it as it is.
+    assert_add_succeeds(&repo, "k1");
+    assert_eq!(
+        repo.prepare_runs(),
+        ["other9 create prepare", "k1 manual prepare"]
+    );
+    assert!(repo.snapshot_base() == base_before, "the base changed");
+}
+
+#[test]
+fn killed_during_prepare_and_again_during_its_retry_then_the_retry_finishes() {
+    let (repo, _reaper, base_before) = scene(
+        |repo| {
+            format!(
+                "if [ -e {h} ]; then\n  sleep 60 &\n{}\n  exec sleep 60\nfi",
+                write_pid(&repo.tmp.join("prepare.pid")),
+                h = sh_quote(&repo.tmp.join("HOLD")),
+            )
+        },
+        "",
+    );
+    let pid_file = repo.tmp.join("prepare.pid");
+    let hold_file = repo.tmp.join("HOLD");
+    std::fs::write(&hold_file, "").unwrap();
+    let path = repo.card_path("k1");
+
+    for (round, reason) in [(1, "create"), (2, "retry")] {
+        let _ = std::fs::remove_file(&pid_file);
+        let mut add = Some(repo.spawn_kardwt_bin(&repo.base, &["add", "k1"]));
+        reach(&mut add, "the prepare hook", || pid_file.exists());
+        // Preparing holds only the card's lock.
+        assert!(
+            lock_is_free(&repo_lock(&repo)),
+            "round {round}: the repository lock is held during prepare"
+        );
+        assert!(
+            !lock_is_free(&card_lock(&repo, "k1")),
+            "round {round}: the card lock is not held during prepare"
+        );
+        let rec = repo.record(&path);
+        assert_eq!(rec["state"].as_str(), Some("preparing"), "{rec:?}");
+        assert_eq!(rec["reason"].as_str(), Some(reason), "{rec:?}");
+        kill_add(&mut add);
+        // The hook (and its background child) outlive the dead add: its lock is free anyway.
+        assert_no_lock_held(
+            &repo,
+            &format!("round {round}: after killing add in prepare"),
+        );
+        sigkill(read_pid(&pid_file));
+        assert!(reap(&repo.tmp), "{:?}", processes_under(&repo.tmp));
+
+        let rec = repo.record(&path);
+        assert_eq!(
+            rec["state"].as_str(),
+            Some("preparing"),
+            "round {round}: an interrupted run must stay preparing: {rec:?}"
+        );
+        repo.kardwt(&repo.base, &["verify", "k1"]).expect_code(1);
+        assert!(repo.snapshot_base() == base_before, "the base changed");
+    }
+    std::fs::remove_file(&hold_file).unwrap();
+
+    assert_repository_recovered(&repo, &base_before);
+    assert_add_succeeds(&repo, "k1");
+    let rec = repo.record(&path);
+    assert_eq!(rec["reason"].as_str(), Some("retry"), "{rec:?}");
+    assert_eq!(
+        repo.prepare_runs(),
+        [
+            "k1 create prepare",
+            "k1 retry prepare",
+            "other9 create prepare",
+            "k1 retry prepare"
+        ]
+    );
+    // A ready card is then reused as it is.
+    assert_add_succeeds(&repo, "k1");
+    assert_eq!(
+        repo.prepare_runs().len(),
+        4,
+        "a ready card was prepared again"
+    );
+}
+
+#[test]
+fn killed_during_a_reuse_prepare_the_next_add_retries() {
+    let repo = TestRepo::new();
+    let _reaper = Reaper(repo.tmp.clone());
+    let pid_file = repo.tmp.join("prepare.pid");
+    let hold_file = repo.tmp.join("HOLD");
+    let script = repo.write_prepare(&format!(
+        "if [ -e {h} ]; then\n{}\n  exec sleep 60\nfi",
+        write_pid(&pid_file),
+        h = sh_quote(&hold_file)
+    ));
+    repo.write_rules(&repo.rules_for(&script, true));
+    let base_before = repo.snapshot_base();
+    let path = assert_add_succeeds(&repo, "k1");
+
+    std::fs::write(&hold_file, "").unwrap();
+    let mut add = Some(repo.spawn_kardwt_bin(&repo.base, &["add", "k1"]));
+    reach(&mut add, "the reuse prepare hook", || pid_file.exists());
+    let rec = repo.record(&path);
+    assert_eq!(rec["state"].as_str(), Some("preparing"), "{rec:?}");
+    assert_eq!(rec["reason"].as_str(), Some("reuse"), "{rec:?}");
+    kill_add(&mut add);
+    assert_no_lock_held(&repo, "after killing add in a reuse prepare");
+    sigkill(read_pid(&pid_file));
+    std::fs::remove_file(&hold_file).unwrap();
+
+    repo.kardwt(&repo.base, &["verify", "k1"]).expect_code(1);
+    assert_repository_recovered(&repo, &base_before);
+    assert_add_succeeds(&repo, "k1");
+    assert_eq!(repo.record(&path)["reason"].as_str(), Some("retry"));
+    assert_eq!(
+        repo.prepare_runs(),
+        [
+            "k1 create prepare",
+            "k1 reuse prepare",
+            "other9 create prepare",
+            "k1 retry prepare"
+        ]
+    );
+}
