@@ -58,8 +58,8 @@ pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result<i32>
         writeln!(
             out,
             "origin/reason:   {} / {}",
-            crate::record::Reason::as_str(rec.reason),
-            origin(rec)
+            origin(rec),
+            rec.reason.as_str()
         )?;
         writeln!(
             out,

@@ -346,7 +346,13 @@ fn npm_install(repo: &TestRepo, packages: &[&str]) -> Option<PathBuf> {
     // lefthook's postinstall would otherwise install itself into the repository npm was
     // started from (this crate's own checkout).
     cmd.current_dir(&prefix)
-        .args(["install", "--ignore-scripts", "--no-audit", "--no-fund", "--prefix"])
+        .args([
+            "install",
+            "--ignore-scripts",
+            "--no-audit",
+            "--no-fund",
+            "--prefix",
+        ])
         .arg(&prefix)
         .args(packages)
         .env("HOME", &repo.home);

@@ -1,0 +1,89 @@
+# git-kardwt: build, test, lint, install and demo. GNU make.
+#
+#   make demo                      build, install into a throwaway prefix, run scripts/demo.sh
+#   make test                      the whole test suite
+#   make install PREFIX=/usr/local binary, man page, githooks/ and shell completions
+#                                  (DESTDIR is honoured)
+
+PREFIX   ?= /usr/local
+BINDIR   := $(PREFIX)/bin
+MAN1DIR  := $(PREFIX)/share/man/man1
+SHAREDIR := $(PREFIX)/share/git-kardwt
+BASHDIR  := $(PREFIX)/share/bash-completion/completions
+ZSHDIR   := $(PREFIX)/share/zsh/site-functions
+FISHDIR  := $(PREFIX)/share/fish/vendor_completions.d
+CARGO    ?= cargo
+# cargo's target directory, wherever CARGO_TARGET_DIR puts it.
+TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
+BIN      := $(TARGET_DIR)/release/git-kardwt
+
+.PHONY: all build test lint fmt man install uninstall demo bench clean
+
+all: build
+
+build:
+	$(CARGO) build --release
+
+# The whole suite: unit tests, the integration binary (tests/integration/) and doctests.
+# --no-fail-fast: every test binary runs and prints its `test result:` line even after a failure.
+test:
+	$(CARGO) test --all-targets --no-fail-fast
+	$(CARGO) test --doc
+
+lint:
+	$(CARGO) clippy --all-targets -- -D warnings
+	$(CARGO) fmt --check
+
+fmt:
+	$(CARGO) fmt
+
+# The man page is hand-written (man/git-kardwt.1). This checks it: the drift test against the
+# CLI definitions always, and roff warnings when groff is installed.
+man:
+	$(CARGO) test --test integration man::
+	@if command -v groff >/dev/null 2>&1; then \
+		echo "groff -man -ww -z man/git-kardwt.1"; \
+		groff -man -Tutf8 -ww -z man/git-kardwt.1; \
+	else \
+		echo "groff not installed: skipped the roff warnings check"; \
+	fi
+
+install: build
+	install -d "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(MAN1DIR)" "$(DESTDIR)$(SHAREDIR)/githooks" \
+		"$(DESTDIR)$(BASHDIR)" "$(DESTDIR)$(ZSHDIR)" "$(DESTDIR)$(FISHDIR)"
+	install -m 755 $(BIN) "$(DESTDIR)$(BINDIR)/git-kardwt"
+	install -m 644 man/git-kardwt.1 "$(DESTDIR)$(MAN1DIR)/git-kardwt.1"
+	@for f in githooks/*; do \
+		if [ -x "$$f" ]; then mode=755; else mode=644; fi; \
+		echo "install -m $$mode $$f $(DESTDIR)$(SHAREDIR)/githooks/"; \
+		install -m $$mode "$$f" "$(DESTDIR)$(SHAREDIR)/githooks/" || exit 1; \
+	done
+	$(BIN) completions bash >"$(DESTDIR)$(BASHDIR)/git-kardwt"
+	$(BIN) completions zsh >"$(DESTDIR)$(ZSHDIR)/_git-kardwt"
+	$(BIN) completions fish >"$(DESTDIR)$(FISHDIR)/git-kardwt.fish"
+
+uninstall:
+	rm -f "$(DESTDIR)$(BINDIR)/git-kardwt" "$(DESTDIR)$(MAN1DIR)/git-kardwt.1"
+	rm -f "$(DESTDIR)$(BASHDIR)/git-kardwt" "$(DESTDIR)$(ZSHDIR)/_git-kardwt" \
+		"$(DESTDIR)$(FISHDIR)/git-kardwt.fish"
+	rm -rf "$(DESTDIR)$(SHAREDIR)"
+
+# Installs into a throwaway prefix (removed afterwards) so the demo runs the installed
+# binary as `git kardwt`, exactly as a user would. KEEP=1 keeps the demo's directory.
+# The sub-make is named through SUBMAKE, not $(MAKE), so that `make -n demo` only prints.
+SUBMAKE = $(MAKE) --no-print-directory
+demo: build
+	@set -e; \
+	prefix=$$(mktemp -d "$${TMPDIR:-/tmp}/git-kardwt-prefix.XXXXXX"); \
+	trap 'rm -rf "$$prefix"' EXIT; \
+	echo "installing into throwaway prefix $$prefix"; \
+	$(SUBMAKE) install PREFIX="$$prefix" DESTDIR= >/dev/null; \
+	PATH="$$prefix/bin:$$PATH" MANPATH="$$prefix/share/man:" bash scripts/demo.sh
+
+# P1-P4 of issue 7 as ratios against plain git, with the release build first on PATH.
+# BENCH_FILES, BENCH_WORKTREES and BENCH_TRIALS shrink it for a quick look.
+bench: build
+	PATH="$(abspath $(TARGET_DIR))/release:$$PATH" bash scripts/bench.sh
+
+clean:
+	$(CARGO) clean
