@@ -104,38 +104,75 @@ impl Repo {
         )
     }
 
+    /// The commit a ref points at (peeled), read without starting git.
+    pub fn ref_oid(&self, name: &str) -> Result<String> {
+        let reference = self
+            .gix
+            .try_find_reference(name)
+            .with_context(|| format!("could not read {name}"))?
+            .with_context(|| format!("{name} does not exist"))?;
+        let id = reference
+            .into_fully_peeled_id()
+            .with_context(|| format!("could not peel {name}"))?;
+        Ok(id.to_string())
+    }
+
     /// The directory holding admin dirs of linked worktrees.
     pub fn worktrees_dir(&self) -> PathBuf {
         self.common_dir.join("worktrees")
     }
 
     /// Every linked worktree git lists (admin dirs with a `gitdir` file), sorted by admin dir.
+    ///
+    /// Read directly, the way git itself decides (`gitdir` present; prunable when it names a
+    /// `.git` that is gone and the entry is not locked): gix's worktree proxies read the same
+    /// files several times each, which `list` and `verify` pay for once per worktree.
     pub fn linked(&self) -> Result<Vec<Linked>> {
-        let proxies = self
-            .gix
-            .worktrees()
-            .context("could not list the repository's worktrees")?;
-        Ok(proxies
-            .iter()
-            .map(|p| {
-                let admin = p.git_dir().to_path_buf();
-                let admin = std::fs::canonicalize(&admin).unwrap_or(admin);
-                Linked {
-                    id: admin
-                        .file_name()
-                        .map(|n| n.to_string_lossy().into_owned())
-                        .unwrap_or_default(),
-                    path: p
-                        .base()
-                        .ok()
-                        .map(|b| std::fs::canonicalize(&b).unwrap_or(b)),
-                    locked: p.is_locked(),
-                    prunable: p.is_prunable(),
+        let dir = self.worktrees_dir();
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(e).with_context(|| format!("could not list {}", dir.display())),
+        };
+        let mut out: Vec<Linked> = entries
+            .filter_map(|e| e.ok())
+            .filter_map(|e| {
+                let admin = e.path();
+                let gitdir = std::fs::read_to_string(admin.join("gitdir")).ok()?;
+                let dot_git = admin.join(gitdir.trim_end_matches(['\n', '\r']));
+                let locked = admin.join("locked").symlink_metadata().is_ok();
+                let prunable = !locked && dot_git.symlink_metadata().is_err();
+                let path = dot_git.parent().map(|p| {
+                    if is_plain_absolute(p) {
+                        p.to_path_buf()
+                    } else {
+                        std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
+                    }
+                });
+                Some(Linked {
+                    id: e.file_name().to_string_lossy().into_owned(),
                     admin,
-                }
+                    path,
+                    locked,
+                    prunable,
+                })
             })
-            .collect())
+            .collect();
+        out.sort_by(|a, b| a.admin.cmp(&b.admin));
+        Ok(out)
     }
+}
+
+/// An absolute path without `.` or `..` components (git writes such paths; others are
+/// resolved before they are compared).
+fn is_plain_absolute(p: &Path) -> bool {
+    p.is_absolute()
+        && p.components().all(|c| {
+            matches!(
+                c,
+                std::path::Component::RootDir | std::path::Component::Normal(_)
+            )
+        })
 }
 
 /// Canonicalize a path that must exist, with a message naming it.

@@ -277,6 +277,11 @@ pub fn verify(repo: &Repo, entries: &[Entry], path: &Path, card: Option<&CardId>
             report.checks = checks.fail("dot_git", why);
             return report;
         }
+        // git writes the admin dir's absolute path: take it as it is when it already names an
+        // entry of this common dir, and resolve it only otherwise.
+        Some(target) if target.parent() == Some(worktrees_dir.as_path()) && target.is_dir() => {
+            target
+        }
         Some(target) => match std::fs::canonicalize(&target) {
             Ok(admin) if admin.parent() == Some(worktrees_dir.as_path()) => admin,
             Ok(admin) => {
@@ -306,8 +311,11 @@ pub fn verify(repo: &Repo, entries: &[Entry], path: &Path, card: Option<&CardId>
     let back = std::fs::read_to_string(admin.join("gitdir"))
         .ok()
         .map(|t| PathBuf::from(t.trim()));
-    let back_canon = back.as_deref().and_then(|b| std::fs::canonicalize(b).ok());
-    if back_canon.as_deref() != Some(path.join(".git").as_path()) {
+    let expected = path.join(".git");
+    let points_back = back
+        .as_deref()
+        .is_some_and(|b| b == expected || std::fs::canonicalize(b).is_ok_and(|c| c == expected));
+    if !points_back {
         let found = back.map_or("nothing".to_owned(), |b| b.display().to_string());
         report.checks = checks.fail(
             "gitdir",

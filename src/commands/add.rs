@@ -133,8 +133,7 @@ impl Action<'_> {
                 holder,
             )?;
             let ports = lifecycle::allocate_ports(self.prep.ctx, self.cfg(), self.card)?;
-            let (base_ref, oid) =
-                fetch_base(&self.prep.ctx.repo.base, self.cfg(), self.prep.deadline)?;
+            let (base_ref, oid) = fetch_base(&self.prep.ctx.repo, self.cfg(), self.prep.deadline)?;
             let path = self.add_worktree(path, &oid)?;
             let admin = admin_of(&path)?;
             let now = record::now();
@@ -256,7 +255,12 @@ fn admin_of(path: &Path) -> Result<PathBuf> {
 }
 
 /// Fetch exactly the base ref and return it with the fetched commit's object id.
-pub fn fetch_base(base: &Path, cfg: &Config, deadline: Instant) -> Result<(String, String)> {
+pub fn fetch_base(
+    repo: &crate::repo::Repo,
+    cfg: &Config,
+    deadline: Instant,
+) -> Result<(String, String)> {
+    let base = &repo.base;
     let remote = &cfg.base.remote;
     let base_ref = match &cfg.base.git_ref {
         Some(r) => r.clone(),
@@ -293,16 +297,9 @@ pub fn fetch_base(base: &Path, cfg: &Config, deadline: Instant) -> Result<(Strin
         }
         anyhow::bail!("fetching {base_ref} from {remote} failed: {err}");
     }
-    let oid = git::run(
-        base,
-        [
-            "rev-parse",
-            "--verify",
-            "--end-of-options",
-            &format!("{tracking}^{{commit}}"),
-        ],
-    )
-    .with_context(|| format!("could not read {tracking} after fetching it"))?;
+    let oid = repo
+        .ref_oid(&tracking)
+        .with_context(|| format!("could not read {tracking} after fetching it"))?;
     Ok((base_ref, oid))
 }
 

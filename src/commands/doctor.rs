@@ -379,7 +379,7 @@ fn fetch(
         deadline,
         holder,
     )?;
-    crate::commands::add::fetch_base(&ctx.repo.base, cfg, deadline)
+    crate::commands::add::fetch_base(&ctx.repo, cfg, deadline)
 }
 
 /// Remove the rehearsal's worktree, branch and card lock.
