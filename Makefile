@@ -17,7 +17,7 @@ CARGO    ?= cargo
 TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
 BIN      := $(TARGET_DIR)/release/git-kardwt
 
-.PHONY: all build test lint fmt man install uninstall demo bench clean
+.PHONY: install-check all build test lint fmt man install uninstall demo bench clean
 
 all: build
 
@@ -84,6 +84,11 @@ demo: build
 # BENCH_FILES, BENCH_WORKTREES and BENCH_TRIALS shrink it for a quick look.
 bench: build
 	PATH="$(abspath $(TARGET_DIR))/release:$$PATH" bash scripts/bench.sh
+
+# Install into a throwaway prefix and check -h, `git help kardwt`, hooks, completions and
+# uninstall (scripts/check-install.sh; needs man).
+install-check:
+	bash scripts/check-install.sh
 
 clean:
 	$(CARGO) clean

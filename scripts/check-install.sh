@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# make install-check: install into a throwaway prefix and check what a user gets there:
+# `git kardwt -h` prints the short help, `git help kardwt` (what `git kardwt --help` runs)
+# opens the man page, the hook shims and completions are in place, and `make uninstall`
+# removes all of it. Needs `man` (CI installs man-db when it is missing).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+prefix=$(mktemp -d "${TMPDIR:-/tmp}/git-kardwt-install.XXXXXX")
+trap 'rm -rf "$prefix"' EXIT
+fail() { echo "install-check: $*" >&2; exit 1; }
+
+make --no-print-directory install PREFIX="$prefix" >/dev/null
+export PATH="$prefix/bin:$PATH" GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
+export MANPATH="$prefix/share/man:" MANPAGER=cat PAGER=cat GIT_PAGER=cat MANWIDTH=80
+
+short=$(git kardwt -h) || fail "git kardwt -h failed"
+grep -q "Usage: git kardwt" <<<"$short" || fail "git kardwt -h printed no usage: $short"
+page=$(git help kardwt 2>&1) || fail "git help kardwt failed: $page"
+grep -q "git-kardwt" <<<"$page" || fail "git help kardwt did not show the page: $page"
+grep -q "EXIT STATUS" <<<"$page" || fail "the page has no EXIT STATUS section"
+for f in share/git-kardwt/githooks/post-checkout share/git-kardwt/githooks/pre-push; do
+	[ -x "$prefix/$f" ] || fail "$f is missing or not executable"
+done
+[ -n "$(find "$prefix/share" -path '*completion*' -type f | head -n 1)" ] || fail "no completions installed"
+echo "install-check: -h, git help kardwt, githooks/ and completions are in place"
+
+make --no-print-directory uninstall PREFIX="$prefix" >/dev/null
+left=$(find "$prefix" -type f)
+[ -z "$left" ] || fail "make uninstall left: $left"
+echo "install-check: make uninstall removed everything"
