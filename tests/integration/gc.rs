@@ -1,0 +1,478 @@
+//! Conservative garbage collection (R-GC): `git kardwt gc` is a dry run that changes nothing;
+//! `--apply` removes exactly the candidates (merged-and-pushed clean `ready` worktrees through
+//! the release-first removal, entries whose directory is gone by pruning) and keeps unpushed,
+//! dirty, locked and unmanaged worktrees intact; `--include-failed --older-than DUR` extends the
+//! candidates to clean, pushed worktrees left `failed`.
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use crate::support::{snapshot, TestRepo};
+
+/// Commit a new file `<name>.txt` in the worktree `wt`.
+fn commit_in(repo: &TestRepo, wt: &Path, name: &str) {
+    std::fs::write(wt.join(format!("{name}.txt")), format!("{name}\n")).unwrap();
+    repo.git(wt, &["add", "--", &format!("{name}.txt")]);
+    repo.git(wt, &["commit", "--quiet", "-m", name]);
+}
+
+/// Push `branch` from `wt` to origin, merge it into origin's main through the scratch clone,
+/// and fetch in the base so `refs/remotes/origin/main` contains it.
+fn push_and_merge(repo: &TestRepo, wt: &Path, branch: &str) {
+    repo.git(wt, &["push", "--quiet", "origin", branch]);
+    repo.git(&repo.scratch, &["fetch", "--quiet", "origin"]);
+    repo.git(
+        &repo.scratch,
+        &[
+            "merge",
+            "--quiet",
+            "--no-ff",
+            "-m",
+            &format!("merge {branch}"),
+            &format!("origin/{branch}"),
+        ],
+    );
+    repo.git(&repo.scratch, &["push", "--quiet", "origin", "main"]);
+    repo.git(&repo.base, &["fetch", "--quiet", "origin"]);
+}
+
+/// `gc args…` in the base, asserting exit 0, parsed as JSON.
+#[track_caller]
+fn gc_json(repo: &TestRepo, args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["gc"];
+    all.extend_from_slice(args);
+    all.push("--json");
+    let out = repo.kardwt(&repo.base, &all);
+    out.expect_code(0);
+    let v = out.json();
+    assert!(v["candidates"].is_array(), "{out}");
+    assert!(v["kept"].is_array(), "{out}");
+    v
+}
+
+/// The candidates of a gc JSON report, keyed by card.
+fn candidates(v: &serde_json::Value) -> BTreeMap<String, serde_json::Value> {
+    v["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["card"].as_str().unwrap_or_default().to_owned(), c.clone()))
+        .collect()
+}
+
+/// The kept entries of a gc JSON report, keyed by card.
+fn kept(v: &serde_json::Value) -> BTreeMap<String, serde_json::Value> {
+    v["kept"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["card"].as_str().unwrap_or_default().to_owned(), c.clone()))
+        .collect()
+}
+
+fn cards(v: &serde_json::Value) -> BTreeSet<String> {
+    candidates(v).into_keys().collect()
+}
+
+fn set(cards: &[&str]) -> BTreeSet<String> {
+    cards.iter().map(|c| c.to_string()).collect()
+}
+
+/// Everything gc could touch: the worktree registrations (with lock and prunable marks), every
+/// ref, each worktree directory's files and each record's bytes.
+fn state(repo: &TestRepo, trees: &[&Path]) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    out.insert(
+        "<worktree list>".to_owned(),
+        repo.git(&repo.base, &["worktree", "list", "--porcelain"])
+            .into_bytes(),
+    );
+    out.insert("<refs>".to_owned(), repo.all_refs().into_bytes());
+    out.insert(
+        "<admin dirs>".to_owned(),
+        format!("{:?}", snapshot_names(&repo.common_dir().join("worktrees"))).into_bytes(),
+    );
+    for wt in trees {
+        for (rel, bytes) in snapshot(wt) {
+            out.insert(format!("{}/{}", wt.display(), rel.display()), bytes);
+        }
+    }
+    for wt in trees {
+        let rec = std::fs::read(repo.record_path(wt)).unwrap();
+        out.insert(format!("<record {}>", wt.display()), rec);
+    }
+    out
+}
+
+/// The names directly under `dir`, sorted.
+fn snapshot_names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+/// Rules with the standard prepare script and one port per worktree from a range of its own.
+fn rules_with_port(repo: &TestRepo, low: u16, high: u16) -> String {
+    format!(
+        "{}  ports: {{count: 1, range: [{low}, {high}]}}\n",
+        repo.rules_with_prepare(false)
+    )
+}
+
+/// Acceptance 3: merged and pushed; unpushed; dirty; locked; directory deleted. The dry run
+/// (text and JSON) changes nothing and lists exactly the merged and the missing one, with
+/// reasons; `--apply` removes exactly those two and keeps the other three intact.
+#[test]
+fn gc_collects_exactly_the_merged_and_the_missing_worktree() {
+    let repo = TestRepo::new();
+    repo.write_rules(&rules_with_port(&repo, 23300, 23320));
+    let m = repo.add_card("m");
+    let u = repo.add_card("u");
+    let d = repo.add_card("d");
+    let l = repo.add_card("l");
+    let g = repo.add_card("g");
+
+    // m: merged and pushed.
+    commit_in(&repo, &m, "m-work");
+    push_and_merge(&repo, &m, "card/m");
+    // u: one commit merged, one more on top that is on no remote.
+    commit_in(&repo, &u, "u-work");
+    push_and_merge(&repo, &u, "card/u");
+    commit_in(&repo, &u, "u-unpushed");
+    // d: merged and pushed, but with an untracked file.
+    commit_in(&repo, &d, "d-work");
+    push_and_merge(&repo, &d, "card/d");
+    std::fs::write(d.join("notes.txt"), "keep me\n").unwrap();
+    // l: merged and pushed, but locked.
+    commit_in(&repo, &l, "l-work");
+    push_and_merge(&repo, &l, "card/l");
+    repo.git(&repo.base, &["worktree", "lock", l.to_str().unwrap()]);
+    // g: its directory deleted behind kardwt's back.
+    let g_ports: Vec<i64> = repo.record(&g)["ports"]
+        .as_array()
+        .map(|p| p.iter().filter_map(|p| p.as_integer()).collect())
+        .unwrap_or_default();
+    assert_eq!(g_ports.len(), 1, "{g_ports:?}");
+    std::fs::remove_dir_all(&g).unwrap();
+    assert!(repo
+        .worktrees()
+        .iter()
+        .any(|(p, _, prunable)| p == &g && *prunable));
+
+    let kept_trees = [u.as_path(), d.as_path(), l.as_path()];
+    let all_trees = [m.as_path(), u.as_path(), d.as_path(), l.as_path()];
+    let before = state(&repo, &all_trees);
+    let base = repo.snapshot_base();
+
+    // Dry run, as text.
+    let out = repo.kardwt(&repo.base, &["gc"]);
+    out.expect_code(0);
+    for wt in [&m, &g] {
+        assert!(
+            out.stdout
+                .lines()
+                .any(|l| l.contains(wt.to_str().unwrap()) && l.contains("would collect")),
+            "{} not listed as a candidate:\n{out}",
+            wt.display()
+        );
+    }
+    for wt in kept_trees {
+        assert!(
+            !out.stdout
+                .lines()
+                .any(|l| l.contains(wt.to_str().unwrap()) && l.contains("would collect")),
+            "{} listed as a candidate:\n{out}",
+            wt.display()
+        );
+    }
+    assert_eq!(
+        state(&repo, &all_trees),
+        before,
+        "gc (dry run) changed something"
+    );
+
+    // Dry run, as JSON.
+    let v = gc_json(&repo, &[]);
+    assert_eq!(v["applied"], false, "{v}");
+    assert_eq!(cards(&v), set(&["m", "g"]), "{v}");
+    let c = candidates(&v);
+    assert_eq!(c["m"]["path"], m.to_str().unwrap(), "{v}");
+    assert_eq!(c["g"]["path"], g.to_str().unwrap(), "{v}");
+    let reason = |card: &str| c[card]["reason"].as_str().unwrap_or_default().to_owned();
+    assert!(reason("m").contains("merged"), "{v}");
+    assert!(reason("g").contains("gone"), "{v}");
+    assert_eq!(
+        c["g"]["ports"],
+        serde_json::Value::from(g_ports.clone()),
+        "the gone card's ports are not reported: {v}"
+    );
+    assert!(
+        c["m"]["outcome"].is_null() && c["g"]["outcome"].is_null(),
+        "{v}"
+    );
+    let k = kept(&v);
+    assert_eq!(
+        k.get("d").map(|d| d["command"].clone()),
+        Some(serde_json::Value::from(format!(
+            "git kardwt remove --path '{}' --force",
+            d.display()
+        ))),
+        "{v}"
+    );
+    assert_eq!(
+        state(&repo, &all_trees),
+        before,
+        "gc --json changed something"
+    );
+    assert_eq!(repo.snapshot_base(), base, "the base changed");
+
+    // Apply.
+    let v = gc_json(&repo, &["--apply"]);
+    assert_eq!(v["applied"], true, "{v}");
+    assert_eq!(cards(&v), set(&["m", "g"]), "{v}");
+    let c = candidates(&v);
+    assert_eq!(c["m"]["outcome"], "removed", "{v}");
+    assert_eq!(c["g"]["outcome"], "pruned", "{v}");
+    // m: gone and unregistered, its branch kept; g: unregistered.
+    assert!(!m.exists(), "{v}");
+    assert!(!repo.is_registered(&m), "{v}");
+    assert!(!repo.is_registered(&g), "{v}");
+    assert!(repo.branch_exists("card/m"));
+    assert!(repo.branch_exists("card/g"));
+    // The other three are intact: files, registration (and lock), records, refs.
+    let after = state(&repo, &kept_trees);
+    let before_kept = state_subset(&before, &kept_trees);
+    assert_eq!(
+        state_subset(&after, &kept_trees),
+        before_kept,
+        "a kept tree changed"
+    );
+    for wt in kept_trees {
+        assert!(repo.is_registered(wt), "{} unregistered", wt.display());
+        assert_eq!(repo.record(wt)["state"].as_str(), Some("ready"));
+    }
+    assert!(d.join("notes.txt").exists());
+    let list = repo.git(&repo.base, &["worktree", "list", "--porcelain"]);
+    let l_block = list
+        .split("\n\n")
+        .find(|b| b.starts_with(&format!("worktree {}\n", l.display())))
+        .unwrap_or_else(|| panic!("locked tree not listed:\n{list}"));
+    assert!(l_block.contains("\nlocked"), "lock lost:\n{list}");
+    assert_eq!(repo.worktrees().len(), 4, "{list}");
+    assert_eq!(repo.snapshot_base(), base, "the base changed");
+
+    // Nothing more to collect.
+    let v = gc_json(&repo, &[]);
+    assert_eq!(cards(&v), BTreeSet::new(), "{v}");
+}
+
+/// The entries of `state` that concern the given trees (files and records), plus the refs.
+fn state_subset(state: &BTreeMap<String, Vec<u8>>, trees: &[&Path]) -> BTreeMap<String, Vec<u8>> {
+    state
+        .iter()
+        .filter(|(k, _)| {
+            k.as_str() == "<refs>"
+                || trees
+                    .iter()
+                    .any(|t| k.as_str() == format!("<record {}>", t.display()))
+                || trees
+                    .iter()
+                    .any(|t| k.starts_with(&format!("{}/", t.display())))
+        })
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+/// Acceptance 4: a clean, pushed worktree whose record says `failed` is collected only with
+/// `--include-failed` and an `--older-than` it has outlived; an unmanaged worktree (no record),
+/// merged and pushed, and a fresh card with no commits of its own are never candidates.
+#[test]
+fn include_failed_collects_a_failed_worktree_and_unmanaged_ones_are_never_collected() {
+    let repo = TestRepo::new();
+    repo.write_rules(&repo.rules_with_prepare(false));
+    repo.install_hooks();
+    let f = repo.add_card("f");
+    repo.edit_record(&f, "state", "failed");
+    let out = repo.kardwt(&repo.base, &["verify", "f", "--json"]);
+    assert_eq!(
+        out.code, 1,
+        "a failed record should verify as not ready:\n{out}"
+    );
+
+    // Unmanaged: created with the hooks bypassed; merged and pushed.
+    let out = repo.git_output(
+        &repo.base,
+        &[
+            "-c",
+            "core.hooksPath=/nonexistent",
+            "worktree",
+            "add",
+            "../um",
+            "-b",
+            "card/77",
+        ],
+    );
+    out.expect_code(0);
+    let um = repo.sibling("um");
+    assert!(
+        !repo.record_path(&um).exists(),
+        "the bypassed hook still wrote a record"
+    );
+    commit_in(&repo, &um, "um-work");
+    push_and_merge(&repo, &um, "card/77");
+    let um_before = snapshot(&um);
+
+    // A failed card with a commit on no remote stays, even with --include-failed.
+    let fu = repo.add_card("fu");
+    commit_in(&repo, &fu, "fu-unpushed");
+    repo.edit_record(&fu, "state", "failed");
+
+    // A fresh ready card (no commits of its own, trivially merged and pushed) stays too.
+    let n = repo.add_card("n");
+
+    let v = gc_json(&repo, &[]);
+    assert_eq!(cards(&v), BTreeSet::new(), "{v}");
+    let v = gc_json(&repo, &["--include-failed"]);
+    assert_eq!(
+        cards(&v),
+        BTreeSet::new(),
+        "default --older-than is 24h: {v}"
+    );
+    let v = gc_json(&repo, &["--include-failed", "--older-than", "24h"]);
+    assert_eq!(cards(&v), BTreeSet::new(), "{v}");
+    let v = gc_json(&repo, &["--older-than", "0s"]);
+    assert_eq!(cards(&v), BTreeSet::new(), "without --include-failed: {v}");
+    let v = gc_json(&repo, &["--include-failed", "--older-than", "0s"]);
+    assert_eq!(cards(&v), set(&["f"]), "{v}");
+    assert_eq!(candidates(&v)["f"]["path"], f.to_str().unwrap(), "{v}");
+    assert!(
+        candidates(&v)["f"]["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("failed")),
+        "{v}"
+    );
+    assert!(
+        f.exists() && repo.is_registered(&f),
+        "the dry run removed it"
+    );
+
+    let v = gc_json(
+        &repo,
+        &["--include-failed", "--older-than", "0s", "--apply"],
+    );
+    assert_eq!(cards(&v), set(&["f"]), "{v}");
+    assert_eq!(candidates(&v)["f"]["outcome"], "removed", "{v}");
+    assert!(!f.exists(), "{v}");
+    assert!(!repo.is_registered(&f), "{v}");
+    assert!(repo.branch_exists("card/f"));
+    // The unmanaged worktree is untouched.
+    assert!(repo.is_registered(&um));
+    assert_eq!(snapshot(&um), um_before, "the unmanaged tree changed");
+    assert!(!repo.record_path(&um).exists());
+    assert!(
+        n.exists() && repo.is_registered(&n),
+        "the fresh card was removed"
+    );
+    assert!(
+        fu.exists() && repo.is_registered(&fu),
+        "unpushed work was removed"
+    );
+    assert_eq!(
+        repo.git(&fu, &["log", "-1", "--format=%s"]).trim(),
+        "fu-unpushed"
+    );
+}
+
+/// A worktree whose branch is merged and pushed but whose (detached) HEAD carries a commit on
+/// no remote is kept: gc looks at HEAD, not only at the branch.
+#[test]
+fn a_merged_branch_with_unpushed_work_on_a_detached_head_is_kept() {
+    let repo = TestRepo::new();
+    repo.write_rules(&repo.rules_with_prepare(false));
+    let w = repo.add_card("w");
+    commit_in(&repo, &w, "w-work");
+    push_and_merge(&repo, &w, "card/w");
+    // Before the detour the worktree is a candidate.
+    let v = gc_json(&repo, &[]);
+    assert_eq!(cards(&v), set(&["w"]), "{v}");
+
+    repo.git(&w, &["switch", "--quiet", "--detach"]);
+    commit_in(&repo, &w, "w-detached");
+    let head = repo.git(&w, &["rev-parse", "HEAD"]);
+    let v = gc_json(&repo, &[]);
+    assert_eq!(cards(&v), BTreeSet::new(), "{v}");
+    let v = gc_json(&repo, &["--apply"]);
+    assert_eq!(cards(&v), BTreeSet::new(), "{v}");
+    assert!(w.exists() && repo.is_registered(&w), "{v}");
+    assert_eq!(repo.git(&w, &["rev-parse", "HEAD"]), head);
+}
+
+/// The ports of what gc collects are free again: a range with room for one worktree is taken by
+/// a merged card, then by a card whose directory is deleted (its record still holds them);
+/// each time `gc --apply` frees them for the next card.
+#[test]
+fn gc_frees_the_ports_of_what_it_collects() {
+    let repo = TestRepo::new();
+    repo.write_rules(&format!(
+        "{}  ports: {{count: 2, range: [23400, 23401]}}\n",
+        repo.rules_with_prepare(false)
+    ));
+    let ports = |wt: &Path| -> Vec<i64> {
+        repo.record(wt)["ports"]
+            .as_array()
+            .map(|p| p.iter().filter_map(|p| p.as_integer()).collect())
+            .unwrap_or_default()
+    };
+    // The order follows the card's starting point; the set is what matters here.
+    let sorted = |mut p: Vec<i64>| {
+        p.sort();
+        p
+    };
+    let json_sorted = |v: &serde_json::Value| -> Vec<i64> {
+        sorted(
+            v.as_array()
+                .map(|p| p.iter().filter_map(|p| p.as_i64()).collect())
+                .unwrap_or_default(),
+        )
+    };
+    let a = repo.add_card("a");
+    assert_eq!(
+        sorted(ports(&a)),
+        vec![23400, 23401],
+        "{:?}",
+        repo.record(&a)
+    );
+    commit_in(&repo, &a, "a-work");
+    push_and_merge(&repo, &a, "card/a");
+    let out = repo.kardwt(&repo.base, &["add", "b"]);
+    out.expect_code(1);
+    assert!(out.stderr.contains("[23400, 23401]"), "{out}");
+
+    let v = gc_json(&repo, &["--apply"]);
+    assert_eq!(cards(&v), set(&["a"]), "{v}");
+    assert_eq!(
+        json_sorted(&candidates(&v)["a"]["ports"]),
+        vec![23400, 23401],
+        "{v}"
+    );
+    let b = repo.add_card("b");
+    assert_eq!(sorted(ports(&b)), vec![23400, 23401]);
+
+    // b's directory goes behind kardwt's back: its record still holds the ports until gc.
+    std::fs::remove_dir_all(&b).unwrap();
+    repo.kardwt(&repo.base, &["add", "c"]).expect_code(1);
+    let v = gc_json(&repo, &["--apply"]);
+    assert_eq!(cards(&v), set(&["b"]), "{v}");
+    assert_eq!(candidates(&v)["b"]["outcome"], "pruned", "{v}");
+    assert_eq!(
+        json_sorted(&candidates(&v)["b"]["ports"]),
+        vec![23400, 23401],
+        "{v}"
+    );
+    let c = repo.add_card("c");
+    assert_eq!(sorted(ports(&c)), vec![23400, 23401]);
+}
