@@ -5,6 +5,7 @@
 #       on a repository of 5,000 files
 #   P3  `git kardwt list --json` vs `git worktree list --porcelain` with 200 worktrees
 #   P4  `git kardwt verify` vs `git rev-parse HEAD`, inside a worktree
+#   P5  the pre-push check of 100 new commits vs `git rev-parse HEAD` (goal: a small multiple)
 # P1 uses the minimum of many alternating trials (it sits inside the noise); the others the
 # median of several runs. Needs `git-kardwt` on PATH (make bench puts the release build first).
 # Sizes can be shrunk for a quick look: BENCH_FILES, BENCH_WORKTREES, BENCH_TRIALS.
@@ -103,6 +104,28 @@ for _ in $(seq 1 "$TRIALS"); do
 	p4_g+=("$(time_us git -C "$wt" rev-parse HEAD)")
 done
 row P4 "$(printf '%s\n' "${p4_k[@]}" | median)" "$(printf '%s\n' "${p4_g[@]}" | median)" 3.0
+
+# P5: the pre-push check of a card branch with 100 new commits vs rev-parse HEAD (issue 4: a
+# small multiple). The check is what git's pre-push runs: ref lines on stdin.
+echo "P5: pre-push check over 100 commits vs rev-parse HEAD" >&2
+pw="$(git -C "$base" kardwt add bench-push)"
+for i in $(seq 1 100); do
+	echo "change $i" >"$pw/push-$i.txt"
+	git -C "$pw" add "push-$i.txt"
+	git -C "$pw" commit -q -m "change $i"
+done
+head_oid=$(git -C "$pw" rev-parse HEAD)
+zeros=0000000000000000000000000000000000000000
+push_check() {
+	printf 'refs/heads/card/bench-push %s refs/heads/card/bench-push %s\n' "$head_oid" "$zeros" |
+		git -C "$pw" kardwt hook pre-push origin "$work/origin.git"
+}
+p5_k=() p5_g=()
+for _ in $(seq 1 "$TRIALS"); do
+	p5_k+=("$(time_us push_check)")
+	p5_g+=("$(time_us git -C "$pw" rev-parse HEAD)")
+done
+row P5 "$(printf '%s\n' "${p5_k[@]}" | median)" "$(printf '%s\n' "${p5_g[@]}" | median)" 10.0
 
 # P3: listing many worktrees. Create them cheaply (no checkout) and record them with kardwt.
 echo "P3: list with $WORKTREES worktrees" >&2

@@ -250,15 +250,12 @@ impl Failure {
             }
             Failure::Other(e) => (Code::Hook, format!("{e:#}")),
         };
-        let mut message = format!("preparing card {card} failed; {retry}. {what}");
-        if let Failure::Hook(o) = &self {
-            let tail = hooks::tail_chars(&o.tail, 300);
-            if !tail.is_empty() {
-                message.push_str(&format!(": {tail}"));
-            }
-        }
+        let message = format!("preparing card {card} failed; {retry}. {what}");
         let hint = match removed {
-            Some((path, None)) => format!("the new worktree {} was removed; branch card/{card} is kept", path.display()),
+            Some((path, None)) => format!(
+                "the new worktree {} was removed; branch card/{card} is kept",
+                path.display()
+            ),
             Some((path, Some(refusal))) => format!(
                 "removing {} failed ({refusal}); remove it by hand: git worktree remove --force '{}'",
                 path.display(),
@@ -266,8 +263,44 @@ impl Failure {
             ),
             None => "the worktree is kept and recorded as failed".to_owned(),
         };
+        let tail = match &self {
+            Failure::Hook(o) => o.tail.as_str(),
+            Failure::Other(_) => "",
+        };
+        let (message, hint) = fit_error_block(&message, tail, &hint);
         Fail::new(code, message).hint(hint).into()
     }
+}
+
+/// Agent runners keep only the head of an error: the final block (`error: …` and `hint: …`)
+/// fits in this many characters, verdict first (R-ATOMIC).
+pub const ERROR_BLOCK_MAX: usize = 500;
+
+/// The hook's own words appended to the verdict, at most 300 characters and no more than the
+/// block has room for; the hint shortened last when even the verdict leaves no room (pure).
+pub fn fit_error_block(verdict: &str, hook_tail: &str, hint: &str) -> (String, String) {
+    let len = |s: &str| s.chars().count();
+    let cut = |s: &str, max: usize| -> String {
+        if len(s) <= max {
+            s.to_owned()
+        } else {
+            let mut t: String = s.chars().take(max.saturating_sub(1)).collect();
+            t.push('…');
+            t
+        }
+    };
+    // "error: " + verdict + "\n" + "hint: " + hint + "\n"
+    let frame = len("error: \nhint: \n");
+    let verdict = cut(verdict, ERROR_BLOCK_MAX - frame - 40);
+    let hint = cut(hint, ERROR_BLOCK_MAX.saturating_sub(frame + len(&verdict)));
+    let room = ERROR_BLOCK_MAX.saturating_sub(frame + len(&verdict) + len(&hint) + len(": "));
+    let tail = hooks::tail_chars(hook_tail, room.min(300));
+    let message = if tail.is_empty() || room < 4 {
+        verdict
+    } else {
+        format!("{verdict}: {tail}")
+    };
+    (message, hint)
 }
 
 /// The card a worktree created outside `git kardwt add` stands for: `<id>` when its branch is
@@ -359,5 +392,53 @@ pub fn outside_record(
         links: Vec::new(),
         ports: Vec::new(),
         last_hook: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn block(message: &str, hint: &str) -> String {
+        format!("error: {message}\nhint: {hint}\n")
+    }
+
+    #[test]
+    fn the_error_block_fits_and_keeps_the_verdict_first() {
+        let verdict = "preparing card 7 failed; a retry (git kardwt add 7) re-creates and re-prepares it. the prepare hook exited with 1";
+        let long_tail = format!("{}FINAL no token", "x".repeat(3000));
+        let long_path = format!("/{}", "deep/".repeat(60));
+        for (tail, hint) in [
+            (
+                "no token",
+                "the new worktree /w/card-7 was removed; branch card/7 is kept".to_owned(),
+            ),
+            (
+                long_tail.as_str(),
+                "the new worktree /w/card-7 was removed; branch card/7 is kept".to_owned(),
+            ),
+            (
+                long_tail.as_str(),
+                format!("the new worktree {long_path} was removed; branch card/7 is kept"),
+            ),
+        ] {
+            let (message, hint) = fit_error_block(verdict, tail, &hint);
+            let text = block(&message, &hint);
+            assert!(
+                text.chars().count() <= ERROR_BLOCK_MAX,
+                "{} chars: {text}",
+                text.chars().count()
+            );
+            assert!(
+                message.starts_with("preparing card 7 failed; a retry"),
+                "{message}"
+            );
+        }
+        let (message, _) = fit_error_block(verdict, &long_tail, "short");
+        assert!(
+            message.ends_with("FINAL no token"),
+            "the tail's end is what matters: {message}"
+        );
+        assert!(message.contains("no token") && message.chars().count() <= verdict.len() + 2 + 300);
     }
 }

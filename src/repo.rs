@@ -117,6 +117,11 @@ impl Repo {
         Ok(id.to_string())
     }
 
+    /// Is the object with this hex id in the object database?
+    pub fn has_object(&self, hex: &str) -> bool {
+        gix::ObjectId::from_hex(hex.as_bytes()).is_ok_and(|id| self.gix.has_object(id))
+    }
+
     /// The directory holding admin dirs of linked worktrees.
     pub fn worktrees_dir(&self) -> PathBuf {
         self.common_dir.join("worktrees")

@@ -169,6 +169,26 @@ impl Report {
         }
     }
 
+    /// What the user can do by hand about a foreign or malformed path.
+    pub fn fix_hint(&self) -> String {
+        let moved = self
+            .failed_check()
+            .is_some_and(|c| c.name == "record_location")
+            && self.record.as_ref().is_some_and(|r| !r.path.exists());
+        if moved {
+            format!(
+                "it looks moved with git worktree move: record it again with git kardwt prepare --path '{}'",
+                self.path.display()
+            )
+        } else {
+            format!(
+                "kardwt did not create {} (or its record was changed) and will not use or touch it: \
+                 inspect it, then move it away or repair it by hand",
+                self.path.display()
+            )
+        }
+    }
+
     pub fn to_json(&self) -> Value {
         json!({
             "path": self.path,

@@ -76,17 +76,11 @@ pub fn run(ctx: &Context, args: &AddArgs, out: &mut dyn Write) -> Result<i32> {
                 "{} is registered with git but its directory is gone",
                 path.display()
             ))
-            .hint("clear the stale registration with `git worktree prune`, then run add again")
+            .hint("git kardwt gc --apply clears the stale registration (and reports what its record held), then run add again")
             .into())
         }
         Verdict::Base | Verdict::Foreign => {
-            return Err(refused(report.explain())
-                .hint(format!(
-                    "kardwt did not create {} (or its record was changed) and will not touch it: \
-                     move it away or repair it by hand, then run add again",
-                    path.display()
-                ))
-                .into())
+            return Err(refused(report.explain()).hint(report.fix_hint()).into())
         }
     };
     if args.json {

@@ -14,7 +14,7 @@ use serde_json::json;
 use crate::card::CardId;
 use crate::cli::DoctorArgs;
 use crate::commands::add::ADD_MARKER;
-use crate::commands::install_hooks::{self, MARKER};
+use crate::commands::install_hooks;
 use crate::context::Context;
 use crate::lifecycle::{self, Prep};
 use crate::record::{self, Origin, Reason, Record, State};
@@ -82,11 +82,18 @@ pub fn run(ctx: &Context, args: &DoctorArgs, out: &mut dyn Write) -> Result<i32>
         )),
     }
     worktree_findings(ctx, &mut findings)?;
-    let last = log::read(&ctx.repo.common_dir, None)
-        .into_iter()
-        .rev()
-        .find(|e| e.event == "hook-noop" || (e.event == "created" && e.outcome == "hook"));
-    let last_fired = last.map(|e| format!("{} ({} {})", e.time, e.event, e.path));
+    // When each hook last fired, from the events only that hook writes.
+    let events = log::read(&ctx.repo.common_dir, None);
+    let last = |fired: fn(&log::Event) -> bool| {
+        events
+            .iter()
+            .rev()
+            .find(|e| fired(e))
+            .map(|e| format!("{} ({} {})", e.time, e.event, e.path))
+    };
+    let post_checkout =
+        last(|e| e.event == "hook-noop" || (e.event == "created" && e.outcome == "hook"));
+    let pre_push = last(|e| e.event == "push-checked" || e.event == "push-blocked");
     let rehearsal = match (&rules, args.r#try) {
         (Ok(r), true) => Some(rehearse(ctx, &r.config)),
         (Err(_), true) => Some(vec![step(
@@ -105,7 +112,7 @@ pub fn run(ctx: &Context, args: &DoctorArgs, out: &mut dyn Write) -> Result<i32>
         let v = json!({
             "ok": !problems,
             "checks": findings,
-            "hook_last_fired": last_fired,
+            "hook_last_fired": {"post-checkout": post_checkout, "pre-push": pre_push},
             "try": rehearsal,
         });
         writeln!(out, "{v}")?;
@@ -122,11 +129,10 @@ pub fn run(ctx: &Context, args: &DoctorArgs, out: &mut dyn Write) -> Result<i32>
                 writeln!(out, "     fix: {fix}")?;
             }
         }
-        writeln!(
-            out,
-            "hook last fired: {}",
-            last_fired.as_deref().unwrap_or("never (per the event log)")
-        )?;
+        for (name, when) in [("post-checkout", &post_checkout), ("pre-push", &pre_push)] {
+            let when = when.as_deref().unwrap_or("never (per the event log)");
+            writeln!(out, "{name} hook last fired: {when}")?;
+        }
         for s in rehearsal.iter().flatten() {
             writeln!(
                 out,
@@ -144,32 +150,31 @@ pub fn run(ctx: &Context, args: &DoctorArgs, out: &mut dyn Write) -> Result<i32>
 fn hooks_findings(ctx: &Context, findings: &mut Vec<Finding>) {
     match install_hooks::hooks_dir(ctx) {
         Ok(dir) => {
-            let hook = dir.join("post-checkout");
-            let ours = |p: &Path| std::fs::read_to_string(p).is_ok_and(|c| c.contains(MARKER));
-            let mut legacy = hook.as_os_str().to_owned();
-            legacy.push(".legacy");
-            let managed = [
-                ctx.repo.base.join("lefthook.yml"),
-                ctx.repo.base.join(".husky/post-checkout"),
-            ]
-            .iter()
-            .any(|p| {
-                std::fs::read_to_string(p)
-                    .is_ok_and(|c| c.contains("git kardwt hook post-checkout"))
-            });
-            let installed = ours(&hook) || ours(Path::new(&legacy)) || managed;
-            findings.push(finding(
-                "post-checkout hook",
-                installed,
-                if installed {
+            for (name, _) in install_hooks::SHIMS {
+                let hook = dir.join(name);
+                let marker = format!("git-kardwt {name} shim");
+                let ours = |p: &Path| std::fs::read_to_string(p).is_ok_and(|c| c.contains(&marker));
+                let mut legacy = hook.as_os_str().to_owned();
+                legacy.push(".legacy");
+                // With lefthook or husky, the line install-hooks printed is in their files.
+                let line = format!("git kardwt hook {name}");
+                let managed = [
+                    ctx.repo.base.join("lefthook.yml"),
+                    ctx.repo.base.join(".husky").join(name),
+                ]
+                .iter()
+                .any(|p| std::fs::read_to_string(p).is_ok_and(|c| c.contains(&line)));
+                let installed = ours(&hook) || ours(Path::new(&legacy)) || managed;
+                let detail = if installed {
                     format!("installed in {}", dir.display())
                 } else {
                     format!("not installed in {}", dir.display())
-                },
-                Some("git kardwt install-hooks".into()),
-            ));
+                };
+                let fix = Some("git kardwt install-hooks".to_owned());
+                findings.push(finding(&format!("{name} hook"), installed, detail, fix));
+            }
         }
-        Err(e) => findings.push(finding("post-checkout hook", false, format!("{e:#}"), None)),
+        Err(e) => findings.push(finding("hooks", false, format!("{e:#}"), None)),
     }
     if let Some(p) = ctx
         .repo
@@ -221,7 +226,7 @@ fn worktree_findings(ctx: &Context, findings: &mut Vec<Finding>) -> Result<()> {
             (Verdict::Prunable, _) => (
                 false,
                 "prunable: its directory is gone".to_owned(),
-                "git worktree prune".to_owned(),
+                "git kardwt gc --apply".to_owned(),
             ),
             _ => (false, report.explain(), "inspect it by hand".to_owned()),
         };

@@ -102,16 +102,9 @@ fn added_files(ctx: &Context, update: &RefUpdate) -> Result<Vec<Added>> {
     .iter()
     .map(|s| (*s).to_owned())
     .collect();
-    let known_remote = !update.is_new()
-        && git::run(
-            &ctx.repo.base,
-            [
-                "cat-file",
-                "-e",
-                &format!("{}^{{commit}}", update.remote_oid),
-            ],
-        )
-        .is_ok();
+    // The remote's old tip is usable as a boundary only when we have it (read through gix:
+    // no git process for a question this small).
+    let known_remote = !update.is_new() && ctx.repo.has_object(&update.remote_oid);
     args.push(update.local_oid.clone());
     if known_remote {
         args.push(format!("^{}", update.remote_oid));

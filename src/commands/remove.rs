@@ -39,7 +39,7 @@ pub fn run(ctx: &Context, args: &RemoveArgs, out: &mut dyn Write) -> Result<i32>
         }
         Verdict::Absent => return Err(failed(report.explain()).into()),
         Verdict::Prunable => {
-            return Err(refused(report.explain()).hint("git kardwt gc --apply clears stale registrations, or run git worktree prune").into())
+            return Err(refused(report.explain()).hint("git kardwt gc --apply clears stale registrations and reports what their records held").into())
         }
         Verdict::Base | Verdict::Foreign => {
             return Err(refused(report.explain()).hint("kardwt removes only worktrees it verifies; inspect it and remove it by hand").into())

@@ -36,9 +36,7 @@ pub fn run(ctx: &Context, args: &VerifyArgs, out: &mut dyn Write) -> Result<i32>
     let code = report.exit_code();
     if code == 3 {
         eprintln!("error: {}", report.explain());
-        eprintln!(
-            "hint: kardwt will not use or change it; inspect it and repair or move it by hand"
-        );
+        eprintln!("hint: {}", report.fix_hint());
     }
     Ok(code)
 }

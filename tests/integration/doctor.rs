@@ -151,10 +151,11 @@ fn doctor_says_when_the_hook_last_fired() {
     repo.write_rules(&repo.rules_with_prepare(false));
     repo.install_hooks();
     let (_, v, text) = doctor(&repo, &[]);
-    assert!(v["hook_last_fired"].is_null(), "{text}");
+    assert!(v["hook_last_fired"]["post-checkout"].is_null(), "{text}");
+    assert!(v["hook_last_fired"]["pre-push"].is_null(), "{text}");
     repo.worktree_add(&["../h", "-b", "card/3"]).expect_code(0);
     let (_, v, text) = doctor(&repo, &[]);
-    let fired = v["hook_last_fired"]
+    let fired = v["hook_last_fired"]["post-checkout"]
         .as_str()
         .unwrap_or_else(|| panic!("the hook fired but doctor does not say so:\n{text}"));
     assert!(
@@ -283,4 +284,37 @@ fn a_failed_manual_prepare_keeps_the_tree_and_doctor_lists_it_with_the_fix() {
     repo.kardwt_ok(&repo.base, &["verify", "4"]);
     let (code, _, text) = doctor(&repo, &[]);
     assert_eq!(code, 0, "{text}");
+}
+
+/// Both hooks count: without the pre-push shim doctor fails, and it says when pre-push last
+/// fired from the events only that hook writes.
+#[test]
+fn doctor_checks_the_pre_push_hook_too() {
+    let repo = TestRepo::new();
+    repo.install_hooks();
+    let (code, v, text) = doctor(&repo, &[]);
+    assert_eq!(code, 0, "{text}");
+    assert!(v["hook_last_fired"]["pre-push"].is_null(), "{text}");
+    let wt = repo.add_card("5");
+    std::fs::write(wt.join("f.txt"), "x\n").unwrap();
+    repo.git(&wt, &["add", "f.txt"]);
+    repo.git(&wt, &["commit", "-q", "-m", "f"]);
+    repo.git(&wt, &["push", "-q", "origin", "card/5"]);
+    let (_, v, text) = doctor(&repo, &[]);
+    assert!(
+        v["hook_last_fired"]["pre-push"]
+            .as_str()
+            .is_some_and(|s| s.contains("push-checked")),
+        "{text}"
+    );
+    std::fs::remove_file(repo.common_dir().join("hooks/pre-push")).unwrap();
+    let (code, v, text) = doctor(&repo, &[]);
+    assert_eq!(code, 1, "{text}");
+    let pre_push = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["check"] == "pre-push hook")
+        .unwrap_or_else(|| panic!("no pre-push check:\n{text}"));
+    assert_eq!(pre_push["ok"], false, "{text}");
 }

@@ -133,3 +133,38 @@ fn an_argv0_outside_the_stable_root_is_refused_before_it_runs() {
     assert_eq!(out.stdout, "", "{out}");
     assert!(!ran.exists(), "the refused hook ran");
 }
+
+/// Agent runners keep only the head of an error: after the streamed hook output, the final
+/// block (`error: …` and its hints) fits in 500 characters with the verdict first, however
+/// much the hook wrote and however long the root's path is (R-ATOMIC).
+#[test]
+fn the_final_error_block_fits_in_500_characters_whatever_the_hook_wrote() {
+    let repo = TestRepo::new();
+    let script = repo.write_prepare(
+        "i=0; while [ $i -lt 60 ]; do printf 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx' >&2; i=$((i+1)); done; echo 'FINAL no token' >&2; exit 1",
+    );
+    repo.write_rules(&repo.rules_for(&script, false));
+    let long_root = repo
+        .tmp
+        .join("a rather long directory name for the root".repeat(3));
+    for args in [
+        vec!["add", "40"],
+        vec!["--root", long_root.to_str().unwrap(), "add", "41"],
+    ] {
+        let out = repo.kardwt(&repo.base, &args);
+        out.expect_code(4);
+        let start = out.stderr.find("error: ").expect("an error block");
+        let block = &out.stderr[start..];
+        assert!(
+            block.chars().count() <= 500,
+            "{} characters:\n{block}",
+            block.chars().count()
+        );
+        assert!(block.starts_with("error: preparing card"), "{block}");
+        let retry = block.find("retry").expect("retry is said");
+        let hook = block
+            .find("FINAL no token")
+            .expect("the hook's last words are kept");
+        assert!(retry < hook, "{block}");
+    }
+}

@@ -295,9 +295,17 @@ fn a_worktree_moved_by_git_fails_closed_until_recorded_again() {
 
     let out = repo.kardwt(&repo.base, &["verify", "--path", moved.to_str().unwrap()]);
     out.expect_code(3);
+    assert!(
+        out.stderr.contains("git kardwt prepare --path"),
+        "the hint names the fix for a moved worktree:\n{out}"
+    );
     let out = repo.kardwt(&repo.base, &["add", "42"]);
     out.expect_code(3);
     assert_eq!(out.stdout, "", "{out}");
+    assert!(
+        out.stderr.contains("git kardwt prepare --path"),
+        "the hint names the fix for a moved worktree:\n{out}"
+    );
     assert!(
         !wt.exists(),
         "add re-created the card beside its moved worktree"
