@@ -117,6 +117,31 @@ pub struct Held {
     _file: RwLock<File>,
 }
 
+/// Take card `card`'s lock (always before the repository lock), waiting until `deadline`.
+pub fn take_card(
+    common_dir: &Path,
+    card: &CardId,
+    deadline: Instant,
+    holder: &str,
+) -> Result<Held> {
+    take(
+        card_lock_path(common_dir, card),
+        &format!("card {card}'s lock"),
+        deadline,
+        holder,
+    )
+}
+
+/// Take the repository lock, waiting until `deadline`.
+pub fn take_repo(common_dir: &Path, deadline: Instant, holder: &str) -> Result<Held> {
+    take(
+        repo_lock_path(common_dir),
+        "the repository lock",
+        deadline,
+        holder,
+    )
+}
+
 /// Take the lock at `path` (opening it first), waiting until `deadline`.
 pub fn take(path: PathBuf, what: &str, deadline: Instant, holder: &str) -> Result<Held> {
     Lock::open(path, what)?.acquire(deadline, holder)

@@ -32,12 +32,7 @@ pub fn run(ctx: &Context, args: &AddArgs, out: &mut dyn Write) -> Result<i32> {
     let deadline = lifecycle::after(Instant::now(), timeout);
     let common = &ctx.repo.common_dir;
     let holder = format!("git kardwt add {card}");
-    let _card_lock = lock::take(
-        lock::card_lock_path(common, &card),
-        &format!("card {card}'s lock"),
-        deadline,
-        &holder,
-    )?;
+    let _card_lock = lock::take_card(common, &card, deadline, &holder)?;
 
     let entries = verify::scan(&ctx.repo)?;
     let path = ctx.card_path(&entries, &card)?;
@@ -120,12 +115,7 @@ impl Action<'_> {
         let started = Instant::now();
         let (record, admin) = {
             let common = &self.prep.ctx.repo.common_dir;
-            let _repo_lock = lock::take(
-                lock::repo_lock_path(common),
-                "the repository lock",
-                self.prep.deadline,
-                holder,
-            )?;
+            let _repo_lock = lock::take_repo(common, self.prep.deadline, holder)?;
             let ports = lifecycle::allocate_ports(self.prep.ctx, self.cfg(), self.card)?;
             let (base_ref, oid) = fetch_base(&self.prep.ctx.repo, self.cfg(), self.prep.deadline)?;
             let path = self.add_worktree(path, &oid)?;

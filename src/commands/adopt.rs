@@ -83,12 +83,7 @@ pub fn run(ctx: &Context, args: &AdoptArgs, out: &mut dyn Write) -> Result<i32> 
         anyhow::bail!("internal error: no admin dir for {}", path.display());
     };
     let deadline = lifecycle::after(Instant::now(), cfg.action_timeout_seconds);
-    let _card_lock = lock::take(
-        lock::card_lock_path(&ctx.repo.common_dir, &card),
-        &format!("card {card}'s lock"),
-        deadline,
-        "git kardwt adopt",
-    )?;
+    let _card_lock = lock::take_card(&ctx.repo.common_dir, &card, deadline, "git kardwt adopt")?;
     let mut rec = lifecycle::outside_record(
         ctx,
         cfg,

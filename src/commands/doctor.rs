@@ -378,12 +378,7 @@ fn fetch(
     deadline: Instant,
 ) -> Result<(String, String)> {
     let holder = "git kardwt doctor --try";
-    let _lock = lock::take(
-        lock::repo_lock_path(&ctx.repo.common_dir),
-        "the repository lock",
-        deadline,
-        holder,
-    )?;
+    let _lock = lock::take_repo(&ctx.repo.common_dir, deadline, holder)?;
     crate::commands::add::fetch_base(&ctx.repo, cfg, deadline)
 }
 

@@ -256,12 +256,7 @@ fn apply(
     let deadline = lifecycle::after(std::time::Instant::now(), cfg.action_timeout_seconds);
     for c in candidates.iter_mut() {
         let outcome = if c.prune {
-            let _held = lock::take(
-                lock::repo_lock_path(&ctx.repo.common_dir),
-                "the repository lock",
-                deadline,
-                "git kardwt gc",
-            )?;
+            let _held = lock::take_repo(&ctx.repo.common_dir, deadline, "git kardwt gc")?;
             let args = ["worktree".as_ref(), "remove".as_ref(), c.path.as_os_str()];
             match git::run_until(git::cmd(&ctx.repo.base, args), Some(deadline))? {
                 o if o.ok => {

@@ -90,9 +90,7 @@ fn seed_new_worktree(ctx: &Context, path: &Path, admin: &Path) -> Result<()> {
             admin,
             head.as_ref(),
         );
-        let lock_path = lock::card_lock_path(&ctx.repo.common_dir, &card);
-        let held = lock::take(lock_path, &format!("card {card}'s lock"), deadline, holder)
-            .map_err(undo)?;
+        let held = lock::take_card(&ctx.repo.common_dir, &card, deadline, holder).map_err(undo)?;
         let entries = verify::scan(&ctx.repo).map_err(undo)?;
         if lifecycle::derive_card(&entries, admin, head.as_ref()) == card {
             break (card, held);
@@ -109,10 +107,7 @@ fn seed_new_worktree(ctx: &Context, path: &Path, admin: &Path) -> Result<()> {
     );
     // Ports are allocated under the repository lock (card lock first, as everywhere).
     let repo_lock = match cfg.ports {
-        Some(_) => {
-            let lock_path = lock::repo_lock_path(&ctx.repo.common_dir);
-            Some(lock::take(lock_path, "the repository lock", deadline, holder).map_err(undo)?)
-        }
+        Some(_) => Some(lock::take_repo(&ctx.repo.common_dir, deadline, holder).map_err(undo)?),
         None => None,
     };
     rec.ports = lifecycle::allocate_ports(ctx, cfg, &card).map_err(undo)?;

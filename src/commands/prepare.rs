@@ -56,12 +56,7 @@ pub fn run(ctx: &Context, args: &PrepareArgs, out: &mut dyn Write) -> Result<i32
         anyhow::bail!("internal error: no admin dir for {}", report.path.display());
     };
     let holder = format!("git kardwt prepare {card}");
-    let _card_lock = lock::take(
-        lock::card_lock_path(&ctx.repo.common_dir, &card),
-        &format!("card {card}'s lock"),
-        deadline,
-        &holder,
-    )?;
+    let _card_lock = lock::take_card(&ctx.repo.common_dir, &card, deadline, &holder)?;
     let mut rec = rec;
     rec.reason = Reason::Manual;
     rec.state = State::Preparing;

@@ -119,12 +119,7 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
     let deadline = lifecycle::after(Instant::now(), cfg.action_timeout_seconds);
     let card = crate::card::CardId::parse(&rec.card)?;
     let holder = format!("git kardwt remove {card}");
-    let _card_lock = lock::take(
-        lock::card_lock_path(&ctx.repo.common_dir, &card),
-        &format!("card {card}'s lock"),
-        deadline,
-        &holder,
-    )?;
+    let _card_lock = lock::take_card(&ctx.repo.common_dir, &card, deadline, &holder)?;
     let mut steps = Vec::new();
 
     // Refuse a dirty tree before anything is released.
@@ -241,12 +236,7 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
         }
     }
     {
-        let _repo_lock = lock::take(
-            lock::repo_lock_path(&ctx.repo.common_dir),
-            "the repository lock",
-            deadline,
-            &holder,
-        )?;
+        let _repo_lock = lock::take_repo(&ctx.repo.common_dir, deadline, &holder)?;
         let mut remove: Vec<&std::ffi::OsStr> = vec!["worktree".as_ref(), "remove".as_ref()];
         if opts.force {
             remove.push("--force".as_ref());
