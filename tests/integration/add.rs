@@ -4,6 +4,22 @@ use std::path::{Path, PathBuf};
 
 use crate::support::{line, sh_quote, TestRepo};
 
+/// Push a new branch `branch` to origin (through the scratch clone, left on it) with one commit
+/// adding `<branch>.txt`; returns the branch's oid as origin has it.
+fn push_new_branch(repo: &TestRepo, branch: &str, content: &str) -> String {
+    repo.git(&repo.scratch, &["switch", "--quiet", "-c", branch]);
+    std::fs::write(repo.scratch.join(format!("{branch}.txt")), content).unwrap();
+    repo.git(&repo.scratch, &["add", "-A"]);
+    repo.git(&repo.scratch, &["commit", "--quiet", "-m", branch]);
+    repo.git(&repo.scratch, &["push", "--quiet", "origin", branch]);
+    repo.git(
+        &repo.origin,
+        &["rev-parse", &format!("refs/heads/{branch}")],
+    )
+    .trim()
+    .to_owned()
+}
+
 #[test]
 fn add_with_origin_ahead_prints_path_on_new_branch_at_origin_oid_and_base_is_untouched() {
     let repo = TestRepo::new();
@@ -311,15 +327,7 @@ fn messages_go_to_stderr_as_error_lines_and_stdout_stays_empty() {
 #[test]
 fn without_base_ref_the_remote_head_as_the_remote_reports_it_is_used() {
     let repo = TestRepo::new();
-    repo.git(&repo.scratch, &["switch", "--quiet", "-c", "dev"]);
-    std::fs::write(repo.scratch.join("dev.txt"), "dev\n").unwrap();
-    repo.git(&repo.scratch, &["add", "-A"]);
-    repo.git(&repo.scratch, &["commit", "--quiet", "-m", "dev"]);
-    repo.git(&repo.scratch, &["push", "--quiet", "origin", "dev"]);
-    let dev = repo
-        .git(&repo.origin, &["rev-parse", "refs/heads/dev"])
-        .trim()
-        .to_owned();
+    let dev = push_new_branch(&repo, "dev", "dev\n");
     // The remote's HEAD moves; the base's own origin/HEAD still says main.
     repo.git(&repo.origin, &["symbolic-ref", "HEAD", "refs/heads/dev"]);
     let wt = repo.add_card("42");
@@ -332,15 +340,7 @@ fn without_base_ref_the_remote_head_as_the_remote_reports_it_is_used() {
 #[test]
 fn a_configured_base_ref_is_fetched_and_a_missing_one_exits_2() {
     let repo = TestRepo::new();
-    repo.git(&repo.scratch, &["switch", "--quiet", "-c", "release"]);
-    std::fs::write(repo.scratch.join("release.txt"), "r\n").unwrap();
-    repo.git(&repo.scratch, &["add", "-A"]);
-    repo.git(&repo.scratch, &["commit", "--quiet", "-m", "release"]);
-    repo.git(&repo.scratch, &["push", "--quiet", "origin", "release"]);
-    let release = repo
-        .git(&repo.origin, &["rev-parse", "refs/heads/release"])
-        .trim()
-        .to_owned();
+    let release = push_new_branch(&repo, "release", "r\n");
     repo.write_rules("worktree:\n  base:\n    ref: refs/heads/release\n");
     let wt = repo.add_card("42");
     assert_eq!(repo.git(&wt, &["rev-parse", "HEAD"]).trim(), release);

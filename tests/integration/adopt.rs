@@ -22,19 +22,7 @@ fn adoption(card: &str, path: &Path, common_dir: &Path, branch: &str) -> String 
 /// nothing seeds it), with one commit of its own and an uncommitted edit plus an untracked file.
 fn legacy_worktree(repo: &TestRepo) -> PathBuf {
     repo.install_hooks();
-    repo.git(
-        &repo.base,
-        &[
-            "-c",
-            "core.hooksPath=/nonexistent",
-            "worktree",
-            "add",
-            "--quiet",
-            "../legacy",
-            "-b",
-            "feature/legacy",
-        ],
-    );
+    repo.add_unhooked_worktree("../legacy", "feature/legacy");
     let wt = repo.sibling("legacy");
     std::fs::write(wt.join("legacy.txt"), "committed on the legacy branch\n").unwrap();
     repo.git(&wt, &["add", "legacy.txt"]);
@@ -119,19 +107,7 @@ fn adopt_refuses_anything_the_entry_does_not_declare_exactly() {
     let wt = legacy_worktree(&repo);
     let common = repo.common_dir();
     // A second unmanaged linked worktree (for the "another path" case).
-    repo.git(
-        &repo.base,
-        &[
-            "-c",
-            "core.hooksPath=/nonexistent",
-            "worktree",
-            "add",
-            "--quiet",
-            "../other",
-            "-b",
-            "feature/other",
-        ],
-    );
+    repo.add_unhooked_worktree("../other", "feature/other");
     let other = repo.sibling("other");
     let before = observe(&repo, &wt);
 

@@ -162,24 +162,7 @@ fn each_configuration_error_class_exits_2_names_the_key_and_creates_nothing() {
                 ));
             }
         }
-        assert!(!repo.root().exists(), "{}: the root was created", case.name);
-        assert!(
-            repo.card_branches().is_empty(),
-            "{}: a branch was created",
-            case.name
-        );
-        assert_eq!(
-            repo.worktrees().len(),
-            1,
-            "{}: a worktree was created",
-            case.name
-        );
-        assert_eq!(
-            repo.snapshot_base(),
-            base_before,
-            "{}: the base changed",
-            case.name
-        );
+        repo.assert_nothing_created(&base_before, case.name);
         assert_eq!(
             repo.git(&repo.base, &["rev-parse", "refs/remotes/origin/main"]),
             tracking,

@@ -91,19 +91,7 @@ fn a_worktree_made_with_hooks_bypassed_is_unseeded_until_prepare_path() {
     let script = repo.write_prepare("");
     repo.write_rules(&repo.rules_sharing(&script));
     repo.install_hooks();
-    let out = repo.git_output(
-        &repo.base,
-        &[
-            "-c",
-            "core.hooksPath=/nonexistent",
-            "worktree",
-            "add",
-            "../u",
-            "-b",
-            "feature/u",
-        ],
-    );
-    out.expect_code(0);
+    repo.add_unhooked_worktree("../u", "feature/u");
     let u = repo.sibling("u");
     assert!(u.is_dir());
     assert!(repo.prepare_runs().is_empty(), "the bypass did not bypass");
@@ -246,27 +234,10 @@ fn a_failing_doctor_try_reports_it_and_still_leaves_nothing_behind() {
 #[test]
 fn a_failed_manual_prepare_keeps_the_tree_and_doctor_lists_it_with_the_fix() {
     let repo = TestRepo::new();
-    let flag = repo.tmp.join("fail");
-    std::fs::write(&flag, "").unwrap();
-    let script = repo.write_prepare(&format!(
-        "if [ -e {} ]; then echo 'no token' >&2; exit 1; fi",
-        sh_quote(&flag)
-    ));
+    let (flag, script) = repo.write_failing_prepare("fail", "no token", 1);
     repo.write_rules(&repo.rules_for(&script, false));
     repo.install_hooks();
-    repo.git(
-        &repo.base,
-        &[
-            "-c",
-            "core.hooksPath=/nonexistent",
-            "worktree",
-            "add",
-            "--quiet",
-            "../m",
-            "-b",
-            "card/4",
-        ],
-    );
+    repo.add_unhooked_worktree("../m", "card/4");
     let m = repo.sibling("m");
     let out = repo.kardwt(&repo.base, &["prepare", "--path", m.to_str().unwrap()]);
     out.expect_code(4);

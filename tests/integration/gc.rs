@@ -304,19 +304,7 @@ fn include_failed_collects_a_failed_worktree_and_unmanaged_ones_are_never_collec
     );
 
     // Unmanaged: created with the hooks bypassed; merged and pushed.
-    let out = repo.git_output(
-        &repo.base,
-        &[
-            "-c",
-            "core.hooksPath=/nonexistent",
-            "worktree",
-            "add",
-            "../um",
-            "-b",
-            "card/77",
-        ],
-    );
-    out.expect_code(0);
+    repo.add_unhooked_worktree("../um", "card/77");
     let um = repo.sibling("um");
     assert!(
         !repo.record_path(&um).exists(),

@@ -310,29 +310,53 @@ fn real_hook_managers_pre_commit_runs_kardwt_as_its_legacy_hook() {
         "pre-commit's own script was touched"
     );
 
-    let out = run_with_path(
+    add_through_manager(
         &repo,
-        &repo.base,
         &path,
-        &["git", "worktree", "add", "../pc", "-b", "card/20"],
+        ("pc", "20"),
+        &marker,
+        "pre-commit's own hook stopped working",
     );
-    out.expect_code(0);
-    let wt = repo.sibling("pc");
-    let rec = repo.record(&wt);
-    assert_eq!(rec["origin"].as_str(), Some("hook"), "{out}");
-    assert_eq!(rec["state"].as_str(), Some("ready"), "{out}");
-    assert!(wt.join(".env").symlink_metadata().unwrap().is_symlink());
-    assert_eq!(repo.prepare_runs(), vec!["20 create prepare"]);
-    let ran = std::fs::read_to_string(&marker).unwrap_or_default();
-    assert!(
-        ran.contains(wt.to_str().unwrap()),
-        "pre-commit's own hook stopped working: {ran:?}\n{out}"
-    );
-    repo.kardwt_ok(&repo.base, &["verify", "20"]);
 
     repo.kardwt_ok(&repo.base, &["uninstall-hooks"]);
     assert!(!legacy.exists());
     assert_eq!(std::fs::read(&hook).unwrap(), pre_commit_script);
+}
+
+/// `git worktree add ../<name> -b card/<card>` run through a hook manager on `path`; asserts
+/// kardwt seeded it from the hook (ready record, `.env` linked, one create prepare, verifies)
+/// and that the user's own command logged the tree into `marker` (`why` when it did not).
+#[track_caller]
+fn add_through_manager(
+    repo: &TestRepo,
+    path: &OsString,
+    (name, card): (&str, &str),
+    marker: &Path,
+    why: &str,
+) {
+    let out = run_with_path(
+        repo,
+        &repo.base,
+        path,
+        &[
+            "git",
+            "worktree",
+            "add",
+            &format!("../{name}"),
+            "-b",
+            &format!("card/{card}"),
+        ],
+    );
+    out.expect_code(0);
+    let wt = repo.sibling(name);
+    let rec = repo.record(&wt);
+    assert_eq!(rec["origin"].as_str(), Some("hook"), "{out}");
+    assert_eq!(rec["state"].as_str(), Some("ready"), "{out}");
+    assert!(wt.join(".env").symlink_metadata().unwrap().is_symlink());
+    assert_eq!(repo.prepare_runs(), vec![format!("{card} create prepare")]);
+    let ran = std::fs::read_to_string(marker).unwrap_or_default();
+    assert!(ran.contains(wt.to_str().unwrap()), "{why}: {ran:?}\n{out}");
+    repo.kardwt_ok(&repo.base, &["verify", card]);
 }
 
 /// Install lefthook and husky from npm into `<tmp>/npm`; `None` when that is impossible.
@@ -401,26 +425,13 @@ fn real_hook_managers_lefthook_gets_the_printed_lines_and_seeds() {
         &[("lefthook.yml", &format!("{block}{user_block}"))],
         "kardwt in lefthook",
     );
-    let out = run_with_path(
+    add_through_manager(
         &repo,
-        &repo.base,
         &path,
-        &["git", "worktree", "add", "../lh", "-b", "card/21"],
+        ("lh", "21"),
+        &marker,
+        "lefthook's own command did not run",
     );
-    out.expect_code(0);
-    let wt = repo.sibling("lh");
-    let rec = repo.record(&wt);
-    assert_eq!(rec["origin"].as_str(), Some("hook"), "{out}");
-    assert_eq!(rec["state"].as_str(), Some("ready"), "{out}");
-    assert!(wt.join(".env").symlink_metadata().unwrap().is_symlink());
-    assert_eq!(repo.prepare_runs(), vec!["21 create prepare"]);
-    assert!(
-        std::fs::read_to_string(&marker)
-            .unwrap_or_default()
-            .contains(wt.to_str().unwrap()),
-        "lefthook's own command did not run:\n{out}"
-    );
-    repo.kardwt_ok(&repo.base, &["verify", "21"]);
 }
 
 #[test]
@@ -460,26 +471,13 @@ fn real_hook_managers_husky_gets_the_printed_line_and_seeds() {
         format!("echo \"$PWD\" >> {}\n{line}\n", sh_quote(&marker)),
     )
     .unwrap();
-    let out = run_with_path(
+    add_through_manager(
         &repo,
-        &repo.base,
         &path,
-        &["git", "worktree", "add", "../hk", "-b", "card/22"],
+        ("hk", "22"),
+        &marker,
+        "the user's husky hook did not run",
     );
-    out.expect_code(0);
-    let wt = repo.sibling("hk");
-    let rec = repo.record(&wt);
-    assert_eq!(rec["origin"].as_str(), Some("hook"), "{out}");
-    assert_eq!(rec["state"].as_str(), Some("ready"), "{out}");
-    assert!(wt.join(".env").symlink_metadata().unwrap().is_symlink());
-    assert_eq!(repo.prepare_runs(), vec!["22 create prepare"]);
-    assert!(
-        std::fs::read_to_string(&marker)
-            .unwrap_or_default()
-            .contains(wt.to_str().unwrap()),
-        "the user's husky hook did not run:\n{out}"
-    );
-    repo.kardwt_ok(&repo.base, &["verify", "22"]);
     // An ordinary checkout through husky does not reach kardwt.
     run_with_path(
         &repo,

@@ -19,25 +19,11 @@ fn assert_rejected(repo: &TestRepo, args: &[&str]) {
     assert_eq!(out.code, 2, "expected a usage error:\n{out}");
     assert_eq!(out.stdout, "", "stdout must stay empty on error:\n{out}");
     assert!(out.stderr.contains("error"), "{out}");
-    assert!(
-        repo.card_branches().is_empty(),
-        "a card branch was created by {args:?}"
-    );
-    assert!(!repo.root().exists(), "the root was created by {args:?}");
-    assert_eq!(
-        repo.worktrees().len(),
-        1,
-        "a worktree was created by {args:?}"
-    );
+    repo.assert_nothing_created(&base_before, &format!("{args:?}"));
     assert_eq!(
         common_dir_names(repo),
         before,
         "the common dir changed for {args:?}"
-    );
-    assert_eq!(
-        repo.snapshot_base(),
-        base_before,
-        "the base changed for {args:?}"
     );
 }
 

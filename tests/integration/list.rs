@@ -24,33 +24,9 @@ fn list_json_shows_every_linked_worktree_with_its_state() {
     repo.edit_record(&three, "card", "33");
 
     let unseeded = repo.tmp.join("x");
-    repo.git(
-        &repo.base,
-        &[
-            "-c",
-            "core.hooksPath=/nonexistent",
-            "worktree",
-            "add",
-            "--quiet",
-            "../x",
-            "-b",
-            "feature/x",
-        ],
-    );
+    repo.add_unhooked_worktree("../x", "feature/x");
     assert!(unseeded.is_dir());
-    let gone = repo.tmp.join("gone");
-    repo.git(
-        &repo.base,
-        &[
-            "worktree",
-            "add",
-            "--quiet",
-            gone.to_str().unwrap(),
-            "-b",
-            "feature/gone",
-        ],
-    );
-    std::fs::remove_dir_all(&gone).unwrap();
+    let gone = repo.add_gone_worktree();
 
     let out = repo.kardwt(&repo.base, &["list", "--json"]);
     out.expect_code(0);

@@ -1,6 +1,6 @@
 //! The prepare hook from `add` (R-PREP): a failing hook exits 4, a hook past its cap exits 4,
 //! the action deadline (`--timeout`) exits 5, and hook output never reaches stdout.
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::support::{line, TestRepo};
 
@@ -36,12 +36,7 @@ fn hook_output_goes_to_stderr_and_stdout_stays_the_path() {
 #[test]
 fn a_failing_prepare_exits_4_with_its_message_and_a_retry_prepares_again() {
     let repo = TestRepo::new();
-    let flag = repo.tmp.join("fail");
-    std::fs::write(&flag, "").unwrap();
-    let script = repo.write_prepare(&format!(
-        "if [ -e {} ]; then echo 'database seed missing' >&2; exit 7; fi",
-        crate::support::sh_quote(&flag)
-    ));
+    let (flag, script) = repo.write_failing_prepare("fail", "database seed missing", 7);
     repo.write_rules(&repo.rules_for(&script, false));
     let out = repo.kardwt(&repo.base, &["add", "42"]);
     out.expect_code(4);
@@ -77,16 +72,7 @@ fn a_prepare_past_its_cap_is_killed_and_exits_4() {
     let repo = TestRepo::new();
     let script = repo.write_prepare("sleep 30");
     repo.write_rules(&rules_with_cap(&repo, &script, 1));
-    let t = Instant::now();
-    let out = repo
-        .spawn("git", &repo.base, &["kardwt", "add", "42"])
-        .wait(Duration::from_secs(60));
-    out.expect_code(4);
-    assert!(
-        t.elapsed() < Duration::from_secs(15),
-        "took {:?}",
-        t.elapsed()
-    );
+    let (out, _) = repo.kardwt_within(&["add", "42"], 4, Duration::from_secs(15));
     assert_eq!(out.stdout, "", "{out}");
 }
 
@@ -95,20 +81,7 @@ fn the_action_deadline_cuts_a_running_prepare_and_exits_5() {
     let repo = TestRepo::new();
     let script = repo.write_prepare("sleep 30");
     repo.write_rules(&repo.rules_for(&script, false));
-    let t = Instant::now();
-    let out = repo
-        .spawn(
-            "git",
-            &repo.base,
-            &["kardwt", "add", "42", "--timeout", "2"],
-        )
-        .wait(Duration::from_secs(60));
-    out.expect_code(5);
-    assert!(
-        t.elapsed() < Duration::from_secs(15),
-        "took {:?}",
-        t.elapsed()
-    );
+    let (out, _) = repo.kardwt_within(&["add", "42", "--timeout", "2"], 5, Duration::from_secs(15));
     assert_eq!(out.stdout, "", "{out}");
 }
 

@@ -55,6 +55,16 @@ fn commit_links(repo: &TestRepo, wt: &Path, links: &[(&str, &str)], msg: &str) -
     head(repo, wt)
 }
 
+/// Commit `.env.example` in `wt` with a plain `git add` (no -f: it is not ignored), push
+/// card/42 and assert the push passed and reached the remote.
+#[track_caller]
+fn push_env_example(repo: &TestRepo, wt: &Path) {
+    let ok = commit(repo, wt, &[(".env.example", "TOKEN=\n")], false, "example");
+    let out = push(repo, wt, &["card/42"]);
+    out.expect_code(0);
+    assert!(ls_remote(repo).contains(&ok), "{out}");
+}
+
 fn head(repo: &TestRepo, wt: &Path) -> String {
     repo.git(wt, &["rev-parse", "HEAD"]).trim().to_owned()
 }
@@ -214,17 +224,7 @@ fn a_tracked_env_example_that_is_not_ignored_passes() {
     repo.write_rules(&repo.rules_with_prepare(false));
     repo.install_hooks();
     let wt = repo.add_card("42");
-    // `git add` without -f: it is not ignored.
-    let ok = commit(
-        &repo,
-        &wt,
-        &[(".env.example", "TOKEN=\n")],
-        false,
-        "example",
-    );
-    let out = push(&repo, &wt, &["card/42"]);
-    out.expect_code(0);
-    assert!(ls_remote(&repo).contains(&ok), "{out}");
+    push_env_example(&repo, &wt);
     assert_eq!(count_events(&repo, "push-checked"), 1);
 
     let bad = commit(&repo, &wt, &[(".env.local", "TOKEN=x\n")], true, "local");
@@ -244,16 +244,7 @@ fn an_env_example_unignored_by_the_pushed_gitignore_passes() {
         false,
         "unignore .env.example",
     );
-    let ok = commit(
-        &repo,
-        &wt,
-        &[(".env.example", "TOKEN=\n")],
-        false,
-        "example",
-    );
-    let out = push(&repo, &wt, &["card/42"]);
-    out.expect_code(0);
-    assert!(ls_remote(&repo).contains(&ok), "{out}");
+    push_env_example(&repo, &wt);
 }
 
 /// Deleting a remote branch passes (and is still checked), even while the local branch holds a

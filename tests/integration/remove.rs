@@ -371,19 +371,7 @@ fn the_log_tells_a_removed_cards_story() {
 fn remove_refuses_what_does_not_verify_before_releasing_anything() {
     let repo = TestRepo::new();
     repo.write_rules(&rules_with_cleanup(&repo, ""));
-    repo.git(
-        &repo.base,
-        &[
-            "-c",
-            "core.hooksPath=/nonexistent",
-            "worktree",
-            "add",
-            "--quiet",
-            "../plain",
-            "-b",
-            "feature/plain",
-        ],
-    );
+    repo.add_unhooked_worktree("../plain", "feature/plain");
     let plain = repo.sibling("plain");
     let mut in_plain = Sleeper::start(&repo, &plain);
     let out = repo.kardwt(&repo.base, &["remove", "--path", plain.to_str().unwrap()]);

@@ -247,16 +247,7 @@ fn a_prepare_past_its_cap_is_killed_with_its_grandchildren_on_both_paths() {
     assert!(repo.branch_exists("card/9"));
 
     // git kardwt add: exit 4.
-    let t2 = Instant::now();
-    let out = repo
-        .spawn("git", &repo.base, &["kardwt", "add", "10"])
-        .wait(Duration::from_secs(60));
-    out.expect_code(4);
-    assert!(
-        t2.elapsed() < Duration::from_secs(8),
-        "took {:?}",
-        t2.elapsed()
-    );
+    let (out, t2) = repo.kardwt_within(&["add", "10"], 4, Duration::from_secs(8));
     assert!(!repo.card_path("10").exists(), "{out}");
     assert!(!repo.is_registered(&repo.card_path("10")));
 
@@ -276,20 +267,7 @@ fn the_action_deadline_kills_the_grandchildren_too_and_exits_5() {
     let marker = repo.tmp.join("grandchild-did-its-work");
     let script = prepare_with_grandchild(&repo, &marker, 4);
     repo.write_rules(&repo.rules_for(&script, false));
-    let t = Instant::now();
-    let out = repo
-        .spawn(
-            "git",
-            &repo.base,
-            &["kardwt", "add", "11", "--timeout", "2"],
-        )
-        .wait(Duration::from_secs(60));
-    out.expect_code(5);
-    assert!(
-        t.elapsed() < Duration::from_secs(8),
-        "took {:?}",
-        t.elapsed()
-    );
+    let (out, t) = repo.kardwt_within(&["add", "11", "--timeout", "2"], 5, Duration::from_secs(8));
     assert!(!repo.card_path("11").exists(), "{out}");
     assert!(repo.branch_exists("card/11"));
     std::thread::sleep((t + Duration::from_secs(7)).saturating_duration_since(Instant::now()));

@@ -245,12 +245,7 @@ fn a_git_clone_with_the_same_hooks_is_not_seeded() {
 #[test]
 fn a_failing_prepare_makes_git_worktree_add_fail_and_leaves_no_tree() {
     let repo = TestRepo::new();
-    let flag = repo.tmp.join("no-token");
-    std::fs::write(&flag, "").unwrap();
-    let script = repo.write_prepare(&format!(
-        "if [ -e {} ]; then echo 'no token' >&2; exit 1; fi",
-        sh_quote(&flag)
-    ));
+    let (flag, script) = repo.write_failing_prepare("no-token", "no token", 1);
     repo.write_rules(&repo.rules_sharing(&script));
     std::fs::write(repo.base.join(".env"), "TOKEN=base\n").unwrap();
     repo.install_hooks();

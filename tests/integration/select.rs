@@ -35,19 +35,7 @@ fn select_prints_the_ready_worktree_and_reading_commands_touch_nothing() {
     let wt = repo.add_card("77");
     repo.add_card("78");
     // A worktree whose directory is gone (prunable) must not be pruned by reading commands.
-    let gone = repo.tmp.join("gone");
-    repo.git(
-        &repo.base,
-        &[
-            "worktree",
-            "add",
-            "--quiet",
-            gone.to_str().unwrap(),
-            "-b",
-            "feature/gone",
-        ],
-    );
-    std::fs::remove_dir_all(&gone).unwrap();
+    let gone = repo.add_gone_worktree();
     // Settle anything a first read by git itself would write (nothing expected).
     std::thread::sleep(std::time::Duration::from_millis(20));
     let common_before = mtimes(&repo.common_dir());
@@ -113,19 +101,7 @@ fn select_falls_back_to_the_base_for_an_unseeded_worktree_and_fails_closed_on_a_
     let repo = TestRepo::new();
     std::fs::create_dir_all(repo.root()).unwrap();
     let unseeded = repo.card_path("55");
-    repo.git(
-        &repo.base,
-        &[
-            "-c",
-            "core.hooksPath=/nonexistent",
-            "worktree",
-            "add",
-            "--quiet",
-            unseeded.to_str().unwrap(),
-            "-b",
-            "card/55",
-        ],
-    );
+    repo.add_unhooked_worktree(unseeded.to_str().unwrap(), "card/55");
     let out = repo.kardwt(&repo.base, &["select", "55", "--existing-or-base"]);
     out.expect_code(0);
     assert_eq!(out.stdout, line(&repo.base), "{out}");

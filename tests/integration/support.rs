@@ -374,6 +374,23 @@ impl TestRepo {
         )
     }
 
+    /// The standard prepare script, failing (`message` on stderr, exit `code`) while the flag
+    /// file `<tmp>/<flag>` exists; creates the flag. Returns (flag, script).
+    pub fn write_failing_prepare(
+        &self,
+        flag: &str,
+        message: &str,
+        code: i32,
+    ) -> (PathBuf, PathBuf) {
+        let flag = self.tmp.join(flag);
+        std::fs::write(&flag, "").unwrap();
+        let script = self.write_prepare(&format!(
+            "if [ -e {} ]; then echo '{message}' >&2; exit {code}; fi",
+            sh_quote(&flag)
+        ));
+        (flag, script)
+    }
+
     /// Rules with the standard prepare script and the given `on_reuse`.
     pub fn rules_with_prepare(&self, on_reuse: bool) -> String {
         let script = self.write_prepare("");
@@ -387,6 +404,21 @@ impl TestRepo {
             yaml_str(&self.stable_root()),
             yaml_str(script),
         )
+    }
+
+    /// `git kardwt args…` in the base (capped at 60 s), asserting exit `code` and that it took
+    /// less than `limit`; returns the output and when it started.
+    #[track_caller]
+    pub fn kardwt_within(&self, args: &[&str], code: i32, limit: Duration) -> (Output, Instant) {
+        let mut all = vec!["kardwt"];
+        all.extend_from_slice(args);
+        let t = Instant::now();
+        let out = self
+            .spawn("git", &self.base, &all)
+            .wait(Duration::from_secs(60));
+        out.expect_code(code);
+        assert!(t.elapsed() < limit, "took {:?}:\n{out}", t.elapsed());
+        (out, t)
     }
 
     /// Add card `card` in the base with the standard prepare rules; returns its path.
@@ -695,6 +727,62 @@ impl TestRepo {
             .as_array()
             .unwrap_or_else(|| panic!("log --json is not an array:\n{out}"))
             .clone()
+    }
+
+    /// `git worktree add --quiet <path> -b <branch>` in the base with every hook bypassed, so
+    /// nothing seeds the tree (asserting success).
+    #[track_caller]
+    pub fn add_unhooked_worktree(&self, path: &str, branch: &str) {
+        self.git(
+            &self.base,
+            &[
+                "-c",
+                "core.hooksPath=/nonexistent",
+                "worktree",
+                "add",
+                "--quiet",
+                path,
+                "-b",
+                branch,
+            ],
+        );
+    }
+
+    /// A worktree `<tmp>/gone` on `feature/gone` whose directory is then deleted (prunable);
+    /// returns its path.
+    #[track_caller]
+    pub fn add_gone_worktree(&self) -> PathBuf {
+        let gone = self.tmp.join("gone");
+        self.git(
+            &self.base,
+            &[
+                "worktree",
+                "add",
+                "--quiet",
+                gone.to_str().unwrap(),
+                "-b",
+                "feature/gone",
+            ],
+        );
+        std::fs::remove_dir_all(&gone).unwrap();
+        gone
+    }
+
+    /// Assert a refused command created nothing: no worktree root, no card branch, no worktree
+    /// besides the base, and the base as `base_before` (`what` names the case).
+    #[track_caller]
+    pub fn assert_nothing_created(&self, base_before: &BTreeMap<PathBuf, Vec<u8>>, what: &str) {
+        assert!(!self.root().exists(), "{what}: the root was created");
+        assert!(
+            self.card_branches().is_empty(),
+            "{what}: a card branch was created"
+        );
+        assert_eq!(self.worktrees().len(), 1, "{what}: a worktree was created");
+        assert_eq!(
+            &self.snapshot_base(),
+            base_before,
+            "{what}: the base changed"
+        );
     }
 
     /// Is `path` registered in `git worktree list`?

@@ -180,19 +180,7 @@ fn an_unseeded_worktree_verifies_1_and_add_refuses_it_naming_prepare_path() {
     repo.write_rules(&repo.rules_with_prepare(false));
     std::fs::create_dir_all(repo.root()).unwrap();
     let dir = repo.card_path("60");
-    repo.git(
-        &repo.base,
-        &[
-            "-c",
-            "core.hooksPath=/nonexistent",
-            "worktree",
-            "add",
-            "--quiet",
-            dir.to_str().unwrap(),
-            "-b",
-            "card/60",
-        ],
-    );
+    repo.add_unhooked_worktree(dir.to_str().unwrap(), "card/60");
     let before = snapshot(&dir);
     let admin = repo.admin_dir(&dir);
     let admin_before = snapshot(&admin);
