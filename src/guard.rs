@@ -434,6 +434,9 @@ pub trait World {
     fn worktree_paths(&self, dir: &Path) -> Vec<PathBuf>;
     /// Is `path` itself a symbolic link (not followed)?
     fn is_symlink(&self, path: &Path) -> bool;
+    /// The managed worktrees directly inside `dir` (the worktree root holds them as
+    /// `card-<id>`), sorted.
+    fn managed_within(&self, dir: &Path) -> Vec<PathBuf>;
 }
 
 /// One denied command: why, and the exact command to run instead.
@@ -741,15 +744,32 @@ fn judge_rm(args: &[Word], dir: Option<&Path>, world: &dyn World) -> Vec<Denial>
             if !slash && world.is_symlink(&path) {
                 return None;
             }
-            let managed = world.managed_worktree(&path)?;
-            Some(Denial {
-                reason: format!(
-                    "`rm -r` of {} deletes a worktree kardwt manages without releasing its processes, cleanup hook and ports, and leaves its registration behind",
-                    managed.display()
-                ),
-                replacement: remove_command(&managed, force),
-            })
+            if let Some(managed) = world.managed_worktree(&path) {
+                return Some(vec![Denial {
+                    reason: format!(
+                        "`rm -r` of {} deletes a worktree kardwt manages without releasing its processes, cleanup hook and ports, and leaves its registration behind",
+                        managed.display()
+                    ),
+                    replacement: remove_command(&managed, force),
+                }]);
+            }
+            // A directory holding managed worktrees (the worktree root): remove those first.
+            let inside = world.managed_within(&path);
+            Some(
+                inside
+                    .iter()
+                    .map(|managed| Denial {
+                        reason: format!(
+                            "`rm -r` of {} deletes the worktree {} kardwt manages inside it without releasing it; remove it first, then run the rm again",
+                            path.display(),
+                            managed.display()
+                        ),
+                        replacement: remove_command(managed, force),
+                    })
+                    .collect(),
+            )
         })
+        .flatten()
         .collect()
 }
 
@@ -806,6 +826,8 @@ rm --recursive --force -- {P} => git kardwt remove --path {P} --force
 rm -vrf {Q} => git kardwt remove --path {Q} --force
 rm {P} -r => git kardwt remove --path {P}
 /bin/rm -rf {P} => git kardwt remove --path {P} --force
+rm -rf {T}/base.worktrees => git kardwt remove --path {P} --force && git kardwt remove --path {Q} --force
+cd {T} && rm -r base.worktrees/ => git kardwt remove --path {P} && git kardwt remove --path {Q}
 cd {T}/base.worktrees && rm -rf card-42 => git kardwt remove --path {P} --force
 rm -rf {T}/link-to-42/ => git kardwt remove --path {P} --force
 git worktree remove {P} || true => git kardwt remove --path {P}
@@ -948,6 +970,13 @@ mod tests {
         }
         fn is_symlink(&self, path: &Path) -> bool {
             normalize(path) == at("link-to-42")
+        }
+        fn managed_within(&self, dir: &Path) -> Vec<PathBuf> {
+            if normalize(dir) == at("base.worktrees") {
+                vec![at("base.worktrees/card-42"), at("base.worktrees/card-7")]
+            } else {
+                Vec::new()
+            }
         }
     }
 

@@ -159,6 +159,25 @@ impl World for Disk {
         })
     }
 
+    fn managed_within(&self, dir: &Path) -> Vec<PathBuf> {
+        let dir = repo::absolutize(dir);
+        // A worktree itself is judged by `managed_worktree`; only plain directories are looked
+        // into, one level deep, where the worktree root keeps `card-<id>`.
+        if dir.join(".git").exists() {
+            return Vec::new();
+        }
+        let Ok(children) = std::fs::read_dir(&dir) else {
+            return Vec::new();
+        };
+        let mut found: Vec<PathBuf> = children
+            .filter_map(|c| c.ok())
+            .filter(|c| c.path().join(".git").is_file())
+            .filter_map(|c| self.managed_worktree(&c.path()))
+            .collect();
+        found.sort();
+        found
+    }
+
     fn worktree_paths(&self, dir: &Path) -> Vec<PathBuf> {
         let Ok(repo) = Repo::discover(&repo::absolutize(dir)) else {
             return Vec::new();
