@@ -23,6 +23,19 @@ use clap::Parser;
 
 use crate::cli::{Cli, Command, ConfigCommand, HookCommand};
 
+/// Lets git's own bash completion complete `git kardwt …`: git calls `_git_<command>` with
+/// its `words`/`cword`/`cur`; hand them to clap's function as `git-kardwt` would see them.
+const GIT_BASH_BRIDGE: &str = r#"
+# `git kardwt <TAB>` through git's own completion, which calls _git_kardwt.
+_git_kardwt() {
+    local at=1
+    while [ "$at" -lt "$cword" ] && [ "${words[at]}" != kardwt ]; do at=$((at + 1)); done
+    local COMP_WORDS=(git-kardwt "${words[@]:at+1}")
+    local COMP_CWORD=$((cword - at))
+    _git__kardwt git-kardwt "$cur" "${COMP_WORDS[COMP_CWORD-1]}"
+}
+"#;
+
 /// Run the command line and return the process exit code.
 pub fn main() -> i32 {
     let cli = match Cli::try_parse() {
@@ -50,7 +63,17 @@ fn dispatch(cli: Cli, out: &mut dyn std::io::Write) -> anyhow::Result<i32> {
         let mut cmd = <Cli as clap::CommandFactory>::command().bin_name("git-kardwt");
         let mut script = Vec::new();
         clap_complete::generate(a.shell, &mut cmd, "git-kardwt", &mut script);
-        out.write_all(&script)?;
+        if a.shell == clap_complete::Shell::Bash {
+            // clap_complete 4.6 names the subcommand cases of a dashed binary inconsistently
+            // (`git__subcmd__kardwt__…` where its own loop sets `git__kardwt__…`), so options
+            // of subcommands never completed; bring the case labels in line.
+            let text =
+                String::from_utf8_lossy(&script).replace("git__subcmd__kardwt", "git__kardwt");
+            out.write_all(text.as_bytes())?;
+            out.write_all(GIT_BASH_BRIDGE.as_bytes())?;
+        } else {
+            out.write_all(&script)?;
+        }
         return Ok(0);
     }
     // The guard judges commands for any directory, inside a repository or not.

@@ -4,6 +4,7 @@ mod support;
 
 mod add;
 mod adopt;
+mod completion;
 mod concurrency;
 mod config;
 mod config_fuzz;
