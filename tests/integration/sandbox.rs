@@ -273,3 +273,22 @@ fn the_action_deadline_kills_the_grandchildren_too_and_exits_5() {
     std::thread::sleep((t + Duration::from_secs(7)).saturating_duration_since(Instant::now()));
     assert!(!marker.exists(), "a grandchild survived the deadline");
 }
+
+/// A prepare hook that exits 0 but leaves a background child in its process group: the child
+/// is killed with the group, so nothing a hook starts outlives it unnoticed.
+#[test]
+fn a_successful_hook_leaves_nothing_running_behind() {
+    let repo = TestRepo::new();
+    let marker = repo.tmp.join("late-marker");
+    let script = repo.write_prepare(&format!(
+        "(sleep 2; touch {}) &\nexit 0",
+        crate::support::sh_quote(&marker)
+    ));
+    repo.write_rules(&repo.rules_for(&script, false));
+    repo.kardwt_ok(&repo.base, &["add", "1"]);
+    std::thread::sleep(std::time::Duration::from_secs(4));
+    assert!(
+        !marker.exists(),
+        "the hook's background child outlived it and did its work"
+    );
+}
