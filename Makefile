@@ -1,6 +1,6 @@
 # git-kardwt: build, test, lint, install and demo. GNU make.
 #
-#   make demo                      build, install into a throwaway prefix, run scripts/demo.sh
+#   make demo                      build, install into a throwaway prefix, run tests/scripts/demo.sh
 #   make test                      the whole test suite
 #   make install PREFIX=/usr/local binary, man page, githooks/ and shell completions
 #                                  (DESTDIR is honoured)
@@ -78,17 +78,17 @@ demo: build
 	trap 'rm -rf "$$prefix"' EXIT; \
 	echo "installing into throwaway prefix $$prefix"; \
 	$(SUBMAKE) install PREFIX="$$prefix" DESTDIR= >/dev/null; \
-	PATH="$$prefix/bin:$$PATH" MANPATH="$$prefix/share/man:" bash scripts/demo.sh
+	PATH="$$prefix/bin:$$PATH" MANPATH="$$prefix/share/man:" bash tests/scripts/demo.sh
 
 # P1-P4 of issue 7 as ratios against plain git, with the release build first on PATH.
 # BENCH_FILES, BENCH_WORKTREES and BENCH_TRIALS shrink it for a quick look.
 bench: build
-	PATH="$(abspath $(TARGET_DIR))/release:$$PATH" bash scripts/bench.sh
+	PATH="$(abspath $(TARGET_DIR))/release:$$PATH" bash tests/scripts/bench.sh
 
 # Install into a throwaway prefix and check -h, `git help kardwt`, hooks, completions and
-# uninstall (scripts/check-install.sh; needs man).
+# uninstall (tests/scripts/check-install.sh; needs man).
 install-check:
-	bash scripts/check-install.sh
+	bash tests/scripts/check-install.sh
 
 clean:
 	$(CARGO) clean

@@ -4,7 +4,7 @@
 # opens the man page, the hook shims and completions are in place, and `make uninstall`
 # removes all of it. Needs `man` (CI installs man-db when it is missing).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 prefix=$(mktemp -d "${TMPDIR:-/tmp}/git-kardwt-install.XXXXXX")
 trap 'rm -rf "$prefix"' EXIT
 fail() { echo "install-check: $*" >&2; exit 1; }

@@ -70,7 +70,7 @@ git -C "$base" branch -q other origin/other
 echo "P1: git switch round trips ($TRIALS alternating trials)" >&2
 hooks=$(git -C "$base" rev-parse --git-path hooks)
 case "$hooks" in /*) ;; *) hooks="$base/$hooks" ;; esac
-shim=$(cd "$(dirname "$0")/.." && pwd)/githooks/post-checkout
+shim=$(cd "$(dirname "$0")/../.." && pwd)/githooks/post-checkout
 printf '#!/bin/sh\nexit 0\n' >"$work/empty-hook"
 chmod 755 "$work/empty-hook"
 roundtrip() { git -C "$base" switch -q other && git -C "$base" switch -q main; }
