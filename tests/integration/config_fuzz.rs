@@ -24,39 +24,7 @@ use serde_json::{json, Value as Json};
 use git_kardwt::config::decode;
 use git_kardwt::error::Code;
 
-use crate::support::{TestRepo, BIN};
-
-// ---------------------------------------------------------------------------------------------
-// A tiny deterministic generator.
-
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Rng {
-        Rng(seed | 1)
-    }
-
-    fn next(&mut self) -> u64 {
-        // xorshift64*
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-
-    /// True with probability `num / den`.
-    fn chance(&mut self, num: u64, den: u64) -> bool {
-        self.next() % den < num
-    }
-
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
-}
+use crate::support::{Rng, TestRepo, BIN};
 
 // ---------------------------------------------------------------------------------------------
 // Documents as trees, rendered to YAML text in varied styles.

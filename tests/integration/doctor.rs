@@ -87,9 +87,7 @@ fn doctor_fails_without_hooks_and_with_an_undecodable_rules_file() {
 #[test]
 fn a_worktree_made_with_hooks_bypassed_is_unseeded_until_prepare_path() {
     let repo = TestRepo::new();
-    std::fs::write(repo.base.join(".env"), "TOKEN=base\n").unwrap();
-    let script = repo.write_prepare("");
-    repo.write_rules(&repo.rules_sharing(&script));
+    repo.share_env_with_prepare();
     repo.install_hooks();
     repo.add_unhooked_worktree("../u", "feature/u");
     let u = repo.sibling("u");

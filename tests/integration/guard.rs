@@ -6,7 +6,7 @@ use std::io::Write;
 use std::path::Path;
 use std::process::Stdio;
 
-use crate::support::{mtimes, Output, TestRepo, BIN, COMMAND_TIMEOUT};
+use crate::support::{mtimes, Output, Rng, TestRepo, BIN, COMMAND_TIMEOUT};
 
 /// A repository with the managed worktrees of cards 42 and 7 and `<tmp>/link-to-42`.
 fn managed_repo() -> TestRepo {
@@ -193,22 +193,6 @@ fn claude_payloads_get_the_exact_answer_of_each_format() {
     assert!(wt.is_dir(), "the guard never runs the command");
 }
 
-/// xorshift64*: a deterministic source of arbitrary input without a dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
-
 #[test]
 fn fuzzed_input_never_panics_and_prints_json_or_nothing() {
     let repo = managed_repo();
@@ -262,7 +246,7 @@ fn fuzzed_input_never_panics_and_prints_json_or_nothing() {
         "../base.worktrees",
     ];
     let table = git_kardwt::guard::examples(&repo.tmp);
-    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    let mut rng = Rng::new(0x2545_f491_4f6c_dd1d);
     let started = std::time::Instant::now();
     let mut denied = 0;
     for i in 0..300 {

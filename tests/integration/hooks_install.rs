@@ -114,9 +114,7 @@ fn the_shim_leaves_ordinary_checkouts_without_running_kardwt() {
 #[test]
 fn core_hooks_path_with_the_users_own_hook_is_chained_and_restored_byte_for_byte() {
     let repo = TestRepo::new();
-    std::fs::write(repo.base.join(".env"), "TOKEN=base\n").unwrap();
-    let script = repo.write_prepare("");
-    repo.write_rules(&repo.rules_sharing(&script));
+    repo.share_env_with_prepare();
     let dir = repo.tmp.join("my hooks");
     let log = repo.tmp.join("user-hook.log");
     let hook = user_hook(&dir, &log, 0);
@@ -285,9 +283,7 @@ fn real_hook_managers_pre_commit_runs_kardwt_as_its_legacy_hook() {
         )],
         "pre-commit config",
     );
-    std::fs::write(repo.base.join(".env"), "TOKEN=base\n").unwrap();
-    let script = repo.write_prepare("");
-    repo.write_rules(&repo.rules_sharing(&script));
+    repo.share_env_with_prepare();
     let path = path_with(&repo, &venv.join("bin"));
     let out = run_with_path(
         &repo,
@@ -401,9 +397,7 @@ fn real_hook_managers_lefthook_gets_the_printed_lines_and_seeds() {
         )],
         "lefthook config",
     );
-    std::fs::write(repo.base.join(".env"), "TOKEN=base\n").unwrap();
-    let script = repo.write_prepare("");
-    repo.write_rules(&repo.rules_sharing(&script));
+    repo.share_env_with_prepare();
     run_with_path(&repo, &repo.base, &path, &["lefthook", "install"]).expect_code(0);
     let hook = repo.common_dir().join("hooks/post-checkout");
     let lefthook_script = std::fs::read(&hook).unwrap();
@@ -441,9 +435,7 @@ fn real_hook_managers_husky_gets_the_printed_line_and_seeds() {
         return;
     };
     let path = path_with(&repo, &modules.join(".bin"));
-    std::fs::write(repo.base.join(".env"), "TOKEN=base\n").unwrap();
-    let script = repo.write_prepare("");
-    repo.write_rules(&repo.rules_sharing(&script));
+    repo.share_env_with_prepare();
     run_with_path(&repo, &repo.base, &path, &["husky"]).expect_code(0);
     assert_eq!(
         repo.git(&repo.base, &["config", "core.hooksPath"]).trim(),

@@ -331,9 +331,7 @@ fn a_failing_prepare_makes_git_worktree_add_fail_and_leaves_no_tree() {
 #[test]
 fn the_hook_inside_git_kardwt_add_is_a_no_op() {
     let repo = TestRepo::new();
-    std::fs::write(repo.base.join(".env"), "TOKEN=base\n").unwrap();
-    let script = repo.write_prepare("");
-    repo.write_rules(&repo.rules_sharing(&script));
+    repo.share_env_with_prepare();
     repo.install_hooks();
     let wt = repo.add_card("42");
     let rec = repo.record(&wt);
@@ -427,9 +425,7 @@ fn delegated_checkout_lets_prepare_materialize_and_shares_after_it() {
 #[test]
 fn a_worktree_added_from_another_worktree_links_the_base_files() {
     let repo = TestRepo::new();
-    std::fs::write(repo.base.join(".env"), "TOKEN=base\n").unwrap();
-    let script = repo.write_prepare("");
-    repo.write_rules(&repo.rules_sharing(&script));
+    repo.share_env_with_prepare();
     repo.install_hooks();
     let one = repo.add_card("1");
     let out = repo.git_output(&one, &["worktree", "add", "../q", "-b", "card/2"]);

@@ -374,6 +374,15 @@ impl TestRepo {
         )
     }
 
+    /// The base gets an ignored `.env` (`TOKEN=base`), the rules share it (`sharing.env: link`)
+    /// and run the standard prepare script; returns that script.
+    pub fn share_env_with_prepare(&self) -> PathBuf {
+        std::fs::write(self.base.join(".env"), "TOKEN=base\n").unwrap();
+        let script = self.write_prepare("");
+        self.write_rules(&self.rules_sharing(&script));
+        script
+    }
+
     /// The standard prepare script, failing (`message` on stderr, exit `code`) while the flag
     /// file `<tmp>/<flag>` exists; creates the flag. Returns (flag, script).
     pub fn write_failing_prepare(
@@ -819,5 +828,36 @@ impl TestRepo {
             "{}  sharing:\n    env: link\n",
             self.rules_for(script, false)
         )
+    }
+}
+
+/// xorshift64*: a deterministic source of arbitrary input for property tests, without a
+/// dependency.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed | 1)
+    }
+
+    pub fn next(&mut self) -> u64 {
+        // xorshift64*
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+
+    /// True with probability `num / den`.
+    pub fn chance(&mut self, num: u64, den: u64) -> bool {
+        self.next() % den < num
+    }
+
+    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
     }
 }
