@@ -71,6 +71,14 @@ pub fn exit_code(err: &anyhow::Error) -> i32 {
         .map_or(Code::Failed as i32, |f| f.code as i32)
 }
 
+/// Whether the chain holds a broken pipe: our stdout's reader went away, nothing to report.
+pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| {
+        e.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
 /// Render an error chain the way git and jj do: the head, its causes, then the hints.
 pub fn render(err: &anyhow::Error) -> String {
     let mut out = format!("error: {err}\n");
@@ -103,6 +111,13 @@ mod tests {
             text.starts_with("error: while adding card 9\ncaused by: foreign\n"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_broken_pipe_is_recognised_through_context() {
+        let pipe = std::io::Error::from(std::io::ErrorKind::BrokenPipe);
+        assert!(is_broken_pipe(&anyhow::Error::new(pipe).context("writing")));
+        assert!(!is_broken_pipe(&anyhow::anyhow!("boom")));
     }
 
     #[test]

@@ -198,6 +198,9 @@ pub fn run(
         std::io::pipe().context("could not create a pipe for the hook's output")?;
     let (err_reader, err_writer) =
         std::io::pipe().context("could not create a pipe for the hook's output")?;
+    // Orphans of the hook (a `setsid` or double-forked descendant) come back to us, so they
+    // are found and killed with the rest when the hook ends.
+    let _reaper = Subreaper::begin();
     let handle = duct::cmd(program, &argv[1..])
         .dir(cwd)
         .full_env(env)
@@ -232,6 +235,7 @@ pub fn run(
     };
     // Whatever a survivor still writes is not waited for beyond a moment.
     kill_group(pid);
+    crate::process::kill_descendants();
     let wait_until = Instant::now() + Duration::from_millis(500);
     for streamer in streamers {
         while !streamer.is_finished() && Instant::now() < wait_until {
@@ -247,6 +251,32 @@ pub fn run(
         duration: started.elapsed(),
         tail,
     })
+}
+
+/// This process as the child subreaper (Linux, `PR_SET_CHILD_SUBREAPER`) for as long as the
+/// guard lives: a descendant whose parent dies is re-parented to us, not to init. Elsewhere,
+/// and if the kernel refuses, it does nothing: only the process group is killed then.
+struct Subreaper {
+    set: bool,
+}
+
+impl Subreaper {
+    fn begin() -> Subreaper {
+        #[cfg(target_os = "linux")]
+        let set = rustix::process::set_child_subreaper(Some(rustix::process::getpid())).is_ok();
+        #[cfg(not(target_os = "linux"))]
+        let set = false;
+        Subreaper { set }
+    }
+}
+
+impl Drop for Subreaper {
+    fn drop(&mut self) {
+        #[cfg(target_os = "linux")]
+        if self.set {
+            let _ = rustix::process::set_child_subreaper(None);
+        }
+    }
 }
 
 /// Kill the hook's whole process group (the hook leads it), grandchildren included.

@@ -49,6 +49,8 @@ pub fn main() -> i32 {
     let mut out = stdout.lock();
     match dispatch(cli, &mut out) {
         Ok(code) => code,
+        // A reader that closed our stdout (`git kardwt log | head -1`) got what it wanted.
+        Err(err) if error::is_broken_pipe(&err) => 0,
         Err(err) => {
             eprint!("{}", error::render(&err));
             error::exit_code(&err)

@@ -1,7 +1,8 @@
 //! The event log (SPEC R-LOG): one JSON line per lifecycle event appended to
 //! `<common dir>/kardwt/events.jsonl` under the log's own lock (never the repository lock,
 //! which a parent `git kardwt add` may hold while its hook runs), rotated at 1 MiB. Writing
-//! is best effort: a log that cannot be written never fails an action.
+//! is best effort: a log that cannot be written never fails an action, but says so on stderr
+//! (R-TRUST 10). Reading skips a line that does not decode, with a warning naming it.
 use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -53,33 +54,73 @@ pub fn append(
         return;
     };
     line.push('\n');
-    let lock_path = lock::kardwt_dir(common_dir).join("events.lock");
-    let deadline = Instant::now() + Duration::from_secs(5);
-    let Ok(_held) = lock::take(lock_path, "the event log's lock", deadline, "append") else {
-        return;
-    };
-    let path = log_path(common_dir);
-    if std::fs::metadata(&path).is_ok_and(|m| m.len() >= ROTATE_AT) {
-        let _ = std::fs::rename(&path, rotated_path(common_dir));
-    }
-    if let Ok(mut f) = OpenOptions::new().create(true).append(true).open(&path) {
-        // One write call for the whole line: readers never see half an event.
-        let _ = f.write_all(line.as_bytes());
+    if let Err(why) = write_line(common_dir, &line) {
+        eprintln!(
+            "warning: could not write event '{event}' to {}: {why}",
+            log_path(common_dir).display()
+        );
     }
 }
 
-/// Every event still kept (the rotated file first), optionally only one card's.
-pub fn read(common_dir: &Path, card: Option<&str>) -> Vec<Event> {
-    [rotated_path(common_dir), log_path(common_dir)]
-        .iter()
-        .filter_map(|p| std::fs::read_to_string(p).ok())
-        .flat_map(|text| {
-            text.lines()
-                .filter_map(|l| serde_json::from_str::<Event>(l).ok())
-                .collect::<Vec<_>>()
-        })
-        .filter(|e| card.is_none_or(|c| e.card == c))
-        .collect()
+/// Append one whole line under the log's own lock, rotating first when the log is full.
+fn write_line(common_dir: &Path, line: &str) -> Result<(), String> {
+    let lock_path = lock::kardwt_dir(common_dir).join("events.lock");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let _held = lock::take(lock_path, "the event log's lock", deadline, "append")
+        .map_err(|e| format!("{e:#}"))?;
+    let path = log_path(common_dir);
+    if std::fs::metadata(&path).is_ok_and(|m| m.len() >= ROTATE_AT) {
+        std::fs::rename(&path, rotated_path(common_dir)).map_err(|e| e.to_string())?;
+    }
+    let mut f = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .map_err(|e| e.to_string())?;
+    // One write call for the whole line: readers never see half an event.
+    f.write_all(line.as_bytes()).map_err(|e| e.to_string())
+}
+
+/// What reading the log found: the events, and one warning per line that did not decode.
+#[derive(Debug, Default)]
+pub struct Read {
+    pub events: Vec<Event>,
+    pub warnings: Vec<String>,
+}
+
+/// Every event still kept (the rotated file first), optionally only one card's. A line that
+/// does not decode (a torn write, a stray byte) is skipped and named in `warnings`; every other
+/// line is still read.
+pub fn read(common_dir: &Path, card: Option<&str>) -> Read {
+    let mut found = Read::default();
+    for path in [rotated_path(common_dir), log_path(common_dir)] {
+        match std::fs::read(&path) {
+            Ok(bytes) => parse_into(&bytes, &path, card, &mut found),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => found
+                .warnings
+                .push(format!("could not read {}: {e}", path.display())),
+        }
+    }
+    found
+}
+
+/// Decode the lines of one log file (pure).
+fn parse_into(bytes: &[u8], path: &Path, card: Option<&str>, found: &mut Read) {
+    for (n, line) in bytes.split(|&b| b == b'\n').enumerate() {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match serde_json::from_slice::<Event>(line) {
+            Ok(e) if card.is_none_or(|c| e.card == c) => found.events.push(e),
+            Ok(_) => {}
+            Err(_) => found.warnings.push(format!(
+                "{} line {}: not an event; skipped",
+                path.display(),
+                n + 1
+            )),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -105,10 +146,10 @@ mod tests {
             "ok",
             Duration::ZERO,
         );
-        let all = read(dir.path(), None);
+        let all = read(dir.path(), None).events;
         assert_eq!(all.len(), 2);
         assert_eq!(all[0].duration_ms, 7);
-        assert_eq!(read(dir.path(), Some("43")).len(), 1);
+        assert_eq!(read(dir.path(), Some("43")).events.len(), 1);
         std::fs::write(log_path(dir.path()), vec![b'\n'; ROTATE_AT as usize]).unwrap();
         append(
             dir.path(),
@@ -120,8 +161,23 @@ mod tests {
         );
         assert!(rotated_path(dir.path()).exists());
         assert_eq!(
-            read(dir.path(), Some("42")).last().unwrap().event,
+            read(dir.path(), Some("42")).events.last().unwrap().event,
             "removed"
+        );
+    }
+
+    #[test]
+    fn a_line_that_does_not_decode_is_skipped_and_named() {
+        let mut found = Read::default();
+        let good = br#"{"time":"t","event":"created","card":"1","path":"/p","outcome":"ok","duration_ms":1}"#;
+        let mut bytes = good.to_vec();
+        bytes.extend_from_slice(b"\n{\"time\":\"\xff\"}\n\n");
+        bytes.extend_from_slice(good);
+        parse_into(&bytes, Path::new("events.jsonl"), None, &mut found);
+        assert_eq!(found.events.len(), 2);
+        assert_eq!(
+            found.warnings,
+            vec!["events.jsonl line 2: not an event; skipped".to_owned()]
         );
     }
 }

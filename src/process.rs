@@ -1,6 +1,8 @@
 //! Finding and stopping the processes that hold a worktree (SPEC R-REMOVE step 1): every
 //! process whose current directory is inside the tree, read from `/proc/<pid>/cwd`, except
-//! the caller and its ancestors. SIGTERM first, SIGKILL after the grace period.
+//! the caller and its ancestors. SIGTERM first, SIGKILL after the grace period. Also the
+//! descendants of this process, which a hook may leave behind after leaving its process group
+//! (R-TRUST 12: kardwt is their subreaper while a hook runs, see `hooks.rs`).
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -58,6 +60,74 @@ fn signal(pid: i32, sig: Signal) {
     }
 }
 
+/// Every live descendant of this process, found through `/proc/<pid>/stat` parent links (an
+/// orphan re-parented to us while we are the child subreaper is one). Empty off Linux.
+pub fn descendants() -> Vec<i32> {
+    let me = std::process::id() as i32;
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let parents: Vec<(i32, i32)> = entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter_map(|pid| Some((pid, parent_of(pid)?)))
+        .collect();
+    let mut found = vec![me];
+    let mut at = 0;
+    while at < found.len() {
+        let parent = found[at];
+        found.extend(
+            parents
+                .iter()
+                .filter(|&&(pid, ppid)| ppid == parent && !found.contains(&pid))
+                .map(|&(pid, _)| pid)
+                .collect::<Vec<_>>(),
+        );
+        at += 1;
+    }
+    found.remove(0);
+    found
+}
+
+/// SIGKILL every descendant of this process and reap those that became our children, until
+/// none is left alive (a descendant may fork while we look: look again, for up to 2 s).
+/// Call it only when this process has no child of its own it still wants.
+pub fn kill_descendants() -> Vec<i32> {
+    let mut killed = Vec::new();
+    let until = later(Duration::from_secs(2));
+    loop {
+        let found = descendants();
+        let live: Vec<i32> = found.iter().copied().filter(|&p| alive(p)).collect();
+        for &pid in &live {
+            signal(pid, Signal::KILL);
+            if !killed.contains(&pid) {
+                killed.push(pid);
+            }
+        }
+        for &pid in &found {
+            reap(pid);
+        }
+        if live.is_empty() || Instant::now() >= until {
+            return killed;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Collect the exit status of `pid` if it is our child and has ended (no wait otherwise).
+fn reap(pid: i32) {
+    if let Some(p) = Pid::from_raw(pid) {
+        let _ = rustix::process::waitpid(Some(p), rustix::process::WaitOptions::NOHANG);
+    }
+}
+
+/// `now + wait`, saturating instead of panicking on an absurd duration.
+fn later(wait: Duration) -> Instant {
+    let now = Instant::now();
+    now.checked_add(wait)
+        .or_else(|| now.checked_add(Duration::from_secs(365 * 24 * 3600)))
+        .unwrap_or(now)
+}
+
 /// What releasing the processes did.
 #[derive(Debug, Default, Clone, serde::Serialize)]
 pub struct Released {
@@ -71,7 +141,8 @@ pub fn release(dir: &Path, grace: Duration) -> Released {
     for &pid in &pids {
         signal(pid, Signal::TERM);
     }
-    let until = Instant::now() + grace;
+    // Any grace saturates (`--grace 18446744073709551615` waits as long as it can, never panics).
+    let until = later(grace);
     while pids.iter().any(|&p| alive(p)) && Instant::now() < until {
         std::thread::sleep(Duration::from_millis(20));
     }

@@ -51,9 +51,16 @@ impl Head {
 }
 
 impl Repo {
-    /// Find the repository containing `cwd`.
+    /// Find the repository containing `cwd`, or the one git's own environment names:
+    /// `git --git-dir=X kardwt …` exports `GIT_DIR` (and `GIT_WORK_TREE`) to us, and acts on X
+    /// exactly as `git --git-dir=X worktree add` would (R-TRUST 11).
     pub fn discover(cwd: &Path) -> Result<Repo> {
-        let gix = gix::discover(cwd).map_err(|e| {
+        let found = if std::env::var_os("GIT_DIR").is_some() {
+            gix::discover_with_environment_overrides(cwd)
+        } else {
+            gix::discover(cwd)
+        };
+        let gix = found.map_err(|e| {
             usage(format!("not in a git repository ({}): {e}", cwd.display()))
                 .hint("run git kardwt from inside the repository whose worktrees it manages")
         })?;

@@ -83,7 +83,7 @@ pub fn run(ctx: &Context, args: &DoctorArgs, out: &mut dyn Write) -> Result<i32>
     }
     worktree_findings(ctx, &mut findings)?;
     // When each hook last fired, from the events only that hook writes.
-    let events = log::read(&ctx.repo.common_dir, None);
+    let events = log::read(&ctx.repo.common_dir, None).events;
     let last = |fired: fn(&log::Event) -> bool| {
         events
             .iter()

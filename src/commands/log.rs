@@ -11,7 +11,11 @@ use crate::log;
 
 pub fn run(ctx: &Context, args: &LogArgs, out: &mut dyn Write) -> Result<i32> {
     let card = args.card.as_deref().map(CardId::parse).transpose()?;
-    let events = log::read(&ctx.repo.common_dir, card.as_ref().map(CardId::as_str));
+    let log::Read { events, warnings } =
+        log::read(&ctx.repo.common_dir, card.as_ref().map(CardId::as_str));
+    for w in &warnings {
+        eprintln!("warning: {w}");
+    }
     if args.json {
         writeln!(out, "{}", serde_json::to_string(&events)?)?;
         return Ok(0);
