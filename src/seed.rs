@@ -43,7 +43,7 @@ pub fn share(
     } else {
         Vec::new()
     };
-    if !skills.is_empty() {
+    if !skills.is_empty() || has_old_block(common_dir) {
         ensure_excluded(common_dir, &skills, deadline)?;
     }
     let mut links = Vec::new();
@@ -150,6 +150,16 @@ fn ensure_excluded(common_dir: &Path, rels: &[&str], deadline: Instant) -> Resul
         let _ = std::fs::remove_file(&tmp);
     }
     result.with_context(|| format!("could not update {}; it was left as it was", path.display()))
+}
+
+/// Does `info/exclude` hold a block an earlier kardwt wrote (a `/P` line without its `!/P/`,
+/// which hides a real directory too)? It is then rewritten even when no link is made. A file
+/// that cannot be read has none (no link needs it).
+fn has_old_block(common_dir: &Path) -> bool {
+    std::fs::read(exclude_path(common_dir)).is_ok_and(|text| {
+        let block = BLOCK_START.as_bytes();
+        text.windows(block.len()).any(|w| w == block) && with_block(&text, &[]) != text
+    })
 }
 
 /// The error for an exclude file that cannot be read: nothing is written, no link is made.

@@ -322,3 +322,39 @@ fn info_exclude_is_written_under_the_repository_lock() {
     assert!(is_symlink(&plain.join(".claude/skills")), "{out}");
     assert_ne!(info_dir(&repo), info);
 }
+
+/// A block written by an earlier kardwt (`/.claude/skills` alone hides the base's own
+/// untracked skills directory) is rewritten the next time kardwt shares, even when it links no
+/// skills; the user's lines stay as they were.
+#[test]
+fn an_old_block_that_hides_real_directories_is_rewritten() {
+    let repo = TestRepo::new();
+    base_with_skills(&repo);
+    let user = std::fs::read(exclude(&repo)).unwrap();
+    let mut old = user.clone();
+    old.extend_from_slice(
+        b"# >>> git-kardwt: shared links (managed by git kardwt) >>>\n/.claude/skills\n# <<< git-kardwt <<<\n",
+    );
+    std::fs::write(exclude(&repo), &old).unwrap();
+    assert!(
+        !status(&repo, &repo.base).contains(".claude/skills/base.md"),
+        "the old block should hide the base's skills"
+    );
+    let script = repo.write_prepare("");
+    repo.write_rules(&format!(
+        "{}  sharing:\n    env: link\n    skills: disabled\n",
+        repo.rules_for(&script, false)
+    ));
+
+    let wt = repo.add_card("42");
+    assert!(
+        !wt.join(".claude").exists(),
+        "skills were linked although disabled"
+    );
+    assert!(
+        status(&repo, &repo.base).contains("?? .claude/skills/base.md"),
+        "the base's skills are still hidden:\n{}",
+        String::from_utf8_lossy(&std::fs::read(exclude(&repo)).unwrap())
+    );
+    assert!(std::fs::read(exclude(&repo)).unwrap().ends_with(&user));
+}
