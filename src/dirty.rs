@@ -25,6 +25,14 @@ pub enum LinkState {
 
 /// Judge what is at `worktree/rel` against the link kardwt made to `base/rel`.
 pub fn link_state(base: &Path, worktree: &Path, rel: &str) -> LinkState {
+    // A record names links inside the worktree; anything else is never kardwt's to unlink.
+    let inside = !rel.is_empty()
+        && Path::new(rel)
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)));
+    if !inside {
+        return LinkState::UserWork("not a path inside the worktree");
+    }
     let at = worktree.join(rel);
     let Ok(meta) = at.symlink_metadata() else {
         return LinkState::Gone;
@@ -300,6 +308,19 @@ mod tests {
                 ".agents/skills (a real directory replaced kardwt's link)".to_owned(),
             ]
         );
+    }
+
+    #[test]
+    fn a_link_outside_the_worktree_is_never_kardwts() {
+        let base = Path::new("/nonexistent/base");
+        let wt = Path::new("/nonexistent/wt");
+        for rel in ["../x", "/etc/passwd", "", "a/../../b", "."] {
+            assert!(
+                matches!(link_state(base, wt, rel), LinkState::UserWork(_)),
+                "{rel}"
+            );
+        }
+        assert_eq!(link_state(base, wt, ".claude/skills"), LinkState::Gone);
     }
 
     #[test]

@@ -358,3 +358,26 @@ fn an_old_block_that_hides_real_directories_is_rewritten() {
     );
     assert!(std::fs::read(exclude(&repo)).unwrap().ends_with(&user));
 }
+
+/// A symlinked `info/exclude` is updated where it points and stays a symlink.
+#[test]
+fn a_symlinked_info_exclude_is_updated_where_it_points() {
+    let repo = TestRepo::new();
+    base_with_skills(&repo);
+    let user = std::fs::read(exclude(&repo)).unwrap();
+    let real = repo.common_dir().join("my-exclude");
+    std::fs::write(&real, &user).unwrap();
+    std::fs::remove_file(exclude(&repo)).unwrap();
+    std::os::unix::fs::symlink("../my-exclude", exclude(&repo)).unwrap();
+    repo.write_rules(&sharing_rules(&repo));
+
+    let wt = repo.add_card("42");
+    assert!(is_symlink(&wt.join(".claude/skills")));
+    assert_eq!(
+        std::fs::read_link(exclude(&repo)).unwrap(),
+        PathBuf::from("../my-exclude")
+    );
+    let after = std::fs::read(&real).unwrap();
+    assert!(after.ends_with(&user) && after.len() > user.len());
+    assert_eq!(status(&repo, &wt), "", "kardwt's link shows in git status");
+}
