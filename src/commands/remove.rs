@@ -244,11 +244,9 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
             remove.push("--force".as_ref());
         }
         remove.push(path.as_os_str());
-        let out = git::run_until(git::cmd(&ctx.repo.base, remove), Some(deadline))?;
-        if !out.ok {
-            // Released but not removed: the record says so, so the next `add` prepares the
-            // tree again (reason retry) instead of reusing it as ready.
-            let why = hooks::tail_chars(out.stderr.trim(), 120);
+        // Released but not removed: the record says so, so the next `add` prepares the tree
+        // again (reason retry) instead of reusing it as ready.
+        let mut mark_failed = |why: &str| {
             rec.state = State::Failed;
             rec.reason = Reason::Remove;
             rec.updated_at = record::now();
@@ -261,6 +259,18 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
                 &format!("git worktree remove: {why}"),
                 started.elapsed(),
             );
+            recorded
+        };
+        let out = match git::run_until(git::cmd(&ctx.repo.base, remove), Some(deadline)) {
+            Ok(out) => out,
+            Err(e) => {
+                mark_failed(&format!("{e:#}"));
+                return Err(e);
+            }
+        };
+        if !out.ok {
+            let why = hooks::tail_chars(out.stderr.trim(), 120);
+            let recorded = mark_failed(&why);
             return Err(failed(format!(
                 "git worktree remove refused {}: {why}",
                 path.display()
