@@ -86,6 +86,7 @@ impl Prep<'_> {
                 &self.ctx.repo.base,
                 &rec.path,
                 &rec.common_dir,
+                self.deadline,
             );
             match links {
                 Ok(links) => {

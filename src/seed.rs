@@ -2,13 +2,17 @@
 //! has none, the base's `.claude/skills` and `.agents/skills` into a worktree. Never overwrites
 //! or unlinks anything; returns the links it created (relative paths) for the record. A link
 //! git would show as untracked is kept out of `git status` by an anchored pattern in a marked
-//! block of `<common dir>/info/exclude`.
+//! block of `<common dir>/info/exclude`, followed by a re-include of a real directory at that
+//! path, so the block hides kardwt's symlink and never a user's directory (SPEC §17.3).
+use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use anyhow::{Context, Result};
 
 use crate::config::{EnvSharing, Sharing, SkillsSharing};
-use crate::git;
+use crate::error::{failed, Fail};
+use crate::{git, lock};
 
 /// The skills directories shared by the fallback rule.
 pub const SKILLS: [&str; 2] = [".claude/skills", ".agents/skills"];
@@ -22,12 +26,26 @@ pub fn is_env_name(name: &str) -> bool {
 }
 
 /// Create the links `sharing` asks for in `worktree`, from `base`. Returns what was linked.
+/// The exclude block is written first (under the repository lock, waiting until `deadline`):
+/// when it cannot be, no link is made and the error says why.
 pub fn share(
     sharing: &Sharing,
     base: &Path,
     worktree: &Path,
     common_dir: &Path,
+    deadline: Instant,
 ) -> Result<Vec<String>> {
+    let skills: Vec<&str> = if sharing.skills == SkillsSharing::Fallback {
+        SKILLS
+            .into_iter()
+            .filter(|rel| base.join(rel).is_dir() && worktree.join(rel).symlink_metadata().is_err())
+            .collect()
+    } else {
+        Vec::new()
+    };
+    if !skills.is_empty() || has_old_block(common_dir) {
+        ensure_excluded(common_dir, &skills, deadline)?;
+    }
     let mut links = Vec::new();
     if sharing.env == EnvSharing::Link {
         for name in ignored_env_files(base)? {
@@ -36,25 +54,14 @@ pub fn share(
             }
         }
     }
-    if sharing.skills == SkillsSharing::Fallback {
-        let mut excluded = Vec::new();
-        for rel in SKILLS {
-            let source = base.join(rel);
-            let dest = worktree.join(rel);
-            if !source.is_dir() || dest.symlink_metadata().is_ok() {
-                continue;
-            }
-            if let Some(parent) = dest.parent() {
-                std::fs::create_dir_all(parent)
-                    .with_context(|| format!("could not create {}", parent.display()))?;
-            }
-            if link_if_absent(&source, &dest)? {
-                links.push(rel.to_owned());
-                excluded.push(format!("/{rel}"));
-            }
+    for rel in skills {
+        let dest = worktree.join(rel);
+        if let Some(parent) = dest.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("could not create {}", parent.display()))?;
         }
-        if !excluded.is_empty() {
-            ensure_excluded(common_dir, &excluded)?;
+        if link_if_absent(&base.join(rel), &dest)? {
+            links.push(rel.to_owned());
         }
     }
     Ok(links)
@@ -97,48 +104,142 @@ fn link_if_absent(source: &Path, dest: &Path) -> Result<bool> {
     }
 }
 
-/// Make sure the marked block of `<common dir>/info/exclude` holds `patterns`.
-fn ensure_excluded(common_dir: &Path, patterns: &[String]) -> Result<()> {
-    let path: PathBuf = common_dir.join("info").join("exclude");
-    let text = std::fs::read_to_string(&path).unwrap_or_default();
-    let updated = with_block(&text, patterns);
+/// `<common dir>/info/exclude`.
+pub fn exclude_path(common_dir: &Path) -> PathBuf {
+    common_dir.join("info").join("exclude")
+}
+
+/// Make sure the marked block of `<common dir>/info/exclude` hides kardwt's links at `rels`,
+/// under the repository lock, by a temporary file renamed over it. Every byte outside the block
+/// is kept; a file that cannot be read is never written.
+fn ensure_excluded(common_dir: &Path, rels: &[&str], deadline: Instant) -> Result<()> {
+    let _repo_lock = lock::take_repo(common_dir, deadline, "git kardwt (sharing: info/exclude)")?;
+    let path = exclude_path(common_dir);
+    // A symlinked exclude file is updated where it points, and stays a symlink.
+    let target = match path.symlink_metadata() {
+        Ok(m) if m.file_type().is_symlink() => {
+            std::fs::canonicalize(&path).map_err(|e| unreadable(&path, &e))?
+        }
+        _ => path.clone(),
+    };
+    let (text, mode) = match std::fs::read(&target) {
+        Ok(bytes) => (
+            bytes,
+            std::fs::metadata(&target).ok().map(|m| m.permissions()),
+        ),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (Vec::new(), None),
+        Err(e) => return Err(unreadable(&path, &e).into()),
+    };
+    let updated = with_block(&text, rels);
     if updated == text {
         return Ok(());
     }
-    std::fs::create_dir_all(common_dir.join("info"))?;
-    let tmp = path.with_extension(format!("kardwt-tmp-{}", std::process::id()));
-    std::fs::write(&tmp, &updated).with_context(|| format!("could not write {}", tmp.display()))?;
-    std::fs::rename(&tmp, &path).with_context(|| format!("could not update {}", path.display()))
+    let dir = target.parent().unwrap_or(common_dir);
+    std::fs::create_dir_all(dir).with_context(|| format!("could not create {}", dir.display()))?;
+    let tmp = dir.join(format!(".exclude.kardwt-tmp-{}", std::process::id()));
+    let result = (|| -> std::io::Result<()> {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(&updated)?;
+        if let Some(mode) = mode {
+            f.set_permissions(mode)?;
+        }
+        f.sync_all()?;
+        std::fs::rename(&tmp, &target)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result.with_context(|| format!("could not update {}; it was left as it was", path.display()))
 }
 
-/// `text` with the marked block holding its old patterns plus `patterns` (pure).
-pub fn with_block(text: &str, patterns: &[String]) -> String {
-    let mut before = Vec::new();
-    let mut inside = Vec::new();
-    let mut after = Vec::new();
-    let mut state = 0;
-    for line in text.lines() {
-        match (state, line) {
-            (0, BLOCK_START) => state = 1,
-            (1, BLOCK_END) => state = 2,
-            (0, l) => before.push(l.to_owned()),
-            (1, l) => inside.push(l.to_owned()),
-            (_, l) => after.push(l.to_owned()),
+/// Does `info/exclude` hold a block an earlier kardwt wrote (a `/P` line without its `!/P/`,
+/// which hides a real directory too)? It is then rewritten even when no link is made. A file
+/// that cannot be read has none (no link needs it).
+fn has_old_block(common_dir: &Path) -> bool {
+    std::fs::read(exclude_path(common_dir)).is_ok_and(|text| {
+        let block = BLOCK_START.as_bytes();
+        text.windows(block.len()).any(|w| w == block) && with_block(&text, &[]) != text
+    })
+}
+
+/// The error for an exclude file that cannot be read: nothing is written, no link is made.
+fn unreadable(path: &Path, e: &std::io::Error) -> Fail {
+    failed(format!(
+        "could not read {} ({e}), so it was not written and no skills link was made (the link \
+         would show in git status); make it a readable file, or set sharing.skills: disabled",
+        path.display()
+    ))
+}
+
+/// `text` (the exclude file's bytes) with kardwt's marked block first, holding the patterns of
+/// the links it held plus `rels` (pure). For each link path `/P` hides kardwt's symlink and
+/// `!/P/` re-includes a real directory there (a symlink is not a directory for git), so user
+/// work at that path stays visible in every worktree. The block goes first so that every line
+/// of the user's wins over it; every other byte is kept as it was, in its order (a last line
+/// without a newline gets one).
+pub fn with_block(text: &[u8], rels: &[&str]) -> Vec<u8> {
+    let lines: Vec<&[u8]> = text.split_inclusive(|&b| b == b'\n').collect();
+    let bare = |l: &[u8]| -> Vec<u8> {
+        let l = l.strip_suffix(b"\n").unwrap_or(l);
+        l.strip_suffix(b"\r").unwrap_or(l).to_vec()
+    };
+    let start = lines.iter().position(|l| bare(l) == BLOCK_START.as_bytes());
+    let end = start.and_then(|s| {
+        lines[s..]
+            .iter()
+            .position(|l| bare(l) == BLOCK_END.as_bytes())
+            .map(|e| s + e)
+    });
+    let mut held: Vec<String> = Vec::new();
+    let mut user: Vec<&[u8]> = Vec::new();
+    let mut stray: Vec<&[u8]> = Vec::new();
+    match (start, end) {
+        (Some(s), Some(e)) => {
+            user.extend(&lines[..s]);
+            for l in &lines[s + 1..e] {
+                let line = bare(l);
+                match block_rel(&line) {
+                    Some(rel) => {
+                        if !held.contains(&rel) {
+                            held.push(rel);
+                        }
+                    }
+                    // A re-include line is rewritten with its pattern below.
+                    None if line.starts_with(b"!/") && line.ends_with(b"/") => {}
+                    None => stray.push(l),
+                }
+            }
+            user.extend(stray);
+            user.extend(&lines[e + 1..]);
+        }
+        _ => user.extend(&lines),
+    }
+    for rel in rels {
+        if !held.iter().any(|h| h == rel) {
+            held.push((*rel).to_owned());
         }
     }
-    for p in patterns {
-        if !inside.contains(p) {
-            inside.push(p.clone());
+    let mut out = Vec::with_capacity(text.len() + 128);
+    out.extend_from_slice(BLOCK_START.as_bytes());
+    out.push(b'\n');
+    for rel in &held {
+        out.extend_from_slice(format!("/{rel}\n!/{rel}/\n").as_bytes());
+    }
+    out.extend_from_slice(BLOCK_END.as_bytes());
+    out.push(b'\n');
+    for l in user {
+        out.extend_from_slice(l);
+        if !l.ends_with(b"\n") {
+            out.push(b'\n');
         }
     }
-    let mut lines = before;
-    lines.push(BLOCK_START.to_owned());
-    lines.extend(inside);
-    lines.push(BLOCK_END.to_owned());
-    lines.extend(after);
-    let mut out = lines.join("\n");
-    out.push('\n');
     out
+}
+
+/// The link path a line of kardwt's block names (`/P`), or `None` for anything else (pure).
+fn block_rel(line: &[u8]) -> Option<String> {
+    let rel = std::str::from_utf8(line.strip_prefix(b"/")?).ok()?;
+    (!rel.is_empty() && !rel.ends_with('/')).then(|| rel.to_owned())
 }
 
 #[cfg(test)]
@@ -156,19 +257,46 @@ mod tests {
     }
 
     #[test]
-    fn block_is_added_once_and_keeps_other_lines() {
-        let pats = vec!["/.claude/skills".to_owned()];
-        let once = with_block("# git's own\n*.log\n", &pats);
-        assert!(
-            once.starts_with("# git's own\n*.log\n# >>> git-kardwt"),
-            "{once}"
+    fn block_is_added_once_first_and_keeps_every_other_byte() {
+        let user: &[u8] = b"# git's own\n*.log\nlatin1-\xe9t\xe9\r\n";
+        let once = with_block(user, &[".claude/skills"]);
+        let block = format!("{BLOCK_START}\n/.claude/skills\n!/.claude/skills/\n{BLOCK_END}\n");
+        assert_eq!(once, [block.as_bytes(), user].concat());
+        assert_eq!(with_block(&once, &[".claude/skills"]), once);
+        let twice = with_block(&once, &[".agents/skills"]);
+        assert_eq!(
+            twice
+                .windows(BLOCK_START.len())
+                .filter(|w| *w == BLOCK_START.as_bytes())
+                .count(),
+            1
         );
-        assert_eq!(with_block(&once, &pats), once);
-        let twice = with_block(&once, &["/.agents/skills".to_owned()]);
-        assert_eq!(twice.matches(BLOCK_START).count(), 1);
+        assert!(twice.ends_with(user));
+        let text = String::from_utf8_lossy(&twice).into_owned();
         assert!(
-            twice.contains("/.claude/skills\n/.agents/skills\n"),
-            "{twice}"
+            text.contains(
+                "/.claude/skills\n!/.claude/skills/\n/.agents/skills\n!/.agents/skills/\n"
+            ),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn an_old_block_in_the_middle_is_upgraded_and_moved_first() {
+        let old = format!("a\n{BLOCK_START}\n/.claude/skills\n# mine\n{BLOCK_END}\nb");
+        let new = with_block(old.as_bytes(), &[]);
+        let expected = format!(
+            "{BLOCK_START}\n/.claude/skills\n!/.claude/skills/\n{BLOCK_END}\na\n# mine\nb\n"
+        );
+        assert_eq!(String::from_utf8(new).unwrap(), expected);
+    }
+
+    #[test]
+    fn an_empty_file_gets_only_the_block() {
+        let new = with_block(b"", &[".agents/skills"]);
+        assert_eq!(
+            String::from_utf8(new).unwrap(),
+            format!("{BLOCK_START}\n/.agents/skills\n!/.agents/skills/\n{BLOCK_END}\n")
         );
     }
 }

@@ -19,7 +19,7 @@ use crate::context::Context;
 use crate::error::usage;
 use crate::record::{self, Loaded, Record, State};
 use crate::verify::{self, Verdict};
-use crate::{git, lifecycle, lock, log};
+use crate::{dirty, git, lifecycle, lock, log};
 
 #[derive(Debug, Serialize)]
 struct Candidate {
@@ -130,12 +130,30 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
             }
             State::Failed | State::Preparing => continue,
         };
-        let dirt = remove::dirty(&path, rec)?;
+        let dirt = dirty::dirty(&ctx.repo.base, &path, rec)?;
         if !dirt.is_empty() {
             let cmd = format!("git kardwt remove --path '{}' --force", path.display());
             kept.push(keep(
                 format!("{reason}, but it has uncommitted changes or untracked files"),
                 Some(cmd),
+            ));
+            continue;
+        }
+        let blockers = dirty::removal_blockers(
+            &ctx.repo.base,
+            &path,
+            &e.linked.admin,
+            e.linked.locked,
+            false,
+        )?;
+        if !blockers.is_empty() {
+            let checks: Vec<&str> = blockers.iter().map(|b| b.check.as_str()).collect();
+            kept.push(keep(
+                format!(
+                    "{reason}, but git worktree remove would refuse it: {}",
+                    checks.join("; ")
+                ),
+                None,
             ));
             continue;
         }

@@ -1,10 +1,11 @@
 //! `git kardwt remove (<card> | --path P)` (SPEC R-REMOVE): release first, then remove.
-//! Verify; refuse a dirty tree before releasing anything (unless `--force`); stop the processes
+//! Verify; refuse a dirty tree (link-aware, `dirty.rs`) and whatever `git worktree remove` would
+//! refuse (a lock, submodules) before releasing anything (unless `--force`); stop the processes
 //! whose cwd is inside the tree; run the cleanup hook while the directory still exists; unlink
 //! kardwt's own links; `git worktree remove`; keep the branch unless `--delete-branch` and it
-//! is merged into the recorded base (or `--force`).
+//! is merged into the recorded base (or `--force`). If git refuses anyway, the record becomes
+//! `failed` (reason `remove`) so the next `add` prepares the released tree again.
 use std::io::Write;
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
@@ -15,9 +16,9 @@ use crate::cli::RemoveArgs;
 use crate::context::Context;
 use crate::error::{failed, refused, Code, Fail};
 use crate::hooks::{self, Phase};
-use crate::record::{self, LastHook, Reason, Record};
+use crate::record::{self, LastHook, Reason, Record, State};
 use crate::verify::{self, Verdict};
-use crate::{git, lifecycle, lock, log, process};
+use crate::{dirty, git, lifecycle, lock, log, process};
 
 #[derive(Debug, Serialize)]
 pub struct Step {
@@ -93,16 +94,6 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
         anyhow::bail!("internal error: a verified worktree without record");
     };
     let path = report.path.clone();
-    if report.locked {
-        return Err(
-            failed(format!("{} is locked (git worktree lock)", path.display()))
-                .hint(format!(
-                    "unlock it first: git worktree unlock '{}'",
-                    path.display()
-                ))
-                .into(),
-        );
-    }
     let rules = ctx.rules()?;
     let cfg = &rules.config;
     let cleanup = match &cfg.cleanup {
@@ -122,8 +113,9 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
     let _card_lock = lock::take_card(&ctx.repo.common_dir, &card, deadline, &holder)?;
     let mut steps = Vec::new();
 
-    // Refuse a dirty tree before anything is released.
-    let dirt = dirty(&path, &rec)?;
+    // Refuse a dirty tree, and anything git worktree remove would refuse, before anything is
+    // released (§17.7).
+    let dirt = dirty::dirty(&ctx.repo.base, &path, &rec)?;
     if !dirt.is_empty() && !opts.force {
         let shown: Vec<&str> = dirt.iter().take(5).map(String::as_str).collect();
         return Err(failed(format!(
@@ -133,6 +125,19 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
             if dirt.len() > 5 { ", …" } else { "" }
         ))
         .hint("commit, stash or delete them, or pass --force to discard them")
+        .into());
+    }
+    let blockers =
+        dirty::removal_blockers(&ctx.repo.base, &path, &admin, report.locked, opts.force)?;
+    if !blockers.is_empty() {
+        let checks: Vec<&str> = blockers.iter().map(|b| b.check.as_str()).collect();
+        let fixes: Vec<&str> = blockers.iter().map(|b| b.fix.as_str()).collect();
+        return Err(failed(format!(
+            "git worktree remove would refuse {}: {}; nothing was released or removed",
+            path.display(),
+            checks.join("; ")
+        ))
+        .hint(format!("{}; then run remove again", fixes.join("; ")))
         .into());
     }
     steps.push(Step {
@@ -228,11 +233,8 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
 
     // 3. kardwt's own links, then the tree.
     for link in &rec.links {
-        let p = path.join(link);
-        if p.symlink_metadata()
-            .is_ok_and(|m| m.file_type().is_symlink())
-        {
-            let _ = std::fs::remove_file(&p);
+        if dirty::link_state(&ctx.repo.base, &path, link) == dirty::LinkState::Own {
+            let _ = std::fs::remove_file(path.join(link));
         }
     }
     {
@@ -242,11 +244,43 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
             remove.push("--force".as_ref());
         }
         remove.push(path.as_os_str());
-        let out = git::run_until(git::cmd(&ctx.repo.base, remove), Some(deadline))?;
+        // Released but not removed: the record says so, so the next `add` prepares the tree
+        // again (reason retry) instead of reusing it as ready.
+        let mut mark_failed = |why: &str| {
+            rec.state = State::Failed;
+            rec.reason = Reason::Remove;
+            rec.updated_at = record::now();
+            let recorded = record::write(&admin, &rec).is_ok();
+            log::append(
+                &ctx.repo.common_dir,
+                "failed",
+                &rec.card,
+                &path,
+                &format!("git worktree remove: {why}"),
+                started.elapsed(),
+            );
+            recorded
+        };
+        let out = match git::run_until(git::cmd(&ctx.repo.base, remove), Some(deadline)) {
+            Ok(out) => out,
+            Err(e) => {
+                mark_failed(&format!("{e:#}"));
+                return Err(e);
+            }
+        };
         if !out.ok {
-            return Err(failed(format!("git worktree remove refused {}: {}", path.display(), hooks::tail_chars(&out.stderr, 120)))
-                .hint("processes were released and the cleanup hook ran; fix what git names and run remove again")
-                .into());
+            let why = hooks::tail_chars(out.stderr.trim(), 120);
+            let recorded = mark_failed(&why);
+            return Err(failed(format!(
+                "git worktree remove refused {}: {why}",
+                path.display()
+            ))
+            .hint(if recorded {
+                format!("processes were released and the cleanup hook ran, so its record is now failed (git kardwt add {card} prepares it again); fix what git names and run remove again")
+            } else {
+                "processes were released and the cleanup hook ran; fix what git names and run remove again".to_owned()
+            })
+            .into());
         }
         steps.push(Step {
             step: "worktree",
@@ -270,30 +304,6 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
         card: rec.card,
         steps,
     })
-}
-
-/// Tracked changes and untracked files, minus the links kardwt made itself.
-pub fn dirty(path: &Path, rec: &Record) -> Result<Vec<String>> {
-    let out = git::run(
-        path,
-        [
-            "status",
-            "--porcelain",
-            "-z",
-            "--untracked-files=all",
-            "--ignore-submodules=none",
-        ],
-    )?;
-    Ok(out
-        .split('\0')
-        .filter(|e| e.len() > 3)
-        .map(|e| e[3..].to_owned())
-        .filter(|p| {
-            !rec.links
-                .iter()
-                .any(|l| p == l || p.starts_with(&format!("{l}/")))
-        })
-        .collect())
 }
 
 /// Delete the branch when asked and merged into the recorded base, or when forced.

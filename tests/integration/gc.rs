@@ -464,3 +464,58 @@ fn gc_frees_the_ports_of_what_it_collects() {
     let c = repo.add_card("c");
     assert_eq!(sorted(ports(&c)), vec![23400, 23401]);
 }
+
+/// §17.3 and §17.7 through gc: a merged, pushed card whose shared `.env` link was replaced by a
+/// real file (ignored, so git status is silent), and one containing a submodule (git would
+/// refuse to remove it), are kept with the reason; `--apply` releases nothing of theirs.
+#[test]
+fn gc_keeps_user_work_at_a_link_path_and_a_tree_git_would_refuse() {
+    let repo = TestRepo::new();
+    repo.share_env_with_prepare();
+    let e = repo.add_card("e");
+    let s = repo.add_card("s");
+    commit_in(&repo, &e, "e-work");
+    push_and_merge(&repo, &e, "card/e");
+    crate::remove::commit_submodule(&repo, &s);
+    push_and_merge(&repo, &s, "card/s");
+    let v = gc_json(&repo, &[]);
+    assert_eq!(cards(&v), set(&["e"]), "{v}");
+    let k = kept(&v);
+    assert!(
+        k["s"]["reason"].as_str().unwrap().contains("submodule sm"),
+        "{v}"
+    );
+
+    std::fs::remove_file(e.join(".env")).unwrap();
+    std::fs::write(e.join(".env"), "TOKEN=mine\n").unwrap();
+    let v = gc_json(&repo, &[]);
+    assert_eq!(cards(&v), BTreeSet::new(), "{v}");
+    let k = kept(&v);
+    assert!(
+        k["e"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("uncommitted changes"),
+        "{v}"
+    );
+
+    let mut sleeper = crate::remove::Sleeper::start(&repo, &s);
+    let mut sleeper_e = crate::remove::Sleeper::start(&repo, &e);
+    let v = gc_json(&repo, &["--apply"]);
+    assert_eq!(cards(&v), BTreeSet::new(), "{v}");
+    let k = kept(&v);
+    assert!(
+        k["s"]["reason"].as_str().unwrap().contains("submodule sm"),
+        "{v}"
+    );
+    assert!(
+        sleeper.alive() && sleeper_e.alive(),
+        "a process was killed: {v}"
+    );
+    assert!(repo.is_registered(&s) && repo.is_registered(&e), "{v}");
+    assert_eq!(
+        std::fs::read_to_string(e.join(".env")).unwrap(),
+        "TOKEN=mine\n"
+    );
+    assert_eq!(repo.record(&s)["state"].as_str(), Some("ready"));
+}

@@ -25,4 +25,5 @@ mod seeding;
 mod select;
 mod stress;
 mod trust_misc;
+mod trust_clean;
 mod verify;

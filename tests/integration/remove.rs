@@ -11,12 +11,12 @@ use std::time::Duration;
 use crate::support::{sh_quote, wait_until, yaml_str, TestRepo};
 
 /// A `sleep 300` whose cwd is a directory inside a worktree. Killed on drop if still running.
-struct Sleeper {
+pub(crate) struct Sleeper {
     child: Child,
 }
 
 impl Sleeper {
-    fn start(repo: &TestRepo, dir: &Path) -> Sleeper {
+    pub(crate) fn start(repo: &TestRepo, dir: &Path) -> Sleeper {
         let child = repo
             .command("sleep", dir)
             .arg("300")
@@ -37,7 +37,7 @@ impl Sleeper {
         Sleeper { child }
     }
 
-    fn alive(&mut self) -> bool {
+    pub(crate) fn alive(&mut self) -> bool {
         self.child.try_wait().unwrap().is_none()
     }
 
@@ -64,7 +64,7 @@ fn cleanup_log(repo: &TestRepo) -> PathBuf {
     repo.tmp.join("cleanup.log")
 }
 
-fn cleanup_lines(repo: &TestRepo) -> Vec<String> {
+pub(crate) fn cleanup_lines(repo: &TestRepo) -> Vec<String> {
     std::fs::read_to_string(cleanup_log(repo))
         .unwrap_or_default()
         .lines()
@@ -75,7 +75,17 @@ fn cleanup_lines(repo: &TestRepo) -> Vec<String> {
 /// Rules with the standard prepare script and a cleanup hook that logs
 /// `<card> <reason> <phase> <cwd>` and `present` when `$KARDWT_WORKTREE` still is a directory,
 /// then runs `extra`.
-fn rules_with_cleanup(repo: &TestRepo, extra: &str) -> String {
+pub(crate) fn rules_with_cleanup(repo: &TestRepo, extra: &str) -> String {
+    format!(
+        "{}{}",
+        repo.rules_with_prepare(false),
+        cleanup_rules(repo, extra)
+    )
+}
+
+/// The `cleanup:` part of the rules (indented under `worktree:`) for the logging cleanup hook
+/// of [`rules_with_cleanup`], which then runs `extra`.
+pub(crate) fn cleanup_rules(repo: &TestRepo, extra: &str) -> String {
     let log = sh_quote(&cleanup_log(repo));
     let cleanup = repo.write_helper(
         "cleanup",
@@ -84,14 +94,10 @@ fn rules_with_cleanup(repo: &TestRepo, extra: &str) -> String {
              test -d \"$KARDWT_WORKTREE\" && echo present >> {log}\n{extra}"
         ),
     );
-    format!(
-        "{}  cleanup:\n    argv: [{}]\n",
-        repo.rules_with_prepare(false),
-        yaml_str(&cleanup)
-    )
+    format!("  cleanup:\n    argv: [{}]\n", yaml_str(&cleanup))
 }
 
-fn event_names(repo: &TestRepo, card: &str) -> Vec<String> {
+pub(crate) fn event_names(repo: &TestRepo, card: &str) -> Vec<String> {
     repo.events(Some(card))
         .iter()
         .map(|e| e["event"].as_str().unwrap_or_default().to_owned())
@@ -450,4 +456,134 @@ fn remove_by_path_works_from_outside_the_repository() {
     out.expect_code(0);
     assert!(!wt.exists(), "{out}");
     assert!(!repo.is_registered(&wt), "{out}");
+}
+
+/// Commit a populated submodule `sm` (a fresh repository at `<tmp>/sub`) in the worktree `wt`.
+pub(crate) fn commit_submodule(repo: &TestRepo, wt: &Path) {
+    let sub = repo.tmp.join("sub");
+    if !sub.exists() {
+        repo.git(&repo.tmp, &["init", "--quiet", "-b", "main", "sub"]);
+        std::fs::write(sub.join("s.txt"), "s\n").unwrap();
+        repo.git(&sub, &["add", "s.txt"]);
+        repo.git(&sub, &["commit", "--quiet", "-m", "s"]);
+    }
+    let url = sub.to_str().unwrap();
+    let allow = ["-c", "protocol.file.allow=always"];
+    repo.git(
+        wt,
+        &[&allow[..], &["submodule", "add", "--quiet", url, "sm"]].concat(),
+    );
+    repo.git(wt, &["commit", "--quiet", "-m", "submodule sm"]);
+}
+
+/// §17.7: git refuses to remove a tree containing a submodule, so `remove` refuses before
+/// releasing anything: the process in the tree lives, the cleanup hook does not run, the record
+/// stays `ready`. `--force` (git's too) removes it.
+#[test]
+fn a_tree_with_a_submodule_is_refused_before_anything_is_released() {
+    let repo = TestRepo::new();
+    repo.write_rules(&rules_with_cleanup(&repo, ""));
+    let wt = repo.add_card("42");
+    commit_submodule(&repo, &wt);
+    assert_eq!(
+        repo.git(&wt, &["status", "--porcelain"]),
+        "",
+        "the tree is not clean"
+    );
+    let mut sleeper = Sleeper::start(&repo, &wt.join("sm"));
+    let base = repo.snapshot_base();
+
+    let out = repo.kardwt(&repo.base, &["remove", "42", "--grace", "1"]);
+    out.expect_code(1);
+    assert!(
+        out.stderr.contains("submodule sm"),
+        "the check is not named:\n{out}"
+    );
+    assert!(out.stderr.contains("nothing was released"), "{out}");
+    assert!(sleeper.alive(), "the process was killed:\n{out}");
+    assert!(cleanup_lines(&repo).is_empty(), "cleanup ran:\n{out}");
+    assert!(
+        repo.is_registered(&wt) && wt.join("sm/s.txt").is_file(),
+        "{out}"
+    );
+    assert_eq!(repo.record(&wt)["state"].as_str(), Some("ready"));
+    assert_eq!(repo.snapshot_base(), base);
+    let events = event_names(&repo, "42");
+    assert!(
+        !events.iter().any(|e| e == "released" || e == "failed"),
+        "{events:?}"
+    );
+
+    let out = repo.kardwt(&repo.base, &["remove", "42", "--force", "--grace", "1"]);
+    out.expect_code(0);
+    assert!(sleeper.ended(Duration::from_secs(10)).is_some(), "{out}");
+    assert!(!wt.exists() && !repo.is_registered(&wt), "{out}");
+}
+
+/// §17.7: a locked tree is refused before anything is released, even with `--force`.
+#[test]
+fn a_locked_tree_is_refused_before_anything_is_released() {
+    let repo = TestRepo::new();
+    repo.write_rules(&rules_with_cleanup(&repo, ""));
+    let wt = repo.add_card("42");
+    repo.git(
+        &repo.base,
+        &["worktree", "lock", "--reason", "mine", wt.to_str().unwrap()],
+    );
+    let mut sleeper = Sleeper::start(&repo, &wt);
+    for args in [&["remove", "42"][..], &["remove", "42", "--force"]] {
+        let out = repo.kardwt(&repo.base, &[args, &["--grace", "1"]].concat());
+        out.expect_code(1);
+        assert!(
+            out.stderr.contains("locked") && out.stderr.contains("git worktree unlock"),
+            "{out}"
+        );
+        assert!(sleeper.alive(), "the process was killed:\n{out}");
+        assert!(cleanup_lines(&repo).is_empty(), "cleanup ran:\n{out}");
+        assert!(repo.is_registered(&wt), "{out}");
+    }
+}
+
+/// §17.7: when `git worktree remove` refuses after the release anyway (here the cleanup hook
+/// leaves an untracked file in the tree), the record becomes `failed` (reason `remove`) and
+/// the next `add` prepares the released tree again (reason retry) instead of reusing it.
+#[test]
+fn a_removal_git_refuses_after_the_release_leaves_the_record_failed() {
+    let repo = TestRepo::new();
+    repo.write_rules(&rules_with_cleanup(
+        &repo,
+        "echo log > \"$KARDWT_WORKTREE/cleanup.out\"",
+    ));
+    let wt = repo.add_card("42");
+    assert_eq!(repo.prepare_runs(), vec!["42 create prepare"]);
+
+    let out = repo.kardwt(&repo.base, &["remove", "42", "--grace", "1"]);
+    out.expect_code(1);
+    assert!(out.stderr.contains("git worktree remove refused"), "{out}");
+    assert!(out.stderr.contains("record is now failed"), "{out}");
+    assert!(
+        wt.join("cleanup.out").is_file() && repo.is_registered(&wt),
+        "{out}"
+    );
+    let rec = repo.record(&wt);
+    assert_eq!(rec["state"].as_str(), Some("failed"), "{rec:?}");
+    assert_eq!(rec["reason"].as_str(), Some("remove"), "{rec:?}");
+    let events = repo.events(Some("42"));
+    let failed = events.last().unwrap();
+    assert_eq!(failed["event"].as_str(), Some("failed"), "{events:?}");
+    assert!(
+        failed["outcome"]
+            .as_str()
+            .is_some_and(|o| o.starts_with("git worktree remove:")),
+        "{failed}"
+    );
+
+    let path = repo.kardwt_ok(&repo.base, &["add", "42"]);
+    assert_eq!(path.trim_end(), wt.to_str().unwrap());
+    assert_eq!(
+        repo.prepare_runs(),
+        vec!["42 create prepare", "42 retry prepare"],
+        "the released tree was reused without preparing it again"
+    );
+    assert_eq!(repo.record(&wt)["state"].as_str(), Some("ready"));
 }
