@@ -24,6 +24,6 @@ mod sandbox;
 mod seeding;
 mod select;
 mod stress;
-mod trust_misc;
 mod trust_clean;
+mod trust_misc;
 mod verify;
