@@ -237,11 +237,11 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
     }
     {
         let _repo_lock = lock::take_repo(&ctx.repo.common_dir, deadline, &holder)?;
-        let mut remove: Vec<&std::ffi::OsStr> = vec!["worktree".as_ref(), "remove".as_ref()];
+        let mut remove = git::Argv::new(["worktree", "remove"]);
         if opts.force {
-            remove.push("--force".as_ref());
+            remove = remove.fixed("--force");
         }
-        remove.push(path.as_os_str());
+        let remove = remove.outside(&path);
         let out = git::run_until(git::cmd(&ctx.repo.base, remove), Some(deadline))?;
         if !out.ok {
             return Err(failed(format!("git worktree remove refused {}: {}", path.display(), hooks::tail_chars(&out.stderr, 120)))
@@ -321,13 +321,7 @@ fn branch_step(ctx: &Context, rec: &Record, args: &Options) -> Step {
     }
     match git::run(
         &ctx.repo.base,
-        [
-            "branch",
-            "-D",
-            "--quiet",
-            "--end-of-options",
-            rec.branch.as_str(),
-        ],
+        git::Argv::new(["branch", "-D", "--quiet"]).outside(&rec.branch),
     ) {
         Ok(_) => step(
             true,
@@ -355,12 +349,9 @@ pub fn merged_into_base(ctx: &Context, rec: &Record) -> bool {
         .any(|base| {
             git::run(
                 &ctx.repo.base,
-                [
-                    "merge-base",
-                    "--is-ancestor",
-                    branch.as_str(),
-                    base.as_str(),
-                ],
+                git::Argv::new(["merge-base", "--is-ancestor"])
+                    .outside(&branch)
+                    .outside(&base),
             )
             .is_ok()
         })
