@@ -294,7 +294,8 @@ fn remote_head(base: &Path, remote: &str, deadline: Instant) -> Result<String> {
     if !out.ok {
         anyhow::bail!("asking {remote} for its HEAD failed: {}", out.stderr.trim());
     }
-    out.stdout
+    let head = out
+        .stdout
         .lines()
         .find_map(|l| {
             l.strip_prefix("ref: ")
@@ -304,6 +305,14 @@ fn remote_head(base: &Path, remote: &str, deadline: Instant) -> Result<String> {
         .ok_or_else(|| {
             usage(format!("the remote {remote} reports no HEAD branch"))
                 .hint("name the base explicitly with worktree.base.ref (e.g. refs/heads/main)")
-                .into()
-        })
+        })?;
+    // What the remote says is outside input too (SPEC R-TRUST 1).
+    crate::config::check_branch_ref(&head).map_err(|why| {
+        usage(format!(
+            "the remote {remote} names HEAD {}: {why}",
+            crate::config::quote(&head)
+        ))
+        .hint("name the base explicitly with worktree.base.ref (e.g. refs/heads/main)")
+    })?;
+    Ok(head)
 }
