@@ -246,3 +246,44 @@ fn a_rules_symlink_to_env_never_prints_the_secret() {
     );
     assert!(!out.stderr.contains(&long[..41]), "{out}");
 }
+
+/// pre-push reads its refs and oids from standard input: outside operands that git must never
+/// read as options (`git log --output=FILE` would write a file and let the push through).
+#[test]
+fn a_pre_push_oid_is_never_an_option() {
+    use std::io::Write as _;
+    let repo = TestRepo::new();
+    // Relative (git runs in the base): the test's own paths hold a space, which would split
+    // the input line.
+    let marker = repo.base.join("pwned");
+    let zero = "0".repeat(40);
+    let head = repo
+        .git(&repo.base, &["rev-parse", "HEAD"])
+        .trim()
+        .to_owned();
+    for line in [
+        format!("refs/heads/main --output=pwned refs/heads/main {zero}"),
+        format!("refs/heads/main --output=pwned refs/heads/main {head}"),
+    ] {
+        let origin = repo.origin.to_str().unwrap();
+        let mut child = repo
+            .command("git", &repo.base)
+            .args(["kardwt", "hook", "pre-push", "origin", origin])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        writeln!(child.stdin.take().unwrap(), "{line}").unwrap();
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !marker.exists(),
+            "{line}: git log wrote the --output file\n{stderr}"
+        );
+        assert!(
+            !out.status.success(),
+            "{line}: the push was let through\n{stderr}"
+        );
+    }
+}
