@@ -287,3 +287,45 @@ fn a_pre_push_oid_is_never_an_option() {
         );
     }
 }
+
+/// The other ways in read the same rules: the post-checkout hook, `prepare --path` and `adopt`
+/// refuse an option-like remote too, write no record and run nothing.
+#[test]
+fn every_path_that_reads_the_rules_refuses_an_option_as_remote() {
+    let repo = TestRepo::new();
+    repo.install_hooks();
+    let marker = repo.tmp.join("pwned");
+    repo.add_unhooked_worktree("../plain", "card/7");
+    let plain = repo.sibling("plain");
+    repo.write_rules(&format!(
+        "worktree:\n  base:\n    remote: {}\n",
+        upload_pack(&marker)
+    ));
+
+    let out = repo.worktree_add(&["--quiet", "../hooked", "-b", "card/8"]);
+    assert_ne!(out.code, 0, "the post-checkout hook let it through:\n{out}");
+    assert!(format!("{out}").contains("worktree.base.remote"), "{out}");
+    let hooked = repo.sibling("hooked");
+    assert!(
+        !hooked.join(".git").exists() || !repo.record_path(&hooked).exists(),
+        "the hook wrote a record"
+    );
+
+    let plain_arg = plain.to_str().unwrap();
+    for args in [
+        &["prepare", "--path", plain_arg][..],
+        &["adopt", "7", "--path", plain_arg],
+    ] {
+        let out = kardwt_in(&repo, args);
+        assert_eq!(out.code, 2, "{args:?}:\n{out}");
+        assert!(
+            out.stderr.contains("worktree.base.remote"),
+            "{args:?}:\n{out}"
+        );
+        assert!(
+            !repo.admin_dir(&plain).join("kardwt.toml").exists(),
+            "{args:?} wrote a record"
+        );
+    }
+    assert!(!marker.exists(), "git ran the upload-pack program");
+}
