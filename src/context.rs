@@ -117,7 +117,9 @@ impl Context {
                 }
             }
         };
-        let text = read_rules_file(&path, &read)?;
+        // The default file was resolved above: its last component must not become a symlink
+        // in between (O_NOFOLLOW); a named file is followed wherever it leads.
+        let text = read_rules_file(&path, &read, !explicit)?;
         Ok(Rules {
             config: config::decode(&path, &text)?,
             file: Some(path),
@@ -203,8 +205,9 @@ fn inside_base(path: &Path, base: &Path) -> Result<Option<PathBuf>, Fail> {
 
 /// The text of the rules file `shown` (read from `read`, which it resolves to): a regular file
 /// of at most [`MAX_RULES_BYTES`] of UTF-8. The file is opened without blocking (a FIFO with
-/// no writer), checked with fstat, and never read past the limit (`/dev/zero`).
-fn read_rules_file(shown: &Path, read: &Path) -> Result<String, Fail> {
+/// no writer), without following a final symlink when `nofollow`, checked with fstat, and
+/// never read past the limit (`/dev/zero`).
+fn read_rules_file(shown: &Path, read: &Path, nofollow: bool) -> Result<String, Fail> {
     use std::io::Read as _;
     use std::os::unix::fs::OpenOptionsExt as _;
     let cannot = |what: String| {
@@ -214,7 +217,10 @@ fn read_rules_file(shown: &Path, read: &Path) -> Result<String, Fail> {
         ))
         .hint("fix --rules or git config kardwt.rules")
     };
-    let flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY;
+    let mut flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY;
+    if nofollow {
+        flags |= rustix::fs::OFlags::NOFOLLOW;
+    }
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(flags.bits() as i32)
