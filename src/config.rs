@@ -197,6 +197,14 @@ const MAX_PORT: u64 = 65535;
 /// [`Config::default`]. Every error is a usage error (exit 2) whose message reads
 /// `<file>: <key path>: <what is wrong> at line L column C` (the location where known).
 pub fn decode(file: &Path, text: &str) -> Result<Config, Fail> {
+    if flow_work(text) > MAX_FLOW_WORK {
+        return Err(usage(format!(
+            "{}: flow collections ([…] or {{…}}) nest too deeply for the file's size to be \
+             decoded in bounded time",
+            file.display()
+        ))
+        .hint("write deep structures in block style, or move them out of the rules file"));
+    }
     let ctx = Ctx::default();
     let top = TopSeed { ctx: &ctx }.deserialize(serde_yaml::Deserializer::from_str(text));
     let worktree = match top {
@@ -215,6 +223,29 @@ pub fn decode(file: &Path, text: &str) -> Result<Config, Fail> {
     };
     walk(&worktree).map_err(|p| located(file, &p.key, &p.msg, locate(text, &p.at, p.at_key)))
 }
+
+/// The YAML scanner (libyaml, under serde_yaml) checks every open flow collection at each
+/// token, so `[[[[…]]]]` costs depth × tokens: 30 s for 100,000 levels (SPEC R-TRUST 2). This
+/// bounds that work from above, in one pass and without parsing: each byte (a token starts at
+/// one) counts the `[` and `{` seen before it, the most collections that can be open there.
+/// Closing brackets are not subtracted: a `]` inside a quoted string must not lower the bound.
+fn flow_work(text: &str) -> u64 {
+    let mut open: u64 = 0;
+    let mut work: u64 = 0;
+    for b in text.bytes() {
+        match b {
+            b'[' | b'{' => open += 1,
+            b' ' | b'\t' | b'\n' | b'\r' => continue,
+            _ => {}
+        }
+        work = work.saturating_add(open);
+    }
+    work
+}
+
+/// The most [`flow_work`] decoded (a fraction of a second of scanning at worst): a
+/// rules file of a few KiB may hold thousands of flow collections, one of 1 MiB about fifty.
+const MAX_FLOW_WORK: u64 = 50_000_000;
 
 /// A configuration error naming the file and the key path: `<file>: <key>: <msg>` (exit 2).
 pub fn rules_error(file: &Path, key: &str, msg: &str) -> Fail {
@@ -274,6 +305,100 @@ fn located(file: &Path, key: &str, msg: &str, at: Option<serde_yaml::Location>) 
         text.push_str(&format!(" at line {} column {}", loc.line(), loc.column()));
     }
     usage(text)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Names that reach git (SPEC R-TRUST 1): pure checks, used for the rules file, records and
+// what a remote reports.
+
+/// At most this many characters of any value are quoted in an error message (SPEC R-TRUST 2).
+pub const QUOTE_CHARS: usize = 40;
+
+/// `value` in double quotes, cut after [`QUOTE_CHARS`] characters with `…`, so an error about
+/// a mistaken file (a symlink to `.env`) never prints a secret whole.
+pub fn quote(value: &str) -> String {
+    let mut chars = value.chars();
+    let shown: String = chars.by_ref().take(QUOTE_CHARS).collect();
+    if chars.next().is_some() {
+        format!("{:?}", format!("{shown}…"))
+    } else {
+        format!("{shown:?}")
+    }
+}
+
+/// git's refname rules (`git help check-ref-format`, without `--allow-onelevel`, without
+/// `--refspec-pattern`): `Err` says which rule `name` breaks.
+pub fn check_ref_format(name: &str) -> Result<(), &'static str> {
+    if name.is_empty() {
+        return Err("a ref name must not be empty");
+    }
+    if name == "@" {
+        return Err("a ref name must not be \"@\"");
+    }
+    if name.starts_with('-') {
+        return Err("a ref name must not start with '-'");
+    }
+    if name.starts_with('/') || name.ends_with('/') || name.contains("//") {
+        return Err("a ref name must not start or end with '/' or hold \"//\"");
+    }
+    if !name.contains('/') {
+        return Err("a ref name must hold at least one '/'");
+    }
+    if name.ends_with('.') {
+        return Err("a ref name must not end with '.'");
+    }
+    if name.contains("..") {
+        return Err("a ref name must not hold \"..\"");
+    }
+    if name.contains("@{") {
+        return Err("a ref name must not hold \"@{\"");
+    }
+    if name
+        .chars()
+        .any(|c| c.is_ascii_control() || " ~^:?*[\\".contains(c))
+    {
+        return Err("a ref name must not hold control characters, space, ~ ^ : ? * [ or \\");
+    }
+    if name
+        .split('/')
+        .any(|part| part.starts_with('.') || part.ends_with(".lock"))
+    {
+        return Err("no part of a ref name may start with '.' or end with \".lock\"");
+    }
+    Ok(())
+}
+
+/// A full branch ref, `refs/heads/<branch>`, that git accepts.
+pub fn check_branch_ref(name: &str) -> Result<(), String> {
+    match name.strip_prefix("refs/heads/") {
+        Some(branch) if !branch.is_empty() && !branch.starts_with('-') => {
+            check_ref_format(name).map_err(str::to_owned)
+        }
+        _ => Err("must be a full branch ref starting with refs/heads/".to_owned()),
+    }
+}
+
+/// A remote name git accepts (`refs/remotes/<name>/x` is a valid ref) that can never be read
+/// as an option.
+pub fn check_remote_name(name: &str) -> Result<(), String> {
+    if name.starts_with('-') {
+        return Err("a remote name must not start with '-'".to_owned());
+    }
+    if name == "." || name == ".." {
+        return Err("a remote name must not be \".\" or \"..\"".to_owned());
+    }
+    check_ref_format(&format!("refs/remotes/{name}/x"))
+        .map_err(|why| format!("not a valid remote name ({why})"))
+}
+
+/// A record's `base_remote` and `base_ref` (`""`: not known), checked whenever a record is
+/// read, so a tampered record is refused as malformed instead of handing its values to git.
+pub fn check_recorded_base(remote: &str, base_ref: &str) -> Result<(), String> {
+    check_remote_name(remote).map_err(|e| format!("base_remote {}: {e}", quote(remote)))?;
+    if !base_ref.is_empty() {
+        check_branch_ref(base_ref).map_err(|e| format!("base_ref {}: {e}", quote(base_ref)))?;
+    }
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -340,7 +465,7 @@ impl<'a> ValueSeed<'a> {
         if self.strict {
             Err(self.ctx.fail(
                 self.path.to_owned(),
-                format!("integer {digits} is out of range"),
+                format!("integer {} is out of range", quote(&digits)),
             ))
         } else {
             self.done(Value::String(digits))
@@ -430,7 +555,7 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
                         let label = key_label(k);
                         (
                             join_key(self.path, &label),
-                            format!("duplicate key {label:?}"),
+                            format!("duplicate key {}", quote(&label)),
                         )
                     })
                 };
@@ -468,6 +593,18 @@ struct TopSeed<'a> {
     ctx: &'a Ctx,
 }
 
+impl TopSeed<'_> {
+    fn not_a_mapping<E: de::Error>(&self, found: &Value) -> E {
+        self.ctx.fail(
+            String::new(),
+            format!(
+                "expected a mapping at the top level, found {}",
+                describe(found)
+            ),
+        )
+    }
+}
+
 impl<'de> DeserializeSeed<'de> for TopSeed<'_> {
     type Value = Option<Value>;
 
@@ -489,6 +626,50 @@ impl<'de> Visitor<'de> for TopSeed<'_> {
 
     fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
         Ok(None)
+    }
+
+    // Anything but a mapping is refused here, so the message never quotes the document
+    // (serde_yaml's own would quote it whole: a mistaken `kardbrd.yml -> .env`).
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        // Not even its first characters: this is how a `.env` file reads (`KEY=secret` lines).
+        Err(self.ctx.fail(
+            String::new(),
+            format!(
+                "expected a mapping at the top level, found text ({} characters, not shown)",
+                v.chars().count()
+            ),
+        ))
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
+        Err(self.not_a_mapping(&Value::Bool(v)))
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+        Err(self.not_a_mapping(&Value::Number(v.into())))
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+        Err(self.not_a_mapping(&Value::Number(v.into())))
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+        Err(self.not_a_mapping(&Value::Number(v.into())))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
+        Err(self.not_a_mapping(&Value::Sequence(Vec::new())))
+    }
+
+    fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<Self::Value, A::Error> {
+        let (tag, _): (String, _) = data.variant()?;
+        Err(self.ctx.fail(
+            String::new(),
+            format!(
+                "expected a mapping at the top level, found a tagged value ({})",
+                quote(&tag)
+            ),
+        ))
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
@@ -755,7 +936,15 @@ fn join_key(path: &str, key: &str) -> String {
 
 fn key_label(key: &Value) -> String {
     match key {
-        Value::String(s) => s.clone(),
+        Value::String(s) => {
+            let mut chars = s.chars();
+            let shown: String = chars.by_ref().take(QUOTE_CHARS).collect();
+            if chars.next().is_some() {
+                format!("{shown}…")
+            } else {
+                shown
+            }
+        }
         Value::Null => "~".to_owned(),
         Value::Bool(b) => b.to_string(),
         Value::Number(n) => n.to_string(),
@@ -770,14 +959,7 @@ fn describe(value: &Value) -> String {
         Value::Bool(b) => format!("a boolean ({b})"),
         Value::Number(n) if n.is_f64() => format!("a float ({n})"),
         Value::Number(n) => format!("an integer ({n})"),
-        Value::String(s) => {
-            let shown: String = s.chars().take(60).collect();
-            if shown.len() < s.len() {
-                format!("a string ({shown:?}...)")
-            } else {
-                format!("a string ({s:?})")
-            }
-        }
+        Value::String(s) => format!("a string ({})", quote(s)),
         Value::Sequence(_) => "a list".to_owned(),
         Value::Mapping(_) => "a mapping".to_owned(),
         Value::Tagged(t) => format!("a tagged value ({})", t.tag),
@@ -849,7 +1031,7 @@ fn absolute_path(value: &Value, at: &At) -> Walked<PathBuf> {
     let s = nonempty_string(value, at)?;
     let path = PathBuf::from(&s);
     if !path.is_absolute() {
-        return Err(at.problem(format!("must be an absolute path, found {s:?}")));
+        return Err(at.problem(format!("must be an absolute path, found {}", quote(&s))));
     }
     Ok(path)
 }
@@ -889,7 +1071,8 @@ fn choice(value: &Value, at: &At, allowed: &[&str]) -> Walked<usize> {
         .ok_or_else(|| wrong_type(value, at, &expected))?;
     allowed.iter().position(|a| *a == s).ok_or_else(|| {
         at.problem(format!(
-            "unknown value {s:?} (allowed values: {})",
+            "unknown value {} (allowed values: {})",
+            quote(s),
             allowed.join(", ")
         ))
     })
@@ -925,14 +1108,16 @@ fn walk(root: &Value) -> Walked<Config> {
     if let Some((v, at)) = wt.get("base") {
         let b = block(v, &at, BASE_KEYS)?;
         if let Some((v, at)) = b.get("remote") {
-            cfg.base.remote = nonempty_string(v, &at)?;
+            let remote = nonempty_string(v, &at)?;
+            if let Err(why) = check_remote_name(&remote) {
+                return Err(at.problem(format!("{why}, found {}", quote(&remote))));
+            }
+            cfg.base.remote = remote;
         }
         if let Some((v, at)) = b.get("ref") {
             let r = string(v, &at)?;
-            if r.len() <= "refs/heads/".len() || !r.starts_with("refs/heads/") {
-                return Err(at.problem(format!(
-                    "must be a full branch ref starting with refs/heads/, found {r:?}"
-                )));
+            if let Err(why) = check_branch_ref(r) {
+                return Err(at.problem(format!("{why}, found {}", quote(r))));
             }
             cfg.base.git_ref = Some(r.to_owned());
         }
@@ -1028,8 +1213,9 @@ fn walk(root: &Value) -> Walked<Config> {
                 let name = string(item, &at)?;
                 if !is_env_name(name) {
                     return Err(at.problem(format!(
-                        "{name:?} is not a variable name (letters, digits and '_', not starting \
-                         with a digit)"
+                        "{} is not a variable name (letters, digits and '_', not starting \
+                         with a digit)",
+                        quote(name)
                     )));
                 }
                 cfg.environment.passthrough.push(name.to_owned());
@@ -2037,5 +2223,131 @@ mod tests {
             errors > 100,
             "only {errors} of 600 mutations failed to decode"
         );
+    }
+
+    #[test]
+    fn ref_names_follow_git_check_ref_format() {
+        // Each checked against `git check-ref-format` 2.47 (which reads a leading - as an option).
+        for good in [
+            "refs/heads/main",
+            "refs/heads/release/1.2",
+            "refs/heads/a-b_c",
+            "refs/heads/é",
+            "refs/heads/x@y",
+        ] {
+            assert_eq!(check_ref_format(good), Ok(()), "{good}");
+        }
+        for bad in [
+            "",
+            "@",
+            "main",
+            "-x/y",
+            "/refs/heads/a",
+            "refs/heads/a/",
+            "refs//heads",
+            "refs/heads/a.",
+            "refs/heads/a..b",
+            "refs/heads/.a",
+            "refs/heads/a.lock",
+            "refs/heads/a@{1}",
+            "refs/heads/a b",
+            "refs/heads/a~1",
+            "refs/heads/a^",
+            "refs/heads/a:b",
+            "refs/heads/a?",
+            "refs/heads/a*",
+            "refs/heads/a[b",
+            "refs/heads/a\\b",
+            "refs/heads/a\u{7f}",
+            "refs/heads/a\tb",
+        ] {
+            assert!(check_ref_format(bad).is_err(), "{bad:?} passed");
+        }
+    }
+
+    #[test]
+    fn remote_names_never_look_like_options() {
+        for good in ["origin", "up/stream", "my-remote", "o.2"] {
+            assert_eq!(check_remote_name(good), Ok(()), "{good}");
+        }
+        for bad in [
+            "",
+            "-o",
+            "--upload-pack=touch /tmp/x",
+            ".",
+            "..",
+            "a b",
+            "a:b",
+            ".hidden",
+            "x.lock",
+        ] {
+            assert!(check_remote_name(bad).is_err(), "{bad:?} passed");
+        }
+        assert!(check_branch_ref("refs/heads/-x").is_err());
+        assert!(check_branch_ref("--upload-pack=x").is_err());
+        assert_eq!(check_recorded_base("origin", ""), Ok(()));
+        assert_eq!(check_recorded_base("origin", "refs/heads/main"), Ok(()));
+        assert!(check_recorded_base("--upload-pack=x", "refs/heads/main").is_err());
+        assert!(check_recorded_base("origin", "--upload-pack=x").is_err());
+    }
+
+    #[test]
+    fn option_like_remote_and_ref_are_configuration_errors() {
+        let msg = err(
+            "worktree:\n  base:\n    remote: \"--upload-pack=touch /tmp/x\"\n",
+            &["worktree.base.remote", "must not start with '-'", "line 3"],
+        );
+        assert!(msg.contains("\"--upload-pack=touch /tmp/x\""), "{msg}");
+        err(
+            "worktree:\n  base:\n    ref: \"--upload-pack=touch /tmp/x\"\n",
+            &["worktree.base.ref", "refs/heads/"],
+        );
+        err(
+            "worktree:\n  base:\n    ref: refs/heads/a..b\n",
+            &["worktree.base.ref", ".."],
+        );
+    }
+
+    #[test]
+    fn quotes_are_cut_at_forty_characters() {
+        assert_eq!(quote("abc"), "\"abc\"");
+        let long = "x".repeat(40);
+        assert_eq!(quote(&long), format!("\"{long}\""));
+        assert_eq!(quote(&format!("{long}y")), format!("\"{long}…\""));
+        // Characters, not bytes: never a cut inside a UTF-8 sequence.
+        assert_eq!(quote(&"é".repeat(41)), format!("\"{}…\"", "é".repeat(40)));
+    }
+
+    #[test]
+    fn values_are_never_quoted_past_forty_characters() {
+        let secret = "s3cr3t-0123456789abcdefghijklmnopqrstuvwxyz-END";
+        for text in [
+            format!("SECRET={secret}\nTOKEN={secret}\n"),
+            format!("- {secret}\n"),
+            format!("worktree:\n  base:\n    remote: {secret}:x\n"),
+            format!("worktree:\n  checkout:\n    mode: {secret}\n"),
+            format!("worktree:\n  {secret}: 1\n"),
+            format!("worktree:\n  base:\n    remote: [{secret}]\n"),
+            format!("worktree:\n  helpers:\n    stable_root: {secret}\n"),
+            format!("worktree:\n  environment:\n    passthrough: [\"{secret}-\"]\n"),
+        ] {
+            let e = decode(file(), &text).expect_err(&text);
+            assert!(!e.message.contains("-END"), "{}", e.message);
+        }
+    }
+
+    #[test]
+    fn deep_flow_nesting_is_refused_without_scanning_it() {
+        let n = 100_000;
+        for text in [
+            format!("other: {}{}\n", "[".repeat(n), "]".repeat(n)),
+            format!("other: {}1{}\n", "{a: ".repeat(n), "}".repeat(n)),
+        ] {
+            err(&text, &["nest too deeply"]);
+        }
+        // Ordinary flow collections, and deep block nesting, are fine.
+        ok(&format!("other: {}{}\n", "[".repeat(200), "]".repeat(200)));
+        ok(&format!("other:\n{}", "  - [a, {b: c}]\n".repeat(2000)));
+        ok(&format!("other:\n{}x\n", "- ".repeat(n)));
     }
 }

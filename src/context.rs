@@ -7,7 +7,7 @@ use anyhow::{Context as _, Result};
 use crate::card::CardId;
 use crate::cli::{GlobalArgs, Target};
 use crate::config::{self, Config};
-use crate::error::{refused, usage};
+use crate::error::{refused, usage, Fail};
 use crate::repo::{self, Repo};
 use crate::verify::{self, Entry};
 
@@ -98,25 +98,32 @@ impl Context {
         (self.repo.base.join("kardbrd.yml"), false)
     }
 
-    /// Read and strictly decode the rules (exit 2 on any error).
+    /// Read and strictly decode the rules (exit 2 on any error). The file is data from the
+    /// repository (SPEC R-TRUST 2): a default `kardbrd.yml` that is a symlink must resolve
+    /// inside the base, and any rules file must be a regular file of at most
+    /// [`MAX_RULES_BYTES`], checked before it is read.
     pub fn rules(&self) -> Result<Rules> {
         let (path, explicit) = self.rules_path();
-        match std::fs::read_to_string(&path) {
-            Ok(text) => Ok(Rules {
-                config: config::decode(&path, &text)?,
-                file: Some(path),
-            }),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => Ok(Rules {
-                config: Config::default(),
-                file: None,
-            }),
-            Err(e) => Err(usage(format!(
-                "cannot read the rules file {}: {e}",
-                path.display()
-            ))
-            .hint("fix --rules or git config kardwt.rules")
-            .into()),
-        }
+        let read = if explicit {
+            path.clone()
+        } else {
+            match inside_base(&path, &self.repo.base)? {
+                Some(resolved) => resolved,
+                None => {
+                    return Ok(Rules {
+                        config: Config::default(),
+                        file: None,
+                    })
+                }
+            }
+        };
+        // The default file was resolved above: its last component must not become a symlink
+        // in between (O_NOFOLLOW); a named file is followed wherever it leads.
+        let text = read_rules_file(&path, &read, !explicit)?;
+        Ok(Rules {
+            config: config::decode(&path, &text)?,
+            file: Some(path),
+        })
     }
 
     /// Where a card's worktree is: the one path its records name, else `<root>/card-<id>`.
@@ -156,4 +163,93 @@ impl Context {
             None => Err(usage("not inside a worktree: name a card or pass --path").into()),
         }
     }
+}
+
+/// The most a rules file may hold (SPEC R-TRUST 2).
+pub const MAX_RULES_BYTES: u64 = 1 << 20;
+
+/// The default rules file as it may be read: itself, or the target of a symlink that resolves
+/// inside the base; `None` when there is none (defaults apply). A symlink leading out of the
+/// base, or one that resolves nowhere, is a configuration error and nothing is read.
+fn inside_base(path: &Path, base: &Path) -> Result<Option<PathBuf>, Fail> {
+    let meta = match path.symlink_metadata() {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            return Err(usage(format!(
+                "cannot read the rules file {}: {e}",
+                path.display()
+            )))
+        }
+    };
+    if !meta.file_type().is_symlink() {
+        return Ok(Some(path.to_path_buf()));
+    }
+    let resolved = std::fs::canonicalize(path).map_err(|e| {
+        usage(format!(
+            "the rules file {} is a symlink that does not resolve: {e}",
+            path.display()
+        ))
+        .hint("fix or remove the symlink")
+    })?;
+    if !resolved.starts_with(base) {
+        return Err(usage(format!(
+            "the rules file {} is a symlink to {}, outside the base; it is not read",
+            path.display(),
+            resolved.display()
+        ))
+        .hint("make kardbrd.yml a file of the repository, or name another file with --rules"));
+    }
+    Ok(Some(resolved))
+}
+
+/// The text of the rules file `shown` (read from `read`, which it resolves to): a regular file
+/// of at most [`MAX_RULES_BYTES`] of UTF-8. The file is opened without blocking (a FIFO with
+/// no writer), without following a final symlink when `nofollow`, checked with fstat, and
+/// never read past the limit (`/dev/zero`).
+fn read_rules_file(shown: &Path, read: &Path, nofollow: bool) -> Result<String, Fail> {
+    use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let cannot = |what: String| {
+        usage(format!(
+            "cannot read the rules file {}: {what}",
+            shown.display()
+        ))
+        .hint("fix --rules or git config kardwt.rules")
+    };
+    let mut flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY;
+    if nofollow {
+        flags |= rustix::fs::OFlags::NOFOLLOW;
+    }
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(flags.bits() as i32)
+        .open(read)
+        .map_err(|e| cannot(e.to_string()))?;
+    let meta = file.metadata().map_err(|e| cannot(e.to_string()))?;
+    if !meta.is_file() {
+        let kind = if meta.is_dir() {
+            "a directory"
+        } else {
+            "not a regular file (a FIFO, socket or device)"
+        };
+        return Err(cannot(format!("it is {kind}")));
+    }
+    let too_big = || cannot(format!("it is larger than {MAX_RULES_BYTES} bytes (1 MiB)"));
+    if meta.len() > MAX_RULES_BYTES {
+        return Err(too_big());
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_RULES_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| cannot(e.to_string()))?;
+    if bytes.len() as u64 > MAX_RULES_BYTES {
+        return Err(too_big());
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        cannot(format!(
+            "it is not UTF-8 text (invalid byte at offset {})",
+            e.utf8_error().valid_up_to()
+        ))
+    })
 }

@@ -200,12 +200,7 @@ pub fn facts(ctx: &Context, rec: &Record) -> Facts {
 
 /// `git worktree remove --force P`, run from the base; the error is git's refusal, capped.
 pub fn remove_worktree_forced(base: &Path, path: &Path) -> Result<(), String> {
-    let args = [
-        "worktree".as_ref(),
-        "remove".as_ref(),
-        "--force".as_ref(),
-        path.as_os_str(),
-    ];
+    let args = git::Argv::new(["worktree", "remove", "--force"]).outside(path);
     match git::run_until(git::cmd(base, args), None) {
         Ok(o) if o.ok => Ok(()),
         Ok(o) => Err(hooks::tail_chars(&o.stderr, 120)),
@@ -339,19 +334,28 @@ pub fn recorded_base(cfg: &Config, worktree: &Path) -> (String, String) {
     let remote = &cfg.base.remote;
     let base_ref = cfg.base.git_ref.clone().or_else(|| {
         let head = format!("refs/remotes/{remote}/HEAD");
-        git::run(worktree, ["symbolic-ref", "--quiet", head.as_str()])
-            .ok()
-            .and_then(|t| {
-                t.strip_prefix(&format!("refs/remotes/{remote}/"))
-                    .map(|b| format!("refs/heads/{b}"))
-            })
+        git::run(
+            worktree,
+            git::Argv::new(["symbolic-ref", "--quiet"]).outside(&head),
+        )
+        .ok()
+        .and_then(|t| {
+            t.strip_prefix(&format!("refs/remotes/{remote}/"))
+                .map(|b| format!("refs/heads/{b}"))
+        })
     });
     let merge_base = base_ref.as_ref().and_then(|r| {
         let tracking = format!(
             "refs/remotes/{remote}/{}",
             r.strip_prefix("refs/heads/").unwrap_or(r)
         );
-        git::run(worktree, ["merge-base", "HEAD", tracking.as_str()]).ok()
+        git::run(
+            worktree,
+            git::Argv::new(["merge-base"])
+                .outside("HEAD")
+                .outside(&tracking),
+        )
+        .ok()
     });
     let oid = merge_base
         .or_else(|| git::run(worktree, ["rev-parse", "--verify", "--quiet", "HEAD"]).ok());

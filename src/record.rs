@@ -130,6 +130,8 @@ pub fn parse(text: &str) -> Result<Record, String> {
             r.schema
         ));
     }
+    // Its base is handed to git later (SPEC R-TRUST 1): a tampered one is never used.
+    crate::config::check_recorded_base(&r.base_remote, &r.base_ref)?;
     Ok(r)
 }
 

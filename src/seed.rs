@@ -81,8 +81,7 @@ fn ignored_env_files(base: &Path) -> Result<Vec<String>> {
     }
     candidates.sort();
     // check-ignore leaves tracked files out, so what it prints is ignored and untracked.
-    let mut args = vec!["check-ignore".to_owned(), "--".to_owned()];
-    args.extend(candidates.iter().cloned());
+    let args = git::Argv::new(["check-ignore"]).paths(&candidates);
     let out = git::run_until(git::cmd(base, &args), None)?;
     let ignored: Vec<String> = out.stdout.lines().map(str::to_owned).collect();
     Ok(candidates

@@ -184,22 +184,15 @@ impl Action<'_> {
     /// `git worktree add` at `path`: a new branch at `oid`, or the kept branch as it is.
     fn add_worktree(&self, path: &Path, oid: &str) -> Result<PathBuf> {
         let branch = self.card.branch();
-        let mut args: Vec<String> = vec!["worktree".into(), "add".into(), "--quiet".into()];
+        let mut args = git::Argv::new(["worktree", "add", "--quiet"]);
         if self.cfg().checkout.mode == CheckoutMode::Delegated {
-            args.push("--no-checkout".into());
+            args = args.fixed("--no-checkout");
         }
-        let target = path.display().to_string();
-        if self.prep.ctx.repo.branch_exists(&branch) {
-            args.extend(["--end-of-options".into(), target, branch]);
+        let args = if self.prep.ctx.repo.branch_exists(&branch) {
+            args.outside(path).outside(branch)
         } else {
-            args.extend([
-                "-b".into(),
-                branch,
-                "--end-of-options".into(),
-                target,
-                oid.to_owned(),
-            ]);
-        }
+            args.fixed("-b").fixed(branch).outside(path).outside(oid)
+        };
         let out = git::run_until(
             git::cmd(&self.prep.ctx.repo.base, &args).env(ADD_MARKER, path),
             Some(self.prep.deadline),
@@ -256,7 +249,7 @@ pub fn fetch_base(
     let out = git::run_until(
         git::cmd(
             base,
-            [
+            git::Argv::new([
                 "fetch",
                 "--quiet",
                 "--no-tags",
@@ -264,9 +257,9 @@ pub fn fetch_base(
                 "--no-write-fetch-head",
                 "--no-recurse-submodules",
                 "--no-auto-maintenance",
-                remote,
-                &refspec,
-            ],
+            ])
+            .outside(remote)
+            .outside(&refspec),
         ),
         Some(deadline),
     )?;
@@ -290,13 +283,19 @@ pub fn fetch_base(
 /// The branch the remote's HEAD names, as the remote reports it now.
 fn remote_head(base: &Path, remote: &str, deadline: Instant) -> Result<String> {
     let out = git::run_until(
-        git::cmd(base, ["ls-remote", "--symref", remote, "HEAD"]),
+        git::cmd(
+            base,
+            git::Argv::new(["ls-remote", "--symref"])
+                .outside(remote)
+                .outside("HEAD"),
+        ),
         Some(deadline),
     )?;
     if !out.ok {
         anyhow::bail!("asking {remote} for its HEAD failed: {}", out.stderr.trim());
     }
-    out.stdout
+    let head = out
+        .stdout
         .lines()
         .find_map(|l| {
             l.strip_prefix("ref: ")
@@ -306,6 +305,14 @@ fn remote_head(base: &Path, remote: &str, deadline: Instant) -> Result<String> {
         .ok_or_else(|| {
             usage(format!("the remote {remote} reports no HEAD branch"))
                 .hint("name the base explicitly with worktree.base.ref (e.g. refs/heads/main)")
-                .into()
-        })
+        })?;
+    // What the remote says is outside input too (SPEC R-TRUST 1).
+    crate::config::check_branch_ref(&head).map_err(|why| {
+        usage(format!(
+            "the remote {remote} names HEAD {}: {why}",
+            crate::config::quote(&head)
+        ))
+        .hint("name the base explicitly with worktree.base.ref (e.g. refs/heads/main)")
+    })?;
+    Ok(head)
 }

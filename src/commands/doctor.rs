@@ -284,17 +284,15 @@ fn rehearse(ctx: &Context, cfg: &crate::config::Config) -> Vec<Step> {
         format!("{} at {}", base.0, base.1),
     ));
     let t = Instant::now();
-    let mut args: Vec<String> = vec!["worktree".into(), "add".into(), "--quiet".into()];
+    let mut args = git::Argv::new(["worktree", "add", "--quiet"]);
     if cfg.checkout.mode == crate::config::CheckoutMode::Delegated {
-        args.push("--no-checkout".into());
+        args = args.fixed("--no-checkout");
     }
-    args.extend([
-        "-b".into(),
-        card.branch(),
-        "--end-of-options".into(),
-        path.display().to_string(),
-        base.1.clone(),
-    ]);
+    let args = args
+        .fixed("-b")
+        .fixed(card.branch())
+        .outside(&path)
+        .outside(&base.1);
     let created = git::run_until(
         git::cmd(&ctx.repo.base, &args).env(ADD_MARKER, &path),
         Some(deadline),
@@ -396,7 +394,7 @@ fn cleanup(ctx: &Context, card: &CardId, path: Option<&Path>, steps: &mut Vec<St
     }
     if let Err(e) = git::run(
         &ctx.repo.base,
-        ["branch", "-D", "--quiet", card.branch().as_str()],
+        git::Argv::new(["branch", "-D", "--quiet"]).outside(card.branch()),
     ) {
         problems.push(format!("{e:#}"));
     }

@@ -275,7 +275,7 @@ fn apply(
     for c in candidates.iter_mut() {
         let outcome = if c.prune {
             let _held = lock::take_repo(&ctx.repo.common_dir, deadline, "git kardwt gc")?;
-            let args = ["worktree".as_ref(), "remove".as_ref(), c.path.as_os_str()];
+            let args = git::Argv::new(["worktree", "remove"]).outside(&c.path);
             match git::run_until(git::cmd(&ctx.repo.base, args), Some(deadline))? {
                 o if o.ok => {
                     log::append(

@@ -90,7 +90,7 @@ fn head_of(updates: &[RefUpdate]) -> String {
 
 /// Every file the commits of `update` add (those not yet on the remote).
 fn added_files(ctx: &Context, update: &RefUpdate) -> Result<Vec<Added>> {
-    let mut args: Vec<String> = [
+    let args: Vec<String> = [
         "log",
         "--format=%H",
         "--raw",
@@ -105,13 +105,17 @@ fn added_files(ctx: &Context, update: &RefUpdate) -> Result<Vec<Added>> {
     // The remote's old tip is usable as a boundary only when we have it (read through gix:
     // no git process for a question this small).
     let known_remote = !update.is_new() && ctx.repo.has_object(&update.remote_oid);
-    args.push(update.local_oid.clone());
-    if known_remote {
-        args.push(format!("^{}", update.remote_oid));
-    } else {
-        args.extend(["--not".to_owned(), "--remotes".to_owned()]);
+    // The oids come from the hook's standard input: outside operands, never options. The
+    // second --not turns the negation off again before them.
+    let mut argv = git::Argv::new(args);
+    if !known_remote {
+        argv = argv.fixed("--not").fixed("--remotes").fixed("--not");
     }
-    let raw = git::run(&ctx.repo.base, &args)?;
+    argv = argv.outside(&update.local_oid);
+    if known_remote {
+        argv = argv.outside(format!("^{}", update.remote_oid));
+    }
+    let raw = git::run(&ctx.repo.base, argv)?;
     Ok(push::parse_added(&raw))
 }
 

@@ -239,11 +239,11 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
     }
     {
         let _repo_lock = lock::take_repo(&ctx.repo.common_dir, deadline, &holder)?;
-        let mut remove: Vec<&std::ffi::OsStr> = vec!["worktree".as_ref(), "remove".as_ref()];
+        let mut remove = git::Argv::new(["worktree", "remove"]);
         if opts.force {
-            remove.push("--force".as_ref());
+            remove = remove.fixed("--force");
         }
-        remove.push(path.as_os_str());
+        let remove = remove.outside(&path);
         // Released but not removed: the record says so, so the next `add` prepares the tree
         // again (reason retry) instead of reusing it as ready.
         let mut mark_failed = |why: &str| {
@@ -331,13 +331,7 @@ fn branch_step(ctx: &Context, rec: &Record, args: &Options) -> Step {
     }
     match git::run(
         &ctx.repo.base,
-        [
-            "branch",
-            "-D",
-            "--quiet",
-            "--end-of-options",
-            rec.branch.as_str(),
-        ],
+        git::Argv::new(["branch", "-D", "--quiet"]).outside(&rec.branch),
     ) {
         Ok(_) => step(
             true,
@@ -365,12 +359,9 @@ pub fn merged_into_base(ctx: &Context, rec: &Record) -> bool {
         .any(|base| {
             git::run(
                 &ctx.repo.base,
-                [
-                    "merge-base",
-                    "--is-ancestor",
-                    branch.as_str(),
-                    base.as_str(),
-                ],
+                git::Argv::new(["merge-base", "--is-ancestor"])
+                    .outside(&branch)
+                    .outside(&base),
             )
             .is_ok()
         })

@@ -45,8 +45,10 @@ enum Kind {
     Choice,
     /// A variable name (passthrough item).
     Env,
-    /// `refs/heads/<x>`.
+    /// `refs/heads/<x>` that git accepts.
     BranchRef,
+    /// A remote name that git accepts and that does not start with `-`.
+    Remote,
     /// A card id.
     Card,
     /// A mapping with fixed keys.
@@ -264,13 +266,13 @@ const REMOTES: &[&str] = &[
     "upstream",
     "my-remote",
     "orígin",
-    "remote with space",
+    "up/stream",
+    "r.2",
     "😀",
     "yes",
     "null",
     "123",
     "a'b\"c",
-    "tab\there",
     "\u{202e}rtl",
     "z\u{200d}wj",
     "e\u{301}",
@@ -372,7 +374,7 @@ fn valid_worktree(rng: &mut Rng) -> (Node, Json) {
         let mut b = Vec::new();
         if rng.chance(2, 3) {
             let r = *rng.pick(REMOTES);
-            b.push(("remote", raw_str(rng, r, Kind::NonEmpty)));
+            b.push(("remote", raw_str(rng, r, Kind::Remote)));
             cfg["base"]["remote"] = json!(r);
         }
         if rng.chance(1, 2) {
@@ -702,10 +704,25 @@ fn wrong_values(kind: Kind) -> &'static [&'static str] {
         Kind::Port => &["80", "1023", "70000", "65536", "\"2000\"", "~", "-5", "2e4"],
         Kind::Choice => &["partial", "\"FULL\"", "Link", "1", "true", "~", "[full]"],
         Kind::Env => &["\"1ABC\"", "A-B", "\"\"", "'a b'", "5", "~", "[X]"],
+        Kind::Remote => &[
+            "\"-o\"",
+            "\"--upload-pack=touch x\"",
+            "'a b'",
+            "a..b",
+            "x.lock",
+            "\"\"",
+            "~",
+            "[x]",
+        ],
         Kind::BranchRef => &[
             "main",
             "refs/tags/v1",
             "refs/heads/",
+            "\"--upload-pack=touch x\"",
+            "\"refs/heads/-x\"",
+            "refs/heads/a..b",
+            "'refs/heads/a b'",
+            "refs/heads/x.lock",
             "\"\"",
             "5",
             "~",

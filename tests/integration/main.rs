@@ -25,5 +25,6 @@ mod seeding;
 mod select;
 mod stress;
 mod trust_clean;
+mod trust_config;
 mod trust_misc;
 mod verify;
