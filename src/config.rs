@@ -197,14 +197,39 @@ const MAX_PORT: u64 = 65535;
 /// [`Config::default`]. Every error is a usage error (exit 2) whose message reads
 /// `<file>: <key path>: <what is wrong> at line L column C` (the location where known).
 pub fn decode(file: &Path, text: &str) -> Result<Config, Fail> {
-    if flow_work(text) > MAX_FLOW_WORK {
-        return Err(usage(format!(
+    if flow_work(text) <= MAX_FLOW_WORK {
+        return decode_now(file, text);
+    }
+    // Many or deep flow collections: the scanner's cost may grow as depth × tokens (30 s for
+    // 100,000 levels). Decode in a worker and give up when it takes longer than any honest file
+    // would: a large file of shallow `[a, b]` lists still decodes in milliseconds.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (owned_file, owned_text) = (file.to_path_buf(), text.to_owned());
+    let worker = std::thread::Builder::new()
+        .name("decode-rules".into())
+        .stack_size(8 << 20)
+        .spawn(move || {
+            let _ = tx.send(decode_now(&owned_file, &owned_text));
+        });
+    let decoded = worker
+        .ok()
+        .and_then(|_| rx.recv_timeout(DECODE_BUDGET).ok());
+    decoded.unwrap_or_else(|| {
+        Err(usage(format!(
             "{}: flow collections ([…] or {{…}}) nest too deeply for the file's size to be \
              decoded in bounded time",
             file.display()
         ))
-        .hint("write deep structures in block style, or move them out of the rules file"));
-    }
+        .hint("write deep structures in block style, or move them out of the rules file"))
+    })
+}
+
+/// How long a rules file whose flow collections could make the scanner slow may take to
+/// decode (an honest file takes milliseconds).
+const DECODE_BUDGET: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// Decode `text` on this thread (see [`decode`]).
+fn decode_now(file: &Path, text: &str) -> Result<Config, Fail> {
     let ctx = Ctx::default();
     let top = TopSeed { ctx: &ctx }.deserialize(serde_yaml::Deserializer::from_str(text));
     let worktree = match top {
@@ -243,8 +268,8 @@ fn flow_work(text: &str) -> u64 {
     work
 }
 
-/// The most [`flow_work`] decoded (a fraction of a second of scanning at worst): a
-/// rules file of a few KiB may hold thousands of flow collections, one of 1 MiB about fifty.
+/// The most [`flow_work`] decoded without a time budget (a fraction of a second of scanning at
+/// worst); past it, [`decode`] gives the decoder [`DECODE_BUDGET`].
 const MAX_FLOW_WORK: u64 = 50_000_000;
 
 /// A configuration error naming the file and the key path: `<file>: <key>: <msg>` (exit 2).

@@ -329,3 +329,21 @@ fn every_path_that_reads_the_rules_refuses_an_option_as_remote() {
     }
     assert!(!marker.exists(), "git ran the upload-pack program");
 }
+
+/// The guard against deep flow nesting refuses no honest file: 4,000 shallow flow collections
+/// of another tool (150 KB) decode, and the `worktree:` block after them is read.
+#[test]
+fn a_large_file_of_shallow_flow_collections_is_decoded() {
+    let repo = TestRepo::new();
+    let mut text = String::from("board:\n");
+    for i in 0..2000 {
+        text.push_str(&format!(
+            "  card{i}: {{title: \"Task [{i}]\", labels: [bug, ui], owner: someone}}\n"
+        ));
+    }
+    text.push_str("worktree:\n  base: {remote: origin}\n  sharing: {env: link}\n");
+    repo.write_rules(&text);
+    let out = kardwt_in(&repo, &["config", "check"]);
+    out.expect_code(0);
+    assert!(out.stdout.contains("env: link"), "{out}");
+}
