@@ -238,6 +238,17 @@ pub fn parse_batch(raw: &[u8]) -> BTreeMap<String, Vec<u8>> {
     out
 }
 
+/// `data` with every CRLF made LF (what git's text conversion commits).
+pub fn crlf_to_lf(data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(data.len());
+    for (i, b) in data.iter().enumerate() {
+        if !(*b == b'\r' && data.get(i + 1) == Some(&b'\n')) {
+            out.push(*b);
+        }
+    }
+    out
+}
+
 /// A path for a message: valid UTF-8 as is, other bytes as `\xNN`.
 pub fn show(path: &[u8]) -> String {
     String::from_utf8(path.to_vec()).unwrap_or_else(|_| {
@@ -344,5 +355,6 @@ mod tests {
         assert_eq!(m["bbbb"], b"../");
         assert_eq!(m["cccc"], b"");
         assert_eq!(show(b"a\xffb"), "a\\xffb");
+        assert_eq!(crlf_to_lf(b"a\r\nb\rc\r\n"), b"a\nb\rc\n");
     }
 }

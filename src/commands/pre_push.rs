@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 use std::io::Read;
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::ffi::OsStringExt;
 use std::path::Path;
 use std::time::Instant;
 
@@ -264,7 +264,7 @@ impl Check<'_> {
         let Shared {
             names: shared_names,
             blobs: shared_blobs,
-        } = self.shared_from_base()?;
+        } = self.shared_from_base(&brought, pushed.iter().any(Entry::touches_symlink))?;
         for e in brought.iter().filter(|e| !e.is_symlink()) {
             if let Some(name) = shared_blobs.get(&e.blob) {
                 return Ok(Some(format!(
@@ -300,46 +300,53 @@ impl Check<'_> {
     }
 
     /// The base's root-level `.env`/`.env.*` files that git ignores and does not track (what
-    /// `sharing.env: link` links), non-empty: their names, and their blob ids (as stored, and
-    /// with CRLF made LF, as a text conversion would commit them) mapped to the name.
-    fn shared_from_base(&self) -> Result<Shared> {
+    /// `sharing.env: link` links), non-empty regular files (followed through a symlink) of at
+    /// most 16 MiB: their names, and their blob ids (as stored, and with CRLF made LF, as a
+    /// text conversion would commit them) mapped to the name. Whether git ignores them is asked
+    /// only when it matters: some pushed blob has one of their ids, or `names` is needed
+    /// (`need_names`: a pushed commit touches a symlink).
+    fn shared_from_base(&self, pushed: &[&Entry], need_names: bool) -> Result<Shared> {
+        const MAX: u64 = 16 << 20;
         let base = &self.ctx.repo.base;
-        let names: Vec<Vec<u8>> = std::fs::read_dir(base)
-            .with_context(|| format!("could not read {}", base.display()))?
-            .filter_map(|e| e.ok())
-            .map(|e| e.file_name().into_vec())
-            .filter(|n| push::is_env_name(n, self.ignorecase))
-            .collect();
-        let refs: Vec<&[u8]> = names.iter().map(Vec::as_slice).collect();
-        let names: Vec<Vec<u8>> = ignored(base, &refs, false)?.into_iter().collect();
         let kind = match self.ctx.repo.config_string("extensions.objectformat") {
             Some(f) if f.eq_ignore_ascii_case("sha256") => gix::hash::Kind::Sha256,
             _ => gix::hash::Kind::Sha1,
         };
+        let mut names = Vec::new();
         let mut blobs = BTreeMap::new();
-        for name in &names {
-            let Ok(data) = std::fs::read(base.join(std::ffi::OsStr::from_bytes(name))) else {
+        let dir = std::fs::read_dir(base)
+            .with_context(|| format!("could not read {}", base.display()))?;
+        for entry in dir.filter_map(|e| e.ok()) {
+            let name = entry.file_name().into_vec();
+            if !push::is_env_name(&name, self.ignorecase) {
+                continue;
+            }
+            let path = entry.path();
+            let regular = std::fs::metadata(&path).is_ok_and(|m| m.is_file() && m.len() <= MAX);
+            let Some(data) = regular.then(|| std::fs::read(&path).ok()).flatten() else {
                 continue;
             };
             if data.is_empty() {
                 continue;
             }
-            let lf: Vec<u8> = {
-                let mut v = Vec::with_capacity(data.len());
-                for (i, b) in data.iter().enumerate() {
-                    if !(*b == b'\r' && data.get(i + 1) == Some(&b'\n')) {
-                        v.push(*b);
-                    }
-                }
-                v
-            };
-            for content in [&data, &lf] {
-                let id = gix::objs::compute_hash(kind, gix::objs::Kind::Blob, content)
+            names.push(name.clone());
+            for content in [data.clone(), push::crlf_to_lf(&data)] {
+                let id = gix::objs::compute_hash(kind, gix::objs::Kind::Blob, &content)
                     .context("could not hash a shared file")?;
                 blobs.insert(id.to_string(), name.clone());
             }
         }
-        Ok(Shared { names, blobs })
+        let hit = pushed.iter().any(|e| blobs.contains_key(&e.blob));
+        if names.is_empty() || !(hit || need_names) {
+            return Ok(Shared { names, blobs });
+        }
+        let refs: Vec<&[u8]> = names.iter().map(Vec::as_slice).collect();
+        let shared = ignored(base, &refs, false)?;
+        blobs.retain(|_, name| shared.contains(name));
+        Ok(Shared {
+            names: shared.into_iter().collect(),
+            blobs,
+        })
     }
 
     /// In every pushed commit whose diff touches a symlink, every symlink of its tree, resolved

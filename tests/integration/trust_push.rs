@@ -190,7 +190,7 @@ fn forced_env_files_are_refused_at_any_depth_renamed_and_case_folded() {
 }
 
 /// A blob equal to the base's shared `.env` is refused under any name: a copy, a hardlink, a
-/// file modified to hold it. Other content passes.
+/// file modified to hold it, an LF copy of a CRLF file. Other content passes.
 #[test]
 fn a_copy_or_hardlink_of_the_shared_env_is_refused_under_any_name() {
     let (repo, wt) = repo_sharing_env("42");
@@ -232,6 +232,19 @@ fn a_copy_or_hardlink_of_the_shared_env_is_refused_under_any_name() {
     );
     let out = push(&repo, &wt, &["card/42"]);
     assert_blocked(&repo, &out, "notes.txt", &bad);
+    undo(&repo, &wt);
+
+    // A CRLF .env committed elsewhere with LF endings, as a text conversion would store it.
+    std::fs::write(repo.base.join(".env"), "A=1\r\nB=2\r\n").unwrap();
+    let bad = commit(
+        &repo,
+        &wt,
+        &[("conf/lf.txt", "A=1\nB=2\n")],
+        false,
+        "lf copy",
+    );
+    let out = push(&repo, &wt, &["card/42"]);
+    assert_blocked(&repo, &out, "conf/lf.txt", &bad);
 }
 
 /// A commit that exists only on another remote is checked when pushed to origin; commits
