@@ -175,11 +175,15 @@ fn pushed_entries(ctx: &Context, remote: &str, updates: &[RefUpdate]) -> Result<
     Ok(push::parse_entries(&raw))
 }
 
-/// `git -C dir args…` with `input` on stdin; its stdout as bytes. Exit 0 and 1 (check-ignore's
-/// "nothing matched") are answers, anything else an error quoting git's stderr.
-fn git_bytes(dir: &Path, args: Vec<OsString>, input: Option<Vec<u8>>) -> Result<Vec<u8>> {
+/// `git -C dir --no-replace-objects args…` with `input` on stdin; its stdout as bytes. Exit 0
+/// and 1 (check-ignore's "nothing matched") are answers, anything else an error quoting git's
+/// stderr. Replace refs are off because the pack git pushes ignores them: a `git replace` must
+/// not show the check a commit other than the one that leaves.
+fn git_bytes(dir: &Path, mut args: Vec<OsString>, input: Option<Vec<u8>>) -> Result<Vec<u8>> {
+    args.insert(0, "--no-replace-objects".into());
     let shown = args
         .iter()
+        .skip(1)
         .take(2)
         .map(|a| a.to_string_lossy().into_owned())
         .collect::<Vec<_>>()

@@ -4,7 +4,8 @@
 //! symlink retargeted (M) or made from a file (T) to leave the repository or reach the base's
 //! shared `.env`, directly, through the tree's other symlinks, or re-added after a deletion; a
 //! copy or hardlink of the shared `.env` under any name; a commit that exists only on another
-//! remote. Commits already on the remote being pushed to are not rechecked.
+//! remote; a commit hidden behind `git replace`. Commits already on the remote being pushed to
+//! are not rechecked.
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -277,4 +278,18 @@ fn only_commits_already_on_the_target_remote_are_exempt() {
         "a new ref of known commits was refused:\n{out}"
     );
     assert!(ls_remote(&repo).contains("refs/heads/copy"));
+}
+
+/// `git replace` makes `git log` show another commit in place of the pushed one, but the pack
+/// git pushes ignores replace refs: the check reads what really leaves.
+#[test]
+fn a_commit_hidden_by_git_replace_is_still_checked() {
+    let (repo, wt) = repo_with_card("42");
+    let bad = commit(&repo, &wt, &[(".env.prod", "TOKEN=x\n")], true, "secret");
+    undo(&repo, &wt);
+    let good = commit(&repo, &wt, &[("notes.txt", "fine\n")], false, "notes");
+    repo.git(&wt, &["reset", "--quiet", "--hard", &bad]);
+    repo.git(&wt, &["replace", &bad, &good]);
+    let out = push(&repo, &wt, &["card/42"]);
+    assert_blocked(&repo, &out, ".env.prod", &bad);
 }
