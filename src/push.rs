@@ -238,6 +238,17 @@ pub fn parse_batch(raw: &[u8]) -> BTreeMap<String, Vec<u8>> {
     out
 }
 
+/// The blob ids in `git ls-files --stage -z` output (`<mode> <oid> <stage>\t<path>`).
+pub fn staged_blobs(raw: &[u8]) -> std::collections::BTreeSet<String> {
+    raw.split(|b| *b == 0)
+        .filter_map(|rec| {
+            let tab = rec.iter().position(|b| *b == b'\t')?;
+            let meta = String::from_utf8_lossy(&rec[..tab]);
+            meta.split(' ').nth(1).map(str::to_owned)
+        })
+        .collect()
+}
+
 /// `data` with every CRLF made LF (what git's text conversion commits).
 pub fn crlf_to_lf(data: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(data.len());
@@ -355,6 +366,8 @@ mod tests {
         assert_eq!(m["bbbb"], b"../");
         assert_eq!(m["cccc"], b"");
         assert_eq!(show(b"a\xffb"), "a\\xffb");
+        let staged = staged_blobs(b"100644 aaaa 0\t.env.example\x00120000 bbbb 0\tl\tnk\x00");
+        assert!(staged.contains("aaaa") && staged.contains("bbbb") && staged.len() == 2);
         assert_eq!(crlf_to_lf(b"a\r\nb\rc\r\n"), b"a\nb\rc\n");
     }
 }

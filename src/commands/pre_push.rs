@@ -306,8 +306,8 @@ impl Check<'_> {
     /// The base's root-level `.env`/`.env.*` files that git ignores and does not track (what
     /// `sharing.env: link` links), non-empty regular files (followed through a symlink) of at
     /// most 16 MiB: their names, and their blob ids (as stored, and with CRLF made LF, as a
-    /// text conversion would commit them) mapped to the name. Whether git ignores them is asked
-    /// only when it matters: some pushed blob has one of their ids, or `names` is needed
+    /// text conversion would commit them) mapped to the name, leaving out content the base
+    /// tracks. Whether git ignores or tracks them is asked only when it matters: some pushed blob has one of their ids, or `names` is needed
     /// (`need_names`: a pushed commit touches a symlink).
     fn shared_from_base(&self, pushed: &[&Entry], need_names: bool) -> Result<Shared> {
         const MAX: u64 = 16 << 20;
@@ -316,8 +316,8 @@ impl Check<'_> {
             Some(f) if f.eq_ignore_ascii_case("sha256") => gix::hash::Kind::Sha256,
             _ => gix::hash::Kind::Sha1,
         };
-        let mut names = Vec::new();
-        let mut blobs = BTreeMap::new();
+        // Each candidate with its ids; two names may hold the same content.
+        let mut files: Vec<(Vec<u8>, Vec<String>)> = Vec::new();
         let dir = std::fs::read_dir(base)
             .with_context(|| format!("could not read {}", base.display()))?;
         for entry in dir.filter_map(|e| e.ok()) {
@@ -333,20 +333,43 @@ impl Check<'_> {
             if data.is_empty() {
                 continue;
             }
-            names.push(name.clone());
-            for content in [data.clone(), push::crlf_to_lf(&data)] {
-                let id = gix::objs::compute_hash(kind, gix::objs::Kind::Blob, &content)
-                    .context("could not hash a shared file")?;
-                blobs.insert(id.to_string(), name.clone());
+            let hash = |content: &[u8]| -> Result<String> {
+                Ok(
+                    gix::objs::compute_hash(kind, gix::objs::Kind::Blob, content)
+                        .context("could not hash a shared file")?
+                        .to_string(),
+                )
+            };
+            let ids = vec![hash(&data)?, hash(&push::crlf_to_lf(&data))?];
+            files.push((name, ids));
+        }
+        let hit = |files: &[(Vec<u8>, Vec<String>)]| {
+            pushed
+                .iter()
+                .any(|e| files.iter().any(|(_, ids)| ids.contains(&e.blob)))
+        };
+        if files.is_empty() || !(hit(&files) || need_names) {
+            return Ok(Shared {
+                names: Vec::new(),
+                blobs: BTreeMap::new(),
+            });
+        }
+        let refs: Vec<&[u8]> = files.iter().map(|(n, _)| n.as_slice()).collect();
+        let shared = ignored(base, &refs, false)?;
+        files.retain(|(name, _)| shared.contains(name));
+        if hit(&files) {
+            // Content the base tracks is already in the repository, not a secret kardwt shares
+            // (a `.env` copied unchanged from a tracked `.env.example`).
+            let args = ["ls-files", "--stage", "-z"].map(OsString::from).to_vec();
+            let tracked = push::staged_blobs(&git_bytes(base, args, None)?);
+            for (_, ids) in &mut files {
+                ids.retain(|id| !tracked.contains(id));
             }
         }
-        let hit = pushed.iter().any(|e| blobs.contains_key(&e.blob));
-        if names.is_empty() || !(hit || need_names) {
-            return Ok(Shared { names, blobs });
-        }
-        let refs: Vec<&[u8]> = names.iter().map(Vec::as_slice).collect();
-        let shared = ignored(base, &refs, false)?;
-        blobs.retain(|_, name| shared.contains(name));
+        let blobs = files
+            .iter()
+            .flat_map(|(name, ids)| ids.iter().map(move |id| (id.clone(), name.clone())))
+            .collect();
         Ok(Shared {
             names: shared.into_iter().collect(),
             blobs,

@@ -293,3 +293,41 @@ fn a_commit_hidden_by_git_replace_is_still_checked() {
     let out = push(&repo, &wt, &["card/42"]);
     assert_blocked(&repo, &out, ".env.prod", &bad);
 }
+
+/// A shared `.env` copied unchanged from the tracked `.env.example` holds nothing secret: a
+/// pushed copy of that content passes. A copy of another shared file (`.env.local`) does not.
+#[test]
+fn shared_content_the_base_tracks_is_not_a_secret() {
+    let repo = TestRepo::new();
+    repo.commit_files(
+        &[
+            (".gitignore", ".env\n.env.*\n!.env.example\n"),
+            (".env.example", "TOKEN=\n"),
+        ],
+        "example",
+    );
+    repo.share_env_with_prepare();
+    std::fs::write(repo.base.join(".env"), "TOKEN=\n").unwrap();
+    std::fs::write(repo.base.join(".env.local"), "TOKEN=local\n").unwrap();
+    repo.install_hooks();
+    let wt = repo.add_card("42");
+    let ok = commit(
+        &repo,
+        &wt,
+        &[("conf/defaults", "TOKEN=\n")],
+        false,
+        "defaults",
+    );
+    assert_pushed(&repo, &push(&repo, &wt, &["card/42"]), &ok);
+
+    let bad = commit(
+        &repo,
+        &wt,
+        &[("conf/local", "TOKEN=local\n")],
+        false,
+        "local",
+    );
+    let out = push(&repo, &wt, &["card/42"]);
+    assert_blocked(&repo, &out, "conf/local", &bad);
+    assert!(out.stderr.contains("the base's .env.local"), "{out}");
+}
