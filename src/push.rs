@@ -295,8 +295,13 @@ mod tests {
 
     #[test]
     fn entries_from_raw_log() {
-        let raw = b"8ec4\0\n:000000 100644 0000 6178 A\0b c\0:100644 120000 1111 9b40 T\0lnk\0f2b8\0\n:100644 100644 2222 7898 M\0.env.\xc3\xa9\0f2b8\0\n:000000 100644 0000 7898 A\0:x\0";
-        let e = parse_entries(raw);
+        let raw = [
+            &b"8ec4\0\n:000000 100644 0000 6178 A\0b c\0:100644 120000 1111 9b40 T\0lnk\0"[..],
+            b"f2b8\0\n:100644 100644 2222 7898 M\0.env.\xc3\xa9\0",
+            b"f2b8\0\n:000000 100644 0000 7898 A\0:x\0",
+        ]
+        .concat();
+        let e = parse_entries(&raw);
         assert_eq!(e.len(), 4);
         assert_eq!(
             e[0],

@@ -307,8 +307,9 @@ impl Check<'_> {
     /// `sharing.env: link` links), non-empty regular files (followed through a symlink) of at
     /// most 16 MiB: their names, and their blob ids (as stored, and with CRLF made LF, as a
     /// text conversion would commit them) mapped to the name, leaving out content the base
-    /// tracks. Whether git ignores or tracks them is asked only when it matters: some pushed blob has one of their ids, or `names` is needed
-    /// (`need_names`: a pushed commit touches a symlink).
+    /// tracks. Whether git ignores or tracks them is asked only when it matters: some pushed
+    /// blob has one of their ids, or the names are needed (`need_names`: a pushed commit
+    /// touches a symlink).
     fn shared_from_base(&self, pushed: &[&Entry], need_names: bool) -> Result<Shared> {
         const MAX: u64 = 16 << 20;
         let base = &self.ctx.repo.base;
