@@ -84,7 +84,7 @@ pub fn run(global: crate::cli::GlobalArgs, args: &PrePushArgs) -> Result<i32> {
         .flatten()
         .map(String::into_bytes)
         .collect();
-    let pushed = pushed_entries(&ctx, &args.remote, &updates)?;
+    let pushed = pushed_entries(&ctx, args, &updates)?;
     if !pushed.is_empty() {
         let check = Check {
             ctx: &ctx,
@@ -120,31 +120,58 @@ fn config_bool(ctx: &Context, key: &str) -> bool {
         .is_some_and(|v| matches!(v.to_ascii_lowercase().as_str(), "true" | "yes" | "on" | "1"))
 }
 
-/// A remote name whose remote-tracking refs can be named as `--remotes=<name>`: configured,
-/// not an option, no glob characters. A URL (a push by URL) has none.
-fn tracking_remote(ctx: &Context, remote: &str) -> Option<String> {
-    let plain = !remote.is_empty()
-        && !remote.starts_with('-')
-        && !remote.contains(['*', '?', '[', '\\', ':'])
-        && !remote.contains("..");
-    (plain
-        && ctx
-            .repo
-            .config_string(&format!("remote.{remote}.url"))
-            .is_some())
-    .then(|| remote.to_owned())
+/// The remote whose remote-tracking refs say what the push target already has, as a name that
+/// can be given as `--remotes=<name>` (not an option, no glob characters): `remote` when it is
+/// a configured remote, else (a push by URL) the configured remote whose `url` or `pushurl` is
+/// exactly `url`. None when there is none.
+fn tracking_remote(ctx: &Context, remote: &str, url: &str) -> Result<Option<String>> {
+    let plain = |name: &str| {
+        !name.is_empty()
+            && !name.starts_with('-')
+            && !name.contains(['*', '?', '[', '\\', ':'])
+            && !name.contains("..")
+    };
+    let configured = |name: &str| {
+        ctx.repo
+            .config_string(&format!("remote.{name}.url"))
+            .is_some()
+    };
+    if plain(remote) && configured(remote) {
+        return Ok(Some(remote.to_owned()));
+    }
+    let args = ["config", "-z", "--get-regexp", r"^remote\..*\.(push)?url$"]
+        .map(OsString::from)
+        .to_vec();
+    let raw = git_bytes(&ctx.repo.base, args, None)?;
+    Ok(raw
+        .split(|b| *b == 0)
+        .filter_map(|rec| {
+            let nl = rec.iter().position(|b| *b == b'\n')?;
+            let key = std::str::from_utf8(&rec[..nl]).ok()?;
+            let name = key.strip_prefix("remote.")?;
+            let name = name
+                .strip_suffix(".url")
+                .or_else(|| name.strip_suffix(".pushurl"))?;
+            (&rec[nl + 1..] == url.as_bytes() && plain(name)).then(|| name.to_owned())
+        })
+        .next())
 }
 
 /// Every entry of every commit the push sends that `remote` does not have yet: reachable from
 /// the pushed oids, not from the remote oids git gave on stdin nor from that remote's
-/// remote-tracking refs (another remote's refs do not count). One `git log` pass; a merge is
-/// diffed against each parent, a root commit against the empty tree.
-fn pushed_entries(ctx: &Context, remote: &str, updates: &[RefUpdate]) -> Result<Vec<Entry>> {
+/// remote-tracking refs (for a push by URL, those of the configured remote with that URL;
+/// another remote's refs do not count). One `git log` pass; a merge is diffed against each
+/// parent, a root commit against the empty tree.
+fn pushed_entries(
+    ctx: &Context,
+    push_args: &PrePushArgs,
+    updates: &[RefUpdate],
+) -> Result<Vec<Entry>> {
     let tips: Vec<&RefUpdate> = updates.iter().filter(|u| !u.is_deletion()).collect();
     if tips.is_empty() {
         return Ok(Vec::new());
     }
-    let mut args: Vec<OsString> = [
+    let mut log: Vec<OsString> = [
         "log",
         "-z",
         "--format=%H",
@@ -159,19 +186,19 @@ fn pushed_entries(ctx: &Context, remote: &str, updates: &[RefUpdate]) -> Result<
     .iter()
     .map(OsString::from)
     .collect();
-    args.extend(tips.iter().map(|u| OsString::from(&u.local_oid)));
+    log.extend(tips.iter().map(|u| OsString::from(&u.local_oid)));
     for u in updates {
         // The remote's old tip is a boundary only when we have it (read through gix).
         if !u.is_new() && ctx.repo.has_object(&u.remote_oid) {
-            args.push(format!("^{}", u.remote_oid).into());
+            log.push(format!("^{}", u.remote_oid).into());
         }
     }
-    if let Some(name) = tracking_remote(ctx, remote) {
-        args.push("--not".into());
-        args.push(format!("--remotes={name}").into());
+    if let Some(name) = tracking_remote(ctx, &push_args.remote, &push_args.url)? {
+        log.push("--not".into());
+        log.push(format!("--remotes={name}").into());
     }
-    args.push("--".into());
-    let raw = git_bytes(&ctx.repo.base, args, None)?;
+    log.push("--".into());
+    let raw = git_bytes(&ctx.repo.base, log, None)?;
     Ok(push::parse_entries(&raw))
 }
 

@@ -249,8 +249,8 @@ fn a_copy_or_hardlink_of_the_shared_env_is_refused_under_any_name() {
 }
 
 /// A commit that exists only on another remote is checked when pushed to origin; commits
-/// already on origin (its remote oid, or any of its remote-tracking refs for a new ref) are
-/// not rechecked.
+/// already on origin (its remote oid, or any of its remote-tracking refs for a new ref, also
+/// when pushing to origin's URL) are not rechecked.
 #[test]
 fn only_commits_already_on_the_target_remote_are_exempt() {
     let (repo, wt) = repo_with_card("42");
@@ -278,6 +278,12 @@ fn only_commits_already_on_the_target_remote_are_exempt() {
         "a new ref of known commits was refused:\n{out}"
     );
     assert!(ls_remote(&repo).contains("refs/heads/copy"));
+
+    // Pushed by URL: the configured remote with that URL lends its remote-tracking refs.
+    let url = repo.origin.to_str().unwrap();
+    let out = repo.git_output(&wt, &["push", url, "card/42:refs/heads/by-url"]);
+    assert_eq!(out.code, 0, "a push by URL rechecked known commits:\n{out}");
+    assert!(ls_remote(&repo).contains("refs/heads/by-url"));
 }
 
 /// `git replace` makes `git log` show another commit in place of the pushed one, but the pack
