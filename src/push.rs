@@ -62,6 +62,9 @@ pub struct Entry {
     /// `A`, `M`, `T`, `D`, … (renames and copies are off: they come as `D` + `A`).
     pub status: u8,
     pub path: Vec<u8>,
+    /// How many parents the commit has (at least 1: a root commit is diffed against the empty
+    /// tree). A merge has one diff, so one entry for a path, per parent.
+    pub parents: usize,
 }
 
 impl Entry {
@@ -78,12 +81,13 @@ impl Entry {
     }
 }
 
-/// Parse `git log --format=%H --raw -z --no-renames --no-abbrev` output (with
+/// Parse `git log --format='%H %P' --raw -z --no-renames --no-abbrev` output (with
 /// `--diff-merges=separate`, a merge's header repeats before its diff against each parent).
 /// A path is the token after each `:` meta token, so any byte in a name is read as is.
 pub fn parse_entries(raw: &[u8]) -> Vec<Entry> {
     let mut out = Vec::new();
     let mut commit = String::new();
+    let mut parents = 1;
     let mut tokens = raw.split(|b| *b == 0);
     while let Some(tok) = tokens.next() {
         let start = tok.iter().position(|b| *b != b'\n').unwrap_or(tok.len());
@@ -100,13 +104,43 @@ pub fn parse_entries(raw: &[u8]) -> Vec<Entry> {
                     blob: (*blob).to_owned(),
                     status: status.bytes().next().unwrap_or(b'?'),
                     path,
+                    parents,
                 });
             }
-        } else if !tok.is_empty() && tok.iter().all(u8::is_ascii_hexdigit) {
-            commit = String::from_utf8_lossy(tok).into_owned();
+        } else if tok.first().is_some_and(u8::is_ascii_hexdigit)
+            && tok.iter().all(|b| b.is_ascii_hexdigit() || *b == b' ')
+        {
+            let header = String::from_utf8_lossy(tok);
+            let mut ids = header.split_whitespace();
+            commit = ids.next().unwrap_or_default().to_owned();
+            parents = ids.count().max(1);
         }
     }
     out
+}
+
+/// The entries that put into their commit's tree content that differs from every parent's:
+/// all but deletions of an ordinary commit; of a merge, only a path whose result shows in its
+/// diff against each parent (what it brought from one parent is that parent's, checked with
+/// that parent's own commits or already on the remote). Each once, in order.
+pub fn introduced(entries: &[Entry]) -> Vec<&Entry> {
+    let key = |e: &Entry| {
+        (
+            e.commit.clone(),
+            e.path.clone(),
+            e.mode.clone(),
+            e.blob.clone(),
+        )
+    };
+    let mut seen: BTreeMap<(String, Vec<u8>, String, String), usize> = BTreeMap::new();
+    for e in entries.iter().filter(|e| e.parents > 1) {
+        *seen.entry(key(e)).or_default() += 1;
+    }
+    entries
+        .iter()
+        .filter(|e| e.brings())
+        .filter(|e| e.parents <= 1 || seen.remove(&key(e)).is_some_and(|n| n >= e.parents))
+        .collect()
 }
 
 /// The last component of a slash-separated path.
@@ -299,10 +333,22 @@ mod tests {
             &b"8ec4\0\n:000000 100644 0000 6178 A\0b c\0:100644 120000 1111 9b40 T\0lnk\0"[..],
             b"f2b8\0\n:100644 100644 2222 7898 M\0.env.\xc3\xa9\0",
             b"f2b8\0\n:000000 100644 0000 7898 A\0:x\0",
+            b"aa11 8ec4 f2b8\0\n:000000 100644 0000 7898 A\0m\0:100644 100644 3333 5555 M\0n\0",
+            b"aa11 8ec4 f2b8\0\n:000000 100644 0000 7898 A\0m\0",
         ]
         .concat();
         let e = parse_entries(&raw);
-        assert_eq!(e.len(), 4);
+        assert_eq!(e.len(), 7);
+        assert_eq!(
+            (e[4].commit.as_str(), e[4].parents, e[0].parents),
+            ("aa11", 2, 1)
+        );
+        // The merge: `m` differs from both parents, `n` is one parent's version.
+        let new: Vec<&[u8]> = introduced(&e).iter().map(|e| &e.path[..]).collect();
+        assert_eq!(
+            new,
+            [&b"b c"[..], b"lnk", ".env.\u{e9}".as_bytes(), b":x", b"m"]
+        );
         assert_eq!(
             e[0],
             Entry {
@@ -312,6 +358,7 @@ mod tests {
                 blob: "6178".into(),
                 status: b'A',
                 path: b"b c".to_vec(),
+                parents: 1,
             }
         );
         assert!(e[1].touches_symlink() && e[1].is_symlink() && e[1].status == b'T');

@@ -1,7 +1,8 @@
 //! `git kardwt hook pre-push <remote> <url>` (SPEC R-PUSH, R-TRUST 4): block a push (exit 1,
 //! naming the reason, the path and the commit) from a managed worktree that fails verification,
-//! or of a commit new to that remote that brings in (added, modified or type-changed, merges
-//! against each parent) a link kardwt made, a `.env`/`.env.*` at any depth that the ignore rules
+//! or of a commit new to that remote that brings in (added, modified or type-changed; a merge
+//! diffed against each parent, judged on what differs from all of them, its tree's symlinks
+//! on any change) a link kardwt made, a `.env`/`.env.*` at any depth that the ignore rules
 //! would ignore, a blob equal to a file kardwt shares from the base, or a symlink that leaves the
 //! repository or reaches a shared file through the tree's other symlinks. Deletions pass.
 //! Everything is read with `-z` as bytes, in a handful of git processes whatever the commit
@@ -174,7 +175,7 @@ fn pushed_entries(
     let mut log: Vec<OsString> = [
         "log",
         "-z",
-        "--format=%H",
+        "--format=%H %P",
         "--raw",
         "--no-renames",
         "--no-abbrev",
@@ -277,9 +278,9 @@ struct Check<'a> {
 impl Check<'_> {
     /// The first reason found not to push `pushed`, if any.
     fn forbidden(&self, pushed: &[Entry]) -> Result<Option<String>> {
-        let brought: Vec<&Entry> = pushed
-            .iter()
-            .filter(|e| e.brings() && e.mode != "160000")
+        let brought: Vec<&Entry> = push::introduced(pushed)
+            .into_iter()
+            .filter(|e| e.mode != "160000")
             .collect();
         let says = |e: &Entry| if e.status == b'A' { "adds" } else { "changes" };
         for e in &brought {

@@ -337,3 +337,18 @@ fn shared_content_the_base_tracks_is_not_a_secret() {
     assert_blocked(&repo, &out, "conf/local", &bad);
     assert!(out.stderr.contains("the base's .env.local"), "{out}");
 }
+
+/// Merging main brings in what main already has on the remote, such as a tracked `.env.ci` that
+/// the ignore rules match: the merge passes. Its own additions are still judged (see
+/// `a_env_file_brought_in_by_a_merge_commit_is_refused`).
+#[test]
+fn a_merge_of_what_the_remote_already_has_passes() {
+    let (repo, wt) = repo_with_card("42");
+    commit(&repo, &wt, &[("mine.txt", "mine\n")], false, "mine");
+    repo.commit_files(&[(".env.ci", "CI=1\n")], "tracked ci env");
+    repo.git(&wt, &["fetch", "--quiet", "origin"]);
+    repo.git(&wt, &["merge", "--quiet", "--no-edit", "origin/main"]);
+    let merge = head(&repo, &wt);
+    let out = push(&repo, &wt, &["card/42"]);
+    assert_pushed(&repo, &out, &merge);
+}
