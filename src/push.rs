@@ -1,9 +1,7 @@
-//! What the pre-push check inspects (SPEC R-PUSH), pure: git's ref lines on stdin, the added
-//! files `git log --raw -z` reports, and whether a path or symlink target must not leave the
-//! machine.
-use std::path::{Component, Path, PathBuf};
-
-use crate::seed::is_env_name;
+//! What the pre-push check inspects (SPEC R-PUSH, R-TRUST 4), pure: git's ref lines on stdin,
+//! the entries `git log --raw -z --diff-merges=separate` reports (paths as raw bytes), the
+//! symlinks of a pushed tree, and whether a path or a symlink target must not leave the machine.
+use std::collections::BTreeMap;
 
 /// One line git gives pre-push on stdin.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,21 +21,26 @@ impl RefUpdate {
     pub fn is_deletion(&self) -> bool {
         is_null(&self.local_oid)
     }
-    /// A new remote ref: everything not yet on any remote-tracking ref is pushed.
+    /// A new remote ref: the remote gave no old tip to stop at.
     pub fn is_new(&self) -> bool {
         is_null(&self.remote_oid)
     }
 }
 
+/// Is `oid` a full hexadecimal object id (SHA-1 or SHA-256)?
+pub fn is_oid(oid: &str) -> bool {
+    (oid.len() == 40 || oid.len() == 64) && oid.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
 /// Parse git's `<local ref> <local oid> <remote ref> <remote oid>` lines; blank lines are
-/// skipped, a malformed one is an error naming it.
+/// skipped, a malformed one (or an object id that is not hex) is an error naming it.
 pub fn parse_updates(input: &str) -> Result<Vec<RefUpdate>, String> {
     input
         .lines()
         .filter(|l| !l.trim().is_empty())
         .map(
             |l| match l.split_whitespace().collect::<Vec<_>>().as_slice() {
-                [a, b, c, d] => Ok(RefUpdate {
+                [a, b, c, d] if is_oid(b) && is_oid(d) => Ok(RefUpdate {
                     local_ref: (*a).to_owned(),
                     local_oid: (*b).to_owned(),
                     remote_ref: (*c).to_owned(),
@@ -49,68 +52,261 @@ pub fn parse_updates(input: &str) -> Result<Vec<RefUpdate>, String> {
         .collect()
 }
 
-/// A file a pushed commit adds.
+/// One entry of a pushed commit's diff against one of its parents (or the empty tree).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Added {
+pub struct Entry {
     pub commit: String,
+    pub old_mode: String,
     pub mode: String,
     pub blob: String,
-    pub path: String,
+    /// `A`, `M`, `T`, `D`, … (renames and copies are off: they come as `D` + `A`).
+    pub status: u8,
+    pub path: Vec<u8>,
+    /// How many parents the commit has (at least 1: a root commit is diffed against the empty
+    /// tree). A merge has one diff, so one entry for a path, per parent.
+    pub parents: usize,
 }
 
-/// Parse `git log --format=%H --raw --no-renames --diff-filter=A -z --no-abbrev` output.
-pub fn parse_added(raw: &str) -> Vec<Added> {
+impl Entry {
+    /// Does this entry put content into the pushed tree (anything but a deletion)?
+    pub fn brings(&self) -> bool {
+        self.status != b'D'
+    }
+    pub fn is_symlink(&self) -> bool {
+        self.mode == "120000"
+    }
+    /// Does it touch a symlink (made, retargeted, or replaced by something else)?
+    pub fn touches_symlink(&self) -> bool {
+        self.mode == "120000" || self.old_mode == "120000"
+    }
+}
+
+/// Parse `git log --format='%H %P' --raw -z --no-renames --no-abbrev` output (with
+/// `--diff-merges=separate`, a merge's header repeats before its diff against each parent).
+/// A path is the token after each `:` meta token, so any byte in a name is read as is.
+pub fn parse_entries(raw: &[u8]) -> Vec<Entry> {
     let mut out = Vec::new();
     let mut commit = String::new();
-    let mut tokens = raw.split('\0');
+    let mut parents = 1;
+    let mut tokens = raw.split(|b| *b == 0);
     while let Some(tok) = tokens.next() {
-        let tok = tok.trim_start_matches('\n');
-        if let Some(meta) = tok.strip_prefix(':') {
+        let start = tok.iter().position(|b| *b != b'\n').unwrap_or(tok.len());
+        let tok = &tok[start..];
+        if let Some(meta) = tok.strip_prefix(b":") {
+            let meta = String::from_utf8_lossy(meta);
             let fields: Vec<&str> = meta.split(' ').collect();
-            let path = tokens.next().unwrap_or_default().to_owned();
-            if let [_, new_mode, _, new_oid, ..] = fields.as_slice() {
-                out.push(Added {
+            let path = tokens.next().unwrap_or_default().to_vec();
+            if let [old_mode, mode, _, blob, status, ..] = fields.as_slice() {
+                out.push(Entry {
                     commit: commit.clone(),
-                    mode: (*new_mode).to_owned(),
-                    blob: (*new_oid).to_owned(),
+                    old_mode: (*old_mode).to_owned(),
+                    mode: (*mode).to_owned(),
+                    blob: (*blob).to_owned(),
+                    status: status.bytes().next().unwrap_or(b'?'),
                     path,
+                    parents,
                 });
             }
-        } else if !tok.is_empty() && tok.bytes().all(|b| b.is_ascii_hexdigit()) {
-            commit = tok.to_owned();
+        } else if tok.first().is_some_and(u8::is_ascii_hexdigit)
+            && tok.iter().all(|b| b.is_ascii_hexdigit() || *b == b' ')
+        {
+            let header = String::from_utf8_lossy(tok);
+            let mut ids = header.split_whitespace();
+            commit = ids.next().unwrap_or_default().to_owned();
+            parents = ids.count().max(1);
         }
     }
     out
 }
 
-/// A root-level `.env` or `.env.*` path (whether ignore rules catch it is asked of git).
-pub fn is_root_env(path: &str) -> bool {
-    !path.contains('/') && is_env_name(path)
+/// The entries that put into their commit's tree content that differs from every parent's:
+/// all but deletions of an ordinary commit; of a merge, only a path whose result shows in its
+/// diff against each parent (what it brought from one parent is that parent's, checked with
+/// that parent's own commits or already on the remote). Each once, in order.
+pub fn introduced(entries: &[Entry]) -> Vec<&Entry> {
+    let key = |e: &Entry| {
+        (
+            e.commit.clone(),
+            e.path.clone(),
+            e.mode.clone(),
+            e.blob.clone(),
+        )
+    };
+    let mut seen: BTreeMap<(String, Vec<u8>, String, String), usize> = BTreeMap::new();
+    for e in entries.iter().filter(|e| e.parents > 1) {
+        *seen.entry(key(e)).or_default() += 1;
+    }
+    entries
+        .iter()
+        .filter(|e| e.brings())
+        .filter(|e| e.parents <= 1 || seen.remove(&key(e)).is_some_and(|n| n >= e.parents))
+        .collect()
 }
 
-/// Does a symlink at `path` (relative to the repository root) with this target point outside
-/// the repository?
-pub fn link_leaves_repo(path: &str, target: &str) -> bool {
-    if Path::new(target).is_absolute() {
-        return true;
+/// The last component of a slash-separated path.
+pub fn basename(path: &[u8]) -> &[u8] {
+    path.rsplit(|b| *b == b'/').next().unwrap_or(path)
+}
+
+/// Is `name` (one component) a `.env` or `.env.*` name? Compared without regard to ASCII
+/// case when `ignorecase` (git's `core.ignorecase`).
+pub fn is_env_name(name: &[u8], ignorecase: bool) -> bool {
+    let lower;
+    let name = if ignorecase {
+        lower = name.to_ascii_lowercase();
+        &lower[..]
+    } else {
+        name
+    };
+    name == b".env" || (name.starts_with(b".env.") && name.len() > b".env.".len())
+}
+
+/// Do two paths name the same file (ASCII case folded when `ignorecase`)?
+pub fn same_path(a: &[u8], b: &[u8], ignorecase: bool) -> bool {
+    if ignorecase {
+        a.eq_ignore_ascii_case(b)
+    } else {
+        a == b
     }
-    let mut at: PathBuf = Path::new(path)
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_default();
-    for c in Path::new(target).components() {
-        match c {
-            Component::ParentDir => {
-                if !at.pop() {
-                    return true;
+}
+
+/// Is `path` the shared path `shared` or beneath it?
+pub fn reaches(path: &[u8], shared: &[u8], ignorecase: bool) -> bool {
+    same_path(path, shared, ignorecase)
+        || (path.len() > shared.len()
+            && path[shared.len()] == b'/'
+            && same_path(&path[..shared.len()], shared, ignorecase))
+}
+
+/// Where a symlink of a pushed tree leads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Resolved {
+    /// Out of the repository (absolute, or `..` past the root at some step).
+    Leaves,
+    /// More than 40 symlinks followed: a loop, refused like git and the kernel refuse it.
+    Loop,
+    /// To this path inside the repository.
+    Inside(Vec<u8>),
+}
+
+/// Follow the symlink at `path` (relative to the root, target `target`) through the tree's
+/// other symlinks (`links`: path → target), component by component as the kernel would.
+pub fn resolve_link(path: &[u8], target: &[u8], links: &BTreeMap<Vec<u8>, Vec<u8>>) -> Resolved {
+    let components = |t: &[u8]| -> Vec<Vec<u8>> {
+        t.split(|b| *b == b'/')
+            .filter(|c| !c.is_empty())
+            .map(<[u8]>::to_vec)
+            .collect()
+    };
+    if target.starts_with(b"/") {
+        return Resolved::Leaves;
+    }
+    let mut at: Vec<Vec<u8>> = components(path);
+    at.pop();
+    let mut todo: Vec<Vec<u8>> = components(target);
+    todo.reverse();
+    let mut hops = 0;
+    while let Some(c) = todo.pop() {
+        match &c[..] {
+            b"." => {}
+            b".." => {
+                if at.pop().is_none() {
+                    return Resolved::Leaves;
                 }
             }
-            Component::Normal(n) => at.push(n),
-            Component::CurDir => {}
-            Component::RootDir | Component::Prefix(_) => return true,
+            _ => {
+                at.push(c);
+                if let Some(next) = links.get(&at.join(&b'/')) {
+                    hops += 1;
+                    if hops > 40 {
+                        return Resolved::Loop;
+                    }
+                    if next.starts_with(b"/") {
+                        return Resolved::Leaves;
+                    }
+                    at.pop();
+                    todo.extend(components(next).into_iter().rev());
+                }
+            }
         }
     }
-    false
+    Resolved::Inside(at.join(&b'/'))
+}
+
+/// A tree's symlinks: (path, blob id).
+pub type TreeLinks = Vec<(Vec<u8>, String)>;
+
+/// The symlinks in `git ls-tree -r -z --full-tree` output.
+pub fn parse_tree_links(raw: &[u8]) -> TreeLinks {
+    raw.split(|b| *b == 0)
+        .filter_map(|rec| {
+            let tab = rec.iter().position(|b| *b == b'\t')?;
+            let meta = String::from_utf8_lossy(&rec[..tab]);
+            match meta.split(' ').collect::<Vec<_>>().as_slice() {
+                ["120000", "blob", oid] => Some((rec[tab + 1..].to_vec(), (*oid).to_owned())),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// The contents `git cat-file --batch` printed, by object id (missing objects are left out).
+pub fn parse_batch(raw: &[u8]) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut rest = raw;
+    while let Some(nl) = rest.iter().position(|b| *b == b'\n') {
+        let header = String::from_utf8_lossy(&rest[..nl]).into_owned();
+        rest = &rest[nl + 1..];
+        let fields: Vec<&str> = header.split(' ').collect();
+        if let [oid, _, size] = fields.as_slice() {
+            let Ok(size) = size.parse::<usize>() else {
+                break;
+            };
+            if size > rest.len() {
+                break;
+            }
+            out.insert((*oid).to_owned(), rest[..size].to_vec());
+            rest = rest.get(size + 1..).unwrap_or_default();
+        }
+    }
+    out
+}
+
+/// The blob ids in `git ls-files --stage -z` output (`<mode> <oid> <stage>\t<path>`).
+pub fn staged_blobs(raw: &[u8]) -> std::collections::BTreeSet<String> {
+    raw.split(|b| *b == 0)
+        .filter_map(|rec| {
+            let tab = rec.iter().position(|b| *b == b'\t')?;
+            let meta = String::from_utf8_lossy(&rec[..tab]);
+            meta.split(' ').nth(1).map(str::to_owned)
+        })
+        .collect()
+}
+
+/// `data` with every CRLF made LF (what git's text conversion commits).
+pub fn crlf_to_lf(data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(data.len());
+    for (i, b) in data.iter().enumerate() {
+        if !(*b == b'\r' && data.get(i + 1) == Some(&b'\n')) {
+            out.push(*b);
+        }
+    }
+    out
+}
+
+/// A path for a message: valid UTF-8 as is, other bytes as `\xNN`.
+pub fn show(path: &[u8]) -> String {
+    String::from_utf8(path.to_vec()).unwrap_or_else(|_| {
+        path.iter()
+            .map(|b| {
+                if b.is_ascii_graphic() || *b == b' ' {
+                    (*b as char).to_string()
+                } else {
+                    format!("\\x{b:02x}")
+                }
+            })
+            .collect()
+    })
 }
 
 #[cfg(test)]
@@ -128,36 +324,102 @@ mod tests {
         assert!(u[0].is_new() && !u[0].is_deletion());
         assert!(u[1].is_deletion());
         assert!(parse_updates("one two\n").is_err());
+        assert!(parse_updates(&format!("a --all b {z}\n")).is_err());
     }
 
     #[test]
-    fn added_files_from_raw_log() {
-        let raw = "8ec4\0\n:000000 100644 0000 6178 A\0b c\0:000000 120000 0000 9b40 A\0lnk\0f2b8\0\n:000000 100644 0000 7898 A\0a\0";
-        let added = parse_added(raw);
-        assert_eq!(added.len(), 3);
+    fn entries_from_raw_log() {
+        let raw = [
+            &b"8ec4\0\n:000000 100644 0000 6178 A\0b c\0:100644 120000 1111 9b40 T\0lnk\0"[..],
+            b"f2b8\0\n:100644 100644 2222 7898 M\0.env.\xc3\xa9\0",
+            b"f2b8\0\n:000000 100644 0000 7898 A\0:x\0",
+            b"aa11 8ec4 f2b8\0\n:000000 100644 0000 7898 A\0m\0:100644 100644 3333 5555 M\0n\0",
+            b"aa11 8ec4 f2b8\0\n:000000 100644 0000 7898 A\0m\0",
+        ]
+        .concat();
+        let e = parse_entries(&raw);
+        assert_eq!(e.len(), 7);
         assert_eq!(
-            added[0],
-            Added {
+            (e[4].commit.as_str(), e[4].parents, e[0].parents),
+            ("aa11", 2, 1)
+        );
+        // The merge: `m` differs from both parents, `n` is one parent's version.
+        let new: Vec<&[u8]> = introduced(&e).iter().map(|e| &e.path[..]).collect();
+        assert_eq!(
+            new,
+            [&b"b c"[..], b"lnk", ".env.\u{e9}".as_bytes(), b":x", b"m"]
+        );
+        assert_eq!(
+            e[0],
+            Entry {
                 commit: "8ec4".into(),
+                old_mode: "000000".into(),
                 mode: "100644".into(),
                 blob: "6178".into(),
-                path: "b c".into()
+                status: b'A',
+                path: b"b c".to_vec(),
+                parents: 1,
             }
         );
-        assert_eq!(added[1].mode, "120000");
-        assert_eq!(added[2].commit, "f2b8");
+        assert!(e[1].touches_symlink() && e[1].is_symlink() && e[1].status == b'T');
+        assert_eq!(e[2].commit, "f2b8");
+        assert_eq!(e[2].path, ".env.é".as_bytes());
+        assert_eq!(e[3].path, b":x");
     }
 
     #[test]
-    fn env_paths_and_escaping_links() {
-        assert!(is_root_env(".env.prod"));
-        assert!(!is_root_env("sub/.env"));
-        assert!(!is_root_env(".env.example/x"));
-        assert!(link_leaves_repo("lnk", "/etc/passwd"));
-        assert!(link_leaves_repo("lnk", "../outside"));
-        assert!(link_leaves_repo("a/lnk", "../../outside"));
-        assert!(!link_leaves_repo("a/lnk", "../inside"));
-        assert!(!link_leaves_repo("lnk", "docs/readme"));
-        assert!(!link_leaves_repo("a/b/lnk", "./../c"));
+    fn env_names() {
+        assert!(is_env_name(b".env.prod", false));
+        assert!(is_env_name(basename(b"s/.env"), false));
+        assert!(!is_env_name(b".ENV", false));
+        assert!(is_env_name(b".ENV", true));
+        assert!(!is_env_name(b".env.", false));
+        assert!(!is_env_name(b"x.env", false));
+        assert!(reaches(b".claude/skills/x", b".claude/skills", false));
+        assert!(!reaches(b".claude/skillsx", b".claude/skills", false));
+        assert!(reaches(b".Env", b".env", true));
+    }
+
+    #[test]
+    fn links_resolve_through_the_tree() {
+        let none = BTreeMap::new();
+        let r = |p: &str, t: &str, l: &BTreeMap<Vec<u8>, Vec<u8>>| {
+            resolve_link(p.as_bytes(), t.as_bytes(), l)
+        };
+        let inside = |s: &str| Resolved::Inside(s.as_bytes().to_vec());
+        assert_eq!(r("lnk", "/etc/passwd", &none), Resolved::Leaves);
+        assert_eq!(r("lnk", "../outside", &none), Resolved::Leaves);
+        assert_eq!(r("a/lnk", "../../outside", &none), Resolved::Leaves);
+        assert_eq!(r("a/lnk", "../inside", &none), inside("inside"));
+        assert_eq!(r("lnk", "docs/readme", &none), inside("docs/readme"));
+        assert_eq!(r("a/b/lnk", "./../c", &none), inside("a/c"));
+        assert_eq!(r("lnk", "dot/../.env", &none), inside(".env"));
+        let mut tree = BTreeMap::new();
+        tree.insert(b"dot".to_vec(), b".".to_vec());
+        assert_eq!(r("leak", "dot/../.env", &tree), Resolved::Leaves);
+        assert_eq!(r("ok", "dot/dot/README.md", &tree), inside("README.md"));
+        tree.insert(b"d/up".to_vec(), b"..".to_vec());
+        assert_eq!(r("x", "d/up/d/up/.env", &tree), inside(".env"));
+        tree.insert(b"abs".to_vec(), b"/etc".to_vec());
+        assert_eq!(r("x", "abs/passwd", &tree), Resolved::Leaves);
+        tree.insert(b"loop".to_vec(), b"loop".to_vec());
+        assert_eq!(r("x", "loop", &tree), Resolved::Loop);
+    }
+
+    #[test]
+    fn trees_and_batches() {
+        let tree = b"100644 blob aaaa\tREADME\x00120000 blob bbbb\tl\xffnk\x00040000 tree cccc\td";
+        assert_eq!(
+            parse_tree_links(tree),
+            vec![(b"l\xffnk".to_vec(), "bbbb".to_owned())]
+        );
+        let batch = b"bbbb blob 3\n../\nxx missing\ncccc blob 0\n\n";
+        let m = parse_batch(batch);
+        assert_eq!(m["bbbb"], b"../");
+        assert_eq!(m["cccc"], b"");
+        assert_eq!(show(b"a\xffb"), "a\\xffb");
+        let staged = staged_blobs(b"100644 aaaa 0\t.env.example\x00120000 bbbb 0\tl\tnk\x00");
+        assert!(staged.contains("aaaa") && staged.contains("bbbb") && staged.len() == 2);
+        assert_eq!(crlf_to_lf(b"a\r\nb\rc\r\n"), b"a\nb\rc\n");
     }
 }

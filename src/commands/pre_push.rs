@@ -1,20 +1,38 @@
-//! `git kardwt hook pre-push <remote> <url>` (SPEC R-PUSH): block a push (exit 1, naming the
-//! reason, the path and the commit) from a managed worktree that fails verification, or of a
-//! commit that adds a link kardwt made, a root-level `.env`/`.env.*` that the ignore rules would
-//! ignore, or a symlink whose target leaves the repository. Deletions pass.
-use std::collections::BTreeSet;
+//! `git kardwt hook pre-push <remote> <url>` (SPEC R-PUSH, R-TRUST 4): block a push (exit 1,
+//! naming the reason, the path and the commit) from a managed worktree that fails verification,
+//! or of a commit new to that remote that brings in (added, modified or type-changed; a merge
+//! diffed against each parent, judged on what differs from all of them, its tree's symlinks
+//! on any change) a link kardwt made, a `.env`/`.env.*` at any depth that the ignore rules
+//! would ignore, a blob equal to a file kardwt shares from the base, or a symlink that leaves the
+//! repository or reaches a shared file through the tree's other symlinks. Deletions pass.
+//! Everything is read with `-z` as bytes, in a handful of git processes whatever the commit
+//! count.
+use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsString;
 use std::io::Read;
-use std::time::{Duration, Instant};
+use std::os::unix::ffi::OsStringExt;
+use std::path::Path;
+use std::time::Instant;
 
 use anyhow::{Context as _, Result};
 
 use crate::cli::PrePushArgs;
 use crate::context::Context;
 use crate::error::failed;
-use crate::push::{self, Added, RefUpdate};
+use crate::push::{self, Entry, RefUpdate, Resolved};
 use crate::record::Loaded;
 use crate::verify::{self, Verdict};
 use crate::{git, log};
+
+/// Why a push is refused, and what to do instead.
+struct Refusal {
+    why: String,
+    hint: &'static str,
+}
+
+const UNDO: &str = "nothing was pushed; take the file out of the pushed commits (`git rm --cached \
+                    <path>` and `git commit --amend`, or `git rebase -i` for an older commit), \
+                    then push again; pushing the same commits from another checkout is blocked too";
 
 pub fn run(global: crate::cli::GlobalArgs, args: &PrePushArgs) -> Result<i32> {
     let started = Instant::now();
@@ -31,17 +49,17 @@ pub fn run(global: crate::cli::GlobalArgs, args: &PrePushArgs) -> Result<i32> {
         .clone()
         .unwrap_or_else(|| ctx.repo.base.clone());
     let mut card = String::new();
-    let blocked = |why: String, card: &str| -> anyhow::Error {
+    let blocked = |refusal: Refusal, card: &str| -> anyhow::Error {
         log::append(
             &ctx.repo.common_dir,
             "push-blocked",
             card,
             &here,
-            &why,
+            &refusal.why,
             started.elapsed(),
         );
-        failed(format!("push to {} blocked: {why}", args.remote))
-            .hint("nothing was pushed; fix the cause, or push from elsewhere if you are sure")
+        failed(format!("push to {} blocked: {}", args.remote, refusal.why))
+            .hint(refusal.hint)
             .into()
     };
 
@@ -49,25 +67,34 @@ pub fn run(global: crate::cli::GlobalArgs, args: &PrePushArgs) -> Result<i32> {
         let report = verify::verify(&ctx.repo, &entries, &here, None);
         card = report.card.clone().unwrap_or_default();
         if report.verdict == Verdict::Foreign {
-            return Err(blocked(
-                format!("{} (commit {})", report.explain(), head_of(&updates)),
-                &card,
-            ));
+            let refusal = Refusal {
+                why: format!("{} (commit {})", report.explain(), head_of(&updates)),
+                hint: "nothing was pushed; repair this worktree's record first \
+                       (`git kardwt verify` and `git kardwt doctor` say how)",
+            };
+            return Err(blocked(refusal, &card));
         }
     }
 
-    let links: BTreeSet<String> = entries
+    let links: BTreeSet<Vec<u8>> = entries
         .iter()
         .filter_map(|e| match &e.record {
             Loaded::Parsed(r) => Some(r.links.clone()),
             _ => None,
         })
         .flatten()
+        .map(String::into_bytes)
         .collect();
-    for update in updates.iter().filter(|u| !u.is_deletion()) {
-        let added = added_files(&ctx, update)?;
-        if let Some(why) = forbidden(&ctx, &here, &added, &links)? {
-            return Err(blocked(why, &card));
+    let pushed = pushed_entries(&ctx, args, &updates)?;
+    if !pushed.is_empty() {
+        let check = Check {
+            ctx: &ctx,
+            here: &here,
+            ignorecase: config_bool(&ctx, "core.ignorecase"),
+            links,
+        };
+        if let Some(why) = check.forbidden(&pushed)? {
+            return Err(blocked(Refusal { why, hint: UNDO }, &card));
         }
     }
     log::append(
@@ -88,85 +115,360 @@ fn head_of(updates: &[RefUpdate]) -> String {
         .map_or("-".to_owned(), |u| u.local_oid.clone())
 }
 
-/// Every file the commits of `update` add (those not yet on the remote).
-fn added_files(ctx: &Context, update: &RefUpdate) -> Result<Vec<Added>> {
-    let args: Vec<String> = [
-        "log",
-        "--format=%H",
-        "--raw",
-        "--no-renames",
-        "--diff-filter=A",
-        "-z",
-        "--no-abbrev",
-    ]
-    .iter()
-    .map(|s| (*s).to_owned())
-    .collect();
-    // The remote's old tip is usable as a boundary only when we have it (read through gix:
-    // no git process for a question this small).
-    let known_remote = !update.is_new() && ctx.repo.has_object(&update.remote_oid);
-    // The oids come from the hook's standard input: outside operands, never options. The
-    // second --not turns the negation off again before them.
-    let mut argv = git::Argv::new(args);
-    if !known_remote {
-        argv = argv.fixed("--not").fixed("--remotes").fixed("--not");
-    }
-    argv = argv.outside(&update.local_oid);
-    if known_remote {
-        argv = argv.outside(format!("^{}", update.remote_oid));
-    }
-    let raw = git::run(&ctx.repo.base, argv)?;
-    Ok(push::parse_added(&raw))
+fn config_bool(ctx: &Context, key: &str) -> bool {
+    ctx.repo
+        .config_string(key)
+        .is_some_and(|v| matches!(v.to_ascii_lowercase().as_str(), "true" | "yes" | "on" | "1"))
 }
 
-/// The first added file that must not be pushed, with why.
-/// Ignore rules are judged in the worktree the push runs from, whose checked-out `.gitignore`
-/// is the one the pushed commits were made under (the base's may differ).
-fn forbidden(
+/// The remote whose remote-tracking refs say what the push target already has, as a name that
+/// can be given as `--remotes=<name>` (not an option, no glob characters): `remote` when it is
+/// a configured remote, else (a push by URL) the configured remote whose `url` or `pushurl` is
+/// exactly `url`. None when there is none.
+fn tracking_remote(ctx: &Context, remote: &str, url: &str) -> Result<Option<String>> {
+    let plain = |name: &str| {
+        !name.is_empty()
+            && !name.starts_with('-')
+            && !name.contains(['*', '?', '[', '\\', ':'])
+            && !name.contains("..")
+    };
+    let configured = |name: &str| {
+        ctx.repo
+            .config_string(&format!("remote.{name}.url"))
+            .is_some()
+    };
+    if plain(remote) && configured(remote) {
+        return Ok(Some(remote.to_owned()));
+    }
+    let args = ["config", "-z", "--get-regexp", r"^remote\..*\.(push)?url$"]
+        .map(OsString::from)
+        .to_vec();
+    let raw = git_bytes(&ctx.repo.base, args, None)?;
+    Ok(raw
+        .split(|b| *b == 0)
+        .filter_map(|rec| {
+            let nl = rec.iter().position(|b| *b == b'\n')?;
+            let key = std::str::from_utf8(&rec[..nl]).ok()?;
+            let name = key.strip_prefix("remote.")?;
+            let name = name
+                .strip_suffix(".url")
+                .or_else(|| name.strip_suffix(".pushurl"))?;
+            (&rec[nl + 1..] == url.as_bytes() && plain(name)).then(|| name.to_owned())
+        })
+        .next())
+}
+
+/// Every entry of every commit the push sends that `remote` does not have yet: reachable from
+/// the pushed oids, not from the remote oids git gave on stdin nor from that remote's
+/// remote-tracking refs (for a push by URL, those of the configured remote with that URL;
+/// another remote's refs do not count). One `git log` pass; a merge is diffed against each
+/// parent, a root commit against the empty tree.
+fn pushed_entries(
     ctx: &Context,
-    here: &std::path::Path,
-    added: &[Added],
-    links: &BTreeSet<String>,
-) -> Result<Option<String>> {
-    for a in added {
-        if links.contains(&a.path) {
-            return Ok(Some(format!(
-                "commit {} adds {}, a link kardwt shares from the base",
-                a.commit, a.path
-            )));
+    push_args: &PrePushArgs,
+    updates: &[RefUpdate],
+) -> Result<Vec<Entry>> {
+    let tips: Vec<&RefUpdate> = updates.iter().filter(|u| !u.is_deletion()).collect();
+    if tips.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut log: Vec<OsString> = [
+        "log",
+        "-z",
+        "--format=%H %P",
+        "--raw",
+        "--no-renames",
+        "--no-abbrev",
+        "--diff-merges=separate",
+        "--root",
+        "--no-show-signature",
+        "--no-relative",
+    ]
+    .iter()
+    .map(OsString::from)
+    .collect();
+    log.extend(tips.iter().map(|u| OsString::from(&u.local_oid)));
+    for u in updates {
+        // The remote's old tip is a boundary only when we have it (read through gix).
+        if !u.is_new() && ctx.repo.has_object(&u.remote_oid) {
+            log.push(format!("^{}", u.remote_oid).into());
         }
     }
-    let envs: Vec<&Added> = added
+    if let Some(name) = tracking_remote(ctx, &push_args.remote, &push_args.url)? {
+        log.push("--not".into());
+        log.push(format!("--remotes={name}").into());
+    }
+    log.push("--".into());
+    let raw = git_bytes(&ctx.repo.base, log, None)?;
+    Ok(push::parse_entries(&raw))
+}
+
+/// `git -C dir --no-replace-objects args…` with `input` on stdin; its stdout as bytes. Exit 0
+/// and 1 (check-ignore's "nothing matched") are answers, anything else an error quoting git's
+/// stderr. Replace refs are off because the pack git pushes ignores them: a `git replace` must
+/// not show the check a commit other than the one that leaves.
+fn git_bytes(dir: &Path, mut args: Vec<OsString>, input: Option<Vec<u8>>) -> Result<Vec<u8>> {
+    args.insert(0, "--no-replace-objects".into());
+    let shown = args
         .iter()
-        .filter(|a| push::is_root_env(&a.path))
+        .skip(1)
+        .take(2)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let expr = git::cmd(dir, args)
+        .stdout_capture()
+        .stderr_capture()
+        .unchecked();
+    let expr = match input {
+        Some(bytes) => expr.stdin_bytes(bytes),
+        None => expr.stdin_null(),
+    };
+    let out = expr
+        .run()
+        .context("could not start git: is it installed and on PATH?")?;
+    match out.status.code() {
+        Some(0 | 1) => Ok(out.stdout),
+        _ => anyhow::bail!(
+            "`git {shown}` failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ),
+    }
+}
+
+/// `git check-ignore -z --stdin` in `dir` (with `--no-index` when `no_index`): which of
+/// `paths` the ignore rules ignore.
+fn ignored(dir: &Path, paths: &[&[u8]], no_index: bool) -> Result<BTreeSet<Vec<u8>>> {
+    if paths.is_empty() {
+        return Ok(BTreeSet::new());
+    }
+    let mut args: Vec<OsString> = vec!["check-ignore".into()];
+    if no_index {
+        args.push("--no-index".into());
+    }
+    args.extend(["-z".into(), "--stdin".into()]);
+    let input: Vec<u8> = paths
+        .iter()
+        .flat_map(|p| p.iter().chain(&[0]))
+        .copied()
         .collect();
-    if !envs.is_empty() {
-        let mut args = vec![
-            "check-ignore".to_owned(),
-            "--no-index".to_owned(),
-            "--".to_owned(),
-        ];
-        args.extend(envs.iter().map(|a| a.path.clone()));
-        let out = git::run_until(
-            git::cmd(here, &args),
-            Some(Instant::now() + Duration::from_secs(60)),
+    let out = git_bytes(dir, args, Some(input))?;
+    Ok(out
+        .split(|b| *b == 0)
+        .filter(|p| !p.is_empty())
+        .map(<[u8]>::to_vec)
+        .collect())
+}
+
+/// The files kardwt shares from the base: names, and blob ids mapped to the name.
+struct Shared {
+    names: Vec<Vec<u8>>,
+    blobs: BTreeMap<String, Vec<u8>>,
+}
+
+/// What the pushed entries are judged against.
+struct Check<'a> {
+    ctx: &'a Context,
+    here: &'a Path,
+    ignorecase: bool,
+    /// Paths records list as links kardwt made.
+    links: BTreeSet<Vec<u8>>,
+}
+
+impl Check<'_> {
+    /// The first reason found not to push `pushed`, if any.
+    fn forbidden(&self, pushed: &[Entry]) -> Result<Option<String>> {
+        let brought: Vec<&Entry> = push::introduced(pushed)
+            .into_iter()
+            .filter(|e| e.mode != "160000")
+            .collect();
+        let says = |e: &Entry| if e.status == b'A' { "adds" } else { "changes" };
+        for e in &brought {
+            if let Some(l) = self.links.iter().find(|l| self.same(&e.path, l)) {
+                return Ok(Some(format!(
+                    "commit {} {} {}, a link kardwt shares from the base",
+                    e.commit,
+                    says(e),
+                    push::show(l)
+                )));
+            }
+        }
+        let Shared {
+            names: shared_names,
+            blobs: shared_blobs,
+        } = self.shared_from_base(&brought, pushed.iter().any(Entry::touches_symlink))?;
+        for e in brought.iter().filter(|e| !e.is_symlink()) {
+            if let Some(name) = shared_blobs.get(&e.blob) {
+                return Ok(Some(format!(
+                    "commit {} {} {}, whose content is the base's {}, a file kardwt shares",
+                    e.commit,
+                    says(e),
+                    push::show(&e.path),
+                    push::show(name)
+                )));
+            }
+        }
+        let envs: Vec<&&Entry> = brought
+            .iter()
+            .filter(|e| push::is_env_name(push::basename(&e.path), self.ignorecase))
+            .collect();
+        let paths: BTreeSet<&[u8]> = envs.iter().map(|e| &e.path[..]).collect();
+        let hit = ignored(self.here, &paths.into_iter().collect::<Vec<_>>(), true)?;
+        if let Some(e) = envs.iter().find(|e| hit.contains(&e.path)) {
+            return Ok(Some(format!(
+                "commit {} {} {}, which the ignore rules exclude: a secret forced past .gitignore",
+                e.commit,
+                says(e),
+                push::show(&e.path)
+            )));
+        }
+        let mut shared: Vec<Vec<u8>> = shared_names;
+        shared.extend(self.links.iter().cloned());
+        self.symlinks(pushed, &shared)
+    }
+
+    fn same(&self, a: &[u8], b: &[u8]) -> bool {
+        push::same_path(a, b, self.ignorecase)
+    }
+
+    /// The base's root-level `.env`/`.env.*` files that git ignores and does not track (what
+    /// `sharing.env: link` links), non-empty regular files (followed through a symlink) of at
+    /// most 16 MiB: their names, and their blob ids (as stored, and with CRLF made LF, as a
+    /// text conversion would commit them) mapped to the name, leaving out content the base
+    /// tracks. Whether git ignores or tracks them is asked only when it matters: some pushed
+    /// blob has one of their ids, or the names are needed (`need_names`: a pushed commit
+    /// touches a symlink).
+    fn shared_from_base(&self, pushed: &[&Entry], need_names: bool) -> Result<Shared> {
+        const MAX: u64 = 16 << 20;
+        let base = &self.ctx.repo.base;
+        let kind = match self.ctx.repo.config_string("extensions.objectformat") {
+            Some(f) if f.eq_ignore_ascii_case("sha256") => gix::hash::Kind::Sha256,
+            _ => gix::hash::Kind::Sha1,
+        };
+        // Each candidate with its ids; two names may hold the same content.
+        let mut files: Vec<(Vec<u8>, Vec<String>)> = Vec::new();
+        let dir = std::fs::read_dir(base)
+            .with_context(|| format!("could not read {}", base.display()))?;
+        for entry in dir.filter_map(|e| e.ok()) {
+            let name = entry.file_name().into_vec();
+            if !push::is_env_name(&name, self.ignorecase) {
+                continue;
+            }
+            let path = entry.path();
+            let regular = std::fs::metadata(&path).is_ok_and(|m| m.is_file() && m.len() <= MAX);
+            let Some(data) = regular.then(|| std::fs::read(&path).ok()).flatten() else {
+                continue;
+            };
+            if data.is_empty() {
+                continue;
+            }
+            let hash = |content: &[u8]| -> Result<String> {
+                Ok(
+                    gix::objs::compute_hash(kind, gix::objs::Kind::Blob, content)
+                        .context("could not hash a shared file")?
+                        .to_string(),
+                )
+            };
+            let ids = vec![hash(&data)?, hash(&push::crlf_to_lf(&data))?];
+            files.push((name, ids));
+        }
+        let hit = |files: &[(Vec<u8>, Vec<String>)]| {
+            pushed
+                .iter()
+                .any(|e| files.iter().any(|(_, ids)| ids.contains(&e.blob)))
+        };
+        if files.is_empty() || !(hit(&files) || need_names) {
+            return Ok(Shared {
+                names: Vec::new(),
+                blobs: BTreeMap::new(),
+            });
+        }
+        let refs: Vec<&[u8]> = files.iter().map(|(n, _)| n.as_slice()).collect();
+        let shared = ignored(base, &refs, false)?;
+        files.retain(|(name, _)| shared.contains(name));
+        if hit(&files) {
+            // Content the base tracks is already in the repository, not a secret kardwt shares
+            // (a `.env` copied unchanged from a tracked `.env.example`).
+            let args = ["ls-files", "--stage", "-z"].map(OsString::from).to_vec();
+            let tracked = push::staged_blobs(&git_bytes(base, args, None)?);
+            for (_, ids) in &mut files {
+                ids.retain(|id| !tracked.contains(id));
+            }
+        }
+        let blobs = files
+            .iter()
+            .flat_map(|(name, ids)| ids.iter().map(move |id| (id.clone(), name.clone())))
+            .collect();
+        Ok(Shared {
+            names: shared.into_iter().collect(),
+            blobs,
+        })
+    }
+
+    /// In every pushed commit whose diff touches a symlink, every symlink of its tree, resolved
+    /// through the tree's other symlinks: none may leave the repository or reach `shared`.
+    fn symlinks(&self, pushed: &[Entry], shared: &[Vec<u8>]) -> Result<Option<String>> {
+        let commits: BTreeSet<&str> = pushed
+            .iter()
+            .filter(|e| e.touches_symlink())
+            .map(|e| e.commit.as_str())
+            .collect();
+        let mut trees: Vec<(&str, push::TreeLinks)> = Vec::new();
+        for commit in commits {
+            let args: Vec<OsString> = ["ls-tree", "-r", "-z", "--full-tree", commit, "--"]
+                .iter()
+                .map(OsString::from)
+                .collect();
+            let raw = git_bytes(&self.ctx.repo.base, args, None)?;
+            trees.push((commit, push::parse_tree_links(&raw)));
+        }
+        let oids: BTreeSet<&str> = trees
+            .iter()
+            .flat_map(|(_, l)| l.iter().map(|(_, o)| o.as_str()))
+            .collect();
+        if oids.is_empty() {
+            return Ok(None);
+        }
+        let input: Vec<u8> = oids.iter().flat_map(|o| o.bytes().chain([b'\n'])).collect();
+        let raw = git_bytes(
+            &self.ctx.repo.base,
+            vec!["cat-file".into(), "--batch".into()],
+            Some(input),
         )?;
-        let ignored: BTreeSet<&str> = out.stdout.lines().collect();
-        if let Some(a) = envs.iter().find(|a| ignored.contains(a.path.as_str())) {
-            return Ok(Some(format!(
-                "commit {} adds {}, which the ignore rules exclude: a secret forced past .gitignore",
-                a.commit, a.path
-            )));
+        let targets = push::parse_batch(&raw);
+        for (commit, links) in &trees {
+            let map: BTreeMap<Vec<u8>, Vec<u8>> = links
+                .iter()
+                .map(|(p, o)| (p.clone(), targets.get(o).cloned().unwrap_or_default()))
+                .collect();
+            for (path, target) in &map {
+                let shown = format!("{} -> {}", push::show(path), push::show(target));
+                match push::resolve_link(path, target, &map) {
+                    Resolved::Leaves => {
+                        return Ok(Some(format!(
+                            "commit {commit} has the symlink {shown}, which leaves the repository"
+                        )))
+                    }
+                    Resolved::Loop => {
+                        return Ok(Some(format!(
+                            "commit {commit} has the symlink {shown}, which loops"
+                        )))
+                    }
+                    Resolved::Inside(to) => {
+                        if let Some(s) = shared
+                            .iter()
+                            .find(|s| push::reaches(&to, s, self.ignorecase))
+                        {
+                            return Ok(Some(format!(
+                                "commit {commit} has the symlink {shown}, which reaches {}, \
+                                 a file kardwt shares from the base",
+                                push::show(s)
+                            )));
+                        }
+                    }
+                }
+            }
         }
+        Ok(None)
     }
-    for a in added.iter().filter(|a| a.mode == "120000") {
-        let target = git::run(&ctx.repo.base, ["cat-file", "blob", a.blob.as_str()])?;
-        if push::link_leaves_repo(&a.path, &target) {
-            return Ok(Some(format!(
-                "commit {} adds the symlink {} -> {target}, which leaves the repository",
-                a.commit, a.path
-            )));
-        }
-    }
-    Ok(None)
 }

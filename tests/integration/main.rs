@@ -27,4 +27,5 @@ mod stress;
 mod trust_clean;
 mod trust_config;
 mod trust_misc;
+mod trust_push;
 mod verify;

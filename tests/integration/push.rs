@@ -11,7 +11,7 @@ use crate::support::{Output, TestRepo};
 
 /// Hooks installed in the base, the standard prepare rules, and card `card` added; returns the
 /// repository and the card's worktree.
-fn repo_with_card(card: &str) -> (TestRepo, PathBuf) {
+pub(crate) fn repo_with_card(card: &str) -> (TestRepo, PathBuf) {
     let repo = TestRepo::new();
     repo.write_rules(&repo.rules_with_prepare(false));
     repo.install_hooks();
@@ -26,7 +26,13 @@ fn repo_with_card(card: &str) -> (TestRepo, PathBuf) {
 
 /// Write `files` in `wt`, stage them (`git add -f` when `force`), commit; returns the oid.
 #[track_caller]
-fn commit(repo: &TestRepo, wt: &Path, files: &[(&str, &str)], force: bool, msg: &str) -> String {
+pub(crate) fn commit(
+    repo: &TestRepo,
+    wt: &Path,
+    files: &[(&str, &str)],
+    force: bool,
+    msg: &str,
+) -> String {
     for (rel, content) in files {
         let p = wt.join(rel);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
@@ -44,7 +50,12 @@ fn commit(repo: &TestRepo, wt: &Path, files: &[(&str, &str)], force: bool, msg: 
 
 /// Commit the symlinks `(path, target)` in `wt`; returns the oid.
 #[track_caller]
-fn commit_links(repo: &TestRepo, wt: &Path, links: &[(&str, &str)], msg: &str) -> String {
+pub(crate) fn commit_links(
+    repo: &TestRepo,
+    wt: &Path,
+    links: &[(&str, &str)],
+    msg: &str,
+) -> String {
     for (rel, target) in links {
         let p = wt.join(rel);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
@@ -65,24 +76,24 @@ fn push_env_example(repo: &TestRepo, wt: &Path) {
     assert!(ls_remote(repo).contains(&ok), "{out}");
 }
 
-fn head(repo: &TestRepo, wt: &Path) -> String {
+pub(crate) fn head(repo: &TestRepo, wt: &Path) -> String {
     repo.git(wt, &["rev-parse", "HEAD"]).trim().to_owned()
 }
 
 /// `git push origin <refspecs…>` from `dir`, hooks active. Does not assert.
-fn push(repo: &TestRepo, dir: &Path, refspecs: &[&str]) -> Output {
+pub(crate) fn push(repo: &TestRepo, dir: &Path, refspecs: &[&str]) -> Output {
     let mut args = vec!["push", "origin"];
     args.extend_from_slice(refspecs);
     repo.git_output(dir, &args)
 }
 
 /// `git ls-remote origin` as seen from the base.
-fn ls_remote(repo: &TestRepo) -> String {
+pub(crate) fn ls_remote(repo: &TestRepo) -> String {
     repo.git(&repo.base, &["ls-remote", "origin"])
 }
 
 /// Does origin hold the object `oid` at all?
-fn origin_has(repo: &TestRepo, oid: &str) -> bool {
+pub(crate) fn origin_has(repo: &TestRepo, oid: &str) -> bool {
     repo.git_output(
         &repo.origin,
         &["cat-file", "-e", &format!("{oid}^{{commit}}")],
@@ -91,7 +102,7 @@ fn origin_has(repo: &TestRepo, oid: &str) -> bool {
         == 0
 }
 
-fn count_events(repo: &TestRepo, event: &str) -> usize {
+pub(crate) fn count_events(repo: &TestRepo, event: &str) -> usize {
     repo.events(None)
         .iter()
         .filter(|e| e["event"] == event)
@@ -101,7 +112,7 @@ fn count_events(repo: &TestRepo, event: &str) -> usize {
 /// Assert that a push was refused by the pre-push check, naming `path` and `commit`, and that
 /// origin received neither the commit nor the ref update.
 #[track_caller]
-fn assert_blocked(repo: &TestRepo, out: &Output, path: &str, commit: &str) {
+pub(crate) fn assert_blocked(repo: &TestRepo, out: &Output, path: &str, commit: &str) {
     assert_ne!(out.code, 0, "the push went through:\n{out}");
     assert!(
         out.stderr.contains("blocked"),
@@ -118,6 +129,10 @@ fn assert_blocked(repo: &TestRepo, out: &Output, path: &str, commit: &str) {
         ls_remote(repo)
     );
     assert!(!origin_has(repo, commit), "origin received {commit}");
+    assert!(
+        !out.stderr.contains("elsewhere"),
+        "the refusal suggests pushing from elsewhere:\n{out}"
+    );
 }
 
 /// Acceptance 5: an ordinary commit is pushed (first as a new remote ref, then as an update),
