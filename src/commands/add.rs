@@ -48,12 +48,30 @@ pub fn run(ctx: &Context, args: &AddArgs, out: &mut dyn Write) -> Result<i32> {
         board: &args.board,
     };
     let record = match report.verdict {
-        Verdict::Absent => action.create(&path, &holder)?,
+        Verdict::Absent => {
+            refuse_if_branch_held(ctx, &entries, &card, cfg)?;
+            action.create(&path, &holder, false)?
+        }
         Verdict::Verified => {
             let (Some(rec), Some(admin)) = (report.record, report.admin) else {
                 anyhow::bail!("internal error: a verified worktree without record");
             };
             action.reuse(rec, admin)?
+        }
+        Verdict::Unseeded if half_made(&report, cfg).is_some() => {
+            let why = half_made(&report, cfg).unwrap_or(verify::Incomplete::NoIndex);
+            if !lifecycle::intended(common, &card, &path) {
+                return Err(refused(format!(
+                    "{} is a worktree kardwt has no record of, and {}; once it is repaired, run git kardwt add {card} again",
+                    path.display(),
+                    why.describe()
+                ))
+                .hint(why.repair(&path))
+                .into());
+            }
+            // kardwt's own creation, interrupted before its record: never handed out, so it
+            // is removed and created again (the branch is kept and checked out as it is).
+            action.create(&path, &holder, true)?
         }
         Verdict::Unseeded => {
             return Err(refused(format!(
@@ -111,14 +129,28 @@ impl Action<'_> {
 
     /// Create the worktree under the repository lock, record it `preparing`, then prepare it
     /// holding only the card's lock. A failed preparation removes the new tree (R-ATOMIC).
-    fn create(&self, path: &Path, holder: &str) -> Result<Record> {
+    /// `half_made`: first remove the tree an interrupted `add` of this card left at `path`.
+    fn create(&self, path: &Path, holder: &str, half_made: bool) -> Result<Record> {
         let started = Instant::now();
         let (record, admin) = {
             let common = &self.prep.ctx.repo.common_dir;
             let _repo_lock = lock::take_repo(common, self.prep.deadline, holder)?;
+            if half_made {
+                self.remove_half_made(path)?;
+            }
             let ports = lifecycle::allocate_ports(self.prep.ctx, self.cfg(), self.card)?;
             let (base_ref, oid) = fetch_base(&self.prep.ctx.repo, self.cfg(), self.prep.deadline)?;
-            let path = self.add_worktree(path, &oid)?;
+            // R-TRUST 5: say, before git creates anything, that this tree is ours.
+            lifecycle::write_intent(common, self.card, path)?;
+            let path = match self.add_worktree(path, &oid) {
+                Ok(p) => p,
+                Err(e) => {
+                    if !path.exists() {
+                        lifecycle::clear_intent(common, self.card);
+                    }
+                    return Err(e);
+                }
+            };
             let admin = admin_of(&path)?;
             let now = record::now();
             let rec = Record {
@@ -142,6 +174,7 @@ impl Action<'_> {
                 last_hook: None,
             };
             record::write(&admin, &rec)?;
+            lifecycle::clear_intent(common, self.card);
             self.prep.log("created", &rec, "ok", started.elapsed());
             (rec, admin)
         };
@@ -179,6 +212,33 @@ impl Action<'_> {
             }
             Err(failure) => Err(failure.into_error(self.card, &self.retry(), None)),
         }
+    }
+
+    /// Remove the unrecorded tree an interrupted `add` of this card created at `path` (its
+    /// checkout never completed, so nothing in it was handed out); the branch is kept.
+    fn remove_half_made(&self, path: &Path) -> Result<()> {
+        let started = Instant::now();
+        lifecycle::remove_half_made(&self.prep.ctx.repo.base, path).map_err(|refusal| {
+            crate::error::failed(format!(
+                "removing {}, which an interrupted git kardwt add {} left half made, failed: {refusal}",
+                path.display(),
+                self.card
+            ))
+            .hint(format!(
+                "remove it by hand: git worktree remove --force --force '{}', then run git kardwt add {} again",
+                path.display(),
+                self.card
+            ))
+        })?;
+        crate::log::append(
+            &self.prep.ctx.repo.common_dir,
+            "removed",
+            self.card.as_str(),
+            path,
+            "half made by an interrupted add",
+            started.elapsed(),
+        );
+        Ok(())
     }
 
     /// `git worktree add` at `path`: a new branch at `oid`, or the kept branch as it is.
@@ -225,6 +285,64 @@ impl Action<'_> {
         }
         repo::canonical(path)
     }
+}
+
+/// Why the unrecorded worktree of `report` is half made, if it is (R-TRUST 5). In delegated
+/// mode an unmaterialized tree is normal; only git's `initializing` mark counts then.
+fn half_made(report: &verify::Report, cfg: &Config) -> Option<verify::Incomplete> {
+    let admin = report.admin.as_deref()?;
+    let materialized = cfg.checkout.mode != CheckoutMode::Delegated;
+    verify::checkout_incomplete(&report.path, admin, materialized)
+}
+
+/// Refuse, naming the repair, when branch `card/<id>` is checked out in an unrecorded
+/// worktree elsewhere (e.g. a hooked `git worktree add` killed mid-checkout): git would refuse
+/// the new worktree with no advice.
+fn refuse_if_branch_held(
+    ctx: &Context,
+    entries: &[verify::Entry],
+    card: &CardId,
+    cfg: &Config,
+) -> Result<()> {
+    let branch = repo::Head::Branch(card.branch());
+    for e in entries {
+        if !matches!(e.record, record::Loaded::Absent)
+            || repo::read_head(&e.linked.admin).as_ref() != Some(&branch)
+        {
+            continue;
+        }
+        let Some(path) = e.linked.path.clone() else {
+            continue;
+        };
+        let report = verify::verify(&ctx.repo, entries, &path, None);
+        if report.verdict != Verdict::Unseeded {
+            continue;
+        }
+        let (state, hint) = match half_made(&report, cfg) {
+            Some(why) => (
+                format!(
+                    "{}; once it is repaired, run git kardwt add {card} again",
+                    why.describe()
+                ),
+                why.repair(&path),
+            ),
+            None => (
+                "unseeded".to_owned(),
+                format!(
+                    "to take it over as card {card}, run: git kardwt prepare --path '{}'",
+                    path.display()
+                ),
+            ),
+        };
+        return Err(refused(format!(
+            "branch {} is checked out in {}, a worktree kardwt has no record of: {state}",
+            card.branch(),
+            path.display()
+        ))
+        .hint(hint)
+        .into());
+    }
+    Ok(())
 }
 
 /// The admin dir a worktree's `.git` file names.
