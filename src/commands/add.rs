@@ -50,7 +50,7 @@ pub fn run(ctx: &Context, args: &AddArgs, out: &mut dyn Write) -> Result<i32> {
     let record = match report.verdict {
         Verdict::Absent => {
             refuse_if_branch_held(ctx, &entries, &card, cfg)?;
-            action.create(&path, &holder, false)?
+            action.create(&path, &holder, None)?
         }
         Verdict::Verified => {
             let (Some(rec), Some(admin)) = (report.record, report.admin) else {
@@ -71,7 +71,12 @@ pub fn run(ctx: &Context, args: &AddArgs, out: &mut dyn Write) -> Result<i32> {
             }
             // kardwt's own creation, interrupted before its record: never handed out, so it
             // is removed and created again (the branch is kept and checked out as it is).
-            action.create(&path, &holder, true)?
+            action.create(&path, &holder, Some(Leftover::HalfMade))?
+        }
+        Verdict::Foreign if bare_start(&report, common, &card) => {
+            // Killed between git creating the directory and its `.git` file: an empty
+            // directory kardwt made, and git's entry for it still `initializing`.
+            action.create(&path, &holder, Some(Leftover::BareStart))?
         }
         Verdict::Unseeded => {
             return Err(refused(format!(
@@ -129,14 +134,14 @@ impl Action<'_> {
 
     /// Create the worktree under the repository lock, record it `preparing`, then prepare it
     /// holding only the card's lock. A failed preparation removes the new tree (R-ATOMIC).
-    /// `half_made`: first remove the tree an interrupted `add` of this card left at `path`.
-    fn create(&self, path: &Path, holder: &str, half_made: bool) -> Result<Record> {
+    /// `leftover`: first remove what an interrupted `add` of this card left at `path`.
+    fn create(&self, path: &Path, holder: &str, leftover: Option<Leftover>) -> Result<Record> {
         let started = Instant::now();
         let (record, admin) = {
             let common = &self.prep.ctx.repo.common_dir;
             let _repo_lock = lock::take_repo(common, self.prep.deadline, holder)?;
-            if half_made {
-                self.remove_half_made(path)?;
+            if let Some(leftover) = leftover {
+                self.remove_leftover(path, leftover)?;
             }
             let ports = lifecycle::allocate_ports(self.prep.ctx, self.cfg(), self.card)?;
             let (base_ref, oid) = fetch_base(&self.prep.ctx.repo, self.cfg(), self.prep.deadline)?;
@@ -214,21 +219,32 @@ impl Action<'_> {
         }
     }
 
-    /// Remove the unrecorded tree an interrupted `add` of this card created at `path` (its
-    /// checkout never completed, so nothing in it was handed out); the branch is kept.
-    fn remove_half_made(&self, path: &Path) -> Result<()> {
+    /// Remove what an interrupted `add` of this card created at `path` (unrecorded and never
+    /// handed out); the branch is kept. Call it under the repository lock.
+    fn remove_leftover(&self, path: &Path, leftover: Leftover) -> Result<()> {
         let started = Instant::now();
-        lifecycle::remove_half_made(&self.prep.ctx.repo.base, path).map_err(|refusal| {
+        let removed = match leftover {
+            Leftover::HalfMade => lifecycle::remove_half_made(&self.prep.ctx.repo.base, path),
+            Leftover::BareStart => remove_bare_start(&self.prep.ctx.repo, path),
+        };
+        removed.map_err(|refusal| {
             crate::error::failed(format!(
                 "removing {}, which an interrupted git kardwt add {} left half made, failed: {refusal}",
                 path.display(),
                 self.card
             ))
-            .hint(format!(
-                "remove it by hand: git worktree remove --force --force '{}', then run git kardwt add {} again",
-                path.display(),
-                self.card
-            ))
+            .hint(match leftover {
+                Leftover::HalfMade => format!(
+                    "remove it by hand, then run git kardwt add {} again: git worktree remove --force --force '{}'",
+                    self.card,
+                    path.display()
+                ),
+                Leftover::BareStart => format!(
+                    "move {} away by hand, then run git kardwt add {} again",
+                    path.display(),
+                    self.card
+                ),
+            })
         })?;
         crate::log::append(
             &self.prep.ctx.repo.common_dir,
@@ -285,6 +301,37 @@ impl Action<'_> {
         }
         repo::canonical(path)
     }
+}
+
+/// What an interrupted `add` can leave at the card's path, unrecorded.
+#[derive(Clone, Copy)]
+enum Leftover {
+    /// A registered tree whose checkout never completed.
+    HalfMade,
+    /// An empty directory without its `.git` file, git's entry for it still `initializing`.
+    BareStart,
+}
+
+/// Is the foreign `report` an empty directory an interrupted `add` of `card` created (its
+/// intent names it) before git wrote its `.git` file?
+fn bare_start(report: &verify::Report, common: &Path, card: &CardId) -> bool {
+    report.failed_check().is_some_and(|c| c.name == "dot_git")
+        && !report.path.join(".git").exists()
+        && std::fs::read_dir(&report.path).is_ok_and(|mut d| d.next().is_none())
+        && lifecycle::intended(common, card, &report.path)
+}
+
+/// Remove an empty directory at `path` and git's entries that name it and still say
+/// `initializing` (what `git worktree prune` would remove, were they not locked).
+fn remove_bare_start(repo: &repo::Repo, path: &Path) -> Result<(), String> {
+    let linked = repo.linked().map_err(|e| format!("{e:#}"))?;
+    for l in linked.iter().filter(|l| l.path.as_deref() == Some(path)) {
+        let locked = std::fs::read_to_string(l.admin.join("locked")).unwrap_or_default();
+        if locked.trim() == "initializing" {
+            std::fs::remove_dir_all(&l.admin).map_err(|e| format!("{}: {e}", l.admin.display()))?;
+        }
+    }
+    std::fs::remove_dir(path).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// Why the unrecorded worktree of `report` is half made, if it is (R-TRUST 5). In delegated

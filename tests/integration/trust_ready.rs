@@ -234,3 +234,59 @@ fn prepare_refuses_missing_tracked_files_and_its_repair_keeps_the_users_edits() 
     repo.kardwt_ok(&repo.base, &["prepare", "--path", p]);
     repo.kardwt_ok(&repo.base, &["verify", "--path", p]);
 }
+
+/// What a SIGKILL of `add` leaves in the instant between git creating the card's directory and
+/// its `.git` file (too short to hit with a real kill, so built by hand as git leaves it): an
+/// empty directory, git's entry naming it still locked `initializing`, and, when `intent`,
+/// kardwt's intent naming the path.
+fn bare_start(repo: &TestRepo, card: &str, intent: bool) -> (PathBuf, PathBuf) {
+    let path = repo.card_path(card);
+    std::fs::create_dir_all(&path).unwrap();
+    let admin = repo
+        .common_dir()
+        .join("worktrees")
+        .join(format!("card-{card}"));
+    std::fs::create_dir_all(&admin).unwrap();
+    let dot_git = format!("{}\n", path.join(".git").display());
+    std::fs::write(admin.join("gitdir"), dot_git).unwrap();
+    std::fs::write(admin.join("locked"), "initializing").unwrap();
+    std::fs::write(admin.join("commondir"), "../..\n").unwrap();
+    std::fs::write(admin.join("HEAD"), format!("{}\n", "0".repeat(40))).unwrap();
+    if intent {
+        let intents = repo.common_dir().join("kardwt/intents");
+        std::fs::create_dir_all(&intents).unwrap();
+        std::fs::write(intents.join(card), path.to_str().unwrap()).unwrap();
+    }
+    (path, admin)
+}
+
+#[test]
+fn add_clears_the_empty_start_its_own_killed_run_left_and_nothing_else() {
+    let repo = TestRepo::new();
+
+    // Its own (the intent names the path): removed and created again.
+    let (path, _) = bare_start(&repo, "k3", true);
+    let out = repo.kardwt(&repo.base, &["add", "k3"]);
+    out.expect_code(0);
+    assert_eq!(out.stdout, line(&path), "{out}");
+    repo.kardwt_ok(&repo.base, &["verify", "k3"]);
+    assert!(path.join("README.md").is_file());
+    assert!(!repo.common_dir().join("kardwt/intents/k3").exists());
+    assert_eq!(linked_paths(&repo), vec![path.clone()]);
+
+    // Without the intent, or with anything in the directory, it is not kardwt's: refused,
+    // untouched.
+    let (bare, bare_admin) = bare_start(&repo, "k4", false);
+    let (full, full_admin) = bare_start(&repo, "k5", true);
+    std::fs::write(full.join("mine.txt"), "user work\n").unwrap();
+    for (card, dir, admin) in [("k4", &bare, &bare_admin), ("k5", &full, &full_admin)] {
+        let before = (snapshot(dir), snapshot(admin));
+        let out = repo.kardwt(&repo.base, &["add", card]);
+        out.expect_code(3);
+        assert_eq!(
+            (snapshot(dir), snapshot(admin)),
+            before,
+            "add {card} touched it"
+        );
+    }
+}
