@@ -290,3 +290,38 @@ fn add_clears_the_empty_start_its_own_killed_run_left_and_nothing_else() {
         );
     }
 }
+
+#[test]
+fn prepare_never_records_a_second_claim_on_a_card() {
+    let repo = TestRepo::new();
+    let card_x = repo.add_card("x");
+    // A second tree of branch card/x, made with every hook bypassed.
+    repo.git(
+        &repo.base,
+        &[
+            "-c",
+            "core.hooksPath=/nonexistent",
+            "worktree",
+            "add",
+            "--quiet",
+            "-f",
+            "../dup",
+            "card/x",
+        ],
+    );
+    let dup = repo.sibling("dup");
+    let out = repo.kardwt(&repo.base, &["prepare", "--path", dup.to_str().unwrap()]);
+    out.expect_code(3);
+    assert!(
+        out.stderr.contains("card x is already claimed"),
+        "the refusal does not name the conflict:\n{out}"
+    );
+    assert!(
+        !repo.record_path(&dup).exists(),
+        "a second claim was written"
+    );
+    repo.kardwt_ok(&repo.base, &["verify", "x"]);
+    let out = repo.kardwt(&repo.base, &["add", "x"]);
+    out.expect_code(0);
+    assert_eq!(out.stdout, line(&card_x), "{out}");
+}
