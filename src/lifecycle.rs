@@ -12,7 +12,7 @@ use crate::context::Context;
 use crate::error::{Code, Fail};
 use crate::hooks::{self, Ending, Facts, Phase};
 use crate::record::{self, LastHook, Reason, Record, State};
-use crate::verify::Incomplete;
+use crate::verify::Probe;
 use crate::{git, log, seed};
 
 /// Everything preparation needs besides the record.
@@ -110,9 +110,11 @@ impl Prep<'_> {
         }
         // R-TRUST 5: a tree whose checkout did not complete is never ready. A reused ready
         // tree's deleted files are the user's work, not a half-made checkout.
-        let incomplete = crate::verify::checkout_incomplete(&rec.path, admin, true)
-            .filter(|i| rec.reason != Reason::Reuse || !matches!(i, Incomplete::Missing(..)));
-        if let Some(why) = incomplete {
+        let probe = match rec.reason {
+            Reason::Reuse => Probe::Index,
+            _ => Probe::Files,
+        };
+        if let Some(why) = crate::verify::checkout_incomplete(&rec.path, admin, probe) {
             self.mark_failed(&mut rec, admin);
             self.log("failed", &rec, "checkout incomplete", Duration::ZERO);
             return Err(Failure::Other(anyhow::anyhow!(

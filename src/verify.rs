@@ -504,16 +504,27 @@ pub fn judge_checkout(
     Some(Incomplete::Missing(names.len(), first))
 }
 
+/// How much of a checkout [`checkout_incomplete`] looks at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Probe {
+    /// Only git's `initializing` mark: a delegated checkout that has not run yet.
+    Mark,
+    /// The mark and the index: a reused tree, whose deleted files are the user's work.
+    Index,
+    /// The mark, the index and every tracked file.
+    Files,
+}
+
 /// Is the checkout of the worktree at `path` (admin dir `admin`) incomplete? Cheap: two file
-/// probes and one `git ls-files --deleted` (a stat per tracked file). `materialized` is false
-/// while a delegated checkout has not run yet: then only git's `initializing` mark counts.
-pub fn checkout_incomplete(path: &Path, admin: &Path, materialized: bool) -> Option<Incomplete> {
+/// probes and, for [`Probe::Files`], one `git ls-files --deleted` (a stat per tracked file:
+/// about 4 ms for 3,000 files).
+pub fn checkout_incomplete(path: &Path, admin: &Path, probe: Probe) -> Option<Incomplete> {
     let locked = std::fs::read_to_string(admin.join("locked")).ok();
-    if !materialized {
+    if probe == Probe::Mark {
         return judge_checkout(locked.as_deref(), true, None);
     }
     let has_index = admin.join("index").is_file();
-    let deleted = match has_index {
+    let deleted = match has_index && probe == Probe::Files {
         true => {
             // A tree git cannot even list is not complete either.
             let out =

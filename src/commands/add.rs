@@ -196,6 +196,8 @@ impl Action<'_> {
     /// Reuse a verified worktree: as it is when ready (prepare again only with `on_reuse`),
     /// prepared again (reason `retry`) when an earlier run was interrupted or failed.
     fn reuse(&self, mut rec: Record, admin: PathBuf) -> Result<Record> {
+        // A recorded tree is no longer an interrupted creation: forget a spent intent.
+        lifecycle::clear_intent(&self.prep.ctx.repo.common_dir, self.card);
         let on =
             |f: fn(&crate::config::Prepare) -> bool| self.cfg().prepare.as_ref().is_some_and(f);
         let (reason, run_hook) = match rec.state {
@@ -338,8 +340,11 @@ fn remove_bare_start(repo: &repo::Repo, path: &Path) -> Result<(), String> {
 /// mode an unmaterialized tree is normal; only git's `initializing` mark counts then.
 fn half_made(report: &verify::Report, cfg: &Config) -> Option<verify::Incomplete> {
     let admin = report.admin.as_deref()?;
-    let materialized = cfg.checkout.mode != CheckoutMode::Delegated;
-    verify::checkout_incomplete(&report.path, admin, materialized)
+    let probe = match cfg.checkout.mode {
+        CheckoutMode::Delegated => verify::Probe::Mark,
+        _ => verify::Probe::Files,
+    };
+    verify::checkout_incomplete(&report.path, admin, probe)
 }
 
 /// Refuse, naming the repair, when branch `card/<id>` is checked out in an unrecorded

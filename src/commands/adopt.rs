@@ -83,7 +83,7 @@ pub fn run(ctx: &Context, args: &AdoptArgs, out: &mut dyn Write) -> Result<i32> 
         anyhow::bail!("internal error: no admin dir for {}", path.display());
     };
     // R-TRUST 5: adopt records `ready` without preparing, so the tree must be whole.
-    if let Some(why) = verify::checkout_incomplete(&report.path, &admin, true) {
+    if let Some(why) = verify::checkout_incomplete(&report.path, &admin, verify::Probe::Files) {
         return Err(refused(format!(
             "{} cannot be adopted: {}",
             report.path.display(),

@@ -152,7 +152,7 @@ fn refusal(
     if let Some(why) = verify::would_reject(repo, entries, admin, rec) {
         return Some(why);
     }
-    verify::checkout_incomplete(&rec.path, admin, true).map(|i| i.describe())
+    verify::checkout_incomplete(&rec.path, admin, verify::Probe::Files).map(|i| i.describe())
 }
 
 /// R-ATOMIC for a refused worktree: remove it (its branch stays), log, and say why, naming

@@ -58,8 +58,11 @@ pub fn run(ctx: &Context, args: &PrepareArgs, out: &mut dyn Write) -> Result<i32
     };
     // R-TRUST 5 and 6: never prepare (and so never record ready) a tree whose checkout did
     // not complete, nor write a record R-VERIFY would reject. Nothing is written on refusal.
-    let materialized = cfg.checkout.mode != CheckoutMode::Delegated;
-    if let Some(why) = verify::checkout_incomplete(&report.path, &admin, materialized) {
+    let probe = match cfg.checkout.mode {
+        CheckoutMode::Delegated => verify::Probe::Mark,
+        _ => verify::Probe::Files,
+    };
+    if let Some(why) = verify::checkout_incomplete(&report.path, &admin, probe) {
         return Err(refused(format!(
             "{} is not ready to prepare: {}",
             report.path.display(),
@@ -83,6 +86,10 @@ pub fn run(ctx: &Context, args: &PrepareArgs, out: &mut dyn Write) -> Result<i32
     rec.state = State::Preparing;
     rec.updated_at = record::now();
     record::write(&admin, &rec)?;
+    // The tree has its record now: an intent an interrupted add left for it is spent.
+    if lifecycle::intended(&ctx.repo.common_dir, &card, &rec.path) {
+        lifecycle::clear_intent(&ctx.repo.common_dir, &card);
+    }
     let prep = Prep {
         ctx,
         cfg,

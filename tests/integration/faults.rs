@@ -553,8 +553,12 @@ fn killed_right_after_the_worktree_exists_fails_closed_and_its_advice_works() {
     assert_eq!(rec["card"].as_str(), Some("k1"), "{rec:?}");
     assert_eq!(rec["state"].as_str(), Some("ready"), "{rec:?}");
 
-    // And add now reuses it as it is.
+    // And add now reuses it as it is; the killed run's intent is spent.
     assert_add_succeeds(&repo, "k1");
+    assert!(
+        !repo.common_dir().join("kardwt/intents/k1").exists(),
+        "a spent intent stayed"
+    );
     assert_eq!(
         repo.prepare_runs(),
         ["other9 create prepare", "k1 manual prepare"]
