@@ -539,22 +539,14 @@ pub fn checkout_incomplete(path: &Path, admin: &Path, probe: Probe) -> Option<In
     judge_checkout(locked.as_deref(), has_index, deleted.as_deref())
 }
 
-/// Why the record `rec`, about to be written into `admin`, would fail R-VERIFY (checks 6, 8
-/// and 9: location, consistency, and no other worktree claiming its card), if it would.
+/// Why the record `rec`, about to be written into `admin`, would fail R-VERIFY, if it would:
+/// another worktree already claims its card, or the record as it would be read back (written
+/// and parsed again) fails one of the ordered checks, run exactly as `verify` runs them.
 pub fn would_reject(repo: &Repo, entries: &[Entry], admin: &Path, rec: &Record) -> Option<String> {
-    if rec.common_dir != repo.common_dir {
-        return Some(format!(
-            "the record would name common dir {}, not {}",
-            rec.common_dir.display(),
-            repo.common_dir.display()
-        ));
-    }
-    if let Some(why) = inconsistency(rec) {
-        return Some(why);
-    }
+    let same = |a: &Path| a == admin || std::fs::canonicalize(a).is_ok_and(|c| c == admin);
     let others: Vec<String> = claims(entries, &rec.card)
         .iter()
-        .filter(|e| e.linked.admin != admin)
+        .filter(|e| !same(&e.linked.admin))
         .map(|e| {
             e.linked
                 .path
@@ -571,7 +563,41 @@ pub fn would_reject(repo: &Repo, entries: &[Entry], admin: &Path, rec: &Record) 
             others.join(", ")
         ));
     }
-    None
+    let read_back = match toml::to_string(rec) {
+        Ok(text) => match record::parse(&text) {
+            Ok(r) => Loaded::Parsed(Box::new(r)),
+            Err(why) => Loaded::Malformed(why),
+        },
+        Err(e) => Loaded::Malformed(e.to_string()),
+    };
+    let mut read_back = Some(read_back);
+    // The other records were judged above; here only this worktree's would-be record counts.
+    let would_be: Vec<Entry> = entries
+        .iter()
+        .map(|e| Entry {
+            linked: e.linked.clone(),
+            record: match same(&e.linked.admin) {
+                true => read_back.take().unwrap_or(Loaded::Absent),
+                false => Loaded::Absent,
+            },
+        })
+        .collect();
+    if let Some(record) = read_back {
+        // git's list did not name this admin dir (it always should): judge the record alone.
+        if let Loaded::Malformed(why) = record {
+            return Some(why);
+        }
+        return inconsistency(rec);
+    }
+    let card = CardId::parse(&rec.card).ok();
+    let report = verify(repo, &would_be, &rec.path, card.as_ref());
+    match report.verdict {
+        Verdict::Verified => None,
+        _ => Some(match report.failed_check() {
+            Some(c) => format!("its record would fail check {}: {}", c.name, c.detail),
+            None => report.explain(),
+        }),
+    }
 }
 
 /// Why a record contradicts itself, if it does (pure).
