@@ -539,12 +539,11 @@ pub fn checkout_incomplete(path: &Path, admin: &Path, probe: Probe) -> Option<In
     judge_checkout(locked.as_deref(), has_index, deleted.as_deref())
 }
 
-/// Why the record `rec`, about to be written into `admin`, would fail R-VERIFY, if it would:
-/// another worktree already claims its card, or the record as it would be read back (written
-/// and parsed again) fails one of the ordered checks, run exactly as `verify` runs them.
-pub fn would_reject(repo: &Repo, entries: &[Entry], admin: &Path, rec: &Record) -> Option<String> {
+/// Which other worktree (than the one of admin dir `admin`) already claims `card`, as a
+/// message, if one does.
+pub fn claimed_elsewhere(entries: &[Entry], admin: &Path, card: &str) -> Option<String> {
     let same = |a: &Path| a == admin || std::fs::canonicalize(a).is_ok_and(|c| c == admin);
-    let others: Vec<String> = claims(entries, &rec.card)
+    let others: Vec<String> = claims(entries, card)
         .iter()
         .filter(|e| !same(&e.linked.admin))
         .map(|e| {
@@ -556,13 +555,22 @@ pub fn would_reject(repo: &Repo, entries: &[Entry], admin: &Path, rec: &Record) 
                 .to_string()
         })
         .collect();
-    if !others.is_empty() {
-        return Some(format!(
-            "card {} is already claimed by the worktree at {}",
-            rec.card,
+    (!others.is_empty()).then(|| {
+        format!(
+            "card {card} is already claimed by the worktree at {}",
             others.join(", ")
-        ));
+        )
+    })
+}
+
+/// Why the record `rec`, about to be written into `admin`, would fail R-VERIFY, if it would:
+/// another worktree already claims its card, or the record as it would be read back (written
+/// and parsed again) fails one of the ordered checks, run exactly as `verify` runs them.
+pub fn would_reject(repo: &Repo, entries: &[Entry], admin: &Path, rec: &Record) -> Option<String> {
+    if let Some(why) = claimed_elsewhere(entries, admin, &rec.card) {
+        return Some(why);
     }
+    let same = |a: &Path| a == admin || std::fs::canonicalize(a).is_ok_and(|c| c == admin);
     let read_back = match toml::to_string(rec) {
         Ok(text) => match record::parse(&text) {
             Ok(r) => Loaded::Parsed(Box::new(r)),

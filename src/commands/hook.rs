@@ -84,6 +84,12 @@ fn seed_new_worktree(ctx: &Context, path: &Path, admin: &Path) -> Result<()> {
     // Card lock only (the repository lock is not needed to write our own admin dir): derive
     // the card, lock it, and derive again if another worktree claimed it meanwhile.
     let holder = "git kardwt hook post-checkout";
+    // A card another worktree holds is refused at once, not after waiting for its lock.
+    let first = verify::scan(&ctx.repo).map_err(undo)?;
+    let wanted = lifecycle::derive_card(&first, admin, head.as_ref());
+    if let Some(why) = verify::claimed_elsewhere(&first, admin, wanted.as_str()) {
+        return Err(refuse(ctx, path, &wanted, why, started));
+    }
     let (card, _card_lock) = loop {
         let card = lifecycle::derive_card(
             &verify::scan(&ctx.repo).map_err(undo)?,

@@ -327,3 +327,31 @@ fn prepare_never_records_a_second_claim_on_a_card() {
     out.expect_code(0);
     assert_eq!(out.stdout, line(&card_x), "{out}");
 }
+
+#[test]
+fn the_hook_refuses_a_second_claim_at_once_while_the_card_is_busy() {
+    let repo = TestRepo::new();
+    repo.install_hooks();
+    let card_x = repo.add_card("x");
+    // Card x is busy (an add preparing it holds its lock for as long as an hour may last).
+    let lock = repo.common_dir().join("kardwt/cards/x.lock");
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&lock)
+        .unwrap();
+    let mut held = fd_lock::RwLock::new(file);
+    let _guard = held.write().unwrap();
+
+    let out = repo
+        .spawn(
+            "git",
+            &repo.base,
+            &["worktree", "add", "-f", "../dup", "card/x"],
+        )
+        .wait(Duration::from_secs(60));
+    assert_ne!(out.code, 0, "{out}");
+    assert!(out.stderr.contains("card x is already claimed"), "{out}");
+    assert!(!repo.sibling("dup").exists(), "{out}");
+    assert_eq!(linked_paths(&repo), vec![card_x]);
+}
