@@ -11,7 +11,8 @@ use crate::config::{CheckoutMode, Config};
 use crate::context::Context;
 use crate::error::{Code, Fail};
 use crate::hooks::{self, Ending, Facts, Phase};
-use crate::record::{self, LastHook, Record, State};
+use crate::record::{self, LastHook, Reason, Record, State};
+use crate::verify::Probe;
 use crate::{git, log, seed};
 
 /// Everything preparation needs besides the record.
@@ -108,6 +109,22 @@ impl Prep<'_> {
         if !delegated && run_hook {
             self.run_hook(&mut rec, admin)?;
         }
+        // R-TRUST 5: a tree whose checkout did not complete is never ready. A reused ready
+        // tree's deleted files are the user's work, not a half-made checkout.
+        let probe = match rec.reason {
+            Reason::Reuse => Probe::Index,
+            _ => Probe::Files,
+        };
+        if let Some(why) = crate::verify::checkout_incomplete(&rec.path, admin, probe) {
+            self.mark_failed(&mut rec, admin);
+            self.log("failed", &rec, "checkout incomplete", Duration::ZERO);
+            return Err(Failure::Other(anyhow::anyhow!(
+                "{} is not ready: {}; {}",
+                rec.path.display(),
+                why.describe(),
+                why.repair(&rec.path)
+            )));
+        }
         rec.state = State::Ready;
         rec.updated_at = record::now();
         record::write(admin, &rec).map_err(Failure::Other)?;
@@ -183,6 +200,42 @@ impl Prep<'_> {
     }
 }
 
+/// The intent file `add` writes, under the repository lock, before its `git worktree add`
+/// and removes once the record exists: `<common dir>/kardwt/intents/<card>`, naming the path.
+/// A leftover one means an `add` of that card was interrupted between the two, so an
+/// unrecorded tree at that path is kardwt's own half-made creation (SPEC §17.5).
+pub fn intent_path(common_dir: &Path, card: &CardId) -> PathBuf {
+    crate::lock::kardwt_dir(common_dir)
+        .join("intents")
+        .join(card.as_str())
+}
+
+/// Record the intent to create `card`'s worktree at `path` (written whole: temp file, rename).
+pub fn write_intent(common_dir: &Path, card: &CardId, path: &Path) -> Result<()> {
+    use anyhow::Context as _;
+    let file = intent_path(common_dir, card);
+    let dir = file.parent().unwrap_or(common_dir);
+    std::fs::create_dir_all(dir).with_context(|| format!("could not create {}", dir.display()))?;
+    let tmp = dir.join(format!(".{card}.tmp"));
+    std::fs::write(&tmp, path.as_os_str().as_encoded_bytes())
+        .and_then(|()| std::fs::rename(&tmp, &file))
+        .with_context(|| format!("could not write {}", file.display()))
+}
+
+/// Forget the intent once the record exists (or nothing was created).
+pub fn clear_intent(common_dir: &Path, card: &CardId) {
+    let _ = std::fs::remove_file(intent_path(common_dir, card));
+}
+
+/// Does a leftover intent say that an interrupted `add` of `card` created `path`?
+pub fn intended(common_dir: &Path, card: &CardId, path: &Path) -> bool {
+    std::fs::read(intent_path(common_dir, card)).is_ok_and(|b| {
+        let named = PathBuf::from(String::from_utf8_lossy(&b).into_owned());
+        crate::repo::absolutize(&named) == crate::repo::absolutize(path)
+            || std::fs::canonicalize(&named).is_ok_and(|n| n == crate::repo::absolutize(path))
+    })
+}
+
 /// The `KARDWT_*` facts of a record, for a hook run with the record's current reason.
 pub fn facts(ctx: &Context, rec: &Record) -> Facts {
     Facts {
@@ -201,6 +254,24 @@ pub fn facts(ctx: &Context, rec: &Record) -> Facts {
 /// `git worktree remove --force P`, run from the base; the error is git's refusal, capped.
 pub fn remove_worktree_forced(base: &Path, path: &Path) -> Result<(), String> {
     let args = git::Argv::new(["worktree", "remove", "--force"]).outside(path);
+    match git::run_until(git::cmd(base, args), None) {
+        Ok(o) if o.ok => Ok(()),
+        Ok(o) => Err(hooks::tail_chars(&o.stderr, 120)),
+        Err(e) => Err(hooks::tail_chars(&e.to_string(), 120)),
+    }
+}
+
+/// `git worktree remove --force --force P`: also a tree git still holds locked `initializing`
+/// (a `git worktree add` killed mid-checkout). Only for a tree kardwt knows it created.
+pub fn remove_half_made(base: &Path, path: &Path) -> Result<(), String> {
+    let args = [
+        "worktree".as_ref(),
+        "remove".as_ref(),
+        "--force".as_ref(),
+        "--force".as_ref(),
+        "--end-of-options".as_ref(),
+        path.as_os_str(),
+    ];
     match git::run_until(git::cmd(base, args), None) {
         Ok(o) if o.ok => Ok(()),
         Ok(o) => Err(hooks::tail_chars(&o.stderr, 120)),

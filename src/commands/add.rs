@@ -48,12 +48,35 @@ pub fn run(ctx: &Context, args: &AddArgs, out: &mut dyn Write) -> Result<i32> {
         board: &args.board,
     };
     let record = match report.verdict {
-        Verdict::Absent => action.create(&path, &holder)?,
+        Verdict::Absent => {
+            refuse_if_branch_held(ctx, &entries, &card, cfg)?;
+            action.create(&path, &holder, None)?
+        }
         Verdict::Verified => {
             let (Some(rec), Some(admin)) = (report.record, report.admin) else {
                 anyhow::bail!("internal error: a verified worktree without record");
             };
             action.reuse(rec, admin)?
+        }
+        Verdict::Unseeded if half_made(&report, cfg).is_some() => {
+            let why = half_made(&report, cfg).unwrap_or(verify::Incomplete::NoIndex);
+            if !lifecycle::intended(common, &card, &path) {
+                return Err(refused(format!(
+                    "{} is a worktree kardwt has no record of, and {}; once it is repaired, run git kardwt add {card} again",
+                    path.display(),
+                    why.describe()
+                ))
+                .hint(why.repair(&path))
+                .into());
+            }
+            // kardwt's own creation, interrupted before its record: never handed out, so it
+            // is removed and created again (the branch is kept and checked out as it is).
+            action.create(&path, &holder, Some(Leftover::HalfMade))?
+        }
+        Verdict::Foreign if bare_start(&report, common, &card) => {
+            // Killed between git creating the directory and its `.git` file: an empty
+            // directory kardwt made, and git's entry for it still `initializing`.
+            action.create(&path, &holder, Some(Leftover::BareStart))?
         }
         Verdict::Unseeded => {
             return Err(refused(format!(
@@ -111,14 +134,28 @@ impl Action<'_> {
 
     /// Create the worktree under the repository lock, record it `preparing`, then prepare it
     /// holding only the card's lock. A failed preparation removes the new tree (R-ATOMIC).
-    fn create(&self, path: &Path, holder: &str) -> Result<Record> {
+    /// `leftover`: first remove what an interrupted `add` of this card left at `path`.
+    fn create(&self, path: &Path, holder: &str, leftover: Option<Leftover>) -> Result<Record> {
         let started = Instant::now();
         let (record, admin) = {
             let common = &self.prep.ctx.repo.common_dir;
             let _repo_lock = lock::take_repo(common, self.prep.deadline, holder)?;
+            if let Some(leftover) = leftover {
+                self.remove_leftover(path, leftover)?;
+            }
             let ports = lifecycle::allocate_ports(self.prep.ctx, self.cfg(), self.card)?;
             let (base_ref, oid) = fetch_base(&self.prep.ctx.repo, self.cfg(), self.prep.deadline)?;
-            let path = self.add_worktree(path, &oid)?;
+            // R-TRUST 5: say, before git creates anything, that this tree is ours.
+            lifecycle::write_intent(common, self.card, path)?;
+            let path = match self.add_worktree(path, &oid) {
+                Ok(p) => p,
+                Err(e) => {
+                    if !path.exists() {
+                        lifecycle::clear_intent(common, self.card);
+                    }
+                    return Err(e);
+                }
+            };
             let admin = admin_of(&path)?;
             let now = record::now();
             let rec = Record {
@@ -142,6 +179,7 @@ impl Action<'_> {
                 last_hook: None,
             };
             record::write(&admin, &rec)?;
+            lifecycle::clear_intent(common, self.card);
             self.prep.log("created", &rec, "ok", started.elapsed());
             (rec, admin)
         };
@@ -158,6 +196,8 @@ impl Action<'_> {
     /// Reuse a verified worktree: as it is when ready (prepare again only with `on_reuse`),
     /// prepared again (reason `retry`) when an earlier run was interrupted or failed.
     fn reuse(&self, mut rec: Record, admin: PathBuf) -> Result<Record> {
+        // A recorded tree is no longer an interrupted creation: forget a spent intent.
+        lifecycle::clear_intent(&self.prep.ctx.repo.common_dir, self.card);
         let on =
             |f: fn(&crate::config::Prepare) -> bool| self.cfg().prepare.as_ref().is_some_and(f);
         let (reason, run_hook) = match rec.state {
@@ -179,6 +219,44 @@ impl Action<'_> {
             }
             Err(failure) => Err(failure.into_error(self.card, &self.retry(), None)),
         }
+    }
+
+    /// Remove what an interrupted `add` of this card created at `path` (unrecorded and never
+    /// handed out); the branch is kept. Call it under the repository lock.
+    fn remove_leftover(&self, path: &Path, leftover: Leftover) -> Result<()> {
+        let started = Instant::now();
+        let removed = match leftover {
+            Leftover::HalfMade => lifecycle::remove_half_made(&self.prep.ctx.repo.base, path),
+            Leftover::BareStart => remove_bare_start(&self.prep.ctx.repo, path),
+        };
+        removed.map_err(|refusal| {
+            crate::error::failed(format!(
+                "removing {}, which an interrupted git kardwt add {} left half made, failed: {refusal}",
+                path.display(),
+                self.card
+            ))
+            .hint(match leftover {
+                Leftover::HalfMade => format!(
+                    "remove it by hand, then run git kardwt add {} again: git worktree remove --force --force '{}'",
+                    self.card,
+                    path.display()
+                ),
+                Leftover::BareStart => format!(
+                    "move {} away by hand, then run git kardwt add {} again",
+                    path.display(),
+                    self.card
+                ),
+            })
+        })?;
+        crate::log::append(
+            &self.prep.ctx.repo.common_dir,
+            "removed",
+            self.card.as_str(),
+            path,
+            "half made by an interrupted add",
+            started.elapsed(),
+        );
+        Ok(())
     }
 
     /// `git worktree add` at `path`: a new branch at `oid`, or the kept branch as it is.
@@ -218,6 +296,98 @@ impl Action<'_> {
         }
         repo::canonical(path)
     }
+}
+
+/// What an interrupted `add` can leave at the card's path, unrecorded.
+#[derive(Clone, Copy)]
+enum Leftover {
+    /// A registered tree whose checkout never completed.
+    HalfMade,
+    /// An empty directory without its `.git` file, git's entry for it still `initializing`.
+    BareStart,
+}
+
+/// Is the foreign `report` an empty directory an interrupted `add` of `card` created (its
+/// intent names it) before git wrote its `.git` file?
+fn bare_start(report: &verify::Report, common: &Path, card: &CardId) -> bool {
+    report.failed_check().is_some_and(|c| c.name == "dot_git")
+        && !report.path.join(".git").exists()
+        && std::fs::read_dir(&report.path).is_ok_and(|mut d| d.next().is_none())
+        && lifecycle::intended(common, card, &report.path)
+}
+
+/// Remove an empty directory at `path` and git's entries that name it and still say
+/// `initializing` (what `git worktree prune` would remove, were they not locked).
+fn remove_bare_start(repo: &repo::Repo, path: &Path) -> Result<(), String> {
+    let linked = repo.linked().map_err(|e| format!("{e:#}"))?;
+    for l in linked.iter().filter(|l| l.path.as_deref() == Some(path)) {
+        let locked = std::fs::read_to_string(l.admin.join("locked")).unwrap_or_default();
+        if locked.trim() == "initializing" {
+            std::fs::remove_dir_all(&l.admin).map_err(|e| format!("{}: {e}", l.admin.display()))?;
+        }
+    }
+    std::fs::remove_dir(path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Why the unrecorded worktree of `report` is half made, if it is (R-TRUST 5). In delegated
+/// mode an unmaterialized tree is normal; only git's `initializing` mark counts then.
+fn half_made(report: &verify::Report, cfg: &Config) -> Option<verify::Incomplete> {
+    let admin = report.admin.as_deref()?;
+    let probe = match cfg.checkout.mode {
+        CheckoutMode::Delegated => verify::Probe::Mark,
+        _ => verify::Probe::Files,
+    };
+    verify::checkout_incomplete(&report.path, admin, probe)
+}
+
+/// Refuse, naming the repair, when branch `card/<id>` is checked out in an unrecorded
+/// worktree elsewhere (e.g. a hooked `git worktree add` killed mid-checkout): git would refuse
+/// the new worktree with no advice.
+fn refuse_if_branch_held(
+    ctx: &Context,
+    entries: &[verify::Entry],
+    card: &CardId,
+    cfg: &Config,
+) -> Result<()> {
+    let branch = repo::Head::Branch(card.branch());
+    for e in entries {
+        if !matches!(e.record, record::Loaded::Absent)
+            || repo::read_head(&e.linked.admin).as_ref() != Some(&branch)
+        {
+            continue;
+        }
+        let Some(path) = e.linked.path.clone() else {
+            continue;
+        };
+        let report = verify::verify(&ctx.repo, entries, &path, None);
+        if report.verdict != Verdict::Unseeded {
+            continue;
+        }
+        let (state, hint) = match half_made(&report, cfg) {
+            Some(why) => (
+                format!(
+                    "{}; once it is repaired, run git kardwt add {card} again",
+                    why.describe()
+                ),
+                why.repair(&path),
+            ),
+            None => (
+                "unseeded".to_owned(),
+                format!(
+                    "to take it over as card {card}, run: git kardwt prepare --path '{}'",
+                    path.display()
+                ),
+            ),
+        };
+        return Err(refused(format!(
+            "branch {} is checked out in {}, a worktree kardwt has no record of: {state}",
+            card.branch(),
+            path.display()
+        ))
+        .hint(hint)
+        .into());
+    }
+    Ok(())
 }
 
 /// The admin dir a worktree's `.git` file names.

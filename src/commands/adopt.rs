@@ -82,6 +82,16 @@ pub fn run(ctx: &Context, args: &AdoptArgs, out: &mut dyn Write) -> Result<i32> 
     let Some(admin) = report.admin.clone() else {
         anyhow::bail!("internal error: no admin dir for {}", path.display());
     };
+    // R-TRUST 5: adopt records `ready` without preparing, so the tree must be whole.
+    if let Some(why) = verify::checkout_incomplete(&report.path, &admin, verify::Probe::Files) {
+        return Err(refused(format!(
+            "{} cannot be adopted: {}",
+            report.path.display(),
+            why.describe()
+        ))
+        .hint(why.repair(&report.path))
+        .into());
+    }
     let deadline = lifecycle::after(Instant::now(), cfg.action_timeout_seconds);
     let _card_lock = lock::take_card(&ctx.repo.common_dir, &card, deadline, "git kardwt adopt")?;
     let mut rec = lifecycle::outside_record(

@@ -84,6 +84,12 @@ fn seed_new_worktree(ctx: &Context, path: &Path, admin: &Path) -> Result<()> {
     // Card lock only (the repository lock is not needed to write our own admin dir): derive
     // the card, lock it, and derive again if another worktree claimed it meanwhile.
     let holder = "git kardwt hook post-checkout";
+    // A card another worktree holds is refused at once, not after waiting for its lock.
+    let first = verify::scan(&ctx.repo).map_err(undo)?;
+    let wanted = lifecycle::derive_card(&first, admin, head.as_ref());
+    if let Some(why) = verify::claimed_elsewhere(&first, admin, wanted.as_str()) {
+        return Err(refuse(ctx, path, &wanted, why, started));
+    }
     let (card, _card_lock) = loop {
         let card = lifecycle::derive_card(
             &verify::scan(&ctx.repo).map_err(undo)?,
@@ -105,6 +111,12 @@ fn seed_new_worktree(ctx: &Context, path: &Path, admin: &Path) -> Result<()> {
         Origin::Hook,
         Reason::Create,
     );
+    // R-TRUST 6: never write a record R-VERIFY would reject, never take a card away from
+    // another worktree; R-TRUST 5: never seed a tree whose checkout did not complete.
+    let entries = verify::scan(&ctx.repo).map_err(undo)?;
+    if let Some(why) = refusal(&ctx.repo, &entries, admin, &rec) {
+        return Err(refuse(ctx, path, &card, why, started));
+    }
     // Ports are allocated under the repository lock (card lock first, as everywhere).
     let repo_lock = match cfg.ports {
         Some(_) => Some(lock::take_repo(&ctx.repo.common_dir, deadline, holder).map_err(undo)?),
@@ -126,6 +138,66 @@ fn seed_new_worktree(ctx: &Context, path: &Path, admin: &Path) -> Result<()> {
         Ok(_) => Ok(()),
         Err(failure) => Err(prep.undo_creation(&card, retry, path, failure)),
     }
+}
+
+/// Why the hook refuses to record the new worktree as `rec`, if it does.
+fn refusal(
+    repo: &repo::Repo,
+    entries: &[verify::Entry],
+    admin: &Path,
+    rec: &record::Record,
+) -> Option<String> {
+    if let Some(id) = rec.branch.strip_prefix("card/") {
+        if crate::card::CardId::from_branch(&rec.branch).is_none() {
+            return Some(format!(
+                "its branch {} is under card/ but {id:?} is not a valid card id",
+                rec.branch
+            ));
+        }
+    }
+    if let Some(why) = verify::would_reject(repo, entries, admin, rec) {
+        return Some(why);
+    }
+    verify::checkout_incomplete(&rec.path, admin, verify::Probe::Files).map(|i| i.describe())
+}
+
+/// R-ATOMIC for a refused worktree: remove it (its branch stays), log, and say why, naming
+/// the card's own worktree when another one holds the card.
+fn refuse(
+    ctx: &Context,
+    path: &Path,
+    card: &crate::card::CardId,
+    why: String,
+    started: Instant,
+) -> anyhow::Error {
+    let removed = lifecycle::remove_worktree_forced(&ctx.repo.base, path);
+    log::append(
+        &ctx.repo.common_dir,
+        "failed",
+        card.as_str(),
+        path,
+        "hook: refused",
+        started.elapsed(),
+    );
+    let mut fail = Fail::new(
+        crate::error::Code::Refused,
+        format!(
+            "kardwt refused the new worktree {}: {why}; it was removed (its branch is kept) and no record was written",
+            path.display()
+        ),
+    )
+    .hint(
+        "a worktree on branch card/<id> is card <id>'s, and each card has one worktree \
+         (git kardwt add <id> creates or reuses it); for another tree of the same commit use \
+         another branch or --detach",
+    );
+    if let Err(refusal) = removed {
+        fail = fail.hint(format!(
+            "removing it failed ({refusal}); remove it by hand: git worktree remove --force '{}'",
+            path.display()
+        ));
+    }
+    fail.into()
 }
 
 #[cfg(test)]

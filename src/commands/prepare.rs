@@ -10,6 +10,7 @@ use anyhow::Result;
 
 use crate::card::CardId;
 use crate::cli::PrepareArgs;
+use crate::config::CheckoutMode;
 use crate::context::Context;
 use crate::error::refused;
 use crate::lifecycle::{self, Prep};
@@ -55,6 +56,29 @@ pub fn run(ctx: &Context, args: &PrepareArgs, out: &mut dyn Write) -> Result<i32
     let Some(admin) = report.admin.clone() else {
         anyhow::bail!("internal error: no admin dir for {}", report.path.display());
     };
+    // R-TRUST 5 and 6: never prepare (and so never record ready) a tree whose checkout did
+    // not complete, nor write a record R-VERIFY would reject. Nothing is written on refusal.
+    let probe = match cfg.checkout.mode {
+        CheckoutMode::Delegated => verify::Probe::Mark,
+        _ => verify::Probe::Files,
+    };
+    if let Some(why) = verify::checkout_incomplete(&report.path, &admin, probe) {
+        return Err(refused(format!(
+            "{} is not ready to prepare: {}",
+            report.path.display(),
+            why.describe()
+        ))
+        .hint(why.repair(&report.path))
+        .into());
+    }
+    if let Some(why) = verify::would_reject(&ctx.repo, &entries, &admin, &rec) {
+        return Err(refused(format!(
+            "{} cannot be recorded as card {card}: {why}",
+            report.path.display()
+        ))
+        .hint("prepare records a worktree as the card its branch card/<id> names (or its admin dir name), which no other worktree may claim")
+        .into());
+    }
     let holder = format!("git kardwt prepare {card}");
     let _card_lock = lock::take_card(&ctx.repo.common_dir, &card, deadline, &holder)?;
     let mut rec = rec;
@@ -62,6 +86,10 @@ pub fn run(ctx: &Context, args: &PrepareArgs, out: &mut dyn Write) -> Result<i32
     rec.state = State::Preparing;
     rec.updated_at = record::now();
     record::write(&admin, &rec)?;
+    // The tree has its record now: an intent an interrupted add left for it is spent.
+    if lifecycle::intended(&ctx.repo.common_dir, &card, &rec.path) {
+        lifecycle::clear_intent(&ctx.repo.common_dir, &card);
+    }
     let prep = Prep {
         ctx,
         cfg,

@@ -1,6 +1,7 @@
 //! Fault tests (issue 7): SIGKILL the `git-kardwt add` process itself at each phase (waiting for
 //! the card's lock, waiting for the repository lock, during the fetch, right after the worktree
-//! exists but before its record, during prepare — also during a retry and a reuse), then show
+//! exists but before its record, during prepare — also during a retry and a reuse — and, with
+//! a hooked `git worktree add` too, during the checkout of a 3,000-file tree), then show
 //! that the next `add` of the same card recovers (creates, re-prepares with reason `retry`, or
 //! fails closed with a message whose advice works), that the base is untouched, that no lock
 //! stays held (not even while the killed run's orphaned children live on), and that nothing the
@@ -552,8 +553,12 @@ fn killed_right_after_the_worktree_exists_fails_closed_and_its_advice_works() {
     assert_eq!(rec["card"].as_str(), Some("k1"), "{rec:?}");
     assert_eq!(rec["state"].as_str(), Some("ready"), "{rec:?}");
 
-    // And add now reuses it as it is.
+    // And add now reuses it as it is; the killed run's intent is spent.
     assert_add_succeeds(&repo, "k1");
+    assert!(
+        !repo.common_dir().join("kardwt/intents/k1").exists(),
+        "a spent intent stayed"
+    );
     assert_eq!(
         repo.prepare_runs(),
         ["other9 create prepare", "k1 manual prepare"]
@@ -675,4 +680,216 @@ fn killed_during_a_reuse_prepare_the_next_add_retries() {
             "k1 retry prepare"
         ]
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Killed mid-checkout (SPEC §17.5): a 3,000-file tree whose checkout stops half way.
+
+/// Commit 3,000 files on origin with one `m.slow` in the middle, whose smudge filter (set in
+/// the shared config) blocks the first checkout that reaches it: it writes its pid to the
+/// returned file and sleeps, so about half the files are on disk when the test kills.
+fn slow_checkout(repo: &TestRepo) -> PathBuf {
+    for i in 0..1500 {
+        std::fs::write(repo.scratch.join(format!("a{i:04}.txt")), format!("a{i}\n")).unwrap();
+        std::fs::write(repo.scratch.join(format!("z{i:04}.txt")), format!("z{i}\n")).unwrap();
+    }
+    std::fs::write(repo.scratch.join("m.slow"), "slow\n").unwrap();
+    std::fs::write(repo.scratch.join(".gitattributes"), "*.slow filter=slow\n").unwrap();
+    repo.git(&repo.scratch, &["add", "-A"]);
+    repo.git(&repo.scratch, &["commit", "--quiet", "-m", "3,000 files"]);
+    repo.git(&repo.scratch, &["push", "--quiet", "origin", "main"]);
+    repo.git(&repo.base, &["pull", "--quiet", "--ff-only"]);
+    let pid_file = repo.tmp.join("smudge.pid");
+    let marker = repo.tmp.join("smudge-slept");
+    let smudge = repo.tmp.join("slow-smudge");
+    std::fs::write(
+        &smudge,
+        format!(
+            "#!/bin/sh\nif [ ! -e {m} ]; then\n  : > {m}\n{}\n  exec sleep 60\nfi\nexec cat\n",
+            write_pid(&pid_file),
+            m = sh_quote(&marker)
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&smudge, std::fs::Permissions::from_mode(0o755)).unwrap();
+    repo.git(
+        &repo.base,
+        &["config", "filter.slow.smudge", &sh_quote(&smudge)],
+    );
+    pid_file
+}
+
+/// Kill what a killed `git worktree add` left running: git's `worktree add` first (so it can
+/// never clean up after its child), then its `reset --hard` and the filter. The tree stays
+/// half checked out, as after a SIGKILL of the whole process group.
+fn kill_the_checkout(repo: &TestRepo) {
+    for (pid, cmd) in processes_under(&repo.tmp) {
+        if cmd.contains("worktree add") {
+            sigkill(pid);
+        }
+    }
+    assert!(reap(&repo.tmp), "{:?}", processes_under(&repo.tmp));
+}
+
+/// Files in `dir`, `.git` aside.
+fn file_count(dir: &Path) -> usize {
+    snapshot(dir)
+        .keys()
+        .filter(|p| !p.starts_with(".git"))
+        .count()
+}
+
+/// [`assert_repository_recovered`] without its extra add, which checks out 3,000 files and
+/// could run into its short `--timeout` on a loaded machine.
+#[track_caller]
+fn assert_recovered_after_checkout(repo: &TestRepo, base_before: &BTreeMap<PathBuf, Vec<u8>>) {
+    assert!(reap(&repo.tmp), "{:?}", processes_under(&repo.tmp));
+    assert_no_lock_held(repo, "after the repair");
+    assert_eq!(git_lock_files(repo), Vec::<PathBuf>::new());
+    assert!(
+        repo.snapshot_base() == *base_before,
+        "the base changed:\n{}",
+        diff(base_before, &repo.snapshot_base())
+    );
+}
+
+/// A tree holds every file its HEAD tracks, and they are as checked out.
+#[track_caller]
+fn assert_whole(repo: &TestRepo, path: &Path) {
+    let tracked = repo.git(path, &["ls-files"]).lines().count();
+    assert!(tracked > 3000, "{tracked} tracked files");
+    assert!(file_count(path) >= tracked, "the tree is incomplete");
+    assert_eq!(
+        repo.git(path, &["status", "--porcelain", "--untracked-files=no"]),
+        ""
+    );
+}
+
+/// `prepare --path` and `verify` on a half-made tree: not ready, nothing written.
+#[track_caller]
+fn assert_half_made_is_never_ready(repo: &TestRepo, path: &Path) {
+    let p = path.to_str().unwrap();
+    let before = snapshot(path);
+    let out = repo.kardwt(&repo.base, &["prepare", "--path", p]);
+    out.expect_code(3);
+    assert!(out.stderr.contains("never completed"), "{out}");
+    assert_eq!(
+        snapshot(path),
+        before,
+        "the refused prepare changed the tree"
+    );
+    assert!(
+        !repo.admin_dir(path).join("kardwt.toml").exists(),
+        "prepare --path recorded a half-made tree"
+    );
+    let out = repo.kardwt(&repo.base, &["verify", "--path", p]);
+    assert_ne!(out.code, 0, "a half-made tree verifies:\n{out}");
+}
+
+#[test]
+fn killed_during_the_checkout_the_next_add_removes_the_half_made_tree_and_recreates_it() {
+    let (repo, _reaper, _) = scene(|_| String::new(), "");
+    let pid_file = slow_checkout(&repo);
+    let base_before = repo.snapshot_base();
+    let path = repo.card_path("k1");
+
+    let mut add = Some(repo.spawn_kardwt_bin(&repo.base, &["add", "k1"]));
+    reach(&mut add, "the checkout's smudge filter", || {
+        pid_file.exists()
+    });
+    let admin = repo.admin_dir(&path);
+    assert_eq!(
+        std::fs::read_to_string(admin.join("locked"))
+            .unwrap_or_default()
+            .trim(),
+        "initializing",
+        "git's worktree add is not mid-checkout"
+    );
+    kill_add(&mut add);
+    kill_the_checkout(&repo);
+    let present = file_count(&path);
+    assert!(
+        (1..3000).contains(&present),
+        "the tree is not half made: {present} files"
+    );
+    assert!(!admin.join("index").exists());
+
+    assert_half_made_is_never_ready(&repo, &path);
+    repo.kardwt(&repo.base, &["verify", "k1"]).expect_code(1);
+
+    // The next add recognises its own interrupted creation, removes it and creates it again.
+    let path = assert_add_succeeds(&repo, "k1");
+    assert_whole(&repo, &path);
+    assert!(
+        !repo.common_dir().join("kardwt/intents/k1").exists(),
+        "the intent outlived the record"
+    );
+    let removed: Vec<_> = repo
+        .events(Some("k1"))
+        .into_iter()
+        .filter(|e| e["event"] == "removed")
+        .collect();
+    assert_eq!(removed.len(), 1, "{removed:?}");
+    assert_recovered_after_checkout(&repo, &base_before);
+    assert_eq!(repo.prepare_runs(), ["k1 create prepare"]);
+}
+
+#[test]
+fn a_hooked_worktree_add_killed_during_the_checkout_is_refused_with_the_repair() {
+    let (repo, _reaper, _) = scene(|_| String::new(), "");
+    let pid_file = slow_checkout(&repo);
+    repo.install_hooks();
+    let base_before = repo.snapshot_base();
+    let hooked = repo.sibling("hooked");
+
+    let mut git = Some(repo.spawn(
+        "git",
+        &repo.base,
+        &["worktree", "add", "-b", "card/k2", "../hooked"],
+    ));
+    reach(&mut git, "the checkout's smudge filter", || {
+        pid_file.exists()
+    });
+    // git's `reset --hard` holds the test's pipes: kill it too before waiting.
+    kill_the_checkout(&repo);
+    let out = git.take().unwrap().wait(Duration::from_secs(10));
+    assert_eq!(
+        out.code,
+        128 + 9,
+        "git worktree add was not killed mid-checkout:\n{out}"
+    );
+    assert!((1..3000).contains(&file_count(&hooked)));
+    assert_half_made_is_never_ready(&repo, &hooked);
+
+    // add k2 cannot use branch card/k2 while the half-made tree holds it: it refuses, changes
+    // nothing, and names the one command that repairs it.
+    let before = snapshot(&hooked);
+    let out = repo.kardwt(&repo.base, &["add", "k2", "--timeout", "60"]);
+    out.expect_code(3);
+    assert_eq!(out.stdout, "", "{out}");
+    assert_eq!(
+        snapshot(&hooked),
+        before,
+        "the refused add changed the tree"
+    );
+    assert!(
+        !repo.card_path("k2").exists(),
+        "the refused add created a tree"
+    );
+    let advice = out
+        .stderr
+        .lines()
+        .find_map(|l| l.find("git worktree remove").map(|i| l[i..].to_owned()))
+        .unwrap_or_else(|| panic!("the refusal names no repair:\n{out}"));
+    let followed = repo
+        .spawn("sh", &repo.base, &["-c", &advice])
+        .wait(Duration::from_secs(60));
+    assert_eq!(followed.code, 0, "following {advice:?} failed:\n{followed}");
+    assert!(!hooked.exists());
+
+    let path = assert_add_succeeds(&repo, "k2");
+    assert_whole(&repo, &path);
+    assert_recovered_after_checkout(&repo, &base_before);
+    assert_eq!(repo.prepare_runs(), ["k2 create prepare"]);
 }

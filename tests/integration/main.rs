@@ -28,4 +28,5 @@ mod trust_clean;
 mod trust_config;
 mod trust_misc;
 mod trust_push;
+mod trust_ready;
 mod verify;
