@@ -264,14 +264,7 @@ pub fn remove_worktree_forced(base: &Path, path: &Path) -> Result<(), String> {
 /// `git worktree remove --force --force P`: also a tree git still holds locked `initializing`
 /// (a `git worktree add` killed mid-checkout). Only for a tree kardwt knows it created.
 pub fn remove_half_made(base: &Path, path: &Path) -> Result<(), String> {
-    let args = [
-        "worktree".as_ref(),
-        "remove".as_ref(),
-        "--force".as_ref(),
-        "--force".as_ref(),
-        "--end-of-options".as_ref(),
-        path.as_os_str(),
-    ];
+    let args = git::Argv::new(["worktree", "remove", "--force", "--force"]).outside(path);
     match git::run_until(git::cmd(base, args), None) {
         Ok(o) if o.ok => Ok(()),
         Ok(o) => Err(hooks::tail_chars(&o.stderr, 120)),
