@@ -539,17 +539,35 @@ fn sharing_never_overwrites_what_the_delegated_prepare_created() {
     assert_eq!(links, vec![".env.local"], "{rec:?}");
 }
 
+/// Two cards' prepare hooks run at the same time: each hook marks that it started and succeeds
+/// only once it has seen the other's mark (for up to 20 s), so hooks run one after the other
+/// would fail. The second `git worktree add` starts once the first hook runs: two plain
+/// `git worktree add`s racing each other can make git itself fail ("failed to read
+/// .git/worktrees/pa/commondir"), which is git's race, not kardwt's.
 #[test]
 fn different_cards_created_by_plain_git_prepare_in_parallel() {
     let repo = TestRepo::new();
-    let script = repo.write_prepare("sleep 3");
+    let marks = repo.tmp.join("started");
+    std::fs::create_dir(&marks).unwrap();
+    let dir = crate::support::sh_quote(&marks);
+    let script = repo.write_prepare(&format!(
+        "touch {dir}/\"$KARDWT_CARD\"\n\
+         n=0\n\
+         while [ \"$(ls {dir} | wc -l)\" -lt 2 ] && [ $n -lt 200 ]; do sleep 0.1; n=$((n+1)); done\n\
+         [ \"$(ls {dir} | wc -l)\" -ge 2 ] || {{ echo 'the other card never prepared alongside' >&2; exit 1; }}"
+    ));
     repo.write_rules(&repo.rules_for(&script, false));
     repo.install_hooks();
-    let t = std::time::Instant::now();
     let a = repo.spawn(
         "git",
         &repo.base,
         &["worktree", "add", "../pa", "-b", "card/51"],
+    );
+    assert!(
+        crate::support::wait_until(std::time::Duration::from_secs(30), || marks
+            .join("51")
+            .exists()),
+        "card 51's prepare hook never started"
     );
     let b = repo.spawn(
         "git",
@@ -562,11 +580,6 @@ fn different_cards_created_by_plain_git_prepare_in_parallel() {
     );
     a.expect_code(0);
     b.expect_code(0);
-    let took = t.elapsed();
-    assert!(
-        took < std::time::Duration::from_millis(5500),
-        "two cards' prepare hooks did not overlap: {took:?}"
-    );
     let mut runs = repo.prepare_runs();
     runs.sort();
     assert_eq!(runs, vec!["51 create prepare", "52 create prepare"]);
