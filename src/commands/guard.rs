@@ -4,21 +4,29 @@
 //!
 //! Invariants: it writes nothing anywhere but stdout/stderr (no log, no lock), never runs the
 //! command, and never fails loudly: unreadable, oversized or unexpected input is silence
-//! (exit 0), so a broken payload can never block an agent's unrelated work.
+//! (exit 0), so a broken payload can never block an agent's unrelated work; its own usage
+//! errors are one warning line and exit 0 (see [`usage_error`]).
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::ffi::{OsStr, OsString};
 use std::io::{IsTerminal, Read, Write};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use anyhow::Result;
 use serde::Serialize;
 
 use crate::cli::{GuardArgs, GuardFormat};
-use crate::guard::{self, Denial, World};
+use crate::guard::{self, Denial, Managed, World};
 use crate::record::Loaded;
 use crate::repo::{self, Repo};
 use crate::verify::{self, Verdict};
 
-/// Payloads larger than this are cut off, so they do not parse: silence.
-const STDIN_CAP: u64 = 1 << 20;
+/// Payloads larger than this are cut off, so they do not parse: silence. A 1 MiB command
+/// line fits, with room for the payload's other fields.
+const STDIN_CAP: u64 = (1 << 20) + (64 << 10);
 
 pub fn run(args: &GuardArgs, out: &mut dyn Write) -> Result<i32> {
     let Some((command, payload_cwd)) = pending_command(args) else {
@@ -31,11 +39,51 @@ pub fn run(args: &GuardArgs, out: &mut dyn Write) -> Result<i32> {
             Err(_) => return Ok(0),
         },
     };
-    let denials = guard::judge_line(&command, &cwd, &Disk);
+    // Standing in the directory lets every lookup under it skip walking its depth again.
+    let here = std::env::set_current_dir(&cwd).ok().map(|_| cwd.clone());
+    let denials = guard::judge_line(&command, &cwd, &Disk::new(here));
     if denials.is_empty() {
         return Ok(0);
     }
     Ok(answer(&denials, args.format, out))
+}
+
+/// Is this argv (program name first) a `guard` command line? Only the global options
+/// (`--root DIR`, `--rules FILE`) may come before the subcommand.
+pub fn is_guard_argv(args: impl IntoIterator<Item = OsString>) -> bool {
+    let mut args = args.into_iter().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.to_str() {
+            Some("--root" | "--rules") => {
+                args.next();
+            }
+            Some(a) if a.starts_with("--root=") || a.starts_with("--rules=") => {}
+            Some(a) => return a == "guard",
+            None => return false,
+        }
+    }
+    false
+}
+
+/// A usage error of `guard` itself (an unknown flag, an empty `--cwd`, …) never denies: nothing
+/// on stdout, one warning line on stderr, exit 0. Returns the exit code.
+pub fn usage_error(err: &clap::Error) -> i32 {
+    let text = err.to_string();
+    let first = text.lines().next().unwrap_or_default().trim();
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    let mut why: String = first
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .take(200)
+        .collect();
+    if first.chars().count() > 200 {
+        why.push('…');
+    }
+    let _ = writeln!(
+        std::io::stderr(),
+        "warning: git kardwt guard judged nothing: {why} (see git kardwt guard --help)"
+    );
+    0
 }
 
 /// The command line to judge and the payload's `cwd`, or `None` for silence.
@@ -134,62 +182,257 @@ fn answer(denials: &[Denial], format: GuardFormat, out: &mut dyn Write) -> i32 {
 
 /// The world as the disk has it: repositories found with gix, worktrees verified the way every
 /// other command verifies them (SPEC R-VERIFY). Reads only.
-struct Disk;
+///
+/// Linear time, whatever the depth of the directory: the process stands in the judged
+/// directory, and a path under it goes to the kernel relative to it, so a lookup costs the
+/// operand's length. Each repository is read and its worktrees verified once; a candidate path
+/// is then matched by the admin dir its `.git` file names and by its inode, never resolved
+/// component by component.
+struct Disk {
+    /// The directory the process stands in (canonical), when it could move there.
+    here: Option<PathBuf>,
+    /// Repositories by the worktrees dir a `.git` file named.
+    by_admin_parent: Cache<PathBuf>,
+    /// Repositories by the directory (or git dir: `true`) they were looked up from.
+    by_dir: Cache<(PathBuf, bool)>,
+    /// Every repository read, by canonical common dir.
+    loaded: RefCell<HashMap<PathBuf, Rc<Known>>>,
+    /// Directory listings by the path they were read from: most operands of a long line do
+    /// not exist, and one listing answers for all of them without a system call each.
+    listings: RefCell<HashMap<PathBuf, Rc<HashMap<OsString, Kind>>>>,
+}
 
-impl World for Disk {
-    fn managed_worktree(&self, path: &Path) -> Option<PathBuf> {
-        let path = repo::absolutize(path);
-        if !path.is_dir() {
-            return None;
+/// What a directory listing says a name is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Dir,
+    File,
+    Symlink,
+    /// Something the listing cannot tell (ask the file system itself).
+    Unknown,
+}
+
+/// Repositories found by some key; `None` where there is none.
+type Cache<K> = RefCell<HashMap<K, Option<Rc<Known>>>>;
+
+/// One repository as read once.
+struct Known {
+    info: Rc<guard::Repository>,
+    /// Its verified managed worktrees by admin dir name: the recorded path and the
+    /// directory's (device, inode).
+    managed: HashMap<OsString, (PathBuf, (u64, u64))>,
+}
+
+impl Disk {
+    fn new(here: Option<PathBuf>) -> Disk {
+        Disk {
+            here: here.filter(|h| h.as_os_str().len() > 1),
+            by_admin_parent: RefCell::default(),
+            by_dir: RefCell::default(),
+            loaded: RefCell::default(),
+            listings: RefCell::default(),
         }
-        let repo = Repo::discover(&path).ok()?;
-        let entries = verify::scan(&repo).ok()?;
-        let report = verify::verify(&repo, &entries, &path, None);
-        (report.verdict == Verdict::Verified).then_some(report.path)
     }
 
-    fn has_managed_worktrees(&self, dir: &Path) -> bool {
-        let Ok(repo) = Repo::discover(&repo::absolutize(dir)) else {
-            return false;
+    /// What `local` is according to its parent's listing: `None` when it does not exist.
+    fn kind(&self, local: &Path) -> Option<Kind> {
+        let bytes = local.as_os_str().as_bytes();
+        let (parent, name) = match bytes.iter().rposition(|&b| b == b'/') {
+            Some(0) => (&b"/"[..], &bytes[1..]),
+            Some(i) => (&bytes[..i], &bytes[i + 1..]),
+            None => (&b"."[..], bytes),
         };
-        verify::scan(&repo).is_ok_and(|entries| {
-            entries
+        if matches!(name, b"" | b"." | b"..") {
+            return Some(Kind::Unknown);
+        }
+        let parent = Path::new(OsStr::from_bytes(parent));
+        let cached = self.listings.borrow().get(parent).cloned();
+        let listing = match cached {
+            Some(listing) => listing,
+            None => {
+                let listing: HashMap<OsString, Kind> = match std::fs::read_dir(parent) {
+                    Ok(entries) => entries
+                        .filter_map(|e| e.ok())
+                        .map(|e| {
+                            let kind = match e.file_type() {
+                                Ok(t) if t.is_symlink() => Kind::Symlink,
+                                Ok(t) if t.is_dir() => Kind::Dir,
+                                Ok(t) if t.is_file() => Kind::File,
+                                _ => Kind::Unknown,
+                            };
+                            (e.file_name(), kind)
+                        })
+                        .collect(),
+                    // Not a readable directory: ask about each name itself.
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                        return Some(Kind::Unknown)
+                    }
+                    Err(_) => HashMap::new(),
+                };
+                let listing = Rc::new(listing);
+                self.listings
+                    .borrow_mut()
+                    .insert(parent.to_path_buf(), listing.clone());
+                listing
+            }
+        };
+        listing.get(OsStr::from_bytes(name)).copied()
+    }
+
+    /// `path` as the kernel should get it: relative to `here` when it lies under it.
+    fn local<'p>(&self, path: &'p Path) -> &'p Path {
+        let Some(here) = &self.here else { return path };
+        let (p, h) = (path.as_os_str().as_bytes(), here.as_os_str().as_bytes());
+        match p.strip_prefix(h) {
+            Some([]) => Path::new("."),
+            Some([b'/', rest @ ..]) => {
+                let start = rest.iter().take_while(|&&b| b == b'/').count();
+                match &rest[start..] {
+                    [] => Path::new("."),
+                    rest => Path::new(OsStr::from_bytes(rest)),
+                }
+            }
+            _ => path,
+        }
+    }
+
+    /// Read `repo` once: its worktrees, and which of them verify as managed.
+    fn load(&self, repo: &Repo) -> Rc<Known> {
+        if let Some(known) = self.loaded.borrow().get(&repo.common_dir) {
+            return known.clone();
+        }
+        let entries = verify::scan(repo).unwrap_or_default();
+        let mut managed = HashMap::new();
+        for e in &entries {
+            let (Loaded::Parsed(_), Some(path)) = (&e.record, &e.linked.path) else {
+                continue;
+            };
+            let report = verify::verify(repo, &entries, path, None);
+            if report.verdict != Verdict::Verified {
+                continue;
+            }
+            if let (Ok(meta), Some(id)) =
+                (std::fs::metadata(&report.path), e.linked.admin.file_name())
+            {
+                managed.insert(id.to_owned(), (report.path, (meta.dev(), meta.ino())));
+            }
+        }
+        let info = guard::Repository {
+            common_dir: repo.common_dir.clone(),
+            worktree_paths: std::iter::once(repo.base.clone())
+                .chain(entries.iter().filter_map(|e| e.linked.path.clone()))
+                .collect(),
+            has_managed: entries
                 .iter()
-                .any(|e| matches!(e.record, Loaded::Parsed(_)))
+                .any(|e| matches!(e.record, Loaded::Parsed(_))),
+        };
+        let known = Rc::new(Known {
+            info: Rc::new(info),
+            managed,
+        });
+        self.loaded
+            .borrow_mut()
+            .insert(repo.common_dir.clone(), known.clone());
+        known
+    }
+
+    /// The repository found from the existing directory `at` (or the git dir `at`).
+    fn find(&self, at: &Path, git_dir: bool) -> Option<Rc<Known>> {
+        let local = self.local(at);
+        if !std::fs::metadata(local).is_ok_and(|m| m.is_dir()) {
+            return None;
+        }
+        // `--git-dir` must name a git directory itself: git does not search from it.
+        if git_dir
+            && !(local.join("HEAD").is_file()
+                && (local.join("objects").is_dir() || local.join("commondir").is_file()))
+        {
+            return None;
+        }
+        let start = std::fs::canonicalize(local).ok()?;
+        let repo = Repo::discover(&start).ok()?;
+        Some(self.load(&repo))
+    }
+}
+
+impl World for Disk {
+    fn managed_worktree(&self, path: &Path) -> Option<Managed> {
+        let local = self.local(path);
+        if matches!(self.kind(local), None | Some(Kind::File)) {
+            return None;
+        }
+        let meta = std::fs::metadata(local).ok()?;
+        if !meta.is_dir() {
+            return None;
+        }
+        let admin = repo::read_dot_git(local)?;
+        let (parent, id) = (admin.parent()?.to_path_buf(), admin.file_name()?);
+        let cached = self.by_admin_parent.borrow().get(&parent).cloned();
+        let known = match cached {
+            Some(known) => known,
+            None => {
+                let known = Repo::discover(&repo::absolutize(path))
+                    .ok()
+                    .map(|repo| self.load(&repo));
+                self.by_admin_parent
+                    .borrow_mut()
+                    .insert(parent, known.clone());
+                known
+            }
+        }?;
+        let (recorded, identity) = known.managed.get(id)?;
+        (*identity == (meta.dev(), meta.ino())).then(|| Managed {
+            path: recorded.clone(),
+            common_dir: known.info.common_dir.clone(),
         })
     }
 
+    fn repository(&self, at: &Path, git_dir: bool) -> Option<Rc<guard::Repository>> {
+        let key = (at.to_path_buf(), git_dir);
+        let cached = self.by_dir.borrow().get(&key).cloned();
+        let known = match cached {
+            Some(known) => known,
+            None => {
+                let known = self.find(at, git_dir);
+                self.by_dir.borrow_mut().insert(key, known.clone());
+                known
+            }
+        };
+        known.map(|k| k.info.clone())
+    }
+
     fn managed_within(&self, dir: &Path) -> Vec<PathBuf> {
-        let dir = repo::absolutize(dir);
-        // A worktree itself is judged by `managed_worktree`; only plain directories are looked
-        // into, one level deep, where the worktree root keeps `card-<id>`.
-        if dir.join(".git").exists() {
+        let local = self.local(dir);
+        if matches!(self.kind(local), None | Some(Kind::File)) {
             return Vec::new();
         }
-        let Ok(children) = std::fs::read_dir(&dir) else {
+        // A worktree itself is judged by `managed_worktree`; only plain directories are looked
+        // into, one level deep, where the worktree root keeps `card-<id>`.
+        if local.join(".git").exists() {
+            return Vec::new();
+        }
+        let Ok(children) = std::fs::read_dir(local) else {
             return Vec::new();
         };
         let mut found: Vec<PathBuf> = children
             .filter_map(|c| c.ok())
             .filter(|c| c.path().join(".git").is_file())
-            .filter_map(|c| self.managed_worktree(&c.path()))
+            .filter_map(|c| self.managed_worktree(&dir.join(c.file_name())))
+            .map(|m| m.path)
             .collect();
         found.sort();
         found
     }
 
-    fn worktree_paths(&self, dir: &Path) -> Vec<PathBuf> {
-        let Ok(repo) = Repo::discover(&repo::absolutize(dir)) else {
-            return Vec::new();
-        };
-        let linked = repo.linked().unwrap_or_default();
-        std::iter::once(repo.base.clone())
-            .chain(linked.into_iter().filter_map(|l| l.path))
-            .collect()
-    }
-
     fn is_symlink(&self, path: &Path) -> bool {
-        std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
+        let local = self.local(path);
+        match self.kind(local) {
+            None | Some(Kind::Dir | Kind::File) => false,
+            Some(Kind::Symlink) => true,
+            Some(Kind::Unknown) => {
+                std::fs::symlink_metadata(local).is_ok_and(|m| m.file_type().is_symlink())
+            }
+        }
     }
 }
 

@@ -145,7 +145,7 @@ fn claude_payloads_get_the_exact_answer_of_each_format() {
     out.expect_code(2);
     assert!(
         out.stderr
-            .ends_with("\nhint: run instead: git kardwt gc --apply\n"),
+            .ends_with("\nhint: run instead: git kardwt gc --apply --prunable\n"),
         "{out}"
     );
 

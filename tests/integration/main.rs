@@ -24,4 +24,5 @@ mod sandbox;
 mod seeding;
 mod select;
 mod stress;
+mod trust_guard;
 mod verify;
