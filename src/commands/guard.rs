@@ -199,8 +199,14 @@ struct Disk {
     loaded: RefCell<HashMap<PathBuf, Rc<Known>>>,
     /// Directory listings by the path they were read from: most operands of a long line do
     /// not exist, and one listing answers for all of them without a system call each.
-    listings: RefCell<HashMap<PathBuf, Rc<HashMap<OsString, Kind>>>>,
+    listings: RefCell<HashMap<PathBuf, Listing>>,
+    /// The last listing used and the last answer of [`Disk::kind`]: the rules ask about the
+    /// same path several times in a row, and neighbouring operands share a directory.
+    last_listing: RefCell<Option<(PathBuf, Listing)>>,
+    last_kind: RefCell<Option<(PathBuf, Option<Kind>)>>,
 }
+
+type Listing = Rc<HashMap<OsString, Kind>>;
 
 /// What a directory listing says a name is.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -215,12 +221,41 @@ enum Kind {
 /// Repositories found by some key; `None` where there is none.
 type Cache<K> = RefCell<HashMap<K, Option<Rc<Known>>>>;
 
+/// A worktree's recorded path and its directory's (device, inode).
+type Identified = (PathBuf, (u64, u64));
+
 /// One repository as read once.
 struct Known {
     info: Rc<guard::Repository>,
-    /// Its verified managed worktrees by admin dir name: the recorded path and the
-    /// directory's (device, inode).
-    managed: HashMap<OsString, (PathBuf, (u64, u64))>,
+    repo: Repo,
+    entries: Vec<verify::Entry>,
+    /// Index into `entries` by admin dir name.
+    by_id: HashMap<OsString, usize>,
+    /// Verdicts asked for so far, by admin dir name: for a managed worktree that verifies,
+    /// its recorded path and its directory's (device, inode).
+    verified: RefCell<HashMap<OsString, Option<Identified>>>,
+}
+
+impl Known {
+    /// The managed worktree registered under the admin dir `id`, if it verifies (once).
+    fn managed(&self, id: &OsStr) -> Option<Identified> {
+        if let Some(found) = self.verified.borrow().get(id) {
+            return found.clone();
+        }
+        let found = self.by_id.get(id).and_then(|&i| {
+            let e = &self.entries[i];
+            let (Loaded::Parsed(_), Some(path)) = (&e.record, &e.linked.path) else {
+                return None;
+            };
+            let report = verify::verify(&self.repo, &self.entries, path, None);
+            let meta = std::fs::metadata(&report.path).ok()?;
+            (report.verdict == Verdict::Verified).then(|| (report.path, (meta.dev(), meta.ino())))
+        });
+        self.verified
+            .borrow_mut()
+            .insert(id.to_owned(), found.clone());
+        found
+    }
 }
 
 impl Disk {
@@ -231,11 +266,24 @@ impl Disk {
             by_dir: RefCell::default(),
             loaded: RefCell::default(),
             listings: RefCell::default(),
+            last_listing: RefCell::default(),
+            last_kind: RefCell::default(),
         }
     }
 
     /// What `local` is according to its parent's listing: `None` when it does not exist.
     fn kind(&self, local: &Path) -> Option<Kind> {
+        if let Some((path, kind)) = &*self.last_kind.borrow() {
+            if path.as_os_str() == local.as_os_str() {
+                return *kind;
+            }
+        }
+        let kind = self.kind_uncached(local);
+        *self.last_kind.borrow_mut() = Some((local.to_path_buf(), kind));
+        kind
+    }
+
+    fn kind_uncached(&self, local: &Path) -> Option<Kind> {
         let bytes = local.as_os_str().as_bytes();
         let (parent, name) = match bytes.iter().rposition(|&b| b == b'/') {
             Some(0) => (&b"/"[..], &bytes[1..]),
@@ -246,6 +294,11 @@ impl Disk {
             return Some(Kind::Unknown);
         }
         let parent = Path::new(OsStr::from_bytes(parent));
+        if let Some((last, listing)) = &*self.last_listing.borrow() {
+            if last.as_os_str() == parent.as_os_str() {
+                return listing.get(OsStr::from_bytes(name)).copied();
+            }
+        }
         let cached = self.listings.borrow().get(parent).cloned();
         let listing = match cached {
             Some(listing) => listing,
@@ -276,6 +329,7 @@ impl Disk {
                 listing
             }
         };
+        *self.last_listing.borrow_mut() = Some((parent.to_path_buf(), listing.clone()));
         listing.get(OsStr::from_bytes(name)).copied()
     }
 
@@ -296,27 +350,12 @@ impl Disk {
         }
     }
 
-    /// Read `repo` once: its worktrees, and which of them verify as managed.
-    fn load(&self, repo: &Repo) -> Rc<Known> {
+    /// Read `repo` once: its worktrees and their records (verified only when asked about).
+    fn load(&self, repo: Repo) -> Rc<Known> {
         if let Some(known) = self.loaded.borrow().get(&repo.common_dir) {
             return known.clone();
         }
-        let entries = verify::scan(repo).unwrap_or_default();
-        let mut managed = HashMap::new();
-        for e in &entries {
-            let (Loaded::Parsed(_), Some(path)) = (&e.record, &e.linked.path) else {
-                continue;
-            };
-            let report = verify::verify(repo, &entries, path, None);
-            if report.verdict != Verdict::Verified {
-                continue;
-            }
-            if let (Ok(meta), Some(id)) =
-                (std::fs::metadata(&report.path), e.linked.admin.file_name())
-            {
-                managed.insert(id.to_owned(), (report.path, (meta.dev(), meta.ino())));
-            }
-        }
+        let entries = verify::scan(&repo).unwrap_or_default();
         let info = guard::Repository {
             common_dir: repo.common_dir.clone(),
             worktree_paths: std::iter::once(repo.base.clone())
@@ -328,11 +367,18 @@ impl Disk {
         };
         let known = Rc::new(Known {
             info: Rc::new(info),
-            managed,
+            by_id: entries
+                .iter()
+                .enumerate()
+                .filter_map(|(i, e)| Some((e.linked.admin.file_name()?.to_owned(), i)))
+                .collect(),
+            entries,
+            verified: RefCell::default(),
+            repo,
         });
         self.loaded
             .borrow_mut()
-            .insert(repo.common_dir.clone(), known.clone());
+            .insert(known.info.common_dir.clone(), known.clone());
         known
     }
 
@@ -351,7 +397,7 @@ impl Disk {
         }
         let start = std::fs::canonicalize(local).ok()?;
         let repo = Repo::discover(&start).ok()?;
-        Some(self.load(&repo))
+        Some(self.load(repo))
     }
 }
 
@@ -373,16 +419,16 @@ impl World for Disk {
             None => {
                 let known = Repo::discover(&repo::absolutize(path))
                     .ok()
-                    .map(|repo| self.load(&repo));
+                    .map(|repo| self.load(repo));
                 self.by_admin_parent
                     .borrow_mut()
                     .insert(parent, known.clone());
                 known
             }
         }?;
-        let (recorded, identity) = known.managed.get(id)?;
-        (*identity == (meta.dev(), meta.ino())).then(|| Managed {
-            path: recorded.clone(),
+        let (recorded, identity) = known.managed(id)?;
+        (identity == (meta.dev(), meta.ino())).then(|| Managed {
+            path: recorded,
             common_dir: known.info.common_dir.clone(),
         })
     }
