@@ -9,7 +9,8 @@
 //! Redirections (`>file`, `2>&1`, `<in`, `&>log`, …) are accepted and dropped from argv: they
 //! do not change what a command removes. Heredocs and here-strings (`<<`) and process
 //! substitution are not accepted.
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
@@ -485,6 +486,37 @@ pub struct Repository {
     pub worktree_paths: Vec<PathBuf>,
     /// It has worktrees kardwt manages (records).
     pub has_managed: bool,
+    /// Indexes into `worktree_paths` by last component, so a suffix lookup costs the length
+    /// of the argument, not the number of worktrees.
+    by_name: HashMap<OsString, Vec<usize>>,
+}
+
+impl Repository {
+    pub fn new(common_dir: PathBuf, worktree_paths: Vec<PathBuf>, has_managed: bool) -> Self {
+        let mut by_name: HashMap<OsString, Vec<usize>> = HashMap::new();
+        for (i, p) in worktree_paths.iter().enumerate() {
+            if let Some(name) = p.file_name() {
+                by_name.entry(name.to_owned()).or_default().push(i);
+            }
+        }
+        Repository {
+            common_dir,
+            worktree_paths,
+            has_managed,
+            by_name,
+        }
+    }
+
+    /// The worktrees `suffix` ends at a directory boundary (git's `find_worktree_by_suffix`).
+    fn suffixed<'r>(&'r self, suffix: &'r str) -> impl Iterator<Item = &'r PathBuf> + 'r {
+        let last = suffix.rsplit('/').next().unwrap_or(suffix);
+        self.by_name
+            .get(OsStr::new(last))
+            .into_iter()
+            .flatten()
+            .map(|&i| &self.worktree_paths[i])
+            .filter(move |p| has_suffix(p, suffix))
+    }
 }
 
 /// One denied command: why, and the exact command to run instead.
@@ -530,6 +562,8 @@ struct Place<'w> {
     /// Changes whenever `dir` does, so `repo` is asked of the world once per directory.
     id: usize,
     repo: Option<(usize, Option<Rc<Repository>>)>,
+    /// A `git worktree prune` was denied already.
+    prune_denied: bool,
 }
 
 impl Place<'_> {
@@ -565,6 +599,7 @@ fn judge_all(
         dir: Some(cwd.to_path_buf()),
         id: 0,
         repo: None,
+        prune_denied: false,
     };
     let mut moved = false;
     for (i, cmd) in commands.iter().enumerate() {
@@ -713,7 +748,7 @@ fn judge_git(args: &[Word], place: &mut Place) -> Result<Option<Denial>, CannotJ
     let dir = moved.clone().unwrap_or_else(|| place.dir.clone());
     // The repository git uses: the named git dir, or the one found from where it runs.
     let explicit = git_dir.is_some();
-    let mut repo = || match git_dir {
+    let repo = |place: &mut Place| match git_dir {
         Some("") => None,
         Some(g) => {
             let g = match &dir {
@@ -735,22 +770,21 @@ fn judge_git(args: &[Word], place: &mut Place) -> Result<Option<Denial>, CannotJ
                 Some(found) => found,
                 None => return Ok(None),
             };
-            let repo = repo();
+            let repo = repo(place);
             if explicit && repo.is_none() {
                 return Ok(None);
             }
             // git looks the argument up as a unique path suffix among the repository's
             // worktrees first, then as a path (worktree.c, find_worktree). An absolute
             // argument can only be a suffix of itself, so it needs no directory.
-            let mut suffixed = repo
-                .iter()
-                .flat_map(|r| r.worktree_paths.iter())
-                .filter(|p| has_suffix(p, arg));
-            let target = match (suffixed.next(), suffixed.next(), &dir) {
-                (Some(one), None, _) => one.clone(),
-                (_, _, Some(dir)) => dir.join(arg),
-                _ if Path::new(arg).is_absolute() => PathBuf::from(arg),
-                _ => return Ok(None),
+            let target = {
+                let mut suffixed = repo.iter().flat_map(|r| r.suffixed(arg));
+                match (suffixed.next(), suffixed.next(), &dir) {
+                    (Some(one), None, _) => one.clone(),
+                    (_, _, Some(dir)) => dir.join(arg),
+                    _ if Path::new(arg).is_absolute() => PathBuf::from(arg),
+                    _ => return Ok(None),
+                }
             };
             let Some(managed) = world.managed_worktree(&target) else {
                 return Ok(None);
@@ -767,13 +801,16 @@ fn judge_git(args: &[Word], place: &mut Place) -> Result<Option<Denial>, CannotJ
                 replacement: remove_command(&managed.path, force),
             })
         }
-        Some("prune") if prune_prunes(&rest[1..]) => {
+        // Every prune gets the same answer: the first one found is enough.
+        Some("prune") if prune_prunes(&rest[1..]) && !place.prune_denied => {
             let shown = match (&dir, git_dir) {
                 (_, Some(g)) => g.to_owned(),
                 (Some(d), None) => d.display().to_string(),
                 (None, None) => return Ok(None),
             };
-            repo().filter(|r| r.has_managed).map(|_| Denial {
+            let managed = repo(place).is_some_and(|r| r.has_managed);
+            place.prune_denied |= managed;
+            managed.then(|| Denial {
                 reason: format!(
                     "`git worktree prune` in {shown} drops kardwt's records of vanished worktrees before what they held is released"
                 ),
@@ -1195,13 +1232,13 @@ mod tests {
                 p.starts_with(at("base"))
             };
             found.then(|| {
-                Rc::new(Repository {
-                    common_dir: at("base/.git"),
-                    worktree_paths: ["base", "base.worktrees/card-42", "base.worktrees/card-7"]
+                Rc::new(Repository::new(
+                    at("base/.git"),
+                    ["base", "base.worktrees/card-42", "base.worktrees/card-7"]
                         .map(at)
                         .to_vec(),
-                    has_managed: true,
-                })
+                    true,
+                ))
             })
         }
         fn is_symlink(&self, path: &Path) -> bool {

@@ -197,16 +197,48 @@ struct Disk {
     by_dir: Cache<(PathBuf, bool)>,
     /// Every repository read, by canonical common dir.
     loaded: RefCell<HashMap<PathBuf, Rc<Known>>>,
-    /// Directory listings by the path they were read from: most operands of a long line do
-    /// not exist, and one listing answers for all of them without a system call each.
-    listings: RefCell<HashMap<PathBuf, Listing>>,
-    /// The last listing used and the last answer of [`Disk::kind`]: the rules ask about the
-    /// same path several times in a row, and neighbouring operands share a directory.
-    last_listing: RefCell<Option<(PathBuf, Listing)>>,
+    /// Directory listings as a tree: most operands of a long line do not exist, and a listing
+    /// answers for all of them without a system call each.
+    /// Node 0 is the directory the process stands in, node 1 the root.
+    nodes: RefCell<Vec<Node>>,
+    /// The last answer of [`Disk::kind`]: the rules ask about one path several times in a row.
     last_kind: RefCell<Option<(PathBuf, Option<Kind>)>>,
+    /// Answers of [`World::managed_worktree`] by path.
+    managed: RefCell<HashMap<PathBuf, Option<Managed>>>,
 }
 
-type Listing = Rc<HashMap<OsString, Kind>>;
+/// A directory as listed once.
+struct Node {
+    /// How to reach it: relative to the process's directory, or absolute.
+    path: PathBuf,
+    /// The node `..` leads to, once known.
+    parent: Option<usize>,
+    /// Its entries: what each is, and its node once made; `None` when it cannot be listed.
+    entries: Option<HashMap<OsString, (Kind, Option<usize>)>>,
+}
+
+impl Node {
+    fn new(path: PathBuf, parent: Option<usize>) -> Node {
+        let entries = std::fs::read_dir(&path).ok().map(|list| {
+            list.filter_map(|e| e.ok())
+                .map(|e| {
+                    let kind = match e.file_type() {
+                        Ok(t) if t.is_symlink() => Kind::Symlink,
+                        Ok(t) if t.is_dir() => Kind::Dir,
+                        Ok(t) if t.is_file() => Kind::File,
+                        _ => Kind::Unknown,
+                    };
+                    (e.file_name(), (kind, None))
+                })
+                .collect()
+        });
+        Node {
+            path,
+            parent,
+            entries,
+        }
+    }
+}
 
 /// What a directory listing says a name is.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -265,9 +297,9 @@ impl Disk {
             by_admin_parent: RefCell::default(),
             by_dir: RefCell::default(),
             loaded: RefCell::default(),
-            listings: RefCell::default(),
-            last_listing: RefCell::default(),
+            nodes: RefCell::default(),
             last_kind: RefCell::default(),
+            managed: RefCell::default(),
         }
     }
 
@@ -283,54 +315,68 @@ impl Disk {
         kind
     }
 
+    /// Walk `local` down the tree of listings, one component at a time (`..` goes back up the
+    /// way it came): `None` when it does not exist, [`Kind::Unknown`] when only the file system
+    /// can tell (through a symbolic link, an unreadable directory). Each directory is listed
+    /// once, and a path costs one lookup per component, so `a1/x a2/x …` or `../x` cost no
+    /// system call each.
     fn kind_uncached(&self, local: &Path) -> Option<Kind> {
         let bytes = local.as_os_str().as_bytes();
-        let (parent, name) = match bytes.iter().rposition(|&b| b == b'/') {
-            Some(0) => (&b"/"[..], &bytes[1..]),
-            Some(i) => (&bytes[..i], &bytes[i + 1..]),
-            None => (&b"."[..], bytes),
+        let mut nodes = self.nodes.borrow_mut();
+        if nodes.is_empty() {
+            nodes.push(Node::new(PathBuf::from("."), None));
+            nodes.push(Node::new(PathBuf::from("/"), Some(1)));
+        }
+        let mut at = usize::from(bytes.starts_with(b"/"));
+        let components: Vec<&[u8]> = bytes
+            .split(|&b| b == b'/')
+            .filter(|c| !c.is_empty() && *c != b".")
+            .collect();
+        let Some((&last, dirs)) = components.split_last() else {
+            return Some(Kind::Unknown);
         };
-        if matches!(name, b"" | b"." | b"..") {
+        if last == b".." {
             return Some(Kind::Unknown);
         }
-        let parent = Path::new(OsStr::from_bytes(parent));
-        if let Some((last, listing)) = &*self.last_listing.borrow() {
-            if last.as_os_str() == parent.as_os_str() {
-                return listing.get(OsStr::from_bytes(name)).copied();
-            }
-        }
-        let cached = self.listings.borrow().get(parent).cloned();
-        let listing = match cached {
-            Some(listing) => listing,
-            None => {
-                let listing: HashMap<OsString, Kind> = match std::fs::read_dir(parent) {
-                    Ok(entries) => entries
-                        .filter_map(|e| e.ok())
-                        .map(|e| {
-                            let kind = match e.file_type() {
-                                Ok(t) if t.is_symlink() => Kind::Symlink,
-                                Ok(t) if t.is_dir() => Kind::Dir,
-                                Ok(t) if t.is_file() => Kind::File,
-                                _ => Kind::Unknown,
-                            };
-                            (e.file_name(), kind)
-                        })
-                        .collect(),
-                    // Not a readable directory: ask about each name itself.
-                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                        return Some(Kind::Unknown)
+        for &c in dirs {
+            at = if c == b".." {
+                match nodes[at].parent {
+                    Some(up) => up,
+                    None => {
+                        let up = Node::new(nodes[at].path.join(".."), None);
+                        nodes.push(up);
+                        let id = nodes.len() - 1;
+                        nodes[at].parent = Some(id);
+                        id
                     }
-                    Err(_) => HashMap::new(),
+                }
+            } else {
+                let name = OsStr::from_bytes(c);
+                let Some(entries) = nodes[at].entries.as_ref() else {
+                    return Some(Kind::Unknown);
                 };
-                let listing = Rc::new(listing);
-                self.listings
-                    .borrow_mut()
-                    .insert(parent.to_path_buf(), listing.clone());
-                listing
-            }
-        };
-        *self.last_listing.borrow_mut() = Some((parent.to_path_buf(), listing.clone()));
-        listing.get(OsStr::from_bytes(name)).copied()
+                match entries.get(name) {
+                    None | Some((Kind::File, _)) => return None,
+                    Some((Kind::Symlink | Kind::Unknown, _)) => return Some(Kind::Unknown),
+                    Some((Kind::Dir, Some(child))) => *child,
+                    Some((Kind::Dir, None)) => {
+                        let child = Node::new(nodes[at].path.join(name), Some(at));
+                        nodes.push(child);
+                        let id = nodes.len() - 1;
+                        if let Some(entry) =
+                            nodes[at].entries.as_mut().and_then(|e| e.get_mut(name))
+                        {
+                            entry.1 = Some(id);
+                        }
+                        id
+                    }
+                }
+            };
+        }
+        match &nodes[at].entries {
+            Some(entries) => entries.get(OsStr::from_bytes(last)).map(|e| e.0),
+            None => Some(Kind::Unknown),
+        }
     }
 
     /// `path` as the kernel should get it: relative to `here` when it lies under it.
@@ -356,15 +402,15 @@ impl Disk {
             return known.clone();
         }
         let entries = verify::scan(&repo).unwrap_or_default();
-        let info = guard::Repository {
-            common_dir: repo.common_dir.clone(),
-            worktree_paths: std::iter::once(repo.base.clone())
+        let info = guard::Repository::new(
+            repo.common_dir.clone(),
+            std::iter::once(repo.base.clone())
                 .chain(entries.iter().filter_map(|e| e.linked.path.clone()))
                 .collect(),
-            has_managed: entries
+            entries
                 .iter()
                 .any(|e| matches!(e.record, Loaded::Parsed(_))),
-        };
+        );
         let known = Rc::new(Known {
             info: Rc::new(info),
             by_id: entries
@@ -382,31 +428,9 @@ impl Disk {
         known
     }
 
-    /// The repository found from the existing directory `at` (or the git dir `at`).
-    fn find(&self, at: &Path, git_dir: bool) -> Option<Rc<Known>> {
-        let local = self.local(at);
-        if !std::fs::metadata(local).is_ok_and(|m| m.is_dir()) {
-            return None;
-        }
-        // `--git-dir` must name a git directory itself: git does not search from it.
-        if git_dir
-            && !(local.join("HEAD").is_file()
-                && (local.join("objects").is_dir() || local.join("commondir").is_file()))
-        {
-            return None;
-        }
-        let start = std::fs::canonicalize(local).ok()?;
-        let repo = Repo::discover(&start).ok()?;
-        Some(self.load(repo))
-    }
-}
-
-impl World for Disk {
-    fn managed_worktree(&self, path: &Path) -> Option<Managed> {
+    /// [`World::managed_worktree`] without the memo.
+    fn managed_uncached(&self, path: &Path) -> Option<Managed> {
         let local = self.local(path);
-        if matches!(self.kind(local), None | Some(Kind::File)) {
-            return None;
-        }
         let meta = std::fs::metadata(local).ok()?;
         if !meta.is_dir() {
             return None;
@@ -431,6 +455,42 @@ impl World for Disk {
             path: recorded,
             common_dir: known.info.common_dir.clone(),
         })
+    }
+
+    /// The repository found from the existing directory `at` (or the git dir `at`).
+    fn find(&self, at: &Path, git_dir: bool) -> Option<Rc<Known>> {
+        let local = self.local(at);
+        if !std::fs::metadata(local).is_ok_and(|m| m.is_dir()) {
+            return None;
+        }
+        // `--git-dir` must name a git directory itself: git does not search from it.
+        if git_dir
+            && !(local.join("HEAD").is_file()
+                && (local.join("objects").is_dir() || local.join("commondir").is_file()))
+        {
+            return None;
+        }
+        let start = std::fs::canonicalize(local).ok()?;
+        let repo = Repo::discover(&start).ok()?;
+        Some(self.load(repo))
+    }
+}
+
+impl World for Disk {
+    fn managed_worktree(&self, path: &Path) -> Option<Managed> {
+        // Most paths do not exist: the listings say so before anything is hashed or stored.
+        let local = self.local(path);
+        if matches!(self.kind(local), None | Some(Kind::File)) {
+            return None;
+        }
+        if let Some(found) = self.managed.borrow().get(local) {
+            return found.clone();
+        }
+        let found = self.managed_uncached(path);
+        self.managed
+            .borrow_mut()
+            .insert(local.to_path_buf(), found.clone());
+        found
     }
 
     fn repository(&self, at: &Path, git_dir: bool) -> Option<Rc<guard::Repository>> {
