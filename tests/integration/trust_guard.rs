@@ -189,6 +189,60 @@ fn a_megabyte_line_in_a_directory_300_deep_is_judged_whole() {
     assert_eq!(mtimes(&repo.tmp), before, "the guard changed the disk");
 }
 
+/// Just under 1 MiB, so that the payload around it fits even a 1 MiB stdin cap.
+const ALMOST_MIB: usize = (1 << 20) - 4096;
+
+/// `unit` repeated to [`ALMOST_MIB`], then `tail`.
+fn megabyte(unit: &str, tail: &str) -> String {
+    let mut line = unit.repeat((ALMOST_MIB - tail.len()) / unit.len());
+    line.push_str(tail);
+    line
+}
+
+#[test]
+fn megabyte_lines_of_every_shape_are_judged_whole() {
+    let repo = managed_repo();
+    let (p42, p7) = (repo.card_path("42"), repo.card_path("7"));
+    let mut deep = repo.base.clone();
+    for _ in 0..300 {
+        deep.push("d");
+    }
+    std::fs::create_dir_all(&deep).unwrap();
+    // Operands under distinct parents that do not exist, then the managed worktree.
+    let mut parents = String::from("rm -rf");
+    let mut i = 0;
+    while parents.len() < ALMOST_MIB - 200 {
+        parents.push_str(&format!(" a{i}/x"));
+        i += 1;
+    }
+    parents.push_str(&format!(" {}", sh_quote(&p42)));
+    let cases = [
+        (parents, remove_line(&p42, true)),
+        // Thousands of commands, each looked up in the repository (suffix `card-7`).
+        (
+            megabyte("git worktree remove card-7; ", "true"),
+            remove_line(&p7, false),
+        ),
+        (
+            megabyte("git worktree prune; ", "true"),
+            "git kardwt gc --apply --prunable".into(),
+        ),
+        (
+            megabyte("rm -rf ../../x; ", &format!("rm -rf {}/", sh_quote(&p7))),
+            remove_line(&p7, true),
+        ),
+    ];
+    for (line, want) in &cases {
+        let out = run_bin(
+            &repo,
+            &repo.tmp,
+            &["guard", "--format", "text"],
+            &payload(line, &deep),
+        );
+        assert_eq!(text_answer(&out).as_ref(), Some(want), "{}", &line[..60]);
+    }
+}
+
 #[test]
 fn usage_errors_of_the_guard_never_deny() {
     let repo = managed_repo();
