@@ -114,9 +114,8 @@ impl Simple {
                         break;
                     }
                     t if opt.is_plain()
-                        && t.len() > 1
-                        && t[1..].bytes().all(|b| b == b'p')
-                        && t.starts_with('-') =>
+                        && t.strip_prefix('-')
+                            .is_some_and(|f| !f.is_empty() && f.bytes().all(|b| b == b'p')) =>
                     {
                         argv = rest
                     }
@@ -1399,6 +1398,23 @@ mod tests {
     }
 
     #[test]
+    fn command_prefix_is_stripped_or_runs_nothing() {
+        let argv = |line: &str| -> Vec<String> {
+            tokenize(line).unwrap()[0]
+                .argv()
+                .iter()
+                .map(|w| w.text.clone())
+                .collect()
+        };
+        assert_eq!(argv("command rm -r x"), ["rm", "-r", "x"]);
+        assert_eq!(argv("A=1 command -p -- command -pp git x"), ["git", "x"]);
+        assert!(argv("command -v rm").is_empty());
+        assert!(argv("command -pV rm").is_empty());
+        assert_eq!(argv("command é x"), ["é", "x"]);
+        assert_eq!(argv("command"), Vec::<String>::new());
+    }
+
+    #[test]
     fn quoting_of_replacement_survives_single_quotes() {
         assert_eq!(
             remove_command(Path::new("/a/it's"), true),
@@ -1425,6 +1441,7 @@ mod tests {
             "'", "\"", "\\", "$", "(", ")", "{", "}", "`", ";", "&", "|", "<", ">", "#", "~", "*",
             "=", "GIT_DIR=", "/t t/base.worktrees/card-42", "card-42", "..", "/", "-", "--",
             "2>&1", "é", "\u{0}", "-f", "&&", "||", "\\\n", "<<", ">(", "-c", "sudo",
+            "command", "exit", "--rec", "--git-dir=",
         ];
         let table = examples(Path::new(T));
         let mut denied = 0;
