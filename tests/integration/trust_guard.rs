@@ -257,6 +257,7 @@ fn usage_errors_of_the_guard_never_deny() {
     );
     assert_eq!(text_answer(&out), Some(remove_line(&p42, true)));
 
+    let before = mtimes(&repo.tmp);
     let cases: Vec<Vec<&str>> = vec![
         vec!["guard", "--format", "text", &deny, "--bogus"],
         vec!["guard", "--format", "text", &deny, "--cwd", ""],
@@ -293,6 +294,7 @@ fn usage_errors_of_the_guard_never_deny() {
     let out = repo.kardwt(&repo.base, &["guard", "--format", "text", "--cwd", ""]);
     assert_eq!((out.code, out.stdout.as_str()), (0, ""), "{out}");
     assert!(out.stderr.starts_with("warning: "), "{out}");
+    assert_eq!(mtimes(&repo.tmp), before, "a usage error changed the disk");
     // Other subcommands keep their usage errors (exit 2).
     repo.kardwt(&repo.base, &["gc", "--bogus"]).expect_code(2);
     assert!(p42.is_dir());
