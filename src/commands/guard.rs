@@ -185,9 +185,10 @@ fn answer(denials: &[Denial], format: GuardFormat, out: &mut dyn Write) -> i32 {
 ///
 /// Linear time, whatever the depth of the directory: the process stands in the judged
 /// directory, and a path under it goes to the kernel relative to it, so a lookup costs the
-/// operand's length. Each repository is read and its worktrees verified once; a candidate path
-/// is then matched by the admin dir its `.git` file names and by its inode, never resolved
-/// component by component.
+/// operand's length; directories are listed once, so a path that does not exist costs no
+/// system call. Each repository is read once, and a worktree verified the first time a path
+/// names it; a candidate path is matched by the admin dir its `.git` file names and by its
+/// inode, never resolved component by component.
 struct Disk {
     /// The directory the process stands in (canonical), when it could move there.
     here: Option<PathBuf>,
@@ -197,9 +198,9 @@ struct Disk {
     by_dir: Cache<(PathBuf, bool)>,
     /// Every repository read, by canonical common dir.
     loaded: RefCell<HashMap<PathBuf, Rc<Known>>>,
-    /// Directory listings as a tree: most operands of a long line do not exist, and a listing
-    /// answers for all of them without a system call each.
-    /// Node 0 is the directory the process stands in, node 1 the root.
+    /// Directory listings as a tree (node 0 the directory the process stands in, node 1 the
+    /// root): most operands of a long line do not exist, and a listing answers for all of them
+    /// without a system call each.
     nodes: RefCell<Vec<Node>>,
     /// The last answer of [`Disk::kind`]: the rules ask about one path several times in a row.
     last_kind: RefCell<Option<(PathBuf, Option<Kind>)>>,
