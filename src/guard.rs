@@ -483,15 +483,16 @@ pub struct Repository {
     pub common_dir: PathBuf,
     /// The base and every linked worktree (for git's suffix lookup).
     pub worktree_paths: Vec<PathBuf>,
-    /// It has worktrees kardwt manages (records).
-    pub has_managed: bool,
+    /// It has a worktree kardwt manages whose directory is gone: an entry `git worktree prune`
+    /// would drop before what its record holds is released.
+    pub managed_gone: bool,
     /// Indexes into `worktree_paths` by last component, so a suffix lookup costs the length
     /// of the argument, not the number of worktrees.
     by_name: HashMap<OsString, Vec<usize>>,
 }
 
 impl Repository {
-    pub fn new(common_dir: PathBuf, worktree_paths: Vec<PathBuf>, has_managed: bool) -> Self {
+    pub fn new(common_dir: PathBuf, worktree_paths: Vec<PathBuf>, managed_gone: bool) -> Self {
         let mut by_name: HashMap<OsString, Vec<usize>> = HashMap::new();
         for (i, p) in worktree_paths.iter().enumerate() {
             if let Some(name) = p.file_name() {
@@ -501,7 +502,7 @@ impl Repository {
         Repository {
             common_dir,
             worktree_paths,
-            has_managed,
+            managed_gone,
             by_name,
         }
     }
@@ -541,7 +542,8 @@ pub fn judge_line(line: &str, cwd: &Path, world: &dyn World) -> Vec<Denial> {
 }
 
 /// The rules, over parsed commands: `git worktree remove` and `rm -r` of a managed worktree,
-/// `git worktree prune` in a repository with managed worktrees. Empty means silence.
+/// `git worktree prune` in a repository with a managed worktree whose directory is gone.
+/// Empty means silence.
 pub fn judge(commands: &[Simple], cwd: &Path, world: &dyn World) -> Vec<Denial> {
     match judge_all(commands, cwd, world) {
         Ok(mut denials) => {
@@ -800,14 +802,16 @@ fn judge_git(args: &[Word], place: &mut Place) -> Result<Option<Denial>, CannotJ
                 replacement: remove_command(&managed.path, force),
             })
         }
-        // Every prune gets the same answer: the first one found is enough.
+        // Only a prune that drops a managed entry is denied: with none gone, it touches only
+        // unmanaged entries (the ones `gc --prunable` leaves to it). Every prune gets the same
+        // answer: the first one found is enough.
         Some("prune") if prune_prunes(&rest[1..]) && !place.prune_denied => {
             let shown = match (&dir, git_dir) {
                 (_, Some(g)) => g.to_owned(),
                 (Some(d), None) => d.display().to_string(),
                 (None, None) => return Ok(None),
             };
-            let managed = repo(place).is_some_and(|r| r.has_managed);
+            let managed = repo(place).is_some_and(|r| r.managed_gone);
             place.prune_denied |= managed;
             managed.then(|| Denial {
                 reason: format!(
@@ -1032,7 +1036,8 @@ pub fn shell_quote(s: &str) -> String {
 /// Placeholders: `{P}`/`{p}` the managed worktree of card 42 (shell-quoted/raw), `{Q}` that of
 /// card 7, `{T}`/`{t}` the directory holding the base (`{T}/base`) and the worktree root
 /// (`{T}/base.worktrees`), `{B}` the base; `{T}/link-to-42` is a symlink to `{P}`; `{NL}` is a
-/// newline. Commands run from the base.
+/// newline. The repository also has a managed worktree whose directory is gone (so `git
+/// worktree prune` would drop its record). Commands run from the base.
 #[doc(hidden)]
 pub const EXAMPLES: &str = r#"
 git worktree remove {P} => git kardwt remove --path {P}

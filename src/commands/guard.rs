@@ -410,7 +410,7 @@ impl Disk {
                 .collect(),
             entries
                 .iter()
-                .any(|e| matches!(e.record, Loaded::Parsed(_))),
+                .any(|e| e.linked.prunable && matches!(e.record, Loaded::Parsed(_))),
         );
         let known = Rc::new(Known {
             info: Rc::new(info),

@@ -10,12 +10,15 @@ use std::time::Instant;
 
 use crate::support::{mtimes, sh_quote, Output, Rng, TestRepo, BIN, COMMAND_TIMEOUT};
 
-/// A repository with the managed worktrees of cards 42 and 7.
+/// A repository with the managed worktrees of cards 42 and 7, and a managed entry whose
+/// directory is gone.
 fn managed_repo() -> TestRepo {
     let repo = TestRepo::new();
     repo.write_rules(&repo.rules_with_prepare(false));
     repo.add_card("42");
     repo.add_card("7");
+    // A managed entry whose directory is gone: what makes `git worktree prune` harmful.
+    std::fs::remove_dir_all(repo.add_card("gone")).unwrap();
     repo
 }
 
@@ -431,6 +434,18 @@ fn prune_is_answered_with_a_gc_of_gone_entries_only() {
     let live = repo.add_card("m");
     let gone = repo.add_card("g");
     merge_card(&repo, &live, "card/m");
+    let prune = |repo: &TestRepo| {
+        let args = [
+            "guard",
+            "--format",
+            "text",
+            "--command",
+            "git worktree prune",
+        ];
+        text_answer(&run_bin(repo, &repo.base, &args, b""))
+    };
+    // While no managed directory is gone, prune would drop nothing of kardwt's: allowed.
+    assert_eq!(prune(&repo), None);
     std::fs::remove_dir_all(&gone).unwrap();
     // A plain gc would collect the live merged tree too.
     let v = repo.kardwt_ok(&repo.base, &["gc", "--json"]);
@@ -443,19 +458,7 @@ fn prune_is_answered_with_a_gc_of_gone_entries_only() {
         .collect();
     assert!(cards.contains(&"m") && cards.contains(&"g"), "{v}");
 
-    let out = run_bin(
-        &repo,
-        &repo.base,
-        &[
-            "guard",
-            "--format",
-            "text",
-            "--command",
-            "git worktree prune",
-        ],
-        b"",
-    );
-    let replacement = text_answer(&out).expect("prune is denied");
+    let replacement = prune(&repo).expect("prune is denied");
     assert_eq!(replacement, "git kardwt gc --apply --prunable");
     // Run the replacement exactly as the agent is told to.
     let out = repo
@@ -477,6 +480,8 @@ fn prune_is_answered_with_a_gc_of_gone_entries_only() {
     let out = repo.kardwt(&repo.base, &["gc", "--prunable", "--json"]);
     out.expect_code(0);
     assert_eq!(out.json()["candidates"], serde_json::json!([]), "{out}");
+    // The agent's prune, run again, is allowed now: it can only drop unmanaged entries.
+    assert_eq!(prune(&repo), None);
 }
 
 #[test]
