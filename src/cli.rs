@@ -212,6 +212,10 @@ pub struct GcArgs {
     /// List each candidate with its reason as JSON
     #[arg(long)]
     pub json: bool,
+    /// Only entries whose directory is gone (what git worktree prune drops), their resources
+    /// released; never a live worktree
+    #[arg(long)]
+    pub prunable: bool,
 }
 
 /// Print a shell completion script (make install puts them where shells look).

@@ -9,7 +9,10 @@
 //! Redirections (`>file`, `2>&1`, `<in`, `&>log`, …) are accepted and dropped from argv: they
 //! do not change what a command removes. Heredocs and here-strings (`<<`) and process
 //! substitution are not accepted.
-use std::path::{Component, Path, PathBuf};
+use std::collections::{HashMap, HashSet};
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 /// Why a command line cannot be judged; it always means silence, the text helps tests and
 /// debugging.
@@ -89,14 +92,39 @@ pub struct Simple {
 }
 
 impl Simple {
-    /// The words after the leading `NAME=value` assignments: the command word and its args.
+    /// The words after the leading `NAME=value` assignments and any `command [-p] [--]`
+    /// prefix: the command word and its args. `command -v`/`-V` (and any other option of
+    /// `command`) only describe a command without running it: nothing, an empty argv.
     pub fn argv(&self) -> &[Word] {
         let n = self
             .words
             .iter()
             .take_while(|w| w.assignment_name().is_some())
             .count();
-        &self.words[n..]
+        let mut argv = &self.words[n..];
+        while let Some((first, rest)) = argv.split_first() {
+            if !(first.is_plain() && first.text == "command") {
+                break;
+            }
+            argv = rest;
+            while let Some((opt, rest)) = argv.split_first() {
+                match opt.text.as_str() {
+                    "--" if opt.is_plain() => {
+                        argv = rest;
+                        break;
+                    }
+                    t if opt.is_plain()
+                        && t.strip_prefix('-')
+                            .is_some_and(|f| !f.is_empty() && f.bytes().all(|b| b == b'p')) =>
+                    {
+                        argv = rest
+                    }
+                    t if t.starts_with('-') => return &[],
+                    _ => break,
+                }
+            }
+        }
+        argv
     }
 
     /// The names of the leading assignments.
@@ -124,7 +152,6 @@ const WRAPPERS: &[&str] = &[
     "nice",
     "ionice",
     "exec",
-    "command",
     "builtin",
     "eval",
     "source",
@@ -424,19 +451,72 @@ impl Lexer {
 }
 
 /// What only the disk can answer. Paths handed in are absolute but not normalized: symlinks
-/// and `..` are the world's to resolve.
+/// and `..` are the world's to resolve. An answer should cost about the length of the path
+/// asked about, not the depth of the directory it sits in, so that a line is judged in time
+/// linear in its length.
 pub trait World {
-    /// The absolute path of the managed (verified) worktree `path` names, if it names one.
-    fn managed_worktree(&self, path: &Path) -> Option<PathBuf>;
-    /// Does the repository containing `dir` have worktrees kardwt manages (records)?
-    fn has_managed_worktrees(&self, dir: &Path) -> bool;
-    /// Every worktree path of the repository containing `dir` (for git's suffix lookup).
-    fn worktree_paths(&self, dir: &Path) -> Vec<PathBuf>;
+    /// The managed (verified) worktree `path` names, if it names one.
+    fn managed_worktree(&self, path: &Path) -> Option<Managed>;
+    /// The repository git would use: discovered from the directory `at`, or with `git_dir`
+    /// the git directory `at` itself (`git --git-dir=…`); `None` when there is none.
+    fn repository(&self, at: &Path, git_dir: bool) -> Option<Rc<Repository>>;
     /// Is `path` itself a symbolic link (not followed)?
     fn is_symlink(&self, path: &Path) -> bool;
     /// The managed worktrees directly inside `dir` (the worktree root holds them as
     /// `card-<id>`), sorted.
     fn managed_within(&self, dir: &Path) -> Vec<PathBuf>;
+}
+
+/// A worktree kardwt manages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Managed {
+    /// Its recorded absolute path.
+    pub path: PathBuf,
+    /// The common dir of its repository (canonical).
+    pub common_dir: PathBuf,
+}
+
+/// What the rules need to know of a repository.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Repository {
+    /// Canonical.
+    pub common_dir: PathBuf,
+    /// The base and every linked worktree (for git's suffix lookup).
+    pub worktree_paths: Vec<PathBuf>,
+    /// It has a worktree kardwt manages whose directory is gone: an entry `git worktree prune`
+    /// would drop before what its record holds is released.
+    pub managed_gone: bool,
+    /// Indexes into `worktree_paths` by last component, so a suffix lookup costs the length
+    /// of the argument, not the number of worktrees.
+    by_name: HashMap<OsString, Vec<usize>>,
+}
+
+impl Repository {
+    pub fn new(common_dir: PathBuf, worktree_paths: Vec<PathBuf>, managed_gone: bool) -> Self {
+        let mut by_name: HashMap<OsString, Vec<usize>> = HashMap::new();
+        for (i, p) in worktree_paths.iter().enumerate() {
+            if let Some(name) = p.file_name() {
+                by_name.entry(name.to_owned()).or_default().push(i);
+            }
+        }
+        Repository {
+            common_dir,
+            worktree_paths,
+            managed_gone,
+            by_name,
+        }
+    }
+
+    /// The worktrees `suffix` ends at a directory boundary (git's `find_worktree_by_suffix`).
+    fn suffixed<'r>(&'r self, suffix: &'r str) -> impl Iterator<Item = &'r PathBuf> + 'r {
+        let last = suffix.rsplit('/').next().unwrap_or(suffix);
+        self.by_name
+            .get(OsStr::new(last))
+            .into_iter()
+            .flatten()
+            .map(|&i| &self.worktree_paths[i])
+            .filter(move |p| has_suffix(p, suffix))
+    }
 }
 
 /// One denied command: why, and the exact command to run instead.
@@ -445,6 +525,13 @@ pub struct Denial {
     pub reason: String,
     pub replacement: String,
 }
+
+/// What replaces `git worktree prune`: the gone entries only, their resources released.
+pub const PRUNE_REPLACEMENT: &str = "git kardwt gc --apply --prunable";
+
+/// The longest directory followed through `cd` and `git -C`. Only a pile of `cd`s gets past
+/// it; the directory then counts as unknown (silence), so following stays linear in the line.
+const DIR_MAX: usize = 4096;
 
 /// Judge a whole command line run from `cwd` (absolute): the denials, empty for silence.
 pub fn judge_line(line: &str, cwd: &Path, world: &dyn World) -> Vec<Denial> {
@@ -455,19 +542,50 @@ pub fn judge_line(line: &str, cwd: &Path, world: &dyn World) -> Vec<Denial> {
 }
 
 /// The rules, over parsed commands: `git worktree remove` and `rm -r` of a managed worktree,
-/// `git worktree prune` in a repository with managed worktrees. Empty means silence.
+/// `git worktree prune` in a repository with a managed worktree whose directory is gone.
+/// Empty means silence.
 pub fn judge(commands: &[Simple], cwd: &Path, world: &dyn World) -> Vec<Denial> {
     match judge_all(commands, cwd, world) {
         Ok(mut denials) => {
-            let mut seen = Vec::new();
-            denials.retain(|d| {
-                let new = !seen.contains(&d.replacement);
-                seen.push(d.replacement.clone());
-                new
-            });
+            let mut seen = HashSet::new();
+            denials.retain(|d| seen.insert(d.replacement.clone()));
             denials
         }
         Err(_) => Vec::new(),
+    }
+}
+
+/// Where the commands of a line run, as far as it is known.
+struct Place<'w> {
+    world: &'w dyn World,
+    /// `None`: no longer known (a `cd` we cannot follow).
+    dir: Option<PathBuf>,
+    /// Changes whenever `dir` does, so `repo` is asked of the world once per directory.
+    id: usize,
+    repo: Option<(usize, Option<Rc<Repository>>)>,
+    /// A `git worktree prune` was denied already.
+    prune_denied: bool,
+}
+
+impl Place<'_> {
+    fn set(&mut self, dir: Option<PathBuf>) {
+        self.dir = dir.filter(|d| d.as_os_str().len() <= DIR_MAX);
+        self.id += 1;
+    }
+
+    /// The repository discovered from the current directory.
+    fn repo(&mut self) -> Option<Rc<Repository>> {
+        match &self.repo {
+            Some((id, repo)) if *id == self.id => repo.clone(),
+            _ => {
+                let repo = self
+                    .dir
+                    .as_deref()
+                    .and_then(|d| self.world.repository(d, false));
+                self.repo = Some((self.id, repo.clone()));
+                repo
+            }
+        }
     }
 }
 
@@ -477,34 +595,46 @@ fn judge_all(
     world: &dyn World,
 ) -> Result<Vec<Denial>, CannotJudge> {
     let mut denials = Vec::new();
-    // `None`: the directory is no longer known (a `cd` we cannot follow).
-    let mut dir = Some(cwd.to_path_buf());
+    let mut place = Place {
+        world,
+        dir: Some(cwd.to_path_buf()),
+        id: 0,
+        repo: None,
+        prune_denied: false,
+    };
     let mut moved = false;
     for (i, cmd) in commands.iter().enumerate() {
         if cmd.assignments().any(|n| n.starts_with("GIT_")) {
             return Err(CannotJudge("a GIT_* variable changes what git does"));
         }
-        // After `||` the command runs only when the left side failed, maybe before its `cd`.
-        if cmd.after == Joint::Or && moved {
-            dir = None;
-        }
         let in_pipeline =
             cmd.after == Joint::Pipe || commands.get(i + 1).is_some_and(|n| n.after == Joint::Pipe);
         let argv = cmd.argv();
+        // After `||` the command runs only when the left side failed, maybe before its `cd`.
+        // `exit` there ends the shell: what follows runs only when the left side succeeded,
+        // so the directory stays what the left side made it (`cd DIR || exit; …`).
+        let exits = !in_pipeline
+            && argv
+                .first()
+                .is_some_and(|w| w.is_plain() && w.text == "exit");
+        if cmd.after == Joint::Or && moved && !exits {
+            place.set(None);
+        }
         let Some(first) = argv.first() else { continue };
         if first.expands {
             // `$CMD …` could be anything, a `cd` included.
-            dir = None;
+            place.set(None);
             moved = true;
             continue;
         }
         match base_name(&first.text) {
             "cd" | "pushd" | "popd" => {
                 moved = true;
-                dir = match (&dir, in_pipeline) {
+                let to = match (&place.dir, in_pipeline) {
                     (Some(d), false) if first.text == "cd" => cd_target(d, &argv[1..]),
                     _ => None,
                 };
+                place.set(to);
             }
             "export" | "declare" | "typeset" | "local" | "readonly"
                 if argv[1..]
@@ -513,8 +643,10 @@ fn judge_all(
             {
                 return Err(CannotJudge("exports a GIT_* or CDPATH variable"));
             }
-            "git" if !first.globs => denials.extend(judge_git(&argv[1..], dir.as_deref(), world)?),
-            "rm" if !first.globs => denials.extend(judge_rm(&argv[1..], dir.as_deref(), world)),
+            "git" if !first.globs => denials.extend(judge_git(&argv[1..], &mut place)?),
+            "rm" if !first.globs => {
+                denials.extend(judge_rm(&argv[1..], place.dir.as_deref(), world))
+            }
             _ => {}
         }
     }
@@ -538,33 +670,44 @@ fn cd_target(dir: &Path, args: &[Word]) -> Option<PathBuf> {
 }
 
 /// `git [global options] worktree remove|prune …`.
-fn judge_git(
-    args: &[Word],
-    dir: Option<&Path>,
-    world: &dyn World,
-) -> Result<Option<Denial>, CannotJudge> {
+fn judge_git(args: &[Word], place: &mut Place) -> Result<Option<Denial>, CannotJudge> {
     if args.iter().any(|w| !w.is_plain()) {
         return Ok(None);
     }
-    let mut dir = dir.map(Path::to_path_buf);
+    let world = place.world;
+    // `-C` moves this one git; `None` for `dir` means it is no longer known.
+    let mut moved: Option<Option<PathBuf>> = None;
+    let mut git_dir: Option<&str> = None;
     let mut i = 0;
     while let Some(w) = args.get(i) {
         let w = w.text.as_str();
+        let value = |i: usize| args.get(i + 1).map(|v| v.text.as_str());
         match w {
             "-C" => {
-                let Some(to) = args.get(i + 1) else {
-                    return Ok(None);
-                };
-                if !to.text.is_empty() {
-                    dir = match dir {
-                        Some(d) => Some(d.join(&to.text)),
-                        None if Path::new(&to.text).is_absolute() => Some(PathBuf::from(&to.text)),
+                let Some(to) = value(i) else { return Ok(None) };
+                if !to.is_empty() {
+                    let dir = moved.clone().unwrap_or_else(|| place.dir.clone());
+                    let to = match dir {
+                        Some(d) => Some(d.join(to)),
+                        None if Path::new(to).is_absolute() => Some(PathBuf::from(to)),
                         None => None,
                     };
+                    moved = Some(to.filter(|d| d.as_os_str().len() <= DIR_MAX));
                 }
                 i += 2;
             }
-            "-c" | "--config-env" | "--attr-source" => i += 2,
+            "--git-dir" => {
+                let Some(to) = value(i) else { return Ok(None) };
+                git_dir = Some(to);
+                i += 2;
+            }
+            _ if w.starts_with("--git-dir=") => {
+                git_dir = Some(&w["--git-dir=".len()..]);
+                i += 1;
+            }
+            // The work tree and namespace change neither the repository nor which worktree
+            // `worktree remove` names (its path is taken from where git was started).
+            "-c" | "--config-env" | "--attr-source" | "--work-tree" | "--namespace" => i += 2,
             "--no-pager"
             | "-P"
             | "-p"
@@ -577,19 +720,23 @@ fn judge_git(
             | "--icase-pathspecs"
             | "--no-advice"
             | "--no-lazy-fetch" => i += 1,
-            _ if w.starts_with("--config-env=") || w.starts_with("--attr-source=") => i += 1,
             _ if [
-                "--git-dir",
-                "--work-tree",
-                "--namespace",
-                "--bare",
-                "--exec-path",
+                "--config-env=",
+                "--attr-source=",
+                "--work-tree=",
+                "--namespace=",
             ]
             .iter()
-            .any(|o| w == *o || w.starts_with(&format!("{o}="))) =>
+            .any(|o| w.starts_with(o)) =>
+            {
+                i += 1
+            }
+            _ if ["--bare", "--exec-path"]
+                .iter()
+                .any(|o| w == *o || w.starts_with(&format!("{o}="))) =>
             {
                 return Err(CannotJudge(
-                    "git told to use another repository or worktree",
+                    "git told to use another repository or programs",
                 ))
             }
             _ if w.starts_with('-') => return Ok(None),
@@ -599,15 +746,87 @@ fn judge_git(
     if args.get(i).map(|w| w.text.as_str()) != Some("worktree") {
         return Ok(None);
     }
+    let dir = moved.clone().unwrap_or_else(|| place.dir.clone());
+    // The repository git uses: the named git dir, or the one found from where it runs.
+    let explicit = git_dir.is_some();
+    let repo = |place: &mut Place| match git_dir {
+        Some("") => None,
+        Some(g) => {
+            let g = match &dir {
+                _ if Path::new(g).is_absolute() => PathBuf::from(g),
+                Some(d) => d.join(g),
+                None => return None,
+            };
+            world.repository(&g, true)
+        }
+        None => match &moved {
+            None => place.repo(),
+            Some(d) => d.as_deref().and_then(|d| world.repository(d, false)),
+        },
+    };
     let rest = &args[i + 1..];
     Ok(match rest.first().map(|w| w.text.as_str()) {
-        Some("remove") => judge_worktree_remove(&rest[1..], dir.as_deref(), world),
-        Some("prune") => dir.and_then(|d| judge_worktree_prune(&rest[1..], &d, world)),
+        Some("remove") => {
+            let (arg, force) = match worktree_remove_args(&rest[1..]) {
+                Some(found) => found,
+                None => return Ok(None),
+            };
+            let repo = repo(place);
+            if explicit && repo.is_none() {
+                return Ok(None);
+            }
+            // git looks the argument up as a unique path suffix among the repository's
+            // worktrees first, then as a path (worktree.c, find_worktree). An absolute
+            // argument can only be a suffix of itself, so it needs no directory.
+            let target = {
+                let mut suffixed = repo.iter().flat_map(|r| r.suffixed(arg));
+                match (suffixed.next(), suffixed.next(), &dir) {
+                    (Some(one), None, _) => one.clone(),
+                    (_, _, Some(dir)) => dir.join(arg),
+                    _ if Path::new(arg).is_absolute() => PathBuf::from(arg),
+                    _ => return Ok(None),
+                }
+            };
+            let Some(managed) = world.managed_worktree(&target) else {
+                return Ok(None);
+            };
+            if explicit && repo.is_none_or(|r| r.common_dir != managed.common_dir) {
+                // git works on another repository, where this is no worktree: it fails.
+                return Ok(None);
+            }
+            Some(Denial {
+                reason: format!(
+                    "`git worktree remove` of {} skips kardwt's release steps (its processes, cleanup hook and ports are left behind)",
+                    managed.path.display()
+                ),
+                replacement: remove_command(&managed.path, force),
+            })
+        }
+        // Only a prune that drops a managed entry is denied: with none gone, it touches only
+        // unmanaged entries (the ones `gc --prunable` leaves to it). Every prune gets the same
+        // answer: the first one found is enough.
+        Some("prune") if prune_prunes(&rest[1..]) && !place.prune_denied => {
+            let shown = match (&dir, git_dir) {
+                (_, Some(g)) => g.to_owned(),
+                (Some(d), None) => d.display().to_string(),
+                (None, None) => return Ok(None),
+            };
+            let managed = repo(place).is_some_and(|r| r.managed_gone);
+            place.prune_denied |= managed;
+            managed.then(|| Denial {
+                reason: format!(
+                    "`git worktree prune` in {shown} drops kardwt's records of vanished worktrees before what they held is released"
+                ),
+                replacement: PRUNE_REPLACEMENT.to_owned(),
+            })
+        }
         _ => None,
     })
 }
 
-fn judge_worktree_remove(args: &[Word], dir: Option<&Path>, world: &dyn World) -> Option<Denial> {
+/// The one operand of `worktree remove` and whether it forces, or `None` when git would
+/// refuse the arguments (or they are not understood).
+fn worktree_remove_args(args: &[Word]) -> Option<(&str, bool)> {
     let mut force = false;
     let mut operands = Vec::new();
     let mut options_done = false;
@@ -623,35 +842,10 @@ fn judge_worktree_remove(args: &[Word], dir: Option<&Path>, world: &dyn World) -
             return None;
         }
     }
-    let [arg] = operands[..] else { return None };
-    if arg.is_empty() {
-        return None;
+    match operands[..] {
+        [arg] if !arg.is_empty() => Some((arg, force)),
+        _ => None,
     }
-    // git looks the argument up as a unique path suffix among the repository's worktrees
-    // first, then as a path (worktree.c, find_worktree). An absolute argument can only be a
-    // suffix of itself, so it needs no directory.
-    let target = match dir {
-        Some(dir) => {
-            let mut suffixed = world
-                .worktree_paths(dir)
-                .into_iter()
-                .filter(|p| has_suffix(p, arg));
-            match (suffixed.next(), suffixed.next()) {
-                (Some(one), None) => one,
-                _ => dir.join(arg),
-            }
-        }
-        None if Path::new(arg).is_absolute() => PathBuf::from(arg),
-        None => return None,
-    };
-    let managed = world.managed_worktree(&target)?;
-    Some(Denial {
-        reason: format!(
-            "`git worktree remove` of {} skips kardwt's release steps (its processes, cleanup hook and ports are left behind)",
-            managed.display()
-        ),
-        replacement: remove_command(&managed, force),
-    })
 }
 
 /// git's `find_worktree_by_suffix`: `suffix` ends `path` at a directory boundary.
@@ -661,24 +855,73 @@ fn has_suffix(path: &Path, suffix: &str) -> bool {
         .is_some_and(|head| head.is_empty() || head.ends_with('/'))
 }
 
-fn judge_worktree_prune(args: &[Word], dir: &Path, world: &dyn World) -> Option<Denial> {
+/// Does `git worktree prune ARGS` prune (not a dry run, arguments understood)?
+fn prune_prunes(args: &[Word]) -> bool {
     let mut i = 0;
     while let Some(w) = args.get(i) {
         match w.text.as_str() {
-            "-n" | "--dry-run" => return None,
+            "-n" | "--dry-run" => return false,
             "-v" | "--verbose" => i += 1,
             "--expire" => i += 2,
             t if t.starts_with("--expire=") => i += 1,
-            _ => return None,
+            _ => return false,
         }
     }
-    world.has_managed_worktrees(dir).then(|| Denial {
-        reason: format!(
-            "`git worktree prune` in {} drops kardwt's records of vanished worktrees before what they held is released",
-            dir.display()
-        ),
-        replacement: "git kardwt gc --apply".to_owned(),
-    })
+    true
+}
+
+/// What a long option of GNU rm does.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum RmLong {
+    Recursive,
+    Force,
+    /// Changes nothing this guard cares about; `true` if it takes an optional `=VALUE`.
+    Other(bool),
+    /// `--help`, `--version`: rm prints and exits without removing anything.
+    Exits,
+}
+
+/// GNU rm's long options (coreutils `rm.c`), matched the way `getopt_long` does.
+const RM_LONG: &[(&str, RmLong)] = &[
+    ("force", RmLong::Force),
+    ("interactive", RmLong::Other(true)),
+    ("one-file-system", RmLong::Other(false)),
+    ("no-preserve-root", RmLong::Other(false)),
+    ("preserve-root", RmLong::Other(true)),
+    ("-presume-input-tty", RmLong::Other(false)),
+    ("recursive", RmLong::Recursive),
+    ("dir", RmLong::Other(false)),
+    ("verbose", RmLong::Other(false)),
+    ("help", RmLong::Exits),
+    ("version", RmLong::Exits),
+];
+
+/// `--name[=value]` as `getopt_long` reads it for rm: an exact name, or an abbreviation that
+/// starts exactly one option's name. `None`: rm rejects it (unknown, ambiguous such as
+/// `--v`, or a value given to an option without one) and removes nothing.
+fn rm_long(arg: &str) -> Option<RmLong> {
+    let body = arg.strip_prefix("--")?;
+    let (name, value) = match body.split_once('=') {
+        Some((n, v)) => (n, Some(v)),
+        None => (body, None),
+    };
+    if name.is_empty() {
+        return None;
+    }
+    let kind = match RM_LONG.iter().find(|(n, _)| *n == name) {
+        Some((_, kind)) => *kind,
+        None => {
+            let mut found = RM_LONG.iter().filter(|(n, _)| n.starts_with(name));
+            match (found.next(), found.next()) {
+                (Some((_, kind)), None) => *kind,
+                _ => return None,
+            }
+        }
+    };
+    match (kind, value) {
+        (RmLong::Other(true), _) | (_, None) => Some(kind),
+        _ => None,
+    }
 }
 
 /// `rm` with a recursive flag: one denial per operand that is a managed worktree.
@@ -695,29 +938,34 @@ fn judge_rm(args: &[Word], dir: Option<&Path>, world: &dyn World) -> Vec<Denial>
         if !w.is_plain() {
             return Vec::new();
         }
-        match t {
-            "--" => options_done = true,
-            "--recursive" => recursive = true,
-            "--force" => force = true,
-            "--dir" | "--verbose" | "--one-file-system" | "--no-preserve-root"
-            | "--interactive" | "--preserve-root" => {}
-            _ if t.starts_with("--interactive=") || t.starts_with("--preserve-root=") => {}
-            _ if t.starts_with("--") => return Vec::new(),
-            _ => {
-                for c in t[1..].chars() {
-                    match c {
-                        'r' | 'R' => recursive = true,
-                        'f' => force = true,
-                        'i' | 'I' | 'v' | 'd' => {}
-                        _ => return Vec::new(),
-                    }
-                }
+        if t == "--" {
+            options_done = true;
+            continue;
+        }
+        if t.starts_with("--") {
+            match rm_long(t) {
+                Some(RmLong::Recursive) => recursive = true,
+                Some(RmLong::Force) => force = true,
+                Some(RmLong::Other(_)) => {}
+                Some(RmLong::Exits) | None => return Vec::new(),
+            }
+            continue;
+        }
+        for c in t[1..].chars() {
+            match c {
+                'r' | 'R' => recursive = true,
+                'f' => force = true,
+                'i' | 'I' | 'v' | 'd' => {}
+                _ => return Vec::new(),
             }
         }
     }
     if !recursive || operands.iter().any(|w| !w.is_plain()) {
         return Vec::new();
     }
+    // The same operand twice is judged once.
+    let mut seen = HashSet::new();
+    operands.retain(|w| seen.insert(w.text.as_str()));
     operands
         .iter()
         .filter_map(|w| {
@@ -725,19 +973,12 @@ fn judge_rm(args: &[Word], dir: Option<&Path>, world: &dyn World) -> Vec<Denial>
             let slash = trimmed.len() != w.text.len();
             let trimmed = if trimmed.is_empty() && slash { "/" } else { trimmed };
             // rm refuses `.` and `..` as the last component.
-            if trimmed.is_empty()
-                || matches!(
-                    Path::new(trimmed).components().next_back(),
-                    Some(Component::CurDir | Component::ParentDir)
-                )
-                || trimmed.ends_with("/.")
-                || trimmed == "."
-            {
+            if trimmed.is_empty() || matches!(trimmed.rsplit('/').next(), Some("." | "..")) {
                 return None;
             }
             let path = match dir {
+                _ if Path::new(trimmed).is_absolute() => PathBuf::from(trimmed),
                 Some(d) => d.join(trimmed),
-                None if Path::new(trimmed).is_absolute() => PathBuf::from(trimmed),
                 None => return None,
             };
             // Without a trailing slash, `rm -r link` removes the link, not what it points to.
@@ -748,9 +989,9 @@ fn judge_rm(args: &[Word], dir: Option<&Path>, world: &dyn World) -> Vec<Denial>
                 return Some(vec![Denial {
                     reason: format!(
                         "`rm -r` of {} deletes a worktree kardwt manages without releasing its processes, cleanup hook and ports, and leaves its registration behind",
-                        managed.display()
+                        managed.path.display()
                     ),
-                    replacement: remove_command(&managed, force),
+                    replacement: remove_command(&managed.path, force),
                 }]);
             }
             // A directory holding managed worktrees (the worktree root): remove those first.
@@ -795,7 +1036,8 @@ pub fn shell_quote(s: &str) -> String {
 /// Placeholders: `{P}`/`{p}` the managed worktree of card 42 (shell-quoted/raw), `{Q}` that of
 /// card 7, `{T}`/`{t}` the directory holding the base (`{T}/base`) and the worktree root
 /// (`{T}/base.worktrees`), `{B}` the base; `{T}/link-to-42` is a symlink to `{P}`; `{NL}` is a
-/// newline. Commands run from the base.
+/// newline. The repository also has a managed worktree whose directory is gone (so `git
+/// worktree prune` would drop its record). Commands run from the base.
 #[doc(hidden)]
 pub const EXAMPLES: &str = r#"
 git worktree remove {P} => git kardwt remove --path {P}
@@ -838,9 +1080,23 @@ git worktree remove {Q}; echo done => git kardwt remove --path {Q}
 rm -Rf {Q}/ => git kardwt remove --path {Q} --force
 rm -rf -- {P} => git kardwt remove --path {P} --force
 true && rm -rf {P} => git kardwt remove --path {P} --force
-git worktree prune => git kardwt gc --apply
-git worktree prune -v --expire now => git kardwt gc --apply
-git -C {B} worktree prune => git kardwt gc --apply
+git worktree prune => git kardwt gc --apply --prunable
+git worktree prune -v --expire now => git kardwt gc --apply --prunable
+git -C {B} worktree prune => git kardwt gc --apply --prunable
+rm --rec {P} => git kardwt remove --path {P}
+rm --recurs --for {P} => git kardwt remove --path {P} --force
+rm --r -f --verb {P} => git kardwt remove --path {P} --force
+rm --recursive --interactive=never --one {P} => git kardwt remove --path {P}
+git --git-dir={B}/.git worktree remove {P} => git kardwt remove --path {P}
+git --git-dir {B}/.git --work-tree={B} worktree remove card-42 => git kardwt remove --path {P}
+cd / && git --git-dir={B}/.git worktree remove --force {Q} => git kardwt remove --path {Q} --force
+git --work-tree /x worktree remove {P} => git kardwt remove --path {P}
+git --git-dir={B}/.git worktree prune => git kardwt gc --apply --prunable
+command rm -rf {P} => git kardwt remove --path {P} --force
+command -p git worktree remove {P} => git kardwt remove --path {P}
+command -- rm -r {Q} => git kardwt remove --path {Q}
+cd {T}/base.worktrees || exit; rm -rf card-42 => git kardwt remove --path {P} --force
+cd {T}/base.worktrees || exit 1 && git worktree remove card-7 => git kardwt remove --path {Q}
 printf '%s' "git worktree remove {p}" =>
 echo 'rm -rf {p}' =>
 git worktree remove $(echo {P}) =>
@@ -869,7 +1125,17 @@ git worktree list =>
 git worktree remove {P} & =>
 GIT_DIR=/elsewhere git worktree remove {P} =>
 git --git-dir=/x/.git worktree remove {P} =>
-git --work-tree /x worktree remove {P} =>
+rm --v -r {P} =>
+rm --recursive=yes {P} =>
+rm -rf --help {P} =>
+rm --rec --vers {P} =>
+git --git-dir={B} worktree remove {P} =>
+git --git-dir= worktree remove {P} =>
+git --git-dir=/x/.git worktree prune =>
+command -v rm -rf {P} =>
+command -V git worktree remove {P} =>
+cd {T}/base.worktrees || echo; rm -rf card-42 =>
+cd {T}/base.worktrees || exit | cat; rm -rf card-42 =>
 cd $DIR && git worktree remove base.worktrees/card-42 =>
 cd && git worktree remove card-42/x =>
 cd - && git worktree prune =>
@@ -922,6 +1188,7 @@ pub fn examples(tmp: &Path) -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Component;
 
     const T: &str = "/t t";
 
@@ -949,24 +1216,34 @@ mod tests {
     }
 
     impl World for Fake {
-        fn managed_worktree(&self, path: &Path) -> Option<PathBuf> {
+        fn managed_worktree(&self, path: &Path) -> Option<Managed> {
             let mut p = normalize(path);
             if p == at("link-to-42") {
                 p = at("base.worktrees/card-42");
             }
-            (p == at("base.worktrees/card-42") || p == at("base.worktrees/card-7")).then_some(p)
+            (p == at("base.worktrees/card-42") || p == at("base.worktrees/card-7")).then(|| {
+                Managed {
+                    path: p,
+                    common_dir: at("base/.git"),
+                }
+            })
         }
-        fn has_managed_worktrees(&self, dir: &Path) -> bool {
-            normalize(dir).starts_with(at("base"))
-        }
-        fn worktree_paths(&self, dir: &Path) -> Vec<PathBuf> {
-            if normalize(dir).starts_with(at("base")) {
-                ["base", "base.worktrees/card-42", "base.worktrees/card-7"]
-                    .map(at)
-                    .to_vec()
+        fn repository(&self, at_: &Path, git_dir: bool) -> Option<Rc<Repository>> {
+            let p = normalize(at_);
+            let found = if git_dir {
+                p == at("base/.git")
             } else {
-                Vec::new()
-            }
+                p.starts_with(at("base"))
+            };
+            found.then(|| {
+                Rc::new(Repository::new(
+                    at("base/.git"),
+                    ["base", "base.worktrees/card-42", "base.worktrees/card-7"]
+                        .map(at)
+                        .to_vec(),
+                    true,
+                ))
+            })
         }
         fn is_symlink(&self, path: &Path) -> bool {
             normalize(path) == at("link-to-42")
@@ -1126,6 +1403,23 @@ mod tests {
     }
 
     #[test]
+    fn command_prefix_is_stripped_or_runs_nothing() {
+        let argv = |line: &str| -> Vec<String> {
+            tokenize(line).unwrap()[0]
+                .argv()
+                .iter()
+                .map(|w| w.text.clone())
+                .collect()
+        };
+        assert_eq!(argv("command rm -r x"), ["rm", "-r", "x"]);
+        assert_eq!(argv("A=1 command -p -- command -pp git x"), ["git", "x"]);
+        assert!(argv("command -v rm").is_empty());
+        assert!(argv("command -pV rm").is_empty());
+        assert_eq!(argv("command é x"), ["é", "x"]);
+        assert_eq!(argv("command"), Vec::<String>::new());
+    }
+
+    #[test]
     fn quoting_of_replacement_survives_single_quotes() {
         assert_eq!(
             remove_command(Path::new("/a/it's"), true),
@@ -1152,6 +1446,7 @@ mod tests {
             "'", "\"", "\\", "$", "(", ")", "{", "}", "`", ";", "&", "|", "<", ">", "#", "~", "*",
             "=", "GIT_DIR=", "/t t/base.worktrees/card-42", "card-42", "..", "/", "-", "--",
             "2>&1", "é", "\u{0}", "-f", "&&", "||", "\\\n", "<<", ">(", "-c", "sudo",
+            "command", "exit", "--rec", "--git-dir=",
         ];
         let table = examples(Path::new(T));
         let mut denied = 0;

@@ -42,6 +42,10 @@ pub fn main() -> i32 {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
+            // The guard's own usage errors never deny (SPEC R-TRUST 9): exit 2 reads as one.
+            if e.use_stderr() && commands::guard::is_guard_argv(std::env::args_os()) {
+                return commands::guard::usage_error(&e);
+            }
             let _ = e.print();
             return if e.use_stderr() { 2 } else { 0 };
         }

@@ -1,10 +1,12 @@
-//! `git kardwt gc [--apply] [--include-failed] [--older-than DUR] [--json]` (SPEC R-GC): a dry
-//! run by default. Candidates: registered entries whose directory is gone (pruned; the ports
+//! `git kardwt gc [--apply] [--include-failed] [--older-than DUR] [--json] [--prunable]` (SPEC
+//! R-GC): a dry run by default. Candidates: registered entries whose directory is gone (pruned; the ports
 //! their record held are reported released), and managed `ready` worktrees that are clean,
 //! have nothing unpushed and are merged into their recorded base; with `--include-failed`,
 //! `failed`/`preparing` ones older than `--older-than` that are clean and pushed. Removal goes
 //! through the release-first path, never forced. Locked and unmanaged worktrees are never
-//! collected; a dirty one is listed with the command to remove it by hand.
+//! collected; a dirty one is listed with the command to remove it by hand. `--prunable` limits
+//! the candidates to the gone entries (what `git worktree prune` drops, the guard's replacement
+//! for it, SPEC R-TRUST 9): no live worktree is looked at, so none is ever removed.
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -78,6 +80,9 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
         let Loaded::Parsed(rec) = &e.record else {
             continue;
         }; // unmanaged: never collected
+        if args.prunable && !e.linked.prunable {
+            continue; // live (or locked): --prunable never collects it
+        }
         let path = e.linked.path.clone().unwrap_or_else(|| rec.path.clone());
         let keep = |reason: String, command: Option<String>| Kept {
             card: rec.card.clone(),
@@ -216,7 +221,8 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
             )?;
         }
         if !args.apply && !candidates.is_empty() {
-            writeln!(out, "(dry run: git kardwt gc --apply does it)")?;
+            let flags = if args.prunable { " --prunable" } else { "" };
+            writeln!(out, "(dry run: git kardwt gc --apply{flags} does it)")?;
         }
     }
     let failed = candidates.iter().any(|c| {

@@ -8,12 +8,15 @@ use std::process::Stdio;
 
 use crate::support::{mtimes, Output, Rng, TestRepo, BIN, COMMAND_TIMEOUT};
 
-/// A repository with the managed worktrees of cards 42 and 7 and `<tmp>/link-to-42`.
+/// A repository with the managed worktrees of cards 42 and 7, `<tmp>/link-to-42`, and a managed
+/// entry whose directory is gone.
 fn managed_repo() -> TestRepo {
     let repo = TestRepo::new();
     repo.write_rules(&repo.rules_with_prepare(false));
     repo.add_card("42");
     repo.add_card("7");
+    // A managed entry whose directory is gone: what makes `git worktree prune` harmful.
+    std::fs::remove_dir_all(repo.add_card("gone")).unwrap();
     std::os::unix::fs::symlink(repo.card_path("42"), repo.tmp.join("link-to-42")).unwrap();
     repo
 }
@@ -145,7 +148,7 @@ fn claude_payloads_get_the_exact_answer_of_each_format() {
     out.expect_code(2);
     assert!(
         out.stderr
-            .ends_with("\nhint: run instead: git kardwt gc --apply\n"),
+            .ends_with("\nhint: run instead: git kardwt gc --apply --prunable\n"),
         "{out}"
     );
 

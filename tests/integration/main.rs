@@ -26,6 +26,7 @@ mod select;
 mod stress;
 mod trust_clean;
 mod trust_config;
+mod trust_guard;
 mod trust_misc;
 mod trust_push;
 mod trust_ready;

@@ -6,6 +6,9 @@
 #   P3  `git kardwt list --json` vs `git worktree list --porcelain` with 200 worktrees
 #   P4  `git kardwt verify` vs `git rev-parse HEAD`, inside a worktree
 #   P5  the pre-push check of 100 new commits vs `git rev-parse HEAD` (goal: a small multiple)
+#   P6  `git kardwt guard` on a 1 MiB command line run 300 directories deep, in the repository
+#       of P3 (200 worktrees), vs `git rev-parse HEAD`; its real goal is absolute (SPEC
+#       R-TRUST 9: under 100 ms), printed under the table
 # P1 uses the minimum of many alternating trials (it sits inside the noise); the others the
 # median of several runs. Needs `git-kardwt` on PATH (make bench puts the release build first).
 # Sizes can be shrunk for a quick look: BENCH_FILES, BENCH_WORKTREES, BENCH_TRIALS.
@@ -146,7 +149,31 @@ for _ in $(seq 1 "$TRIALS"); do
 done
 row P3 "$(printf '%s\n' "${p3_k[@]}" | median)" "$(printf '%s\n' "${p3_g[@]}" | median)" 1.5
 
+# P6: the guard on a 1 MiB line (thousands of operands that do not exist, a managed worktree
+# last) from a directory 300 levels deep, as Claude Code's payload on stdin.
+echo "P6: guard on a 1 MiB line at depth 300 vs rev-parse HEAD" >&2
+deep="$base/deep"
+for _ in $(seq 1 300); do deep="$deep/d"; done
+mkdir -p "$deep"
+gw="$(git -C "$base" kardwt add bench-guard)"
+awk -v deep="$deep" -v target="$gw" 'BEGIN {
+	tail = " " target; n = 6
+	printf "{\"tool_name\":\"Bash\",\"cwd\":\"%s\",\"tool_input\":{\"command\":\"rm -rf", deep
+	for (i = 0; n + length(tail) + 12 < 1048576; i++) { s = " f" i; printf "%s", s; n += length(s) }
+	printf "%s\"}}\n", tail
+}' >"$work/guard-payload.json"
+guard_run() { git -C "$deep" kardwt guard <"$work/guard-payload.json"; }
+guard_run | grep -q '"permissionDecision":"deny"' || { echo "P6: the guard did not deny" >&2; exit 1; }
+p6_k=() p6_g=()
+for _ in $(seq 1 "$TRIALS"); do
+	p6_k+=("$(time_us guard_run)")
+	p6_g+=("$(time_us git -C "$deep" rev-parse HEAD)")
+done
+p6_ms="$(printf '%s\n' "${p6_k[@]}" | median)"
+row P6 "$p6_ms" "$(printf '%s\n' "${p6_g[@]}" | median)" 50.0
+
 echo
 echo "git-kardwt bench, $(date -u +%Y-%m-%d), $(nproc) cores, $(git --version)"
 printf '%-4s %12s %12s %8s %6s  %s\n' "" "kardwt ms" "git ms" "ratio" "goal" ""
 printf "%s\n" "${rows[@]}" | sort
+awk -v u="$p6_ms" 'BEGIN { printf "P6 absolute: %.2f ms for a 1 MiB line at depth 300, goal under 100 ms: %s\n", u / 1000, (u < 100000 ? "met" : "MISSED") }'
