@@ -191,13 +191,57 @@ fn hooks_findings(ctx: &Context, findings: &mut Vec<Finding>) {
     let on_path = std::env::var_os("PATH")
         .map(|p| std::env::split_paths(&p).any(|d| d.join("git-kardwt").is_file()))
         .unwrap_or(false);
+    // The binary each installed shim names (R-DISPATCH 1): that is what a caller with a bare
+    // PATH reaches; without one, the shim falls back to `git kardwt` on the caller's PATH.
+    let named: Vec<(String, Option<String>)> = install_hooks::hooks_dir(ctx)
+        .map(|dir| {
+            install_hooks::SHIMS
+                .iter()
+                .filter_map(|(name, _)| {
+                    let hook = dir.join(name);
+                    let mut legacy = hook.as_os_str().to_owned();
+                    legacy.push(".legacy");
+                    [hook, legacy.into()]
+                        .iter()
+                        .filter_map(|p| std::fs::read_to_string(p).ok())
+                        .find(|c| c.contains(&format!("git-kardwt {name} shim")))
+                        .map(|c| ((*name).to_owned(), install_hooks::named_binary(&c)))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let executable = |p: &str| {
+        std::fs::metadata(p).is_ok_and(|m| {
+            use std::os::unix::fs::PermissionsExt;
+            m.is_file() && m.permissions().mode() & 0o111 != 0
+        })
+    };
+    for (name, exe) in &named {
+        let ok = exe.as_deref().is_some_and(executable);
+        let detail = match exe {
+            Some(exe) if ok => format!("runs {exe}, whatever the caller's PATH"),
+            Some(exe) => format!(
+                "names {exe}, which is gone: falls back to `git kardwt` on the caller's PATH{}",
+                if on_path { "" } else { " (not on this one)" }
+            ),
+            None => "names no binary (an older shim): a caller whose PATH lacks git-kardwt gets \
+                     `'kardwt' is not a git command`"
+                .to_owned(),
+        };
+        findings.push(finding(
+            &format!("{name} shim binary"),
+            ok,
+            detail,
+            Some("git kardwt install-hooks (rewrites the shims to name this binary)".into()),
+        ));
+    }
     findings.push(finding(
         "git-kardwt on PATH",
         on_path,
         if on_path {
             "found"
         } else {
-            "not found: the hook shims run `git kardwt`"
+            "not found on this PATH: `git kardwt` works only through the path the shims name"
         },
         Some("make install PREFIX=… and put PREFIX/bin on PATH".into()),
     ));

@@ -22,6 +22,52 @@ pub const SHIMS: [(&str, &str); 2] = [
     ("pre-push", include_str!("../../githooks/pre-push")),
 ];
 
+/// The line of a shim template that names the installing binary (empty in `githooks/`).
+const BINARY_LINE: &str = "kardwt=''";
+
+/// The shim `template` as installed: its `kardwt=''` line names `exe`, the absolute path of
+/// the installing `git-kardwt`, shell-quoted (R-DISPATCH 1) (pure).
+pub fn shim_for(template: &str, exe: Option<&str>) -> String {
+    match exe {
+        Some(exe) => template.replacen(BINARY_LINE, &format!("kardwt={}", sh_quote(exe)), 1),
+        None => template.to_owned(),
+    }
+}
+
+/// The binary a shim names on its `kardwt=` line, if any (pure; undoes [`sh_quote`]).
+pub fn named_binary(shim: &str) -> Option<String> {
+    let quoted = shim.lines().find_map(|l| l.strip_prefix("kardwt="))?;
+    let mut out = String::new();
+    let mut rest = quoted;
+    while !rest.is_empty() {
+        if let Some(r) = rest.strip_prefix("\\'") {
+            out.push('\'');
+            rest = r;
+        } else if let Some(r) = rest.strip_prefix('\'') {
+            let end = r.find('\'')?;
+            out.push_str(&r[..end]);
+            rest = &r[end + 1..];
+        } else {
+            return None;
+        }
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// `s` in single quotes for sh, a `'` inside written as `'\''` (pure).
+fn sh_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// The absolute path of this `git-kardwt`, when it is one a shell can name.
+fn this_binary() -> Option<String> {
+    let exe = std::env::current_exe().ok()?;
+    let exe = std::fs::canonicalize(&exe).unwrap_or(exe);
+    exe.to_str()
+        .filter(|s| !s.contains('\n'))
+        .map(str::to_owned)
+}
+
 /// The line that marks a file as kardwt's post-checkout shim.
 pub const MARKER: &str = "git-kardwt post-checkout shim";
 
@@ -89,7 +135,9 @@ fn suffixed(hook: &Path, suffix: &str) -> PathBuf {
 pub fn install(ctx: &Context, out: &mut dyn Write) -> Result<i32> {
     let dir = hooks_dir(ctx)?;
     std::fs::create_dir_all(&dir).with_context(|| format!("could not create {}", dir.display()))?;
-    for (name, shim) in SHIMS {
+    let exe = this_binary();
+    for (name, template) in SHIMS {
+        let shim = &shim_for(template, exe.as_deref());
         let hook = dir.join(name);
         let existing = read(&hook);
         match owner_of(existing.as_deref(), &dir) {
@@ -98,10 +146,13 @@ pub fn install(ctx: &Context, out: &mut dyn Write) -> Result<i32> {
                 writeln!(out, "installed {}", hook.display())?;
             }
             Owner::Kardwt => {
-                if existing.as_deref() != Some(shim) {
+                // An older shim, or one naming another binary, is brought up to date.
+                if existing.as_deref() == Some(shim.as_str()) {
+                    writeln!(out, "already installed: {}", hook.display())?;
+                } else {
                     write_executable(&hook, shim)?;
+                    writeln!(out, "updated {}", hook.display())?;
                 }
-                writeln!(out, "already installed: {}", hook.display())?;
             }
             Owner::Other => {
                 let keep = chained(&hook);
@@ -224,5 +275,21 @@ mod tests {
         );
         assert_eq!(owner_of(Some("#!/bin/sh\necho mine\n"), d), Owner::Other);
         assert_eq!(owner_of(None, Path::new("/r/.husky/_")), Owner::Husky);
+    }
+
+    #[test]
+    fn shims_name_the_installing_binary_and_read_it_back() {
+        for (_, template) in SHIMS {
+            assert_eq!(named_binary(template), None);
+            for exe in ["/usr/local/bin/git-kardwt", "/opt/it's here/git-kardwt"] {
+                let shim = shim_for(template, Some(exe));
+                assert_eq!(named_binary(&shim).as_deref(), Some(exe), "{shim}");
+                assert_eq!(
+                    owner_of(Some(&shim), Path::new("/r/.git/hooks")),
+                    Owner::Kardwt
+                );
+            }
+            assert_eq!(shim_for(template, None), template);
+        }
     }
 }

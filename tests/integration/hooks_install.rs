@@ -84,6 +84,15 @@ fn the_shim_leaves_ordinary_checkouts_without_running_kardwt() {
     )
     .unwrap();
     std::fs::set_permissions(&spy, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // The shim names the binary that installed it: name the spy instead.
+    let hook = repo.common_dir().join("hooks/post-checkout");
+    let text = std::fs::read_to_string(&hook).unwrap();
+    let named = text.lines().find(|l| l.starts_with("kardwt=")).unwrap();
+    std::fs::write(
+        &hook,
+        text.replacen(named, &format!("kardwt={}", sh_quote(&spy)), 1),
+    )
+    .unwrap();
     let path = path_with(&repo, &spy_dir);
     for args in [
         &["git", "switch", "--quiet", "-c", "topic"][..],

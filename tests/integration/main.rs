@@ -8,6 +8,7 @@ mod completion;
 mod concurrency;
 mod config;
 mod config_fuzz;
+mod dispatch;
 mod doctor;
 mod faults;
 mod gc;
