@@ -8,6 +8,10 @@ use std::process::Stdio;
 
 use crate::support::{mtimes, Output, Rng, TestRepo, BIN, COMMAND_TIMEOUT};
 
+/// The guard's table of examples, `tests/data/guard-examples.txt` (shared with the unit tests).
+#[path = "../data/guard_examples.rs"]
+pub mod examples;
+
 /// A repository with the managed worktrees of cards 42 and 7, `<tmp>/link-to-42`, and a managed
 /// entry whose directory is gone.
 fn managed_repo() -> TestRepo {
@@ -65,7 +69,7 @@ fn payload(tool: &str, command: &str, cwd: &Path) -> Vec<u8> {
 fn examples_table_against_real_managed_worktrees() {
     let repo = managed_repo();
     let before = mtimes(&repo.common_dir());
-    let table = git_kardwt::guard::examples(&repo.tmp);
+    let table = examples::examples(&repo.tmp);
     assert!(table.len() >= 50, "{}", table.len());
     let mut wrong = Vec::new();
     for (line, want) in &table {
@@ -248,7 +252,7 @@ fn fuzzed_input_never_panics_and_prints_json_or_nothing() {
         "--force",
         "../base.worktrees",
     ];
-    let table = git_kardwt::guard::examples(&repo.tmp);
+    let table = examples::examples(&repo.tmp);
     let mut rng = Rng::new(0x2545_f491_4f6c_dd1d);
     let started = std::time::Instant::now();
     let mut denied = 0;

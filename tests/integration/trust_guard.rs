@@ -488,7 +488,7 @@ fn prune_is_answered_with_a_gc_of_gone_entries_only() {
 fn fuzzed_arguments_never_panic_nor_deny_by_mistake() {
     let repo = managed_repo();
     let p42 = repo.card_path("42");
-    let table = git_kardwt::guard::examples(&repo.tmp);
+    let table = crate::guard::examples::examples(&repo.tmp);
     let p = p42.to_str().unwrap().to_owned();
     let base = repo.base.to_str().unwrap().to_owned();
     let flags = [

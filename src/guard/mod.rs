@@ -1,0 +1,35 @@
+//! The agent command guard's pure core (SPEC R-GUARD): [`judge_line`] tokenizes a command line
+//! ([`lex`]) and applies the rules ([`rules`]) that find a removal of a worktree kardwt
+//! manages. Nothing here reads the disk or runs anything: the questions only the disk can
+//! answer go through [`World`] ([`world`]).
+//!
+//! Invariant: anything the tokenizer or the rules cannot judge for certain ends in silence (no
+//! [`Denial`]); a deny is only ever produced for a command whose argv was fully understood.
+//! The table of examples the tests run lives in `tests/data/guard-examples.txt`.
+use std::path::Path;
+
+pub mod lex;
+pub mod rules;
+pub mod world;
+
+pub use lex::{tokenize, CannotJudge, Joint, Simple, Word};
+pub use rules::{judge, remove_command, shell_quote, PRUNE_REPLACEMENT};
+pub use world::{Managed, Repository, World};
+
+/// One denied command: why, and the exact command to run instead.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Denial {
+    pub reason: String,
+    pub replacement: String,
+}
+
+/// Judge a whole command line run from `cwd` (absolute): the denials, empty for silence.
+pub fn judge_line(line: &str, cwd: &Path, world: &dyn World) -> Vec<Denial> {
+    match tokenize(line) {
+        Ok(commands) => judge(&commands, cwd, world),
+        Err(_) => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

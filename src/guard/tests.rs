@@ -1,0 +1,179 @@
+//! The guard's unit tests over a fake disk: the shared examples table
+//! (`tests/data/guard-examples.txt`), several operands, and a fuzz run of the invariant that a
+//! line the tokenizer cannot judge is never denied.
+use std::path::{Component, Path, PathBuf};
+use std::rc::Rc;
+
+use super::*;
+
+#[path = "../../tests/data/guard_examples.rs"]
+mod guard_examples;
+use guard_examples::examples;
+
+const T: &str = "/t t";
+
+/// A fake disk: managed worktrees `card-42` and `card-7`, a repository at `{T}/base` with
+/// them, and the symlink `{T}/link-to-42`.
+struct Fake;
+
+/// Resolve `.` and `..` lexically (the fake has no symlinks on the way).
+fn normalize(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn at(rel: &str) -> PathBuf {
+    Path::new(T).join(rel)
+}
+
+impl World for Fake {
+    fn managed_worktree(&self, path: &Path) -> Option<Managed> {
+        let mut p = normalize(path);
+        if p == at("link-to-42") {
+            p = at("base.worktrees/card-42");
+        }
+        (p == at("base.worktrees/card-42") || p == at("base.worktrees/card-7")).then(|| Managed {
+            path: p,
+            common_dir: at("base/.git"),
+        })
+    }
+    fn repository(&self, at_: &Path, git_dir: bool) -> Option<Rc<Repository>> {
+        let p = normalize(at_);
+        let found = if git_dir {
+            p == at("base/.git")
+        } else {
+            p.starts_with(at("base"))
+        };
+        found.then(|| {
+            Rc::new(Repository::new(
+                at("base/.git"),
+                ["base", "base.worktrees/card-42", "base.worktrees/card-7"]
+                    .map(at)
+                    .to_vec(),
+                true,
+            ))
+        })
+    }
+    fn is_symlink(&self, path: &Path) -> bool {
+        normalize(path) == at("link-to-42")
+    }
+    fn managed_within(&self, dir: &Path) -> Vec<PathBuf> {
+        if normalize(dir) == at("base.worktrees") {
+            vec![at("base.worktrees/card-42"), at("base.worktrees/card-7")]
+        } else {
+            Vec::new()
+        }
+    }
+}
+
+fn run(line: &str) -> Vec<Denial> {
+    judge_line(line, &at("base"), &Fake)
+}
+
+fn replacements(denials: &[Denial]) -> String {
+    denials
+        .iter()
+        .map(|d| d.replacement.as_str())
+        .collect::<Vec<_>>()
+        .join(" && ")
+}
+
+#[test]
+fn examples_table() {
+    let table = examples(Path::new(T));
+    let denied = table.iter().filter(|(_, r)| !r.is_empty()).count();
+    assert!(
+        denied >= 25 && table.len() - denied >= 25,
+        "{denied} of {}",
+        table.len()
+    );
+    let mut wrong = Vec::new();
+    for (line, want) in &table {
+        let got = replacements(&run(line));
+        if got != *want {
+            wrong.push(format!(
+                "{line:?}\n   want {want:?}\n   got  {got:?} ({:?})",
+                tokenize(line)
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn multiple_operands_give_one_replacement_each() {
+    let got = run("rm -rf '/t t/base.worktrees/card-42' /t\\ t/base.worktrees/card-7 '/t t/base.worktrees/card-42/'");
+    assert_eq!(
+        replacements(&got),
+        "git kardwt remove --path '/t t/base.worktrees/card-42' --force && git kardwt remove --path '/t t/base.worktrees/card-7' --force"
+    );
+}
+
+/// xorshift64*: deterministic, no dependency.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+}
+
+#[test]
+fn fuzz_never_panics() {
+    #[rustfmt::skip]
+    const PIECES: &[&str] = &[
+        "git", "rm", "-rf", "worktree", "remove", "prune", "cd", "-C", " ", " ", "\t", "\n",
+        "'", "\"", "\\", "$", "(", ")", "{", "}", "`", ";", "&", "|", "<", ">", "#", "~", "*",
+        "=", "GIT_DIR=", "/t t/base.worktrees/card-42", "card-42", "..", "/", "-", "--",
+        "2>&1", "é", "\u{0}", "-f", "&&", "||", "\\\n", "<<", ">(", "-c", "sudo",
+        "command", "exit", "--rec", "--git-dir=",
+    ];
+    let table = examples(Path::new(T));
+    let mut denied = 0;
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    for _ in 0..20_000 {
+        let n = (rng.next() % 24) as usize;
+        // Half the lines are mutations of the examples (so denials happen), half noise.
+        let mut line = if rng.next().is_multiple_of(2) {
+            table[(rng.next() % table.len() as u64) as usize].0.clone()
+        } else {
+            String::new()
+        };
+        for _ in 0..if line.is_empty() { n } else { n % 3 } {
+            let piece = if rng.next().is_multiple_of(8) {
+                char::from_u32((rng.next() % 0x3000) as u32)
+                    .unwrap_or('?')
+                    .to_string()
+            } else {
+                PIECES[(rng.next() % PIECES.len() as u64) as usize].to_owned()
+            };
+            let at: Vec<usize> = line
+                .char_indices()
+                .map(|(i, _)| i)
+                .chain([line.len()])
+                .collect();
+            line.insert_str(at[(rng.next() % at.len() as u64) as usize], &piece);
+        }
+        let denials = run(&line);
+        // The invariant: a line the tokenizer cannot judge is never denied.
+        assert!(
+            tokenize(&line).is_ok() || denials.is_empty(),
+            "{line:?} denied: {denials:?}"
+        );
+        denied += usize::from(!denials.is_empty());
+        let bytes: Vec<u8> = (0..n * 3).map(|_| rng.next() as u8).collect();
+        let _ = run(&String::from_utf8_lossy(&bytes));
+    }
+    assert!(denied > 1000, "only {denied} fuzzed lines were denied");
+}
