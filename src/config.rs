@@ -10,8 +10,8 @@ use serde::de::{
     VariantAccess, Visitor,
 };
 use serde::Serialize;
-use serde_yaml::value::{Tag, TaggedValue};
-use serde_yaml::{Mapping, Value};
+use yaml_serde::value::{Tag, TaggedValue};
+use yaml_serde::{Mapping, Value};
 
 use crate::error::{usage, Fail};
 
@@ -154,7 +154,7 @@ impl Config {
 //
 // Three steps, all driven by serde_yaml (which reports syntax errors with line and column):
 // 1. `TopSeed` reads the document, keeps only the value of the top-level `worktree` key as a
-//    `serde_yaml::Value` (other keys are skipped unread) and rejects duplicate keys at the
+//    `yaml_serde::Value` (other keys are skipped unread) and rejects duplicate keys at the
 //    duplicate's own position.
 // 2. `walk` checks that value against the schema with a key path, so null and type checks are
 //    entirely ours (serde_yaml's typed decoding accepts `900` or `true` for a string).
@@ -231,7 +231,7 @@ const DECODE_BUDGET: std::time::Duration = std::time::Duration::from_millis(500)
 /// Decode `text` on this thread (see [`decode`]).
 fn decode_now(file: &Path, text: &str) -> Result<Config, Fail> {
     let ctx = Ctx::default();
-    let top = TopSeed { ctx: &ctx }.deserialize(serde_yaml::Deserializer::from_str(text));
+    let top = TopSeed { ctx: &ctx }.deserialize(yaml_serde::Deserializer::from_str(text));
     let worktree = match top {
         Ok(Some(value)) => value,
         Ok(None) => return Ok(Config::default()),
@@ -279,7 +279,7 @@ pub fn rules_error(file: &Path, key: &str, msg: &str) -> Fail {
 
 /// serde_yaml's own message (syntax errors, anchors, several documents), with a position
 /// wherever one can be had.
-fn parser_message(err: &serde_yaml::Error, text: &str) -> String {
+fn parser_message(err: &yaml_serde::Error, text: &str) -> String {
     let msg = err.to_string();
     if msg.contains(" at line ") {
         return msg;
@@ -302,9 +302,9 @@ fn parser_message(err: &serde_yaml::Error, text: &str) -> String {
 }
 
 /// Where the second YAML document of `text` starts (`Ok`), or the error reading it (`Err`).
-fn second_document(text: &str) -> Option<Result<serde_yaml::Location, String>> {
+fn second_document(text: &str) -> Option<Result<yaml_serde::Location, String>> {
     // Only `nth(1)`: on a syntax error the document iterator repeats that error forever.
-    let doc = serde_yaml::Deserializer::from_str(text).nth(1)?;
+    let doc = yaml_serde::Deserializer::from_str(text).nth(1)?;
     let ctx = Ctx::default();
     let fire = |_: &Value| Some((String::new(), String::new()));
     let seed = ValueSeed {
@@ -320,7 +320,7 @@ fn second_document(text: &str) -> Option<Result<serde_yaml::Location, String>> {
     }
 }
 
-fn located(file: &Path, key: &str, msg: &str, at: Option<serde_yaml::Location>) -> Fail {
+fn located(file: &Path, key: &str, msg: &str, at: Option<yaml_serde::Location>) -> Fail {
     let mut text = if key.is_empty() {
         format!("{}: {msg}", file.display())
     } else {
@@ -739,7 +739,7 @@ enum Seg {
 
 /// Re-read `text` and fail at the node `segs` designates (at its key when `at_key`), so that
 /// serde_yaml reports that node's position. `None` when the node is not found.
-fn locate(text: &str, segs: &[Seg], at_key: bool) -> Option<serde_yaml::Location> {
+fn locate(text: &str, segs: &[Seg], at_key: bool) -> Option<yaml_serde::Location> {
     if segs.is_empty() {
         return None;
     }
@@ -749,7 +749,7 @@ fn locate(text: &str, segs: &[Seg], at_key: bool) -> Option<serde_yaml::Location
         segs,
         at_key,
     }
-    .deserialize(serde_yaml::Deserializer::from_str(text));
+    .deserialize(yaml_serde::Deserializer::from_str(text));
     match result {
         Err(err) if ctx.fired() => err.location(),
         _ => None,

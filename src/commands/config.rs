@@ -20,7 +20,7 @@ pub fn check(ctx: &Context, args: &ConfigCheckArgs, out: &mut dyn Write) -> Resu
             ctx.rules_path().0.display()
         ),
     }
-    let yaml = serde_yaml::to_string(&serde_json::json!({ "worktree": rules.config }))?;
+    let yaml = yaml_serde::to_string(&serde_json::json!({ "worktree": rules.config }))?;
     write!(out, "{yaml}")?;
     Ok(0)
 }

@@ -1321,7 +1321,7 @@ fn config_check_of_generated_documents_exits_0_or_2_and_agrees_with_the_library(
                 let printed: Result<Json, String> = if json {
                     serde_json::from_str(&out.stdout).map_err(|e| e.to_string())
                 } else {
-                    serde_yaml::from_str::<Json>(&out.stdout)
+                    yaml_serde::from_str::<Json>(&out.stdout)
                         .map_err(|e| e.to_string())
                         .and_then(|v| {
                             v.get("worktree")
