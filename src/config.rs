@@ -1,17 +1,14 @@
 //! Strict decoding of the `worktree:` block of the rules file (SPEC R-CFG, R-CFG-STRICT),
 //! defaults and cross-field validation. Pure: `decode` takes text and returns the effective
 //! configuration or an error naming the file and the key path.
-use std::cell::RefCell;
 use std::fmt;
+use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 
 use serde::de::{
-    self, DeserializeSeed, Deserializer, EnumAccess, IgnoredAny, MapAccess, SeqAccess,
-    VariantAccess, Visitor,
+    self, DeserializeSeed, Deserializer, EnumAccess, IgnoredAny, MapAccess, SeqAccess, Visitor,
 };
-use serde::Serialize;
-use yaml_serde::value::{Tag, TaggedValue};
-use yaml_serde::{Mapping, Value};
+use serde::{Deserialize, Serialize};
 
 use crate::error::{usage, Fail};
 
@@ -152,44 +149,21 @@ impl Config {
 // ---------------------------------------------------------------------------------------------
 // Decoding.
 //
-// Three steps, all driven by serde_yaml (which reports syntax errors with line and column):
-// 1. `TopSeed` reads the document, keeps only the value of the top-level `worktree` key as a
-//    `yaml_serde::Value` (other keys are skipped unread) and rejects duplicate keys at the
-//    duplicate's own position.
-// 2. `walk` checks that value against the schema with a key path, so null and type checks are
-//    entirely ours (serde_yaml's typed decoding accepts `900` or `true` for a string).
-// 3. On a schema error, `locate` re-reads the text and raises an error at the offending node,
-//    so serde_yaml attaches that node's line and column.
+// The `worktree:` block is decoded into typed structs (`Raw*`) whose every field is optional
+// ([`Given`]: absent is fine, an explicit `null` is not) and whose leaves are strict: a leaf
+// reads its node with `deserialize_any` and refuses any other kind of node with "expected X,
+// found Y" (yaml_serde's own typed decoding takes `900` or `true` for a string). An error
+// raised while a node is read carries that node's line and column (yaml_serde marks it) and
+// its key path (serde_path_to_error). The checks across fields run on the typed result; their
+// errors are located by [`locate`], which re-reads the text down to the node they name.
 
 /// The top-level key this crate owns.
 const ROOT_KEY: &str = "worktree";
 
-const WORKTREE_KEYS: &[&str] = &[
-    "base",
-    "helpers",
-    "checkout",
-    "prepare",
-    "cleanup",
-    "sharing",
-    "environment",
-    "ports",
-    "action_timeout_seconds",
-    "adoptions",
-];
-const BASE_KEYS: &[&str] = &["remote", "ref"];
-const HELPERS_KEYS: &[&str] = &["stable_root"];
-const CHECKOUT_KEYS: &[&str] = &["mode"];
-const PREPARE_KEYS: &[&str] = &["argv", "on_create", "on_reuse", "timeout_seconds"];
-const CLEANUP_KEYS: &[&str] = &["argv", "timeout_seconds"];
-const SHARING_KEYS: &[&str] = &["env", "skills"];
-const ENVIRONMENT_KEYS: &[&str] = &["passthrough"];
-const PORTS_KEYS: &[&str] = &["count", "range"];
-const ADOPTION_KEYS: &[&str] = &["card", "path", "common_dir", "branch"];
-
 const DEFAULT_PREPARE_TIMEOUT: u64 = 900;
 const DEFAULT_CLEANUP_TIMEOUT: u64 = 120;
-const MIN_PORT: u64 = 1024;
-const MAX_PORT: u64 = 65535;
+const MIN_PORT: i128 = 1024;
+const MAX_PORT: i128 = 65535;
 
 /// Decode the rules file's text. `file` only names the file in errors.
 ///
@@ -230,30 +204,19 @@ const DECODE_BUDGET: std::time::Duration = std::time::Duration::from_millis(500)
 
 /// Decode `text` on this thread (see [`decode`]).
 fn decode_now(file: &Path, text: &str) -> Result<Config, Fail> {
-    let ctx = Ctx::default();
-    let top = TopSeed { ctx: &ctx }.deserialize(yaml_serde::Deserializer::from_str(text));
-    let worktree = match top {
-        Ok(Some(value)) => value,
-        Ok(None) => return Ok(Config::default()),
-        Err(err) => {
-            return Err(match ctx.take() {
-                Some((key, msg)) => located(file, &key, &msg, err.location()),
-                None => usage(format!(
-                    "{}: {}",
-                    file.display(),
-                    parser_message(&err, text)
-                )),
-            })
-        }
+    let top: Top = serde_path_to_error::deserialize(yaml_serde::Deserializer::from_str(text))
+        .map_err(|err| decode_error(file, text, &err))?;
+    let Some(worktree) = top.0 else {
+        return Ok(Config::default());
     };
-    walk(&worktree).map_err(|p| located(file, &p.key, &p.msg, locate(text, &p.at, p.at_key)))
+    build(worktree).map_err(|p| located(file, &p.key, &p.msg, locate(text, &p.at, p.at_key)))
 }
 
-/// The YAML scanner (libyaml, under serde_yaml) checks every open flow collection at each
-/// token, so `[[[[…]]]]` costs depth × tokens: 30 s for 100,000 levels (SPEC R-TRUST 2). This
-/// bounds that work from above, in one pass and without parsing: each byte (a token starts at
-/// one) counts the `[` and `{` seen before it, the most collections that can be open there.
-/// Closing brackets are not subtracted: a `]` inside a quoted string must not lower the bound.
+/// The YAML scanner checks every open flow collection at each token, so `[[[[…]]]]` costs
+/// depth × tokens: 30 s for 100,000 levels (SPEC R-TRUST 2). This bounds that work from above,
+/// in one pass and without parsing: each byte (a token starts at one) counts the `[` and `{`
+/// seen before it, the most collections that can be open there. Closing brackets are not
+/// subtracted: a `]` inside a quoted string must not lower the bound.
 fn flow_work(text: &str) -> u64 {
     let mut open: u64 = 0;
     let mut work: u64 = 0;
@@ -277,14 +240,85 @@ pub fn rules_error(file: &Path, key: &str, msg: &str) -> Fail {
     located(file, key, msg, None)
 }
 
-/// serde_yaml's own message (syntax errors, anchors, several documents), with a position
+fn located(file: &Path, key: &str, msg: &str, at: Option<yaml_serde::Location>) -> Fail {
+    let mut text = if key.is_empty() {
+        format!("{}: {msg}", file.display())
+    } else {
+        format!("{}: {key}: {msg}", file.display())
+    };
+    if let Some(loc) = at {
+        text.push_str(&format!(" at line {} column {}", loc.line(), loc.column()));
+    }
+    usage(text)
+}
+
+/// Starts every message this module raises inside the decoder, so [`decode_error`] tells them
+/// from the parser's own. A message about a key reads `MARK <key label> MARK <message>`.
+const MARK: &str = "\u{1}kardwt\u{1}";
+
+/// An error about the node being read.
+fn fail<E: de::Error>(msg: impl fmt::Display) -> E {
+    E::custom(format!("{MARK}{msg}"))
+}
+
+/// An error about the key being read (unknown, duplicate): the key path ends with `label`.
+fn key_fail<E: de::Error>(label: &str, msg: impl fmt::Display) -> E {
+    E::custom(format!("{MARK}{label}{MARK}{msg}"))
+}
+
+/// The usage error for a failed typed decoding: our own message with its key path, or the
+/// parser's (syntax errors, anchors, several documents).
+fn decode_error(
+    file: &Path,
+    text: &str,
+    err: &serde_path_to_error::Error<yaml_serde::Error>,
+) -> Fail {
+    let inner = err.inner();
+    let shown = inner.to_string();
+    let Some((_, ours)) = shown.split_once(MARK) else {
+        return usage(format!(
+            "{}: {}",
+            file.display(),
+            parser_message(inner, text)
+        ));
+    };
+    let loc = inner.location();
+    let ours = loc
+        .as_ref()
+        .and_then(|l| ours.strip_suffix(&format!(" at line {} column {}", l.line(), l.column())))
+        .unwrap_or(ours);
+    let mut segments: Vec<&serde_path_to_error::Segment> = err.path().iter().collect();
+    let (label, msg) = match ours.split_once(MARK) {
+        Some((label, msg)) => {
+            // The path already ends with the key being read; name it by its cut label.
+            segments.pop();
+            (Some(label), msg)
+        }
+        None => (None, ours),
+    };
+    let mut key = String::new();
+    for segment in segments {
+        match segment {
+            serde_path_to_error::Segment::Seq { index } => key.push_str(&format!("[{index}]")),
+            serde_path_to_error::Segment::Map { key: k } => key = join_key(&key, &key_label(k)),
+            serde_path_to_error::Segment::Unknown => key = join_key(&key, "?"),
+            _ => {}
+        }
+    }
+    if let Some(label) = label {
+        key = join_key(&key, label);
+    }
+    located(file, &key, msg, loc)
+}
+
+/// yaml_serde's own message (syntax errors, anchors, several documents), with a position
 /// wherever one can be had.
 fn parser_message(err: &yaml_serde::Error, text: &str) -> String {
     let msg = err.to_string();
     if msg.contains(" at line ") {
         return msg;
     }
-    // serde_yaml leaves out a position at the very start of the text.
+    // yaml_serde leaves out a position at the very start of the text.
     if let Some(loc) = err.location() {
         return format!("{msg} at line {} column {}", loc.line(), loc.column());
     }
@@ -305,31 +339,1132 @@ fn parser_message(err: &yaml_serde::Error, text: &str) -> String {
 fn second_document(text: &str) -> Option<Result<yaml_serde::Location, String>> {
     // Only `nth(1)`: on a syntax error the document iterator repeats that error forever.
     let doc = yaml_serde::Deserializer::from_str(text).nth(1)?;
-    let ctx = Ctx::default();
-    let fire = |_: &Value| Some((String::new(), String::new()));
-    let seed = ValueSeed {
-        ctx: &ctx,
-        path: "",
-        strict: false,
-        check: Some(&fire),
-    };
-    match seed.deserialize(doc) {
-        Err(err) if ctx.fired() => err.location().map(Ok),
+    match (Locate {
+        segs: &[],
+        at_key: false,
+    })
+    .deserialize(doc)
+    {
+        Err(err) if err.to_string().contains(MARK) => err.location().map(Ok),
         Err(err) => Some(Err(err.to_string())),
-        Ok(_) => None,
+        Ok(()) => None,
     }
 }
 
-fn located(file: &Path, key: &str, msg: &str, at: Option<yaml_serde::Location>) -> Fail {
-    let mut text = if key.is_empty() {
-        format!("{}: {msg}", file.display())
+fn join_key(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_owned()
     } else {
-        format!("{}: {key}: {msg}", file.display())
-    };
-    if let Some(loc) = at {
-        text.push_str(&format!(" at line {} column {}", loc.line(), loc.column()));
+        format!("{path}.{key}")
     }
-    usage(text)
+}
+
+/// A key as a key path shows it: cut after [`QUOTE_CHARS`] characters.
+fn key_label(key: &str) -> String {
+    let mut chars = key.chars();
+    let shown: String = chars.by_ref().take(QUOTE_CHARS).collect();
+    if chars.next().is_some() {
+        format!("{shown}…")
+    } else {
+        shown
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Strict nodes.
+
+/// A node as a strict reader sees it.
+enum Node<'a> {
+    Null,
+    Bool(bool),
+    /// Any integer of 64 bits, signed or not.
+    Int(i128),
+    /// An integer beyond 64 bits, as written.
+    Big(String),
+    Float(f64),
+    Str(&'a str),
+    List,
+    Map,
+    Tagged(String),
+}
+
+/// What a node is, for "expected X, found Y"; values quoted with [`quote`].
+fn describe(node: &Node<'_>) -> String {
+    match node {
+        Node::Null => "an explicit null".to_owned(),
+        Node::Bool(b) => format!("a boolean ({b})"),
+        Node::Int(n) => format!("an integer ({n})"),
+        Node::Big(n) => format!("an integer ({})", quote(n)),
+        Node::Float(f) => format!("a float ({f})"),
+        Node::Str(s) => format!("a string ({})", quote(s)),
+        Node::List => "a list".to_owned(),
+        Node::Map => "a mapping".to_owned(),
+        Node::Tagged(tag) => format!("a tagged value ({})", quote(tag)),
+    }
+}
+
+fn wrong(expected: &str, node: &Node<'_>) -> String {
+    format!("expected {expected}, found {}", describe(node))
+}
+
+/// A value read from exactly one kind of node. The default methods refuse every kind.
+trait Shape<'de>: Sized {
+    const EXPECTED: &'static str;
+
+    fn scalar(node: Node<'_>) -> Result<Self, String> {
+        Err(wrong(Self::EXPECTED, &node))
+    }
+
+    fn seq<A: SeqAccess<'de>>(_: A) -> Result<Self, A::Error> {
+        Self::scalar(Node::List).map_err(fail)
+    }
+
+    fn map<A: MapAccess<'de>>(_: A) -> Result<Self, A::Error> {
+        Self::scalar(Node::Map).map_err(fail)
+    }
+}
+
+/// Reads any node and hands it to a [`Shape`].
+struct ShapeVisitor<T>(PhantomData<T>);
+
+fn shaped<'de, T: Shape<'de>, D: Deserializer<'de>>(d: D) -> Result<T, D::Error> {
+    d.deserialize_any(ShapeVisitor(PhantomData))
+}
+
+impl<'de, T: Shape<'de>> ShapeVisitor<T> {
+    fn node<E: de::Error>(node: Node<'_>) -> Result<T, E> {
+        T::scalar(node).map_err(fail)
+    }
+}
+
+impl<'de, T: Shape<'de>> Visitor<'de> for ShapeVisitor<T> {
+    type Value = T;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(T::EXPECTED)
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<T, E> {
+        Self::node(Node::Bool(v))
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<T, E> {
+        Self::node(Node::Int(v.into()))
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<T, E> {
+        Self::node(Node::Int(v.into()))
+    }
+
+    fn visit_i128<E: de::Error>(self, v: i128) -> Result<T, E> {
+        if i64::try_from(v).is_ok() || u64::try_from(v).is_ok() {
+            Self::node(Node::Int(v))
+        } else {
+            Self::node(Node::Big(v.to_string()))
+        }
+    }
+
+    fn visit_u128<E: de::Error>(self, v: u128) -> Result<T, E> {
+        match u64::try_from(v) {
+            Ok(v) => Self::node(Node::Int(v.into())),
+            Err(_) => Self::node(Node::Big(v.to_string())),
+        }
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<T, E> {
+        Self::node(Node::Float(v))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<T, E> {
+        Self::node(Node::Str(v))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<T, E> {
+        Self::node(Node::Null)
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<T, E> {
+        Self::node(Node::Null)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<T, A::Error> {
+        T::seq(seq)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+        T::map(map)
+    }
+
+    fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<T, A::Error> {
+        // yaml_serde hands a tagged node (`!tag value`) over as an enum.
+        let (tag, _): (String, _) = data.variant()?;
+        Self::node(Node::Tagged(tag))
+    }
+}
+
+/// Implements `Deserialize` through [`Shape`].
+macro_rules! strict {
+    ($($t:ty),* $(,)?) => {$(
+        impl<'de> Deserialize<'de> for $t {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                shaped(d)
+            }
+        }
+    )*};
+}
+
+/// A key that may be left out but, when written, holds a value: an explicit `null` goes to
+/// `T`, which refuses it.
+struct Given<T>(Option<T>);
+
+impl<T> Default for Given<T> {
+    fn default() -> Self {
+        Given(None)
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Given<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        T::deserialize(d).map(|v| Given(Some(v)))
+    }
+}
+
+/// A list (never a single value in its place).
+struct List<T>(Vec<T>);
+
+impl<'de, T: Deserialize<'de>> Shape<'de> for List<T> {
+    const EXPECTED: &'static str = "a list";
+
+    fn seq<A: SeqAccess<'de>>(mut seq: A) -> Result<Self, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(List(items))
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for List<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        shaped(d)
+    }
+}
+
+/// The keys a block allows.
+trait Keys {
+    const KEYS: &'static [&'static str];
+}
+
+/// A mapping decoded into `T`. Its keys are checked here, as each is read, so an unknown or
+/// duplicate key is reported at its own line and column.
+struct Block<T>(T);
+
+impl<'de, T: Deserialize<'de> + Keys> Shape<'de> for Block<T> {
+    const EXPECTED: &'static str = "a mapping";
+
+    fn map<A: MapAccess<'de>>(map: A) -> Result<Self, A::Error> {
+        let keyed = Keyed {
+            map,
+            keys: T::KEYS,
+            seen: Vec::new(),
+        };
+        T::deserialize(de::value::MapAccessDeserializer::new(keyed)).map(Block)
+    }
+}
+
+impl<'de, T: Deserialize<'de> + Keys> Deserialize<'de> for Block<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        shaped(d)
+    }
+}
+
+/// A mapping whose keys must be among `keys`, each once.
+struct Keyed<A> {
+    map: A,
+    keys: &'static [&'static str],
+    seen: Vec<&'static str>,
+}
+
+impl<'de, A: MapAccess<'de>> MapAccess<'de> for Keyed<A> {
+    type Error = A::Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, A::Error> {
+        let key = KeyCheck {
+            keys: self.keys,
+            seen: &self.seen,
+        };
+        let Some(key) = self.map.next_key_seed(key)? else {
+            return Ok(None);
+        };
+        self.seen.push(key);
+        seed.deserialize(de::value::BorrowedStrDeserializer::new(key))
+            .map(Some)
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, A::Error> {
+        self.map.next_value_seed(seed)
+    }
+}
+
+/// Reads one key of a [`Keyed`] mapping.
+struct KeyCheck<'a> {
+    keys: &'static [&'static str],
+    seen: &'a [&'static str],
+}
+
+impl KeyCheck<'_> {
+    fn check<E: de::Error>(&self, key: &str) -> Result<&'static str, E> {
+        let label = key_label(key);
+        match self.keys.iter().find(|k| **k == key) {
+            Some(k) if self.seen.contains(k) => {
+                Err(key_fail(&label, format!("duplicate key {}", quote(&label))))
+            }
+            Some(k) => Ok(k),
+            None => Err(key_fail(
+                &label,
+                format!("unknown key (allowed keys: {})", self.keys.join(", ")),
+            )),
+        }
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for KeyCheck<'_> {
+    type Value = &'static str;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<&'static str, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for KeyCheck<'_> {
+    type Value = &'static str;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a key")
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<&'static str, E> {
+        self.check(v)
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<&'static str, E> {
+        self.check(&v.to_string())
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<&'static str, E> {
+        self.check(&v.to_string())
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<&'static str, E> {
+        self.check(&v.to_string())
+    }
+
+    fn visit_i128<E: de::Error>(self, v: i128) -> Result<&'static str, E> {
+        self.check(&v.to_string())
+    }
+
+    fn visit_u128<E: de::Error>(self, v: u128) -> Result<&'static str, E> {
+        self.check(&v.to_string())
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<&'static str, E> {
+        self.check(&v.to_string())
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<&'static str, E> {
+        self.check("~")
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<&'static str, E> {
+        self.check("~")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<&'static str, A::Error> {
+        self.check("<complex key>")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<&'static str, A::Error> {
+        self.check("<complex key>")
+    }
+
+    fn visit_enum<A: EnumAccess<'de>>(self, _: A) -> Result<&'static str, A::Error> {
+        self.check("<complex key>")
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The schema: strict leaves and the typed blocks.
+
+/// A non-empty string.
+struct Name(String);
+
+/// A remote name that cannot be read as an option (SPEC R-TRUST 1).
+struct Remote(String);
+
+/// A full branch ref, `refs/heads/…`.
+struct BranchRef(String);
+
+/// A non-empty absolute path.
+struct AbsPath(PathBuf);
+
+/// A card id (R-ID).
+struct Card(String);
+
+/// An environment variable's name.
+struct EnvName(String);
+
+/// `true` or `false`, nothing else.
+struct Flag(bool);
+
+/// An integer of at least 1.
+struct Positive(u64);
+
+/// A TCP port kardwt may hand out.
+struct Port(u16);
+
+strict!(
+    Name,
+    Remote,
+    BranchRef,
+    AbsPath,
+    Card,
+    EnvName,
+    Flag,
+    Positive,
+    Port,
+    CheckoutMode,
+    EnvSharing,
+    SkillsSharing,
+);
+
+fn text(node: Node<'_>, expected: &str) -> Result<String, String> {
+    match node {
+        Node::Str(s) => Ok(s.to_owned()),
+        other => Err(wrong(expected, &other)),
+    }
+}
+
+fn nonempty(node: Node<'_>) -> Result<String, String> {
+    let s = text(node, "a string")?;
+    if s.is_empty() {
+        return Err("must not be empty".to_owned());
+    }
+    Ok(s)
+}
+
+impl Shape<'_> for Name {
+    const EXPECTED: &'static str = "a string";
+
+    fn scalar(node: Node<'_>) -> Result<Self, String> {
+        nonempty(node).map(Name)
+    }
+}
+
+impl Shape<'_> for Remote {
+    const EXPECTED: &'static str = "a string";
+
+    fn scalar(node: Node<'_>) -> Result<Self, String> {
+        let remote = nonempty(node)?;
+        check_remote_name(&remote).map_err(|why| format!("{why}, found {}", quote(&remote)))?;
+        Ok(Remote(remote))
+    }
+}
+
+impl Shape<'_> for BranchRef {
+    const EXPECTED: &'static str = "a string";
+
+    fn scalar(node: Node<'_>) -> Result<Self, String> {
+        let name = text(node, Self::EXPECTED)?;
+        check_branch_ref(&name).map_err(|why| format!("{why}, found {}", quote(&name)))?;
+        Ok(BranchRef(name))
+    }
+}
+
+impl Shape<'_> for AbsPath {
+    const EXPECTED: &'static str = "a string";
+
+    fn scalar(node: Node<'_>) -> Result<Self, String> {
+        let s = nonempty(node)?;
+        let path = PathBuf::from(&s);
+        if !path.is_absolute() {
+            return Err(format!("must be an absolute path, found {}", quote(&s)));
+        }
+        Ok(AbsPath(path))
+    }
+}
+
+impl Shape<'_> for Card {
+    const EXPECTED: &'static str = "a string";
+
+    fn scalar(node: Node<'_>) -> Result<Self, String> {
+        let card = nonempty(node)?;
+        crate::card::CardId::parse(&card).map_err(|fail| fail.message)?;
+        Ok(Card(card))
+    }
+}
+
+impl Shape<'_> for EnvName {
+    const EXPECTED: &'static str = "a string";
+
+    fn scalar(node: Node<'_>) -> Result<Self, String> {
+        let name = text(node, Self::EXPECTED)?;
+        let mut chars = name.chars();
+        let ok = chars
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !ok {
+            return Err(format!(
+                "{} is not a variable name (letters, digits and '_', not starting with a digit)",
+                quote(&name)
+            ));
+        }
+        Ok(EnvName(name))
+    }
+}
+
+impl Shape<'_> for Flag {
+    const EXPECTED: &'static str = "a boolean (true or false)";
+
+    fn scalar(node: Node<'_>) -> Result<Self, String> {
+        match node {
+            Node::Bool(b) => Ok(Flag(b)),
+            other => Err(wrong(Self::EXPECTED, &other)),
+        }
+    }
+}
+
+/// An integer in `min..=max`.
+fn integer(node: Node<'_>, min: i128, max: i128) -> Result<i128, String> {
+    match node {
+        Node::Int(n) if n < min => Err(format!("must be an integer of at least {min}, found {n}")),
+        Node::Int(n) if n > max => Err(format!("must be at most {max}, found {n}")),
+        Node::Int(n) => Ok(n),
+        Node::Big(digits) => Err(format!("integer {} is out of range", quote(&digits))),
+        other => Err(wrong("an integer", &other)),
+    }
+}
+
+impl Shape<'_> for Positive {
+    const EXPECTED: &'static str = "an integer";
+
+    fn scalar(node: Node<'_>) -> Result<Self, String> {
+        let n = integer(node, 1, u64::MAX.into())?;
+        u64::try_from(n)
+            .map(Positive)
+            .map_err(|_| "out of range".to_owned())
+    }
+}
+
+impl Shape<'_> for Port {
+    const EXPECTED: &'static str = "an integer";
+
+    fn scalar(node: Node<'_>) -> Result<Self, String> {
+        let n = integer(node, MIN_PORT, MAX_PORT)?;
+        u16::try_from(n)
+            .map(Port)
+            .map_err(|_| "out of range".to_owned())
+    }
+}
+
+/// One of `allowed`, as its index.
+fn choice(node: Node<'_>, allowed: &[&str]) -> Result<usize, String> {
+    let s = text(node, &format!("one of {}", allowed.join(", ")))?;
+    allowed.iter().position(|a| *a == s).ok_or_else(|| {
+        format!(
+            "unknown value {} (allowed values: {})",
+            quote(&s),
+            allowed.join(", ")
+        )
+    })
+}
+
+impl Shape<'_> for CheckoutMode {
+    const EXPECTED: &'static str = "one of full, delegated";
+
+    fn scalar(node: Node<'_>) -> Result<Self, String> {
+        Ok(match choice(node, &["full", "delegated"])? {
+            0 => CheckoutMode::Full,
+            _ => CheckoutMode::Delegated,
+        })
+    }
+}
+
+impl Shape<'_> for EnvSharing {
+    const EXPECTED: &'static str = "one of disabled, link";
+
+    fn scalar(node: Node<'_>) -> Result<Self, String> {
+        Ok(match choice(node, &["disabled", "link"])? {
+            0 => EnvSharing::Disabled,
+            _ => EnvSharing::Link,
+        })
+    }
+}
+
+impl Shape<'_> for SkillsSharing {
+    const EXPECTED: &'static str = "one of fallback, disabled";
+
+    fn scalar(node: Node<'_>) -> Result<Self, String> {
+        Ok(match choice(node, &["fallback", "disabled"])? {
+            0 => SkillsSharing::Fallback,
+            _ => SkillsSharing::Disabled,
+        })
+    }
+}
+
+/// Declares a block of the schema and the keys it allows (its field names).
+macro_rules! block {
+    ($(#[$doc:meta])* $name:ident { $($(#[$attr:meta])* $field:ident: $ty:ty = $key:literal,)* }) => {
+        $(#[$doc])*
+        #[derive(Deserialize, Default)]
+        #[serde(default, deny_unknown_fields)]
+        struct $name {
+            $($(#[$attr])* #[serde(rename = $key)] $field: Given<$ty>,)*
+        }
+
+        impl Keys for $name {
+            const KEYS: &'static [&'static str] = &[$($key),*];
+        }
+    };
+}
+
+block!(
+    /// `worktree:`
+    RawWorktree {
+        base: Block<RawBase> = "base",
+        helpers: Block<RawHelpers> = "helpers",
+        checkout: Block<RawCheckout> = "checkout",
+        prepare: Block<RawPrepare> = "prepare",
+        cleanup: Block<RawCleanup> = "cleanup",
+        sharing: Block<RawSharing> = "sharing",
+        environment: Block<RawEnvironment> = "environment",
+        ports: Block<RawPorts> = "ports",
+        action_timeout_seconds: Positive = "action_timeout_seconds",
+        adoptions: List<Block<RawAdoption>> = "adoptions",
+    }
+);
+block!(RawBase {
+    remote: Remote = "remote",
+    git_ref: BranchRef = "ref",
+});
+block!(RawHelpers {
+    stable_root: AbsPath = "stable_root",
+});
+block!(RawCheckout {
+    mode: CheckoutMode = "mode",
+});
+block!(RawPrepare {
+    argv: List<Name> = "argv",
+    on_create: Flag = "on_create",
+    on_reuse: Flag = "on_reuse",
+    timeout_seconds: Positive = "timeout_seconds",
+});
+block!(RawCleanup {
+    argv: List<Name> = "argv",
+    timeout_seconds: Positive = "timeout_seconds",
+});
+block!(RawSharing {
+    env: EnvSharing = "env",
+    skills: SkillsSharing = "skills",
+});
+block!(RawEnvironment {
+    passthrough: List<EnvName> = "passthrough",
+});
+block!(RawPorts {
+    count: Positive = "count",
+    range: List<Port> = "range",
+});
+block!(RawAdoption {
+    card: Card = "card",
+    path: AbsPath = "path",
+    common_dir: AbsPath = "common_dir",
+    branch: Name = "branch",
+});
+
+/// The document: the `worktree` block, `None` without one. Other keys are skipped unread.
+struct Top(Option<RawWorktree>);
+
+impl<'de> Shape<'de> for Top {
+    const EXPECTED: &'static str = "a mapping at the top level of the rules file";
+
+    // Anything but a mapping is refused here, and the message never quotes the document (a
+    // mistaken `kardbrd.yml -> .env` reads as text: `KEY=secret` lines).
+    fn scalar(node: Node<'_>) -> Result<Self, String> {
+        match node {
+            Node::Null => Ok(Top(None)),
+            Node::Str(s) => Err(format!(
+                "expected a mapping at the top level, found text ({} characters, not shown)",
+                s.chars().count()
+            )),
+            other => Err(format!(
+                "expected a mapping at the top level, found {}",
+                describe(&other)
+            )),
+        }
+    }
+
+    fn map<A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut found = None;
+        loop {
+            let key = Pick {
+                want: ROOT_KEY,
+                fire: found.is_some(),
+            };
+            match map.next_key_seed(key)? {
+                None => return Ok(Top(found)),
+                Some(true) => found = Some(map.next_value::<Block<RawWorktree>>()?.0),
+                Some(false) => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+    }
+}
+
+strict!(Top);
+
+/// Reads any key (complex ones skipped): `true` when it is `want`. `fire`: fail at `want`
+/// instead (a duplicate, or the node [`locate`] looks for).
+struct Pick<'a> {
+    want: &'a str,
+    fire: bool,
+}
+
+impl<'de> DeserializeSeed<'de> for Pick<'_> {
+    type Value = bool;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Pick<'_> {
+    type Value = bool;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a key")
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<bool, E> {
+        match (v == self.want, self.fire) {
+            (true, true) => Err(key_fail(
+                self.want,
+                format!("duplicate key {}", quote(self.want)),
+            )),
+            (matched, _) => Ok(matched),
+        }
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<bool, E> {
+        Ok(false)
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<bool, E> {
+        Ok(false)
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<bool, E> {
+        Ok(false)
+    }
+
+    fn visit_i128<E: de::Error>(self, _: i128) -> Result<bool, E> {
+        Ok(false)
+    }
+
+    fn visit_u128<E: de::Error>(self, _: u128) -> Result<bool, E> {
+        Ok(false)
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<bool, E> {
+        Ok(false)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<bool, E> {
+        Ok(false)
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<bool, E> {
+        Ok(false)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<bool, A::Error> {
+        IgnoredAny.visit_seq(seq).map(|_| false)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<bool, A::Error> {
+        IgnoredAny.visit_map(map).map(|_| false)
+    }
+
+    fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<bool, A::Error> {
+        IgnoredAny.visit_enum(data).map(|_| false)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cross-field checks, defaults, and where their errors point.
+
+/// A step from the document root.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Seg {
+    Key(&'static str),
+    Index(usize),
+}
+
+use Seg::{Index, Key};
+
+/// `worktree.prepare.argv[1]`.
+fn display_path(segs: &[Seg]) -> String {
+    let mut out = String::new();
+    for seg in segs {
+        match seg {
+            Seg::Key(k) => out = join_key(&out, k),
+            Seg::Index(i) => out.push_str(&format!("[{i}]")),
+        }
+    }
+    out
+}
+
+/// An error found across fields: the key path it names, the node it points at (at its key
+/// when `at_key`), and what is wrong.
+struct Problem {
+    key: String,
+    at: Vec<Seg>,
+    at_key: bool,
+    msg: String,
+}
+
+fn at(path: &[Seg]) -> Vec<Seg> {
+    let mut segs = vec![Seg::Key(ROOT_KEY)];
+    segs.extend_from_slice(path);
+    segs
+}
+
+fn problem(path: &[Seg], msg: impl Into<String>) -> Problem {
+    Problem {
+        key: display_path(&at(path)),
+        at: at(path),
+        at_key: false,
+        msg: msg.into(),
+    }
+}
+
+/// `key` is required in the block at `path`: point at the block's key when it has one.
+fn require<T>(value: Given<T>, path: &[Seg], key: &'static str) -> Result<T, Problem> {
+    value.0.ok_or_else(|| Problem {
+        key: join_key(&display_path(&at(path)), key),
+        at: at(path),
+        at_key: matches!(path.last(), Some(Seg::Key(_))),
+        msg: format!(
+            "missing (required when {} is present)",
+            display_path(&at(path))
+        ),
+    })
+}
+
+fn argv(given: Given<List<Name>>, block: &'static str) -> Result<Vec<String>, Problem> {
+    let list = require(given, &[Seg::Key(block)], "argv")?;
+    if list.0.is_empty() {
+        return Err(problem(
+            &[Seg::Key(block), Seg::Key("argv")],
+            "must hold at least one element (the program)",
+        ));
+    }
+    Ok(list.0.into_iter().map(|n| n.0).collect())
+}
+
+/// The effective configuration from the typed block: defaults, then the checks across fields.
+fn build(wt: RawWorktree) -> Result<Config, Problem> {
+    let mut cfg = Config::default();
+    if let Some(Block(b)) = wt.base.0 {
+        if let Some(r) = b.remote.0 {
+            cfg.base.remote = r.0;
+        }
+        cfg.base.git_ref = b.git_ref.0.map(|r| r.0);
+    }
+    if let Some(Block(h)) = wt.helpers.0 {
+        cfg.helpers.stable_root = h.stable_root.0.map(|p| p.0);
+    }
+    if let Some(Block(c)) = wt.checkout.0 {
+        cfg.checkout.mode = c.mode.0.unwrap_or(CheckoutMode::Full);
+    }
+
+    let mut prepare_cap = None;
+    if let Some(Block(p)) = wt.prepare.0 {
+        prepare_cap = p.timeout_seconds.0.map(|t| t.0);
+        cfg.prepare = Some(Prepare {
+            argv: argv(p.argv, "prepare")?,
+            on_create: p.on_create.0.is_none_or(|f| f.0),
+            on_reuse: p.on_reuse.0.is_some_and(|f| f.0),
+            timeout_seconds: prepare_cap.unwrap_or(DEFAULT_PREPARE_TIMEOUT),
+        });
+    }
+    let mut cleanup_cap = None;
+    if let Some(Block(c)) = wt.cleanup.0 {
+        cleanup_cap = c.timeout_seconds.0.map(|t| t.0);
+        cfg.cleanup = Some(Cleanup {
+            argv: argv(c.argv, "cleanup")?,
+            timeout_seconds: cleanup_cap.unwrap_or(DEFAULT_CLEANUP_TIMEOUT),
+        });
+    }
+
+    if let Some(Block(s)) = wt.sharing.0 {
+        cfg.sharing.env = s.env.0.unwrap_or(EnvSharing::Disabled);
+        cfg.sharing.skills = s.skills.0.unwrap_or(SkillsSharing::Fallback);
+    }
+    if let Some(Block(e)) = wt.environment.0 {
+        let names = e.passthrough.0.map_or_else(Vec::new, |l| l.0);
+        cfg.environment.passthrough = names.into_iter().map(|n| n.0).collect();
+    }
+    if let Some(Block(p)) = wt.ports.0 {
+        cfg.ports = Some(ports(p)?);
+    }
+    let action_written = wt.action_timeout_seconds.0.map(|t| t.0);
+    if let Some(action) = action_written {
+        cfg.action_timeout_seconds = action;
+    }
+    if let Some(list) = wt.adoptions.0 {
+        cfg.adoptions = adoptions(list)?;
+    }
+
+    // A hook cap written above a written action timeout is an error; any other is clamped.
+    let action = cfg.action_timeout_seconds;
+    for (block, written) in [("prepare", prepare_cap), ("cleanup", cleanup_cap)] {
+        if let (Some(value), Some(_)) = (written, action_written) {
+            if value > action {
+                return Err(problem(
+                    &[Key(block), Key("timeout_seconds")],
+                    format!(
+                        "{value} is above {ROOT_KEY}.action_timeout_seconds ({action}); a hook \
+                         cannot outlive its action"
+                    ),
+                ));
+            }
+        }
+    }
+    if let Some(p) = cfg.prepare.as_mut() {
+        p.timeout_seconds = p.timeout_seconds.min(action);
+    }
+    if let Some(c) = cfg.cleanup.as_mut() {
+        c.timeout_seconds = c.timeout_seconds.min(action);
+    }
+
+    if cfg.checkout.mode == CheckoutMode::Delegated && cfg.prepare.is_none() {
+        return Err(problem(
+            &[Key("checkout"), Key("mode")],
+            format!("delegated requires a prepare hook ({ROOT_KEY}.prepare.argv is not set)"),
+        ));
+    }
+
+    if cfg.helpers.stable_root.is_none() {
+        let hook = if cfg.prepare.is_some() {
+            Some("prepare")
+        } else if cfg.cleanup.is_some() {
+            Some("cleanup")
+        } else {
+            None
+        };
+        if let Some(hook) = hook {
+            return Err(Problem {
+                key: display_path(&at(&[Key("helpers"), Key("stable_root")])),
+                at: at(&[Key(hook), Key("argv")]),
+                at_key: true,
+                msg: format!("missing; required because {ROOT_KEY}.{hook}.argv is set"),
+            });
+        }
+    }
+    Ok(cfg)
+}
+
+fn ports(p: RawPorts) -> Result<Ports, Problem> {
+    let count = require(p.count, &[Key("ports")], "count")?.0;
+    let range = require(p.range, &[Key("ports")], "range")?.0;
+    let range_at = [Key("ports"), Key("range")];
+    let [Port(low), Port(high)] = range[..] else {
+        return Err(problem(
+            &range_at,
+            format!(
+                "expected a list of two ports [LOW, HIGH], found {} elements",
+                range.len()
+            ),
+        ));
+    };
+    if low > high {
+        return Err(problem(
+            &range_at,
+            format!("low port {low} is above high port {high}"),
+        ));
+    }
+    let size = u64::from(high - low) + 1;
+    if count > size {
+        return Err(problem(
+            &[Key("ports"), Key("count")],
+            format!(
+                "{count} is more than the {size} ports in {}",
+                display_path(&at(&range_at))
+            ),
+        ));
+    }
+    Ok(Ports {
+        // At most `size`, itself at most 65536 - 1024.
+        count: u16::try_from(count).unwrap_or(u16::MAX),
+        range: [low, high],
+    })
+}
+
+fn adoptions(list: List<Block<RawAdoption>>) -> Result<Vec<Adoption>, Problem> {
+    let mut out: Vec<Adoption> = Vec::new();
+    for (i, Block(a)) in list.0.into_iter().enumerate() {
+        let item = [Key("adoptions"), Index(i)];
+        let card = require(a.card, &item, "card")?.0;
+        if let Some(j) = out.iter().position(|o| o.card == card) {
+            return Err(problem(
+                &[Key("adoptions"), Index(i), Key("card")],
+                format!(
+                    "card {card:?} is already declared by {}",
+                    display_path(&at(&[Key("adoptions"), Index(j)]))
+                ),
+            ));
+        }
+        out.push(Adoption {
+            card,
+            path: require(a.path, &item, "path")?.0,
+            common_dir: require(a.common_dir, &item, "common_dir")?.0,
+            branch: require(a.branch, &item, "branch")?.0,
+        });
+    }
+    Ok(out)
+}
+
+/// Re-read `text` and fail at the node `segs` designates (at its key when `at_key`), so that
+/// yaml_serde reports that node's position. `None` when the node is not found.
+fn locate(text: &str, segs: &[Seg], at_key: bool) -> Option<yaml_serde::Location> {
+    let err = Locate { segs, at_key }
+        .deserialize(yaml_serde::Deserializer::from_str(text))
+        .err()?;
+    if err.to_string().contains(MARK) {
+        err.location()
+    } else {
+        None
+    }
+}
+
+/// Walks down to `segs` and fails there: at the node reached when `segs` is empty.
+struct Locate<'a> {
+    segs: &'a [Seg],
+    at_key: bool,
+}
+
+impl Locate<'_> {
+    fn leaf<E: de::Error>(&self) -> Result<(), E> {
+        if self.segs.is_empty() {
+            Err(fail("here"))
+        } else {
+            Ok(())
+        }
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Locate<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Locate<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any YAML value")
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
+        self.leaf()
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
+        self.leaf()
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
+        self.leaf()
+    }
+
+    fn visit_i128<E: de::Error>(self, _: i128) -> Result<(), E> {
+        self.leaf()
+    }
+
+    fn visit_u128<E: de::Error>(self, _: u128) -> Result<(), E> {
+        self.leaf()
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
+        self.leaf()
+    }
+
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
+        self.leaf()
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        self.leaf()
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<(), E> {
+        self.leaf()
+    }
+
+    fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<(), A::Error> {
+        self.leaf()?;
+        IgnoredAny.visit_enum(data).map(drop)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        self.leaf()?;
+        let Some(Index(want)) = self.segs.first().copied() else {
+            return IgnoredAny.visit_seq(seq).map(drop);
+        };
+        let mut index = 0;
+        loop {
+            let more = if index == want {
+                let rest = Locate {
+                    segs: &self.segs[1..],
+                    at_key: self.at_key,
+                };
+                seq.next_element_seed(rest)?.is_some()
+            } else {
+                seq.next_element::<IgnoredAny>()?.is_some()
+            };
+            if !more {
+                return Ok(());
+            }
+            index += 1;
+        }
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        self.leaf()?;
+        let Some(Key(want)) = self.segs.first().copied() else {
+            return IgnoredAny.visit_map(map).map(drop);
+        };
+        let fire = self.at_key && self.segs.len() == 1;
+        while let Some(found) = map.next_key_seed(Pick { want, fire })? {
+            if found {
+                let rest = Locate {
+                    segs: &self.segs[1..],
+                    at_key: self.at_key,
+                };
+                map.next_value_seed(rest)?;
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(())
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -424,960 +1559,6 @@ pub fn check_recorded_base(remote: &str, base_ref: &str) -> Result<(), String> {
         check_branch_ref(base_ref).map_err(|e| format!("base_ref {}: {e}", quote(base_ref)))?;
     }
     Ok(())
-}
-
-// ---------------------------------------------------------------------------------------------
-// Step 1 and 3: serde_yaml-driven readers.
-
-/// Carries the first error raised by our own seeds out of serde_yaml (whose error type only
-/// keeps a string): `(key path, message)`.
-#[derive(Default)]
-struct Ctx {
-    problem: RefCell<Option<(String, String)>>,
-}
-
-impl Ctx {
-    fn fail<E: de::Error>(&self, key: String, msg: String) -> E {
-        let mut slot = self.problem.borrow_mut();
-        if slot.is_none() {
-            *slot = Some((key, msg));
-        }
-        E::custom("kardwt: rules file error")
-    }
-
-    fn take(&self) -> Option<(String, String)> {
-        self.problem.borrow_mut().take()
-    }
-
-    fn fired(&self) -> bool {
-        self.problem.borrow().is_some()
-    }
-}
-
-/// A test run on a node once it is read; `Some((key, msg))` fails there, at its position.
-type Check<'a> = &'a dyn Fn(&Value) -> Option<(String, String)>;
-
-/// Reads any node into a [`Value`]. `strict`: reject duplicate keys and integers beyond 64 bits
-/// (with `path` naming the node); otherwise read leniently. `check` runs on the finished node.
-#[derive(Clone, Copy)]
-struct ValueSeed<'a> {
-    ctx: &'a Ctx,
-    path: &'a str,
-    strict: bool,
-    check: Option<Check<'a>>,
-}
-
-impl<'a> ValueSeed<'a> {
-    fn child(self, path: &'a str) -> ValueSeed<'a> {
-        ValueSeed {
-            ctx: self.ctx,
-            path,
-            strict: self.strict,
-            check: None,
-        }
-    }
-
-    fn done<E: de::Error>(self, value: Value) -> Result<Value, E> {
-        if let Some(check) = self.check {
-            if let Some((key, msg)) = check(&value) {
-                return Err(self.ctx.fail(key, msg));
-            }
-        }
-        Ok(value)
-    }
-
-    fn big<E: de::Error>(self, digits: String) -> Result<Value, E> {
-        if self.strict {
-            Err(self.ctx.fail(
-                self.path.to_owned(),
-                format!("integer {} is out of range", quote(&digits)),
-            ))
-        } else {
-            self.done(Value::String(digits))
-        }
-    }
-}
-
-impl<'de> DeserializeSeed<'de> for ValueSeed<'_> {
-    type Value = Value;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
-        deserializer.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for ValueSeed<'_> {
-    type Value = Value;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any YAML value")
-    }
-
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Value, E> {
-        self.done(Value::Bool(v))
-    }
-
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Value, E> {
-        self.done(Value::Number(v.into()))
-    }
-
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Value, E> {
-        self.done(Value::Number(v.into()))
-    }
-
-    fn visit_i128<E: de::Error>(self, v: i128) -> Result<Value, E> {
-        match i64::try_from(v) {
-            Ok(v) => self.visit_i64(v),
-            Err(_) => self.big(v.to_string()),
-        }
-    }
-
-    fn visit_u128<E: de::Error>(self, v: u128) -> Result<Value, E> {
-        match u64::try_from(v) {
-            Ok(v) => self.visit_u64(v),
-            Err(_) => self.big(v.to_string()),
-        }
-    }
-
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
-        self.done(Value::Number(v.into()))
-    }
-
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
-        self.done(Value::String(v.to_owned()))
-    }
-
-    fn visit_string<E: de::Error>(self, v: String) -> Result<Value, E> {
-        self.done(Value::String(v))
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
-        self.done(Value::Null)
-    }
-
-    fn visit_none<E: de::Error>(self) -> Result<Value, E> {
-        self.done(Value::Null)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        let mut items = Vec::new();
-        loop {
-            let path = format!("{}[{}]", self.path, items.len());
-            match seq.next_element_seed(self.child(&path))? {
-                Some(item) => items.push(item),
-                None => break,
-            }
-        }
-        self.done(Value::Sequence(items))
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut mapping = Mapping::new();
-        loop {
-            let key = {
-                let duplicate = |k: &Value| {
-                    mapping.contains_key(k).then(|| {
-                        let label = key_label(k);
-                        (
-                            join_key(self.path, &label),
-                            format!("duplicate key {}", quote(&label)),
-                        )
-                    })
-                };
-                let key_path = join_key(self.path, "<key>");
-                let seed = ValueSeed {
-                    ctx: self.ctx,
-                    path: &key_path,
-                    strict: self.strict,
-                    check: if self.strict { Some(&duplicate) } else { None },
-                };
-                map.next_key_seed(seed)?
-            };
-            let Some(key) = key else { break };
-            let path = join_key(self.path, &key_label(&key));
-            let value = map.next_value_seed(self.child(&path))?;
-            mapping.insert(key, value);
-        }
-        self.done(Value::Mapping(mapping))
-    }
-
-    fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<Value, A::Error> {
-        // serde_yaml hands a tagged node (`!tag value`) over as an enum.
-        let (tag, variant): (String, _) = data.variant()?;
-        let value = variant.newtype_variant_seed(self.child(self.path))?;
-        let tag = if tag.is_empty() { "!".to_owned() } else { tag };
-        self.done(Value::Tagged(Box::new(TaggedValue {
-            tag: Tag::new(tag),
-            value,
-        })))
-    }
-}
-
-/// The document: `None` when it has no `worktree` key (or is empty), else that key's value.
-struct TopSeed<'a> {
-    ctx: &'a Ctx,
-}
-
-impl TopSeed<'_> {
-    fn not_a_mapping<E: de::Error>(&self, found: &Value) -> E {
-        self.ctx.fail(
-            String::new(),
-            format!(
-                "expected a mapping at the top level, found {}",
-                describe(found)
-            ),
-        )
-    }
-}
-
-impl<'de> DeserializeSeed<'de> for TopSeed<'_> {
-    type Value = Option<Value>;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
-        deserializer.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for TopSeed<'_> {
-    type Value = Option<Value>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a mapping at the top level of the rules file")
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-
-    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-
-    // Anything but a mapping is refused here, so the message never quotes the document
-    // (serde_yaml's own would quote it whole: a mistaken `kardbrd.yml -> .env`).
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-        // Not even its first characters: this is how a `.env` file reads (`KEY=secret` lines).
-        Err(self.ctx.fail(
-            String::new(),
-            format!(
-                "expected a mapping at the top level, found text ({} characters, not shown)",
-                v.chars().count()
-            ),
-        ))
-    }
-
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
-        Err(self.not_a_mapping(&Value::Bool(v)))
-    }
-
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
-        Err(self.not_a_mapping(&Value::Number(v.into())))
-    }
-
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
-        Err(self.not_a_mapping(&Value::Number(v.into())))
-    }
-
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
-        Err(self.not_a_mapping(&Value::Number(v.into())))
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
-        Err(self.not_a_mapping(&Value::Sequence(Vec::new())))
-    }
-
-    fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<Self::Value, A::Error> {
-        let (tag, _): (String, _) = data.variant()?;
-        Err(self.ctx.fail(
-            String::new(),
-            format!(
-                "expected a mapping at the top level, found a tagged value ({})",
-                quote(&tag)
-            ),
-        ))
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut found = None;
-        loop {
-            let seen = found.is_some();
-            let duplicate = |k: &Value| {
-                (seen && k.as_str() == Some(ROOT_KEY))
-                    .then(|| (ROOT_KEY.to_owned(), format!("duplicate key {ROOT_KEY:?}")))
-            };
-            let seed = ValueSeed {
-                ctx: self.ctx,
-                path: "",
-                strict: false,
-                check: Some(&duplicate),
-            };
-            let Some(key) = map.next_key_seed(seed)? else {
-                break;
-            };
-            if key.as_str() == Some(ROOT_KEY) {
-                let seed = ValueSeed {
-                    ctx: self.ctx,
-                    path: ROOT_KEY,
-                    strict: true,
-                    check: None,
-                };
-                found = Some(map.next_value_seed(seed)?);
-            } else {
-                map.next_value::<IgnoredAny>()?;
-            }
-        }
-        Ok(found)
-    }
-}
-
-/// Where a schema error points: the path from the document root.
-#[derive(Clone, Debug, PartialEq)]
-enum Seg {
-    Key(Value),
-    Index(usize),
-}
-
-/// Re-read `text` and fail at the node `segs` designates (at its key when `at_key`), so that
-/// serde_yaml reports that node's position. `None` when the node is not found.
-fn locate(text: &str, segs: &[Seg], at_key: bool) -> Option<yaml_serde::Location> {
-    if segs.is_empty() {
-        return None;
-    }
-    let ctx = Ctx::default();
-    let result = Locate {
-        ctx: &ctx,
-        segs,
-        at_key,
-    }
-    .deserialize(yaml_serde::Deserializer::from_str(text));
-    match result {
-        Err(err) if ctx.fired() => err.location(),
-        _ => None,
-    }
-}
-
-struct Locate<'a> {
-    ctx: &'a Ctx,
-    segs: &'a [Seg],
-    at_key: bool,
-}
-
-impl<'de> DeserializeSeed<'de> for Locate<'_> {
-    type Value = ();
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        if self.segs.is_empty() {
-            let fire = |_: &Value| Some((String::new(), String::new()));
-            let seed = ValueSeed {
-                ctx: self.ctx,
-                path: "",
-                strict: false,
-                check: Some(&fire),
-            };
-            seed.deserialize(deserializer).map(drop)
-        } else {
-            deserializer.deserialize_any(self)
-        }
-    }
-}
-
-impl<'de> Visitor<'de> for Locate<'_> {
-    type Value = ();
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any YAML value")
-    }
-
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_i128<E: de::Error>(self, _: i128) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_u128<E: de::Error>(self, _: u128) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_none<E: de::Error>(self) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<(), A::Error> {
-        IgnoredAny.visit_enum(data).map(drop)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        let Seg::Index(want) = self.segs[0] else {
-            return IgnoredAny.visit_seq(seq).map(drop);
-        };
-        let mut index = 0;
-        loop {
-            let more = if index == want {
-                let seed = Locate {
-                    ctx: self.ctx,
-                    segs: &self.segs[1..],
-                    at_key: self.at_key,
-                };
-                seq.next_element_seed(seed)?.is_some()
-            } else {
-                seq.next_element::<IgnoredAny>()?.is_some()
-            };
-            if !more {
-                return Ok(());
-            }
-            index += 1;
-        }
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let Seg::Key(want) = &self.segs[0] else {
-            return IgnoredAny.visit_map(map).map(drop);
-        };
-        let fire_at_key = self.at_key && self.segs.len() == 1;
-        let fire = |k: &Value| (fire_at_key && k == want).then(|| (String::new(), String::new()));
-        loop {
-            let seed = ValueSeed {
-                ctx: self.ctx,
-                path: "",
-                strict: false,
-                check: Some(&fire),
-            };
-            let Some(key) = map.next_key_seed(seed)? else {
-                return Ok(());
-            };
-            if &key == want {
-                let seed = Locate {
-                    ctx: self.ctx,
-                    segs: &self.segs[1..],
-                    at_key: self.at_key,
-                };
-                map.next_value_seed(seed)?;
-            } else {
-                map.next_value::<IgnoredAny>()?;
-            }
-        }
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Step 2: the schema walk.
-
-/// A schema error: the key path it names, the node it points at, and what is wrong.
-struct Problem {
-    key: String,
-    at: Vec<Seg>,
-    at_key: bool,
-    msg: String,
-}
-
-type Walked<T> = Result<T, Problem>;
-
-/// A key path from the document root, `worktree.prepare.argv[1]`.
-#[derive(Clone, Debug)]
-struct At(Vec<Seg>);
-
-impl At {
-    fn root() -> At {
-        At(vec![Seg::Key(Value::String(ROOT_KEY.to_owned()))])
-    }
-
-    fn key(&self, key: &Value) -> At {
-        let mut segs = self.0.clone();
-        segs.push(Seg::Key(key.clone()));
-        At(segs)
-    }
-
-    fn field(&self, name: &str) -> At {
-        self.key(&Value::String(name.to_owned()))
-    }
-
-    fn index(&self, i: usize) -> At {
-        let mut segs = self.0.clone();
-        segs.push(Seg::Index(i));
-        At(segs)
-    }
-
-    fn display(&self) -> String {
-        let mut out = String::new();
-        for seg in &self.0 {
-            match seg {
-                Seg::Key(k) => out = join_key(&out, &key_label(k)),
-                Seg::Index(i) => out.push_str(&format!("[{i}]")),
-            }
-        }
-        out
-    }
-
-    /// An error about this node's value.
-    fn problem(&self, msg: impl Into<String>) -> Problem {
-        Problem {
-            key: self.display(),
-            at: self.0.clone(),
-            at_key: false,
-            msg: msg.into(),
-        }
-    }
-
-    /// An error about this node's key (unknown key).
-    fn key_problem(&self, msg: impl Into<String>) -> Problem {
-        Problem {
-            key: self.display(),
-            at: self.0.clone(),
-            at_key: true,
-            msg: msg.into(),
-        }
-    }
-}
-
-fn join_key(path: &str, key: &str) -> String {
-    if path.is_empty() {
-        key.to_owned()
-    } else {
-        format!("{path}.{key}")
-    }
-}
-
-fn key_label(key: &Value) -> String {
-    match key {
-        Value::String(s) => {
-            let mut chars = s.chars();
-            let shown: String = chars.by_ref().take(QUOTE_CHARS).collect();
-            if chars.next().is_some() {
-                format!("{shown}…")
-            } else {
-                shown
-            }
-        }
-        Value::Null => "~".to_owned(),
-        Value::Bool(b) => b.to_string(),
-        Value::Number(n) => n.to_string(),
-        Value::Sequence(_) | Value::Mapping(_) | Value::Tagged(_) => "<complex key>".to_owned(),
-    }
-}
-
-/// What a value is, for "expected X, found Y".
-fn describe(value: &Value) -> String {
-    match value {
-        Value::Null => "an explicit null".to_owned(),
-        Value::Bool(b) => format!("a boolean ({b})"),
-        Value::Number(n) if n.is_f64() => format!("a float ({n})"),
-        Value::Number(n) => format!("an integer ({n})"),
-        Value::String(s) => format!("a string ({})", quote(s)),
-        Value::Sequence(_) => "a list".to_owned(),
-        Value::Mapping(_) => "a mapping".to_owned(),
-        Value::Tagged(t) => format!("a tagged value ({})", t.tag),
-    }
-}
-
-fn wrong_type(value: &Value, at: &At, expected: &str) -> Problem {
-    at.problem(format!("expected {expected}, found {}", describe(value)))
-}
-
-/// A mapping whose keys were all checked against the allowed set.
-struct Block<'v> {
-    map: &'v Mapping,
-    at: At,
-}
-
-fn block<'v>(value: &'v Value, at: &At, allowed: &[&str]) -> Walked<Block<'v>> {
-    let Value::Mapping(map) = value else {
-        return Err(wrong_type(value, at, "a mapping"));
-    };
-    for key in map.keys() {
-        if !key.as_str().is_some_and(|k| allowed.contains(&k)) {
-            return Err(at.key(key).key_problem(format!(
-                "unknown key (allowed keys: {})",
-                allowed.join(", ")
-            )));
-        }
-    }
-    Ok(Block {
-        map,
-        at: at.clone(),
-    })
-}
-
-impl<'v> Block<'v> {
-    fn get(&self, name: &str) -> Option<(&'v Value, At)> {
-        self.map.get(name).map(|v| (v, self.at.field(name)))
-    }
-
-    fn require(&self, name: &str) -> Walked<(&'v Value, At)> {
-        self.get(name).ok_or_else(|| {
-            let present = self.at.display();
-            Problem {
-                key: self.at.field(name).display(),
-                // Point at the block's own key when it has one, else at the block.
-                at_key: matches!(self.at.0.last(), Some(Seg::Key(_))),
-                at: self.at.0.clone(),
-                msg: format!("missing (required when {present} is present)"),
-            }
-        })
-    }
-}
-
-fn string<'v>(value: &'v Value, at: &At) -> Walked<&'v str> {
-    value
-        .as_str()
-        .ok_or_else(|| wrong_type(value, at, "a string"))
-}
-
-fn nonempty_string(value: &Value, at: &At) -> Walked<String> {
-    let s = string(value, at)?;
-    if s.is_empty() {
-        return Err(at.problem("must not be empty"));
-    }
-    Ok(s.to_owned())
-}
-
-fn absolute_path(value: &Value, at: &At) -> Walked<PathBuf> {
-    let s = nonempty_string(value, at)?;
-    let path = PathBuf::from(&s);
-    if !path.is_absolute() {
-        return Err(at.problem(format!("must be an absolute path, found {}", quote(&s))));
-    }
-    Ok(path)
-}
-
-fn boolean(value: &Value, at: &At) -> Walked<bool> {
-    value
-        .as_bool()
-        .ok_or_else(|| wrong_type(value, at, "a boolean (true or false)"))
-}
-
-/// A non-negative integer of at least `min`.
-fn integer(value: &Value, at: &At, min: u64) -> Walked<u64> {
-    let Value::Number(n) = value else {
-        return Err(wrong_type(value, at, "an integer"));
-    };
-    if n.is_f64() {
-        return Err(wrong_type(value, at, "an integer"));
-    }
-    match n.as_u64() {
-        Some(v) if v >= min => Ok(v),
-        _ => Err(at.problem(format!("must be an integer of at least {min}, found {n}"))),
-    }
-}
-
-fn list<'v>(value: &'v Value, at: &At) -> Walked<&'v [Value]> {
-    match value {
-        Value::Sequence(items) => Ok(items),
-        other => Err(wrong_type(other, at, "a list")),
-    }
-}
-
-/// One of `allowed` (a string), as its index.
-fn choice(value: &Value, at: &At, allowed: &[&str]) -> Walked<usize> {
-    let expected = format!("one of {}", allowed.join(", "));
-    let s = value
-        .as_str()
-        .ok_or_else(|| wrong_type(value, at, &expected))?;
-    allowed.iter().position(|a| *a == s).ok_or_else(|| {
-        at.problem(format!(
-            "unknown value {} (allowed values: {})",
-            quote(s),
-            allowed.join(", ")
-        ))
-    })
-}
-
-fn argv(value: &Value, at: &At) -> Walked<Vec<String>> {
-    let items = list(value, at)?;
-    if items.is_empty() {
-        return Err(at.problem("must hold at least one element (the program)"));
-    }
-    items
-        .iter()
-        .enumerate()
-        .map(|(i, item)| nonempty_string(item, &at.index(i)))
-        .collect()
-}
-
-fn is_env_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
-/// A hook timeout as written: value and where.
-type Written = Option<(u64, At)>;
-
-fn walk(root: &Value) -> Walked<Config> {
-    let wt = block(root, &At::root(), WORKTREE_KEYS)?;
-    let mut cfg = Config::default();
-
-    if let Some((v, at)) = wt.get("base") {
-        let b = block(v, &at, BASE_KEYS)?;
-        if let Some((v, at)) = b.get("remote") {
-            let remote = nonempty_string(v, &at)?;
-            if let Err(why) = check_remote_name(&remote) {
-                return Err(at.problem(format!("{why}, found {}", quote(&remote))));
-            }
-            cfg.base.remote = remote;
-        }
-        if let Some((v, at)) = b.get("ref") {
-            let r = string(v, &at)?;
-            if let Err(why) = check_branch_ref(r) {
-                return Err(at.problem(format!("{why}, found {}", quote(r))));
-            }
-            cfg.base.git_ref = Some(r.to_owned());
-        }
-    }
-
-    if let Some((v, at)) = wt.get("helpers") {
-        let h = block(v, &at, HELPERS_KEYS)?;
-        if let Some((v, at)) = h.get("stable_root") {
-            cfg.helpers.stable_root = Some(absolute_path(v, &at)?);
-        }
-    }
-
-    let mut mode_at = None;
-    if let Some((v, at)) = wt.get("checkout") {
-        let c = block(v, &at, CHECKOUT_KEYS)?;
-        if let Some((v, at)) = c.get("mode") {
-            cfg.checkout.mode = match choice(v, &at, &["full", "delegated"])? {
-                0 => CheckoutMode::Full,
-                _ => CheckoutMode::Delegated,
-            };
-            mode_at = Some(at);
-        }
-    }
-
-    let mut prepare_cap: Written = None;
-    let mut prepare_argv_at = None;
-    if let Some((v, at)) = wt.get("prepare") {
-        let p = block(v, &at, PREPARE_KEYS)?;
-        // The other keys are checked first, so a typo there is not reported as missing argv.
-        let argv_given = p.get("argv").map(|(v, at)| argv(v, &at)).transpose()?;
-        let mut prepare = Prepare {
-            argv: Vec::new(),
-            on_create: true,
-            on_reuse: false,
-            timeout_seconds: DEFAULT_PREPARE_TIMEOUT,
-        };
-        if let Some((v, at)) = p.get("on_create") {
-            prepare.on_create = boolean(v, &at)?;
-        }
-        if let Some((v, at)) = p.get("on_reuse") {
-            prepare.on_reuse = boolean(v, &at)?;
-        }
-        if let Some((v, at)) = p.get("timeout_seconds") {
-            prepare.timeout_seconds = integer(v, &at, 1)?;
-            prepare_cap = Some((prepare.timeout_seconds, at));
-        }
-        let (_, argv_at) = p.require("argv")?;
-        prepare.argv = argv_given.unwrap_or_default();
-        prepare_argv_at = Some(argv_at);
-        cfg.prepare = Some(prepare);
-    }
-
-    let mut cleanup_cap: Written = None;
-    let mut cleanup_argv_at = None;
-    if let Some((v, at)) = wt.get("cleanup") {
-        let c = block(v, &at, CLEANUP_KEYS)?;
-        let argv_given = c.get("argv").map(|(v, at)| argv(v, &at)).transpose()?;
-        let mut cleanup = Cleanup {
-            argv: Vec::new(),
-            timeout_seconds: DEFAULT_CLEANUP_TIMEOUT,
-        };
-        if let Some((v, at)) = c.get("timeout_seconds") {
-            cleanup.timeout_seconds = integer(v, &at, 1)?;
-            cleanup_cap = Some((cleanup.timeout_seconds, at));
-        }
-        let (_, argv_at) = c.require("argv")?;
-        cleanup.argv = argv_given.unwrap_or_default();
-        cleanup_argv_at = Some(argv_at);
-        cfg.cleanup = Some(cleanup);
-    }
-
-    if let Some((v, at)) = wt.get("sharing") {
-        let s = block(v, &at, SHARING_KEYS)?;
-        if let Some((v, at)) = s.get("env") {
-            cfg.sharing.env = match choice(v, &at, &["disabled", "link"])? {
-                0 => EnvSharing::Disabled,
-                _ => EnvSharing::Link,
-            };
-        }
-        if let Some((v, at)) = s.get("skills") {
-            cfg.sharing.skills = match choice(v, &at, &["fallback", "disabled"])? {
-                0 => SkillsSharing::Fallback,
-                _ => SkillsSharing::Disabled,
-            };
-        }
-    }
-
-    if let Some((v, at)) = wt.get("environment") {
-        let e = block(v, &at, ENVIRONMENT_KEYS)?;
-        if let Some((v, at)) = e.get("passthrough") {
-            for (i, item) in list(v, &at)?.iter().enumerate() {
-                let at = at.index(i);
-                let name = string(item, &at)?;
-                if !is_env_name(name) {
-                    return Err(at.problem(format!(
-                        "{} is not a variable name (letters, digits and '_', not starting \
-                         with a digit)",
-                        quote(name)
-                    )));
-                }
-                cfg.environment.passthrough.push(name.to_owned());
-            }
-        }
-    }
-
-    if let Some((v, at)) = wt.get("ports") {
-        cfg.ports = Some(ports(v, &at)?);
-    }
-
-    let mut action_written = None;
-    if let Some((v, at)) = wt.get("action_timeout_seconds") {
-        cfg.action_timeout_seconds = integer(v, &at, 1)?;
-        action_written = Some(at);
-    }
-
-    if let Some((v, at)) = wt.get("adoptions") {
-        cfg.adoptions = adoptions(v, &at)?;
-    }
-
-    // Cross-field rules.
-    let action = cfg.action_timeout_seconds;
-    for (cap, written) in [
-        (
-            cfg.prepare.as_mut().map(|p| &mut p.timeout_seconds),
-            &prepare_cap,
-        ),
-        (
-            cfg.cleanup.as_mut().map(|c| &mut c.timeout_seconds),
-            &cleanup_cap,
-        ),
-    ] {
-        let Some(cap) = cap else { continue };
-        match (written, &action_written) {
-            (Some((value, at)), Some(action_at)) if *value > action => {
-                return Err(at.problem(format!(
-                    "{value} is above {} ({action}); a hook cannot outlive its action",
-                    action_at.display()
-                )));
-            }
-            _ => *cap = (*cap).min(action),
-        }
-    }
-
-    if cfg.checkout.mode == CheckoutMode::Delegated && cfg.prepare.is_none() {
-        let at = mode_at.unwrap_or_else(At::root);
-        return Err(at.problem(format!(
-            "delegated requires a prepare hook ({} is not set)",
-            At::root().field("prepare").field("argv").display()
-        )));
-    }
-
-    if cfg.helpers.stable_root.is_none() {
-        if let Some(hook_at) = prepare_argv_at.or(cleanup_argv_at) {
-            let key = At::root().field("helpers").field("stable_root").display();
-            return Err(Problem {
-                key,
-                at: hook_at.0.clone(),
-                at_key: true,
-                msg: format!("missing; required because {} is set", hook_at.display()),
-            });
-        }
-    }
-
-    Ok(cfg)
-}
-
-fn ports(value: &Value, at: &At) -> Walked<Ports> {
-    let p = block(value, at, PORTS_KEYS)?;
-    let (count_value, count_at) = p.require("count")?;
-    let (range_value, range_at) = p.require("range")?;
-    let count = integer(count_value, &count_at, 1)?;
-    let range = list(range_value, &range_at)?;
-    if range.len() != 2 {
-        return Err(range_at.problem(format!(
-            "expected a list of two ports [LOW, HIGH], found {} elements",
-            range.len()
-        )));
-    }
-    let low_at = range_at.index(0);
-    let high_at = range_at.index(1);
-    let low = integer(&range[0], &low_at, MIN_PORT)?;
-    let high = integer(&range[1], &high_at, MIN_PORT)?;
-    if low > MAX_PORT {
-        return Err(low_at.problem(format!("must be at most {MAX_PORT}, found {low}")));
-    }
-    if high > MAX_PORT {
-        return Err(high_at.problem(format!("must be at most {MAX_PORT}, found {high}")));
-    }
-    if low > high {
-        return Err(range_at.problem(format!("low port {low} is above high port {high}")));
-    }
-    let size = high - low + 1;
-    if count > size {
-        return Err(count_at.problem(format!(
-            "{count} is more than the {size} ports in {}",
-            range_at.display()
-        )));
-    }
-    let port = |v: u64, at: &At| u16::try_from(v).map_err(|_| at.problem("out of range"));
-    Ok(Ports {
-        count: port(count, &count_at)?,
-        range: [port(low, &low_at)?, port(high, &high_at)?],
-    })
-}
-
-fn adoptions(value: &Value, at: &At) -> Walked<Vec<Adoption>> {
-    let mut out: Vec<Adoption> = Vec::new();
-    for (i, item) in list(value, at)?.iter().enumerate() {
-        let item_at = at.index(i);
-        let a = block(item, &item_at, ADOPTION_KEYS)?;
-        let (v, card_at) = a.require("card")?;
-        let card = nonempty_string(v, &card_at)?;
-        if let Err(fail) = crate::card::CardId::parse(&card) {
-            return Err(card_at.problem(fail.message));
-        }
-        if let Some(j) = out.iter().position(|o| o.card == card) {
-            return Err(card_at.problem(format!(
-                "card {card:?} is already declared by {}",
-                at.index(j).display()
-            )));
-        }
-        let (v, path_at) = a.require("path")?;
-        let path = absolute_path(v, &path_at)?;
-        let (v, common_at) = a.require("common_dir")?;
-        let common_dir = absolute_path(v, &common_at)?;
-        let (v, branch_at) = a.require("branch")?;
-        let branch = nonempty_string(v, &branch_at)?;
-        out.push(Adoption {
-            card,
-            path,
-            common_dir,
-            branch,
-        });
-    }
-    Ok(out)
 }
 
 #[cfg(test)]
