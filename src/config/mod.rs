@@ -1,16 +1,24 @@
 //! Strict decoding of the `worktree:` block of the rules file (SPEC R-CFG, R-CFG-STRICT),
 //! defaults and cross-field validation. Pure: `decode` takes text and returns the effective
 //! configuration or an error naming the file and the key path.
-use std::fmt;
-use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 
-use serde::de::{
-    self, DeserializeSeed, Deserializer, EnumAccess, IgnoredAny, MapAccess, SeqAccess, Visitor,
-};
+use serde::de::{DeserializeSeed, IgnoredAny, MapAccess};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{usage, Fail};
+
+mod names;
+mod read;
+
+pub use names::{
+    check_branch_ref, check_recorded_base, check_ref_format, check_remote_name, quote, QUOTE_CHARS,
+};
+use read::Seg::{Index, Key};
+use read::{
+    describe, display_path, join_key, key_label, locate, ours, strict, wrong, Block, Given, Keys,
+    List, Locate, Node, Pick, Reader, Seg, Shape, MARK,
+};
 
 /// The effective configuration, every default filled in.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -162,8 +170,8 @@ const ROOT_KEY: &str = "worktree";
 
 const DEFAULT_PREPARE_TIMEOUT: u64 = 900;
 const DEFAULT_CLEANUP_TIMEOUT: u64 = 120;
-const MIN_PORT: i128 = 1024;
-const MAX_PORT: i128 = 65535;
+/// The lowest port kardwt hands out: below are the system's.
+const MIN_PORT: u16 = 1024;
 
 /// Decode the rules file's text. `file` only names the file in errors.
 ///
@@ -252,20 +260,6 @@ fn located(file: &Path, key: &str, msg: &str, at: Option<yaml_serde::Location>) 
     usage(text)
 }
 
-/// Starts every message this module raises inside the decoder, so [`decode_error`] tells them
-/// from the parser's own. A message about a key reads `MARK <key label> MARK <message>`.
-const MARK: &str = "\u{1}kardwt\u{1}";
-
-/// An error about the node being read.
-fn fail<E: de::Error>(msg: impl fmt::Display) -> E {
-    E::custom(format!("{MARK}{msg}"))
-}
-
-/// An error about the key being read (unknown, duplicate): the key path ends with `label`.
-fn key_fail<E: de::Error>(label: &str, msg: impl fmt::Display) -> E {
-    E::custom(format!("{MARK}{label}{MARK}{msg}"))
-}
-
 /// The usage error for a failed typed decoding: our own message with its key path, or the
 /// parser's (syntax errors, anchors, several documents).
 fn decode_error(
@@ -339,406 +333,61 @@ fn parser_message(err: &yaml_serde::Error, text: &str) -> String {
 fn second_document(text: &str) -> Option<Result<yaml_serde::Location, String>> {
     // Only `nth(1)`: on a syntax error the document iterator repeats that error forever.
     let doc = yaml_serde::Deserializer::from_str(text).nth(1)?;
-    match (Locate {
+    let here = Locate {
         segs: &[],
         at_key: false,
-    })
-    .deserialize(doc)
-    {
-        Err(err) if err.to_string().contains(MARK) => err.location().map(Ok),
+    };
+    match Reader(here).deserialize(doc) {
+        Err(err) if ours(&err) => err.location().map(Ok),
         Err(err) => Some(Err(err.to_string())),
         Ok(()) => None,
-    }
-}
-
-fn join_key(path: &str, key: &str) -> String {
-    if path.is_empty() {
-        key.to_owned()
-    } else {
-        format!("{path}.{key}")
-    }
-}
-
-/// A key as a key path shows it: cut after [`QUOTE_CHARS`] characters.
-fn key_label(key: &str) -> String {
-    let mut chars = key.chars();
-    let shown: String = chars.by_ref().take(QUOTE_CHARS).collect();
-    if chars.next().is_some() {
-        format!("{shown}…")
-    } else {
-        shown
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Strict nodes.
-
-/// A node as a strict reader sees it.
-enum Node<'a> {
-    Null,
-    Bool(bool),
-    /// Any integer of 64 bits, signed or not.
-    Int(i128),
-    /// An integer beyond 64 bits, as written.
-    Big(String),
-    Float(f64),
-    Str(&'a str),
-    List,
-    Map,
-    Tagged(String),
-}
-
-/// What a node is, for "expected X, found Y"; values quoted with [`quote`].
-fn describe(node: &Node<'_>) -> String {
-    match node {
-        Node::Null => "an explicit null".to_owned(),
-        Node::Bool(b) => format!("a boolean ({b})"),
-        Node::Int(n) => format!("an integer ({n})"),
-        Node::Big(n) => format!("an integer ({})", quote(n)),
-        Node::Float(f) => format!("a float ({f})"),
-        Node::Str(s) => format!("a string ({})", quote(s)),
-        Node::List => "a list".to_owned(),
-        Node::Map => "a mapping".to_owned(),
-        Node::Tagged(tag) => format!("a tagged value ({})", quote(tag)),
-    }
-}
-
-fn wrong(expected: &str, node: &Node<'_>) -> String {
-    format!("expected {expected}, found {}", describe(node))
-}
-
-/// A value read from exactly one kind of node. The default methods refuse every kind.
-trait Shape<'de>: Sized {
-    const EXPECTED: &'static str;
-
-    fn scalar(node: Node<'_>) -> Result<Self, String> {
-        Err(wrong(Self::EXPECTED, &node))
-    }
-
-    fn seq<A: SeqAccess<'de>>(_: A) -> Result<Self, A::Error> {
-        Self::scalar(Node::List).map_err(fail)
-    }
-
-    fn map<A: MapAccess<'de>>(_: A) -> Result<Self, A::Error> {
-        Self::scalar(Node::Map).map_err(fail)
-    }
-}
-
-/// Reads any node and hands it to a [`Shape`].
-struct ShapeVisitor<T>(PhantomData<T>);
-
-fn shaped<'de, T: Shape<'de>, D: Deserializer<'de>>(d: D) -> Result<T, D::Error> {
-    d.deserialize_any(ShapeVisitor(PhantomData))
-}
-
-impl<'de, T: Shape<'de>> ShapeVisitor<T> {
-    fn node<E: de::Error>(node: Node<'_>) -> Result<T, E> {
-        T::scalar(node).map_err(fail)
-    }
-}
-
-impl<'de, T: Shape<'de>> Visitor<'de> for ShapeVisitor<T> {
-    type Value = T;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(T::EXPECTED)
-    }
-
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<T, E> {
-        Self::node(Node::Bool(v))
-    }
-
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<T, E> {
-        Self::node(Node::Int(v.into()))
-    }
-
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<T, E> {
-        Self::node(Node::Int(v.into()))
-    }
-
-    fn visit_i128<E: de::Error>(self, v: i128) -> Result<T, E> {
-        if i64::try_from(v).is_ok() || u64::try_from(v).is_ok() {
-            Self::node(Node::Int(v))
-        } else {
-            Self::node(Node::Big(v.to_string()))
-        }
-    }
-
-    fn visit_u128<E: de::Error>(self, v: u128) -> Result<T, E> {
-        match u64::try_from(v) {
-            Ok(v) => Self::node(Node::Int(v.into())),
-            Err(_) => Self::node(Node::Big(v.to_string())),
-        }
-    }
-
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<T, E> {
-        Self::node(Node::Float(v))
-    }
-
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<T, E> {
-        Self::node(Node::Str(v))
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<T, E> {
-        Self::node(Node::Null)
-    }
-
-    fn visit_none<E: de::Error>(self) -> Result<T, E> {
-        Self::node(Node::Null)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<T, A::Error> {
-        T::seq(seq)
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
-        T::map(map)
-    }
-
-    fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<T, A::Error> {
-        // yaml_serde hands a tagged node (`!tag value`) over as an enum.
-        let (tag, _): (String, _) = data.variant()?;
-        Self::node(Node::Tagged(tag))
-    }
-}
-
-/// Implements `Deserialize` through [`Shape`].
-macro_rules! strict {
-    ($($t:ty),* $(,)?) => {$(
-        impl<'de> Deserialize<'de> for $t {
-            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                shaped(d)
-            }
-        }
-    )*};
-}
-
-/// A key that may be left out but, when written, holds a value: an explicit `null` goes to
-/// `T`, which refuses it.
-struct Given<T>(Option<T>);
-
-impl<T> Default for Given<T> {
-    fn default() -> Self {
-        Given(None)
-    }
-}
-
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for Given<T> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        T::deserialize(d).map(|v| Given(Some(v)))
-    }
-}
-
-/// A list (never a single value in its place).
-struct List<T>(Vec<T>);
-
-impl<'de, T: Deserialize<'de>> Shape<'de> for List<T> {
-    const EXPECTED: &'static str = "a list";
-
-    fn seq<A: SeqAccess<'de>>(mut seq: A) -> Result<Self, A::Error> {
-        let mut items = Vec::new();
-        while let Some(item) = seq.next_element()? {
-            items.push(item);
-        }
-        Ok(List(items))
-    }
-}
-
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for List<T> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        shaped(d)
-    }
-}
-
-/// The keys a block allows.
-trait Keys {
-    const KEYS: &'static [&'static str];
-}
-
-/// A mapping decoded into `T`. Its keys are checked here, as each is read, so an unknown or
-/// duplicate key is reported at its own line and column.
-struct Block<T>(T);
-
-impl<'de, T: Deserialize<'de> + Keys> Shape<'de> for Block<T> {
-    const EXPECTED: &'static str = "a mapping";
-
-    fn map<A: MapAccess<'de>>(map: A) -> Result<Self, A::Error> {
-        let keyed = Keyed {
-            map,
-            keys: T::KEYS,
-            seen: Vec::new(),
-        };
-        T::deserialize(de::value::MapAccessDeserializer::new(keyed)).map(Block)
-    }
-}
-
-impl<'de, T: Deserialize<'de> + Keys> Deserialize<'de> for Block<T> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        shaped(d)
-    }
-}
-
-/// A mapping whose keys must be among `keys`, each once.
-struct Keyed<A> {
-    map: A,
-    keys: &'static [&'static str],
-    seen: Vec<&'static str>,
-}
-
-impl<'de, A: MapAccess<'de>> MapAccess<'de> for Keyed<A> {
-    type Error = A::Error;
-
-    fn next_key_seed<K: DeserializeSeed<'de>>(
-        &mut self,
-        seed: K,
-    ) -> Result<Option<K::Value>, A::Error> {
-        let key = KeyCheck {
-            keys: self.keys,
-            seen: &self.seen,
-        };
-        let Some(key) = self.map.next_key_seed(key)? else {
-            return Ok(None);
-        };
-        self.seen.push(key);
-        seed.deserialize(de::value::BorrowedStrDeserializer::new(key))
-            .map(Some)
-    }
-
-    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, A::Error> {
-        self.map.next_value_seed(seed)
-    }
-}
-
-/// Reads one key of a [`Keyed`] mapping.
-struct KeyCheck<'a> {
-    keys: &'static [&'static str],
-    seen: &'a [&'static str],
-}
-
-impl KeyCheck<'_> {
-    fn check<E: de::Error>(&self, key: &str) -> Result<&'static str, E> {
-        let label = key_label(key);
-        match self.keys.iter().find(|k| **k == key) {
-            Some(k) if self.seen.contains(k) => {
-                Err(key_fail(&label, format!("duplicate key {}", quote(&label))))
-            }
-            Some(k) => Ok(k),
-            None => Err(key_fail(
-                &label,
-                format!("unknown key (allowed keys: {})", self.keys.join(", ")),
-            )),
-        }
-    }
-}
-
-impl<'de> DeserializeSeed<'de> for KeyCheck<'_> {
-    type Value = &'static str;
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<&'static str, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for KeyCheck<'_> {
-    type Value = &'static str;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a key")
-    }
-
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<&'static str, E> {
-        self.check(v)
-    }
-
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<&'static str, E> {
-        self.check(&v.to_string())
-    }
-
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<&'static str, E> {
-        self.check(&v.to_string())
-    }
-
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<&'static str, E> {
-        self.check(&v.to_string())
-    }
-
-    fn visit_i128<E: de::Error>(self, v: i128) -> Result<&'static str, E> {
-        self.check(&v.to_string())
-    }
-
-    fn visit_u128<E: de::Error>(self, v: u128) -> Result<&'static str, E> {
-        self.check(&v.to_string())
-    }
-
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<&'static str, E> {
-        self.check(&v.to_string())
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<&'static str, E> {
-        self.check("~")
-    }
-
-    fn visit_none<E: de::Error>(self) -> Result<&'static str, E> {
-        self.check("~")
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<&'static str, A::Error> {
-        self.check("<complex key>")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<&'static str, A::Error> {
-        self.check("<complex key>")
-    }
-
-    fn visit_enum<A: EnumAccess<'de>>(self, _: A) -> Result<&'static str, A::Error> {
-        self.check("<complex key>")
     }
 }
 
 // ---------------------------------------------------------------------------------------------
 // The schema: strict leaves and the typed blocks.
 
-/// A non-empty string.
-struct Name(String);
+/// Declares leaf types, each read from one scalar node by a `fn(Node) -> Result<T, String>`.
+macro_rules! leaves {
+    ($($(#[$doc:meta])* $name:ident($ty:ty) = $read:expr;)*) => {$(
+        $(#[$doc])*
+        struct $name($ty);
 
-/// A remote name that cannot be read as an option (SPEC R-TRUST 1).
-struct Remote(String);
+        impl Shape<'_> for $name {
+            fn scalar(node: Node<'_>) -> Result<Self, String> {
+                ($read)(node).map($name)
+            }
+        }
 
-/// A full branch ref, `refs/heads/…`.
-struct BranchRef(String);
+        strict!($name);
+    )*};
+}
 
-/// A non-empty absolute path.
-struct AbsPath(PathBuf);
-
-/// A card id (R-ID).
-struct Card(String);
-
-/// An environment variable's name.
-struct EnvName(String);
-
-/// `true` or `false`, nothing else.
-struct Flag(bool);
-
-/// An integer of at least 1.
-struct Positive(u64);
-
-/// A TCP port kardwt may hand out.
-struct Port(u16);
-
-strict!(
-    Name,
-    Remote,
-    BranchRef,
-    AbsPath,
-    Card,
-    EnvName,
-    Flag,
-    Positive,
-    Port,
-    CheckoutMode,
-    EnvSharing,
-    SkillsSharing,
-);
+leaves! {
+    /// A non-empty string.
+    Name(String) = nonempty;
+    /// A remote name that cannot be read as an option (SPEC R-TRUST 1).
+    Remote(String) = |node| checked(nonempty(node)?, check_remote_name);
+    /// A full branch ref, `refs/heads/…`.
+    BranchRef(String) = |node| checked(text(node, "a string")?, check_branch_ref);
+    /// A non-empty absolute path.
+    AbsPath(PathBuf) = absolute;
+    /// A card id (R-ID).
+    Card(String) = |node| checked(nonempty(node)?, |c: &str| {
+        crate::card::CardId::parse(c).map(drop).map_err(|fail| fail.message)
+    });
+    /// An environment variable's name.
+    EnvName(String) = |node| checked(text(node, "a string")?, env_name);
+    /// `true` or `false`, nothing else.
+    Flag(bool) = |node| match node {
+        Node::Bool(b) => Ok(b),
+        other => Err(wrong("a boolean (true or false)", &other)),
+    };
+    /// An integer of at least 1.
+    Positive(u64) = |node| integer(node, 1, u64::MAX);
+    /// A TCP port kardwt may hand out.
+    Port(u16) = |node| integer(node, MIN_PORT, u16::MAX);
+}
 
 fn text(node: Node<'_>, expected: &str) -> Result<String, String> {
     match node {
@@ -755,165 +404,92 @@ fn nonempty(node: Node<'_>) -> Result<String, String> {
     Ok(s)
 }
 
-impl Shape<'_> for Name {
-    const EXPECTED: &'static str = "a string";
-
-    fn scalar(node: Node<'_>) -> Result<Self, String> {
-        nonempty(node).map(Name)
+/// `value` when `check` passes; else why not, quoting the value.
+fn checked<E: std::fmt::Display>(
+    value: String,
+    check: impl Fn(&str) -> Result<(), E>,
+) -> Result<String, String> {
+    match check(&value) {
+        Ok(()) => Ok(value),
+        Err(why) => Err(format!("{why}, found {}", quote(&value))),
     }
 }
 
-impl Shape<'_> for Remote {
-    const EXPECTED: &'static str = "a string";
-
-    fn scalar(node: Node<'_>) -> Result<Self, String> {
-        let remote = nonempty(node)?;
-        check_remote_name(&remote).map_err(|why| format!("{why}, found {}", quote(&remote)))?;
-        Ok(Remote(remote))
+fn absolute(node: Node<'_>) -> Result<PathBuf, String> {
+    let s = nonempty(node)?;
+    if !Path::new(&s).is_absolute() {
+        return Err(format!("must be an absolute path, found {}", quote(&s)));
     }
+    Ok(PathBuf::from(s))
 }
 
-impl Shape<'_> for BranchRef {
-    const EXPECTED: &'static str = "a string";
-
-    fn scalar(node: Node<'_>) -> Result<Self, String> {
-        let name = text(node, Self::EXPECTED)?;
-        check_branch_ref(&name).map_err(|why| format!("{why}, found {}", quote(&name)))?;
-        Ok(BranchRef(name))
-    }
-}
-
-impl Shape<'_> for AbsPath {
-    const EXPECTED: &'static str = "a string";
-
-    fn scalar(node: Node<'_>) -> Result<Self, String> {
-        let s = nonempty(node)?;
-        let path = PathBuf::from(&s);
-        if !path.is_absolute() {
-            return Err(format!("must be an absolute path, found {}", quote(&s)));
-        }
-        Ok(AbsPath(path))
-    }
-}
-
-impl Shape<'_> for Card {
-    const EXPECTED: &'static str = "a string";
-
-    fn scalar(node: Node<'_>) -> Result<Self, String> {
-        let card = nonempty(node)?;
-        crate::card::CardId::parse(&card).map_err(|fail| fail.message)?;
-        Ok(Card(card))
-    }
-}
-
-impl Shape<'_> for EnvName {
-    const EXPECTED: &'static str = "a string";
-
-    fn scalar(node: Node<'_>) -> Result<Self, String> {
-        let name = text(node, Self::EXPECTED)?;
-        let mut chars = name.chars();
-        let ok = chars
-            .next()
-            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
-        if !ok {
-            return Err(format!(
-                "{} is not a variable name (letters, digits and '_', not starting with a digit)",
-                quote(&name)
-            ));
-        }
-        Ok(EnvName(name))
-    }
-}
-
-impl Shape<'_> for Flag {
-    const EXPECTED: &'static str = "a boolean (true or false)";
-
-    fn scalar(node: Node<'_>) -> Result<Self, String> {
-        match node {
-            Node::Bool(b) => Ok(Flag(b)),
-            other => Err(wrong(Self::EXPECTED, &other)),
-        }
+fn env_name(name: &str) -> Result<(), &'static str> {
+    let mut chars = name.chars();
+    let first = chars.next();
+    if first.is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    {
+        Ok(())
+    } else {
+        Err("not a variable name (letters, digits and '_', not starting with a digit)")
     }
 }
 
 /// An integer in `min..=max`.
-fn integer(node: Node<'_>, min: i128, max: i128) -> Result<i128, String> {
+fn integer<T: Copy + Into<i128> + TryFrom<i128>>(
+    node: Node<'_>,
+    min: T,
+    max: T,
+) -> Result<T, String> {
+    let (low, high) = (min.into(), max.into());
     match node {
-        Node::Int(n) if n < min => Err(format!("must be an integer of at least {min}, found {n}")),
-        Node::Int(n) if n > max => Err(format!("must be at most {max}, found {n}")),
-        Node::Int(n) => Ok(n),
+        Node::Int(n) if n < low => Err(format!("must be an integer of at least {low}, found {n}")),
+        Node::Int(n) if n > high => Err(format!("must be at most {high}, found {n}")),
+        Node::Int(n) => T::try_from(n).map_err(|_| "out of range".to_owned()),
         Node::Big(digits) => Err(format!("integer {} is out of range", quote(&digits))),
         other => Err(wrong("an integer", &other)),
     }
 }
 
-impl Shape<'_> for Positive {
-    const EXPECTED: &'static str = "an integer";
-
-    fn scalar(node: Node<'_>) -> Result<Self, String> {
-        let n = integer(node, 1, u64::MAX.into())?;
-        u64::try_from(n)
-            .map(Positive)
-            .map_err(|_| "out of range".to_owned())
+/// One of `allowed`, by name.
+fn choice<T: Copy>(node: Node<'_>, allowed: &[(T, &str)]) -> Result<T, String> {
+    let names: Vec<&str> = allowed.iter().map(|(_, name)| *name).collect();
+    let names = names.join(", ");
+    let s = text(node, &format!("one of {names}"))?;
+    match allowed.iter().find(|(_, name)| *name == s) {
+        Some((value, _)) => Ok(*value),
+        None => Err(format!(
+            "unknown value {} (allowed values: {names})",
+            quote(&s)
+        )),
     }
-}
-
-impl Shape<'_> for Port {
-    const EXPECTED: &'static str = "an integer";
-
-    fn scalar(node: Node<'_>) -> Result<Self, String> {
-        let n = integer(node, MIN_PORT, MAX_PORT)?;
-        u16::try_from(n)
-            .map(Port)
-            .map_err(|_| "out of range".to_owned())
-    }
-}
-
-/// One of `allowed`, as its index.
-fn choice(node: Node<'_>, allowed: &[&str]) -> Result<usize, String> {
-    let s = text(node, &format!("one of {}", allowed.join(", ")))?;
-    allowed.iter().position(|a| *a == s).ok_or_else(|| {
-        format!(
-            "unknown value {} (allowed values: {})",
-            quote(&s),
-            allowed.join(", ")
-        )
-    })
 }
 
 impl Shape<'_> for CheckoutMode {
-    const EXPECTED: &'static str = "one of full, delegated";
-
     fn scalar(node: Node<'_>) -> Result<Self, String> {
-        Ok(match choice(node, &["full", "delegated"])? {
-            0 => CheckoutMode::Full,
-            _ => CheckoutMode::Delegated,
-        })
+        choice(
+            node,
+            &[(Self::Full, "full"), (Self::Delegated, "delegated")],
+        )
     }
 }
 
 impl Shape<'_> for EnvSharing {
-    const EXPECTED: &'static str = "one of disabled, link";
-
     fn scalar(node: Node<'_>) -> Result<Self, String> {
-        Ok(match choice(node, &["disabled", "link"])? {
-            0 => EnvSharing::Disabled,
-            _ => EnvSharing::Link,
-        })
+        choice(node, &[(Self::Disabled, "disabled"), (Self::Link, "link")])
     }
 }
 
 impl Shape<'_> for SkillsSharing {
-    const EXPECTED: &'static str = "one of fallback, disabled";
-
     fn scalar(node: Node<'_>) -> Result<Self, String> {
-        Ok(match choice(node, &["fallback", "disabled"])? {
-            0 => SkillsSharing::Fallback,
-            _ => SkillsSharing::Disabled,
-        })
+        choice(
+            node,
+            &[(Self::Fallback, "fallback"), (Self::Disabled, "disabled")],
+        )
     }
 }
+
+strict!(CheckoutMode, EnvSharing, SkillsSharing, Top);
 
 /// Declares a block of the schema and the keys it allows (its field names).
 macro_rules! block {
@@ -988,8 +564,6 @@ block!(RawAdoption {
 struct Top(Option<RawWorktree>);
 
 impl<'de> Shape<'de> for Top {
-    const EXPECTED: &'static str = "a mapping at the top level of the rules file";
-
     // Anything but a mapping is refused here, and the message never quotes the document (a
     // mistaken `kardbrd.yml -> .env` reads as text: `KEY=secret` lines).
     fn scalar(node: Node<'_>) -> Result<Self, String> {
@@ -1013,7 +587,7 @@ impl<'de> Shape<'de> for Top {
                 want: ROOT_KEY,
                 fire: found.is_some(),
             };
-            match map.next_key_seed(key)? {
+            match map.next_key_seed(Reader(key))? {
                 None => return Ok(Top(found)),
                 Some(true) => found = Some(map.next_value::<Block<RawWorktree>>()?.0),
                 Some(false) => {
@@ -1024,108 +598,8 @@ impl<'de> Shape<'de> for Top {
     }
 }
 
-strict!(Top);
-
-/// Reads any key (complex ones skipped): `true` when it is `want`. `fire`: fail at `want`
-/// instead (a duplicate, or the node [`locate`] looks for).
-struct Pick<'a> {
-    want: &'a str,
-    fire: bool,
-}
-
-impl<'de> DeserializeSeed<'de> for Pick<'_> {
-    type Value = bool;
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Pick<'_> {
-    type Value = bool;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a key")
-    }
-
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<bool, E> {
-        match (v == self.want, self.fire) {
-            (true, true) => Err(key_fail(
-                self.want,
-                format!("duplicate key {}", quote(self.want)),
-            )),
-            (matched, _) => Ok(matched),
-        }
-    }
-
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<bool, E> {
-        Ok(false)
-    }
-
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<bool, E> {
-        Ok(false)
-    }
-
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<bool, E> {
-        Ok(false)
-    }
-
-    fn visit_i128<E: de::Error>(self, _: i128) -> Result<bool, E> {
-        Ok(false)
-    }
-
-    fn visit_u128<E: de::Error>(self, _: u128) -> Result<bool, E> {
-        Ok(false)
-    }
-
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<bool, E> {
-        Ok(false)
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<bool, E> {
-        Ok(false)
-    }
-
-    fn visit_none<E: de::Error>(self) -> Result<bool, E> {
-        Ok(false)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<bool, A::Error> {
-        IgnoredAny.visit_seq(seq).map(|_| false)
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<bool, A::Error> {
-        IgnoredAny.visit_map(map).map(|_| false)
-    }
-
-    fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<bool, A::Error> {
-        IgnoredAny.visit_enum(data).map(|_| false)
-    }
-}
-
 // ---------------------------------------------------------------------------------------------
 // Cross-field checks, defaults, and where their errors point.
-
-/// A step from the document root.
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Seg {
-    Key(&'static str),
-    Index(usize),
-}
-
-use Seg::{Index, Key};
-
-/// `worktree.prepare.argv[1]`.
-fn display_path(segs: &[Seg]) -> String {
-    let mut out = String::new();
-    for seg in segs {
-        match seg {
-            Seg::Key(k) => out = join_key(&out, k),
-            Seg::Index(i) => out.push_str(&format!("[{i}]")),
-        }
-    }
-    out
-}
 
 /// An error found across fields: the key path it names, the node it points at (at its key
 /// when `at_key`), and what is wrong.
@@ -1336,229 +810,6 @@ fn adoptions(list: List<Block<RawAdoption>>) -> Result<Vec<Adoption>, Problem> {
         });
     }
     Ok(out)
-}
-
-/// Re-read `text` and fail at the node `segs` designates (at its key when `at_key`), so that
-/// yaml_serde reports that node's position. `None` when the node is not found.
-fn locate(text: &str, segs: &[Seg], at_key: bool) -> Option<yaml_serde::Location> {
-    let err = Locate { segs, at_key }
-        .deserialize(yaml_serde::Deserializer::from_str(text))
-        .err()?;
-    if err.to_string().contains(MARK) {
-        err.location()
-    } else {
-        None
-    }
-}
-
-/// Walks down to `segs` and fails there: at the node reached when `segs` is empty.
-struct Locate<'a> {
-    segs: &'a [Seg],
-    at_key: bool,
-}
-
-impl Locate<'_> {
-    fn leaf<E: de::Error>(&self) -> Result<(), E> {
-        if self.segs.is_empty() {
-            Err(fail("here"))
-        } else {
-            Ok(())
-        }
-    }
-}
-
-impl<'de> DeserializeSeed<'de> for Locate<'_> {
-    type Value = ();
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Locate<'_> {
-    type Value = ();
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any YAML value")
-    }
-
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
-        self.leaf()
-    }
-
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
-        self.leaf()
-    }
-
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
-        self.leaf()
-    }
-
-    fn visit_i128<E: de::Error>(self, _: i128) -> Result<(), E> {
-        self.leaf()
-    }
-
-    fn visit_u128<E: de::Error>(self, _: u128) -> Result<(), E> {
-        self.leaf()
-    }
-
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
-        self.leaf()
-    }
-
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
-        self.leaf()
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
-        self.leaf()
-    }
-
-    fn visit_none<E: de::Error>(self) -> Result<(), E> {
-        self.leaf()
-    }
-
-    fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<(), A::Error> {
-        self.leaf()?;
-        IgnoredAny.visit_enum(data).map(drop)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        self.leaf()?;
-        let Some(Index(want)) = self.segs.first().copied() else {
-            return IgnoredAny.visit_seq(seq).map(drop);
-        };
-        let mut index = 0;
-        loop {
-            let more = if index == want {
-                let rest = Locate {
-                    segs: &self.segs[1..],
-                    at_key: self.at_key,
-                };
-                seq.next_element_seed(rest)?.is_some()
-            } else {
-                seq.next_element::<IgnoredAny>()?.is_some()
-            };
-            if !more {
-                return Ok(());
-            }
-            index += 1;
-        }
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        self.leaf()?;
-        let Some(Key(want)) = self.segs.first().copied() else {
-            return IgnoredAny.visit_map(map).map(drop);
-        };
-        let fire = self.at_key && self.segs.len() == 1;
-        while let Some(found) = map.next_key_seed(Pick { want, fire })? {
-            if found {
-                let rest = Locate {
-                    segs: &self.segs[1..],
-                    at_key: self.at_key,
-                };
-                map.next_value_seed(rest)?;
-            } else {
-                map.next_value::<IgnoredAny>()?;
-            }
-        }
-        Ok(())
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Names that reach git (SPEC R-TRUST 1): pure checks, used for the rules file, records and
-// what a remote reports.
-
-/// At most this many characters of any value are quoted in an error message (SPEC R-TRUST 2).
-pub const QUOTE_CHARS: usize = 40;
-
-/// `value` in double quotes, cut after [`QUOTE_CHARS`] characters with `…`, so an error about
-/// a mistaken file (a symlink to `.env`) never prints a secret whole.
-pub fn quote(value: &str) -> String {
-    let mut chars = value.chars();
-    let shown: String = chars.by_ref().take(QUOTE_CHARS).collect();
-    if chars.next().is_some() {
-        format!("{:?}", format!("{shown}…"))
-    } else {
-        format!("{shown:?}")
-    }
-}
-
-/// git's refname rules (`git help check-ref-format`, without `--allow-onelevel`, without
-/// `--refspec-pattern`): `Err` says which rule `name` breaks.
-pub fn check_ref_format(name: &str) -> Result<(), &'static str> {
-    if name.is_empty() {
-        return Err("a ref name must not be empty");
-    }
-    if name == "@" {
-        return Err("a ref name must not be \"@\"");
-    }
-    if name.starts_with('-') {
-        return Err("a ref name must not start with '-'");
-    }
-    if name.starts_with('/') || name.ends_with('/') || name.contains("//") {
-        return Err("a ref name must not start or end with '/' or hold \"//\"");
-    }
-    if !name.contains('/') {
-        return Err("a ref name must hold at least one '/'");
-    }
-    if name.ends_with('.') {
-        return Err("a ref name must not end with '.'");
-    }
-    if name.contains("..") {
-        return Err("a ref name must not hold \"..\"");
-    }
-    if name.contains("@{") {
-        return Err("a ref name must not hold \"@{\"");
-    }
-    if name
-        .chars()
-        .any(|c| c.is_ascii_control() || " ~^:?*[\\".contains(c))
-    {
-        return Err("a ref name must not hold control characters, space, ~ ^ : ? * [ or \\");
-    }
-    if name
-        .split('/')
-        .any(|part| part.starts_with('.') || part.ends_with(".lock"))
-    {
-        return Err("no part of a ref name may start with '.' or end with \".lock\"");
-    }
-    Ok(())
-}
-
-/// A full branch ref, `refs/heads/<branch>`, that git accepts.
-pub fn check_branch_ref(name: &str) -> Result<(), String> {
-    match name.strip_prefix("refs/heads/") {
-        Some(branch) if !branch.is_empty() && !branch.starts_with('-') => {
-            check_ref_format(name).map_err(str::to_owned)
-        }
-        _ => Err("must be a full branch ref starting with refs/heads/".to_owned()),
-    }
-}
-
-/// A remote name git accepts (`refs/remotes/<name>/x` is a valid ref) that can never be read
-/// as an option.
-pub fn check_remote_name(name: &str) -> Result<(), String> {
-    if name.starts_with('-') {
-        return Err("a remote name must not start with '-'".to_owned());
-    }
-    if name == "." || name == ".." {
-        return Err("a remote name must not be \".\" or \"..\"".to_owned());
-    }
-    check_ref_format(&format!("refs/remotes/{name}/x"))
-        .map_err(|why| format!("not a valid remote name ({why})"))
-}
-
-/// A record's `base_remote` and `base_ref` (`""`: not known), checked whenever a record is
-/// read, so a tampered record is refused as malformed instead of handing its values to git.
-pub fn check_recorded_base(remote: &str, base_ref: &str) -> Result<(), String> {
-    check_remote_name(remote).map_err(|e| format!("base_remote {}: {e}", quote(remote)))?;
-    if !base_ref.is_empty() {
-        check_branch_ref(base_ref).map_err(|e| format!("base_ref {}: {e}", quote(base_ref)))?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]
