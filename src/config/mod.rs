@@ -1020,6 +1020,7 @@ mod tests {
             ("-5", "-5"),
             ("0", "at least 1"),
             ("1e3", "float"),
+            ("!!float 10", "found a float (10.0)"),
             ("99999999999999999999999", "out of range"),
         ];
         for (value, want) in cases {

@@ -67,7 +67,7 @@ pub(super) fn describe(node: &Node<'_>) -> String {
         Node::Bool(b) => format!("a boolean ({b})"),
         Node::Int(n) => format!("an integer ({n})"),
         Node::Big(n) => format!("an integer ({})", quote(n)),
-        Node::Float(f) => format!("a float ({f})"),
+        Node::Float(f) => format!("a float ({f:?})"),
         Node::Str(s) => format!("a string ({})", quote(s)),
         Node::List => "a list".to_owned(),
         Node::Map => "a mapping".to_owned(),
