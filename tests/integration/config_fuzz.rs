@@ -11,7 +11,8 @@
 //!
 //! Then the garbage no schema foresees (random edits of the document, YAML's odd corners, deep
 //! nesting, huge numbers, random text and bytes) must never panic and always end in success or
-//! a usage error (exit 0 or 2) naming the rules file; the binary agrees with the library; and
+//! a usage error (exit 0 or 2) naming the rules file and a key path or a line; the binary
+//! agrees with the library; and
 //! what `config check` prints on success is a rules file that decodes to the same
 //! configuration.
 use std::path::Path;
@@ -629,6 +630,17 @@ fn library(file: &Path, text: &[u8]) -> Result<Result<Json, String>, String> {
         }
         Ok(Err(e)) if !e.message.starts_with(&format!("{}: ", file.display())) => {
             Err(format!("does not name the file: {}", e.message))
+        }
+        // Where the error is: a key path, a line, or the one refusal made before parsing.
+        Ok(Err(e))
+            if !(e.message.contains(": worktree")
+                || e.message.contains(" line ")
+                || e.message.contains("nest too deeply")) =>
+        {
+            Err(format!(
+                "names neither a key path nor a line: {}",
+                e.message
+            ))
         }
         Ok(Err(e)) => Ok(Err(e.message)),
     }
