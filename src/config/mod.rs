@@ -1,6 +1,11 @@
 //! Strict decoding of the `worktree:` block of the rules file (SPEC R-CFG, R-CFG-STRICT),
 //! defaults and cross-field validation. Pure: `decode` takes text and returns the effective
 //! configuration or an error naming the file and the key path.
+//!
+//! This file holds the effective [`Config`], the schema as typed blocks (`Raw*`) with their
+//! strict leaves, and the checks across fields; `read` the strict reading of YAML nodes (the
+//! one visitor, lists, blocks whose keys are checked as read, the locator of cross-field
+//! errors); `names` the checks of names that reach git (R-TRUST 1) and quoting (R-TRUST 2).
 use std::path::{Path, PathBuf};
 
 use serde::de::{DeserializeSeed, IgnoredAny, MapAccess};
