@@ -1,5 +1,7 @@
 //! `git kardwt config check [--json]` (SPEC R-CFG): validate the rules strictly and print the
-//! effective configuration, defaults filled in. Exit 2 on any configuration error.
+//! effective configuration, defaults filled in. Exit 2 on any configuration error. The YAML
+//! printed is itself a valid rules file meaning the same configuration: an unset value
+//! (`ref`, `ports`, a hook) is left out, never printed as the `null` the decoder refuses.
 use std::io::Write;
 
 use anyhow::Result;
@@ -20,7 +22,21 @@ pub fn check(ctx: &Context, args: &ConfigCheckArgs, out: &mut dyn Write) -> Resu
             ctx.rules_path().0.display()
         ),
     }
-    let yaml = serde_yaml::to_string(&serde_json::json!({ "worktree": rules.config }))?;
+    let mut effective = serde_json::json!({ "worktree": rules.config });
+    drop_nulls(&mut effective);
+    let yaml = yaml_serde::to_string(&effective)?;
     write!(out, "{yaml}")?;
     Ok(0)
+}
+
+/// Remove every `null` member of the objects in `value`, at any depth.
+fn drop_nulls(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::Object(members) => {
+            members.retain(|_, v| !v.is_null());
+            members.values_mut().for_each(drop_nulls);
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(drop_nulls),
+        _ => {}
+    }
 }

@@ -238,6 +238,22 @@ fn config_check_accepts_a_valid_file_and_prints_the_effective_configuration() {
 }
 
 #[test]
+fn config_check_prints_a_rules_file_that_decodes_to_the_same_configuration() {
+    let repo = TestRepo::new();
+    // No `ref`, no `ports`, no cleanup: unset values that must not come back as `null`.
+    repo.write_rules(&repo.rules_with_prepare(false));
+    let first = repo.kardwt(&repo.base, &["config", "check", "--json"]);
+    first.expect_code(0);
+    let printed = repo.kardwt(&repo.base, &["config", "check"]);
+    printed.expect_code(0);
+    assert!(!printed.stdout.contains("null"), "{printed}");
+    repo.write_rules(&printed.stdout);
+    let again = repo.kardwt(&repo.base, &["config", "check", "--json"]);
+    again.expect_code(0);
+    assert_eq!(again.json(), first.json(), "{printed}");
+}
+
+#[test]
 fn a_default_hook_cap_is_clamped_to_the_action_timeout() {
     let repo = TestRepo::new();
     repo.write_rules(&format!(

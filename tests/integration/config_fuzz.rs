@@ -1,25 +1,24 @@
-//! Property test of the configuration decoder (issue 7, R-CFG, R-CFG-STRICT), through the real
-//! binary (`git-kardwt config check [--json]`) and through `git_kardwt::config::decode`.
+//! Fuzzing what typed decoding of the rules file (R-CFG, R-CFG-STRICT, R-TRUST 2 and 8) still
+//! leaves to chance, through `git_kardwt::config::decode` and the real binary
+//! (`git-kardwt config check [--json]`).
 //!
-//! Documents come from a small deterministic generator (xorshift, fixed seeds):
-//! - *valid* documents drawn from the grammar of the `worktree:` keys (every key optional where
-//!   the contract allows, every style: block, flow, quoted, plain, odd unicode, anchors and
-//!   aliases, other top-level keys), each with the effective configuration it must produce;
-//! - the same with *exactly one fault* injected (a wrong type, an explicit null, an unknown
-//!   key, a duplicate key, a missing required key, an out-of-range number), each with the key
-//!   path the error must name;
-//! - *garbage*: several faults at once, random bytes, deep nesting, huge numbers, tags, odd
-//!   unicode, several documents, anchors and aliases (undefined, recursive, exponential),
-//!   random edits of valid documents — for which only the invariants are known.
+//! The types and `deny_unknown_fields` fix the schema; what can still go wrong is in the
+//! strict leaves, the key checks and the locations, so those are fuzzed exhaustively on one
+//! complete document: every node replaced by each value of a wrong kind for it (explicit null,
+//! `"900"` for a number, `yes` for a boolean, a string for a list, tags, huge numbers), an
+//! unknown and a duplicate key in every mapping, each required key deleted. Each must be
+//! refused naming that node's key path at that node's line.
 //!
-//! Invariants: never a panic; the outcome is success or a usage error (exit 0 or 2); every
-//! error starts with `error: ` and names the rules file; success prints the effective
-//! configuration (YAML, or JSON with `--json`) equal to what the library decodes; the binary
-//! and the library agree on every document.
+//! Then the garbage no schema foresees (random edits of the document, YAML's odd corners, deep
+//! nesting, huge numbers, random text and bytes) must never panic and always end in success or
+//! a usage error (exit 0 or 2) naming the rules file and a key path or a line; the binary
+//! agrees with the library; and
+//! what `config check` prints on success is a rules file that decodes to the same
+//! configuration.
 use std::path::Path;
 use std::time::Duration;
 
-use serde_json::{json, Value as Json};
+use serde_json::Value as Json;
 
 use git_kardwt::config::decode;
 use git_kardwt::error::Code;
@@ -27,822 +26,369 @@ use git_kardwt::error::Code;
 use crate::support::{Rng, TestRepo, BIN};
 
 // ---------------------------------------------------------------------------------------------
-// Documents as trees, rendered to YAML text in varied styles.
+// One complete document and its nodes.
 
-/// What the schema expects at a node: decides which values are certainly wrong there.
+/// Every key of the schema, one node per line: `key:` opens a mapping or list, `key: value`
+/// and `- value` are scalars, a bare `-` opens a list item that is a mapping.
+const COMPLETE: &str = "\
+worktree:
+  base:
+    remote: origin
+    ref: refs/heads/main
+  helpers:
+    stable_root: /opt/h
+  checkout:
+    mode: delegated
+  prepare:
+    argv:
+      - /opt/h/prepare
+      - --fast
+    on_create: true
+    on_reuse: false
+    timeout_seconds: 900
+  cleanup:
+    argv:
+      - /opt/h/cleanup
+    timeout_seconds: 120
+  sharing:
+    env: link
+    skills: disabled
+  environment:
+    passthrough:
+      - HOME
+      - LANG
+  ports:
+    count: 2
+    range:
+      - 20000
+      - 29999
+  action_timeout_seconds: 3600
+  adoptions:
+    -
+      card: \"123\"
+      path: /srv/old
+      common_dir: /srv/project/.git
+      branch: feature/legacy
+";
+
+/// What a node must hold.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Kind {
-    /// A non-empty string (remote, argv item, adoption branch).
-    NonEmpty,
-    /// A non-empty absolute path.
-    Abs,
-    Bool,
-    /// An integer of at least this much.
-    Int(u64),
-    /// A port: 1024..=65535.
-    Port,
-    /// One of fixed words.
-    Choice,
-    /// A variable name (passthrough item).
-    Env,
-    /// `refs/heads/<x>` that git accepts.
-    BranchRef,
-    /// A remote name that git accepts and that does not start with `-`.
-    Remote,
-    /// A card id.
-    Card,
-    /// A mapping with fixed keys.
-    Block,
-    /// A non-empty list of non-empty strings.
-    Argv,
-    /// A list (passthrough, adoptions).
+    Mapping,
     List,
-    /// `[LOW, HIGH]`.
-    Range,
+    Str,
+    Bool,
+    Int,
 }
 
-#[derive(Clone, Debug)]
-enum Node {
-    /// Raw YAML text of a scalar (or of a small flow value standing in for one).
-    Raw(String, Kind),
-    Map(Vec<(Key, Node)>, Kind),
-    Seq(Vec<Node>, Kind),
-    /// `*name`.
-    Alias(String),
-}
-
-#[derive(Clone, Debug)]
-struct Key {
-    raw: String,
-    /// How the decoder names it in a key path.
-    label: String,
-}
-
-impl Key {
-    fn plain(name: &str) -> Key {
-        Key {
-            raw: name.to_owned(),
-            label: name.to_owned(),
-        }
+/// The kind of the node at `path` (indices written `[]`).
+fn kind(path: &str) -> Kind {
+    match path {
+        "worktree"
+        | "worktree.base"
+        | "worktree.helpers"
+        | "worktree.checkout"
+        | "worktree.prepare"
+        | "worktree.cleanup"
+        | "worktree.sharing"
+        | "worktree.environment"
+        | "worktree.ports"
+        | "worktree.adoptions[]" => Kind::Mapping,
+        "worktree.prepare.argv"
+        | "worktree.cleanup.argv"
+        | "worktree.environment.passthrough"
+        | "worktree.ports.range"
+        | "worktree.adoptions" => Kind::List,
+        "worktree.prepare.on_create" | "worktree.prepare.on_reuse" => Kind::Bool,
+        "worktree.prepare.timeout_seconds"
+        | "worktree.cleanup.timeout_seconds"
+        | "worktree.ports.count"
+        | "worktree.ports.range[]"
+        | "worktree.action_timeout_seconds" => Kind::Int,
+        _ => Kind::Str,
     }
 }
 
-impl Node {
-    fn kind(&self) -> Option<Kind> {
-        match self {
-            Node::Raw(_, k) | Node::Map(_, k) | Node::Seq(_, k) => Some(*k),
-            Node::Alias(_) => None,
-        }
-    }
-}
-
-fn is_reserved(s: &str) -> bool {
-    matches!(
-        s.to_ascii_lowercase().as_str(),
-        "true" | "false" | "null" | "yes" | "no" | "on" | "off" | "y" | "n" | "~"
-    )
-}
-
-/// A string as a YAML scalar: plain when that is unambiguous, else single or double quoted.
-fn yaml_string(rng: &mut Rng, s: &str) -> String {
-    let plain_ok = s
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '/')
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '_' | '.' | '-'))
-        && !is_reserved(s);
-    let single_ok = s
-        .chars()
-        .all(|c| !c.is_control() && !matches!(c, '\u{85}' | '\u{2028}' | '\u{2029}' | '\u{feff}'))
-        && !s.starts_with(' ')
-        && !s.ends_with(' ');
-    match rng.below(3) {
-        0 if plain_ok => s.to_owned(),
-        1 if single_ok => format!("'{}'", s.replace('\'', "''")),
-        _ => double_quoted(s),
-    }
-}
-
-/// A YAML double-quoted scalar; anything a YAML reader could take for a line break, a BOM or
-/// a control character is escaped.
-fn double_quoted(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if c.is_control() || matches!(c, '\u{85}' | '\u{2028}' | '\u{2029}' | '\u{feff}') => {
-                out.push_str(&format!("\\u{:04X}", c as u32))
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
-fn render_flow(node: &Node) -> String {
-    match node {
-        Node::Raw(r, _) => r.clone(),
-        Node::Alias(a) => format!("*{a}"),
-        Node::Seq(items, _) => format!(
-            "[{}]",
-            items.iter().map(render_flow).collect::<Vec<_>>().join(", ")
-        ),
-        Node::Map(entries, _) => format!(
-            "{{{}}}",
-            entries
-                .iter()
-                .map(|(k, v)| format!("{}: {}", k.raw, render_flow(v)))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    }
-}
-
-fn pad(n: usize) -> String {
-    " ".repeat(n)
-}
-
-/// The entries of a mapping in block style at `indent`.
-fn render_map_block(rng: &mut Rng, entries: &[(Key, Node)], indent: usize, out: &mut String) {
-    for (k, v) in entries {
-        out.push_str(&pad(indent));
-        out.push_str(&k.raw);
-        out.push(':');
-        render_value_after_key(rng, v, indent, out);
-    }
-}
-
-/// A value after `key:` (the colon already written).
-fn render_value_after_key(rng: &mut Rng, v: &Node, indent: usize, out: &mut String) {
-    let step = *rng.pick(&[2usize, 2, 4]);
-    match v {
-        Node::Map(entries, _) if !entries.is_empty() && rng.chance(3, 4) => {
-            if rng.chance(1, 8) {
-                out.push_str("   # a comment");
-            }
-            out.push('\n');
-            render_map_block(rng, entries, indent + step, out);
-        }
-        Node::Seq(items, _) if !items.is_empty() && rng.chance(2, 3) => {
-            out.push('\n');
-            // A block sequence may sit at its key's own indentation.
-            let at = if rng.chance(1, 3) {
-                indent
-            } else {
-                indent + step
-            };
-            render_seq_block(rng, items, at, out);
-        }
-        other => {
-            out.push(' ');
-            out.push_str(&render_flow(other));
-            out.push('\n');
-        }
-    }
-}
-
-fn render_seq_block(rng: &mut Rng, items: &[Node], indent: usize, out: &mut String) {
-    for item in items {
-        out.push_str(&pad(indent));
-        out.push('-');
-        match item {
-            Node::Map(entries, _) if !entries.is_empty() && rng.chance(2, 3) => {
-                if rng.chance(1, 2) {
-                    // `- key: v` with the other keys aligned under the first.
-                    out.push(' ');
-                    let mut first = String::new();
-                    render_map_block(rng, &entries[..1], indent + 2, &mut first);
-                    out.push_str(first.trim_start_matches(' '));
-                    render_map_block(rng, &entries[1..], indent + 2, out);
-                } else {
-                    out.push('\n');
-                    render_map_block(rng, entries, indent + 2, out);
-                }
-            }
-            Node::Seq(inner, _) if !inner.is_empty() && rng.chance(1, 2) => {
-                out.push('\n');
-                render_seq_block(rng, inner, indent + 2, out);
-            }
-            other => {
-                out.push(' ');
-                out.push_str(&render_flow(other));
-                out.push('\n');
-            }
-        }
-    }
-}
-
-/// A whole document: the top-level entries (one of them usually `worktree`).
-fn render_doc(rng: &mut Rng, top: &[(Key, Node)]) -> String {
-    let mut out = String::new();
-    if rng.chance(1, 10) {
-        out.push_str("# kardbrd rules\n");
-    }
-    if rng.chance(1, 8) {
-        out.push_str("---\n");
-    }
-    if top.is_empty() {
-        out.push_str("{}\n");
-    } else if rng.chance(1, 12) {
-        out.push_str(&render_flow(&Node::Map(top.to_vec(), Kind::Block)));
-        out.push('\n');
-    } else {
-        render_map_block(rng, top, 0, &mut out);
-    }
-    if rng.chance(1, 12) {
-        out.push_str("...\n");
-    }
-    out
-}
-
-// ---------------------------------------------------------------------------------------------
-// Valid documents and the effective configuration they mean.
-
-const REMOTES: &[&str] = &[
-    "origin",
-    "upstream",
-    "my-remote",
-    "orígin",
-    "up/stream",
-    "r.2",
-    "😀",
-    "yes",
-    "null",
-    "123",
-    "a'b\"c",
-    "\u{202e}rtl",
-    "z\u{200d}wj",
-    "e\u{301}",
-    "nel\u{85}in",
+/// Keys the decoder requires once their block is present (with the rest as in [`COMPLETE`]).
+const REQUIRED: &[&str] = &[
+    "worktree.helpers.stable_root",
+    "worktree.prepare.argv",
+    "worktree.cleanup.argv",
+    "worktree.ports.count",
+    "worktree.ports.range",
+    "worktree.adoptions[0].card",
+    "worktree.adoptions[0].path",
+    "worktree.adoptions[0].common_dir",
+    "worktree.adoptions[0].branch",
 ];
-const REFS: &[&str] = &[
-    "refs/heads/main",
-    "refs/heads/feature/x",
-    "refs/heads/ünï",
-    "refs/heads/true",
-];
-const ROOTS: &[&str] = &[
-    "/opt/h",
-    "/usr/local/libexec/project agent",
-    "/tmp/ünïcødé/ħ",
-    "/",
-    "/a:b",
-];
-const PROGRAMS: &[&str] = &["prepare", "cleanup", "run.sh", "x y", "ü", "--flag", "-"];
-const ENV_NAMES: &[&str] = &["FOO", "_X", "PATH_2", "a", "Z9_"];
-const CARDS: &[&str] = &["123", "a", "A.b_c-d", "x1", "card9"];
 
-fn raw_str(rng: &mut Rng, s: &str, kind: Kind) -> Node {
-    Node::Raw(yaml_string(rng, s), kind)
-}
-
-/// An integer in any of YAML's notations for a plain decimal.
-fn raw_int(rng: &mut Rng, v: u64, kind: Kind) -> Node {
-    let text = match rng.below(6) {
-        0 => format!("+{v}"),
-        1 => format!("!!int {v}"),
-        _ => v.to_string(),
-    };
-    Node::Raw(text, kind)
-}
-
-fn raw_bool(rng: &mut Rng, b: bool) -> Node {
-    let text = match (b, rng.below(5)) {
-        (true, 0) => "True",
-        (true, 1) => "TRUE",
-        (true, _) => "true",
-        (false, 0) => "False",
-        (false, _) => "false",
-    };
-    Node::Raw(text.to_owned(), Kind::Bool)
-}
-
-fn map(entries: Vec<(&str, Node)>) -> Node {
-    Node::Map(
-        entries
-            .into_iter()
-            .map(|(k, v)| (Key::plain(k), v))
-            .collect(),
-        Kind::Block,
-    )
-}
-
-/// Shuffle the entries of a mapping (key order never matters).
-fn shuffle<T>(rng: &mut Rng, items: &mut [T]) {
-    for i in (1..items.len()).rev() {
-        let j = rng.below(i + 1);
-        items.swap(i, j);
-    }
-}
-
-fn argv(rng: &mut Rng, root: &str) -> (Node, Json) {
-    let n = 1 + rng.below(3);
-    let mut items = Vec::new();
-    let mut values = Vec::new();
-    for i in 0..n {
-        let s = if i == 0 {
-            format!("{}/{}", root.trim_end_matches('/'), rng.pick(PROGRAMS))
-        } else {
-            rng.pick(PROGRAMS).to_string()
-        };
-        items.push(raw_str(rng, &s, Kind::NonEmpty));
-        values.push(Json::String(s));
-    }
-    (Node::Seq(items, Kind::Argv), Json::Array(values))
-}
-
-/// A valid `worktree:` value and the effective configuration (as JSON) it means.
-fn valid_worktree(rng: &mut Rng) -> (Node, Json) {
-    let mut entries: Vec<(&str, Node)> = Vec::new();
-    let mut cfg = json!({
-        "base": {"remote": "origin", "ref": null},
-        "helpers": {"stable_root": null},
-        "checkout": {"mode": "full"},
-        "prepare": null,
-        "cleanup": null,
-        "sharing": {"env": "disabled", "skills": "fallback"},
-        "environment": {"passthrough": []},
-        "ports": null,
-        "action_timeout_seconds": 3600,
-        "adoptions": [],
-    });
-
-    if rng.chance(1, 2) {
-        let mut b = Vec::new();
-        if rng.chance(2, 3) {
-            let r = *rng.pick(REMOTES);
-            b.push(("remote", raw_str(rng, r, Kind::Remote)));
-            cfg["base"]["remote"] = json!(r);
-        }
-        if rng.chance(1, 2) {
-            let r = *rng.pick(REFS);
-            b.push(("ref", raw_str(rng, r, Kind::BranchRef)));
-            cfg["base"]["ref"] = json!(r);
-        }
-        shuffle(rng, &mut b);
-        entries.push(("base", map(b)));
-    }
-
-    let hooks = rng.chance(2, 3);
-    let root = *rng.pick(ROOTS);
-    if hooks || rng.chance(1, 3) {
-        entries.push((
-            "helpers",
-            map(vec![("stable_root", raw_str(rng, root, Kind::Abs))]),
-        ));
-        cfg["helpers"]["stable_root"] = json!(root);
-    }
-
-    let action = if rng.chance(1, 2) {
-        let v = *rng.pick(&[1u64, 60, 900, 3600, 86_400, u64::MAX]);
-        entries.push(("action_timeout_seconds", raw_int(rng, v, Kind::Int(1))));
-        cfg["action_timeout_seconds"] = json!(v);
-        Some(v)
-    } else {
-        None
-    };
-    let action_value = action.unwrap_or(3600);
-    // A cap written in the file may not exceed a written action timeout; a default cap is
-    // clamped to the action timeout.
-    let cap = |rng: &mut Rng, default: u64| -> (Option<u64>, u64) {
-        if rng.chance(1, 2) {
-            let limit = action.unwrap_or(u64::MAX);
-            let v = match rng.below(4) {
-                0 => 1,
-                1 => limit,
-                2 => limit.min(120),
-                _ => 1 + rng.next() % limit,
-            };
-            (Some(v), v.min(action_value))
-        } else {
-            (None, default.min(action_value))
-        }
-    };
-
-    let mut delegated_ok = false;
-    if hooks && rng.chance(3, 4) {
-        let (a, aj) = argv(rng, root);
-        let mut p = vec![("argv", a)];
-        let mut on_create = true;
-        let mut on_reuse = false;
-        if rng.chance(1, 2) {
-            on_create = rng.chance(1, 2);
-            p.push(("on_create", raw_bool(rng, on_create)));
-        }
-        if rng.chance(1, 2) {
-            on_reuse = rng.chance(1, 2);
-            p.push(("on_reuse", raw_bool(rng, on_reuse)));
-        }
-        let (written, effective) = cap(rng, 900);
-        if let Some(v) = written {
-            p.push(("timeout_seconds", raw_int(rng, v, Kind::Int(1))));
-        }
-        shuffle(rng, &mut p);
-        entries.push(("prepare", map(p)));
-        cfg["prepare"] = json!({
-            "argv": aj, "on_create": on_create, "on_reuse": on_reuse,
-            "timeout_seconds": effective,
-        });
-        delegated_ok = true;
-    }
-    if hooks && (cfg["prepare"].is_null() || rng.chance(1, 2)) {
-        let (a, aj) = argv(rng, root);
-        let mut c = vec![("argv", a)];
-        let (written, effective) = cap(rng, 120);
-        if let Some(v) = written {
-            c.push(("timeout_seconds", raw_int(rng, v, Kind::Int(1))));
-        }
-        shuffle(rng, &mut c);
-        entries.push(("cleanup", map(c)));
-        cfg["cleanup"] = json!({"argv": aj, "timeout_seconds": effective});
-    }
-
-    if rng.chance(1, 3) {
-        let mode = if delegated_ok && rng.chance(1, 2) {
-            "delegated"
-        } else {
-            "full"
-        };
-        entries.push((
-            "checkout",
-            map(vec![("mode", raw_str(rng, mode, Kind::Choice))]),
-        ));
-        cfg["checkout"]["mode"] = json!(mode);
-    }
-
-    if rng.chance(1, 3) {
-        let mut s = Vec::new();
-        if rng.chance(2, 3) {
-            let v = *rng.pick(&["disabled", "link"]);
-            s.push(("env", raw_str(rng, v, Kind::Choice)));
-            cfg["sharing"]["env"] = json!(v);
-        }
-        if rng.chance(2, 3) {
-            let v = *rng.pick(&["fallback", "disabled"]);
-            s.push(("skills", raw_str(rng, v, Kind::Choice)));
-            cfg["sharing"]["skills"] = json!(v);
-        }
-        shuffle(rng, &mut s);
-        entries.push(("sharing", map(s)));
-    }
-
-    if rng.chance(1, 3) {
-        let mut e = Vec::new();
-        if rng.chance(3, 4) {
-            let n = rng.below(4);
-            let names: Vec<&str> = (0..n).map(|_| *rng.pick(ENV_NAMES)).collect();
-            let items = names.iter().map(|s| raw_str(rng, s, Kind::Env)).collect();
-            e.push(("passthrough", Node::Seq(items, Kind::List)));
-            cfg["environment"]["passthrough"] = json!(names);
-        }
-        entries.push(("environment", map(e)));
-    }
-
-    if rng.chance(1, 3) {
-        let low = 1024 + rng.next() % (65535 - 1024 + 1);
-        let high = low + rng.next() % (65535 - low + 1);
-        let count = 1 + rng.next() % (high - low + 1).min(50);
-        let mut p = vec![
-            ("count", raw_int(rng, count, Kind::Int(1))),
-            (
-                "range",
-                Node::Seq(
-                    vec![
-                        Node::Raw(low.to_string(), Kind::Port),
-                        Node::Raw(high.to_string(), Kind::Port),
-                    ],
-                    Kind::Range,
-                ),
-            ),
-        ];
-        shuffle(rng, &mut p);
-        entries.push(("ports", map(p)));
-        cfg["ports"] = json!({"count": count, "range": [low, high]});
-    }
-
-    if rng.chance(1, 4) {
-        let n = rng.below(3);
-        let mut items = Vec::new();
-        let mut values = Vec::new();
-        for i in 0..n {
-            let card = format!("{}{i}", rng.pick(CARDS));
-            let path = format!("{}/old-{i}", rng.pick(ROOTS).trim_end_matches('/'));
-            let common = "/srv/project/.git".to_owned();
-            let branch = format!("feature/{}", rng.pick(PROGRAMS));
-            let mut a = vec![
-                ("card", raw_str(rng, &card, Kind::Card)),
-                ("path", raw_str(rng, &path, Kind::Abs)),
-                ("common_dir", raw_str(rng, &common, Kind::Abs)),
-                ("branch", raw_str(rng, &branch, Kind::NonEmpty)),
-            ];
-            shuffle(rng, &mut a);
-            items.push(map(a));
-            values
-                .push(json!({"card": card, "path": path, "common_dir": common, "branch": branch}));
-        }
-        entries.push(("adoptions", Node::Seq(items, Kind::List)));
-        cfg["adoptions"] = Json::Array(values);
-    }
-
-    shuffle(rng, &mut entries);
-    (map(entries), cfg)
-}
-
-/// Other tools' top-level keys: anything goes there (the decoder skips them).
-fn other_top_level(rng: &mut Rng) -> (Key, Node) {
-    let (k, v) = *rng.pick(&[
-        ("name", "project"),
-        ("lint", "{rules: [a, b], strict: yes}"),
-        ("version", "3"),
-        ("agents", "[x, {y: [1, 2, ~]}]"),
-        ("board", "~"),
-        ("\"wörk tree\"", "{base: 5}"),
-        ("Worktree", "[1]"),
-        ("worktrees", "{prepare: null}"),
-        ("dup", "{a: 1, a: 2}"),
-        ("tagged", "!custom {x: 1}"),
-    ]);
-    (
-        Key {
-            raw: k.to_owned(),
-            label: k.to_owned(),
-        },
-        Node::Raw(v.to_owned(), Kind::Block),
-    )
-}
-
-/// A valid document: the `worktree` block among other keys, sometimes with parts of it
-/// hoisted into anchors on another top-level key and used through aliases.
-fn valid_doc(rng: &mut Rng) -> (Vec<(Key, Node)>, Json) {
-    let (wt, cfg) = valid_worktree(rng);
-    let mut top = Vec::new();
-    for _ in 0..rng.below(3) {
-        top.push(other_top_level(rng));
-    }
-    let at = rng.below(top.len() + 1);
-    top.insert(at, (Key::plain("worktree"), wt));
-    (top, cfg)
-}
-
-/// Replace one or two subtrees under `worktree` by aliases to anchors defined (in flow
-/// style, on other top-level keys) before it.
-fn hoist_aliases(rng: &mut Rng, top: &mut Vec<(Key, Node)>) {
-    for n in 0..1 + rng.below(2) {
-        let Some(wi) = top.iter().position(|(k, _)| k.label == "worktree") else {
-            return;
-        };
-        let mut sites = Vec::new();
-        collect_value_paths(&top[wi].1, &mut Vec::new(), &mut sites);
-        if sites.is_empty() {
-            return;
-        }
-        let site = rng.pick(&sites).clone();
-        if matches!(node_at(&mut top[wi].1, &site), Node::Alias(_)) {
-            // YAML puts no anchor on an alias.
-            return;
-        }
-        let name = format!("a{n}");
-        let node = std::mem::replace(node_at(&mut top[wi].1, &site), Node::Alias(name.clone()));
-        let defined = Node::Raw(format!("&{name} {}", render_flow(&node)), Kind::Block);
-        // After the anchors defined so far: an alias may only follow its anchor.
-        top.insert(n, (Key::plain(&format!("anchors{n}")), defined));
-    }
-}
-
-/// Steps from a node to one of its descendants.
-#[derive(Clone, Debug)]
-enum Step {
-    Entry(usize),
-    Item(usize),
-}
-
-/// Paths to every descendant value (not the node itself).
-fn collect_value_paths(node: &Node, at: &mut Vec<Step>, out: &mut Vec<Vec<Step>>) {
-    match node {
-        Node::Map(entries, _) => {
-            for (i, (_, v)) in entries.iter().enumerate() {
-                at.push(Step::Entry(i));
-                out.push(at.clone());
-                collect_value_paths(v, at, out);
-                at.pop();
-            }
-        }
-        Node::Seq(items, _) => {
-            for (i, v) in items.iter().enumerate() {
-                at.push(Step::Item(i));
-                out.push(at.clone());
-                collect_value_paths(v, at, out);
-                at.pop();
-            }
-        }
-        _ => {}
-    }
-}
-
-fn node_at<'a>(node: &'a mut Node, path: &[Step]) -> &'a mut Node {
-    match (path.first(), node) {
-        (None, n) => n,
-        (Some(Step::Entry(i)), Node::Map(entries, _)) => node_at(&mut entries[*i].1, &path[1..]),
-        (Some(Step::Item(i)), Node::Seq(items, _)) => node_at(&mut items[*i], &path[1..]),
-        (Some(s), n) => panic!("bad step {s:?} into {n:?}"),
-    }
-}
-
-/// The key path the decoder prints for `path` under `worktree`.
-fn key_path(root: &Node, path: &[Step]) -> String {
-    let mut out = "worktree".to_owned();
-    let mut node = root;
-    for step in path {
-        match (step, node) {
-            (Step::Entry(i), Node::Map(entries, _)) => {
-                out.push('.');
-                out.push_str(&entries[*i].0.label);
-                node = &entries[*i].1;
-            }
-            (Step::Item(i), Node::Seq(items, _)) => {
-                out.push_str(&format!("[{i}]"));
-                node = &items[*i];
-            }
-            _ => unreachable!(),
-        }
-    }
-    out
-}
-
-// ---------------------------------------------------------------------------------------------
-// Faults.
-
-/// Values that are certainly wrong for a node of `kind`.
+/// Values that are certainly wrong for a node of `kind` (each on one line).
 fn wrong_values(kind: Kind) -> &'static [&'static str] {
     match kind {
-        Kind::NonEmpty => &[
-            "123", "true", "~", "null", "[a]", "{a: b}", "1.5", "\"\"", "''",
+        Kind::Mapping => &["~", "null", "[]", "x", "1", "true", "[a: 1]", "!t {}", "''"],
+        Kind::List => &["~", "x", "{}", "{a: b}", "1", "false", "!t []", "''"],
+        Kind::Str => &[
+            "~", "null", "''", "900", "-7", "1.5", "true", "[a]", "{a: b}", "!t x", "0x1F",
         ],
-        Kind::Abs => &["relative/x", "\"\"", "5", "false", "~", "[/a]", "x/../y"],
         Kind::Bool => &[
-            "yes", "\"true\"", "'false'", "1", "0", "on", "~", "[true]", "{}",
+            "~", "yes", "no", "on", "1", "0", "\"true\"", "'false'", "[true]", "{}", "!t true",
+            "True1",
         ],
-        Kind::Int(_) => &[
-            "\"900\"",
-            "9.5",
-            "-1",
-            "true",
+        Kind::Int => &[
             "~",
-            "[1]",
-            "{}",
-            "99999999999999999999999",
+            "\"900\"",
+            "'10'",
+            "900.5",
             "1e3",
+            "true",
+            "[1]",
+            "{a: 1}",
             "0",
+            "-5",
+            "99999999999999999999999",
+            "!t 5",
             ".inf",
             ".nan",
-            "'10'",
-            "!!str 10",
+            "x",
         ],
-        Kind::Port => &["80", "1023", "70000", "65536", "\"2000\"", "~", "-5", "2e4"],
-        Kind::Choice => &["partial", "\"FULL\"", "Link", "1", "true", "~", "[full]"],
-        Kind::Env => &["\"1ABC\"", "A-B", "\"\"", "'a b'", "5", "~", "[X]"],
-        Kind::Remote => &[
-            "\"-o\"",
-            "\"--upload-pack=touch x\"",
-            "'a b'",
-            "a..b",
-            "x.lock",
-            "\"\"",
-            "~",
-            "[x]",
-        ],
-        Kind::BranchRef => &[
-            "main",
-            "refs/tags/v1",
-            "refs/heads/",
-            "\"--upload-pack=touch x\"",
-            "\"refs/heads/-x\"",
-            "refs/heads/a..b",
-            "'refs/heads/a b'",
-            "refs/heads/x.lock",
-            "\"\"",
-            "5",
-            "~",
-            "[x]",
-        ],
-        Kind::Card => &[
-            "\"-x\"", "a..b", "x.lock", "\"a b\"", "\"\"", "~", "a/b", "[1]",
-        ],
-        Kind::Block => &["[a]", "text", "5", "true", "~", "null", "[]", "\"{}\""],
-        Kind::Argv => &["text", "{a: 1}", "5", "~", "[]", "true"],
-        Kind::List => &["text", "{a: 1}", "5", "~", "true", "\"[]\""],
-        Kind::Range => &["[1024]", "[1024, 2000, 3000]", "[]", "x", "~", "{low: 1}"],
     }
 }
 
-/// Does the decoder require `key` in the mapping at `path` (given the rest is as generated)?
-fn required(path: &str, key: &str, hooks: bool) -> bool {
-    match (path, key) {
-        ("worktree.prepare" | "worktree.cleanup", "argv") => true,
-        ("worktree.ports", "count" | "range") => true,
-        ("worktree.helpers", "stable_root") => hooks,
-        (p, _) => p.starts_with("worktree.adoptions["),
-    }
+/// One line of [`COMPLETE`]: where it is and what it holds.
+struct Line {
+    indent: usize,
+    /// The key path of the node the line holds (`worktree.prepare.argv[1]`).
+    path: String,
+    /// The text up to the value: `    remote:` or `      -`.
+    lead: String,
+    /// The scalar written there, if any.
+    value: Option<String>,
 }
 
-const UNKNOWN_KEYS: &[(&str, &str)] = &[
-    ("colour", "colour"),
-    ("Base", "Base"),
-    ("on-create", "on-create"),
-    ("\"ключ\"", "ключ"),
-    ("\"with space\"", "with space"),
-    ("worktree", "worktree"),
-    ("1", "1"),
-    ("true", "true"),
-    ("~", "~"),
-    ("\"\"", ""),
-    ("\"😀\"", "😀"),
-    ("argv_", "argv_"),
-];
+/// The lines of `doc` (in [`COMPLETE`]'s grammar) with their key paths.
+fn lines(doc: &str) -> Vec<Line> {
+    let mut stack: Vec<(usize, String)> = Vec::new();
+    let mut items: std::collections::HashMap<String, usize> = Default::default();
+    let mut out = Vec::new();
+    for raw in doc.lines() {
+        let indent = raw.len() - raw.trim_start().len();
+        while stack.last().is_some_and(|(i, _)| *i >= indent) {
+            stack.pop();
+        }
+        let parent = stack.last().map(|(_, p)| p.clone()).unwrap_or_default();
+        let body = raw.trim_start();
+        let (path, lead, value) = if let Some(rest) = body.strip_prefix('-') {
+            let n = items.entry(parent.clone()).or_default();
+            *n += 1;
+            let path = format!("{parent}[{}]", *n - 1);
+            let value = rest.strip_prefix(' ').map(str::to_owned);
+            (path, format!("{}-", " ".repeat(indent)), value)
+        } else {
+            let (key, rest) = body.split_once(':').expect("a key");
+            let path = if parent.is_empty() {
+                key.to_owned()
+            } else {
+                format!("{parent}.{key}")
+            };
+            let value = rest.strip_prefix(' ').map(str::to_owned);
+            (path, format!("{}{key}:", " ".repeat(indent)), value)
+        };
+        stack.push((indent, path.clone()));
+        out.push(Line {
+            indent,
+            path,
+            lead,
+            value,
+        });
+    }
+    out
+}
 
-/// Inject one fault into the valid `worktree` value `wt`; returns the key path the error
-/// must name. `hooks`: a prepare or cleanup hook is configured.
-fn inject_fault(rng: &mut Rng, wt: &mut Node, hooks: bool) -> String {
-    let mut sites = vec![Vec::new()];
-    collect_value_paths(wt, &mut Vec::new(), &mut sites);
-    loop {
-        let site = rng.pick(&sites).clone();
-        let path = key_path(wt, &site);
-        let node = node_at(wt, &site);
-        match rng.below(5) {
-            // A value certainly wrong for this node (including explicit nulls).
-            0 | 1 => {
-                let Some(kind) = node.kind() else { continue };
-                let v = *rng.pick(wrong_values(kind));
-                *node = Node::Raw(v.to_owned(), kind);
-                return path;
+/// `path` with its indices written `[]`.
+fn generic(path: &str) -> String {
+    let mut out = String::new();
+    let mut in_index = false;
+    for c in path.chars() {
+        match c {
+            '[' => {
+                in_index = true;
+                out.push('[');
             }
-            // An unknown key in a mapping.
-            2 => {
-                let Node::Map(entries, _) = node else {
-                    continue;
-                };
-                let (raw, label) = *rng.pick(UNKNOWN_KEYS);
-                if entries.iter().any(|(k, _)| k.label == label) {
-                    continue;
-                }
-                let at = rng.below(entries.len() + 1);
-                let value = Node::Raw(
-                    (*rng.pick(&["1", "x", "~", "[]", "{a: 1}"])).to_owned(),
-                    Kind::Block,
-                );
-                entries.insert(
-                    at,
-                    (
-                        Key {
-                            raw: raw.to_owned(),
-                            label: label.to_owned(),
-                        },
-                        value,
-                    ),
-                );
-                return format!("{path}.{label}");
+            ']' => {
+                in_index = false;
+                out.push(']');
             }
-            // A duplicate key.
-            3 => {
-                let Node::Map(entries, _) = node else {
-                    continue;
-                };
-                if entries.is_empty() {
-                    continue;
-                }
-                let i = rng.below(entries.len());
-                let dup = entries[i].clone();
-                let label = dup.0.label.clone();
-                let at = i + 1 + rng.below(entries.len() - i);
-                entries.insert(at, dup);
-                return format!("{path}.{label}");
-            }
-            // A required key left out.
-            _ => {
-                let Node::Map(entries, _) = node else {
-                    continue;
-                };
-                let Some(i) = entries
-                    .iter()
-                    .position(|(k, _)| required(&path, &k.label, hooks))
-                else {
-                    continue;
-                };
-                let label = entries.remove(i).0.label;
-                return format!("{path}.{label}");
-            }
+            _ if in_index => {}
+            _ => out.push(c),
         }
     }
+    out
+}
+
+/// A document with one fault, the key path its error must name and the line it must point at.
+struct Fault {
+    text: String,
+    path: String,
+    line: Option<usize>,
+    what: String,
+}
+
+/// Every single fault of the kinds the module documentation lists.
+fn faults() -> Vec<Fault> {
+    let doc: Vec<&str> = COMPLETE.lines().collect();
+    let nodes = lines(COMPLETE);
+    // Line `i` and the lines under it.
+    let span = |i: usize| {
+        let end = (i + 1..nodes.len())
+            .find(|&j| nodes[j].indent <= nodes[i].indent)
+            .unwrap_or(nodes.len());
+        i..end
+    };
+    let join = |parts: Vec<String>| parts.join("\n") + "\n";
+    let mut out = Vec::new();
+    for (i, node) in nodes.iter().enumerate() {
+        // A wrong value in place of the node (and of everything under it).
+        for wrong in wrong_values(kind(&generic(&node.path))) {
+            let mut parts: Vec<String> = doc.iter().map(|l| l.to_string()).collect();
+            parts.splice(span(i), [format!("{} {wrong}", node.lead)]);
+            out.push(Fault {
+                text: join(parts),
+                path: node.path.clone(),
+                line: Some(i + 1),
+                what: format!("{wrong} for {}", node.path),
+            });
+        }
+        let opens_mapping = node.value.is_none() && kind(&generic(&node.path)) == Kind::Mapping;
+        if opens_mapping {
+            // An unknown key first in the mapping.
+            let child = nodes.get(i + 1).map_or(node.indent + 2, |n| n.indent);
+            let mut parts: Vec<String> = doc.iter().map(|l| l.to_string()).collect();
+            parts.insert(i + 1, format!("{}bogus_key: 1", " ".repeat(child)));
+            out.push(Fault {
+                text: join(parts),
+                path: format!("{}.bogus_key", node.path),
+                line: Some(i + 2),
+                what: format!("unknown key in {}", node.path),
+            });
+        }
+        if !node.lead.ends_with('-') && node.path != "worktree" {
+            // The key written twice (the second with its whole value).
+            let mut parts: Vec<String> = doc.iter().map(|l| l.to_string()).collect();
+            let copy: Vec<String> = parts[span(i)].to_vec();
+            let at = span(i).end;
+            parts.splice(at..at, copy);
+            out.push(Fault {
+                text: join(parts),
+                path: node.path.clone(),
+                line: Some(at + 1),
+                what: format!("duplicate {}", node.path),
+            });
+        }
+        if REQUIRED.contains(&node.path.as_str()) {
+            let mut parts: Vec<String> = doc.iter().map(|l| l.to_string()).collect();
+            parts.drain(span(i));
+            // A block left without keys is written `{}`, not left null.
+            let parent = &nodes[i - 1];
+            if parent.indent < node.indent
+                && nodes
+                    .get(span(i).end)
+                    .is_none_or(|n| n.indent <= parent.indent)
+            {
+                parts[i - 1].push_str(" {}");
+            }
+            out.push(Fault {
+                text: join(parts),
+                path: node.path.clone(),
+                line: None,
+                what: format!("no {}", node.path),
+            });
+        }
+    }
+    out
+}
+
+/// The library's verdict on `fault`: `Ok(message)` when it is refused as it must be.
+fn refused(file: &Path, fault: &Fault) -> Result<String, String> {
+    let shown = || format!("{}\n---\n{}", fault.what, fault.text);
+    let result = std::panic::catch_unwind(|| decode(file, &fault.text))
+        .map_err(|_| format!("decode panicked: {}", shown()))?;
+    let e = match result {
+        Ok(cfg) => return Err(format!("accepted as {cfg:?}: {}", shown())),
+        Err(e) => e,
+    };
+    let named = e
+        .message
+        .starts_with(&format!("{}: {}: ", file.display(), fault.path));
+    let at_line = fault
+        .line
+        .is_none_or(|n| e.message.contains(&format!(" at line {n} column ")));
+    if e.code != Code::Usage || !named || !at_line {
+        return Err(format!(
+            "{:?} {:?} does not name {} at line {:?}: {}",
+            e.code,
+            e.message,
+            fault.path,
+            fault.line,
+            shown()
+        ));
+    }
+    Ok(e.message)
+}
+
+#[test]
+fn every_single_fault_in_a_complete_document_is_refused_at_its_node() {
+    let file = Path::new("kardbrd.yml");
+    assert!(
+        decode(file, COMPLETE).is_ok(),
+        "the complete document is valid"
+    );
+    let all = faults();
+    let failures: Vec<String> = all.iter().filter_map(|f| refused(file, f).err()).collect();
+    assert!(
+        failures.is_empty(),
+        "{} of {} faults were not refused as they must be; the first ones:\n\n{}",
+        failures.len(),
+        all.len(),
+        failures[..failures.len().min(6)].join("\n\n")
+    );
+    // Every node is reached: the generator did not silently skip parts of the document.
+    assert!(all.len() > 400, "only {} faults", all.len());
+}
+
+#[test]
+fn the_binary_refuses_faults_as_the_library_does() {
+    let repo = TestRepo::new();
+    let rules = repo.rules_path();
+    let mut failures = Vec::new();
+    for fault in faults().iter().step_by(9) {
+        std::fs::write(&rules, &fault.text).unwrap();
+        let Ok(message) = refused(&rules, fault) else {
+            continue; // reported by the test above
+        };
+        let out = repo
+            .spawn(BIN, &repo.base, &["config", "check"])
+            .wait(Duration::from_secs(60));
+        if out.code != 2
+            || !out.stdout.is_empty()
+            || !out.stderr.starts_with(&format!("error: {message}\n"))
+        {
+            failures.push(format!(
+                "{}: the library says error: {message}\n{out}",
+                fault.what
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{}",
+        failures[..failures.len().min(4)].join("\n\n")
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
 // Garbage.
 
-/// Nesting around serde_yaml's recursion limit (128) and far beyond it. (Far beyond is kept
+/// Nesting around yaml_serde's recursion limit (128) and far beyond it. (Far beyond is kept
 /// to 3000 levels: the YAML scanner's time grows with the square of the depth, so 20,000
 /// levels take seconds in a debug build.)
 fn deep(rng: &mut Rng) -> String {
@@ -1044,343 +590,149 @@ fn mutate(rng: &mut Rng, text: &str) -> String {
     chars.into_iter().collect()
 }
 
-// ---------------------------------------------------------------------------------------------
-// The cases.
-
-/// What a document must decode to, as far as the generator knows.
-#[derive(Debug)]
-enum Expect {
-    /// Success with this effective configuration.
-    Config(Json),
-    /// A usage error naming this key path.
-    KeyPath(String),
-    /// A usage error naming some `worktree` key path.
-    SomeKeyPath,
-    /// Success or a usage error.
-    Anything,
-}
-
-struct Case {
-    text: Vec<u8>,
-    expect: Expect,
-    what: &'static str,
-}
-
-fn case(rng: &mut Rng) -> Case {
-    let text = |s: String| s.into_bytes();
-    match rng.below(20) {
-        0..=5 => {
-            let (mut top, cfg) = valid_doc(rng);
-            if rng.chance(1, 4) {
-                hoist_aliases(rng, &mut top);
+/// A document nothing is known about but that it must not break the decoder.
+fn garbage(rng: &mut Rng) -> (Vec<u8>, &'static str) {
+    match rng.below(8) {
+        0 | 1 => {
+            let mut text = COMPLETE.to_owned();
+            for _ in 0..=rng.below(3) {
+                text = mutate(rng, &text);
             }
-            Case {
-                text: text(render_doc(rng, &top)),
-                expect: Expect::Config(cfg),
-                what: "valid",
-            }
+            (text.into_bytes(), "edited")
         }
-        6..=11 => {
-            let (mut top, cfg) = valid_doc(rng);
-            let hooks = !cfg["prepare"].is_null() || !cfg["cleanup"].is_null();
-            let wi = top.iter().position(|(k, _)| k.label == "worktree").unwrap();
-            let path = if rng.chance(1, 15) {
-                // `worktree` twice at the top level.
-                let again = (Key::plain("worktree"), map(Vec::new()));
-                let at = wi + 1 + rng.below(top.len() - wi);
-                top.insert(at, again);
-                "worktree".to_owned()
-            } else {
-                inject_fault(rng, &mut top[wi].1, hooks)
-            };
-            Case {
-                text: text(render_doc(rng, &top)),
-                expect: Expect::KeyPath(path),
-                what: "one fault",
-            }
-        }
-        12 => {
-            let (mut top, cfg) = valid_doc(rng);
-            let hooks = !cfg["prepare"].is_null() || !cfg["cleanup"].is_null();
-            let wi = top.iter().position(|(k, _)| k.label == "worktree").unwrap();
-            for _ in 0..2 + rng.below(3) {
-                inject_fault(rng, &mut top[wi].1, hooks);
-            }
-            Case {
-                text: text(render_doc(rng, &top)),
-                expect: Expect::SomeKeyPath,
-                what: "several faults",
-            }
-        }
-        13 => Case {
-            text: text(deep(rng)),
-            expect: Expect::Anything,
-            what: "deep nesting",
-        },
-        14 => Case {
-            text: text(huge_numbers(rng)),
-            expect: Expect::Anything,
-            what: "huge numbers",
-        },
-        15 | 16 => Case {
-            text: text(rng.pick(SNIPPETS).to_string()),
-            expect: Expect::Anything,
-            what: "snippet",
-        },
-        17 => Case {
-            text: text(random_text(rng)),
-            expect: Expect::Anything,
-            what: "random text",
-        },
-        18 => Case {
-            text: random_bytes(rng),
-            expect: Expect::Anything,
-            what: "random bytes",
-        },
-        _ => {
-            let (top, _) = valid_doc(rng);
-            let doc = render_doc(rng, &top);
-            Case {
-                text: text(mutate(rng, &doc)),
-                expect: Expect::Anything,
-                what: "edited",
-            }
-        }
+        2 => (deep(rng).into_bytes(), "deep nesting"),
+        3 => (huge_numbers(rng).into_bytes(), "huge numbers"),
+        4 | 5 => (rng.pick(SNIPPETS).as_bytes().to_vec(), "snippet"),
+        6 => (random_text(rng).into_bytes(), "random text"),
+        _ => (random_bytes(rng), "random bytes"),
     }
 }
 
 fn show(text: &[u8]) -> String {
     let s = String::from_utf8_lossy(text);
-    if s.len() > 3000 {
-        format!(
-            "{}… ({} bytes)",
-            &s[..s.floor_char_boundary_compat(3000)],
-            s.len()
-        )
-    } else {
-        s.into_owned()
+    match s.char_indices().nth(3000) {
+        Some((cut, _)) => format!("{}… ({} bytes)", &s[..cut], s.len()),
+        None => s.into_owned(),
     }
 }
 
-trait FloorBoundary {
-    fn floor_char_boundary_compat(&self, i: usize) -> usize;
-}
-
-impl FloorBoundary for str {
-    fn floor_char_boundary_compat(&self, mut i: usize) -> usize {
-        while !self.is_char_boundary(i) {
-            i -= 1;
-        }
-        i
-    }
-}
-
-/// The library's verdict on a document, checked against the invariants and the expectation.
-/// `Ok(json)` on success, `Err(message)` on a usage error.
-fn judge_library(file: &Path, case: &Case) -> Result<Result<Json, String>, String> {
-    let fail = |why: String| {
-        Err(format!(
-            "{why}\n--- {} document ---\n{}",
-            case.what,
-            show(&case.text)
-        ))
-    };
-    let Ok(text) = std::str::from_utf8(&case.text) else {
+/// The library's verdict: `Ok(configuration as JSON)` or `Err(message)` of a usage error naming
+/// the file (`Err("")` for text that is not UTF-8, which the binary refuses before decoding).
+fn library(file: &Path, text: &[u8]) -> Result<Result<Json, String>, String> {
+    let Ok(text) = std::str::from_utf8(text) else {
         return Ok(Err(String::new()));
     };
-    let outcome = std::panic::catch_unwind(|| decode(file, text));
-    let result = match outcome {
-        Ok(r) => r,
-        Err(_) => return fail("decode panicked".to_owned()),
-    };
-    let file_prefix = format!("{}: ", file.display());
-    let verdict = match result {
-        Ok(cfg) => Ok(serde_json::to_value(&cfg).unwrap()),
-        Err(f) => {
-            if f.code != Code::Usage {
-                return fail(format!(
-                    "error of kind {:?}, not Usage: {}",
-                    f.code, f.message
-                ));
-            }
-            if !f.message.starts_with(&file_prefix) {
-                return fail(format!(
-                    "the error does not start with the file: {}",
-                    f.message
-                ));
-            }
-            Err(f.message)
+    match std::panic::catch_unwind(|| decode(file, text)) {
+        Err(_) => Err("decode panicked".to_owned()),
+        Ok(Ok(cfg)) => Ok(Ok(serde_json::to_value(&cfg).unwrap())),
+        Ok(Err(e)) if e.code != Code::Usage => {
+            Err(format!("{:?}, not Usage: {}", e.code, e.message))
         }
-    };
-    match (&case.expect, &verdict) {
-        (Expect::Config(want), Ok(got)) if got != want => fail(format!(
-            "wrong effective configuration:\n got: {got}\nwant: {want}"
-        )),
-        (Expect::Config(_), Err(m)) => fail(format!("a valid document was refused: {m}")),
-        (Expect::KeyPath(_) | Expect::SomeKeyPath, Ok(got)) => fail(format!(
-            "a faulty document ({p:?}) was accepted: {got}",
-            p = match &case.expect {
-                Expect::KeyPath(p) => p.as_str(),
-                _ => "several faults",
-            }
-        )),
-        (Expect::KeyPath(p), Err(m)) if !m.contains(&format!(": {p}: ")) => {
-            fail(format!("the error does not name {p}: {m}"))
+        Ok(Err(e)) if !e.message.starts_with(&format!("{}: ", file.display())) => {
+            Err(format!("does not name the file: {}", e.message))
         }
-        (Expect::SomeKeyPath, Err(m)) if !m.contains(": worktree") => {
-            fail(format!("the error names no worktree key path: {m}"))
+        // Where the error is: a key path, a line, or the one refusal made before parsing.
+        Ok(Err(e))
+            if !(e.message.contains(": worktree")
+                || e.message.contains(" line ")
+                || e.message.contains("nest too deeply")) =>
+        {
+            Err(format!(
+                "names neither a key path nor a line: {}",
+                e.message
+            ))
         }
-        _ => Ok(verdict),
+        Ok(Err(e)) => Ok(Err(e.message)),
     }
 }
 
-/// Unit level: thousands of generated documents straight into `decode`.
 #[test]
-fn decode_of_generated_documents_never_panics_and_meets_the_grammar() {
+fn garbage_never_panics_and_is_decoded_or_refused() {
     let file = Path::new("kardbrd.yml");
+    let mut rng = Rng::new(0x5eed_9e37_79b9);
     let mut failures = Vec::new();
-    let mut counts = std::collections::BTreeMap::<&str, (usize, usize)>::new();
-    for seed in 1..=6u64 {
-        let mut rng = Rng::new(0x5eed_0000 + seed * 0x9e37_79b9);
-        for _ in 0..1000 {
-            let c = case(&mut rng);
-            match judge_library(file, &c) {
-                Ok(v) => {
-                    let e = counts.entry(c.what).or_default();
-                    if v.is_ok() {
-                        e.0 += 1;
-                    } else {
-                        e.1 += 1;
-                    }
-                }
-                Err(why) => failures.push(why),
-            }
+    let mut outcomes = std::collections::BTreeMap::<&str, [usize; 2]>::new();
+    for _ in 0..3000 {
+        let (text, what) = garbage(&mut rng);
+        match library(file, &text) {
+            Ok(verdict) => outcomes.entry(what).or_default()[usize::from(verdict.is_err())] += 1,
+            Err(why) => failures.push(format!("{why}\n--- {what} ---\n{}", show(&text))),
         }
     }
     assert!(
         failures.is_empty(),
-        "{} of 6000 documents broke a property; the first ones:\n\n{}",
+        "{} documents broke a property; the first ones:\n\n{}",
         failures.len(),
-        failures
-            .iter()
-            .take(8)
-            .cloned()
-            .collect::<Vec<_>>()
-            .join("\n\n")
+        failures[..failures.len().min(6)].join("\n\n")
     );
-    // The generator reaches both outcomes in the categories where both are possible.
-    for what in ["valid", "one fault", "several faults", "snippet", "edited"] {
-        let (ok, err) = counts.get(what).copied().unwrap_or_default();
-        assert!(ok + err >= 50, "too few {what} documents: {counts:?}");
+    // Both outcomes are reached where both are possible.
+    for what in ["edited", "snippet"] {
+        let [ok, err] = outcomes.get(what).copied().unwrap_or_default();
+        assert!(ok > 0 && err > 0, "{what}: {outcomes:?}");
     }
-    assert_eq!(counts["valid"].1, 0);
-    assert_eq!(counts["one fault"].0, 0);
-    assert!(
-        counts["snippet"].0 > 0 && counts["snippet"].1 > 0,
-        "{counts:?}"
-    );
-    assert!(
-        counts["edited"].0 > 0 && counts["edited"].1 > 0,
-        "{counts:?}"
-    );
 }
 
-/// The real binary: a few hundred documents through `git-kardwt config check [--json]`.
+/// The real binary on garbage: exit 0 or 2, as the library decides; on success the YAML it
+/// prints is a rules file that decodes to the same configuration.
 #[test]
-fn config_check_of_generated_documents_exits_0_or_2_and_agrees_with_the_library() {
+fn config_check_on_garbage_agrees_with_the_library_and_prints_what_decodes_back() {
     let repo = TestRepo::new();
     let rules = repo.rules_path();
     let mut rng = Rng::new(0xc0ff_ee00_1234_5678);
     let mut failures = Vec::new();
     let mut seen = [0usize; 2];
-    for i in 0..320 {
-        let c = case(&mut rng);
-        std::fs::write(&rules, &c.text).unwrap();
-        let lib = match judge_library(&rules, &c) {
-            Ok(v) => v,
-            Err(why) => {
-                failures.push(why);
-                continue;
-            }
+    for _ in 0..160 {
+        let (text, what) = garbage(&mut rng);
+        std::fs::write(&rules, &text).unwrap();
+        let Ok(lib) = library(&rules, &text) else {
+            continue; // reported by the test above
         };
-        let json = i % 4 == 0;
-        let mut args = vec!["config", "check"];
-        if json {
-            args.push("--json");
-        }
-        let out = repo
-            .spawn(BIN, &repo.base, &args)
-            .wait(Duration::from_secs(60));
+        let check = |args: &[&str]| {
+            repo.spawn(BIN, &repo.base, args)
+                .wait(Duration::from_secs(60))
+        };
+        let out = check(&["config", "check"]);
         let mut why = Vec::new();
-        if out.stderr.contains("panicked") || out.stderr.contains("RUST_BACKTRACE") {
+        if out.stderr.contains("panicked") {
             why.push("it panicked".to_owned());
         }
-        match out.code {
-            0 => {
+        match (out.code, &lib) {
+            (0, Ok(want)) => {
                 seen[0] += 1;
-                let printed: Result<Json, String> = if json {
-                    serde_json::from_str(&out.stdout).map_err(|e| e.to_string())
-                } else {
-                    serde_yaml::from_str::<Json>(&out.stdout)
-                        .map_err(|e| e.to_string())
-                        .and_then(|v| {
-                            v.get("worktree")
-                                .cloned()
-                                .filter(|_| v.as_object().is_some_and(|o| o.len() == 1))
-                                .ok_or_else(|| "no single top-level worktree key".to_owned())
-                        })
-                };
-                match (printed, &lib) {
-                    (Err(e), _) => why.push(format!("stdout is not the configuration: {e}")),
-                    (Ok(p), Ok(want)) if p != *want => why.push(format!(
-                        "printed configuration differs from the library's:\n got: {p}\nwant: {want}"
+                std::fs::write(&rules, &out.stdout).unwrap();
+                let again = check(&["config", "check", "--json"]);
+                match serde_json::from_str::<Json>(&again.stdout) {
+                    Ok(got) if got == *want => {}
+                    _ => why.push(format!(
+                        "the printed configuration decodes otherwise:\n{again}"
                     )),
-                    (Ok(_), Err(m)) => why.push(format!("exit 0 but the library refused: {m}")),
-                    _ => {}
                 }
             }
-            2 => {
+            (2, Err(m)) => {
                 seen[1] += 1;
-                if !out.stderr.starts_with("error: ") {
-                    why.push("stderr does not start with `error: `".to_owned());
-                }
-                if !out.stdout.is_empty() {
-                    why.push("stdout is not empty".to_owned());
-                }
-                if !out.stderr.contains(&rules.display().to_string()) {
-                    why.push("stderr does not name the rules file".to_owned());
-                }
-                match &lib {
-                    Ok(_) => why.push("exit 2 but the library accepted it".to_owned()),
-                    Err(m)
-                        if !m.is_empty() && !out.stderr.starts_with(&format!("error: {m}\n")) =>
-                    {
-                        why.push(format!("the library says instead: error: {m}"))
-                    }
-                    _ => {}
+                if !out.stdout.is_empty() || !out.stderr.starts_with(&format!("error: {m}")) {
+                    why.push(format!("the library says instead: error: {m}"));
                 }
             }
-            other => why.push(format!("exit code {other}")),
+            (code, _) => why.push(format!("exit {code}, the library says {lib:?}")),
         }
         if !why.is_empty() {
             failures.push(format!(
-                "{}\n{out}\n--- {} document ---\n{}",
+                "{}\n{out}\n--- {what} ---\n{}",
                 why.join("; "),
-                c.what,
-                show(&c.text)
+                show(&text)
             ));
         }
     }
     assert!(
         failures.is_empty(),
-        "{} of 320 documents broke a property; the first ones:\n\n{}",
+        "{} documents broke a property; the first ones:\n\n{}",
         failures.len(),
-        failures
-            .iter()
-            .take(6)
-            .cloned()
-            .collect::<Vec<_>>()
-            .join("\n\n")
+        failures[..failures.len().min(4)].join("\n\n")
     );
-    assert!(seen[0] >= 50 && seen[1] >= 50, "exit 0/2 counts: {seen:?}");
+    assert!(seen[0] >= 10 && seen[1] >= 50, "exit 0/2 counts: {seen:?}");
+}
+
+fn pad(n: usize) -> String {
+    " ".repeat(n)
 }

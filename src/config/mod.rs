@@ -1,19 +1,29 @@
 //! Strict decoding of the `worktree:` block of the rules file (SPEC R-CFG, R-CFG-STRICT),
 //! defaults and cross-field validation. Pure: `decode` takes text and returns the effective
 //! configuration or an error naming the file and the key path.
-use std::cell::RefCell;
-use std::fmt;
+//!
+//! This file holds the effective [`Config`], the schema as typed blocks (`Raw*`) with their
+//! strict leaves, and the checks across fields; `read` the strict reading of YAML nodes (the
+//! one visitor, lists, blocks whose keys are checked as read, the locator of cross-field
+//! errors); `names` the checks of names that reach git (R-TRUST 1) and quoting (R-TRUST 2).
 use std::path::{Path, PathBuf};
 
-use serde::de::{
-    self, DeserializeSeed, Deserializer, EnumAccess, IgnoredAny, MapAccess, SeqAccess,
-    VariantAccess, Visitor,
-};
-use serde::Serialize;
-use serde_yaml::value::{Tag, TaggedValue};
-use serde_yaml::{Mapping, Value};
+use serde::de::{DeserializeSeed, IgnoredAny, MapAccess};
+use serde::{Deserialize, Serialize};
 
 use crate::error::{usage, Fail};
+
+mod names;
+mod read;
+
+pub use names::{
+    check_branch_ref, check_recorded_base, check_ref_format, check_remote_name, quote, QUOTE_CHARS,
+};
+use read::Seg::{Index, Key};
+use read::{
+    describe, display_path, join_key, key_label, locate, ours, strict, wrong, Block, Given, Keys,
+    List, Locate, Node, Pick, Reader, Seg, Shape, MARK,
+};
 
 /// The effective configuration, every default filled in.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -152,44 +162,21 @@ impl Config {
 // ---------------------------------------------------------------------------------------------
 // Decoding.
 //
-// Three steps, all driven by serde_yaml (which reports syntax errors with line and column):
-// 1. `TopSeed` reads the document, keeps only the value of the top-level `worktree` key as a
-//    `serde_yaml::Value` (other keys are skipped unread) and rejects duplicate keys at the
-//    duplicate's own position.
-// 2. `walk` checks that value against the schema with a key path, so null and type checks are
-//    entirely ours (serde_yaml's typed decoding accepts `900` or `true` for a string).
-// 3. On a schema error, `locate` re-reads the text and raises an error at the offending node,
-//    so serde_yaml attaches that node's line and column.
+// The `worktree:` block is decoded into typed structs (`Raw*`) whose every field is optional
+// ([`Given`]: absent is fine, an explicit `null` is not) and whose leaves are strict: a leaf
+// reads its node with `deserialize_any` and refuses any other kind of node with "expected X,
+// found Y" (yaml_serde's own typed decoding takes `900` or `true` for a string). An error
+// raised while a node is read carries that node's line and column (yaml_serde marks it) and
+// its key path (serde_path_to_error). The checks across fields run on the typed result; their
+// errors are located by [`locate`], which re-reads the text down to the node they name.
 
 /// The top-level key this crate owns.
 const ROOT_KEY: &str = "worktree";
 
-const WORKTREE_KEYS: &[&str] = &[
-    "base",
-    "helpers",
-    "checkout",
-    "prepare",
-    "cleanup",
-    "sharing",
-    "environment",
-    "ports",
-    "action_timeout_seconds",
-    "adoptions",
-];
-const BASE_KEYS: &[&str] = &["remote", "ref"];
-const HELPERS_KEYS: &[&str] = &["stable_root"];
-const CHECKOUT_KEYS: &[&str] = &["mode"];
-const PREPARE_KEYS: &[&str] = &["argv", "on_create", "on_reuse", "timeout_seconds"];
-const CLEANUP_KEYS: &[&str] = &["argv", "timeout_seconds"];
-const SHARING_KEYS: &[&str] = &["env", "skills"];
-const ENVIRONMENT_KEYS: &[&str] = &["passthrough"];
-const PORTS_KEYS: &[&str] = &["count", "range"];
-const ADOPTION_KEYS: &[&str] = &["card", "path", "common_dir", "branch"];
-
 const DEFAULT_PREPARE_TIMEOUT: u64 = 900;
 const DEFAULT_CLEANUP_TIMEOUT: u64 = 120;
-const MIN_PORT: u64 = 1024;
-const MAX_PORT: u64 = 65535;
+/// The lowest port kardwt hands out: below are the system's.
+const MIN_PORT: u16 = 1024;
 
 /// Decode the rules file's text. `file` only names the file in errors.
 ///
@@ -230,30 +217,19 @@ const DECODE_BUDGET: std::time::Duration = std::time::Duration::from_millis(500)
 
 /// Decode `text` on this thread (see [`decode`]).
 fn decode_now(file: &Path, text: &str) -> Result<Config, Fail> {
-    let ctx = Ctx::default();
-    let top = TopSeed { ctx: &ctx }.deserialize(serde_yaml::Deserializer::from_str(text));
-    let worktree = match top {
-        Ok(Some(value)) => value,
-        Ok(None) => return Ok(Config::default()),
-        Err(err) => {
-            return Err(match ctx.take() {
-                Some((key, msg)) => located(file, &key, &msg, err.location()),
-                None => usage(format!(
-                    "{}: {}",
-                    file.display(),
-                    parser_message(&err, text)
-                )),
-            })
-        }
+    let top: Top = serde_path_to_error::deserialize(yaml_serde::Deserializer::from_str(text))
+        .map_err(|err| decode_error(file, text, &err))?;
+    let Some(worktree) = top.0 else {
+        return Ok(Config::default());
     };
-    walk(&worktree).map_err(|p| located(file, &p.key, &p.msg, locate(text, &p.at, p.at_key)))
+    build(worktree).map_err(|p| located(file, &p.key, &p.msg, locate(text, &p.at, p.at_key)))
 }
 
-/// The YAML scanner (libyaml, under serde_yaml) checks every open flow collection at each
-/// token, so `[[[[…]]]]` costs depth × tokens: 30 s for 100,000 levels (SPEC R-TRUST 2). This
-/// bounds that work from above, in one pass and without parsing: each byte (a token starts at
-/// one) counts the `[` and `{` seen before it, the most collections that can be open there.
-/// Closing brackets are not subtracted: a `]` inside a quoted string must not lower the bound.
+/// The YAML scanner checks every open flow collection at each token, so `[[[[…]]]]` costs
+/// depth × tokens: 30 s for 100,000 levels (SPEC R-TRUST 2). This bounds that work from above,
+/// in one pass and without parsing: each byte (a token starts at one) counts the `[` and `{`
+/// seen before it, the most collections that can be open there. Closing brackets are not
+/// subtracted: a `]` inside a quoted string must not lower the bound.
 fn flow_work(text: &str) -> u64 {
     let mut open: u64 = 0;
     let mut work: u64 = 0;
@@ -277,14 +253,71 @@ pub fn rules_error(file: &Path, key: &str, msg: &str) -> Fail {
     located(file, key, msg, None)
 }
 
-/// serde_yaml's own message (syntax errors, anchors, several documents), with a position
+fn located(file: &Path, key: &str, msg: &str, at: Option<yaml_serde::Location>) -> Fail {
+    let mut text = if key.is_empty() {
+        format!("{}: {msg}", file.display())
+    } else {
+        format!("{}: {key}: {msg}", file.display())
+    };
+    if let Some(loc) = at {
+        text.push_str(&format!(" at line {} column {}", loc.line(), loc.column()));
+    }
+    usage(text)
+}
+
+/// The usage error for a failed typed decoding: our own message with its key path, or the
+/// parser's (syntax errors, anchors, several documents).
+fn decode_error(
+    file: &Path,
+    text: &str,
+    err: &serde_path_to_error::Error<yaml_serde::Error>,
+) -> Fail {
+    let inner = err.inner();
+    let shown = inner.to_string();
+    let Some((_, ours)) = shown.split_once(MARK) else {
+        return usage(format!(
+            "{}: {}",
+            file.display(),
+            parser_message(inner, text)
+        ));
+    };
+    let loc = inner.location();
+    let ours = loc
+        .as_ref()
+        .and_then(|l| ours.strip_suffix(&format!(" at line {} column {}", l.line(), l.column())))
+        .unwrap_or(ours);
+    let mut segments: Vec<&serde_path_to_error::Segment> = err.path().iter().collect();
+    let (label, msg) = match ours.split_once(MARK) {
+        Some((label, msg)) => {
+            // The path already ends with the key being read; name it by its cut label.
+            segments.pop();
+            (Some(label), msg)
+        }
+        None => (None, ours),
+    };
+    let mut key = String::new();
+    for segment in segments {
+        match segment {
+            serde_path_to_error::Segment::Seq { index } => key.push_str(&format!("[{index}]")),
+            serde_path_to_error::Segment::Map { key: k } => key = join_key(&key, &key_label(k)),
+            serde_path_to_error::Segment::Unknown => key = join_key(&key, "?"),
+            _ => {}
+        }
+    }
+    if let Some(label) = label {
+        key = join_key(&key, label);
+    }
+    located(file, &key, msg, loc)
+}
+
+/// yaml_serde's own message (syntax errors, anchors, several documents), with a position
 /// wherever one can be had.
-fn parser_message(err: &serde_yaml::Error, text: &str) -> String {
+fn parser_message(err: &yaml_serde::Error, text: &str) -> String {
     let msg = err.to_string();
     if msg.contains(" at line ") {
         return msg;
     }
-    // serde_yaml leaves out a position at the very start of the text.
+    // yaml_serde leaves out a position at the very start of the text.
     if let Some(loc) = err.location() {
         return format!("{msg} at line {} column {}", loc.line(), loc.column());
     }
@@ -302,589 +335,279 @@ fn parser_message(err: &serde_yaml::Error, text: &str) -> String {
 }
 
 /// Where the second YAML document of `text` starts (`Ok`), or the error reading it (`Err`).
-fn second_document(text: &str) -> Option<Result<serde_yaml::Location, String>> {
+fn second_document(text: &str) -> Option<Result<yaml_serde::Location, String>> {
     // Only `nth(1)`: on a syntax error the document iterator repeats that error forever.
-    let doc = serde_yaml::Deserializer::from_str(text).nth(1)?;
-    let ctx = Ctx::default();
-    let fire = |_: &Value| Some((String::new(), String::new()));
-    let seed = ValueSeed {
-        ctx: &ctx,
-        path: "",
-        strict: false,
-        check: Some(&fire),
+    let doc = yaml_serde::Deserializer::from_str(text).nth(1)?;
+    let here = Locate {
+        segs: &[],
+        at_key: false,
     };
-    match seed.deserialize(doc) {
-        Err(err) if ctx.fired() => err.location().map(Ok),
+    match Reader(here).deserialize(doc) {
+        Err(err) if ours(&err) => err.location().map(Ok),
         Err(err) => Some(Err(err.to_string())),
-        Ok(_) => None,
+        Ok(()) => None,
     }
 }
 
-fn located(file: &Path, key: &str, msg: &str, at: Option<serde_yaml::Location>) -> Fail {
-    let mut text = if key.is_empty() {
-        format!("{}: {msg}", file.display())
-    } else {
-        format!("{}: {key}: {msg}", file.display())
+// ---------------------------------------------------------------------------------------------
+// The schema: strict leaves and the typed blocks.
+
+/// Declares leaf types, each read from one scalar node by a `fn(Node) -> Result<T, String>`.
+macro_rules! leaves {
+    ($($(#[$doc:meta])* $name:ident($ty:ty) = $read:expr;)*) => {$(
+        $(#[$doc])*
+        struct $name($ty);
+
+        impl Shape<'_> for $name {
+            fn scalar(node: Node<'_>) -> Result<Self, String> {
+                ($read)(node).map($name)
+            }
+        }
+
+        strict!($name);
+    )*};
+}
+
+leaves! {
+    /// A non-empty string.
+    Name(String) = nonempty;
+    /// A remote name that cannot be read as an option (SPEC R-TRUST 1).
+    Remote(String) = |node| checked(nonempty(node)?, check_remote_name);
+    /// A full branch ref, `refs/heads/…`.
+    BranchRef(String) = |node| checked(text(node, "a string")?, check_branch_ref);
+    /// A non-empty absolute path.
+    AbsPath(PathBuf) = absolute;
+    /// A card id (R-ID).
+    Card(String) = |node| checked(nonempty(node)?, |c: &str| {
+        crate::card::CardId::parse(c).map(drop).map_err(|fail| fail.message)
+    });
+    /// An environment variable's name.
+    EnvName(String) = |node| checked(text(node, "a string")?, env_name);
+    /// `true` or `false`, nothing else.
+    Flag(bool) = |node| match node {
+        Node::Bool(b) => Ok(b),
+        other => Err(wrong("a boolean (true or false)", &other)),
     };
-    if let Some(loc) = at {
-        text.push_str(&format!(" at line {} column {}", loc.line(), loc.column()));
-    }
-    usage(text)
+    /// An integer of at least 1.
+    Positive(u64) = |node| integer(node, 1, u64::MAX);
+    /// A TCP port kardwt may hand out.
+    Port(u16) = |node| integer(node, MIN_PORT, u16::MAX);
 }
 
-// ---------------------------------------------------------------------------------------------
-// Names that reach git (SPEC R-TRUST 1): pure checks, used for the rules file, records and
-// what a remote reports.
+fn text(node: Node<'_>, expected: &str) -> Result<String, String> {
+    match node {
+        Node::Str(s) => Ok(s.to_owned()),
+        other => Err(wrong(expected, &other)),
+    }
+}
 
-/// At most this many characters of any value are quoted in an error message (SPEC R-TRUST 2).
-pub const QUOTE_CHARS: usize = 40;
+fn nonempty(node: Node<'_>) -> Result<String, String> {
+    let s = text(node, "a string")?;
+    if s.is_empty() {
+        return Err("must not be empty".to_owned());
+    }
+    Ok(s)
+}
 
-/// `value` in double quotes, cut after [`QUOTE_CHARS`] characters with `…`, so an error about
-/// a mistaken file (a symlink to `.env`) never prints a secret whole.
-pub fn quote(value: &str) -> String {
-    let mut chars = value.chars();
-    let shown: String = chars.by_ref().take(QUOTE_CHARS).collect();
-    if chars.next().is_some() {
-        format!("{:?}", format!("{shown}…"))
+/// `value` when `check` passes; else why not, quoting the value.
+fn checked<E: std::fmt::Display>(
+    value: String,
+    check: impl Fn(&str) -> Result<(), E>,
+) -> Result<String, String> {
+    match check(&value) {
+        Ok(()) => Ok(value),
+        Err(why) => Err(format!("{why}, found {}", quote(&value))),
+    }
+}
+
+fn absolute(node: Node<'_>) -> Result<PathBuf, String> {
+    let s = nonempty(node)?;
+    if !Path::new(&s).is_absolute() {
+        return Err(format!("must be an absolute path, found {}", quote(&s)));
+    }
+    Ok(PathBuf::from(s))
+}
+
+fn env_name(name: &str) -> Result<(), &'static str> {
+    let mut chars = name.chars();
+    let first = chars.next();
+    if first.is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    {
+        Ok(())
     } else {
-        format!("{shown:?}")
+        Err("not a variable name (letters, digits and '_', not starting with a digit)")
     }
 }
 
-/// git's refname rules (`git help check-ref-format`, without `--allow-onelevel`, without
-/// `--refspec-pattern`): `Err` says which rule `name` breaks.
-pub fn check_ref_format(name: &str) -> Result<(), &'static str> {
-    if name.is_empty() {
-        return Err("a ref name must not be empty");
-    }
-    if name == "@" {
-        return Err("a ref name must not be \"@\"");
-    }
-    if name.starts_with('-') {
-        return Err("a ref name must not start with '-'");
-    }
-    if name.starts_with('/') || name.ends_with('/') || name.contains("//") {
-        return Err("a ref name must not start or end with '/' or hold \"//\"");
-    }
-    if !name.contains('/') {
-        return Err("a ref name must hold at least one '/'");
-    }
-    if name.ends_with('.') {
-        return Err("a ref name must not end with '.'");
-    }
-    if name.contains("..") {
-        return Err("a ref name must not hold \"..\"");
-    }
-    if name.contains("@{") {
-        return Err("a ref name must not hold \"@{\"");
-    }
-    if name
-        .chars()
-        .any(|c| c.is_ascii_control() || " ~^:?*[\\".contains(c))
-    {
-        return Err("a ref name must not hold control characters, space, ~ ^ : ? * [ or \\");
-    }
-    if name
-        .split('/')
-        .any(|part| part.starts_with('.') || part.ends_with(".lock"))
-    {
-        return Err("no part of a ref name may start with '.' or end with \".lock\"");
-    }
-    Ok(())
-}
-
-/// A full branch ref, `refs/heads/<branch>`, that git accepts.
-pub fn check_branch_ref(name: &str) -> Result<(), String> {
-    match name.strip_prefix("refs/heads/") {
-        Some(branch) if !branch.is_empty() && !branch.starts_with('-') => {
-            check_ref_format(name).map_err(str::to_owned)
-        }
-        _ => Err("must be a full branch ref starting with refs/heads/".to_owned()),
+/// An integer in `min..=max`.
+fn integer<T: Copy + Into<i128> + TryFrom<i128>>(
+    node: Node<'_>,
+    min: T,
+    max: T,
+) -> Result<T, String> {
+    let (low, high) = (min.into(), max.into());
+    match node {
+        Node::Int(n) if n < low => Err(format!("must be an integer of at least {low}, found {n}")),
+        Node::Int(n) if n > high => Err(format!("must be at most {high}, found {n}")),
+        Node::Int(n) => T::try_from(n).map_err(|_| "out of range".to_owned()),
+        Node::Big(digits) => Err(format!("integer {} is out of range", quote(&digits))),
+        other => Err(wrong("an integer", &other)),
     }
 }
 
-/// A remote name git accepts (`refs/remotes/<name>/x` is a valid ref) that can never be read
-/// as an option.
-pub fn check_remote_name(name: &str) -> Result<(), String> {
-    if name.starts_with('-') {
-        return Err("a remote name must not start with '-'".to_owned());
-    }
-    if name == "." || name == ".." {
-        return Err("a remote name must not be \".\" or \"..\"".to_owned());
-    }
-    check_ref_format(&format!("refs/remotes/{name}/x"))
-        .map_err(|why| format!("not a valid remote name ({why})"))
-}
-
-/// A record's `base_remote` and `base_ref` (`""`: not known), checked whenever a record is
-/// read, so a tampered record is refused as malformed instead of handing its values to git.
-pub fn check_recorded_base(remote: &str, base_ref: &str) -> Result<(), String> {
-    check_remote_name(remote).map_err(|e| format!("base_remote {}: {e}", quote(remote)))?;
-    if !base_ref.is_empty() {
-        check_branch_ref(base_ref).map_err(|e| format!("base_ref {}: {e}", quote(base_ref)))?;
-    }
-    Ok(())
-}
-
-// ---------------------------------------------------------------------------------------------
-// Step 1 and 3: serde_yaml-driven readers.
-
-/// Carries the first error raised by our own seeds out of serde_yaml (whose error type only
-/// keeps a string): `(key path, message)`.
-#[derive(Default)]
-struct Ctx {
-    problem: RefCell<Option<(String, String)>>,
-}
-
-impl Ctx {
-    fn fail<E: de::Error>(&self, key: String, msg: String) -> E {
-        let mut slot = self.problem.borrow_mut();
-        if slot.is_none() {
-            *slot = Some((key, msg));
-        }
-        E::custom("kardwt: rules file error")
-    }
-
-    fn take(&self) -> Option<(String, String)> {
-        self.problem.borrow_mut().take()
-    }
-
-    fn fired(&self) -> bool {
-        self.problem.borrow().is_some()
+/// One of `allowed`, by name.
+fn choice<T: Copy>(node: Node<'_>, allowed: &[(T, &str)]) -> Result<T, String> {
+    let names: Vec<&str> = allowed.iter().map(|(_, name)| *name).collect();
+    let names = names.join(", ");
+    let s = text(node, &format!("one of {names}"))?;
+    match allowed.iter().find(|(_, name)| *name == s) {
+        Some((value, _)) => Ok(*value),
+        None => Err(format!(
+            "unknown value {} (allowed values: {names})",
+            quote(&s)
+        )),
     }
 }
 
-/// A test run on a node once it is read; `Some((key, msg))` fails there, at its position.
-type Check<'a> = &'a dyn Fn(&Value) -> Option<(String, String)>;
-
-/// Reads any node into a [`Value`]. `strict`: reject duplicate keys and integers beyond 64 bits
-/// (with `path` naming the node); otherwise read leniently. `check` runs on the finished node.
-#[derive(Clone, Copy)]
-struct ValueSeed<'a> {
-    ctx: &'a Ctx,
-    path: &'a str,
-    strict: bool,
-    check: Option<Check<'a>>,
-}
-
-impl<'a> ValueSeed<'a> {
-    fn child(self, path: &'a str) -> ValueSeed<'a> {
-        ValueSeed {
-            ctx: self.ctx,
-            path,
-            strict: self.strict,
-            check: None,
-        }
-    }
-
-    fn done<E: de::Error>(self, value: Value) -> Result<Value, E> {
-        if let Some(check) = self.check {
-            if let Some((key, msg)) = check(&value) {
-                return Err(self.ctx.fail(key, msg));
-            }
-        }
-        Ok(value)
-    }
-
-    fn big<E: de::Error>(self, digits: String) -> Result<Value, E> {
-        if self.strict {
-            Err(self.ctx.fail(
-                self.path.to_owned(),
-                format!("integer {} is out of range", quote(&digits)),
-            ))
-        } else {
-            self.done(Value::String(digits))
-        }
-    }
-}
-
-impl<'de> DeserializeSeed<'de> for ValueSeed<'_> {
-    type Value = Value;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
-        deserializer.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for ValueSeed<'_> {
-    type Value = Value;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any YAML value")
-    }
-
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Value, E> {
-        self.done(Value::Bool(v))
-    }
-
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Value, E> {
-        self.done(Value::Number(v.into()))
-    }
-
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Value, E> {
-        self.done(Value::Number(v.into()))
-    }
-
-    fn visit_i128<E: de::Error>(self, v: i128) -> Result<Value, E> {
-        match i64::try_from(v) {
-            Ok(v) => self.visit_i64(v),
-            Err(_) => self.big(v.to_string()),
-        }
-    }
-
-    fn visit_u128<E: de::Error>(self, v: u128) -> Result<Value, E> {
-        match u64::try_from(v) {
-            Ok(v) => self.visit_u64(v),
-            Err(_) => self.big(v.to_string()),
-        }
-    }
-
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
-        self.done(Value::Number(v.into()))
-    }
-
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
-        self.done(Value::String(v.to_owned()))
-    }
-
-    fn visit_string<E: de::Error>(self, v: String) -> Result<Value, E> {
-        self.done(Value::String(v))
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
-        self.done(Value::Null)
-    }
-
-    fn visit_none<E: de::Error>(self) -> Result<Value, E> {
-        self.done(Value::Null)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        let mut items = Vec::new();
-        loop {
-            let path = format!("{}[{}]", self.path, items.len());
-            match seq.next_element_seed(self.child(&path))? {
-                Some(item) => items.push(item),
-                None => break,
-            }
-        }
-        self.done(Value::Sequence(items))
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut mapping = Mapping::new();
-        loop {
-            let key = {
-                let duplicate = |k: &Value| {
-                    mapping.contains_key(k).then(|| {
-                        let label = key_label(k);
-                        (
-                            join_key(self.path, &label),
-                            format!("duplicate key {}", quote(&label)),
-                        )
-                    })
-                };
-                let key_path = join_key(self.path, "<key>");
-                let seed = ValueSeed {
-                    ctx: self.ctx,
-                    path: &key_path,
-                    strict: self.strict,
-                    check: if self.strict { Some(&duplicate) } else { None },
-                };
-                map.next_key_seed(seed)?
-            };
-            let Some(key) = key else { break };
-            let path = join_key(self.path, &key_label(&key));
-            let value = map.next_value_seed(self.child(&path))?;
-            mapping.insert(key, value);
-        }
-        self.done(Value::Mapping(mapping))
-    }
-
-    fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<Value, A::Error> {
-        // serde_yaml hands a tagged node (`!tag value`) over as an enum.
-        let (tag, variant): (String, _) = data.variant()?;
-        let value = variant.newtype_variant_seed(self.child(self.path))?;
-        let tag = if tag.is_empty() { "!".to_owned() } else { tag };
-        self.done(Value::Tagged(Box::new(TaggedValue {
-            tag: Tag::new(tag),
-            value,
-        })))
-    }
-}
-
-/// The document: `None` when it has no `worktree` key (or is empty), else that key's value.
-struct TopSeed<'a> {
-    ctx: &'a Ctx,
-}
-
-impl TopSeed<'_> {
-    fn not_a_mapping<E: de::Error>(&self, found: &Value) -> E {
-        self.ctx.fail(
-            String::new(),
-            format!(
-                "expected a mapping at the top level, found {}",
-                describe(found)
-            ),
+impl Shape<'_> for CheckoutMode {
+    fn scalar(node: Node<'_>) -> Result<Self, String> {
+        choice(
+            node,
+            &[(Self::Full, "full"), (Self::Delegated, "delegated")],
         )
     }
 }
 
-impl<'de> DeserializeSeed<'de> for TopSeed<'_> {
-    type Value = Option<Value>;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
-        deserializer.deserialize_any(self)
+impl Shape<'_> for EnvSharing {
+    fn scalar(node: Node<'_>) -> Result<Self, String> {
+        choice(node, &[(Self::Disabled, "disabled"), (Self::Link, "link")])
     }
 }
 
-impl<'de> Visitor<'de> for TopSeed<'_> {
-    type Value = Option<Value>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a mapping at the top level of the rules file")
+impl Shape<'_> for SkillsSharing {
+    fn scalar(node: Node<'_>) -> Result<Self, String> {
+        choice(
+            node,
+            &[(Self::Fallback, "fallback"), (Self::Disabled, "disabled")],
+        )
     }
+}
 
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(None)
+strict!(CheckoutMode, EnvSharing, SkillsSharing, Top);
+
+/// Declares a block of the schema and the keys it allows (its field names).
+macro_rules! block {
+    ($(#[$doc:meta])* $name:ident { $($(#[$attr:meta])* $field:ident: $ty:ty = $key:literal,)* }) => {
+        $(#[$doc])*
+        #[derive(Deserialize, Default)]
+        #[serde(default, deny_unknown_fields)]
+        struct $name {
+            $($(#[$attr])* #[serde(rename = $key)] $field: Given<$ty>,)*
+        }
+
+        impl Keys for $name {
+            const KEYS: &'static [&'static str] = &[$($key),*];
+        }
+    };
+}
+
+block!(
+    /// `worktree:`
+    RawWorktree {
+        base: Block<RawBase> = "base",
+        helpers: Block<RawHelpers> = "helpers",
+        checkout: Block<RawCheckout> = "checkout",
+        prepare: Block<RawPrepare> = "prepare",
+        cleanup: Block<RawCleanup> = "cleanup",
+        sharing: Block<RawSharing> = "sharing",
+        environment: Block<RawEnvironment> = "environment",
+        ports: Block<RawPorts> = "ports",
+        action_timeout_seconds: Positive = "action_timeout_seconds",
+        adoptions: List<Block<RawAdoption>> = "adoptions",
     }
+);
+block!(RawBase {
+    remote: Remote = "remote",
+    git_ref: BranchRef = "ref",
+});
+block!(RawHelpers {
+    stable_root: AbsPath = "stable_root",
+});
+block!(RawCheckout {
+    mode: CheckoutMode = "mode",
+});
+block!(RawPrepare {
+    argv: List<Name> = "argv",
+    on_create: Flag = "on_create",
+    on_reuse: Flag = "on_reuse",
+    timeout_seconds: Positive = "timeout_seconds",
+});
+block!(RawCleanup {
+    argv: List<Name> = "argv",
+    timeout_seconds: Positive = "timeout_seconds",
+});
+block!(RawSharing {
+    env: EnvSharing = "env",
+    skills: SkillsSharing = "skills",
+});
+block!(RawEnvironment {
+    passthrough: List<EnvName> = "passthrough",
+});
+block!(RawPorts {
+    count: Positive = "count",
+    range: List<Port> = "range",
+});
+block!(RawAdoption {
+    card: Card = "card",
+    path: AbsPath = "path",
+    common_dir: AbsPath = "common_dir",
+    branch: Name = "branch",
+});
 
-    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(None)
-    }
+/// The document: the `worktree` block, `None` without one. Other keys are skipped unread.
+struct Top(Option<RawWorktree>);
 
-    // Anything but a mapping is refused here, so the message never quotes the document
-    // (serde_yaml's own would quote it whole: a mistaken `kardbrd.yml -> .env`).
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-        // Not even its first characters: this is how a `.env` file reads (`KEY=secret` lines).
-        Err(self.ctx.fail(
-            String::new(),
-            format!(
+impl<'de> Shape<'de> for Top {
+    // Anything but a mapping is refused here, and the message never quotes the document (a
+    // mistaken `kardbrd.yml -> .env` reads as text: `KEY=secret` lines).
+    fn scalar(node: Node<'_>) -> Result<Self, String> {
+        match node {
+            Node::Null => Ok(Top(None)),
+            Node::Str(s) => Err(format!(
                 "expected a mapping at the top level, found text ({} characters, not shown)",
-                v.chars().count()
-            ),
-        ))
+                s.chars().count()
+            )),
+            other => Err(format!(
+                "expected a mapping at the top level, found {}",
+                describe(&other)
+            )),
+        }
     }
 
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
-        Err(self.not_a_mapping(&Value::Bool(v)))
-    }
-
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
-        Err(self.not_a_mapping(&Value::Number(v.into())))
-    }
-
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
-        Err(self.not_a_mapping(&Value::Number(v.into())))
-    }
-
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
-        Err(self.not_a_mapping(&Value::Number(v.into())))
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
-        Err(self.not_a_mapping(&Value::Sequence(Vec::new())))
-    }
-
-    fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<Self::Value, A::Error> {
-        let (tag, _): (String, _) = data.variant()?;
-        Err(self.ctx.fail(
-            String::new(),
-            format!(
-                "expected a mapping at the top level, found a tagged value ({})",
-                quote(&tag)
-            ),
-        ))
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+    fn map<A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut found = None;
         loop {
-            let seen = found.is_some();
-            let duplicate = |k: &Value| {
-                (seen && k.as_str() == Some(ROOT_KEY))
-                    .then(|| (ROOT_KEY.to_owned(), format!("duplicate key {ROOT_KEY:?}")))
+            let key = Pick {
+                want: ROOT_KEY,
+                fire: found.is_some(),
             };
-            let seed = ValueSeed {
-                ctx: self.ctx,
-                path: "",
-                strict: false,
-                check: Some(&duplicate),
-            };
-            let Some(key) = map.next_key_seed(seed)? else {
-                break;
-            };
-            if key.as_str() == Some(ROOT_KEY) {
-                let seed = ValueSeed {
-                    ctx: self.ctx,
-                    path: ROOT_KEY,
-                    strict: true,
-                    check: None,
-                };
-                found = Some(map.next_value_seed(seed)?);
-            } else {
-                map.next_value::<IgnoredAny>()?;
-            }
-        }
-        Ok(found)
-    }
-}
-
-/// Where a schema error points: the path from the document root.
-#[derive(Clone, Debug, PartialEq)]
-enum Seg {
-    Key(Value),
-    Index(usize),
-}
-
-/// Re-read `text` and fail at the node `segs` designates (at its key when `at_key`), so that
-/// serde_yaml reports that node's position. `None` when the node is not found.
-fn locate(text: &str, segs: &[Seg], at_key: bool) -> Option<serde_yaml::Location> {
-    if segs.is_empty() {
-        return None;
-    }
-    let ctx = Ctx::default();
-    let result = Locate {
-        ctx: &ctx,
-        segs,
-        at_key,
-    }
-    .deserialize(serde_yaml::Deserializer::from_str(text));
-    match result {
-        Err(err) if ctx.fired() => err.location(),
-        _ => None,
-    }
-}
-
-struct Locate<'a> {
-    ctx: &'a Ctx,
-    segs: &'a [Seg],
-    at_key: bool,
-}
-
-impl<'de> DeserializeSeed<'de> for Locate<'_> {
-    type Value = ();
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        if self.segs.is_empty() {
-            let fire = |_: &Value| Some((String::new(), String::new()));
-            let seed = ValueSeed {
-                ctx: self.ctx,
-                path: "",
-                strict: false,
-                check: Some(&fire),
-            };
-            seed.deserialize(deserializer).map(drop)
-        } else {
-            deserializer.deserialize_any(self)
-        }
-    }
-}
-
-impl<'de> Visitor<'de> for Locate<'_> {
-    type Value = ();
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any YAML value")
-    }
-
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_i128<E: de::Error>(self, _: i128) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_u128<E: de::Error>(self, _: u128) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_none<E: de::Error>(self) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<(), A::Error> {
-        IgnoredAny.visit_enum(data).map(drop)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        let Seg::Index(want) = self.segs[0] else {
-            return IgnoredAny.visit_seq(seq).map(drop);
-        };
-        let mut index = 0;
-        loop {
-            let more = if index == want {
-                let seed = Locate {
-                    ctx: self.ctx,
-                    segs: &self.segs[1..],
-                    at_key: self.at_key,
-                };
-                seq.next_element_seed(seed)?.is_some()
-            } else {
-                seq.next_element::<IgnoredAny>()?.is_some()
-            };
-            if !more {
-                return Ok(());
-            }
-            index += 1;
-        }
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let Seg::Key(want) = &self.segs[0] else {
-            return IgnoredAny.visit_map(map).map(drop);
-        };
-        let fire_at_key = self.at_key && self.segs.len() == 1;
-        let fire = |k: &Value| (fire_at_key && k == want).then(|| (String::new(), String::new()));
-        loop {
-            let seed = ValueSeed {
-                ctx: self.ctx,
-                path: "",
-                strict: false,
-                check: Some(&fire),
-            };
-            let Some(key) = map.next_key_seed(seed)? else {
-                return Ok(());
-            };
-            if &key == want {
-                let seed = Locate {
-                    ctx: self.ctx,
-                    segs: &self.segs[1..],
-                    at_key: self.at_key,
-                };
-                map.next_value_seed(seed)?;
-            } else {
-                map.next_value::<IgnoredAny>()?;
+            match map.next_key_seed(Reader(key))? {
+                None => return Ok(Top(found)),
+                Some(true) => found = Some(map.next_value::<Block<RawWorktree>>()?.0),
+                Some(false) => {
+                    map.next_value::<IgnoredAny>()?;
+                }
             }
         }
     }
 }
 
 // ---------------------------------------------------------------------------------------------
-// Step 2: the schema walk.
+// Cross-field checks, defaults, and where their errors point.
 
-/// A schema error: the key path it names, the node it points at, and what is wrong.
+/// An error found across fields: the key path it names, the node it points at (at its key
+/// when `at_key`), and what is wrong.
 struct Problem {
     key: String,
     at: Vec<Seg>,
@@ -892,489 +615,203 @@ struct Problem {
     msg: String,
 }
 
-type Walked<T> = Result<T, Problem>;
+fn at(path: &[Seg]) -> Vec<Seg> {
+    let mut segs = vec![Seg::Key(ROOT_KEY)];
+    segs.extend_from_slice(path);
+    segs
+}
 
-/// A key path from the document root, `worktree.prepare.argv[1]`.
-#[derive(Clone, Debug)]
-struct At(Vec<Seg>);
-
-impl At {
-    fn root() -> At {
-        At(vec![Seg::Key(Value::String(ROOT_KEY.to_owned()))])
-    }
-
-    fn key(&self, key: &Value) -> At {
-        let mut segs = self.0.clone();
-        segs.push(Seg::Key(key.clone()));
-        At(segs)
-    }
-
-    fn field(&self, name: &str) -> At {
-        self.key(&Value::String(name.to_owned()))
-    }
-
-    fn index(&self, i: usize) -> At {
-        let mut segs = self.0.clone();
-        segs.push(Seg::Index(i));
-        At(segs)
-    }
-
-    fn display(&self) -> String {
-        let mut out = String::new();
-        for seg in &self.0 {
-            match seg {
-                Seg::Key(k) => out = join_key(&out, &key_label(k)),
-                Seg::Index(i) => out.push_str(&format!("[{i}]")),
-            }
-        }
-        out
-    }
-
-    /// An error about this node's value.
-    fn problem(&self, msg: impl Into<String>) -> Problem {
-        Problem {
-            key: self.display(),
-            at: self.0.clone(),
-            at_key: false,
-            msg: msg.into(),
-        }
-    }
-
-    /// An error about this node's key (unknown key).
-    fn key_problem(&self, msg: impl Into<String>) -> Problem {
-        Problem {
-            key: self.display(),
-            at: self.0.clone(),
-            at_key: true,
-            msg: msg.into(),
-        }
+fn problem(path: &[Seg], msg: impl Into<String>) -> Problem {
+    Problem {
+        key: display_path(&at(path)),
+        at: at(path),
+        at_key: false,
+        msg: msg.into(),
     }
 }
 
-fn join_key(path: &str, key: &str) -> String {
-    if path.is_empty() {
-        key.to_owned()
-    } else {
-        format!("{path}.{key}")
-    }
-}
-
-fn key_label(key: &Value) -> String {
-    match key {
-        Value::String(s) => {
-            let mut chars = s.chars();
-            let shown: String = chars.by_ref().take(QUOTE_CHARS).collect();
-            if chars.next().is_some() {
-                format!("{shown}…")
-            } else {
-                shown
-            }
-        }
-        Value::Null => "~".to_owned(),
-        Value::Bool(b) => b.to_string(),
-        Value::Number(n) => n.to_string(),
-        Value::Sequence(_) | Value::Mapping(_) | Value::Tagged(_) => "<complex key>".to_owned(),
-    }
-}
-
-/// What a value is, for "expected X, found Y".
-fn describe(value: &Value) -> String {
-    match value {
-        Value::Null => "an explicit null".to_owned(),
-        Value::Bool(b) => format!("a boolean ({b})"),
-        Value::Number(n) if n.is_f64() => format!("a float ({n})"),
-        Value::Number(n) => format!("an integer ({n})"),
-        Value::String(s) => format!("a string ({})", quote(s)),
-        Value::Sequence(_) => "a list".to_owned(),
-        Value::Mapping(_) => "a mapping".to_owned(),
-        Value::Tagged(t) => format!("a tagged value ({})", t.tag),
-    }
-}
-
-fn wrong_type(value: &Value, at: &At, expected: &str) -> Problem {
-    at.problem(format!("expected {expected}, found {}", describe(value)))
-}
-
-/// A mapping whose keys were all checked against the allowed set.
-struct Block<'v> {
-    map: &'v Mapping,
-    at: At,
-}
-
-fn block<'v>(value: &'v Value, at: &At, allowed: &[&str]) -> Walked<Block<'v>> {
-    let Value::Mapping(map) = value else {
-        return Err(wrong_type(value, at, "a mapping"));
-    };
-    for key in map.keys() {
-        if !key.as_str().is_some_and(|k| allowed.contains(&k)) {
-            return Err(at.key(key).key_problem(format!(
-                "unknown key (allowed keys: {})",
-                allowed.join(", ")
-            )));
-        }
-    }
-    Ok(Block {
-        map,
-        at: at.clone(),
+/// `key` is required in the block at `path`: point at the block's key when it has one.
+fn require<T>(value: Given<T>, path: &[Seg], key: &'static str) -> Result<T, Problem> {
+    value.0.ok_or_else(|| Problem {
+        key: join_key(&display_path(&at(path)), key),
+        at: at(path),
+        at_key: matches!(path.last(), Some(Seg::Key(_))),
+        msg: format!(
+            "missing (required when {} is present)",
+            display_path(&at(path))
+        ),
     })
 }
 
-impl<'v> Block<'v> {
-    fn get(&self, name: &str) -> Option<(&'v Value, At)> {
-        self.map.get(name).map(|v| (v, self.at.field(name)))
+fn argv(given: Given<List<Name>>, block: &'static str) -> Result<Vec<String>, Problem> {
+    let list = require(given, &[Seg::Key(block)], "argv")?;
+    if list.0.is_empty() {
+        return Err(problem(
+            &[Seg::Key(block), Seg::Key("argv")],
+            "must hold at least one element (the program)",
+        ));
     }
-
-    fn require(&self, name: &str) -> Walked<(&'v Value, At)> {
-        self.get(name).ok_or_else(|| {
-            let present = self.at.display();
-            Problem {
-                key: self.at.field(name).display(),
-                // Point at the block's own key when it has one, else at the block.
-                at_key: matches!(self.at.0.last(), Some(Seg::Key(_))),
-                at: self.at.0.clone(),
-                msg: format!("missing (required when {present} is present)"),
-            }
-        })
-    }
+    Ok(list.0.into_iter().map(|n| n.0).collect())
 }
 
-fn string<'v>(value: &'v Value, at: &At) -> Walked<&'v str> {
-    value
-        .as_str()
-        .ok_or_else(|| wrong_type(value, at, "a string"))
-}
-
-fn nonempty_string(value: &Value, at: &At) -> Walked<String> {
-    let s = string(value, at)?;
-    if s.is_empty() {
-        return Err(at.problem("must not be empty"));
-    }
-    Ok(s.to_owned())
-}
-
-fn absolute_path(value: &Value, at: &At) -> Walked<PathBuf> {
-    let s = nonempty_string(value, at)?;
-    let path = PathBuf::from(&s);
-    if !path.is_absolute() {
-        return Err(at.problem(format!("must be an absolute path, found {}", quote(&s))));
-    }
-    Ok(path)
-}
-
-fn boolean(value: &Value, at: &At) -> Walked<bool> {
-    value
-        .as_bool()
-        .ok_or_else(|| wrong_type(value, at, "a boolean (true or false)"))
-}
-
-/// A non-negative integer of at least `min`.
-fn integer(value: &Value, at: &At, min: u64) -> Walked<u64> {
-    let Value::Number(n) = value else {
-        return Err(wrong_type(value, at, "an integer"));
-    };
-    if n.is_f64() {
-        return Err(wrong_type(value, at, "an integer"));
-    }
-    match n.as_u64() {
-        Some(v) if v >= min => Ok(v),
-        _ => Err(at.problem(format!("must be an integer of at least {min}, found {n}"))),
-    }
-}
-
-fn list<'v>(value: &'v Value, at: &At) -> Walked<&'v [Value]> {
-    match value {
-        Value::Sequence(items) => Ok(items),
-        other => Err(wrong_type(other, at, "a list")),
-    }
-}
-
-/// One of `allowed` (a string), as its index.
-fn choice(value: &Value, at: &At, allowed: &[&str]) -> Walked<usize> {
-    let expected = format!("one of {}", allowed.join(", "));
-    let s = value
-        .as_str()
-        .ok_or_else(|| wrong_type(value, at, &expected))?;
-    allowed.iter().position(|a| *a == s).ok_or_else(|| {
-        at.problem(format!(
-            "unknown value {} (allowed values: {})",
-            quote(s),
-            allowed.join(", ")
-        ))
-    })
-}
-
-fn argv(value: &Value, at: &At) -> Walked<Vec<String>> {
-    let items = list(value, at)?;
-    if items.is_empty() {
-        return Err(at.problem("must hold at least one element (the program)"));
-    }
-    items
-        .iter()
-        .enumerate()
-        .map(|(i, item)| nonempty_string(item, &at.index(i)))
-        .collect()
-}
-
-fn is_env_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
-/// A hook timeout as written: value and where.
-type Written = Option<(u64, At)>;
-
-fn walk(root: &Value) -> Walked<Config> {
-    let wt = block(root, &At::root(), WORKTREE_KEYS)?;
+/// The effective configuration from the typed block: defaults, then the checks across fields.
+fn build(wt: RawWorktree) -> Result<Config, Problem> {
     let mut cfg = Config::default();
-
-    if let Some((v, at)) = wt.get("base") {
-        let b = block(v, &at, BASE_KEYS)?;
-        if let Some((v, at)) = b.get("remote") {
-            let remote = nonempty_string(v, &at)?;
-            if let Err(why) = check_remote_name(&remote) {
-                return Err(at.problem(format!("{why}, found {}", quote(&remote))));
-            }
-            cfg.base.remote = remote;
+    if let Some(Block(b)) = wt.base.0 {
+        if let Some(r) = b.remote.0 {
+            cfg.base.remote = r.0;
         }
-        if let Some((v, at)) = b.get("ref") {
-            let r = string(v, &at)?;
-            if let Err(why) = check_branch_ref(r) {
-                return Err(at.problem(format!("{why}, found {}", quote(r))));
-            }
-            cfg.base.git_ref = Some(r.to_owned());
-        }
+        cfg.base.git_ref = b.git_ref.0.map(|r| r.0);
+    }
+    if let Some(Block(h)) = wt.helpers.0 {
+        cfg.helpers.stable_root = h.stable_root.0.map(|p| p.0);
+    }
+    if let Some(Block(c)) = wt.checkout.0 {
+        cfg.checkout.mode = c.mode.0.unwrap_or(CheckoutMode::Full);
     }
 
-    if let Some((v, at)) = wt.get("helpers") {
-        let h = block(v, &at, HELPERS_KEYS)?;
-        if let Some((v, at)) = h.get("stable_root") {
-            cfg.helpers.stable_root = Some(absolute_path(v, &at)?);
-        }
+    let mut prepare_cap = None;
+    if let Some(Block(p)) = wt.prepare.0 {
+        prepare_cap = p.timeout_seconds.0.map(|t| t.0);
+        cfg.prepare = Some(Prepare {
+            argv: argv(p.argv, "prepare")?,
+            on_create: p.on_create.0.is_none_or(|f| f.0),
+            on_reuse: p.on_reuse.0.is_some_and(|f| f.0),
+            timeout_seconds: prepare_cap.unwrap_or(DEFAULT_PREPARE_TIMEOUT),
+        });
+    }
+    let mut cleanup_cap = None;
+    if let Some(Block(c)) = wt.cleanup.0 {
+        cleanup_cap = c.timeout_seconds.0.map(|t| t.0);
+        cfg.cleanup = Some(Cleanup {
+            argv: argv(c.argv, "cleanup")?,
+            timeout_seconds: cleanup_cap.unwrap_or(DEFAULT_CLEANUP_TIMEOUT),
+        });
     }
 
-    let mut mode_at = None;
-    if let Some((v, at)) = wt.get("checkout") {
-        let c = block(v, &at, CHECKOUT_KEYS)?;
-        if let Some((v, at)) = c.get("mode") {
-            cfg.checkout.mode = match choice(v, &at, &["full", "delegated"])? {
-                0 => CheckoutMode::Full,
-                _ => CheckoutMode::Delegated,
-            };
-            mode_at = Some(at);
-        }
+    if let Some(Block(s)) = wt.sharing.0 {
+        cfg.sharing.env = s.env.0.unwrap_or(EnvSharing::Disabled);
+        cfg.sharing.skills = s.skills.0.unwrap_or(SkillsSharing::Fallback);
+    }
+    if let Some(Block(e)) = wt.environment.0 {
+        let names = e.passthrough.0.map_or_else(Vec::new, |l| l.0);
+        cfg.environment.passthrough = names.into_iter().map(|n| n.0).collect();
+    }
+    if let Some(Block(p)) = wt.ports.0 {
+        cfg.ports = Some(ports(p)?);
+    }
+    let action_written = wt.action_timeout_seconds.0.map(|t| t.0);
+    if let Some(action) = action_written {
+        cfg.action_timeout_seconds = action;
+    }
+    if let Some(list) = wt.adoptions.0 {
+        cfg.adoptions = adoptions(list)?;
     }
 
-    let mut prepare_cap: Written = None;
-    let mut prepare_argv_at = None;
-    if let Some((v, at)) = wt.get("prepare") {
-        let p = block(v, &at, PREPARE_KEYS)?;
-        // The other keys are checked first, so a typo there is not reported as missing argv.
-        let argv_given = p.get("argv").map(|(v, at)| argv(v, &at)).transpose()?;
-        let mut prepare = Prepare {
-            argv: Vec::new(),
-            on_create: true,
-            on_reuse: false,
-            timeout_seconds: DEFAULT_PREPARE_TIMEOUT,
-        };
-        if let Some((v, at)) = p.get("on_create") {
-            prepare.on_create = boolean(v, &at)?;
-        }
-        if let Some((v, at)) = p.get("on_reuse") {
-            prepare.on_reuse = boolean(v, &at)?;
-        }
-        if let Some((v, at)) = p.get("timeout_seconds") {
-            prepare.timeout_seconds = integer(v, &at, 1)?;
-            prepare_cap = Some((prepare.timeout_seconds, at));
-        }
-        let (_, argv_at) = p.require("argv")?;
-        prepare.argv = argv_given.unwrap_or_default();
-        prepare_argv_at = Some(argv_at);
-        cfg.prepare = Some(prepare);
-    }
-
-    let mut cleanup_cap: Written = None;
-    let mut cleanup_argv_at = None;
-    if let Some((v, at)) = wt.get("cleanup") {
-        let c = block(v, &at, CLEANUP_KEYS)?;
-        let argv_given = c.get("argv").map(|(v, at)| argv(v, &at)).transpose()?;
-        let mut cleanup = Cleanup {
-            argv: Vec::new(),
-            timeout_seconds: DEFAULT_CLEANUP_TIMEOUT,
-        };
-        if let Some((v, at)) = c.get("timeout_seconds") {
-            cleanup.timeout_seconds = integer(v, &at, 1)?;
-            cleanup_cap = Some((cleanup.timeout_seconds, at));
-        }
-        let (_, argv_at) = c.require("argv")?;
-        cleanup.argv = argv_given.unwrap_or_default();
-        cleanup_argv_at = Some(argv_at);
-        cfg.cleanup = Some(cleanup);
-    }
-
-    if let Some((v, at)) = wt.get("sharing") {
-        let s = block(v, &at, SHARING_KEYS)?;
-        if let Some((v, at)) = s.get("env") {
-            cfg.sharing.env = match choice(v, &at, &["disabled", "link"])? {
-                0 => EnvSharing::Disabled,
-                _ => EnvSharing::Link,
-            };
-        }
-        if let Some((v, at)) = s.get("skills") {
-            cfg.sharing.skills = match choice(v, &at, &["fallback", "disabled"])? {
-                0 => SkillsSharing::Fallback,
-                _ => SkillsSharing::Disabled,
-            };
-        }
-    }
-
-    if let Some((v, at)) = wt.get("environment") {
-        let e = block(v, &at, ENVIRONMENT_KEYS)?;
-        if let Some((v, at)) = e.get("passthrough") {
-            for (i, item) in list(v, &at)?.iter().enumerate() {
-                let at = at.index(i);
-                let name = string(item, &at)?;
-                if !is_env_name(name) {
-                    return Err(at.problem(format!(
-                        "{} is not a variable name (letters, digits and '_', not starting \
-                         with a digit)",
-                        quote(name)
-                    )));
-                }
-                cfg.environment.passthrough.push(name.to_owned());
-            }
-        }
-    }
-
-    if let Some((v, at)) = wt.get("ports") {
-        cfg.ports = Some(ports(v, &at)?);
-    }
-
-    let mut action_written = None;
-    if let Some((v, at)) = wt.get("action_timeout_seconds") {
-        cfg.action_timeout_seconds = integer(v, &at, 1)?;
-        action_written = Some(at);
-    }
-
-    if let Some((v, at)) = wt.get("adoptions") {
-        cfg.adoptions = adoptions(v, &at)?;
-    }
-
-    // Cross-field rules.
+    // A hook cap written above a written action timeout is an error; any other is clamped.
     let action = cfg.action_timeout_seconds;
-    for (cap, written) in [
-        (
-            cfg.prepare.as_mut().map(|p| &mut p.timeout_seconds),
-            &prepare_cap,
-        ),
-        (
-            cfg.cleanup.as_mut().map(|c| &mut c.timeout_seconds),
-            &cleanup_cap,
-        ),
-    ] {
-        let Some(cap) = cap else { continue };
-        match (written, &action_written) {
-            (Some((value, at)), Some(action_at)) if *value > action => {
-                return Err(at.problem(format!(
-                    "{value} is above {} ({action}); a hook cannot outlive its action",
-                    action_at.display()
-                )));
+    for (block, written) in [("prepare", prepare_cap), ("cleanup", cleanup_cap)] {
+        if let (Some(value), Some(_)) = (written, action_written) {
+            if value > action {
+                return Err(problem(
+                    &[Key(block), Key("timeout_seconds")],
+                    format!(
+                        "{value} is above {ROOT_KEY}.action_timeout_seconds ({action}); a hook \
+                         cannot outlive its action"
+                    ),
+                ));
             }
-            _ => *cap = (*cap).min(action),
         }
+    }
+    if let Some(p) = cfg.prepare.as_mut() {
+        p.timeout_seconds = p.timeout_seconds.min(action);
+    }
+    if let Some(c) = cfg.cleanup.as_mut() {
+        c.timeout_seconds = c.timeout_seconds.min(action);
     }
 
     if cfg.checkout.mode == CheckoutMode::Delegated && cfg.prepare.is_none() {
-        let at = mode_at.unwrap_or_else(At::root);
-        return Err(at.problem(format!(
-            "delegated requires a prepare hook ({} is not set)",
-            At::root().field("prepare").field("argv").display()
-        )));
+        return Err(problem(
+            &[Key("checkout"), Key("mode")],
+            format!("delegated requires a prepare hook ({ROOT_KEY}.prepare.argv is not set)"),
+        ));
     }
 
     if cfg.helpers.stable_root.is_none() {
-        if let Some(hook_at) = prepare_argv_at.or(cleanup_argv_at) {
-            let key = At::root().field("helpers").field("stable_root").display();
+        let hook = if cfg.prepare.is_some() {
+            Some("prepare")
+        } else if cfg.cleanup.is_some() {
+            Some("cleanup")
+        } else {
+            None
+        };
+        if let Some(hook) = hook {
             return Err(Problem {
-                key,
-                at: hook_at.0.clone(),
+                key: display_path(&at(&[Key("helpers"), Key("stable_root")])),
+                at: at(&[Key(hook), Key("argv")]),
                 at_key: true,
-                msg: format!("missing; required because {} is set", hook_at.display()),
+                msg: format!("missing; required because {ROOT_KEY}.{hook}.argv is set"),
             });
         }
     }
-
     Ok(cfg)
 }
 
-fn ports(value: &Value, at: &At) -> Walked<Ports> {
-    let p = block(value, at, PORTS_KEYS)?;
-    let (count_value, count_at) = p.require("count")?;
-    let (range_value, range_at) = p.require("range")?;
-    let count = integer(count_value, &count_at, 1)?;
-    let range = list(range_value, &range_at)?;
-    if range.len() != 2 {
-        return Err(range_at.problem(format!(
-            "expected a list of two ports [LOW, HIGH], found {} elements",
-            range.len()
-        )));
-    }
-    let low_at = range_at.index(0);
-    let high_at = range_at.index(1);
-    let low = integer(&range[0], &low_at, MIN_PORT)?;
-    let high = integer(&range[1], &high_at, MIN_PORT)?;
-    if low > MAX_PORT {
-        return Err(low_at.problem(format!("must be at most {MAX_PORT}, found {low}")));
-    }
-    if high > MAX_PORT {
-        return Err(high_at.problem(format!("must be at most {MAX_PORT}, found {high}")));
-    }
+fn ports(p: RawPorts) -> Result<Ports, Problem> {
+    let count = require(p.count, &[Key("ports")], "count")?.0;
+    let range = require(p.range, &[Key("ports")], "range")?.0;
+    let range_at = [Key("ports"), Key("range")];
+    let [Port(low), Port(high)] = range[..] else {
+        return Err(problem(
+            &range_at,
+            format!(
+                "expected a list of two ports [LOW, HIGH], found {} elements",
+                range.len()
+            ),
+        ));
+    };
     if low > high {
-        return Err(range_at.problem(format!("low port {low} is above high port {high}")));
+        return Err(problem(
+            &range_at,
+            format!("low port {low} is above high port {high}"),
+        ));
     }
-    let size = high - low + 1;
+    let size = u64::from(high - low) + 1;
     if count > size {
-        return Err(count_at.problem(format!(
-            "{count} is more than the {size} ports in {}",
-            range_at.display()
-        )));
+        return Err(problem(
+            &[Key("ports"), Key("count")],
+            format!(
+                "{count} is more than the {size} ports in {}",
+                display_path(&at(&range_at))
+            ),
+        ));
     }
-    let port = |v: u64, at: &At| u16::try_from(v).map_err(|_| at.problem("out of range"));
     Ok(Ports {
-        count: port(count, &count_at)?,
-        range: [port(low, &low_at)?, port(high, &high_at)?],
+        // At most `size`, itself at most 65536 - 1024.
+        count: u16::try_from(count).unwrap_or(u16::MAX),
+        range: [low, high],
     })
 }
 
-fn adoptions(value: &Value, at: &At) -> Walked<Vec<Adoption>> {
+fn adoptions(list: List<Block<RawAdoption>>) -> Result<Vec<Adoption>, Problem> {
     let mut out: Vec<Adoption> = Vec::new();
-    for (i, item) in list(value, at)?.iter().enumerate() {
-        let item_at = at.index(i);
-        let a = block(item, &item_at, ADOPTION_KEYS)?;
-        let (v, card_at) = a.require("card")?;
-        let card = nonempty_string(v, &card_at)?;
-        if let Err(fail) = crate::card::CardId::parse(&card) {
-            return Err(card_at.problem(fail.message));
-        }
+    for (i, Block(a)) in list.0.into_iter().enumerate() {
+        let item = [Key("adoptions"), Index(i)];
+        let card = require(a.card, &item, "card")?.0;
         if let Some(j) = out.iter().position(|o| o.card == card) {
-            return Err(card_at.problem(format!(
-                "card {card:?} is already declared by {}",
-                at.index(j).display()
-            )));
+            return Err(problem(
+                &[Key("adoptions"), Index(i), Key("card")],
+                format!(
+                    "card {card:?} is already declared by {}",
+                    display_path(&at(&[Key("adoptions"), Index(j)]))
+                ),
+            ));
         }
-        let (v, path_at) = a.require("path")?;
-        let path = absolute_path(v, &path_at)?;
-        let (v, common_at) = a.require("common_dir")?;
-        let common_dir = absolute_path(v, &common_at)?;
-        let (v, branch_at) = a.require("branch")?;
-        let branch = nonempty_string(v, &branch_at)?;
         out.push(Adoption {
             card,
-            path,
-            common_dir,
-            branch,
+            path: require(a.path, &item, "path")?.0,
+            common_dir: require(a.common_dir, &item, "common_dir")?.0,
+            branch: require(a.branch, &item, "branch")?.0,
         });
     }
     Ok(out)
@@ -1588,6 +1025,7 @@ mod tests {
             ("-5", "-5"),
             ("0", "at least 1"),
             ("1e3", "float"),
+            ("!!float 10", "found a float (10.0)"),
             ("99999999999999999999999", "out of range"),
         ];
         for (value, want) in cases {
