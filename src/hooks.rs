@@ -56,6 +56,18 @@ pub enum Ending {
     Deadline,
 }
 
+/// In words, for messages and the event log (R-DISPATCH 8): `exited 0`, `killed at its cap`.
+impl std::fmt::Display for Ending {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Ending::Exited(c) if *c > 128 => write!(f, "exited {c} (killed by signal {})", c - 128),
+            Ending::Exited(c) => write!(f, "exited {c}"),
+            Ending::Cap => f.write_str("killed at its cap"),
+            Ending::Deadline => f.write_str("killed at the action deadline"),
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Outcome {
     pub ending: Ending,
@@ -372,6 +384,20 @@ mod tests {
             assert_eq!(e.code, crate::error::Code::Usage, "{bad:?}");
         }
         assert!(resolve_program(&s(&ok), None, "k").is_err());
+    }
+
+    #[test]
+    fn endings_read_as_words() {
+        assert_eq!(Ending::Exited(0).to_string(), "exited 0");
+        assert_eq!(
+            Ending::Exited(137).to_string(),
+            "exited 137 (killed by signal 9)"
+        );
+        assert_eq!(Ending::Cap.to_string(), "killed at its cap");
+        assert_eq!(
+            Ending::Deadline.to_string(),
+            "killed at the action deadline"
+        );
     }
 
     #[test]

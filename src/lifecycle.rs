@@ -162,7 +162,7 @@ impl Prep<'_> {
         self.log(
             "failed",
             rec,
-            &format!("prepare hook: {:?}", outcome.ending),
+            &format!("prepare hook {}", outcome.ending),
             outcome.duration,
         );
         Err(Failure::Hook(outcome))

@@ -135,6 +135,32 @@ pub struct Released {
     pub killed: Vec<i32>,
 }
 
+/// In words (R-DISPATCH 8): `no process left`, `2 processes terminated (41, 42)`, ….
+impl std::fmt::Display for Released {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let list = |pids: &[i32]| {
+            let n = pids.len();
+            let shown: Vec<String> = pids.iter().map(i32::to_string).collect();
+            format!(
+                "{n} process{} ({})",
+                if n == 1 { "" } else { "es" },
+                shown.join(", ")
+            )
+        };
+        match (self.terminated.as_slice(), self.killed.as_slice()) {
+            ([], []) => f.write_str("no process left"),
+            (t, []) => write!(f, "{} terminated", list(t)),
+            ([], k) => write!(f, "{} killed after the grace period", list(k)),
+            (t, k) => write!(
+                f,
+                "{} terminated, {} killed after the grace period",
+                list(t),
+                list(k)
+            ),
+        }
+    }
+}
+
 /// SIGTERM every process holding `dir`, wait up to `grace`, SIGKILL the survivors.
 pub fn release(dir: &Path, grace: Duration) -> Released {
     let pids = holding(dir);
@@ -166,6 +192,18 @@ pub fn release(dir: &Path, grace: Duration) -> Released {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn releases_read_as_words() {
+        let r =
+            |terminated: Vec<i32>, killed: Vec<i32>| Released { terminated, killed }.to_string();
+        assert_eq!(r(vec![], vec![]), "no process left");
+        assert_eq!(r(vec![7], vec![]), "1 process (7) terminated");
+        assert_eq!(
+            r(vec![7, 8], vec![9]),
+            "2 processes (7, 8) terminated, 1 process (9) killed after the grace period"
+        );
+    }
 
     #[test]
     fn the_caller_and_its_ancestors_are_spared() {

@@ -392,7 +392,11 @@ fn rehearse(ctx: &Context, cfg: &crate::config::Config) -> Vec<Step> {
                 "share and prepare",
                 true,
                 t.elapsed(),
-                format!("links: {:?}", rec.links),
+                if rec.links.is_empty() {
+                    "no links".to_owned()
+                } else {
+                    format!("links: {}", rec.links.join(", "))
+                },
             )),
             Err(f) => {
                 let msg = f

@@ -191,7 +191,14 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
             let ports = if c.ports.is_empty() {
                 String::new()
             } else {
-                format!(" (releases ports {:?})", c.ports)
+                format!(
+                    " (releases ports {})",
+                    c.ports
+                        .iter()
+                        .map(u16::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
             };
             let outcome = c
                 .outcome

@@ -156,20 +156,14 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
     steps.push(Step {
         step: "processes",
         ok: true,
-        detail: format!(
-            "terminated {:?}, killed {:?}",
-            released.terminated, released.killed
-        ),
+        detail: released.to_string(),
     });
     log::append(
         &ctx.repo.common_dir,
         "released",
         &rec.card,
         &path,
-        &format!(
-            "{} processes",
-            released.terminated.len() + released.killed.len()
-        ),
+        &released.to_string(),
         t.elapsed(),
     );
 
@@ -201,7 +195,7 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
         steps.push(Step {
             step: "cleanup hook",
             ok,
-            detail: format!("{:?}", outcome.ending),
+            detail: outcome.ending.to_string(),
         });
         if !ok && !opts.force {
             log::append(
@@ -221,7 +215,7 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
             return Err(Fail::new(
                 code,
                 format!(
-                    "the cleanup hook of card {card} failed ({:?}); {} is kept: {tail}",
+                    "the cleanup hook of card {card} failed ({}); {} is kept: {tail}",
                     outcome.ending,
                     path.display()
                 ),

@@ -156,3 +156,47 @@ fn doctor_checks_the_binary_each_shim_names_and_install_hooks_updates_old_shims(
     let out = repo.install_hooks();
     assert_eq!(out.matches("already installed").count(), 2, "{out}");
 }
+
+/// R-DISPATCH 8: what `remove` prints and the event log keeps are words, not Rust debug text.
+#[test]
+fn output_and_the_event_log_carry_words_not_debug_text() {
+    let repo = TestRepo::new();
+    let (flag, script) = repo.write_failing_prepare("fail", "no database", 3);
+    repo.write_rules(&repo.rules_for(&script, false));
+    repo.kardwt(&repo.base, &["add", "1"]).expect_code(4);
+    std::fs::remove_file(&flag).unwrap();
+    let path = repo.card_path("2");
+    repo.kardwt_ok(&repo.base, &["add", "2"]);
+    let mut sleeper = repo.spawn("sleep", &path, &["300"]);
+    let out = repo.kardwt(&repo.base, &["remove", "2", "--grace", "5"]);
+    sleeper.kill();
+    out.expect_code(0);
+
+    let events = repo.events(None);
+    let outcome = |event: &str, card: &str| {
+        events
+            .iter()
+            .find(|e| e["event"] == event && e["card"] == card)
+            .and_then(|e| e["outcome"].as_str())
+            .unwrap_or_else(|| panic!("no {event} event for card {card}: {events:?}"))
+            .to_owned()
+    };
+    assert_eq!(outcome("failed", "1"), "prepare hook exited 3");
+    let released = outcome("released", "2");
+    assert!(
+        released.starts_with("1 process (") && released.ends_with(") terminated"),
+        "{released}"
+    );
+    for e in &events {
+        let text = e["outcome"].as_str().unwrap_or_default();
+        for debug in ["Exited(", "Cap", "Deadline", "[]", "[\"", "1 processes"] {
+            assert!(!text.contains(debug), "debug text {debug:?} in {e}");
+        }
+    }
+    for debug in ["Exited(", "terminated [", "killed ["] {
+        assert!(
+            !out.stdout.contains(debug) && !out.stderr.contains(debug),
+            "{out}"
+        );
+    }
+}
