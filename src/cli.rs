@@ -11,7 +11,8 @@ use clap::{Args, Parser, Subcommand};
     name = "git-kardwt",
     bin_name = "git kardwt",
     version,
-    propagate_version = true
+    propagate_version = true,
+    disable_help_subcommand = true
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -54,6 +55,7 @@ pub enum Command {
     #[command(subcommand)]
     Hook(HookCommand),
     Completions(CompletionsArgs),
+    Help(HelpArgs),
 }
 
 /// Create (or reuse) the worktree of a card from a freshly fetched base, then prepare it.
@@ -301,4 +303,12 @@ mod tests {
     fn cli_is_consistent() {
         super::Cli::command().debug_assert();
     }
+}
+
+/// Show the manual, built into this binary (it works without an installed man page); with a
+/// command, that command's help.
+#[derive(Debug, Args)]
+pub struct HelpArgs {
+    /// The command whose help to print instead of the manual
+    pub command: Option<String>,
 }

@@ -83,6 +83,9 @@ fn dispatch(cli: Cli, out: &mut dyn std::io::Write) -> anyhow::Result<i32> {
         }
         return Ok(0);
     }
+    if let Command::Help(a) = &cli.command {
+        return commands::help::run(a, out);
+    }
     // The guard judges commands for any directory, inside a repository or not.
     if let Command::Guard(a) = &cli.command {
         return commands::guard::run(a, out);
@@ -117,7 +120,7 @@ fn dispatch(cli: Cli, out: &mut dyn std::io::Write) -> anyhow::Result<i32> {
         Command::InstallHooks(_) => commands::install_hooks::install(&ctx, out),
         Command::UninstallHooks(_) => commands::install_hooks::uninstall(&ctx, out),
         Command::Config(ConfigCommand::Check(a)) => commands::config::check(&ctx, a, out),
-        Command::Hook(_) | Command::Guard(_) | Command::Completions(_) => {
+        Command::Hook(_) | Command::Guard(_) | Command::Completions(_) | Command::Help(_) => {
             unreachable!("dispatched above")
         }
     }

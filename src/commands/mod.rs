@@ -5,6 +5,7 @@ pub mod config;
 pub mod doctor;
 pub mod gc;
 pub mod guard;
+pub mod help;
 pub mod hook;
 pub mod install_hooks;
 pub mod list;

@@ -348,3 +348,44 @@ fn every_subcommand_answers_short_help_with_its_usage() {
         );
     }
 }
+
+/// `git kardwt help` shows the manual built into the binary, with no man page installed
+/// anywhere (`MANPATH` names an empty directory), as a `cargo install`ed kardwt would.
+#[test]
+fn git_kardwt_help_shows_the_built_in_manual_without_an_installed_page() {
+    let repo = crate::support::TestRepo::new();
+    let empty = repo.tmp.join("no-man-pages");
+    std::fs::create_dir(&empty).unwrap();
+    let mut cmd = repo.command("git", &repo.base);
+    cmd.env("MANPATH", &empty).args(["kardwt", "help"]);
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    for part in [
+        "NAME",
+        "SYNOPSIS",
+        "EXIT STATUS",
+        "git kardwt add",
+        "--existing-or-base",
+    ] {
+        assert!(text.contains(part), "{part:?} missing from:\n{text}");
+    }
+    assert!(!text.contains("\\fB"), "roff left in:\n{text}");
+
+    let mut cmd = repo.command("git", &repo.base);
+    cmd.args(["kardwt", "help", "remove"]);
+    let out = cmd.output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Usage: git kardwt remove"), "{text}");
+    assert!(text.contains("--grace"), "{text}");
+
+    let mut cmd = repo.command("git", &repo.base);
+    cmd.args(["kardwt", "help", "no-such-command"]);
+    let out = cmd.output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
