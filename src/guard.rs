@@ -1439,6 +1439,7 @@ mod tests {
     }
 
     #[test]
+    #[ignore = "fuzzer: make test-slow"]
     fn fuzz_never_panics() {
         #[rustfmt::skip]
         const PIECES: &[&str] = &[
