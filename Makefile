@@ -1,7 +1,10 @@
 # git-kardwt: build, test, lint, install and demo. GNU make.
 #
 #   make demo                      build, install into a throwaway prefix, run tests/scripts/demo.sh
-#   make test                      the whole test suite
+#   make test                      the default test suite: offline, no fuzzers or stress
+#   make test-managers             the real hook managers, installed from PyPI and npm
+#   make test-slow                 the fuzzers and the stress test
+#   make test-all                  all three
 #   make install PREFIX=/usr/local binary, man page, githooks/ and shell completions
 #                                  (DESTDIR is honoured)
 
@@ -17,18 +20,33 @@ CARGO    ?= cargo
 TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
 BIN      := $(TARGET_DIR)/release/git-kardwt
 
-.PHONY: install-check all build test lint fmt man install uninstall demo bench clean
+.PHONY: install-check all build test test-managers test-slow test-all lint fmt man install uninstall demo bench clean
 
 all: build
 
 build:
 	$(CARGO) build --release
 
-# The whole suite: unit tests, the integration binary (tests/integration/) and doctests.
+# The default suite: unit tests, the integration binary (tests/integration/) and doctests.
+# It needs no network. Left out (cargo's `ignored`), each with the target that runs it in its
+# #[ignore = "…"] reason: the tests that install real hook managers from a registry
+# (make test-managers) and the fuzzers and the stress test (make test-slow).
 # --no-fail-fast: every test binary runs and prints its `test result:` line even after a failure.
 test:
 	$(CARGO) test --all-targets --no-fail-fast
 	$(CARGO) test --doc
+
+# pre-commit from PyPI, lefthook and husky from npm, installed by the tests into temporary
+# directories (needs python3 with venv, npm and the registries). With CI set in the
+# environment a failed install fails the test; elsewhere the test says SKIPPED and passes.
+test-managers:
+	$(CARGO) test --test integration --no-fail-fast hooks_install::real_hook_managers_ -- --ignored
+
+# Every other ignored test: the fuzzers (unit and through the binary) and the stress test.
+test-slow:
+	$(CARGO) test --all-targets --no-fail-fast -- --ignored --skip hooks_install::real_hook_managers_
+
+test-all: test test-managers test-slow
 
 lint:
 	$(CARGO) clippy --all-targets -- -D warnings

@@ -130,6 +130,7 @@ impl Rng {
 }
 
 #[test]
+#[ignore = "fuzzer: make test-slow"]
 fn fuzz_never_panics() {
     #[rustfmt::skip]
     const PIECES: &[&str] = &[

@@ -1,7 +1,7 @@
 //! Fault tests (issue 7): SIGKILL the `git-kardwt add` process itself at each phase (waiting for
 //! the card's lock, waiting for the repository lock, during the fetch, right after the worktree
 //! exists but before its record, during prepare — also during a retry and a reuse — and, with
-//! a hooked `git worktree add` too, during the checkout of a 3,000-file tree), then show
+//! a hooked `git worktree add` too, during the checkout of a 600-file tree), then show
 //! that the next `add` of the same card recovers (creates, re-prepares with reason `retry`, or
 //! fails closed with a message whose advice works), that the base is untouched, that no lock
 //! stays held (not even while the killed run's orphaned children live on), and that nothing the
@@ -21,8 +21,9 @@ const REACH: Duration = Duration::from_secs(60);
 
 /// Live (non-zombie) processes other than this one whose cwd lies inside `dir`, with their
 /// command lines. Everything a test starts (kardwt, its git children, hooks, sleepers) runs in
-/// the test's tempdir, so this finds exactly what the test left behind.
-fn processes_under(dir: &Path) -> Vec<(i32, String)> {
+/// the test's tempdir, so this finds exactly what the test left behind. (Also used by
+/// `sandbox.rs`.)
+pub(crate) fn processes_under(dir: &Path) -> Vec<(i32, String)> {
     let me = std::process::id() as i32;
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
@@ -59,7 +60,7 @@ fn processes_under(dir: &Path) -> Vec<(i32, String)> {
     out
 }
 
-fn sigkill(pid: i32) {
+pub(crate) fn sigkill(pid: i32) {
     if let Some(p) = rustix::process::Pid::from_raw(pid) {
         let _ = rustix::process::kill_process(p, rustix::process::Signal::KILL);
     }
@@ -77,8 +78,21 @@ fn reap(dir: &Path) -> bool {
     })
 }
 
+/// Wait (bounded by 30 s) until nothing runs inside `dir`; when something still does, kill it
+/// and fail naming it. A killed process is gone within milliseconds, so the bound only matters
+/// to what survived, which the callers make sleep far longer than 30 s.
+#[track_caller]
+pub(crate) fn assert_nothing_running_under(dir: &Path, what: &str) {
+    if wait_until(Duration::from_secs(30), || processes_under(dir).is_empty()) {
+        return;
+    }
+    let left = processes_under(dir);
+    reap(dir);
+    panic!("{what}: still running: {left:?}");
+}
+
 /// Kills whatever a test left running in its tempdir when the test ends, even by a panic.
-struct Reaper(PathBuf);
+pub(crate) struct Reaper(pub(crate) PathBuf);
 
 impl Drop for Reaper {
     fn drop(&mut self) {
@@ -683,20 +697,25 @@ fn killed_during_a_reuse_prepare_the_next_add_retries() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Killed mid-checkout (SPEC §17.5): a 3,000-file tree whose checkout stops half way.
+// Killed mid-checkout (SPEC §17.5): a 600-file tree whose checkout stops half way. (Issue 10
+// saw 3,000 files; the count does not matter to the checks, which are by git's `locked` file and
+// by the tracked files against HEAD, and 600 keeps the default `make test` fast.)
 
-/// Commit 3,000 files on origin with one `m.slow` in the middle, whose smudge filter (set in
+/// Files on each side of `m.slow`: the tree has `2 * SIDE` files, `.gitattributes` and `m.slow`.
+const SIDE: usize = 300;
+
+/// Commit `2 * SIDE` files on origin with one `m.slow` in the middle, whose smudge filter (set in
 /// the shared config) blocks the first checkout that reaches it: it writes its pid to the
 /// returned file and sleeps, so about half the files are on disk when the test kills.
 fn slow_checkout(repo: &TestRepo) -> PathBuf {
-    for i in 0..1500 {
+    for i in 0..SIDE {
         std::fs::write(repo.scratch.join(format!("a{i:04}.txt")), format!("a{i}\n")).unwrap();
         std::fs::write(repo.scratch.join(format!("z{i:04}.txt")), format!("z{i}\n")).unwrap();
     }
     std::fs::write(repo.scratch.join("m.slow"), "slow\n").unwrap();
     std::fs::write(repo.scratch.join(".gitattributes"), "*.slow filter=slow\n").unwrap();
     repo.git(&repo.scratch, &["add", "-A"]);
-    repo.git(&repo.scratch, &["commit", "--quiet", "-m", "3,000 files"]);
+    repo.git(&repo.scratch, &["commit", "--quiet", "-m", "many files"]);
     repo.git(&repo.scratch, &["push", "--quiet", "origin", "main"]);
     repo.git(&repo.base, &["pull", "--quiet", "--ff-only"]);
     let pid_file = repo.tmp.join("smudge.pid");
@@ -740,7 +759,7 @@ fn file_count(dir: &Path) -> usize {
         .count()
 }
 
-/// [`assert_repository_recovered`] without its extra add, which checks out 3,000 files and
+/// [`assert_repository_recovered`] without its extra add, which checks out the whole tree and
 /// could run into its short `--timeout` on a loaded machine.
 #[track_caller]
 fn assert_recovered_after_checkout(repo: &TestRepo, base_before: &BTreeMap<PathBuf, Vec<u8>>) {
@@ -758,7 +777,7 @@ fn assert_recovered_after_checkout(repo: &TestRepo, base_before: &BTreeMap<PathB
 #[track_caller]
 fn assert_whole(repo: &TestRepo, path: &Path) {
     let tracked = repo.git(path, &["ls-files"]).lines().count();
-    assert!(tracked > 3000, "{tracked} tracked files");
+    assert!(tracked > 2 * SIDE, "{tracked} tracked files");
     assert!(file_count(path) >= tracked, "the tree is incomplete");
     assert_eq!(
         repo.git(path, &["status", "--porcelain", "--untracked-files=no"]),
@@ -810,7 +829,7 @@ fn killed_during_the_checkout_the_next_add_removes_the_half_made_tree_and_recrea
     kill_the_checkout(&repo);
     let present = file_count(&path);
     assert!(
-        (1..3000).contains(&present),
+        (1..2 * SIDE).contains(&present),
         "the tree is not half made: {present} files"
     );
     assert!(!admin.join("index").exists());
@@ -859,7 +878,7 @@ fn a_hooked_worktree_add_killed_during_the_checkout_is_refused_with_the_repair()
         128 + 9,
         "git worktree add was not killed mid-checkout:\n{out}"
     );
-    assert!((1..3000).contains(&file_count(&hooked)));
+    assert!((1..2 * SIDE).contains(&file_count(&hooked)));
     assert_half_made_is_never_ready(&repo, &hooked);
 
     // add k2 cannot use branch card/k2 while the half-made tree holds it: it refuses, changes

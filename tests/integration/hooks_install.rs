@@ -223,6 +223,8 @@ fn a_relative_core_hooks_path_resolves_against_the_base_and_doctor_warns() {
 }
 
 // ---- The real hook managers, installed by the tests themselves into a temp dir. ----
+// They reach PyPI and npm, so the offline `make test` leaves them out (ignored); `make
+// test-managers` runs them, and CI runs that as its own step.
 
 /// Run `cmd`; `None` (after printing a notice) when it failed, e.g. without network.
 /// Under CI (which reaches the package registries) a failed install fails the test; on a
@@ -261,6 +263,7 @@ fn run_with_path(repo: &TestRepo, dir: &Path, path: &OsString, args: &[&str]) ->
 }
 
 #[test]
+#[ignore = "installs pre-commit from PyPI: make test-managers"]
 fn real_hook_managers_pre_commit_runs_kardwt_as_its_legacy_hook() {
     let repo = TestRepo::new();
     let venv = repo.tmp.join("venv");
@@ -388,6 +391,7 @@ fn npm_install(repo: &TestRepo, packages: &[&str]) -> Option<PathBuf> {
 }
 
 #[test]
+#[ignore = "installs lefthook from npm: make test-managers"]
 fn real_hook_managers_lefthook_gets_the_printed_lines_and_seeds() {
     let repo = TestRepo::new();
     let Some(modules) = npm_install(&repo, &["lefthook"]) else {
@@ -438,6 +442,7 @@ fn real_hook_managers_lefthook_gets_the_printed_lines_and_seeds() {
 }
 
 #[test]
+#[ignore = "installs husky from npm: make test-managers"]
 fn real_hook_managers_husky_gets_the_printed_line_and_seeds() {
     let repo = TestRepo::new();
     let Some(modules) = npm_install(&repo, &["husky"]) else {

@@ -6,9 +6,10 @@ use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::support::{sh_quote, yaml_str, TestRepo};
+use crate::faults::{assert_nothing_running_under, Reaper};
+use crate::support::{sh_quote, yaml_str, TestRepo, COMMAND_TIMEOUT};
 
 /// An executable script at `path` that touches `marker` when it runs.
 fn marker_script(path: &Path, marker: &Path, mode: u32) {
@@ -208,87 +209,70 @@ fn the_hook_environment_holds_only_the_allowed_names_on_both_paths() {
     check_env(&repo, &env, "6", &repo.sibling("card-6"));
 }
 
-/// A prepare that starts a background grandchild (which touches `marker` after `delay`
-/// seconds), then sleeps long.
-fn prepare_with_grandchild(repo: &TestRepo, marker: &Path, delay: u32) -> PathBuf {
-    repo.write_prepare(&format!(
-        "( sleep {delay}; : > {} ) >/dev/null 2>&1 &\nsleep 60",
-        sh_quote(marker)
-    ))
+/// A prepare that starts a background grandchild, then sleeps. Both sleep 300 s: one that
+/// survived its kill is still running when the test looks, however loaded the machine.
+fn prepare_with_grandchild(repo: &TestRepo) -> PathBuf {
+    repo.write_prepare("( sleep 300 ) >/dev/null 2>&1 &\nsleep 300")
 }
 
 #[test]
 fn a_prepare_past_its_cap_is_killed_with_its_grandchildren_on_both_paths() {
     let repo = TestRepo::new();
-    let marker = repo.tmp.join("grandchild-did-its-work");
-    let script = prepare_with_grandchild(&repo, &marker, 4);
+    let _reaper = Reaper(repo.tmp.clone());
+    let script = prepare_with_grandchild(&repo);
     repo.write_rules(&format!(
         "{}    timeout_seconds: 2\n",
         repo.rules_for(&script, false)
     ));
     repo.install_hooks();
 
-    // A plain git worktree add.
-    let t = Instant::now();
+    // A plain git worktree add. Without the cap it would wait for the 300 s prepare, past the
+    // harness's 120 s bound, which fails the test.
     let out = repo
         .spawn(
             "git",
             &repo.base,
             &["worktree", "add", "../z", "-b", "card/9"],
         )
-        .wait(Duration::from_secs(60));
-    let took = t.elapsed();
+        .wait(COMMAND_TIMEOUT);
     assert_ne!(out.code, 0, "{out}");
-    assert!(took < Duration::from_secs(8), "took {took:?}:\n{out}");
     assert!(out.stderr.contains("retry"), "{out}");
     let z = repo.sibling("z");
     assert!(!z.exists(), "the tree is still there:\n{out}");
     assert!(!repo.is_registered(&z));
     assert!(repo.branch_exists("card/9"));
+    assert_nothing_running_under(&repo.tmp, "the killed prepare hook of git worktree add");
 
     // git kardwt add: exit 4.
-    let (out, t2) = repo.kardwt_within(&["add", "10"], 4, Duration::from_secs(8));
+    let out = repo.kardwt(&repo.base, &["add", "10"]);
+    out.expect_code(4);
     assert!(!repo.card_path("10").exists(), "{out}");
     assert!(!repo.is_registered(&repo.card_path("10")));
-
-    // Well past the grandchildren's delay: neither did its work.
-    let until = t2 + Duration::from_secs(7);
-    std::thread::sleep(until.saturating_duration_since(Instant::now()));
-    assert!(
-        !marker.exists(),
-        "a grandchild of the killed prepare hook survived and did its work"
-    );
+    assert_nothing_running_under(&repo.tmp, "the killed prepare hook of git kardwt add");
     assert_eq!(repo.prepare_runs().len(), 2, "{:?}", repo.prepare_runs());
 }
 
 #[test]
 fn the_action_deadline_kills_the_grandchildren_too_and_exits_5() {
     let repo = TestRepo::new();
-    let marker = repo.tmp.join("grandchild-did-its-work");
-    let script = prepare_with_grandchild(&repo, &marker, 4);
+    let _reaper = Reaper(repo.tmp.clone());
+    let script = prepare_with_grandchild(&repo);
     repo.write_rules(&repo.rules_for(&script, false));
-    let (out, t) = repo.kardwt_within(&["add", "11", "--timeout", "2"], 5, Duration::from_secs(8));
+    let out = repo.kardwt(&repo.base, &["add", "11", "--timeout", "2"]);
+    out.expect_code(5);
     assert!(!repo.card_path("11").exists(), "{out}");
     assert!(repo.branch_exists("card/11"));
-    std::thread::sleep((t + Duration::from_secs(7)).saturating_duration_since(Instant::now()));
-    assert!(!marker.exists(), "a grandchild survived the deadline");
+    assert_nothing_running_under(&repo.tmp, "a prepare past the action deadline");
 }
 
-/// A prepare hook that exits 0 but leaves a background child in its process group: the child
-/// is killed with the group, so nothing a hook starts outlives it unnoticed.
+/// A prepare hook that exits 0 but leaves a background child (sleeping 300 s) in its process
+/// group: the child is killed with the group, so nothing a hook starts outlives it unnoticed.
 #[test]
 fn a_successful_hook_leaves_nothing_running_behind() {
     let repo = TestRepo::new();
-    let marker = repo.tmp.join("late-marker");
-    let script = repo.write_prepare(&format!(
-        "(sleep 2; touch {}) &\nexit 0",
-        crate::support::sh_quote(&marker)
-    ));
+    let _reaper = Reaper(repo.tmp.clone());
+    let script = repo.write_prepare("( sleep 300 ) &\nexit 0");
     repo.write_rules(&repo.rules_for(&script, false));
     repo.kardwt_ok(&repo.base, &["add", "1"]);
-    std::thread::sleep(std::time::Duration::from_secs(4));
-    assert!(
-        !marker.exists(),
-        "the hook's background child outlived it and did its work"
-    );
+    assert_nothing_running_under(&repo.tmp, "the background child of a successful hook");
 }

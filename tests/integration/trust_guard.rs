@@ -485,6 +485,7 @@ fn prune_is_answered_with_a_gc_of_gone_entries_only() {
 }
 
 #[test]
+#[ignore = "fuzzer: make test-slow"]
 fn fuzzed_arguments_never_panic_nor_deny_by_mistake() {
     let repo = managed_repo();
     let p42 = repo.card_path("42");
