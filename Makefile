@@ -30,7 +30,7 @@ build:
 # The default suite: unit tests, the integration binary (tests/integration/) and doctests.
 # It needs no network. Left out (cargo's `ignored`), each with the target that runs it in its
 # #[ignore = "…"] reason: the tests that install real hook managers from a registry
-# (make test-managers) and the fuzzers and the stress test (make test-slow).
+# (make test-managers) and the fuzzers, the stress test and a benchmark-like test (make test-slow).
 # --no-fail-fast: every test binary runs and prints its `test result:` line even after a failure.
 test:
 	$(CARGO) test --all-targets --no-fail-fast
@@ -42,7 +42,8 @@ test:
 test-managers:
 	$(CARGO) test --test integration --no-fail-fast hooks_install::real_hook_managers_ -- --ignored
 
-# Every other ignored test: the fuzzers (unit and through the binary) and the stress test.
+# Every other ignored test: the fuzzers (unit and through the binary), the stress test and the
+# pre-push timing test.
 test-slow:
 	$(CARGO) test --all-targets --no-fail-fast -- --ignored --skip hooks_install::real_hook_managers_
 

@@ -647,6 +647,7 @@ fn library(file: &Path, text: &[u8]) -> Result<Result<Json, String>, String> {
 }
 
 #[test]
+#[ignore = "fuzzer: make test-slow"]
 fn garbage_never_panics_and_is_decoded_or_refused() {
     let file = Path::new("kardbrd.yml");
     let mut rng = Rng::new(0x5eed_9e37_79b9);
@@ -675,6 +676,7 @@ fn garbage_never_panics_and_is_decoded_or_refused() {
 /// The real binary on garbage: exit 0 or 2, as the library decides; on success the YAML it
 /// prints is a rules file that decodes to the same configuration.
 #[test]
+#[ignore = "fuzzer: make test-slow"]
 fn config_check_on_garbage_agrees_with_the_library_and_prints_what_decodes_back() {
     let repo = TestRepo::new();
     let rules = repo.rules_path();
