@@ -4,6 +4,7 @@ pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod context;
+pub mod copy;
 pub mod dirty;
 pub mod error;
 pub mod git;
