@@ -66,9 +66,12 @@ fn seed_new_worktree(ctx: &Context, path: &Path, admin: &Path) -> Result<()> {
             "hook: configuration",
             started.elapsed(),
         );
-        let mut fail = Fail::new(
+        // The cause keeps its own exit code (a lock deadline stays 5, a rules error 2) and
+        // prints as `caused by:`.
+        let mut fail = Fail::wrap(
             crate::error::Code::Failed,
-            format!("kardwt could not seed the new worktree {}; a retry re-creates and re-prepares it once this is fixed. {why:#}", path.display()),
+            format!("kardwt could not seed the new worktree {}; a retry re-creates and re-prepares it once this is fixed", path.display()),
+            why,
         )
         .hint("fix the rules file (git kardwt config check), or run git kardwt uninstall-hooks to stop seeding");
         if let Err(refusal) = removed {
