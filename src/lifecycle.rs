@@ -195,7 +195,8 @@ impl Prep<'_> {
         path: &Path,
         failure: Failure,
     ) -> anyhow::Error {
-        let removal = remove_worktree_forced(&self.ctx.repo.base, path);
+        // Card lock held by the caller, then the repository lock (SPEC §4 step 2).
+        let removal = undo_worktree(self.ctx, path, self.deadline);
         failure.into_error(card, retry, Some((path.to_path_buf(), removal.err())))
     }
 }
@@ -251,10 +252,25 @@ pub fn facts(ctx: &Context, rec: &Record) -> Facts {
     }
 }
 
-/// `git worktree remove --force P`, run from the base; the error is git's refusal, capped.
-pub fn remove_worktree_forced(base: &Path, path: &Path) -> Result<(), String> {
-    let args = git::Argv::new(["worktree", "remove", "--force"]).outside(path);
-    match git::run_until(git::cmd(base, args), None) {
+/// R-ATOMIC's undo of a tree kardwt (or the hook) just created: take the repository lock (the
+/// caller holds at most the card's lock: SPEC §4 step 2), then `git worktree remove --force`.
+/// The undo gets a moment past the action deadline: a tree left behind is worse.
+pub fn undo_worktree(ctx: &Context, path: &Path, deadline: Instant) -> Result<(), String> {
+    let grace = deadline.max(Instant::now() + std::time::Duration::from_secs(10));
+    let holder = "git kardwt (undo a failed creation)";
+    let lock = crate::lock::take_repo(&ctx.repo.common_dir, grace, holder)
+        .map_err(|e| format!("{e:#}"))?;
+    remove_worktree_forced(&lock, &ctx.repo.base, path)
+}
+
+/// `git worktree remove --force P`, run from the base under the repository lock; the error
+/// is git's refusal, capped.
+pub fn remove_worktree_forced(
+    lock: &crate::lock::RepoLock,
+    base: &Path,
+    path: &Path,
+) -> Result<(), String> {
+    match git::worktree_remove(lock, base, path, git::Force::Once, None) {
         Ok(o) if o.ok => Ok(()),
         Ok(o) => Err(hooks::tail_chars(&o.stderr, 120)),
         Err(e) => Err(hooks::tail_chars(&e.to_string(), 120)),
@@ -263,9 +279,12 @@ pub fn remove_worktree_forced(base: &Path, path: &Path) -> Result<(), String> {
 
 /// `git worktree remove --force --force P`: also a tree git still holds locked `initializing`
 /// (a `git worktree add` killed mid-checkout). Only for a tree kardwt knows it created.
-pub fn remove_half_made(base: &Path, path: &Path) -> Result<(), String> {
-    let args = git::Argv::new(["worktree", "remove", "--force", "--force"]).outside(path);
-    match git::run_until(git::cmd(base, args), None) {
+pub fn remove_half_made(
+    lock: &crate::lock::RepoLock,
+    base: &Path,
+    path: &Path,
+) -> Result<(), String> {
+    match git::worktree_remove(lock, base, path, git::Force::Twice, None) {
         Ok(o) if o.ok => Ok(()),
         Ok(o) => Err(hooks::tail_chars(&o.stderr, 120)),
         Err(e) => Err(hooks::tail_chars(&e.to_string(), 120)),
@@ -413,16 +432,9 @@ pub fn recorded_base(cfg: &Config, worktree: &Path) -> (String, String) {
             "refs/remotes/{remote}/{}",
             r.strip_prefix("refs/heads/").unwrap_or(r)
         );
-        git::run(
-            worktree,
-            git::Argv::new(["merge-base"])
-                .outside("HEAD")
-                .outside(&tracking),
-        )
-        .ok()
+        git::merge_base(worktree, "HEAD", &tracking)
     });
-    let oid = merge_base
-        .or_else(|| git::run(worktree, ["rev-parse", "--verify", "--quiet", "HEAD"]).ok());
+    let oid = merge_base.or_else(|| git::head_oid(worktree));
     (base_ref.unwrap_or_default(), oid.unwrap_or_default())
 }
 

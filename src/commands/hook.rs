@@ -56,8 +56,9 @@ pub fn post_checkout(global: crate::cli::GlobalArgs, args: &PostCheckoutArgs) ->
 /// Record, seed and prepare a worktree git just created; undo it on any failure.
 fn seed_new_worktree(ctx: &Context, path: &Path, admin: &Path) -> Result<()> {
     let started = Instant::now();
+    // Never called while this process holds the repository lock (the undo takes it).
     let undo = |why: anyhow::Error| -> anyhow::Error {
-        let removed = lifecycle::remove_worktree_forced(&ctx.repo.base, path);
+        let removed = lifecycle::undo_worktree(ctx, path, started);
         log::append(
             &ctx.repo.common_dir,
             "failed",
@@ -121,13 +122,15 @@ fn seed_new_worktree(ctx: &Context, path: &Path, admin: &Path) -> Result<()> {
         return Err(refuse(ctx, path, &card, why, started));
     }
     // Ports are allocated under the repository lock (card lock first, as everywhere).
-    let repo_lock = match cfg.ports {
-        Some(_) => Some(lock::take_repo(&ctx.repo.common_dir, deadline, holder).map_err(undo)?),
-        None => None,
-    };
-    rec.ports = lifecycle::allocate_ports(ctx, cfg, &card).map_err(undo)?;
-    record::write(admin, &rec).map_err(undo)?;
-    drop(repo_lock);
+    let recorded = (|| {
+        let _repo_lock = match cfg.ports {
+            Some(_) => Some(lock::take_repo(&ctx.repo.common_dir, deadline, holder)?),
+            None => None,
+        };
+        rec.ports = lifecycle::allocate_ports(ctx, cfg, &card)?;
+        record::write(admin, &rec)
+    })();
+    recorded.map_err(undo)?;
     let prep = Prep {
         ctx,
         cfg,
@@ -173,7 +176,7 @@ fn refuse(
     why: String,
     started: Instant,
 ) -> anyhow::Error {
-    let removed = lifecycle::remove_worktree_forced(&ctx.repo.base, path);
+    let removed = lifecycle::undo_worktree(ctx, path, started);
     log::append(
         &ctx.repo.common_dir,
         "failed",

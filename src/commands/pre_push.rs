@@ -203,37 +203,10 @@ fn pushed_entries(
     Ok(push::parse_entries(&raw))
 }
 
-/// `git -C dir --no-replace-objects args…` with `input` on stdin; its stdout as bytes. Exit 0
-/// and 1 (check-ignore's "nothing matched") are answers, anything else an error quoting git's
-/// stderr. Replace refs are off because the pack git pushes ignores them: a `git replace` must
-/// not show the check a commit other than the one that leaves.
-fn git_bytes(dir: &Path, mut args: Vec<OsString>, input: Option<Vec<u8>>) -> Result<Vec<u8>> {
-    args.insert(0, "--no-replace-objects".into());
-    let shown = args
-        .iter()
-        .skip(1)
-        .take(2)
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect::<Vec<_>>()
-        .join(" ");
-    let expr = git::cmd(dir, args)
-        .stdout_capture()
-        .stderr_capture()
-        .unchecked();
-    let expr = match input {
-        Some(bytes) => expr.stdin_bytes(bytes),
-        None => expr.stdin_null(),
-    };
-    let out = expr
-        .run()
-        .context("could not start git: is it installed and on PATH?")?;
-    match out.status.code() {
-        Some(0 | 1) => Ok(out.stdout),
-        _ => anyhow::bail!(
-            "`git {shown}` failed: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        ),
-    }
+/// pre-push's git calls: through the layer, with replace refs off (see
+/// [`git::raw_no_replace`]).
+fn git_bytes(dir: &Path, args: Vec<OsString>, input: Option<Vec<u8>>) -> Result<Vec<u8>> {
+    git::raw_no_replace(dir, args, input)
 }
 
 /// `git check-ignore -z --stdin` in `dir` (with `--no-index` when `no_index`): which of

@@ -238,12 +238,12 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
         }
     }
     {
-        let _repo_lock = lock::take_repo(&ctx.repo.common_dir, deadline, &holder)?;
-        let mut remove = git::Argv::new(["worktree", "remove"]);
-        if opts.force {
-            remove = remove.fixed("--force");
-        }
-        let remove = remove.outside(&path);
+        let repo_lock = lock::take_repo(&ctx.repo.common_dir, deadline, &holder)?;
+        let force = if opts.force {
+            git::Force::Once
+        } else {
+            git::Force::No
+        };
         // Released but not removed: the record says so, so the next `add` prepares the tree
         // again (reason retry) instead of reusing it as ready.
         let mut mark_failed = |why: &str| {
@@ -261,7 +261,9 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
             );
             recorded
         };
-        let out = match git::run_until(git::cmd(&ctx.repo.base, remove), Some(deadline)) {
+        let removed =
+            git::worktree_remove(&repo_lock, &ctx.repo.base, &path, force, Some(deadline));
+        let out = match removed {
             Ok(out) => out,
             Err(e) => {
                 mark_failed(&format!("{e:#}"));
@@ -288,7 +290,7 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
             detail: "removed".into(),
         });
         // 4. The branch.
-        let branch = branch_step(ctx, &rec, opts);
+        let branch = branch_step(&repo_lock, ctx, &rec, opts);
         steps.push(branch);
     }
     log::append(
@@ -307,7 +309,7 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
 }
 
 /// Delete the branch when asked and merged into the recorded base, or when forced.
-fn branch_step(ctx: &Context, rec: &Record, args: &Options) -> Step {
+fn branch_step(repo_lock: &lock::RepoLock, ctx: &Context, rec: &Record, args: &Options) -> Step {
     let step = |ok, detail: String| Step {
         step: "branch",
         ok,
@@ -329,10 +331,7 @@ fn branch_step(ctx: &Context, rec: &Record, args: &Options) -> Step {
             ),
         );
     }
-    match git::run(
-        &ctx.repo.base,
-        git::Argv::new(["branch", "-D", "--quiet"]).outside(&rec.branch),
-    ) {
+    match git::branch_delete(repo_lock, &ctx.repo.base, &rec.branch) {
         Ok(_) => step(
             true,
             format!(
@@ -356,13 +355,5 @@ pub fn merged_into_base(ctx: &Context, rec: &Record) -> bool {
     tracking
         .into_iter()
         .chain((!rec.base_oid.is_empty()).then(|| rec.base_oid.clone()))
-        .any(|base| {
-            git::run(
-                &ctx.repo.base,
-                git::Argv::new(["merge-base", "--is-ancestor"])
-                    .outside(&branch)
-                    .outside(&base),
-            )
-            .is_ok()
-        })
+        .any(|base| git::is_ancestor(&ctx.repo.base, &branch, &base))
 }

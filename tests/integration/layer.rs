@@ -41,3 +41,97 @@ fn a_lock_deadline_inside_the_post_checkout_hook_exits_5() {
     assert!(out.stderr.contains("deadline"), "{out}");
     assert!(!repo.sibling("k1").exists(), "{out}");
 }
+
+#[test]
+fn remove_names_a_renamed_non_ascii_file_and_any_byte_of_a_dirty_tree() {
+    use std::os::unix::ffi::OsStrExt;
+    let repo = TestRepo::new();
+    let wt = repo.add_card("k1");
+    std::fs::write(wt.join("äb.txt"), "x\n").unwrap();
+    repo.git(&wt, &["add", "äb.txt"]);
+    repo.git(&wt, &["commit", "--quiet", "-m", "a non-ASCII name"]);
+    repo.git(&wt, &["mv", "äb.txt", "öc.txt"]);
+    let odd = std::ffi::OsStr::from_bytes(b"n\xff.txt");
+    std::fs::write(wt.join(odd), "y\n").unwrap();
+
+    let out = repo.kardwt(&repo.base, &["remove", "k1"]);
+    out.expect_code(1);
+    assert!(out.stderr.contains("uncommitted changes"), "{out}");
+    assert!(out.stderr.contains("öc.txt"), "{out}");
+    assert!(!out.stderr.contains("äb.txt"), "{out}");
+    // A byte that is not UTF-8 is shown as git quotes it, not as U+FFFD.
+    assert!(out.stderr.contains("n\\377.txt"), "{out}");
+    assert!(!out.stderr.contains('\u{FFFD}'), "{out}");
+    assert!(wt.join("öc.txt").is_file() && wt.join(odd).is_file());
+    assert!(repo.is_registered(&wt));
+}
+
+/// A `git` first on PATH that logs each of its invocations (one line) and runs the real one.
+fn logging_git(repo: &TestRepo) -> (std::ffi::OsString, std::path::PathBuf) {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let real = std::env::split_paths(&path)
+        .map(|d| d.join("git"))
+        .find(|g| g.is_file())
+        .expect("git on PATH");
+    let dir = repo.tmp.join("logging-git");
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = repo.tmp.join("git-calls.log");
+    let script = dir.join("git");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\necho \"$*\" >> {}\nexec {} \"$@\"\n",
+            sh_quote(&log),
+            sh_quote(&real)
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let bin_dir = std::path::Path::new(crate::support::BIN).parent().unwrap();
+    let mut dirs = vec![dir, bin_dir.to_path_buf()];
+    dirs.extend(std::env::split_paths(&path));
+    (std::env::join_paths(dirs).unwrap(), log)
+}
+
+#[test]
+fn kardwt_trace_prints_one_line_per_git_call() {
+    let repo = TestRepo::new();
+    let (path, log) = logging_git(&repo);
+    let out = repo
+        .spawn_with_env(
+            crate::support::BIN,
+            &repo.base,
+            &["add", "k1"],
+            &[
+                ("KARDWT_TRACE", std::ffi::OsStr::new("1")),
+                ("PATH", path.as_os_str()),
+            ],
+        )
+        .wait(Duration::from_secs(60));
+    out.expect_code(0);
+    let calls = std::fs::read_to_string(&log).unwrap();
+    let calls: Vec<&str> = calls.lines().collect();
+    let traced: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("kardwt trace: git "))
+        .collect();
+    assert!(calls.len() >= 3, "{calls:?}");
+    assert_eq!(traced.len(), calls.len(), "{calls:#?}\n{out}");
+    for (t, c) in traced.iter().zip(&calls) {
+        let shown = t.strip_prefix("kardwt trace: git ").unwrap();
+        assert!(shown.starts_with(*c), "{t} is not {c}");
+        assert!(t.contains(" ms, exit "), "{t}");
+    }
+    assert!(
+        traced
+            .iter()
+            .any(|t| t.contains(" fetch ") && t.contains("--end-of-options")),
+        "{out}"
+    );
+    // Without the variable, nothing is traced.
+    let quiet = repo.kardwt(&repo.base, &["add", "k1"]);
+    quiet.expect_code(0);
+    assert!(!quiet.stderr.contains("kardwt trace:"), "{quiet}");
+}
