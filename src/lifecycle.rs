@@ -32,6 +32,41 @@ pub fn after(from: Instant, secs: u64) -> Instant {
         .unwrap_or(from)
 }
 
+/// A card's lock, taken, and what the worktrees look like under it.
+pub struct Locked {
+    /// Held until this value is dropped.
+    pub card_lock: crate::lock::Held,
+    /// The worktrees, scanned after the lock was taken.
+    pub entries: Vec<crate::verify::Entry>,
+    /// The target, verified after the lock was taken: its record is the one on disk now.
+    pub report: crate::verify::Report,
+}
+
+/// The one way into acting on a card (`add`, `remove`, `prepare`, `adopt`, `gc --apply`, the
+/// post-checkout hook): take card `card`'s lock, then scan the worktrees and verify the target
+/// again (`path` picks it from the fresh scan; `asked` is the card the command named, if any).
+/// Whatever the caller writes derives from this report, never from a copy read before the
+/// lock, so a stale record cannot overwrite a newer one. The repository lock, when needed,
+/// is taken after this (SPEC §4 step 2).
+pub fn lock_and_verify(
+    ctx: &Context,
+    card: &CardId,
+    asked: Option<&CardId>,
+    deadline: Instant,
+    holder: &str,
+    path: impl FnOnce(&[crate::verify::Entry]) -> Result<PathBuf>,
+) -> Result<Locked> {
+    let card_lock = crate::lock::take_card(&ctx.repo.common_dir, card, deadline, holder)?;
+    let entries = crate::verify::scan(&ctx.repo)?;
+    let path = path(&entries)?;
+    let report = crate::verify::verify(&ctx.repo, &entries, &path, asked);
+    Ok(Locked {
+        card_lock,
+        entries,
+        report,
+    })
+}
+
 /// Allocate the configured ports for `card` (none when `worktree.ports` is absent). Call it
 /// under the repository lock: it reads which ports the other records hold.
 pub fn allocate_ports(ctx: &Context, cfg: &Config, card: &CardId) -> Result<Vec<u16>> {

@@ -32,11 +32,14 @@ pub fn run(ctx: &Context, args: &AddArgs, out: &mut dyn Write) -> Result<i32> {
     let deadline = lifecycle::after(Instant::now(), timeout);
     let common = &ctx.repo.common_dir;
     let holder = format!("git kardwt add {card}");
-    let _card_lock = lock::take_card(common, &card, deadline, &holder)?;
-
-    let entries = verify::scan(&ctx.repo)?;
+    let lifecycle::Locked {
+        card_lock: _card_lock,
+        entries,
+        report,
+    } = lifecycle::lock_and_verify(ctx, &card, Some(&card), deadline, &holder, |entries| {
+        ctx.card_path(entries, &card)
+    })?;
     let path = ctx.card_path(&entries, &card)?;
-    let report = verify::verify(&ctx.repo, &entries, &path, Some(&card));
     let action = Action {
         prep: Prep {
             ctx,

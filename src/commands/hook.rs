@@ -94,18 +94,22 @@ fn seed_new_worktree(ctx: &Context, path: &Path, admin: &Path) -> Result<()> {
     if let Some(why) = verify::claimed_elsewhere(&first, admin, wanted.as_str()) {
         return Err(refuse(ctx, path, &wanted, why, started));
     }
-    let (card, _card_lock) = loop {
-        let card = lifecycle::derive_card(
-            &verify::scan(&ctx.repo).map_err(undo)?,
-            admin,
-            head.as_ref(),
-        );
-        let held = lock::take_card(&ctx.repo.common_dir, &card, deadline, holder).map_err(undo)?;
-        let entries = verify::scan(&ctx.repo).map_err(undo)?;
-        if lifecycle::derive_card(&entries, admin, head.as_ref()) == card {
-            break (card, held);
+    let mut card = wanted;
+    let (_card_lock, entries) = loop {
+        let locked = lifecycle::lock_and_verify(ctx, &card, None, deadline, holder, |_| {
+            Ok(path.to_path_buf())
+        })
+        .map_err(undo)?;
+        let now = lifecycle::derive_card(&locked.entries, admin, head.as_ref());
+        if now == card {
+            break (locked.card_lock, locked.entries);
         }
+        card = now;
     };
+    if !matches!(record::load(admin), record::Loaded::Absent) {
+        // Recorded by another command while this hook waited: that record stands.
+        return Ok(());
+    }
     let mut rec = lifecycle::outside_record(
         ctx,
         cfg,
@@ -117,7 +121,6 @@ fn seed_new_worktree(ctx: &Context, path: &Path, admin: &Path) -> Result<()> {
     );
     // R-TRUST 6: never write a record R-VERIFY would reject, never take a card away from
     // another worktree; R-TRUST 5: never seed a tree whose checkout did not complete.
-    let entries = verify::scan(&ctx.repo).map_err(undo)?;
     if let Some(why) = refusal(&ctx.repo, &entries, admin, &rec) {
         return Err(refuse(ctx, path, &card, why, started));
     }

@@ -88,11 +88,14 @@ pub struct Removal {
 }
 
 /// Remove a worktree that verified, releasing first (R-REMOVE, in order); `gc` uses this too.
+/// `report` (read before any lock) only names the card: the worktree is verified again under
+/// the card's lock, and only that record is acted on and written.
 pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -> Result<Removal> {
     let started = Instant::now();
-    let (Some(mut rec), Some(admin)) = (report.record.clone(), report.admin.clone()) else {
+    let Some(seen) = &report.record else {
         anyhow::bail!("internal error: a verified worktree without record");
     };
+    let card = crate::card::CardId::parse(&seen.card)?;
     let path = report.path.clone();
     let rules = ctx.rules()?;
     let cfg = &rules.config;
@@ -108,9 +111,22 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
         None => None,
     };
     let deadline = lifecycle::after(Instant::now(), cfg.action_timeout_seconds);
-    let card = crate::card::CardId::parse(&rec.card)?;
     let holder = format!("git kardwt remove {card}");
-    let _card_lock = lock::take_card(&ctx.repo.common_dir, &card, deadline, &holder)?;
+    let locked = lifecycle::lock_and_verify(ctx, &card, Some(&card), deadline, &holder, |_| {
+        Ok(path.clone())
+    })?;
+    let report = &locked.report;
+    let (Verdict::Verified, Some(mut rec), Some(admin)) =
+        (report.verdict, report.record.clone(), report.admin.clone())
+    else {
+        return Err(failed(format!(
+            "{} changed while waiting for card {card}'s lock: {}; nothing was released or removed",
+            path.display(),
+            report.explain()
+        ))
+        .hint("check it with git kardwt verify, then run remove again")
+        .into());
+    };
     let mut steps = Vec::new();
 
     // Refuse a dirty tree, and anything git worktree remove would refuse, before anything is

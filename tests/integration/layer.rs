@@ -135,3 +135,35 @@ fn kardwt_trace_prints_one_line_per_git_call() {
     quiet.expect_code(0);
     assert!(!quiet.stderr.contains("kardwt trace:"), "{quiet}");
 }
+
+/// Wait until process `pid` has `file` open (it is waiting for that lock: everything it read
+/// before taking the lock has been read).
+fn wait_until_open(pid: u32, file: &std::path::Path) -> bool {
+    let fds = std::path::PathBuf::from(format!("/proc/{pid}/fd"));
+    wait_until(Duration::from_secs(30), || {
+        std::fs::read_dir(&fds).is_ok_and(|d| {
+            d.filter_map(Result::ok)
+                .any(|e| std::fs::read_link(e.path()).is_ok_and(|t| t == file))
+        })
+    })
+}
+
+#[test]
+fn a_record_written_while_prepare_waits_for_the_card_lock_is_not_overwritten() {
+    let repo = TestRepo::new();
+    let wt = repo.add_card("k1");
+    let lock = repo.common_dir().join("kardwt/cards/k1.lock");
+    let mut holder = hold_flock(&repo, &lock);
+    let waiting = repo.spawn_kardwt_bin(&repo.base, &["prepare", "k1"]);
+    let opened = wait_until_open(waiting.pid(), &lock);
+    // Another command, holding the card's lock, writes a newer record meanwhile.
+    repo.edit_record(&wt, "board", "newer");
+    holder.kill();
+    let _ = holder.wait(Duration::from_secs(10));
+    let out = waiting.wait(Duration::from_secs(60));
+    assert!(opened, "prepare never waited for the card lock:\n{out}");
+    out.expect_code(0);
+    let rec = repo.record(&wt);
+    assert_eq!(rec["board"].as_str(), Some("newer"), "{rec:?}");
+    assert_eq!(rec["state"].as_str(), Some("ready"), "{rec:?}");
+}
