@@ -213,25 +213,18 @@ fn populated_submodule(worktree: &Path, admin: &Path) -> Result<Option<String>> 
             out.stderr.trim()
         );
     }
-    let populated = gitlinks(&out.stdout)
-        .into_iter()
-        .find(|p| worktree.join(p).join(".git").symlink_metadata().is_ok());
-    if populated.is_some() {
-        return Ok(populated);
+    let populated = git::parse::gitlinks(&out.bytes).into_iter().find(|p| {
+        use std::os::unix::ffi::OsStrExt;
+        let rel = std::ffi::OsStr::from_bytes(p);
+        worktree.join(rel).join(".git").symlink_metadata().is_ok()
+    });
+    if let Some(p) = populated {
+        return Ok(Some(git::parse::display_path(&p)));
     }
     let modules = admin.join("modules");
     Ok(modules
         .is_dir()
         .then(|| format!("repositories in {}", modules.display())))
-}
-
-/// The paths of gitlink (mode 160000) entries in `git ls-files --stage -z` output (pure).
-pub fn gitlinks(stage_z: &str) -> Vec<String> {
-    stage_z
-        .split('\0')
-        .filter(|e| e.starts_with("160000 "))
-        .filter_map(|e| e.split_once('\t').map(|(_, p)| p.to_owned()))
-        .collect()
 }
 
 #[cfg(test)]
@@ -290,12 +283,5 @@ mod tests {
             );
         }
         assert_eq!(link_state(base, wt, ".claude/skills"), LinkState::Gone);
-    }
-
-    #[test]
-    fn gitlinks_are_found_by_mode() {
-        let z = "100644 e69de29bb2d1d6434b8b29ae775ad8c2e48c5391 0\tsrc/a b\0\
-                 160000 0123456789012345678901234567890123456789 0\tvendor/sm\0";
-        assert_eq!(gitlinks(z), vec!["vendor/sm"]);
     }
 }

@@ -485,6 +485,64 @@ pub fn raw_no_replace(dir: &Path, args: Vec<OsString>, input: Option<Vec<u8>>) -
     }
 }
 
+/// pre-push's one pass over the pushed commits (`revs`: tips, `^boundaries`, `--not
+/// --remotes=<name>`, all made by the program from git's own output): every commit with its
+/// parents and its raw diff against each parent (a root against the empty tree), `-z`.
+pub fn log_raw_z(dir: &Path, revs: Vec<OsString>) -> Result<Vec<u8>> {
+    let mut args: Vec<OsString> = [
+        "log",
+        "-z",
+        "--format=%H %P",
+        "--raw",
+        "--no-renames",
+        "--no-abbrev",
+        "--diff-merges=separate",
+        "--root",
+        "--no-show-signature",
+        "--no-relative",
+    ]
+    .map(OsString::from)
+    .to_vec();
+    args.extend(revs);
+    args.push("--".into());
+    raw_no_replace(dir, args, None)
+}
+
+/// `git ls-tree -r -z --full-tree <commit>`: every entry of a commit's tree.
+pub fn ls_tree_z(dir: &Path, commit: &str) -> Result<Vec<u8>> {
+    let args = ["ls-tree", "-r", "-z", "--full-tree", commit, "--"].map(OsString::from);
+    raw_no_replace(dir, args.to_vec(), None)
+}
+
+/// `git cat-file --batch` with one object id a line on stdin.
+pub fn cat_file_batch(dir: &Path, oids: Vec<u8>) -> Result<Vec<u8>> {
+    let args = ["cat-file", "--batch"].map(OsString::from);
+    raw_no_replace(dir, args.to_vec(), Some(oids))
+}
+
+/// `git check-ignore -z --stdin [--no-index]` with NUL-terminated paths on stdin: the ones the
+/// ignore rules ignore, NUL-separated.
+pub fn check_ignore_z(dir: &Path, paths: Vec<u8>, no_index: bool) -> Result<Vec<u8>> {
+    let mut args: Vec<OsString> = vec!["check-ignore".into()];
+    if no_index {
+        args.push("--no-index".into());
+    }
+    args.extend(["-z".into(), "--stdin".into()]);
+    raw_no_replace(dir, args, Some(paths))
+}
+
+/// `git ls-files --stage -z`, replace refs off.
+pub fn ls_files_stage_raw(dir: &Path) -> Result<Vec<u8>> {
+    let args = ["ls-files", "--stage", "-z"].map(OsString::from);
+    raw_no_replace(dir, args.to_vec(), None)
+}
+
+/// `git config -z --get-regexp <regexp>` (the program's own pattern).
+pub fn config_regexp_z(dir: &Path, regexp: &str) -> Result<Vec<u8>> {
+    let args = ["config", "-z", "--get-regexp", regexp].map(OsString::from);
+    raw_no_replace(dir, args.to_vec(), None)
+}
+
 #[cfg(test)]
 mod tests {
     use super::Argv;

@@ -74,6 +74,20 @@ pub fn nul_paths(raw: &[u8]) -> Vec<String> {
         .collect()
 }
 
+/// The paths of gitlink (mode 160000) entries in `git ls-files --stage -z` output
+/// (`<mode> <oid> <stage>\t<path>` per entry).
+pub fn gitlinks(stage_z: &[u8]) -> Vec<Vec<u8>> {
+    stage_z
+        .split(|b| *b == 0)
+        .filter(|e| e.starts_with(b"160000 "))
+        .filter_map(|e| {
+            let tab = e.iter().position(|b| *b == b'\t')?;
+            e.get(tab + 1..).map(<[u8]>::to_vec)
+        })
+        .filter(|p| !p.is_empty())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -99,5 +113,13 @@ mod tests {
     fn control_characters_are_quoted() {
         assert_eq!(display_path(b"a\nb\tc"), "a\\012b\\011c");
         assert_eq!(nul_paths(b"a\0\0b\xfe\0"), ["a", "b\\376"]);
+    }
+
+    #[test]
+    fn gitlinks_are_found_by_mode() {
+        let z = b"100644 e69de29bb2d1d6434b8b29ae775ad8c2e48c5391 0\tsrc/a b\0\
+                  160000 0123456789012345678901234567890123456789 0\tvendor/s\xffm\0";
+        assert_eq!(gitlinks(z), vec![b"vendor/s\xffm".to_vec()]);
+        assert!(gitlinks(b"160000 x 0\0").is_empty());
     }
 }
