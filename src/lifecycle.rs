@@ -452,12 +452,7 @@ pub fn recorded_base(cfg: &Config, worktree: &Path) -> (String, String) {
     let remote = &cfg.base.remote;
     let base_ref = cfg.base.git_ref.clone().or_else(|| {
         let head = format!("refs/remotes/{remote}/HEAD");
-        git::run(
-            worktree,
-            git::Argv::new(["symbolic-ref", "--quiet"]).outside(&head),
-        )
-        .ok()
-        .and_then(|t| {
+        git::symbolic_ref(worktree, &head).and_then(|t| {
             t.strip_prefix(&format!("refs/remotes/{remote}/"))
                 .map(|b| format!("refs/heads/{b}"))
         })

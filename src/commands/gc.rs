@@ -262,13 +262,8 @@ fn collectable_ready(
 
 /// A reason to keep the worktree when HEAD has commits no remote-tracking ref reaches.
 fn unpushed(_ctx: &Context, path: &std::path::Path) -> Result<Option<String>> {
-    let out = git::run(path, ["rev-list", "-n", "1", "HEAD", "--not", "--remotes"])?;
-    Ok((!out.trim().is_empty()).then(|| {
-        format!(
-            "HEAD has commits that are on no remote (e.g. {})",
-            out.trim()
-        )
-    }))
+    Ok(git::unpushed_commit(path)?
+        .map(|oid| format!("HEAD has commits that are on no remote (e.g. {oid})")))
 }
 
 fn apply(

@@ -92,8 +92,8 @@ fn local_env_vars() -> &'static [String] {
 }
 
 /// One git call being built: `git -C dir args…`, with optional extra variables, stdin and
-/// deadline. Nothing outside this module spawns git.
-pub struct Call<'a> {
+/// deadline. Private: nothing outside this module spawns git.
+struct Call<'a> {
     dir: &'a Path,
     args: Vec<OsString>,
     env: Vec<(OsString, OsString)>,
@@ -210,7 +210,8 @@ fn shown(args: &[OsString]) -> String {
 }
 
 /// Run `git -C dir args…` and return its trimmed stdout, or an error quoting git's stderr.
-pub fn run<I, S>(dir: &Path, args: I) -> Result<String>
+/// Private: callers use the typed operations below.
+fn run<I, S>(dir: &Path, args: I) -> Result<String>
 where
     I: IntoIterator<Item = S>,
     S: Into<OsString>,
@@ -218,14 +219,6 @@ where
     Call::new(dir, args).run()
 }
 
-/// Run `git -C dir args…` to completion (its exit status is the caller's to judge).
-pub fn output<I, S>(dir: &Path, args: I, deadline: Option<Instant>) -> Result<Output>
-where
-    I: IntoIterator<Item = S>,
-    S: Into<OsString>,
-{
-    Call::new(dir, args).deadline(deadline).output()
-}
 
 /// The argv of one git call (SPEC R-TRUST 1): the subcommand and the program's own fixed
 /// options first, then the operands that come from outside the program (paths, refs, remote
@@ -483,6 +476,23 @@ pub fn raw_no_replace(dir: &Path, args: Vec<OsString>, input: Option<Vec<u8>>) -
         Some(0 | 1) => Ok(out.bytes),
         _ => anyhow::bail!("`git {shown}` failed: {}", out.stderr.trim()),
     }
+}
+
+/// The ref the symbolic ref `name` points to, if it is one.
+pub fn symbolic_ref(dir: &Path, name: &str) -> Option<String> {
+    run(dir, Argv::new(["symbolic-ref", "--quiet"]).outside(name)).ok()
+}
+
+/// `git rev-parse --git-path <what>` (the program's own name: `hooks`), as git prints it.
+pub fn git_path(dir: &Path, what: &str) -> Result<String> {
+    run(dir, ["rev-parse", "--git-path", what])
+}
+
+/// One commit HEAD has that no remote-tracking ref reaches, if any.
+pub fn unpushed_commit(dir: &Path) -> Result<Option<String>> {
+    let out = run(dir, ["rev-list", "-n", "1", "HEAD", "--not", "--remotes"])?;
+    let oid = out.trim();
+    Ok((!oid.is_empty()).then(|| oid.to_owned()))
 }
 
 /// pre-push's one pass over the pushed commits (`revs`: tips, `^boundaries`, `--not
