@@ -219,7 +219,6 @@ where
     Call::new(dir, args).run()
 }
 
-
 /// The argv of one git call (SPEC R-TRUST 1): the subcommand and the program's own fixed
 /// options first, then the operands that come from outside the program (paths, refs, remote
 /// and branch names, from the rules file, records, git config or the command line) after a

@@ -167,3 +167,38 @@ fn a_record_written_while_prepare_waits_for_the_card_lock_is_not_overwritten() {
     assert_eq!(rec["board"].as_str(), Some("newer"), "{rec:?}");
     assert_eq!(rec["state"].as_str(), Some("ready"), "{rec:?}");
 }
+
+#[test]
+fn the_undo_of_a_failed_add_waits_for_the_repository_lock() {
+    let repo = TestRepo::new();
+    let started = repo.tmp.join("prepare.started");
+    let go = repo.tmp.join("prepare.go");
+    let script = repo.write_prepare(&format!(
+        "touch {s}\nwhile [ ! -e {g} ]; do sleep 0.05; done\nexit 1",
+        s = sh_quote(&started),
+        g = sh_quote(&go)
+    ));
+    repo.write_rules(&repo.rules_for(&script, false));
+    let adding = repo.spawn_kardwt_bin(&repo.base, &["add", "k1"]);
+    assert!(wait_until(Duration::from_secs(60), || started.exists()));
+    // The tree exists and its prepare is about to fail; someone else holds the repository lock.
+    let lock = repo.common_dir().join("kardwt/lock");
+    let mut holder = hold_flock(&repo, &lock);
+    std::fs::write(&go, "").unwrap();
+    let waiting = wait_until_open(adding.pid(), &lock);
+    let kept_while_held =
+        repo.card_path("k1").exists() && repo.is_registered(&repo.card_path("k1"));
+    holder.kill();
+    let _ = holder.wait(Duration::from_secs(10));
+    let out = adding.wait(Duration::from_secs(60));
+    assert!(
+        waiting,
+        "the undo never waited for the repository lock:\n{out}"
+    );
+    assert!(
+        kept_while_held,
+        "the undo removed the tree without the repository lock"
+    );
+    out.expect_code(4);
+    assert!(!repo.card_path("k1").exists(), "{out}");
+}
