@@ -202,3 +202,15 @@ fn the_undo_of_a_failed_add_waits_for_the_repository_lock() {
     out.expect_code(4);
     assert!(!repo.card_path("k1").exists(), "{out}");
 }
+
+#[test]
+fn a_rules_error_inside_the_post_checkout_hook_exits_2() {
+    let repo = TestRepo::new();
+    repo.install_hooks();
+    repo.write_rules("worktree:\n  action_timeout_seconds: soon\n");
+    let out = repo.worktree_add(&["../k1", "-b", "card/k1"]);
+    assert_eq!(out.code, 2, "{out}");
+    assert!(out.stderr.contains("could not seed"), "{out}");
+    assert!(out.stderr.contains("caused by:"), "{out}");
+    assert!(!repo.sibling("k1").exists(), "{out}");
+}
