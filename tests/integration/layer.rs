@@ -214,3 +214,23 @@ fn a_rules_error_inside_the_post_checkout_hook_exits_2() {
     assert!(out.stderr.contains("caused by:"), "{out}");
     assert!(!repo.sibling("k1").exists(), "{out}");
 }
+
+#[test]
+fn remove_acts_on_the_record_it_reads_under_the_card_lock() {
+    let repo = TestRepo::new();
+    let wt = repo.add_card("k1");
+    let lock = repo.common_dir().join("kardwt/cards/k1.lock");
+    let mut holder = hold_flock(&repo, &lock);
+    let waiting = repo.spawn_kardwt_bin(&repo.base, &["remove", "k1"]);
+    let opened = wait_until_open(waiting.pid(), &lock);
+    // Meanwhile the record stops matching the tree (it names another card now).
+    repo.edit_record(&wt, "card", "k2");
+    holder.kill();
+    let _ = holder.wait(Duration::from_secs(10));
+    let out = waiting.wait(Duration::from_secs(60));
+    assert!(opened, "remove never waited for the card lock:\n{out}");
+    out.expect_code(1);
+    assert!(out.stderr.contains("changed while waiting"), "{out}");
+    assert!(wt.is_dir() && repo.is_registered(&wt), "{out}");
+    assert_eq!(repo.record(&wt)["card"].as_str(), Some("k2"));
+}
