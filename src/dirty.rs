@@ -50,24 +50,13 @@ pub fn link_state(base: &Path, worktree: &Path, rel: &str) -> LinkState {
     }
 }
 
-/// The paths of `git status --porcelain -z` output (v1), one per entry: a rename or copy
-/// names its new path (its original path, the next field, is skipped) (pure).
-pub fn status_paths(porcelain_z: &str) -> Vec<String> {
-    let mut paths = Vec::new();
-    let mut fields = porcelain_z.split('\0');
-    while let Some(entry) = fields.next() {
-        let (Some(xy), Some(path)) = (entry.get(..2), entry.get(3..)) else {
-            continue;
-        };
-        if path.is_empty() {
-            continue;
-        }
-        if xy.contains('R') || xy.contains('C') {
-            fields.next();
-        }
-        paths.push(path.to_owned());
-    }
-    paths
+/// The paths of `git status --porcelain -z` entries, one per entry, as people read them (any
+/// byte kept, see [`git::parse::display_path`]): a rename or copy names its new path (pure).
+pub fn status_paths(entries: &[git::parse::StatusEntry]) -> Vec<String> {
+    entries
+        .iter()
+        .map(|e| git::parse::display_path(&e.path))
+        .collect()
 }
 
 /// Is `path` the link path `link` or inside it? (pure)
@@ -102,26 +91,11 @@ pub fn combine(status: Vec<String>, links: &[(String, LinkState)]) -> Vec<String
 /// Tracked changes, untracked files, and user work at kardwt's link paths or hidden by the
 /// exclude block, in the worktree at `worktree` whose record is `rec`; empty when clean.
 pub fn dirty(base: &Path, worktree: &Path, rec: &Record) -> Result<Vec<String>> {
-    let out = git::run_until(
-        git::cmd(
-            worktree,
-            [
-                "status",
-                "--porcelain",
-                "-z",
-                "--untracked-files=all",
-                "--ignore-submodules=none",
-            ],
-        ),
-        None,
+    let status = git::status_z(
+        worktree,
+        &["--untracked-files=all", "--ignore-submodules=none"],
+        &[],
     )?;
-    if !out.ok {
-        anyhow::bail!(
-            "`git status` failed in {}: {}",
-            worktree.display(),
-            out.stderr.trim()
-        );
-    }
     let mut links: Vec<(String, LinkState)> = rec
         .links
         .iter()
@@ -135,7 +109,7 @@ pub fn dirty(base: &Path, worktree: &Path, rec: &Record) -> Result<Vec<String>> 
             LinkState::UserWork("hidden from git status by an ignore rule"),
         ));
     }
-    Ok(combine(status_paths(&out.stdout), &links))
+    Ok(combine(status_paths(&status), &links))
 }
 
 /// The skills paths that are not links of this record, hold a non-directory, and that git
@@ -154,24 +128,19 @@ fn hidden_by_the_block(worktree: &Path, rec: &Record) -> Result<Vec<String>> {
     if candidates.is_empty() {
         return Ok(Vec::new());
     }
-    let mut args = vec![
-        "status",
-        "--porcelain",
-        "-z",
-        "--ignored=matching",
-        "--untracked-files=all",
-        "--",
-    ];
-    args.extend(candidates.iter().copied());
-    let out = git::run_until(git::cmd(worktree, args), None)?;
-    let ignored: Vec<&str> = out
-        .stdout
-        .split('\0')
-        .filter_map(|e| e.strip_prefix("!! "))
+    let status = git::status_z(
+        worktree,
+        &["--ignored=matching", "--untracked-files=all"],
+        &candidates,
+    )?;
+    let ignored: Vec<&[u8]> = status
+        .iter()
+        .filter(|e| e.ignored())
+        .map(|e| e.path.as_slice())
         .collect();
     Ok(candidates
         .into_iter()
-        .filter(|c| ignored.contains(c))
+        .filter(|c| ignored.contains(&c.as_bytes()))
         .map(str::to_owned)
         .collect())
 }
@@ -236,7 +205,7 @@ fn same_dir(a: &Path, b: &Path) -> bool {
 /// The first submodule git would count (a gitlink in the index whose directory holds a `.git`,
 /// or else a `modules` dir in the admin dir), as git's `validate_no_submodules`.
 fn populated_submodule(worktree: &Path, admin: &Path) -> Result<Option<String>> {
-    let out = git::run_until(git::cmd(worktree, ["ls-files", "--stage", "-z"]), None)?;
+    let out = git::ls_files_stage(worktree)?;
     if !out.ok {
         anyhow::bail!(
             "`git ls-files` failed in {}: {}",
@@ -244,25 +213,18 @@ fn populated_submodule(worktree: &Path, admin: &Path) -> Result<Option<String>> 
             out.stderr.trim()
         );
     }
-    let populated = gitlinks(&out.stdout)
-        .into_iter()
-        .find(|p| worktree.join(p).join(".git").symlink_metadata().is_ok());
-    if populated.is_some() {
-        return Ok(populated);
+    let populated = git::parse::gitlinks(&out.bytes).into_iter().find(|p| {
+        use std::os::unix::ffi::OsStrExt;
+        let rel = std::ffi::OsStr::from_bytes(p);
+        worktree.join(rel).join(".git").symlink_metadata().is_ok()
+    });
+    if let Some(p) = populated {
+        return Ok(Some(git::parse::display_path(&p)));
     }
     let modules = admin.join("modules");
     Ok(modules
         .is_dir()
         .then(|| format!("repositories in {}", modules.display())))
-}
-
-/// The paths of gitlink (mode 160000) entries in `git ls-files --stage -z` output (pure).
-pub fn gitlinks(stage_z: &str) -> Vec<String> {
-    stage_z
-        .split('\0')
-        .filter(|e| e.starts_with("160000 "))
-        .filter_map(|e| e.split_once('\t').map(|(_, p)| p.to_owned()))
-        .collect()
 }
 
 #[cfg(test)]
@@ -271,12 +233,12 @@ mod tests {
 
     #[test]
     fn status_paths_skip_the_original_of_a_rename() {
-        let z = "R  new.txt\0old.txt\0?? scratch.txt\0 M src/lib.txt\0";
+        let z = b"R  new.txt\0old.txt\0?? scratch.txt\0 M src/lib.txt\0?? n\xff\0";
         assert_eq!(
-            status_paths(z),
-            vec!["new.txt", "scratch.txt", "src/lib.txt"]
+            status_paths(&git::parse::status_z(z)),
+            vec!["new.txt", "scratch.txt", "src/lib.txt", "n\\377"]
         );
-        assert!(status_paths("").is_empty());
+        assert!(status_paths(&[]).is_empty());
     }
 
     #[test]
@@ -321,12 +283,5 @@ mod tests {
             );
         }
         assert_eq!(link_state(base, wt, ".claude/skills"), LinkState::Gone);
-    }
-
-    #[test]
-    fn gitlinks_are_found_by_mode() {
-        let z = "100644 e69de29bb2d1d6434b8b29ae775ad8c2e48c5391 0\tsrc/a b\0\
-                 160000 0123456789012345678901234567890123456789 0\tvendor/sm\0";
-        assert_eq!(gitlinks(z), vec!["vendor/sm"]);
     }
 }

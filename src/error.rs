@@ -1,7 +1,9 @@
 //! Error kinds of the contract (SPEC R-UX) and how they print: `error:`, `caused by:`, `hint:`.
 //!
 //! Commands return `anyhow::Result`; an error that carries a [`Fail`] anywhere in its chain exits
-//! with that kind's code, anything else with 1 (failed).
+//! with that kind's code, anything else with 1 (failed). A [`Fail`] can wrap its cause
+//! ([`Fail::caused_by`], [`Fail::wrap`]): the cause stays in the chain (printed as `caused by:`,
+//! its hints kept) instead of becoming part of a string.
 use std::fmt;
 
 /// The exit codes of the contract.
@@ -25,6 +27,8 @@ pub struct Fail {
     pub code: Code,
     pub message: String,
     pub hints: Vec<String>,
+    /// The error this one wraps, kept whole (its own [`Fail`], code and chain included).
+    pub source: Option<anyhow::Error>,
 }
 
 impl Fail {
@@ -33,7 +37,19 @@ impl Fail {
             code,
             message: message.into(),
             hints: Vec::new(),
+            source: None,
         }
+    }
+    /// Wrap `cause` with a message, keeping the cause's exit code when it carries one
+    /// (a lock deadline stays 5), else `fallback`.
+    pub fn wrap(fallback: Code, message: impl Into<String>, cause: anyhow::Error) -> Self {
+        let code = code_of(&cause).unwrap_or(fallback);
+        Fail::new(code, message).caused_by(cause)
+    }
+    /// Keep `cause` as this error's source.
+    pub fn caused_by(mut self, cause: anyhow::Error) -> Self {
+        self.source = Some(cause);
+        self
     }
     pub fn hint(mut self, hint: impl Into<String>) -> Self {
         self.hints.push(hint.into());
@@ -47,7 +63,13 @@ impl fmt::Display for Fail {
     }
 }
 
-impl std::error::Error for Fail {}
+impl std::error::Error for Fail {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source
+            .as_ref()
+            .map(|e| -> &(dyn std::error::Error + 'static) { e.as_ref() })
+    }
+}
 
 /// A usage or configuration error (exit 2).
 pub fn usage(message: impl Into<String>) -> Fail {
@@ -64,11 +86,16 @@ pub fn failed(message: impl Into<String>) -> Fail {
     Fail::new(Code::Failed, message)
 }
 
-/// The exit code an error chain maps to: the first [`Fail`] found, else 1.
-pub fn exit_code(err: &anyhow::Error) -> i32 {
+/// The code of the first [`Fail`] in the chain, if any.
+pub fn code_of(err: &anyhow::Error) -> Option<Code> {
     err.chain()
         .find_map(|e| e.downcast_ref::<Fail>())
-        .map_or(Code::Failed as i32, |f| f.code as i32)
+        .map(|f| f.code)
+}
+
+/// The exit code an error chain maps to: the first [`Fail`] found, else 1.
+pub fn exit_code(err: &anyhow::Error) -> i32 {
+    code_of(err).unwrap_or(Code::Failed) as i32
 }
 
 /// Whether the chain holds a broken pipe: our stdout's reader went away, nothing to report.
@@ -118,6 +145,23 @@ mod tests {
         let pipe = std::io::Error::from(std::io::ErrorKind::BrokenPipe);
         assert!(is_broken_pipe(&anyhow::Error::new(pipe).context("writing")));
         assert!(!is_broken_pipe(&anyhow::anyhow!("boom")));
+    }
+
+    #[test]
+    fn a_wrapped_cause_keeps_its_code_chain_and_hints() {
+        let deadline = anyhow::Error::new(Fail::new(Code::Deadline, "lock").hint("wait"))
+            .context("while taking the card lock");
+        let outer = Fail::wrap(Code::Failed, "could not seed", deadline).hint("retry");
+        assert_eq!(outer.code, Code::Deadline);
+        let e = anyhow::Error::new(outer);
+        assert_eq!(exit_code(&e), 5);
+        assert_eq!(
+            render(&e),
+            "error: could not seed\ncaused by: while taking the card lock\ncaused by: lock\n\
+             hint: retry\nhint: wait\n"
+        );
+        let plain = Fail::wrap(Code::Usage, "bad rules", anyhow::anyhow!("io"));
+        assert_eq!(plain.code, Code::Usage);
     }
 
     #[test]

@@ -32,6 +32,41 @@ pub fn after(from: Instant, secs: u64) -> Instant {
         .unwrap_or(from)
 }
 
+/// A card's lock, taken, and what the worktrees look like under it.
+pub struct Locked {
+    /// Held until this value is dropped.
+    pub card_lock: crate::lock::Held,
+    /// The worktrees, scanned after the lock was taken.
+    pub entries: Vec<crate::verify::Entry>,
+    /// The target, verified after the lock was taken: its record is the one on disk now.
+    pub report: crate::verify::Report,
+}
+
+/// The one way into acting on a card (`add`, `remove`, `prepare`, `adopt`, `gc --apply`, the
+/// post-checkout hook): take card `card`'s lock, then scan the worktrees and verify the target
+/// again (`path` picks it from the fresh scan; `asked` is the card the command named, if any).
+/// Whatever the caller writes derives from this report, never from a copy read before the
+/// lock, so a stale record cannot overwrite a newer one. The repository lock, when needed,
+/// is taken after this (SPEC §4 step 2).
+pub fn lock_and_verify(
+    ctx: &Context,
+    card: &CardId,
+    asked: Option<&CardId>,
+    deadline: Instant,
+    holder: &str,
+    path: impl FnOnce(&[crate::verify::Entry]) -> Result<PathBuf>,
+) -> Result<Locked> {
+    let card_lock = crate::lock::take_card(&ctx.repo.common_dir, card, deadline, holder)?;
+    let entries = crate::verify::scan(&ctx.repo)?;
+    let path = path(&entries)?;
+    let report = crate::verify::verify(&ctx.repo, &entries, &path, asked);
+    Ok(Locked {
+        card_lock,
+        entries,
+        report,
+    })
+}
+
 /// Allocate the configured ports for `card` (none when `worktree.ports` is absent). Call it
 /// under the repository lock: it reads which ports the other records hold.
 pub fn allocate_ports(ctx: &Context, cfg: &Config, card: &CardId) -> Result<Vec<u16>> {
@@ -195,7 +230,8 @@ impl Prep<'_> {
         path: &Path,
         failure: Failure,
     ) -> anyhow::Error {
-        let removal = remove_worktree_forced(&self.ctx.repo.base, path);
+        // Card lock held by the caller, then the repository lock (SPEC §4 step 2).
+        let removal = undo_worktree(self.ctx, path, self.deadline);
         failure.into_error(card, retry, Some((path.to_path_buf(), removal.err())))
     }
 }
@@ -251,10 +287,25 @@ pub fn facts(ctx: &Context, rec: &Record) -> Facts {
     }
 }
 
-/// `git worktree remove --force P`, run from the base; the error is git's refusal, capped.
-pub fn remove_worktree_forced(base: &Path, path: &Path) -> Result<(), String> {
-    let args = git::Argv::new(["worktree", "remove", "--force"]).outside(path);
-    match git::run_until(git::cmd(base, args), None) {
+/// R-ATOMIC's undo of a tree kardwt (or the hook) just created: take the repository lock (the
+/// caller holds at most the card's lock: SPEC §4 step 2), then `git worktree remove --force`.
+/// The undo gets a moment past the action deadline: a tree left behind is worse.
+pub fn undo_worktree(ctx: &Context, path: &Path, deadline: Instant) -> Result<(), String> {
+    let grace = deadline.max(Instant::now() + std::time::Duration::from_secs(10));
+    let holder = "git kardwt (undo a failed creation)";
+    let lock = crate::lock::take_repo(&ctx.repo.common_dir, grace, holder)
+        .map_err(|e| format!("{e:#}"))?;
+    remove_worktree_forced(&lock, &ctx.repo.base, path)
+}
+
+/// `git worktree remove --force P`, run from the base under the repository lock; the error
+/// is git's refusal, capped.
+pub fn remove_worktree_forced(
+    lock: &crate::lock::RepoLock,
+    base: &Path,
+    path: &Path,
+) -> Result<(), String> {
+    match git::worktree_remove(lock, base, path, git::Force::Once, None) {
         Ok(o) if o.ok => Ok(()),
         Ok(o) => Err(hooks::tail_chars(&o.stderr, 120)),
         Err(e) => Err(hooks::tail_chars(&e.to_string(), 120)),
@@ -263,9 +314,12 @@ pub fn remove_worktree_forced(base: &Path, path: &Path) -> Result<(), String> {
 
 /// `git worktree remove --force --force P`: also a tree git still holds locked `initializing`
 /// (a `git worktree add` killed mid-checkout). Only for a tree kardwt knows it created.
-pub fn remove_half_made(base: &Path, path: &Path) -> Result<(), String> {
-    let args = git::Argv::new(["worktree", "remove", "--force", "--force"]).outside(path);
-    match git::run_until(git::cmd(base, args), None) {
+pub fn remove_half_made(
+    lock: &crate::lock::RepoLock,
+    base: &Path,
+    path: &Path,
+) -> Result<(), String> {
+    match git::worktree_remove(lock, base, path, git::Force::Twice, None) {
         Ok(o) if o.ok => Ok(()),
         Ok(o) => Err(hooks::tail_chars(&o.stderr, 120)),
         Err(e) => Err(hooks::tail_chars(&e.to_string(), 120)),
@@ -398,12 +452,7 @@ pub fn recorded_base(cfg: &Config, worktree: &Path) -> (String, String) {
     let remote = &cfg.base.remote;
     let base_ref = cfg.base.git_ref.clone().or_else(|| {
         let head = format!("refs/remotes/{remote}/HEAD");
-        git::run(
-            worktree,
-            git::Argv::new(["symbolic-ref", "--quiet"]).outside(&head),
-        )
-        .ok()
-        .and_then(|t| {
+        git::symbolic_ref(worktree, &head).and_then(|t| {
             t.strip_prefix(&format!("refs/remotes/{remote}/"))
                 .map(|b| format!("refs/heads/{b}"))
         })
@@ -413,16 +462,9 @@ pub fn recorded_base(cfg: &Config, worktree: &Path) -> (String, String) {
             "refs/remotes/{remote}/{}",
             r.strip_prefix("refs/heads/").unwrap_or(r)
         );
-        git::run(
-            worktree,
-            git::Argv::new(["merge-base"])
-                .outside("HEAD")
-                .outside(&tracking),
-        )
-        .ok()
+        git::merge_base(worktree, "HEAD", &tracking)
     });
-    let oid = merge_base
-        .or_else(|| git::run(worktree, ["rev-parse", "--verify", "--quiet", "HEAD"]).ok());
+    let oid = merge_base.or_else(|| git::head_oid(worktree));
     (base_ref.unwrap_or_default(), oid.unwrap_or_default())
 }
 

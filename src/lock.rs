@@ -1,7 +1,8 @@
 //! Cross-process locks under `<common dir>/kardwt/` (SPEC R-LOCK): the repository lock that
 //! serializes fetch, ref and worktree administration, and one lock per card around seeding and
 //! preparation. flock(2) through fd-lock: a lock held by a dead process is free. Always take
-//! the card's lock before the repository lock.
+//! the card's lock before the repository lock. The repository lock is a type of its own,
+//! [`RepoLock`], that the git layer's mutating operations require.
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
@@ -132,14 +133,23 @@ pub fn take_card(
     )
 }
 
-/// Take the repository lock, waiting until `deadline`.
-pub fn take_repo(common_dir: &Path, deadline: Instant, holder: &str) -> Result<Held> {
+/// The taken repository lock. Only [`take_repo`] creates one, and every git operation that
+/// mutates the repository (`crate::git::worktree_add`, …) asks for a `&RepoLock`, so running
+/// one without the lock does not compile (SPEC R-LOCK). Released when dropped.
+pub struct RepoLock {
+    _held: Held,
+}
+
+/// Take the repository lock, waiting until `deadline`. Never while this process already holds
+/// it (flock would wait for itself): pass the `&RepoLock` on instead.
+pub fn take_repo(common_dir: &Path, deadline: Instant, holder: &str) -> Result<RepoLock> {
     take(
         repo_lock_path(common_dir),
         "the repository lock",
         deadline,
         holder,
     )
+    .map(|held| RepoLock { _held: held })
 }
 
 /// Take the lock at `path` (opening it first), waiting until `deadline`.

@@ -44,7 +44,9 @@ pub fn share(
         Vec::new()
     };
     if !skills.is_empty() || has_old_block(common_dir) {
-        ensure_excluded(common_dir, &skills, deadline)?;
+        let repo_lock =
+            lock::take_repo(common_dir, deadline, "git kardwt (sharing: info/exclude)")?;
+        ensure_excluded(&repo_lock, common_dir, &skills)?;
     }
     let mut links = Vec::new();
     if sharing.env == EnvSharing::Link {
@@ -81,9 +83,7 @@ fn ignored_env_files(base: &Path) -> Result<Vec<String>> {
     }
     candidates.sort();
     // check-ignore leaves tracked files out, so what it prints is ignored and untracked.
-    let args = git::Argv::new(["check-ignore"]).paths(&candidates);
-    let out = git::run_until(git::cmd(base, &args), None)?;
-    let ignored: Vec<String> = out.stdout.lines().map(str::to_owned).collect();
+    let ignored = git::check_ignore(base, &candidates)?;
     Ok(candidates
         .into_iter()
         .filter(|c| ignored.contains(c))
@@ -111,8 +111,7 @@ pub fn exclude_path(common_dir: &Path) -> PathBuf {
 /// Make sure the marked block of `<common dir>/info/exclude` hides kardwt's links at `rels`,
 /// under the repository lock, by a temporary file renamed over it. Every byte outside the block
 /// is kept; a file that cannot be read is never written.
-fn ensure_excluded(common_dir: &Path, rels: &[&str], deadline: Instant) -> Result<()> {
-    let _repo_lock = lock::take_repo(common_dir, deadline, "git kardwt (sharing: info/exclude)")?;
+fn ensure_excluded(_repo_lock: &lock::RepoLock, common_dir: &Path, rels: &[&str]) -> Result<()> {
     let path = exclude_path(common_dir);
     // A symlinked exclude file is updated where it points, and stays a symlink.
     let target = match path.symlink_metadata() {

@@ -527,8 +527,7 @@ pub fn checkout_incomplete(path: &Path, admin: &Path, probe: Probe) -> Option<In
     let deleted = match has_index && probe == Probe::Files {
         true => {
             // A tree git cannot even list is not complete either.
-            let out =
-                crate::git::run_until(crate::git::cmd(path, ["ls-files", "--deleted", "-z"]), None);
+            let out = crate::git::ls_files_deleted(path);
             match out {
                 Ok(o) if o.ok => Some(o.stdout),
                 _ => return Some(Incomplete::NoIndex),

@@ -32,11 +32,14 @@ pub fn run(ctx: &Context, args: &AddArgs, out: &mut dyn Write) -> Result<i32> {
     let deadline = lifecycle::after(Instant::now(), timeout);
     let common = &ctx.repo.common_dir;
     let holder = format!("git kardwt add {card}");
-    let _card_lock = lock::take_card(common, &card, deadline, &holder)?;
-
-    let entries = verify::scan(&ctx.repo)?;
+    let lifecycle::Locked {
+        card_lock: _card_lock,
+        entries,
+        report,
+    } = lifecycle::lock_and_verify(ctx, &card, Some(&card), deadline, &holder, |entries| {
+        ctx.card_path(entries, &card)
+    })?;
     let path = ctx.card_path(&entries, &card)?;
-    let report = verify::verify(&ctx.repo, &entries, &path, Some(&card));
     let action = Action {
         prep: Prep {
             ctx,
@@ -139,15 +142,20 @@ impl Action<'_> {
         let started = Instant::now();
         let (record, admin) = {
             let common = &self.prep.ctx.repo.common_dir;
-            let _repo_lock = lock::take_repo(common, self.prep.deadline, holder)?;
+            let repo_lock = lock::take_repo(common, self.prep.deadline, holder)?;
             if let Some(leftover) = leftover {
-                self.remove_leftover(path, leftover)?;
+                self.remove_leftover(&repo_lock, path, leftover)?;
             }
             let ports = lifecycle::allocate_ports(self.prep.ctx, self.cfg(), self.card)?;
-            let (base_ref, oid) = fetch_base(&self.prep.ctx.repo, self.cfg(), self.prep.deadline)?;
+            let (base_ref, oid) = fetch_base(
+                &repo_lock,
+                &self.prep.ctx.repo,
+                self.cfg(),
+                self.prep.deadline,
+            )?;
             // R-TRUST 5: say, before git creates anything, that this tree is ours.
             lifecycle::write_intent(common, self.card, path)?;
-            let path = match self.add_worktree(path, &oid) {
+            let path = match self.add_worktree(&repo_lock, path, &oid) {
                 Ok(p) => p,
                 Err(e) => {
                     if !path.exists() {
@@ -223,11 +231,18 @@ impl Action<'_> {
 
     /// Remove what an interrupted `add` of this card created at `path` (unrecorded and never
     /// handed out); the branch is kept. Call it under the repository lock.
-    fn remove_leftover(&self, path: &Path, leftover: Leftover) -> Result<()> {
+    fn remove_leftover(
+        &self,
+        repo_lock: &lock::RepoLock,
+        path: &Path,
+        leftover: Leftover,
+    ) -> Result<()> {
         let started = Instant::now();
         let removed = match leftover {
-            Leftover::HalfMade => lifecycle::remove_half_made(&self.prep.ctx.repo.base, path),
-            Leftover::BareStart => remove_bare_start(&self.prep.ctx.repo, path),
+            Leftover::HalfMade => {
+                lifecycle::remove_half_made(repo_lock, &self.prep.ctx.repo.base, path)
+            }
+            Leftover::BareStart => remove_bare_start(repo_lock, &self.prep.ctx.repo, path),
         };
         removed.map_err(|refusal| {
             crate::error::failed(format!(
@@ -260,25 +275,21 @@ impl Action<'_> {
     }
 
     /// `git worktree add` at `path`: a new branch at `oid`, or the kept branch as it is.
-    fn add_worktree(&self, path: &Path, oid: &str) -> Result<PathBuf> {
-        let branch = self.card.branch();
-        let mut args = git::Argv::new(["worktree", "add", "--quiet"]);
-        if self.cfg().checkout.mode == CheckoutMode::Delegated {
-            args = args.fixed("--no-checkout");
-        }
-        let args = if self.prep.ctx.repo.branch_exists(&branch) {
-            args.outside(path).outside(branch)
-        } else {
-            args.fixed("-b").fixed(branch).outside(path).outside(oid)
-        };
-        let out = git::run_until(
-            git::cmd(&self.prep.ctx.repo.base, &args).env(ADD_MARKER, path),
-            Some(self.prep.deadline),
+    fn add_worktree(&self, repo_lock: &lock::RepoLock, path: &Path, oid: &str) -> Result<PathBuf> {
+        let out = add_worktree_at(
+            repo_lock,
+            &self.prep.ctx.repo,
+            self.cfg(),
+            self.card,
+            path,
+            oid,
+            self.prep.deadline,
         )?;
         if !out.ok {
             // git keeps a worktree whose post-checkout hook failed: it is ours, remove it.
             let kept = if path.join(".git").is_file() {
-                match lifecycle::remove_worktree_forced(&self.prep.ctx.repo.base, path) {
+                match lifecycle::remove_worktree_forced(repo_lock, &self.prep.ctx.repo.base, path)
+                {
                     Ok(()) => " (the new worktree was removed again)".to_owned(),
                     Err(e) => format!(
                         " (removing it failed: {e}; remove it by hand: git worktree remove --force '{}')",
@@ -318,7 +329,11 @@ fn bare_start(report: &verify::Report, common: &Path, card: &CardId) -> bool {
 
 /// Remove an empty directory at `path` and git's entries that name it and still say
 /// `initializing` (what `git worktree prune` would remove, were they not locked).
-fn remove_bare_start(repo: &repo::Repo, path: &Path) -> Result<(), String> {
+fn remove_bare_start(
+    _repo_lock: &lock::RepoLock,
+    repo: &repo::Repo,
+    path: &Path,
+) -> Result<(), String> {
     let linked = repo.linked().map_err(|e| format!("{e:#}"))?;
     for l in linked.iter().filter(|l| l.path.as_deref() == Some(path)) {
         let locked = std::fs::read_to_string(l.admin.join("locked")).unwrap_or_default();
@@ -401,8 +416,33 @@ fn admin_of(path: &Path) -> Result<PathBuf> {
     repo::canonical(&target)
 }
 
+/// `git worktree add` of card `card`'s tree at `path`, the step `add` and `doctor --try` share:
+/// a new branch `card/<id>` at `oid`, or the kept branch as it is; `--no-checkout` in delegated
+/// mode; marked so that kardwt's post-checkout hook leaves it to the caller.
+pub fn add_worktree_at(
+    repo_lock: &lock::RepoLock,
+    repo: &repo::Repo,
+    cfg: &Config,
+    card: &CardId,
+    path: &Path,
+    oid: &str,
+    deadline: Instant,
+) -> Result<git::Output> {
+    let branch = card.branch();
+    let existing = repo.branch_exists(&branch);
+    let new = git::NewWorktree {
+        path,
+        no_checkout: cfg.checkout.mode == CheckoutMode::Delegated,
+        new_branch: (!existing).then_some(branch.as_str()),
+        start: if existing { &branch } else { oid },
+        marker: ADD_MARKER,
+    };
+    git::worktree_add(repo_lock, &repo.base, &new, Some(deadline))
+}
+
 /// Fetch exactly the base ref and return it with the fetched commit's object id.
 pub fn fetch_base(
+    repo_lock: &lock::RepoLock,
     repo: &crate::repo::Repo,
     cfg: &Config,
     deadline: Instant,
@@ -416,23 +456,7 @@ pub fn fetch_base(
     let branch = base_ref.strip_prefix("refs/heads/").unwrap_or(&base_ref);
     let tracking = format!("refs/remotes/{remote}/{branch}");
     let refspec = format!("+{base_ref}:{tracking}");
-    let out = git::run_until(
-        git::cmd(
-            base,
-            git::Argv::new([
-                "fetch",
-                "--quiet",
-                "--no-tags",
-                "--no-prune",
-                "--no-write-fetch-head",
-                "--no-recurse-submodules",
-                "--no-auto-maintenance",
-            ])
-            .outside(remote)
-            .outside(&refspec),
-        ),
-        Some(deadline),
-    )?;
+    let out = git::fetch_ref(repo_lock, base, remote, &refspec, Some(deadline))?;
     if !out.ok {
         let err = out.stderr.trim();
         if err.contains("couldn't find remote ref") {
@@ -452,15 +476,7 @@ pub fn fetch_base(
 
 /// The branch the remote's HEAD names, as the remote reports it now.
 fn remote_head(base: &Path, remote: &str, deadline: Instant) -> Result<String> {
-    let out = git::run_until(
-        git::cmd(
-            base,
-            git::Argv::new(["ls-remote", "--symref"])
-                .outside(remote)
-                .outside("HEAD"),
-        ),
-        Some(deadline),
-    )?;
+    let out = git::ls_remote_head(base, remote, Some(deadline))?;
     if !out.ok {
         anyhow::bail!("asking {remote} for its HEAD failed: {}", out.stderr.trim());
     }

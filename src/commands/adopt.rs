@@ -15,14 +15,16 @@ use crate::error::refused;
 use crate::record::{self, Origin, Reason, State};
 use crate::repo::{self, Head};
 use crate::verify::{self, Verdict};
-use crate::{lifecycle, lock, log};
+use crate::{lifecycle, log};
+
+const HINT: &str = "adoption needs an entry in worktree.adoptions of the rules file declaring exactly this card, path, common_dir and branch";
 
 pub fn run(ctx: &Context, args: &AdoptArgs, out: &mut dyn Write) -> Result<i32> {
     let card = CardId::parse(&args.card)?;
     let rules = ctx.rules()?;
     let cfg = &rules.config;
     let path = ctx.resolve_cli_path(&args.path);
-    let hint = "adoption needs an entry in worktree.adoptions of the rules file declaring exactly this card, path, common_dir and branch";
+    let hint = HINT;
     let entry = cfg
         .adoptions
         .iter()
@@ -49,57 +51,37 @@ pub fn run(ctx: &Context, args: &AdoptArgs, out: &mut dyn Write) -> Result<i32> 
         .hint(hint)
         .into());
     }
+    // Judged once before the lock (a refusal never waits) and again under it: only what is on
+    // disk under the card's lock is acted on.
     let entries = verify::scan(&ctx.repo)?;
     let report = verify::verify(&ctx.repo, &entries, &path, Some(&card));
-    match report.verdict {
-        Verdict::Unseeded => {}
-        Verdict::Verified if report.record.as_ref().is_some_and(|r| r.origin == Origin::Adopt) => {
+    if let Judged::Adopted = judge(entry, &card, &path, &entries, &report)? {
+        writeln!(out, "{}", report.path.display())?;
+        return Ok(0);
+    }
+    let deadline = lifecycle::after(Instant::now(), cfg.action_timeout_seconds);
+    let locked = lifecycle::lock_and_verify(
+        ctx,
+        &card,
+        Some(&card),
+        deadline,
+        "git kardwt adopt",
+        |_| Ok(path.clone()),
+    )?;
+    let report = &locked.report;
+    let (admin, head) = match judge(entry, &card, &path, &locked.entries, report)? {
+        Judged::Adopted => {
             writeln!(out, "{}", report.path.display())?;
             return Ok(0);
         }
-        _ => {
-            return Err(refused(format!("git does not agree: {}", report.explain()))
-                .hint("adopt takes over a registered linked worktree of this repository that has no kardwt record")
-                .into())
-        }
-    }
-    let head = report.head.clone();
-    if head != Some(Head::Branch(entry.branch.clone())) {
-        let found = head.as_ref().map_or("nothing", Head::display);
-        return Err(refused(format!("the adoptions entry for card {card} declares branch {}, but {} has {found} checked out", entry.branch, path.display())).hint(hint).into());
-    }
-    if CardId::from_branch(&entry.branch).is_some_and(|c| c != card) {
-        return Err(refused(format!(
-            "branch {} means another card than {card}",
-            entry.branch
-        ))
-        .hint(hint)
-        .into());
-    }
-    if !verify::claims(&entries, card.as_str()).is_empty() {
-        return Err(refused(format!("card {card} already has a worktree")).into());
-    }
-    let Some(admin) = report.admin.clone() else {
-        anyhow::bail!("internal error: no admin dir for {}", path.display());
+        Judged::Adopt { admin, head } => (admin, head),
     };
-    // R-TRUST 5: adopt records `ready` without preparing, so the tree must be whole.
-    if let Some(why) = verify::checkout_incomplete(&report.path, &admin, verify::Probe::Files) {
-        return Err(refused(format!(
-            "{} cannot be adopted: {}",
-            report.path.display(),
-            why.describe()
-        ))
-        .hint(why.repair(&report.path))
-        .into());
-    }
-    let deadline = lifecycle::after(Instant::now(), cfg.action_timeout_seconds);
-    let _card_lock = lock::take_card(&ctx.repo.common_dir, &card, deadline, "git kardwt adopt")?;
     let mut rec = lifecycle::outside_record(
         ctx,
         cfg,
         &card,
         &report.path,
-        head.as_ref(),
+        Some(&head),
         Origin::Adopt,
         Reason::Adopt,
     );
@@ -115,4 +97,67 @@ pub fn run(ctx: &Context, args: &AdoptArgs, out: &mut dyn Write) -> Result<i32> 
     );
     writeln!(out, "{}", report.path.display())?;
     Ok(0)
+}
+
+/// What adopt finds at the declared path.
+enum Judged {
+    /// Already adopted: nothing to do.
+    Adopted,
+    /// Unseeded and agreeing with the declaration: record it.
+    Adopt {
+        admin: std::path::PathBuf,
+        head: Head,
+    },
+}
+
+/// Does git agree with the adoptions entry for `card` on the worktree of `report`?
+fn judge(
+    entry: &crate::config::Adoption,
+    card: &CardId,
+    path: &Path,
+    entries: &[verify::Entry],
+    report: &verify::Report,
+) -> Result<Judged> {
+    let hint = HINT;
+    match report.verdict {
+        Verdict::Unseeded => {}
+        Verdict::Verified if report.record.as_ref().is_some_and(|r| r.origin == Origin::Adopt) => {
+            return Ok(Judged::Adopted);
+        }
+        _ => {
+            return Err(refused(format!("git does not agree: {}", report.explain()))
+                .hint("adopt takes over a registered linked worktree of this repository that has no kardwt record")
+                .into())
+        }
+    }
+    let head = report.head.clone();
+    let Some(head) = head.filter(|h| *h == Head::Branch(entry.branch.clone())) else {
+        let found = report.head.as_ref().map_or("nothing", Head::display);
+        return Err(refused(format!("the adoptions entry for card {card} declares branch {}, but {} has {found} checked out", entry.branch, path.display())).hint(hint).into());
+    };
+    if CardId::from_branch(&entry.branch).is_some_and(|c| c != *card) {
+        return Err(refused(format!(
+            "branch {} means another card than {card}",
+            entry.branch
+        ))
+        .hint(hint)
+        .into());
+    }
+    if !verify::claims(entries, card.as_str()).is_empty() {
+        return Err(refused(format!("card {card} already has a worktree")).into());
+    }
+    let Some(admin) = report.admin.clone() else {
+        anyhow::bail!("internal error: no admin dir for {}", path.display());
+    };
+    // R-TRUST 5: adopt records `ready` without preparing, so the tree must be whole.
+    if let Some(why) = verify::checkout_incomplete(&report.path, &admin, verify::Probe::Files) {
+        return Err(refused(format!(
+            "{} cannot be adopted: {}",
+            report.path.display(),
+            why.describe()
+        ))
+        .hint(why.repair(&report.path))
+        .into());
+    }
+    Ok(Judged::Adopt { admin, head })
 }

@@ -13,7 +13,7 @@ use serde_json::json;
 
 use crate::card::CardId;
 use crate::cli::DoctorArgs;
-use crate::commands::add::ADD_MARKER;
+use crate::commands::add;
 use crate::commands::install_hooks;
 use crate::context::Context;
 use crate::lifecycle::{self, Prep};
@@ -317,7 +317,15 @@ fn rehearse(ctx: &Context, cfg: &crate::config::Config) -> Vec<Step> {
         }
     };
     let t = Instant::now();
-    let base = match fetch(ctx, cfg, deadline) {
+    // As `add` does: the card's lock, then the repository lock around fetch and worktree add.
+    let holder = "git kardwt doctor --try";
+    let locks = lock::take_card(&ctx.repo.common_dir, &card, deadline, holder)
+        .and_then(|c| lock::take_repo(&ctx.repo.common_dir, deadline, holder).map(|r| (c, r)));
+    let (_card_lock, repo_lock) = match locks {
+        Ok(l) => l,
+        Err(e) => return vec![step("fetch", false, t.elapsed(), format!("{e:#}"))],
+    };
+    let base = match add::fetch_base(&repo_lock, &ctx.repo, cfg, deadline) {
         Ok(b) => b,
         Err(e) => return vec![step("fetch", false, t.elapsed(), format!("{e:#}"))],
     };
@@ -328,19 +336,9 @@ fn rehearse(ctx: &Context, cfg: &crate::config::Config) -> Vec<Step> {
         format!("{} at {}", base.0, base.1),
     ));
     let t = Instant::now();
-    let mut args = git::Argv::new(["worktree", "add", "--quiet"]);
-    if cfg.checkout.mode == crate::config::CheckoutMode::Delegated {
-        args = args.fixed("--no-checkout");
-    }
-    let args = args
-        .fixed("-b")
-        .fixed(card.branch())
-        .outside(&path)
-        .outside(&base.1);
-    let created = git::run_until(
-        git::cmd(&ctx.repo.base, &args).env(ADD_MARKER, &path),
-        Some(deadline),
-    );
+    // `add`'s own step, not a copy of it.
+    let created = add::add_worktree_at(&repo_lock, &ctx.repo, cfg, &card, &path, &base.1, deadline);
+    drop(repo_lock);
     match created {
         Ok(o) if o.ok => steps.push(step(
             "worktree",
@@ -418,33 +416,30 @@ fn rehearse(ctx: &Context, cfg: &crate::config::Config) -> Vec<Step> {
     steps
 }
 
-fn fetch(
-    ctx: &Context,
-    cfg: &crate::config::Config,
-    deadline: Instant,
-) -> Result<(String, String)> {
-    let holder = "git kardwt doctor --try";
-    let _lock = lock::take_repo(&ctx.repo.common_dir, deadline, holder)?;
-    crate::commands::add::fetch_base(&ctx.repo, cfg, deadline)
-}
-
 /// Remove the rehearsal's worktree, branch and card lock.
 fn cleanup(ctx: &Context, card: &CardId, path: Option<&Path>, steps: &mut Vec<Step>) {
     let t = Instant::now();
     let mut problems = Vec::new();
-    if let Some(p) = path {
-        if let Err(e) = lifecycle::remove_worktree_forced(&ctx.repo.base, p) {
-            problems.push(format!(
-                "remove it by hand: git worktree remove --force '{}' ({e})",
-                p.display()
-            ));
-        }
-    }
-    if let Err(e) = git::run(
-        &ctx.repo.base,
-        git::Argv::new(["branch", "-D", "--quiet"]).outside(card.branch()),
+    let deadline = Instant::now() + Duration::from_secs(30);
+    match lock::take_repo(
+        &ctx.repo.common_dir,
+        deadline,
+        "git kardwt doctor --try (cleanup)",
     ) {
-        problems.push(format!("{e:#}"));
+        Ok(repo_lock) => {
+            if let Some(p) = path {
+                if let Err(e) = lifecycle::remove_worktree_forced(&repo_lock, &ctx.repo.base, p) {
+                    problems.push(format!(
+                        "remove it by hand: git worktree remove --force '{}' ({e})",
+                        p.display()
+                    ));
+                }
+            }
+            if let Err(e) = git::branch_delete(&repo_lock, &ctx.repo.base, &card.branch()) {
+                problems.push(format!("{e:#}"));
+            }
+        }
+        Err(e) => problems.push(format!("{e:#}")),
     }
     let _ = std::fs::remove_file(lock::card_lock_path(&ctx.repo.common_dir, card));
     let ok = problems.is_empty();

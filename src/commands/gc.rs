@@ -251,7 +251,7 @@ fn collectable_ready(
     }
     // A branch still at the commit it was created from holds no work that was merged: it is
     // most likely in use right now (a fresh card), so it is not collected.
-    let tip = git::run(path, ["rev-parse", "--verify", "--quiet", "HEAD"]).unwrap_or_default();
+    let tip = git::head_oid(path).unwrap_or_default();
     if tip == rec.base_oid {
         return Ok(Err(format!("{} has no commits of its own yet", rec.branch)));
     }
@@ -269,13 +269,8 @@ fn collectable_ready(
 
 /// A reason to keep the worktree when HEAD has commits no remote-tracking ref reaches.
 fn unpushed(_ctx: &Context, path: &std::path::Path) -> Result<Option<String>> {
-    let out = git::run(path, ["rev-list", "-n", "1", "HEAD", "--not", "--remotes"])?;
-    Ok((!out.trim().is_empty()).then(|| {
-        format!(
-            "HEAD has commits that are on no remote (e.g. {})",
-            out.trim()
-        )
-    }))
+    Ok(git::unpushed_commit(path)?
+        .map(|oid| format!("HEAD has commits that are on no remote (e.g. {oid})")))
 }
 
 fn apply(
@@ -287,9 +282,15 @@ fn apply(
     let deadline = lifecycle::after(std::time::Instant::now(), cfg.action_timeout_seconds);
     for c in candidates.iter_mut() {
         let outcome = if c.prune {
-            let _held = lock::take_repo(&ctx.repo.common_dir, deadline, "git kardwt gc")?;
-            let args = git::Argv::new(["worktree", "remove"]).outside(&c.path);
-            match git::run_until(git::cmd(&ctx.repo.base, args), Some(deadline))? {
+            let repo_lock = lock::take_repo(&ctx.repo.common_dir, deadline, "git kardwt gc")?;
+            let removed = git::worktree_remove(
+                &repo_lock,
+                &ctx.repo.base,
+                &c.path,
+                git::Force::No,
+                Some(deadline),
+            )?;
+            match removed {
                 o if o.ok => {
                     log::append(
                         &ctx.repo.common_dir,

@@ -56,8 +56,9 @@ pub fn post_checkout(global: crate::cli::GlobalArgs, args: &PostCheckoutArgs) ->
 /// Record, seed and prepare a worktree git just created; undo it on any failure.
 fn seed_new_worktree(ctx: &Context, path: &Path, admin: &Path) -> Result<()> {
     let started = Instant::now();
+    // Never called while this process holds the repository lock (the undo takes it).
     let undo = |why: anyhow::Error| -> anyhow::Error {
-        let removed = lifecycle::remove_worktree_forced(&ctx.repo.base, path);
+        let removed = lifecycle::undo_worktree(ctx, path, started);
         log::append(
             &ctx.repo.common_dir,
             "failed",
@@ -66,9 +67,12 @@ fn seed_new_worktree(ctx: &Context, path: &Path, admin: &Path) -> Result<()> {
             "hook: configuration",
             started.elapsed(),
         );
-        let mut fail = Fail::new(
+        // The cause keeps its own exit code (a lock deadline stays 5, a rules error 2) and
+        // prints as `caused by:`.
+        let mut fail = Fail::wrap(
             crate::error::Code::Failed,
-            format!("kardwt could not seed the new worktree {}; a retry re-creates and re-prepares it once this is fixed. {why:#}", path.display()),
+            format!("kardwt could not seed the new worktree {}; a retry re-creates and re-prepares it once this is fixed", path.display()),
+            why,
         )
         .hint("fix the rules file (git kardwt config check), or run git kardwt uninstall-hooks to stop seeding");
         if let Err(refusal) = removed {
@@ -90,18 +94,22 @@ fn seed_new_worktree(ctx: &Context, path: &Path, admin: &Path) -> Result<()> {
     if let Some(why) = verify::claimed_elsewhere(&first, admin, wanted.as_str()) {
         return Err(refuse(ctx, path, &wanted, why, started));
     }
-    let (card, _card_lock) = loop {
-        let card = lifecycle::derive_card(
-            &verify::scan(&ctx.repo).map_err(undo)?,
-            admin,
-            head.as_ref(),
-        );
-        let held = lock::take_card(&ctx.repo.common_dir, &card, deadline, holder).map_err(undo)?;
-        let entries = verify::scan(&ctx.repo).map_err(undo)?;
-        if lifecycle::derive_card(&entries, admin, head.as_ref()) == card {
-            break (card, held);
+    let mut card = wanted;
+    let (_card_lock, entries) = loop {
+        let locked = lifecycle::lock_and_verify(ctx, &card, None, deadline, holder, |_| {
+            Ok(path.to_path_buf())
+        })
+        .map_err(undo)?;
+        let now = lifecycle::derive_card(&locked.entries, admin, head.as_ref());
+        if now == card {
+            break (locked.card_lock, locked.entries);
         }
+        card = now;
     };
+    if !matches!(record::load(admin), record::Loaded::Absent) {
+        // Recorded by another command while this hook waited: that record stands.
+        return Ok(());
+    }
     let mut rec = lifecycle::outside_record(
         ctx,
         cfg,
@@ -113,18 +121,19 @@ fn seed_new_worktree(ctx: &Context, path: &Path, admin: &Path) -> Result<()> {
     );
     // R-TRUST 6: never write a record R-VERIFY would reject, never take a card away from
     // another worktree; R-TRUST 5: never seed a tree whose checkout did not complete.
-    let entries = verify::scan(&ctx.repo).map_err(undo)?;
     if let Some(why) = refusal(&ctx.repo, &entries, admin, &rec) {
         return Err(refuse(ctx, path, &card, why, started));
     }
     // Ports are allocated under the repository lock (card lock first, as everywhere).
-    let repo_lock = match cfg.ports {
-        Some(_) => Some(lock::take_repo(&ctx.repo.common_dir, deadline, holder).map_err(undo)?),
-        None => None,
-    };
-    rec.ports = lifecycle::allocate_ports(ctx, cfg, &card).map_err(undo)?;
-    record::write(admin, &rec).map_err(undo)?;
-    drop(repo_lock);
+    let recorded = (|| {
+        let _repo_lock = match cfg.ports {
+            Some(_) => Some(lock::take_repo(&ctx.repo.common_dir, deadline, holder)?),
+            None => None,
+        };
+        rec.ports = lifecycle::allocate_ports(ctx, cfg, &card)?;
+        record::write(admin, &rec)
+    })();
+    recorded.map_err(undo)?;
     let prep = Prep {
         ctx,
         cfg,
@@ -170,7 +179,7 @@ fn refuse(
     why: String,
     started: Instant,
 ) -> anyhow::Error {
-    let removed = lifecycle::remove_worktree_forced(&ctx.repo.base, path);
+    let removed = lifecycle::undo_worktree(ctx, path, started);
     log::append(
         &ctx.repo.common_dir,
         "failed",

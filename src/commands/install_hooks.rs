@@ -101,7 +101,7 @@ pub fn owner_of(content: Option<&str>, hooks_dir: &Path) -> Owner {
 
 /// The directory git runs hooks from, as seen from the base.
 pub fn hooks_dir(ctx: &Context) -> Result<PathBuf> {
-    let raw = git::run(&ctx.repo.base, ["rev-parse", "--git-path", "hooks"])?;
+    let raw = git::git_path(&ctx.repo.base, "hooks")?;
     let p = Path::new(&raw);
     Ok(if p.is_absolute() {
         p.to_path_buf()

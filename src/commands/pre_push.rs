@@ -140,10 +140,7 @@ fn tracking_remote(ctx: &Context, remote: &str, url: &str) -> Result<Option<Stri
     if plain(remote) && configured(remote) {
         return Ok(Some(remote.to_owned()));
     }
-    let args = ["config", "-z", "--get-regexp", r"^remote\..*\.(push)?url$"]
-        .map(OsString::from)
-        .to_vec();
-    let raw = git_bytes(&ctx.repo.base, args, None)?;
+    let raw = git::config_regexp_z(&ctx.repo.base, r"^remote\..*\.(push)?url$")?;
     Ok(raw
         .split(|b| *b == 0)
         .filter_map(|rec| {
@@ -172,22 +169,7 @@ fn pushed_entries(
     if tips.is_empty() {
         return Ok(Vec::new());
     }
-    let mut log: Vec<OsString> = [
-        "log",
-        "-z",
-        "--format=%H %P",
-        "--raw",
-        "--no-renames",
-        "--no-abbrev",
-        "--diff-merges=separate",
-        "--root",
-        "--no-show-signature",
-        "--no-relative",
-    ]
-    .iter()
-    .map(OsString::from)
-    .collect();
-    log.extend(tips.iter().map(|u| OsString::from(&u.local_oid)));
+    let mut log: Vec<OsString> = tips.iter().map(|u| OsString::from(&u.local_oid)).collect();
     for u in updates {
         // The remote's old tip is a boundary only when we have it (read through gix).
         if !u.is_new() && ctx.repo.has_object(&u.remote_oid) {
@@ -198,42 +180,8 @@ fn pushed_entries(
         log.push("--not".into());
         log.push(format!("--remotes={name}").into());
     }
-    log.push("--".into());
-    let raw = git_bytes(&ctx.repo.base, log, None)?;
+    let raw = git::log_raw_z(&ctx.repo.base, log)?;
     Ok(push::parse_entries(&raw))
-}
-
-/// `git -C dir --no-replace-objects args…` with `input` on stdin; its stdout as bytes. Exit 0
-/// and 1 (check-ignore's "nothing matched") are answers, anything else an error quoting git's
-/// stderr. Replace refs are off because the pack git pushes ignores them: a `git replace` must
-/// not show the check a commit other than the one that leaves.
-fn git_bytes(dir: &Path, mut args: Vec<OsString>, input: Option<Vec<u8>>) -> Result<Vec<u8>> {
-    args.insert(0, "--no-replace-objects".into());
-    let shown = args
-        .iter()
-        .skip(1)
-        .take(2)
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect::<Vec<_>>()
-        .join(" ");
-    let expr = git::cmd(dir, args)
-        .stdout_capture()
-        .stderr_capture()
-        .unchecked();
-    let expr = match input {
-        Some(bytes) => expr.stdin_bytes(bytes),
-        None => expr.stdin_null(),
-    };
-    let out = expr
-        .run()
-        .context("could not start git: is it installed and on PATH?")?;
-    match out.status.code() {
-        Some(0 | 1) => Ok(out.stdout),
-        _ => anyhow::bail!(
-            "`git {shown}` failed: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        ),
-    }
 }
 
 /// `git check-ignore -z --stdin` in `dir` (with `--no-index` when `no_index`): which of
@@ -242,17 +190,12 @@ fn ignored(dir: &Path, paths: &[&[u8]], no_index: bool) -> Result<BTreeSet<Vec<u
     if paths.is_empty() {
         return Ok(BTreeSet::new());
     }
-    let mut args: Vec<OsString> = vec!["check-ignore".into()];
-    if no_index {
-        args.push("--no-index".into());
-    }
-    args.extend(["-z".into(), "--stdin".into()]);
     let input: Vec<u8> = paths
         .iter()
         .flat_map(|p| p.iter().chain(&[0]))
         .copied()
         .collect();
-    let out = git_bytes(dir, args, Some(input))?;
+    let out = git::check_ignore_z(dir, input, no_index)?;
     Ok(out
         .split(|b| *b == 0)
         .filter(|p| !p.is_empty())
@@ -389,8 +332,7 @@ impl Check<'_> {
         if hit(&files) {
             // Content the base tracks is already in the repository, not a secret kardwt shares
             // (a `.env` copied unchanged from a tracked `.env.example`).
-            let args = ["ls-files", "--stage", "-z"].map(OsString::from).to_vec();
-            let tracked = push::staged_blobs(&git_bytes(base, args, None)?);
+            let tracked = push::staged_blobs(&git::ls_files_stage_raw(base)?);
             for (_, ids) in &mut files {
                 ids.retain(|id| !tracked.contains(id));
             }
@@ -415,11 +357,7 @@ impl Check<'_> {
             .collect();
         let mut trees: Vec<(&str, push::TreeLinks)> = Vec::new();
         for commit in commits {
-            let args: Vec<OsString> = ["ls-tree", "-r", "-z", "--full-tree", commit, "--"]
-                .iter()
-                .map(OsString::from)
-                .collect();
-            let raw = git_bytes(&self.ctx.repo.base, args, None)?;
+            let raw = git::ls_tree_z(&self.ctx.repo.base, commit)?;
             trees.push((commit, push::parse_tree_links(&raw)));
         }
         let oids: BTreeSet<&str> = trees
@@ -430,11 +368,7 @@ impl Check<'_> {
             return Ok(None);
         }
         let input: Vec<u8> = oids.iter().flat_map(|o| o.bytes().chain([b'\n'])).collect();
-        let raw = git_bytes(
-            &self.ctx.repo.base,
-            vec!["cat-file".into(), "--batch".into()],
-            Some(input),
-        )?;
+        let raw = git::cat_file_batch(&self.ctx.repo.base, input)?;
         let targets = push::parse_batch(&raw);
         for (commit, links) in &trees {
             let map: BTreeMap<Vec<u8>, Vec<u8>> = links

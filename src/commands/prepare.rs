@@ -3,20 +3,20 @@
 //! `git worktree move`, and re-runs sharing and the prepare hook on a managed one. Never
 //! removes the tree: a failure leaves it recorded as failed (exit 4).
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::Result;
 
 use crate::card::CardId;
 use crate::cli::PrepareArgs;
-use crate::config::CheckoutMode;
+use crate::config::{CheckoutMode, Config};
 use crate::context::Context;
-use crate::error::refused;
+use crate::error::{failed, refused};
 use crate::lifecycle::{self, Prep};
 use crate::record::{self, Origin, Reason, Record, State};
+use crate::repo;
 use crate::verify::{self, Report, Verdict};
-use crate::{lock, repo};
 
 pub fn run(ctx: &Context, args: &PrepareArgs, out: &mut dyn Write) -> Result<i32> {
     let entries = verify::scan(&ctx.repo)?;
@@ -25,62 +25,25 @@ pub fn run(ctx: &Context, args: &PrepareArgs, out: &mut dyn Write) -> Result<i32
     let cfg = &rules.config;
     let program = lifecycle::prepare_program(cfg)?;
     let deadline = lifecycle::after(Instant::now(), cfg.action_timeout_seconds);
+    // Decided once before the lock (to know which card's lock to take, and to refuse without
+    // waiting), then again under it: only what is on disk under the lock is written.
     let report = verify::verify(&ctx.repo, &entries, &path, asked.as_ref());
-    let (card, rec) = match report.verdict {
-        Verdict::Unseeded => {
-            let admin = report.admin.as_deref().unwrap_or(Path::new(""));
-            let card = asked.unwrap_or_else(|| lifecycle::derive_card(&entries, admin, report.head.as_ref()));
-            let rec = lifecycle::outside_record(
-                ctx,
-                cfg,
-                &card,
-                &report.path,
-                report.head.as_ref(),
-                Origin::Manual,
-                Reason::Manual,
-            );
-            (card, rec)
-        }
-        Verdict::Verified => record_of(&report)?,
-        Verdict::Foreign if moved(ctx, &report) => {
-            let (card, mut rec) = record_of(&report)?;
-            rec.path = report.path.clone();
-            (card, rec)
-        }
-        _ => {
-            return Err(refused(report.explain())
-                .hint("prepare works on a linked worktree of this repository: an unseeded one, a managed one, or one moved with git worktree move")
-                .into())
-        }
-    };
-    let Some(admin) = report.admin.clone() else {
-        anyhow::bail!("internal error: no admin dir for {}", report.path.display());
-    };
-    // R-TRUST 5 and 6: never prepare (and so never record ready) a tree whose checkout did
-    // not complete, nor write a record R-VERIFY would reject. Nothing is written on refusal.
-    let probe = match cfg.checkout.mode {
-        CheckoutMode::Delegated => verify::Probe::Mark,
-        _ => verify::Probe::Files,
-    };
-    if let Some(why) = verify::checkout_incomplete(&report.path, &admin, probe) {
-        return Err(refused(format!(
-            "{} is not ready to prepare: {}",
-            report.path.display(),
-            why.describe()
-        ))
-        .hint(why.repair(&report.path))
-        .into());
-    }
-    if let Some(why) = verify::would_reject(&ctx.repo, &entries, &admin, &rec) {
-        return Err(refused(format!(
-            "{} cannot be recorded as card {card}: {why}",
-            report.path.display()
-        ))
-        .hint("prepare records a worktree as the card its branch card/<id> names (or its admin dir name), which no other worktree may claim")
-        .into());
-    }
+    let (card, rec) = plan(ctx, cfg, &entries, &report, asked.clone())?;
+    check(ctx, cfg, &entries, &report, &card, &rec)?;
     let holder = format!("git kardwt prepare {card}");
-    let _card_lock = lock::take_card(&ctx.repo.common_dir, &card, deadline, &holder)?;
+    let locked = lifecycle::lock_and_verify(ctx, &card, asked.as_ref(), deadline, &holder, |_| {
+        Ok(path.clone())
+    })?;
+    let (now, rec) = plan(ctx, cfg, &locked.entries, &locked.report, asked)?;
+    if now != card {
+        return Err(failed(format!(
+            "{} changed while waiting for card {card}'s lock: it is card {now} now; nothing was written",
+            path.display()
+        ))
+        .hint("run prepare again")
+        .into());
+    }
+    let admin = check(ctx, cfg, &locked.entries, &locked.report, &card, &rec)?;
     let mut rec = rec;
     rec.reason = Reason::Manual;
     rec.state = State::Preparing;
@@ -102,6 +65,81 @@ pub fn run(ctx: &Context, args: &PrepareArgs, out: &mut dyn Write) -> Result<i32
         .map_err(|f| f.into_error(&card, &retry, None))?;
     writeln!(out, "{}", rec.path.display())?;
     Ok(0)
+}
+
+/// The card and the record `prepare` would write for the worktree of `report`, or why not.
+fn plan(
+    ctx: &Context,
+    cfg: &Config,
+    entries: &[verify::Entry],
+    report: &Report,
+    asked: Option<CardId>,
+) -> Result<(CardId, Record)> {
+    Ok(match report.verdict {
+        Verdict::Unseeded => {
+            let admin = report.admin.as_deref().unwrap_or(Path::new(""));
+            let card = asked.unwrap_or_else(|| lifecycle::derive_card(entries, admin, report.head.as_ref()));
+            let rec = lifecycle::outside_record(
+                ctx,
+                cfg,
+                &card,
+                &report.path,
+                report.head.as_ref(),
+                Origin::Manual,
+                Reason::Manual,
+            );
+            (card, rec)
+        }
+        Verdict::Verified => record_of(report)?,
+        Verdict::Foreign if moved(ctx, report) => {
+            let (card, mut rec) = record_of(report)?;
+            rec.path = report.path.clone();
+            (card, rec)
+        }
+        _ => {
+            return Err(refused(report.explain())
+                .hint("prepare works on a linked worktree of this repository: an unseeded one, a managed one, or one moved with git worktree move")
+                .into())
+        }
+    })
+}
+
+/// R-TRUST 5 and 6: never prepare (and so never record ready) a tree whose checkout did not
+/// complete, nor write a record R-VERIFY would reject. Nothing is written on refusal. Returns
+/// the admin dir.
+fn check(
+    ctx: &Context,
+    cfg: &Config,
+    entries: &[verify::Entry],
+    report: &Report,
+    card: &CardId,
+    rec: &Record,
+) -> Result<PathBuf> {
+    let Some(admin) = report.admin.clone() else {
+        anyhow::bail!("internal error: no admin dir for {}", report.path.display());
+    };
+    let probe = match cfg.checkout.mode {
+        CheckoutMode::Delegated => verify::Probe::Mark,
+        _ => verify::Probe::Files,
+    };
+    if let Some(why) = verify::checkout_incomplete(&report.path, &admin, probe) {
+        return Err(refused(format!(
+            "{} is not ready to prepare: {}",
+            report.path.display(),
+            why.describe()
+        ))
+        .hint(why.repair(&report.path))
+        .into());
+    }
+    if let Some(why) = verify::would_reject(&ctx.repo, entries, &admin, rec) {
+        return Err(refused(format!(
+            "{} cannot be recorded as card {card}: {why}",
+            report.path.display()
+        ))
+        .hint("prepare records a worktree as the card its branch card/<id> names (or its admin dir name), which no other worktree may claim")
+        .into());
+    }
+    Ok(admin)
 }
 
 fn record_of(report: &Report) -> Result<(CardId, Record)> {

@@ -88,11 +88,14 @@ pub struct Removal {
 }
 
 /// Remove a worktree that verified, releasing first (R-REMOVE, in order); `gc` uses this too.
+/// `report` (read before any lock) only names the card: the worktree is verified again under
+/// the card's lock, and only that record is acted on and written.
 pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -> Result<Removal> {
     let started = Instant::now();
-    let (Some(mut rec), Some(admin)) = (report.record.clone(), report.admin.clone()) else {
+    let Some(seen) = &report.record else {
         anyhow::bail!("internal error: a verified worktree without record");
     };
+    let card = crate::card::CardId::parse(&seen.card)?;
     let path = report.path.clone();
     let rules = ctx.rules()?;
     let cfg = &rules.config;
@@ -108,9 +111,22 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
         None => None,
     };
     let deadline = lifecycle::after(Instant::now(), cfg.action_timeout_seconds);
-    let card = crate::card::CardId::parse(&rec.card)?;
     let holder = format!("git kardwt remove {card}");
-    let _card_lock = lock::take_card(&ctx.repo.common_dir, &card, deadline, &holder)?;
+    let locked = lifecycle::lock_and_verify(ctx, &card, Some(&card), deadline, &holder, |_| {
+        Ok(path.clone())
+    })?;
+    let report = &locked.report;
+    let (Verdict::Verified, Some(mut rec), Some(admin)) =
+        (report.verdict, report.record.clone(), report.admin.clone())
+    else {
+        return Err(failed(format!(
+            "{} changed while waiting for card {card}'s lock: {}; nothing was released or removed",
+            path.display(),
+            report.explain()
+        ))
+        .hint("check it with git kardwt verify, then run remove again")
+        .into());
+    };
     let mut steps = Vec::new();
 
     // Refuse a dirty tree, and anything git worktree remove would refuse, before anything is
@@ -232,12 +248,12 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
         }
     }
     {
-        let _repo_lock = lock::take_repo(&ctx.repo.common_dir, deadline, &holder)?;
-        let mut remove = git::Argv::new(["worktree", "remove"]);
-        if opts.force {
-            remove = remove.fixed("--force");
-        }
-        let remove = remove.outside(&path);
+        let repo_lock = lock::take_repo(&ctx.repo.common_dir, deadline, &holder)?;
+        let force = if opts.force {
+            git::Force::Once
+        } else {
+            git::Force::No
+        };
         // Released but not removed: the record says so, so the next `add` prepares the tree
         // again (reason retry) instead of reusing it as ready.
         let mut mark_failed = |why: &str| {
@@ -255,7 +271,9 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
             );
             recorded
         };
-        let out = match git::run_until(git::cmd(&ctx.repo.base, remove), Some(deadline)) {
+        let removed =
+            git::worktree_remove(&repo_lock, &ctx.repo.base, &path, force, Some(deadline));
+        let out = match removed {
             Ok(out) => out,
             Err(e) => {
                 mark_failed(&format!("{e:#}"));
@@ -282,7 +300,7 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
             detail: "removed".into(),
         });
         // 4. The branch.
-        let branch = branch_step(ctx, &rec, opts);
+        let branch = branch_step(&repo_lock, ctx, &rec, opts);
         steps.push(branch);
     }
     log::append(
@@ -301,7 +319,7 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
 }
 
 /// Delete the branch when asked and merged into the recorded base, or when forced.
-fn branch_step(ctx: &Context, rec: &Record, args: &Options) -> Step {
+fn branch_step(repo_lock: &lock::RepoLock, ctx: &Context, rec: &Record, args: &Options) -> Step {
     let step = |ok, detail: String| Step {
         step: "branch",
         ok,
@@ -323,10 +341,7 @@ fn branch_step(ctx: &Context, rec: &Record, args: &Options) -> Step {
             ),
         );
     }
-    match git::run(
-        &ctx.repo.base,
-        git::Argv::new(["branch", "-D", "--quiet"]).outside(&rec.branch),
-    ) {
+    match git::branch_delete(repo_lock, &ctx.repo.base, &rec.branch) {
         Ok(_) => step(
             true,
             format!(
@@ -350,13 +365,5 @@ pub fn merged_into_base(ctx: &Context, rec: &Record) -> bool {
     tracking
         .into_iter()
         .chain((!rec.base_oid.is_empty()).then(|| rec.base_oid.clone()))
-        .any(|base| {
-            git::run(
-                &ctx.repo.base,
-                git::Argv::new(["merge-base", "--is-ancestor"])
-                    .outside(&branch)
-                    .outside(&base),
-            )
-            .is_ok()
-        })
+        .any(|base| git::is_ancestor(&ctx.repo.base, &branch, &base))
 }

@@ -15,6 +15,7 @@ mod gc;
 mod guard;
 mod hooks_install;
 mod ids;
+mod layer;
 mod list;
 mod man;
 mod ports;
