@@ -85,6 +85,10 @@ pub struct Cleanup {
 pub struct Sharing {
     pub env: EnvSharing,
     pub skills: SkillsSharing,
+    /// Paths (relative to the base) copied whole into a new worktree (R-COPY).
+    pub copy: Vec<PathBuf>,
+    /// How `copy` and `.worktreeinclude` files are copied.
+    pub copy_method: crate::copy::Method,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -136,6 +140,8 @@ impl Default for Config {
             sharing: Sharing {
                 env: EnvSharing::Disabled,
                 skills: SkillsSharing::Fallback,
+                copy: Vec::new(),
+                copy_method: crate::copy::Method::Auto,
             },
             environment: Environment {
                 passthrough: Vec::new(),
@@ -381,6 +387,8 @@ leaves! {
     Card(String) = |node| checked(nonempty(node)?, |c: &str| {
         crate::card::CardId::parse(c).map(drop).map_err(|fail| fail.message)
     });
+    /// A relative path inside the repository: no `..`, not absolute, not `.git`.
+    RelPath(PathBuf) = relative;
     /// An environment variable's name.
     EnvName(String) = |node| checked(text(node, "a string")?, env_name);
     /// `true` or `false`, nothing else.
@@ -426,6 +434,27 @@ fn absolute(node: Node<'_>) -> Result<PathBuf, String> {
         return Err(format!("must be an absolute path, found {}", quote(&s)));
     }
     Ok(PathBuf::from(s))
+}
+
+fn relative(node: Node<'_>) -> Result<PathBuf, String> {
+    let s = nonempty(node)?;
+    let path = Path::new(&s);
+    let inside = path.components().all(|c| match c {
+        std::path::Component::Normal(n) => n != ".git",
+        std::path::Component::CurDir => true,
+        _ => false,
+    });
+    let normal: PathBuf = path
+        .components()
+        .filter(|c| !matches!(c, std::path::Component::CurDir))
+        .collect();
+    if path.is_absolute() || !inside || normal.as_os_str().is_empty() {
+        return Err(format!(
+            "must be a path inside the repository (relative, no `..`, not .git), found {}",
+            quote(&s)
+        ));
+    }
+    Ok(normal)
 }
 
 fn env_name(name: &str) -> Result<(), &'static str> {
@@ -494,7 +523,21 @@ impl Shape<'_> for SkillsSharing {
     }
 }
 
-strict!(CheckoutMode, EnvSharing, SkillsSharing, Top);
+impl Shape<'_> for crate::copy::Method {
+    fn scalar(node: Node<'_>) -> Result<Self, String> {
+        use crate::copy::Method;
+        choice(
+            node,
+            &[
+                (Method::Auto, "auto"),
+                (Method::Clone, "clone"),
+                (Method::Copy, "copy"),
+            ],
+        )
+    }
+}
+
+strict!(CheckoutMode, EnvSharing, SkillsSharing, crate::copy::Method, Top);
 
 /// Declares a block of the schema and the keys it allows (its field names).
 macro_rules! block {
@@ -550,6 +593,8 @@ block!(RawCleanup {
 block!(RawSharing {
     env: EnvSharing = "env",
     skills: SkillsSharing = "skills",
+    copy: List<RelPath> = "copy",
+    copy_method: crate::copy::Method = "copy_method",
 });
 block!(RawEnvironment {
     passthrough: List<EnvName> = "passthrough",
@@ -692,6 +737,8 @@ fn build(wt: RawWorktree) -> Result<Config, Problem> {
     if let Some(Block(s)) = wt.sharing.0 {
         cfg.sharing.env = s.env.0.unwrap_or(EnvSharing::Disabled);
         cfg.sharing.skills = s.skills.0.unwrap_or(SkillsSharing::Fallback);
+        cfg.sharing.copy = s.copy.0.map_or_else(Vec::new, |l| l.0.into_iter().map(|p| p.0).collect());
+        cfg.sharing.copy_method = s.copy_method.0.unwrap_or_default();
     }
     if let Some(Block(e)) = wt.environment.0 {
         let names = e.passthrough.0.map_or_else(Vec::new, |l| l.0);
