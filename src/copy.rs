@@ -506,6 +506,104 @@ fn magic_name(magic: u64) -> String {
     }
 }
 
+/// The file at the base's root naming, in gitignore syntax, the ignored files a new worktree
+/// needs (the convention several agent runners share).
+pub const INCLUDE_FILE: &str = ".worktreeinclude";
+
+/// What [`seed`] copied.
+pub struct Seeded {
+    /// Paths copied, relative to the worktree: `sharing.copy` entries as written, and each
+    /// `.worktreeinclude` match (a whole matched directory once, not its files).
+    pub copies: Vec<String>,
+    pub summary: Summary,
+}
+
+/// Copy into the new worktree `to` what R-COPY names from the base `from`: every ignored,
+/// untracked base file matching `.worktreeinclude`, then each `sharing.copy` path. Nothing in
+/// the worktree is overwritten. `None` when there is nothing to copy.
+pub fn seed(
+    sharing: &crate::config::Sharing,
+    from: &Path,
+    to: &Path,
+    progress: bool,
+) -> Result<Option<Seeded>> {
+    let include = include_matcher(from)?;
+    if include.is_none() && sharing.copy.is_empty() {
+        return Ok(None);
+    }
+    let mut copier = Copier::new(from, to, sharing.copy_method, progress)?;
+    let mut copies: Vec<String> = Vec::new();
+    if let Some(matcher) = include {
+        let listed = crate::git::ls_ignored_untracked_z(from)?;
+        for raw in listed.split(|&b| b == 0).filter(|p| !p.is_empty()) {
+            let rel =
+                PathBuf::from(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(raw));
+            let Some(root) =
+                included_root(&matcher, &rel).map(|r| r.to_string_lossy().into_owned())
+            else {
+                continue;
+            };
+            let meta = match std::fs::symlink_metadata(from.join(&rel)) {
+                Ok(m) => m,
+                Err(_) => continue, // gone since git listed it
+            };
+            copier.entry(rel, meta)?;
+            if copies.last() != Some(&root) && !copies.contains(&root) {
+                copies.push(root);
+            }
+        }
+    }
+    for rel in &sharing.copy {
+        if std::fs::symlink_metadata(from.join(rel)).is_err() {
+            continue; // nothing of that name in the base (yet): nothing to copy
+        }
+        copier.path(rel)?;
+        let shown = rel.to_string_lossy().into_owned();
+        if !copies.contains(&shown) {
+            copies.push(shown);
+        }
+    }
+    let summary = copier.finish()?;
+    Ok(Some(Seeded { copies, summary }))
+}
+
+/// `.worktreeinclude` at the base's root as a matcher; `None` when there is none.
+fn include_matcher(base: &Path) -> Result<Option<ignore::gitignore::Gitignore>> {
+    let file = base.join(INCLUDE_FILE);
+    match std::fs::symlink_metadata(&file) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", file.display())),
+        Ok(m) if !m.is_file() => anyhow::bail!(
+            "{} is not a regular file; it must list, in gitignore syntax, what to copy",
+            file.display()
+        ),
+        Ok(_) => {}
+    }
+    let mut builder = ignore::gitignore::GitignoreBuilder::new(base);
+    if let Some(err) = builder.add(&file) {
+        anyhow::bail!("{}: {err}", file.display());
+    }
+    let matcher = builder
+        .build()
+        .with_context(|| format!("cannot read {}", file.display()))?;
+    Ok((!matcher.is_empty()).then_some(matcher))
+}
+
+/// Whether `.worktreeinclude` includes the file `rel`, and if so the path to record for it:
+/// the highest directory above it that a pattern names, else the file itself (pure).
+fn included_root<'a>(matcher: &ignore::gitignore::Gitignore, rel: &'a Path) -> Option<&'a Path> {
+    if !matcher.matched_path_or_any_parents(rel, false).is_ignore() {
+        return None;
+    }
+    let top = rel
+        .ancestors()
+        .skip(1)
+        .filter(|a| !a.as_os_str().is_empty())
+        .filter(|a| matcher.matched(a, true).is_ignore())
+        .last();
+    Some(top.unwrap_or(rel))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -582,6 +680,28 @@ mod tests {
             Path::new("elsewhere")
         );
         assert_eq!(s.method_used(), "copy");
+    }
+
+    #[test]
+    fn worktreeinclude_matches_files_and_records_the_named_directory() {
+        let mut b = ignore::gitignore::GitignoreBuilder::new("/base");
+        for line in [
+            ".env.local",
+            "node_modules/",
+            "!node_modules/.cache/",
+            "config/*.toml",
+        ] {
+            b.add_line(None, line).unwrap();
+        }
+        let m = b.build().unwrap();
+        let root = |p: &str| included_root(&m, Path::new(p)).map(|r| r.display().to_string());
+        assert_eq!(root(".env.local").as_deref(), Some(".env.local"));
+        assert_eq!(root("sub/.env.local").as_deref(), Some("sub/.env.local"));
+        assert_eq!(root("node_modules/a/b.js").as_deref(), Some("node_modules"));
+        assert_eq!(root("node_modules/.cache/x"), None);
+        assert_eq!(root("config/dev.toml").as_deref(), Some("config/dev.toml"));
+        assert_eq!(root("config/sub/dev.toml"), None);
+        assert_eq!(root("notes.txt"), None);
     }
 
     #[test]

@@ -11,9 +11,9 @@ use crate::config::{CheckoutMode, Config};
 use crate::context::Context;
 use crate::error::{Code, Fail};
 use crate::hooks::{self, Ending, Facts, Phase};
-use crate::record::{self, LastHook, Reason, Record, State};
+use crate::record::{self, LastHook, Origin, Reason, Record, State};
 use crate::verify::Probe;
-use crate::{git, log, seed};
+use crate::{copy, git, log, seed};
 
 /// Everything preparation needs besides the record.
 pub struct Prep<'a> {
@@ -140,6 +140,10 @@ impl Prep<'_> {
                     return Err(Failure::Other(e.context("sharing failed")));
                 }
             }
+            // R-COPY: a new tree gets its copies before the prepare hook runs.
+            if matches!(rec.reason, Reason::Create | Reason::Retry) {
+                self.copy(&mut rec, admin)?;
+            }
         }
         if !delegated && run_hook {
             self.run_hook(&mut rec, admin)?;
@@ -164,6 +168,34 @@ impl Prep<'_> {
         rec.updated_at = record::now();
         record::write(admin, &rec).map_err(Failure::Other)?;
         Ok(rec)
+    }
+
+    /// Copy `.worktreeinclude` matches and `sharing.copy` paths from the base (R-COPY); the
+    /// record says what and how, the event log how much and how long.
+    fn copy(&self, rec: &mut Record, admin: &Path) -> Result<(), Failure> {
+        let started = Instant::now();
+        // Progress lines are for a person watching `add`; the hook prints only its verdict.
+        let progress = rec.origin != Origin::Hook;
+        match copy::seed(&self.cfg.sharing, &self.ctx.repo.base, &rec.path, progress) {
+            Ok(None) => Ok(()),
+            Ok(Some(seeded)) => {
+                rec.copies = seeded.copies;
+                rec.copy_method = seeded.summary.method_used().to_owned();
+                record::write(admin, rec).map_err(Failure::Other)?;
+                self.log(
+                    "seeded",
+                    rec,
+                    &format!("copied {}", seeded.summary),
+                    started.elapsed(),
+                );
+                Ok(())
+            }
+            Err(e) => {
+                self.mark_failed(rec, admin);
+                self.log("failed", rec, "copy failed", started.elapsed());
+                Err(Failure::Other(e.context("copying from the base failed")))
+            }
+        }
     }
 
     fn run_hook(&self, rec: &mut Record, admin: &Path) -> Result<(), Failure> {
@@ -501,6 +533,8 @@ pub fn outside_record(
         updated_at: now,
         config_fingerprint: cfg.fingerprint(),
         links: Vec::new(),
+        copies: Vec::new(),
+        copy_method: String::new(),
         ports: Vec::new(),
         last_hook: None,
     }

@@ -91,6 +91,12 @@ pub struct Record {
     pub links: Vec<String>,
     #[serde(default)]
     pub ports: Vec<u16>,
+    /// What R-COPY copied into the tree (paths relative to it), and how (`clone`, `copy`,
+    /// `mixed`); empty when nothing was copied.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub copies: Vec<String>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub copy_method: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_hook: Option<LastHook>,
 }
@@ -245,6 +251,8 @@ mod tests {
             updated_at: rfc3339(0),
             config_fingerprint: "sha256:00".into(),
             links: vec![".env".into()],
+            copies: Vec::new(),
+            copy_method: String::new(),
             ports: vec![],
             last_hook: Some(LastHook {
                 phase: "prepare".into(),

@@ -183,6 +183,8 @@ impl Action<'_> {
                 updated_at: now,
                 config_fingerprint: self.cfg().fingerprint(),
                 links: Vec::new(),
+                copies: Vec::new(),
+                copy_method: String::new(),
                 ports,
                 last_hook: None,
             };

@@ -537,7 +537,13 @@ impl Shape<'_> for crate::copy::Method {
     }
 }
 
-strict!(CheckoutMode, EnvSharing, SkillsSharing, crate::copy::Method, Top);
+strict!(
+    CheckoutMode,
+    EnvSharing,
+    SkillsSharing,
+    crate::copy::Method,
+    Top
+);
 
 /// Declares a block of the schema and the keys it allows (its field names).
 macro_rules! block {
@@ -737,7 +743,10 @@ fn build(wt: RawWorktree) -> Result<Config, Problem> {
     if let Some(Block(s)) = wt.sharing.0 {
         cfg.sharing.env = s.env.0.unwrap_or(EnvSharing::Disabled);
         cfg.sharing.skills = s.skills.0.unwrap_or(SkillsSharing::Fallback);
-        cfg.sharing.copy = s.copy.0.map_or_else(Vec::new, |l| l.0.into_iter().map(|p| p.0).collect());
+        cfg.sharing.copy = s
+            .copy
+            .0
+            .map_or_else(Vec::new, |l| l.0.into_iter().map(|p| p.0).collect());
         cfg.sharing.copy_method = s.copy_method.0.unwrap_or_default();
     }
     if let Some(Block(e)) = wt.environment.0 {

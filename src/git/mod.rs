@@ -449,6 +449,29 @@ pub fn ls_files_deleted(dir: &Path) -> Result<Output> {
 }
 
 /// `git ls-files --stage -z` in `dir`.
+/// `git ls-files -z --others --ignored --exclude-standard`: every untracked file the ignore
+/// rules ignore, as NUL-separated paths relative to `dir` (R-COPY's `.worktreeinclude`).
+pub fn ls_ignored_untracked_z(dir: &Path) -> Result<Vec<u8>> {
+    let out = Call::new(
+        dir,
+        [
+            "ls-files",
+            "-z",
+            "--others",
+            "--ignored",
+            "--exclude-standard",
+        ],
+    )
+    .output()?;
+    if !out.ok {
+        anyhow::bail!(
+            "git ls-files --others --ignored failed: {}",
+            out.stderr.trim()
+        );
+    }
+    Ok(out.bytes)
+}
+
 pub fn ls_files_stage(dir: &Path) -> Result<Output> {
     Call::new(dir, ["ls-files", "--stage", "-z"]).output()
 }

@@ -8,6 +8,7 @@ mod completion;
 mod concurrency;
 mod config;
 mod config_fuzz;
+mod copy;
 mod dispatch;
 mod doctor;
 mod faults;

@@ -9,6 +9,10 @@
 #   P6  `git kardwt guard` on a 1 MiB command line run 300 directories deep, in the repository
 #       of P3 (200 worktrees), vs `git rev-parse HEAD`; its real goal is absolute (SPEC
 #       R-TRUST 9: under 100 ms), printed under the table
+#   P7  a new worktree's copy of a 20,000-file, 400 MB tree on XFS with reflink vs
+#       `git worktree add` + `cp -a --reflink=always` (and faster than --reflink=never; new space
+#       under 100 MB), when run as root with mkfs.xfs
+#   P8  the same copy on the work directory's file system vs `git worktree add` + `cp -a`
 # P1 uses the minimum of many alternating trials (it sits inside the noise); the others the
 # median of several runs. Needs `git-kardwt` on PATH (make bench puts the release build first).
 # Sizes can be shrunk for a quick look: BENCH_FILES, BENCH_WORKTREES, BENCH_TRIALS.
@@ -172,8 +176,104 @@ done
 p6_ms="$(printf '%s\n' "${p6_k[@]}" | median)"
 row P6 "$p6_ms" "$(printf '%s\n' "${p6_g[@]}" | median)" 50.0
 
+# P7, P8 (R-COPY): a new worktree gets a copy of a 20,000-file, 400 MB tree (BENCH_COPY_FILES,
+# BENCH_COPY_MB) through `sharing.copy`; plain git's side is `git worktree add` followed by
+# `cp -a` of the same tree. P7 runs on an XFS loop mount with reflink (as root with mkfs.xfs;
+# skipped otherwise), against `cp -a --reflink=always` (goal 1.2) and `--reflink=never` (kardwt
+# must be faster), and checks the new space a clone uses (df; goal under 100 MB). P8 runs on the
+# work directory's own file system (ext4 here) against `cp -a` (goal 1.1).
+COPY_FILES=${BENCH_COPY_FILES:-20000}
+COPY_MB=${BENCH_COPY_MB:-400}
+COPY_RUNS=${BENCH_COPY_RUNS:-3}
+copy_repo() { # DIR: an origin, a base clone and the ignored tree to copy, in DIR
+	local dir=$1
+	git init -q --bare -b main "$dir/origin.git"
+	git clone -q "$dir/origin.git" "$dir/base" 2>/dev/null
+	(
+		cd "$dir/base"
+		echo "/target/" >.gitignore && git add .gitignore && git commit -qm ignore
+		git push -q origin main
+		printf 'worktree:\n  base:\n    ref: refs/heads/main\n  sharing:\n    copy: [target]\n' >kardbrd.yml
+		echo /kardbrd.yml >>.git/info/exclude
+		perl -e '
+			my ($files, $bytes) = @ARGV; my $size = int($bytes / $files);
+			srand(7); my $blob = join "", map { chr(int(rand(256))) } 1 .. (1 << 20);
+			for my $i (0 .. $files - 1) {
+				my $d = sprintf "target/d%02d/e%02d", $i % 50, int($i / 50) % 40;
+				system("mkdir", "-p", $d) unless -d $d;
+				open my $f, ">", "$d/f$i.bin" or die $!;
+				print $f substr($blob, ($i * 7919) % ((1 << 20) - $size), $size);
+				close $f;
+			}' "$COPY_FILES" $((COPY_MB * 1000000))
+	)
+}
+copy_trial_k() { # BASE N: kardwt creates card N with its copy
+	git -C "$1" kardwt add "copy-$2" >/dev/null
+}
+copy_trial_g() { # BASE N CP-FLAGS…: plain git, then cp -a
+	local base=$1 n=$2
+	shift 2
+	git -C "$base" worktree add -q -b "plain-$n" "$base/../plain-$n" main &&
+		cp -a "$@" "$base/target" "$base/../plain-$n/"
+}
+copy_cleanup() { # BASE N
+	git -C "$1" kardwt remove --force "copy-$2" >/dev/null 2>&1 || true
+	git -C "$1" worktree remove --force "$1/../plain-$2" >/dev/null 2>&1 || true
+	rm -rf "$1/../plain-$2"
+	git -C "$1" branch -q -D "plain-$2" "card/copy-$2" >/dev/null 2>&1 || true
+}
+copy_bench() { # NAME BASE GOAL CP-FLAGS… : median of runs, kardwt against git + cp
+	local name=$1 base=$2 goal=$3 k=() g=() i
+	shift 3
+	for i in $(seq 1 "$COPY_RUNS"); do
+		sync
+		k+=("$(time_us copy_trial_k "$base" "$name$i")")
+		sync
+		g+=("$(time_us copy_trial_g "$base" "$name$i" "$@")")
+		copy_cleanup "$base" "$name$i"
+	done
+	copy_k="$(printf '%s\n' "${k[@]}" | median)"
+	copy_g="$(printf '%s\n' "${g[@]}" | median)"
+	row "$name" "$copy_k" "$copy_g" "$goal"
+}
+copy_notes=()
+
+echo "P8: copying $COPY_FILES files ($COPY_MB MB) into a new worktree on $(stat -f -c %T "$work") vs cp -a" >&2
+mkdir "$work/p8"
+copy_repo "$work/p8"
+copy_bench P8 "$work/p8/base" 1.1
+
+xfs_ok=""
+if [ "$(id -u)" = 0 ] && command -v mkfs.xfs >/dev/null 2>&1; then
+	xfs_ok=yes
+fi
+if [ -n "$xfs_ok" ]; then
+	echo "P7: the same copy on an XFS loop mount with reflink vs cp -a --reflink=always" >&2
+	xfs="$work/xfs"
+	mkdir "$xfs"
+	trap 'umount "$xfs" 2>/dev/null || umount -l "$xfs" 2>/dev/null; rm -rf "$work"' EXIT
+	truncate -s $((COPY_MB * 6 + 1024))M "$work/xfs.img"
+	mkfs.xfs -q -m reflink=1 "$work/xfs.img"
+	mount -o loop "$work/xfs.img" "$xfs"
+	copy_repo "$xfs"
+	copy_bench P7 "$xfs/base" 1.2 --reflink=always
+	# P7n: against a plain copy on the same file system, kardwt must be faster (ratio below 1).
+	copy_bench P7n "$xfs/base" 1.0 --reflink=never
+	sync
+	before=$(df -k --output=avail "$xfs" | tail -n 1)
+	copy_trial_k "$xfs/base" space
+	sync
+	after=$(df -k --output=avail "$xfs" | tail -n 1)
+	used_mb=$(((before - after) / 1024))
+	copy_notes+=("P7 new space for a clone of $COPY_MB MB: $used_mb MB, goal under 100 MB: $([ "$used_mb" -lt 100 ] && echo met || echo MISSED)")
+	copy_cleanup "$xfs/base" space
+else
+	copy_notes+=("P7 skipped: an XFS loop mount needs root and mkfs.xfs (apt-get install xfsprogs)")
+fi
+
 echo
 echo "git-kardwt bench, $(date -u +%Y-%m-%d), $(nproc) cores, $(git --version)"
 printf '%-4s %12s %12s %8s %6s  %s\n' "" "kardwt ms" "git ms" "ratio" "goal" ""
 printf "%s\n" "${rows[@]}" | sort
 awk -v u="$p6_ms" 'BEGIN { printf "P6 absolute: %.2f ms for a 1 MiB line at depth 300, goal under 100 ms: %s\n", u / 1000, (u < 100000 ? "met" : "MISSED") }'
+printf '%s\n' "${copy_notes[@]}"
