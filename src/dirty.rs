@@ -10,7 +10,7 @@ use std::path::Path;
 use anyhow::Result;
 
 use crate::record::Record;
-use crate::{git, seed};
+use crate::{git, share};
 
 /// What is at one of the record's link paths.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -115,7 +115,7 @@ pub fn dirty(base: &Path, worktree: &Path, rec: &Record) -> Result<Vec<String>> 
 /// The skills paths that are not links of this record, hold a non-directory, and that git
 /// ignores (so `git status` does not show them).
 fn hidden_by_the_block(worktree: &Path, rec: &Record) -> Result<Vec<String>> {
-    let candidates: Vec<&str> = seed::SKILLS
+    let candidates: Vec<&str> = share::SKILLS
         .into_iter()
         .filter(|rel| !rec.links.iter().any(|l| l == rel))
         .filter(|rel| {

@@ -10,10 +10,10 @@ use crate::card::CardId;
 use crate::config::{CheckoutMode, Config};
 use crate::context::Context;
 use crate::error::{Code, Fail};
-use crate::hooks::{self, Ending, Facts, Phase};
+use crate::programs::{self, Ending, Facts, Phase};
 use crate::record::{self, LastHook, Origin, Reason, Record, State};
 use crate::verify::Probe;
-use crate::{copy, git, log, seed};
+use crate::{copy, events, git, share};
 
 /// Everything preparation needs besides the record.
 pub struct Prep<'a> {
@@ -92,7 +92,7 @@ pub fn allocate_ports(ctx: &Context, cfg: &Config, card: &CardId) -> Result<Vec<
 /// Resolve the prepare hook's program, if one is configured (exit 2 when refused).
 pub fn prepare_program(cfg: &Config) -> Result<Option<PathBuf>> {
     Ok(match &cfg.prepare {
-        Some(p) => Some(hooks::resolve_program(
+        Some(p) => Some(programs::resolve_program(
             &p.argv,
             cfg.helpers.stable_root.as_deref(),
             "worktree.prepare.argv",
@@ -117,7 +117,7 @@ impl Prep<'_> {
         }
         if seed {
             let started = Instant::now();
-            let links = seed::share(
+            let links = share::share(
                 &self.cfg.sharing,
                 &self.ctx.repo.base,
                 &rec.path,
@@ -203,10 +203,10 @@ impl Prep<'_> {
             return Ok(());
         };
         let facts = facts(self.ctx, rec);
-        let env = hooks::environment(&facts, Phase::Prepare, &self.cfg.environment.passthrough);
+        let env = programs::environment(&facts, Phase::Prepare, &self.cfg.environment.passthrough);
         let prefix = format!("kardwt[{} prepare]: ", rec.card);
         let cap = Duration::from_secs(prep.timeout_seconds);
-        let outcome = hooks::run(
+        let outcome = programs::run(
             program,
             &prep.argv,
             &rec.path,
@@ -243,7 +243,7 @@ impl Prep<'_> {
 
     /// Append an event about `rec` to the log.
     pub fn log(&self, event: &str, rec: &Record, outcome: &str, duration: Duration) {
-        log::append(
+        events::append(
             &self.ctx.repo.common_dir,
             event,
             &rec.card,
@@ -339,8 +339,8 @@ pub fn remove_worktree_forced(
 ) -> Result<(), String> {
     match git::worktree_remove(lock, base, path, git::Force::Once, None) {
         Ok(o) if o.ok => Ok(()),
-        Ok(o) => Err(hooks::tail_chars(&o.stderr, 120)),
-        Err(e) => Err(hooks::tail_chars(&e.to_string(), 120)),
+        Ok(o) => Err(programs::tail_chars(&o.stderr, 120)),
+        Err(e) => Err(programs::tail_chars(&e.to_string(), 120)),
     }
 }
 
@@ -353,14 +353,14 @@ pub fn remove_half_made(
 ) -> Result<(), String> {
     match git::worktree_remove(lock, base, path, git::Force::Twice, None) {
         Ok(o) if o.ok => Ok(()),
-        Ok(o) => Err(hooks::tail_chars(&o.stderr, 120)),
-        Err(e) => Err(hooks::tail_chars(&e.to_string(), 120)),
+        Ok(o) => Err(programs::tail_chars(&o.stderr, 120)),
+        Err(e) => Err(programs::tail_chars(&e.to_string(), 120)),
     }
 }
 
 /// Why preparation did not finish.
 pub enum Failure {
-    Hook(hooks::Outcome),
+    Hook(programs::Outcome),
     Other(anyhow::Error),
 }
 
@@ -440,7 +440,7 @@ pub fn fit_error_block(verdict: &str, hook_tail: &str, hint: &str) -> (String, S
     let verdict = cut(verdict, ERROR_BLOCK_MAX - frame - 40);
     let hint = cut(hint, ERROR_BLOCK_MAX.saturating_sub(frame + len(&verdict)));
     let room = ERROR_BLOCK_MAX.saturating_sub(frame + len(&verdict) + len(&hint) + len(": "));
-    let tail = hooks::tail_chars(hook_tail, room.min(300));
+    let tail = programs::tail_chars(hook_tail, room.min(300));
     let message = if tail.is_empty() || room < 4 {
         verdict
     } else {

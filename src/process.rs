@@ -2,7 +2,7 @@
 //! process whose current directory is inside the tree, read from `/proc/<pid>/cwd`, except
 //! the caller and its ancestors. SIGTERM first, SIGKILL after the grace period. Also the
 //! descendants of this process, which a hook may leave behind after leaving its process group
-//! (R-TRUST 12: kardwt is their subreaper while a hook runs, see `hooks.rs`).
+//! (R-TRUST 12: kardwt is their subreaper while a hook runs, see `programs.rs`).
 use std::path::Path;
 use std::time::{Duration, Instant};
 

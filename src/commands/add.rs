@@ -265,7 +265,7 @@ impl Action<'_> {
                 ),
             })
         })?;
-        crate::log::append(
+        crate::events::append(
             &self.prep.ctx.repo.common_dir,
             "removed",
             self.card.as_str(),

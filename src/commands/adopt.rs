@@ -15,7 +15,7 @@ use crate::error::refused;
 use crate::record::{self, Origin, Reason, State};
 use crate::repo::{self, Head};
 use crate::verify::{self, Verdict};
-use crate::{lifecycle, log};
+use crate::{events, lifecycle};
 
 const HINT: &str = "adoption needs an entry in worktree.adoptions of the rules file declaring exactly this card, path, common_dir and branch";
 
@@ -87,7 +87,7 @@ pub fn run(ctx: &Context, args: &AdoptArgs, out: &mut dyn Write) -> Result<i32> 
     );
     rec.state = State::Ready;
     record::write(&admin, &rec)?;
-    log::append(
+    events::append(
         &ctx.repo.common_dir,
         "adopted",
         card.as_str(),

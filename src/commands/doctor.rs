@@ -19,7 +19,7 @@ use crate::context::Context;
 use crate::lifecycle::{self, Prep};
 use crate::record::{self, Origin, Reason, Record, State};
 use crate::verify::{self, Verdict};
-use crate::{git, hooks, lock, log, repo};
+use crate::{events, git, lock, programs, repo};
 
 #[derive(Debug, Serialize)]
 struct Finding {
@@ -63,8 +63,11 @@ pub fn run(ctx: &Context, args: &DoctorArgs, out: &mut dyn Write) -> Result<i32>
                 ),
             ] {
                 if let Some(argv) = argv {
-                    let res =
-                        hooks::resolve_program(argv, r.config.helpers.stable_root.as_deref(), key);
+                    let res = programs::resolve_program(
+                        argv,
+                        r.config.helpers.stable_root.as_deref(),
+                        key,
+                    );
                     findings.push(match res {
                         Ok(p) => finding(key, true, format!("{} is sound", p.display()), None),
                         Err(e) => {
@@ -83,8 +86,8 @@ pub fn run(ctx: &Context, args: &DoctorArgs, out: &mut dyn Write) -> Result<i32>
     }
     worktree_findings(ctx, &mut findings)?;
     // When each hook last fired, from the events only that hook writes.
-    let events = log::read(&ctx.repo.common_dir, None).events;
-    let last = |fired: fn(&log::Event) -> bool| {
+    let events = events::read(&ctx.repo.common_dir, None).events;
+    let last = |fired: fn(&events::Event) -> bool| {
         events
             .iter()
             .rev()
@@ -404,7 +407,7 @@ fn rehearse(ctx: &Context, cfg: &crate::config::Config) -> Vec<Step> {
                     "share and prepare",
                     false,
                     t.elapsed(),
-                    hooks::tail_chars(&msg, 300),
+                    programs::tail_chars(&msg, 300),
                 ));
             }
         }

@@ -21,7 +21,7 @@ use crate::context::Context;
 use crate::error::usage;
 use crate::record::{self, Loaded, Record, State};
 use crate::verify::{self, Verdict};
-use crate::{dirty, git, lifecycle, lock, log};
+use crate::{dirty, events, git, lifecycle, lock};
 
 #[derive(Debug, Serialize)]
 struct Candidate {
@@ -292,7 +292,7 @@ fn apply(
             )?;
             match removed {
                 o if o.ok => {
-                    log::append(
+                    events::append(
                         &ctx.repo.common_dir,
                         "removed",
                         &c.card,

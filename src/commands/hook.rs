@@ -14,7 +14,7 @@ use crate::context::Context;
 use crate::error::Fail;
 use crate::lifecycle::{self, Prep};
 use crate::record::{self, Origin, Reason};
-use crate::{lock, log, repo, verify};
+use crate::{events, lock, repo, verify};
 
 /// Is `oid` git's null object id (all zeros, SHA-1 or SHA-256)?
 pub fn is_null_oid(oid: &str) -> bool {
@@ -30,7 +30,7 @@ pub fn post_checkout(global: crate::cli::GlobalArgs, args: &PostCheckoutArgs) ->
         return Ok(0); // a clone or the base itself: not a linked worktree.
     };
     let noop = |why: &str| {
-        log::append(
+        events::append(
             &ctx.repo.common_dir,
             "hook-noop",
             "",
@@ -59,7 +59,7 @@ fn seed_new_worktree(ctx: &Context, path: &Path, admin: &Path) -> Result<()> {
     // Never called while this process holds the repository lock (the undo takes it).
     let undo = |why: anyhow::Error| -> anyhow::Error {
         let removed = lifecycle::undo_worktree(ctx, path, started);
-        log::append(
+        events::append(
             &ctx.repo.common_dir,
             "failed",
             "",
@@ -180,7 +180,7 @@ fn refuse(
     started: Instant,
 ) -> anyhow::Error {
     let removed = lifecycle::undo_worktree(ctx, path, started);
-    log::append(
+    events::append(
         &ctx.repo.common_dir,
         "failed",
         card.as_str(),

@@ -7,12 +7,12 @@ use anyhow::Result;
 use crate::card::CardId;
 use crate::cli::LogArgs;
 use crate::context::Context;
-use crate::log;
+use crate::events;
 
 pub fn run(ctx: &Context, args: &LogArgs, out: &mut dyn Write) -> Result<i32> {
     let card = args.card.as_deref().map(CardId::parse).transpose()?;
-    let log::Read { events, warnings } =
-        log::read(&ctx.repo.common_dir, card.as_ref().map(CardId::as_str));
+    let events::Read { events, warnings } =
+        events::read(&ctx.repo.common_dir, card.as_ref().map(CardId::as_str));
     for w in &warnings {
         eprintln!("warning: {w}");
     }

@@ -22,7 +22,7 @@ use crate::error::failed;
 use crate::push::{self, Entry, RefUpdate, Resolved};
 use crate::record::Loaded;
 use crate::verify::{self, Verdict};
-use crate::{git, log};
+use crate::{events, git};
 
 /// Why a push is refused, and what to do instead.
 struct Refusal {
@@ -50,7 +50,7 @@ pub fn run(global: crate::cli::GlobalArgs, args: &PrePushArgs) -> Result<i32> {
         .unwrap_or_else(|| ctx.repo.base.clone());
     let mut card = String::new();
     let blocked = |refusal: Refusal, card: &str| -> anyhow::Error {
-        log::append(
+        events::append(
             &ctx.repo.common_dir,
             "push-blocked",
             card,
@@ -97,7 +97,7 @@ pub fn run(global: crate::cli::GlobalArgs, args: &PrePushArgs) -> Result<i32> {
             return Err(blocked(Refusal { why, hint: UNDO }, &card));
         }
     }
-    log::append(
+    events::append(
         &ctx.repo.common_dir,
         "push-checked",
         &card,

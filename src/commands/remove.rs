@@ -15,10 +15,10 @@ use serde_json::json;
 use crate::cli::RemoveArgs;
 use crate::context::Context;
 use crate::error::{failed, refused, Code, Fail};
-use crate::hooks::{self, Phase};
+use crate::programs::{self, Phase};
 use crate::record::{self, LastHook, Reason, Record, State};
 use crate::verify::{self, Verdict};
-use crate::{dirty, git, lifecycle, lock, log, process};
+use crate::{dirty, events, git, lifecycle, lock, process};
 
 #[derive(Debug, Serialize)]
 pub struct Step {
@@ -102,7 +102,7 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
     let cleanup = match &cfg.cleanup {
         Some(c) => Some((
             c,
-            hooks::resolve_program(
+            programs::resolve_program(
                 &c.argv,
                 cfg.helpers.stable_root.as_deref(),
                 "worktree.cleanup.argv",
@@ -174,7 +174,7 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
         ok: true,
         detail: released.to_string(),
     });
-    log::append(
+    events::append(
         &ctx.repo.common_dir,
         "released",
         &rec.card,
@@ -186,13 +186,13 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
     // 2. The cleanup hook, while the directory still exists.
     if let Some((hook, program)) = &cleanup {
         rec.reason = Reason::Remove;
-        let env = hooks::environment(
+        let env = programs::environment(
             &lifecycle::facts(ctx, &rec),
             Phase::Cleanup,
             &cfg.environment.passthrough,
         );
         let prefix = format!("kardwt[{} cleanup]: ", rec.card);
-        let outcome = hooks::run(
+        let outcome = programs::run(
             program,
             &hook.argv,
             &path,
@@ -214,7 +214,7 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
             detail: outcome.ending.to_string(),
         });
         if !ok && !opts.force {
-            log::append(
+            events::append(
                 &ctx.repo.common_dir,
                 "failed",
                 &rec.card,
@@ -222,12 +222,12 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
                 "cleanup hook",
                 outcome.duration,
             );
-            let code = if outcome.ending == hooks::Ending::Deadline {
+            let code = if outcome.ending == programs::Ending::Deadline {
                 Code::Deadline
             } else {
                 Code::Hook
             };
-            let tail = hooks::tail_chars(&outcome.tail, 300);
+            let tail = programs::tail_chars(&outcome.tail, 300);
             return Err(Fail::new(
                 code,
                 format!(
@@ -261,7 +261,7 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
             rec.reason = Reason::Remove;
             rec.updated_at = record::now();
             let recorded = record::write(&admin, &rec).is_ok();
-            log::append(
+            events::append(
                 &ctx.repo.common_dir,
                 "failed",
                 &rec.card,
@@ -281,7 +281,7 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
             }
         };
         if !out.ok {
-            let why = hooks::tail_chars(out.stderr.trim(), 120);
+            let why = programs::tail_chars(out.stderr.trim(), 120);
             let recorded = mark_failed(&why);
             return Err(failed(format!(
                 "git worktree remove refused {}: {why}",
@@ -303,7 +303,7 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
         let branch = branch_step(&repo_lock, ctx, &rec, opts);
         steps.push(branch);
     }
-    log::append(
+    events::append(
         &ctx.repo.common_dir,
         "removed",
         &rec.card,

@@ -1,8 +1,9 @@
-//! The sandboxed hook runner (SPEC R-PREP, R-SANDBOX): `argv[0]` must resolve through every
-//! symlink to an executable regular file beneath the absolute `stable_root`; the hook runs in
-//! the worktree with a minimal environment, in its own process group that is killed whole at
-//! its cap or the action deadline; its output is streamed to stderr prefixed with card and
-//! phase, and the tail kept for error messages.
+//! The rules' programs, the prepare and cleanup hooks (SPEC R-PREP, R-SANDBOX; not git's own
+//! hooks, which `commands/hook.rs` answers): `argv[0]` must resolve through every symlink to an
+//! executable regular file beneath the absolute `stable_root`; the program runs in the worktree
+//! with a minimal environment, in its own process group that is killed whole at its cap or the
+//! action deadline (descendants that leave the group too, see `process.rs`); its output is
+//! streamed to stderr prefixed with card and phase, and the tail kept for error messages.
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::PermissionsExt;
