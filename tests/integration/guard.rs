@@ -14,7 +14,7 @@ pub mod examples;
 
 /// A repository with the managed worktrees of cards 42 and 7, `<tmp>/link-to-42`, and a managed
 /// entry whose directory is gone.
-fn managed_repo() -> TestRepo {
+pub(crate) fn managed_repo() -> TestRepo {
     let repo = TestRepo::new();
     repo.write_rules(&repo.rules_with_prepare(false));
     repo.add_card("42");

@@ -742,19 +742,22 @@ impl TestRepo {
     /// nothing seeds the tree (asserting success).
     #[track_caller]
     pub fn add_unhooked_worktree(&self, path: &str, branch: &str) {
-        self.git(
-            &self.base,
-            &[
-                "-c",
-                "core.hooksPath=/nonexistent",
-                "worktree",
-                "add",
-                "--quiet",
-                path,
-                "-b",
-                branch,
-            ],
-        );
+        self.worktree_add_unhooked(&[path, "-b", branch]);
+    }
+
+    /// `git worktree add --quiet args…` in the base with every hook bypassed (as a tool that
+    /// never meets kardwt would); asserts success.
+    #[track_caller]
+    pub fn worktree_add_unhooked(&self, args: &[&str]) {
+        let mut all = vec![
+            "-c",
+            "core.hooksPath=/nonexistent",
+            "worktree",
+            "add",
+            "--quiet",
+        ];
+        all.extend_from_slice(args);
+        self.git(&self.base, &all);
     }
 
     /// A worktree `<tmp>/gone` on `feature/gone` whose directory is then deleted (prunable);

@@ -10,17 +10,7 @@ use std::time::Instant;
 
 use crate::support::{mtimes, sh_quote, Output, Rng, TestRepo, BIN, COMMAND_TIMEOUT};
 
-/// A repository with the managed worktrees of cards 42 and 7, and a managed entry whose
-/// directory is gone.
-fn managed_repo() -> TestRepo {
-    let repo = TestRepo::new();
-    repo.write_rules(&repo.rules_with_prepare(false));
-    repo.add_card("42");
-    repo.add_card("7");
-    // A managed entry whose directory is gone: what makes `git worktree prune` harmful.
-    std::fs::remove_dir_all(repo.add_card("gone")).unwrap();
-    repo
-}
+use crate::guard::managed_repo;
 
 /// Run `git-kardwt args…` in `dir` with `stdin` piped in, killed (and the test failed) after
 /// the harness's command timeout. Does not assert.

@@ -126,20 +126,7 @@ fn prepare_and_adopt_refuse_a_tree_whose_checkout_never_ran() {
         yaml_str(&half),
         yaml_str(&repo.common_dir()),
     ));
-    repo.git(
-        &repo.base,
-        &[
-            "-c",
-            "core.hooksPath=/nonexistent",
-            "worktree",
-            "add",
-            "--quiet",
-            "--no-checkout",
-            "-b",
-            "feature/half",
-            "../half",
-        ],
-    );
+    repo.worktree_add_unhooked(&["--no-checkout", "-b", "feature/half", "../half"]);
     let before = snapshot(&half);
     let admin_before = snapshot(&repo.admin_dir(&half));
     let p = half.to_str().unwrap();
@@ -298,19 +285,7 @@ fn prepare_never_records_a_second_claim_on_a_card() {
     let repo = TestRepo::new();
     let card_x = repo.add_card("x");
     // A second tree of branch card/x, made with every hook bypassed.
-    repo.git(
-        &repo.base,
-        &[
-            "-c",
-            "core.hooksPath=/nonexistent",
-            "worktree",
-            "add",
-            "--quiet",
-            "-f",
-            "../dup",
-            "card/x",
-        ],
-    );
+    repo.worktree_add_unhooked(&["-f", "../dup", "card/x"]);
     let dup = repo.sibling("dup");
     let out = repo.kardwt(&repo.base, &["prepare", "--path", dup.to_str().unwrap()]);
     out.expect_code(3);
