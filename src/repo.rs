@@ -136,35 +136,37 @@ impl Repo {
 
     /// Every linked worktree git lists (admin dirs with a `gitdir` file), sorted by admin dir.
     ///
-    /// Read directly, the way git itself decides (`gitdir` present; prunable when it names a
-    /// `.git` that is gone and the entry is not locked): gix's worktree proxies read the same
-    /// files several times each, which `list` and `verify` pay for once per worktree.
+    /// gix lists them (`repo.worktrees()`: the entries with a `gitdir` file) and reads each
+    /// `gitdir` byte for byte, relative paths resolved against the admin dir as git does. The
+    /// proxy's `base()` and `is_prunable()` would each read `gitdir` again, so it is read once
+    /// here with the same gix function and both are derived from it: prunable when it names a
+    /// `.git` that is gone and the entry is not locked.
     pub fn linked(&self) -> Result<Vec<Linked>> {
         let dir = self.worktrees_dir();
-        let entries = match std::fs::read_dir(&dir) {
-            Ok(e) => e,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => return Err(e).with_context(|| format!("could not list {}", dir.display())),
-        };
-        let mut out: Vec<Linked> = entries
-            .filter_map(|e| e.ok())
-            .filter_map(|e| {
-                let admin = e.path();
-                let gitdir = std::fs::read_to_string(admin.join("gitdir")).ok()?;
-                let dot_git = admin.join(gitdir.trim_end_matches(['\n', '\r']));
-                let locked = admin.join("locked").symlink_metadata().is_ok();
+        let proxies = self
+            .gix
+            .worktrees()
+            .with_context(|| format!("could not list {}", dir.display()))?;
+        let mut out: Vec<Linked> = proxies
+            .iter()
+            .filter_map(|proxy| {
+                let name = proxy.git_dir().file_name()?;
+                // gix's git dir sits under the uncanonical common dir: anchor it at ours.
+                let admin = dir.join(name);
+                let locked = proxy.is_locked();
+                // git lists no entry whose `gitdir` it cannot read (nor does kardwt).
+                let dot_git = read_admin_gitdir(&admin)?;
                 let prunable = !locked && dot_git.symlink_metadata().is_err();
-                let path = dot_git.parent().map(|p| {
-                    if is_plain_absolute(p) {
-                        p.to_path_buf()
-                    } else {
-                        std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
-                    }
-                });
+                let path = gix::discover::path::without_dot_git_dir(dot_git);
+                let path = if is_plain_absolute(&path) {
+                    path
+                } else {
+                    std::fs::canonicalize(&path).unwrap_or(path)
+                };
                 Some(Linked {
-                    id: e.file_name().to_string_lossy().into_owned(),
+                    id: name.to_string_lossy().into_owned(),
                     admin,
-                    path,
+                    path: Some(path),
                     locked,
                     prunable,
                 })
@@ -223,30 +225,44 @@ pub fn absolutize(path: &Path) -> PathBuf {
     }
 }
 
-/// Read a worktree's HEAD from its admin dir (`ref: refs/heads/x` or an object id).
+/// Read a worktree's HEAD from its admin dir (`ref: refs/heads/x` or an object id), with gix's
+/// loose-ref decoder: a HEAD it cannot decode (not a ref name, not a whole object id of either
+/// hash) is `None`.
 pub fn read_head(admin: &Path) -> Option<Head> {
-    let text = std::fs::read_to_string(admin.join("HEAD")).ok()?;
-    parse_head(&text)
+    let bytes = std::fs::read(admin.join("HEAD")).ok()?;
+    parse_head(&bytes)
 }
 
-/// Parse the text of a HEAD file.
-pub fn parse_head(text: &str) -> Option<Head> {
-    let text = text.trim();
-    if let Some(r) = text.strip_prefix("ref:") {
-        let r = r.trim();
-        return Some(Head::Branch(
-            r.strip_prefix("refs/heads/").unwrap_or(r).to_owned(),
-        ));
-    }
-    (!text.is_empty() && text.chars().all(|c| c.is_ascii_hexdigit()))
-        .then(|| Head::Detached(text.to_owned()))
+/// Decode the bytes of a HEAD file with gix (SHA-1 or SHA-256 object ids).
+fn parse_head(bytes: &[u8]) -> Option<Head> {
+    use gix::bstr::ByteSlice;
+    let name: gix::refs::FullName = "HEAD".try_into().ok()?;
+    let reference = [gix::hash::Kind::Sha1, gix::hash::Kind::Sha256]
+        .into_iter()
+        .find_map(|kind| {
+            gix::refs::file::loose::Reference::try_from_path(name.clone(), bytes, kind).ok()
+        })?;
+    Some(match reference.target {
+        gix::refs::Target::Symbolic(target) => {
+            let full = target.as_bstr();
+            let short = full.strip_prefix(b"refs/heads/").unwrap_or(full);
+            Head::Branch(short.to_str_lossy().into_owned())
+        }
+        gix::refs::Target::Object(id) => Head::Detached(id.to_string()),
+    })
 }
 
-/// Read the `gitdir: X` line of a worktree's `.git` file, resolved against the worktree.
+/// Read the `gitdir: X` line of a worktree's `.git` file (gix's parser, byte for byte),
+/// resolved against the worktree.
 pub fn read_dot_git(worktree: &Path) -> Option<PathBuf> {
-    let text = std::fs::read_to_string(worktree.join(".git")).ok()?;
-    let target = text.lines().next()?.strip_prefix("gitdir:")?.trim();
-    Some(worktree.join(target))
+    gix::discover::path::from_gitdir_file(&worktree.join(".git")).ok()
+}
+
+/// The path an admin dir's `gitdir` file names (the worktree's `.git`), read byte for byte
+/// and resolved against the admin dir as git does, if it is readable.
+pub fn read_admin_gitdir(admin: &Path) -> Option<PathBuf> {
+    gix::discover::path::from_plain_file_relative_to_file(&admin.join("gitdir"))
+        .and_then(Result::ok)
 }
 
 #[cfg(test)]
@@ -256,15 +272,24 @@ mod tests {
     #[test]
     fn heads() {
         assert_eq!(
-            parse_head("ref: refs/heads/card/42\n"),
+            parse_head(b"ref: refs/heads/card/42\n"),
             Some(Head::Branch("card/42".into()))
         );
+        let sha1 = "0123456789abcdef0123456789abcdef01234567";
         assert_eq!(
-            parse_head("0123abcd\n"),
-            Some(Head::Detached("0123abcd".into()))
+            parse_head(format!("{sha1}\n").as_bytes()),
+            Some(Head::Detached(sha1.into()))
         );
-        assert_eq!(parse_head("garbage here"), None);
-        assert_eq!(parse_head(""), None);
+        let sha256 = sha1.repeat(2)[..64].to_owned();
+        assert_eq!(
+            parse_head(sha256.as_bytes()),
+            Some(Head::Detached(sha256.clone()))
+        );
+        // A cut object id or a ref name git would refuse is not a HEAD.
+        assert_eq!(parse_head(b"0123abcd\n"), None);
+        assert_eq!(parse_head(b"ref: refs/heads/a..b\n"), None);
+        assert_eq!(parse_head(b"garbage here"), None);
+        assert_eq!(parse_head(b""), None);
     }
 
     #[test]

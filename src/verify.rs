@@ -328,9 +328,7 @@ pub fn verify(repo: &Repo, entries: &[Entry], path: &Path, card: Option<&CardId>
     report.admin = Some(admin.clone());
 
     // 3. The admin dir's `gitdir` points back at this path.
-    let back = std::fs::read_to_string(admin.join("gitdir"))
-        .ok()
-        .map(|t| PathBuf::from(t.trim()));
+    let back = repo::read_admin_gitdir(&admin);
     let expected = path.join(".git");
     let points_back = back
         .as_deref()

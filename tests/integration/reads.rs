@@ -1,0 +1,52 @@
+//! The reads kardwt makes with gix (worktree admin dirs, `.git` files, HEAD) stay byte-safe and
+//! fail closed: a worktree whose path is not UTF-8 is read as git reads it (R-VERIFY, R-LIST).
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
+
+use crate::support::TestRepo;
+
+/// A plain `git worktree add` at a path whose last component is not UTF-8.
+fn non_utf8_worktree(repo: &TestRepo) -> PathBuf {
+    std::fs::create_dir_all(repo.root()).unwrap();
+    let wt = repo.root().join(OsStr::from_bytes(b"plain-\xff\xfe"));
+    let out = repo
+        .command("git", &repo.base)
+        .args(["worktree", "add", "-q", "-b", "plain", "--end-of-options"])
+        .arg(&wt)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git worktree add: {out:?}");
+    wt
+}
+
+#[test]
+fn a_worktree_at_a_non_utf8_path_is_unseeded_not_foreign() {
+    let repo = TestRepo::new();
+    let wt = non_utf8_worktree(&repo);
+    let base_before = repo.snapshot_base();
+
+    // Its `.git` file and its admin dir's `gitdir` name the path byte for byte: verify reads
+    // them as git does and finds a registered worktree without a record.
+    let out = repo.kardwt(&wt, &["verify"]);
+    out.expect_code(1);
+    assert!(out.stdout.contains("ok   dot_git"), "{out}");
+    assert!(out.stdout.contains("ok   gitdir"), "{out}");
+    assert!(out.stdout.contains("ok   registered"), "{out}");
+    assert!(out.stdout.contains("(unseeded)"), "{out}");
+
+    // list shows it (a hand parser that wanted UTF-8 left it out).
+    let list = repo.kardwt(&repo.base, &["list"]);
+    list.expect_code(0);
+    let row = list
+        .stdout
+        .lines()
+        .find(|l| l.contains("plain-"))
+        .unwrap_or_else(|| panic!("the worktree is not listed:\n{list}"));
+    assert!(row.contains("unseeded"), "{list}");
+    assert!(
+        row.contains(" plain "),
+        "HEAD read as branch plain:\n{list}"
+    );
+    assert_eq!(repo.snapshot_base(), base_before, "reads changed the base");
+}
