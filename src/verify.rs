@@ -191,7 +191,7 @@ impl Report {
 
     pub fn to_json(&self) -> Value {
         json!({
-            "path": self.path,
+            "path": self.path.to_string_lossy(),
             "card": self.card,
             "verdict": self.verdict,
             "state": self.state().map(State::as_str),

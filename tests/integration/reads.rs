@@ -50,3 +50,32 @@ fn a_worktree_at_a_non_utf8_path_is_unseeded_not_foreign() {
     );
     assert_eq!(repo.snapshot_base(), base_before, "reads changed the base");
 }
+
+#[test]
+fn json_of_a_non_utf8_path_is_printed_lossily_without_a_panic() {
+    let repo = TestRepo::new();
+    let wt = non_utf8_worktree(&repo);
+    let shown = wt.to_string_lossy().into_owned();
+    assert!(shown.contains('\u{fffd}'));
+
+    let list = repo.kardwt(&repo.base, &["list", "--json"]);
+    list.expect_code(0);
+    let rows = list.json();
+    let row = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["path"] == shown.as_str())
+        .unwrap_or_else(|| panic!("not listed:\n{list}"));
+    assert_eq!(row["state"], "unseeded", "{list}");
+    assert_eq!(row["head"], "plain", "{list}");
+
+    let verify = repo.kardwt(&wt, &["verify", "--json"]);
+    verify.expect_code(1);
+    assert_eq!(verify.json()["path"], shown.as_str(), "{verify}");
+    assert_eq!(verify.json()["verdict"], "unseeded", "{verify}");
+
+    let status = repo.kardwt(&wt, &["status", "--json"]);
+    status.expect_code(0);
+    assert_eq!(status.json()["path"], shown.as_str(), "{status}");
+}
