@@ -136,26 +136,24 @@ impl Repo {
 
     /// Every linked worktree git lists (admin dirs with a `gitdir` file), sorted by admin dir.
     ///
-    /// gix lists them (`repo.worktrees()`: the entries with a `gitdir` file) and reads each
-    /// `gitdir` byte for byte, relative paths resolved against the admin dir as git does. The
-    /// proxy's `base()` and `is_prunable()` would each read `gitdir` again, so it is read once
-    /// here with the same gix function and both are derived from it: prunable when it names a
-    /// `.git` that is gone and the entry is not locked.
+    /// Listed with one `read_dir` and one read of each `gitdir`, the way git decides (an entry
+    /// whose `gitdir` cannot be read is not listed; prunable when it names a `.git` that is
+    /// gone and the entry is not locked). gix's `repo.worktrees()` is not used: it stats each
+    /// `gitdir` before it is read, and its proxies read it again for `base()` and
+    /// `is_prunable()` (bench P3/P7 in the README).
     pub fn linked(&self) -> Result<Vec<Linked>> {
         let dir = self.worktrees_dir();
-        let proxies = self
-            .gix
-            .worktrees()
-            .with_context(|| format!("could not list {}", dir.display()))?;
-        let mut out: Vec<Linked> = proxies
-            .iter()
-            .filter_map(|proxy| {
-                let name = proxy.git_dir().file_name()?;
-                // gix's git dir sits under the uncanonical common dir: anchor it at ours.
-                let admin = dir.join(name);
-                let locked = proxy.is_locked();
-                // git lists no entry whose `gitdir` it cannot read (nor does kardwt).
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(e).with_context(|| format!("could not list {}", dir.display())),
+        };
+        let mut out: Vec<Linked> = entries
+            .filter_map(|e| e.ok())
+            .filter_map(|e| {
+                let admin = e.path();
                 let dot_git = read_admin_gitdir(&admin)?;
+                let locked = admin.join("locked").symlink_metadata().is_ok();
                 let prunable = !locked && dot_git.symlink_metadata().is_err();
                 let path = gix::discover::path::without_dot_git_dir(dot_git);
                 let path = if is_plain_absolute(&path) {
@@ -164,7 +162,7 @@ impl Repo {
                     std::fs::canonicalize(&path).unwrap_or(path)
                 };
                 Some(Linked {
-                    id: name.to_string_lossy().into_owned(),
+                    id: e.file_name().to_string_lossy().into_owned(),
                     admin,
                     path: Some(path),
                     locked,
@@ -229,8 +227,7 @@ pub fn absolutize(path: &Path) -> PathBuf {
 /// loose-ref decoder: a HEAD it cannot decode (not a ref name, not a whole object id of either
 /// hash) is `None`.
 pub fn read_head(admin: &Path) -> Option<Head> {
-    let bytes = std::fs::read(admin.join("HEAD")).ok()?;
-    parse_head(&bytes)
+    parse_head(&read_small(&admin.join("HEAD"))?)
 }
 
 /// Decode the bytes of a HEAD file with gix (SHA-1 or SHA-256 object ids).
@@ -252,17 +249,38 @@ fn parse_head(bytes: &[u8]) -> Option<Head> {
     })
 }
 
-/// Read the `gitdir: X` line of a worktree's `.git` file (gix's parser, byte for byte),
+/// Read the `gitdir: X` line of a worktree's `.git` file (parsed by gix, byte for byte),
 /// resolved against the worktree.
 pub fn read_dot_git(worktree: &Path) -> Option<PathBuf> {
-    gix::discover::path::from_gitdir_file(&worktree.join(".git")).ok()
+    let bytes = read_small(&worktree.join(".git"))?;
+    let target = gix::discover::parse::gitdir(&bytes).ok()?;
+    Some(worktree.join(target))
 }
 
 /// The path an admin dir's `gitdir` file names (the worktree's `.git`), read byte for byte
-/// and resolved against the admin dir as git does, if it is readable.
+/// (trailing whitespace trimmed, as git does) and resolved against the admin dir.
 pub fn read_admin_gitdir(admin: &Path) -> Option<PathBuf> {
-    gix::discover::path::from_plain_file_relative_to_file(&admin.join("gitdir"))
-        .and_then(Result::ok)
+    use gix::bstr::ByteSlice;
+    let bytes = read_small(&admin.join("gitdir"))?;
+    let path = gix::path::from_byte_slice(bytes.trim_end()).ok()?;
+    (!path.as_os_str().is_empty()).then(|| admin.join(path))
+}
+
+/// The most kardwt reads of a `.git` or `gitdir` file (gix's limit too).
+const MAX_PATH_FILE: u64 = 64 * 1024;
+
+/// A small file's bytes in one open and read, or `None` when it is unreadable or larger than
+/// [`MAX_PATH_FILE`]. gix's readers stat the file first, which costs a system call per
+/// worktree for nothing.
+fn read_small(path: &Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let mut buf = Vec::with_capacity(512);
+    std::fs::File::open(path)
+        .ok()?
+        .take(MAX_PATH_FILE + 1)
+        .read_to_end(&mut buf)
+        .ok()?;
+    (buf.len() as u64 <= MAX_PATH_FILE).then_some(buf)
 }
 
 #[cfg(test)]
@@ -290,6 +308,37 @@ mod tests {
         assert_eq!(parse_head(b"ref: refs/heads/a..b\n"), None);
         assert_eq!(parse_head(b"garbage here"), None);
         assert_eq!(parse_head(b""), None);
+    }
+
+    #[test]
+    fn path_files_are_read_byte_for_byte_and_bounded() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let gitdir = d.join("gitdir");
+        std::fs::write(&gitdir, b"/w/plain-\xff/.git\n").unwrap();
+        let want = Path::new(std::ffi::OsStr::from_bytes(b"/w/plain-\xff/.git"));
+        assert_eq!(read_admin_gitdir(d).as_deref(), Some(want));
+        // Relative to the admin dir, as git >= 2.48 may write it.
+        std::fs::write(&gitdir, "../../../w/.git \n").unwrap();
+        assert_eq!(read_admin_gitdir(d), Some(d.join("../../../w/.git")));
+        std::fs::write(&gitdir, " \n").unwrap();
+        assert_eq!(read_admin_gitdir(d), None);
+        std::fs::write(&gitdir, vec![b'a'; 64 * 1024 + 1]).unwrap();
+        assert_eq!(read_admin_gitdir(d), None);
+
+        let dot_git = d.join(".git");
+        std::fs::write(&dot_git, b"gitdir: /c/.git/worktrees/x\xff\n").unwrap();
+        let want = Path::new(std::ffi::OsStr::from_bytes(b"/c/.git/worktrees/x\xff"));
+        assert_eq!(read_dot_git(d).as_deref(), Some(want));
+        std::fs::write(&dot_git, "gitdir: ../c/.git/worktrees/x\n").unwrap();
+        assert_eq!(read_dot_git(d), Some(d.join("../c/.git/worktrees/x")));
+        // git wants `gitdir: ` exactly; a directory is a repository of its own.
+        std::fs::write(&dot_git, "gitdir:/c\n").unwrap();
+        assert_eq!(read_dot_git(d), None);
+        std::fs::remove_file(&dot_git).unwrap();
+        std::fs::create_dir(&dot_git).unwrap();
+        assert_eq!(read_dot_git(d), None);
     }
 
     #[test]
