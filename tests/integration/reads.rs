@@ -79,3 +79,49 @@ fn json_of_a_non_utf8_path_is_printed_lossily_without_a_panic() {
     status.expect_code(0);
     assert_eq!(status.json()["path"], shown.as_str(), "{status}");
 }
+
+#[test]
+fn a_worktree_registered_with_relative_paths_verifies() {
+    // git 2.48's `worktree add --relative-paths` writes both links relative: the `.git` file
+    // against the worktree, the admin dir's `gitdir` against the admin dir. Written by hand
+    // here so that any git shows it.
+    let repo = TestRepo::new();
+    repo.write_rules(&repo.rules_with_prepare(false));
+    let wt = repo.add_card("7");
+    let wt = wt.canonicalize().unwrap();
+    let admin = repo.admin_dir(&wt);
+    std::fs::write(
+        wt.join(".git"),
+        format!("gitdir: {}\n", relative(&admin, &wt).display()),
+    )
+    .unwrap();
+    std::fs::write(
+        admin.join("gitdir"),
+        format!("{}\n", relative(&wt.join(".git"), &admin).display()),
+    )
+    .unwrap();
+
+    let out = repo.kardwt(&repo.base, &["verify", "7", "--json"]);
+    out.expect_code(0);
+    assert_eq!(out.json()["verdict"], "verified", "{out}");
+    let list = repo.kardwt(&repo.base, &["list", "--json"]);
+    list.expect_code(0);
+    let rows = list.json();
+    assert_eq!(rows[0]["path"], wt.to_str().unwrap(), "{list}");
+    assert_eq!(rows[0]["state"], "ready", "{list}");
+}
+
+/// `to` relative to the directory `from` (both absolute and canonical).
+fn relative(to: &std::path::Path, from: &std::path::Path) -> PathBuf {
+    let to: Vec<_> = to.components().collect();
+    let from: Vec<_> = from.components().collect();
+    let common = to.iter().zip(&from).take_while(|(a, b)| a == b).count();
+    let mut out = PathBuf::new();
+    for _ in common..from.len() {
+        out.push("..");
+    }
+    for c in &to[common..] {
+        out.push(c.as_os_str());
+    }
+    out
+}
