@@ -1,6 +1,8 @@
 //! Locating the repository with gix: the common dir (canonicalized: gix leaves it as
-//! `…/worktrees/x/../..`), the base (main worktree), the worktree the caller stands in, the
-//! registered linked worktrees and their admin dirs. Reads only; never mutates.
+//! `…/worktrees/x/../..`), the base (main worktree), the worktree the caller stands in, refs;
+//! and the registered linked worktrees, their admin dirs, `.git` files and HEADs, each file
+//! read once by hand and parsed by gix, byte for byte (README, Performance: gix's own readers
+//! cost more system calls per worktree). Reads only; never mutates.
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
