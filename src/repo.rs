@@ -273,11 +273,18 @@ const MAX_PATH_FILE: u64 = 64 * 1024;
 
 /// A small file's bytes in one open and read, or `None` when it is unreadable or larger than
 /// [`MAX_PATH_FILE`]. gix's readers stat the file first, which costs a system call per
-/// worktree for nothing.
+/// worktree for nothing. Opened without blocking, so a FIFO planted as `.git` reads as empty
+/// (and fails to parse) instead of hanging `list` or the pre-push check; a device is cut at
+/// the limit.
 fn read_small(path: &Path) -> Option<Vec<u8>> {
     use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY;
     let mut buf = Vec::with_capacity(512);
-    std::fs::File::open(path)
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(flags.bits() as i32)
+        .open(path)
         .ok()?
         .take(MAX_PATH_FILE + 1)
         .read_to_end(&mut buf)

@@ -111,6 +111,40 @@ fn a_worktree_registered_with_relative_paths_verifies() {
     assert_eq!(rows[0]["state"], "ready", "{list}");
 }
 
+#[test]
+fn a_fifo_planted_as_dot_git_is_foreign_and_hangs_nothing() {
+    let repo = TestRepo::new();
+    repo.write_rules(&repo.rules_with_prepare(false));
+    let wt = repo.add_card("5");
+    std::fs::remove_file(wt.join(".git")).unwrap();
+    let made = repo.command("mkfifo", &wt).arg(".git").status().unwrap();
+    assert!(made.success());
+    let base_before = repo.snapshot_base();
+
+    // Opening a FIFO with no writer blocks a plain read forever; the guard below only stops a
+    // hung run (it is no time limit on the command).
+    let hung = std::time::Duration::from_secs(30);
+    let out = repo
+        .spawn("git", &repo.base, &["kardwt", "verify", "5", "--json"])
+        .wait(hung);
+    out.expect_code(3);
+    let v = out.json();
+    assert_eq!(v["verdict"], "foreign", "{out}");
+    assert_eq!(v["checks"][1]["name"], "dot_git", "{out}");
+    assert_eq!(v["checks"][1]["ok"], false, "{out}");
+    let list = repo
+        .spawn("git", &repo.base, &["kardwt", "list"])
+        .wait(hung);
+    list.expect_code(0);
+    assert!(list.stdout.contains("foreign"), "{list}");
+    use std::os::unix::fs::FileTypeExt;
+    let kind = std::fs::symlink_metadata(wt.join(".git"))
+        .unwrap()
+        .file_type();
+    assert!(kind.is_fifo(), "the planted .git was replaced");
+    assert_eq!(repo.snapshot_base(), base_before);
+}
+
 /// `to` relative to the directory `from` (both absolute and canonical).
 fn relative(to: &std::path::Path, from: &std::path::Path) -> PathBuf {
     let to: Vec<_> = to.components().collect();
