@@ -1,6 +1,8 @@
 //! Locating the repository with gix: the common dir (canonicalized: gix leaves it as
-//! `…/worktrees/x/../..`), the base (main worktree), the worktree the caller stands in, the
-//! registered linked worktrees and their admin dirs. Reads only; never mutates.
+//! `…/worktrees/x/../..`), the base (main worktree), the worktree the caller stands in, refs;
+//! and the registered linked worktrees, their admin dirs, `.git` files and HEADs, each file
+//! read once by hand and parsed by gix, byte for byte (README, Performance: gix's own readers
+//! cost more system calls per worktree). Reads only; never mutates.
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -136,9 +138,11 @@ impl Repo {
 
     /// Every linked worktree git lists (admin dirs with a `gitdir` file), sorted by admin dir.
     ///
-    /// Read directly, the way git itself decides (`gitdir` present; prunable when it names a
-    /// `.git` that is gone and the entry is not locked): gix's worktree proxies read the same
-    /// files several times each, which `list` and `verify` pay for once per worktree.
+    /// Listed with one `read_dir` and one read of each `gitdir`, the way git decides (an entry
+    /// whose `gitdir` cannot be read is not listed; prunable when it names a `.git` that is
+    /// gone and the entry is not locked). gix's `repo.worktrees()` is not used: it stats each
+    /// `gitdir` before it is read, and its proxies read it again for `base()` and
+    /// `is_prunable()` (bench P3/P7 in the README).
     pub fn linked(&self) -> Result<Vec<Linked>> {
         let dir = self.worktrees_dir();
         let entries = match std::fs::read_dir(&dir) {
@@ -150,21 +154,19 @@ impl Repo {
             .filter_map(|e| e.ok())
             .filter_map(|e| {
                 let admin = e.path();
-                let gitdir = std::fs::read_to_string(admin.join("gitdir")).ok()?;
-                let dot_git = admin.join(gitdir.trim_end_matches(['\n', '\r']));
+                let dot_git = read_admin_gitdir(&admin)?;
                 let locked = admin.join("locked").symlink_metadata().is_ok();
                 let prunable = !locked && dot_git.symlink_metadata().is_err();
-                let path = dot_git.parent().map(|p| {
-                    if is_plain_absolute(p) {
-                        p.to_path_buf()
-                    } else {
-                        std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
-                    }
-                });
+                let path = gix::discover::path::without_dot_git_dir(dot_git);
+                let path = if is_plain_absolute(&path) {
+                    path
+                } else {
+                    std::fs::canonicalize(&path).unwrap_or(path)
+                };
                 Some(Linked {
                     id: e.file_name().to_string_lossy().into_owned(),
                     admin,
-                    path,
+                    path: Some(path),
                     locked,
                     prunable,
                 })
@@ -223,30 +225,71 @@ pub fn absolutize(path: &Path) -> PathBuf {
     }
 }
 
-/// Read a worktree's HEAD from its admin dir (`ref: refs/heads/x` or an object id).
+/// Read a worktree's HEAD from its admin dir (`ref: refs/heads/x` or an object id), with gix's
+/// loose-ref decoder: a HEAD it cannot decode (not a ref name, not a whole object id of either
+/// hash) is `None`.
 pub fn read_head(admin: &Path) -> Option<Head> {
-    let text = std::fs::read_to_string(admin.join("HEAD")).ok()?;
-    parse_head(&text)
+    parse_head(&read_small(&admin.join("HEAD"))?)
 }
 
-/// Parse the text of a HEAD file.
-pub fn parse_head(text: &str) -> Option<Head> {
-    let text = text.trim();
-    if let Some(r) = text.strip_prefix("ref:") {
-        let r = r.trim();
-        return Some(Head::Branch(
-            r.strip_prefix("refs/heads/").unwrap_or(r).to_owned(),
-        ));
-    }
-    (!text.is_empty() && text.chars().all(|c| c.is_ascii_hexdigit()))
-        .then(|| Head::Detached(text.to_owned()))
+/// Decode the bytes of a HEAD file with gix (SHA-1 or SHA-256 object ids).
+fn parse_head(bytes: &[u8]) -> Option<Head> {
+    use gix::bstr::ByteSlice;
+    let name: gix::refs::FullName = "HEAD".try_into().ok()?;
+    let reference = [gix::hash::Kind::Sha1, gix::hash::Kind::Sha256]
+        .into_iter()
+        .find_map(|kind| {
+            gix::refs::file::loose::Reference::try_from_path(name.clone(), bytes, kind).ok()
+        })?;
+    Some(match reference.target {
+        gix::refs::Target::Symbolic(target) => {
+            let full = target.as_bstr();
+            let short = full.strip_prefix(b"refs/heads/").unwrap_or(full);
+            Head::Branch(short.to_str_lossy().into_owned())
+        }
+        gix::refs::Target::Object(id) => Head::Detached(id.to_string()),
+    })
 }
 
-/// Read the `gitdir: X` line of a worktree's `.git` file, resolved against the worktree.
+/// Read the `gitdir: X` line of a worktree's `.git` file (parsed by gix, byte for byte),
+/// resolved against the worktree.
 pub fn read_dot_git(worktree: &Path) -> Option<PathBuf> {
-    let text = std::fs::read_to_string(worktree.join(".git")).ok()?;
-    let target = text.lines().next()?.strip_prefix("gitdir:")?.trim();
+    let bytes = read_small(&worktree.join(".git"))?;
+    let target = gix::discover::parse::gitdir(&bytes).ok()?;
     Some(worktree.join(target))
+}
+
+/// The path an admin dir's `gitdir` file names (the worktree's `.git`), read byte for byte
+/// (trailing whitespace trimmed, as git does) and resolved against the admin dir.
+pub fn read_admin_gitdir(admin: &Path) -> Option<PathBuf> {
+    use gix::bstr::ByteSlice;
+    let bytes = read_small(&admin.join("gitdir"))?;
+    let path = gix::path::from_byte_slice(bytes.trim_end()).ok()?;
+    (!path.as_os_str().is_empty()).then(|| admin.join(path))
+}
+
+/// The most kardwt reads of a `.git` or `gitdir` file (gix's limit too).
+const MAX_PATH_FILE: u64 = 64 * 1024;
+
+/// A small file's bytes in one open and read, or `None` when it is unreadable or larger than
+/// [`MAX_PATH_FILE`]. gix's readers stat the file first, which costs a system call per
+/// worktree for nothing. Opened without blocking, so a FIFO planted as `.git` reads as empty
+/// (and fails to parse) instead of hanging `list` or the pre-push check; a device is cut at
+/// the limit.
+fn read_small(path: &Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY;
+    let mut buf = Vec::with_capacity(512);
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(flags.bits() as i32)
+        .open(path)
+        .ok()?
+        .take(MAX_PATH_FILE + 1)
+        .read_to_end(&mut buf)
+        .ok()?;
+    (buf.len() as u64 <= MAX_PATH_FILE).then_some(buf)
 }
 
 #[cfg(test)]
@@ -256,15 +299,55 @@ mod tests {
     #[test]
     fn heads() {
         assert_eq!(
-            parse_head("ref: refs/heads/card/42\n"),
+            parse_head(b"ref: refs/heads/card/42\n"),
             Some(Head::Branch("card/42".into()))
         );
+        let sha1 = "0123456789abcdef0123456789abcdef01234567";
         assert_eq!(
-            parse_head("0123abcd\n"),
-            Some(Head::Detached("0123abcd".into()))
+            parse_head(format!("{sha1}\n").as_bytes()),
+            Some(Head::Detached(sha1.into()))
         );
-        assert_eq!(parse_head("garbage here"), None);
-        assert_eq!(parse_head(""), None);
+        let sha256 = sha1.repeat(2)[..64].to_owned();
+        assert_eq!(
+            parse_head(sha256.as_bytes()),
+            Some(Head::Detached(sha256.clone()))
+        );
+        // A cut object id or a ref name git would refuse is not a HEAD.
+        assert_eq!(parse_head(b"0123abcd\n"), None);
+        assert_eq!(parse_head(b"ref: refs/heads/a..b\n"), None);
+        assert_eq!(parse_head(b"garbage here"), None);
+        assert_eq!(parse_head(b""), None);
+    }
+
+    #[test]
+    fn path_files_are_read_byte_for_byte_and_bounded() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let gitdir = d.join("gitdir");
+        std::fs::write(&gitdir, b"/w/plain-\xff/.git\n").unwrap();
+        let want = Path::new(std::ffi::OsStr::from_bytes(b"/w/plain-\xff/.git"));
+        assert_eq!(read_admin_gitdir(d).as_deref(), Some(want));
+        // Relative to the admin dir, as git >= 2.48 may write it.
+        std::fs::write(&gitdir, "../../../w/.git \n").unwrap();
+        assert_eq!(read_admin_gitdir(d), Some(d.join("../../../w/.git")));
+        std::fs::write(&gitdir, " \n").unwrap();
+        assert_eq!(read_admin_gitdir(d), None);
+        std::fs::write(&gitdir, vec![b'a'; 64 * 1024 + 1]).unwrap();
+        assert_eq!(read_admin_gitdir(d), None);
+
+        let dot_git = d.join(".git");
+        std::fs::write(&dot_git, b"gitdir: /c/.git/worktrees/x\xff\n").unwrap();
+        let want = Path::new(std::ffi::OsStr::from_bytes(b"/c/.git/worktrees/x\xff"));
+        assert_eq!(read_dot_git(d).as_deref(), Some(want));
+        std::fs::write(&dot_git, "gitdir: ../c/.git/worktrees/x\n").unwrap();
+        assert_eq!(read_dot_git(d), Some(d.join("../c/.git/worktrees/x")));
+        // git wants `gitdir: ` exactly; a directory is a repository of its own.
+        std::fs::write(&dot_git, "gitdir:/c\n").unwrap();
+        assert_eq!(read_dot_git(d), None);
+        std::fs::remove_file(&dot_git).unwrap();
+        std::fs::create_dir(&dot_git).unwrap();
+        assert_eq!(read_dot_git(d), None);
     }
 
     #[test]

@@ -191,7 +191,7 @@ impl Report {
 
     pub fn to_json(&self) -> Value {
         json!({
-            "path": self.path,
+            "path": self.path.to_string_lossy(),
             "card": self.card,
             "verdict": self.verdict,
             "state": self.state().map(State::as_str),
@@ -328,9 +328,7 @@ pub fn verify(repo: &Repo, entries: &[Entry], path: &Path, card: Option<&CardId>
     report.admin = Some(admin.clone());
 
     // 3. The admin dir's `gitdir` points back at this path.
-    let back = std::fs::read_to_string(admin.join("gitdir"))
-        .ok()
-        .map(|t| PathBuf::from(t.trim()));
+    let back = repo::read_admin_gitdir(&admin);
     let expected = path.join(".git");
     let points_back = back
         .as_deref()

@@ -64,7 +64,7 @@ fn row(r: &Report) -> Value {
         "branch": r.expected_branch(),
         "head": r.head.as_ref().map(|h| h.display()),
         "drift": r.drift(),
-        "path": r.path,
+        "path": r.path.to_string_lossy(),
         "locked": r.locked,
         "ports": r.record.as_ref().map(|rec| rec.ports.clone()).unwrap_or_default(),
     })

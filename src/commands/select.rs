@@ -41,7 +41,7 @@ pub fn run(ctx: &Context, args: &SelectArgs, out: &mut dyn Write) -> Result<i32>
     };
     if args.json {
         let v = json!({
-            "path": chosen,
+            "path": chosen.to_string_lossy(),
             "selected": if fallback.is_some() { "base" } else { "worktree" },
             "reason": fallback,
         });

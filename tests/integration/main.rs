@@ -22,6 +22,7 @@ mod man;
 mod ports;
 mod prepare;
 mod push;
+mod reads;
 mod remove;
 mod sandbox;
 mod seeding;

@@ -6,26 +6,35 @@
 #   P3  `git kardwt list --json` vs `git worktree list --porcelain` with 200 worktrees
 #   P4  `git kardwt verify` vs `git rev-parse HEAD`, inside a worktree
 #   P5  the pre-push check of 100 new commits vs `git rev-parse HEAD` (goal: a small multiple)
+#   P7  P4 again with the worktrees of P3 (verify reads every record: it runs on every push)
 #   P6  `git kardwt guard` on a 1 MiB command line run 300 directories deep, in the repository
 #       of P3 (200 worktrees), vs `git rev-parse HEAD`; its real goal is absolute (SPEC
 #       R-TRUST 9: under 100 ms), printed under the table
-#   P7  a new worktree's copy of a 20,000-file, 400 MB tree on XFS with reflink vs
-#       `git worktree add` + `cp -a --reflink=always` (and faster than --reflink=never; new space
-#       under 100 MB), when run as root with mkfs.xfs
-#   P8  the same copy on the work directory's file system vs `git worktree add` + `cp -a`
+#   P8  a new worktree's copy (R-COPY) of a 20,000-file, 400 MB tree on XFS with reflink vs
+#       `git worktree add` + `cp -a --reflink=always` (P8n: against --reflink=never, must be
+#       faster; new space under 100 MB), when run as root with mkfs.xfs
+#   P9  the same copy on the work directory's file system vs `git worktree add` + `cp -a`
 # P1 uses the minimum of many alternating trials (it sits inside the noise); the others the
 # median of several runs. Needs `git-kardwt` on PATH (make bench puts the release build first).
 # Sizes can be shrunk for a quick look: BENCH_FILES, BENCH_WORKTREES, BENCH_TRIALS.
+# BENCH_ONLY="P3 P4" runs only the named parts. BENCH_BEFORE=/path/to/an/older/git-kardwt
+# times it too in P3, P4 and P7, alternating with the current binary in the same trials, both run
+# directly (not through git): rows P3b/P4b/P7b (before) and P3a/P4a/P7a (after), against git.
 set -euo pipefail
 
 FILES=${BENCH_FILES:-5000}
 WORKTREES=${BENCH_WORKTREES:-200}
 TRIALS=${BENCH_TRIALS:-15}
+ONLY=" ${BENCH_ONLY:-P1 P2 P3 P4 P5 P6 P7 P8 P9} "
+BEFORE=${BENCH_BEFORE:-}
+want() { [[ $ONLY == *" $1 "* ]]; }
 
 export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null LC_ALL=C
 export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.com
 export GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.com
 command -v git-kardwt >/dev/null || { echo "git-kardwt is not on PATH" >&2; exit 2; }
+AFTER=$(command -v git-kardwt)
+[[ -z $BEFORE || -x $BEFORE ]] || { echo "BENCH_BEFORE=$BEFORE is not executable" >&2; exit 2; }
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/kardwt-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -78,6 +87,7 @@ echo /kardbrd.yml >>"$base/.git/info/exclude"
 git -C "$base" branch -q other origin/other
 
 # P1: switch round trips, shim vs `exit 0`, alternating, minimum of trials.
+if want P1; then
 echo "P1: git switch round trips ($TRIALS alternating trials)" >&2
 hooks=$(git -C "$base" rev-parse --git-path hooks)
 case "$hooks" in /*) ;; *) hooks="$base/$hooks" ;; esac
@@ -94,8 +104,10 @@ for _ in $(seq 1 "$TRIALS"); do
 done
 rm -f "$hooks/post-checkout"
 row P1 "$(printf '%s\n' "${p1_k[@]}" | minimum)" "$(printf '%s\n' "${p1_g[@]}" | minimum)" 1.05
+fi
 
 # P2: creating a worktree from a fetched base, kardwt vs plain git, median of runs.
+if want P2; then
 echo "P2: add vs fetch + worktree add" >&2
 runs=${BENCH_P2_RUNS:-5}
 p2_k=() p2_g=()
@@ -104,20 +116,39 @@ for i in $(seq 1 "$runs"); do
 	p2_g+=("$(time_us sh -c "git -C '$base' fetch -q origin main && git -C '$base' worktree add -q -b plain/$i '$work/plain-$i' FETCH_HEAD")")
 done
 row P2 "$(printf '%s\n' "${p2_k[@]}" | median)" "$(printf '%s\n' "${p2_g[@]}" | median)" 1.05
+fi
 
 # P4: verify inside a worktree vs rev-parse HEAD, in a repository with the few worktrees of P2
 # (P3 then adds 200; `verify` reads every record to check that no card is claimed twice).
-echo "P4: verify vs rev-parse HEAD" >&2
-wt="$(git -C "$base" kardwt add bench1)"
-p4_k=() p4_g=()
-for _ in $(seq 1 "$TRIALS"); do
-	p4_k+=("$(time_us git -C "$wt" kardwt verify)")
-	p4_g+=("$(time_us git -C "$wt" rev-parse HEAD)")
-done
-row P4 "$(printf '%s\n' "${p4_k[@]}" | median)" "$(printf '%s\n' "${p4_g[@]}" | median)" 3.0
+# verify_rows NAME DIR: time `verify` inside DIR against `rev-parse HEAD` (and BENCH_BEFORE).
+verify_rows() {
+	local v_k=() v_g=() v_b=() v_a=() gm
+	for _ in $(seq 1 "$TRIALS"); do
+		v_k+=("$(time_us git -C "$2" kardwt verify)")
+		if [[ -n $BEFORE ]]; then
+			v_b+=("$(time_us env -C "$2" "$BEFORE" verify)")
+			v_a+=("$(time_us env -C "$2" "$AFTER" verify)")
+		fi
+		v_g+=("$(time_us git -C "$2" rev-parse HEAD)")
+	done
+	gm="$(printf '%s\n' "${v_g[@]}" | median)"
+	row "$1" "$(printf '%s\n' "${v_k[@]}" | median)" "$gm" 3.0
+	if [[ -n $BEFORE ]]; then
+		row "$1b" "$(printf '%s\n' "${v_b[@]}" | median)" "$gm" 3.0
+		row "$1a" "$(printf '%s\n' "${v_a[@]}" | median)" "$gm" 3.0
+	fi
+}
+if want P4 || want P7; then
+	wt="$(git -C "$base" kardwt add bench1)"
+fi
+if want P4; then
+	echo "P4: verify vs rev-parse HEAD" >&2
+	verify_rows P4 "$wt"
+fi
 
 # P5: the pre-push check of a card branch with 100 new commits vs rev-parse HEAD (issue 4: a
 # small multiple). The check is what git's pre-push runs: ref lines on stdin.
+if want P5; then
 echo "P5: pre-push check over 100 commits vs rev-parse HEAD" >&2
 pw="$(git -C "$base" kardwt add bench-push)"
 for i in $(seq 1 100); do
@@ -137,8 +168,10 @@ for _ in $(seq 1 "$TRIALS"); do
 	p5_g+=("$(time_us git -C "$pw" rev-parse HEAD)")
 done
 row P5 "$(printf '%s\n' "${p5_k[@]}" | median)" "$(printf '%s\n' "${p5_g[@]}" | median)" 10.0
+fi
 
 # P3: listing many worktrees. Create them cheaply (no checkout) and record them with kardwt.
+if want P3 || want P6 || want P7; then
 echo "P3: list with $WORKTREES worktrees" >&2
 for i in $(seq 1 "$WORKTREES"); do
 	git -C "$base" worktree add -q --no-checkout -b "card/l$i" "$work/many/card-l$i" main 2>/dev/null
@@ -146,15 +179,34 @@ done
 for i in $(seq 1 "$WORKTREES"); do
 	git -C "$base" kardwt prepare --path "$work/many/card-l$i" >/dev/null 2>&1 || true
 done
-p3_k=() p3_g=()
+fi
+if want P3; then
+p3_k=() p3_g=() p3_b=() p3_a=()
 for _ in $(seq 1 "$TRIALS"); do
 	p3_k+=("$(time_us git -C "$base" kardwt list --json)")
+	if [[ -n $BEFORE ]]; then
+		p3_b+=("$(time_us env -C "$base" "$BEFORE" list --json)")
+		p3_a+=("$(time_us env -C "$base" "$AFTER" list --json)")
+	fi
 	p3_g+=("$(time_us git -C "$base" worktree list --porcelain)")
 done
-row P3 "$(printf '%s\n' "${p3_k[@]}" | median)" "$(printf '%s\n' "${p3_g[@]}" | median)" 1.5
+p3_gm="$(printf '%s\n' "${p3_g[@]}" | median)"
+row P3 "$(printf '%s\n' "${p3_k[@]}" | median)" "$p3_gm" 1.5
+if [[ -n $BEFORE ]]; then
+	row P3b "$(printf '%s\n' "${p3_b[@]}" | median)" "$p3_gm" 1.5
+	row P3a "$(printf '%s\n' "${p3_a[@]}" | median)" "$p3_gm" 1.5
+fi
+fi
+
+# P7: verify as in P4, now among the worktrees of P3 (it reads every record).
+if want P7; then
+	echo "P7: verify with $WORKTREES worktrees vs rev-parse HEAD" >&2
+	verify_rows P7 "$wt"
+fi
 
 # P6: the guard on a 1 MiB line (thousands of operands that do not exist, a managed worktree
 # last) from a directory 300 levels deep, as Claude Code's payload on stdin.
+if want P6; then
 echo "P6: guard on a 1 MiB line at depth 300 vs rev-parse HEAD" >&2
 deep="$base/deep"
 for _ in $(seq 1 300); do deep="$deep/d"; done
@@ -175,12 +227,13 @@ for _ in $(seq 1 "$TRIALS"); do
 done
 p6_ms="$(printf '%s\n' "${p6_k[@]}" | median)"
 row P6 "$p6_ms" "$(printf '%s\n' "${p6_g[@]}" | median)" 50.0
+fi
 
-# P7, P8 (R-COPY): a new worktree gets a copy of a 20,000-file, 400 MB tree (BENCH_COPY_FILES,
+# P8, P9 (R-COPY): a new worktree gets a copy of a 20,000-file, 400 MB tree (BENCH_COPY_FILES,
 # BENCH_COPY_MB) through `sharing.copy`; plain git's side is `git worktree add` followed by
-# `cp -a` of the same tree. P7 runs on an XFS loop mount with reflink (as root with mkfs.xfs;
+# `cp -a` of the same tree. P8 runs on an XFS loop mount with reflink (as root with mkfs.xfs;
 # skipped otherwise), against `cp -a --reflink=always` (goal 1.2) and `--reflink=never` (kardwt
-# must be faster), and checks the new space a clone uses (df; goal under 100 MB). P8 runs on the
+# must be faster), and checks the new space a clone uses (df; goal under 100 MB). P9 runs on the
 # work directory's own file system (ext4 here) against `cp -a` (goal 1.1).
 COPY_FILES=${BENCH_COPY_FILES:-20000}
 COPY_MB=${BENCH_COPY_MB:-400}
@@ -238,17 +291,21 @@ copy_bench() { # NAME BASE GOAL CP-FLAGS… : median of runs, kardwt against git
 }
 copy_notes=()
 
-echo "P8: copying $COPY_FILES files ($COPY_MB MB) into a new worktree on $(stat -f -c %T "$work") vs cp -a" >&2
-mkdir "$work/p8"
-copy_repo "$work/p8"
-copy_bench P8 "$work/p8/base" 1.1
+if want P9; then
+	echo "P9: copying $COPY_FILES files ($COPY_MB MB) into a new worktree on $(stat -f -c %T "$work") vs cp -a" >&2
+	mkdir "$work/p9"
+	copy_repo "$work/p9"
+	copy_bench P9 "$work/p9/base" 1.1
+fi
 
 xfs_ok=""
 if [ "$(id -u)" = 0 ] && command -v mkfs.xfs >/dev/null 2>&1; then
 	xfs_ok=yes
 fi
-if [ -n "$xfs_ok" ]; then
-	echo "P7: the same copy on an XFS loop mount with reflink vs cp -a --reflink=always" >&2
+if ! want P8; then
+	:
+elif [ -n "$xfs_ok" ]; then
+	echo "P8: the same copy on an XFS loop mount with reflink vs cp -a --reflink=always" >&2
 	xfs="$work/xfs"
 	mkdir "$xfs"
 	trap 'umount "$xfs" 2>/dev/null || umount -l "$xfs" 2>/dev/null; rm -rf "$work"' EXIT
@@ -256,24 +313,26 @@ if [ -n "$xfs_ok" ]; then
 	mkfs.xfs -q -m reflink=1 "$work/xfs.img"
 	mount -o loop "$work/xfs.img" "$xfs"
 	copy_repo "$xfs"
-	copy_bench P7 "$xfs/base" 1.2 --reflink=always
-	# P7n: against a plain copy on the same file system, kardwt must be faster (ratio below 1).
-	copy_bench P7n "$xfs/base" 1.0 --reflink=never
+	copy_bench P8 "$xfs/base" 1.2 --reflink=always
+	# P8n: against a plain copy on the same file system, kardwt must be faster (ratio below 1).
+	copy_bench P8n "$xfs/base" 1.0 --reflink=never
 	sync
 	before=$(df -k --output=avail "$xfs" | tail -n 1)
 	copy_trial_k "$xfs/base" space
 	sync
 	after=$(df -k --output=avail "$xfs" | tail -n 1)
 	used_mb=$(((before - after) / 1024))
-	copy_notes+=("P7 new space for a clone of $COPY_MB MB: $used_mb MB, goal under 100 MB: $([ "$used_mb" -lt 100 ] && echo met || echo MISSED)")
+	copy_notes+=("P8 new space for a clone of $COPY_MB MB: $used_mb MB, goal under 100 MB: $([ "$used_mb" -lt 100 ] && echo met || echo MISSED)")
 	copy_cleanup "$xfs/base" space
 else
-	copy_notes+=("P7 skipped: an XFS loop mount needs root and mkfs.xfs (apt-get install xfsprogs)")
+	copy_notes+=("P8 skipped: an XFS loop mount needs root and mkfs.xfs (apt-get install xfsprogs)")
 fi
 
 echo
 echo "git-kardwt bench, $(date -u +%Y-%m-%d), $(nproc) cores, $(git --version)"
 printf '%-4s %12s %12s %8s %6s  %s\n' "" "kardwt ms" "git ms" "ratio" "goal" ""
 printf "%s\n" "${rows[@]}" | sort
-awk -v u="$p6_ms" 'BEGIN { printf "P6 absolute: %.2f ms for a 1 MiB line at depth 300, goal under 100 ms: %s\n", u / 1000, (u < 100000 ? "met" : "MISSED") }'
-printf '%s\n' "${copy_notes[@]}"
+if want P6; then
+	awk -v u="$p6_ms" 'BEGIN { printf "P6 absolute: %.2f ms for a 1 MiB line at depth 300, goal under 100 ms: %s\n", u / 1000, (u < 100000 ? "met" : "MISSED") }'
+fi
+if [ ${#copy_notes[@]} -gt 0 ]; then printf '%s\n' "${copy_notes[@]}"; fi
