@@ -112,10 +112,20 @@ impl Prep<'_> {
         run_hook: bool,
     ) -> Result<Record, Failure> {
         let delegated = self.cfg.checkout.mode == CheckoutMode::Delegated;
+        if rec.base_ref.is_empty() {
+            // R-DISPATCH 4: a record written before a base could be found gets one now.
+            let (base_ref, base_oid) = recorded_base(self.cfg, &rec.path, self.deadline);
+            if !base_ref.is_empty() {
+                rec.base_ref = base_ref;
+                rec.base_oid = base_oid;
+            }
+        }
         if delegated && run_hook {
             self.run_hook(&mut rec, admin)?;
         }
-        if seed {
+        // R-DISPATCH 5: every reuse shares again (idempotent, never overwriting), so a link
+        // lost to `git reset --hard` or `git clean` is back.
+        if seed || rec.reason == Reason::Reuse {
             let started = Instant::now();
             let links = share::share(
                 &self.cfg.sharing,
@@ -126,13 +136,19 @@ impl Prep<'_> {
             );
             match links {
                 Ok(links) => {
+                    let made = links.len();
                     for l in links {
                         if !rec.links.contains(&l) {
                             rec.links.push(l);
                         }
                     }
                     record::write(admin, &rec).map_err(Failure::Other)?;
-                    self.log("seeded", &rec, "ok", started.elapsed());
+                    if seed {
+                        self.log("seeded", &rec, "ok", started.elapsed());
+                    } else if made > 0 {
+                        let outcome = format!("linked {made} lost shared path(s) again");
+                        self.log("seeded", &rec, &outcome, started.elapsed());
+                    }
                 }
                 Err(e) => {
                     self.mark_failed(&mut rec, admin);
@@ -477,27 +493,63 @@ pub fn derive_card(
         .unwrap_or(base)
 }
 
-/// The base a record written by the hook, `adopt` or `prepare --path` names: the configured
-/// ref (else the remote's default branch) and the merge base of HEAD with it. Falls back to
-/// HEAD itself when the remote's branch is not known locally.
-pub fn recorded_base(cfg: &Config, worktree: &Path) -> (String, String) {
+/// How long a record written outside `add` waits for the remote to name its HEAD, at most
+/// (within the action timeout): `outside_record`'s callers do not hand it their deadline.
+pub const REMOTE_ASK_SECS: u64 = 20;
+
+/// The base a record written by the hook, `adopt` or `prepare --path` names (R-DISPATCH 4):
+/// the configured `base.ref`, else `refs/remotes/<remote>/HEAD`, else what the remote says its
+/// HEAD is (asked once, until `deadline`), else `init.defaultBranch` when the remote has it (its
+/// remote-tracking ref exists); and the merge base of HEAD with it. Falls back to HEAD itself
+/// when the remote's branch is not known locally. An empty ref means all of these failed:
+/// [`empty_base_why`] says so.
+pub fn recorded_base(cfg: &Config, worktree: &Path, deadline: Instant) -> (String, String) {
     let remote = &cfg.base.remote;
-    let base_ref = cfg.base.git_ref.clone().or_else(|| {
-        let head = format!("refs/remotes/{remote}/HEAD");
-        git::symbolic_ref(worktree, &head).and_then(|t| {
-            t.strip_prefix(&format!("refs/remotes/{remote}/"))
-                .map(|b| format!("refs/heads/{b}"))
-        })
-    });
-    let merge_base = base_ref.as_ref().and_then(|r| {
-        let tracking = format!(
+    let tracking = |r: &str| {
+        format!(
             "refs/remotes/{remote}/{}",
             r.strip_prefix("refs/heads/").unwrap_or(r)
-        );
-        git::merge_base(worktree, "HEAD", &tracking)
-    });
+        )
+    };
+    let sound = |r: String| crate::config::check_branch_ref(&r).is_ok().then_some(r);
+    let base_ref = cfg
+        .base
+        .git_ref
+        .clone()
+        .or_else(|| {
+            let head = format!("refs/remotes/{remote}/HEAD");
+            git::symbolic_ref(worktree, &head).and_then(|t| {
+                t.strip_prefix(&format!("refs/remotes/{remote}/"))
+                    .map(|b| format!("refs/heads/{b}"))
+            })
+        })
+        .or_else(|| {
+            // `git remote add` + `git push -u` leaves no origin/HEAD: ask the remote.
+            git::ls_remote_head(worktree, remote, Some(deadline))
+                .ok()
+                .filter(|o| o.ok)
+                .and_then(|o| git::symref_head(&o.stdout))
+                .and_then(sound)
+        })
+        .or_else(|| {
+            git::config_get(worktree, "init.defaultBranch")
+                .map(|b| format!("refs/heads/{b}"))
+                .and_then(sound)
+                .filter(|r| git::ref_exists(worktree, &tracking(r)))
+        });
+    let merge_base = base_ref
+        .as_ref()
+        .and_then(|r| git::merge_base(worktree, "HEAD", &tracking(r)));
     let oid = merge_base.or_else(|| git::head_oid(worktree));
     (base_ref.unwrap_or_default(), oid.unwrap_or_default())
+}
+
+/// Why a record names no base ref, for `status` and `gc` (pure): every way of finding one
+/// failed when the record was written.
+pub fn empty_base_why(remote: &str) -> String {
+    format!(
+        "no base ref was found when the record was written (no worktree.base.ref, no refs/remotes/{remote}/HEAD, {remote} named no HEAD, init.defaultBranch is unset or {remote} lacks it); set worktree.base.ref, or run git remote set-head {remote} --auto, then git kardwt prepare --path <worktree> records it"
+    )
 }
 
 /// A fresh record (state `preparing`) for a worktree kardwt did not create itself.
@@ -510,7 +562,8 @@ pub fn outside_record(
     origin: record::Origin,
     reason: record::Reason,
 ) -> Record {
-    let (base_ref, base_oid) = recorded_base(cfg, path);
+    let ask = cfg.action_timeout_seconds.min(REMOTE_ASK_SECS);
+    let (base_ref, base_oid) = recorded_base(cfg, path, after(Instant::now(), ask));
     let now = record::now();
     let branch = match head {
         Some(crate::repo::Head::Branch(b)) => b.clone(),

@@ -460,15 +460,9 @@ pub fn fetch_base(
     let refspec = format!("+{base_ref}:{tracking}");
     let out = git::fetch_ref(repo_lock, base, remote, &refspec, Some(deadline))?;
     if !out.ok {
-        let err = out.stderr.trim();
-        if err.contains("couldn't find remote ref") {
-            return Err(
-                usage(format!("the remote {remote} has no {base_ref}: {err}"))
-                    .hint("fix worktree.base.ref in the rules file")
-                    .into(),
-            );
-        }
-        anyhow::bail!("fetching {base_ref} from {remote} failed: {err}");
+        // R-DISPATCH 9: one line naming the cause, one hint naming the fix.
+        let url = git::remote_url(base, remote);
+        return Err(git::remote_failure(remote, url.as_deref(), &base_ref, &out.stderr).into());
     }
     let oid = repo
         .ref_oid(&tracking)
@@ -480,7 +474,8 @@ pub fn fetch_base(
 fn remote_head(base: &Path, remote: &str, deadline: Instant) -> Result<String> {
     let out = git::ls_remote_head(base, remote, Some(deadline))?;
     if !out.ok {
-        anyhow::bail!("asking {remote} for its HEAD failed: {}", out.stderr.trim());
+        let url = git::remote_url(base, remote);
+        return Err(git::remote_failure(remote, url.as_deref(), "its HEAD", &out.stderr).into());
     }
     let head = out
         .stdout

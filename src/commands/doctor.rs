@@ -2,7 +2,7 @@
 //! looks and is `git-kardwt` reachable on PATH; does the rules file decode; are `stable_root`
 //! and the hook executables sound; which worktrees are unseeded, failed or prunable (with the
 //! command that fixes each); when the hook last fired. `--try` rehearses a whole creation on a
-//! throwaway card and removes it again. Exit 1 when a problem was found.
+//! throwaway card, runs the cleanup hook as `remove` would and removes it again. Exit 1 when a problem was found.
 use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -330,7 +330,7 @@ fn rehearse(ctx: &Context, cfg: &crate::config::Config) -> Vec<Step> {
     };
     let base = match add::fetch_base(&repo_lock, &ctx.repo, cfg, deadline) {
         Ok(b) => b,
-        Err(e) => return vec![step("fetch", false, t.elapsed(), format!("{e:#}"))],
+        Err(e) => return vec![step("fetch", false, t.elapsed(), with_hints(&e))],
     };
     steps.push(step(
         "fetch",
@@ -379,6 +379,7 @@ fn rehearse(ctx: &Context, cfg: &crate::config::Config) -> Vec<Step> {
         );
         rec.base_oid = base.1.clone();
         rec.base_ref = base.0.clone();
+        let mut last = rec.clone();
         let prep = Prep {
             ctx,
             cfg,
@@ -389,16 +390,19 @@ fn rehearse(ctx: &Context, cfg: &crate::config::Config) -> Vec<Step> {
             .map_err(lifecycle::Failure::Other)
             .and_then(|()| prep.prepare(rec, admin, true, cfg.prepare.is_some()));
         match result {
-            Ok(rec) => steps.push(step(
-                "share and prepare",
-                true,
-                t.elapsed(),
-                if rec.links.is_empty() {
-                    "no links".to_owned()
-                } else {
-                    format!("links: {}", rec.links.join(", "))
-                },
-            )),
+            Ok(rec) => {
+                steps.push(step(
+                    "share and prepare",
+                    true,
+                    t.elapsed(),
+                    if rec.links.is_empty() {
+                        "no links".to_owned()
+                    } else {
+                        format!("links: {}", rec.links.join(", "))
+                    },
+                ));
+                last = rec;
+            }
             Err(f) => {
                 let msg = f
                     .into_error(&card, "git kardwt doctor --try", None)
@@ -411,12 +415,85 @@ fn rehearse(ctx: &Context, cfg: &crate::config::Config) -> Vec<Step> {
                 ));
             }
         }
+        // R-DISPATCH 10: the cleanup hook runs (reason `remove`) before the card goes, as
+        // `git kardwt remove` runs it.
+        if let Some(s) = cleanup_hook(ctx, cfg, &mut last, deadline) {
+            steps.push(s);
+        }
     }
     cleanup(ctx, &card, Some(&path), &mut steps);
     if !root_existed {
         let _ = std::fs::remove_dir(&root); // only if empty: the rehearsal made it.
     }
     steps
+}
+
+/// Run the configured cleanup hook in the rehearsal's tree, as `remove` does (reason
+/// `remove`, phase `cleanup`); `None` when no cleanup hook is configured. Its failure is the
+/// step's verdict: the rehearsal is removed anyway.
+fn cleanup_hook(
+    ctx: &Context,
+    cfg: &crate::config::Config,
+    rec: &mut Record,
+    deadline: Instant,
+) -> Option<Step> {
+    let hook = cfg.cleanup.as_ref()?;
+    let t = Instant::now();
+    let program = match programs::resolve_program(
+        &hook.argv,
+        cfg.helpers.stable_root.as_deref(),
+        "worktree.cleanup.argv",
+    ) {
+        Ok(p) => p,
+        Err(e) => {
+            return Some(step(
+                "cleanup hook",
+                false,
+                t.elapsed(),
+                with_hints(&anyhow::Error::new(e)),
+            ))
+        }
+    };
+    rec.reason = Reason::Remove;
+    let env = programs::environment(
+        &lifecycle::facts(ctx, rec),
+        programs::Phase::Cleanup,
+        &cfg.environment.passthrough,
+    );
+    let prefix = format!("kardwt[{} cleanup]: ", rec.card);
+    let ran = programs::run(
+        &program,
+        &hook.argv,
+        &rec.path,
+        env,
+        &prefix,
+        Duration::from_secs(hook.timeout_seconds),
+        deadline,
+    );
+    Some(match ran {
+        Ok(o) if o.succeeded() => step("cleanup hook", true, t.elapsed(), o.ending.to_string()),
+        Ok(o) => step(
+            "cleanup hook",
+            false,
+            t.elapsed(),
+            format!("{}: {}", o.ending, programs::tail_chars(&o.tail, 300)),
+        ),
+        Err(e) => step("cleanup hook", false, t.elapsed(), with_hints(&e)),
+    })
+}
+
+/// An error's text with its hints, on one line (a step's detail).
+fn with_hints(e: &anyhow::Error) -> String {
+    let hints: Vec<String> = e
+        .chain()
+        .filter_map(|c| c.downcast_ref::<crate::error::Fail>())
+        .flat_map(|f| f.hints.iter().cloned())
+        .collect();
+    if hints.is_empty() {
+        format!("{e:#}")
+    } else {
+        format!("{e:#} (hint: {})", hints.join("; "))
+    }
 }
 
 /// Remove the rehearsal's worktree, branch and card lock.

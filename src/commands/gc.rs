@@ -255,6 +255,14 @@ fn collectable_ready(
     if tip == rec.base_oid {
         return Ok(Err(format!("{} has no commits of its own yet", rec.branch)));
     }
+    if rec.base_ref.is_empty() {
+        // R-DISPATCH 4: say why, instead of "not merged into " (an empty name).
+        return Ok(Err(format!(
+            "{} cannot be checked for a merge: {}",
+            rec.branch,
+            lifecycle::empty_base_why(&rec.base_remote)
+        )));
+    }
     if rec.branch.is_empty() || !remove::merged_into_base(ctx, rec) {
         return Ok(Err(format!(
             "{} is not merged into {}",

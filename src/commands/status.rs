@@ -1,13 +1,15 @@
 //! `git kardwt status [<card> | --path P] [--json]` (SPEC R-LIST): one worktree in full: its
 //! record, every check, drift, links, ports and whether the rules changed since it was
-//! prepared. Read-only.
+//! prepared, each link's state (`present`, `missing`, `replaced`) and why a record names no
+//! base ref. Read-only.
 use std::io::Write;
 
 use anyhow::Result;
+use serde_json::json;
 
 use crate::cli::StatusArgs;
 use crate::context::Context;
-use crate::verify;
+use crate::{dirty, lifecycle, verify};
 
 pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result<i32> {
     let entries = verify::scan(&ctx.repo)?;
@@ -19,11 +21,26 @@ pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result<i32>
         (Some(rec), Some(fp)) => Some(&rec.config_fingerprint != fp),
         _ => None,
     };
-    let links = report
+    // R-DISPATCH 5: each link as it is on disk now, not as the record remembers it.
+    let links: Vec<(String, &'static str)> = report
         .record
         .as_ref()
-        .map(|r| r.links.clone())
+        .map(|r| {
+            r.links
+                .iter()
+                .map(|l| {
+                    let state = link_word(&dirty::link_state(&ctx.repo.base, &report.path, l));
+                    (l.clone(), state)
+                })
+                .collect()
+        })
         .unwrap_or_default();
+    // R-DISPATCH 4: an empty base ref says why.
+    let base_why = report
+        .record
+        .as_ref()
+        .filter(|r| r.base_ref.is_empty())
+        .map(|r| lifecycle::empty_base_why(&r.base_remote));
     let ports = report
         .record
         .as_ref()
@@ -34,7 +51,11 @@ pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result<i32>
         v["verdict"] = serde_json::to_value(report.verdict)?;
         v["state"] = serde_json::Value::from(report.list_state());
         v["record"] = serde_json::to_value(&report.record)?;
-        v["links"] = serde_json::to_value(&links)?;
+        v["links"] = links
+            .iter()
+            .map(|(path, state)| json!({"path": path, "state": state}))
+            .collect();
+        v["base_ref_missing"] = serde_json::to_value(&base_why)?;
         v["ports"] = serde_json::to_value(&ports)?;
         v["config_changed"] = serde_json::to_value(config_changed)?;
         writeln!(out, "{v}")?;
@@ -61,11 +82,18 @@ pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result<i32>
             origin(rec),
             rec.reason.as_str()
         )?;
-        writeln!(
-            out,
-            "base:            {} {} at {}",
-            rec.base_remote, rec.base_ref, rec.base_oid
-        )?;
+        match &base_why {
+            Some(why) => writeln!(
+                out,
+                "base:            {} (no base ref) at {}: {why}",
+                rec.base_remote, rec.base_oid
+            )?,
+            None => writeln!(
+                out,
+                "base:            {} {} at {}",
+                rec.base_remote, rec.base_ref, rec.base_oid
+            )?,
+        }
         writeln!(
             out,
             "created/updated: {} / {}",
@@ -85,7 +113,11 @@ pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result<i32>
         if links.is_empty() {
             "-".to_owned()
         } else {
-            links.join(" ")
+            links
+                .iter()
+                .map(|(path, state)| format!("{path} ({state})"))
+                .collect::<Vec<_>>()
+                .join(" ")
         }
     )?;
     let ports: Vec<String> = ports.iter().map(u16::to_string).collect();
@@ -110,6 +142,17 @@ pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result<i32>
         writeln!(out, "  {mark} {:<18} {}", c.name, c.detail)?;
     }
     Ok(0)
+}
+
+/// A link's state in one word (pure): `present` (kardwt's link, as made), `missing` (nothing
+/// there: `git kardwt add` on reuse links it again) or `replaced` (something else is there,
+/// which kardwt never touches).
+fn link_word(state: &dirty::LinkState) -> &'static str {
+    match state {
+        dirty::LinkState::Own => "present",
+        dirty::LinkState::Gone => "missing",
+        dirty::LinkState::UserWork(_) => "replaced",
+    }
 }
 
 fn origin(rec: &crate::record::Record) -> String {

@@ -575,6 +575,90 @@ pub fn config_regexp_z(dir: &Path, regexp: &str) -> Result<Vec<u8>> {
     raw_no_replace(dir, args.to_vec(), None)
 }
 
+/// The URL of remote `remote` (`git remote get-url`), or `None` when no such remote is
+/// configured.
+pub fn remote_url(dir: &Path, remote: &str) -> Option<String> {
+    run(dir, Argv::new(["remote", "get-url"]).outside(remote))
+        .ok()
+        .filter(|u| !u.is_empty())
+}
+
+/// Does ref `name` (a full ref name) exist in `dir`'s repository?
+pub fn ref_exists(dir: &Path, name: &str) -> bool {
+    run(
+        dir,
+        Argv::new(["rev-parse", "--verify", "--quiet"]).outside(name),
+    )
+    .is_ok()
+}
+
+/// The value of git config `key` (the program's own key name), if it is set.
+pub fn config_get(dir: &Path, key: &str) -> Option<String> {
+    run(dir, Argv::new(["config", "--get"]).outside(key))
+        .ok()
+        .filter(|v| !v.is_empty())
+}
+
+/// The branch ref (`refs/heads/…`) that `git ls-remote --symref <remote> HEAD` names, from its
+/// stdout (pure).
+pub fn symref_head(stdout: &str) -> Option<String> {
+    stdout.lines().find_map(|l| {
+        l.strip_prefix("ref: ")
+            .and_then(|r| r.strip_suffix("\tHEAD"))
+            .map(str::to_owned)
+    })
+}
+
+/// What a failed fetch or ls-remote of `remote` tells the user (R-DISPATCH 9): one line
+/// naming the cause and one hint naming the fix, never git's multi-line text. `url` is the
+/// remote's configured URL (`None`: no such remote); `what` names what was asked
+/// (`its HEAD`, `refs/heads/main`); `stderr` is git's own.
+pub fn remote_failure(remote: &str, url: Option<&str>, what: &str, stderr: &str) -> Fail {
+    let Some(url) = url else {
+        return Fail::new(
+            Code::Usage,
+            format!("this repository has no remote named {remote} to fetch the base from"),
+        )
+        .hint(format!(
+            "add it (git remote add {remote} <url>) or name another one with worktree.base.remote"
+        ));
+    };
+    if stderr.contains("couldn't find remote ref") {
+        return Fail::new(
+            Code::Usage,
+            format!("the remote {remote} ({url}) has no {what}"),
+        )
+        .hint(format!(
+            "set worktree.base.ref to a branch {remote} has (git ls-remote --heads {remote} lists them)"
+        ));
+    }
+    Fail::new(
+        Code::Failed,
+        format!(
+            "could not reach the remote {remote} ({url}) to fetch {what}: {}",
+            git_cause(stderr)
+        ),
+    )
+    .hint(format!(
+        "check the URL (git remote set-url {remote} <url>), the network and your credentials, then retry"
+    ))
+}
+
+/// git's first `fatal:`/`error:` line without its prefix, on one line and capped (pure).
+pub fn git_cause(stderr: &str) -> String {
+    let line = stderr
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("fatal:") || l.starts_with("error:"))
+        .or_else(|| stderr.lines().map(str::trim).find(|l| !l.is_empty()))
+        .unwrap_or("git gave no reason");
+    let line = line
+        .trim_start_matches("fatal:")
+        .trim_start_matches("error:")
+        .trim();
+    crate::programs::tail_chars(line, 200)
+}
+
 #[cfg(test)]
 mod tests {
     use super::Argv;
@@ -613,5 +697,41 @@ mod tests {
     fn pathspecs_follow_a_double_dash() {
         let argv = Argv::new(["check-ignore"]).paths(["-x", ".env"]);
         assert_eq!(strings(&argv), ["check-ignore", "--", "-x", ".env"]);
+    }
+
+    #[test]
+    fn remote_failures_are_one_line_with_a_hint() {
+        let raw = "fatal: '/gone/x.git' does not appear to be a git repository\nfatal: Could not read from remote repository.\n\nPlease make sure you have the correct access rights\nand the repository exists.\n";
+        let f = super::remote_failure("origin", Some("/gone/x.git"), "its HEAD", raw);
+        assert_eq!(f.code as i32, 1);
+        assert!(!f.message.contains('\n'), "{}", f.message);
+        assert!(f.message.contains("does not appear to be a git repository"));
+        assert_eq!(f.hints.len(), 1);
+        let f = super::remote_failure("origin", None, "its HEAD", raw);
+        assert_eq!(f.code as i32, 2);
+        assert!(
+            f.message.contains("no remote named origin"),
+            "{}",
+            f.message
+        );
+        let f = super::remote_failure(
+            "origin",
+            Some("u"),
+            "refs/heads/nope",
+            "fatal: couldn't find remote ref refs/heads/nope\n",
+        );
+        assert_eq!(f.code as i32, 2);
+        assert!(
+            f.message.contains("has no refs/heads/nope"),
+            "{}",
+            f.message
+        );
+    }
+
+    #[test]
+    fn the_remote_head_is_read_from_ls_remote() {
+        let out = "ref: refs/heads/main\tHEAD\n0123abcd\tHEAD\n";
+        assert_eq!(super::symref_head(out).as_deref(), Some("refs/heads/main"));
+        assert_eq!(super::symref_head("0123abcd\tHEAD\n"), None);
     }
 }
