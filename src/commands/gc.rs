@@ -263,7 +263,7 @@ fn collectable_ready(
             lifecycle::empty_base_why(&rec.base_remote)
         )));
     }
-    if rec.branch.is_empty() || !remove::merged_into_base(ctx, rec) {
+    if rec.branch.is_empty() || !remove::integrated_into_base(ctx, rec) {
         return Ok(Err(format!(
             "{} is not merged into {}",
             rec.branch, rec.base_ref

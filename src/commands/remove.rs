@@ -356,6 +356,19 @@ fn branch_step(repo_lock: &lock::RepoLock, ctx: &Context, rec: &Record, args: &O
 
 /// Is the branch's tip contained in the recorded base (its remote-tracking ref, or the
 /// recorded base commit)?
+/// Is the card's branch integrated into its base (R-GC, SPEC §20): merged, or its changes
+/// already in the base's remote-tracking branch (a squash or rebase merge)?
+pub fn integrated_into_base(ctx: &Context, rec: &Record) -> bool {
+    if merged_into_base(ctx, rec) {
+        return true;
+    }
+    let branch = format!("refs/heads/{}", rec.branch);
+    rec.base_ref
+        .strip_prefix("refs/heads/")
+        .map(|b| format!("refs/remotes/{}/{b}", rec.base_remote))
+        .is_some_and(|tracking| git::changes_contained(&ctx.repo.base, &tracking, &branch))
+}
+
 pub fn merged_into_base(ctx: &Context, rec: &Record) -> bool {
     let branch = format!("refs/heads/{}", rec.branch);
     let tracking = rec

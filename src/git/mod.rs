@@ -427,6 +427,28 @@ pub fn is_ancestor(dir: &Path, ancestor: &str, descendant: &str) -> bool {
     Call::new(dir, args).output().is_ok_and(|o| o.ok)
 }
 
+/// Does `base` already contain the changes of `branch` (R-GC, SPEC §20: a squash or rebase
+/// merge)? True when merging `branch` into `base` (`git merge-tree --write-tree`, which touches
+/// no worktree and no ref) merges cleanly and yields exactly `base`'s tree.
+pub fn changes_contained(dir: &Path, base: &str, branch: &str) -> bool {
+    let merged = Call::new(
+        dir,
+        Argv::new(["merge-tree", "--write-tree", "--no-messages"])
+            .outside(base)
+            .outside(branch),
+    )
+    .output();
+    let Some(merged) = merged.ok().filter(|o| o.ok) else {
+        return false;
+    };
+    let tree = merged.stdout.lines().next().unwrap_or_default().trim();
+    let base_tree = run(
+        dir,
+        Argv::new(["rev-parse", "--verify", "--quiet"]).outside(format!("{base}^{{tree}}")),
+    );
+    !tree.is_empty() && base_tree.is_ok_and(|t| t == tree)
+}
+
 /// The merge base of `a` and `b`, if they have one.
 pub fn merge_base(dir: &Path, a: &str, b: &str) -> Option<String> {
     run(dir, Argv::new(["merge-base"]).outside(a).outside(b)).ok()

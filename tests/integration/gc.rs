@@ -519,3 +519,86 @@ fn gc_keeps_user_work_at_a_link_path_and_a_tree_git_would_refuse() {
     );
     assert_eq!(repo.record(&s)["state"].as_str(), Some("ready"));
 }
+
+/// Push `branch` from `wt`, then land its changes on origin's main the way hosted repositories
+/// usually do, without the branch becoming an ancestor: a squash merge (`squash`) or a rebase
+/// onto a main that moved on (`!squash`: each commit picked again); fetch in the base.
+fn push_and_land_without_merge(repo: &TestRepo, wt: &Path, branch: &str, squash: bool) {
+    repo.git(wt, &["push", "--quiet", "origin", branch]);
+    repo.git(&repo.scratch, &["fetch", "--quiet", "origin"]);
+    let theirs = format!("origin/{branch}");
+    if squash {
+        repo.git(&repo.scratch, &["merge", "--quiet", "--squash", &theirs]);
+        repo.git(
+            &repo.scratch,
+            &["commit", "--quiet", "-m", &format!("{branch} (squashed)")],
+        );
+    } else {
+        // main moves on first, so the picked commits get new ids and a new tree.
+        std::fs::write(
+            repo.scratch.join("unrelated.txt"),
+            format!("moved on for {branch}\n"),
+        )
+        .unwrap();
+        repo.git(&repo.scratch, &["add", "unrelated.txt"]);
+        repo.git(&repo.scratch, &["commit", "--quiet", "-m", "main moves on"]);
+        let range = format!("origin/main..{theirs}");
+        repo.git(&repo.scratch, &["cherry-pick", &range]);
+    }
+    repo.git(&repo.scratch, &["push", "--quiet", "origin", "main"]);
+    repo.git(&repo.base, &["fetch", "--quiet", "origin"]);
+}
+
+/// SPEC §20: squash- and rebase-merged cards are integrated and collected; a card with one more
+/// commit that is on no remote is kept; a fresh card with no commits of its own is kept.
+#[test]
+fn squash_and_rebase_merged_cards_are_collected_and_unpushed_work_is_kept() {
+    let repo = TestRepo::new();
+    let squashed = repo.add_card("sq");
+    commit_in(&repo, &squashed, "sq-one");
+    commit_in(&repo, &squashed, "sq-two");
+    push_and_land_without_merge(&repo, &squashed, "card/sq", true);
+
+    let rebased = repo.add_card("rb");
+    commit_in(&repo, &rebased, "rb-one");
+    commit_in(&repo, &rebased, "rb-two");
+    push_and_land_without_merge(&repo, &rebased, "card/rb", false);
+
+    let extra = repo.add_card("ex");
+    commit_in(&repo, &extra, "ex-one");
+    push_and_land_without_merge(&repo, &extra, "card/ex", true);
+    commit_in(&repo, &extra, "ex-unpushed");
+
+    let fresh = repo.add_card("fr");
+    let _ = fresh;
+
+    // The premise: neither landed branch is an ancestor of main.
+    for b in ["card/sq", "card/rb"] {
+        let out = repo.git_output(
+            &repo.base,
+            &["merge-base", "--is-ancestor", b, "origin/main"],
+        );
+        assert_ne!(
+            out.code, 0,
+            "{b} is an ancestor of main: the test proves nothing"
+        );
+    }
+
+    let report = gc_json(&repo, &[]);
+    assert_eq!(cards(&report), set(&["sq", "rb"]), "{report}");
+    let kept = kept(&report);
+    assert!(
+        kept.contains_key("ex") && kept.contains_key("fr"),
+        "{report}"
+    );
+    assert!(kept["ex"].to_string().contains("on no remote"), "{report}");
+
+    let applied = gc_json(&repo, &["--apply"]);
+    assert_eq!(cards(&applied), set(&["sq", "rb"]), "{applied}");
+    assert!(!squashed.exists() && !rebased.exists());
+    assert!(
+        extra.join("ex-unpushed.txt").is_file(),
+        "unpushed work was lost"
+    );
+    assert!(repo.is_registered(&extra));
+}
