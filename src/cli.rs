@@ -74,6 +74,9 @@ pub struct AddArgs {
     /// Print an object with path, branch, base_oid, state and reason
     #[arg(long)]
     pub json: bool,
+    /// Write the prepare hook's output only to <common dir>/kardwt/logs/<card>.log, not stderr
+    #[arg(long)]
+    pub quiet: bool,
 }
 
 /// Which worktree a reading command looks at: a card, a path, or the one you stand in.

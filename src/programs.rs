@@ -3,8 +3,10 @@
 //! executable regular file beneath the absolute `stable_root`; the program runs in the worktree
 //! with a minimal environment, in its own process group that is killed whole at its cap or the
 //! action deadline (descendants that leave the group too, see `process.rs`); its output is
-//! streamed to stderr prefixed with card and phase, and the tail kept for error messages.
+//! streamed to stderr prefixed with card and phase, or written only to the card's log file
+//! (R-DISPATCH 3), and the tail of its stderr kept for error messages.
 use std::collections::BTreeMap;
+use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -75,6 +77,102 @@ pub struct Outcome {
     pub duration: Duration,
     /// The last lines of its stderr, for error messages.
     pub tail: String,
+    /// The log file that holds its whole output, when it went to one.
+    pub log: Option<PathBuf>,
+}
+
+/// Where a hook's output goes.
+#[derive(Debug, Clone, Copy)]
+pub enum Output<'a> {
+    /// To our stderr, each line prefixed (a person watches `git kardwt add`).
+    Stream { prefix: &'a str },
+    /// Only to this log file, so that our stderr carries nothing but the verdict (the
+    /// post-checkout hook, `add --quiet`). The previous run's file is kept as `<file>.1`.
+    Log { file: &'a Path },
+}
+
+/// Each log file keeps at most this many bytes of one run's output.
+pub const LOG_CAP_BYTES: u64 = 1024 * 1024;
+
+/// `<common dir>/kardwt/logs/<card>.log`: the output of the card's latest hook run that went
+/// to a log (the one before it is `<card>.log.1`).
+pub fn log_path(common_dir: &Path, card: &str) -> PathBuf {
+    crate::lock::kardwt_dir(common_dir)
+        .join("logs")
+        .join(format!("{card}.log"))
+}
+
+/// A log file being written: capped at [`LOG_CAP_BYTES`], one note when output is dropped.
+struct LogSink {
+    file: File,
+    written: u64,
+    cut: bool,
+}
+
+impl LogSink {
+    /// Keep the previous run as `<file>.1`, then start `<file>` with a header line.
+    fn open(file: &Path, header: &str) -> Result<LogSink> {
+        if let Some(dir) = file.parent() {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("could not create {}", dir.display()))?;
+        }
+        let mut old = file.as_os_str().to_owned();
+        old.push(".1");
+        if file.exists() {
+            std::fs::rename(file, &old)
+                .with_context(|| format!("could not rotate {}", file.display()))?;
+        }
+        let handle = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(file)
+            .with_context(|| format!("could not open the hook's log {}", file.display()))?;
+        let mut sink = LogSink {
+            file: handle,
+            written: 0,
+            cut: false,
+        };
+        sink.line(header);
+        Ok(sink)
+    }
+
+    fn line(&mut self, line: &str) {
+        let bytes = line.len() as u64 + 1;
+        if self.written + bytes > LOG_CAP_BYTES {
+            if !self.cut {
+                self.cut = true;
+                let _ = writeln!(
+                    self.file,
+                    "[kardwt: output beyond {LOG_CAP_BYTES} bytes was not kept]"
+                );
+            }
+            return;
+        }
+        self.written += bytes;
+        let _ = writeln!(self.file, "{line}");
+    }
+}
+
+/// Where one streamer thread writes each line.
+#[derive(Clone)]
+enum Sink {
+    Stderr(String),
+    Log(Arc<Mutex<LogSink>>),
+}
+
+impl Sink {
+    fn line(&self, line: &str) {
+        match self {
+            Sink::Stderr(prefix) => {
+                let _ = writeln!(std::io::stderr().lock(), "{prefix}{line}");
+            }
+            Sink::Log(log) => {
+                if let Ok(mut log) = log.lock() {
+                    log.line(line);
+                }
+            }
+        }
+    }
 }
 
 impl Outcome {
@@ -190,7 +288,7 @@ pub fn environment(
 const TAIL_BYTES: usize = 4096;
 
 /// Run a validated hook: `program` (from [`resolve_program`]) with `argv[1..]`, in `cwd`, until
-/// it exits, its `cap` passes, or `deadline` passes.
+/// it exits, its `cap` passes, or `deadline` passes; its output streamed to stderr with `prefix`.
 pub fn run(
     program: &Path,
     argv: &[String],
@@ -200,7 +298,44 @@ pub fn run(
     cap: Duration,
     deadline: Instant,
 ) -> Result<Outcome> {
+    run_to(
+        program,
+        argv,
+        cwd,
+        env,
+        Output::Stream { prefix },
+        cap,
+        deadline,
+    )
+}
+
+/// [`run`], with the hook's output sent to `output`.
+pub fn run_to(
+    program: &Path,
+    argv: &[String],
+    cwd: &Path,
+    env: BTreeMap<String, String>,
+    output: Output<'_>,
+    cap: Duration,
+    deadline: Instant,
+) -> Result<Outcome> {
     let started = Instant::now();
+    let (sink, log) = match output {
+        Output::Stream { prefix } => (Sink::Stderr(prefix.to_owned()), None),
+        Output::Log { file } => {
+            let header = format!(
+                "# kardwt: {} in {}, started {}",
+                argv.join(" "),
+                cwd.display(),
+                crate::record::now()
+            );
+            let sink = LogSink::open(file, &header)?;
+            (
+                Sink::Log(Arc::new(Mutex::new(sink))),
+                Some(file.to_path_buf()),
+            )
+        }
+    };
     let cap_at = started.checked_add(cap).unwrap_or(deadline);
     let (kill_at, kill_ending) = if cap_at <= deadline {
         (cap_at, Ending::Cap)
@@ -227,11 +362,11 @@ pub fn run(
         })
         .start()
         .with_context(|| format!("could not start the hook {}", program.display()))?;
-    // Both streams go to our stderr, prefixed; only the hook's stderr is kept for messages.
+    // Both streams go to the same place; only the hook's stderr is kept for messages.
     let tail = Arc::new(Mutex::new(String::new()));
     let streamers = [
-        spawn_streamer(out_reader, prefix, None),
-        spawn_streamer(err_reader, prefix, Some(Arc::clone(&tail))),
+        spawn_streamer(out_reader, sink.clone(), None),
+        spawn_streamer(err_reader, sink.clone(), Some(Arc::clone(&tail))),
     ];
     let pid = handle.pids().first().copied();
     let ending = match handle.wait_deadline(kill_at)? {
@@ -259,10 +394,16 @@ pub fn run(
         }
     }
     let tail = tail.lock().map(|t| t.clone()).unwrap_or_default();
+    let duration = started.elapsed();
+    sink.line(&format!(
+        "# kardwt: the hook {ending} after {:.1}s",
+        duration.as_secs_f64()
+    ));
     Ok(Outcome {
         ending,
-        duration: started.elapsed(),
+        duration,
         tail,
+        log,
     })
 }
 
@@ -304,18 +445,16 @@ fn kill_group(pid: Option<u32>) {
 
 fn spawn_streamer(
     reader: std::io::PipeReader,
-    prefix: &str,
+    sink: Sink,
     tail: Option<Arc<Mutex<String>>>,
 ) -> std::thread::JoinHandle<()> {
-    let prefix = prefix.to_owned();
-    std::thread::spawn(move || stream(reader, &prefix, tail.as_deref()))
+    std::thread::spawn(move || stream(reader, &sink, tail.as_deref()))
 }
 
-/// Copy a stream of the hook's output to stderr line by line, prefixed, keeping a tail.
-fn stream(reader: std::io::PipeReader, prefix: &str, tail: Option<&Mutex<String>>) {
+/// Copy a stream of the hook's output to `sink` line by line, keeping a tail.
+fn stream(reader: std::io::PipeReader, sink: &Sink, tail: Option<&Mutex<String>>) {
     let mut lines = BufReader::new(reader);
     let mut buf = Vec::new();
-    let stderr = std::io::stderr();
     loop {
         buf.clear();
         match lines.read_until(b'\n', &mut buf) {
@@ -323,7 +462,7 @@ fn stream(reader: std::io::PipeReader, prefix: &str, tail: Option<&Mutex<String>
             Ok(_) => {
                 let line = String::from_utf8_lossy(&buf);
                 let line = line.trim_end_matches('\n');
-                let _ = writeln!(stderr.lock(), "{prefix}{line}");
+                sink.line(line);
                 if let Some(Ok(mut t)) = tail.map(Mutex::lock) {
                     t.push_str(line);
                     t.push('\n');

@@ -46,6 +46,7 @@ pub fn run(ctx: &Context, args: &AddArgs, out: &mut dyn Write) -> Result<i32> {
             cfg,
             program: program.as_deref(),
             deadline,
+            quiet: args.quiet,
         },
         card: &card,
         board: &args.board,

@@ -385,6 +385,7 @@ fn rehearse(ctx: &Context, cfg: &crate::config::Config) -> Vec<Step> {
             cfg,
             program: program.as_deref(),
             deadline,
+            quiet: false,
         };
         let result = record::write(admin, &rec)
             .map_err(lifecycle::Failure::Other)

@@ -2,7 +2,8 @@
 //! runs after `git worktree add` in any tool. No-op for ordinary checkouts, clones, the base,
 //! and worktrees `git kardwt add` creates itself (it marks them); otherwise record the new
 //! worktree (origin `hook`), seed and prepare it, and on failure remove it and exit non-zero
-//! so `git worktree add` itself fails with a retry-safe message.
+//! so `git worktree add` itself fails with a retry-safe message. The prepare hook's output
+//! goes to the card's log file: the verdict block is all this prints (R-DISPATCH 2, 3).
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -56,6 +57,8 @@ pub fn post_checkout(global: crate::cli::GlobalArgs, args: &PostCheckoutArgs) ->
 /// Record, seed and prepare a worktree git just created; undo it on any failure.
 fn seed_new_worktree(ctx: &Context, path: &Path, admin: &Path) -> Result<()> {
     let started = Instant::now();
+    let head = repo::read_head(admin);
+    let (retry, branch) = retry_command(path, head.as_ref());
     // Never called while this process holds the repository lock (the undo takes it).
     let undo = |why: anyhow::Error| -> anyhow::Error {
         let removed = lifecycle::undo_worktree(ctx, path, started);
@@ -71,7 +74,7 @@ fn seed_new_worktree(ctx: &Context, path: &Path, admin: &Path) -> Result<()> {
         // prints as `caused by:`.
         let mut fail = Fail::wrap(
             crate::error::Code::Failed,
-            format!("kardwt could not seed the new worktree {}; a retry re-creates and re-prepares it once this is fixed", path.display()),
+            format!("kardwt could not seed the new worktree {}; once this is fixed, a retry ({retry}) re-creates and re-prepares it", path.display()),
             why,
         )
         .hint("fix the rules file (git kardwt config check), or run git kardwt uninstall-hooks to stop seeding");
@@ -84,7 +87,6 @@ fn seed_new_worktree(ctx: &Context, path: &Path, admin: &Path) -> Result<()> {
     let cfg = &rules.config;
     let program = lifecycle::prepare_program(cfg).map_err(undo)?;
     let deadline = lifecycle::after(started, cfg.action_timeout_seconds);
-    let head = repo::read_head(admin);
     // Card lock only (the repository lock is not needed to write our own admin dir): derive
     // the card, lock it, and derive again if another worktree claimed it meanwhile.
     let holder = "git kardwt hook post-checkout";
@@ -139,13 +141,44 @@ fn seed_new_worktree(ctx: &Context, path: &Path, admin: &Path) -> Result<()> {
         cfg,
         program: program.as_deref(),
         deadline,
+        quiet: true,
     };
     prep.log("created", &rec, "hook", started.elapsed());
     let run_hook = cfg.prepare.as_ref().is_some_and(|p| p.on_create);
-    let retry = "git worktree add again";
     match prep.prepare(rec, admin, true, run_hook) {
         Ok(_) => Ok(()),
-        Err(failure) => Err(prep.undo_creation(&card, retry, path, failure)),
+        Err(failure) => {
+            Err(prep.undo_created_tree(&card, &retry, path, branch.as_deref(), failure))
+        }
+    }
+}
+
+/// The command that creates the removed tree again now that its branch exists (a retry of
+/// the identical `git worktree add -b` would fail), and that branch (`None`: detached).
+fn retry_command(path: &Path, head: Option<&repo::Head>) -> (String, Option<String>) {
+    let path = shell_word(&path.display().to_string());
+    match head {
+        Some(repo::Head::Branch(b)) => (
+            format!("git worktree add {path} {}", shell_word(b)),
+            Some(b.clone()),
+        ),
+        Some(repo::Head::Detached(oid)) => {
+            (format!("git worktree add --detach {path} {oid}"), None)
+        }
+        None => (format!("git worktree add {path}"), None),
+    }
+}
+
+/// `word` as one shell word: as it is when it holds nothing a shell reads, else single-quoted.
+fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+,:@%=".contains(c));
+    if plain {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
     }
 }
 
@@ -211,6 +244,30 @@ fn refuse(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn retry_commands_name_the_kept_branch_or_the_commit() {
+        use crate::repo::Head;
+        let p = std::path::Path::new("/w/d/card-7");
+        let b = Head::Branch("feature/card-7".into());
+        assert_eq!(
+            super::retry_command(p, Some(&b)),
+            (
+                "git worktree add /w/d/card-7 feature/card-7".to_owned(),
+                Some("feature/card-7".to_owned())
+            )
+        );
+        let d = Head::Detached("ab12".into());
+        assert_eq!(
+            super::retry_command(p, Some(&d)).0,
+            "git worktree add --detach /w/d/card-7 ab12"
+        );
+        let spaced = std::path::Path::new("/w/it's here");
+        assert_eq!(
+            super::retry_command(spaced, Some(&b)).0,
+            "git worktree add '/w/it'\\''s here' feature/card-7"
+        );
+    }
+
     #[test]
     fn null_oids() {
         assert!(super::is_null_oid(&"0".repeat(40)));

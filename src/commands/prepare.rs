@@ -58,6 +58,7 @@ pub fn run(ctx: &Context, args: &PrepareArgs, out: &mut dyn Write) -> Result<i32
         cfg,
         program: program.as_deref(),
         deadline,
+        quiet: false,
     };
     let retry = format!("git kardwt prepare --path '{}'", rec.path.display());
     let rec = prep

@@ -10,6 +10,7 @@ mod config;
 mod config_fuzz;
 mod copy;
 mod dispatch;
+mod dispatch_hook;
 mod dispatch_life;
 mod doctor;
 mod faults;

@@ -270,11 +270,16 @@ fn a_failing_prepare_makes_git_worktree_add_fail_and_leaves_no_tree() {
         message.contains("preparing card 7 failed"),
         "the verdict is not first:\n{out}"
     );
+    // R-DISPATCH 3: inside the hook, the hook's output goes to the card's log, not stderr.
     assert!(
-        out.stderr
-            .lines()
-            .any(|l| l == "kardwt[7 prepare]: no token"),
-        "the hook's output is not streamed with its prefix:\n{out}"
+        !out.stderr.contains("kardwt[7 prepare]"),
+        "the hook's output reached stderr:\n{out}"
+    );
+    let log = repo.common_dir().join("kardwt/logs/7.log");
+    assert!(
+        std::fs::read_to_string(&log).is_ok_and(|t| t.contains("no token")),
+        "the hook's output is not in {}",
+        log.display()
     );
     let block = &out.stderr[out.stderr.find("error:").expect("an error block")..];
     assert!(
