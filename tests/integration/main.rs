@@ -23,6 +23,7 @@ mod ports;
 mod prepare;
 mod push;
 mod remove;
+mod runners;
 mod sandbox;
 mod seeding;
 mod select;
