@@ -357,6 +357,17 @@ fn release_keeps_the_tree_and_add_prepares_it_again() {
         "{prepared:?}"
     );
     repo.kardwt(&repo.base, &["verify", "5"]).expect_code(0);
+
+    // Released again, then taken up by hand: prepare too takes ports again.
+    repo.kardwt_ok(&repo.base, &["release", "--path", wt.to_str().unwrap()]);
+    assert!(ports(&repo, &wt).is_empty());
+    repo.kardwt_ok(&repo.base, &["prepare", "--path", wt.to_str().unwrap()]);
+    assert_eq!(state(&repo, &wt), "ready");
+    assert_eq!(
+        ports(&repo, &wt).len(),
+        2,
+        "prepare did not take ports again"
+    );
 }
 
 #[test]
