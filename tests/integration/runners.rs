@@ -585,3 +585,42 @@ fn vibe_kanban_worktree_add_setup_and_archive() {
     assert_eq!(state(&repo, &wt), "released");
     assert!(wt.exists());
 }
+
+#[test]
+fn claude_round_trip_through_a_symlinked_root() {
+    let repo = TestRepo::new();
+    repo.write_rules(&repo.rules_with_prepare(false));
+    let real = repo.tmp.join("real-root");
+    std::fs::create_dir(&real).unwrap();
+    let link = repo.tmp.join("link-root");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    repo.git(
+        &repo.base,
+        &["config", "kardwt.root", link.to_str().unwrap()],
+    );
+    let (create, remove) = claude_commands();
+    let out = run_sh(
+        &repo,
+        &repo.base,
+        &create,
+        &create_payload(&repo.base, "s1"),
+        &[],
+    );
+    out.expect_code(0);
+    let printed = PathBuf::from(out.stdout.trim_end().lines().last().unwrap());
+    assert_eq!(
+        printed,
+        real.join("card-s1"),
+        "the printed path is not canonical:\n{out}"
+    );
+    let out = run_sh(
+        &repo,
+        &repo.base,
+        &remove,
+        &remove_payload(&repo.base, &printed),
+        &[],
+    );
+    out.expect_code(0);
+    assert!(out.stderr.contains("removed"), "{out}");
+    assert!(!printed.exists(), "{out}");
+}
