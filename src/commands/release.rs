@@ -273,18 +273,15 @@ pub fn release_gone(ctx: &Context, report: &verify::Report, grace: Duration) -> 
     let Some(admin) = report.admin.clone() else {
         anyhow::bail!("internal error: a prunable worktree without admin dir");
     };
-    let mut rec = match record::load(&admin) {
-        Loaded::Parsed(r) => *r,
-        Loaded::Absent => {
-            return Err(refused(format!(
-                "{} is gone and was not managed by kardwt (no record); nothing was released",
-                path.display()
-            ))
-            .into())
-        }
-        Loaded::Malformed(why) => return Err(refused(why).into()),
+    let load = || match record::load(&admin) {
+        Loaded::Parsed(r) => Ok(*r),
+        Loaded::Absent => Err(refused(format!(
+            "{} is gone and was not managed by kardwt (no record); nothing was released",
+            path.display()
+        ))),
+        Loaded::Malformed(why) => Err(refused(why)),
     };
-    let card = CardId::parse(&rec.card)?;
+    let card = CardId::parse(&load()?.card)?;
     let cfg = ctx.rules()?.config;
     let deadline = lifecycle::after(Instant::now(), cfg.action_timeout_seconds);
     let _card_lock = lock::take_card(
@@ -293,6 +290,15 @@ pub fn release_gone(ctx: &Context, report: &verify::Report, grace: Duration) -> 
         deadline,
         &format!("git kardwt release {card}"),
     )?;
+    // Read again under the lock: only the record on disk now is written.
+    let mut rec = load()?;
+    if rec.card != card.as_str() {
+        return Err(failed(format!(
+            "the record of {} changed while waiting for card {card}'s lock; nothing was released",
+            path.display()
+        ))
+        .into());
+    }
     let t = Instant::now();
     let released = process::release(&path, grace);
     events::append(
