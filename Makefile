@@ -5,7 +5,7 @@
 #   make test-managers             the real hook managers, installed from PyPI and npm
 #   make test-slow                 the fuzzers and the stress test
 #   make test-all                  all three
-#   make install PREFIX=/usr/local binary, man page, githooks/ and shell completions
+#   make install PREFIX=/usr/local binary, man page, githooks/ (runners/ too) and shell completions
 #                                  (DESTDIR is honoured)
 
 PREFIX   ?= /usr/local
@@ -73,9 +73,17 @@ install: build
 	install -m 755 $(BIN) "$(DESTDIR)$(BINDIR)/git-kardwt"
 	install -m 644 man/git-kardwt.1 "$(DESTDIR)$(MAN1DIR)/git-kardwt.1"
 	@for f in githooks/*; do \
+		[ -f "$$f" ] || continue; \
 		if [ -x "$$f" ]; then mode=755; else mode=644; fi; \
 		echo "install -m $$mode $$f $(DESTDIR)$(SHAREDIR)/githooks/"; \
 		install -m $$mode "$$f" "$(DESTDIR)$(SHAREDIR)/githooks/" || exit 1; \
+	done
+	@# The agent runners' recipes (githooks/runners/<runner>/…), directories kept.
+	@for f in $$(find githooks/runners -type f | LC_ALL=C sort); do \
+		if [ -x "$$f" ]; then mode=755; else mode=644; fi; \
+		dest="$(DESTDIR)$(SHAREDIR)/$$f"; \
+		echo "install -m $$mode $$f $$dest"; \
+		install -d "$$(dirname "$$dest")" && install -m $$mode "$$f" "$$dest" || exit 1; \
 	done
 	$(BIN) completions bash >"$(DESTDIR)$(BASHDIR)/git-kardwt"
 	$(BIN) completions zsh >"$(DESTDIR)$(ZSHDIR)/_git-kardwt"

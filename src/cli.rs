@@ -56,6 +56,9 @@ pub enum Command {
     Hook(HookCommand),
     Completions(CompletionsArgs),
     Help(HelpArgs),
+    Release(ReleaseArgs),
+    #[command(subcommand)]
+    Runner(RunnerCommand),
 }
 
 /// Create (or reuse) the worktree of a card from a freshly fetched base, then prepare it.
@@ -315,3 +318,41 @@ pub struct HelpArgs {
     /// The command whose help to print instead of the manual
     pub command: Option<String>,
 }
+
+/// Release what a worktree holds without removing it: processes, the cleanup hook, ports.
+///
+/// For runners that delete the directory themselves. The record becomes `released`; `add`
+/// prepares it again. A worktree whose directory is already gone gets its record's resources
+/// released.
+#[derive(Debug, Args)]
+pub struct ReleaseArgs {
+    #[command(flatten)]
+    pub target: Target,
+    /// Seconds between SIGTERM and SIGKILL for processes inside the worktree
+    #[arg(long, value_name = "SECS", default_value_t = 5)]
+    pub grace: u64,
+    /// Report each step as JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Entry points for agent runners' own worktree hooks (githooks/runners/ has the recipes).
+#[derive(Debug, Subcommand)]
+pub enum RunnerCommand {
+    /// Claude Code's WorktreeCreate and WorktreeRemove hook events (JSON on stdin).
+    #[command(subcommand)]
+    Claude(ClaudeCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ClaudeCommand {
+    /// WorktreeCreate: `add` the card named by the payload's `name` in the repository of its
+    /// `cwd`; print the worktree's canonical path as the last stdout line.
+    WorktreeCreate(RunnerHookArgs),
+    /// WorktreeRemove: release the payload's `worktree_path`, remove it when clean, keep a
+    /// dirty one; always exits 0.
+    WorktreeRemove(RunnerHookArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RunnerHookArgs {}

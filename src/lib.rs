@@ -23,7 +23,7 @@ pub mod verify;
 
 use clap::Parser;
 
-use crate::cli::{Cli, Command, ConfigCommand, HookCommand};
+use crate::cli::{Cli, Command, ConfigCommand, HookCommand, RunnerCommand};
 
 /// Lets git's own bash completion complete `git kardwt …`: git calls `_git_<command>` with
 /// its `words`/`cword`/`cur`; hand them to clap's function as `git-kardwt` would see them.
@@ -97,11 +97,16 @@ fn dispatch(cli: Cli, out: &mut dyn std::io::Write) -> anyhow::Result<i32> {
     if let Command::Hook(HookCommand::PrePush(a)) = &cli.command {
         return commands::pre_push::run(cli.global, a);
     }
+    // Runner hooks find their repository from the payload, and answer as the runner expects.
+    if let Command::Runner(RunnerCommand::Claude(c)) = &cli.command {
+        return commands::runner::claude(cli.global, c, out);
+    }
     let anchor = match &cli.command {
         Command::Verify(a) => a.target.path.as_deref(),
         Command::Status(a) => a.target.path.as_deref(),
         Command::Prepare(a) => a.target.path.as_deref(),
         Command::Remove(a) => a.target.path.as_deref(),
+        Command::Release(a) => a.target.path.as_deref(),
         Command::Adopt(a) => Some(a.path.as_path()),
         _ => None,
     };
@@ -115,13 +120,18 @@ fn dispatch(cli: Cli, out: &mut dyn std::io::Write) -> anyhow::Result<i32> {
         Command::Prepare(a) => commands::prepare::run(&ctx, a, out),
         Command::Doctor(a) => commands::doctor::run(&ctx, a, out),
         Command::Remove(a) => commands::remove::run(&ctx, a, out),
+        Command::Release(a) => commands::release::run(&ctx, a, out),
         Command::Gc(a) => commands::gc::run(&ctx, a, out),
         Command::Adopt(a) => commands::adopt::run(&ctx, a, out),
         Command::Log(a) => commands::log::run(&ctx, a, out),
         Command::InstallHooks(_) => commands::install_hooks::install(&ctx, out),
         Command::UninstallHooks(_) => commands::install_hooks::uninstall(&ctx, out),
         Command::Config(ConfigCommand::Check(a)) => commands::config::check(&ctx, a, out),
-        Command::Hook(_) | Command::Guard(_) | Command::Completions(_) | Command::Help(_) => {
+        Command::Hook(_)
+        | Command::Guard(_)
+        | Command::Completions(_)
+        | Command::Help(_)
+        | Command::Runner(_) => {
             unreachable!("dispatched above")
         }
     }

@@ -18,11 +18,22 @@ pub fn holding(dir: &Path) -> Vec<i32> {
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
         .filter(|pid| !spared.contains(pid))
         .filter(|pid| {
-            std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd.starts_with(dir))
+            std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| inside(&cwd, dir))
         })
         .collect();
     pids.sort_unstable();
     pids
+}
+
+/// Is the cwd `/proc` reports inside `dir`? A directory deleted under a process reads as
+/// `<path> (deleted)`: it still counts, so a tree a runner already deleted is released too.
+fn inside(cwd: &Path, dir: &Path) -> bool {
+    if cwd.starts_with(dir) {
+        return true;
+    }
+    let text = cwd.as_os_str().to_string_lossy();
+    text.strip_suffix(" (deleted)")
+        .is_some_and(|gone| Path::new(gone).starts_with(dir))
 }
 
 /// This process and every ancestor up to init.

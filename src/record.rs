@@ -17,6 +17,9 @@ pub enum State {
     Preparing,
     Ready,
     Failed,
+    /// Its processes, cleanup hook and ports were released (`git kardwt release`), the tree
+    /// kept: `add` prepares it again (reason `retry`).
+    Released,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -45,6 +48,7 @@ impl State {
             State::Preparing => "preparing",
             State::Ready => "ready",
             State::Failed => "failed",
+            State::Released => "released",
         }
     }
 }

@@ -213,8 +213,19 @@ impl Action<'_> {
             |f: fn(&crate::config::Prepare) -> bool| self.cfg().prepare.as_ref().is_some_and(f);
         let (reason, run_hook) = match rec.state {
             State::Ready => (Reason::Reuse, on(|p| p.on_reuse)),
-            State::Preparing | State::Failed => (Reason::Retry, on(|p| p.on_create)),
+            State::Preparing | State::Failed | State::Released => {
+                (Reason::Retry, on(|p| p.on_create))
+            }
         };
+        if rec.state == State::Released {
+            // `release` gave its ports back (R-RUNNER): take ports again.
+            rec.ports = crate::commands::release::ports_again(
+                self.prep.ctx,
+                self.cfg(),
+                self.card,
+                self.prep.deadline,
+            )?;
+        }
         rec.reason = reason;
         if run_hook || reason == Reason::Retry {
             rec.state = State::Preparing;

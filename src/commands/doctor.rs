@@ -260,6 +260,12 @@ fn worktree_findings(ctx: &Context, findings: &mut Vec<Finding>) -> Result<()> {
         let p = path.display();
         let (ok, detail, fix) = match (report.verdict, report.state()) {
             (Verdict::Verified, Some(State::Ready)) => continue,
+            // Released on purpose (a runner deletes it, or `add` takes it up again).
+            (Verdict::Verified, Some(State::Released)) => (
+                true,
+                "released: its processes, cleanup hook and ports were released".to_owned(),
+                format!("git kardwt remove --path '{p}' drops it; git kardwt prepare --path '{p}' uses it again"),
+            ),
             (Verdict::Unseeded, _) => (
                 false,
                 "unseeded: created without the trigger".to_owned(),

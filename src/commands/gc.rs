@@ -117,7 +117,7 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
                     continue;
                 }
             },
-            State::Failed | State::Preparing if args.include_failed => {
+            State::Failed | State::Preparing | State::Released if args.include_failed => {
                 let age = record::parse_rfc3339(&rec.updated_at)
                     .map(|t| record::now_secs().saturating_sub(t));
                 if age.is_none_or(|a| a < older_than.as_secs()) {
@@ -133,7 +133,7 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
                 }
                 format!("left {} since {}", rec.state.as_str(), rec.updated_at)
             }
-            State::Failed | State::Preparing => continue,
+            State::Failed | State::Preparing | State::Released => continue,
         };
         let dirt = dirty::dirty(&ctx.repo.base, &path, rec)?;
         if !dirt.is_empty() {

@@ -45,6 +45,10 @@ pub fn run(ctx: &Context, args: &PrepareArgs, out: &mut dyn Write) -> Result<i32
     }
     let admin = check(ctx, cfg, &locked.entries, &locked.report, &card, &rec)?;
     let mut rec = rec;
+    if rec.state == State::Released {
+        // `release` gave its ports back (R-RUNNER): take ports again.
+        rec.ports = crate::commands::release::ports_again(ctx, cfg, &card, deadline)?;
+    }
     rec.reason = Reason::Manual;
     rec.state = State::Preparing;
     rec.updated_at = record::now();

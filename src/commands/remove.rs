@@ -14,11 +14,11 @@ use serde_json::json;
 
 use crate::cli::RemoveArgs;
 use crate::context::Context;
-use crate::error::{failed, refused, Code, Fail};
-use crate::programs::{self, Phase};
-use crate::record::{self, LastHook, Reason, Record, State};
+use crate::error::{failed, refused};
+use crate::programs;
+use crate::record::{self, Reason, Record, State};
 use crate::verify::{self, Verdict};
-use crate::{dirty, events, git, lifecycle, lock, process};
+use crate::{dirty, events, git, lifecycle, lock};
 
 #[derive(Debug, Serialize)]
 pub struct Step {
@@ -99,17 +99,7 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
     let path = report.path.clone();
     let rules = ctx.rules()?;
     let cfg = &rules.config;
-    let cleanup = match &cfg.cleanup {
-        Some(c) => Some((
-            c,
-            programs::resolve_program(
-                &c.argv,
-                cfg.helpers.stable_root.as_deref(),
-                "worktree.cleanup.argv",
-            )?,
-        )),
-        None => None,
-    };
+    let cleanup = crate::commands::release::cleanup_program(cfg)?;
     let deadline = lifecycle::after(Instant::now(), cfg.action_timeout_seconds);
     let holder = format!("git kardwt remove {card}");
     let locked = lifecycle::lock_and_verify(ctx, &card, Some(&card), deadline, &holder, |_| {
@@ -166,79 +156,24 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
         },
     });
 
-    // 1. Processes whose cwd is inside the tree.
-    let t = Instant::now();
-    let released = process::release(&path, opts.grace);
-    steps.push(Step {
-        step: "processes",
-        ok: true,
-        detail: released.to_string(),
-    });
-    events::append(
-        &ctx.repo.common_dir,
-        "released",
-        &rec.card,
+    // 1. Processes whose cwd is inside the tree; 2. the cleanup hook, while the directory
+    // still exists (shared with `release`).
+    let (released, hook_failed) = crate::commands::release::release_locked(
+        ctx,
+        cfg,
+        cleanup.as_ref(),
+        &mut rec,
+        &admin,
         &path,
-        &released.to_string(),
-        t.elapsed(),
-    );
-
-    // 2. The cleanup hook, while the directory still exists.
-    if let Some((hook, program)) = &cleanup {
-        rec.reason = Reason::Remove;
-        let env = programs::environment(
-            &lifecycle::facts(ctx, &rec),
-            Phase::Cleanup,
-            &cfg.environment.passthrough,
-        );
-        let prefix = format!("kardwt[{} cleanup]: ", rec.card);
-        let outcome = programs::run(
-            program,
-            &hook.argv,
-            &path,
-            env,
-            &prefix,
-            Duration::from_secs(hook.timeout_seconds),
-            deadline,
-        )?;
-        rec.last_hook = Some(LastHook {
-            phase: "cleanup".into(),
-            exit_code: outcome.exit_code(),
-            duration_ms: u64::try_from(outcome.duration.as_millis()).unwrap_or(u64::MAX),
-        });
-        let _ = record::write(&admin, &rec);
-        let ok = outcome.succeeded();
-        steps.push(Step {
-            step: "cleanup hook",
-            ok,
-            detail: outcome.ending.to_string(),
-        });
-        if !ok && !opts.force {
-            events::append(
-                &ctx.repo.common_dir,
-                "failed",
-                &rec.card,
-                &path,
-                "cleanup hook",
-                outcome.duration,
-            );
-            let code = if outcome.ending == programs::Ending::Deadline {
-                Code::Deadline
-            } else {
-                Code::Hook
-            };
-            let tail = programs::tail_chars(&outcome.tail, 300);
-            return Err(Fail::new(
-                code,
-                format!(
-                    "the cleanup hook of card {card} failed ({}); {} is kept: {tail}",
-                    outcome.ending,
-                    path.display()
-                ),
-            )
+        opts.grace,
+        deadline,
+        opts.force,
+    )?;
+    steps.extend(released);
+    if let Some(err) = hook_failed {
+        return Err(err
             .hint("fix the hook and run remove again, or pass --force to remove anyway")
             .into());
-        }
     }
 
     // 3. kardwt's own links, then the tree.

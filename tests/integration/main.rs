@@ -26,6 +26,7 @@ mod prepare;
 mod push;
 mod reads;
 mod remove;
+mod runners;
 mod sandbox;
 mod seeding;
 mod select;

@@ -1,0 +1,349 @@
+//! `git kardwt release [<card> | --path P]` (SPEC §19 R-RUNNER): everything R-REMOVE releases
+//! (the processes whose cwd is inside the tree, the cleanup hook with reason `remove`, the
+//! ports) without removing the tree; the record becomes `released` and the next `add`
+//! prepares it again. `remove` releases through [`release_locked`] too. A tree whose directory
+//! is already gone (a runner deleted it) gets what its record still names released.
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use serde_json::json;
+
+use crate::card::CardId;
+use crate::cli::ReleaseArgs;
+use crate::commands::remove::Step;
+use crate::config::{Cleanup, Config};
+use crate::context::Context;
+use crate::error::{failed, refused, Code, Fail};
+use crate::programs::{self, Phase};
+use crate::record::{self, LastHook, Loaded, Reason, Record, State};
+use crate::verify::{self, Verdict};
+use crate::{events, lifecycle, lock, process};
+
+pub fn run(ctx: &Context, args: &ReleaseArgs, out: &mut dyn Write) -> Result<i32> {
+    let entries = verify::scan(&ctx.repo)?;
+    let (path, card) = ctx.target(&entries, &args.target)?;
+    let report = verify::verify(&ctx.repo, &entries, &path, card.as_ref());
+    let grace = Duration::from_secs(args.grace);
+    let done = match report.verdict {
+        Verdict::Verified => release_verified(ctx, &report, grace)?,
+        Verdict::Prunable => release_gone(ctx, &report, grace)?,
+        Verdict::Unseeded => {
+            return Err(refused(format!(
+                "{} is not managed by kardwt (no record); nothing was released",
+                path.display()
+            ))
+            .hint(format!(
+                "record it first with git kardwt prepare --path '{}'",
+                path.display()
+            ))
+            .into())
+        }
+        Verdict::Absent => return Err(failed(report.explain()).into()),
+        Verdict::Base | Verdict::Foreign => {
+            return Err(refused(report.explain())
+                .hint("kardwt releases only worktrees it verifies")
+                .into())
+        }
+    };
+    if args.json {
+        writeln!(
+            out,
+            "{}",
+            json!({"path": done.path, "card": done.card, "state": "released", "steps": done.steps})
+        )?;
+    } else {
+        for s in &done.steps {
+            writeln!(
+                out,
+                "{} {:<13} {}",
+                if s.ok { "ok  " } else { "-   " },
+                s.step,
+                s.detail
+            )?;
+        }
+        writeln!(out, "released {}", done.path.display())?;
+    }
+    Ok(0)
+}
+
+/// What a release did.
+pub struct Release {
+    pub path: PathBuf,
+    pub card: String,
+    pub steps: Vec<Step>,
+}
+
+/// The configured cleanup hook and its resolved program, if any.
+pub fn cleanup_program(cfg: &Config) -> Result<Option<(&Cleanup, PathBuf)>> {
+    match &cfg.cleanup {
+        Some(c) => Ok(Some((
+            c,
+            programs::resolve_program(
+                &c.argv,
+                cfg.helpers.stable_root.as_deref(),
+                "worktree.cleanup.argv",
+            )?,
+        ))),
+        None => Ok(None),
+    }
+}
+
+/// R-REMOVE's release steps, in order, on a worktree verified under its card's lock: the
+/// processes whose cwd is inside `path` (event `released`), then the cleanup hook (reason
+/// `remove`) while the directory exists. A failed cleanup hook is returned as the second value
+/// (unless `force`), unhinted, after its `failed` event and `last_hook` were written; the caller decides
+/// what the record becomes.
+#[allow(clippy::too_many_arguments)]
+pub fn release_locked(
+    ctx: &Context,
+    cfg: &Config,
+    cleanup: Option<&(&Cleanup, PathBuf)>,
+    rec: &mut Record,
+    admin: &Path,
+    path: &Path,
+    grace: Duration,
+    deadline: Instant,
+    force: bool,
+) -> Result<(Vec<Step>, Option<Fail>)> {
+    let mut steps = Vec::new();
+    // 1. Processes whose cwd is inside the tree.
+    let t = Instant::now();
+    let released = process::release(path, grace);
+    steps.push(Step {
+        step: "processes",
+        ok: true,
+        detail: released.to_string(),
+    });
+    events::append(
+        &ctx.repo.common_dir,
+        "released",
+        &rec.card,
+        path,
+        &released.to_string(),
+        t.elapsed(),
+    );
+
+    // 2. The cleanup hook, while the directory still exists.
+    let Some((hook, program)) = cleanup else {
+        return Ok((steps, None));
+    };
+    rec.reason = Reason::Remove;
+    let env = programs::environment(
+        &lifecycle::facts(ctx, rec),
+        Phase::Cleanup,
+        &cfg.environment.passthrough,
+    );
+    let prefix = format!("kardwt[{} cleanup]: ", rec.card);
+    let outcome = programs::run(
+        program,
+        &hook.argv,
+        path,
+        env,
+        &prefix,
+        Duration::from_secs(hook.timeout_seconds),
+        deadline,
+    )?;
+    rec.last_hook = Some(LastHook {
+        phase: "cleanup".into(),
+        exit_code: outcome.exit_code(),
+        duration_ms: u64::try_from(outcome.duration.as_millis()).unwrap_or(u64::MAX),
+    });
+    let _ = record::write(admin, rec);
+    let ok = outcome.succeeded();
+    steps.push(Step {
+        step: "cleanup hook",
+        ok,
+        detail: outcome.ending.to_string(),
+    });
+    if ok || force {
+        return Ok((steps, None));
+    }
+    events::append(
+        &ctx.repo.common_dir,
+        "failed",
+        &rec.card,
+        path,
+        "cleanup hook",
+        outcome.duration,
+    );
+    let code = if outcome.ending == programs::Ending::Deadline {
+        Code::Deadline
+    } else {
+        Code::Hook
+    };
+    let tail = programs::tail_chars(&outcome.tail, 300);
+    let err = Fail::new(
+        code,
+        format!(
+            "the cleanup hook of card {} failed ({}); {} is kept: {tail}",
+            rec.card,
+            outcome.ending,
+            path.display()
+        ),
+    );
+    Ok((steps, Some(err)))
+}
+
+/// Release a worktree that verified (`report`, read before any lock, only names the card):
+/// verified again under the card's lock, released, its ports given back, state `released`.
+pub fn release_verified(
+    ctx: &Context,
+    report: &verify::Report,
+    grace: Duration,
+) -> Result<Release> {
+    let Some(seen) = &report.record else {
+        anyhow::bail!("internal error: a verified worktree without record");
+    };
+    let card = CardId::parse(&seen.card)?;
+    let path = report.path.clone();
+    let rules = ctx.rules()?;
+    let cfg = &rules.config;
+    let cleanup = cleanup_program(cfg)?;
+    let deadline = lifecycle::after(Instant::now(), cfg.action_timeout_seconds);
+    let holder = format!("git kardwt release {card}");
+    let locked = lifecycle::lock_and_verify(ctx, &card, Some(&card), deadline, &holder, |_| {
+        Ok(path.clone())
+    })?;
+    let report = &locked.report;
+    let (Verdict::Verified, Some(mut rec), Some(admin)) =
+        (report.verdict, report.record.clone(), report.admin.clone())
+    else {
+        return Err(failed(format!(
+            "{} changed while waiting for card {card}'s lock: {}; nothing was released",
+            path.display(),
+            report.explain()
+        ))
+        .hint("check it with git kardwt verify, then run release again")
+        .into());
+    };
+    let (mut steps, hook_failed) = release_locked(
+        ctx,
+        cfg,
+        cleanup.as_ref(),
+        &mut rec,
+        &admin,
+        &path,
+        grace,
+        deadline,
+        false,
+    )?;
+    if let Some(err) = hook_failed {
+        // Processes are gone but the hook did not finish: `failed`, so `add` prepares again.
+        rec.state = State::Failed;
+        rec.updated_at = record::now();
+        let _ = record::write(&admin, &rec);
+        return Err(err
+            .hint("its record is now failed (git kardwt add prepares it again); fix the hook and run release again")
+            .into());
+    }
+    steps.push(give_back(&mut rec, &admin)?);
+    Ok(Release {
+        path,
+        card: rec.card,
+        steps,
+    })
+}
+
+/// The ports back, state `released`, written.
+fn give_back(rec: &mut Record, admin: &Path) -> Result<Step> {
+    let ports = std::mem::take(&mut rec.ports);
+    rec.state = State::Released;
+    rec.reason = Reason::Remove;
+    rec.updated_at = record::now();
+    record::write(admin, rec)?;
+    let shown: Vec<String> = ports.iter().map(u16::to_string).collect();
+    Ok(Step {
+        step: "ports",
+        ok: true,
+        detail: if ports.is_empty() {
+            "none held".into()
+        } else {
+            format!("{} released", shown.join(", "))
+        },
+    })
+}
+
+/// Release what a registered worktree whose directory is gone still holds: the processes
+/// whose (deleted) cwd was inside, and the ports its record names. The cleanup hook cannot run
+/// without its directory. The registration stays for `git kardwt gc --prunable --apply`.
+pub fn release_gone(ctx: &Context, report: &verify::Report, grace: Duration) -> Result<Release> {
+    let path = report.path.clone();
+    let Some(admin) = report.admin.clone() else {
+        anyhow::bail!("internal error: a prunable worktree without admin dir");
+    };
+    let load = || match record::load(&admin) {
+        Loaded::Parsed(r) => Ok(*r),
+        Loaded::Absent => Err(refused(format!(
+            "{} is gone and was not managed by kardwt (no record); nothing was released",
+            path.display()
+        ))),
+        Loaded::Malformed(why) => Err(refused(why)),
+    };
+    let card = CardId::parse(&load()?.card)?;
+    let cfg = ctx.rules()?.config;
+    let deadline = lifecycle::after(Instant::now(), cfg.action_timeout_seconds);
+    let _card_lock = lock::take_card(
+        &ctx.repo.common_dir,
+        &card,
+        deadline,
+        &format!("git kardwt release {card}"),
+    )?;
+    // Read again under the lock: only the record on disk now is written.
+    let mut rec = load()?;
+    if rec.card != card.as_str() {
+        return Err(failed(format!(
+            "the record of {} changed while waiting for card {card}'s lock; nothing was released",
+            path.display()
+        ))
+        .into());
+    }
+    let t = Instant::now();
+    let released = process::release(&path, grace);
+    events::append(
+        &ctx.repo.common_dir,
+        "released",
+        &rec.card,
+        &path,
+        &format!("directory gone; {released}"),
+        t.elapsed(),
+    );
+    let mut steps = vec![
+        Step {
+            step: "processes",
+            ok: true,
+            detail: released.to_string(),
+        },
+        Step {
+            step: "cleanup hook",
+            ok: true,
+            detail: "not run: the directory is gone".into(),
+        },
+    ];
+    steps.push(give_back(&mut rec, &admin)?);
+    Ok(Release {
+        path,
+        card: rec.card,
+        steps,
+    })
+}
+
+/// Ports for a `released` card that `add` prepares again (under the repository lock, as
+/// every allocation).
+pub fn ports_again(
+    ctx: &Context,
+    cfg: &Config,
+    card: &CardId,
+    deadline: Instant,
+) -> Result<Vec<u16>> {
+    if cfg.ports.is_none() {
+        return Ok(Vec::new());
+    }
+    let _repo_lock = lock::take_repo(
+        &ctx.repo.common_dir,
+        deadline,
+        &format!("git kardwt add {card}"),
+    )?;
+    lifecycle::allocate_ports(ctx, cfg, card)
+}

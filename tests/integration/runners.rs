@@ -1,0 +1,626 @@
+//! Agent runners (SPEC §19 R-RUNNER): `git kardwt release`, `git kardwt runner claude
+//! worktree-create | worktree-remove`, and the recipes shipped under `githooks/runners/`, each
+//! fed the runner's documented payload or environment through the real binary and real git.
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::remove::{cleanup_lines, event_names, rules_with_cleanup, Sleeper};
+use crate::support::{wait_until, Output, TestRepo};
+
+/// The shipped recipes.
+fn runners_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("githooks/runners")
+}
+
+fn read_json(rel: &str) -> Value {
+    let path = runners_dir().join(rel);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{rel}: {e}"));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{rel} is not JSON: {e}"))
+}
+
+/// The command of the single hook a `hooks.json` declares for `event`, and its timeout.
+fn hook_command(hooks: &Value, event: &str) -> (String, u64) {
+    let groups = hooks["hooks"][event]
+        .as_array()
+        .unwrap_or_else(|| panic!("no {event} hooks in {hooks}"));
+    assert_eq!(groups.len(), 1, "{event}: {hooks}");
+    let hook = &groups[0]["hooks"][0];
+    assert_eq!(hook["type"], "command", "{event}: {hook}");
+    (
+        hook["command"].as_str().unwrap().to_owned(),
+        hook["timeout"].as_u64().unwrap_or(0),
+    )
+}
+
+/// Run `sh -c command` in `dir` with `payload` on stdin and `env` set, as a runner would.
+fn run_sh(
+    repo: &TestRepo,
+    dir: &Path,
+    command: &str,
+    payload: &str,
+    env: &[(&str, &Path)],
+) -> Output {
+    let input = repo.tmp.join("payload.json");
+    std::fs::write(&input, payload).unwrap();
+    let mut cmd = repo.command("sh", dir);
+    cmd.arg("-c").arg(command);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd
+        .stdin(std::fs::File::open(&input).unwrap())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    Output {
+        code: out.status.code().unwrap_or(128),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        args: vec![command.to_owned(), format!("(in {})", dir.display())],
+    }
+}
+
+/// Claude Code's WorktreeCreate payload (plus a field kardwt does not know).
+fn create_payload(cwd: &Path, name: &str) -> String {
+    json!({
+        "session_id": "abc123",
+        "transcript_path": "/nonexistent/transcript.jsonl",
+        "cwd": cwd,
+        "hook_event_name": "WorktreeCreate",
+        "name": name,
+        "permission_mode": "default",
+    })
+    .to_string()
+}
+
+/// Claude Code's WorktreeRemove payload.
+fn remove_payload(cwd: &Path, worktree: &Path) -> String {
+    json!({
+        "session_id": "abc123",
+        "transcript_path": "/nonexistent/transcript.jsonl",
+        "cwd": cwd,
+        "hook_event_name": "WorktreeRemove",
+        "worktree_path": worktree,
+    })
+    .to_string()
+}
+
+fn claude_commands() -> (String, String) {
+    let hooks = read_json("claude/hooks.json");
+    (
+        hook_command(&hooks, "WorktreeCreate").0,
+        hook_command(&hooks, "WorktreeRemove").0,
+    )
+}
+
+fn state(repo: &TestRepo, wt: &Path) -> String {
+    repo.record(wt)["state"].as_str().unwrap().to_owned()
+}
+
+fn ports(repo: &TestRepo, wt: &Path) -> Vec<i64> {
+    repo.record(wt)
+        .get("ports")
+        .and_then(|p| p.as_array())
+        .map(|a| a.iter().filter_map(|v| v.as_integer()).collect())
+        .unwrap_or_default()
+}
+
+fn gone(sleeper: &mut Sleeper) -> bool {
+    wait_until(Duration::from_secs(10), || !sleeper.alive())
+}
+
+/// Prepare, cleanup and two ports per card.
+fn rules_with_cleanup_and_ports(repo: &TestRepo) -> String {
+    format!(
+        "{}  ports: {{count: 2, range: [43100, 43999]}}\n",
+        rules_with_cleanup(repo, "")
+    )
+}
+
+#[test]
+fn claude_worktree_create_verify_remove_round_trip_with_a_process_inside() {
+    let repo = TestRepo::new();
+    repo.write_rules(&rules_with_cleanup(&repo, ""));
+    let (create, remove) = claude_commands();
+
+    let out = run_sh(
+        &repo,
+        &repo.base,
+        &create,
+        &create_payload(&repo.base, "bold-oak-a3f2"),
+        &[],
+    );
+    out.expect_code(0);
+    let last = out.stdout.lines().rfind(|l| !l.trim().is_empty()).unwrap();
+    let wt = PathBuf::from(last);
+    assert_eq!(wt, repo.card_path("bold-oak-a3f2"), "{out}");
+    assert!(wt.is_absolute(), "{out}");
+    assert_eq!(wt.canonicalize().unwrap(), wt, "not canonical:\n{out}");
+    assert!(
+        !wt.components().any(|c| matches!(
+            c,
+            std::path::Component::CurDir | std::path::Component::ParentDir
+        )),
+        "{out}"
+    );
+    repo.kardwt(&repo.base, &["verify", "--path", last])
+        .expect_code(0);
+
+    let mut sleeper = Sleeper::start(&repo, &wt.join("src"));
+    let out = run_sh(
+        &repo,
+        &repo.base,
+        &remove,
+        &remove_payload(&repo.base, &wt),
+        &[],
+    );
+    out.expect_code(0);
+    assert!(gone(&mut sleeper), "the process inside survived:\n{out}");
+    assert!(!wt.exists(), "the clean tree was not removed:\n{out}");
+    assert!(!repo.is_registered(&wt), "{out}");
+    assert!(
+        repo.branch_exists("card/bold-oak-a3f2"),
+        "the branch was not kept"
+    );
+    let lines = cleanup_lines(&repo);
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("bold-oak-a3f2 remove cleanup")),
+        "the cleanup hook did not run: {lines:?}"
+    );
+    assert!(lines.contains(&"present".to_owned()), "{lines:?}");
+    let events = event_names(&repo, "bold-oak-a3f2");
+    assert!(events.contains(&"released".to_owned()), "{events:?}");
+    assert!(events.contains(&"removed".to_owned()), "{events:?}");
+}
+
+#[test]
+fn claude_worktree_create_turns_any_name_into_a_card_and_fails_loudly() {
+    let repo = TestRepo::new();
+    repo.write_rules(&repo.rules_with_prepare(false));
+    let (create, _) = claude_commands();
+    let out = run_sh(
+        &repo,
+        &repo.base,
+        &create,
+        &create_payload(&repo.base, "feat/x y"),
+        &[],
+    );
+    out.expect_code(0);
+    assert_eq!(
+        out.stdout.trim_end().lines().last(),
+        Some(repo.card_path("feat-x-y").to_str().unwrap()),
+        "{out}"
+    );
+    // The same name again: the same card, reused.
+    let again = run_sh(
+        &repo,
+        &repo.base,
+        &create,
+        &create_payload(&repo.base, "feat/x y"),
+        &[],
+    );
+    again.expect_code(0);
+    assert_eq!(again.stdout, out.stdout, "{again}");
+
+    // A cwd outside any repository: non-zero, the verdict on stderr, nothing on stdout.
+    let outside = repo.tmp.join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    let before = repo.snapshot_base();
+    let out = run_sh(
+        &repo,
+        &outside,
+        &create,
+        &create_payload(&outside, "other"),
+        &[],
+    );
+    assert_ne!(out.code, 0, "{out}");
+    assert!(out.stdout.trim().is_empty(), "{out}");
+    assert!(out.stderr.contains("error:"), "{out}");
+    assert!(!repo.card_path("other").exists(), "{out}");
+    assert_eq!(repo.snapshot_base(), before);
+
+    // A payload that is not Claude's: non-zero, said on stderr.
+    let out = run_sh(&repo, &repo.base, &create, "not json", &[]);
+    assert_eq!(out.code, 2, "{out}");
+    assert!(out.stderr.contains("WorktreeCreate payload"), "{out}");
+}
+
+#[test]
+fn claude_worktree_remove_keeps_a_dirty_tree_and_releases_it() {
+    let repo = TestRepo::new();
+    repo.write_rules(&rules_with_cleanup_and_ports(&repo));
+    let (_, remove) = claude_commands();
+    let wt = repo.add_card("7");
+    assert_eq!(ports(&repo, &wt).len(), 2);
+    std::fs::write(wt.join("notes.txt"), "work in progress\n").unwrap();
+    let mut sleeper = Sleeper::start(&repo, &wt);
+
+    let out = run_sh(
+        &repo,
+        &repo.base,
+        &remove,
+        &remove_payload(&repo.base, &wt),
+        &[],
+    );
+    out.expect_code(0);
+    assert!(out.stderr.contains("kept"), "not said on stderr:\n{out}");
+    assert!(out.stderr.contains("notes.txt"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(wt.join("notes.txt")).unwrap(),
+        "work in progress\n"
+    );
+    assert!(repo.is_registered(&wt));
+    assert!(gone(&mut sleeper), "the process was not released:\n{out}");
+    assert_eq!(state(&repo, &wt), "released");
+    assert!(ports(&repo, &wt).is_empty(), "ports still held");
+    let events = event_names(&repo, "7");
+    assert!(events.contains(&"remove-refused".to_owned()), "{events:?}");
+    repo.kardwt(&repo.base, &["verify", "7"]).expect_code(1);
+}
+
+#[test]
+fn claude_worktree_remove_releases_an_already_deleted_tree_and_always_exits_0() {
+    let repo = TestRepo::new();
+    repo.write_rules(&rules_with_cleanup_and_ports(&repo));
+    let (_, remove) = claude_commands();
+    let wt = repo.add_card("9");
+    let admin = repo.admin_dir(&wt);
+    assert_eq!(ports(&repo, &wt).len(), 2);
+    // Its cwd is the tree itself: /proc then reads `<tree> (deleted)`.
+    let mut sleeper = Sleeper::start(&repo, &wt);
+    std::fs::remove_dir_all(&wt).unwrap();
+
+    let out = run_sh(
+        &repo,
+        &repo.base,
+        &remove,
+        &remove_payload(&repo.base, &wt),
+        &[],
+    );
+    out.expect_code(0);
+    assert!(out.stderr.contains("already deleted"), "{out}");
+    assert!(
+        gone(&mut sleeper),
+        "the process in the deleted tree survived:\n{out}"
+    );
+    let rec: toml::Table = std::fs::read_to_string(admin.join("kardwt.toml"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(rec["state"].as_str(), Some("released"), "{rec}");
+    assert!(
+        rec.get("ports")
+            .and_then(|p| p.as_array())
+            .is_none_or(|p| p.is_empty()),
+        "{rec}"
+    );
+    assert!(event_names(&repo, "9").contains(&"released".to_owned()));
+
+    // Nothing registered there, and a payload that is not JSON: still exit 0, said on stderr.
+    let before = repo.snapshot_base();
+    let out = run_sh(
+        &repo,
+        &repo.base,
+        &remove,
+        &remove_payload(&repo.base, &repo.tmp.join("never")),
+        &[],
+    );
+    out.expect_code(0);
+    assert!(out.stderr.contains("nothing to release"), "{out}");
+    let out = run_sh(&repo, &repo.base, &remove, "{", &[]);
+    out.expect_code(0);
+    assert!(out.stderr.contains("error:"), "{out}");
+    assert_eq!(repo.snapshot_base(), before);
+}
+
+#[test]
+fn release_keeps_the_tree_and_add_prepares_it_again() {
+    let repo = TestRepo::new();
+    repo.write_rules(&rules_with_cleanup_and_ports(&repo));
+    let wt = repo.add_card("5");
+    let runs = repo.prepare_runs().len();
+    let mut sleeper = Sleeper::start(&repo, &wt);
+
+    let out = repo.kardwt(&repo.base, &["release", "5", "--json"]);
+    out.expect_code(0);
+    let v = out.json();
+    assert_eq!(v["state"], "released", "{out}");
+    assert!(gone(&mut sleeper), "{out}");
+    assert!(
+        wt.join("README.md").exists() && repo.is_registered(&wt),
+        "{out}"
+    );
+    assert_eq!(state(&repo, &wt), "released");
+    assert!(ports(&repo, &wt).is_empty());
+    assert!(cleanup_lines(&repo)
+        .iter()
+        .any(|l| l.starts_with("5 remove cleanup")));
+    assert!(event_names(&repo, "5").contains(&"released".to_owned()));
+    repo.kardwt(&repo.base, &["verify", "5"]).expect_code(1);
+    assert_eq!(repo.list_row(&wt).unwrap()["state"], "released");
+
+    let again = repo.add_card("5");
+    assert_eq!(again, wt);
+    assert_eq!(state(&repo, &wt), "ready");
+    assert_eq!(repo.record(&wt)["reason"].as_str(), Some("retry"));
+    assert_eq!(ports(&repo, &wt).len(), 2, "add did not take ports again");
+    let prepared = repo.prepare_runs();
+    assert_eq!(prepared.len(), runs + 1, "{prepared:?}");
+    assert!(
+        prepared.last().unwrap().starts_with("5 retry"),
+        "{prepared:?}"
+    );
+    repo.kardwt(&repo.base, &["verify", "5"]).expect_code(0);
+
+    // Released again, then taken up by hand: prepare too takes ports again.
+    repo.kardwt_ok(&repo.base, &["release", "--path", wt.to_str().unwrap()]);
+    assert!(ports(&repo, &wt).is_empty());
+    repo.kardwt_ok(&repo.base, &["prepare", "--path", wt.to_str().unwrap()]);
+    assert_eq!(state(&repo, &wt), "ready");
+    assert_eq!(
+        ports(&repo, &wt).len(),
+        2,
+        "prepare did not take ports again"
+    );
+}
+
+#[test]
+fn release_refuses_what_it_does_not_manage_and_changes_nothing() {
+    let repo = TestRepo::new();
+    repo.write_rules(&rules_with_cleanup(&repo, ""));
+    let loose = repo.sibling("loose");
+    repo.add_unhooked_worktree(loose.to_str().unwrap(), "feature/loose");
+    let before = repo.snapshot_base();
+    let out = repo.kardwt(&repo.base, &["release", "--path", loose.to_str().unwrap()]);
+    out.expect_code(3);
+    assert!(out.stderr.contains("not managed"), "{out}");
+    repo.kardwt(&repo.base, &["release", "nope"]).expect_code(1);
+    repo.kardwt(&repo.base, &["release", "../x"]).expect_code(2);
+    repo.kardwt(
+        &repo.base,
+        &["release", "--path", repo.base.to_str().unwrap()],
+    )
+    .expect_code(3);
+    assert!(cleanup_lines(&repo).is_empty());
+    assert!(!repo.admin_dir(&loose).join("kardwt.toml").exists());
+    assert_eq!(repo.snapshot_base(), before);
+}
+
+#[test]
+fn shipped_json_recipes_parse_and_name_commands_that_exist() {
+    let repo = TestRepo::new();
+    let claude = read_json("claude/hooks.json");
+    for event in ["PreToolUse", "WorktreeCreate", "WorktreeRemove"] {
+        let (_, timeout) = hook_command(&claude, event);
+        assert!(
+            timeout > 900,
+            "{event}: timeout {timeout} is not above the prepare cap"
+        );
+    }
+    assert_eq!(claude["hooks"]["PreToolUse"][0]["matcher"], "Bash");
+    let codex = read_json("codex/hooks.json");
+    let (guard, _) = hook_command(&codex, "PreToolUse");
+    assert!(guard.contains("--format codex"), "{guard}");
+    let cursor = read_json("cursor/worktrees.json");
+    let setup = cursor["setup-worktree"].as_array().unwrap();
+    assert!(!setup.is_empty());
+
+    let mut commands: Vec<String> = ["PreToolUse", "WorktreeCreate", "WorktreeRemove"]
+        .iter()
+        .map(|e| hook_command(&claude, e).0)
+        .collect();
+    commands.push(guard);
+    commands.extend(setup.iter().map(|c| c.as_str().unwrap().to_owned()));
+    for line in commands {
+        for part in line.split("||") {
+            let words: Vec<&str> = part
+                .split_whitespace()
+                .take_while(|w| !w.starts_with('>') && !w.starts_with("2>"))
+                .collect();
+            assert_eq!(words[..2], ["git", "kardwt"], "{line}");
+            let mut args = words[2..].to_vec();
+            args.push("--help");
+            let out = repo.kardwt(&repo.base, &args);
+            assert_eq!(out.code, 0, "`{part}` does not name a command:\n{out}");
+        }
+    }
+    // The guard as Claude Code and Codex call it, with a pre-tool-use payload.
+    let payload =
+        json!({"tool_name": "Bash", "tool_input": {"command": "ls"}, "cwd": repo.base}).to_string();
+    for event in [("claude", &claude), ("codex", &codex)] {
+        let (cmd, _) = hook_command(event.1, "PreToolUse");
+        let out = run_sh(&repo, &repo.base, &cmd, &payload, &[]);
+        out.expect_code(0);
+        assert!(out.stdout.trim().is_empty(), "{}: {out}", event.0);
+    }
+}
+
+/// `bash -n` on every shipped script.
+#[test]
+fn shipped_scripts_parse() {
+    let repo = TestRepo::new();
+    let mut n = 0;
+    for runner in std::fs::read_dir(runners_dir()).unwrap() {
+        for f in std::fs::read_dir(runner.unwrap().path()).unwrap() {
+            let f = f.unwrap().path();
+            if f.extension().is_some_and(|e| e == "sh") {
+                n += 1;
+                let out = run_sh(
+                    &repo,
+                    &repo.base,
+                    &format!("bash -n '{}'", f.display()),
+                    "",
+                    &[],
+                );
+                out.expect_code(0);
+                let mode =
+                    std::os::unix::fs::PermissionsExt::mode(&f.metadata().unwrap().permissions());
+                assert!(mode & 0o111 != 0, "{} is not executable", f.display());
+            }
+        }
+    }
+    assert_eq!(
+        n, 6,
+        "setup and cleanup/archive for codex, conductor, vibe-kanban"
+    );
+}
+
+fn script(rel: &str) -> String {
+    format!("bash '{}'", runners_dir().join(rel).display())
+}
+
+#[test]
+fn codex_setup_prepares_and_cleanup_releases_with_codex_variables() {
+    let repo = TestRepo::new();
+    repo.write_rules(&rules_with_cleanup(&repo, ""));
+    // The Codex app creates the worktree itself (no kardwt shim here).
+    let wt = repo.sibling("codex-wt");
+    repo.add_unhooked_worktree(wt.to_str().unwrap(), "codex/task");
+    let env: [(&str, &Path); 2] = [
+        ("CODEX_WORKTREE_PATH", &wt),
+        ("CODEX_SOURCE_TREE_PATH", &repo.base),
+    ];
+
+    let out = run_sh(&repo, &wt, &script("codex/setup.sh"), "", &env);
+    out.expect_code(0);
+    repo.kardwt(&repo.base, &["verify", "--path", wt.to_str().unwrap()])
+        .expect_code(0);
+    assert_eq!(repo.prepare_runs().len(), 1, "{out}");
+    // Run again: already ready, nothing prepared again.
+    run_sh(&repo, &wt, &script("codex/setup.sh"), "", &env).expect_code(0);
+    assert_eq!(repo.prepare_runs().len(), 1);
+
+    let mut sleeper = Sleeper::start(&repo, &wt);
+    let out = run_sh(&repo, &repo.base, &script("codex/cleanup.sh"), "", &env);
+    out.expect_code(0);
+    assert!(gone(&mut sleeper), "{out}");
+    assert!(
+        wt.join("README.md").exists(),
+        "the tree is Codex's to delete"
+    );
+    assert_eq!(state(&repo, &wt), "released");
+    assert_eq!(cleanup_lines(&repo).len(), 2, "{:?}", cleanup_lines(&repo));
+
+    // Without Codex's variables: a clear failure.
+    let out = run_sh(&repo, &repo.base, &script("codex/cleanup.sh"), "", &[]);
+    assert_ne!(out.code, 0);
+    assert!(out.stderr.contains("CODEX_WORKTREE_PATH"), "{out}");
+}
+
+#[test]
+fn cursor_setup_worktree_commands_prepare_the_new_tree() {
+    let repo = TestRepo::new();
+    repo.write_rules(&repo.rules_with_prepare(false));
+    let wt = repo.sibling("cursor-wt");
+    repo.add_unhooked_worktree(wt.to_str().unwrap(), "cursor/task");
+    let cursor = read_json("cursor/worktrees.json");
+    for cmd in cursor["setup-worktree"].as_array().unwrap() {
+        let out = run_sh(
+            &repo,
+            &wt,
+            cmd.as_str().unwrap(),
+            "",
+            &[("ROOT_WORKTREE_PATH", &repo.base)],
+        );
+        out.expect_code(0);
+    }
+    repo.kardwt(&repo.base, &["verify", "--path", wt.to_str().unwrap()])
+        .expect_code(0);
+}
+
+#[test]
+fn conductor_setup_then_archive_releases_before_conductor_deletes() {
+    let repo = TestRepo::new();
+    repo.write_rules(&rules_with_cleanup(&repo, ""));
+    let wt = repo.sibling("conductor-ws");
+    repo.add_unhooked_worktree(wt.to_str().unwrap(), "conductor/ws");
+    let env: [(&str, &Path); 2] = [
+        ("CONDUCTOR_WORKSPACE_PATH", &wt),
+        ("CONDUCTOR_ROOT_PATH", &repo.base),
+    ];
+    run_sh(&repo, &wt, &script("conductor/setup.sh"), "", &env).expect_code(0);
+    repo.kardwt(&repo.base, &["verify", "--path", wt.to_str().unwrap()])
+        .expect_code(0);
+
+    let mut sleeper = Sleeper::start(&repo, &wt.join("src"));
+    let out = run_sh(&repo, &wt, &script("conductor/archive.sh"), "", &env);
+    out.expect_code(0);
+    assert!(gone(&mut sleeper), "{out}");
+    assert_eq!(state(&repo, &wt), "released");
+    // Conductor then deletes the directory; gc --prunable clears the registration.
+    std::fs::remove_dir_all(&wt).unwrap();
+    repo.kardwt_ok(&repo.base, &["gc", "--prunable", "--apply"]);
+    assert!(!repo.is_registered(&wt));
+}
+
+#[test]
+fn vibe_kanban_worktree_add_setup_and_archive() {
+    let repo = TestRepo::new();
+    repo.write_rules(&rules_with_cleanup(&repo, ""));
+    repo.install_hooks();
+    // vibe-kanban creates its worktrees with plain git worktree add: the shim prepares it.
+    let wt = repo.sibling("vk-task");
+    repo.worktree_add(&[wt.to_str().unwrap(), "-b", "vk/task"])
+        .expect_code(0);
+    assert_eq!(repo.prepare_runs().len(), 1);
+    let out = run_sh(&repo, &wt, &script("vibe-kanban/setup.sh"), "", &[]);
+    out.expect_code(0);
+    assert!(out.stdout.contains("ready"), "{out}");
+    assert_eq!(
+        repo.prepare_runs().len(),
+        1,
+        "setup prepared a ready tree again"
+    );
+
+    let mut sleeper = Sleeper::start(&repo, &wt);
+    let out = run_sh(&repo, &wt, &script("vibe-kanban/archive.sh"), "", &[]);
+    out.expect_code(0);
+    assert!(gone(&mut sleeper), "{out}");
+    assert_eq!(state(&repo, &wt), "released");
+    assert!(wt.exists());
+}
+
+#[test]
+fn claude_round_trip_through_a_symlinked_root() {
+    let repo = TestRepo::new();
+    repo.write_rules(&repo.rules_with_prepare(false));
+    let real = repo.tmp.join("real-root");
+    std::fs::create_dir(&real).unwrap();
+    let link = repo.tmp.join("link-root");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    repo.git(
+        &repo.base,
+        &["config", "kardwt.root", link.to_str().unwrap()],
+    );
+    let (create, remove) = claude_commands();
+    let out = run_sh(
+        &repo,
+        &repo.base,
+        &create,
+        &create_payload(&repo.base, "s1"),
+        &[],
+    );
+    out.expect_code(0);
+    let printed = PathBuf::from(out.stdout.trim_end().lines().last().unwrap());
+    assert_eq!(
+        printed,
+        real.join("card-s1"),
+        "the printed path is not canonical:\n{out}"
+    );
+    let out = run_sh(
+        &repo,
+        &repo.base,
+        &remove,
+        &remove_payload(&repo.base, &printed),
+        &[],
+    );
+    out.expect_code(0);
+    assert!(out.stderr.contains("removed"), "{out}");
+    assert!(!printed.exists(), "{out}");
+}
