@@ -10,6 +10,7 @@ mod config;
 mod config_fuzz;
 mod copy;
 mod dispatch;
+mod dispatch_ux;
 mod doctor;
 mod faults;
 mod gc;
