@@ -202,3 +202,49 @@ impl Drop for Release {
         let _ = std::fs::write(&self.0, "");
     }
 }
+
+#[test]
+fn a_person_hears_who_holds_a_lock_and_the_post_checkout_hook_stays_verdict_first() {
+    let repo = TestRepo::new();
+    repo.write_rules("worktree:\n  action_timeout_seconds: 2\n");
+    repo.install_hooks();
+    // Another process holds card k1's lock and says who it is, as kardwt's holders do.
+    let lock = repo.common_dir().join("kardwt/cards/k1.lock");
+    std::fs::create_dir_all(lock.parent().unwrap()).unwrap();
+    std::fs::write(
+        &lock,
+        "pid 4242\nsince 2026-12-01T01:12:03Z\ncommand git kardwt prepare k1\ndoing preparing card k1\n",
+    )
+    .unwrap();
+    let file = std::fs::OpenOptions::new().write(true).open(&lock).unwrap();
+    let mut held = fd_lock::RwLock::new(file);
+    let guard = held.try_write().expect("card k1's lock is free");
+    let base_before = repo.snapshot_base();
+
+    // A person's command: one line naming the holder, then the deadline's error (exit 5).
+    let out = repo.kardwt(&repo.base, &["add", "k1"]);
+    out.expect_code(5);
+    let said = "waiting for card k1's lock, held by pid 4242 (git kardwt prepare k1) since \
+                2026-12-01T01:12:03Z, preparing card k1; giving up in ";
+    assert!(out.stderr.starts_with(said), "{out}");
+    let waits = out.stderr.lines().filter(|l| l.starts_with("waiting for"));
+    assert_eq!(waits.count(), 1, "{out}");
+    assert!(out.stderr.contains("\nerror: "), "{out}");
+    assert!(!repo.card_path("k1").exists(), "{out}");
+    repo.assert_nothing_created(&base_before, "an add that ran into the deadline");
+
+    // Inside git's post-checkout hook the wait is silent: the verdict is the first text
+    // after git's own "Preparing worktree" line.
+    let out = repo.worktree_add(&["../k1", "-b", "card/k1"]);
+    assert_eq!(out.code, 5, "{out}");
+    assert!(!out.stderr.contains("giving up in"), "{out}");
+    let first = out
+        .stderr
+        .lines()
+        .find(|l| !l.starts_with("Preparing worktree"));
+    assert!(
+        first.is_some_and(|l| l.starts_with("error: ")),
+        "the verdict is not first:\n{out}"
+    );
+    drop(guard);
+}
