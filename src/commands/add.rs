@@ -241,7 +241,11 @@ impl Action<'_> {
         rec.updated_at = record::now();
         record::write(&admin, &rec)?;
         self.card_lock
-            .doing(&format!("preparing card {}'s worktree again", self.card));
+            .doing(&if run_hook || reason == Reason::Retry {
+                format!("preparing card {}'s worktree again", self.card)
+            } else {
+                format!("reusing card {}'s worktree", self.card)
+            });
         let retry = reason == Reason::Retry;
         match self.prep.prepare(rec, &admin, retry, run_hook) {
             Ok(rec) => {
