@@ -237,7 +237,7 @@ impl Lock {
                 self.path.display()
             ),
         )
-        .hint("wait for that process to finish, or raise --timeout")
+        .hint("wait for that process to finish, or raise --timeout or worktree.action_timeout_seconds")
     }
 }
 
