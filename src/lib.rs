@@ -101,6 +101,9 @@ fn dispatch(cli: Cli, out: &mut dyn std::io::Write) -> anyhow::Result<i32> {
     if let Command::Runner(RunnerCommand::Claude(c)) = &cli.command {
         return commands::runner::claude(cli.global, c, out);
     }
+    // A person runs these: a wait for a lock names its holder (not inside git's hooks, whose
+    // verdict comes first: SPEC R-DISPATCH 3 and 7).
+    lock::speak_while_waiting(true);
     let anchor = match &cli.command {
         Command::Verify(a) => a.target.path.as_deref(),
         Command::Status(a) => a.target.path.as_deref(),

@@ -2,10 +2,13 @@
 //! serializes fetch, ref and worktree administration, and one lock per card around seeding and
 //! preparation. flock(2) through fd-lock: a lock held by a dead process is free. Always take
 //! the card's lock before the repository lock. The repository lock is a type of its own,
-//! [`RepoLock`], that the git layer's mutating operations require.
+//! [`RepoLock`], that the git layer's mutating operations require. The holder writes who it is
+//! into the file (pid, command, since when, what it is doing), so that a process waiting for
+//! the lock can say who it waits for (SPEC R-DISPATCH 7).
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -29,6 +32,117 @@ pub fn card_lock_path(common_dir: &Path, card: &CardId) -> PathBuf {
     kardwt_dir(common_dir)
         .join("cards")
         .join(format!("{card}.lock"))
+}
+
+/// After this long waiting for a lock, one stderr line names its holder (R-DISPATCH 7).
+pub const SPEAK_AFTER: Duration = Duration::from_secs(1);
+
+/// Whether a wait for a lock is announced on stderr. Off by default, and off inside git's
+/// hooks, where the verdict must be the first text on stderr (R-DISPATCH 3); the dispatcher
+/// turns it on for the commands a person runs.
+static SPEAK: AtomicBool = AtomicBool::new(false);
+
+/// Announce (`true`) or not (`false`) a wait of more than [`SPEAK_AFTER`] for a lock.
+pub fn speak_while_waiting(on: bool) {
+    SPEAK.store(on, Ordering::Relaxed);
+}
+
+/// Who holds a lock, as its lock file says: written by the holder when it takes the lock and
+/// when it starts a long step ([`Held::doing`]). Lines `pid N`, `since T`, `command C`, and
+/// optionally `doing D`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Holder {
+    pub pid: u32,
+    pub since: String,
+    pub command: String,
+    pub doing: Option<String>,
+}
+
+impl Holder {
+    /// This process, holding since now, running `command`.
+    fn me(command: &str) -> Holder {
+        Holder {
+            pid: std::process::id(),
+            since: crate::record::now(),
+            command: command.to_owned(),
+            doing: None,
+        }
+    }
+
+    /// The lock file's text for this holder (one key per line; see [`Holder::parse`]).
+    pub fn to_text(&self) -> String {
+        let mut text = format!(
+            "pid {}\nsince {}\ncommand {}\n",
+            self.pid,
+            self.since,
+            one_line(&self.command)
+        );
+        if let Some(doing) = &self.doing {
+            text.push_str(&format!("doing {}\n", one_line(doing)));
+        }
+        text
+    }
+
+    /// Read a lock file's text back; `None` when it does not say who holds it (empty, being
+    /// rewritten, or written by something else).
+    pub fn parse(text: &str) -> Option<Holder> {
+        let (mut pid, mut since, mut command, mut doing) = (None, None, None, None);
+        for line in text.lines() {
+            let (key, value) = line.split_once(' ').unwrap_or((line, ""));
+            match key {
+                "pid" => pid = value.parse().ok(),
+                "since" => since = Some(value.to_owned()),
+                "command" => command = Some(value.to_owned()),
+                "doing" => doing = Some(value.to_owned()),
+                _ => {}
+            }
+        }
+        Some(Holder {
+            pid: pid?,
+            since: since.unwrap_or_default(),
+            command: command.unwrap_or_default(),
+            doing,
+        })
+    }
+
+    /// `pid 4242 (git kardwt add 42) since 2026-12-01T01:12:03Z, preparing card 42`.
+    pub fn describe(&self) -> String {
+        let mut text = format!("pid {}", self.pid);
+        if !self.command.is_empty() {
+            text.push_str(&format!(" ({})", self.command));
+        }
+        if !self.since.is_empty() {
+            text.push_str(&format!(" since {}", self.since));
+        }
+        if let Some(doing) = &self.doing {
+            text.push_str(&format!(", {doing}"));
+        }
+        text
+    }
+}
+
+/// Who holds the lock at `path`, in words: its [`Holder`], else the file's raw first line (an
+/// older kardwt), else "another process".
+fn describe_holder(path: &Path) -> String {
+    let mut text = String::new();
+    let _ = File::open(path).and_then(|mut f| f.read_to_string(&mut text));
+    if let Some(holder) = Holder::parse(&text) {
+        return holder.describe();
+    }
+    match text.lines().next().map(str::trim) {
+        Some(line) if !line.is_empty() => line.to_owned(),
+        _ => "another process".to_owned(),
+    }
+}
+
+/// The line announcing a wait (pure): what is awaited, who holds it, how long at most.
+pub fn waiting_line(what: &str, holder: &str, left: Duration) -> String {
+    let secs = left.as_secs() + u64::from(left.subsec_nanos() > 0);
+    format!("waiting for {what}, held by {holder}; giving up in {secs} s unless it is released")
+}
+
+fn one_line(text: &str) -> String {
+    text.replace(['\n', '\r'], " ")
 }
 
 /// An opened (not yet taken) lock file.
@@ -63,21 +177,42 @@ impl Lock {
     /// Take the lock, waiting until `deadline`; `holder` is written into the file so that a
     /// waiting process can say who holds it. The lock is held until the returned [`Held`] is
     /// dropped (its file is closed) or the process dies.
+    /// After [`SPEAK_AFTER`] of waiting, one stderr line names the holder (when
+    /// [`speak_while_waiting`] is on).
     pub fn acquire(mut self, deadline: Instant, holder: &str) -> Result<Held> {
+        let me = Holder::me(holder);
+        let text = me.to_text();
+        let started = Instant::now();
+        let mut spoken = !SPEAK.load(Ordering::Relaxed);
         let mut delay = Duration::from_millis(2);
         loop {
             let attempt = self.inner.try_write().map(|mut guard| {
                 let _ = guard.set_len(0);
                 let _ = guard.rewind();
-                let _ = writeln!(guard, "pid {} {holder}", std::process::id());
+                let _ = guard.write_all(text.as_bytes());
                 // Keep the flock beyond the guard: it ends when `Held` closes the file.
                 std::mem::forget(guard);
             });
             match attempt {
-                Ok(()) => return Ok(Held { _file: self.inner }),
+                Ok(()) => {
+                    return Ok(Held {
+                        _file: self.inner,
+                        path: self.path,
+                        holder: me,
+                    })
+                }
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                    if Instant::now() >= deadline {
+                    let now = Instant::now();
+                    if now >= deadline {
                         return Err(self.deadline_error().into());
+                    }
+                    if !spoken && now.duration_since(started) >= SPEAK_AFTER {
+                        spoken = true;
+                        let who = describe_holder(&self.path);
+                        eprintln!(
+                            "{}",
+                            waiting_line(&self.what, &who, deadline.duration_since(now))
+                        );
                     }
                     std::thread::sleep(
                         delay.min(deadline.saturating_duration_since(Instant::now())),
@@ -93,14 +228,7 @@ impl Lock {
     }
 
     fn deadline_error(&self) -> Fail {
-        let mut holder = String::new();
-        let _ = File::open(&self.path).and_then(|mut f| f.read_to_string(&mut holder));
-        let holder = holder.trim();
-        let who = if holder.is_empty() {
-            "another process".to_owned()
-        } else {
-            holder.to_owned()
-        };
+        let who = describe_holder(&self.path);
         Fail::new(
             Code::Deadline,
             format!(
@@ -109,13 +237,31 @@ impl Lock {
                 self.path.display()
             ),
         )
-        .hint("wait for that process to finish, or raise --timeout")
+        .hint("wait for that process to finish, or raise --timeout or worktree.action_timeout_seconds")
     }
 }
 
 /// A taken lock; dropping it closes the file, which releases the flock.
 pub struct Held {
     _file: RwLock<File>,
+    path: PathBuf,
+    holder: Holder,
+}
+
+impl Held {
+    /// Say in the lock file what the holder is doing now ("preparing card 42"), so that a
+    /// process waiting for it can tell. Best effort: the lock itself is unaffected.
+    pub fn doing(&self, what: &str) {
+        let mut holder = self.holder.clone();
+        holder.doing = Some(what.to_owned());
+        let text = holder.to_text();
+        // Rewritten in place (never replaced): the flock is on this inode. Lock files are never
+        // removed, so the path still names it.
+        if let Ok(mut file) = OpenOptions::new().write(true).open(&self.path) {
+            let _ = file.set_len(0);
+            let _ = file.write_all(text.as_bytes());
+        }
+    }
 }
 
 /// Take card `card`'s lock (always before the repository lock), waiting until `deadline`.
@@ -184,5 +330,68 @@ mod tests {
         assert!(err.to_string().contains("test one"), "{err}");
         drop(held);
         take(path, "the repository lock", Instant::now(), "three").unwrap();
+    }
+
+    #[test]
+    fn the_holder_reads_back_and_says_what_it_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("kardwt").join("cards").join("42.lock");
+        let held = take(
+            path.clone(),
+            "card 42's lock",
+            Instant::now(),
+            "git kardwt add 42",
+        )
+        .unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let holder = Holder::parse(&text).unwrap();
+        assert_eq!(holder.pid, std::process::id());
+        assert_eq!(holder.command, "git kardwt add 42");
+        assert_eq!(holder.doing, None);
+        held.doing("preparing card 42");
+        let after = Holder::parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(
+            after.since, holder.since,
+            "the holder's start does not move"
+        );
+        let said = describe_holder(&path);
+        assert_eq!(
+            said,
+            format!(
+                "pid {} (git kardwt add 42) since {}, preparing card 42",
+                holder.pid, holder.since
+            )
+        );
+        // No Rust debug text in what a waiting person reads (R-DISPATCH 8).
+        let line = waiting_line("card 42's lock", &said, Duration::from_millis(117_200));
+        assert!(
+            line.ends_with("giving up in 118 s unless it is released"),
+            "{line}"
+        );
+        assert!(!line.contains("Some(") && !line.contains('"'), "{line}");
+    }
+
+    #[test]
+    fn a_holder_that_says_nothing_is_described_plainly() {
+        assert_eq!(Holder::parse(""), None);
+        assert_eq!(Holder::parse("pid x\n"), None);
+        let old = Holder::parse("pid 7 git kardwt add 1");
+        assert_eq!(
+            old, None,
+            "the old one-line format has no pid key of its own"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lock");
+        std::fs::write(&path, "pid 7 git kardwt add 1\n").unwrap();
+        assert_eq!(describe_holder(&path), "pid 7 git kardwt add 1");
+        std::fs::write(&path, "").unwrap();
+        assert_eq!(describe_holder(&path), "another process");
+        let h = Holder {
+            pid: 9,
+            since: String::new(),
+            command: "multi\nline".into(),
+            doing: None,
+        };
+        assert_eq!(Holder::parse(&h.to_text()).unwrap().command, "multi line");
     }
 }

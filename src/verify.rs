@@ -123,11 +123,8 @@ impl Report {
 
     /// HEAD is not on the recorded branch (another branch, or detached).
     pub fn drift(&self) -> bool {
-        match (&self.head, self.expected_branch()) {
-            (Some(Head::Branch(b)), Some(expected)) => b != expected,
-            (Some(Head::Detached(_)), Some(_)) => true,
-            _ => false,
-        }
+        self.expected_branch()
+            .is_some_and(|expected| drifted(self.head.as_ref(), expected))
     }
 
     /// The first failed check, for messages.
@@ -627,6 +624,29 @@ pub fn inconsistency(rec: &Record) -> Option<String> {
     None
 }
 
+/// HEAD `head` is not on branch `expected`: another branch, or detached (pure; R-DRIFT).
+pub fn drifted(head: Option<&Head>, expected: &str) -> bool {
+    match head {
+        Some(Head::Branch(b)) => b != expected,
+        Some(Head::Detached(_)) => true,
+        None => false,
+    }
+}
+
+/// The hint `add` (reuse) and `select` print when card `card`'s worktree at `path` drifted
+/// from branch `expected` (pure; R-DISPATCH 6). kardwt never switches it back itself.
+pub fn drift_hint(card: &str, path: &Path, head: &Head, expected: &str) -> String {
+    let now = match head {
+        Head::Branch(b) => format!("is on branch {b}"),
+        Head::Detached(oid) => format!("has a detached HEAD at {}", oid.get(..12).unwrap_or(oid)),
+    };
+    format!(
+        "card {card}'s worktree {} {now}, not on its branch {expected} (kardwt never switches it); to go back: git -C '{}' switch {expected}",
+        path.display(),
+        path.display()
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -658,5 +678,28 @@ mod tests {
         assert!(Incomplete::NoIndex
             .repair(p)
             .contains("git worktree remove --force --force '/w/card-1'"));
+    }
+
+    #[test]
+    fn drift_is_another_branch_or_detached_and_its_hint_names_the_way_back() {
+        let branch = Head::Branch("card/42".into());
+        let other = Head::Branch("feature".into());
+        let detached = Head::Detached("0123456789abcdef0123".into());
+        assert!(!drifted(Some(&branch), "card/42"));
+        assert!(!drifted(None, "card/42"));
+        assert!(drifted(Some(&other), "card/42"));
+        assert!(drifted(Some(&detached), "card/42"));
+        let p = Path::new("/w/card-42");
+        let hint = drift_hint("42", p, &other, "card/42");
+        assert!(
+            hint.contains("is on branch feature, not on its branch card/42"),
+            "{hint}"
+        );
+        assert!(
+            hint.ends_with("git -C '/w/card-42' switch card/42"),
+            "{hint}"
+        );
+        let hint = drift_hint("42", p, &detached, "card/42");
+        assert!(hint.contains("detached HEAD at 0123456789ab,"), "{hint}");
     }
 }

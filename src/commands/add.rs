@@ -33,7 +33,7 @@ pub fn run(ctx: &Context, args: &AddArgs, out: &mut dyn Write) -> Result<i32> {
     let common = &ctx.repo.common_dir;
     let holder = format!("git kardwt add {card}");
     let lifecycle::Locked {
-        card_lock: _card_lock,
+        card_lock,
         entries,
         report,
     } = lifecycle::lock_and_verify(ctx, &card, Some(&card), deadline, &holder, |entries| {
@@ -50,6 +50,7 @@ pub fn run(ctx: &Context, args: &AddArgs, out: &mut dyn Write) -> Result<i32> {
         },
         card: &card,
         board: &args.board,
+        card_lock: &card_lock,
     };
     let record = match report.verdict {
         Verdict::Absent => {
@@ -105,10 +106,23 @@ pub fn run(ctx: &Context, args: &AddArgs, out: &mut dyn Write) -> Result<i32> {
             return Err(refused(report.explain()).hint(report.fix_hint()).into())
         }
     };
+    // R-DISPATCH 6: `branch` is the recorded branch; where HEAD really is comes beside it.
+    let head = admin_of(&record.path)
+        .ok()
+        .and_then(|admin| repo::read_head(&admin));
+    let drift = verify::drifted(head.as_ref(), &record.branch);
+    if let Some(now) = head.as_ref().filter(|_| drift) {
+        eprintln!(
+            "hint: {}",
+            verify::drift_hint(card.as_str(), &record.path, now, &record.branch)
+        );
+    }
     if args.json {
         let v = json!({
             "path": record.path,
             "branch": record.branch,
+            "head": head.as_ref().map(repo::Head::display),
+            "drift": drift,
             "base_oid": record.base_oid,
             "state": record.state.as_str(),
             "reason": record.reason.as_str(),
@@ -125,6 +139,8 @@ struct Action<'a> {
     prep: Prep<'a>,
     card: &'a CardId,
     board: &'a str,
+    /// The card's lock, whose file says what this `add` is doing (R-DISPATCH 7).
+    card_lock: &'a lock::Held,
 }
 
 impl Action<'_> {
@@ -141,6 +157,8 @@ impl Action<'_> {
     /// `leftover`: first remove what an interrupted `add` of this card left at `path`.
     fn create(&self, path: &Path, holder: &str, leftover: Option<Leftover>) -> Result<Record> {
         let started = Instant::now();
+        self.card_lock
+            .doing(&format!("creating card {}'s worktree", self.card));
         let (record, admin) = {
             let common = &self.prep.ctx.repo.common_dir;
             let repo_lock = lock::take_repo(common, self.prep.deadline, holder)?;
@@ -196,6 +214,8 @@ impl Action<'_> {
         };
         let run_hook = self.cfg().prepare.as_ref().is_some_and(|p| p.on_create);
         let path = record.path.clone();
+        self.card_lock
+            .doing(&format!("preparing card {}'s new worktree", self.card));
         match self.prep.prepare(record, &admin, true, run_hook) {
             Ok(rec) => Ok(rec),
             Err(failure) => Err(self
@@ -232,6 +252,12 @@ impl Action<'_> {
         }
         rec.updated_at = record::now();
         record::write(&admin, &rec)?;
+        self.card_lock
+            .doing(&if run_hook || reason == Reason::Retry {
+                format!("preparing card {}'s worktree again", self.card)
+            } else {
+                format!("reusing card {}'s worktree", self.card)
+            });
         let retry = reason == Reason::Retry;
         match self.prep.prepare(rec, &admin, retry, run_hook) {
             Ok(rec) => {

@@ -1,5 +1,7 @@
 //! `git kardwt select <card> --existing-or-base` (SPEC R-SELECT): print the card's verified
-//! ready worktree, else the base. Provably read-only: no lock, no log, no file written.
+//! ready worktree, else the base. Provably read-only: no lock, no log, no file written. A card
+//! worktree whose HEAD left its branch is reported (hint and `--json` `head`/`drift`), never
+//! switched (R-DRIFT, R-DISPATCH 6).
 use std::io::Write;
 
 use anyhow::Result;
@@ -10,6 +12,7 @@ use crate::cli::SelectArgs;
 use crate::context::Context;
 use crate::error::{refused, usage};
 use crate::record::State;
+use crate::repo::Head;
 use crate::verify::{self, Verdict};
 
 pub fn run(ctx: &Context, args: &SelectArgs, out: &mut dyn Write) -> Result<i32> {
@@ -34,6 +37,15 @@ pub fn run(ctx: &Context, args: &SelectArgs, out: &mut dyn Write) -> Result<i32>
         }
         _ => Some(report.explain()),
     };
+    let drift = report.drift();
+    if let (true, Some(head), Some(expected)) =
+        (drift, report.head.as_ref(), report.expected_branch())
+    {
+        eprintln!(
+            "hint: {}",
+            verify::drift_hint(card.as_str(), &report.path, head, expected)
+        );
+    }
     let chosen = if fallback.is_some() {
         &ctx.repo.base
     } else {
@@ -44,6 +56,9 @@ pub fn run(ctx: &Context, args: &SelectArgs, out: &mut dyn Write) -> Result<i32>
             "path": chosen.to_string_lossy(),
             "selected": if fallback.is_some() { "base" } else { "worktree" },
             "reason": fallback,
+            "branch": report.expected_branch(),
+            "head": report.head.as_ref().map(Head::display),
+            "drift": drift,
         });
         writeln!(out, "{v}")?;
     } else {

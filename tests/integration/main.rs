@@ -12,6 +12,7 @@ mod copy;
 mod dispatch;
 mod dispatch_hook;
 mod dispatch_life;
+mod dispatch_ux;
 mod doctor;
 mod faults;
 mod gc;
