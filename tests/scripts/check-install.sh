@@ -18,11 +18,16 @@ grep -q "Usage: git kardwt" <<<"$short" || fail "git kardwt -h printed no usage:
 page=$(git help kardwt 2>&1) || fail "git help kardwt failed: $page"
 grep -q "git-kardwt" <<<"$page" || fail "git help kardwt did not show the page: $page"
 grep -q "EXIT STATUS" <<<"$page" || fail "the page has no EXIT STATUS section"
-for f in share/git-kardwt/githooks/post-checkout share/git-kardwt/githooks/pre-push; do
+for f in share/git-kardwt/githooks/post-checkout share/git-kardwt/githooks/pre-push \
+	share/git-kardwt/githooks/runners/codex/setup.sh share/git-kardwt/githooks/runners/conductor/archive.sh; do
 	[ -x "$prefix/$f" ] || fail "$f is missing or not executable"
 done
+for f in share/git-kardwt/githooks/runners/claude/hooks.json share/git-kardwt/githooks/runners/cursor/worktrees.json; do
+	[ -f "$prefix/$f" ] || fail "$f is missing"
+done
+git kardwt help >/dev/null || fail "git kardwt help failed"
 [ -n "$(find "$prefix/share" -path '*completion*' -type f | head -n 1)" ] || fail "no completions installed"
-echo "install-check: -h, git help kardwt, githooks/ and completions are in place"
+echo "install-check: -h, git help kardwt, git kardwt help, githooks/ (runners included) and completions are in place"
 
 make --no-print-directory uninstall PREFIX="$prefix" >/dev/null
 left=$(find "$prefix" -type f)
