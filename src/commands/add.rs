@@ -178,7 +178,7 @@ impl Action<'_> {
                 Ok(p) => p,
                 Err(e) => {
                     if !path.exists() {
-                        lifecycle::clear_intent(common, self.card);
+                        lifecycle::clear_intent(common, self.card, path);
                     }
                     return Err(e);
                 }
@@ -207,8 +207,8 @@ impl Action<'_> {
                 ports,
                 last_hook: None,
             };
+            // Writing the record completes the card's claim (R-CLAIM).
             record::write(&admin, &rec)?;
-            lifecycle::clear_intent(common, self.card);
             self.prep.log("created", &rec, "ok", started.elapsed());
             (rec, admin)
         };
@@ -227,8 +227,6 @@ impl Action<'_> {
     /// Reuse a verified worktree: as it is when ready (prepare again only with `on_reuse`),
     /// prepared again (reason `retry`) when an earlier run was interrupted or failed.
     fn reuse(&self, mut rec: Record, admin: PathBuf) -> Result<Record> {
-        // A recorded tree is no longer an interrupted creation: forget a spent intent.
-        lifecycle::clear_intent(&self.prep.ctx.repo.common_dir, self.card);
         let on =
             |f: fn(&crate::config::Prepare) -> bool| self.cfg().prepare.as_ref().is_some_and(f);
         let (reason, run_hook) = match rec.state {

@@ -300,6 +300,7 @@ fn apply(
             )?;
             match removed {
                 o if o.ok => {
+                    crate::claim::forget(&ctx.repo.common_dir, &c.card, &c.path);
                     events::append(
                         &ctx.repo.common_dir,
                         "removed",
