@@ -39,6 +39,9 @@ pub struct Claim {
     pub branch: String,
     #[serde(default)]
     pub base_ref: String,
+    /// Its record says `released` (R-RUNNER): the cleanup hook ran and the ports went back.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub released: bool,
 }
 
 impl Claim {
@@ -107,6 +110,15 @@ pub fn orphans(common_dir: &Path) -> Vec<Claim> {
         .collect()
 }
 
+/// The complete claims whose worktree git no longer knows at all (removed or pruned behind
+/// kardwt's back); a registered tree whose directory alone is gone is listed as prunable.
+pub fn vanished(common_dir: &Path) -> Vec<Claim> {
+    all(common_dir)
+        .into_iter()
+        .filter(|c| c.state == ClaimState::Complete && !c.known(common_dir))
+        .collect()
+}
+
 /// Write `claim` to `dest`: the whole file into a temporary one, fsync, then either rename over
 /// `dest` (`replace`) or hard-link to it, which fails when `dest` exists (create-new).
 fn put(common_dir: &Path, claim: &Claim, replace: bool) -> std::io::Result<()> {
@@ -145,6 +157,7 @@ pub fn intend(common_dir: &Path, card: &str, path: &Path, branch: &str) -> Resul
         ports: Vec::new(),
         branch: branch.to_owned(),
         base_ref: String::new(),
+        released: false,
     };
     let f = file(common_dir, card);
     match put(common_dir, &claim, false) {
@@ -204,6 +217,7 @@ pub fn complete(admin: &Path, rec: &Record) -> Result<()> {
         ports: rec.ports.clone(),
         branch: rec.branch.clone(),
         base_ref: rec.base_ref.clone(),
+        released: rec.state == record::State::Released,
     };
     if load(common, &rec.card).is_some_and(|c| c.as_ref() == Ok(&claim)) {
         return Ok(());

@@ -4,7 +4,7 @@
 //! locked command.
 use std::path::{Path, PathBuf};
 
-use crate::support::{sh_quote, TestRepo};
+use crate::support::{sh_quote, yaml_str, TestRepo};
 
 fn claim_file(repo: &TestRepo, card: &str) -> PathBuf {
     repo.common_dir().join("kardwt/claims").join(card)
@@ -125,4 +125,136 @@ fn records_without_claims_are_migrated_by_the_first_locked_command_once() {
     repo.add_card("m4");
     assert_eq!(std::fs::read(claim_file(&repo, "m1")).unwrap(), before);
     assert_eq!(mtime(&claim_file(&repo, "m1")), t1);
+}
+
+/// How a runner makes a worktree vanish behind kardwt's back.
+#[derive(Clone, Copy, Debug)]
+enum Vanish {
+    /// `git worktree remove` (Claude Code).
+    GitRemove,
+    /// `rm -rf` then `git worktree prune` (Claude Squad, vibe-kanban).
+    RmAndPrune,
+    /// The directory deleted only (Conductor): git still lists it, prunable.
+    DirectoryOnly,
+}
+
+/// R-ORPHAN, one vanishing path: list and doctor show the orphan, gc lists it and changes
+/// nothing, gc --apply kills the process still sitting in the vanished path, runs the cleanup
+/// hook in the base with KARDWT_REASON=orphan, logs `released` and deletes the claim.
+fn orphan_is_shown_then_released(how: Vanish) {
+    use crate::remove::Sleeper;
+    use std::os::unix::process::ExitStatusExt;
+    let repo = TestRepo::new();
+    let log = repo.tmp.join("cleanup.log");
+    let cleanup = repo.write_helper(
+        "cleanup",
+        &format!(
+            "echo \"$KARDWT_CARD $KARDWT_REASON $KARDWT_PHASE $(pwd) $KARDWT_WORKTREE\" >> {}\n",
+            sh_quote(&log)
+        ),
+    );
+    repo.write_rules(&format!(
+        "{}  cleanup:\n    argv: [{}]\n",
+        repo.rules_with_prepare(false),
+        yaml_str(&cleanup)
+    ));
+    let cleanup_lines = || -> Vec<String> {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    };
+    let wt = repo.add_card("o1");
+    let mut sleeper = Sleeper::start(&repo, &wt.join("src"));
+    let wt_s = wt.to_str().unwrap();
+    match how {
+        Vanish::GitRemove => {
+            repo.git(&repo.base, &["worktree", "remove", wt_s]);
+        }
+        Vanish::RmAndPrune => {
+            std::fs::remove_dir_all(&wt).unwrap();
+            repo.git(&repo.base, &["worktree", "prune"]);
+        }
+        Vanish::DirectoryOnly => std::fs::remove_dir_all(&wt).unwrap(),
+    }
+    assert!(!wt.exists(), "{how:?}");
+    assert!(claim_file(&repo, "o1").exists(), "{how:?}: no claim left");
+
+    // list shows it (an orphan, or prunable while git still lists it).
+    let row = repo
+        .list_row(&wt)
+        .unwrap_or_else(|| panic!("{how:?}: list does not show {wt_s}"));
+    let expected = match how {
+        Vanish::DirectoryOnly => "prunable",
+        _ => "orphan",
+    };
+    assert_eq!(row["state"].as_str(), Some(expected), "{how:?}: {row}");
+    assert_eq!(row["card"].as_str(), Some("o1"), "{how:?}: {row}");
+    // doctor names it.
+    let doctor = repo.kardwt(&repo.base, &["doctor", "--json"]);
+    let checks = doctor.json()["checks"].as_array().unwrap().clone();
+    assert!(
+        checks.iter().any(|c| c["check"] == "orphan"
+            && c["ok"] == false
+            && c["detail"].as_str().unwrap_or("").contains(wt_s)),
+        "{how:?}: doctor does not show the orphan:\n{doctor}"
+    );
+    // gc lists it and, as a dry run, releases nothing.
+    let dry = repo.kardwt(&repo.base, &["gc"]);
+    dry.expect_code(0);
+    assert!(
+        dry.stdout
+            .contains(&format!("would collect card o1 at {wt_s}")),
+        "{how:?}:\n{dry}"
+    );
+    assert!(sleeper.alive(), "{how:?}: the dry run killed the process");
+    assert!(cleanup_lines().is_empty(), "{how:?}");
+    assert!(claim_file(&repo, "o1").exists());
+
+    // gc --apply releases it.
+    let applied = repo.kardwt(&repo.base, &["gc", "--apply"]);
+    applied.expect_code(0);
+    let status = sleeper
+        .ended(std::time::Duration::from_secs(10))
+        .unwrap_or_else(|| panic!("{how:?}: the process survived gc --apply:\n{applied}"));
+    assert!(
+        matches!(status.signal(), Some(15) | Some(9)),
+        "{how:?}: {status:?}"
+    );
+    assert_eq!(
+        cleanup_lines(),
+        vec![format!("o1 orphan cleanup {} {wt_s}", repo.base.display())],
+        "{how:?}: the cleanup hook did not run once in the base as orphan:\n{applied}"
+    );
+    assert!(
+        !claim_file(&repo, "o1").exists(),
+        "{how:?}: the claim stayed:\n{applied}"
+    );
+    assert!(
+        repo.events(Some("o1"))
+            .iter()
+            .any(|e| e["event"] == "released" && e["path"] == wt_s),
+        "{how:?}: no released event"
+    );
+    assert!(repo.list_row(&wt).is_none(), "{how:?}: still listed");
+    assert!(!repo.is_registered(&wt), "{how:?}: still registered");
+    // And nothing is left to collect.
+    let again = repo.kardwt(&repo.base, &["gc"]);
+    assert!(!again.stdout.contains("o1"), "{how:?}:\n{again}");
+}
+
+#[test]
+fn an_orphan_of_git_worktree_remove_is_released_by_gc_apply() {
+    orphan_is_shown_then_released(Vanish::GitRemove);
+}
+
+#[test]
+fn an_orphan_of_rm_rf_and_prune_is_released_by_gc_apply() {
+    orphan_is_shown_then_released(Vanish::RmAndPrune);
+}
+
+#[test]
+fn an_orphan_whose_directory_alone_was_deleted_is_released_by_gc_apply() {
+    orphan_is_shown_then_released(Vanish::DirectoryOnly);
 }
