@@ -88,6 +88,12 @@ pub fn load(common_dir: &Path, card: &str) -> Option<Result<Claim, String>> {
     }
 }
 
+/// Has this repository's claims been migrated (or begun with claims)? Until then verification
+/// cannot rely on them.
+pub fn migrated(common_dir: &Path) -> bool {
+    dir(common_dir).join(MIGRATED).exists()
+}
+
 /// Every claim, in card order (unparsable ones skipped).
 pub fn all(common_dir: &Path) -> Vec<Claim> {
     let Ok(entries) = std::fs::read_dir(dir(common_dir)) else {
