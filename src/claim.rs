@@ -117,12 +117,27 @@ pub fn orphans(common_dir: &Path) -> Vec<Claim> {
 }
 
 /// The complete claims whose worktree git no longer knows at all (removed or pruned behind
-/// kardwt's back); a registered tree whose directory alone is gone is listed as prunable.
-pub fn vanished(common_dir: &Path) -> Vec<Claim> {
-    all(common_dir)
-        .into_iter()
+/// kardwt's back; a registered tree whose directory alone is gone is listed as prunable), for
+/// `list` in one pass: the claims directory is listed once and only the
+/// claims of cards no registered record in `recorded` names are read (a card's registered
+/// record means git still knows its worktree).
+pub fn vanished_among(common_dir: &Path, recorded: &std::collections::HashSet<&str>) -> Vec<Claim> {
+    let Ok(entries) = std::fs::read_dir(dir(common_dir)) else {
+        return Vec::new();
+    };
+    let mut out: Vec<Claim> = entries
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            if name.starts_with('.') || recorded.contains(name.as_str()) {
+                return None;
+            }
+            toml::from_str::<Claim>(&std::fs::read_to_string(e.path()).ok()?).ok()
+        })
         .filter(|c| c.state == ClaimState::Complete && !c.known(common_dir))
-        .collect()
+        .collect();
+    out.sort_by(|a, b| a.card.cmp(&b.card));
+    out
 }
 
 /// Write `claim` to `dest`: the whole file into a temporary one, fsync, then either rename over

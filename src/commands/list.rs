@@ -20,7 +20,14 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut dyn Write) -> Result<i32> {
         })
         .collect();
     // R-ORPHAN: claims whose worktree git no longer knows.
-    let orphans = crate::claim::vanished(&ctx.repo.common_dir);
+    let recorded: std::collections::HashSet<&str> = entries
+        .iter()
+        .filter_map(|e| match &e.record {
+            Loaded::Parsed(r) => Some(r.card.as_str()),
+            _ => None,
+        })
+        .collect();
+    let orphans = crate::claim::vanished_among(&ctx.repo.common_dir, &recorded);
     if args.json {
         let mut rows: Vec<Value> = reports.iter().map(row).collect();
         rows.extend(orphans.iter().map(|o| {
