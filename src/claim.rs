@@ -166,6 +166,12 @@ fn put(common_dir: &Path, claim: &Claim, replace: bool) -> std::io::Result<()> {
 /// the card (`intent`). A claim already there is replaced when it is a leftover intent, names
 /// this same path, or is an orphan; a claim of a worktree git still knows elsewhere is refused.
 pub fn intend(common_dir: &Path, card: &str, path: &Path, branch: &str) -> Result<()> {
+    migrate(common_dir);
+    intend_only(common_dir, card, path, branch)
+}
+
+/// [`intend`] without the migration check.
+fn intend_only(common_dir: &Path, card: &str, path: &Path, branch: &str) -> Result<()> {
     let now = record::now();
     let claim = Claim {
         schema: 1,
@@ -211,6 +217,13 @@ pub fn intend(common_dir: &Path, card: &str, path: &Path, branch: &str) -> Resul
 /// Complete `rec`'s claim (its record in `admin` was just written). Keeps the claim's
 /// creation time.
 pub fn complete(admin: &Path, rec: &Record) -> Result<()> {
+    // The first claim written migrates the records older kardwts left without one.
+    migrate(&rec.common_dir);
+    complete_only(admin, rec)
+}
+
+/// [`complete`] without the migration check.
+fn complete_only(admin: &Path, rec: &Record) -> Result<()> {
     let common = &rec.common_dir;
     let created_at = match load(common, &rec.card) {
         // Another live worktree's claim is never taken over (R-VERIFY refuses this one).
@@ -283,8 +296,10 @@ pub fn intended(common_dir: &Path, card: &str, path: &Path) -> bool {
 }
 
 /// Migration (SPEC R-CLAIM): a repository with records but no claims gets a claim for every
-/// recorded worktree, and issue 10's `kardwt/intents/` become intent claims. Run under the
-/// repository lock; idempotent (a marker is written last, existing claims are kept).
+/// recorded worktree, and issue 10's `kardwt/intents/` become intent claims. Run when the
+/// repository lock is taken, and before the first claim is written (a repository whose
+/// records were all made by the hook or `prepare --path`); idempotent (a marker is written
+/// last, existing claims are kept).
 pub fn migrate(common_dir: &Path) {
     let d = dir(common_dir);
     if d.join(MIGRATED).exists() {
@@ -297,7 +312,7 @@ pub fn migrate(common_dir: &Path) {
                 if load(common_dir, &rec.card).is_none() {
                     let mut rec = *rec;
                     rec.common_dir = common_dir.to_path_buf();
-                    let _ = complete(&admin, &rec);
+                    let _ = complete_only(&admin, &rec);
                 }
             }
         }
@@ -311,7 +326,7 @@ pub fn migrate(common_dir: &Path) {
             }
             if let Ok(b) = std::fs::read(e.path()) {
                 let path = PathBuf::from(String::from_utf8_lossy(&b).into_owned());
-                let _ = intend(common_dir, &card, &path, "");
+                let _ = intend_only(common_dir, &card, &path, "");
             }
         }
         let _ = std::fs::remove_dir_all(&intents);

@@ -341,13 +341,13 @@ pub fn verify(repo: &Repo, entries: &[Entry], path: &Path, card: Option<&CardId>
         locked: false,
     };
     let mut checks = Checks { done: Vec::new() };
-    let registered = entries
-        .iter()
-        .find(|e| e.linked.path.as_deref() == Some(path.as_path()));
 
     // 1. A directory.
     match std::fs::metadata(&path) {
         Err(_) => {
+            let registered = entries
+                .iter()
+                .find(|e| e.linked.path.as_deref() == Some(path.as_path()));
             report.verdict = if registered.is_some() {
                 Verdict::Prunable
             } else {
@@ -417,12 +417,22 @@ pub fn verify(repo: &Repo, entries: &[Entry], path: &Path, card: Option<&CardId>
     checks.pass("dot_git", format!("names {}", admin.display()));
     report.admin = Some(admin.clone());
 
-    // 3. The admin dir's `gitdir` points back at this path.
-    let back = repo::read_admin_gitdir(&admin);
+    // 3. The admin dir's `gitdir` points back at this path. git's listing (the scan) read it
+    // already: when what it read names this path, it is not read again (R-SCALE).
+    let listed = entries.iter().find(|e| e.linked.admin == admin);
     let expected = path.join(".git");
-    let points_back = back
-        .as_deref()
-        .is_some_and(|b| b == expected || std::fs::canonicalize(b).is_ok_and(|c| c == expected));
+    let read_back = || {
+        let back = repo::read_admin_gitdir(&admin);
+        let ok = back.as_deref().is_some_and(|b| {
+            b == expected || std::fs::canonicalize(b).is_ok_and(|c| c == expected)
+        });
+        (ok, back)
+    };
+    let (points_back, back) =
+        match listed.is_some_and(|e| e.linked.path.as_deref() == Some(path.as_path())) {
+            true => (true, None),
+            false => read_back(),
+        };
     if !points_back {
         let found = back.map_or("nothing".to_owned(), |b| b.display().to_string());
         report.checks = checks.fail(
@@ -437,7 +447,7 @@ pub fn verify(repo: &Repo, entries: &[Entry], path: &Path, card: Option<&CardId>
     checks.pass("gitdir", "points back at this worktree");
 
     // 4. git lists it as registered and not prunable.
-    let entry = match entries.iter().find(|e| e.linked.admin == admin) {
+    let entry = match listed {
         Some(e) if !e.linked.prunable => {
             report.locked = e.linked.locked;
             checks.pass(
