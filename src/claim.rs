@@ -164,7 +164,8 @@ fn put(common_dir: &Path, claim: &Claim, replace: bool) -> std::io::Result<()> {
 
 /// R-CLAIM: before `git worktree add` of `card` at `path` (under the repository lock), claim
 /// the card (`intent`). A claim already there is replaced when it is a leftover intent, names
-/// this same path, or is an orphan; a claim of a worktree git still knows elsewhere is refused.
+/// this same path, or is an orphan (`add` released it just before); a claim of a worktree git
+/// still knows elsewhere is refused.
 pub fn intend(common_dir: &Path, card: &str, path: &Path, branch: &str) -> Result<()> {
     migrate(common_dir);
     intend_only(common_dir, card, path, branch)

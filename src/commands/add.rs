@@ -157,6 +157,7 @@ impl Action<'_> {
     /// `leftover`: first remove what an interrupted `add` of this card left at `path`.
     fn create(&self, path: &Path, holder: &str, leftover: Option<Leftover>) -> Result<Record> {
         let started = Instant::now();
+        self.release_orphan()?;
         self.card_lock
             .doing(&format!("creating card {}'s worktree", self.card));
         let (record, admin) = {
@@ -222,6 +223,30 @@ impl Action<'_> {
                 .prep
                 .undo_creation(self.card, &self.retry(), &path, failure)),
         }
+    }
+
+    /// R-ORPHAN: the card's claim outlived its worktree (removed behind kardwt's back): release
+    /// what it held (processes, cleanup hook with reason `orphan`, ports) and drop the claim
+    /// before the card is claimed again. Holds the card's lock (the caller's).
+    fn release_orphan(&self) -> Result<()> {
+        let common = &self.prep.ctx.repo.common_dir;
+        let Some(Ok(claim)) = crate::claim::load(common, self.card.as_str()) else {
+            return Ok(());
+        };
+        if !claim.orphan(common) {
+            return Ok(());
+        }
+        self.card_lock
+            .doing(&format!("releasing card {}'s orphan claim", self.card));
+        crate::commands::release::release_orphan_locked(
+            self.prep.ctx,
+            self.cfg(),
+            &claim,
+            Duration::from_secs(5),
+            self.prep.deadline,
+        )?;
+        crate::claim::delete(common, self.card.as_str());
+        Ok(())
     }
 
     /// Reuse a verified worktree: as it is when ready (prepare again only with `on_reuse`),

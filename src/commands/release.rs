@@ -368,6 +368,18 @@ pub fn release_orphan(
         deadline,
         &format!("git kardwt gc (release orphan {card})"),
     )?;
+    release_orphan_locked(ctx, cfg, claim, grace, deadline)
+}
+
+/// [`release_orphan`] for a caller that already holds the card's lock (`add`).
+pub fn release_orphan_locked(
+    ctx: &Context,
+    cfg: &Config,
+    claim: &crate::claim::Claim,
+    grace: Duration,
+    deadline: Instant,
+) -> Result<Vec<Step>> {
+    let card = CardId::parse(&claim.card)?;
     let path = &claim.path;
     let t = Instant::now();
     let released = process::release(path, grace);

@@ -258,3 +258,33 @@ fn an_orphan_of_rm_rf_and_prune_is_released_by_gc_apply() {
 fn an_orphan_whose_directory_alone_was_deleted_is_released_by_gc_apply() {
     orphan_is_shown_then_released(Vanish::DirectoryOnly);
 }
+
+/// R-ORPHAN: `add` of a card whose worktree was removed behind kardwt's back releases the
+/// orphan claim first (its process, its cleanup hook as orphan) and then claims it again.
+#[test]
+fn add_of_a_card_whose_tree_was_removed_behind_its_back_releases_the_orphan_first() {
+    use crate::remove::{cleanup_lines, rules_with_cleanup, Sleeper};
+    let repo = TestRepo::new();
+    // The hook logs, then ends well although the tree is gone (`true` after `test -d`).
+    repo.write_rules(&rules_with_cleanup(&repo, "true"));
+    let wt = repo.add_card("a1");
+    let mut sleeper = Sleeper::start(&repo, &wt.join("src"));
+    repo.git(
+        &repo.base,
+        &["worktree", "remove", "--force", wt.to_str().unwrap()],
+    );
+    let again = repo.add_card("a1");
+    assert_eq!(again, wt);
+    assert!(
+        sleeper.ended(std::time::Duration::from_secs(10)).is_some(),
+        "the process of the removed tree survived the new add"
+    );
+    assert!(
+        cleanup_lines(&repo).contains(&format!("a1 orphan cleanup {}", repo.base.display())),
+        "{:?}",
+        cleanup_lines(&repo)
+    );
+    let c = claim(&repo, "a1");
+    assert_eq!(c["state"].as_str(), Some("complete"), "{c:?}");
+    repo.kardwt_ok(&repo.base, &["verify", "a1"]);
+}
