@@ -1,5 +1,6 @@
 //! git-kardwt as a library: the binary in `main.rs` calls [`main`]; tests reach the pure parts.
 pub mod card;
+pub mod claim;
 pub mod cli;
 pub mod commands;
 pub mod config;

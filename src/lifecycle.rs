@@ -302,6 +302,9 @@ impl Prep<'_> {
     ) -> anyhow::Error {
         // Card lock held by the caller, then the repository lock (SPEC §4 step 2).
         let removal = undo_worktree(self.ctx, path, self.deadline);
+        if removal.is_ok() {
+            crate::claim::forget(&self.ctx.repo.common_dir, card.as_str(), path);
+        }
         let removed = Removed {
             path: path.to_path_buf(),
             refusal: removal.err(),
@@ -311,40 +314,20 @@ impl Prep<'_> {
     }
 }
 
-/// The intent file `add` writes, under the repository lock, before its `git worktree add`
-/// and removes once the record exists: `<common dir>/kardwt/intents/<card>`, naming the path.
-/// A leftover one means an `add` of that card was interrupted between the two, so an
-/// unrecorded tree at that path is kardwt's own half-made creation (SPEC §17.5).
-pub fn intent_path(common_dir: &Path, card: &CardId) -> PathBuf {
-    crate::lock::kardwt_dir(common_dir)
-        .join("intents")
-        .join(card.as_str())
-}
-
-/// Record the intent to create `card`'s worktree at `path` (written whole: temp file, rename).
+/// R-TRUST 5 / R-CLAIM: say, before git creates anything, that the tree `add` makes for
+/// `card` at `path` is ours: the card's claim in state `intent` (see [`crate::claim`]).
 pub fn write_intent(common_dir: &Path, card: &CardId, path: &Path) -> Result<()> {
-    use anyhow::Context as _;
-    let file = intent_path(common_dir, card);
-    let dir = file.parent().unwrap_or(common_dir);
-    std::fs::create_dir_all(dir).with_context(|| format!("could not create {}", dir.display()))?;
-    let tmp = dir.join(format!(".{card}.tmp"));
-    std::fs::write(&tmp, path.as_os_str().as_encoded_bytes())
-        .and_then(|()| std::fs::rename(&tmp, &file))
-        .with_context(|| format!("could not write {}", file.display()))
+    crate::claim::intend(common_dir, card.as_str(), path, &card.branch())
 }
 
-/// Forget the intent once the record exists (or nothing was created).
-pub fn clear_intent(common_dir: &Path, card: &CardId) {
-    let _ = std::fs::remove_file(intent_path(common_dir, card));
+/// Forget the intent when nothing was created at `path`.
+pub fn clear_intent(common_dir: &Path, card: &CardId, path: &Path) {
+    crate::claim::forget(common_dir, card.as_str(), path);
 }
 
 /// Does a leftover intent say that an interrupted `add` of `card` created `path`?
 pub fn intended(common_dir: &Path, card: &CardId, path: &Path) -> bool {
-    std::fs::read(intent_path(common_dir, card)).is_ok_and(|b| {
-        let named = PathBuf::from(String::from_utf8_lossy(&b).into_owned());
-        crate::repo::absolutize(&named) == crate::repo::absolutize(path)
-            || std::fs::canonicalize(&named).is_ok_and(|n| n == crate::repo::absolutize(path))
-    })
+    crate::claim::intended(common_dir, card.as_str(), path)
 }
 
 /// The `KARDWT_*` facts of a record, for a hook run with the record's current reason.

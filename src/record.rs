@@ -163,7 +163,9 @@ pub fn write(admin: &Path, record: &Record) -> Result<()> {
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
-    result.with_context(|| format!("could not write the record {}", dest.display()))
+    result.with_context(|| format!("could not write the record {}", dest.display()))?;
+    // R-CLAIM: the card's claim is complete once its record exists.
+    crate::claim::complete(admin, record)
 }
 
 /// The current time as RFC 3339 UTC with second precision (`2026-11-29T18:00:00Z`).

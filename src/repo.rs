@@ -152,29 +152,32 @@ impl Repo {
         };
         let mut out: Vec<Linked> = entries
             .filter_map(|e| e.ok())
-            .filter_map(|e| {
-                let admin = e.path();
-                let dot_git = read_admin_gitdir(&admin)?;
-                let locked = admin.join("locked").symlink_metadata().is_ok();
-                let prunable = !locked && dot_git.symlink_metadata().is_err();
-                let path = gix::discover::path::without_dot_git_dir(dot_git);
-                let path = if is_plain_absolute(&path) {
-                    path
-                } else {
-                    std::fs::canonicalize(&path).unwrap_or(path)
-                };
-                Some(Linked {
-                    id: e.file_name().to_string_lossy().into_owned(),
-                    admin,
-                    path: Some(path),
-                    locked,
-                    prunable,
-                })
-            })
+            .filter_map(|e| linked_at(e.path()))
             .collect();
         out.sort_by(|a, b| a.admin.cmp(&b.admin));
         Ok(out)
     }
+}
+
+/// The linked worktree administered in `admin` (`<common dir>/worktrees/<id>`), as
+/// [`Repo::linked`] lists it; `None` when git would not list it (no readable `gitdir`).
+pub fn linked_at(admin: PathBuf) -> Option<Linked> {
+    let dot_git = read_admin_gitdir(&admin)?;
+    let locked = admin.join("locked").symlink_metadata().is_ok();
+    let prunable = !locked && dot_git.symlink_metadata().is_err();
+    let path = gix::discover::path::without_dot_git_dir(dot_git);
+    let path = if is_plain_absolute(&path) {
+        path
+    } else {
+        std::fs::canonicalize(&path).unwrap_or(path)
+    };
+    Some(Linked {
+        id: admin.file_name()?.to_string_lossy().into_owned(),
+        admin,
+        path: Some(path),
+        locked,
+        prunable,
+    })
 }
 
 /// An absolute path without `.` or `..` components (git writes such paths; others are

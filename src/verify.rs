@@ -29,6 +29,99 @@ pub fn scan(repo: &Repo) -> anyhow::Result<Vec<Entry>> {
         .collect())
 }
 
+/// R-SCALE: the entries `verify` of the worktree at `path` needs, read without listing every
+/// worktree: its own admin dir, and the one the claim of each card involved (`card`, and the
+/// card its own record names) says owns that card. `None` when the claims cannot answer (not
+/// migrated yet, a card without a complete claim, a path that is not a directory or whose
+/// `.git` names something unusual): the caller scans everything, as before claims.
+pub fn scan_for(repo: &Repo, path: &Path, card: Option<&str>) -> Option<Vec<Entry>> {
+    if !crate::claim::migrated(&repo.common_dir) {
+        return None;
+    }
+    let path = repo::absolutize(path);
+    let worktrees = repo.worktrees_dir();
+    let mut admins: Vec<PathBuf> = Vec::new();
+    let mut cards: Vec<String> = card.map(str::to_owned).into_iter().collect();
+    if path.is_dir() && path != repo.base {
+        if let Some(target) = repo::read_dot_git(&path) {
+            if target.parent() != Some(worktrees.as_path()) || !target.is_dir() {
+                return None;
+            }
+            if let Loaded::Parsed(r) = record::load(&target) {
+                cards.push(r.card.clone());
+            }
+            admins.push(target);
+        }
+    } else if !path.is_dir() {
+        return None;
+    }
+    for c in &cards {
+        // No claim: no other worktree holds a record of this card (every record written
+        // completes its card's claim, and migration claimed the older ones).
+        let Some(claim) = crate::claim::load(&repo.common_dir, c) else {
+            continue;
+        };
+        let claim = claim.ok()?;
+        if claim.state != crate::claim::ClaimState::Complete || claim.admin.is_empty() {
+            return None;
+        }
+        let owner = worktrees.join(&claim.admin);
+        if !admins.contains(&owner) {
+            admins.push(owner);
+        }
+    }
+    Some(
+        admins
+            .into_iter()
+            .filter_map(repo::linked_at)
+            .map(|linked| Entry {
+                record: record::load(&linked.admin),
+                linked,
+            })
+            .collect(),
+    )
+}
+
+/// The entries `verify` of `card`'s worktree needs: narrowed through its claim (see
+/// [`scan_for`]) when the claim names a worktree whose record is the card's, or, when the card
+/// has no claim, to `default` (where `add` would create it); else all.
+pub fn scan_card(repo: &Repo, card: &str, default: &Path) -> anyhow::Result<Vec<Entry>> {
+    match crate::claim::load(&repo.common_dir, card) {
+        Some(Ok(claim)) => {
+            if let Some(entries) = scan_for(repo, &claim.path, Some(card)) {
+                let owners = claims(&entries, card);
+                if let [one] = owners.as_slice() {
+                    if one.linked.path.as_deref() == Some(claim.path.as_path()) {
+                        return Ok(entries);
+                    }
+                }
+            }
+        }
+        None if !default.exists() => {
+            if let Some(entries) = scan_for(repo, &repo.base, Some(card)) {
+                return Ok(entries);
+            }
+        }
+        None => {
+            if let Some(entries) = scan_for(repo, default, Some(card)) {
+                if claims(&entries, card).is_empty() {
+                    return Ok(entries);
+                }
+            }
+        }
+        Some(Err(_)) => {}
+    }
+    scan(repo)
+}
+
+/// The entries `verify` of the worktree at `path` needs (see [`scan_for`]), else all.
+pub fn scan_path(repo: &Repo, path: &Path) -> anyhow::Result<Vec<Entry>> {
+    match scan_for(repo, path, None) {
+        Some(entries) => Ok(entries),
+        None => scan(repo),
+    }
+}
+
 /// The entries whose record names `card`.
 pub fn claims<'a>(entries: &'a [Entry], card: &str) -> Vec<&'a Entry> {
     entries
@@ -248,13 +341,13 @@ pub fn verify(repo: &Repo, entries: &[Entry], path: &Path, card: Option<&CardId>
         locked: false,
     };
     let mut checks = Checks { done: Vec::new() };
-    let registered = entries
-        .iter()
-        .find(|e| e.linked.path.as_deref() == Some(path.as_path()));
 
     // 1. A directory.
     match std::fs::metadata(&path) {
         Err(_) => {
+            let registered = entries
+                .iter()
+                .find(|e| e.linked.path.as_deref() == Some(path.as_path()));
             report.verdict = if registered.is_some() {
                 Verdict::Prunable
             } else {
@@ -324,12 +417,22 @@ pub fn verify(repo: &Repo, entries: &[Entry], path: &Path, card: Option<&CardId>
     checks.pass("dot_git", format!("names {}", admin.display()));
     report.admin = Some(admin.clone());
 
-    // 3. The admin dir's `gitdir` points back at this path.
-    let back = repo::read_admin_gitdir(&admin);
+    // 3. The admin dir's `gitdir` points back at this path. git's listing (the scan) read it
+    // already: when what it read names this path, it is not read again (R-SCALE).
+    let listed = entries.iter().find(|e| e.linked.admin == admin);
     let expected = path.join(".git");
-    let points_back = back
-        .as_deref()
-        .is_some_and(|b| b == expected || std::fs::canonicalize(b).is_ok_and(|c| c == expected));
+    let read_back = || {
+        let back = repo::read_admin_gitdir(&admin);
+        let ok = back.as_deref().is_some_and(|b| {
+            b == expected || std::fs::canonicalize(b).is_ok_and(|c| c == expected)
+        });
+        (ok, back)
+    };
+    let (points_back, back) =
+        match listed.is_some_and(|e| e.linked.path.as_deref() == Some(path.as_path())) {
+            true => (true, None),
+            false => read_back(),
+        };
     if !points_back {
         let found = back.map_or("nothing".to_owned(), |b| b.display().to_string());
         report.checks = checks.fail(
@@ -344,7 +447,7 @@ pub fn verify(repo: &Repo, entries: &[Entry], path: &Path, card: Option<&CardId>
     checks.pass("gitdir", "points back at this worktree");
 
     // 4. git lists it as registered and not prunable.
-    let entry = match entries.iter().find(|e| e.linked.admin == admin) {
+    let entry = match listed {
         Some(e) if !e.linked.prunable => {
             report.locked = e.linked.locked;
             checks.pass(

@@ -157,6 +157,7 @@ impl Action<'_> {
     /// `leftover`: first remove what an interrupted `add` of this card left at `path`.
     fn create(&self, path: &Path, holder: &str, leftover: Option<Leftover>) -> Result<Record> {
         let started = Instant::now();
+        self.release_orphan()?;
         self.card_lock
             .doing(&format!("creating card {}'s worktree", self.card));
         let (record, admin) = {
@@ -178,7 +179,7 @@ impl Action<'_> {
                 Ok(p) => p,
                 Err(e) => {
                     if !path.exists() {
-                        lifecycle::clear_intent(common, self.card);
+                        lifecycle::clear_intent(common, self.card, path);
                     }
                     return Err(e);
                 }
@@ -207,8 +208,8 @@ impl Action<'_> {
                 ports,
                 last_hook: None,
             };
+            // Writing the record completes the card's claim (R-CLAIM).
             record::write(&admin, &rec)?;
-            lifecycle::clear_intent(common, self.card);
             self.prep.log("created", &rec, "ok", started.elapsed());
             (rec, admin)
         };
@@ -224,11 +225,33 @@ impl Action<'_> {
         }
     }
 
+    /// R-ORPHAN: the card's claim outlived its worktree (removed behind kardwt's back): release
+    /// what it held (processes, cleanup hook with reason `orphan`, ports) and drop the claim
+    /// before the card is claimed again. Holds the card's lock (the caller's).
+    fn release_orphan(&self) -> Result<()> {
+        let common = &self.prep.ctx.repo.common_dir;
+        let Some(Ok(claim)) = crate::claim::load(common, self.card.as_str()) else {
+            return Ok(());
+        };
+        if !claim.orphan(common) {
+            return Ok(());
+        }
+        self.card_lock
+            .doing(&format!("releasing card {}'s orphan claim", self.card));
+        crate::commands::release::release_orphan_locked(
+            self.prep.ctx,
+            self.cfg(),
+            &claim,
+            Duration::from_secs(5),
+            self.prep.deadline,
+        )?;
+        crate::claim::delete(common, self.card.as_str());
+        Ok(())
+    }
+
     /// Reuse a verified worktree: as it is when ready (prepare again only with `on_reuse`),
     /// prepared again (reason `retry`) when an earlier run was interrupted or failed.
     fn reuse(&self, mut rec: Record, admin: PathBuf) -> Result<Record> {
-        // A recorded tree is no longer an interrupted creation: forget a spent intent.
-        lifecycle::clear_intent(&self.prep.ctx.repo.common_dir, self.card);
         let on =
             |f: fn(&crate::config::Prepare) -> bool| self.cfg().prepare.as_ref().is_some_and(f);
         let (reason, run_hook) = match rec.state {

@@ -85,6 +85,19 @@ pub fn run(ctx: &Context, args: &DoctorArgs, out: &mut dyn Write) -> Result<i32>
         )),
     }
     worktree_findings(ctx, &mut findings)?;
+    // R-ORPHAN: claims that outlived their worktree (or its directory).
+    for o in crate::claim::orphans(&ctx.repo.common_dir) {
+        findings.push(finding(
+            "orphan",
+            false,
+            format!(
+                "card {}'s claim names {}, which git no longer has: its processes, cleanup and ports were never released",
+                o.card,
+                o.path.display()
+            ),
+            Some("git kardwt gc --apply".into()),
+        ));
+    }
     // When each hook last fired, from the events only that hook writes.
     let events = events::read(&ctx.repo.common_dir, None).events;
     let last = |fired: fn(&events::Event) -> bool| {

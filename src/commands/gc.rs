@@ -16,6 +16,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use crate::cli::GcArgs;
+use crate::commands::release;
 use crate::commands::remove::{self, Options};
 use crate::context::Context;
 use crate::error::usage;
@@ -32,6 +33,9 @@ struct Candidate {
     ports: Vec<u16>,
     #[serde(skip)]
     prune: bool,
+    /// R-ORPHAN: the card's claim outlived its worktree (or its directory): released first.
+    #[serde(skip)]
+    orphan: Option<crate::claim::Claim>,
     /// After `--apply`: what happened.
     outcome: Option<String>,
 }
@@ -76,6 +80,7 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
     let entries = verify::scan(&ctx.repo)?;
     let mut candidates = Vec::new();
     let mut kept = Vec::new();
+    let mut orphans = crate::claim::orphans(&ctx.repo.common_dir);
     for e in &entries {
         let Loaded::Parsed(rec) = &e.record else {
             continue;
@@ -101,6 +106,10 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
                 reason: "its directory is gone".into(),
                 ports: rec.ports.clone(),
                 prune: true,
+                orphan: orphans
+                    .iter()
+                    .position(|o| o.card == rec.card)
+                    .map(|i| orphans.remove(i)),
                 outcome: None,
             });
             continue;
@@ -168,6 +177,25 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
             reason,
             ports: rec.ports.clone(),
             prune: false,
+            orphan: None,
+            outcome: None,
+        });
+    }
+    // Claims whose worktree git no longer knows at all (removed or pruned behind our back).
+    for o in orphans {
+        if entries
+            .iter()
+            .any(|e| matches!(&e.record, Loaded::Parsed(r) if r.card == o.card))
+        {
+            continue; // still registered (locked, or kept above): not released here
+        }
+        candidates.push(Candidate {
+            card: o.card.clone(),
+            path: o.path.clone(),
+            reason: "orphan: git no longer knows its worktree".into(),
+            ports: o.ports.clone(),
+            prune: false,
+            orphan: Some(o),
             outcome: None,
         });
     }
@@ -289,6 +317,19 @@ fn apply(
 ) -> Result<()> {
     let deadline = lifecycle::after(std::time::Instant::now(), cfg.action_timeout_seconds);
     for c in candidates.iter_mut() {
+        if let Some(claim) = &c.orphan {
+            let grace = Duration::from_secs(5);
+            if let Err(e) = release::release_orphan(ctx, cfg, claim, grace, deadline) {
+                c.outcome = Some(format!("failed: {e:#}"));
+                continue;
+            }
+            if !c.prune {
+                // Its claim, last.
+                crate::claim::delete(&ctx.repo.common_dir, &claim.card);
+                c.outcome = Some("released".into());
+                continue;
+            }
+        }
         let outcome = if c.prune {
             let repo_lock = lock::take_repo(&ctx.repo.common_dir, deadline, "git kardwt gc")?;
             let removed = git::worktree_remove(
@@ -300,6 +341,7 @@ fn apply(
             )?;
             match removed {
                 o if o.ok => {
+                    crate::claim::forget(&ctx.repo.common_dir, &c.card, &c.path);
                     events::append(
                         &ctx.repo.common_dir,
                         "removed",

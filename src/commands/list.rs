@@ -19,8 +19,29 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut dyn Write) -> Result<i32> {
             path => prunable(e, path.clone().unwrap_or_default()),
         })
         .collect();
+    // R-ORPHAN: claims whose worktree git no longer knows.
+    let recorded: std::collections::HashSet<&str> = entries
+        .iter()
+        .filter_map(|e| match &e.record {
+            Loaded::Parsed(r) => Some(r.card.as_str()),
+            _ => None,
+        })
+        .collect();
+    let orphans = crate::claim::vanished_among(&ctx.repo.common_dir, &recorded);
     if args.json {
-        let rows: Vec<Value> = reports.iter().map(row).collect();
+        let mut rows: Vec<Value> = reports.iter().map(row).collect();
+        rows.extend(orphans.iter().map(|o| {
+            json!({
+                "card": o.card,
+                "state": "orphan",
+                "branch": o.branch,
+                "head": null,
+                "drift": false,
+                "path": o.path.to_string_lossy(),
+                "locked": false,
+                "ports": o.ports,
+            })
+        }));
         writeln!(out, "{}", Value::Array(rows))?;
         return Ok(0);
     }
@@ -35,6 +56,9 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut dyn Write) -> Result<i32> {
             head,
             r.path.display()
         )?;
+    }
+    for o in &orphans {
+        writeln!(out, "{:<12} {:<9} - {}", o.card, "orphan", o.path.display())?;
     }
     Ok(0)
 }

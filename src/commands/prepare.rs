@@ -52,11 +52,8 @@ pub fn run(ctx: &Context, args: &PrepareArgs, out: &mut dyn Write) -> Result<i32
     rec.reason = Reason::Manual;
     rec.state = State::Preparing;
     rec.updated_at = record::now();
+    // The tree has its record now: writing it completes the card's claim (R-CLAIM).
     record::write(&admin, &rec)?;
-    // The tree has its record now: an intent an interrupted add left for it is spent.
-    if lifecycle::intended(&ctx.repo.common_dir, &card, &rec.path) {
-        lifecycle::clear_intent(&ctx.repo.common_dir, &card);
-    }
     let prep = Prep {
         ctx,
         cfg,

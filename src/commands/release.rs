@@ -347,3 +347,117 @@ pub fn ports_again(
     )?;
     lifecycle::allocate_ports(ctx, cfg, card)
 }
+
+/// R-ORPHAN: release what the orphan `claim` (its worktree removed or its directory deleted
+/// behind kardwt's back) still holds, under its card's lock: the processes whose cwd was
+/// inside its path (deleted cwds included), then the cleanup hook, run in the base with
+/// `KARDWT_WORKTREE` naming the vanished path and `KARDWT_REASON=orphan`; its ports are given
+/// back with the claim, which the caller deletes last. `Err` (claim kept) when the hook
+/// failed.
+pub fn release_orphan(
+    ctx: &Context,
+    cfg: &Config,
+    claim: &crate::claim::Claim,
+    grace: Duration,
+    deadline: Instant,
+) -> Result<Vec<Step>> {
+    let card = CardId::parse(&claim.card)?;
+    let _card_lock = lock::take_card(
+        &ctx.repo.common_dir,
+        &card,
+        deadline,
+        &format!("git kardwt gc (release orphan {card})"),
+    )?;
+    release_orphan_locked(ctx, cfg, claim, grace, deadline)
+}
+
+/// [`release_orphan`] for a caller that already holds the card's lock (`add`).
+pub fn release_orphan_locked(
+    ctx: &Context,
+    cfg: &Config,
+    claim: &crate::claim::Claim,
+    grace: Duration,
+    deadline: Instant,
+) -> Result<Vec<Step>> {
+    let card = CardId::parse(&claim.card)?;
+    let path = &claim.path;
+    let t = Instant::now();
+    let released = process::release(path, grace);
+    let mut steps = vec![Step {
+        step: "processes",
+        ok: true,
+        detail: released.to_string(),
+    }];
+    let cleanup = match claim.released {
+        // `release` ran the hook already, with the tree still there.
+        true => None,
+        false => cleanup_program(cfg)?,
+    };
+    if let Some((hook, program)) = cleanup {
+        let facts = programs::Facts {
+            card: claim.card.clone(),
+            board: String::new(),
+            worktree: path.clone(),
+            base: ctx.repo.base.clone(),
+            common_dir: ctx.repo.common_dir.clone(),
+            branch: claim.branch.clone(),
+            base_oid: String::new(),
+            reason: "orphan",
+            ports: claim.ports.clone(),
+        };
+        let env = programs::environment(&facts, Phase::Cleanup, &cfg.environment.passthrough);
+        let outcome = programs::run(
+            &program,
+            &hook.argv,
+            &ctx.repo.base,
+            env,
+            &format!("kardwt[{card} cleanup]: "),
+            Duration::from_secs(hook.timeout_seconds),
+            deadline,
+        )?;
+        if !outcome.succeeded() {
+            events::append(
+                &ctx.repo.common_dir,
+                "failed",
+                &claim.card,
+                path,
+                "orphan: cleanup hook",
+                outcome.duration,
+            );
+            return Err(Fail::new(
+                Code::Hook,
+                format!(
+                    "the cleanup hook of orphan card {card} failed ({}); its claim is kept: {}",
+                    outcome.ending,
+                    programs::tail_chars(&outcome.tail, 300)
+                ),
+            )
+            .hint("fix the hook and run git kardwt gc --apply again")
+            .into());
+        }
+        steps.push(Step {
+            step: "cleanup hook",
+            ok: true,
+            detail: outcome.ending.to_string(),
+        });
+    }
+    let shown: Vec<String> = claim.ports.iter().map(u16::to_string).collect();
+    steps.push(Step {
+        step: "ports",
+        ok: true,
+        detail: if shown.is_empty() {
+            "none held".into()
+        } else {
+            format!("{} released", shown.join(", "))
+        },
+    });
+    events::append(
+        &ctx.repo.common_dir,
+        "released",
+        &claim.card,
+        path,
+        &format!("orphan; {released}"),
+        t.elapsed(),
+    );
+    Ok(steps)
+}

@@ -237,6 +237,8 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
         // 4. The branch.
         let branch = branch_step(&repo_lock, ctx, &rec, opts);
         steps.push(branch);
+        // 5. R-CLAIM: the card's claim, last.
+        crate::claim::forget(&ctx.repo.common_dir, &rec.card, &path);
     }
     events::append(
         &ctx.repo.common_dir,

@@ -250,7 +250,29 @@ fn remove(global: GlobalArgs) -> Result<()> {
             );
         }
         Verdict::Absent => {
-            eprintln!("kardwt: no worktree is registered at {shown}; nothing to release");
+            // R-ORPHAN: git no longer knows it, but the card's claim still names it.
+            let common = &ctx.repo.common_dir;
+            let orphan = crate::claim::orphans(common)
+                .into_iter()
+                .find(|c| c.path == path);
+            let Some(claim) = orphan else {
+                eprintln!("kardwt: no worktree is registered at {shown}; nothing to release");
+                return Ok(());
+            };
+            let cfg = ctx.rules()?.config;
+            let deadline =
+                crate::lifecycle::after(std::time::Instant::now(), cfg.action_timeout_seconds);
+            let steps = commands::release::release_orphan(&ctx, &cfg, &claim, GRACE, deadline)?;
+            crate::claim::delete(common, &claim.card);
+            let details: Vec<String> = steps
+                .iter()
+                .map(|s| format!("{}: {}", s.step, s.detail))
+                .collect();
+            eprintln!(
+                "kardwt: {shown} was already removed; released what card {}'s claim held ({})",
+                claim.card,
+                details.join("; ")
+            );
         }
         Verdict::Unseeded | Verdict::Base | Verdict::Foreign => {
             eprintln!("kardwt: {}; kardwt leaves it alone", report.explain());

@@ -22,7 +22,9 @@ pub fn run(ctx: &Context, args: &SelectArgs, out: &mut dyn Write) -> Result<i32>
             .hint("git kardwt select <card> --existing-or-base prints the card's ready worktree, else the base")
             .into());
     }
-    let entries = verify::scan(&ctx.repo)?;
+    // R-SCALE: the card's claim and its worktree's record, not every record.
+    let default = ctx.root().join(card.dir_name());
+    let entries = verify::scan_card(&ctx.repo, card.as_str(), &default)?;
     let path = ctx.card_path(&entries, &card)?;
     let report = verify::verify(&ctx.repo, &entries, &path, Some(&card));
     let fallback = match (report.verdict, report.state()) {

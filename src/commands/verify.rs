@@ -9,7 +9,15 @@ use crate::context::Context;
 use crate::verify;
 
 pub fn run(ctx: &Context, args: &VerifyArgs, out: &mut dyn Write) -> Result<i32> {
-    let entries = verify::scan(&ctx.repo)?;
+    // R-SCALE: the worktree's own record and its card's claim, not every record.
+    let entries = match &args.target.card {
+        Some(c) => {
+            let card = crate::card::CardId::parse(c)?;
+            let default = ctx.root().join(card.dir_name());
+            verify::scan_card(&ctx.repo, card.as_str(), &default)?
+        }
+        None => verify::scan_path(&ctx.repo, &ctx.target(&[], &args.target)?.0)?,
+    };
     let (path, card) = ctx.target(&entries, &args.target)?;
     let report = verify::verify(&ctx.repo, &entries, &path, card.as_ref());
     if args.json {

@@ -569,9 +569,10 @@ fn killed_right_after_the_worktree_exists_fails_closed_and_its_advice_works() {
 
     // And add now reuses it as it is; the killed run's intent is spent.
     assert_add_succeeds(&repo, "k1");
+    let claim = std::fs::read_to_string(repo.common_dir().join("kardwt/claims/k1")).unwrap();
     assert!(
-        !repo.common_dir().join("kardwt/intents/k1").exists(),
-        "a spent intent stayed"
+        claim.contains("state = \"complete\""),
+        "the intent outlived the record: {claim}"
     );
     assert_eq!(
         repo.prepare_runs(),
@@ -840,9 +841,10 @@ fn killed_during_the_checkout_the_next_add_removes_the_half_made_tree_and_recrea
     // The next add recognises its own interrupted creation, removes it and creates it again.
     let path = assert_add_succeeds(&repo, "k1");
     assert_whole(&repo, &path);
+    let claim = std::fs::read_to_string(repo.common_dir().join("kardwt/claims/k1")).unwrap();
     assert!(
-        !repo.common_dir().join("kardwt/intents/k1").exists(),
-        "the intent outlived the record"
+        claim.contains("state = \"complete\""),
+        "the intent outlived the record: {claim}"
     );
     let removed: Vec<_> = repo
         .events(Some("k1"))

@@ -4,6 +4,7 @@ mod support;
 
 mod add;
 mod adopt;
+mod claims;
 mod completion;
 mod concurrency;
 mod config;

@@ -42,7 +42,7 @@ impl Sleeper {
     }
 
     /// The exit status once the process ended (waits at most `timeout`).
-    fn ended(&mut self, timeout: Duration) -> Option<ExitStatus> {
+    pub(crate) fn ended(&mut self, timeout: Duration) -> Option<ExitStatus> {
         let mut status = None;
         wait_until(timeout, || {
             status = self.child.try_wait().unwrap();

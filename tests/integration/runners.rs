@@ -624,3 +624,40 @@ fn claude_round_trip_through_a_symlinked_root() {
     assert!(out.stderr.contains("removed"), "{out}");
     assert!(!printed.exists(), "{out}");
 }
+
+/// R-ORPHAN: Claude Code's WorktreeRemove for a tree something already removed with
+/// `git worktree remove`: the claim still names it, so its process, cleanup hook (in the base,
+/// reason orphan) and claim are released.
+#[test]
+fn claude_worktree_remove_of_an_already_removed_tree_releases_its_claim() {
+    let repo = TestRepo::new();
+    // The hook logs, then ends well although the tree is gone (`true` after `test -d`).
+    repo.write_rules(&rules_with_cleanup(&repo, "true"));
+    let (_, remove) = claude_commands();
+    let wt = repo.add_card("gone-first");
+    let mut sleeper = Sleeper::start(&repo, &wt.join("src"));
+    repo.git(
+        &repo.base,
+        &["worktree", "remove", "--force", wt.to_str().unwrap()],
+    );
+    let out = run_sh(
+        &repo,
+        &repo.base,
+        &remove,
+        &remove_payload(&repo.base, &wt),
+        &[],
+    );
+    out.expect_code(0);
+    assert!(gone(&mut sleeper), "the process inside survived:\n{out}");
+    assert!(out.stderr.contains("already removed"), "{out}");
+    let lines = cleanup_lines(&repo);
+    assert!(
+        lines.contains(&format!(
+            "gone-first orphan cleanup {}",
+            repo.base.display()
+        )),
+        "the cleanup hook did not run in the base as orphan: {lines:?}\n{out}"
+    );
+    assert!(!repo.common_dir().join("kardwt/claims/gone-first").exists());
+    assert!(event_names(&repo, "gone-first").contains(&"released".to_owned()));
+}

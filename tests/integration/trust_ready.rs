@@ -242,9 +242,13 @@ fn bare_start(repo: &TestRepo, card: &str, intent: bool) -> (PathBuf, PathBuf) {
     std::fs::write(admin.join("commondir"), "../..\n").unwrap();
     std::fs::write(admin.join("HEAD"), format!("{}\n", "0".repeat(40))).unwrap();
     if intent {
-        let intents = repo.common_dir().join("kardwt/intents");
-        std::fs::create_dir_all(&intents).unwrap();
-        std::fs::write(intents.join(card), path.to_str().unwrap()).unwrap();
+        let claims = repo.common_dir().join("kardwt/claims");
+        std::fs::create_dir_all(&claims).unwrap();
+        let claim = format!(
+            "schema = 1\ncard = \"{card}\"\npath = \"{}\"\nstate = \"intent\"\ncreated_at = \"2026-01-01T00:00:00Z\"\nupdated_at = \"2026-01-01T00:00:00Z\"\n",
+            path.display()
+        );
+        std::fs::write(claims.join(card), claim).unwrap();
     }
     (path, admin)
 }
@@ -260,7 +264,8 @@ fn add_clears_the_empty_start_its_own_killed_run_left_and_nothing_else() {
     assert_eq!(out.stdout, line(&path), "{out}");
     repo.kardwt_ok(&repo.base, &["verify", "k3"]);
     assert!(path.join("README.md").is_file());
-    assert!(!repo.common_dir().join("kardwt/intents/k3").exists());
+    let claim = std::fs::read_to_string(repo.common_dir().join("kardwt/claims/k3")).unwrap();
+    assert!(claim.contains("state = \"complete\""), "{claim}");
     assert_eq!(linked_paths(&repo), vec![path.clone()]);
 
     // Without the intent, or with anything in the directory, it is not kardwt's: refused,

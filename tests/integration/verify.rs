@@ -252,8 +252,15 @@ fn a_card_claimed_by_two_records_is_malformed() {
     repo.edit_record(&eleven, "card", "10");
     repo.edit_record(&eleven, "branch", "card/10");
     let before = (snapshot(&ten), snapshot(&repo.admin_dir(&ten)));
-    let out = repo.kardwt(&repo.base, &["verify", "10"]);
+    // R-SCALE: verify reads the worktree's own record and its card's claim, which names the
+    // worktree that owns card 10: the stray record is malformed, card 10's tree is not.
+    let out = repo.kardwt(&repo.base, &["verify", "--path", eleven.to_str().unwrap()]);
     out.expect_code(3);
+    assert!(out.stdout.contains("FAIL card_unique"), "{out}");
+    repo.kardwt_ok(&repo.base, &["verify", "10"]);
+    let selected = repo.kardwt_ok(&repo.base, &["select", "10", "--existing-or-base"]);
+    assert_eq!(selected.trim_end(), ten.to_str().unwrap());
+    // add, which scans every record under the lock, still refuses the doubly claimed card.
     let out = repo.kardwt(&repo.base, &["add", "10"]);
     out.expect_code(3);
     assert_eq!(out.stdout, "", "{out}");

@@ -6,7 +6,11 @@
 #   P3  `git kardwt list --json` vs `git worktree list --porcelain` with 200 worktrees
 #   P4  `git kardwt verify` vs `git rev-parse HEAD`, inside a worktree
 #   P5  the pre-push check of 100 new commits vs `git rev-parse HEAD` (goal: a small multiple)
-#   P7  P4 again with the worktrees of P3 (verify reads every record: it runs on every push)
+#   P7  P4 again with the worktrees of P3 (verify reads its own record and its card's claim
+#       only, SPEC R-SCALE: it runs on every push)
+#   P10 how `git kardwt add` grows from the few worktrees before P3 to P3's: its slowdown
+#       divided by git's own (`git fetch` + `git worktree add`, as P2) over the same span
+#       (goal 1.1; git itself slows several times there)
 #   P6  `git kardwt guard` on a 1 MiB command line run 300 directories deep, in the repository
 #       of P3 (200 worktrees), vs `git rev-parse HEAD`; its real goal is absolute (SPEC
 #       R-TRUST 9: under 100 ms), printed under the table
@@ -25,7 +29,7 @@ set -euo pipefail
 FILES=${BENCH_FILES:-5000}
 WORKTREES=${BENCH_WORKTREES:-200}
 TRIALS=${BENCH_TRIALS:-15}
-ONLY=" ${BENCH_ONLY:-P1 P2 P3 P4 P5 P6 P7 P8 P9} "
+ONLY=" ${BENCH_ONLY:-P1 P2 P3 P4 P5 P6 P7 P8 P9 P10} "
 BEFORE=${BENCH_BEFORE:-}
 want() { [[ $ONLY == *" $1 "* ]]; }
 
@@ -170,15 +174,34 @@ done
 row P5 "$(printf '%s\n' "${p5_k[@]}" | median)" "$(printf '%s\n' "${p5_g[@]}" | median)" 10.0
 fi
 
-# P3: listing many worktrees. Create them cheaply (no checkout) and record them with kardwt.
-if want P3 || want P6 || want P7; then
+# P10: add with few worktrees, and (after P3's setup) with many: kardwt and git each.
+# p10_measure TAG: print the medians of kardwt add and of git fetch + worktree add.
+p10_measure() {
+	local k=() g=() i
+	for i in $(seq 1 "${BENCH_P10_RUNS:-5}"); do
+		k+=("$(time_us git -C "$base" kardwt add "grow$1-$i")")
+		g+=("$(time_us sh -c "git -C '$base' fetch -q origin main && git -C '$base' worktree add -q -b grow/$1-$i '$work/grow-$1-$i' FETCH_HEAD")")
+	done
+	echo "$(printf '%s\n' "${k[@]}" | median) $(printf '%s\n' "${g[@]}" | median)"
+}
+if want P10; then
+	echo "P10: add with $(git -C "$base" worktree list --porcelain | grep -c '^worktree ') worktrees" >&2
+	read -r p10_k0 p10_g0 < <(p10_measure few)
+fi
+
+# P3: listing many worktrees. Create them cheaply (a sparse checkout of one file: a tree
+# without an index is refused by `prepare`, SPEC §17.5) and record them with kardwt.
+if want P3 || want P6 || want P7 || want P10; then
 echo "P3: list with $WORKTREES worktrees" >&2
 for i in $(seq 1 "$WORKTREES"); do
 	git -C "$base" worktree add -q --no-checkout -b "card/l$i" "$work/many/card-l$i" main 2>/dev/null
+	git -C "$work/many/card-l$i" sparse-checkout set --no-cone /d1/f1.txt
+	git -C "$work/many/card-l$i" read-tree -mu HEAD
 done
 for i in $(seq 1 "$WORKTREES"); do
-	git -C "$base" kardwt prepare --path "$work/many/card-l$i" >/dev/null 2>&1 || true
+	git -C "$base" kardwt prepare --path "$work/many/card-l$i" >/dev/null
 done
+echo "P3: $(ls "$base/.git/kardwt/claims" | wc -l) recorded worktrees" >&2
 fi
 if want P3; then
 p3_k=() p3_g=() p3_b=() p3_a=()
@@ -202,6 +225,18 @@ fi
 if want P7; then
 	echo "P7: verify with $WORKTREES worktrees vs rev-parse HEAD" >&2
 	verify_rows P7 "$wt"
+fi
+
+# P10, the second half: add again among P3's worktrees; growth = time with many / time with few.
+if want P10; then
+	echo "P10: add with $(git -C "$base" worktree list --porcelain | grep -c '^worktree ') worktrees" >&2
+	read -r p10_kn p10_gn < <(p10_measure many)
+	p10_kg=$(ratio "$p10_kn" "$p10_k0")
+	p10_gg=$(ratio "$p10_gn" "$p10_g0")
+	p10_r=$(ratio "$p10_kg" "$p10_gg")
+	echo "P10: kardwt add $(ms "$p10_k0") -> $(ms "$p10_kn") ms (x$p10_kg), git $(ms "$p10_g0") -> $(ms "$p10_gn") ms (x$p10_gg)" >&2
+	rows+=("$(printf '%-4s %12s %12s %8s %6s  %s' P10 "x$p10_kg" "x$p10_gg" "$p10_r" 1.1 \
+		"$(awk -v r="$p10_r" 'BEGIN { print (r <= 1.1 ? "met" : "MISSED") }')")")
 fi
 
 # P6: the guard on a 1 MiB line (thousands of operands that do not exist, a managed worktree

@@ -1,0 +1,375 @@
+//! Claims (SPEC R-CLAIM): one small TOML file per card under `<common dir>/kardwt/claims/`,
+//! written before `git worktree add` runs (`intent`), completed with the record, deleted last
+//! on removal. Unlike the record it outlives git's admin dir, so a worktree removed behind
+//! kardwt's back leaves an orphan claim that `gc --apply` releases (R-ORPHAN).
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+use crate::record::{self, Record};
+
+/// Written last by the migration of a repository that had records but no claims.
+const MIGRATED: &str = ".migrated";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ClaimState {
+    /// `git worktree add` is about to run or ran; the record is not written yet.
+    Intent,
+    /// The record exists.
+    Complete,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Claim {
+    pub schema: u32,
+    pub card: String,
+    pub path: PathBuf,
+    /// The admin dir's name under `<common dir>/worktrees/` (empty while an intent).
+    #[serde(default)]
+    pub admin: String,
+    pub state: ClaimState,
+    pub created_at: String,
+    pub updated_at: String,
+    #[serde(default)]
+    pub ports: Vec<u16>,
+    #[serde(default)]
+    pub branch: String,
+    #[serde(default)]
+    pub base_ref: String,
+    /// Its record says `released` (R-RUNNER): the cleanup hook ran and the ports went back.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub released: bool,
+}
+
+impl Claim {
+    /// Does git still know the worktree this claim names? Its admin dir exists and its
+    /// `gitdir` still points at the claimed path (pure file reads, no git).
+    pub fn known(&self, common_dir: &Path) -> bool {
+        if self.admin.is_empty() {
+            return self.path.join(".git").exists();
+        }
+        let admin = common_dir.join("worktrees").join(&self.admin);
+        std::fs::read_to_string(admin.join("gitdir")).is_ok_and(|g| {
+            let g = PathBuf::from(g.trim());
+            g.parent() == Some(self.path.as_path())
+                || std::fs::canonicalize(&g).is_ok_and(|c| c.parent() == Some(self.path.as_path()))
+        })
+    }
+
+    /// An orphan: complete, and git no longer knows its worktree (removed, pruned, or the
+    /// directory deleted).
+    pub fn orphan(&self, common_dir: &Path) -> bool {
+        self.state == ClaimState::Complete && (!self.known(common_dir) || !self.path.is_dir())
+    }
+}
+
+/// The claims directory.
+pub fn dir(common_dir: &Path) -> PathBuf {
+    crate::lock::kardwt_dir(common_dir).join("claims")
+}
+
+/// The claim file of `card`.
+pub fn file(common_dir: &Path, card: &str) -> PathBuf {
+    dir(common_dir).join(card)
+}
+
+/// Read `card`'s claim: `None` when there is none, `Some(Err)` when it does not parse.
+pub fn load(common_dir: &Path, card: &str) -> Option<Result<Claim, String>> {
+    let f = file(common_dir, card);
+    match std::fs::read_to_string(&f) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => Some(Err(format!("cannot read {}: {e}", f.display()))),
+        Ok(text) => Some(
+            toml::from_str::<Claim>(&text).map_err(|e| format!("{}: {}", f.display(), e.message())),
+        ),
+    }
+}
+
+/// Has this repository's claims been migrated (or begun with claims)? Until then verification
+/// cannot rely on them.
+pub fn migrated(common_dir: &Path) -> bool {
+    dir(common_dir).join(MIGRATED).exists()
+}
+
+/// Every claim, in card order (unparsable ones skipped).
+pub fn all(common_dir: &Path) -> Vec<Claim> {
+    let Ok(entries) = std::fs::read_dir(dir(common_dir)) else {
+        return Vec::new();
+    };
+    let mut out: Vec<Claim> = entries
+        .filter_map(|e| e.ok())
+        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        .filter_map(|e| toml::from_str(&std::fs::read_to_string(e.path()).ok()?).ok())
+        .collect();
+    out.sort_by(|a: &Claim, b| a.card.cmp(&b.card));
+    out
+}
+
+/// The orphan claims of this repository.
+pub fn orphans(common_dir: &Path) -> Vec<Claim> {
+    all(common_dir)
+        .into_iter()
+        .filter(|c| c.orphan(common_dir))
+        .collect()
+}
+
+/// The complete claims whose worktree git no longer knows at all (removed or pruned behind
+/// kardwt's back; a registered tree whose directory alone is gone is listed as prunable), for
+/// `list` in one pass: the claims directory is listed once and only the
+/// claims of cards no registered record in `recorded` names are read (a card's registered
+/// record means git still knows its worktree).
+pub fn vanished_among(common_dir: &Path, recorded: &std::collections::HashSet<&str>) -> Vec<Claim> {
+    let Ok(entries) = std::fs::read_dir(dir(common_dir)) else {
+        return Vec::new();
+    };
+    let mut out: Vec<Claim> = entries
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            if name.starts_with('.') || recorded.contains(name.as_str()) {
+                return None;
+            }
+            toml::from_str::<Claim>(&std::fs::read_to_string(e.path()).ok()?).ok()
+        })
+        .filter(|c| c.state == ClaimState::Complete && !c.known(common_dir))
+        .collect();
+    out.sort_by(|a, b| a.card.cmp(&b.card));
+    out
+}
+
+/// Write `claim` to `dest`: the whole file into a temporary one, fsync, then either rename over
+/// `dest` (`replace`) or hard-link to it, which fails when `dest` exists (create-new).
+fn put(common_dir: &Path, claim: &Claim, replace: bool) -> std::io::Result<()> {
+    let d = dir(common_dir);
+    std::fs::create_dir_all(&d)?;
+    let text = toml::to_string(claim).map_err(std::io::Error::other)?;
+    let dest = file(common_dir, &claim.card);
+    let tmp = d.join(format!(".{}.tmp-{}", claim.card, std::process::id()));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()?;
+        if replace {
+            std::fs::rename(&tmp, &dest)
+        } else {
+            std::fs::hard_link(&tmp, &dest)
+        }
+    })();
+    let _ = std::fs::remove_file(&tmp);
+    result
+}
+
+/// R-CLAIM: before `git worktree add` of `card` at `path` (under the repository lock), claim
+/// the card (`intent`). A claim already there is replaced when it is a leftover intent, names
+/// this same path, or is an orphan (`add` released it just before); a claim of a worktree git
+/// still knows elsewhere is refused.
+pub fn intend(common_dir: &Path, card: &str, path: &Path, branch: &str) -> Result<()> {
+    migrate(common_dir);
+    intend_only(common_dir, card, path, branch)
+}
+
+/// [`intend`] without the migration check.
+fn intend_only(common_dir: &Path, card: &str, path: &Path, branch: &str) -> Result<()> {
+    let now = record::now();
+    let claim = Claim {
+        schema: 1,
+        card: card.to_owned(),
+        path: crate::repo::absolutize(path),
+        admin: String::new(),
+        state: ClaimState::Intent,
+        created_at: now.clone(),
+        updated_at: now,
+        ports: Vec::new(),
+        branch: branch.to_owned(),
+        base_ref: String::new(),
+        released: false,
+    };
+    let f = file(common_dir, card);
+    match put(common_dir, &claim, false) {
+        Ok(()) => return Ok(()),
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
+            return Err(e).with_context(|| format!("could not write the claim {}", f.display()))
+        }
+        Err(_) => {}
+    }
+    if let Some(Ok(old)) = load(common_dir, card) {
+        let same = crate::repo::absolutize(&old.path) == claim.path;
+        if !same && old.state == ClaimState::Complete && !old.orphan(common_dir) {
+            return Err(crate::error::Fail::new(
+                crate::error::Code::Refused,
+                format!(
+                    "card {card} is already claimed by the worktree at {}",
+                    old.path.display()
+                ),
+            )
+            .hint(format!(
+                "use that worktree, or remove it first: git kardwt remove {card}"
+            ))
+            .into());
+        }
+    }
+    put(common_dir, &claim, true)
+        .with_context(|| format!("could not write the claim {}", f.display()))
+}
+
+/// Complete `rec`'s claim (its record in `admin` was just written). Keeps the claim's
+/// creation time.
+pub fn complete(admin: &Path, rec: &Record) -> Result<()> {
+    // The first claim written migrates the records older kardwts left without one.
+    migrate(&rec.common_dir);
+    complete_only(admin, rec)
+}
+
+/// [`complete`] without the migration check.
+fn complete_only(admin: &Path, rec: &Record) -> Result<()> {
+    let common = &rec.common_dir;
+    let created_at = match load(common, &rec.card) {
+        // Another live worktree's claim is never taken over (R-VERIFY refuses this one).
+        Some(Ok(old))
+            if old.state == ClaimState::Complete
+                && crate::repo::absolutize(&old.path) != crate::repo::absolutize(&rec.path)
+                && !old.orphan(common) =>
+        {
+            return Ok(())
+        }
+        Some(Ok(old)) => old.created_at,
+        _ => rec.created_at.clone(),
+    };
+    let claim = Claim {
+        schema: 1,
+        card: rec.card.clone(),
+        path: rec.path.clone(),
+        admin: admin
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        state: ClaimState::Complete,
+        created_at,
+        updated_at: record::now(),
+        ports: rec.ports.clone(),
+        branch: rec.branch.clone(),
+        base_ref: rec.base_ref.clone(),
+        released: rec.state == record::State::Released,
+    };
+    if load(common, &rec.card).is_some_and(|c| c.as_ref() == Ok(&claim)) {
+        return Ok(());
+    }
+    put(common, &claim, true).with_context(|| {
+        format!(
+            "could not write the claim {}",
+            file(common, &rec.card).display()
+        )
+    })
+}
+
+/// Delete `card`'s claim if it names `path` (removal's last step; also a failed creation's
+/// undo). A claim naming another path is another worktree's and stays.
+pub fn forget(common_dir: &Path, card: &str, path: &Path) {
+    if let Some(Ok(c)) = load(common_dir, card) {
+        let p = crate::repo::absolutize(path);
+        if crate::repo::absolutize(&c.path) != p
+            && std::fs::canonicalize(&c.path).ok().as_deref() != Some(p.as_path())
+        {
+            return;
+        }
+    }
+    let _ = std::fs::remove_file(file(common_dir, card));
+}
+
+/// Delete `card`'s claim whatever it names (an orphan's release).
+pub fn delete(common_dir: &Path, card: &str) {
+    let _ = std::fs::remove_file(file(common_dir, card));
+}
+
+/// Does a leftover intent say that an interrupted `add` of `card` created `path`?
+pub fn intended(common_dir: &Path, card: &str, path: &Path) -> bool {
+    load(common_dir, card).is_some_and(|c| {
+        c.is_ok_and(|c| {
+            c.state == ClaimState::Intent
+                && (crate::repo::absolutize(&c.path) == crate::repo::absolutize(path)
+                    || std::fs::canonicalize(&c.path)
+                        .is_ok_and(|n| n == crate::repo::absolutize(path)))
+        })
+    })
+}
+
+/// Migration (SPEC R-CLAIM): a repository with records but no claims gets a claim for every
+/// recorded worktree, and issue 10's `kardwt/intents/` become intent claims. Run when the
+/// repository lock is taken, and before the first claim is written (a repository whose
+/// records were all made by the hook or `prepare --path`); idempotent (a marker is written
+/// last, existing claims are kept).
+pub fn migrate(common_dir: &Path) {
+    let d = dir(common_dir);
+    if d.join(MIGRATED).exists() {
+        return;
+    }
+    if let Ok(entries) = std::fs::read_dir(common_dir.join("worktrees")) {
+        for e in entries.filter_map(|e| e.ok()) {
+            let admin = e.path();
+            if let record::Loaded::Parsed(rec) = record::load(&admin) {
+                if load(common_dir, &rec.card).is_none() {
+                    let mut rec = *rec;
+                    rec.common_dir = common_dir.to_path_buf();
+                    let _ = complete_only(&admin, &rec);
+                }
+            }
+        }
+    }
+    let intents = crate::lock::kardwt_dir(common_dir).join("intents");
+    if let Ok(entries) = std::fs::read_dir(&intents) {
+        for e in entries.filter_map(|e| e.ok()) {
+            let card = e.file_name().to_string_lossy().into_owned();
+            if card.starts_with('.') || load(common_dir, &card).is_some() {
+                continue;
+            }
+            if let Ok(b) = std::fs::read(e.path()) {
+                let path = PathBuf::from(String::from_utf8_lossy(&b).into_owned());
+                let _ = intend_only(common_dir, &card, &path, "");
+            }
+        }
+        let _ = std::fs::remove_dir_all(&intents);
+    }
+    if std::fs::create_dir_all(&d).is_ok() {
+        let _ = std::fs::write(d.join(MIGRATED), b"1\n");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_claim_on_one_card_cannot_be_created() {
+        let dir = tempfile::tempdir().unwrap();
+        let common = dir.path();
+        let live = common.join("w1");
+        std::fs::create_dir_all(live.join(".git")).unwrap();
+        intend(common, "7", &live, "card/7").unwrap();
+        let mut c = load(common, "7").unwrap().unwrap();
+        c.state = ClaimState::Complete;
+        put(common, &c, true).unwrap();
+        // The claim is complete and its tree exists: a claim at another path is refused.
+        let err = intend(common, "7", &common.join("w2"), "card/7").unwrap_err();
+        assert!(err.to_string().contains("already claimed"), "{err}");
+        assert_eq!(load(common, "7").unwrap().unwrap().path, live);
+        // The create-new write itself fails on an existing file.
+        let again = put(common, &c, false).unwrap_err();
+        assert_eq!(again.kind(), std::io::ErrorKind::AlreadyExists);
+    }
+
+    #[test]
+    fn an_intent_is_recognised_for_its_path_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let common = dir.path();
+        intend(common, "8", &common.join("a"), "").unwrap();
+        assert!(intended(common, "8", &common.join("a")));
+        assert!(!intended(common, "8", &common.join("b")));
+        forget(common, "8", &common.join("b"));
+        assert!(load(common, "8").is_some());
+        forget(common, "8", &common.join("a"));
+        assert!(load(common, "8").is_none());
+    }
+}
