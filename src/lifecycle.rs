@@ -168,9 +168,14 @@ impl Prep<'_> {
             self.run_hook(&mut rec, admin)?;
         }
         // R-TRUST 5: a tree whose checkout did not complete is never ready. A reused ready
-        // tree's deleted files are the user's work, not a half-made checkout.
+        // tree's deleted files are the user's work, not a half-made checkout; a tree `add`
+        // checked out itself a moment ago (git said so by exiting 0) needs no file listing.
+        let fresh_full_checkout = rec.origin == Origin::Add
+            && rec.reason == Reason::Create
+            && self.cfg.checkout.mode == CheckoutMode::Full;
         let probe = match rec.reason {
             Reason::Reuse => Probe::Index,
+            _ if fresh_full_checkout => Probe::Index,
             _ => Probe::Files,
         };
         if let Some(why) = crate::verify::checkout_incomplete(&rec.path, admin, probe) {
