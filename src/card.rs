@@ -40,8 +40,11 @@ impl CardId {
             .and_then(|id| CardId::parse(id).ok())
     }
 
-    /// Make any string a valid id: invalid characters become `-` (used for worktrees created
-    /// outside kardwt, whose admin dir name stands in for the card).
+    /// Make any string a valid id, deterministically (pure): every character other than
+    /// letters, digits, `.`, `_` and `-` becomes `-`, a string not starting with a letter or
+    /// digit gets a `w` in front, the result is cut to 128, and what R-ID still forbids (`..`,
+    /// a trailing `.` or `.lock`) is replaced in place. Used for worktrees created outside
+    /// kardwt (their admin dir name stands in for the card) and for runners' worktree names.
     pub fn sanitize(raw: &str) -> CardId {
         let mut s: String = raw
             .chars()
@@ -53,21 +56,24 @@ impl CardId {
                 }
             })
             .collect();
-        while s.contains("..") {
-            s = s.replace("..", ".-");
-        }
-        if s.ends_with(".lock") {
-            s.truncate(s.len() - ".lock".len());
-            s.push_str("-lock");
-        }
-        while s.ends_with('.') {
-            s.pop();
-            s.push('-');
-        }
         if !s.starts_with(|c: char| c.is_ascii_alphanumeric()) {
             s.insert(0, 'w');
         }
         s.truncate(128);
+        while s.contains("..") {
+            s = s.replace("..", ".-");
+        }
+        loop {
+            if s.ends_with(".lock") {
+                s.truncate(s.len() - ".lock".len());
+                s.push_str("-lock");
+            } else if s.ends_with('.') {
+                s.pop();
+                s.push('-');
+            } else {
+                break;
+            }
+        }
         CardId::parse(&s).unwrap_or_else(|_| CardId("worktree".to_owned()))
     }
 }

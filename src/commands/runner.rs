@@ -52,40 +52,9 @@ pub fn claude(global: GlobalArgs, cmd: &ClaudeCommand, out: &mut dyn Write) -> R
     }
 }
 
-/// The card id for a Claude worktree name (pure, deterministic): every character other than
-/// letters, digits, `.`, `_` and `-` becomes `-`, a name not starting with a letter or digit
-/// gets a `w` in front, the result is cut to 128, and what R-ID still forbids (`..`, a trailing
-/// `.` or `.lock`) is replaced in place.
+/// The card id for a Claude worktree name (pure, deterministic): see [`CardId::sanitize`].
 pub fn card_for(name: &str) -> CardId {
-    let mut s: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect();
-    if !s.starts_with(|c: char| c.is_ascii_alphanumeric()) {
-        s.insert(0, 'w');
-    }
-    s.truncate(128);
-    while s.contains("..") {
-        s = s.replace("..", ".-");
-    }
-    loop {
-        if s.ends_with(".lock") {
-            s.truncate(s.len() - ".lock".len());
-            s.push_str("-lock");
-        } else if s.ends_with('.') {
-            s.pop();
-            s.push('-');
-        } else {
-            break;
-        }
-    }
-    CardId::parse(&s).unwrap_or_else(|_| CardId::sanitize(&s))
+    CardId::sanitize(name)
 }
 
 /// Read the hook's JSON payload from stdin (only the first value; unknown fields ignored).
