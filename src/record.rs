@@ -119,9 +119,16 @@ pub fn path_in(admin: &Path) -> PathBuf {
     admin.join(FILE_NAME)
 }
 
+/// The largest record read: far above any real one (its lists name links, ports and copies).
+const MAX_RECORD_BYTES: u64 = 4 * 1024 * 1024;
+
 /// Read the record of the worktree administered in `admin`.
 pub fn load(admin: &Path) -> Loaded {
-    match std::fs::read_to_string(path_in(admin)) {
+    // Read without blocking and bounded: a FIFO or a huge file planted as the record is
+    // malformed (fail closed), never a hang (R-TRUST).
+    let read = crate::repo::read_bounded(&path_in(admin), MAX_RECORD_BYTES)
+        .and_then(|b| String::from_utf8(b).map_err(std::io::Error::other));
+    match read {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Loaded::Absent,
         Err(e) => Loaded::Malformed(format!("cannot read {}: {e}", path_in(admin).display())),
         Ok(text) => match parse(&text) {

@@ -280,19 +280,33 @@ const MAX_PATH_FILE: u64 = 64 * 1024;
 /// (and fails to parse) instead of hanging `list` or the pre-push check; a device is cut at
 /// the limit.
 fn read_small(path: &Path) -> Option<Vec<u8>> {
+    read_bounded(path, MAX_PATH_FILE).ok()
+}
+
+/// At most `max` bytes of the file at `path`, opened without blocking (a FIFO or a device
+/// planted where kardwt expects a small file never hangs it: a FIFO reads as empty); a larger
+/// file is an error (`InvalidData`), a missing one `NotFound`.
+pub fn read_bounded(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt as _;
     let flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY;
     let mut buf = Vec::with_capacity(512);
-    std::fs::OpenOptions::new()
+    let read = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(flags.bits() as i32)
-        .open(path)
-        .ok()?
-        .take(MAX_PATH_FILE + 1)
-        .read_to_end(&mut buf)
-        .ok()?;
-    (buf.len() as u64 <= MAX_PATH_FILE).then_some(buf)
+        .open(path)?
+        .take(max + 1)
+        .read_to_end(&mut buf);
+    match read {
+        Ok(_) if buf.len() as u64 <= max => Ok(buf),
+        Ok(_) => Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("larger than {max} bytes"),
+        )),
+        // A FIFO with no writer, opened without blocking: nothing to read.
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Ok(Vec::new()),
+        Err(e) => Err(e),
+    }
 }
 
 #[cfg(test)]

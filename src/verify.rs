@@ -617,7 +617,10 @@ pub enum Probe {
 /// probes and, for [`Probe::Files`], one `git ls-files --deleted` (a stat per tracked file:
 /// about 4 ms for 3,000 files).
 pub fn checkout_incomplete(path: &Path, admin: &Path, probe: Probe) -> Option<Incomplete> {
-    let locked = std::fs::read_to_string(admin.join("locked")).ok();
+    // Non-blocking and bounded: a FIFO planted as `locked` must not hang the probe.
+    let locked = crate::repo::read_bounded(&admin.join("locked"), 64 * 1024)
+        .ok()
+        .map(|b| String::from_utf8_lossy(&b).into_owned());
     if probe == Probe::Mark {
         return judge_checkout(locked.as_deref(), true, None);
     }

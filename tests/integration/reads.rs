@@ -159,3 +159,54 @@ fn relative(to: &std::path::Path, from: &std::path::Path) -> PathBuf {
     }
     out
 }
+
+/// A FIFO planted as a worktree's record (`kardwt.toml`) or as git's `locked` file in its admin
+/// dir is read without blocking: the record is malformed (exit 3, fail closed) and nothing hangs
+/// or changes.
+#[test]
+fn a_fifo_planted_as_the_record_or_the_lock_mark_hangs_nothing() {
+    let repo = TestRepo::new();
+    repo.write_rules(&repo.rules_with_prepare(false));
+    let wt = repo.add_card("6");
+    let admin = repo.admin_dir(&wt);
+    std::fs::remove_file(admin.join("kardwt.toml")).unwrap();
+    let made = repo
+        .command("mkfifo", &admin)
+        .arg("kardwt.toml")
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let hung = std::time::Duration::from_secs(30);
+    let out = repo
+        .spawn("git", &repo.base, &["kardwt", "verify", "6", "--json"])
+        .wait(hung);
+    out.expect_code(3);
+    let v = out.json();
+    assert_eq!(v["verdict"], "foreign", "{out}");
+    assert_eq!(v["checks"][4]["name"], "record_parses", "{out}");
+    assert_eq!(v["checks"][4]["ok"], false, "{out}");
+    let list = repo
+        .spawn("git", &repo.base, &["kardwt", "list"])
+        .wait(hung);
+    list.expect_code(0);
+
+    // The lock mark: prepare --path of an unrecorded tree whose `locked` is a FIFO.
+    let other = repo.sibling("other");
+    repo.worktree_add_unhooked(&[other.to_str().unwrap(), "-b", "feature/other"]);
+    let other_admin = repo.admin_dir(&other);
+    let made = repo
+        .command("mkfifo", &other_admin)
+        .arg("locked")
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let out = repo
+        .spawn(
+            "git",
+            &repo.base,
+            &["kardwt", "prepare", "--path", other.to_str().unwrap()],
+        )
+        .wait(hung);
+    assert!(!out.stderr.contains("panicked"), "{out}");
+    assert_ne!(out.code, -1, "prepare hung:\n{out}");
+}
