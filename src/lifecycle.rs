@@ -368,11 +368,7 @@ pub fn remove_worktree_forced(
     base: &Path,
     path: &Path,
 ) -> Result<(), String> {
-    match git::worktree_remove(lock, base, path, git::Force::Once, None) {
-        Ok(o) if o.ok => Ok(()),
-        Ok(o) => Err(programs::tail_chars(&o.stderr, 120)),
-        Err(e) => Err(programs::tail_chars(&e.to_string(), 120)),
-    }
+    remove_worktree(lock, base, path, git::Force::Once)
 }
 
 /// `git worktree remove --force --force P`: also a tree git still holds locked `initializing`
@@ -382,7 +378,17 @@ pub fn remove_half_made(
     base: &Path,
     path: &Path,
 ) -> Result<(), String> {
-    match git::worktree_remove(lock, base, path, git::Force::Twice, None) {
+    remove_worktree(lock, base, path, git::Force::Twice)
+}
+
+/// `git worktree remove` with `force`; the error is git's refusal, capped at 120 characters.
+fn remove_worktree(
+    lock: &crate::lock::RepoLock,
+    base: &Path,
+    path: &Path,
+    force: git::Force,
+) -> Result<(), String> {
+    match git::worktree_remove(lock, base, path, force, None) {
         Ok(o) if o.ok => Ok(()),
         Ok(o) => Err(programs::tail_chars(&o.stderr, 120)),
         Err(e) => Err(programs::tail_chars(&e.to_string(), 120)),
