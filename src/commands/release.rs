@@ -193,31 +193,17 @@ pub fn release_verified(
     report: &verify::Report,
     grace: Duration,
 ) -> Result<Release> {
-    let Some(seen) = &report.record else {
-        anyhow::bail!("internal error: a verified worktree without record");
-    };
-    let card = CardId::parse(&seen.card)?;
-    let path = report.path.clone();
     let rules = ctx.rules()?;
     let cfg = &rules.config;
     let cleanup = cleanup_program(cfg)?;
-    let deadline = lifecycle::after(Instant::now(), cfg.action_timeout_seconds);
-    let holder = format!("git kardwt release {card}");
-    let locked = lifecycle::lock_and_verify(ctx, &card, Some(&card), deadline, &holder, |_| {
-        Ok(path.clone())
-    })?;
-    let report = &locked.report;
-    let (Verdict::Verified, Some(mut rec), Some(admin)) =
-        (report.verdict, report.record.clone(), report.admin.clone())
-    else {
-        return Err(failed(format!(
-            "{} changed while waiting for card {card}'s lock: {}; nothing was released",
-            path.display(),
-            report.explain()
-        ))
-        .hint("check it with git kardwt verify, then run release again")
-        .into());
-    };
+    let Relocked {
+        card: _,
+        path,
+        mut rec,
+        admin,
+        deadline,
+        held: _held,
+    } = relock(ctx, report, cfg, "release", "nothing was released")?;
     let (mut steps, hook_failed) = release_locked(
         ctx,
         cfg,
@@ -346,6 +332,63 @@ pub fn ports_again(
         &format!("git kardwt add {card}"),
     )?;
     lifecycle::allocate_ports(ctx, cfg, card)
+}
+
+/// A verified worktree verified again under its card's lock, before `remove` or `release`
+/// acts on it: only the record read then is acted on and written (a copy read before the lock
+/// could be stale).
+pub struct Relocked {
+    pub card: CardId,
+    pub path: PathBuf,
+    pub rec: Record,
+    pub admin: PathBuf,
+    /// The action's deadline, started from the rules.
+    pub deadline: Instant,
+    /// Holds the card's lock until dropped; its report is the one verified under the lock.
+    pub held: lifecycle::Locked,
+}
+
+/// Take the card's lock for `verb` (`remove`, `release`) and verify `report`'s worktree again;
+/// a worktree that no longer verifies is an error saying `nothing` happened.
+pub fn relock(
+    ctx: &Context,
+    report: &verify::Report,
+    cfg: &Config,
+    verb: &str,
+    nothing: &str,
+) -> Result<Relocked> {
+    let Some(seen) = &report.record else {
+        anyhow::bail!("internal error: a verified worktree without record");
+    };
+    let card = CardId::parse(&seen.card)?;
+    let path = report.path.clone();
+    let deadline = lifecycle::after(Instant::now(), cfg.action_timeout_seconds);
+    let holder = format!("git kardwt {verb} {card}");
+    let held = lifecycle::lock_and_verify(ctx, &card, Some(&card), deadline, &holder, |_| {
+        Ok(path.clone())
+    })?;
+    let now = &held.report;
+    let (Verdict::Verified, Some(rec), Some(admin)) =
+        (now.verdict, now.record.clone(), now.admin.clone())
+    else {
+        return Err(failed(format!(
+            "{} changed while waiting for card {card}'s lock: {}; {nothing}",
+            path.display(),
+            now.explain()
+        ))
+        .hint(format!(
+            "check it with git kardwt verify, then run {verb} again"
+        ))
+        .into());
+    };
+    Ok(Relocked {
+        card,
+        path,
+        rec,
+        admin,
+        deadline,
+        held,
+    })
 }
 
 /// R-ORPHAN: release what the orphan `claim` (its worktree removed or its directory deleted

@@ -18,7 +18,7 @@ use crate::error::{failed, refused};
 use crate::programs;
 use crate::record::{self, Reason, Record, State};
 use crate::verify::{self, Verdict};
-use crate::{dirty, events, git, lifecycle, lock};
+use crate::{dirty, events, git, lock};
 
 #[derive(Debug, Serialize)]
 pub struct Step {
@@ -92,31 +92,25 @@ pub struct Removal {
 /// the card's lock, and only that record is acted on and written.
 pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -> Result<Removal> {
     let started = Instant::now();
-    let Some(seen) = &report.record else {
-        anyhow::bail!("internal error: a verified worktree without record");
-    };
-    let card = crate::card::CardId::parse(&seen.card)?;
-    let path = report.path.clone();
     let rules = ctx.rules()?;
     let cfg = &rules.config;
     let cleanup = crate::commands::release::cleanup_program(cfg)?;
-    let deadline = lifecycle::after(Instant::now(), cfg.action_timeout_seconds);
+    let crate::commands::release::Relocked {
+        card,
+        path,
+        mut rec,
+        admin,
+        deadline,
+        held,
+    } = crate::commands::release::relock(
+        ctx,
+        report,
+        cfg,
+        "remove",
+        "nothing was released or removed",
+    )?;
+    let report = &held.report;
     let holder = format!("git kardwt remove {card}");
-    let locked = lifecycle::lock_and_verify(ctx, &card, Some(&card), deadline, &holder, |_| {
-        Ok(path.clone())
-    })?;
-    let report = &locked.report;
-    let (Verdict::Verified, Some(mut rec), Some(admin)) =
-        (report.verdict, report.record.clone(), report.admin.clone())
-    else {
-        return Err(failed(format!(
-            "{} changed while waiting for card {card}'s lock: {}; nothing was released or removed",
-            path.display(),
-            report.explain()
-        ))
-        .hint("check it with git kardwt verify, then run remove again")
-        .into());
-    };
     let mut steps = Vec::new();
 
     // Refuse a dirty tree, and anything git worktree remove would refuse, before anything is
