@@ -538,18 +538,10 @@ fn remote_head(base: &Path, remote: &str, deadline: Instant) -> Result<String> {
         let url = git::remote_url(base, remote);
         return Err(git::remote_failure(remote, url.as_deref(), "its HEAD", &out.stderr).into());
     }
-    let head = out
-        .stdout
-        .lines()
-        .find_map(|l| {
-            l.strip_prefix("ref: ")
-                .and_then(|r| r.strip_suffix("\tHEAD"))
-        })
-        .map(str::to_owned)
-        .ok_or_else(|| {
-            usage(format!("the remote {remote} reports no HEAD branch"))
-                .hint("name the base explicitly with worktree.base.ref (e.g. refs/heads/main)")
-        })?;
+    let head = git::symref_head(&out.stdout).ok_or_else(|| {
+        usage(format!("the remote {remote} reports no HEAD branch"))
+            .hint("name the base explicitly with worktree.base.ref (e.g. refs/heads/main)")
+    })?;
     // What the remote says is outside input too (SPEC R-TRUST 1).
     crate::config::check_branch_ref(&head).map_err(|why| {
         usage(format!(
