@@ -68,7 +68,7 @@ impl Claim {
 
 /// The claims directory.
 pub fn dir(common_dir: &Path) -> PathBuf {
-    crate::lock::kardwt_dir(common_dir).join("claims")
+    crate::layout::claims_dir(common_dir)
 }
 
 /// The claim file of `card`.
@@ -173,7 +173,7 @@ pub fn intend(common_dir: &Path, card: &str, path: &Path, branch: &str) -> Resul
 
 /// [`intend`] without the migration check.
 fn intend_only(common_dir: &Path, card: &str, path: &Path, branch: &str) -> Result<()> {
-    let now = record::now();
+    let now = crate::time::now();
     let claim = Claim {
         schema: 1,
         card: card.to_owned(),
@@ -248,7 +248,7 @@ fn complete_only(admin: &Path, rec: &Record) -> Result<()> {
             .unwrap_or_default(),
         state: ClaimState::Complete,
         created_at,
-        updated_at: record::now(),
+        updated_at: crate::time::now(),
         ports: rec.ports.clone(),
         branch: rec.branch.clone(),
         base_ref: rec.base_ref.clone(),
@@ -318,7 +318,7 @@ pub fn migrate(common_dir: &Path) {
             }
         }
     }
-    let intents = crate::lock::kardwt_dir(common_dir).join("intents");
+    let intents = crate::layout::old_intents_dir(common_dir);
     if let Ok(entries) = std::fs::read_dir(&intents) {
         for e in entries.filter_map(|e| e.ok()) {
             let card = e.file_name().to_string_lossy().into_owned();

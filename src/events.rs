@@ -26,11 +26,11 @@ pub struct Event {
 }
 
 pub fn log_path(common_dir: &Path) -> PathBuf {
-    lock::kardwt_dir(common_dir).join("events.jsonl")
+    crate::layout::events_path(common_dir)
 }
 
 fn rotated_path(common_dir: &Path) -> PathBuf {
-    lock::kardwt_dir(common_dir).join("events.jsonl.1")
+    crate::layout::events_rotated_path(common_dir)
 }
 
 /// Append one event. `event` is one of the contract's names (`created`, `prepared`, …).
@@ -43,7 +43,7 @@ pub fn append(
     duration: Duration,
 ) {
     let e = Event {
-        time: crate::record::now(),
+        time: crate::time::now(),
         event: event.to_owned(),
         card: card.to_owned(),
         path: path.display().to_string(),
@@ -64,7 +64,7 @@ pub fn append(
 
 /// Append one whole line under the log's own lock, rotating first when the log is full.
 fn write_line(common_dir: &Path, line: &str) -> Result<(), String> {
-    let lock_path = lock::kardwt_dir(common_dir).join("events.lock");
+    let lock_path = crate::layout::events_lock_path(common_dir);
     let deadline = Instant::now() + Duration::from_secs(5);
     let _held = lock::take(lock_path, "the event log's lock", deadline, "append")
         .map_err(|e| format!("{e:#}"))?;

@@ -17,23 +17,6 @@ use fd_lock::RwLock;
 use crate::card::CardId;
 use crate::error::{Code, Fail};
 
-/// kardwt's repository-wide directory.
-pub fn kardwt_dir(common_dir: &Path) -> PathBuf {
-    common_dir.join("kardwt")
-}
-
-/// The repository lock's file.
-pub fn repo_lock_path(common_dir: &Path) -> PathBuf {
-    kardwt_dir(common_dir).join("lock")
-}
-
-/// One card's lock file.
-pub fn card_lock_path(common_dir: &Path, card: &CardId) -> PathBuf {
-    kardwt_dir(common_dir)
-        .join("cards")
-        .join(format!("{card}.lock"))
-}
-
 /// After this long waiting for a lock, one stderr line names its holder (R-DISPATCH 7).
 pub const SPEAK_AFTER: Duration = Duration::from_secs(1);
 
@@ -63,7 +46,7 @@ impl Holder {
     fn me(command: &str) -> Holder {
         Holder {
             pid: std::process::id(),
-            since: crate::record::now(),
+            since: crate::time::now(),
             command: command.to_owned(),
             doing: None,
         }
@@ -272,7 +255,7 @@ pub fn take_card(
     holder: &str,
 ) -> Result<Held> {
     take(
-        card_lock_path(common_dir, card),
+        crate::layout::card_lock_path(common_dir, card.as_str()),
         &format!("card {card}'s lock"),
         deadline,
         holder,
@@ -290,7 +273,7 @@ pub struct RepoLock {
 /// it (flock would wait for itself): pass the `&RepoLock` on instead.
 pub fn take_repo(common_dir: &Path, deadline: Instant, holder: &str) -> Result<RepoLock> {
     take(
-        repo_lock_path(common_dir),
+        crate::layout::repo_lock_path(common_dir),
         "the repository lock",
         deadline,
         holder,

@@ -94,12 +94,9 @@ pub enum Output<'a> {
 /// Each log file keeps at most this many bytes of one run's output.
 pub const LOG_CAP_BYTES: u64 = 1024 * 1024;
 
-/// `<common dir>/kardwt/logs/<card>.log`: the output of the card's latest hook run that went
-/// to a log (the one before it is `<card>.log.1`).
+/// The card's hook log (see [`crate::layout::hook_log_path`]).
 pub fn log_path(common_dir: &Path, card: &str) -> PathBuf {
-    crate::lock::kardwt_dir(common_dir)
-        .join("logs")
-        .join(format!("{card}.log"))
+    crate::layout::hook_log_path(common_dir, card)
 }
 
 /// A log file being written: capped at [`LOG_CAP_BYTES`], one note when output is dropped.
@@ -327,7 +324,7 @@ pub fn run_to(
                 "# kardwt: {} in {}, started {}",
                 argv.join(" "),
                 cwd.display(),
-                crate::record::now()
+                crate::time::now()
             );
             let sink = LogSink::open(file, &header)?;
             (

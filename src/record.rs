@@ -3,7 +3,6 @@
 //! them.
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
@@ -175,73 +174,6 @@ pub fn write(admin: &Path, record: &Record) -> Result<()> {
     crate::claim::complete(admin, record)
 }
 
-/// The current time as RFC 3339 UTC with second precision (`2026-11-29T18:00:00Z`).
-pub fn now() -> String {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    rfc3339(secs)
-}
-
-/// Format seconds since the epoch as RFC 3339 UTC (civil-from-days, H. Hinnant's algorithm).
-pub fn rfc3339(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
-    )
-}
-
-/// Parse the RFC 3339 UTC times kardwt writes (`2026-11-29T18:00:05Z`) back to seconds since
-/// the epoch; `None` for anything else.
-pub fn parse_rfc3339(text: &str) -> Option<u64> {
-    let b = text.as_bytes();
-    if b.len() != 20
-        || b[4] != b'-'
-        || b[7] != b'-'
-        || b[10] != b'T'
-        || b[13] != b':'
-        || b[16] != b':'
-        || b[19] != b'Z'
-    {
-        return None;
-    }
-    let num = |r: std::ops::Range<usize>| text.get(r)?.parse::<i64>().ok();
-    let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let (hh, mm, ss) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    if !(1..=12).contains(&m) || !(1..=31).contains(&d) || hh > 23 || mm > 59 || ss > 60 {
-        return None;
-    }
-    // days-from-civil (H. Hinnant), the inverse of `rfc3339`.
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    u64::try_from(days * 86_400 + hh * 3600 + mm * 60 + ss).ok()
-}
-
-/// Seconds since the epoch now.
-pub fn now_secs() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -260,8 +192,8 @@ mod tests {
             state: State::Ready,
             origin: Origin::Add,
             reason: Reason::Create,
-            created_at: rfc3339(0),
-            updated_at: rfc3339(0),
+            created_at: crate::time::rfc3339(0),
+            updated_at: crate::time::rfc3339(0),
             config_fingerprint: "sha256:00".into(),
             links: vec![".env".into()],
             copies: Vec::new(),
@@ -292,21 +224,5 @@ mod tests {
         assert!(parse(&text).unwrap_err().contains("schema 2"));
         assert!(parse("card = ").is_err());
         assert!(parse(&toml::to_string(&sample()).unwrap().replace("ready", "done")).is_err());
-    }
-
-    #[test]
-    fn parses_what_it_formats() {
-        for t in [0, 951_782_400, 1_795_975_205, 4_102_444_799] {
-            assert_eq!(parse_rfc3339(&rfc3339(t)), Some(t));
-        }
-        assert_eq!(parse_rfc3339("2026-13-01T00:00:00Z"), None);
-        assert_eq!(parse_rfc3339("yesterday"), None);
-    }
-
-    #[test]
-    fn formats_times() {
-        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
-        assert_eq!(rfc3339(1_795_975_205), "2026-11-29T18:00:05Z");
-        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
     }
 }

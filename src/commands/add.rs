@@ -14,7 +14,8 @@ use crate::cli::AddArgs;
 use crate::config::{CheckoutMode, Config};
 use crate::context::Context;
 use crate::error::{refused, usage};
-use crate::lifecycle::{self, Prep};
+use crate::lifecycle;
+use crate::pipeline::{self, Prep};
 use crate::record::{self, Origin, Reason, Record, State};
 use crate::verify::{self, Verdict};
 use crate::{git, lock, repo};
@@ -27,7 +28,7 @@ pub fn run(ctx: &Context, args: &AddArgs, out: &mut dyn Write) -> Result<i32> {
     let card = CardId::parse(&args.card)?;
     let rules = ctx.rules()?;
     let cfg = &rules.config;
-    let program = lifecycle::prepare_program(cfg)?;
+    let program = pipeline::prepare_program(cfg)?;
     let timeout = args.timeout.unwrap_or(cfg.action_timeout_seconds);
     let deadline = lifecycle::after(Instant::now(), timeout);
     let common = &ctx.repo.common_dir;
@@ -166,7 +167,7 @@ impl Action<'_> {
             if let Some(leftover) = leftover {
                 self.remove_leftover(&repo_lock, path, leftover)?;
             }
-            let ports = lifecycle::allocate_ports(self.prep.ctx, self.cfg(), self.card)?;
+            let ports = pipeline::allocate_ports(self.prep.ctx, self.cfg(), self.card)?;
             let (base_ref, oid) = fetch_base(
                 &repo_lock,
                 &self.prep.ctx.repo,
@@ -185,7 +186,7 @@ impl Action<'_> {
                 }
             };
             let admin = admin_of(&path)?;
-            let now = record::now();
+            let now = crate::time::now();
             let rec = Record {
                 schema: 1,
                 card: self.card.to_string(),
@@ -273,7 +274,7 @@ impl Action<'_> {
         if run_hook || reason == Reason::Retry {
             rec.state = State::Preparing;
         }
-        rec.updated_at = record::now();
+        rec.updated_at = crate::time::now();
         record::write(&admin, &rec)?;
         self.card_lock
             .doing(&if run_hook || reason == Reason::Retry {

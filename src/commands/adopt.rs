@@ -76,7 +76,7 @@ pub fn run(ctx: &Context, args: &AdoptArgs, out: &mut dyn Write) -> Result<i32> 
         }
         Judged::Adopt { admin, head } => (admin, head),
     };
-    let mut rec = lifecycle::outside_record(
+    let mut rec = crate::outside::outside_record(
         ctx,
         cfg,
         &card,

@@ -16,7 +16,8 @@ use crate::cli::DoctorArgs;
 use crate::commands::add;
 use crate::commands::install_hooks;
 use crate::context::Context;
-use crate::lifecycle::{self, Prep};
+use crate::lifecycle;
+use crate::pipeline::{self, Prep};
 use crate::record::{self, Origin, Reason, Record, State};
 use crate::verify::{self, Verdict};
 use crate::{events, git, lock, programs, repo};
@@ -327,7 +328,7 @@ fn rehearse(ctx: &Context, cfg: &crate::config::Config) -> Vec<Step> {
     let root_existed = root.exists();
     let path = root.join(card.dir_name());
     let deadline = lifecycle::after(Instant::now(), cfg.action_timeout_seconds);
-    let program = match lifecycle::prepare_program(cfg) {
+    let program = match pipeline::prepare_program(cfg) {
         Ok(p) => p,
         Err(e) => {
             return vec![step(
@@ -387,7 +388,7 @@ fn rehearse(ctx: &Context, cfg: &crate::config::Config) -> Vec<Step> {
     let path = std::fs::canonicalize(&path).unwrap_or(path);
     if let Some(admin) = &admin {
         let t = Instant::now();
-        let mut rec: Record = lifecycle::outside_record(
+        let mut rec: Record = crate::outside::outside_record(
             ctx,
             cfg,
             &card,
@@ -407,7 +408,7 @@ fn rehearse(ctx: &Context, cfg: &crate::config::Config) -> Vec<Step> {
             quiet: false,
         };
         let result = record::write(admin, &rec)
-            .map_err(lifecycle::Failure::Other)
+            .map_err(crate::verdict::Failure::Other)
             .and_then(|()| prep.prepare(rec, admin, true, cfg.prepare.is_some()));
         match result {
             Ok(rec) => {
@@ -476,7 +477,7 @@ fn cleanup_hook(
     };
     rec.reason = Reason::Remove;
     let env = programs::environment(
-        &lifecycle::facts(ctx, rec),
+        &pipeline::facts(ctx, rec),
         programs::Phase::Cleanup,
         &cfg.environment.passthrough,
     );
@@ -541,7 +542,7 @@ fn cleanup(ctx: &Context, card: &CardId, path: Option<&Path>, steps: &mut Vec<St
         }
         Err(e) => problems.push(format!("{e:#}")),
     }
-    let _ = std::fs::remove_file(lock::card_lock_path(&ctx.repo.common_dir, card));
+    let _ = std::fs::remove_file(crate::layout::card_lock_path(&ctx.repo.common_dir, card.as_str()));
     let ok = problems.is_empty();
     steps.push(step(
         "cleanup",

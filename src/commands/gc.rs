@@ -20,7 +20,7 @@ use crate::commands::release;
 use crate::commands::remove::{self, Options};
 use crate::context::Context;
 use crate::error::usage;
-use crate::record::{self, Loaded, Record, State};
+use crate::record::{Loaded, Record, State};
 use crate::verify::{self, Verdict};
 use crate::{dirty, events, git, lifecycle, lock};
 
@@ -127,8 +127,8 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
                 }
             },
             State::Failed | State::Preparing | State::Released if args.include_failed => {
-                let age = record::parse_rfc3339(&rec.updated_at)
-                    .map(|t| record::now_secs().saturating_sub(t));
+                let age = crate::time::parse_rfc3339(&rec.updated_at)
+                    .map(|t| crate::time::now_secs().saturating_sub(t));
                 if age.is_none_or(|a| a < older_than.as_secs()) {
                     kept.push(keep(
                         format!("{} for less than {}", rec.state.as_str(), args.older_than),
@@ -288,7 +288,7 @@ fn collectable_ready(
         return Ok(Err(format!(
             "{} cannot be checked for a merge: {}",
             rec.branch,
-            lifecycle::empty_base_why(&rec.base_remote)
+            crate::outside::empty_base_why(&rec.base_remote)
         )));
     }
     if rec.branch.is_empty() || !remove::integrated_into_base(ctx, rec) {

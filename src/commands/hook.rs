@@ -13,7 +13,8 @@ use crate::cli::PostCheckoutArgs;
 use crate::commands::add::ADD_MARKER;
 use crate::context::Context;
 use crate::error::Fail;
-use crate::lifecycle::{self, Prep};
+use crate::lifecycle;
+use crate::pipeline::{self, Prep};
 use crate::record::{self, Origin, Reason};
 use crate::{events, lock, repo, verify};
 
@@ -85,14 +86,14 @@ fn seed_new_worktree(ctx: &Context, path: &Path, admin: &Path) -> Result<()> {
     };
     let rules = ctx.rules().map_err(undo)?;
     let cfg = &rules.config;
-    let program = lifecycle::prepare_program(cfg).map_err(undo)?;
+    let program = pipeline::prepare_program(cfg).map_err(undo)?;
     let deadline = lifecycle::after(started, cfg.action_timeout_seconds);
     // Card lock only (the repository lock is not needed to write our own admin dir): derive
     // the card, lock it, and derive again if another worktree claimed it meanwhile.
     let holder = "git kardwt hook post-checkout";
     // A card another worktree holds is refused at once, not after waiting for its lock.
     let first = verify::scan(&ctx.repo).map_err(undo)?;
-    let wanted = lifecycle::derive_card(&first, admin, head.as_ref());
+    let wanted = crate::outside::derive_card(&first, admin, head.as_ref());
     if let Some(why) = verify::claimed_elsewhere(&first, admin, wanted.as_str()) {
         return Err(refuse(ctx, path, &wanted, why, started));
     }
@@ -102,7 +103,7 @@ fn seed_new_worktree(ctx: &Context, path: &Path, admin: &Path) -> Result<()> {
             Ok(path.to_path_buf())
         })
         .map_err(undo)?;
-        let now = lifecycle::derive_card(&locked.entries, admin, head.as_ref());
+        let now = crate::outside::derive_card(&locked.entries, admin, head.as_ref());
         if now == card {
             break (locked.card_lock, locked.entries);
         }
@@ -112,7 +113,7 @@ fn seed_new_worktree(ctx: &Context, path: &Path, admin: &Path) -> Result<()> {
         // Recorded by another command while this hook waited: that record stands.
         return Ok(());
     }
-    let mut rec = lifecycle::outside_record(
+    let mut rec = crate::outside::outside_record(
         ctx,
         cfg,
         &card,
@@ -132,7 +133,7 @@ fn seed_new_worktree(ctx: &Context, path: &Path, admin: &Path) -> Result<()> {
             Some(_) => Some(lock::take_repo(&ctx.repo.common_dir, deadline, holder)?),
             None => None,
         };
-        rec.ports = lifecycle::allocate_ports(ctx, cfg, &card)?;
+        rec.ports = pipeline::allocate_ports(ctx, cfg, &card)?;
         record::write(admin, &rec)
     })();
     recorded.map_err(undo)?;

@@ -13,7 +13,8 @@ use crate::cli::PrepareArgs;
 use crate::config::{CheckoutMode, Config};
 use crate::context::Context;
 use crate::error::{failed, refused};
-use crate::lifecycle::{self, Prep};
+use crate::lifecycle;
+use crate::pipeline::{self, Prep};
 use crate::record::{self, Origin, Reason, Record, State};
 use crate::repo;
 use crate::verify::{self, Report, Verdict};
@@ -23,7 +24,7 @@ pub fn run(ctx: &Context, args: &PrepareArgs, out: &mut dyn Write) -> Result<i32
     let (path, asked) = ctx.target(&entries, &args.target)?;
     let rules = ctx.rules()?;
     let cfg = &rules.config;
-    let program = lifecycle::prepare_program(cfg)?;
+    let program = pipeline::prepare_program(cfg)?;
     let deadline = lifecycle::after(Instant::now(), cfg.action_timeout_seconds);
     // Decided once before the lock (to know which card's lock to take, and to refuse without
     // waiting), then again under it: only what is on disk under the lock is written.
@@ -51,7 +52,7 @@ pub fn run(ctx: &Context, args: &PrepareArgs, out: &mut dyn Write) -> Result<i32
     }
     rec.reason = Reason::Manual;
     rec.state = State::Preparing;
-    rec.updated_at = record::now();
+    rec.updated_at = crate::time::now();
     // The tree has its record now: writing it completes the card's claim (R-CLAIM).
     record::write(&admin, &rec)?;
     let prep = Prep {
@@ -80,8 +81,8 @@ fn plan(
     Ok(match report.verdict {
         Verdict::Unseeded => {
             let admin = report.admin.as_deref().unwrap_or(Path::new(""));
-            let card = asked.unwrap_or_else(|| lifecycle::derive_card(entries, admin, report.head.as_ref()));
-            let rec = lifecycle::outside_record(
+            let card = asked.unwrap_or_else(|| crate::outside::derive_card(entries, admin, report.head.as_ref()));
+            let rec = crate::outside::outside_record(
                 ctx,
                 cfg,
                 &card,

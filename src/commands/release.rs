@@ -131,7 +131,7 @@ pub fn release_locked(
     };
     rec.reason = Reason::Remove;
     let env = programs::environment(
-        &lifecycle::facts(ctx, rec),
+        &crate::pipeline::facts(ctx, rec),
         Phase::Cleanup,
         &cfg.environment.passthrough,
     );
@@ -218,7 +218,7 @@ pub fn release_verified(
     if let Some(err) = hook_failed {
         // Processes are gone but the hook did not finish: `failed`, so `add` prepares again.
         rec.state = State::Failed;
-        rec.updated_at = record::now();
+        rec.updated_at = crate::time::now();
         let _ = record::write(&admin, &rec);
         return Err(err
             .hint("its record is now failed (git kardwt add prepares it again); fix the hook and run release again")
@@ -237,7 +237,7 @@ fn give_back(rec: &mut Record, admin: &Path) -> Result<Step> {
     let ports = std::mem::take(&mut rec.ports);
     rec.state = State::Released;
     rec.reason = Reason::Remove;
-    rec.updated_at = record::now();
+    rec.updated_at = crate::time::now();
     record::write(admin, rec)?;
     let shown: Vec<String> = ports.iter().map(u16::to_string).collect();
     Ok(Step {
@@ -331,7 +331,7 @@ pub fn ports_again(
         deadline,
         &format!("git kardwt add {card}"),
     )?;
-    lifecycle::allocate_ports(ctx, cfg, card)
+    crate::pipeline::allocate_ports(ctx, cfg, card)
 }
 
 /// A verified worktree verified again under its card's lock, before `remove` or `release`

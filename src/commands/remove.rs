@@ -188,7 +188,7 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
         let mut mark_failed = |why: &str| {
             rec.state = State::Failed;
             rec.reason = Reason::Remove;
-            rec.updated_at = record::now();
+            rec.updated_at = crate::time::now();
             let recorded = record::write(&admin, &rec).is_ok();
             events::append(
                 &ctx.repo.common_dir,

@@ -9,7 +9,7 @@ use serde_json::json;
 
 use crate::cli::StatusArgs;
 use crate::context::Context;
-use crate::{dirty, lifecycle, verify};
+use crate::{dirty, verify};
 
 pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result<i32> {
     let entries = verify::scan(&ctx.repo)?;
@@ -40,7 +40,7 @@ pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result<i32>
         .record
         .as_ref()
         .filter(|r| r.base_ref.is_empty())
-        .map(|r| lifecycle::empty_base_why(&r.base_remote));
+        .map(|r| crate::outside::empty_base_why(&r.base_remote));
     let ports = report
         .record
         .as_ref()

@@ -1,0 +1,54 @@
+//! Where kardwt keeps its own files under a repository's common dir: one function per path, so
+//! every reader and writer agrees on the layout (`<common dir>/kardwt/…`). Pure: nothing here
+//! touches the disk.
+use std::path::{Path, PathBuf};
+
+/// kardwt's repository-wide directory.
+pub fn kardwt_dir(common_dir: &Path) -> PathBuf {
+    common_dir.join("kardwt")
+}
+
+/// The repository lock's file.
+pub fn repo_lock_path(common_dir: &Path) -> PathBuf {
+    kardwt_dir(common_dir).join("lock")
+}
+
+/// One card's lock file.
+pub fn card_lock_path(common_dir: &Path, card: &str) -> PathBuf {
+    kardwt_dir(common_dir)
+        .join("cards")
+        .join(format!("{card}.lock"))
+}
+
+/// `<common dir>/kardwt/logs/<card>.log`: the output of the card's latest hook run that went
+/// to a log (the one before it is `<card>.log.1`).
+pub fn hook_log_path(common_dir: &Path, card: &str) -> PathBuf {
+    kardwt_dir(common_dir)
+        .join("logs")
+        .join(format!("{card}.log"))
+}
+
+/// The event log, its rotated predecessor and the lock that serializes appends to it.
+pub fn events_path(common_dir: &Path) -> PathBuf {
+    kardwt_dir(common_dir).join("events.jsonl")
+}
+
+/// The event log's previous generation.
+pub fn events_rotated_path(common_dir: &Path) -> PathBuf {
+    kardwt_dir(common_dir).join("events.jsonl.1")
+}
+
+/// The lock around appends to the event log.
+pub fn events_lock_path(common_dir: &Path) -> PathBuf {
+    kardwt_dir(common_dir).join("events.lock")
+}
+
+/// The claims directory: one file per card (R-CLAIM).
+pub fn claims_dir(common_dir: &Path) -> PathBuf {
+    kardwt_dir(common_dir).join("claims")
+}
+
+/// Where issue 10's intents lived before claims replaced them (read only to migrate).
+pub fn old_intents_dir(common_dir: &Path) -> PathBuf {
+    kardwt_dir(common_dir).join("intents")
+}

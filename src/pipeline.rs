@@ -1,0 +1,294 @@
+//! The seeding pipeline every path into a worktree runs (`add`, the post-checkout hook,
+//! `prepare [--path]`, the runner commands, retry, reuse, `doctor --try`), in the contract's
+//! order: links, copies, ports, the prepare hook, the record (SPEC §24 R-SHAPE, R-SEED,
+//! R-PREP, R-COPY, R-ATOMIC). The claim comes before (the intent `add` writes, or the record's
+//! first write); a failure marks the record failed and says why.
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+
+use crate::card::CardId;
+use crate::config::{CheckoutMode, Config};
+use crate::context::Context;
+use crate::programs::{self, Facts, Phase};
+use crate::record::{self, LastHook, Origin, Reason, Record, State};
+use crate::verdict::{Failure, Removed};
+use crate::verify::Probe;
+use crate::{copy, events, share};
+
+/// Everything preparation needs besides the record.
+pub struct Prep<'a> {
+    pub ctx: &'a Context,
+    pub cfg: &'a Config,
+    /// The prepare hook's resolved program, checked before anything was created.
+    pub program: Option<&'a Path>,
+    pub deadline: Instant,
+    /// Send the prepare hook's output only to the card's log file, not to stderr (the
+    /// post-checkout hook and `add --quiet`: R-DISPATCH 3).
+    pub quiet: bool,
+}
+
+/// Allocate the configured ports for `card` (none when `worktree.ports` is absent). Call it
+/// under the repository lock: it reads which ports the other records hold.
+pub fn allocate_ports(ctx: &Context, cfg: &Config, card: &CardId) -> Result<Vec<u16>> {
+    let Some(spec) = &cfg.ports else {
+        return Ok(Vec::new());
+    };
+    let held: std::collections::BTreeSet<u16> = crate::verify::scan(&ctx.repo)?
+        .iter()
+        .filter_map(|e| match &e.record {
+            record::Loaded::Parsed(r) if r.card != card.as_str() => Some(r.ports.clone()),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    Ok(crate::ports::allocate(
+        card.as_str(),
+        spec,
+        &held,
+        crate::ports::bindable,
+    )?)
+}
+
+/// Resolve the prepare hook's program, if one is configured (exit 2 when refused).
+pub fn prepare_program(cfg: &Config) -> Result<Option<PathBuf>> {
+    Ok(match &cfg.prepare {
+        Some(p) => Some(programs::resolve_program(
+            &p.argv,
+            cfg.helpers.stable_root.as_deref(),
+            "worktree.prepare.argv",
+        )?),
+        None => None,
+    })
+}
+
+impl Prep<'_> {
+    /// Seed (when `seed`) and run the prepare hook (when `run_hook`), in the contract's
+    /// order, then mark the record ready; on failure mark it failed and say why.
+    pub fn prepare(
+        &self,
+        mut rec: Record,
+        admin: &Path,
+        seed: bool,
+        run_hook: bool,
+    ) -> Result<Record, Failure> {
+        let delegated = self.cfg.checkout.mode == CheckoutMode::Delegated;
+        if rec.base_ref.is_empty() {
+            // R-DISPATCH 4: a record written before a base could be found gets one now.
+            let (base_ref, base_oid) = crate::outside::recorded_base(self.cfg, &rec.path, self.deadline);
+            if !base_ref.is_empty() {
+                rec.base_ref = base_ref;
+                rec.base_oid = base_oid;
+            }
+        }
+        if delegated && run_hook {
+            self.run_hook(&mut rec, admin)?;
+        }
+        // R-DISPATCH 5: every reuse shares again (idempotent, never overwriting), so a link
+        // lost to `git reset --hard` or `git clean` is back.
+        if seed || rec.reason == Reason::Reuse {
+            let started = Instant::now();
+            let links = share::share(
+                &self.cfg.sharing,
+                &self.ctx.repo.base,
+                &rec.path,
+                &rec.common_dir,
+                self.deadline,
+            );
+            match links {
+                Ok(links) => {
+                    let made = links.len();
+                    for l in links {
+                        if !rec.links.contains(&l) {
+                            rec.links.push(l);
+                        }
+                    }
+                    record::write(admin, &rec).map_err(Failure::Other)?;
+                    if seed {
+                        self.log("seeded", &rec, "ok", started.elapsed());
+                    } else if made > 0 {
+                        let outcome = format!("linked {made} lost shared path(s) again");
+                        self.log("seeded", &rec, &outcome, started.elapsed());
+                    }
+                }
+                Err(e) => {
+                    self.mark_failed(&mut rec, admin);
+                    self.log("failed", &rec, "sharing failed", started.elapsed());
+                    return Err(Failure::Other(e.context("sharing failed")));
+                }
+            }
+            // R-COPY: a new tree gets its copies before the prepare hook runs.
+            if matches!(rec.reason, Reason::Create | Reason::Retry) {
+                self.copy(&mut rec, admin)?;
+            }
+        }
+        if !delegated && run_hook {
+            self.run_hook(&mut rec, admin)?;
+        }
+        // R-TRUST 5: a tree whose checkout did not complete is never ready. A reused ready
+        // tree's deleted files are the user's work, not a half-made checkout; a tree `add`
+        // checked out itself a moment ago (git said so by exiting 0) needs no file listing.
+        let fresh_full_checkout = rec.origin == Origin::Add
+            && rec.reason == Reason::Create
+            && self.cfg.checkout.mode == CheckoutMode::Full;
+        let probe = match rec.reason {
+            Reason::Reuse => Probe::Index,
+            _ if fresh_full_checkout => Probe::Index,
+            _ => Probe::Files,
+        };
+        if let Some(why) = crate::verify::checkout_incomplete(&rec.path, admin, probe) {
+            self.mark_failed(&mut rec, admin);
+            self.log("failed", &rec, "checkout incomplete", Duration::ZERO);
+            return Err(Failure::Other(anyhow::anyhow!(
+                "{} is not ready: {}; {}",
+                rec.path.display(),
+                why.describe(),
+                why.repair(&rec.path)
+            )));
+        }
+        rec.state = State::Ready;
+        rec.updated_at = crate::time::now();
+        record::write(admin, &rec).map_err(Failure::Other)?;
+        Ok(rec)
+    }
+
+    /// Copy `.worktreeinclude` matches and `sharing.copy` paths from the base (R-COPY); the
+    /// record says what and how, the event log how much and how long.
+    fn copy(&self, rec: &mut Record, admin: &Path) -> Result<(), Failure> {
+        let started = Instant::now();
+        // Progress lines are for a person watching `add`; the hook prints only its verdict.
+        let progress = rec.origin != Origin::Hook;
+        match copy::seed(&self.cfg.sharing, &self.ctx.repo.base, &rec.path, progress) {
+            Ok(None) => Ok(()),
+            Ok(Some(seeded)) => {
+                rec.copies = seeded.copies;
+                rec.copy_method = seeded.summary.method_used().to_owned();
+                record::write(admin, rec).map_err(Failure::Other)?;
+                self.log(
+                    "seeded",
+                    rec,
+                    &format!("copied {}", seeded.summary),
+                    started.elapsed(),
+                );
+                Ok(())
+            }
+            Err(e) => {
+                self.mark_failed(rec, admin);
+                self.log("failed", rec, "copy failed", started.elapsed());
+                Err(Failure::Other(e.context("copying from the base failed")))
+            }
+        }
+    }
+
+    fn run_hook(&self, rec: &mut Record, admin: &Path) -> Result<(), Failure> {
+        let (Some(prep), Some(program)) = (&self.cfg.prepare, self.program) else {
+            return Ok(());
+        };
+        let facts = facts(self.ctx, rec);
+        let env = programs::environment(&facts, Phase::Prepare, &self.cfg.environment.passthrough);
+        let prefix = format!("kardwt[{} prepare]: ", rec.card);
+        let log = programs::log_path(&self.ctx.repo.common_dir, &rec.card);
+        let output = match self.quiet {
+            true => programs::Output::Log { file: &log },
+            false => programs::Output::Stream { prefix: &prefix },
+        };
+        let cap = Duration::from_secs(prep.timeout_seconds);
+        let outcome = programs::run_to(
+            program,
+            &prep.argv,
+            &rec.path,
+            env,
+            output,
+            cap,
+            self.deadline,
+        )
+        .map_err(Failure::Other)?;
+        rec.last_hook = Some(LastHook {
+            phase: "prepare".into(),
+            exit_code: outcome.exit_code(),
+            duration_ms: u64::try_from(outcome.duration.as_millis()).unwrap_or(u64::MAX),
+        });
+        if outcome.succeeded() {
+            self.log("prepared", rec, "ok", outcome.duration);
+            return Ok(());
+        }
+        self.mark_failed(rec, admin);
+        self.log(
+            "failed",
+            rec,
+            &format!("prepare hook {}", outcome.ending),
+            outcome.duration,
+        );
+        Err(Failure::Hook(outcome))
+    }
+
+    fn mark_failed(&self, rec: &mut Record, admin: &Path) {
+        rec.state = State::Failed;
+        rec.updated_at = crate::time::now();
+        let _ = record::write(admin, rec);
+    }
+
+    /// Append an event about `rec` to the log.
+    pub fn log(&self, event: &str, rec: &Record, outcome: &str, duration: Duration) {
+        events::append(
+            &self.ctx.repo.common_dir,
+            event,
+            &rec.card,
+            &rec.path,
+            outcome,
+            duration,
+        );
+    }
+
+    /// R-ATOMIC: remove the new worktree at `path` (forced: a half-prepared tree has
+    /// untracked files), keep its branch `card/<card>`, and build the error that says a retry
+    /// re-creates it.
+    pub fn undo_creation(
+        &self,
+        card: &CardId,
+        retry: &str,
+        path: &Path,
+        failure: Failure,
+    ) -> anyhow::Error {
+        self.undo_created_tree(card, retry, path, Some(&card.branch()), failure)
+    }
+
+    /// [`Prep::undo_creation`] for a tree on `branch` (`None`: detached), which the block
+    /// names as kept, with `retry` the command that creates the tree again now that it exists.
+    pub fn undo_created_tree(
+        &self,
+        card: &CardId,
+        retry: &str,
+        path: &Path,
+        branch: Option<&str>,
+        failure: Failure,
+    ) -> anyhow::Error {
+        // Card lock held by the caller, then the repository lock (SPEC §4 step 2).
+        let removal = crate::lifecycle::undo_worktree(self.ctx, path, self.deadline);
+        if removal.is_ok() {
+            crate::claim::forget(&self.ctx.repo.common_dir, card.as_str(), path);
+        }
+        let removed = Removed {
+            path: path.to_path_buf(),
+            refusal: removal.err(),
+            branch: branch.map(str::to_owned),
+        };
+        failure.into_error(card, retry, Some(removed))
+    }
+}
+
+/// The `KARDWT_*` facts of a record, for a hook run with the record's current reason.
+pub fn facts(ctx: &Context, rec: &Record) -> Facts {
+    Facts {
+        card: rec.card.clone(),
+        board: rec.board.clone(),
+        worktree: rec.path.clone(),
+        base: ctx.repo.base.clone(),
+        common_dir: rec.common_dir.clone(),
+        branch: rec.branch.clone(),
+        base_oid: rec.base_oid.clone(),
+        reason: rec.reason.as_str(),
+        ports: rec.ports.clone(),
+    }
+}
