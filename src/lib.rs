@@ -23,6 +23,7 @@ pub mod push;
 pub mod record;
 pub mod repo;
 pub mod share;
+pub mod store;
 pub mod time;
 pub mod verdict;
 pub mod verify;

@@ -75,7 +75,7 @@ pub fn intended(common_dir: &Path, card: &CardId, path: &Path) -> bool {
 pub fn undo_worktree(ctx: &Context, path: &Path, deadline: Instant) -> Result<(), String> {
     let grace = deadline.max(Instant::now() + std::time::Duration::from_secs(10));
     let holder = "git kardwt (undo a failed creation)";
-    let lock = crate::lock::take_repo(&ctx.repo.common_dir, grace, holder)
+    let lock = crate::store::take_repo(&ctx.repo.common_dir, grace, holder)
         .map_err(|e| format!("{e:#}"))?;
     remove_worktree_forced(&lock, &ctx.repo.base, path)
 }

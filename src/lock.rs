@@ -278,11 +278,7 @@ pub fn take_repo(common_dir: &Path, deadline: Instant, holder: &str) -> Result<R
         deadline,
         holder,
     )
-    .map(|held| {
-        // R-CLAIM: records without claims are migrated by the first locked command.
-        crate::claim::migrate(common_dir);
-        RepoLock { _held: held }
-    })
+    .map(|held| RepoLock { _held: held })
 }
 
 /// Take the lock at `path` (opening it first), waiting until `deadline`.

@@ -108,7 +108,8 @@ pub fn outside_record(
     reason: crate::record::Reason,
 ) -> Record {
     let ask = cfg.action_timeout_seconds.min(REMOTE_ASK_SECS);
-    let (base_ref, base_oid) = recorded_base(cfg, path, crate::lifecycle::after(Instant::now(), ask));
+    let (base_ref, base_oid) =
+        recorded_base(cfg, path, crate::lifecycle::after(Instant::now(), ask));
     let now = crate::time::now();
     let branch = match head {
         Some(crate::repo::Head::Branch(b)) => b.clone(),

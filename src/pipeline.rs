@@ -76,7 +76,8 @@ impl Prep<'_> {
         let delegated = self.cfg.checkout.mode == CheckoutMode::Delegated;
         if rec.base_ref.is_empty() {
             // R-DISPATCH 4: a record written before a base could be found gets one now.
-            let (base_ref, base_oid) = crate::outside::recorded_base(self.cfg, &rec.path, self.deadline);
+            let (base_ref, base_oid) =
+                crate::outside::recorded_base(self.cfg, &rec.path, self.deadline);
             if !base_ref.is_empty() {
                 rec.base_ref = base_ref;
                 rec.base_oid = base_oid;
@@ -104,7 +105,7 @@ impl Prep<'_> {
                             rec.links.push(l);
                         }
                     }
-                    record::write(admin, &rec).map_err(Failure::Other)?;
+                    crate::store::write(admin, &rec).map_err(Failure::Other)?;
                     if seed {
                         self.log("seeded", &rec, "ok", started.elapsed());
                     } else if made > 0 {
@@ -149,7 +150,7 @@ impl Prep<'_> {
         }
         rec.state = State::Ready;
         rec.updated_at = crate::time::now();
-        record::write(admin, &rec).map_err(Failure::Other)?;
+        crate::store::write(admin, &rec).map_err(Failure::Other)?;
         Ok(rec)
     }
 
@@ -164,7 +165,7 @@ impl Prep<'_> {
             Ok(Some(seeded)) => {
                 rec.copies = seeded.copies;
                 rec.copy_method = seeded.summary.method_used().to_owned();
-                record::write(admin, rec).map_err(Failure::Other)?;
+                crate::store::write(admin, rec).map_err(Failure::Other)?;
                 self.log(
                     "seeded",
                     rec,
@@ -226,7 +227,7 @@ impl Prep<'_> {
     fn mark_failed(&self, rec: &mut Record, admin: &Path) {
         rec.state = State::Failed;
         rec.updated_at = crate::time::now();
-        let _ = record::write(admin, rec);
+        let _ = crate::store::write(admin, rec);
     }
 
     /// Append an event about `rec` to the log.

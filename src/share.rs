@@ -45,7 +45,7 @@ pub fn share(
     };
     if !skills.is_empty() || has_old_block(common_dir) {
         let repo_lock =
-            lock::take_repo(common_dir, deadline, "git kardwt (sharing: info/exclude)")?;
+            crate::store::take_repo(common_dir, deadline, "git kardwt (sharing: info/exclude)")?;
         ensure_excluded(&repo_lock, common_dir, &skills)?;
     }
     let mut links = Vec::new();

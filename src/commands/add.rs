@@ -163,7 +163,7 @@ impl Action<'_> {
             .doing(&format!("creating card {}'s worktree", self.card));
         let (record, admin) = {
             let common = &self.prep.ctx.repo.common_dir;
-            let repo_lock = lock::take_repo(common, self.prep.deadline, holder)?;
+            let repo_lock = crate::store::take_repo(common, self.prep.deadline, holder)?;
             if let Some(leftover) = leftover {
                 self.remove_leftover(&repo_lock, path, leftover)?;
             }
@@ -210,7 +210,7 @@ impl Action<'_> {
                 last_hook: None,
             };
             // Writing the record completes the card's claim (R-CLAIM).
-            record::write(&admin, &rec)?;
+            crate::store::write(&admin, &rec)?;
             self.prep.log("created", &rec, "ok", started.elapsed());
             (rec, admin)
         };
@@ -275,7 +275,7 @@ impl Action<'_> {
             rec.state = State::Preparing;
         }
         rec.updated_at = crate::time::now();
-        record::write(&admin, &rec)?;
+        crate::store::write(&admin, &rec)?;
         self.card_lock
             .doing(&if run_hook || reason == Reason::Retry {
                 format!("preparing card {}'s worktree again", self.card)

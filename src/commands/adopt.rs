@@ -12,7 +12,7 @@ use crate::card::CardId;
 use crate::cli::AdoptArgs;
 use crate::context::Context;
 use crate::error::refused;
-use crate::record::{self, Origin, Reason, State};
+use crate::record::{Origin, Reason, State};
 use crate::repo::{self, Head};
 use crate::verify::{self, Verdict};
 use crate::{events, lifecycle};
@@ -86,7 +86,7 @@ pub fn run(ctx: &Context, args: &AdoptArgs, out: &mut dyn Write) -> Result<i32> 
         Reason::Adopt,
     );
     rec.state = State::Ready;
-    record::write(&admin, &rec)?;
+    crate::store::write(&admin, &rec)?;
     events::append(
         &ctx.repo.common_dir,
         "adopted",

@@ -18,7 +18,7 @@ use crate::commands::install_hooks;
 use crate::context::Context;
 use crate::lifecycle;
 use crate::pipeline::{self, Prep};
-use crate::record::{self, Origin, Reason, Record, State};
+use crate::record::{Origin, Reason, Record, State};
 use crate::verify::{self, Verdict};
 use crate::{events, git, lock, programs, repo};
 
@@ -342,8 +342,9 @@ fn rehearse(ctx: &Context, cfg: &crate::config::Config) -> Vec<Step> {
     let t = Instant::now();
     // As `add` does: the card's lock, then the repository lock around fetch and worktree add.
     let holder = "git kardwt doctor --try";
-    let locks = lock::take_card(&ctx.repo.common_dir, &card, deadline, holder)
-        .and_then(|c| lock::take_repo(&ctx.repo.common_dir, deadline, holder).map(|r| (c, r)));
+    let locks = lock::take_card(&ctx.repo.common_dir, &card, deadline, holder).and_then(|c| {
+        crate::store::take_repo(&ctx.repo.common_dir, deadline, holder).map(|r| (c, r))
+    });
     let (_card_lock, repo_lock) = match locks {
         Ok(l) => l,
         Err(e) => return vec![step("fetch", false, t.elapsed(), format!("{e:#}"))],
@@ -407,7 +408,7 @@ fn rehearse(ctx: &Context, cfg: &crate::config::Config) -> Vec<Step> {
             deadline,
             quiet: false,
         };
-        let result = record::write(admin, &rec)
+        let result = crate::store::write(admin, &rec)
             .map_err(crate::verdict::Failure::Other)
             .and_then(|()| prep.prepare(rec, admin, true, cfg.prepare.is_some()));
         match result {
@@ -522,7 +523,7 @@ fn cleanup(ctx: &Context, card: &CardId, path: Option<&Path>, steps: &mut Vec<St
     let t = Instant::now();
     let mut problems = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(30);
-    match lock::take_repo(
+    match crate::store::take_repo(
         &ctx.repo.common_dir,
         deadline,
         "git kardwt doctor --try (cleanup)",
@@ -542,7 +543,10 @@ fn cleanup(ctx: &Context, card: &CardId, path: Option<&Path>, steps: &mut Vec<St
         }
         Err(e) => problems.push(format!("{e:#}")),
     }
-    let _ = std::fs::remove_file(crate::layout::card_lock_path(&ctx.repo.common_dir, card.as_str()));
+    let _ = std::fs::remove_file(crate::layout::card_lock_path(
+        &ctx.repo.common_dir,
+        card.as_str(),
+    ));
     let ok = problems.is_empty();
     steps.push(step(
         "cleanup",

@@ -22,7 +22,7 @@ use crate::context::Context;
 use crate::error::usage;
 use crate::record::{Loaded, Record, State};
 use crate::verify::{self, Verdict};
-use crate::{dirty, events, git, lifecycle, lock};
+use crate::{dirty, events, git, lifecycle};
 
 #[derive(Debug, Serialize)]
 struct Candidate {
@@ -331,7 +331,8 @@ fn apply(
             }
         }
         let outcome = if c.prune {
-            let repo_lock = lock::take_repo(&ctx.repo.common_dir, deadline, "git kardwt gc")?;
+            let repo_lock =
+                crate::store::take_repo(&ctx.repo.common_dir, deadline, "git kardwt gc")?;
             let removed = git::worktree_remove(
                 &repo_lock,
                 &ctx.repo.base,

@@ -16,7 +16,7 @@ use crate::error::Fail;
 use crate::lifecycle;
 use crate::pipeline::{self, Prep};
 use crate::record::{self, Origin, Reason};
-use crate::{events, lock, repo, verify};
+use crate::{events, repo, verify};
 
 /// Is `oid` git's null object id (all zeros, SHA-1 or SHA-256)?
 pub fn is_null_oid(oid: &str) -> bool {
@@ -130,11 +130,15 @@ fn seed_new_worktree(ctx: &Context, path: &Path, admin: &Path) -> Result<()> {
     // Ports are allocated under the repository lock (card lock first, as everywhere).
     let recorded = (|| {
         let _repo_lock = match cfg.ports {
-            Some(_) => Some(lock::take_repo(&ctx.repo.common_dir, deadline, holder)?),
+            Some(_) => Some(crate::store::take_repo(
+                &ctx.repo.common_dir,
+                deadline,
+                holder,
+            )?),
             None => None,
         };
         rec.ports = pipeline::allocate_ports(ctx, cfg, &card)?;
-        record::write(admin, &rec)
+        crate::store::write(admin, &rec)
     })();
     recorded.map_err(undo)?;
     let prep = Prep {

@@ -15,7 +15,7 @@ use crate::context::Context;
 use crate::error::{failed, refused};
 use crate::lifecycle;
 use crate::pipeline::{self, Prep};
-use crate::record::{self, Origin, Reason, Record, State};
+use crate::record::{Origin, Reason, Record, State};
 use crate::repo;
 use crate::verify::{self, Report, Verdict};
 
@@ -54,7 +54,7 @@ pub fn run(ctx: &Context, args: &PrepareArgs, out: &mut dyn Write) -> Result<i32
     rec.state = State::Preparing;
     rec.updated_at = crate::time::now();
     // The tree has its record now: writing it completes the card's claim (R-CLAIM).
-    record::write(&admin, &rec)?;
+    crate::store::write(&admin, &rec)?;
     let prep = Prep {
         ctx,
         cfg,

@@ -150,7 +150,7 @@ pub fn release_locked(
         exit_code: outcome.exit_code(),
         duration_ms: u64::try_from(outcome.duration.as_millis()).unwrap_or(u64::MAX),
     });
-    let _ = record::write(admin, rec);
+    let _ = crate::store::write(admin, rec);
     let ok = outcome.succeeded();
     steps.push(Step {
         step: "cleanup hook",
@@ -219,7 +219,7 @@ pub fn release_verified(
         // Processes are gone but the hook did not finish: `failed`, so `add` prepares again.
         rec.state = State::Failed;
         rec.updated_at = crate::time::now();
-        let _ = record::write(&admin, &rec);
+        let _ = crate::store::write(&admin, &rec);
         return Err(err
             .hint("its record is now failed (git kardwt add prepares it again); fix the hook and run release again")
             .into());
@@ -238,7 +238,7 @@ fn give_back(rec: &mut Record, admin: &Path) -> Result<Step> {
     rec.state = State::Released;
     rec.reason = Reason::Remove;
     rec.updated_at = crate::time::now();
-    record::write(admin, rec)?;
+    crate::store::write(admin, rec)?;
     let shown: Vec<String> = ports.iter().map(u16::to_string).collect();
     Ok(Step {
         step: "ports",
@@ -326,7 +326,7 @@ pub fn ports_again(
     if cfg.ports.is_none() {
         return Ok(Vec::new());
     }
-    let _repo_lock = lock::take_repo(
+    let _repo_lock = crate::store::take_repo(
         &ctx.repo.common_dir,
         deadline,
         &format!("git kardwt add {card}"),

@@ -16,7 +16,7 @@ use crate::cli::RemoveArgs;
 use crate::context::Context;
 use crate::error::{failed, refused};
 use crate::programs;
-use crate::record::{self, Reason, Record, State};
+use crate::record::{Reason, Record, State};
 use crate::verify::{self, Verdict};
 use crate::{dirty, events, git, lock};
 
@@ -177,7 +177,7 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
         }
     }
     {
-        let repo_lock = lock::take_repo(&ctx.repo.common_dir, deadline, &holder)?;
+        let repo_lock = crate::store::take_repo(&ctx.repo.common_dir, deadline, &holder)?;
         let force = if opts.force {
             git::Force::Once
         } else {
@@ -189,7 +189,7 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
             rec.state = State::Failed;
             rec.reason = Reason::Remove;
             rec.updated_at = crate::time::now();
-            let recorded = record::write(&admin, &rec).is_ok();
+            let recorded = crate::store::write(&admin, &rec).is_ok();
             events::append(
                 &ctx.repo.common_dir,
                 "failed",
