@@ -84,6 +84,7 @@ impl Prep<'_> {
             }
         }
         if delegated && run_hook {
+            self.ensure_ports(&mut rec, admin)?;
             self.run_hook(&mut rec, admin)?;
         }
         // R-DISPATCH 5: every reuse shares again (idempotent, never overwriting), so a link
@@ -119,11 +120,15 @@ impl Prep<'_> {
                     return Err(Failure::Other(e.context("sharing failed")));
                 }
             }
-            // R-COPY: a new tree gets its copies before the prepare hook runs.
-            if matches!(rec.reason, Reason::Create | Reason::Retry) {
+            // R-COPY: every seeded tree (created, retried, prepared by hand) gets its copies
+            // before the prepare hook runs; a reuse only shares again.
+            if seed {
                 self.copy(&mut rec, admin)?;
             }
         }
+        // R-SHAPE: ports on every path, whoever made the tree (a record without ports that
+        // the rules ask for gets them here: the hook, `prepare --path`, a released tree).
+        self.ensure_ports(&mut rec, admin)?;
         if !delegated && run_hook {
             self.run_hook(&mut rec, admin)?;
         }
@@ -163,7 +168,12 @@ impl Prep<'_> {
         match copy::seed(&self.cfg.sharing, &self.ctx.repo.base, &rec.path, progress) {
             Ok(None) => Ok(()),
             Ok(Some(seeded)) => {
-                rec.copies = seeded.copies;
+                // A second run copies only what is missing: keep what earlier runs recorded.
+                for c in seeded.copies {
+                    if !rec.copies.contains(&c) {
+                        rec.copies.push(c);
+                    }
+                }
                 rec.copy_method = seeded.summary.method_used().to_owned();
                 crate::store::write(admin, rec).map_err(Failure::Other)?;
                 self.log(
@@ -178,6 +188,29 @@ impl Prep<'_> {
                 self.mark_failed(rec, admin);
                 self.log("failed", rec, "copy failed", started.elapsed());
                 Err(Failure::Other(e.context("copying from the base failed")))
+            }
+        }
+    }
+
+    /// Allocate the rules' ports when the record holds none, under the repository lock
+    /// (never held by the caller here: SPEC §4 step 2 takes it after the card's lock).
+    fn ensure_ports(&self, rec: &mut Record, admin: &Path) -> Result<(), Failure> {
+        if self.cfg.ports.is_none() || !rec.ports.is_empty() {
+            return Ok(());
+        }
+        let card = CardId::parse(&rec.card).map_err(|e| Failure::Other(e.into()))?;
+        let holder = format!("git kardwt (ports for card {card})");
+        let allocated = crate::store::take_repo(&self.ctx.repo.common_dir, self.deadline, &holder)
+            .and_then(|_repo_lock| allocate_ports(self.ctx, self.cfg, &card));
+        match allocated {
+            Ok(ports) => {
+                rec.ports = ports;
+                crate::store::write(admin, rec).map_err(Failure::Other)
+            }
+            Err(e) => {
+                self.mark_failed(rec, admin);
+                self.log("failed", rec, "ports", Duration::ZERO);
+                Err(Failure::Other(e))
             }
         }
     }

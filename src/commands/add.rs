@@ -261,15 +261,7 @@ impl Action<'_> {
                 (Reason::Retry, on(|p| p.on_create))
             }
         };
-        if rec.state == State::Released {
-            // `release` gave its ports back (R-RUNNER): take ports again.
-            rec.ports = crate::commands::release::ports_again(
-                self.prep.ctx,
-                self.cfg(),
-                self.card,
-                self.prep.deadline,
-            )?;
-        }
+        // A released tree gave its ports back (R-RUNNER): the pipeline takes ports again.
         rec.reason = reason;
         if run_hook || reason == Reason::Retry {
             rec.state = State::Preparing;

@@ -113,7 +113,7 @@ fn seed_new_worktree(ctx: &Context, path: &Path, admin: &Path) -> Result<()> {
         // Recorded by another command while this hook waited: that record stands.
         return Ok(());
     }
-    let mut rec = crate::outside::outside_record(
+    let rec = crate::outside::outside_record(
         ctx,
         cfg,
         &card,
@@ -127,19 +127,8 @@ fn seed_new_worktree(ctx: &Context, path: &Path, admin: &Path) -> Result<()> {
     if let Some(why) = refusal(&ctx.repo, &entries, admin, &rec) {
         return Err(refuse(ctx, path, &card, why, started));
     }
-    // Ports are allocated under the repository lock (card lock first, as everywhere).
-    let recorded = (|| {
-        let _repo_lock = match cfg.ports {
-            Some(_) => Some(crate::store::take_repo(
-                &ctx.repo.common_dir,
-                deadline,
-                holder,
-            )?),
-            None => None,
-        };
-        rec.ports = pipeline::allocate_ports(ctx, cfg, &card)?;
-        crate::store::write(admin, &rec)
-    })();
+    // Ports come from the pipeline, like every other path's (R-SHAPE).
+    let recorded = crate::store::write(admin, &rec);
     recorded.map_err(undo)?;
     let prep = Prep {
         ctx,

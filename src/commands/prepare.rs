@@ -45,11 +45,8 @@ pub fn run(ctx: &Context, args: &PrepareArgs, out: &mut dyn Write) -> Result<i32
         .into());
     }
     let admin = check(ctx, cfg, &locked.entries, &locked.report, &card, &rec)?;
+    // A released tree gave its ports back (R-RUNNER): the pipeline takes ports again.
     let mut rec = rec;
-    if rec.state == State::Released {
-        // `release` gave its ports back (R-RUNNER): take ports again.
-        rec.ports = crate::commands::release::ports_again(ctx, cfg, &card, deadline)?;
-    }
     rec.reason = Reason::Manual;
     rec.state = State::Preparing;
     rec.updated_at = crate::time::now();

@@ -315,25 +315,6 @@ pub fn release_gone(ctx: &Context, report: &verify::Report, grace: Duration) -> 
     })
 }
 
-/// Ports for a `released` card that `add` prepares again (under the repository lock, as
-/// every allocation).
-pub fn ports_again(
-    ctx: &Context,
-    cfg: &Config,
-    card: &CardId,
-    deadline: Instant,
-) -> Result<Vec<u16>> {
-    if cfg.ports.is_none() {
-        return Ok(Vec::new());
-    }
-    let _repo_lock = crate::store::take_repo(
-        &ctx.repo.common_dir,
-        deadline,
-        &format!("git kardwt add {card}"),
-    )?;
-    crate::pipeline::allocate_ports(ctx, cfg, card)
-}
-
 /// A verified worktree verified again under its card's lock, before `remove` or `release`
 /// acts on it: only the record read then is acted on and written (a copy read before the lock
 /// could be stale).

@@ -141,3 +141,73 @@ fn the_final_error_block_fits_in_500_characters_whatever_the_hook_wrote() {
         assert!(retry < hook, "{block}");
     }
 }
+
+/// R-SHAPE (SPEC §24): `prepare --path` of a tree made by plain `git worktree add` runs the same
+/// pipeline as `add`: the same links, the same copies, ports of its own, the same state.
+#[test]
+fn prepare_path_seeds_a_plain_worktree_exactly_as_add_does() {
+    let repo = TestRepo::new();
+    repo.commit_files(
+        &[
+            (".gitignore", ".env\n.env.*\n"),
+            (".worktreeinclude", ".env.local\n"),
+        ],
+        "ignore rules and .worktreeinclude",
+    );
+    std::fs::write(repo.base.join(".env"), "SECRET=1\n").unwrap();
+    std::fs::write(repo.base.join(".env.local"), "LOCAL=1\n").unwrap();
+    let script = repo.write_prepare("");
+    repo.write_rules(&format!(
+        "{}  ports: {{count: 2, range: [41000, 41999]}}\n  sharing:\n    env: link\n",
+        repo.rules_for(&script, false)
+    ));
+    let added = repo.add_card("1");
+    let plain = repo.card_path("2");
+    repo.add_unhooked_worktree(plain.to_str().unwrap(), "card/2");
+    let out = repo.kardwt(&repo.base, &["prepare", "--path", plain.to_str().unwrap()]);
+    out.expect_code(0);
+
+    let (a, b) = (repo.record(&added), repo.record(&plain));
+    for key in ["state", "links", "copies", "copy_method"] {
+        assert_eq!(
+            a.get(key),
+            b.get(key),
+            "{key} differs:\nadd: {a:#?}\nprepare --path: {b:#?}"
+        );
+    }
+    let ports = |t: &toml::Table| -> Vec<i64> {
+        t.get("ports")
+            .and_then(|p| p.as_array())
+            .map(|p| p.iter().filter_map(|v| v.as_integer()).collect())
+            .unwrap_or_default()
+    };
+    let (pa, pb) = (ports(&a), ports(&b));
+    assert_eq!(
+        (pa.len(), pb.len()),
+        (2, 2),
+        "add: {a:#?}\nprepare --path: {b:#?}"
+    );
+    assert!(
+        pa.iter().all(|p| !pb.contains(p)),
+        "ports shared: {pa:?} {pb:?}"
+    );
+    for tree in [&added, &plain] {
+        assert_eq!(
+            std::fs::read_to_string(tree.join(".env.local")).unwrap(),
+            "LOCAL=1\n",
+            "{} lacks its copy",
+            tree.display()
+        );
+        assert!(
+            std::fs::symlink_metadata(tree.join(".env"))
+                .unwrap()
+                .file_type()
+                .is_symlink(),
+            "{} lacks its .env link",
+            tree.display()
+        );
+    }
+    // The prepare hook was handed the ports too.
+    let runs = repo.prepare_runs();
+    assert_eq!(runs.len(), 2, "{runs:?}");
+}
