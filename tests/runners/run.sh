@@ -12,6 +12,19 @@
 # failure keeps it and names it. Exit 0 only when every scenario passed.
 set -uo pipefail
 
+# Offline for real where we can: re-run in a network namespace holding only loopback (as root,
+# or through a user namespace), so a client that tried to reach anything but the model server
+# fails at once instead of waiting on a timeout. RUNNERS_NETNS=0 runs on the host's network.
+if [ -z "${KARDWT_RUNNERS_NETNS:-}" ] && [ "${RUNNERS_NETNS:-1}" != 0 ] && command -v unshare >/dev/null &&
+    command -v ip >/dev/null; then
+    for flags in -n -rn; do
+        if unshare "$flags" true 2>/dev/null; then
+            exec unshare "$flags" env KARDWT_RUNNERS_NETNS="unshare $flags" \
+                bash -c 'ip link set lo up && exec bash "$0" "$@"' "$0" "$@"
+        fi
+    done
+fi
+
 here=$(cd "$(dirname "$0")" && pwd -P)
 : "${KARDWT_BIN_DIR:?set KARDWT_BIN_DIR to the directory holding git-kardwt}"
 : "${RUNNER_CLIENTS:?set RUNNER_CLIENTS to the directory holding claude and codex}"
@@ -193,7 +206,8 @@ finish() {
     else
         failed=1
         results+=("FAIL $1")
-        echo "FAIL $1: ${why[*]} (logs in $d)"
+        local IFS=';'
+        echo "FAIL $1: ${why[*]}; logs in $d"
     fi
     why=()
 }
@@ -364,6 +378,11 @@ d="$root/versions" home="$root/versions"
 mkdir -p "$home"
 echo "clients: $(run_env claude --version 2>/dev/null | head -1); $(run_env codex --version 2>/dev/null | grep -v WARNING | head -1)"
 echo "git-kardwt: $KARDWT_BIN_DIR/git-kardwt; scratch: $root"
+if [ -n "${KARDWT_RUNNERS_NETNS:-}" ]; then
+    echo "network: loopback only ($KARDWT_RUNNERS_NETNS)"
+else
+    echo "network: the host's (no network namespace)"
+fi
 start=$SECONDS
 for s in "${scenarios[@]}"; do
     "scenario_$s"
