@@ -55,7 +55,7 @@ RUNNER_CLIENTS_DIR  := $(TARGET_DIR)/runner-clients
 test-runners:
 	$(CARGO) build --bin git-kardwt
 	@set -e; dir="$(RUNNER_CLIENTS_DIR)"; \
-	have() { node -p "require('./$$dir/node_modules/$$1/package.json').version" 2>/dev/null || true; }; \
+	have() { node -p "require(require('path').resolve('$$dir/node_modules/$$1/package.json')).version" 2>/dev/null || true; }; \
 	if [ "$$(have @anthropic-ai/claude-code)" != "$(CLAUDE_CODE_VERSION)" ] || \
 	   [ "$$(have @openai/codex)" != "$(CODEX_VERSION)" ]; then \
 		echo "npm install --prefix $$dir @anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION) @openai/codex@$(CODEX_VERSION)"; \
