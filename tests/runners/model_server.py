@@ -13,6 +13,7 @@ the same answer. When every step has its result it answers with the final text. 
 that offers no tools (Claude's title and topic side requests) gets a short plain text.
 """
 import argparse
+import os
 import json
 import sys
 import threading
@@ -247,7 +248,6 @@ def main():
     tmp = ARGS.port_file + ".tmp"
     with open(tmp, "w") as f:
         f.write(str(server.server_address[1]))
-    import os
     os.replace(tmp, ARGS.port_file)
     try:
         server.serve_forever()
