@@ -3,6 +3,8 @@
 #   make demo                      build, install into a throwaway prefix, run tests/scripts/demo.sh
 #   make test                      the default test suite: offline, no fuzzers or stress
 #   make test-managers             the real hook managers, installed from PyPI and npm
+#   make test-runners              Claude Code and the Codex CLI from npm, driven offline against
+#                                  a scripted local model endpoint (tests/runners/)
 #   make test-slow                 the fuzzers and the stress test
 #   make test-all                  all three
 #   make install PREFIX=/usr/local binary, man page, githooks/ (runners/ too) and shell completions
@@ -20,7 +22,7 @@ CARGO    ?= cargo
 TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
 BIN      := $(TARGET_DIR)/release/git-kardwt
 
-.PHONY: install-check all build test test-managers test-slow test-all lint fmt man install uninstall demo bench clean
+.PHONY: install-check all build test test-managers test-runners test-slow test-all lint fmt man install uninstall demo bench clean
 
 all: build
 
@@ -41,6 +43,28 @@ test:
 # environment a failed install fails the test; elsewhere the test says SKIPPED and passes.
 test-managers:
 	$(CARGO) test --test integration --no-fail-fast hooks_install::real_hook_managers_ -- --ignored
+
+# SPEC §23.9: the real agent clients at pinned versions (npm, cached in $(RUNNER_CLIENTS_DIR)
+# and reinstalled only when a pin changes), driven offline by tests/runners/run.sh against
+# tests/runners/model_server.py with the debug git-kardwt on PATH. Needs node, npm, python3 and
+# the npm registry the first time. SCENARIOS="claude_guard codex_guard" runs a subset; KEEP=1
+# keeps the scratch directory.
+CLAUDE_CODE_VERSION := 2.1.328
+CODEX_VERSION       := 0.169.0
+RUNNER_CLIENTS_DIR  := $(TARGET_DIR)/runner-clients
+test-runners:
+	$(CARGO) build --bin git-kardwt
+	@set -e; dir="$(RUNNER_CLIENTS_DIR)"; \
+	have() { node -p "require(require('path').resolve('$$dir/node_modules/$$1/package.json')).version" 2>/dev/null || true; }; \
+	if [ "$$(have @anthropic-ai/claude-code)" != "$(CLAUDE_CODE_VERSION)" ] || \
+	   [ "$$(have @openai/codex)" != "$(CODEX_VERSION)" ]; then \
+		echo "npm install --prefix $$dir @anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION) @openai/codex@$(CODEX_VERSION)"; \
+		rm -rf "$$dir"; mkdir -p "$$dir"; \
+		npm install --prefix "$$dir" --no-audit --no-fund --loglevel=error \
+			"@anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION)" "@openai/codex@$(CODEX_VERSION)"; \
+	fi
+	KARDWT_BIN_DIR="$(TARGET_DIR)/debug" RUNNER_CLIENTS="$(RUNNER_CLIENTS_DIR)/node_modules/.bin" \
+		bash tests/runners/run.sh $(SCENARIOS)
 
 # Every other ignored test: the fuzzers (unit and through the binary), the stress test and the
 # pre-push timing test.

@@ -1,0 +1,393 @@
+#!/usr/bin/env bash
+# Drives the real Claude Code and Codex CLIs, offline, against the scripted model endpoint
+# (tests/runners/model_server.py) with the real git-kardwt on PATH, and prints PASS/FAIL per
+# scenario (SPEC §23.9). `make test-runners` builds the binary and installs the clients first.
+#
+#   tests/runners/run.sh [SCENARIO...]      (all when none is named; see `scenarios` below)
+#
+# Needs: KARDWT_BIN_DIR (holds git-kardwt), RUNNER_CLIENTS (holds claude and codex), python3,
+# git. Every client run gets a fresh HOME, CODEX_HOME, repository and model server under one
+# temporary directory, and a clean environment (env -i): no credentials, config or network
+# beyond 127.0.0.1. The directory is removed when everything passed (KEEP=1 keeps it); a
+# failure keeps it and names it. Exit 0 only when every scenario passed.
+set -uo pipefail
+
+# Offline for real where we can: re-run in a network namespace holding only loopback (as root,
+# or through a user namespace), so a client that tried to reach anything but the model server
+# fails at once instead of waiting on a timeout. RUNNERS_NETNS=0 runs on the host's network.
+if [ -z "${KARDWT_RUNNERS_NETNS:-}" ] && [ "${RUNNERS_NETNS:-1}" != 0 ] && command -v unshare >/dev/null &&
+    command -v ip >/dev/null; then
+    for flags in -n -rn; do
+        if unshare "$flags" true 2>/dev/null; then
+            exec unshare "$flags" env KARDWT_RUNNERS_NETNS="unshare $flags" \
+                bash -c 'ip link set lo up && exec bash "$0" "$@"' "$0" "$@"
+        fi
+    done
+fi
+
+here=$(cd "$(dirname "$0")" && pwd -P)
+: "${KARDWT_BIN_DIR:?set KARDWT_BIN_DIR to the directory holding git-kardwt}"
+: "${RUNNER_CLIENTS:?set RUNNER_CLIENTS to the directory holding claude and codex}"
+KARDWT_BIN_DIR=$(cd "$KARDWT_BIN_DIR" && pwd -P)
+RUNNER_CLIENTS=$(cd "$RUNNER_CLIENTS" && pwd -P)
+CLIENT_TIMEOUT=${CLIENT_TIMEOUT:-300}
+# node (codex's launcher is a node script) and the usual tools; nothing from the caller's PATH.
+node_dir=$(dirname "$(command -v node)")
+base_path="$KARDWT_BIN_DIR:$RUNNER_CLIENTS:$node_dir:/usr/local/bin:/usr/bin:/bin"
+
+root=$(cd "$(mktemp -d "${TMPDIR:-/tmp}/kardwt-runners.XXXXXX")" && pwd -P)
+failed=0
+results=()
+server_pid=""
+
+cleanup() {
+    [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null
+    if [ "$failed" = 0 ] && [ "${KEEP:-0}" != 1 ]; then
+        rm -rf "$root"
+    else
+        echo "kept $root"
+    fi
+}
+trap cleanup EXIT
+
+# --- per-scenario environment ---------------------------------------------------------------
+
+# new_env NAME: $d (the scenario's directory), $home, $repo (the base checkout, pushed to
+# $d/origin.git), $wts (where kardwt puts its trees), $helpers (the prepare helper's root).
+new_env() {
+    d="$root/$1"
+    home="$d/home"
+    helpers="$d/helpers"
+    repo="$d/project"
+    wts="$d/project.worktrees"
+    mkdir -p "$home" "$helpers"
+    printf '[user]\n\tname = Runner Test\n\temail = runner@example.invalid\n[init]\n\tdefaultBranch = main\n' \
+        >"$home/.gitconfig"
+    # The project's prepare: fails while $helpers/fail-prepare exists.
+    cat >"$helpers/prepare" <<EOF
+#!/bin/sh
+set -eu
+if [ -e "$helpers/fail-prepare" ]; then
+    echo "prepare: scripted failure (missing token FOO_TOKEN)" >&2
+    exit 1
+fi
+echo prepared >.prepared
+EOF
+    chmod 755 "$helpers/prepare"
+    git_ init -q --bare "$d/origin.git"
+    git_ init -q "$repo"
+    printf '.prepared\n' >"$repo/.gitignore"
+    printf '# runner test project\n' >"$repo/README.md"
+    cat >"$repo/kardbrd.yml" <<EOF
+worktree:
+  helpers:
+    stable_root: $helpers
+  prepare:
+    argv: [$helpers/prepare]
+    on_create: true
+    timeout_seconds: 60
+EOF
+    git_ -C "$repo" add -A
+    git_ -C "$repo" commit -q -m "project with its kardbrd.yml"
+    git_ -C "$repo" remote add origin "$d/origin.git"
+    git_ -C "$repo" push -q origin main
+}
+
+# The environment every command of a scenario runs in.
+run_env() {
+    env -i HOME="$home" PATH="$base_path" LANG=C.UTF-8 TERM=dumb USER="${USER:-root}" \
+        TMPDIR="$d" GIT_CONFIG_NOSYSTEM=1 "$@"
+}
+git_() { run_env git "$@"; }
+kardwt() { run_env git -C "$repo" kardwt "$@" 2>>"$d/kardwt.err"; }
+
+# Commit and push a file into the project, so that the trees kardwt makes from origin/main
+# (and Claude's settings inside them) have it too.
+commit_file() { # SRC DEST(relative to the repo)
+    mkdir -p "$(dirname "$repo/$2")"
+    cp "$1" "$repo/$2"
+    git_ -C "$repo" add "$2"
+    git_ -C "$repo" commit -q -m "add $2"
+    git_ -C "$repo" push -q origin main
+}
+
+# start_server SCRIPT_JSON: a fresh model server logging to $d/requests.jsonl; sets $port.
+start_server() {
+    printf '%s\n' "$1" >"$d/script.json"
+    rm -f "$d/port" "$d/requests.jsonl"
+    : >"$d/requests.jsonl"
+    python3 "$here/model_server.py" --script "$d/script.json" --log "$d/requests.jsonl" \
+        --port-file "$d/port" 2>"$d/server.err" &
+    server_pid=$!
+    local i
+    for i in $(seq 1 100); do
+        [ -s "$d/port" ] && break
+        sleep 0.1
+    done
+    port=$(cat "$d/port" 2>/dev/null)
+    [ -n "$port" ] || { echo "model server did not start: $(cat "$d/server.err")"; return 1; }
+}
+stop_server() {
+    [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
+    server_pid=""
+}
+
+# claude_run OUT ARGS...: Claude Code in $PWD against the server, non-interactive.
+claude_run() {
+    local out=$1
+    shift
+    run_env ANTHROPIC_BASE_URL="http://127.0.0.1:$port" ANTHROPIC_API_KEY=sk-ant-kardwt-test \
+        DISABLE_AUTOUPDATER=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_TELEMETRY=1 \
+        DISABLE_ERROR_REPORTING=1 DISABLE_BUG_COMMAND=1 IS_SANDBOX=1 \
+        timeout "$CLIENT_TIMEOUT" claude "$@" --output-format json --verbose \
+        </dev/null >"$out.out" 2>"$out.err"
+}
+
+# codex_home: a CODEX_HOME whose config points Codex at the server (Responses API).
+codex_home() {
+    codex_dir="$d/codex-home"
+    mkdir -p "$codex_dir"
+    cat >"$codex_dir/config.toml" <<EOF
+model = "kardwt-scripted"
+model_provider = "kardwt"
+check_for_update_on_startup = false
+
+[analytics]
+enabled = false
+
+[model_providers.kardwt]
+name = "kardwt scripted endpoint"
+base_url = "http://127.0.0.1:$port/v1"
+wire_api = "responses"
+env_key = "KARDWT_MODEL_KEY"
+request_max_retries = 0
+stream_max_retries = 0
+EOF
+}
+
+# codex_run OUT ARGS...: `codex exec` in $PWD against the server, with full access (so a
+# command the guard does not stop really runs).
+codex_run() {
+    local out=$1
+    shift
+    run_env CODEX_HOME="$codex_dir" KARDWT_MODEL_KEY=kardwt-test \
+        timeout "$CLIENT_TIMEOUT" codex exec --json -s danger-full-access "$@" \
+        </dev/null >"$out.out" 2>"$out.err"
+}
+
+# --- checks ---------------------------------------------------------------------------------
+
+why=()
+check() { # DESCRIPTION COMMAND...
+    local what=$1
+    shift
+    if ! "$@" >/dev/null 2>&1; then
+        why+=("$what")
+    fi
+}
+logged() { grep -qF -- "$1" "$d/requests.jsonl"; }
+not_logged() { ! logged "$1"; }
+# Cards are the first column of `git kardwt list`, states the second.
+listed() { kardwt list 2>/dev/null | awk -v c="$1" '$1 == c { found = 1 } END { exit !found }'; }
+not_listed() { ! listed "$1"; }
+state_is() { kardwt list 2>/dev/null | awk -v c="$1" -v s="$2" '$1 == c && $2 == s { found = 1 } END { exit !found }'; }
+registered() { git_ -C "$repo" worktree list --porcelain | grep -qxF "worktree $1"; }
+not_registered() { ! registered "$1"; }
+# An event of `git kardwt log` (time, event, card, …).
+event_logged() { kardwt log 2>/dev/null | awk -v e="$1" -v c="$2" '$2 == e && $3 == c { f = 1 } END { exit !f }'; }
+file_has() { grep -qF -- "$2" "$1"; }
+
+# finish NAME NOTE: PASS when no check failed, else FAIL with the reasons.
+finish() {
+    stop_server
+    if [ ${#why[@]} -eq 0 ]; then
+        results+=("PASS $1")
+        echo "PASS $1${2:+ ($2)}"
+    else
+        failed=1
+        results+=("FAIL $1")
+        local IFS=';'
+        echo "FAIL $1: ${why[*]}; logs in $d"
+    fi
+    why=()
+}
+
+# --- scenarios ------------------------------------------------------------------------------
+
+# a. The PreToolUse guard denies `git worktree remove` of a managed tree in Claude Code.
+scenario_claude_guard() {
+    new_env claude-guard
+    commit_file "$here/../../githooks/runners/claude/hooks.json" .claude/settings.json
+    local wt
+    wt=$(kardwt add 42) || { why+=("git kardwt add 42 failed"); finish claude-guard; return; }
+    start_server "{\"steps\":[{\"shell\":\"git worktree remove $wt\"}],\"final\":\"done\"}" || return
+    (cd "$repo" && claude_run "$d/claude" -p "Remove the worktree of card 42" --allowedTools Bash)
+    local code=$?
+    check "claude exited $code" test "$code" = 0
+    check "the model was never asked" logged '"tool_use": "Bash"'
+    check "no tool_result with kardwt's denial reached the model" logged 'denied by git kardwt guard'
+    check "the tree is gone" test -d "$wt"
+    check "the tree is no longer registered" registered "$wt"
+    check "card 42 is not ready" state_is 42 ready
+    finish claude-guard
+}
+
+# b. The guard in `codex exec`: ignored until the project is trusted and the hook reviewed,
+# then it denies.
+scenario_codex_guard() {
+    new_env codex-guard
+    commit_file "$here/../../githooks/runners/codex/hooks.json" .codex/hooks.json
+    local wt1 wt2 wt3
+    wt1=$(kardwt add 41) && wt2=$(kardwt add 42) && wt3=$(kardwt add 43) ||
+        { why+=("git kardwt add failed"); finish codex-guard; return; }
+
+    # b1: an untrusted project: Codex loads no project .codex/ layer, so the command runs.
+    start_server "{\"steps\":[{\"shell\":\"git worktree remove $wt1\"}],\"final\":\"done\"}" || return
+    codex_home
+    (cd "$repo" && codex_run "$d/codex-untrusted" "Remove the worktree of card 41")
+    check "codex (untrusted) did not call the shell tool" logged '"function_call": "exec_command"'
+    check "the guard ran in an untrusted project" not_logged 'denied by git kardwt guard'
+    check "git worktree remove did not run in the untrusted project" not_registered "$wt1"
+    check "codex did not warn that project config is disabled" \
+        file_has "$d/codex-untrusted.err" 'Untrusted project-local configuration is disabled'
+    finish codex-guard-untrusted-project-ignores-hooks "as documented: codex warns, the hook never runs"
+
+    # b2: a trusted project, hook not reviewed: still silently ignored.
+    start_server "{\"steps\":[{\"shell\":\"git worktree remove $wt2\"}],\"final\":\"done\"}" || return
+    codex_home
+    printf '\n[projects."%s"]\ntrust_level = "trusted"\n' "$repo" >>"$codex_dir/config.toml"
+    (cd "$repo" && codex_run "$d/codex-unreviewed" "Remove the worktree of card 42")
+    check "codex (unreviewed) did not call the shell tool" logged '"function_call": "exec_command"'
+    check "an unreviewed hook ran" not_logged 'denied by git kardwt guard'
+    check "git worktree remove did not run with an unreviewed hook" not_registered "$wt2"
+    finish codex-guard-unreviewed-hook-ignores-hooks "as documented: silently, no warning"
+
+    # b3: trusted, and the hook's review stood in for by --dangerously-bypass-hook-trust.
+    start_server "{\"steps\":[{\"shell\":\"git worktree remove $wt3\"}],\"final\":\"done\"}" || return
+    codex_home
+    printf '\n[projects."%s"]\ntrust_level = "trusted"\n' "$repo" >>"$codex_dir/config.toml"
+    (cd "$repo" && codex_run "$d/codex-trusted" --dangerously-bypass-hook-trust "Remove the worktree of card 43")
+    check "codex did not call the shell tool" logged '"function_call": "exec_command"'
+    check "no function_call_output with kardwt's denial reached the model" \
+        logged 'Command blocked by PreToolUse hook: error: denied by git kardwt guard'
+    check "the tree is gone" test -d "$wt3"
+    check "the tree is no longer registered" registered "$wt3"
+    check "card 43 is not ready" state_is 43 ready
+    finish codex-guard
+}
+
+# c1. `claude -w NAME`: the tree is made by kardwt's WorktreeCreate hook.
+scenario_claude_worktree() {
+    new_env claude-worktree
+    commit_file "$here/../../githooks/runners/claude/hooks.json" .claude/settings.json
+    start_server '{"steps":[{"shell":"pwd -P; cat .prepared"}],"final":"done"}' || return
+    (cd "$repo" && claude_run "$d/claude" -w login-page -p "Work on the login page" --allowedTools Bash)
+    local code=$? wt="$wts/card-login-page"
+    check "claude -w exited $code" test "$code" = 0
+    check "no tree at $wt" test -d "$wt"
+    check "git kardwt list does not show card login-page ready" state_is login-page ready
+    check "git kardwt verify --path fails" kardwt verify --path "$wt"
+    check "the session did not run in the kardwt tree" logged "Primary working directory: $wt"
+    check "the prepare hook's output is not in the tree the session saw" logged "$wt\\nprepared"
+    finish claude-worktree
+}
+
+# c2. `claude -w NAME` with a failing prepare: the user sees why, nothing is left behind.
+scenario_claude_worktree_prepare_fails() {
+    new_env claude-prepare-fails
+    commit_file "$here/../../githooks/runners/claude/hooks.json" .claude/settings.json
+    touch "$helpers/fail-prepare"
+    start_server '{"steps":[{"shell":"pwd -P"}],"final":"done"}' || return
+    (cd "$repo" && claude_run "$d/claude" -w broken -p "Work on it" --allowedTools Bash)
+    local code=$? wt="$wts/card-broken"
+    check "claude -w succeeded (exit 0) although prepare failed" test "$code" != 0
+    check "the user was not shown the prepare hook's verdict" \
+        grep -qF 'preparing card broken failed' "$d/claude.err" "$d/claude.out"
+    check "a session ran although the worktree could not be made" not_logged '"tool_use"'
+    check "a tree was left at $wt" test ! -e "$wt"
+    check "a worktree is still registered at $wt" not_registered "$wt"
+    check "git kardwt list shows card broken" not_listed "broken"
+    check "a worktree other than the base is registered" \
+        test "$(git_ -C "$repo" worktree list --porcelain | grep -c '^worktree ')" = 1
+    local branch="kept"
+    git_ -C "$repo" rev-parse -q --verify refs/heads/card/broken >/dev/null || branch="deleted"
+    finish claude-worktree-prepare-fails "claude exit $code; branch card/broken $branch"
+}
+
+# c3/c4. ExitWorktree {action: remove} in a `claude -w` session, on a clean and a dirty tree.
+# Claude cannot judge a hook-made tree (it has no starting commit for it): without
+# discard_changes it refuses ("Could not verify worktree state"), and with it Claude asks the
+# user, so the -p run needs --permission-mode bypassPermissions (IS_SANDBOX=1 as root).
+exit_worktree() { # NAME CARD DIRTY(0|1)
+    local name=$1 card=$2 dirty=$3 steps
+    new_env "$name"
+    commit_file "$here/../../githooks/runners/claude/hooks.json" .claude/settings.json
+    steps='{"tool":"ToolSearch","input":{"query":"select:ExitWorktree","max_results":1}}'
+    [ "$dirty" = 1 ] && steps+=',{"shell":"echo unsaved work >notes.txt"}'
+    steps+=',{"tool":"ExitWorktree","input":{"action":"remove","discard_changes":true}}'
+    start_server "{\"steps\":[$steps],\"final\":\"done\"}" || return
+    (cd "$repo" && claude_run "$d/claude" -w "$card" -p "Work on it, then remove the worktree" \
+        --permission-mode bypassPermissions)
+    code=$?
+    wt="$wts/card-$card"
+    check "claude -w exited $code" test "$code" = 0
+    check "the session never reached ExitWorktree" logged '"tool_use": "ExitWorktree"'
+}
+
+scenario_claude_exit_clean() {
+    exit_worktree claude-exit-clean exit-clean 0
+    check "the clean tree is still there" test ! -e "$wt"
+    check "the clean tree is still registered" not_registered "$wt"
+    check "kardwt still lists card exit-clean (Claude removed it with git, not the hook?)" \
+        not_listed exit-clean
+    check "kardwt logged no removed event (the WorktreeRemove hook did not remove it)" \
+        event_logged removed exit-clean
+    check "Claude did not report the removal" grep -qF 'Exited and removed worktree' "$d/claude.out"
+    local branch="kept"
+    git_ -C "$repo" rev-parse -q --verify refs/heads/card/exit-clean >/dev/null || branch="deleted"
+    finish claude-exit-clean "branch card/exit-clean $branch"
+}
+
+scenario_claude_exit_dirty() {
+    exit_worktree claude-exit-dirty exit-dirty 1
+    check "the dirty tree was deleted" test -f "$wt/notes.txt"
+    check "the dirty tree is no longer registered" registered "$wt"
+    check "kardwt does not list card exit-dirty as released" state_is exit-dirty released
+    check "kardwt logged no remove-refused for it" event_logged remove-refused exit-dirty
+    # The truthful behaviour (SPEC §23.2): worktree-remove exits 1 when it keeps the tree, and
+    # Claude says "Exited worktree but could not remove it" and shows kardwt's stderr. Before
+    # §23.2, worktree-remove exits 0 and Claude tells the model the kept tree was removed:
+    # XFAIL, which does not fail the run (make it a FAIL once §23.2 is in).
+    if [ ${#why[@]} -eq 0 ] && ! grep -qF 'could not remove' "$d/claude.out"; then
+        if grep -qF 'Exited and removed worktree' "$d/claude.out"; then
+            stop_server
+            results+=("XFAIL claude-exit-dirty")
+            echo "XFAIL claude-exit-dirty: kardwt kept the dirty tree but exited 0, so Claude told the model \"Exited and removed worktree\" (SPEC §23.2 not yet in this binary)"
+            return
+        fi
+        why+=("Claude's ExitWorktree result says neither removed nor could-not-remove")
+    fi
+    finish claude-exit-dirty "Claude says it could not remove the tree"
+}
+
+scenarios=(claude_guard codex_guard claude_worktree claude_worktree_prepare_fails claude_exit_clean
+    claude_exit_dirty)
+[ $# -gt 0 ] && scenarios=("$@")
+
+d="$root/versions" home="$root/versions"
+mkdir -p "$home"
+echo "clients: $(run_env claude --version 2>/dev/null | head -1); $(run_env codex --version 2>/dev/null | grep -v WARNING | head -1)"
+echo "git-kardwt: $KARDWT_BIN_DIR/git-kardwt; scratch: $root"
+if [ -n "${KARDWT_RUNNERS_NETNS:-}" ]; then
+    echo "network: loopback only ($KARDWT_RUNNERS_NETNS)"
+else
+    echo "network: the host's (no network namespace)"
+fi
+start=$SECONDS
+for s in "${scenarios[@]}"; do
+    "scenario_$s"
+done
+echo
+count() { printf '%s\n' "${results[@]}" | grep -c "^$1 "; }
+echo "${#results[@]} checked in $((SECONDS - start)) s: $(count PASS) passed, $(count FAIL) failed, $(count XFAIL) expected failures"
+exit "$failed"
