@@ -1,4 +1,5 @@
 //! git-kardwt as a library: the binary in `main.rs` calls [`main`]; tests reach the pure parts.
+pub mod base;
 pub mod card;
 pub mod claim;
 pub mod cli;
@@ -6,6 +7,7 @@ pub mod commands;
 pub mod config;
 pub mod context;
 pub mod copy;
+pub mod create;
 pub mod dirty;
 pub mod error;
 pub mod events;

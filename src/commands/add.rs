@@ -1,547 +1,58 @@
-//! `git kardwt add <card>` (SPEC R-ADD, R-BASE, R-REUSE, R-ATOMIC): take the card's lock, reuse
-//! a verified worktree or create one from a freshly fetched base under the repository lock,
-//! record it, prepare it, and print its path. Never touches the base's HEAD, index or files,
-//! and never changes a directory it did not create.
+//! `git kardwt add <card>`: [`crate::create::add`], then the tree's path on stdout (or one JSON
+//! object with `--json`), with a hint on stderr when its HEAD is not on the recorded branch.
 use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::path::PathBuf;
 
-use anyhow::{Context as _, Result};
-use serde_json::json;
+use anyhow::Result;
+use serde::Serialize;
 
-use crate::card::CardId;
 use crate::cli::AddArgs;
-use crate::config::{CheckoutMode, Config};
 use crate::context::Context;
-use crate::error::{refused, usage};
-use crate::lifecycle;
-use crate::pipeline::{self, Prep};
-use crate::record::{self, Origin, Reason, Record, State};
-use crate::verify::{self, Verdict};
-use crate::{git, lock, repo};
+use crate::create::{self, AddOptions};
+use crate::{repo, verify};
 
-/// The variable `add` sets on its own `git worktree add`, naming the target path, so that
-/// kardwt's post-checkout hook leaves that worktree to `add`.
-pub const ADD_MARKER: &str = "KARDWT_ADD_TARGET";
+/// `add --json`: one object per call.
+#[derive(Serialize)]
+struct AddJson<'a> {
+    path: &'a PathBuf,
+    branch: &'a str,
+    head: Option<&'a str>,
+    drift: bool,
+    base_oid: &'a str,
+    state: &'static str,
+    reason: &'static str,
+}
 
 pub fn run(ctx: &Context, args: &AddArgs, out: &mut dyn Write) -> Result<i32> {
-    let card = CardId::parse(&args.card)?;
-    let rules = ctx.rules()?;
-    let cfg = &rules.config;
-    let program = pipeline::prepare_program(cfg)?;
-    let timeout = args.timeout.unwrap_or(cfg.action_timeout_seconds);
-    let deadline = lifecycle::after(Instant::now(), timeout);
-    let common = &ctx.repo.common_dir;
-    let holder = format!("git kardwt add {card}");
-    let lifecycle::Locked {
-        card_lock,
-        entries,
-        report,
-    } = lifecycle::lock_and_verify(ctx, &card, Some(&card), deadline, &holder, |entries| {
-        ctx.card_path(entries, &card)
-    })?;
-    let path = ctx.card_path(&entries, &card)?;
-    let action = Action {
-        prep: Prep {
-            ctx,
-            cfg,
-            program: program.as_deref(),
-            deadline,
+    let added = create::add(
+        ctx,
+        &AddOptions {
+            card: args.card.clone(),
+            board: args.board.clone(),
+            timeout: args.timeout,
             quiet: args.quiet,
         },
-        card: &card,
-        board: &args.board,
-        card_lock: &card_lock,
-    };
-    let record = match report.verdict {
-        Verdict::Absent => {
-            refuse_if_branch_held(ctx, &entries, &card, cfg)?;
-            action.create(&path, &holder, None)?
-        }
-        Verdict::Verified => {
-            let (Some(rec), Some(admin)) = (report.record, report.admin) else {
-                anyhow::bail!("internal error: a verified worktree without record");
-            };
-            action.reuse(rec, admin)?
-        }
-        Verdict::Unseeded if half_made(&report, cfg).is_some() => {
-            let why = half_made(&report, cfg).unwrap_or(verify::Incomplete::NoIndex);
-            if !lifecycle::intended(common, &card, &path) {
-                return Err(refused(format!(
-                    "{} is a worktree kardwt has no record of, and {}; once it is repaired, run git kardwt add {card} again",
-                    path.display(),
-                    why.describe()
-                ))
-                .hint(why.repair(&path))
-                .into());
-            }
-            // kardwt's own creation, interrupted before its record: never handed out, so it
-            // is removed and created again (the branch is kept and checked out as it is).
-            action.create(&path, &holder, Some(Leftover::HalfMade))?
-        }
-        Verdict::Foreign if bare_start(&report, common, &card) => {
-            // Killed between git creating the directory and its `.git` file: an empty
-            // directory kardwt made, and git's entry for it still `initializing`.
-            action.create(&path, &holder, Some(Leftover::BareStart))?
-        }
-        Verdict::Unseeded => {
-            return Err(refused(format!(
-                "{} is a worktree kardwt has no record of (unseeded)",
-                path.display()
-            ))
-            .hint(format!(
-                "to take it over as card {card}, run: git kardwt prepare --path '{}'",
-                path.display()
-            ))
-            .into())
-        }
-        Verdict::Prunable => {
-            return Err(refused(format!(
-                "{} is registered with git but its directory is gone",
-                path.display()
-            ))
-            .hint("git kardwt gc --apply clears the stale registration (and reports what its record held), then run add again")
-            .into())
-        }
-        Verdict::Base | Verdict::Foreign => {
-            return Err(refused(report.explain()).hint(report.fix_hint()).into())
-        }
-    };
-    // R-DISPATCH 6: `branch` is the recorded branch; where HEAD really is comes beside it.
-    let head = admin_of(&record.path)
-        .ok()
-        .and_then(|admin| repo::read_head(&admin));
-    let drift = verify::drifted(head.as_ref(), &record.branch);
-    if let Some(now) = head.as_ref().filter(|_| drift) {
+    )?;
+    let record = &added.record;
+    if let Some(now) = added.head.as_ref().filter(|_| added.drift) {
         eprintln!(
             "hint: {}",
-            verify::drift_hint(card.as_str(), &record.path, now, &record.branch)
+            verify::drift_hint(&record.card, &record.path, now, &record.branch)
         );
     }
     if args.json {
-        let v = json!({
-            "path": record.path,
-            "branch": record.branch,
-            "head": head.as_ref().map(repo::Head::display),
-            "drift": drift,
-            "base_oid": record.base_oid,
-            "state": record.state.as_str(),
-            "reason": record.reason.as_str(),
-        });
-        writeln!(out, "{v}")?;
+        let json = AddJson {
+            path: &record.path,
+            branch: &record.branch,
+            head: added.head.as_ref().map(repo::Head::display),
+            drift: added.drift,
+            base_oid: &record.base_oid,
+            state: record.state.as_str(),
+            reason: record.reason.as_str(),
+        };
+        writeln!(out, "{}", serde_json::to_string(&json)?)?;
     } else {
         writeln!(out, "{}", record.path.display())?;
     }
     Ok(0)
-}
-
-/// One `add` in progress: what every step needs.
-struct Action<'a> {
-    prep: Prep<'a>,
-    card: &'a CardId,
-    board: &'a str,
-    /// The card's lock, whose file says what this `add` is doing (R-DISPATCH 7).
-    card_lock: &'a lock::Held,
-}
-
-impl Action<'_> {
-    fn cfg(&self) -> &Config {
-        self.prep.cfg
-    }
-
-    fn retry(&self) -> String {
-        format!("git kardwt add {}", self.card)
-    }
-
-    /// Create the worktree under the repository lock, record it `preparing`, then prepare it
-    /// holding only the card's lock. A failed preparation removes the new tree (R-ATOMIC).
-    /// `leftover`: first remove what an interrupted `add` of this card left at `path`.
-    fn create(&self, path: &Path, holder: &str, leftover: Option<Leftover>) -> Result<Record> {
-        let started = Instant::now();
-        self.release_orphan()?;
-        self.card_lock
-            .doing(&format!("creating card {}'s worktree", self.card));
-        let (record, admin) = {
-            let common = &self.prep.ctx.repo.common_dir;
-            let repo_lock = crate::store::take_repo(common, self.prep.deadline, holder)?;
-            if let Some(leftover) = leftover {
-                self.remove_leftover(&repo_lock, path, leftover)?;
-            }
-            let ports = pipeline::allocate_ports(self.prep.ctx, self.cfg(), self.card)?;
-            let (base_ref, oid) = fetch_base(
-                &repo_lock,
-                &self.prep.ctx.repo,
-                self.cfg(),
-                self.prep.deadline,
-            )?;
-            // R-TRUST 5: say, before git creates anything, that this tree is ours.
-            lifecycle::write_intent(common, self.card, path)?;
-            let path = match self.add_worktree(&repo_lock, path, &oid) {
-                Ok(p) => p,
-                Err(e) => {
-                    if !path.exists() {
-                        lifecycle::clear_intent(common, self.card, path);
-                    }
-                    return Err(e);
-                }
-            };
-            let admin = admin_of(&path)?;
-            let now = crate::time::now();
-            let rec = Record {
-                schema: 1,
-                card: self.card.to_string(),
-                board: self.board.to_owned(),
-                branch: self.card.branch(),
-                path: path.clone(),
-                common_dir: common.clone(),
-                base_remote: self.cfg().base.remote.clone(),
-                base_ref,
-                base_oid: oid,
-                state: State::Preparing,
-                origin: Origin::Add,
-                reason: Reason::Create,
-                created_at: now.clone(),
-                updated_at: now,
-                config_fingerprint: self.cfg().fingerprint(),
-                links: Vec::new(),
-                copies: Vec::new(),
-                copy_method: String::new(),
-                ports,
-                last_hook: None,
-            };
-            // Writing the record completes the card's claim (R-CLAIM).
-            crate::store::write(&admin, &rec)?;
-            self.prep.log("created", &rec, "ok", started.elapsed());
-            (rec, admin)
-        };
-        let run_hook = self.cfg().prepare.as_ref().is_some_and(|p| p.on_create);
-        let path = record.path.clone();
-        self.card_lock
-            .doing(&format!("preparing card {}'s new worktree", self.card));
-        match self.prep.prepare(record, &admin, true, run_hook) {
-            Ok(rec) => Ok(rec),
-            Err(failure) => Err(self
-                .prep
-                .undo_creation(self.card, &self.retry(), &path, failure)),
-        }
-    }
-
-    /// R-ORPHAN: the card's claim outlived its worktree (removed behind kardwt's back): release
-    /// what it held (processes, cleanup hook with reason `orphan`, ports) and drop the claim
-    /// before the card is claimed again. Holds the card's lock (the caller's).
-    fn release_orphan(&self) -> Result<()> {
-        let common = &self.prep.ctx.repo.common_dir;
-        let Some(Ok(claim)) = crate::claim::load(common, self.card.as_str()) else {
-            return Ok(());
-        };
-        if !claim.orphan(common) {
-            return Ok(());
-        }
-        self.card_lock
-            .doing(&format!("releasing card {}'s orphan claim", self.card));
-        crate::commands::release::release_orphan_locked(
-            self.prep.ctx,
-            self.cfg(),
-            &claim,
-            Duration::from_secs(5),
-            self.prep.deadline,
-        )?;
-        crate::claim::delete(common, self.card.as_str());
-        Ok(())
-    }
-
-    /// Reuse a verified worktree: as it is when ready (prepare again only with `on_reuse`),
-    /// prepared again (reason `retry`) when an earlier run was interrupted or failed.
-    fn reuse(&self, mut rec: Record, admin: PathBuf) -> Result<Record> {
-        let on =
-            |f: fn(&crate::config::Prepare) -> bool| self.cfg().prepare.as_ref().is_some_and(f);
-        let (reason, run_hook) = match rec.state {
-            State::Ready => (Reason::Reuse, on(|p| p.on_reuse)),
-            State::Preparing | State::Failed | State::Released => {
-                (Reason::Retry, on(|p| p.on_create))
-            }
-        };
-        // A released tree gave its ports back (R-RUNNER): the pipeline takes ports again.
-        rec.reason = reason;
-        if run_hook || reason == Reason::Retry {
-            rec.state = State::Preparing;
-        }
-        rec.updated_at = crate::time::now();
-        crate::store::write(&admin, &rec)?;
-        self.card_lock
-            .doing(&if run_hook || reason == Reason::Retry {
-                format!("preparing card {}'s worktree again", self.card)
-            } else {
-                format!("reusing card {}'s worktree", self.card)
-            });
-        let retry = reason == Reason::Retry;
-        match self.prep.prepare(rec, &admin, retry, run_hook) {
-            Ok(rec) => {
-                self.prep
-                    .log("reused", &rec, reason.as_str(), Duration::ZERO);
-                Ok(rec)
-            }
-            Err(failure) => Err(failure.into_error(self.card, &self.retry(), None)),
-        }
-    }
-
-    /// Remove what an interrupted `add` of this card created at `path` (unrecorded and never
-    /// handed out); the branch is kept. Call it under the repository lock.
-    fn remove_leftover(
-        &self,
-        repo_lock: &lock::RepoLock,
-        path: &Path,
-        leftover: Leftover,
-    ) -> Result<()> {
-        let started = Instant::now();
-        let removed = match leftover {
-            Leftover::HalfMade => {
-                lifecycle::remove_half_made(repo_lock, &self.prep.ctx.repo.base, path)
-            }
-            Leftover::BareStart => remove_bare_start(repo_lock, &self.prep.ctx.repo, path),
-        };
-        removed.map_err(|refusal| {
-            crate::error::failed(format!(
-                "removing {}, which an interrupted git kardwt add {} left half made, failed: {refusal}",
-                path.display(),
-                self.card
-            ))
-            .hint(match leftover {
-                Leftover::HalfMade => format!(
-                    "remove it by hand, then run git kardwt add {} again: git worktree remove --force --force '{}'",
-                    self.card,
-                    path.display()
-                ),
-                Leftover::BareStart => format!(
-                    "move {} away by hand, then run git kardwt add {} again",
-                    path.display(),
-                    self.card
-                ),
-            })
-        })?;
-        crate::events::append(
-            &self.prep.ctx.repo.common_dir,
-            "removed",
-            self.card.as_str(),
-            path,
-            "half made by an interrupted add",
-            started.elapsed(),
-        );
-        Ok(())
-    }
-
-    /// `git worktree add` at `path`: a new branch at `oid`, or the kept branch as it is.
-    fn add_worktree(&self, repo_lock: &lock::RepoLock, path: &Path, oid: &str) -> Result<PathBuf> {
-        let out = add_worktree_at(
-            repo_lock,
-            &self.prep.ctx.repo,
-            self.cfg(),
-            self.card,
-            path,
-            oid,
-            self.prep.deadline,
-        )?;
-        if !out.ok {
-            // git keeps a worktree whose post-checkout hook failed: it is ours, remove it.
-            let kept = if path.join(".git").is_file() {
-                match lifecycle::remove_worktree_forced(repo_lock, &self.prep.ctx.repo.base, path)
-                {
-                    Ok(()) => " (the new worktree was removed again)".to_owned(),
-                    Err(e) => format!(
-                        " (removing it failed: {e}; remove it by hand: git worktree remove --force '{}')",
-                        path.display()
-                    ),
-                }
-            } else {
-                String::new()
-            };
-            anyhow::bail!(
-                "`git worktree add` of {} failed{kept}: {}",
-                path.display(),
-                out.stderr.trim()
-            );
-        }
-        repo::canonical(path)
-    }
-}
-
-/// What an interrupted `add` can leave at the card's path, unrecorded.
-#[derive(Clone, Copy)]
-enum Leftover {
-    /// A registered tree whose checkout never completed.
-    HalfMade,
-    /// An empty directory without its `.git` file, git's entry for it still `initializing`.
-    BareStart,
-}
-
-/// Is the foreign `report` an empty directory an interrupted `add` of `card` created (its
-/// intent names it) before git wrote its `.git` file?
-fn bare_start(report: &verify::Report, common: &Path, card: &CardId) -> bool {
-    report.failed_check().is_some_and(|c| c.name == "dot_git")
-        && !report.path.join(".git").exists()
-        && std::fs::read_dir(&report.path).is_ok_and(|mut d| d.next().is_none())
-        && lifecycle::intended(common, card, &report.path)
-}
-
-/// Remove an empty directory at `path` and git's entries that name it and still say
-/// `initializing` (what `git worktree prune` would remove, were they not locked).
-fn remove_bare_start(
-    _repo_lock: &lock::RepoLock,
-    repo: &repo::Repo,
-    path: &Path,
-) -> Result<(), String> {
-    let linked = repo.linked().map_err(|e| format!("{e:#}"))?;
-    for l in linked.iter().filter(|l| l.path.as_deref() == Some(path)) {
-        let locked = std::fs::read_to_string(l.admin.join("locked")).unwrap_or_default();
-        if locked.trim() == "initializing" {
-            std::fs::remove_dir_all(&l.admin).map_err(|e| format!("{}: {e}", l.admin.display()))?;
-        }
-    }
-    std::fs::remove_dir(path).map_err(|e| format!("{}: {e}", path.display()))
-}
-
-/// Why the unrecorded worktree of `report` is half made, if it is (R-TRUST 5). In delegated
-/// mode an unmaterialized tree is normal; only git's `initializing` mark counts then.
-fn half_made(report: &verify::Report, cfg: &Config) -> Option<verify::Incomplete> {
-    let admin = report.admin.as_deref()?;
-    let probe = match cfg.checkout.mode {
-        CheckoutMode::Delegated => verify::Probe::Mark,
-        _ => verify::Probe::Files,
-    };
-    verify::checkout_incomplete(&report.path, admin, probe)
-}
-
-/// Refuse, naming the repair, when branch `card/<id>` is checked out in an unrecorded
-/// worktree elsewhere (e.g. a hooked `git worktree add` killed mid-checkout): git would refuse
-/// the new worktree with no advice.
-fn refuse_if_branch_held(
-    ctx: &Context,
-    entries: &[verify::Entry],
-    card: &CardId,
-    cfg: &Config,
-) -> Result<()> {
-    let branch = repo::Head::Branch(card.branch());
-    for e in entries {
-        if !matches!(e.record, record::Loaded::Absent)
-            || repo::read_head(&e.linked.admin).as_ref() != Some(&branch)
-        {
-            continue;
-        }
-        let Some(path) = e.linked.path.clone() else {
-            continue;
-        };
-        let report = verify::verify(&ctx.repo, entries, &path, None);
-        if report.verdict != Verdict::Unseeded {
-            continue;
-        }
-        let (state, hint) = match half_made(&report, cfg) {
-            Some(why) => (
-                format!(
-                    "{}; once it is repaired, run git kardwt add {card} again",
-                    why.describe()
-                ),
-                why.repair(&path),
-            ),
-            None => (
-                "unseeded".to_owned(),
-                format!(
-                    "to take it over as card {card}, run: git kardwt prepare --path '{}'",
-                    path.display()
-                ),
-            ),
-        };
-        return Err(refused(format!(
-            "branch {} is checked out in {}, a worktree kardwt has no record of: {state}",
-            card.branch(),
-            path.display()
-        ))
-        .hint(hint)
-        .into());
-    }
-    Ok(())
-}
-
-/// The admin dir a worktree's `.git` file names.
-fn admin_of(path: &Path) -> Result<PathBuf> {
-    let target = repo::read_dot_git(path).with_context(|| {
-        format!(
-            "{} has no readable .git file after git worktree add",
-            path.display()
-        )
-    })?;
-    repo::canonical(&target)
-}
-
-/// `git worktree add` of card `card`'s tree at `path`, the step `add` and `doctor --try` share:
-/// a new branch `card/<id>` at `oid`, or the kept branch as it is; `--no-checkout` in delegated
-/// mode; marked so that kardwt's post-checkout hook leaves it to the caller.
-pub fn add_worktree_at(
-    repo_lock: &lock::RepoLock,
-    repo: &repo::Repo,
-    cfg: &Config,
-    card: &CardId,
-    path: &Path,
-    oid: &str,
-    deadline: Instant,
-) -> Result<git::Output> {
-    let branch = card.branch();
-    let existing = repo.branch_exists(&branch);
-    let new = git::NewWorktree {
-        path,
-        no_checkout: cfg.checkout.mode == CheckoutMode::Delegated,
-        new_branch: (!existing).then_some(branch.as_str()),
-        start: if existing { &branch } else { oid },
-        marker: ADD_MARKER,
-    };
-    git::worktree_add(repo_lock, &repo.base, &new, Some(deadline))
-}
-
-/// Fetch exactly the base ref and return it with the fetched commit's object id.
-pub fn fetch_base(
-    repo_lock: &lock::RepoLock,
-    repo: &crate::repo::Repo,
-    cfg: &Config,
-    deadline: Instant,
-) -> Result<(String, String)> {
-    let base = &repo.base;
-    let remote = &cfg.base.remote;
-    let base_ref = match &cfg.base.git_ref {
-        Some(r) => r.clone(),
-        None => remote_head(base, remote, deadline)?,
-    };
-    let branch = base_ref.strip_prefix("refs/heads/").unwrap_or(&base_ref);
-    let tracking = format!("refs/remotes/{remote}/{branch}");
-    let refspec = format!("+{base_ref}:{tracking}");
-    let out = git::fetch_ref(repo_lock, base, remote, &refspec, Some(deadline))?;
-    if !out.ok {
-        // R-DISPATCH 9: one line naming the cause, one hint naming the fix.
-        let url = git::remote_url(base, remote);
-        return Err(git::remote_failure(remote, url.as_deref(), &base_ref, &out.stderr).into());
-    }
-    let oid = repo
-        .ref_oid(&tracking)
-        .with_context(|| format!("could not read {tracking} after fetching it"))?;
-    Ok((base_ref, oid))
-}
-
-/// The branch the remote's HEAD names, as the remote reports it now.
-fn remote_head(base: &Path, remote: &str, deadline: Instant) -> Result<String> {
-    let out = git::ls_remote_head(base, remote, Some(deadline))?;
-    if !out.ok {
-        let url = git::remote_url(base, remote);
-        return Err(git::remote_failure(remote, url.as_deref(), "its HEAD", &out.stderr).into());
-    }
-    let head = git::symref_head(&out.stdout).ok_or_else(|| {
-        usage(format!("the remote {remote} reports no HEAD branch"))
-            .hint("name the base explicitly with worktree.base.ref (e.g. refs/heads/main)")
-    })?;
-    // What the remote says is outside input too (SPEC R-TRUST 1).
-    crate::config::check_branch_ref(&head).map_err(|why| {
-        usage(format!(
-            "the remote {remote} names HEAD {}: {why}",
-            crate::config::quote(&head)
-        ))
-        .hint("name the base explicitly with worktree.base.ref (e.g. refs/heads/main)")
-    })?;
-    Ok(head)
 }

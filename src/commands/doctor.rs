@@ -13,7 +13,7 @@ use serde_json::json;
 
 use crate::card::CardId;
 use crate::cli::DoctorArgs;
-use crate::commands::add;
+
 use crate::commands::install_hooks;
 use crate::context::Context;
 use crate::lifecycle;
@@ -349,7 +349,7 @@ fn rehearse(ctx: &Context, cfg: &crate::config::Config) -> Vec<Step> {
         Ok(l) => l,
         Err(e) => return vec![step("fetch", false, t.elapsed(), format!("{e:#}"))],
     };
-    let base = match add::fetch_base(&repo_lock, &ctx.repo, cfg, deadline) {
+    let base = match crate::base::fetch_base(&repo_lock, &ctx.repo, cfg, deadline) {
         Ok(b) => b,
         Err(e) => return vec![step("fetch", false, t.elapsed(), with_hints(&e))],
     };
@@ -361,7 +361,8 @@ fn rehearse(ctx: &Context, cfg: &crate::config::Config) -> Vec<Step> {
     ));
     let t = Instant::now();
     // `add`'s own step, not a copy of it.
-    let created = add::add_worktree_at(&repo_lock, &ctx.repo, cfg, &card, &path, &base.1, deadline);
+    let created =
+        crate::base::add_worktree_at(&repo_lock, &ctx.repo, cfg, &card, &path, &base.1, deadline);
     drop(repo_lock);
     match created {
         Ok(o) if o.ok => steps.push(step(

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
+use crate::base::ADD_MARKER;
 use crate::cli::PostCheckoutArgs;
-use crate::commands::add::ADD_MARKER;
 use crate::context::Context;
 use crate::error::Fail;
 use crate::lifecycle;

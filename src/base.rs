@@ -1,0 +1,90 @@
+//! The base a new tree starts from and the `git worktree add` that makes it (SPEC R-ADD,
+//! R-BASE): fetch exactly the base ref the rules or the remote's HEAD name, and check out a
+//! card's tree at it, marked so that kardwt's own post-checkout hook leaves it to the caller.
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::{Context as _, Result};
+
+use crate::card::CardId;
+use crate::config::{CheckoutMode, Config};
+use crate::error::usage;
+use crate::{git, lock, repo};
+
+/// The variable `add` sets on its own `git worktree add`, naming the target path, so that
+/// kardwt's post-checkout hook leaves that worktree to `add`.
+pub const ADD_MARKER: &str = "KARDWT_ADD_TARGET";
+
+/// `git worktree add` of card `card`'s tree at `path`, the step `add` and `doctor --try` share:
+/// a new branch `card/<id>` at `oid`, or the kept branch as it is; `--no-checkout` in delegated
+/// mode; marked so that kardwt's post-checkout hook leaves it to the caller.
+pub fn add_worktree_at(
+    repo_lock: &lock::RepoLock,
+    repo: &repo::Repo,
+    cfg: &Config,
+    card: &CardId,
+    path: &Path,
+    oid: &str,
+    deadline: Instant,
+) -> Result<git::Output> {
+    let branch = card.branch();
+    let existing = repo.branch_exists(&branch);
+    let new = git::NewWorktree {
+        path,
+        no_checkout: cfg.checkout.mode == CheckoutMode::Delegated,
+        new_branch: (!existing).then_some(branch.as_str()),
+        start: if existing { &branch } else { oid },
+        marker: ADD_MARKER,
+    };
+    git::worktree_add(repo_lock, &repo.base, &new, Some(deadline))
+}
+
+/// Fetch exactly the base ref and return it with the fetched commit's object id.
+pub fn fetch_base(
+    repo_lock: &lock::RepoLock,
+    repo: &crate::repo::Repo,
+    cfg: &Config,
+    deadline: Instant,
+) -> Result<(String, String)> {
+    let base = &repo.base;
+    let remote = &cfg.base.remote;
+    let base_ref = match &cfg.base.git_ref {
+        Some(r) => r.clone(),
+        None => remote_head(base, remote, deadline)?,
+    };
+    let branch = base_ref.strip_prefix("refs/heads/").unwrap_or(&base_ref);
+    let tracking = format!("refs/remotes/{remote}/{branch}");
+    let refspec = format!("+{base_ref}:{tracking}");
+    let out = git::fetch_ref(repo_lock, base, remote, &refspec, Some(deadline))?;
+    if !out.ok {
+        // R-DISPATCH 9: one line naming the cause, one hint naming the fix.
+        let url = git::remote_url(base, remote);
+        return Err(git::remote_failure(remote, url.as_deref(), &base_ref, &out.stderr).into());
+    }
+    let oid = repo
+        .ref_oid(&tracking)
+        .with_context(|| format!("could not read {tracking} after fetching it"))?;
+    Ok((base_ref, oid))
+}
+
+/// The branch the remote's HEAD names, as the remote reports it now.
+pub fn remote_head(base: &Path, remote: &str, deadline: Instant) -> Result<String> {
+    let out = git::ls_remote_head(base, remote, Some(deadline))?;
+    if !out.ok {
+        let url = git::remote_url(base, remote);
+        return Err(git::remote_failure(remote, url.as_deref(), "its HEAD", &out.stderr).into());
+    }
+    let head = git::symref_head(&out.stdout).ok_or_else(|| {
+        usage(format!("the remote {remote} reports no HEAD branch"))
+            .hint("name the base explicitly with worktree.base.ref (e.g. refs/heads/main)")
+    })?;
+    // What the remote says is outside input too (SPEC R-TRUST 1).
+    crate::config::check_branch_ref(&head).map_err(|why| {
+        usage(format!(
+            "the remote {remote} names HEAD {}: {why}",
+            crate::config::quote(&head)
+        ))
+        .hint("name the base explicitly with worktree.base.ref (e.g. refs/heads/main)")
+    })?;
+    Ok(head)
+}
