@@ -194,7 +194,7 @@ fn claude_worktree_create_turns_any_name_into_a_card_and_fails_loudly() {
     out.expect_code(0);
     assert_eq!(
         out.stdout.trim_end().lines().last(),
-        Some(repo.card_path("feat-x-y").to_str().unwrap()),
+        Some(repo.card_path("feat-x-y-106dd400").to_str().unwrap()),
         "{out}"
     );
     // The same name again: the same card, reused.
@@ -229,6 +229,61 @@ fn claude_worktree_create_turns_any_name_into_a_card_and_fails_loudly() {
     let out = run_sh(&repo, &repo.base, &create, "not json", &[]);
     assert_eq!(out.code, 2, "{out}");
     assert!(out.stderr.contains("WorktreeCreate payload"), "{out}");
+}
+
+/// R-RUNNER2 1: names that sanitize alike (`/` vs `-`, `.lock` vs `-lock`, a shared first 128
+/// characters) get different cards and trees; the same name gets the same tree again.
+#[test]
+fn claude_names_that_sanitize_alike_get_different_trees() {
+    let repo = TestRepo::new();
+    repo.write_rules(&repo.rules_with_prepare(false));
+    let (create, _) = claude_commands();
+    let long = "z".repeat(128);
+    let names = [
+        "feat/login".to_owned(),
+        "feat-login".to_owned(),
+        "team/fix.lock".to_owned(),
+        "team-fix.lock".to_owned(),
+        format!("{long}/one"),
+        format!("{long}/two"),
+    ];
+    let mut trees: Vec<PathBuf> = Vec::new();
+    for name in &names {
+        let out = run_sh(
+            &repo,
+            &repo.base,
+            &create,
+            &create_payload(&repo.base, name),
+            &[],
+        );
+        out.expect_code(0);
+        let wt = PathBuf::from(out.stdout.trim_end().lines().last().unwrap());
+        assert!(
+            !trees.contains(&wt),
+            "{name:?} got a tree another name has:\n{out}"
+        );
+        repo.kardwt(&repo.base, &["verify", "--path", wt.to_str().unwrap()])
+            .expect_code(0);
+        trees.push(wt);
+    }
+    assert_eq!(
+        trees[1],
+        repo.card_path("feat-login"),
+        "a valid id is its own card"
+    );
+    let again = run_sh(
+        &repo,
+        &repo.base,
+        &create,
+        &create_payload(&repo.base, "feat/login"),
+        &[],
+    );
+    again.expect_code(0);
+    assert_eq!(
+        PathBuf::from(again.stdout.trim_end().lines().last().unwrap()),
+        trees[0],
+        "{again}"
+    );
 }
 
 #[test]
