@@ -44,25 +44,9 @@ impl CardId {
     /// letters, digits, `.`, `_` and `-` becomes `-`, a string not starting with a letter or
     /// digit gets a `w` in front, the result is cut to 128, and what R-ID still forbids (`..`,
     /// a trailing `.` or `.lock`) is replaced in place. Used for worktrees created outside
-    /// kardwt (their admin dir name stands in for the card) and for runners' worktree names.
+    /// kardwt (their admin dir name stands in for the card; `derive_card` numbers collisions).
     pub fn sanitize(raw: &str) -> CardId {
-        let mut s: String = raw
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
-                    c
-                } else {
-                    '-'
-                }
-            })
-            .collect();
-        if !s.starts_with(|c: char| c.is_ascii_alphanumeric()) {
-            s.insert(0, 'w');
-        }
-        s.truncate(128);
-        while s.contains("..") {
-            s = s.replace("..", ".-");
-        }
+        let mut s = sanitized_chars(raw, 128);
         loop {
             if s.ends_with(".lock") {
                 s.truncate(s.len() - ".lock".len());
@@ -76,6 +60,47 @@ impl CardId {
         }
         CardId::parse(&s).unwrap_or_else(|_| CardId("worktree".to_owned()))
     }
+
+    /// The card for a runner's worktree name (pure, deterministic, injective; SPEC §23.1): a
+    /// name that is a valid id is its own card; any other name is its sanitized form, cut so
+    /// the whole fits 128, then `-` and the first 8 hex digits of the SHA-256 of the name as
+    /// given. Sanitizing alone would give `feat/login` and `feat-login` one tree.
+    pub fn for_name(name: &str) -> CardId {
+        if let Ok(id) = CardId::parse(name) {
+            return id;
+        }
+        use sha2::{Digest, Sha256};
+        let digest = Sha256::digest(name.as_bytes());
+        let hex: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
+        // Ends in a hex digit, so no trailing `.`/`.lock` repair is needed, and `-` after the
+        // prefix cannot make a `..`.
+        let id = format!("{}-{hex}", sanitized_chars(name, 128 - 1 - hex.len()));
+        CardId::parse(&id).unwrap_or_else(|_| CardId(format!("w-{hex}")))
+    }
+}
+
+/// Every character outside R-ID's alphabet becomes `-`, a `w` goes in front of a string not
+/// starting with a letter or digit, the result is cut to `max` and `..` becomes `.-` (pure).
+fn sanitized_chars(raw: &str, max: usize) -> String {
+    let mut s: String = raw
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    if !s.starts_with(|c: char| c.is_ascii_alphanumeric()) {
+        s.insert(0, 'w');
+    }
+    // Only ASCII is left, so any byte index is a character boundary.
+    s.truncate(max);
+    while s.contains("..") {
+        s = s.replace("..", ".-");
+    }
+    s
 }
 
 impl std::fmt::Display for CardId {
@@ -159,5 +184,60 @@ mod tests {
             assert!(CardId::parse(id.as_str()).is_ok(), "{raw} -> {id}");
         }
         assert_eq!(CardId::sanitize("feat x").as_str(), "feat-x");
+    }
+
+    #[test]
+    fn runner_names_never_collide() {
+        // Valid ids are their own card.
+        for id in [
+            "bold-oak-a3f2",
+            "feat-login",
+            "team-fix.lock-x",
+            &"a".repeat(128),
+        ] {
+            assert_eq!(CardId::for_name(id).as_str(), id);
+        }
+        // Any other name: sanitized, then `-` and 8 hex digits of its SHA-256.
+        assert_eq!(
+            CardId::for_name("feat/login").as_str(),
+            "feat-login-d668f008"
+        );
+        assert_eq!(CardId::for_name("").as_str(), "w-e3b0c442");
+        let pairs = [
+            ("feat/login", "feat-login"),
+            ("team/fix.lock", "team-fix.lock"),
+            ("team/fix.lock", "team-fix-lock"),
+            ("a b", "a-b"),
+            ("x.", "x-"),
+            ("-x", "w-x"),
+        ];
+        for (a, b) in pairs {
+            assert_ne!(CardId::for_name(a), CardId::for_name(b), "{a} / {b}");
+        }
+        // Two long names sharing their first 128 characters.
+        let long = "z".repeat(128);
+        let (a, b) = (format!("{long}/one"), format!("{long}/two"));
+        assert_ne!(CardId::for_name(&a), CardId::for_name(&b));
+        assert_eq!(CardId::for_name(&a).as_str().len(), 128);
+        for raw in [
+            "",
+            ".",
+            "..",
+            "x.",
+            "x.lock",
+            "x.lock.",
+            "a..b",
+            "feat/x y",
+            "日本語",
+            "a b\n",
+            &"z".repeat(300),
+            &format!("{}.lock", "y".repeat(200)),
+            &".".repeat(300),
+        ] {
+            let id = CardId::for_name(raw);
+            assert!(CardId::parse(id.as_str()).is_ok(), "{raw:?} -> {id}");
+            assert!(id.as_str().len() <= 128, "{raw:?} -> {id}");
+            assert_eq!(CardId::for_name(raw), id, "deterministic");
+        }
     }
 }

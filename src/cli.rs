@@ -349,8 +349,9 @@ pub enum ClaudeCommand {
     /// WorktreeCreate: `add` the card named by the payload's `name` in the repository of its
     /// `cwd`; print the worktree's canonical path as the last stdout line.
     WorktreeCreate(RunnerHookArgs),
-    /// WorktreeRemove: release the payload's `worktree_path`, remove it when clean, keep a
-    /// dirty one; always exits 0.
+    /// WorktreeRemove: release the payload's `worktree_path`, remove it when clean (with its
+    /// branch when that has no commits of its own); exit 0 only when the tree is gone, else 1
+    /// with `kept <path>: <why>` and the command that finishes.
     WorktreeRemove(RunnerHookArgs),
 }
 

@@ -210,11 +210,17 @@ impl Report {
         }
     }
 
+    /// The branch the record expects HEAD on; `None` without a record, or for a tree created
+    /// detached (recorded with an empty branch: R-RUNNER2 6).
     pub fn expected_branch(&self) -> Option<&str> {
-        self.record.as_ref().map(|r| r.branch.as_str())
+        self.record
+            .as_ref()
+            .map(|r| r.branch.as_str())
+            .filter(|b| !b.is_empty())
     }
 
-    /// HEAD is not on the recorded branch (another branch, or detached).
+    /// HEAD is not on the recorded branch (another branch, or detached); never for a tree
+    /// that expects no branch.
     pub fn drift(&self) -> bool {
         self.expected_branch()
             .is_some_and(|expected| drifted(self.head.as_ref(), expected))
@@ -730,8 +736,13 @@ pub fn inconsistency(rec: &Record) -> Option<String> {
     None
 }
 
-/// HEAD `head` is not on branch `expected`: another branch, or detached (pure; R-DRIFT).
+/// HEAD `head` is not on branch `expected`: another branch, or detached (pure; R-DRIFT). An
+/// empty `expected` is a tree created detached (Codex, Cursor, `git worktree add --detach`):
+/// it expects no branch, so nothing is drift (R-RUNNER2 6).
 pub fn drifted(head: Option<&Head>, expected: &str) -> bool {
+    if expected.is_empty() {
+        return false;
+    }
     match head {
         Some(Head::Branch(b)) => b != expected,
         Some(Head::Detached(_)) => true,
@@ -795,6 +806,9 @@ mod tests {
         assert!(!drifted(None, "card/42"));
         assert!(drifted(Some(&other), "card/42"));
         assert!(drifted(Some(&detached), "card/42"));
+        // Created detached: no expected branch, so neither a detached HEAD nor a branch drifts.
+        assert!(!drifted(Some(&detached), ""));
+        assert!(!drifted(Some(&other), ""));
         let p = Path::new("/w/card-42");
         let hint = drift_hint("42", p, &other, "card/42");
         assert!(

@@ -34,7 +34,7 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut dyn Write) -> Result<i32> {
             json!({
                 "card": o.card,
                 "state": "orphan",
-                "branch": o.branch,
+                "branch": (!o.branch.is_empty()).then_some(&o.branch),
                 "head": null,
                 "drift": false,
                 "path": o.path.to_string_lossy(),

@@ -2,8 +2,11 @@
 //! Code's WorktreeCreate and WorktreeRemove hook events. Create turns the payload's `name` into
 //! a card id (pure, deterministic), runs `add` in the repository of the payload's `cwd` and
 //! prints the worktree's canonical path as the last stdout line. Remove releases first, removes
-//! a clean tree, keeps a dirty one (event `remove-refused`), releases what an already-deleted
-//! tree's record still holds, and always exits 0: the event has no decision control.
+//! a clean tree (with its branch when that has no commits beyond its base, as Claude does for
+//! its own worktrees), keeps a dirty one (event `remove-refused`), and releases what an
+//! already-deleted tree's record still holds. Claude Code reads the exit status (SPEC §23.2):
+//! 0 only when the worktree is gone afterwards, else 1 and one stderr line
+//! `kept <path>: <why>; <the command that finishes the job>`.
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -17,6 +20,8 @@ use crate::card::CardId;
 use crate::cli::{ClaudeCommand, Cli, Command, GlobalArgs};
 use crate::context::Context;
 use crate::error::{self, usage};
+use crate::guard::shell_quote;
+use crate::record::Record;
 use crate::verify::{self, Verdict};
 use crate::{commands, dirty, events, repo};
 
@@ -43,18 +48,14 @@ struct RemovePayload {
 pub fn claude(global: GlobalArgs, cmd: &ClaudeCommand, out: &mut dyn Write) -> Result<i32> {
     match cmd {
         ClaudeCommand::WorktreeCreate(_) => create(global, out),
-        ClaudeCommand::WorktreeRemove(_) => {
-            if let Err(err) = remove(global) {
-                eprint!("{}", error::render(&err));
-            }
-            Ok(0)
-        }
+        ClaudeCommand::WorktreeRemove(_) => Ok(worktree_remove(global)),
     }
 }
 
-/// The card id for a Claude worktree name (pure, deterministic): see [`CardId::sanitize`].
+/// The card id for a Claude worktree name (pure, deterministic, injective): see
+/// [`CardId::for_name`].
 pub fn card_for(name: &str) -> CardId {
-    CardId::sanitize(name)
+    CardId::for_name(name)
 }
 
 /// Read the hook's JSON payload from stdin (only the first value; unknown fields ignored).
@@ -151,62 +152,151 @@ fn context_for(global: &GlobalArgs, path: &Path, cwd: Option<&Path>) -> Result<C
     Err(last.unwrap_or_else(|| anyhow::anyhow!("no repository found for {}", path.display())))
 }
 
-/// WorktreeRemove: errors are reported on stderr by the caller, and the exit is 0 anyway.
-fn remove(global: GlobalArgs) -> Result<()> {
-    let p: RemovePayload = payload("WorktreeRemove")?;
-    let started = std::env::current_dir()?;
-    let base_dir = p.cwd.clone().unwrap_or_else(|| started.clone());
+/// What WorktreeRemove left: the tree gone, or kept with why and the command that finishes.
+enum Disposal {
+    Gone,
+    Kept { why: String, fix: String },
+}
+
+fn kept(why: impl Into<String>, fix: impl Into<String>) -> Disposal {
+    Disposal::Kept {
+        why: why.into(),
+        fix: fix.into(),
+    }
+}
+
+/// WorktreeRemove, as an exit status Claude Code acts on: 0 only when the tree is gone
+/// afterwards. Every other outcome is 1, never 2 (2 is Claude's "blocking error").
+fn worktree_remove(global: GlobalArgs) -> i32 {
+    let p: RemovePayload = match payload("WorktreeRemove") {
+        Ok(p) => p,
+        Err(e) => {
+            eprint!("{}", error::render(&e));
+            return 1;
+        }
+    };
+    let started = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+    let base_dir = p.cwd.clone().unwrap_or(started);
     let path = repo::absolutize(&base_dir.join(&p.worktree_path));
-    let ctx = context_for(&global, &path, p.cwd.as_deref())?;
+    let disposal = match context_for(&global, &path, p.cwd.as_deref()) {
+        Ok(ctx) => remove(&ctx, &path).unwrap_or_else(|e| {
+            kept(
+                format!("{e:#}"),
+                format!(
+                    "fix that, then: {} (--force discards changes and skips a failing cleanup hook)",
+                    remove_command(&ctx.repo.base, &path)
+                ),
+            )
+        }),
+        Err(_) if !exists(&path) => {
+            eprintln!(
+                "kardwt: {} is already gone and no repository was found to release what it held (git kardwt gc does, from the repository)",
+                path.display()
+            );
+            Disposal::Gone
+        }
+        Err(e) => kept(
+            format!("no git repository found from it, the payload's cwd or the hook's cwd: {e:#}"),
+            format!(
+                "from its repository: git kardwt remove --path {}",
+                shell_quote(&path.to_string_lossy())
+            ),
+        ),
+    };
+    let (why, fix) = match disposal {
+        Disposal::Gone if !exists(&path) => return 0,
+        Disposal::Gone => (
+            "it is still there after removal".to_owned(),
+            format!(
+                "inspect it: git worktree list; ls -la {}",
+                shell_quote(&path.to_string_lossy())
+            ),
+        ),
+        Disposal::Kept { why, fix } => (why, fix),
+    };
+    // One line, whatever a file name or git's message holds.
+    let line = format!("kept {}: {why}; {fix}", path.display()).replace(['\n', '\r'], " ");
+    eprintln!("{line}");
+    1
+}
+
+/// Is there anything at `path` (a dangling symlink counts)?
+fn exists(path: &Path) -> bool {
+    path.symlink_metadata().is_ok()
+}
+
+/// `git -C <base> kardwt remove --path <path>`, quoted for the shell.
+fn remove_command(base: &Path, path: &Path) -> String {
+    format!(
+        "git -C {} kardwt remove --path {}",
+        shell_quote(&base.to_string_lossy()),
+        shell_quote(&path.to_string_lossy())
+    )
+}
+
+/// Dispose of the worktree at `path` the way Claude does, releasing first.
+fn remove(ctx: &Context, path: &Path) -> Result<Disposal> {
     let entries = verify::scan(&ctx.repo)?;
-    let report = verify::verify(&ctx.repo, &entries, &path, None);
+    let report = verify::verify(&ctx.repo, &entries, path, None);
     let shown = path.display();
+    let quoted = shell_quote(&path.to_string_lossy());
+    let finish = remove_command(&ctx.repo.base, path);
     match report.verdict {
         Verdict::Verified => {
             let (Some(rec), Some(admin)) = (&report.record, &report.admin) else {
                 anyhow::bail!("internal error: a verified worktree without record");
             };
-            let dirt = dirty::dirty(&ctx.repo.base, &path, rec)?;
+            let dirt = dirty::dirty(&ctx.repo.base, path, rec)?;
             let blockers =
-                dirty::removal_blockers(&ctx.repo.base, &path, admin, report.locked, false)?;
+                dirty::removal_blockers(&ctx.repo.base, path, admin, report.locked, false)?;
             if dirt.is_empty() && blockers.is_empty() {
-                let opts = commands::remove::Options {
-                    force: false,
-                    delete_branch: false,
-                    grace: GRACE,
-                };
-                commands::remove::remove_verified(&ctx, &report, &opts)?;
-                eprintln!(
-                    "kardwt: removed {shown} (released first; branch {} kept)",
-                    rec.branch
-                );
-                return Ok(());
+                return remove_clean(ctx, &report, rec);
             }
             let mut why: Vec<String> = dirt.iter().take(5).cloned().collect();
             if dirt.len() > 5 {
                 why.push("…".into());
             }
-            why.extend(blockers.iter().map(|b| b.check.clone()));
-            let released = commands::release::release_verified(&ctx, &report, GRACE);
+            let checks: Vec<String> = blockers.iter().map(|b| b.check.clone()).collect();
+            let mut said = Vec::new();
+            if !dirt.is_empty() {
+                said.push(format!(
+                    "it has uncommitted changes or untracked files ({})",
+                    why.join(", ")
+                ));
+            }
+            if !checks.is_empty() {
+                said.push(format!(
+                    "git worktree remove would refuse it ({})",
+                    checks.join(", ")
+                ));
+            }
+            why.extend(checks);
+            let released = commands::release::release_verified(ctx, &report, GRACE);
             events::append(
                 &ctx.repo.common_dir,
                 "remove-refused",
                 &rec.card,
-                &path,
+                path,
                 &format!("kept: {}", why.join(", ")),
                 Duration::ZERO,
             );
             let what = match &released {
                 Ok(_) => "its processes, cleanup hook and ports were released".to_owned(),
-                Err(e) => format!("releasing it failed: {}", error::render(e).trim()),
+                Err(e) => format!("releasing it failed: {e:#}"),
             };
-            eprintln!(
-                "kardwt: kept {shown}: it has uncommitted changes or untracked files, or git would refuse to remove it ({}); {what}. Commit or stash what you want, then: git kardwt remove --path '{shown}'",
-                why.join(", ")
-            );
+            let fixes: Vec<&str> = blockers.iter().map(|b| b.fix.as_str()).collect();
+            let first = if blockers.is_empty() {
+                "commit or stash what you want to keep".to_owned()
+            } else {
+                fixes.join("; ")
+            };
+            Ok(kept(
+                format!("{}; {what}", said.join(" and ")),
+                format!("{first}, then: {finish}"),
+            ))
         }
         Verdict::Prunable => {
-            let done = commands::release::release_gone(&ctx, &report, GRACE)?;
+            let done = commands::release::release_gone(ctx, &report, GRACE)?;
             let details: Vec<String> = done
                 .steps
                 .iter()
@@ -217,6 +307,7 @@ fn remove(global: GlobalArgs) -> Result<()> {
                 done.card,
                 details.join("; ")
             );
+            Ok(Disposal::Gone)
         }
         Verdict::Absent => {
             // R-ORPHAN: git no longer knows it, but the card's claim still names it.
@@ -225,13 +316,19 @@ fn remove(global: GlobalArgs) -> Result<()> {
                 .into_iter()
                 .find(|c| c.path == path);
             let Some(claim) = orphan else {
+                if exists(path) {
+                    return Ok(kept(
+                        "no worktree is registered there and kardwt deletes only worktrees",
+                        format!("inspect it, and delete it by hand if it is yours: rm -r {quoted}"),
+                    ));
+                }
                 eprintln!("kardwt: no worktree is registered at {shown}; nothing to release");
-                return Ok(());
+                return Ok(Disposal::Gone);
             };
             let cfg = ctx.rules()?.config;
             let deadline =
                 crate::lifecycle::after(std::time::Instant::now(), cfg.action_timeout_seconds);
-            let steps = commands::release::release_orphan(&ctx, &cfg, &claim, GRACE, deadline)?;
+            let steps = commands::release::release_orphan(ctx, &cfg, &claim, GRACE, deadline)?;
             crate::claim::delete(common, &claim.card);
             let details: Vec<String> = steps
                 .iter()
@@ -242,12 +339,57 @@ fn remove(global: GlobalArgs) -> Result<()> {
                 claim.card,
                 details.join("; ")
             );
+            Ok(Disposal::Gone)
         }
-        Verdict::Unseeded | Verdict::Base | Verdict::Foreign => {
-            eprintln!("kardwt: {}; kardwt leaves it alone", report.explain());
-        }
+        Verdict::Unseeded => Ok(kept(
+            "it is a linked worktree kardwt has no record of, so kardwt leaves it alone",
+            format!(
+                "git -C {} worktree remove {quoted}",
+                shell_quote(&ctx.repo.base.to_string_lossy())
+            ),
+        )),
+        Verdict::Base => Ok(kept(
+            "it is the base checkout, which kardwt never removes",
+            "nothing to run: it is not a Claude worktree",
+        )),
+        Verdict::Foreign => Ok(kept(report.explain(), report.fix_hint())),
     }
-    Ok(())
+}
+
+/// A clean, verified tree: released and removed, with its branch when that is kardwt's own
+/// `card/<id>` and has no commits beyond its base (R-RUNNER2 3: `remove --delete-branch`'s
+/// rule, so a branch with commits of its own is kept and named). A branch kardwt did not
+/// create (a hook-recorded tree on the user's branch) is never deleted here.
+fn remove_clean(ctx: &Context, report: &verify::Report, rec: &Record) -> Result<Disposal> {
+    let own_branch = CardId::parse(&rec.card).is_ok_and(|c| c.branch() == rec.branch);
+    let opts = commands::remove::Options {
+        force: false,
+        delete_branch: own_branch,
+        grace: GRACE,
+    };
+    let done = commands::remove::remove_verified(ctx, report, &opts)?;
+    let shown = done.path.display();
+    let branch = &rec.branch;
+    if branch.is_empty() {
+        eprintln!("kardwt: removed {shown} (released first; it was detached)");
+    } else if !crate::git::ref_exists(&ctx.repo.base, &format!("refs/heads/{branch}")) {
+        eprintln!("kardwt: removed {shown} and its branch {branch} (released first; it had no commits beyond its base)");
+    } else if !own_branch {
+        eprintln!("kardwt: removed {shown} (released first); kept branch {branch}: kardwt did not create it");
+    } else if !commands::remove::merged_into_base(ctx, rec) {
+        eprintln!(
+            "kardwt: removed {shown} (released first); kept branch {branch}: it has commits beyond its base {} (delete it with git -C {} branch -D {branch})",
+            rec.base_ref,
+            shell_quote(&ctx.repo.base.to_string_lossy())
+        );
+    } else {
+        let why = done.steps.iter().find(|s| s.step == "branch");
+        eprintln!(
+            "kardwt: removed {shown} (released first); kept branch {branch}: {}",
+            why.map_or("deleting it failed", |s| s.detail.as_str())
+        );
+    }
+    Ok(Disposal::Gone)
 }
 
 #[cfg(test)]
@@ -255,34 +397,10 @@ mod tests {
     use super::card_for;
 
     #[test]
-    fn names_become_valid_card_ids_deterministically() {
+    fn names_become_distinct_valid_card_ids_deterministically() {
         assert_eq!(card_for("bold-oak-a3f2").as_str(), "bold-oak-a3f2");
-        assert_eq!(card_for("feat/x y").as_str(), "feat-x-y");
-        assert_eq!(card_for("-x").as_str(), "w-x");
-        assert_eq!(card_for("a..b.lock").as_str(), "a.-b-lock");
-        assert_eq!(card_for("é").as_str(), "w-");
-        let long = "a".repeat(127) + ".b";
-        assert_eq!(card_for(&long).as_str(), "a".repeat(127) + "-");
-        for raw in [
-            "",
-            ".",
-            "..",
-            "x.",
-            "x.lock.",
-            &"z".repeat(300),
-            "日本語",
-            "a b\n",
-        ] {
-            let id = card_for(raw);
-            assert!(CardIdCheck::ok(id.as_str()), "{raw:?} -> {id}");
-            assert_eq!(card_for(raw), id, "deterministic");
-        }
-    }
-
-    struct CardIdCheck;
-    impl CardIdCheck {
-        fn ok(s: &str) -> bool {
-            crate::card::CardId::parse(s).is_ok() && s.len() <= 128
-        }
+        assert_eq!(card_for("feat/x y").as_str(), "feat-x-y-106dd400");
+        assert_ne!(card_for("feat/x-y"), card_for("feat-x-y"));
+        assert_eq!(card_for("feat/x y"), card_for("feat/x y"));
     }
 }

@@ -72,7 +72,9 @@ pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result<i32>
         writeln!(
             out,
             "branch:          {} (HEAD: {})",
-            rec.branch,
+            report
+                .expected_branch()
+                .unwrap_or("none expected (created detached)"),
             report.head.as_ref().map_or("?", |h| h.display())
         )?;
         writeln!(out, "drift:           {}", report.drift())?;

@@ -148,3 +148,67 @@ fn status_json_shows_record_checks_drift_and_config_changed() {
     out.expect_code(0);
     assert_eq!(out.json()["config_changed"], true, "{out}");
 }
+
+/// R-RUNNER2 6: worktrees created detached (`git worktree add --detach` through the hook, and a
+/// detached tree recorded by `prepare --path`, as Codex and Cursor make them) are recorded with
+/// no expected branch: no drift in `list`, `status`, `verify` or `add`, and no message ends in
+/// "expects " with nothing after it.
+#[test]
+fn detached_worktrees_expect_no_branch_and_never_drift() {
+    let repo = TestRepo::new();
+    repo.write_rules(&repo.rules_with_prepare(false));
+    repo.install_hooks();
+    let hooked = repo.sibling("det-hook");
+    repo.worktree_add(&["--detach", hooked.to_str().unwrap()])
+        .expect_code(0);
+    let manual = repo.sibling("det-manual");
+    repo.worktree_add_unhooked(&["--detach", manual.to_str().unwrap()]);
+    repo.kardwt_ok(&repo.base, &["prepare", "--path", manual.to_str().unwrap()]);
+
+    let said_nothing_expected = |out: &crate::support::Output| {
+        for l in out.stdout.lines().chain(out.stderr.lines()) {
+            assert!(!l.trim_end().ends_with("expects"), "{out}");
+            assert!(!l.contains("not on its branch"), "{out}");
+        }
+    };
+    let text = repo.kardwt(&repo.base, &["list"]);
+    text.expect_code(0);
+    for wt in [&hooked, &manual] {
+        let rec = repo.record(wt);
+        assert_eq!(rec["branch"].as_str(), Some(""), "{rec}");
+        let card = rec["card"].as_str().unwrap().to_owned();
+        let line = text
+            .stdout
+            .lines()
+            .find(|l| l.ends_with(wt.to_str().unwrap()))
+            .unwrap_or_else(|| panic!("{} not listed:\n{text}", wt.display()));
+        assert!(!line.contains("(drift)"), "{text}");
+
+        let row = repo.list_row(wt).unwrap();
+        assert_eq!(row["drift"], false, "{row}");
+        assert_eq!(row["branch"], Value::Null, "{row}");
+
+        let status = repo.kardwt(
+            &repo.base,
+            &["status", "--path", wt.to_str().unwrap(), "--json"],
+        );
+        status.expect_code(0);
+        let v = status.json();
+        assert_eq!(v["drift"], false, "{status}");
+        assert_eq!(v["expected_branch"], Value::Null, "{status}");
+        let status = repo.kardwt(&repo.base, &["status", "--path", wt.to_str().unwrap()]);
+        status.expect_code(0);
+        assert!(status.stdout.contains("drift:           false"), "{status}");
+        said_nothing_expected(&status);
+
+        let verify = repo.kardwt(&repo.base, &["verify", "--path", wt.to_str().unwrap()]);
+        verify.expect_code(0);
+        said_nothing_expected(&verify);
+
+        // Reuse: the same tree, no drift hint.
+        let add = repo.kardwt(&repo.base, &["add", &card, "--json"]);
+        add.expect_code(0);
+        assert_eq!(add.json()["drift"], false, "{add}");
+        said_nothing_expected(&add);
+    }
+}

@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::remove::{cleanup_lines, event_names, rules_with_cleanup, Sleeper};
-use crate::support::{wait_until, Output, TestRepo};
+use crate::support::{sh_quote, snapshot, wait_until, Output, TestRepo};
 
 /// The shipped recipes.
 fn runners_dir() -> PathBuf {
@@ -97,6 +97,21 @@ fn claude_commands() -> (String, String) {
     )
 }
 
+/// The single stderr line of a WorktreeRemove that kept `wt` (SPEC §23.2): `kept <wt>: …`
+/// (beside what a cleanup hook printed, streamed as `kardwt[<card> cleanup]: …`).
+#[track_caller]
+fn kept_line(out: &Output, wt: &Path) -> String {
+    let lines: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| !l.starts_with("kardwt["))
+        .collect();
+    assert_eq!(lines.len(), 1, "not one stderr line:\n{out}");
+    let prefix = format!("kept {}: ", wt.display());
+    assert!(lines[0].starts_with(&prefix), "{out}");
+    lines[0].to_owned()
+}
+
 fn state(repo: &TestRepo, wt: &Path) -> String {
     repo.record(wt)["state"].as_str().unwrap().to_owned()
 }
@@ -162,9 +177,14 @@ fn claude_worktree_create_verify_remove_round_trip_with_a_process_inside() {
     assert!(gone(&mut sleeper), "the process inside survived:\n{out}");
     assert!(!wt.exists(), "the clean tree was not removed:\n{out}");
     assert!(!repo.is_registered(&wt), "{out}");
+    // R-RUNNER2 3: no commits beyond its base, so its branch goes with it (as Claude's own).
     assert!(
-        repo.branch_exists("card/bold-oak-a3f2"),
-        "the branch was not kept"
+        !repo.branch_exists("card/bold-oak-a3f2"),
+        "the branch without commits of its own was kept:\n{out}"
+    );
+    assert!(
+        out.stderr.contains("and its branch card/bold-oak-a3f2"),
+        "{out}"
     );
     let lines = cleanup_lines(&repo);
     assert!(
@@ -194,7 +214,7 @@ fn claude_worktree_create_turns_any_name_into_a_card_and_fails_loudly() {
     out.expect_code(0);
     assert_eq!(
         out.stdout.trim_end().lines().last(),
-        Some(repo.card_path("feat-x-y").to_str().unwrap()),
+        Some(repo.card_path("feat-x-y-106dd400").to_str().unwrap()),
         "{out}"
     );
     // The same name again: the same card, reused.
@@ -231,6 +251,61 @@ fn claude_worktree_create_turns_any_name_into_a_card_and_fails_loudly() {
     assert!(out.stderr.contains("WorktreeCreate payload"), "{out}");
 }
 
+/// R-RUNNER2 1: names that sanitize alike (`/` vs `-`, `.lock` vs `-lock`, a shared first 128
+/// characters) get different cards and trees; the same name gets the same tree again.
+#[test]
+fn claude_names_that_sanitize_alike_get_different_trees() {
+    let repo = TestRepo::new();
+    repo.write_rules(&repo.rules_with_prepare(false));
+    let (create, _) = claude_commands();
+    let long = "z".repeat(128);
+    let names = [
+        "feat/login".to_owned(),
+        "feat-login".to_owned(),
+        "team/fix.lock".to_owned(),
+        "team-fix.lock".to_owned(),
+        format!("{long}/one"),
+        format!("{long}/two"),
+    ];
+    let mut trees: Vec<PathBuf> = Vec::new();
+    for name in &names {
+        let out = run_sh(
+            &repo,
+            &repo.base,
+            &create,
+            &create_payload(&repo.base, name),
+            &[],
+        );
+        out.expect_code(0);
+        let wt = PathBuf::from(out.stdout.trim_end().lines().last().unwrap());
+        assert!(
+            !trees.contains(&wt),
+            "{name:?} got a tree another name has:\n{out}"
+        );
+        repo.kardwt(&repo.base, &["verify", "--path", wt.to_str().unwrap()])
+            .expect_code(0);
+        trees.push(wt);
+    }
+    assert_eq!(
+        trees[1],
+        repo.card_path("feat-login"),
+        "a valid id is its own card"
+    );
+    let again = run_sh(
+        &repo,
+        &repo.base,
+        &create,
+        &create_payload(&repo.base, "feat/login"),
+        &[],
+    );
+    again.expect_code(0);
+    assert_eq!(
+        PathBuf::from(again.stdout.trim_end().lines().last().unwrap()),
+        trees[0],
+        "{again}"
+    );
+}
+
 #[test]
 fn claude_worktree_remove_keeps_a_dirty_tree_and_releases_it() {
     let repo = TestRepo::new();
@@ -248,9 +323,18 @@ fn claude_worktree_remove_keeps_a_dirty_tree_and_releases_it() {
         &remove_payload(&repo.base, &wt),
         &[],
     );
-    out.expect_code(0);
-    assert!(out.stderr.contains("kept"), "not said on stderr:\n{out}");
-    assert!(out.stderr.contains("notes.txt"), "{out}");
+    // R-RUNNER2 2: the tree is kept, so the exit says so, in one line with the way to finish.
+    out.expect_code(1);
+    let line = kept_line(&out, &wt);
+    assert!(line.contains("notes.txt"), "{out}");
+    assert!(
+        line.ends_with(&format!(
+            "then: git -C {} kardwt remove --path {}",
+            sh_quote(&repo.base),
+            sh_quote(&wt)
+        )),
+        "{out}"
+    );
     assert_eq!(
         std::fs::read_to_string(wt.join("notes.txt")).unwrap(),
         "work in progress\n"
@@ -265,7 +349,7 @@ fn claude_worktree_remove_keeps_a_dirty_tree_and_releases_it() {
 }
 
 #[test]
-fn claude_worktree_remove_releases_an_already_deleted_tree_and_always_exits_0() {
+fn claude_worktree_remove_releases_an_already_deleted_tree_and_exits_0() {
     let repo = TestRepo::new();
     repo.write_rules(&rules_with_cleanup_and_ports(&repo));
     let (_, remove) = claude_commands();
@@ -302,7 +386,7 @@ fn claude_worktree_remove_releases_an_already_deleted_tree_and_always_exits_0() 
     );
     assert!(event_names(&repo, "9").contains(&"released".to_owned()));
 
-    // Nothing registered there, and a payload that is not JSON: still exit 0, said on stderr.
+    // Nothing there at all: gone, exit 0. A payload that is not JSON: exit 1, said on stderr.
     let before = repo.snapshot_base();
     let out = run_sh(
         &repo,
@@ -314,9 +398,143 @@ fn claude_worktree_remove_releases_an_already_deleted_tree_and_always_exits_0() 
     out.expect_code(0);
     assert!(out.stderr.contains("nothing to release"), "{out}");
     let out = run_sh(&repo, &repo.base, &remove, "{", &[]);
-    out.expect_code(0);
+    out.expect_code(1);
     assert!(out.stderr.contains("error:"), "{out}");
     assert_eq!(repo.snapshot_base(), before);
+}
+
+/// R-RUNNER2 3: a clean tree whose branch has a commit of its own is removed, its branch kept
+/// and named on stderr; the exit is 0 because the tree is gone.
+#[test]
+fn claude_worktree_remove_keeps_a_branch_with_commits_of_its_own() {
+    let repo = TestRepo::new();
+    repo.write_rules(&repo.rules_with_prepare(false));
+    let (create, remove) = claude_commands();
+    let out = run_sh(
+        &repo,
+        &repo.base,
+        &create,
+        &create_payload(&repo.base, "keep-me"),
+        &[],
+    );
+    out.expect_code(0);
+    let wt = repo.card_path("keep-me");
+    std::fs::write(wt.join("done.txt"), "work\n").unwrap();
+    repo.git(&wt, &["add", "done.txt"]);
+    repo.git(&wt, &["commit", "--quiet", "-m", "work of its own"]);
+    let tip = repo.git(&wt, &["rev-parse", "HEAD"]);
+
+    let out = run_sh(
+        &repo,
+        &repo.base,
+        &remove,
+        &remove_payload(&repo.base, &wt),
+        &[],
+    );
+    out.expect_code(0);
+    assert!(!wt.exists() && !repo.is_registered(&wt), "{out}");
+    assert!(repo.branch_exists("card/keep-me"), "{out}");
+    assert_eq!(
+        repo.git(&repo.base, &["rev-parse", "refs/heads/card/keep-me"]),
+        tip
+    );
+    assert!(
+        out.stderr
+            .contains("kept branch card/keep-me: it has commits beyond its base"),
+        "{out}"
+    );
+}
+
+/// R-RUNNER2 2: every tree WorktreeRemove keeps exits 1 with one line `kept <path>: <why>` and
+/// the command that finishes the job; the refusals change nothing on disk.
+#[test]
+fn claude_worktree_remove_exits_1_whenever_it_keeps_the_tree() {
+    let repo = TestRepo::new();
+    // A cleanup hook that fails for card `hookfail` only.
+    repo.write_rules(&rules_with_cleanup(
+        &repo,
+        r#"test "$KARDWT_CARD" != hookfail"#,
+    ));
+    let (_, remove) = claude_commands();
+    let base_q = sh_quote(&repo.base);
+    let call = |wt: &Path, cwd: &Path| run_sh(&repo, cwd, &remove, &remove_payload(cwd, wt), &[]);
+
+    // Unmanaged: a linked worktree kardwt has no record of.
+    let loose = repo.sibling("loose");
+    repo.add_unhooked_worktree(loose.to_str().unwrap(), "feature/loose");
+    let (base, tree, refs) = (repo.snapshot_base(), snapshot(&loose), repo.all_refs());
+    let out = call(&loose, &repo.base);
+    out.expect_code(1);
+    let line = kept_line(&out, &loose);
+    assert!(line.contains("no record"), "{out}");
+    assert!(
+        line.ends_with(&format!(
+            "git -C {base_q} worktree remove {}",
+            sh_quote(&loose)
+        )),
+        "{out}"
+    );
+    assert_eq!(
+        (repo.snapshot_base(), snapshot(&loose), repo.all_refs()),
+        (base, tree, refs.clone())
+    );
+    assert!(cleanup_lines(&repo).is_empty());
+
+    // The base checkout itself.
+    let base = repo.snapshot_base();
+    let out = call(&repo.base, &repo.base);
+    out.expect_code(1);
+    assert!(
+        kept_line(&out, &repo.base).contains("base checkout"),
+        "{out}"
+    );
+    assert_eq!(repo.snapshot_base(), base);
+
+    // A directory in no repository, with a cwd in none either.
+    let outside = repo.tmp.join("outside");
+    std::fs::create_dir_all(outside.join("tree")).unwrap();
+    std::fs::write(outside.join("tree/file"), "x").unwrap();
+    let before = snapshot(&outside);
+    let out = call(&outside.join("tree"), &outside);
+    out.expect_code(1);
+    let line = kept_line(&out, &outside.join("tree"));
+    assert!(line.contains("no git repository found"), "{out}");
+    assert!(
+        line.ends_with(&format!(
+            "git kardwt remove --path {}",
+            sh_quote(&outside.join("tree"))
+        )),
+        "{out}"
+    );
+    assert_eq!(snapshot(&outside), before);
+
+    // Locked: git worktree remove would refuse it. Released, kept, exit 1.
+    let locked = repo.add_card("locked");
+    repo.git(&repo.base, &["worktree", "lock", locked.to_str().unwrap()]);
+    let tree = snapshot(&locked);
+    let out = call(&locked, &repo.base);
+    out.expect_code(1);
+    let line = kept_line(&out, &locked);
+    assert!(
+        line.contains("git worktree remove would refuse it"),
+        "{out}"
+    );
+    assert!(line.contains("then: git -C"), "{out}");
+    assert_eq!(snapshot(&locked), tree, "{out}");
+    assert!(repo.is_registered(&locked) && repo.branch_exists("card/locked"));
+
+    // A failing cleanup hook: the tree stays, the exit says so.
+    let failing = repo.add_card("hookfail");
+    let out = call(&failing, &repo.base);
+    out.expect_code(1);
+    let line = kept_line(&out, &failing);
+    assert!(line.contains("cleanup hook"), "{out}");
+    assert!(
+        line.contains(&format!("kardwt remove --path {}", sh_quote(&failing))),
+        "{out}"
+    );
+    assert!(failing.join("README.md").exists() && repo.is_registered(&failing));
+    assert!(repo.branch_exists("card/hookfail"));
 }
 
 #[test]
