@@ -35,6 +35,12 @@ impl Context {
     /// then fails verification (closed) instead of silently switching repositories.
     pub fn anchored(global: GlobalArgs, anchor: Option<&Path>) -> Result<Context> {
         let cwd = std::env::current_dir().context("could not read the current directory")?;
+        Context::at(global, cwd, anchor)
+    }
+
+    /// [`Context::anchored`] as if started in `cwd` (absolute), without reading or changing
+    /// the process's own directory: the runner commands act for a payload's `cwd`.
+    pub fn at(global: GlobalArgs, cwd: PathBuf, anchor: Option<&Path>) -> Result<Context> {
         let repo = match (Repo::discover(&cwd), anchor) {
             (Ok(repo), _) => repo,
             (Err(err), None) => return Err(err),

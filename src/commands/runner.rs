@@ -12,12 +12,12 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::Result;
-use clap::Parser;
+
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
 use crate::card::CardId;
-use crate::cli::{ClaudeCommand, Cli, Command, GlobalArgs};
+use crate::cli::{ClaudeCommand, GlobalArgs};
 use crate::context::Context;
 use crate::error::{self, usage};
 use crate::guard::shell_quote;
@@ -79,41 +79,41 @@ fn payload<T: DeserializeOwned>(event: &str) -> Result<T> {
     }
 }
 
-fn chdir(dir: &Path) -> Result<()> {
-    std::env::set_current_dir(dir).map_err(|e| {
-        usage(format!(
-            "cannot enter the payload's cwd {}: {e}",
-            dir.display()
-        ))
-        .hint("Claude Code runs the hook with the session's project directory as cwd")
-        .into()
-    })
-}
-
 /// WorktreeCreate: `add` the card, print its canonical path last.
 fn create(global: GlobalArgs, out: &mut dyn Write) -> Result<i32> {
     let p: CreatePayload = payload("WorktreeCreate")?;
     let card = card_for(&p.name);
-    if let Some(cwd) = &p.cwd {
-        chdir(cwd)?;
-    }
-    let ctx = Context::new(global)?;
-    // Through clap, so `add`'s defaults are the ones its command line has.
-    let cli = Cli::try_parse_from(["git-kardwt", "add", card.as_str()])?;
-    let Command::Add(args) = cli.command else {
-        anyhow::bail!("internal error: add did not parse as add");
+    let cwd = match p.cwd {
+        Some(cwd) if cwd.is_absolute() => cwd,
+        Some(cwd) => {
+            return Err(usage(format!(
+                "the payload's cwd {} is not an absolute path",
+                cwd.display()
+            ))
+            .hint("Claude Code runs the hook with the session's project directory as cwd")
+            .into())
+        }
+        None => std::env::current_dir()?,
     };
-    let mut printed = Vec::new();
-    let code = commands::add::run(&ctx, &args, &mut printed)?;
-    if code != 0 {
-        return Ok(code);
+    if !cwd.is_dir() {
+        return Err(
+            usage(format!("cannot enter the payload's cwd {}", cwd.display()))
+                .hint("Claude Code runs the hook with the session's project directory as cwd")
+                .into(),
+        );
     }
-    let text = String::from_utf8_lossy(&printed);
-    let Some(path) = text.lines().rfind(|l| !l.trim().is_empty()) else {
-        anyhow::bail!("internal error: add printed no path");
-    };
+    let ctx = Context::at(global, cwd, None)?;
+    // The library `add` with `add`'s own defaults (R-SHAPE): no command line, no printed path.
+    let added = crate::create::add(
+        &ctx,
+        &crate::create::AddOptions {
+            card: card.to_string(),
+            ..Default::default()
+        },
+    )?;
+    let path = added.record.path;
     // Claude refuses a path with `.`/`..` or passing through a symlink.
-    let canonical = repo::canonical(Path::new(path))?;
+    let canonical = repo::canonical(&path)?;
     eprintln!(
         "kardwt: Claude worktree {:?} is card {card} at {}",
         p.name,
@@ -133,16 +133,17 @@ fn context_for(global: &GlobalArgs, path: &Path, cwd: Option<&Path>) -> Result<C
         tries.push(path.to_path_buf());
     }
     tries.extend(cwd.map(Path::to_path_buf));
+    // SPEC §23.4: a tree already gone is found through the payload's cwd, then the project
+    // Claude Code names, then where we were started.
+    tries.extend(std::env::var_os("CLAUDE_PROJECT_DIR").map(PathBuf::from));
     tries.extend(nearest);
     tries.push(started);
     let mut last = None;
     for dir in tries {
-        if std::env::set_current_dir(&dir).is_err() {
-            continue;
-        }
-        match Context::new(global.clone()) {
+        match Context::at(global.clone(), dir, None) {
             Ok(ctx) => {
-                // Never stand inside the tree we may remove.
+                // Never stand inside the tree we may remove (our own cwd is never released,
+                // but a removed cwd would make every later path relative to nothing).
                 std::env::set_current_dir(&ctx.repo.base)?;
                 return Ok(ctx);
             }
