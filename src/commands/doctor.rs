@@ -289,6 +289,12 @@ fn worktree_findings(ctx: &Context, findings: &mut Vec<Finding>) -> Result<()> {
                 format!("state {}", s.as_str()),
                 format!("git kardwt prepare --path '{p}'"),
             ),
+            // SPEC §22.8: locked, so git keeps it (a removable disk); never prunable.
+            (Verdict::Prunable, _) if report.locked => (
+                true,
+                "locked: its directory is missing, and git worktree lock keeps it".to_owned(),
+                format!("git worktree unlock '{p}' if it is not coming back"),
+            ),
             (Verdict::Prunable, _) => (
                 false,
                 "prunable: its directory is gone".to_owned(),

@@ -43,12 +43,13 @@ struct RemovePayload {
 pub fn claude(global: GlobalArgs, cmd: &ClaudeCommand, out: &mut dyn Write) -> Result<i32> {
     match cmd {
         ClaudeCommand::WorktreeCreate(_) => create(global, out),
-        ClaudeCommand::WorktreeRemove(_) => {
-            if let Err(err) = remove(global) {
+        ClaudeCommand::WorktreeRemove(_) => match remove(global) {
+            Ok(code) => Ok(code),
+            Err(err) => {
                 eprint!("{}", error::render(&err));
+                Ok(0)
             }
-            Ok(0)
-        }
+        },
     }
 }
 
@@ -151,12 +152,22 @@ fn context_for(global: &GlobalArgs, path: &Path, cwd: Option<&Path>) -> Result<C
     Err(last.unwrap_or_else(|| anyhow::anyhow!("no repository found for {}", path.display())))
 }
 
-/// WorktreeRemove: errors are reported on stderr by the caller, and the exit is 0 anyway.
-fn remove(global: GlobalArgs) -> Result<()> {
+/// WorktreeRemove: errors are reported on stderr by the caller, and the exit is 0 anyway;
+/// a symlink named as the worktree is refused with exit 3 (SPEC §22.8).
+fn remove(global: GlobalArgs) -> Result<i32> {
     let p: RemovePayload = payload("WorktreeRemove")?;
     let started = std::env::current_dir()?;
     let base_dir = p.cwd.clone().unwrap_or_else(|| started.clone());
-    let path = repo::absolutize(&base_dir.join(&p.worktree_path));
+    // The last component unresolved: a symlink to a worktree is refused, never followed.
+    let path = repo::absolutize_keep_last(&base_dir.join(&p.worktree_path));
+    if let Ok(target) = std::fs::read_link(&path) {
+        eprintln!(
+            "kardwt: refused {}: it is a symbolic link (to {}), not a worktree; nothing was removed",
+            path.display(),
+            target.display()
+        );
+        return Ok(3);
+    }
     let ctx = context_for(&global, &path, p.cwd.as_deref())?;
     let entries = verify::scan(&ctx.repo)?;
     let report = verify::verify(&ctx.repo, &entries, &path, None);
@@ -180,7 +191,7 @@ fn remove(global: GlobalArgs) -> Result<()> {
                     "kardwt: removed {shown} (released first; branch {} kept)",
                     rec.branch
                 );
-                return Ok(());
+                return Ok(0);
             }
             let mut why: Vec<String> = dirt.iter().take(5).cloned().collect();
             if dirt.len() > 5 {
@@ -226,7 +237,7 @@ fn remove(global: GlobalArgs) -> Result<()> {
                 .find(|c| c.path == path);
             let Some(claim) = orphan else {
                 eprintln!("kardwt: no worktree is registered at {shown}; nothing to release");
-                return Ok(());
+                return Ok(0);
             };
             let cfg = ctx.rules()?.config;
             let deadline =
@@ -247,7 +258,7 @@ fn remove(global: GlobalArgs) -> Result<()> {
             eprintln!("kardwt: {}; kardwt leaves it alone", report.explain());
         }
     }
-    Ok(())
+    Ok(0)
 }
 
 #[cfg(test)]
