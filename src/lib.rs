@@ -11,6 +11,7 @@ pub mod error;
 pub mod events;
 pub mod git;
 pub mod guard;
+pub mod judge;
 pub mod lifecycle;
 pub mod lock;
 pub mod ports;

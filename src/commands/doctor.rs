@@ -86,16 +86,40 @@ pub fn run(ctx: &Context, args: &DoctorArgs, out: &mut dyn Write) -> Result<i32>
     }
     worktree_findings(ctx, &mut findings)?;
     // R-ORPHAN: claims that outlived their worktree (or its directory).
-    for o in crate::claim::orphans(&ctx.repo.common_dir) {
-        findings.push(finding(
-            "orphan",
-            false,
-            format!(
-                "card {}'s claim names {}, which git no longer has: its processes, cleanup and ports were never released",
+    for (o, kind) in crate::claim::orphans(&ctx.repo.common_dir, &ctx.repo.base) {
+        let detail = match kind {
+            crate::claim::Orphan::Gone => format!(
+                "card {}'s claim names {}, which git no longer has: its cleanup and ports were never released",
                 o.card,
                 o.path.display()
             ),
+            crate::claim::Orphan::Replaced => format!(
+                "card {}'s claim names {}, which now holds another worktree: the claim is stale",
+                o.card,
+                o.path.display()
+            ),
+        };
+        findings.push(finding(
+            "orphan",
+            false,
+            detail,
             Some("git kardwt gc --apply".into()),
+        ));
+    }
+    // SPEC §22.4: malformed claims are reported, never acted on.
+    for (c, why) in crate::claim::malformed(&ctx.repo.common_dir, &ctx.repo.base) {
+        findings.push(finding(
+            "claim",
+            false,
+            format!(
+                "card {}'s claim is malformed: {why}; kardwt never acts on it",
+                c.card
+            ),
+            Some(format!(
+                "inspect {} and delete it by hand if no worktree of card {} is in use",
+                crate::claim::file(&ctx.repo.common_dir, &c.card).display(),
+                c.card
+            )),
         ));
     }
     // When each hook last fired, from the events only that hook writes.

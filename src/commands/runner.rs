@@ -184,7 +184,7 @@ fn remove(global: GlobalArgs) -> Result<i32> {
                 let opts = commands::remove::Options {
                     force: false,
                     delete_branch: false,
-                    grace: GRACE,
+                    processes: commands::remove::Processes::Release(GRACE),
                 };
                 commands::remove::remove_verified(&ctx, &report, &opts)?;
                 eprintln!(
@@ -232,8 +232,9 @@ fn remove(global: GlobalArgs) -> Result<i32> {
         Verdict::Absent => {
             // R-ORPHAN: git no longer knows it, but the card's claim still names it.
             let common = &ctx.repo.common_dir;
-            let orphan = crate::claim::orphans(common)
+            let orphan = crate::claim::orphans(common, &ctx.repo.base)
                 .into_iter()
+                .map(|(c, _)| c)
                 .find(|c| c.path == path);
             let Some(claim) = orphan else {
                 eprintln!("kardwt: no worktree is registered at {shown}; nothing to release");
@@ -242,7 +243,7 @@ fn remove(global: GlobalArgs) -> Result<i32> {
             let cfg = ctx.rules()?.config;
             let deadline =
                 crate::lifecycle::after(std::time::Instant::now(), cfg.action_timeout_seconds);
-            let steps = commands::release::release_orphan(&ctx, &cfg, &claim, GRACE, deadline)?;
+            let steps = commands::release::release_orphan(&ctx, &cfg, &claim, deadline)?;
             crate::claim::delete(common, &claim.card);
             let details: Vec<String> = steps
                 .iter()
