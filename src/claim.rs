@@ -90,6 +90,9 @@ impl Claim {
         if self.path.symlink_metadata().is_err() {
             return Some(Orphan::Gone);
         }
+        if self.admin.is_empty() {
+            return None; // no admin dir to compare with: only a gone path is an orphan
+        }
         let dot_git = self.path.join(".git");
         if dot_git.is_dir() {
             return Some(Orphan::Replaced);
