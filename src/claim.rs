@@ -42,6 +42,26 @@ pub struct Claim {
     /// Its record says `released` (R-RUNNER): the cleanup hook ran and the ports went back.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub released: bool,
+    /// The directory the worktree was made under (its parent when claimed: the worktree root
+    /// for `add`). Its `path` must stay strictly beneath it (SPEC §22.4). Empty in claims
+    /// written before it was recorded: those are judged by the other checks alone.
+    #[serde(default, skip_serializing_if = "path_is_empty")]
+    pub root: PathBuf,
+}
+
+fn path_is_empty(p: &Path) -> bool {
+    p.as_os_str().is_empty()
+}
+
+/// What an orphan claim's path holds now (SPEC §22.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Orphan {
+    /// Nothing: the worktree is gone. Its resources are released (cleanup hook, ports).
+    Gone,
+    /// Another worktree or repository (its `.git` names another admin dir, or is a
+    /// repository of its own): the claim is dropped and nothing there is touched, the cleanup
+    /// hook included.
+    Replaced,
 }
 
 impl Claim {
@@ -59,10 +79,70 @@ impl Claim {
         })
     }
 
-    /// An orphan: complete, and git no longer knows its worktree (removed, pruned, or the
-    /// directory deleted).
+    /// An orphan (SPEC §22.4): a complete, well-formed claim whose path no longer exists
+    /// ([`Orphan::Gone`]), or exists with a `.git` that names another admin dir than the
+    /// claim's ([`Orphan::Replaced`]). Anything else at the path (its own worktree, a
+    /// directory without `.git`) is not an orphan and is left alone.
+    pub fn orphan_kind(&self, common_dir: &Path, base: Option<&Path>) -> Option<Orphan> {
+        if self.state != ClaimState::Complete || self.malformed(common_dir, base).is_some() {
+            return None;
+        }
+        if self.path.symlink_metadata().is_err() {
+            return Some(Orphan::Gone);
+        }
+        if self.admin.is_empty() {
+            return None; // no admin dir to compare with: only a gone path is an orphan
+        }
+        let dot_git = self.path.join(".git");
+        if dot_git.is_dir() {
+            return Some(Orphan::Replaced);
+        }
+        let named = crate::repo::read_dot_git(&self.path)?;
+        let ours = common_dir.join("worktrees").join(&self.admin);
+        let same = named == ours
+            || std::fs::canonicalize(&named)
+                .ok()
+                .zip(std::fs::canonicalize(&ours).ok())
+                .is_some_and(|(a, b)| a == b);
+        (!same).then_some(Orphan::Replaced)
+    }
+
+    /// [`Claim::orphan_kind`] as a yes or no; `base` is taken as the common dir's parent.
     pub fn orphan(&self, common_dir: &Path) -> bool {
-        self.state == ClaimState::Complete && (!self.known(common_dir) || !self.path.is_dir())
+        self.orphan_kind(common_dir, None).is_some()
+    }
+
+    /// Why this claim is malformed (SPEC §22.4), if it is: its path is not absolute and
+    /// normal, is not strictly beneath the root it was made under, or is the base (or the
+    /// common dir) or one of their ancestors. A malformed claim is reported, never acted on.
+    /// `base` defaults to the common dir's parent.
+    pub fn malformed(&self, common_dir: &Path, base: Option<&Path>) -> Option<String> {
+        use std::path::Component;
+        let p = &self.path;
+        let normal = p.is_absolute()
+            && p.components()
+                .skip(1)
+                .all(|c| matches!(c, Component::Normal(_)));
+        if !normal {
+            return Some(format!(
+                "its path {} is not absolute and normal",
+                p.display()
+            ));
+        }
+        let base = base.or_else(|| common_dir.parent());
+        for (what, guarded) in [("the base", base), ("the common dir", Some(common_dir))] {
+            if guarded.is_some_and(|g| g.starts_with(p)) {
+                return Some(format!("its path {} is {what} or contains it", p.display()));
+            }
+        }
+        if !path_is_empty(&self.root) && (!p.starts_with(&self.root) || *p == self.root) {
+            return Some(format!(
+                "its path {} is not beneath {}, the root it was made under",
+                p.display(),
+                self.root.display()
+            ));
+        }
+        None
     }
 }
 
@@ -108,24 +188,44 @@ pub fn all(common_dir: &Path) -> Vec<Claim> {
     out
 }
 
-/// The orphan claims of this repository.
-pub fn orphans(common_dir: &Path) -> Vec<Claim> {
+/// The orphan claims of this repository (`base`: its base checkout), with what their path
+/// holds now.
+pub fn orphans(common_dir: &Path, base: &Path) -> Vec<(Claim, Orphan)> {
     all(common_dir)
         .into_iter()
-        .filter(|c| c.orphan(common_dir))
+        .filter_map(|c| {
+            let kind = c.orphan_kind(common_dir, Some(base))?;
+            Some((c, kind))
+        })
         .collect()
 }
 
-/// The complete claims whose worktree git no longer knows at all (removed or pruned behind
-/// kardwt's back; a registered tree whose directory alone is gone is listed as prunable), for
-/// `list` in one pass: the claims directory is listed once and only the
-/// claims of cards no registered record in `recorded` names are read (a card's registered
-/// record means git still knows its worktree).
-pub fn vanished_among(common_dir: &Path, recorded: &std::collections::HashSet<&str>) -> Vec<Claim> {
+/// The malformed claims of this repository, each with why (SPEC §22.4: reported, never acted
+/// on).
+pub fn malformed(common_dir: &Path, base: &Path) -> Vec<(Claim, String)> {
+    all(common_dir)
+        .into_iter()
+        .filter_map(|c| {
+            let why = c.malformed(common_dir, Some(base))?;
+            Some((c, why))
+        })
+        .collect()
+}
+
+/// For `list`, in one pass: the claims of cards no registered record in `recorded` names
+/// (a card's registered record means git still knows its worktree; a registered tree whose
+/// directory alone is gone is listed as prunable) that are orphans (`"orphan"`) or malformed
+/// (`"malformed"`, SPEC §22.4). The claims directory is listed once and only those claims are
+/// read.
+pub fn vanished_among(
+    common_dir: &Path,
+    base: &Path,
+    recorded: &std::collections::HashSet<&str>,
+) -> Vec<(Claim, &'static str)> {
     let Ok(entries) = std::fs::read_dir(dir(common_dir)) else {
         return Vec::new();
     };
-    let mut out: Vec<Claim> = entries
+    let mut out: Vec<(Claim, &'static str)> = entries
         .filter_map(|e| e.ok())
         .filter_map(|e| {
             let name = e.file_name().into_string().ok()?;
@@ -134,9 +234,18 @@ pub fn vanished_among(common_dir: &Path, recorded: &std::collections::HashSet<&s
             }
             toml::from_str::<Claim>(&std::fs::read_to_string(e.path()).ok()?).ok()
         })
-        .filter(|c| c.state == ClaimState::Complete && !c.known(common_dir))
+        .filter_map(|c| {
+            if c.state != ClaimState::Complete {
+                return None;
+            }
+            if c.malformed(common_dir, Some(base)).is_some() {
+                return Some((c, "malformed"));
+            }
+            c.orphan_kind(common_dir, Some(base))?;
+            Some((c, "orphan"))
+        })
         .collect();
-    out.sort_by(|a, b| a.card.cmp(&b.card));
+    out.sort_by(|a, b| a.0.card.cmp(&b.0.card));
     out
 }
 
@@ -174,10 +283,12 @@ pub fn intend(common_dir: &Path, card: &str, path: &Path, branch: &str) -> Resul
 /// [`intend`] without the migration check.
 fn intend_only(common_dir: &Path, card: &str, path: &Path, branch: &str) -> Result<()> {
     let now = crate::time::now();
+    let path = crate::repo::absolutize(path);
     let claim = Claim {
         schema: 1,
         card: card.to_owned(),
-        path: crate::repo::absolutize(path),
+        root: path.parent().map(Path::to_path_buf).unwrap_or_default(),
+        path,
         admin: String::new(),
         state: ClaimState::Intent,
         created_at: now.clone(),
@@ -196,6 +307,17 @@ fn intend_only(common_dir: &Path, card: &str, path: &Path, branch: &str) -> Resu
         Err(_) => {}
     }
     if let Some(Ok(old)) = load(common_dir, card) {
+        if let Some(why) = old.malformed(common_dir, None) {
+            return Err(crate::error::Fail::new(
+                crate::error::Code::Refused,
+                format!("card {card}'s claim is malformed: {why}; nothing was created"),
+            )
+            .hint(format!(
+                "inspect {} and delete it by hand if no worktree of card {card} is in use",
+                file(common_dir, card).display()
+            ))
+            .into());
+        }
         let same = crate::repo::absolutize(&old.path) == claim.path;
         if !same && old.state == ClaimState::Complete && !old.orphan(common_dir) {
             return Err(crate::error::Fail::new(
@@ -226,7 +348,8 @@ pub fn complete(admin: &Path, rec: &Record) -> Result<()> {
 /// [`complete`] without the migration check.
 fn complete_only(admin: &Path, rec: &Record) -> Result<()> {
     let common = &rec.common_dir;
-    let created_at = match load(common, &rec.card) {
+    let parent = rec.path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let (created_at, root) = match load(common, &rec.card) {
         // Another live worktree's claim is never taken over (R-VERIFY refuses this one).
         Some(Ok(old))
             if old.state == ClaimState::Complete
@@ -235,8 +358,13 @@ fn complete_only(admin: &Path, rec: &Record) -> Result<()> {
         {
             return Ok(())
         }
-        Some(Ok(old)) => old.created_at,
-        _ => rec.created_at.clone(),
+        // The root it was made under, while the tree stays beneath it (a tree moved elsewhere
+        // and recorded again is claimed under its new parent).
+        Some(Ok(old)) if rec.path.starts_with(&old.root) && rec.path != old.root => {
+            (old.created_at, old.root)
+        }
+        Some(Ok(old)) => (old.created_at, parent),
+        _ => (rec.created_at.clone(), parent),
     };
     let claim = Claim {
         schema: 1,
@@ -253,6 +381,7 @@ fn complete_only(admin: &Path, rec: &Record) -> Result<()> {
         branch: rec.branch.clone(),
         base_ref: rec.base_ref.clone(),
         released: rec.state == record::State::Released,
+        root,
     };
     if load(common, &rec.card).is_some_and(|c| c.as_ref() == Ok(&claim)) {
         return Ok(());

@@ -162,7 +162,8 @@ impl Context {
             return Ok((self.card_path(entries, &card)?, Some(card)));
         }
         if let Some(p) = &target.path {
-            return Ok((self.resolve_cli_path(p), None));
+            // Its last component unresolved: a symlink there is refused, not followed.
+            return Ok((repo::absolutize_keep_last(&self.cwd.join(p)), None));
         }
         match &self.repo.current {
             Some(cur) => Ok((cur.clone(), None)),

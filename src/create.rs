@@ -230,7 +230,7 @@ impl Action<'_> {
     }
 
     /// R-ORPHAN: the card's claim outlived its worktree (removed behind kardwt's back): release
-    /// what it held (processes, cleanup hook with reason `orphan`, ports) and drop the claim
+    /// what it held (cleanup hook with reason `orphan`, ports; no signal) and drop the claim
     /// before the card is claimed again. Holds the card's lock (the caller's).
     fn release_orphan(&self) -> Result<()> {
         let common = &self.prep.ctx.repo.common_dir;
@@ -246,7 +246,6 @@ impl Action<'_> {
             self.prep.ctx,
             self.cfg(),
             &claim,
-            Duration::from_secs(5),
             self.prep.deadline,
         )?;
         crate::claim::delete(common, self.card.as_str());

@@ -13,6 +13,7 @@ pub mod error;
 pub mod events;
 pub mod git;
 pub mod guard;
+pub mod judge;
 pub mod layout;
 pub mod lifecycle;
 pub mod lock;

@@ -25,6 +25,34 @@ pub fn holding(dir: &Path) -> Vec<i32> {
     pids
 }
 
+/// The command name of `pid` (`/proc/<pid>/comm`), or `?` when it cannot be read.
+pub fn name(pid: i32) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .map(|n| n.trim_end().to_owned())
+        .ok()
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| "?".to_owned())
+}
+
+/// Why `dir` is in use, in words ("in use: pid 4242 node"), when a process holds it (SPEC
+/// §22.3: automatic cleanup keeps such a tree instead of ending anything).
+pub fn in_use(dir: &Path) -> Option<String> {
+    let pids = holding(dir);
+    if pids.is_empty() {
+        return None;
+    }
+    let shown: Vec<String> = pids
+        .iter()
+        .take(3)
+        .map(|&p| format!("pid {p} {}", name(p)))
+        .collect();
+    let more = match pids.len().saturating_sub(3) {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
+    Some(format!("in use: {}{more}", shown.join(", ")))
+}
+
 /// Is the cwd `/proc` reports inside `dir`? A directory deleted under a process reads as
 /// `<path> (deleted)`: it still counts, so a tree a runner already deleted is released too.
 fn inside(cwd: &Path, dir: &Path) -> bool {

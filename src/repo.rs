@@ -199,6 +199,21 @@ pub fn canonical(path: &Path) -> Result<PathBuf> {
 
 /// Canonicalize as much of `path` as exists and append the rest, so paths of directories that
 /// do not exist yet compare equal to what they will be.
+/// `path` made absolute with its parent resolved as [`absolutize`] does but its last
+/// component kept as given, so a symlink there stays visible to the caller (SPEC §22.8: a
+/// symlink to a worktree is not that worktree). A last component of `..` (or none) is resolved.
+pub fn absolutize_keep_last(path: &Path) -> PathBuf {
+    let abs = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir().unwrap_or_default().join(path)
+    };
+    match (abs.parent(), abs.file_name()) {
+        (Some(parent), Some(name)) => absolutize(parent).join(name),
+        _ => absolutize(&abs),
+    }
+}
+
 pub fn absolutize(path: &Path) -> PathBuf {
     let abs = if path.is_absolute() {
         path.to_path_buf()

@@ -203,9 +203,12 @@ impl Report {
     }
 
     /// The state `list` shows: the record's state, or the verdict when there is none.
+    /// A locked worktree whose directory is missing is `locked`, never `prunable`: git does not
+    /// prune it, its directory may come back (a removable disk) (SPEC §22.8).
     pub fn list_state(&self) -> &'static str {
         match self.state() {
             Some(s) => s.as_str(),
+            None if self.verdict == Verdict::Prunable && self.locked => "locked",
             None => self.verdict.as_str(),
         }
     }
@@ -335,7 +338,8 @@ impl Checks {
 
 /// Run the checks on `path` (absolute), for `card` when the caller asked for one.
 pub fn verify(repo: &Repo, entries: &[Entry], path: &Path, card: Option<&CardId>) -> Report {
-    let path = repo::absolutize(path);
+    // A symlink at the last component is judged as itself, never as what it points to.
+    let path = repo::absolutize_keep_last(path);
     let mut report = Report {
         path: path.clone(),
         card: card.map(|c| c.to_string()),
@@ -348,7 +352,17 @@ pub fn verify(repo: &Repo, entries: &[Entry], path: &Path, card: Option<&CardId>
     };
     let mut checks = Checks { done: Vec::new() };
 
-    // 1. A directory.
+    // 1. A directory, itself: a symlink to a worktree is not that worktree (SPEC §22.8).
+    if let Ok(target) = std::fs::read_link(&path) {
+        report.checks = checks.fail(
+            "directory",
+            format!(
+                "is a symbolic link (to {}), not a worktree directory",
+                target.display()
+            ),
+        );
+        return report;
+    }
     match std::fs::metadata(&path) {
         Err(_) => {
             let registered = entries
@@ -362,6 +376,10 @@ pub fn verify(repo: &Repo, entries: &[Entry], path: &Path, card: Option<&CardId>
             if let Some(e) = registered {
                 report.admin = Some(e.linked.admin.clone());
                 report.locked = e.linked.locked;
+                // Its card, for `list` (a locked one whose directory is missing, SPEC §22.8).
+                if let (None, Loaded::Parsed(r)) = (&report.card, &e.record) {
+                    report.card = Some(r.card.clone());
+                }
             }
             report.checks = checks.fail("directory", "does not exist");
             return report;

@@ -87,16 +87,40 @@ pub fn run(ctx: &Context, args: &DoctorArgs, out: &mut dyn Write) -> Result<i32>
     }
     worktree_findings(ctx, &mut findings)?;
     // R-ORPHAN: claims that outlived their worktree (or its directory).
-    for o in crate::claim::orphans(&ctx.repo.common_dir) {
-        findings.push(finding(
-            "orphan",
-            false,
-            format!(
-                "card {}'s claim names {}, which git no longer has: its processes, cleanup and ports were never released",
+    for (o, kind) in crate::claim::orphans(&ctx.repo.common_dir, &ctx.repo.base) {
+        let detail = match kind {
+            crate::claim::Orphan::Gone => format!(
+                "card {}'s claim names {}, which git no longer has: its cleanup and ports were never released",
                 o.card,
                 o.path.display()
             ),
+            crate::claim::Orphan::Replaced => format!(
+                "card {}'s claim names {}, which now holds another worktree: the claim is stale",
+                o.card,
+                o.path.display()
+            ),
+        };
+        findings.push(finding(
+            "orphan",
+            false,
+            detail,
             Some("git kardwt gc --apply".into()),
+        ));
+    }
+    // SPEC §22.4: malformed claims are reported, never acted on.
+    for (c, why) in crate::claim::malformed(&ctx.repo.common_dir, &ctx.repo.base) {
+        findings.push(finding(
+            "claim",
+            false,
+            format!(
+                "card {}'s claim is malformed: {why}; kardwt never acts on it",
+                c.card
+            ),
+            Some(format!(
+                "inspect {} and delete it by hand if no worktree of card {} is in use",
+                crate::claim::file(&ctx.repo.common_dir, &c.card).display(),
+                c.card
+            )),
         ));
     }
     // When each hook last fired, from the events only that hook writes.
@@ -289,6 +313,12 @@ fn worktree_findings(ctx: &Context, findings: &mut Vec<Finding>) -> Result<()> {
                 false,
                 format!("state {}", s.as_str()),
                 format!("git kardwt prepare --path '{p}'"),
+            ),
+            // SPEC §22.8: locked, so git keeps it (a removable disk); never prunable.
+            (Verdict::Prunable, _) if report.locked => (
+                true,
+                "locked: its directory is missing, and git worktree lock keeps it".to_owned(),
+                format!("git worktree unlock '{p}' if it is not coming back"),
             ),
             (Verdict::Prunable, _) => (
                 false,

@@ -1,12 +1,15 @@
 //! `git kardwt gc [--apply] [--include-failed] [--older-than DUR] [--json] [--prunable]` (SPEC
-//! R-GC): a dry run by default. Candidates: registered entries whose directory is gone (pruned; the ports
-//! their record held are reported released), and managed `ready` worktrees that are clean,
-//! have nothing unpushed and are merged into their recorded base; with `--include-failed`,
-//! `failed`/`preparing` ones older than `--older-than` that are clean and pushed. Removal goes
-//! through the release-first path, never forced. Locked and unmanaged worktrees are never
-//! collected; a dirty one is listed with the command to remove it by hand. `--prunable` limits
-//! the candidates to the gone entries (what `git worktree prune` drops, the guard's replacement
-//! for it, SPEC R-TRUST 9): no live worktree is looked at, so none is ever removed.
+//! R-GC, §22.3): a dry run by default. Candidates: registered entries whose directory is gone
+//! (pruned; the ports their record held are reported released), orphan claims (R-ORPHAN), and
+//! managed `ready` worktrees whose own work landed (`judge.rs`: a commit made in the tree, all
+//! of them and HEAD integrated into the base, HEAD pushed), that are clean and that no process
+//! is using; with `--include-failed`, `failed`/`preparing` ones older than `--older-than` that
+//! pass the same test. `--apply` fetches each base first and judges against it; removal goes
+//! through the release-first path, never forced, and never signals a process (a tree in use is
+//! kept: only `remove` ends processes). Locked and unmanaged worktrees are never collected; a
+//! dirty one is listed with the command to remove it by hand. `--prunable` limits the
+//! candidates to the gone entries (what `git worktree prune` drops, the guard's replacement for
+//! it, SPEC R-TRUST 9): no live worktree is looked at, so none is ever removed.
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -15,14 +18,15 @@ use anyhow::Result;
 use serde::Serialize;
 use serde_json::json;
 
+use crate::claim::Orphan;
 use crate::cli::GcArgs;
 use crate::commands::release;
 use crate::commands::remove::{self, Options};
 use crate::context::Context;
 use crate::error::usage;
-use crate::record::{Loaded, Record, State};
+use crate::record::{Loaded, State};
 use crate::verify::{self, Verdict};
-use crate::{dirty, events, git, lifecycle};
+use crate::{dirty, events, git, judge, lifecycle, programs};
 
 #[derive(Debug, Serialize)]
 struct Candidate {
@@ -33,9 +37,10 @@ struct Candidate {
     ports: Vec<u16>,
     #[serde(skip)]
     prune: bool,
-    /// R-ORPHAN: the card's claim outlived its worktree (or its directory): released first.
+    /// R-ORPHAN: the card's claim outlived its worktree (or its directory): released first,
+    /// or only dropped when another worktree now stands at its path.
     #[serde(skip)]
-    orphan: Option<crate::claim::Claim>,
+    orphan: Option<(crate::claim::Claim, crate::claim::Orphan)>,
     /// After `--apply`: what happened.
     outcome: Option<String>,
 }
@@ -78,9 +83,15 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
     })?;
     let rules = ctx.rules()?;
     let entries = verify::scan(&ctx.repo)?;
+    // --apply judges against the base as it is now; a dry run against the last fetch.
+    let unfetched = if args.apply && !args.prunable {
+        fetch_bases(ctx, &rules.config, &entries)?
+    } else {
+        Vec::new()
+    };
     let mut candidates = Vec::new();
     let mut kept = Vec::new();
-    let mut orphans = crate::claim::orphans(&ctx.repo.common_dir);
+    let mut orphans = crate::claim::orphans(&ctx.repo.common_dir, &ctx.repo.base);
     for e in &entries {
         let Loaded::Parsed(rec) = &e.record else {
             continue;
@@ -108,7 +119,7 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
                 prune: true,
                 orphan: orphans
                     .iter()
-                    .position(|o| o.card == rec.card)
+                    .position(|(o, _)| o.card == rec.card)
                     .map(|i| orphans.remove(i)),
                 outcome: None,
             });
@@ -118,8 +129,16 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
         if report.verdict != Verdict::Verified {
             continue;
         }
+        if let Some((_, _, why)) = unfetched
+            .iter()
+            .find(|(remote, base_ref, _)| *remote == rec.base_remote && *base_ref == rec.base_ref)
+        {
+            kept.push(keep(why.clone(), None));
+            continue;
+        }
+        let landed = || judge::landed(&path, &e.linked.admin, rec, report.head.as_ref());
         let reason = match rec.state {
-            State::Ready => match collectable_ready(ctx, rec, &path)? {
+            State::Ready => match landed() {
                 Ok(reason) => reason,
                 Err(why) => {
                     kept.push(keep(why, None));
@@ -136,11 +155,17 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
                     ));
                     continue;
                 }
-                if let Some(why) = unpushed(ctx, &path)? {
-                    kept.push(keep(why, None));
-                    continue;
+                match landed() {
+                    Ok(reason) => format!(
+                        "left {} since {}; {reason}",
+                        rec.state.as_str(),
+                        rec.updated_at
+                    ),
+                    Err(why) => {
+                        kept.push(keep(why, None));
+                        continue;
+                    }
                 }
-                format!("left {} since {}", rec.state.as_str(), rec.updated_at)
             }
             State::Failed | State::Preparing | State::Released => continue,
         };
@@ -171,6 +196,11 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
             ));
             continue;
         }
+        // Last, so the other reasons still show: a tree someone is using stays (SPEC §22.3).
+        if let Some(why) = crate::process::in_use(&path) {
+            kept.push(keep(why, None));
+            continue;
+        }
         candidates.push(Candidate {
             card: rec.card.clone(),
             path: path.clone(),
@@ -182,20 +212,26 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
         });
     }
     // Claims whose worktree git no longer knows at all (removed or pruned behind our back).
-    for o in orphans {
+    for (o, kind) in orphans {
         if entries
             .iter()
             .any(|e| matches!(&e.record, Loaded::Parsed(r) if r.card == o.card))
         {
             continue; // still registered (locked, or kept above): not released here
         }
+        let reason = match kind {
+            Orphan::Gone => "orphan: git no longer knows its worktree",
+            Orphan::Replaced => {
+                "orphan: another worktree now stands at its path; only the claim is dropped"
+            }
+        };
         candidates.push(Candidate {
             card: o.card.clone(),
             path: o.path.clone(),
-            reason: "orphan: git no longer knows its worktree".into(),
+            reason: reason.into(),
             ports: o.ports.clone(),
             prune: false,
-            orphan: Some(o),
+            orphan: Some((o, kind)),
             outcome: None,
         });
     }
@@ -268,45 +304,52 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
     Ok(i32::from(failed))
 }
 
-/// Why a ready worktree may go (`Ok`), or why it stays (`Err`).
-fn collectable_ready(
+/// Fetch the base of every managed worktree (each remote and ref once, under the repository
+/// lock), so `--apply` judges against the base as it is now. Returns the bases that could not
+/// be fetched, with the reason their trees are kept.
+fn fetch_bases(
     ctx: &Context,
-    rec: &Record,
-    path: &std::path::Path,
-) -> Result<Result<String, String>> {
-    if let Some(why) = unpushed(ctx, path)? {
-        return Ok(Err(why));
+    cfg: &crate::config::Config,
+    entries: &[verify::Entry],
+) -> Result<Vec<(String, String, String)>> {
+    let mut bases: Vec<(String, String)> = Vec::new();
+    for e in entries {
+        if let Loaded::Parsed(rec) = &e.record {
+            let base = (rec.base_remote.clone(), rec.base_ref.clone());
+            let live = !e.linked.prunable && !e.linked.locked;
+            if live && judge::tracking_ref(rec).is_some() && !bases.contains(&base) {
+                bases.push(base);
+            }
+        }
     }
-    // A branch still at the commit it was created from holds no work that was merged: it is
-    // most likely in use right now (a fresh card), so it is not collected.
-    let tip = git::head_oid(path).unwrap_or_default();
-    if tip == rec.base_oid {
-        return Ok(Err(format!("{} has no commits of its own yet", rec.branch)));
+    if bases.is_empty() {
+        return Ok(Vec::new());
     }
-    if rec.base_ref.is_empty() {
-        // R-DISPATCH 4: say why, instead of "not merged into " (an empty name).
-        return Ok(Err(format!(
-            "{} cannot be checked for a merge: {}",
-            rec.branch,
-            crate::outside::empty_base_why(&rec.base_remote)
-        )));
+    let deadline = lifecycle::after(std::time::Instant::now(), cfg.action_timeout_seconds);
+    let repo_lock =
+        crate::store::take_repo(&ctx.repo.common_dir, deadline, "git kardwt gc (fetch)")?;
+    let mut failed = Vec::new();
+    for (remote, base_ref) in bases {
+        let branch = base_ref.strip_prefix("refs/heads/").unwrap_or(&base_ref);
+        let refspec = format!("+{base_ref}:refs/remotes/{remote}/{branch}");
+        let why = match git::fetch_ref(
+            &repo_lock,
+            &ctx.repo.base,
+            &remote,
+            &refspec,
+            Some(deadline),
+        ) {
+            Ok(o) if o.ok => continue,
+            Ok(o) => programs::tail_chars(o.stderr.trim(), 160),
+            Err(e) => format!("{e:#}"),
+        };
+        failed.push((
+            remote.clone(),
+            base_ref.clone(),
+            format!("could not fetch {base_ref} from {remote} ({why}): --apply judges only against a freshly fetched base"),
+        ));
     }
-    if rec.branch.is_empty() || !remove::integrated_into_base(ctx, rec) {
-        return Ok(Err(format!(
-            "{} is not merged into {}",
-            rec.branch, rec.base_ref
-        )));
-    }
-    Ok(Ok(format!(
-        "{} is merged into {} and pushed",
-        rec.branch, rec.base_ref
-    )))
-}
-
-/// A reason to keep the worktree when HEAD has commits no remote-tracking ref reaches.
-fn unpushed(_ctx: &Context, path: &std::path::Path) -> Result<Option<String>> {
-    Ok(git::unpushed_commit(path)?
-        .map(|oid| format!("HEAD has commits that are on no remote (e.g. {oid})")))
+    Ok(failed)
 }
 
 fn apply(
@@ -317,9 +360,16 @@ fn apply(
 ) -> Result<()> {
     let deadline = lifecycle::after(std::time::Instant::now(), cfg.action_timeout_seconds);
     for c in candidates.iter_mut() {
-        if let Some(claim) = &c.orphan {
-            let grace = Duration::from_secs(5);
-            if let Err(e) = release::release_orphan(ctx, cfg, claim, grace, deadline) {
+        if let Some((claim, Orphan::Replaced)) = &c.orphan {
+            // Someone else's tree stands there now: nothing at the path is touched.
+            c.outcome = Some(match release::drop_replaced_orphan(ctx, claim, deadline) {
+                Ok(()) => "dropped".into(),
+                Err(e) => format!("failed: {e:#}"),
+            });
+            continue;
+        }
+        if let Some((claim, _)) = &c.orphan {
+            if let Err(e) = release::release_orphan(ctx, cfg, claim, deadline) {
                 c.outcome = Some(format!("failed: {e:#}"));
                 continue;
             }
@@ -360,7 +410,7 @@ fn apply(
             let opts = Options {
                 force: false,
                 delete_branch: false,
-                grace: Duration::from_secs(5),
+                processes: remove::Processes::KeepInUse,
             };
             match remove::remove_verified(ctx, &report, &opts) {
                 Ok(_) => "removed".to_owned(),

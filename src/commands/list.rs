@@ -19,7 +19,7 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut dyn Write) -> Result<i32> {
             path => prunable(e, path.clone().unwrap_or_default()),
         })
         .collect();
-    // R-ORPHAN: claims whose worktree git no longer knows.
+    // R-ORPHAN: claims whose worktree git no longer knows, and malformed ones (SPEC §22.4).
     let recorded: std::collections::HashSet<&str> = entries
         .iter()
         .filter_map(|e| match &e.record {
@@ -27,13 +27,13 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut dyn Write) -> Result<i32> {
             _ => None,
         })
         .collect();
-    let orphans = crate::claim::vanished_among(&ctx.repo.common_dir, &recorded);
+    let orphans = crate::claim::vanished_among(&ctx.repo.common_dir, &ctx.repo.base, &recorded);
     if args.json {
         let mut rows: Vec<Value> = reports.iter().map(row).collect();
-        rows.extend(orphans.iter().map(|o| {
+        rows.extend(orphans.iter().map(|(o, state)| {
             json!({
                 "card": o.card,
-                "state": "orphan",
+                "state": state,
                 "branch": (!o.branch.is_empty()).then_some(&o.branch),
                 "head": null,
                 "drift": false,
@@ -57,8 +57,8 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut dyn Write) -> Result<i32> {
             r.path.display()
         )?;
     }
-    for o in &orphans {
-        writeln!(out, "{:<12} {:<9} - {}", o.card, "orphan", o.path.display())?;
+    for (o, state) in &orphans {
+        writeln!(out, "{:<12} {:<9} - {}", o.card, state, o.path.display())?;
     }
     Ok(0)
 }

@@ -90,8 +90,20 @@ pub fn cleanup_program(cfg: &Config) -> Result<Option<(&Cleanup, PathBuf)>> {
     }
 }
 
+/// What a release does about the processes whose cwd is inside the tree.
+#[derive(Debug, Clone, Copy)]
+pub enum Processes {
+    /// SIGTERM, then SIGKILL after the grace period: `remove` and `release`, which a person
+    /// or agent asked for.
+    Release(Duration),
+    /// Signal nothing; refuse, before anything is released, while one is inside: `gc`
+    /// (SPEC §22.3: automatic cleanup never ends a process).
+    KeepInUse,
+}
+
 /// R-REMOVE's release steps, in order, on a worktree verified under its card's lock: the
-/// processes whose cwd is inside `path` (event `released`), then the cleanup hook (reason
+/// processes whose cwd is inside `path` (event `released`; with [`Processes::KeepInUse`] a
+/// process inside is an error and nothing is released), then the cleanup hook (reason
 /// `remove`) while the directory exists. A failed cleanup hook is returned as the second value
 /// (unless `force`), unhinted, after its `failed` event and `last_hook` were written; the caller decides
 /// what the record becomes.
@@ -103,14 +115,27 @@ pub fn release_locked(
     rec: &mut Record,
     admin: &Path,
     path: &Path,
-    grace: Duration,
+    processes: Processes,
     deadline: Instant,
     force: bool,
 ) -> Result<(Vec<Step>, Option<Fail>)> {
     let mut steps = Vec::new();
     // 1. Processes whose cwd is inside the tree.
     let t = Instant::now();
-    let released = process::release(path, grace);
+    let released = match processes {
+        Processes::Release(grace) => process::release(path, grace),
+        Processes::KeepInUse => match process::in_use(path) {
+            Some(why) => {
+                return Err(failed(format!(
+                    "{} is {why}; nothing was released or removed",
+                    path.display()
+                ))
+                .hint("automatic cleanup never ends a process: stop it, or remove the tree yourself with git kardwt remove")
+                .into())
+            }
+            None => process::Released::default(),
+        },
+    };
     steps.push(Step {
         step: "processes",
         ok: true,
@@ -211,7 +236,7 @@ pub fn release_verified(
         &mut rec,
         &admin,
         &path,
-        grace,
+        Processes::Release(grace),
         deadline,
         false,
     )?;
@@ -373,16 +398,15 @@ pub fn relock(
 }
 
 /// R-ORPHAN: release what the orphan `claim` (its worktree removed or its directory deleted
-/// behind kardwt's back) still holds, under its card's lock: the processes whose cwd was
-/// inside its path (deleted cwds included), then the cleanup hook, run in the base with
-/// `KARDWT_WORKTREE` naming the vanished path and `KARDWT_REASON=orphan`; its ports are given
-/// back with the claim, which the caller deletes last. `Err` (claim kept) when the hook
-/// failed.
+/// behind kardwt's back) still holds, under its card's lock: the cleanup hook, run in the base
+/// with `KARDWT_WORKTREE` naming the vanished path and `KARDWT_REASON=orphan`; its ports are
+/// given back with the claim, which the caller deletes last. No process is signalled (SPEC
+/// §22.4): a process whose cwd was inside is no proof it belonged to this card. `Err` (claim
+/// kept) when the hook failed.
 pub fn release_orphan(
     ctx: &Context,
     cfg: &Config,
     claim: &crate::claim::Claim,
-    grace: Duration,
     deadline: Instant,
 ) -> Result<Vec<Step>> {
     let card = CardId::parse(&claim.card)?;
@@ -392,7 +416,43 @@ pub fn release_orphan(
         deadline,
         &format!("git kardwt gc (release orphan {card})"),
     )?;
-    release_orphan_locked(ctx, cfg, claim, grace, deadline)
+    release_orphan_locked(ctx, cfg, claim, deadline)
+}
+
+/// SPEC §22.4: drop the claim of `claim.card` whose path now holds another worktree, under
+/// the card's lock, after checking again that the claim on disk is still that one. Nothing at
+/// the path is touched and no hook runs: whatever stands there is not this card's.
+pub fn drop_replaced_orphan(
+    ctx: &Context,
+    claim: &crate::claim::Claim,
+    deadline: Instant,
+) -> Result<()> {
+    let card = CardId::parse(&claim.card)?;
+    let _card_lock = lock::take_card(
+        &ctx.repo.common_dir,
+        &card,
+        deadline,
+        &format!("git kardwt gc (drop claim {card})"),
+    )?;
+    match crate::claim::load(&ctx.repo.common_dir, &claim.card) {
+        Some(Ok(now)) if now == *claim => {}
+        _ => {
+            return Err(failed(format!(
+                "card {card}'s claim changed while waiting for its lock; it was not dropped"
+            ))
+            .into())
+        }
+    }
+    crate::claim::delete(&ctx.repo.common_dir, &claim.card);
+    events::append(
+        &ctx.repo.common_dir,
+        "released",
+        &claim.card,
+        &claim.path,
+        "orphan claim dropped: another worktree stands at its path; nothing there was touched",
+        Duration::ZERO,
+    );
+    Ok(())
 }
 
 /// [`release_orphan`] for a caller that already holds the card's lock (`add`).
@@ -400,22 +460,42 @@ pub fn release_orphan_locked(
     ctx: &Context,
     cfg: &Config,
     claim: &crate::claim::Claim,
-    grace: Duration,
     deadline: Instant,
 ) -> Result<Vec<Step>> {
     let card = CardId::parse(&claim.card)?;
     let path = &claim.path;
     let t = Instant::now();
-    let released = process::release(path, grace);
     let mut steps = vec![Step {
         step: "processes",
         ok: true,
-        detail: released.to_string(),
+        detail: "none signalled (an orphan's release never ends a process)".into(),
     }];
-    let cleanup = match claim.released {
+    // Judged again here, whoever calls: a malformed claim or one whose path holds a worktree
+    // again is not released (SPEC §22.4).
+    let kind = claim.orphan_kind(&ctx.repo.common_dir, Some(&ctx.repo.base));
+    let Some(kind) = kind else {
+        let why = claim
+            .malformed(&ctx.repo.common_dir, Some(&ctx.repo.base))
+            .unwrap_or_else(|| format!("{} is not an orphan's path", path.display()));
+        return Err(
+            refused(format!("card {card}'s claim is not released: {why}"))
+                .hint("git kardwt doctor reports it; inspect the claim by hand")
+                .into(),
+        );
+    };
+    let cleanup = match (claim.released, kind) {
         // `release` ran the hook already, with the tree still there.
-        true => None,
-        false => cleanup_program(cfg)?,
+        (true, _) => None,
+        // Another worktree stands there now: a hook told that path would act on it.
+        (false, crate::claim::Orphan::Replaced) => {
+            steps.push(Step {
+                step: "cleanup hook",
+                ok: true,
+                detail: "not run: another worktree stands at its path".into(),
+            });
+            None
+        }
+        (false, crate::claim::Orphan::Gone) => cleanup_program(cfg)?,
     };
     if let Some((hook, program)) = cleanup {
         let facts = programs::Facts {
@@ -480,7 +560,7 @@ pub fn release_orphan_locked(
         "released",
         &claim.card,
         path,
-        &format!("orphan; {released}"),
+        "orphan",
         t.elapsed(),
     );
     Ok(steps)

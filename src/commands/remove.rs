@@ -13,6 +13,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use crate::cli::RemoveArgs;
+pub use crate::commands::release::Processes;
 use crate::context::Context;
 use crate::error::{failed, refused};
 use crate::programs;
@@ -49,7 +50,7 @@ pub fn run(ctx: &Context, args: &RemoveArgs, out: &mut dyn Write) -> Result<i32>
     let opts = Options {
         force: args.force,
         delete_branch: args.delete_branch,
-        grace: Duration::from_secs(args.grace),
+        processes: Processes::Release(Duration::from_secs(args.grace)),
     };
     let Removal { path, card, steps } = remove_verified(ctx, &report, &opts)?;
     if args.json {
@@ -77,7 +78,8 @@ pub fn run(ctx: &Context, args: &RemoveArgs, out: &mut dyn Write) -> Result<i32>
 pub struct Options {
     pub force: bool,
     pub delete_branch: bool,
-    pub grace: Duration,
+    /// `gc` keeps a tree in use instead of ending what runs in it (SPEC §22.3).
+    pub processes: Processes,
 }
 
 /// What a removal did.
@@ -159,7 +161,7 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
         &mut rec,
         &admin,
         &path,
-        opts.grace,
+        opts.processes,
         deadline,
         opts.force,
     )?;

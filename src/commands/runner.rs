@@ -178,7 +178,16 @@ fn worktree_remove(global: GlobalArgs) -> i32 {
     };
     let started = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
     let base_dir = p.cwd.clone().unwrap_or(started);
-    let path = repo::absolutize(&base_dir.join(&p.worktree_path));
+    // The last component unresolved: a symlink to a worktree is refused, never followed.
+    let path = repo::absolutize_keep_last(&base_dir.join(&p.worktree_path));
+    if let Ok(target) = std::fs::read_link(&path) {
+        eprintln!(
+            "kardwt: refused {}: it is a symbolic link (to {}), not a worktree; nothing was removed",
+            path.display(),
+            target.display()
+        );
+        return 3;
+    }
     let disposal = match context_for(&global, &path, p.cwd.as_deref()) {
         Ok(ctx) => remove(&ctx, &path).unwrap_or_else(|e| {
             kept(
@@ -313,8 +322,9 @@ fn remove(ctx: &Context, path: &Path) -> Result<Disposal> {
         Verdict::Absent => {
             // R-ORPHAN: git no longer knows it, but the card's claim still names it.
             let common = &ctx.repo.common_dir;
-            let orphan = crate::claim::orphans(common)
+            let orphan = crate::claim::orphans(common, &ctx.repo.base)
                 .into_iter()
+                .map(|(c, _)| c)
                 .find(|c| c.path == path);
             let Some(claim) = orphan else {
                 if exists(path) {
@@ -329,7 +339,7 @@ fn remove(ctx: &Context, path: &Path) -> Result<Disposal> {
             let cfg = ctx.rules()?.config;
             let deadline =
                 crate::lifecycle::after(std::time::Instant::now(), cfg.action_timeout_seconds);
-            let steps = commands::release::release_orphan(ctx, &cfg, &claim, GRACE, deadline)?;
+            let steps = commands::release::release_orphan(ctx, &cfg, &claim, deadline)?;
             crate::claim::delete(common, &claim.card);
             let details: Vec<String> = steps
                 .iter()
@@ -366,7 +376,7 @@ fn remove_clean(ctx: &Context, report: &verify::Report, rec: &Record) -> Result<
     let opts = commands::remove::Options {
         force: false,
         delete_branch: own_branch,
-        grace: GRACE,
+        processes: commands::remove::Processes::Release(GRACE),
     };
     let done = commands::remove::remove_verified(ctx, report, &opts)?;
     let shown = done.path.display();

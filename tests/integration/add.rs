@@ -448,3 +448,23 @@ fn an_inherited_git_index_file_does_not_reach_kardwts_git_calls() {
     assert_eq!(repo.git(&wt, &["status", "--porcelain"]), "");
     assert_eq!(repo.snapshot_base(), before);
 }
+
+/// SPEC §22.8: `add 57` where `card-57` is a symlink to card 42's tree is refused (exit 3)
+/// naming `card-57` as foreign, without blaming card 42; nothing is created or changed.
+#[test]
+fn add_refuses_a_symlink_at_the_card_path_naming_it_not_the_card_it_points_to() {
+    let repo = TestRepo::new();
+    let wt = repo.add_card("42");
+    let link = repo.card_path("57");
+    std::os::unix::fs::symlink(&wt, &link).unwrap();
+    let before = crate::support::snapshot(&wt);
+    let out = repo.kardwt(&repo.base, &["add", "57"]);
+    out.expect_code(3);
+    assert!(out.stderr.contains(link.to_str().unwrap()), "{out}");
+    assert!(out.stderr.contains("symbolic link"), "{out}");
+    assert!(!out.stderr.contains("card 42"), "{out}");
+    assert!(!repo.branch_exists("card/57"));
+    assert!(link.symlink_metadata().unwrap().file_type().is_symlink());
+    assert_eq!(crate::support::snapshot(&wt), before);
+    assert_eq!(repo.worktrees().len(), 2);
+}

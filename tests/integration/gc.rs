@@ -287,15 +287,18 @@ fn state_subset(state: &BTreeMap<String, Vec<u8>>, trees: &[&Path]) -> BTreeMap<
         .collect()
 }
 
-/// Acceptance 4: a clean, pushed worktree whose record says `failed` is collected only with
-/// `--include-failed` and an `--older-than` it has outlived; an unmanaged worktree (no record),
+/// Acceptance 4: a clean, pushed worktree whose record says `failed` (and whose commit landed)
+/// is collected only with `--include-failed` and an `--older-than` it has outlived; an unmanaged worktree (no record),
 /// merged and pushed, and a fresh card with no commits of its own are never candidates.
 #[test]
 fn include_failed_collects_a_failed_worktree_and_unmanaged_ones_are_never_collected() {
     let repo = TestRepo::new();
     repo.write_rules(&repo.rules_with_prepare(false));
     repo.install_hooks();
+    // SPEC §22.3: even a failed card goes only with work made in it that landed.
     let f = repo.add_card("f");
+    commit_in(&repo, &f, "f-work");
+    push_and_merge(&repo, &f, "card/f");
     repo.edit_record(&f, "state", "failed");
     let out = repo.kardwt(&repo.base, &["verify", "f", "--json"]);
     assert_eq!(
@@ -601,4 +604,97 @@ fn squash_and_rebase_merged_cards_are_collected_and_unpushed_work_is_kept() {
         "unpushed work was lost"
     );
     assert!(repo.is_registered(&extra));
+}
+
+/// SPEC §22.3: gc never ends a process. A merged, pushed, clean card (a candidate a moment
+/// before) with a process sitting in it is kept by `--apply` as "in use: pid N sleep"; the
+/// process is still alive afterwards and nothing of the tree, its record or its registration
+/// changed.
+#[test]
+fn gc_apply_keeps_a_tree_in_use_and_signals_nothing() {
+    let repo = TestRepo::new();
+    repo.write_rules(&repo.rules_with_prepare(false));
+    let w = repo.add_card("busy");
+    commit_in(&repo, &w, "busy-work");
+    push_and_merge(&repo, &w, "card/busy");
+    assert_eq!(cards(&gc_json(&repo, &[])), set(&["busy"]), "the premise");
+
+    let mut sleeper = crate::remove::Sleeper::start(&repo, &w.join("src"));
+    let before = state(&repo, &[w.as_path()]);
+    let base = repo.snapshot_base();
+    let v = gc_json(&repo, &["--apply"]);
+    assert!(sleeper.alive(), "gc --apply ended a process: {v}");
+    assert_eq!(cards(&v), BTreeSet::new(), "{v}");
+    let reason = kept(&v)["busy"]["reason"].as_str().unwrap().to_owned();
+    assert!(
+        reason.starts_with("in use: pid ") && reason.contains(" sleep"),
+        "{v}"
+    );
+    assert_eq!(
+        state(&repo, &[w.as_path()]),
+        before,
+        "the tree changed: {v}"
+    );
+    assert_eq!(repo.snapshot_base(), base, "the base changed");
+    // A moment later it is still alive (no delayed SIGKILL).
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(sleeper.alive(), "the process died after gc --apply: {v}");
+    // Once the process is gone, the tree is collected.
+    drop(sleeper);
+    let v = gc_json(&repo, &["--apply"]);
+    assert_eq!(candidates(&v)["busy"]["outcome"], "removed", "{v}");
+}
+
+/// SPEC §22.3: only evidence that work happened here and landed makes a tree collectable. A
+/// card that only fast-forwarded to a newer base, one re-created on a kept (merged) branch
+/// after upstream moved, and one whose agent switched to a branch of its own (pushed, never
+/// merged) are all kept, each with its reason, by a dry run and by `--apply`.
+#[test]
+fn gc_keeps_trees_without_landed_commits_of_their_own() {
+    let repo = TestRepo::new();
+    repo.write_rules(&repo.rules_with_prepare(false));
+    // Fast-forward only: HEAD moved off its base commit, is pushed and merged, but nothing
+    // was committed here.
+    let ff = repo.add_card("ff");
+    repo.commit_on_origin("upstream moves for ff");
+    repo.git(&ff, &["fetch", "--quiet", "origin"]);
+    repo.git(&ff, &["merge", "--quiet", "--ff-only", "origin/main"]);
+    repo.git(&repo.base, &["fetch", "--quiet", "origin"]);
+
+    // Re-created on its kept branch (merged long ago) after upstream moved on.
+    let rk = repo.add_card("rk");
+    commit_in(&repo, &rk, "rk-work");
+    push_and_merge(&repo, &rk, "card/rk");
+    repo.kardwt_ok(&repo.base, &["remove", "rk"]);
+    assert!(repo.branch_exists("card/rk"));
+    repo.commit_on_origin("upstream moves for rk");
+    let rk = repo.add_card("rk");
+
+    // Switched to its own branch: its card branch landed, then it committed on `mine` and
+    // pushed that, never merged.
+    let sw = repo.add_card("sw");
+    commit_in(&repo, &sw, "sw-work");
+    push_and_merge(&repo, &sw, "card/sw");
+    repo.git(&sw, &["switch", "--quiet", "-c", "mine"]);
+    commit_in(&repo, &sw, "sw-mine");
+    repo.git(&sw, &["push", "--quiet", "origin", "mine"]);
+    repo.git(&repo.base, &["fetch", "--quiet", "origin"]);
+
+    let trees = [ff.as_path(), rk.as_path(), sw.as_path()];
+    let before = state(&repo, &trees);
+    for args in [&[][..], &["--apply"][..]] {
+        let v = gc_json(&repo, args);
+        assert_eq!(cards(&v), BTreeSet::new(), "{args:?}: {v}");
+        let k = kept(&v);
+        let reason = |card: &str| k[card]["reason"].as_str().unwrap_or_default().to_owned();
+        assert!(reason("ff").contains("no commit"), "{v}");
+        assert!(reason("rk").contains("no commit"), "{v}");
+        assert!(reason("sw").contains("not merged"), "{v}");
+        assert!(reason("sw").contains("mine"), "{v}");
+    }
+    assert_eq!(
+        state_subset(&state(&repo, &trees), &trees),
+        state_subset(&before, &trees),
+        "a kept tree changed"
+    );
 }

@@ -212,3 +212,39 @@ fn detached_worktrees_expect_no_branch_and_never_drift() {
         said_nothing_expected(&add);
     }
 }
+
+/// SPEC §22.8: a locked worktree whose directory is missing (a removable disk, a network
+/// mount) is listed `locked` with its card, never `prunable`.
+#[test]
+fn a_locked_worktree_whose_directory_is_missing_is_listed_locked_with_its_card() {
+    let repo = TestRepo::new();
+    let wt = repo.add_card("lk");
+    repo.git(
+        &repo.base,
+        &[
+            "worktree",
+            "lock",
+            "--reason",
+            "usb disk",
+            wt.to_str().unwrap(),
+        ],
+    );
+    std::fs::remove_dir_all(&wt).unwrap();
+    let row = repo
+        .list_row(&wt)
+        .unwrap_or_else(|| panic!("{} not listed", wt.display()));
+    assert_eq!(row["state"], "locked", "{row}");
+    assert_eq!(row["card"], "lk", "{row}");
+    assert_eq!(row["locked"], true, "{row}");
+    let out = repo.kardwt(&repo.base, &["list"]);
+    out.expect_code(0);
+    let line = out
+        .stdout
+        .lines()
+        .find(|l| l.contains(wt.to_str().unwrap()))
+        .unwrap_or_else(|| panic!("not listed:\n{out}"));
+    assert!(
+        line.starts_with("lk") && line.contains("locked") && !line.contains("prunable"),
+        "{out}"
+    );
+}

@@ -587,3 +587,31 @@ fn a_removal_git_refuses_after_the_release_leaves_the_record_failed() {
     );
     assert_eq!(repo.record(&wt)["state"].as_str(), Some("ready"));
 }
+
+/// SPEC §22.8: `remove --path` of a symlink to a worktree refuses (exit 3) and removes
+/// nothing: not the link, not the worktree it points to, not its process.
+#[test]
+fn remove_path_of_a_symlink_to_a_worktree_refuses_and_removes_nothing() {
+    let repo = TestRepo::new();
+    let wt = repo.add_card("42");
+    let link = repo.tmp.join("link-42");
+    std::os::unix::fs::symlink(&wt, &link).unwrap();
+    let mut sleeper = Sleeper::start(&repo, &wt.join("src"));
+    let before = crate::support::snapshot(&wt);
+    for cwd in [repo.base.clone(), repo.tmp.clone()] {
+        let arg = if cwd == repo.tmp {
+            "link-42".to_owned()
+        } else {
+            link.to_str().unwrap().to_owned()
+        };
+        let out = repo.kardwt(&cwd, &["remove", "--path", &arg, "--force"]);
+        out.expect_code(3);
+        assert!(out.stderr.contains("symbolic link"), "{out}");
+        assert!(out.stderr.contains("link-42"), "{out}");
+    }
+    assert!(sleeper.alive());
+    assert!(link.symlink_metadata().unwrap().file_type().is_symlink());
+    assert!(repo.is_registered(&wt));
+    assert_eq!(crate::support::snapshot(&wt), before);
+    assert_eq!(repo.record(&wt)["state"].as_str(), Some("ready"));
+}

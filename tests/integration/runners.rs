@@ -848,8 +848,8 @@ fn claude_round_trip_through_a_symlinked_root() {
 }
 
 /// R-ORPHAN: Claude Code's WorktreeRemove for a tree something already removed with
-/// `git worktree remove`: the claim still names it, so its process, cleanup hook (in the base,
-/// reason orphan) and claim are released.
+/// `git worktree remove`: the claim still names it, so its cleanup hook (in the base, reason
+/// orphan) and claim are released; its process is left alone (SPEC §22.4: no signal).
 #[test]
 fn claude_worktree_remove_of_an_already_removed_tree_releases_its_claim() {
     let repo = TestRepo::new();
@@ -870,7 +870,7 @@ fn claude_worktree_remove_of_an_already_removed_tree_releases_its_claim() {
         &[],
     );
     out.expect_code(0);
-    assert!(gone(&mut sleeper), "the process inside survived:\n{out}");
+    assert!(sleeper.alive(), "orphan release ended a process:\n{out}");
     assert!(out.stderr.contains("already removed"), "{out}");
     let lines = cleanup_lines(&repo);
     assert!(
@@ -882,4 +882,29 @@ fn claude_worktree_remove_of_an_already_removed_tree_releases_its_claim() {
     );
     assert!(!repo.common_dir().join("kardwt/claims/gone-first").exists());
     assert!(event_names(&repo, "gone-first").contains(&"released".to_owned()));
+}
+
+/// SPEC §22.8: Claude Code's WorktreeRemove naming a symlink to a worktree refuses (exit 3)
+/// and removes nothing: the link, the tree it points to and its process stay.
+#[test]
+fn claude_worktree_remove_of_a_symlink_to_a_worktree_refuses_and_removes_nothing() {
+    let repo = TestRepo::new();
+    let (_, remove) = claude_commands();
+    let wt = repo.add_card("sym");
+    let link = repo.tmp.join("sym-link");
+    std::os::unix::fs::symlink(&wt, &link).unwrap();
+    let mut sleeper = Sleeper::start(&repo, &wt.join("src"));
+    let out = run_sh(
+        &repo,
+        &repo.base,
+        &remove,
+        &remove_payload(&repo.base, &link),
+        &[],
+    );
+    out.expect_code(3);
+    assert!(out.stderr.contains("symbolic link"), "{out}");
+    assert!(sleeper.alive(), "{out}");
+    assert!(link.symlink_metadata().unwrap().file_type().is_symlink());
+    assert!(wt.is_dir() && repo.is_registered(&wt), "{out}");
+    assert_eq!(repo.record(&wt)["state"].as_str(), Some("ready"));
 }

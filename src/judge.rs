@@ -1,0 +1,182 @@
+//! gc's judgement of one managed worktree (SPEC R-GC, §22.3): collectable only on evidence
+//! that work happened in it and landed. Its own HEAD reflog (`<admin>/logs/HEAD`) must show a
+//! commit made in this worktree; HEAD (whatever branch is checked out, not the recorded one)
+//! and every such commit must be integrated into the base's remote-tracking ref (an ancestor,
+//! or its changes already there: a squash or rebase merge); HEAD must be on a remote. Clean
+//! trees, git's own refusals and live processes are the caller's checks. Reads only: git is
+//! asked, never told.
+use std::path::Path;
+
+use crate::git;
+use crate::record::Record;
+use crate::repo::Head;
+
+/// The reflog messages that record a commit made in this worktree: `git commit` writes
+/// `commit: <subject>`, `commit (initial): …`, `commit (amend): …` and `commit (merge): …`
+/// (a merge that needed a commit). Fast-forwards (`merge …: Fast-forward`, `pull:`), resets,
+/// checkouts, rebases and cherry-picks are not: they move HEAD to work made elsewhere (a
+/// rebase or cherry-pick replays commits that were made here, or were not work of this tree).
+fn is_commit_message(message: &str) -> bool {
+    message
+        .strip_prefix("commit")
+        .is_some_and(|rest| rest.starts_with(':') || rest.starts_with(" ("))
+}
+
+/// The commits made in this worktree, oldest first, from the text of its HEAD reflog (pure).
+/// Each line is `<old> <new> <ident> <time> <zone>\t<message>`. A commit later amended is
+/// judged by its replacement: `commit (amend)` drops the commit it replaced.
+pub fn commits_made_here(reflog: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for line in reflog.lines() {
+        let Some((head, message)) = line.split_once('\t') else {
+            continue;
+        };
+        if !is_commit_message(message) {
+            continue;
+        }
+        let mut ids = head.split(' ');
+        let (Some(old), Some(new)) = (ids.next(), ids.next()) else {
+            continue;
+        };
+        if message.starts_with("commit (amend)") {
+            out.retain(|c| c != old);
+        }
+        if !new.is_empty() && !new.bytes().all(|b| b == b'0') && !out.iter().any(|c| c == new) {
+            out.push(new.to_owned());
+        }
+    }
+    out
+}
+
+/// Why a tree stays, or why it may go.
+pub type Judgement = Result<String, String>;
+
+/// Judge the verified worktree at `path` (admin dir `admin`, record `rec`): `Ok(reason)` when
+/// its work landed, `Err(reason)` to keep it. `head` is what its HEAD names.
+pub fn landed(path: &Path, admin: &Path, rec: &Record, head: Option<&Head>) -> Judgement {
+    let head_name = match head {
+        Some(Head::Branch(b)) => b.clone(),
+        Some(Head::Detached(oid)) => format!("detached HEAD {}", short(oid)),
+        None => "HEAD".to_owned(),
+    };
+    match git::unpushed_commit(path) {
+        Ok(Some(oid)) => {
+            return Err(format!(
+                "HEAD has commits that are on no remote (e.g. {oid})"
+            ))
+        }
+        Ok(None) => {}
+        Err(e) => return Err(format!("could not tell whether HEAD is pushed: {e:#}")),
+    }
+    let reflog = match std::fs::read_to_string(admin.join("logs/HEAD")) {
+        Ok(text) => text,
+        Err(_) => {
+            return Err(
+                "it has no HEAD reflog, so nothing shows that work was made and landed here".into(),
+            )
+        }
+    };
+    let made = commits_made_here(&reflog);
+    if made.is_empty() {
+        return Err(
+            "no commit was made in this worktree (its HEAD reflog records none): nothing of its own landed"
+                .into(),
+        );
+    }
+    if rec.base_ref.is_empty() {
+        // R-DISPATCH 4: say why, instead of "not merged into " (an empty name).
+        return Err(format!(
+            "{head_name} cannot be checked for a merge: {}",
+            crate::outside::empty_base_why(&rec.base_remote)
+        ));
+    }
+    let Some(tracking) = tracking_ref(rec) else {
+        return Err(format!(
+            "{head_name} cannot be checked for a merge: the base {} is not a branch",
+            rec.base_ref
+        ));
+    };
+    let Some(tip) = git::head_oid(path) else {
+        return Err("its HEAD names no commit".into());
+    };
+    if !integrated(path, &tracking, &tip) {
+        return Err(format!("{head_name} is not merged into {}", rec.base_ref));
+    }
+    for c in &made {
+        // HEAD's own history landed with it (merged, or its changes in the base).
+        if git::is_ancestor(path, c, &tip) || integrated(path, &tracking, c) {
+            continue;
+        }
+        return Err(format!(
+            "commit {} made in this worktree is not merged into {} (amended, reset away or on another branch)",
+            short(c),
+            rec.base_ref
+        ));
+    }
+    let n = made.len();
+    Ok(format!(
+        "{head_name} is merged into {} and pushed ({n} commit{} made here)",
+        rec.base_ref,
+        if n == 1 { "" } else { "s" }
+    ))
+}
+
+/// The remote-tracking ref of the record's base (`refs/remotes/<remote>/<branch>`).
+pub fn tracking_ref(rec: &Record) -> Option<String> {
+    rec.base_ref
+        .strip_prefix("refs/heads/")
+        .map(|b| format!("refs/remotes/{}/{b}", rec.base_remote))
+}
+
+/// Is `commit` in `base`, or are its changes (a squash or rebase merge)?
+fn integrated(dir: &Path, base: &str, commit: &str) -> bool {
+    git::is_ancestor(dir, commit, base) || git::changes_contained(dir, base, commit)
+}
+
+fn short(oid: &str) -> &str {
+    oid.get(..12).unwrap_or(oid)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::commits_made_here;
+
+    const A: &str = "1111111111111111111111111111111111111111";
+    const B: &str = "2222222222222222222222222222222222222222";
+    const C: &str = "3333333333333333333333333333333333333333";
+    const D: &str = "4444444444444444444444444444444444444444";
+    const Z: &str = "0000000000000000000000000000000000000000";
+
+    fn line(old: &str, new: &str, message: &str) -> String {
+        format!("{old} {new} A U Thor <a@example.com> 1700000000 +0000\t{message}\n")
+    }
+
+    #[test]
+    fn only_commits_made_here_count() {
+        let log = [
+            line(Z, A, "reset: moving to HEAD"),
+            line(A, B, "merge origin/main: Fast-forward"),
+            line(B, C, "pull: Fast-forward"),
+            line(C, A, "checkout: moving from card/1 to main"),
+            line(A, D, "cherry-pick: picked"),
+            line(D, B, "rebase (finish): returning to refs/heads/card/1"),
+            line(B, C, "committed by hand: not a commit message"),
+        ]
+        .concat();
+        assert!(commits_made_here(&log).is_empty());
+    }
+
+    #[test]
+    fn commit_kinds_and_amends() {
+        let log = [
+            line(Z, A, "commit (initial): first"),
+            line(A, B, "commit: second"),
+            line(B, C, "commit (amend): second, better"),
+            line(C, D, "commit (merge): Merge branch x"),
+            line(D, D, "commit: again the same id"),
+            "garbage without a tab\n".to_owned(),
+        ]
+        .concat();
+        assert_eq!(commits_made_here(&log), vec![A, C, D]);
+    }
+}
