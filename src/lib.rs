@@ -1,4 +1,5 @@
 //! git-kardwt as a library: the binary in `main.rs` calls [`main`]; tests reach the pure parts.
+pub mod beneath;
 pub mod card;
 pub mod claim;
 pub mod cli;
