@@ -1,10 +1,13 @@
 //! Sharing (SPEC R-SEED): link the base's ignored `.env`/`.env.*` files and, when the worktree
 //! has none, the base's `.claude/skills` and `.agents/skills` into a worktree. Never overwrites
-//! or unlinks anything; returns the links it created (relative paths) for the record. A link
-//! git would show as untracked is kept out of `git status` by an anchored pattern in a marked
-//! block of `<common dir>/info/exclude`, followed by a re-include of a real directory at that
-//! path, so the block hides kardwt's symlink and never a user's directory (SPEC §17.3).
+//! or unlinks anything, and never writes through a symlink or file planted on a link's path
+//! (§22.1: it is skipped and reported); returns the links it created (relative paths) for the
+//! record. A link git would show as untracked is kept out of `git status` by an anchored
+//! pattern in a marked block of `<common dir>/info/exclude`, followed by a re-include of a real
+//! directory at that path, so the block hides kardwt's symlink and never a user's directory
+//! (SPEC §17.3).
 use std::io::Write;
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -12,7 +15,7 @@ use anyhow::{Context, Result};
 
 use crate::config::{EnvSharing, Sharing, SkillsSharing};
 use crate::error::{failed, Fail};
-use crate::{git, lock};
+use crate::{beneath, git, lock};
 
 /// The skills directories shared by the fallback rule.
 pub const SKILLS: [&str; 2] = [".claude/skills", ".agents/skills"];
@@ -49,20 +52,17 @@ pub fn share(
         ensure_excluded(&repo_lock, common_dir, &skills)?;
     }
     let mut links = Vec::new();
-    if sharing.env == EnvSharing::Link {
-        for name in ignored_env_files(base)? {
-            if link_if_absent(&base.join(&name), &worktree.join(&name))? {
-                links.push(name);
-            }
-        }
+    let names = match sharing.env {
+        EnvSharing::Link => ignored_env_files(base)?,
+        EnvSharing::Disabled => Vec::new(),
+    };
+    if names.is_empty() && skills.is_empty() {
+        return Ok(links);
     }
-    for rel in skills {
-        let dest = worktree.join(rel);
-        if let Some(parent) = dest.parent() {
-            std::fs::create_dir_all(parent)
-                .with_context(|| format!("could not create {}", parent.display()))?;
-        }
-        if link_if_absent(&base.join(rel), &dest)? {
+    let root = beneath::root(worktree)
+        .with_context(|| format!("could not open {}", worktree.display()))?;
+    for rel in names.iter().map(String::as_str).chain(skills) {
+        if link_if_absent(&root, &base.join(rel), rel)? {
             links.push(rel.to_owned());
         }
     }
@@ -90,17 +90,24 @@ fn ignored_env_files(base: &Path) -> Result<Vec<String>> {
         .collect())
 }
 
-/// Symlink `dest` to `source` unless something (even a dangling link) is at `dest`.
-fn link_if_absent(source: &Path, dest: &Path) -> Result<bool> {
-    if dest.symlink_metadata().is_ok() {
+/// Symlink `rel` beneath the worktree's `root` to `source` unless something (even a dangling
+/// link) is there, making its missing parent directories through real directories only (SPEC
+/// §22.1): a parent that is a symlink, a file or anything else is reported and skipped.
+fn link_if_absent(root: &OwnedFd, source: &Path, rel: &str) -> Result<bool> {
+    let Some((parent, name)) = beneath::split(Path::new(rel)) else {
         return Ok(false);
-    }
-    match std::os::unix::fs::symlink(source, dest) {
-        Ok(()) => Ok(true),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
-        Err(e) => Err(e)
-            .with_context(|| format!("could not link {} to {}", dest.display(), source.display())),
-    }
+    };
+    let mut made = |_: &Path| {};
+    let dir = match beneath::open_dir(root, parent, Some(&mut made)) {
+        Ok(Ok(dir)) => dir,
+        Ok(Err(blocked)) => {
+            eprintln!("kardwt: skipped {rel}: {blocked}");
+            return Ok(false);
+        }
+        Err(e) => return Err(e).with_context(|| format!("could not create the parent of {rel}")),
+    };
+    beneath::symlink(&dir, name, source)
+        .with_context(|| format!("could not link {rel} to {}", source.display()))
 }
 
 /// `<common dir>/info/exclude`.

@@ -3,14 +3,16 @@
 //! or of a commit new to that remote that brings in (added, modified or type-changed; a merge
 //! diffed against each parent, judged on what differs from all of them, its tree's symlinks
 //! on any change) a link kardwt made, a `.env`/`.env.*` at any depth that the ignore rules
-//! would ignore, a blob equal to a file kardwt shares from the base, or a symlink that leaves the
-//! repository or reaches a shared file through the tree's other symlinks. Deletions pass.
+//! would ignore, a blob equal to a file kardwt shares from the base or copied into a worktree
+//! (§22.2), a file `.worktreeinclude` names forced past the ignore rules, or a symlink that
+//! leaves the repository or reaches a shared file through the tree's other symlinks. Deletions
+//! pass.
 //! Everything is read with `-z` as bytes, in a handful of git processes whatever the commit
 //! count.
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 use std::io::Read;
-use std::os::unix::ffi::OsStringExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::Path;
 use std::time::Instant;
 
@@ -92,6 +94,7 @@ pub fn run(global: crate::cli::GlobalArgs, args: &PrePushArgs) -> Result<i32> {
             here: &here,
             ignorecase: config_bool(&ctx, "core.ignorecase"),
             links,
+            admins: entries.iter().map(|e| e.linked.admin.clone()).collect(),
         };
         if let Some(why) = check.forbidden(&pushed)? {
             return Err(blocked(Refusal { why, hint: UNDO }, &card));
@@ -216,6 +219,8 @@ struct Check<'a> {
     ignorecase: bool,
     /// Paths records list as links kardwt made.
     links: BTreeSet<Vec<u8>>,
+    /// The linked worktrees' admin dirs, where the blob ids of their copies are kept.
+    admins: Vec<std::path::PathBuf>,
 }
 
 impl Check<'_> {
@@ -251,6 +256,9 @@ impl Check<'_> {
                 )));
             }
         }
+        if let Some(why) = self.copied(&brought)? {
+            return Ok(Some(why));
+        }
         let envs: Vec<&&Entry> = brought
             .iter()
             .filter(|e| push::is_env_name(push::basename(&e.path), self.ignorecase))
@@ -268,6 +276,58 @@ impl Check<'_> {
         let mut shared: Vec<Vec<u8>> = shared_names;
         shared.extend(self.links.iter().cloned());
         self.symlinks(pushed, &shared)
+    }
+
+    /// A blob equal to a file kardwt copied into a worktree (its id kept at copy time), unless
+    /// the base tracks that content; a file `.worktreeinclude` names, forced past the ignore
+    /// rules (SPEC §22.2).
+    fn copied(&self, brought: &[&Entry]) -> Result<Option<String>> {
+        let says = |e: &Entry| if e.status == b'A' { "adds" } else { "changes" };
+        let mut copied: BTreeMap<String, String> = BTreeMap::new();
+        for admin in &self.admins {
+            copied.extend(crate::copy::blobs::load(admin));
+        }
+        let hits: Vec<&&Entry> = brought
+            .iter()
+            .filter(|e| !e.is_symlink() && copied.contains_key(&e.blob))
+            .collect();
+        if !hits.is_empty() {
+            let tracked = push::staged_blobs(&git::ls_files_stage_raw(&self.ctx.repo.base)?);
+            if let Some(e) = hits.iter().find(|e| !tracked.contains(&e.blob)) {
+                return Ok(Some(format!(
+                    "commit {} {} {}, whose content is {}, a file kardwt copied into a worktree",
+                    e.commit,
+                    says(e),
+                    push::show(&e.path),
+                    copied.get(&e.blob).map_or("?", String::as_str)
+                )));
+            }
+        }
+        let Some(include) = crate::copy::Include::load(&self.ctx.repo.base)
+            .ok()
+            .flatten()
+        else {
+            return Ok(None);
+        };
+        let named: Vec<&&Entry> = brought
+            .iter()
+            .filter(|e| {
+                let rel = Path::new(std::ffi::OsStr::from_bytes(&e.path));
+                include.includes(rel, false)
+            })
+            .collect();
+        let paths: BTreeSet<&[u8]> = named.iter().map(|e| &e.path[..]).collect();
+        let hit = ignored(self.here, &paths.into_iter().collect::<Vec<_>>(), true)?;
+        Ok(named.iter().find(|e| hit.contains(&e.path)).map(|e| {
+            format!(
+                "commit {} {} {}, which {} names and the ignore rules exclude: a file \
+                 forced past .gitignore",
+                e.commit,
+                says(e),
+                push::show(&e.path),
+                crate::copy::INCLUDE_FILE
+            )
+        }))
     }
 
     fn same(&self, a: &[u8], b: &[u8]) -> bool {

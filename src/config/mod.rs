@@ -88,7 +88,30 @@ pub struct Sharing {
     /// Paths (relative to the base) copied whole into a new worktree (R-COPY).
     pub copy: Vec<PathBuf>,
     /// How `copy` and `.worktreeinclude` files are copied.
-    pub copy_method: crate::copy::Method,
+    pub copy_method: CopyMethod,
+}
+
+/// `sharing.copy_method`: how files are copied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CopyMethod {
+    /// Clone where the file system can, else copy.
+    #[default]
+    Auto,
+    /// Clone, or fail naming the file system that cannot.
+    Clone,
+    /// Always an ordinary copy (new blocks).
+    Copy,
+}
+
+impl CopyMethod {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CopyMethod::Auto => "auto",
+            CopyMethod::Clone => "clone",
+            CopyMethod::Copy => "copy",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -141,7 +164,7 @@ impl Default for Config {
                 env: EnvSharing::Disabled,
                 skills: SkillsSharing::Fallback,
                 copy: Vec::new(),
-                copy_method: crate::copy::Method::Auto,
+                copy_method: CopyMethod::Auto,
             },
             environment: Environment {
                 passthrough: Vec::new(),
@@ -523,27 +546,20 @@ impl Shape<'_> for SkillsSharing {
     }
 }
 
-impl Shape<'_> for crate::copy::Method {
+impl Shape<'_> for CopyMethod {
     fn scalar(node: Node<'_>) -> Result<Self, String> {
-        use crate::copy::Method;
         choice(
             node,
             &[
-                (Method::Auto, "auto"),
-                (Method::Clone, "clone"),
-                (Method::Copy, "copy"),
+                (CopyMethod::Auto, "auto"),
+                (CopyMethod::Clone, "clone"),
+                (CopyMethod::Copy, "copy"),
             ],
         )
     }
 }
 
-strict!(
-    CheckoutMode,
-    EnvSharing,
-    SkillsSharing,
-    crate::copy::Method,
-    Top
-);
+strict!(CheckoutMode, EnvSharing, SkillsSharing, CopyMethod, Top);
 
 /// Declares a block of the schema and the keys it allows (its field names).
 macro_rules! block {
@@ -600,7 +616,7 @@ block!(RawSharing {
     env: EnvSharing = "env",
     skills: SkillsSharing = "skills",
     copy: List<RelPath> = "copy",
-    copy_method: crate::copy::Method = "copy_method",
+    copy_method: CopyMethod = "copy_method",
 });
 block!(RawEnvironment {
     passthrough: List<EnvName> = "passthrough",

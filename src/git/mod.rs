@@ -470,9 +470,9 @@ pub fn ls_files_deleted(dir: &Path) -> Result<Output> {
     Call::new(dir, ["ls-files", "--deleted", "-z"]).output()
 }
 
-/// `git ls-files --stage -z` in `dir`.
-/// `git ls-files -z --others --ignored --exclude-standard`: every untracked file the ignore
-/// rules ignore, as NUL-separated paths relative to `dir` (R-COPY's `.worktreeinclude`).
+/// `git ls-files -z --others --ignored --exclude-standard --directory`: every untracked path
+/// the ignore rules ignore, as NUL-separated paths relative to `dir`, an ignored directory as
+/// one `dir/` that git does not walk (R-COPY's `.worktreeinclude`, §22.9).
 pub fn ls_ignored_untracked_z(dir: &Path) -> Result<Vec<u8>> {
     let out = Call::new(
         dir,
@@ -482,6 +482,7 @@ pub fn ls_ignored_untracked_z(dir: &Path) -> Result<Vec<u8>> {
             "--others",
             "--ignored",
             "--exclude-standard",
+            "--directory",
         ],
     )
     .output()?;
@@ -494,6 +495,7 @@ pub fn ls_ignored_untracked_z(dir: &Path) -> Result<Vec<u8>> {
     Ok(out.bytes)
 }
 
+/// `git ls-files --stage -z` in `dir`.
 pub fn ls_files_stage(dir: &Path) -> Result<Output> {
     Call::new(dir, ["ls-files", "--stage", "-z"]).output()
 }

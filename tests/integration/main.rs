@@ -10,6 +10,7 @@ mod concurrency;
 mod config;
 mod config_fuzz;
 mod copy;
+mod copy_trust;
 mod dispatch;
 mod dispatch_hook;
 mod dispatch_life;

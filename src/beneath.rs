@@ -1,0 +1,212 @@
+//! Writing beneath a worktree without following anything planted on the way (SPEC §22.1): the
+//! directories from the worktree's root down to a file kardwt creates are opened one component
+//! at a time with `O_NOFOLLOW|O_DIRECTORY`, and files are created relative to the last one. A
+//! symlink, a file or a FIFO on that path (committed upstream, or planted) stops the write with
+//! a [`Blocked`] that says which component and what it is; it is never followed, never opened
+//! for reading and never an error that fails the action.
+use std::ffi::OsStr;
+use std::io;
+use std::os::fd::OwnedFd;
+use std::path::{Component, Path, PathBuf};
+
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+use rustix::io::Errno;
+
+/// A path beneath the root that is not a real directory, so nothing is written through it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Blocked {
+    /// The component's path, relative to the root.
+    pub rel: PathBuf,
+    /// What it is: `a symlink`, `a file`, `a FIFO`, …
+    pub what: &'static str,
+}
+
+impl std::fmt::Display for Blocked {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} is {} in the new tree", self.rel.display(), self.what)
+    }
+}
+
+/// Opening a directory beneath the root: it, or why not.
+pub type Opened = Result<OwnedFd, Blocked>;
+
+const DIR: OFlags = OFlags::RDONLY
+    .union(OFlags::DIRECTORY)
+    .union(OFlags::NOFOLLOW)
+    .union(OFlags::CLOEXEC);
+
+/// Open the root itself (its own path is kardwt's, checked before: followed as given).
+pub fn root(path: &Path) -> io::Result<OwnedFd> {
+    Ok(rustix::fs::open(
+        path,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?)
+}
+
+/// Something to call with each directory made (its path relative to the root), or `None` to
+/// make none.
+pub type Made<'a> = Option<&'a mut dyn FnMut(&Path)>;
+
+/// Open directory `rel` beneath `root`, one component at a time. With `made`, missing
+/// directories are created (mode 0755 less the umask), each reported to `made`; without it a
+/// missing one is a `NotFound` error.
+pub fn open_dir(root: &OwnedFd, rel: &Path, mut made: Made<'_>) -> io::Result<Opened> {
+    let mut dir = rustix::fs::openat(root, ".", DIR, Mode::empty())?;
+    let mut at = PathBuf::new();
+    for c in rel.components() {
+        let name = match c {
+            Component::Normal(name) => name,
+            Component::CurDir => continue,
+            // Paths come from git listings and the rules file: never `..` or absolute.
+            _ => {
+                return Ok(Err(Blocked {
+                    rel: at.join(c),
+                    what: "not a plain name",
+                }))
+            }
+        };
+        at.push(name);
+        let again: Made<'_> = match &mut made {
+            Some(f) => Some(&mut **f),
+            None => None,
+        };
+        dir = match child(&dir, name, &at, again)? {
+            Ok(d) => d,
+            Err(b) => return Ok(Err(b)),
+        };
+    }
+    Ok(Ok(dir))
+}
+
+/// Open the directory `name` in `dir` (whose path is `rel` beneath the root), making it first
+/// when `made` is given and it is missing.
+pub fn child(dir: &OwnedFd, name: &OsStr, rel: &Path, made: Made<'_>) -> io::Result<Opened> {
+    match rustix::fs::openat(dir, name, DIR, Mode::empty()) {
+        Ok(d) => return Ok(Ok(d)),
+        Err(Errno::NOENT) if made.is_some() => {}
+        Err(Errno::LOOP | Errno::NOTDIR) => return Ok(Err(blocked(dir, name, rel))),
+        Err(e) => return Err(with_path(e, rel)),
+    }
+    match rustix::fs::mkdirat(dir, name, Mode::from_raw_mode(0o755)) {
+        Ok(()) => {
+            if let Some(made) = made {
+                made(rel);
+            }
+        }
+        Err(Errno::EXIST) => {}
+        Err(e) => return Err(with_path(e, rel)),
+    }
+    match rustix::fs::openat(dir, name, DIR, Mode::empty()) {
+        Ok(d) => Ok(Ok(d)),
+        Err(Errno::LOOP | Errno::NOTDIR) => Ok(Err(blocked(dir, name, rel))),
+        Err(e) => Err(with_path(e, rel)),
+    }
+}
+
+/// Is the path `rel` writable beneath `root` as far as it exists: `Some` names the first
+/// component that is not a real directory (the last component itself is not looked at).
+pub fn probe(root: &OwnedFd, rel: &Path) -> io::Result<Option<Blocked>> {
+    let Some(parent) = rel.parent() else {
+        return Ok(None);
+    };
+    match open_dir(root, parent, None) {
+        Ok(Ok(_)) => Ok(None),
+        Ok(Err(b)) => Ok(Some(b)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// What is at `name` in `dir`, not following a symlink: `None` when nothing is.
+pub fn kind_at(dir: &OwnedFd, name: &OsStr) -> Option<FileType> {
+    rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)
+        .ok()
+        .map(|st| FileType::from_raw_mode(st.st_mode))
+}
+
+/// Create the symlink `name` in `dir` pointing at `target`; false when something (even a
+/// dangling link) is already there.
+pub fn symlink(dir: &OwnedFd, name: &OsStr, target: &Path) -> io::Result<bool> {
+    match rustix::fs::symlinkat(target, dir, name) {
+        Ok(()) => Ok(true),
+        Err(Errno::EXIST) => Ok(false),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The parent directory and file name of a relative path (`None` for an empty one).
+pub fn split(rel: &Path) -> Option<(&Path, &OsStr)> {
+    Some((rel.parent().unwrap_or(Path::new("")), rel.file_name()?))
+}
+
+fn blocked(dir: &OwnedFd, name: &OsStr, rel: &Path) -> Blocked {
+    Blocked {
+        rel: rel.to_path_buf(),
+        what: describe(kind_at(dir, name)),
+    }
+}
+
+/// A file type in words, for messages (pure).
+pub fn describe(kind: Option<FileType>) -> &'static str {
+    match kind {
+        Some(FileType::Symlink) => "a symlink",
+        Some(FileType::RegularFile) => "a file",
+        Some(FileType::Fifo) => "a FIFO",
+        Some(FileType::Socket) => "a socket",
+        Some(FileType::CharacterDevice | FileType::BlockDevice) => "a device",
+        Some(FileType::Directory) => "a directory",
+        _ => "not a directory",
+    }
+}
+
+fn with_path(e: Errno, rel: &Path) -> io::Error {
+    let e = io::Error::from(e);
+    io::Error::new(e.kind(), format!("{}: {e}", rel.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn symlinks_files_and_fifos_on_the_way_block_and_are_never_followed() {
+        let (tree, outside) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        std::os::unix::fs::symlink(outside.path(), tree.path().join("config")).unwrap();
+        std::fs::write(tree.path().join("file"), "x").unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            tree.path().join("fifo"),
+            FileType::Fifo,
+            Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        let root = root(tree.path()).unwrap();
+        let mut made = Vec::new();
+        let mut note = |p: &Path| made.push(p.to_path_buf());
+        for (rel, blocked_at, what) in [
+            ("config/sub", "config", "a symlink"),
+            ("file/sub", "file", "a file"),
+            ("fifo/sub", "fifo", "a FIFO"),
+        ] {
+            let got = open_dir(&root, Path::new(rel), Some(&mut note)).unwrap();
+            let b = got.err().unwrap();
+            assert_eq!((b.rel.to_str().unwrap(), b.what), (blocked_at, what));
+        }
+        assert_eq!(
+            probe(&root, Path::new("config/local.toml")).unwrap(),
+            Some(Blocked {
+                rel: "config".into(),
+                what: "a symlink"
+            })
+        );
+        assert!(std::fs::read_dir(outside.path()).unwrap().next().is_none());
+        assert!(open_dir(&root, Path::new("a/b"), Some(&mut note))
+            .unwrap()
+            .is_ok());
+        assert_eq!(made, [PathBuf::from("a"), PathBuf::from("a/b")]);
+        assert!(tree.path().join("a/b").is_dir());
+        assert_eq!(probe(&root, Path::new("x/y/z")).unwrap(), None);
+    }
+}
