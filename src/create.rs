@@ -242,7 +242,7 @@ impl Action<'_> {
         }
         self.card_lock
             .doing(&format!("releasing card {}'s orphan claim", self.card));
-        crate::commands::release::release_orphan_locked(
+        crate::release::release_orphan_locked(
             self.prep.ctx,
             self.cfg(),
             &claim,

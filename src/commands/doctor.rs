@@ -14,7 +14,6 @@ use serde_json::json;
 use crate::card::CardId;
 use crate::cli::DoctorArgs;
 
-use crate::commands::install_hooks;
 use crate::context::Context;
 use crate::lifecycle;
 use crate::pipeline::{self, Prep};
@@ -189,9 +188,9 @@ pub fn run(ctx: &Context, args: &DoctorArgs, out: &mut dyn Write) -> Result<i32>
 }
 
 fn hooks_findings(ctx: &Context, findings: &mut Vec<Finding>) {
-    match install_hooks::hooks_dir(ctx) {
+    match crate::shims::hooks_dir(ctx) {
         Ok(dir) => {
-            for (name, _) in install_hooks::SHIMS {
+            for (name, _) in crate::shims::SHIMS {
                 let hook = dir.join(name);
                 let marker = format!("git-kardwt {name} shim");
                 let ours = |p: &Path| std::fs::read_to_string(p).is_ok_and(|c| c.contains(&marker));
@@ -234,9 +233,9 @@ fn hooks_findings(ctx: &Context, findings: &mut Vec<Finding>) {
         .unwrap_or(false);
     // The binary each installed shim names (R-DISPATCH 1): that is what a caller with a bare
     // PATH reaches; without one, the shim falls back to `git kardwt` on the caller's PATH.
-    let named: Vec<(String, Option<String>)> = install_hooks::hooks_dir(ctx)
+    let named: Vec<(String, Option<String>)> = crate::shims::hooks_dir(ctx)
         .map(|dir| {
-            install_hooks::SHIMS
+            crate::shims::SHIMS
                 .iter()
                 .filter_map(|(name, _)| {
                     let hook = dir.join(name);
@@ -246,7 +245,7 @@ fn hooks_findings(ctx: &Context, findings: &mut Vec<Finding>) {
                         .iter()
                         .filter_map(|p| std::fs::read_to_string(p).ok())
                         .find(|c| c.contains(&format!("git-kardwt {name} shim")))
-                        .map(|c| ((*name).to_owned(), install_hooks::named_binary(&c)))
+                        .map(|c| ((*name).to_owned(), crate::shims::named_binary(&c)))
                 })
                 .collect()
         })

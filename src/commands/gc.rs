@@ -20,13 +20,13 @@ use serde_json::json;
 
 use crate::claim::Orphan;
 use crate::cli::GcArgs;
-use crate::commands::release;
-use crate::commands::remove::{self, Options};
 use crate::context::Context;
 use crate::error::usage;
 use crate::record::{Loaded, State};
+use crate::removal::Options;
 use crate::verify::{self, Verdict};
 use crate::{dirty, events, git, judge, lifecycle, programs};
+use crate::{release, removal};
 
 #[derive(Debug, Serialize)]
 struct Candidate {
@@ -410,9 +410,9 @@ fn apply(
             let opts = Options {
                 force: false,
                 delete_branch: false,
-                processes: remove::Processes::KeepInUse,
+                processes: removal::Processes::KeepInUse,
             };
-            match remove::remove_verified(ctx, &report, &opts) {
+            match removal::remove_verified(ctx, &report, &opts) {
                 Ok(_) => "removed".to_owned(),
                 Err(e) => format!("failed: {e:#}"),
             }

@@ -23,7 +23,7 @@ use crate::error::{self, usage};
 use crate::guard::shell_quote;
 use crate::record::Record;
 use crate::verify::{self, Verdict};
-use crate::{commands, dirty, events, repo};
+use crate::{dirty, events, repo};
 
 /// The most a hook payload may hold.
 const STDIN_CAP: u64 = 1 << 20;
@@ -281,7 +281,7 @@ fn remove(ctx: &Context, path: &Path) -> Result<Disposal> {
                 ));
             }
             why.extend(checks);
-            let released = commands::release::release_verified(ctx, &report, GRACE);
+            let released = crate::release::release_verified(ctx, &report, GRACE);
             events::append(
                 &ctx.repo.common_dir,
                 "remove-refused",
@@ -306,7 +306,7 @@ fn remove(ctx: &Context, path: &Path) -> Result<Disposal> {
             ))
         }
         Verdict::Prunable => {
-            let done = commands::release::release_gone(ctx, &report, GRACE)?;
+            let done = crate::release::release_gone(ctx, &report, GRACE)?;
             let details: Vec<String> = done
                 .steps
                 .iter()
@@ -339,7 +339,7 @@ fn remove(ctx: &Context, path: &Path) -> Result<Disposal> {
             let cfg = ctx.rules()?.config;
             let deadline =
                 crate::lifecycle::after(std::time::Instant::now(), cfg.action_timeout_seconds);
-            let steps = commands::release::release_orphan(ctx, &cfg, &claim, deadline)?;
+            let steps = crate::release::release_orphan(ctx, &cfg, &claim, deadline)?;
             crate::claim::delete(common, &claim.card);
             let details: Vec<String> = steps
                 .iter()
@@ -373,12 +373,12 @@ fn remove(ctx: &Context, path: &Path) -> Result<Disposal> {
 /// create (a hook-recorded tree on the user's branch) is never deleted here.
 fn remove_clean(ctx: &Context, report: &verify::Report, rec: &Record) -> Result<Disposal> {
     let own_branch = CardId::parse(&rec.card).is_ok_and(|c| c.branch() == rec.branch);
-    let opts = commands::remove::Options {
+    let opts = crate::removal::Options {
         force: false,
         delete_branch: own_branch,
-        processes: commands::remove::Processes::Release(GRACE),
+        processes: crate::removal::Processes::Release(GRACE),
     };
-    let done = commands::remove::remove_verified(ctx, report, &opts)?;
+    let done = crate::removal::remove_verified(ctx, report, &opts)?;
     let shown = done.path.display();
     let branch = &rec.branch;
     if branch.is_empty() {
@@ -387,7 +387,7 @@ fn remove_clean(ctx: &Context, report: &verify::Report, rec: &Record) -> Result<
         eprintln!("kardwt: removed {shown} and its branch {branch} (released first; it had no commits beyond its base)");
     } else if !own_branch {
         eprintln!("kardwt: removed {shown} (released first); kept branch {branch}: kardwt did not create it");
-    } else if !commands::remove::merged_into_base(ctx, rec) {
+    } else if !crate::removal::merged_into_base(ctx, rec) {
         eprintln!(
             "kardwt: removed {shown} (released first); kept branch {branch}: it has commits beyond its base {} (delete it with git -C {} branch -D {branch})",
             rec.base_ref,

@@ -1,0 +1,258 @@
+//! Removing a verified worktree, release first (SPEC R-REMOVE), the service `remove`, `gc`
+//! and the runner commands share: refuse a dirty tree (link-aware, `dirty.rs`) and whatever
+//! `git worktree remove` would refuse (a lock, submodules) before releasing anything (unless
+//! forced); release ([`crate::release`]); unlink kardwt's own links; `git worktree remove`;
+//! keep the branch unless asked to delete it and it is merged into the recorded base (or
+//! forced). If git refuses anyway, the record becomes `failed` (reason `remove`) so the next
+//! `add` prepares the released tree again.
+use std::time::Instant;
+
+use anyhow::Result;
+
+use crate::context::Context;
+use crate::error::failed;
+use crate::programs;
+use crate::record::{Reason, Record, State};
+pub use crate::release::{Processes, Step};
+use crate::verify::{self};
+use crate::{dirty, events, git, lock};
+
+/// How to remove.
+pub struct Options {
+    pub force: bool,
+    pub delete_branch: bool,
+    /// `gc` keeps a tree in use instead of ending what runs in it (SPEC §22.3).
+    pub processes: Processes,
+}
+
+/// What a removal did.
+pub struct Removal {
+    pub path: std::path::PathBuf,
+    pub card: String,
+    pub steps: Vec<Step>,
+}
+
+/// Remove a worktree that verified, releasing first (R-REMOVE, in order); `gc` uses this too.
+/// `report` (read before any lock) only names the card: the worktree is verified again under
+/// the card's lock, and only that record is acted on and written.
+pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -> Result<Removal> {
+    let started = Instant::now();
+    let rules = ctx.rules()?;
+    let cfg = &rules.config;
+    let cleanup = crate::release::cleanup_program(cfg)?;
+    let crate::release::Relocked {
+        card,
+        path,
+        mut rec,
+        admin,
+        deadline,
+        held,
+    } = crate::release::relock(
+        ctx,
+        report,
+        cfg,
+        "remove",
+        "nothing was released or removed",
+    )?;
+    let report = &held.report;
+    let holder = format!("git kardwt remove {card}");
+    let mut steps = Vec::new();
+
+    // Refuse a dirty tree, and anything git worktree remove would refuse, before anything is
+    // released (§17.7).
+    let dirt = dirty::dirty(&ctx.repo.base, &path, &rec)?;
+    if !dirt.is_empty() && !opts.force {
+        let shown: Vec<&str> = dirt.iter().take(5).map(String::as_str).collect();
+        return Err(failed(format!(
+            "{} has uncommitted changes or untracked files ({}{}); nothing was released or removed",
+            path.display(),
+            shown.join(", "),
+            if dirt.len() > 5 { ", …" } else { "" }
+        ))
+        .hint("commit, stash or delete them, or pass --force to discard them")
+        .into());
+    }
+    let blockers =
+        dirty::removal_blockers(&ctx.repo.base, &path, &admin, report.locked, opts.force)?;
+    if !blockers.is_empty() {
+        let checks: Vec<&str> = blockers.iter().map(|b| b.check.as_str()).collect();
+        let fixes: Vec<&str> = blockers.iter().map(|b| b.fix.as_str()).collect();
+        return Err(failed(format!(
+            "git worktree remove would refuse {}: {}; nothing was released or removed",
+            path.display(),
+            checks.join("; ")
+        ))
+        .hint(format!("{}; then run remove again", fixes.join("; ")))
+        .into());
+    }
+    steps.push(Step {
+        step: "clean",
+        ok: dirt.is_empty(),
+        detail: if dirt.is_empty() {
+            "clean".into()
+        } else {
+            format!("{} dirty paths, forced", dirt.len())
+        },
+    });
+
+    // 1. Processes whose cwd is inside the tree; 2. the cleanup hook, while the directory
+    // still exists (shared with `release`).
+    let (released, hook_failed) = crate::release::release_locked(
+        ctx,
+        cfg,
+        cleanup.as_ref(),
+        &mut rec,
+        &admin,
+        &path,
+        opts.processes,
+        deadline,
+        opts.force,
+    )?;
+    steps.extend(released);
+    if let Some(err) = hook_failed {
+        return Err(err
+            .hint("fix the hook and run remove again, or pass --force to remove anyway")
+            .into());
+    }
+
+    // 3. kardwt's own links, then the tree.
+    for link in &rec.links {
+        if dirty::link_state(&ctx.repo.base, &path, link) == dirty::LinkState::Own {
+            let _ = std::fs::remove_file(path.join(link));
+        }
+    }
+    {
+        let repo_lock = crate::store::take_repo(&ctx.repo.common_dir, deadline, &holder)?;
+        let force = if opts.force {
+            git::Force::Once
+        } else {
+            git::Force::No
+        };
+        // Released but not removed: the record says so, so the next `add` prepares the tree
+        // again (reason retry) instead of reusing it as ready.
+        let mut mark_failed = |why: &str| {
+            rec.state = State::Failed;
+            rec.reason = Reason::Remove;
+            rec.updated_at = crate::time::now();
+            let recorded = crate::store::write(&admin, &rec).is_ok();
+            events::append(
+                &ctx.repo.common_dir,
+                "failed",
+                &rec.card,
+                &path,
+                &format!("git worktree remove: {why}"),
+                started.elapsed(),
+            );
+            recorded
+        };
+        let removed =
+            git::worktree_remove(&repo_lock, &ctx.repo.base, &path, force, Some(deadline));
+        let out = match removed {
+            Ok(out) => out,
+            Err(e) => {
+                mark_failed(&format!("{e:#}"));
+                return Err(e);
+            }
+        };
+        if !out.ok {
+            let why = programs::tail_chars(out.stderr.trim(), 120);
+            let recorded = mark_failed(&why);
+            return Err(failed(format!(
+                "git worktree remove refused {}: {why}",
+                path.display()
+            ))
+            .hint(if recorded {
+                format!("processes were released and the cleanup hook ran, so its record is now failed (git kardwt add {card} prepares it again); fix what git names and run remove again")
+            } else {
+                "processes were released and the cleanup hook ran; fix what git names and run remove again".to_owned()
+            })
+            .into());
+        }
+        steps.push(Step {
+            step: "worktree",
+            ok: true,
+            detail: "removed".into(),
+        });
+        // 4. The branch.
+        let branch = branch_step(&repo_lock, ctx, &rec, opts);
+        steps.push(branch);
+        // 5. R-CLAIM: the card's claim, last.
+        crate::claim::forget(&ctx.repo.common_dir, &rec.card, &path);
+    }
+    events::append(
+        &ctx.repo.common_dir,
+        "removed",
+        &rec.card,
+        &path,
+        "ok",
+        started.elapsed(),
+    );
+    Ok(Removal {
+        path,
+        card: rec.card,
+        steps,
+    })
+}
+
+/// Delete the branch when asked and merged into the recorded base, or when forced.
+fn branch_step(repo_lock: &lock::RepoLock, ctx: &Context, rec: &Record, args: &Options) -> Step {
+    let step = |ok, detail: String| Step {
+        step: "branch",
+        ok,
+        detail,
+    };
+    if rec.branch.is_empty() {
+        return step(true, "no branch recorded".into());
+    }
+    if !args.delete_branch {
+        return step(true, format!("{} kept", rec.branch));
+    }
+    let merged = merged_into_base(ctx, rec);
+    if !merged && !args.force {
+        return step(
+            false,
+            format!(
+                "{} kept: not merged into {} (use --force to delete it anyway)",
+                rec.branch, rec.base_ref
+            ),
+        );
+    }
+    match git::branch_delete(repo_lock, &ctx.repo.base, &rec.branch) {
+        Ok(_) => step(
+            true,
+            format!(
+                "{} deleted{}",
+                rec.branch,
+                if merged { "" } else { " (forced)" }
+            ),
+        ),
+        Err(e) => step(false, format!("{} kept: {e:#}", rec.branch)),
+    }
+}
+
+/// Is the branch's tip contained in the recorded base (its remote-tracking ref, or the
+/// recorded base commit)?
+/// Is the card's branch integrated into its base (R-GC, SPEC §20): merged, or its changes
+/// already in the base's remote-tracking branch (a squash or rebase merge)?
+pub fn integrated_into_base(ctx: &Context, rec: &Record) -> bool {
+    if merged_into_base(ctx, rec) {
+        return true;
+    }
+    let branch = format!("refs/heads/{}", rec.branch);
+    rec.base_ref
+        .strip_prefix("refs/heads/")
+        .map(|b| format!("refs/remotes/{}/{b}", rec.base_remote))
+        .is_some_and(|tracking| git::changes_contained(&ctx.repo.base, &tracking, &branch))
+}
+
+pub fn merged_into_base(ctx: &Context, rec: &Record) -> bool {
+    let branch = format!("refs/heads/{}", rec.branch);
+    let tracking = rec
+        .base_ref
+        .strip_prefix("refs/heads/")
+        .map(|b| format!("refs/remotes/{}/{b}", rec.base_remote));
+    tracking
+        .into_iter()
+        .chain((!rec.base_oid.is_empty()).then(|| rec.base_oid.clone()))
+        .any(|base| git::is_ancestor(&ctx.repo.base, &branch, &base))
+}
