@@ -1,11 +1,12 @@
 //! The guard's rules over parsed commands: `git worktree remove` and `rm -r` of a worktree
 //! kardwt manages, `git worktree prune` that would drop a managed entry; following `cd`,
-//! `git -C`, `--git-dir`, `command`, and long-option abbreviations the way the shell, git and
-//! GNU rm read them. Anything not understood for certain is silence (no [`Denial`]).
+//! `pushd` and `popd` ([`super::dirs`]), `git -C`, `--git-dir`, `command`, and long-option
+//! abbreviations the way the shell, git and GNU rm read them. Anything not understood for certain is silence (no [`Denial`]).
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
+use super::dirs::Stack;
 use super::lex::{base_name, CannotJudge, Joint, Simple, Word};
 use super::world::{Repository, World};
 use super::Denial;
@@ -36,6 +37,8 @@ struct Place<'w> {
     world: &'w dyn World,
     /// `None`: no longer known (a `cd` we cannot follow).
     dir: Option<PathBuf>,
+    /// What `pushd` saved, for `popd`.
+    stack: Stack,
     /// Changes whenever `dir` does, so `repo` is asked of the world once per directory.
     id: usize,
     repo: Option<(usize, Option<Rc<Repository>>)>,
@@ -74,6 +77,7 @@ fn judge_all(
     let mut place = Place {
         world,
         dir: Some(cwd.to_path_buf()),
+        stack: Stack::default(),
         id: 0,
         repo: None,
         prune_denied: false,
@@ -95,22 +99,27 @@ fn judge_all(
                 .is_some_and(|w| w.is_plain() && w.text == "exit");
         if cmd.after == Joint::Or && moved && !exits {
             place.set(None);
+            place.stack.forget();
+        }
+        // After `;` the rest runs even when a `pushd` before it failed.
+        if cmd.after == Joint::Then {
+            place.stack.forget();
         }
         let Some(first) = argv.first() else { continue };
         if first.expands {
             // `$CMD …` could be anything, a `cd` included.
             place.set(None);
+            place.stack.forget();
             moved = true;
             continue;
         }
         match base_name(&first.text) {
-            "cd" | "pushd" | "popd" => {
-                moved = true;
-                let to = match (&place.dir, in_pipeline) {
-                    (Some(d), false) if first.text == "cd" => cd_target(d, &argv[1..]),
-                    _ => None,
-                };
-                place.set(to);
+            "cd" | "pushd" | "popd" | "dirs" => {
+                let (dir, args) = (place.dir.as_deref(), &argv[1..]);
+                if let Some(to) = place.stack.step(&first.text, args, dir, in_pipeline) {
+                    moved = true;
+                    place.set(to);
+                }
             }
             "export" | "declare" | "typeset" | "local" | "readonly"
                 if argv[1..]
@@ -127,22 +136,6 @@ fn judge_all(
         }
     }
     Ok(denials)
-}
-
-/// Where `cd ARGS` goes from `dir`, or `None` when that is not known statically.
-fn cd_target(dir: &Path, args: &[Word]) -> Option<PathBuf> {
-    let mut operands = args
-        .iter()
-        .skip_while(|w| matches!(w.text.as_str(), "-P" | "-L" | "-e" | "-@" | "-LP" | "-PL"));
-    let mut first = operands.next()?;
-    if first.text == "--" {
-        first = operands.next()?;
-    }
-    if operands.next().is_some() || !first.is_plain() || first.text.is_empty() || first.text == "-"
-    {
-        return None;
-    }
-    Some(dir.join(&first.text))
 }
 
 /// `git [global options] worktree remove|prune …`.
