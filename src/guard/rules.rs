@@ -1,11 +1,14 @@
 //! The guard's rules over parsed commands: `git worktree remove` and `rm -r` of a worktree
 //! kardwt manages, `git worktree prune` that would drop a managed entry; following `cd`,
-//! `pushd` and `popd` ([`super::dirs`]), `git -C`, `--git-dir`, `command`, and long-option
-//! abbreviations the way the shell, git and GNU rm read them. Anything not understood for certain is silence (no [`Denial`]).
+//! `pushd` and `popd` ([`super::dirs`]), `git -C`, `--git-dir`, git's aliases
+//! ([`super::alias`]), `command`, and long-option abbreviations the way the shell, git and GNU
+//! rm read them. Anything not understood for certain is silence (no [`Denial`]).
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
+use super::alias::{self, CmdlineAliases};
 use super::dirs::Stack;
 use super::lex::{base_name, CannotJudge, Joint, Simple, Word};
 use super::world::{Repository, World};
@@ -147,6 +150,7 @@ fn judge_git(args: &[Word], place: &mut Place) -> Result<Option<Denial>, CannotJ
     // `-C` moves this one git; `None` for `dir` means it is no longer known.
     let mut moved: Option<Option<PathBuf>> = None;
     let mut git_dir: Option<&str> = None;
+    let mut aliases = CmdlineAliases::default();
     let mut i = 0;
     while let Some(w) = args.get(i) {
         let w = w.text.as_str();
@@ -174,9 +178,20 @@ fn judge_git(args: &[Word], place: &mut Place) -> Result<Option<Denial>, CannotJ
                 git_dir = Some(&w["--git-dir=".len()..]);
                 i += 1;
             }
+            "-c" | "--config-env" => {
+                let Some(setting) = value(i) else {
+                    return Ok(None);
+                };
+                aliases.note(setting, w == "--config-env");
+                i += 2;
+            }
+            _ if w.starts_with("--config-env=") => {
+                aliases.note(&w["--config-env=".len()..], true);
+                i += 1;
+            }
             // The work tree and namespace change neither the repository nor which worktree
             // `worktree remove` names (its path is taken from where git was started).
-            "-c" | "--config-env" | "--attr-source" | "--work-tree" | "--namespace" => i += 2,
+            "--attr-source" | "--work-tree" | "--namespace" => i += 2,
             "--no-pager"
             | "-P"
             | "-p"
@@ -189,14 +204,9 @@ fn judge_git(args: &[Word], place: &mut Place) -> Result<Option<Denial>, CannotJ
             | "--icase-pathspecs"
             | "--no-advice"
             | "--no-lazy-fetch" => i += 1,
-            _ if [
-                "--config-env=",
-                "--attr-source=",
-                "--work-tree=",
-                "--namespace=",
-            ]
-            .iter()
-            .any(|o| w.starts_with(o)) =>
+            _ if ["--attr-source=", "--work-tree=", "--namespace="]
+                .iter()
+                .any(|o| w.starts_with(o)) =>
             {
                 i += 1
             }
@@ -211,9 +221,6 @@ fn judge_git(args: &[Word], place: &mut Place) -> Result<Option<Denial>, CannotJ
             _ if w.starts_with('-') => return Ok(None),
             _ => break,
         }
-    }
-    if args.get(i).map(|w| w.text.as_str()) != Some("worktree") {
-        return Ok(None);
     }
     let dir = moved.clone().unwrap_or_else(|| place.dir.clone());
     // The repository git uses: the named git dir, or the one found from where it runs.
@@ -233,7 +240,22 @@ fn judge_git(args: &[Word], place: &mut Place) -> Result<Option<Denial>, CannotJ
             Some(d) => d.as_deref().and_then(|d| world.repository(d, false)),
         },
     };
-    let rest = &args[i + 1..];
+    // The command git runs: `worktree …` as typed, or what an alias of it expands to.
+    let command = match args.get(i) {
+        None => return Ok(None),
+        Some(w) if w.text == "worktree" => Cow::Borrowed(&args[i..]),
+        Some(_) => {
+            let mut config = |name: &str| repo(place).and_then(|r| world.alias(&r, name));
+            match alias::expand(&args[i..], &aliases, &mut config, world) {
+                Some(argv) => argv,
+                None => return Ok(None),
+            }
+        }
+    };
+    if command[0].text != "worktree" {
+        return Ok(None);
+    }
+    let rest = &command[1..];
     Ok(match rest.first().map(|w| w.text.as_str()) {
         Some("remove") => {
             let (arg, force) = match worktree_remove_args(&rest[1..]) {
