@@ -49,46 +49,63 @@ const GIT_COMMANDS: &[&str] = &[
     "write-tree",
 ];
 
-/// What the command line itself says about aliases: `-c alias.NAME=VALUE` and
-/// `--config-env alias.NAME=VAR`, in order (the last one of a name wins, over the
-/// configuration files).
+/// What the command line itself says about aliases: `-c alias.NAME=VALUE`, in order (the last
+/// one of a name wins, over the configuration files).
 #[derive(Debug, Default)]
 pub(super) struct CmdlineAliases {
-    /// Lower-cased name and value; `None`: set to something not known here (a value from the
-    /// environment, or none at all, which git refuses).
+    /// Name (ASCII lower-cased, as git compares it) and value; `None`: no value, which git
+    /// refuses when it looks the alias up.
     set: Vec<(String, Option<String>)>,
     /// An `include.*` or `includeIf.*` was given: any alias may come from a file it names.
     includes: bool,
 }
 
 impl CmdlineAliases {
-    /// Note the argument of a `-c` (`from_env` false) or a `--config-env` (true).
-    pub(super) fn note(&mut self, arg: &str, from_env: bool) {
+    /// Note the argument of a `-c`; `false` when git refuses it (an invalid key), so the
+    /// command runs nothing.
+    pub(super) fn note(&mut self, arg: &str) -> bool {
         let (key, value) = match arg.split_once('=') {
-            Some((k, v)) => (k, (!from_env).then(|| v.to_owned())),
+            Some((k, v)) => (k, Some(v.to_owned())),
             None => (arg, None),
         };
-        let Some((section, rest)) = key.split_once('.') else {
-            return;
-        };
+        if !valid_key(key) {
+            return false;
+        }
+        let (section, rest) = key.split_once('.').unwrap_or((key, ""));
         if section.eq_ignore_ascii_case("alias") {
-            self.set.push((rest.to_lowercase(), value));
+            self.set.push((rest.to_ascii_lowercase(), value));
         } else if section.eq_ignore_ascii_case("include")
             || section.eq_ignore_ascii_case("includeif")
         {
             self.includes = true;
         }
+        true
     }
 
-    /// `Some(value)` when the command line sets `name`, `value` `None` when to something unknown.
+    /// `Some(value)` when the command line sets `name`, `value` `None` when without a value.
     fn get(&self, name: &str) -> Option<Option<&str>> {
-        let name = name.to_lowercase();
+        let name = name.to_ascii_lowercase();
         self.set
             .iter()
             .rev()
             .find(|(n, _)| *n == name)
             .map(|(_, v)| v.as_deref())
     }
+}
+
+/// git's `git_config_parse_key`: `section[.subsection].name`, the section and the name made of
+/// ASCII letters, digits and `-`, the name starting with a letter, no newline anywhere.
+fn valid_key(key: &str) -> bool {
+    let Some((head, name)) = key.rsplit_once('.') else {
+        return false;
+    };
+    let section = head.split('.').next().unwrap_or(head);
+    let keychars = |s: &str| s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+    !section.is_empty()
+        && keychars(section)
+        && name.starts_with(|c: char| c.is_ascii_alphabetic())
+        && keychars(name)
+        && !head.contains('\n')
 }
 
 /// The argv git runs for `git ARGV…` (global options already read): `argv` itself when its
@@ -182,17 +199,30 @@ mod tests {
     #[test]
     fn the_command_line_wins_and_the_last_setting_counts() {
         let mut c = CmdlineAliases::default();
-        c.note("alias.wr=status", false);
-        c.note("ALIAS.Wr=worktree remove", false);
-        c.note("core.x=1", false);
+        assert!(c.note("alias.wr=status"));
+        assert!(c.note("ALIAS.Wr=worktree remove"));
+        assert!(c.note("core.x=1"));
         assert_eq!(c.get("wR"), Some(Some("worktree remove")));
-        c.note("alias.wr", false);
+        assert!(c.note("alias.wr"));
         assert_eq!(c.get("wr"), Some(None));
-        c.note("alias.env=WR", true);
-        assert_eq!(c.get("env"), Some(None));
+        // git compares names as ASCII only.
+        assert!(c.note("alias.É.sub=x"));
+        assert_eq!(c.get("É.SUB"), Some(Some("x")));
+        assert_eq!(c.get("é.sub"), None);
         assert_eq!(c.get("other"), None);
         assert!(!c.includes);
-        c.note("includeIf.gitdir:/x/.path=/y", false);
+        assert!(c.note("includeIf.gitdir:/x/.path=/y"));
         assert!(c.includes);
+        for bad in [
+            "x=1",
+            ".x=1",
+            "alias.=1",
+            "alias.a_b=1",
+            "alias.1x=1",
+            "al_ias.x=1",
+            "a.b\nc.d=1",
+        ] {
+            assert!(!c.note(bad), "{bad:?}");
+        }
     }
 }

@@ -178,17 +178,15 @@ fn judge_git(args: &[Word], place: &mut Place) -> Result<Option<Denial>, CannotJ
                 git_dir = Some(&w["--git-dir=".len()..]);
                 i += 1;
             }
-            "-c" | "--config-env" => {
-                let Some(setting) = value(i) else {
-                    return Ok(None);
-                };
-                aliases.note(setting, w == "--config-env");
+            "-c" => {
+                match value(i) {
+                    Some(setting) if aliases.note(setting) => {}
+                    _ => return Ok(None),
+                }
                 i += 2;
             }
-            _ if w.starts_with("--config-env=") => {
-                aliases.note(&w["--config-env=".len()..], true);
-                i += 1;
-            }
+            // git dies when the variable is not set, and its value is not known here.
+            _ if w == "--config-env" || w.starts_with("--config-env=") => return Ok(None),
             // The work tree and namespace change neither the repository nor which worktree
             // `worktree remove` names (its path is taken from where git was started).
             "--attr-source" | "--work-tree" | "--namespace" => i += 2,
