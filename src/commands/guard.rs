@@ -206,6 +206,8 @@ struct Disk {
     last_kind: RefCell<Option<(PathBuf, Option<Kind>)>>,
     /// Answers of [`World::managed_worktree`] by path.
     managed: RefCell<HashMap<PathBuf, Option<Managed>>>,
+    /// Answers of [`World::git_program`] by name.
+    programs: RefCell<HashMap<String, bool>>,
 }
 
 /// A directory as listed once.
@@ -301,6 +303,7 @@ impl Disk {
             nodes: RefCell::default(),
             last_kind: RefCell::default(),
             managed: RefCell::default(),
+            programs: RefCell::default(),
         }
     }
 
@@ -528,6 +531,27 @@ impl World for Disk {
             .map(|m| m.path)
             .collect();
         found.sort();
+        found
+    }
+
+    fn alias(&self, repo: &guard::Repository, name: &str) -> Option<String> {
+        // Read with gix, as git reads it: every file of the cascade, includes followed.
+        let loaded = self.loaded.borrow();
+        let known = loaded.get(&repo.common_dir)?;
+        known.repo.config_string(&format!("alias.{name}"))
+    }
+
+    fn git_program(&self, name: &str) -> bool {
+        if let Some(&found) = self.programs.borrow().get(name) {
+            return found;
+        }
+        // git searches the PATH it runs with (its exec path first, which `git kardwt` is
+        // handed too); anything there but a directory stops the alias from running.
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let found = std::env::split_paths(&path).any(|dir| {
+            std::fs::metadata(dir.join(format!("git-{name}"))).is_ok_and(|m| !m.is_dir())
+        });
+        self.programs.borrow_mut().insert(name.to_owned(), found);
         found
     }
 

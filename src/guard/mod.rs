@@ -8,6 +8,8 @@
 //! The table of examples the tests run lives in `tests/data/guard-examples.txt`.
 use std::path::Path;
 
+mod alias;
+mod dirs;
 pub mod lex;
 pub mod rules;
 pub mod world;

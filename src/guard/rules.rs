@@ -1,11 +1,15 @@
 //! The guard's rules over parsed commands: `git worktree remove` and `rm -r` of a worktree
 //! kardwt manages, `git worktree prune` that would drop a managed entry; following `cd`,
-//! `git -C`, `--git-dir`, `command`, and long-option abbreviations the way the shell, git and
-//! GNU rm read them. Anything not understood for certain is silence (no [`Denial`]).
+//! `pushd` and `popd` ([`super::dirs`]), `git -C`, `--git-dir`, git's aliases
+//! ([`super::alias`]), `command`, and long-option abbreviations the way the shell, git and GNU
+//! rm read them. Anything not understood for certain is silence (no [`Denial`]).
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
+use super::alias::{self, CmdlineAliases};
+use super::dirs::Stack;
 use super::lex::{base_name, CannotJudge, Joint, Simple, Word};
 use super::world::{Repository, World};
 use super::Denial;
@@ -36,6 +40,8 @@ struct Place<'w> {
     world: &'w dyn World,
     /// `None`: no longer known (a `cd` we cannot follow).
     dir: Option<PathBuf>,
+    /// What `pushd` saved, for `popd`.
+    stack: Stack,
     /// Changes whenever `dir` does, so `repo` is asked of the world once per directory.
     id: usize,
     repo: Option<(usize, Option<Rc<Repository>>)>,
@@ -74,6 +80,7 @@ fn judge_all(
     let mut place = Place {
         world,
         dir: Some(cwd.to_path_buf()),
+        stack: Stack::default(),
         id: 0,
         repo: None,
         prune_denied: false,
@@ -95,22 +102,27 @@ fn judge_all(
                 .is_some_and(|w| w.is_plain() && w.text == "exit");
         if cmd.after == Joint::Or && moved && !exits {
             place.set(None);
+            place.stack.forget();
+        }
+        // After `;` the rest runs even when a `pushd` before it failed.
+        if cmd.after == Joint::Then {
+            place.stack.forget();
         }
         let Some(first) = argv.first() else { continue };
         if first.expands {
             // `$CMD …` could be anything, a `cd` included.
             place.set(None);
+            place.stack.forget();
             moved = true;
             continue;
         }
         match base_name(&first.text) {
-            "cd" | "pushd" | "popd" => {
-                moved = true;
-                let to = match (&place.dir, in_pipeline) {
-                    (Some(d), false) if first.text == "cd" => cd_target(d, &argv[1..]),
-                    _ => None,
-                };
-                place.set(to);
+            "cd" | "pushd" | "popd" | "dirs" => {
+                let (dir, args) = (place.dir.as_deref(), &argv[1..]);
+                if let Some(to) = place.stack.step(&first.text, args, dir, in_pipeline) {
+                    moved = true;
+                    place.set(to);
+                }
             }
             "export" | "declare" | "typeset" | "local" | "readonly"
                 if argv[1..]
@@ -129,22 +141,6 @@ fn judge_all(
     Ok(denials)
 }
 
-/// Where `cd ARGS` goes from `dir`, or `None` when that is not known statically.
-fn cd_target(dir: &Path, args: &[Word]) -> Option<PathBuf> {
-    let mut operands = args
-        .iter()
-        .skip_while(|w| matches!(w.text.as_str(), "-P" | "-L" | "-e" | "-@" | "-LP" | "-PL"));
-    let mut first = operands.next()?;
-    if first.text == "--" {
-        first = operands.next()?;
-    }
-    if operands.next().is_some() || !first.is_plain() || first.text.is_empty() || first.text == "-"
-    {
-        return None;
-    }
-    Some(dir.join(&first.text))
-}
-
 /// `git [global options] worktree remove|prune …`.
 fn judge_git(args: &[Word], place: &mut Place) -> Result<Option<Denial>, CannotJudge> {
     if args.iter().any(|w| !w.is_plain()) {
@@ -154,6 +150,7 @@ fn judge_git(args: &[Word], place: &mut Place) -> Result<Option<Denial>, CannotJ
     // `-C` moves this one git; `None` for `dir` means it is no longer known.
     let mut moved: Option<Option<PathBuf>> = None;
     let mut git_dir: Option<&str> = None;
+    let mut aliases = CmdlineAliases::default();
     let mut i = 0;
     while let Some(w) = args.get(i) {
         let w = w.text.as_str();
@@ -181,9 +178,18 @@ fn judge_git(args: &[Word], place: &mut Place) -> Result<Option<Denial>, CannotJ
                 git_dir = Some(&w["--git-dir=".len()..]);
                 i += 1;
             }
+            "-c" => {
+                match value(i) {
+                    Some(setting) if aliases.note(setting) => {}
+                    _ => return Ok(None),
+                }
+                i += 2;
+            }
+            // git dies when the variable is not set, and its value is not known here.
+            _ if w == "--config-env" || w.starts_with("--config-env=") => return Ok(None),
             // The work tree and namespace change neither the repository nor which worktree
             // `worktree remove` names (its path is taken from where git was started).
-            "-c" | "--config-env" | "--attr-source" | "--work-tree" | "--namespace" => i += 2,
+            "--attr-source" | "--work-tree" | "--namespace" => i += 2,
             "--no-pager"
             | "-P"
             | "-p"
@@ -196,14 +202,9 @@ fn judge_git(args: &[Word], place: &mut Place) -> Result<Option<Denial>, CannotJ
             | "--icase-pathspecs"
             | "--no-advice"
             | "--no-lazy-fetch" => i += 1,
-            _ if [
-                "--config-env=",
-                "--attr-source=",
-                "--work-tree=",
-                "--namespace=",
-            ]
-            .iter()
-            .any(|o| w.starts_with(o)) =>
+            _ if ["--attr-source=", "--work-tree=", "--namespace="]
+                .iter()
+                .any(|o| w.starts_with(o)) =>
             {
                 i += 1
             }
@@ -218,9 +219,6 @@ fn judge_git(args: &[Word], place: &mut Place) -> Result<Option<Denial>, CannotJ
             _ if w.starts_with('-') => return Ok(None),
             _ => break,
         }
-    }
-    if args.get(i).map(|w| w.text.as_str()) != Some("worktree") {
-        return Ok(None);
     }
     let dir = moved.clone().unwrap_or_else(|| place.dir.clone());
     // The repository git uses: the named git dir, or the one found from where it runs.
@@ -240,7 +238,22 @@ fn judge_git(args: &[Word], place: &mut Place) -> Result<Option<Denial>, CannotJ
             Some(d) => d.as_deref().and_then(|d| world.repository(d, false)),
         },
     };
-    let rest = &args[i + 1..];
+    // The command git runs: `worktree …` as typed, or what an alias of it expands to.
+    let command = match args.get(i) {
+        None => return Ok(None),
+        Some(w) if w.text == "worktree" => Cow::Borrowed(&args[i..]),
+        Some(_) => {
+            let mut config = |name: &str| repo(place).and_then(|r| world.alias(&r, name));
+            match alias::expand(&args[i..], &aliases, &mut config, world) {
+                Some(argv) => argv,
+                None => return Ok(None),
+            }
+        }
+    };
+    if command[0].text != "worktree" {
+        return Ok(None);
+    }
+    let rest = &command[1..];
     Ok(match rest.first().map(|w| w.text.as_str()) {
         Some("remove") => {
             let (arg, force) = match worktree_remove_args(&rest[1..]) {

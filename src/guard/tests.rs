@@ -13,8 +13,13 @@ use guard_examples::examples;
 const T: &str = "/t t";
 
 /// A fake disk: managed worktrees `card-42` and `card-7`, a repository at `{T}/base` with
-/// them, and the symlink `{T}/link-to-42`.
+/// them and the aliases of `guard-examples.txt` (and `onpath`, `offpath`), the symlink
+/// `{T}/link-to-42`, and a program `git-onpath` on the PATH.
 struct Fake;
+
+/// The aliases the examples table's repository has (`tests/integration/guard.rs` configures
+/// the same ones with `git config`).
+const ALIASES: &[(&str, &str)] = guard_examples::ALIASES;
 
 /// Resolve `.` and `..` lexically (the fake has no symlinks on the way).
 fn normalize(p: &Path) -> PathBuf {
@@ -66,6 +71,19 @@ impl World for Fake {
     fn is_symlink(&self, path: &Path) -> bool {
         normalize(path) == at("link-to-42")
     }
+    fn alias(&self, repo: &Repository, name: &str) -> Option<String> {
+        assert_eq!(repo.common_dir, at("base/.git"));
+        let extra = [
+            ("onpath", "worktree remove"),
+            ("offpath", "worktree remove"),
+        ];
+        let mut all = ALIASES.iter().chain(&extra);
+        let value = all.find(|(n, _)| n.eq_ignore_ascii_case(name))?.1;
+        Some(value.to_owned())
+    }
+    fn git_program(&self, name: &str) -> bool {
+        name == "onpath"
+    }
     fn managed_within(&self, dir: &Path) -> Vec<PathBuf> {
         if normalize(dir) == at("base.worktrees") {
             vec![at("base.worktrees/card-42"), at("base.worktrees/card-7")]
@@ -116,6 +134,17 @@ fn multiple_operands_give_one_replacement_each() {
         replacements(&got),
         "git kardwt remove --path '/t t/base.worktrees/card-42' --force && git kardwt remove --path '/t t/base.worktrees/card-7' --force"
     );
+}
+
+#[test]
+fn a_git_program_on_the_path_wins_over_an_alias_of_its_name() {
+    let p = "'/t t/base.worktrees/card-42'";
+    assert_eq!(
+        replacements(&run(&format!("git offpath {p}"))),
+        format!("git kardwt remove --path {p}")
+    );
+    assert!(run(&format!("git onpath {p}")).is_empty());
+    assert!(run(&format!("git -c alias.onpath=rmwt onpath {p}")).is_empty());
 }
 
 /// xorshift64*: deterministic, no dependency.

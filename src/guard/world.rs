@@ -21,6 +21,11 @@ pub trait World {
     /// The managed worktrees directly inside `dir` (the worktree root holds them as
     /// `card-<id>`), sorted.
     fn managed_within(&self, dir: &Path) -> Vec<PathBuf>;
+    /// The value of `alias.NAME` (the name matched as git matches it, regardless of case) in
+    /// the configuration git reads in `repo`, if set.
+    fn alias(&self, repo: &Repository, name: &str) -> Option<String>;
+    /// Is there a `git-NAME` program on the PATH? git runs it rather than an alias `NAME`.
+    fn git_program(&self, name: &str) -> bool;
 }
 
 /// A worktree kardwt manages.

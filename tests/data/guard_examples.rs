@@ -3,6 +3,23 @@
 //! table is compiled into the test binaries only, never into `git-kardwt`.
 use std::path::{Path, PathBuf};
 
+/// The aliases of the repository the examples run in, as `git config alias.NAME VALUE` sets
+/// them (the table's header says what each is for).
+pub const ALIASES: &[(&str, &str)] = &[
+    ("rmwt", "worktree remove"),
+    ("rmwtf", "rmwt --force"),
+    ("sq", r#"'work'tree "remove""#),
+    ("pr", "worktree prune"),
+    ("shrm", "!git worktree remove"),
+    ("loopa", "loopb"),
+    ("loopb", "loopa"),
+    ("itself", "itself worktree remove"),
+    ("st", "status"),
+    ("status", "worktree remove"),
+    ("optwt", "--no-pager worktree remove"),
+    ("quote", "worktree remove 'unclosed"),
+];
+
 /// The table, one `command => replacement` a line (see its header).
 const TABLE: &str = include_str!("guard-examples.txt");
 

@@ -6,16 +6,19 @@ use std::io::Write;
 use std::path::Path;
 use std::process::Stdio;
 
-use crate::support::{mtimes, Output, Rng, TestRepo, BIN, COMMAND_TIMEOUT};
+use crate::support::{mtimes, sh_quote, Output, Rng, TestRepo, BIN, COMMAND_TIMEOUT};
 
 /// The guard's table of examples, `tests/data/guard-examples.txt` (shared with the unit tests).
 #[path = "../data/guard_examples.rs"]
 pub mod examples;
 
-/// A repository with the managed worktrees of cards 42 and 7, `<tmp>/link-to-42`, and a managed
-/// entry whose directory is gone.
+/// A repository with the managed worktrees of cards 42 and 7, `<tmp>/link-to-42`, a managed
+/// entry whose directory is gone, and the examples' aliases in its config.
 pub(crate) fn managed_repo() -> TestRepo {
     let repo = TestRepo::new();
+    for (name, value) in examples::ALIASES {
+        repo.git(&repo.base, &["config", &format!("alias.{name}"), value]);
+    }
     repo.write_rules(&repo.rules_with_prepare(false));
     repo.add_card("42");
     repo.add_card("7");
@@ -198,6 +201,162 @@ fn claude_payloads_get_the_exact_answer_of_each_format() {
         }
     }
     assert!(wt.is_dir(), "the guard never runs the command");
+}
+
+/// The replacement a `--format text` deny of `line` (judged from `dir`) names, or `None` for
+/// silence; `path` replaces the guard's PATH when given.
+#[track_caller]
+fn answer_text(
+    repo: &TestRepo,
+    dir: &Path,
+    line: &str,
+    path: Option<&std::ffi::OsStr>,
+) -> Option<String> {
+    let mut cmd = repo.command(BIN, dir);
+    if let Some(path) = path {
+        cmd.env("PATH", path);
+    }
+    let out = cmd
+        .args(["guard", "--format", "text", "--command", line])
+        .output()
+        .unwrap();
+    let (code, stderr) = (out.status.code(), String::from_utf8_lossy(&out.stderr));
+    assert!(out.stdout.is_empty(), "{line}: {stderr}");
+    match code {
+        Some(0) if stderr.is_empty() => None,
+        Some(2) => {
+            let hint = stderr.lines().nth(1).unwrap_or_default();
+            Some(
+                hint.strip_prefix("hint: run instead: ")
+                    .unwrap_or(hint)
+                    .to_owned(),
+            )
+        }
+        _ => panic!("{line}: exit {code:?}: {stderr}"),
+    }
+}
+
+#[test]
+fn aliases_are_judged_as_git_expands_them_and_pushd_like_cd() {
+    // `managed_repo` ran `git config alias.rmwt 'worktree remove'` and the other aliases.
+    let repo = managed_repo();
+    let (p42, p7, root) = (repo.card_path("42"), repo.card_path("7"), repo.root());
+    let (q42, q7) = (sh_quote(&p42), sh_quote(&p7));
+    let remove = |q: &str, force: &str| Some(format!("git kardwt remove --path {q}{force}"));
+    // A program `git-wtgone` on the PATH, and an alias of the same name.
+    let bin = repo.tmp.join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let program = bin.join("git-wtgone");
+    std::fs::write(&program, "#!/bin/sh\necho program\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+    repo.git(&repo.base, &["config", "alias.wtgone", "worktree remove"]);
+    // The PATH the harness gives, with `bin` first.
+    let mut dirs = vec![bin.clone(), Path::new(BIN).parent().unwrap().to_path_buf()];
+    dirs.extend(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    ));
+    let with_bin = std::env::join_paths(dirs).unwrap();
+
+    let cases: Vec<(&Path, String, Option<&std::ffi::OsStr>, Option<String>)> = vec![
+        (
+            &repo.base,
+            format!("git rmwt {q42}"),
+            None,
+            remove(&q42, ""),
+        ),
+        (
+            &repo.base,
+            "git rmwt --force card-7".into(),
+            None,
+            remove(&q7, " --force"),
+        ),
+        // From inside another worktree: the same (shared) config.
+        (&p7, "git rmwt ../card-42".into(), None, remove(&q42, "")),
+        (
+            &repo.base,
+            format!("git -c alias.wr='worktree remove' wr {q42}"),
+            None,
+            remove(&q42, ""),
+        ),
+        (
+            &repo.base,
+            format!("git -c alias.rmwt=status rmwt {q42}"),
+            None,
+            None,
+        ),
+        (&repo.base, format!("git shrm {q42}"), None, None),
+        (&repo.base, format!("git loopa {q42}"), None, None),
+        (&repo.base, format!("git st {q42}"), None, None),
+        (&repo.base, "git st".into(), None, None),
+        (&repo.base, format!("git status {q42}"), None, None),
+        (
+            &repo.base,
+            format!("git wtgone {q42}"),
+            None,
+            remove(&q42, ""),
+        ),
+        (
+            &repo.base,
+            format!("git wtgone {q42}"),
+            Some(&with_bin),
+            None,
+        ),
+        (
+            &repo.base,
+            format!("pushd {} && rm -rf card-42", sh_quote(&root)),
+            None,
+            remove(&q42, " --force"),
+        ),
+        (
+            &repo.base,
+            format!(
+                "cd {} && pushd /tmp && popd && rm -r card-7",
+                sh_quote(&root)
+            ),
+            None,
+            remove(&q7, ""),
+        ),
+        (
+            &repo.base,
+            format!("pushd {} && popd && rm -rf card-42", sh_quote(&root)),
+            None,
+            None,
+        ),
+        (&root, "pushd && rm -rf card-42".into(), None, None),
+        (&root, "pushd +1 && rm -rf card-42".into(), None, None),
+    ];
+    let mut wrong = Vec::new();
+    for (dir, line, path, want) in &cases {
+        let got = answer_text(&repo, dir, line, *path);
+        if got != *want {
+            wrong.push(format!(
+                "{line} (in {})\n  want {want:?}\n  got  {got:?}",
+                dir.display()
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+
+    // git agrees: a loop and a value naming itself are refused, an alias hiding `status` is
+    // ignored, a program on the PATH runs instead of the alias; nothing was removed.
+    let p = p42.to_str().unwrap();
+    for alias in ["loopa", "itself", "optwt", "quote"] {
+        let out = repo.git_output(&repo.base, &[alias, p]);
+        assert_ne!(out.code, 0, "{out}");
+    }
+    repo.git(&repo.base, &["status", "--short"]);
+    let out = repo
+        .command("git", &repo.base)
+        .env("PATH", &with_bin)
+        .args(["wtgone", p])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "program\n");
+    assert!(p42.is_dir() && p7.is_dir());
+    // And the denied alias removes the worktree, as its expansion would.
+    repo.git(&repo.base, &["rmwt", p]);
+    assert!(!p42.exists());
 }
 
 #[test]
