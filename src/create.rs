@@ -109,8 +109,8 @@ pub fn add(ctx: &Context, args: &AddOptions) -> Result<Added> {
                 path.display()
             ))
             .hint(format!(
-                "to take it over as card {card}, run: git kardwt prepare --path '{}'",
-                path.display()
+                "to take it over as card {card}, run: git kardwt prepare --path {}",
+                crate::quote::sh_path(&path)
             ))
             .into())
         }
@@ -310,9 +310,9 @@ impl Action<'_> {
             ))
             .hint(match leftover {
                 Leftover::HalfMade => format!(
-                    "remove it by hand, then run git kardwt add {} again: git worktree remove --force --force '{}'",
+                    "remove it by hand, then run git kardwt add {} again: git worktree remove --force --force {}",
                     self.card,
-                    path.display()
+                    crate::quote::sh_path(path)
                 ),
                 Leftover::BareStart => format!(
                     "move {} away by hand, then run git kardwt add {} again",
@@ -350,8 +350,8 @@ impl Action<'_> {
                 {
                     Ok(()) => " (the new worktree was removed again)".to_owned(),
                     Err(e) => format!(
-                        " (removing it failed: {e}; remove it by hand: git worktree remove --force '{}')",
-                        path.display()
+                        " (removing it failed: {e}; remove it by hand: git worktree remove --force {})",
+                        crate::quote::sh_path(path)
                     ),
                 }
             } else {
@@ -447,8 +447,8 @@ fn refuse_if_branch_held(
             None => (
                 "unseeded".to_owned(),
                 format!(
-                    "to take it over as card {card}, run: git kardwt prepare --path '{}'",
-                    path.display()
+                    "to take it over as card {card}, run: git kardwt prepare --path {}",
+                    crate::quote::sh_path(&path)
                 ),
             ),
         };

@@ -164,7 +164,7 @@ pub fn removal_blockers(
     locked: bool,
     force: bool,
 ) -> Result<Vec<Blocker>> {
-    let shown = worktree.display();
+    let shown = crate::quote::sh_path(worktree);
     let mut blockers = Vec::new();
     if same_dir(base, worktree) {
         blockers.push(Blocker {
@@ -175,7 +175,7 @@ pub fn removal_blockers(
     if locked || admin.join("locked").exists() {
         blockers.push(Blocker {
             check: "it is locked (git worktree lock)".into(),
-            fix: format!("unlock it first: git worktree unlock '{shown}'"),
+            fix: format!("unlock it first: git worktree unlock {shown}"),
         });
     }
     if !force {
@@ -187,7 +187,7 @@ pub fn removal_blockers(
                 ),
                 fix: format!(
                     "check the submodule for unpushed work, then pass --force (or run git \
-                     worktree remove --force '{shown}' by hand)"
+                     worktree remove --force {shown} by hand)"
                 ),
             });
         }

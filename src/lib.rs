@@ -24,6 +24,7 @@ pub mod ports;
 pub mod process;
 pub mod programs;
 pub mod push;
+pub mod quote;
 pub mod record;
 pub mod release;
 pub mod removal;

@@ -40,7 +40,18 @@ pub fn named_binary(shim: &str) -> Option<String> {
             out.push_str(&r[..end]);
             rest = &r[end + 1..];
         } else {
-            return None;
+            // A bare run (the quoter leaves plain words unquoted).
+            let end = rest.find(['\'', '\\']).unwrap_or(rest.len());
+            let bare = &rest[..end];
+            if end == 0
+                || bare
+                    .chars()
+                    .any(|c| c.is_whitespace() || "\"$`;&|<>()".contains(c))
+            {
+                return None;
+            }
+            out.push_str(bare);
+            rest = &rest[end..];
         }
     }
     (!out.is_empty()).then_some(out)
@@ -48,7 +59,7 @@ pub fn named_binary(shim: &str) -> Option<String> {
 
 /// `s` in single quotes for sh, a `'` inside written as `'\''` (pure).
 pub fn sh_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "'\\''"))
+    crate::quote::sh(s)
 }
 
 /// The absolute path of this `git-kardwt`, when it is one a shell can name.

@@ -78,9 +78,9 @@ impl Failure {
             }) => {
                 paths.push(path.display().to_string());
                 format!(
-                    "removing {} failed ({refusal}); remove it by hand: git worktree remove --force '{}'",
+                    "removing {} failed ({refusal}); remove it by hand: git worktree remove --force {}",
                     path.display(),
-                    path.display()
+                    crate::quote::sh_path(&path)
                 )
             }
             None => "the worktree is kept and recorded as failed".to_owned(),

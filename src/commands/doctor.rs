@@ -225,7 +225,7 @@ fn hooks_findings(ctx: &Context, findings: &mut Vec<Finding>) {
             "core.hooksPath",
             false,
             format!("{p:?} is relative: git resolves it against each worktree, so new worktrees may not find the hook"),
-            Some(format!("git config core.hooksPath '{}'", ctx.repo.base.join(&p).display())),
+            Some(format!("git config core.hooksPath {}", crate::quote::sh_path(&ctx.repo.base.join(&p)))),
         ));
     }
     let on_path = std::env::var_os("PATH")
@@ -294,30 +294,30 @@ fn worktree_findings(ctx: &Context, findings: &mut Vec<Finding>) -> Result<()> {
             continue;
         };
         let report = verify::verify(&ctx.repo, &entries, &path, None);
-        let p = path.display();
+        let p = crate::quote::sh_path(&path);
         let (ok, detail, fix) = match (report.verdict, report.state()) {
             (Verdict::Verified, Some(State::Ready)) => continue,
             // Released on purpose (a runner deletes it, or `add` takes it up again).
             (Verdict::Verified, Some(State::Released)) => (
                 true,
                 "released: its processes, cleanup hook and ports were released".to_owned(),
-                format!("git kardwt remove --path '{p}' drops it; git kardwt prepare --path '{p}' uses it again"),
+                format!("git kardwt remove --path {p} drops it; git kardwt prepare --path {p} uses it again"),
             ),
             (Verdict::Unseeded, _) => (
                 false,
                 "unseeded: created without the trigger".to_owned(),
-                format!("git kardwt prepare --path '{p}'"),
+                format!("git kardwt prepare --path {p}"),
             ),
             (Verdict::Verified, Some(s)) => (
                 false,
                 format!("state {}", s.as_str()),
-                format!("git kardwt prepare --path '{p}'"),
+                format!("git kardwt prepare --path {p}"),
             ),
             // SPEC §22.8: locked, so git keeps it (a removable disk); never prunable.
             (Verdict::Prunable, _) if report.locked => (
                 true,
                 "locked: its directory is missing, and git worktree lock keeps it".to_owned(),
-                format!("git worktree unlock '{p}' if it is not coming back"),
+                format!("git worktree unlock {p} if it is not coming back"),
             ),
             (Verdict::Prunable, _) => (
                 false,
@@ -562,8 +562,8 @@ fn cleanup(ctx: &Context, card: &CardId, path: Option<&Path>, steps: &mut Vec<St
             if let Some(p) = path {
                 if let Err(e) = lifecycle::remove_worktree_forced(&repo_lock, &ctx.repo.base, p) {
                     problems.push(format!(
-                        "remove it by hand: git worktree remove --force '{}' ({e})",
-                        p.display()
+                        "remove it by hand: git worktree remove --force {} ({e})",
+                        crate::quote::sh_path(p)
                     ));
                 }
             }

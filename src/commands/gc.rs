@@ -171,7 +171,10 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
         };
         let dirt = dirty::dirty(&ctx.repo.base, &path, rec)?;
         if !dirt.is_empty() {
-            let cmd = format!("git kardwt remove --path '{}' --force", path.display());
+            let cmd = format!(
+                "git kardwt remove --path {} --force",
+                crate::quote::sh_path(&path)
+            );
             kept.push(keep(
                 format!("{reason}, but it has uncommitted changes or untracked files"),
                 Some(cmd),

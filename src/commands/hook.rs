@@ -80,7 +80,10 @@ fn seed_new_worktree(ctx: &Context, path: &Path, admin: &Path) -> Result<()> {
         )
         .hint("fix the rules file (git kardwt config check), or run git kardwt uninstall-hooks to stop seeding");
         if let Err(refusal) = removed {
-            fail = fail.hint(format!("removing it failed ({refusal}); remove it by hand: git worktree remove --force '{}'", path.display()));
+            fail = fail.hint(format!(
+                "removing it failed ({refusal}); remove it by hand: git worktree remove --force {}",
+                crate::quote::sh_path(path)
+            ));
         }
         fail.into()
     };
@@ -165,15 +168,7 @@ fn retry_command(path: &Path, head: Option<&repo::Head>) -> (String, Option<Stri
 
 /// `word` as one shell word: as it is when it holds nothing a shell reads, else single-quoted.
 fn shell_word(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "/._-+,:@%=".contains(c));
-    if plain {
-        word.to_owned()
-    } else {
-        format!("'{}'", word.replace('\'', "'\\''"))
-    }
+    crate::quote::sh(word)
 }
 
 /// Why the hook refuses to record the new worktree as `rec`, if it does.
@@ -229,8 +224,8 @@ fn refuse(
     );
     if let Err(refusal) = removed {
         fail = fail.hint(format!(
-            "removing it failed ({refusal}); remove it by hand: git worktree remove --force '{}'",
-            path.display()
+            "removing it failed ({refusal}); remove it by hand: git worktree remove --force {}",
+            crate::quote::sh_path(path)
         ));
     }
     fail.into()

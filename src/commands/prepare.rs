@@ -59,7 +59,10 @@ pub fn run(ctx: &Context, args: &PrepareArgs, out: &mut dyn Write) -> Result<i32
         deadline,
         quiet: false,
     };
-    let retry = format!("git kardwt prepare --path '{}'", rec.path.display());
+    let retry = format!(
+        "git kardwt prepare --path {}",
+        crate::quote::sh_path(&rec.path)
+    );
     let rec = prep
         .prepare(rec, &admin, true, cfg.prepare.is_some())
         .map_err(|f| f.into_error(&card, &retry, None))?;

@@ -28,8 +28,8 @@ pub fn run(ctx: &Context, args: &ReleaseArgs, out: &mut dyn Write) -> Result<i32
                 path.display()
             ))
             .hint(format!(
-                "record it first with git kardwt prepare --path '{}'",
-                path.display()
+                "record it first with git kardwt prepare --path {}",
+                crate::quote::sh_path(&path)
             ))
             .into())
         }

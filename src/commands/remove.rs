@@ -20,7 +20,7 @@ pub fn run(ctx: &Context, args: &RemoveArgs, out: &mut dyn Write) -> Result<i32>
         Verdict::Verified => {}
         Verdict::Unseeded => {
             return Err(refused(format!("{} is not managed by kardwt (no record)", path.display()))
-                .hint(format!("remove it with git worktree remove '{}', or record it first with git kardwt prepare --path", path.display()))
+                .hint(format!("remove it with git worktree remove {}, or record it first with git kardwt prepare --path", crate::quote::sh_path(&path)))
                 .into())
         }
         Verdict::Absent => return Err(failed(report.explain()).into()),

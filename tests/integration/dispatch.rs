@@ -51,7 +51,10 @@ fn a_bare_path_worktree_add_is_seeded_through_the_shims_named_binary() {
     let text = std::fs::read_to_string(shim(&repo, "post-checkout")).unwrap();
     let canonical = std::fs::canonicalize(BIN).unwrap();
     assert!(
-        text.contains(&format!("kardwt='{}'", canonical.display())),
+        text.contains(&format!(
+            "kardwt={}",
+            git_kardwt::quote::sh_path(&canonical)
+        )),
         "the shim does not name the installing binary:\n{text}"
     );
 
