@@ -28,6 +28,7 @@ pub mod record;
 pub mod repo;
 pub mod share;
 pub mod store;
+pub mod text;
 pub mod time;
 pub mod verdict;
 pub mod verify;
