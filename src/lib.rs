@@ -32,6 +32,7 @@ pub mod repo;
 pub mod share;
 pub mod shims;
 pub mod store;
+pub mod text;
 pub mod time;
 pub mod verdict;
 pub mod verify;

@@ -17,6 +17,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 
 use crate::error::{usage, Fail};
+/// Kept here for callers that cap a child's output; it lives in [`crate::text`].
+pub use crate::text::tail_chars;
 
 /// Which hook runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -474,17 +476,6 @@ fn stream(reader: std::io::PipeReader, sink: &Sink, tail: Option<&Mutex<String>>
             }
         }
     }
-}
-
-/// The last `max` characters of `text`, trimmed, for error messages.
-pub fn tail_chars(text: &str, max: usize) -> String {
-    let text = text.trim();
-    let count = text.chars().count();
-    if count <= max {
-        return text.to_owned();
-    }
-    let skip = count - max + 1;
-    format!("…{}", text.chars().skip(skip).collect::<String>())
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! and handed to one [`Read`], which refuses any kind of node it does not expect (an explicit
 //! null, `900` or `true` for a string, `"900"` for a number) while the node is being read, so
 //! yaml_serde marks the error with the node's line and column.
+use std::cell::RefCell;
 use std::fmt;
 use std::marker::PhantomData;
 
@@ -13,17 +14,51 @@ use serde::Deserialize;
 
 use super::names::{quote, QUOTE_CHARS};
 
-/// Starts every message raised here, so the decoder tells them from the parser's own. A
-/// message about a key reads `MARK <key label> MARK <message>`.
-pub(super) const MARK: &str = "\u{1}kardwt\u{1}";
-
-fn fail<E: de::Error>(msg: impl fmt::Display) -> E {
-    E::custom(format!("{MARK}{msg}"))
+/// What a reader refused while a node was read: the message and, when it is about the key
+/// being read (unknown, duplicate), that key's label, which ends the key path.
+#[derive(Debug)]
+pub(super) struct Raised {
+    pub key: Option<String>,
+    pub msg: String,
 }
 
-/// An error about the key being read (unknown, duplicate): the key path ends with `label`.
-fn about_key(label: &str, msg: impl fmt::Display) -> String {
-    format!("{label}{MARK}{msg}")
+impl From<String> for Raised {
+    fn from(msg: String) -> Raised {
+        Raised { key: None, msg }
+    }
+}
+
+thread_local! {
+    /// The refusal behind the error being unwound on this thread. serde carries an error only
+    /// as text (which yaml_serde then locates), so the typed refusal waits here for [`caught`]
+    /// rather than being coded into that text. Nothing in the schema catches an error (no
+    /// untagged enums, no `flatten`): the error that ends a read is the one raised last.
+    static RAISED: RefCell<Option<Raised>> = const { RefCell::new(None) };
+}
+
+pub(super) fn fail<E: de::Error>(raised: impl Into<Raised>) -> E {
+    let raised = raised.into();
+    let err = E::custom(&raised.msg);
+    RAISED.with(|slot| *slot.borrow_mut() = Some(raised));
+    err
+}
+
+/// Run one read; on failure, its error and the refusal a reader raised (`None`: the error is
+/// the parser's own).
+pub(super) fn caught<T, E>(read: impl FnOnce() -> Result<T, E>) -> Result<T, (E, Option<Raised>)> {
+    let take = || RAISED.with(|slot| slot.borrow_mut().take());
+    take();
+    let result = read();
+    let raised = take();
+    result.map_err(|err| (err, raised))
+}
+
+/// A refusal of the key being read (unknown, duplicate): the key path ends with `label`.
+fn about_key(label: &str, msg: String) -> Raised {
+    Raised {
+        key: Some(label.to_owned()),
+        msg,
+    }
 }
 
 pub(super) fn join_key(path: &str, key: &str) -> String {
@@ -84,7 +119,7 @@ pub(super) fn wrong(expected: &str, node: &Node<'_>) -> String {
 pub(super) trait Read<'de>: Sized {
     type Out;
 
-    fn scalar(self, node: Node<'_>) -> Result<Self::Out, String>;
+    fn scalar(self, node: Node<'_>) -> Result<Self::Out, Raised>;
 
     fn seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Out, A::Error> {
         IgnoredAny.visit_seq(seq)?;
@@ -199,8 +234,8 @@ pub(super) trait Shape<'de>: Sized {
 impl<'de, T: Shape<'de>> Read<'de> for PhantomData<T> {
     type Out = T;
 
-    fn scalar(self, node: Node<'_>) -> Result<T, String> {
-        T::scalar(node)
+    fn scalar(self, node: Node<'_>) -> Result<T, Raised> {
+        T::scalar(node).map_err(Raised::from)
     }
 
     fn seq<A: SeqAccess<'de>>(self, seq: A) -> Result<T, A::Error> {
@@ -217,7 +252,7 @@ macro_rules! strict {
     ($($t:ty),* $(,)?) => {$(
         impl<'de> serde::Deserialize<'de> for $t {
             fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                d.deserialize_any(read::Reader(std::marker::PhantomData::<$t>))
+                d.deserialize_any($crate::config::read::Reader(std::marker::PhantomData::<$t>))
             }
         }
     )*};
@@ -346,7 +381,7 @@ struct KeyCheck<'a> {
 impl<'de> Read<'de> for KeyCheck<'_> {
     type Out = &'static str;
 
-    fn scalar(self, node: Node<'_>) -> Result<&'static str, String> {
+    fn scalar(self, node: Node<'_>) -> Result<&'static str, Raised> {
         let label = label(&node);
         let known = match node {
             Node::Str(s) => self.keys.iter().find(|k| **k == s),
@@ -367,7 +402,7 @@ impl<'de> Read<'de> for KeyCheck<'_> {
 }
 
 /// Reads any key: `true` when it is `want`. `fire`: fail at `want` instead (a duplicate, or
-/// the node [`locate`] looks for).
+/// the node [`locate`](super::locate::locate) looks for).
 pub(super) struct Pick<'a> {
     pub want: &'a str,
     pub fire: bool,
@@ -376,7 +411,7 @@ pub(super) struct Pick<'a> {
 impl<'de> Read<'de> for Pick<'_> {
     type Out = bool;
 
-    fn scalar(self, node: Node<'_>) -> Result<bool, String> {
+    fn scalar(self, node: Node<'_>) -> Result<bool, Raised> {
         match node {
             Node::Str(v) if v == self.want && self.fire => Err(about_key(
                 self.want,
@@ -385,98 +420,5 @@ impl<'de> Read<'de> for Pick<'_> {
             Node::Str(v) => Ok(v == self.want),
             _ => Ok(false),
         }
-    }
-}
-
-/// A step from the document root.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(super) enum Seg {
-    Key(&'static str),
-    Index(usize),
-}
-
-/// `worktree.prepare.argv[1]`.
-pub(super) fn display_path(segs: &[Seg]) -> String {
-    let mut out = String::new();
-    for seg in segs {
-        match seg {
-            Seg::Key(k) => out = join_key(&out, k),
-            Seg::Index(i) => out.push_str(&format!("[{i}]")),
-        }
-    }
-    out
-}
-
-/// Re-read `text` and fail at the node `segs` designates (at its key when `at_key`), so that
-/// yaml_serde reports that node's position. `None` when the node is not found.
-pub(super) fn locate(text: &str, segs: &[Seg], at_key: bool) -> Option<yaml_serde::Location> {
-    let err = Reader(Locate { segs, at_key })
-        .deserialize(yaml_serde::Deserializer::from_str(text))
-        .err()?;
-    ours(&err).then(|| err.location()).flatten()
-}
-
-/// Whether `err` was raised here, not by the parser.
-pub(super) fn ours(err: &yaml_serde::Error) -> bool {
-    err.to_string().contains(MARK)
-}
-
-/// Walks down to `segs` and fails there: at the node reached when `segs` is empty.
-pub(super) struct Locate<'a> {
-    pub segs: &'a [Seg],
-    pub at_key: bool,
-}
-
-impl<'a> Locate<'a> {
-    fn rest(&self) -> Reader<Locate<'a>> {
-        Reader(Locate {
-            segs: &self.segs[1..],
-            at_key: self.at_key,
-        })
-    }
-}
-
-impl<'de> Read<'de> for Locate<'_> {
-    type Out = ();
-
-    fn scalar(self, _: Node<'_>) -> Result<(), String> {
-        if self.segs.is_empty() {
-            Err("here".to_owned())
-        } else {
-            Ok(())
-        }
-    }
-
-    fn seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        let Some(Seg::Index(want)) = self.segs.first().copied() else {
-            return self.scalar(Node::List).map_err(fail);
-        };
-        let mut index = 0;
-        loop {
-            let more = if index == want {
-                seq.next_element_seed(self.rest())?.is_some()
-            } else {
-                seq.next_element::<IgnoredAny>()?.is_some()
-            };
-            if !more {
-                return Ok(());
-            }
-            index += 1;
-        }
-    }
-
-    fn map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let Some(Seg::Key(want)) = self.segs.first().copied() else {
-            return self.scalar(Node::Map).map_err(fail);
-        };
-        let fire = self.at_key && self.segs.len() == 1;
-        while let Some(found) = map.next_key_seed(Reader(Pick { want, fire }))? {
-            if found {
-                map.next_value_seed(self.rest())?;
-            } else {
-                map.next_value::<IgnoredAny>()?;
-            }
-        }
-        Ok(())
     }
 }

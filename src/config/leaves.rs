@@ -1,0 +1,191 @@
+//! The strict leaves of the schema: each type reads one scalar node and refuses any other
+//! kind ("expected X, found Y") or value (naming the allowed ones), quoting what it found
+//! with [`quote`]. The enums of the model are read here too.
+use std::path::{Path, PathBuf};
+
+use super::model::{CheckoutMode, CopyMethod, EnvSharing, SkillsSharing};
+use super::names::{check_branch_ref, check_remote_name, quote};
+use super::read::{strict, wrong, Node, Shape};
+
+/// The lowest port kardwt hands out: below are the system's.
+const MIN_PORT: u16 = 1024;
+
+/// Declares leaf types, each read from one scalar node by a `fn(Node) -> Result<T, String>`.
+macro_rules! leaves {
+    ($($(#[$doc:meta])* $name:ident($ty:ty) = $read:expr;)*) => {$(
+        $(#[$doc])*
+        pub(super) struct $name(pub(super) $ty);
+
+        impl Shape<'_> for $name {
+            fn scalar(node: Node<'_>) -> Result<Self, String> {
+                ($read)(node).map($name)
+            }
+        }
+
+        strict!($name);
+    )*};
+}
+
+leaves! {
+    /// A non-empty string.
+    Name(String) = nonempty;
+    /// A remote name that cannot be read as an option (SPEC R-TRUST 1).
+    Remote(String) = |node| checked(nonempty(node)?, check_remote_name);
+    /// A full branch ref, `refs/heads/…`.
+    BranchRef(String) = |node| checked(text(node, "a string")?, check_branch_ref);
+    /// A non-empty absolute path.
+    AbsPath(PathBuf) = absolute;
+    /// A card id (R-ID).
+    Card(String) = |node| checked(nonempty(node)?, |c: &str| {
+        crate::card::CardId::parse(c).map(drop).map_err(|fail| fail.message)
+    });
+    /// A relative path inside the repository: no `..`, not absolute, not `.git`.
+    RelPath(PathBuf) = relative;
+    /// An environment variable's name.
+    EnvName(String) = |node| checked(text(node, "a string")?, env_name);
+    /// `true` or `false`, nothing else.
+    Flag(bool) = |node| match node {
+        Node::Bool(b) => Ok(b),
+        other => Err(wrong("a boolean (true or false)", &other)),
+    };
+    /// An integer of at least 1.
+    Positive(u64) = |node| integer(node, 1, u64::MAX);
+    /// A TCP port kardwt may hand out.
+    Port(u16) = |node| integer(node, MIN_PORT, u16::MAX);
+}
+
+fn text(node: Node<'_>, expected: &str) -> Result<String, String> {
+    match node {
+        Node::Str(s) => Ok(s.to_owned()),
+        other => Err(wrong(expected, &other)),
+    }
+}
+
+fn nonempty(node: Node<'_>) -> Result<String, String> {
+    let s = text(node, "a string")?;
+    if s.is_empty() {
+        return Err("must not be empty".to_owned());
+    }
+    Ok(s)
+}
+
+/// `value` when `check` passes; else why not, quoting the value.
+fn checked<E: std::fmt::Display>(
+    value: String,
+    check: impl Fn(&str) -> Result<(), E>,
+) -> Result<String, String> {
+    match check(&value) {
+        Ok(()) => Ok(value),
+        Err(why) => Err(format!("{why}, found {}", quote(&value))),
+    }
+}
+
+fn absolute(node: Node<'_>) -> Result<PathBuf, String> {
+    let s = nonempty(node)?;
+    if !Path::new(&s).is_absolute() {
+        return Err(format!("must be an absolute path, found {}", quote(&s)));
+    }
+    Ok(PathBuf::from(s))
+}
+
+fn relative(node: Node<'_>) -> Result<PathBuf, String> {
+    let s = nonempty(node)?;
+    let path = Path::new(&s);
+    let inside = path.components().all(|c| match c {
+        std::path::Component::Normal(n) => n != ".git",
+        std::path::Component::CurDir => true,
+        _ => false,
+    });
+    let normal: PathBuf = path
+        .components()
+        .filter(|c| !matches!(c, std::path::Component::CurDir))
+        .collect();
+    if path.is_absolute() || !inside || normal.as_os_str().is_empty() {
+        return Err(format!(
+            "must be a path inside the repository (relative, no `..`, not .git), found {}",
+            quote(&s)
+        ));
+    }
+    Ok(normal)
+}
+
+fn env_name(name: &str) -> Result<(), &'static str> {
+    let mut chars = name.chars();
+    let first = chars.next();
+    if first.is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    {
+        Ok(())
+    } else {
+        Err("not a variable name (letters, digits and '_', not starting with a digit)")
+    }
+}
+
+/// An integer in `min..=max`.
+fn integer<T: Copy + Into<i128> + TryFrom<i128>>(
+    node: Node<'_>,
+    min: T,
+    max: T,
+) -> Result<T, String> {
+    let (low, high) = (min.into(), max.into());
+    match node {
+        Node::Int(n) if n < low => Err(format!("must be an integer of at least {low}, found {n}")),
+        Node::Int(n) if n > high => Err(format!("must be at most {high}, found {n}")),
+        Node::Int(n) => T::try_from(n).map_err(|_| "out of range".to_owned()),
+        Node::Big(digits) => Err(format!("integer {} is out of range", quote(&digits))),
+        other => Err(wrong("an integer", &other)),
+    }
+}
+
+/// One of `allowed`, by name.
+fn choice<T: Copy>(node: Node<'_>, allowed: &[(T, &str)]) -> Result<T, String> {
+    let names: Vec<&str> = allowed.iter().map(|(_, name)| *name).collect();
+    let names = names.join(", ");
+    let s = text(node, &format!("one of {names}"))?;
+    match allowed.iter().find(|(_, name)| *name == s) {
+        Some((value, _)) => Ok(*value),
+        None => Err(format!(
+            "unknown value {} (allowed values: {names})",
+            quote(&s)
+        )),
+    }
+}
+
+impl Shape<'_> for CheckoutMode {
+    fn scalar(node: Node<'_>) -> Result<Self, String> {
+        choice(
+            node,
+            &[(Self::Full, "full"), (Self::Delegated, "delegated")],
+        )
+    }
+}
+
+impl Shape<'_> for EnvSharing {
+    fn scalar(node: Node<'_>) -> Result<Self, String> {
+        choice(node, &[(Self::Disabled, "disabled"), (Self::Link, "link")])
+    }
+}
+
+impl Shape<'_> for SkillsSharing {
+    fn scalar(node: Node<'_>) -> Result<Self, String> {
+        choice(
+            node,
+            &[(Self::Fallback, "fallback"), (Self::Disabled, "disabled")],
+        )
+    }
+}
+
+impl Shape<'_> for CopyMethod {
+    fn scalar(node: Node<'_>) -> Result<Self, String> {
+        choice(
+            node,
+            &[
+                (CopyMethod::Auto, "auto"),
+                (CopyMethod::Clone, "clone"),
+                (CopyMethod::Copy, "copy"),
+            ],
+        )
+    }
+}
+
+strict!(CheckoutMode, EnvSharing, SkillsSharing, CopyMethod);

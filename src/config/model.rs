@@ -1,0 +1,161 @@
+//! The effective configuration: the `Config` tree every other module reads, its enums, and
+//! the defaults that fill in whatever the rules file leaves out. Pure data, no decoding.
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+/// `prepare.timeout_seconds` when not written (then clamped to the action timeout).
+pub(super) const DEFAULT_PREPARE_TIMEOUT: u64 = 900;
+/// `cleanup.timeout_seconds` when not written (then clamped to the action timeout).
+pub(super) const DEFAULT_CLEANUP_TIMEOUT: u64 = 120;
+
+/// The effective configuration, every default filled in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Config {
+    pub base: Base,
+    pub helpers: Helpers,
+    pub checkout: Checkout,
+    /// Absent when no prepare hook is configured.
+    pub prepare: Option<Prepare>,
+    /// Absent when no cleanup hook is configured.
+    pub cleanup: Option<Cleanup>,
+    pub sharing: Sharing,
+    pub environment: Environment,
+    pub ports: Option<Ports>,
+    pub action_timeout_seconds: u64,
+    pub adoptions: Vec<Adoption>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Base {
+    pub remote: String,
+    /// `None`: the remote's HEAD at fetch time.
+    #[serde(rename = "ref")]
+    pub git_ref: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Helpers {
+    pub stable_root: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Checkout {
+    pub mode: CheckoutMode,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CheckoutMode {
+    Full,
+    Delegated,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Prepare {
+    pub argv: Vec<String>,
+    pub on_create: bool,
+    pub on_reuse: bool,
+    pub timeout_seconds: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Cleanup {
+    pub argv: Vec<String>,
+    pub timeout_seconds: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Sharing {
+    pub env: EnvSharing,
+    pub skills: SkillsSharing,
+    /// Paths (relative to the base) copied whole into a new worktree (R-COPY).
+    pub copy: Vec<PathBuf>,
+    /// How `copy` and `.worktreeinclude` files are copied.
+    pub copy_method: CopyMethod,
+}
+
+/// `sharing.copy_method`: how files are copied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CopyMethod {
+    /// Clone where the file system can, else copy.
+    #[default]
+    Auto,
+    /// Clone, or fail naming the file system that cannot.
+    Clone,
+    /// Always an ordinary copy (new blocks).
+    Copy,
+}
+
+impl CopyMethod {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CopyMethod::Auto => "auto",
+            CopyMethod::Clone => "clone",
+            CopyMethod::Copy => "copy",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EnvSharing {
+    Disabled,
+    Link,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SkillsSharing {
+    Fallback,
+    Disabled,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Environment {
+    pub passthrough: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Ports {
+    pub count: u16,
+    pub range: [u16; 2],
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Adoption {
+    pub card: String,
+    pub path: PathBuf,
+    pub common_dir: PathBuf,
+    pub branch: String,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            base: Base {
+                remote: "origin".into(),
+                git_ref: None,
+            },
+            helpers: Helpers { stable_root: None },
+            checkout: Checkout {
+                mode: CheckoutMode::Full,
+            },
+            prepare: None,
+            cleanup: None,
+            sharing: Sharing {
+                env: EnvSharing::Disabled,
+                skills: SkillsSharing::Fallback,
+                copy: Vec::new(),
+                copy_method: CopyMethod::Auto,
+            },
+            environment: Environment {
+                passthrough: Vec::new(),
+            },
+            ports: None,
+            action_timeout_seconds: 3600,
+            adoptions: Vec::new(),
+        }
+    }
+}

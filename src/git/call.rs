@@ -1,0 +1,238 @@
+//! The single spawner of `git`: every call runs through duct with the variables that
+//! `git rev-parse --local-env-vars` lists removed (an inherited `GIT_INDEX_FILE` from a hook
+//! would otherwise corrupt another worktree's index), and is traced on stderr under
+//! `KARDWT_TRACE=1` (command and duration, one line). Nothing outside `git/` builds a [`Call`].
+use std::ffi::{OsStr, OsString};
+use std::path::Path;
+use std::sync::OnceLock;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+
+use crate::error::{Code, Fail};
+
+/// Is `KARDWT_TRACE=1` set? Read once.
+fn tracing() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("KARDWT_TRACE").is_some_and(|v| v == "1"))
+}
+
+/// One trace line for a finished git call: `kardwt trace: git -C <dir> <args> (<ms> ms, exit <code>)`.
+fn trace(dir: Option<&Path>, args: &[OsString], started: Instant, code: Option<i32>) {
+    if !tracing() {
+        return;
+    }
+    let mut line = String::from("kardwt trace: git");
+    if let Some(d) = dir {
+        line.push_str(&format!(" -C {}", d.display()));
+    }
+    for a in args {
+        line.push(' ');
+        line.push_str(&a.to_string_lossy());
+    }
+    let exit = code.map_or_else(|| "killed".to_owned(), |c| format!("exit {c}"));
+    line.push_str(&format!(" ({} ms, {exit})", started.elapsed().as_millis()));
+    eprintln!("{line}");
+}
+/// Variables git treats as local to one repository; fetched once per process, and only when a
+/// git process is actually spawned (reading commands never pay for it).
+fn local_env_vars() -> &'static [String] {
+    static VARS: OnceLock<Vec<String>> = OnceLock::new();
+    VARS.get_or_init(|| {
+        let started = Instant::now();
+        let output = std::process::Command::new("git")
+            .args(["rev-parse", "--local-env-vars"])
+            .env_remove("GIT_DIR")
+            .env_remove("GIT_WORK_TREE")
+            .output()
+            .ok();
+        let args: Vec<OsString> = vec!["rev-parse".into(), "--local-env-vars".into()];
+        trace(
+            None,
+            &args,
+            started,
+            output.as_ref().and_then(|o| o.status.code()),
+        );
+        let listed = output.filter(|o| o.status.success()).map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .map(str::to_owned)
+                .collect()
+        });
+        // git's own list as of 2.47, in case asking git failed.
+        listed.unwrap_or_else(|| {
+            [
+                "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+                "GIT_CONFIG",
+                "GIT_CONFIG_PARAMETERS",
+                "GIT_CONFIG_COUNT",
+                "GIT_OBJECT_DIRECTORY",
+                "GIT_DIR",
+                "GIT_WORK_TREE",
+                "GIT_IMPLICIT_WORK_TREE",
+                "GIT_GRAFT_FILE",
+                "GIT_INDEX_FILE",
+                "GIT_NO_REPLACE_OBJECTS",
+                "GIT_REPLACE_REF_BASE",
+                "GIT_PREFIX",
+                "GIT_SHALLOW_FILE",
+                "GIT_COMMON_DIR",
+            ]
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect()
+        })
+    })
+}
+
+/// One git call being built: `git -C dir args…`, with optional extra variables, stdin and
+/// deadline. Private to `git/`: nothing else spawns git.
+pub(super) struct Call<'a> {
+    dir: &'a Path,
+    args: Vec<OsString>,
+    env: Vec<(OsString, OsString)>,
+    stdin: Option<Vec<u8>>,
+    deadline: Option<Instant>,
+}
+
+/// The outcome of a finished git call.
+pub struct Output {
+    pub ok: bool,
+    /// The exit code (None when a signal ended it).
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    /// stdout as git wrote it (names with any byte).
+    pub bytes: Vec<u8>,
+}
+
+impl<'a> Call<'a> {
+    pub fn new<I, S>(dir: &'a Path, args: I) -> Call<'a>
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<OsString>,
+    {
+        Call {
+            dir,
+            args: args.into_iter().map(Into::into).collect(),
+            env: Vec::new(),
+            stdin: None,
+            deadline: None,
+        }
+    }
+
+    /// One more variable for git (and the hooks it runs).
+    pub fn env(mut self, key: impl Into<OsString>, value: impl AsRef<OsStr>) -> Call<'a> {
+        self.env.push((key.into(), value.as_ref().to_owned()));
+        self
+    }
+
+    /// Bytes for git's stdin (else stdin is empty).
+    pub fn stdin(mut self, bytes: Vec<u8>) -> Call<'a> {
+        self.stdin = Some(bytes);
+        self
+    }
+
+    /// Kill git when `deadline` passes (exit 5).
+    pub fn deadline(mut self, deadline: Option<Instant>) -> Call<'a> {
+        self.deadline = deadline;
+        self
+    }
+
+    /// Run git to completion, capturing both streams.
+    pub fn output(self) -> Result<Output> {
+        let started = Instant::now();
+        let mut all: Vec<OsString> = vec!["-C".into(), self.dir.as_os_str().to_owned()];
+        all.extend(self.args.iter().cloned());
+        let mut expr = duct::cmd("git", all);
+        for var in local_env_vars() {
+            expr = expr.env_remove(var);
+        }
+        for (k, v) in &self.env {
+            expr = expr.env(k, v);
+        }
+        let expr = expr.stdout_capture().stderr_capture().unchecked();
+        let expr = match self.stdin {
+            Some(bytes) => expr.stdin_bytes(bytes),
+            None => expr.stdin_null(),
+        };
+        let handle = expr
+            .start()
+            .context("could not start git: is it installed and on PATH?")?;
+        let out = match self.deadline {
+            None => handle.wait()?.clone(),
+            Some(d) => match handle.wait_deadline(d)? {
+                Some(out) => out.clone(),
+                None => {
+                    let _ = handle.kill();
+                    trace(Some(self.dir), &self.args, started, None);
+                    return Err(Fail::new(
+                        Code::Deadline,
+                        "the action deadline passed while git ran",
+                    )
+                    .hint("raise --timeout or worktree.action_timeout_seconds")
+                    .into());
+                }
+            },
+        };
+        trace(Some(self.dir), &self.args, started, out.status.code());
+        Ok(Output {
+            ok: out.status.success(),
+            code: out.status.code(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            bytes: out.stdout,
+        })
+    }
+
+    /// Run git; its trimmed stdout, or an error quoting git's stderr.
+    pub fn run(self) -> Result<String> {
+        let shown = shown(&self.args);
+        let out = self.output()?;
+        if !out.ok {
+            anyhow::bail!("`git {shown}` failed: {}", out.stderr.trim());
+        }
+        Ok(out.stdout.trim_end_matches('\n').to_owned())
+    }
+}
+
+fn shown(args: &[OsString]) -> String {
+    args.iter()
+        .map(|a| a.to_string_lossy())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Run `git -C dir args…` and return its trimmed stdout, or an error quoting git's stderr.
+/// Private to `git/`: everyone else calls the typed operations.
+pub(super) fn run<I, S>(dir: &Path, args: I) -> Result<String>
+where
+    I: IntoIterator<Item = S>,
+    S: Into<OsString>,
+{
+    Call::new(dir, args).run()
+}
+
+/// `git --no-replace-objects args…` in `dir` with `input` on stdin; its stdout as bytes. Exit
+/// 0 and 1 (check-ignore's "nothing matched") are answers, anything else an error quoting
+/// git's stderr. Replace refs are off because the pack git pushes ignores them (pre-push's
+/// `log -z --raw`, `check-ignore`, `ls-files`, `cat-file`).
+pub fn raw_no_replace(dir: &Path, args: Vec<OsString>, input: Option<Vec<u8>>) -> Result<Vec<u8>> {
+    let shown = args
+        .iter()
+        .take(2)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut all: Vec<OsString> = vec!["--no-replace-objects".into()];
+    all.extend(args);
+    let mut call = Call::new(dir, all);
+    if let Some(bytes) = input {
+        call = call.stdin(bytes);
+    }
+    let out = call.output()?;
+    match out.code {
+        Some(0 | 1) => Ok(out.bytes),
+        _ => anyhow::bail!("`git {shown}` failed: {}", out.stderr.trim()),
+    }
+}

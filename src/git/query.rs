@@ -1,0 +1,123 @@
+//! Reads of the repository: ancestry and merge bases, HEAD and refs, git's own paths and
+//! config, and the plumbing pre-push reads commits and trees through (replace refs off).
+use std::ffi::OsString;
+use std::path::Path;
+
+use anyhow::Result;
+
+use super::argv::Argv;
+use super::call::{raw_no_replace, run, Call};
+
+/// Is `ancestor` an ancestor of (or equal to) `descendant`?
+pub fn is_ancestor(dir: &Path, ancestor: &str, descendant: &str) -> bool {
+    let args = Argv::new(["merge-base", "--is-ancestor"])
+        .outside(ancestor)
+        .outside(descendant);
+    Call::new(dir, args).output().is_ok_and(|o| o.ok)
+}
+
+/// Does `base` already contain the changes of `branch` (R-GC, SPEC §20: a squash or rebase
+/// merge)? True when merging `branch` into `base` (`git merge-tree --write-tree`, which touches
+/// no worktree and no ref) merges cleanly and yields exactly `base`'s tree.
+pub fn changes_contained(dir: &Path, base: &str, branch: &str) -> bool {
+    let merged = Call::new(
+        dir,
+        Argv::new(["merge-tree", "--write-tree", "--no-messages"])
+            .outside(base)
+            .outside(branch),
+    )
+    .output();
+    let Some(merged) = merged.ok().filter(|o| o.ok) else {
+        return false;
+    };
+    let tree = merged.stdout.lines().next().unwrap_or_default().trim();
+    let base_tree = run(
+        dir,
+        Argv::new(["rev-parse", "--verify", "--quiet"]).outside(format!("{base}^{{tree}}")),
+    );
+    !tree.is_empty() && base_tree.is_ok_and(|t| t == tree)
+}
+
+/// The merge base of `a` and `b`, if they have one.
+pub fn merge_base(dir: &Path, a: &str, b: &str) -> Option<String> {
+    run(dir, Argv::new(["merge-base"]).outside(a).outside(b)).ok()
+}
+
+/// The commit HEAD names in `dir`, if any.
+pub fn head_oid(dir: &Path) -> Option<String> {
+    run(dir, ["rev-parse", "--verify", "--quiet", "HEAD"]).ok()
+}
+
+/// The ref the symbolic ref `name` points to, if it is one.
+pub fn symbolic_ref(dir: &Path, name: &str) -> Option<String> {
+    run(dir, Argv::new(["symbolic-ref", "--quiet"]).outside(name)).ok()
+}
+
+/// `git rev-parse --git-path <what>` (the program's own name: `hooks`), as git prints it.
+pub fn git_path(dir: &Path, what: &str) -> Result<String> {
+    run(dir, ["rev-parse", "--git-path", what])
+}
+
+/// One commit HEAD has that no remote-tracking ref reaches, if any.
+pub fn unpushed_commit(dir: &Path) -> Result<Option<String>> {
+    let out = run(dir, ["rev-list", "-n", "1", "HEAD", "--not", "--remotes"])?;
+    let oid = out.trim();
+    Ok((!oid.is_empty()).then(|| oid.to_owned()))
+}
+
+/// pre-push's one pass over the pushed commits (`revs`: tips, `^boundaries`, `--not
+/// --remotes=<name>`, all made by the program from git's own output): every commit with its
+/// parents and its raw diff against each parent (a root against the empty tree), `-z`.
+pub fn log_raw_z(dir: &Path, revs: Vec<OsString>) -> Result<Vec<u8>> {
+    let mut args: Vec<OsString> = [
+        "log",
+        "-z",
+        "--format=%H %P",
+        "--raw",
+        "--no-renames",
+        "--no-abbrev",
+        "--diff-merges=separate",
+        "--root",
+        "--no-show-signature",
+        "--no-relative",
+    ]
+    .map(OsString::from)
+    .to_vec();
+    args.extend(revs);
+    args.push("--".into());
+    raw_no_replace(dir, args, None)
+}
+
+/// `git ls-tree -r -z --full-tree <commit>`: every entry of a commit's tree.
+pub fn ls_tree_z(dir: &Path, commit: &str) -> Result<Vec<u8>> {
+    let args = ["ls-tree", "-r", "-z", "--full-tree", commit, "--"].map(OsString::from);
+    raw_no_replace(dir, args.to_vec(), None)
+}
+
+/// `git cat-file --batch` with one object id a line on stdin.
+pub fn cat_file_batch(dir: &Path, oids: Vec<u8>) -> Result<Vec<u8>> {
+    let args = ["cat-file", "--batch"].map(OsString::from);
+    raw_no_replace(dir, args.to_vec(), Some(oids))
+}
+
+/// `git config -z --get-regexp <regexp>` (the program's own pattern).
+pub fn config_regexp_z(dir: &Path, regexp: &str) -> Result<Vec<u8>> {
+    let args = ["config", "-z", "--get-regexp", regexp].map(OsString::from);
+    raw_no_replace(dir, args.to_vec(), None)
+}
+
+/// Does ref `name` (a full ref name) exist in `dir`'s repository?
+pub fn ref_exists(dir: &Path, name: &str) -> bool {
+    run(
+        dir,
+        Argv::new(["rev-parse", "--verify", "--quiet"]).outside(name),
+    )
+    .is_ok()
+}
+
+/// The value of git config `key` (the program's own key name), if it is set.
+pub fn config_get(dir: &Path, key: &str) -> Option<String> {
+    run(dir, Argv::new(["config", "--get"]).outside(key))
+        .ok()
+        .filter(|v| !v.is_empty())
+}

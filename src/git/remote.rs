@@ -1,0 +1,110 @@
+//! Talking to a remote: fetching exactly one ref, asking for its HEAD, its configured URL,
+//! and what a failure tells the user (one line naming the cause, one hint naming the fix).
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::Result;
+
+use super::argv::Argv;
+use super::call::{run, Call, Output};
+use crate::error::{Code, Fail};
+use crate::lock::RepoLock;
+
+/// Fetch exactly `refspec` from `remote`: no tags, no pruning, no FETCH_HEAD, no submodules,
+/// no maintenance (mutates refs: under the repository lock).
+pub fn fetch_ref(
+    _lock: &RepoLock,
+    base: &Path,
+    remote: &str,
+    refspec: &str,
+    deadline: Option<Instant>,
+) -> Result<Output> {
+    let args = Argv::new([
+        "fetch",
+        "--quiet",
+        "--no-tags",
+        "--no-prune",
+        "--no-write-fetch-head",
+        "--no-recurse-submodules",
+        "--no-auto-maintenance",
+    ])
+    .outside(remote)
+    .outside(refspec);
+    Call::new(base, args).deadline(deadline).output()
+}
+
+/// `git ls-remote --symref <remote> HEAD`.
+pub fn ls_remote_head(base: &Path, remote: &str, deadline: Option<Instant>) -> Result<Output> {
+    let args = Argv::new(["ls-remote", "--symref"])
+        .outside(remote)
+        .outside("HEAD");
+    Call::new(base, args).deadline(deadline).output()
+}
+
+/// The URL of remote `remote` (`git remote get-url`), or `None` when no such remote is
+/// configured.
+pub fn remote_url(dir: &Path, remote: &str) -> Option<String> {
+    run(dir, Argv::new(["remote", "get-url"]).outside(remote))
+        .ok()
+        .filter(|u| !u.is_empty())
+}
+
+/// The branch ref (`refs/heads/…`) that `git ls-remote --symref <remote> HEAD` names, from its
+/// stdout (pure).
+pub fn symref_head(stdout: &str) -> Option<String> {
+    stdout.lines().find_map(|l| {
+        l.strip_prefix("ref: ")
+            .and_then(|r| r.strip_suffix("\tHEAD"))
+            .map(str::to_owned)
+    })
+}
+
+/// What a failed fetch or ls-remote of `remote` tells the user (R-DISPATCH 9): one line
+/// naming the cause and one hint naming the fix, never git's multi-line text. `url` is the
+/// remote's configured URL (`None`: no such remote); `what` names what was asked
+/// (`its HEAD`, `refs/heads/main`); `stderr` is git's own.
+pub fn remote_failure(remote: &str, url: Option<&str>, what: &str, stderr: &str) -> Fail {
+    let Some(url) = url else {
+        return Fail::new(
+            Code::Usage,
+            format!("this repository has no remote named {remote} to fetch the base from"),
+        )
+        .hint(format!(
+            "add it (git remote add {remote} <url>) or name another one with worktree.base.remote"
+        ));
+    };
+    if stderr.contains("couldn't find remote ref") {
+        return Fail::new(
+            Code::Usage,
+            format!("the remote {remote} ({url}) has no {what}"),
+        )
+        .hint(format!(
+            "set worktree.base.ref to a branch {remote} has (git ls-remote --heads {remote} lists them)"
+        ));
+    }
+    Fail::new(
+        Code::Failed,
+        format!(
+            "could not reach the remote {remote} ({url}) to fetch {what}: {}",
+            git_cause(stderr)
+        ),
+    )
+    .hint(format!(
+        "check the URL (git remote set-url {remote} <url>), the network and your credentials, then retry"
+    ))
+}
+
+/// git's first `fatal:`/`error:` line without its prefix, on one line and capped (pure).
+pub fn git_cause(stderr: &str) -> String {
+    let line = stderr
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("fatal:") || l.starts_with("error:"))
+        .or_else(|| stderr.lines().map(str::trim).find(|l| !l.is_empty()))
+        .unwrap_or("git gave no reason");
+    let line = line
+        .trim_start_matches("fatal:")
+        .trim_start_matches("error:")
+        .trim();
+    crate::text::tail_chars(line, 200)
+}

@@ -1,0 +1,168 @@
+//! Worktree operations and reads of a worktree's files: `git worktree add` and `remove`, the
+//! branch removal that follows, and status, ls-files and check-ignore. Every mutation takes a
+//! [`RepoLock`] (SPEC R-LOCK, checked by the compiler).
+use std::ffi::OsString;
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::Result;
+
+use super::argv::Argv;
+use super::call::{raw_no_replace, Call, Output};
+use super::parse;
+use crate::lock::RepoLock;
+
+/// How hard `git worktree remove` pushes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Force {
+    /// Refuse a dirty or locked tree (git's default).
+    No,
+    /// `--force`: discard changes.
+    Once,
+    /// `--force --force`: also a locked tree (one git left `initializing`).
+    Twice,
+}
+
+/// What `git worktree add` creates.
+pub struct NewWorktree<'p> {
+    pub path: &'p Path,
+    /// `--no-checkout` (the delegated checkout mode).
+    pub no_checkout: bool,
+    /// `-b <branch>` at `start`; `None` checks out `start` (an existing branch) as it is.
+    pub new_branch: Option<&'p str>,
+    pub start: &'p str,
+    /// A variable set to `path` for git and its hooks (the marker of `git kardwt add`).
+    pub marker: &'p str,
+}
+
+/// `git worktree add` (mutates: under the repository lock).
+pub fn worktree_add(
+    _lock: &RepoLock,
+    base: &Path,
+    new: &NewWorktree<'_>,
+    deadline: Option<Instant>,
+) -> Result<Output> {
+    let mut args = Argv::new(["worktree", "add", "--quiet"]);
+    if new.no_checkout {
+        args = args.fixed("--no-checkout");
+    }
+    if let Some(branch) = new.new_branch {
+        args = args.fixed("-b").fixed(branch);
+    }
+    let args = args.outside(new.path).outside(new.start);
+    Call::new(base, args)
+        .env(new.marker, new.path)
+        .deadline(deadline)
+        .output()
+}
+
+/// `git worktree remove [--force [--force]] <path>` from `base` (mutates: under the
+/// repository lock).
+pub fn worktree_remove(
+    _lock: &RepoLock,
+    base: &Path,
+    path: &Path,
+    force: Force,
+    deadline: Option<Instant>,
+) -> Result<Output> {
+    let mut args = Argv::new(["worktree", "remove"]);
+    if force != Force::No {
+        args = args.fixed("--force");
+    }
+    if force == Force::Twice {
+        args = args.fixed("--force");
+    }
+    Call::new(base, args.outside(path))
+        .deadline(deadline)
+        .output()
+}
+
+/// `git branch -D <branch>` (mutates: under the repository lock).
+pub fn branch_delete(_lock: &RepoLock, base: &Path, branch: &str) -> Result<()> {
+    Call::new(base, Argv::new(["branch", "-D", "--quiet"]).outside(branch))
+        .run()
+        .map(drop)
+}
+
+/// `git status --porcelain -z <options…> [-- <paths…>]` in `worktree`, parsed; an error when git
+/// fails.
+pub fn status_z(
+    worktree: &Path,
+    options: &[&str],
+    paths: &[&str],
+) -> Result<Vec<parse::StatusEntry>> {
+    let mut args = Argv::new(["status", "--porcelain", "-z"]);
+    for o in options {
+        args = args.fixed(*o);
+    }
+    if !paths.is_empty() {
+        args = args.paths(paths.iter().copied());
+    }
+    let out = Call::new(worktree, args).output()?;
+    if !out.ok {
+        anyhow::bail!(
+            "`git status` failed in {}: {}",
+            worktree.display(),
+            out.stderr.trim()
+        );
+    }
+    Ok(parse::status_z(&out.bytes))
+}
+
+/// Which of `paths` (relative to `dir`) git ignores and does not track.
+pub fn check_ignore(dir: &Path, paths: &[String]) -> Result<Vec<String>> {
+    let out = Call::new(dir, Argv::new(["check-ignore"]).paths(paths)).output()?;
+    Ok(out.stdout.lines().map(str::to_owned).collect())
+}
+
+/// `git ls-files --deleted -z` in `dir`: tracked files missing from the tree.
+pub fn ls_files_deleted(dir: &Path) -> Result<Output> {
+    Call::new(dir, ["ls-files", "--deleted", "-z"]).output()
+}
+
+/// `git ls-files -z --others --ignored --exclude-standard --directory`: every untracked path
+/// the ignore rules ignore, as NUL-separated paths relative to `dir`, an ignored directory as
+/// one `dir/` that git does not walk (R-COPY's `.worktreeinclude`, §22.9).
+pub fn ls_ignored_untracked_z(dir: &Path) -> Result<Vec<u8>> {
+    let out = Call::new(
+        dir,
+        [
+            "ls-files",
+            "-z",
+            "--others",
+            "--ignored",
+            "--exclude-standard",
+            "--directory",
+        ],
+    )
+    .output()?;
+    if !out.ok {
+        anyhow::bail!(
+            "git ls-files --others --ignored failed: {}",
+            out.stderr.trim()
+        );
+    }
+    Ok(out.bytes)
+}
+
+/// `git ls-files --stage -z` in `dir`.
+pub fn ls_files_stage(dir: &Path) -> Result<Output> {
+    Call::new(dir, ["ls-files", "--stage", "-z"]).output()
+}
+
+/// `git check-ignore -z --stdin [--no-index]` with NUL-terminated paths on stdin: the ones the
+/// ignore rules ignore, NUL-separated.
+pub fn check_ignore_z(dir: &Path, paths: Vec<u8>, no_index: bool) -> Result<Vec<u8>> {
+    let mut args: Vec<OsString> = vec!["check-ignore".into()];
+    if no_index {
+        args.push("--no-index".into());
+    }
+    args.extend(["-z".into(), "--stdin".into()]);
+    raw_no_replace(dir, args, Some(paths))
+}
+
+/// `git ls-files --stage -z`, replace refs off.
+pub fn ls_files_stage_raw(dir: &Path) -> Result<Vec<u8>> {
+    let args = ["ls-files", "--stage", "-z"].map(OsString::from);
+    raw_no_replace(dir, args.to_vec(), None)
+}

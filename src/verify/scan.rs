@@ -1,0 +1,126 @@
+//! Finding the worktrees verification judges: every linked worktree with its record, or,
+//! through the claims (R-SCALE), only the few one verification needs.
+use std::path::{Path, PathBuf};
+
+use crate::record::{self, Loaded};
+use crate::repo::{self, Linked, Repo};
+
+/// One linked worktree with its record, as found by scanning the admin dirs.
+#[derive(Debug)]
+pub struct Entry {
+    pub linked: Linked,
+    pub record: Loaded,
+}
+
+/// Read every linked worktree's record.
+pub fn scan(repo: &Repo) -> anyhow::Result<Vec<Entry>> {
+    Ok(repo
+        .linked()?
+        .into_iter()
+        .map(|linked| Entry {
+            record: record::load(&linked.admin),
+            linked,
+        })
+        .collect())
+}
+
+/// R-SCALE: the entries `verify` of the worktree at `path` needs, read without listing every
+/// worktree: its own admin dir, and the one the claim of each card involved (`card`, and the
+/// card its own record names) says owns that card. `None` when the claims cannot answer (not
+/// migrated yet, a card without a complete claim, a path that is not a directory or whose
+/// `.git` names something unusual): the caller scans everything, as before claims.
+pub fn scan_for(repo: &Repo, path: &Path, card: Option<&str>) -> Option<Vec<Entry>> {
+    if !crate::claim::migrated(&repo.common_dir) {
+        return None;
+    }
+    let path = repo::absolutize(path);
+    let worktrees = repo.worktrees_dir();
+    let mut admins: Vec<PathBuf> = Vec::new();
+    let mut cards: Vec<String> = card.map(str::to_owned).into_iter().collect();
+    if path.is_dir() && path != repo.base {
+        if let Some(target) = repo::read_dot_git(&path) {
+            if target.parent() != Some(worktrees.as_path()) || !target.is_dir() {
+                return None;
+            }
+            if let Loaded::Parsed(r) = record::load(&target) {
+                cards.push(r.card.clone());
+            }
+            admins.push(target);
+        }
+    } else if !path.is_dir() {
+        return None;
+    }
+    for c in &cards {
+        // No claim: no other worktree holds a record of this card (every record written
+        // completes its card's claim, and migration claimed the older ones).
+        let Some(claim) = crate::claim::load(&repo.common_dir, c) else {
+            continue;
+        };
+        let claim = claim.ok()?;
+        if claim.state != crate::claim::ClaimState::Complete || claim.admin.is_empty() {
+            return None;
+        }
+        let owner = worktrees.join(&claim.admin);
+        if !admins.contains(&owner) {
+            admins.push(owner);
+        }
+    }
+    Some(
+        admins
+            .into_iter()
+            .filter_map(repo::linked_at)
+            .map(|linked| Entry {
+                record: record::load(&linked.admin),
+                linked,
+            })
+            .collect(),
+    )
+}
+
+/// The entries `verify` of `card`'s worktree needs: narrowed through its claim (see
+/// [`scan_for`]) when the claim names a worktree whose record is the card's, or, when the card
+/// has no claim, to `default` (where `add` would create it); else all.
+pub fn scan_card(repo: &Repo, card: &str, default: &Path) -> anyhow::Result<Vec<Entry>> {
+    match crate::claim::load(&repo.common_dir, card) {
+        Some(Ok(claim)) => {
+            if let Some(entries) = scan_for(repo, &claim.path, Some(card)) {
+                let owners = claims(&entries, card);
+                if let [one] = owners.as_slice() {
+                    if one.linked.path.as_deref() == Some(claim.path.as_path()) {
+                        return Ok(entries);
+                    }
+                }
+            }
+        }
+        None if !default.exists() => {
+            if let Some(entries) = scan_for(repo, &repo.base, Some(card)) {
+                return Ok(entries);
+            }
+        }
+        None => {
+            if let Some(entries) = scan_for(repo, default, Some(card)) {
+                if claims(&entries, card).is_empty() {
+                    return Ok(entries);
+                }
+            }
+        }
+        Some(Err(_)) => {}
+    }
+    scan(repo)
+}
+
+/// The entries `verify` of the worktree at `path` needs (see [`scan_for`]), else all.
+pub fn scan_path(repo: &Repo, path: &Path) -> anyhow::Result<Vec<Entry>> {
+    match scan_for(repo, path, None) {
+        Some(entries) => Ok(entries),
+        None => scan(repo),
+    }
+}
+
+/// The entries whose record names `card`.
+pub fn claims<'a>(entries: &'a [Entry], card: &str) -> Vec<&'a Entry> {
+    entries
+        .iter()
+        .filter(|e| matches!(&e.record, Loaded::Parsed(r) if r.card == card))
+        .collect()
+}
