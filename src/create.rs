@@ -214,7 +214,8 @@ impl Action<'_> {
             };
             // Writing the record completes the card's claim (R-CLAIM).
             crate::store::write(&admin, &rec)?;
-            self.prep.log("created", &rec, "ok", started.elapsed());
+            self.prep
+                .log(crate::events::Kind::Created, &rec, "ok", started.elapsed());
             (rec, admin)
         };
         let run_hook = self.cfg().prepare.as_ref().is_some_and(|p| p.on_create);
@@ -279,8 +280,12 @@ impl Action<'_> {
         let retry = reason == Reason::Retry;
         match self.prep.prepare(rec, &admin, retry, run_hook) {
             Ok(rec) => {
-                self.prep
-                    .log("reused", &rec, reason.as_str(), Duration::ZERO);
+                self.prep.log(
+                    crate::events::Kind::Reused,
+                    &rec,
+                    reason.as_str(),
+                    Duration::ZERO,
+                );
                 Ok(rec)
             }
             Err(failure) => Err(failure.into_error(self.card, &self.retry(), None)),
@@ -323,7 +328,7 @@ impl Action<'_> {
         })?;
         crate::events::append(
             &self.prep.ctx.repo.common_dir,
-            "removed",
+            crate::events::Kind::Removed,
             self.card.as_str(),
             path,
             "half made by an interrupted add",

@@ -15,6 +15,43 @@ use crate::lock;
 /// Rotate the log when it grows past this size.
 const ROTATE_AT: u64 = 1024 * 1024;
 
+/// The lifecycle events the log records (SPEC R-LOG), by the names the log writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Created,
+    Seeded,
+    Prepared,
+    Reused,
+    Failed,
+    Removed,
+    Released,
+    RemoveRefused,
+    Adopted,
+    PushBlocked,
+    PushChecked,
+    HookNoop,
+}
+
+impl Kind {
+    /// The name written to the log.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Created => "created",
+            Kind::Seeded => "seeded",
+            Kind::Prepared => "prepared",
+            Kind::Reused => "reused",
+            Kind::Failed => "failed",
+            Kind::Removed => "removed",
+            Kind::Released => "released",
+            Kind::RemoveRefused => "remove-refused",
+            Kind::Adopted => "adopted",
+            Kind::PushBlocked => "push-blocked",
+            Kind::PushChecked => "push-checked",
+            Kind::HookNoop => "hook-noop",
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Event {
     pub time: String,
@@ -33,15 +70,16 @@ fn rotated_path(common_dir: &Path) -> PathBuf {
     crate::layout::events_rotated_path(common_dir)
 }
 
-/// Append one event. `event` is one of the contract's names (`created`, `prepared`, …).
+/// Append one event.
 pub fn append(
     common_dir: &Path,
-    event: &str,
+    kind: Kind,
     card: &str,
     path: &Path,
     outcome: &str,
     duration: Duration,
 ) {
+    let event = kind.as_str();
     let e = Event {
         time: crate::time::now(),
         event: event.to_owned(),
@@ -132,7 +170,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         append(
             dir.path(),
-            "created",
+            Kind::Created,
             "42",
             Path::new("/w/card-42"),
             "ok",
@@ -140,7 +178,7 @@ mod tests {
         );
         append(
             dir.path(),
-            "created",
+            Kind::Created,
             "43",
             Path::new("/w/card-43"),
             "ok",
@@ -153,7 +191,7 @@ mod tests {
         std::fs::write(log_path(dir.path()), vec![b'\n'; ROTATE_AT as usize]).unwrap();
         append(
             dir.path(),
-            "removed",
+            Kind::Removed,
             "42",
             Path::new("/w/card-42"),
             "ok",

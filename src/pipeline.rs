@@ -108,15 +108,25 @@ impl Prep<'_> {
                     }
                     crate::store::write(admin, &rec).map_err(Failure::Other)?;
                     if seed {
-                        self.log("seeded", &rec, "ok", started.elapsed());
+                        self.log(crate::events::Kind::Seeded, &rec, "ok", started.elapsed());
                     } else if made > 0 {
                         let outcome = format!("linked {made} lost shared path(s) again");
-                        self.log("seeded", &rec, &outcome, started.elapsed());
+                        self.log(
+                            crate::events::Kind::Seeded,
+                            &rec,
+                            &outcome,
+                            started.elapsed(),
+                        );
                     }
                 }
                 Err(e) => {
                     self.mark_failed(&mut rec, admin);
-                    self.log("failed", &rec, "sharing failed", started.elapsed());
+                    self.log(
+                        crate::events::Kind::Failed,
+                        &rec,
+                        "sharing failed",
+                        started.elapsed(),
+                    );
                     return Err(Failure::Other(e.context("sharing failed")));
                 }
             }
@@ -145,7 +155,12 @@ impl Prep<'_> {
         };
         if let Some(why) = crate::verify::checkout_incomplete(&rec.path, admin, probe) {
             self.mark_failed(&mut rec, admin);
-            self.log("failed", &rec, "checkout incomplete", Duration::ZERO);
+            self.log(
+                crate::events::Kind::Failed,
+                &rec,
+                "checkout incomplete",
+                Duration::ZERO,
+            );
             return Err(Failure::Other(anyhow::anyhow!(
                 "{} is not ready: {}; {}",
                 rec.path.display(),
@@ -178,7 +193,7 @@ impl Prep<'_> {
                 rec.copy_method = seeded.summary.method_used().to_owned();
                 crate::store::write(admin, rec).map_err(Failure::Other)?;
                 self.log(
-                    "seeded",
+                    crate::events::Kind::Seeded,
                     rec,
                     &format!("copied {}", seeded.summary),
                     started.elapsed(),
@@ -187,7 +202,12 @@ impl Prep<'_> {
             }
             Err(e) => {
                 self.mark_failed(rec, admin);
-                self.log("failed", rec, "copy failed", started.elapsed());
+                self.log(
+                    crate::events::Kind::Failed,
+                    rec,
+                    "copy failed",
+                    started.elapsed(),
+                );
                 Err(Failure::Other(e.context("copying from the base failed")))
             }
         }
@@ -210,7 +230,7 @@ impl Prep<'_> {
             }
             Err(e) => {
                 self.mark_failed(rec, admin);
-                self.log("failed", rec, "ports", Duration::ZERO);
+                self.log(crate::events::Kind::Failed, rec, "ports", Duration::ZERO);
                 Err(Failure::Other(e))
             }
         }
@@ -245,12 +265,12 @@ impl Prep<'_> {
             duration_ms: u64::try_from(outcome.duration.as_millis()).unwrap_or(u64::MAX),
         });
         if outcome.succeeded() {
-            self.log("prepared", rec, "ok", outcome.duration);
+            self.log(crate::events::Kind::Prepared, rec, "ok", outcome.duration);
             return Ok(());
         }
         self.mark_failed(rec, admin);
         self.log(
-            "failed",
+            crate::events::Kind::Failed,
             rec,
             &format!("prepare hook {}", outcome.ending),
             outcome.duration,
@@ -265,7 +285,7 @@ impl Prep<'_> {
     }
 
     /// Append an event about `rec` to the log.
-    pub fn log(&self, event: &str, rec: &Record, outcome: &str, duration: Duration) {
+    pub fn log(&self, event: events::Kind, rec: &Record, outcome: &str, duration: Duration) {
         events::append(
             &self.ctx.repo.common_dir,
             event,

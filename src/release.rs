@@ -101,7 +101,7 @@ pub fn release_locked(
     });
     events::append(
         &ctx.repo.common_dir,
-        "released",
+        crate::events::Kind::Released,
         &rec.card,
         path,
         &released.to_string(),
@@ -145,7 +145,7 @@ pub fn release_locked(
     }
     events::append(
         &ctx.repo.common_dir,
-        "failed",
+        crate::events::Kind::Failed,
         &rec.card,
         path,
         "cleanup hook",
@@ -272,7 +272,7 @@ pub fn release_gone(ctx: &Context, report: &verify::Report, grace: Duration) -> 
     let released = process::release(&path, grace);
     events::append(
         &ctx.repo.common_dir,
-        "released",
+        crate::events::Kind::Released,
         &rec.card,
         &path,
         &format!("directory gone; {released}"),
@@ -404,7 +404,7 @@ pub fn drop_replaced_orphan(
     crate::claim::delete(&ctx.repo.common_dir, &claim.card);
     events::append(
         &ctx.repo.common_dir,
-        "released",
+        crate::events::Kind::Released,
         &claim.card,
         &claim.path,
         "orphan claim dropped: another worktree stands at its path; nothing there was touched",
@@ -480,7 +480,7 @@ pub fn release_orphan_locked(
         if !outcome.succeeded() {
             events::append(
                 &ctx.repo.common_dir,
-                "failed",
+                crate::events::Kind::Failed,
                 &claim.card,
                 path,
                 "orphan: cleanup hook",
@@ -515,7 +515,7 @@ pub fn release_orphan_locked(
     });
     events::append(
         &ctx.repo.common_dir,
-        "released",
+        crate::events::Kind::Released,
         &claim.card,
         path,
         "orphan",

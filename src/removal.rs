@@ -137,7 +137,7 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
             let recorded = crate::store::write(&admin, &rec).is_ok();
             events::append(
                 &ctx.repo.common_dir,
-                "failed",
+                crate::events::Kind::Failed,
                 &rec.card,
                 &path,
                 &format!("git worktree remove: {why}"),
@@ -181,7 +181,7 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
     }
     events::append(
         &ctx.repo.common_dir,
-        "removed",
+        crate::events::Kind::Removed,
         &rec.card,
         &path,
         "ok",

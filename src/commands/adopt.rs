@@ -89,7 +89,7 @@ pub fn run(ctx: &Context, args: &AdoptArgs, out: &mut dyn Write) -> Result<i32> 
     crate::store::write(&admin, &rec)?;
     events::append(
         &ctx.repo.common_dir,
-        "adopted",
+        crate::events::Kind::Adopted,
         card.as_str(),
         &report.path,
         "ok",

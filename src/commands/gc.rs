@@ -398,7 +398,7 @@ fn apply(
                     crate::claim::forget(&ctx.repo.common_dir, &c.card, &c.path);
                     events::append(
                         &ctx.repo.common_dir,
-                        "removed",
+                        crate::events::Kind::Removed,
                         &c.card,
                         &c.path,
                         "gc: directory was gone",

@@ -34,7 +34,7 @@ pub fn post_checkout(global: crate::cli::GlobalArgs, args: &PostCheckoutArgs) ->
     let noop = |why: &str| {
         events::append(
             &ctx.repo.common_dir,
-            "hook-noop",
+            crate::events::Kind::HookNoop,
             "",
             &path,
             why,
@@ -65,7 +65,7 @@ fn seed_new_worktree(ctx: &Context, path: &Path, admin: &Path) -> Result<()> {
         let removed = lifecycle::undo_worktree(ctx, path, started);
         events::append(
             &ctx.repo.common_dir,
-            "failed",
+            crate::events::Kind::Failed,
             "",
             path,
             "hook: configuration",
@@ -140,7 +140,12 @@ fn seed_new_worktree(ctx: &Context, path: &Path, admin: &Path) -> Result<()> {
         deadline,
         quiet: true,
     };
-    prep.log("created", &rec, "hook", started.elapsed());
+    prep.log(
+        crate::events::Kind::Created,
+        &rec,
+        "hook",
+        started.elapsed(),
+    );
     let run_hook = cfg.prepare.as_ref().is_some_and(|p| p.on_create);
     match prep.prepare(rec, admin, true, run_hook) {
         Ok(_) => Ok(()),
@@ -204,7 +209,7 @@ fn refuse(
     let removed = lifecycle::undo_worktree(ctx, path, started);
     events::append(
         &ctx.repo.common_dir,
-        "failed",
+        crate::events::Kind::Failed,
         card.as_str(),
         path,
         "hook: refused",

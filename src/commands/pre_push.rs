@@ -54,7 +54,7 @@ pub fn run(global: crate::cli::GlobalArgs, args: &PrePushArgs) -> Result<i32> {
     let blocked = |refusal: Refusal, card: &str| -> anyhow::Error {
         events::append(
             &ctx.repo.common_dir,
-            "push-blocked",
+            crate::events::Kind::PushBlocked,
             card,
             &here,
             &refusal.why,
@@ -102,7 +102,7 @@ pub fn run(global: crate::cli::GlobalArgs, args: &PrePushArgs) -> Result<i32> {
     }
     events::append(
         &ctx.repo.common_dir,
-        "push-checked",
+        crate::events::Kind::PushChecked,
         &card,
         &here,
         "ok",

@@ -284,7 +284,7 @@ fn remove(ctx: &Context, path: &Path) -> Result<Disposal> {
             let released = crate::release::release_verified(ctx, &report, GRACE);
             events::append(
                 &ctx.repo.common_dir,
-                "remove-refused",
+                crate::events::Kind::RemoveRefused,
                 &rec.card,
                 path,
                 &format!("kept: {}", why.join(", ")),
