@@ -728,11 +728,30 @@ fn codex_setup_prepares_and_cleanup_releases_with_codex_variables() {
     );
     assert_eq!(state(&repo, &wt), "released");
     assert_eq!(cleanup_lines(&repo).len(), 2, "{:?}", cleanup_lines(&repo));
+}
 
-    // Without Codex's variables: a clear failure.
-    let out = run_sh(&repo, &repo.base, &script("codex/cleanup.sh"), "", &[]);
-    assert_ne!(out.code, 0);
-    assert!(out.stderr.contains("CODEX_WORKTREE_PATH"), "{out}");
+/// SPEC §23.8: every setup and cleanup script works from inside the worktree with none of the
+/// runner's variables set (`$PWD`).
+#[test]
+fn recipe_scripts_work_from_inside_the_tree_without_the_runners_variables() {
+    let repo = TestRepo::new();
+    repo.write_rules(&rules_with_cleanup(&repo, ""));
+    for (runner, setup, release) in [
+        ("codex", "codex/setup.sh", "codex/cleanup.sh"),
+        ("conductor", "conductor/setup.sh", "conductor/archive.sh"),
+        ("vibe-kanban", "vibe-kanban/setup.sh", "vibe-kanban/archive.sh"),
+    ] {
+        let wt = repo.sibling(&format!("{runner}-bare"));
+        repo.add_unhooked_worktree(wt.to_str().unwrap(), &format!("{runner}/bare"));
+        let out = run_sh(&repo, &wt, &script(setup), "", &[]);
+        out.expect_code(0);
+        repo.kardwt(&repo.base, &["verify", "--path", wt.to_str().unwrap()])
+            .expect_code(0);
+        let out = run_sh(&repo, &wt, &script(release), "", &[]);
+        out.expect_code(0);
+        assert_eq!(state(&repo, &wt), "released", "{runner}: {out}");
+        assert!(wt.join("README.md").exists(), "{runner}: the tree is kept");
+    }
 }
 
 #[test]
