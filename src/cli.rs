@@ -342,6 +342,35 @@ pub enum RunnerCommand {
     /// Claude Code's WorktreeCreate and WorktreeRemove hook events (JSON on stdin).
     #[command(subcommand)]
     Claude(ClaudeCommand),
+    /// Merge kardwt's entries into a runner's own configuration in this repository, naming
+    /// this binary by its absolute path; says on stderr what is still to do by hand.
+    ///
+    /// claude: .claude/settings.json (PreToolUse guard, WorktreeCreate, WorktreeRemove).
+    /// codex: .codex/hooks.json (PreToolUse guard), .kardwt/codex/{setup,cleanup}.sh.
+    /// cursor: .cursor/worktrees.json (setup-worktree). conductor: conductor.json (setup,
+    /// archive), .kardwt/conductor/{setup,archive}.sh. vibe-kanban:
+    /// .kardwt/vibe-kanban/{setup,archive}.sh. Other entries are kept; a second run changes
+    /// nothing.
+    Install(RunnerInstallArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RunnerInstallArgs {
+    /// The runner whose configuration to write
+    #[arg(value_enum)]
+    pub runner: RunnerKind,
+    /// Print what would be written, and write nothing
+    #[arg(long)]
+    pub print: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum RunnerKind {
+    Claude,
+    Codex,
+    Cursor,
+    Conductor,
+    VibeKanban,
 }
 
 #[derive(Debug, Subcommand)]
