@@ -224,6 +224,10 @@ pub struct GcArgs {
     /// released; never a live worktree
     #[arg(long)]
     pub prunable: bool,
+    /// Also collect ready worktrees that are clean, unused, have no commit of their own and
+    /// were untouched for DUR (like 2h or 3d)
+    #[arg(long, value_name = "DUR")]
+    pub idle: Option<String>,
 }
 
 /// Print a shell completion script (make install puts them where shells look).
