@@ -88,3 +88,27 @@ pub fn remote_head(base: &Path, remote: &str, deadline: Instant) -> Result<Strin
     })?;
     Ok(head)
 }
+
+/// The base a tree checked out on a kept branch really starts from (SPEC §23.5): the fetched
+/// base `fetched` when it is an ancestor of the tree's HEAD, else their merge base (`fetched`
+/// itself when they share no history or HEAD cannot be read: nothing better is known).
+pub fn base_of_kept_branch(tree: &Path, fetched: &str) -> String {
+    let Some(tip) = git::head_oid(tree) else {
+        return fetched.to_owned();
+    };
+    if git::is_ancestor(tree, fetched, &tip) {
+        return fetched.to_owned();
+    }
+    git::merge_base(tree, fetched, &tip).unwrap_or_else(|| fetched.to_owned())
+}
+
+/// How many commits of the base's remote-tracking ref (`refs/remotes/<remote>/<branch>` of
+/// the record, as last fetched) the tree's HEAD lacks; `None` when either cannot be read.
+pub fn behind(tree: &Path, rec: &crate::record::Record) -> Option<u64> {
+    let branch = rec.base_ref.strip_prefix("refs/heads/")?;
+    let tracking = format!("refs/remotes/{}/{branch}", rec.base_remote);
+    // Program-made operands: `HEAD..` first, so nothing can read as an option.
+    let args = ["rev-list", "--count", &format!("HEAD..{tracking}"), "--"];
+    let out = git::raw_no_replace(tree, args.map(Into::into).to_vec(), None).ok()?;
+    String::from_utf8_lossy(&out).trim().parse().ok()
+}

@@ -224,6 +224,10 @@ pub struct GcArgs {
     /// released; never a live worktree
     #[arg(long)]
     pub prunable: bool,
+    /// Also collect ready worktrees that are clean, unused, have no commit of their own and
+    /// were untouched for DUR (like 2h or 3d)
+    #[arg(long, value_name = "DUR")]
+    pub idle: Option<String>,
 }
 
 /// Print a shell completion script (make install puts them where shells look).
@@ -342,6 +346,35 @@ pub enum RunnerCommand {
     /// Claude Code's WorktreeCreate and WorktreeRemove hook events (JSON on stdin).
     #[command(subcommand)]
     Claude(ClaudeCommand),
+    /// Merge kardwt's entries into a runner's own configuration in this repository, naming
+    /// this binary by its absolute path; says on stderr what is still to do by hand.
+    ///
+    /// claude: .claude/settings.json (PreToolUse guard, WorktreeCreate, WorktreeRemove).
+    /// codex: .codex/hooks.json (PreToolUse guard), .kardwt/codex/{setup,cleanup}.sh.
+    /// cursor: .cursor/worktrees.json (setup-worktree). conductor: conductor.json (setup,
+    /// archive), .kardwt/conductor/{setup,archive}.sh. vibe-kanban:
+    /// .kardwt/vibe-kanban/{setup,archive}.sh. Other entries are kept; a second run changes
+    /// nothing.
+    Install(RunnerInstallArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RunnerInstallArgs {
+    /// The runner whose configuration to write
+    #[arg(value_enum)]
+    pub runner: RunnerKind,
+    /// Print what would be written, and write nothing
+    #[arg(long)]
+    pub print: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum RunnerKind {
+    Claude,
+    Codex,
+    Cursor,
+    Conductor,
+    VibeKanban,
 }
 
 #[derive(Debug, Subcommand)]

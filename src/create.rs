@@ -177,6 +177,7 @@ impl Action<'_> {
                 self.cfg(),
                 self.prep.deadline,
             )?;
+            let kept_branch = self.prep.ctx.repo.branch_exists(&self.card.branch());
             // R-TRUST 5: say, before git creates anything, that this tree is ours.
             lifecycle::write_intent(common, self.card, path)?;
             let path = match self.add_worktree(&repo_lock, path, &oid) {
@@ -189,6 +190,13 @@ impl Action<'_> {
                 }
             };
             let admin = admin_of(&path)?;
+            // SPEC §23.5: a kept branch is checked out as it is, so it starts from the fetched
+            // base only when that is in its history; else from where the two meet.
+            let oid = if kept_branch {
+                crate::base::base_of_kept_branch(&path, &oid)
+            } else {
+                oid
+            };
             let now = crate::time::now();
             let rec = Record {
                 schema: 1,

@@ -121,6 +121,52 @@ pub fn landed(path: &Path, admin: &Path, rec: &Record, head: Option<&Head>) -> J
     ))
 }
 
+/// `gc --idle DUR` (SPEC §23.4), the one exception to "collect only what landed": a tree with
+/// no commit of its own (its HEAD reflog records none; no reflog is no evidence, so it is
+/// kept) that nobody touched for `idle_for`. Touched is the newer of its HEAD reflog's mtime
+/// (every commit, checkout, reset or pull moves HEAD) and the record's `updated_at` (every
+/// prepare, reuse and release). Not the index: any `git status`, gc's own clean check
+/// included, rewrites it; and edits that change no HEAD leave the tree dirty, which keeps it.
+/// `Ok(reason)` when idle; clean and unused are the caller's checks, as for [`landed`].
+pub fn idle(admin: &Path, rec: &Record, idle_for: std::time::Duration) -> Judgement {
+    let Ok(reflog) = std::fs::read_to_string(admin.join("logs/HEAD")) else {
+        return Err("it has no HEAD reflog, so nothing shows it has no commit of its own".into());
+    };
+    let made = commits_made_here(&reflog).len();
+    if made > 0 {
+        return Err(format!(
+            "{made} commit{} made in this worktree (--idle collects only trees with none)",
+            if made == 1 { " was" } else { "s were" }
+        ));
+    }
+    let mtime = |rel: &str| -> Option<u64> {
+        let m = std::fs::metadata(admin.join(rel)).ok()?.modified().ok()?;
+        m.duration_since(std::time::UNIX_EPOCH)
+            .ok()
+            .map(|d| d.as_secs())
+    };
+    let touched = [
+        mtime("logs/HEAD"),
+        crate::time::parse_rfc3339(&rec.updated_at),
+    ]
+    .into_iter()
+    .flatten()
+    .max()
+    .unwrap_or(0);
+    let age = crate::time::now_secs().saturating_sub(touched);
+    let shown = humantime::format_duration(std::time::Duration::from_secs(age));
+    if age < idle_for.as_secs() {
+        return Err(format!(
+            "touched {shown} ago, less than --idle {}",
+            humantime::format_duration(idle_for)
+        ));
+    }
+    Ok(format!(
+        "idle: no commit of its own and untouched for {shown} (since {})",
+        crate::time::rfc3339(touched)
+    ))
+}
+
 /// The remote-tracking ref of the record's base (`refs/remotes/<remote>/<branch>`).
 pub fn tracking_ref(rec: &Record) -> Option<String> {
     rec.base_ref

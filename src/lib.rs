@@ -29,6 +29,7 @@ pub mod record;
 pub mod release;
 pub mod removal;
 pub mod repo;
+pub mod runner_config;
 pub mod share;
 pub mod shims;
 pub mod store;
@@ -146,11 +147,12 @@ fn dispatch(cli: Cli, out: &mut dyn std::io::Write) -> anyhow::Result<i32> {
         Command::InstallHooks(_) => commands::install_hooks::install(&ctx, out),
         Command::UninstallHooks(_) => commands::install_hooks::uninstall(&ctx, out),
         Command::Config(ConfigCommand::Check(a)) => commands::config::check(&ctx, a, out),
+        Command::Runner(RunnerCommand::Install(a)) => commands::runner_install::run(&ctx, a, out),
         Command::Hook(_)
         | Command::Guard(_)
         | Command::Completions(_)
         | Command::Help(_)
-        | Command::Runner(_) => {
+        | Command::Runner(RunnerCommand::Claude(_)) => {
             unreachable!("dispatched above")
         }
     }

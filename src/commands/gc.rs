@@ -81,6 +81,13 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
         ))
         .hint("write it like 24h, 30m, 2d or 0s")
     })?;
+    let idle = match &args.idle {
+        None => None,
+        Some(text) => Some(humantime::parse_duration(text).map_err(|e| {
+            usage(format!("--idle {text:?} is not a duration: {e}"))
+                .hint("write it like 2h, 3d or 90min")
+        })?),
+    };
     let rules = ctx.rules()?;
     let entries = verify::scan(&ctx.repo)?;
     // --apply judges against the base as it is now; a dry run against the last fetch.
@@ -138,9 +145,17 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
         }
         let landed = || judge::landed(&path, &e.linked.admin, rec, report.head.as_ref());
         let reason = match rec.state {
-            State::Ready => match landed() {
-                Ok(reason) => reason,
-                Err(why) => {
+            State::Ready => match (landed(), idle) {
+                (Ok(reason), _) => reason,
+                // SPEC §23.4: only with --idle, a tree with no work of its own may go.
+                (Err(why), Some(dur)) => match judge::idle(&e.linked.admin, rec, dur) {
+                    Ok(reason) => reason,
+                    Err(not_idle) => {
+                        kept.push(keep(format!("{why}; not idle: {not_idle}"), None));
+                        continue;
+                    }
+                },
+                (Err(why), None) => {
                     kept.push(keep(why, None));
                     continue;
                 }

@@ -45,7 +45,13 @@ pub fn run(args: &GuardArgs, out: &mut dyn Write) -> Result<i32> {
     if denials.is_empty() {
         return Ok(0);
     }
-    Ok(answer(&denials, args.format, out))
+    // git runs `git kardwt` by absolute path too, but names its exec path in the environment:
+    // then `git kardwt` is how the caller reached it, and what it can run again.
+    let invoked = std::env::args_os()
+        .next()
+        .map(PathBuf::from)
+        .filter(|_| std::env::var_os("GIT_EXEC_PATH").is_none());
+    Ok(answer(&denials, args.format, invoked.as_deref(), out))
 }
 
 /// Is this argv (program name first) a `guard` command line? Only the global options
@@ -142,7 +148,12 @@ struct ClaudeDecision<'a> {
 
 /// Print the deny and return the exit code. Write errors (a closed pipe) are ignored: there is
 /// nobody left to tell.
-fn answer(denials: &[Denial], format: GuardFormat, out: &mut dyn Write) -> i32 {
+fn answer(
+    denials: &[Denial],
+    format: GuardFormat,
+    invoked: Option<&Path>,
+    out: &mut dyn Write,
+) -> i32 {
     let reason = denials
         .iter()
         .map(|d| d.reason.as_str())
@@ -150,7 +161,7 @@ fn answer(denials: &[Denial], format: GuardFormat, out: &mut dyn Write) -> i32 {
         .join("; ");
     let replacement = denials
         .iter()
-        .map(|d| d.replacement.as_str())
+        .map(|d| spelled(&d.replacement, invoked))
         .collect::<Vec<_>>()
         .join(" && ");
     match format {
@@ -177,6 +188,18 @@ fn answer(denials: &[Denial], format: GuardFormat, out: &mut dyn Write) -> i32 {
             );
             2
         }
+    }
+}
+
+/// A suggested `git kardwt …` command as the agent's shell can run it (SPEC §23.7): when this
+/// process was started by absolute path (a hook that names the binary because the agent's
+/// `PATH` may lack it), the suggestion names that path too (pure).
+fn spelled(replacement: &str, invoked: Option<&Path>) -> String {
+    match (replacement.strip_prefix("git kardwt "), invoked) {
+        (Some(rest), Some(exe)) if exe.is_absolute() => {
+            format!("{} {rest}", guard::shell_quote(&exe.to_string_lossy()))
+        }
+        _ => replacement.to_owned(),
     }
 }
 
@@ -572,6 +595,17 @@ mod tests {
     use super::*;
 
     #[test]
+    fn suggestions_name_the_binary_as_it_was_reached() {
+        let r = "git kardwt remove --path '/w/card-1'";
+        assert_eq!(spelled(r, Some(Path::new("git-kardwt"))), r);
+        assert_eq!(spelled(r, None), r);
+        assert_eq!(
+            spelled(r, Some(Path::new("/opt/k bin/git-kardwt"))),
+            "'/opt/k bin/git-kardwt' remove --path '/w/card-1'"
+        );
+    }
+
+    #[test]
     fn payloads_other_than_a_bash_command_are_silence() {
         assert_eq!(
             parse_payload(&br#"{"tool_name":"Bash","tool_input":{"command":"ls"},"cwd":"/x"}"#[..]),
@@ -606,7 +640,7 @@ mod tests {
             reason: "r".into(),
             replacement: "git kardwt gc --apply".into(),
         };
-        assert_eq!(answer(&[d], GuardFormat::Claude, &mut out), 0);
+        assert_eq!(answer(&[d], GuardFormat::Claude, None, &mut out), 0);
         assert_eq!(
             String::from_utf8(out).unwrap(),
             "{\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"permissionDecision\":\"deny\",\"permissionDecisionReason\":\"denied by git kardwt guard: r. Run instead: git kardwt gc --apply\"}}\n"

@@ -41,6 +41,12 @@ pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result<i32>
         .as_ref()
         .filter(|r| r.base_ref.is_empty())
         .map(|r| crate::outside::empty_base_why(&r.base_remote));
+    // SPEC §23.5: how many commits of the base (as last fetched) the tree's HEAD lacks.
+    let behind = report
+        .record
+        .as_ref()
+        .filter(|_| report.path.is_dir())
+        .and_then(|r| crate::base::behind(&report.path, r));
     let ports = report
         .record
         .as_ref()
@@ -58,6 +64,7 @@ pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result<i32>
         v["base_ref_missing"] = serde_json::to_value(&base_why)?;
         v["ports"] = serde_json::to_value(&ports)?;
         v["config_changed"] = serde_json::to_value(config_changed)?;
+        v["behind"] = serde_json::to_value(behind)?;
         writeln!(out, "{v}")?;
         return Ok(0);
     }
@@ -95,6 +102,14 @@ pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result<i32>
                 "base:            {} {} at {}",
                 rec.base_remote, rec.base_ref, rec.base_oid
             )?,
+        }
+        if let Some(n) = behind {
+            writeln!(
+                out,
+                "behind:          {n} commit{} of {}",
+                if n == 1 { "" } else { "s" },
+                crate::judge::tracking_ref(rec).unwrap_or_default()
+            )?;
         }
         writeln!(
             out,

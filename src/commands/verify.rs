@@ -21,7 +21,15 @@ pub fn run(ctx: &Context, args: &VerifyArgs, out: &mut dyn Write) -> Result<i32>
     let (path, card) = ctx.target(&entries, &args.target)?;
     let report = verify::verify(&ctx.repo, &entries, &path, card.as_ref());
     if args.json {
-        writeln!(out, "{}", report.to_json())?;
+        let mut v = report.to_json();
+        // SPEC §23.5: how far behind the base (as last fetched) the tree's HEAD is.
+        let behind = report
+            .record
+            .as_ref()
+            .filter(|_| report.path.is_dir())
+            .and_then(|r| crate::base::behind(&report.path, r));
+        v["behind"] = serde_json::to_value(behind)?;
+        writeln!(out, "{v}")?;
     } else {
         for c in &report.checks {
             let mark = match c.ok {

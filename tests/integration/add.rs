@@ -311,8 +311,10 @@ fn an_existing_card_branch_is_checked_out_as_is_not_reset() {
         old,
         "the kept branch was reset"
     );
+    // SPEC §23.5: the branch lacks the fetched base, so the record names where they meet.
     let rec = repo.record(&wt);
-    assert_eq!(rec["base_oid"].as_str(), Some(new_oid.as_str()), "{rec:?}");
+    assert_ne!(old, new_oid);
+    assert_eq!(rec["base_oid"].as_str(), Some(old.as_str()), "{rec:?}");
 }
 
 #[test]
@@ -467,4 +469,51 @@ fn add_refuses_a_symlink_at_the_card_path_naming_it_not_the_card_it_points_to() 
     assert!(link.symlink_metadata().unwrap().file_type().is_symlink());
     assert_eq!(crate::support::snapshot(&wt), before);
     assert_eq!(repo.worktrees().len(), 2);
+}
+
+/// SPEC §23.5: re-creating a card on its kept branch never claims a base the branch lacks: the
+/// record's base_oid is the merge base of the fetched base and the branch, and status and
+/// verify --json say how far behind the base the tree is.
+#[test]
+fn a_kept_branch_records_the_base_it_really_has_and_says_how_far_behind_it_is() {
+    let repo = TestRepo::new();
+    let wt = repo.add_card("42");
+    std::fs::write(wt.join("work.txt"), "mine\n").unwrap();
+    repo.git(&wt, &["add", "work.txt"]);
+    repo.git(&wt, &["commit", "--quiet", "-m", "work of card 42"]);
+    repo.kardwt_ok(&repo.base, &["remove", "42"]);
+    assert!(!wt.exists());
+    let moved = repo.commit_on_origin("upstream moved on");
+
+    let wt = repo.add_card("42");
+    let tip = repo.git(&wt, &["rev-parse", "HEAD"]).trim().to_owned();
+    let meet = repo
+        .git(&wt, &["merge-base", &moved, &tip])
+        .trim()
+        .to_owned();
+    assert_ne!(meet, moved);
+    let rec = repo.record(&wt);
+    assert_eq!(rec["base_oid"].as_str(), Some(meet.as_str()), "{rec:?}");
+
+    let status = repo.kardwt_ok(&repo.base, &["status", "42", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&status).unwrap();
+    assert_eq!(v["behind"], 1, "{v}");
+    let text = repo.kardwt_ok(&repo.base, &["status", "42"]);
+    assert!(
+        text.contains("behind:          1 commit of refs/remotes/origin/main"),
+        "{text}"
+    );
+    let verify = repo.kardwt_ok(&repo.base, &["verify", "42", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&verify).unwrap();
+    assert_eq!(v["behind"], 1, "{v}");
+
+    // A fresh card starts at the fetched base: behind 0.
+    let fresh = repo.add_card("43");
+    assert_eq!(
+        repo.record(&fresh)["base_oid"].as_str(),
+        Some(moved.as_str())
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&repo.kardwt_ok(&repo.base, &["verify", "43", "--json"])).unwrap();
+    assert_eq!(v["behind"], 0, "{v}");
 }

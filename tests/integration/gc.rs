@@ -698,3 +698,75 @@ fn gc_keeps_trees_without_landed_commits_of_their_own() {
         "a kept tree changed"
     );
 }
+
+/// Make `wt` look untouched for three days: its HEAD reflog and its record.
+fn backdate(repo: &TestRepo, wt: &Path) {
+    let admin = repo.admin_dir(wt);
+    let out = repo
+        .command("touch", wt)
+        .args(["-d", "3 days ago"])
+        .arg(admin.join("logs/HEAD"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    repo.edit_record(wt, "updated_at", "2020-01-01T00:00:00Z");
+}
+
+/// SPEC §23.4: `gc --idle DUR` also collects trees that are clean, unused, have no commit of
+/// their own and were untouched for DUR; never by default, never one with a commit of its own
+/// or a process inside, and its branch is kept.
+#[test]
+fn idle_collects_untouched_trees_without_work_of_their_own_only_when_asked() {
+    let repo = TestRepo::new();
+    let idle = repo.add_card("42");
+    let worked = repo.add_card("43");
+    commit_in(&repo, &worked, "work");
+    let used = repo.add_card("44");
+    let fresh = repo.add_card("45");
+    for wt in [&idle, &worked, &used] {
+        backdate(&repo, wt);
+    }
+    let mut sleeper = crate::remove::Sleeper::start(&repo, &used);
+
+    // Never by default.
+    let out = repo.kardwt_ok(&repo.base, &["gc"]);
+    assert!(!out.contains("would collect"), "{out}");
+    let o = repo.kardwt(&repo.base, &["gc", "--idle", "2d"]);
+    let out = o.stdout;
+    let collect: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("would collect"))
+        .collect();
+    assert_eq!(collect.len(), 1, "{out}");
+    assert!(
+        collect[0].starts_with(&format!(
+            "would collect card 42 at {}: idle",
+            idle.display()
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains("kept card 43") && out.contains("commit was made in this worktree"),
+        "{out}"
+    );
+    assert!(
+        out.contains("kept card 44") && out.contains("in use"),
+        "{out}"
+    );
+    assert!(
+        out.contains("kept card 45") && out.contains("less than --idle 2days"),
+        "{out}"
+    );
+    assert!(idle.exists(), "a dry run changes nothing");
+    repo.kardwt(&repo.base, &["gc", "--idle", "soon"])
+        .expect_code(2);
+
+    let out = repo.kardwt_ok(&repo.base, &["gc", "--idle", "2d", "--apply"]);
+    assert!(out.contains("collected card 42"), "{out}");
+    assert!(!idle.exists());
+    assert!(worked.exists() && used.exists() && fresh.exists());
+    assert!(repo
+        .card_branches()
+        .contains(&"refs/heads/card/42".to_owned()));
+    assert!(sleeper.alive(), "gc never signals a process");
+}

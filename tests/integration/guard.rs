@@ -30,7 +30,8 @@ pub(crate) fn managed_repo() -> TestRepo {
 
 /// Run the binary itself in `dir` with `stdin` piped in; does not assert.
 fn guard(repo: &TestRepo, dir: &Path, args: &[&str], stdin: &[u8]) -> Output {
-    let mut cmd = repo.command(BIN, dir);
+    // By name, found on PATH: by absolute path its suggestions would name that path.
+    let mut cmd = repo.command("git-kardwt", dir);
     cmd.arg("guard")
         .args(args)
         .stdin(Stdio::piped())
@@ -226,11 +227,10 @@ fn answer_text(
         Some(0) if stderr.is_empty() => None,
         Some(2) => {
             let hint = stderr.lines().nth(1).unwrap_or_default();
-            Some(
-                hint.strip_prefix("hint: run instead: ")
-                    .unwrap_or(hint)
-                    .to_owned(),
-            )
+            // Started by absolute path, the guard names that path in its suggestion (SPEC
+            // §23.7, tested in runner_install.rs); this table compares the commands.
+            let hint = hint.strip_prefix("hint: run instead: ").unwrap_or(hint);
+            Some(hint.replace(&format!("'{BIN}' "), "git kardwt "))
         }
         _ => panic!("{line}: exit {code:?}: {stderr}"),
     }

@@ -29,6 +29,7 @@ mod prepare;
 mod push;
 mod reads;
 mod remove;
+mod runner_install;
 mod runners;
 mod sandbox;
 mod seeding;

@@ -625,6 +625,13 @@ fn shipped_json_recipes_parse_and_name_commands_that_exist() {
     let codex = read_json("codex/hooks.json");
     let (guard, _) = hook_command(&codex, "PreToolUse");
     assert!(guard.contains("--format codex"), "{guard}");
+    for (name, hooks) in [("claude", &claude), ("codex", &codex)] {
+        let (cmd, _) = hook_command(hooks, "PreToolUse");
+        assert!(
+            cmd.ends_with(" || exit 2"),
+            "{name}: a guard that cannot run must deny: {cmd}"
+        );
+    }
     let cursor = read_json("cursor/worktrees.json");
     let setup = cursor["setup-worktree"].as_array().unwrap();
     assert!(!setup.is_empty());
@@ -636,7 +643,8 @@ fn shipped_json_recipes_parse_and_name_commands_that_exist() {
     commands.push(guard);
     commands.extend(setup.iter().map(|c| c.as_str().unwrap().to_owned()));
     for line in commands {
-        for part in line.split("||") {
+        // `|| exit 2`: a guard whose binary cannot run denies (SPEC §23.7).
+        for part in line.split("||").filter(|p| p.trim() != "exit 2") {
             let words: Vec<&str> = part
                 .split_whitespace()
                 .take_while(|w| !w.starts_with('>') && !w.starts_with("2>"))
@@ -728,11 +736,34 @@ fn codex_setup_prepares_and_cleanup_releases_with_codex_variables() {
     );
     assert_eq!(state(&repo, &wt), "released");
     assert_eq!(cleanup_lines(&repo).len(), 2, "{:?}", cleanup_lines(&repo));
+}
 
-    // Without Codex's variables: a clear failure.
-    let out = run_sh(&repo, &repo.base, &script("codex/cleanup.sh"), "", &[]);
-    assert_ne!(out.code, 0);
-    assert!(out.stderr.contains("CODEX_WORKTREE_PATH"), "{out}");
+/// SPEC §23.8: every setup and cleanup script works from inside the worktree with none of the
+/// runner's variables set (`$PWD`).
+#[test]
+fn recipe_scripts_work_from_inside_the_tree_without_the_runners_variables() {
+    let repo = TestRepo::new();
+    repo.write_rules(&rules_with_cleanup(&repo, ""));
+    for (runner, setup, release) in [
+        ("codex", "codex/setup.sh", "codex/cleanup.sh"),
+        ("conductor", "conductor/setup.sh", "conductor/archive.sh"),
+        (
+            "vibe-kanban",
+            "vibe-kanban/setup.sh",
+            "vibe-kanban/archive.sh",
+        ),
+    ] {
+        let wt = repo.sibling(&format!("{runner}-bare"));
+        repo.add_unhooked_worktree(wt.to_str().unwrap(), &format!("{runner}/bare"));
+        let out = run_sh(&repo, &wt, &script(setup), "", &[]);
+        out.expect_code(0);
+        repo.kardwt(&repo.base, &["verify", "--path", wt.to_str().unwrap()])
+            .expect_code(0);
+        let out = run_sh(&repo, &wt, &script(release), "", &[]);
+        out.expect_code(0);
+        assert_eq!(state(&repo, &wt), "released", "{runner}: {out}");
+        assert!(wt.join("README.md").exists(), "{runner}: the tree is kept");
+    }
 }
 
 #[test]

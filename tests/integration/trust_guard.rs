@@ -15,8 +15,10 @@ use crate::guard::managed_repo;
 /// Run `git-kardwt args…` in `dir` with `stdin` piped in, killed (and the test failed) after
 /// the harness's command timeout. Does not assert.
 fn run_bin(repo: &TestRepo, dir: &Path, args: &[&str], stdin: &[u8]) -> Output {
+    // By name, found on PATH as a hook's `git-kardwt` is: a binary reached by absolute path
+    // names that path in its suggestions (SPEC §23.7).
     let mut child = repo
-        .command(BIN, dir)
+        .command("git-kardwt", dir)
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -95,7 +95,7 @@ EOF
 
 # The environment every command of a scenario runs in.
 run_env() {
-    env -i HOME="$home" PATH="$base_path" LANG=C.UTF-8 TERM=dumb USER="${USER:-root}" \
+    env -i HOME="$home" PATH="${client_path:-$base_path}" LANG=C.UTF-8 TERM=dumb USER="${USER:-root}" \
         TMPDIR="$d" GIT_CONFIG_NOSYSTEM=1 "$@"
 }
 git_() { run_env git "$@"; }
@@ -354,24 +354,52 @@ scenario_claude_exit_dirty() {
     check "the dirty tree is no longer registered" registered "$wt"
     check "kardwt does not list card exit-dirty as released" state_is exit-dirty released
     check "kardwt logged no remove-refused for it" event_logged remove-refused exit-dirty
-    # The truthful behaviour (SPEC §23.2): worktree-remove exits 1 when it keeps the tree, and
-    # Claude says "Exited worktree but could not remove it" and shows kardwt's stderr. Before
-    # §23.2, worktree-remove exits 0 and Claude tells the model the kept tree was removed:
-    # XFAIL, which does not fail the run (make it a FAIL once §23.2 is in).
-    if [ ${#why[@]} -eq 0 ] && ! grep -qF 'could not remove' "$d/claude.out"; then
-        if grep -qF 'Exited and removed worktree' "$d/claude.out"; then
-            stop_server
-            results+=("XFAIL claude-exit-dirty")
-            echo "XFAIL claude-exit-dirty: kardwt kept the dirty tree but exited 0, so Claude told the model \"Exited and removed worktree\" (SPEC §23.2 not yet in this binary)"
-            return
-        fi
-        why+=("Claude's ExitWorktree result says neither removed nor could-not-remove")
-    fi
+    # SPEC §23.2: worktree-remove exits 1 when it keeps the tree, so Claude says "Exited
+    # worktree but could not remove it" (with kardwt's stderr), never that it removed it.
+    check "Claude did not say it could not remove the kept tree" \
+        grep -qF 'could not remove' "$d/claude.out"
+    check "Claude told the model the kept tree was removed" \
+        not_grep 'Exited and removed worktree' "$d/claude.out"
     finish claude-exit-dirty "Claude says it could not remove the tree"
+}
+not_grep() { ! grep -qF -- "$1" "$2"; }
+
+# d. `git kardwt runner install claude` instead of a copied recipe, the client on a PATH
+# without git-kardwt: `claude -w` reaches kardwt by the absolute path the settings name, and
+# the guard's denial names that path for the model to run; a guard whose binary is gone denies.
+scenario_claude_install() {
+    new_env claude-install
+    kardwt runner install claude || { why+=("git kardwt runner install claude failed"); finish claude-install; return; }
+    git_ -C "$repo" add .claude/settings.json
+    git_ -C "$repo" commit -q -m "kardwt's Claude Code hooks"
+    git_ -C "$repo" push -q origin main
+    local wt bare="$RUNNER_CLIENTS:$node_dir:/usr/local/bin:/usr/bin:/bin"
+    wt=$(kardwt add 42) || { why+=("git kardwt add 42 failed"); finish claude-install; return; }
+    start_server "{\"steps\":[{\"shell\":\"git worktree remove $wt\"}],\"final\":\"done\"}" || return
+    (cd "$repo" && client_path=$bare claude_run "$d/claude" -w installed -p "Remove card 42's tree" --allowedTools Bash)
+    local code=$?
+    check "claude -w exited $code" test "$code" = 0
+    check "git-kardwt is on the client's PATH" test ! -e "$(client_path=$bare run_env sh -c 'command -v git-kardwt')"
+    check "git kardwt list does not show card installed ready" state_is installed ready
+    check "no denial naming the absolute path reached the model" \
+        logged "Run instead: '$KARDWT_BIN_DIR/git-kardwt' remove --path"
+    check "card 42's tree is gone" test -d "$wt"
+    finish claude-install
+
+    # The binary gone: the guard hook denies instead of letting the command through.
+    new_env claude-install-missing
+    kardwt runner install claude || { why+=("runner install failed"); finish claude-install-missing; return; }
+    sed -i "s|'$KARDWT_BIN_DIR/git-kardwt' guard|'$d/gone/git-kardwt' guard|" "$repo/.claude/settings.json"
+    wt=$(kardwt add 42) || { why+=("git kardwt add 42 failed"); finish claude-install-missing; return; }
+    start_server "{\"steps\":[{\"shell\":\"touch $d/ran\"}],\"final\":\"done\"}" || return
+    (cd "$repo" && claude_run "$d/claude" -p "Touch a file" --allowedTools Bash)
+    check "the model never asked for the command" logged '"tool_use": "Bash"'
+    check "the command ran although the guard's binary is missing" test ! -e "$d/ran"
+    finish claude-install-missing
 }
 
 scenarios=(claude_guard codex_guard claude_worktree claude_worktree_prepare_fails claude_exit_clean
-    claude_exit_dirty)
+    claude_exit_dirty claude_install)
 [ $# -gt 0 ] && scenarios=("$@")
 
 d="$root/versions" home="$root/versions"

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Conductor archive script (git-kardwt, SPEC §19 R-RUNNER): [scripts] archive in
-# .conductor/settings.toml. Conductor deletes the workspace directory itself after this runs,
-# so kardwt only releases what the tree holds (processes, the cleanup hook, ports).
+# Conductor archive script (git-kardwt, SPEC §19, §23.8): `scripts.archive` in conductor.json.
+# Conductor deletes the workspace directory itself after this runs, so kardwt only releases
+# what the tree holds (processes, the cleanup hook, ports). Without Conductor's variables it
+# releases the worktree it is run in ($PWD).
 set -euo pipefail
+kardwt() { git kardwt "$@"; } # kardwt-binary (git kardwt runner install names its absolute path)
 wt=${CONDUCTOR_WORKSPACE_PATH:-$PWD}
-repo=${CONDUCTOR_ROOT_PATH:-$wt}
-git -C "$repo" kardwt release --path "$wt"
+cd "${CONDUCTOR_ROOT_PATH:-$wt}"
+kardwt release --path "$wt"

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Conductor setup script (git-kardwt, SPEC §19 R-RUNNER): [scripts] setup in
-# .conductor/settings.toml. Conductor runs it in the new workspace ($CONDUCTOR_WORKSPACE_PATH);
-# kardwt records, seeds and prepares it unless it is already ready.
+# Conductor setup script (git-kardwt, SPEC §19, §23.8): `scripts.setup` in conductor.json.
+# Conductor runs it in the new workspace ($CONDUCTOR_WORKSPACE_PATH, else $PWD); kardwt
+# records, seeds and prepares it unless it is already ready.
 set -euo pipefail
+kardwt() { git kardwt "$@"; } # kardwt-binary (git kardwt runner install names its absolute path)
 wt=${CONDUCTOR_WORKSPACE_PATH:-$PWD}
-if git -C "$wt" kardwt verify --path "$wt" >/dev/null 2>&1; then
+cd "$wt"
+if kardwt verify --path "$wt" >/dev/null 2>&1; then
     echo "kardwt: $wt is ready"
     exit 0
 fi
-git -C "$wt" kardwt prepare --path "$wt"
+kardwt prepare --path "$wt"

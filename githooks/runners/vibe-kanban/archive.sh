@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# vibe-kanban archive (and cleanup) script (git-kardwt, SPEC §19 R-RUNNER), run in the
-# worktree. vibe-kanban deletes the worktree itself (and its recovery runs `git worktree
-# prune`), so kardwt only releases what the tree holds: processes, the cleanup hook, ports.
+# vibe-kanban archive script (git-kardwt, SPEC §19, §23.8), run in the worktree ($PWD) when the
+# task is archived. vibe-kanban deletes the worktree itself (and its recovery runs `git
+# worktree prune`), so kardwt only releases what the tree holds: processes, the cleanup hook,
+# ports. Never set it as vibe-kanban's cleanup script: that one runs after every agent turn,
+# and releasing there would end the task's dev server and free its ports mid-task.
 set -euo pipefail
+kardwt() { git kardwt "$@"; } # kardwt-binary (git kardwt runner install names its absolute path)
 wt=$PWD
-git -C "$wt" kardwt release --path "$wt"
+kardwt release --path "$wt"

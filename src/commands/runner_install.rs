@@ -1,0 +1,233 @@
+//! `git kardwt runner install <runner> [--print]` (SPEC §23.7): merge kardwt's entries into the
+//! runner's own configuration at the top of the worktree it is run in, naming this binary by
+//! its absolute path (so a runner whose `PATH` lacks `git-kardwt` still reaches it), then say
+//! on stderr what the user must still do. What to write is decided in [`crate::runner_config`]
+//! (pure); this file reads, prints or writes.
+//!
+//! Invariants: nothing is written when any file cannot be merged (all or nothing), with
+//! `--print`, or when a file already holds what it should (a second run changes nothing);
+//! another tool's entries and files are never replaced; a file or directory on the way that is
+//! a symbolic link is refused, never followed; each file is written to a temporary name beside
+//! it and renamed into place.
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, Result};
+
+use crate::cli::{RunnerInstallArgs, RunnerKind};
+use crate::context::Context;
+use crate::error::refused;
+use crate::runner_config::{self as rc, Planned};
+
+const CODEX_SETUP: &str = include_str!("../../githooks/runners/codex/setup.sh");
+const CODEX_CLEANUP: &str = include_str!("../../githooks/runners/codex/cleanup.sh");
+const CONDUCTOR_SETUP: &str = include_str!("../../githooks/runners/conductor/setup.sh");
+const CONDUCTOR_ARCHIVE: &str = include_str!("../../githooks/runners/conductor/archive.sh");
+const VK_SETUP: &str = include_str!("../../githooks/runners/vibe-kanban/setup.sh");
+const VK_ARCHIVE: &str = include_str!("../../githooks/runners/vibe-kanban/archive.sh");
+
+pub fn run(ctx: &Context, args: &RunnerInstallArgs, out: &mut dyn Write) -> Result<i32> {
+    let top = ctx
+        .repo
+        .current
+        .clone()
+        .unwrap_or_else(|| ctx.repo.base.clone());
+    let exe = std::env::current_exe()
+        .and_then(|p| p.canonicalize())
+        .context("could not tell where this git-kardwt binary is")?;
+    let plan = plan(&top, args.runner, &exe)?;
+    if args.print {
+        for p in &plan {
+            match &p.content {
+                Some(text) => write!(out, "# {} (would write)\n{text}", top.join(p.rel).display())?,
+                None => writeln!(out, "# {} (already up to date)", top.join(p.rel).display())?,
+            }
+        }
+        eprintln!("kardwt: --print: nothing was written");
+    } else {
+        for p in &plan {
+            let path = top.join(p.rel);
+            match &p.content {
+                Some(text) => {
+                    write_file(&top, p.rel, text, p.executable)?;
+                    eprintln!("kardwt: wrote {}", path.display());
+                }
+                None => eprintln!("kardwt: {} is already up to date", path.display()),
+            }
+        }
+    }
+    for line in still_to_do(args.runner, &top, &exe) {
+        eprintln!("kardwt: still to do: {line}");
+    }
+    Ok(0)
+}
+
+/// Every file `runner` needs, merged with what `top` already holds.
+fn plan(top: &Path, runner: RunnerKind, exe: &Path) -> Result<Vec<Planned>> {
+    let json = |rel: &'static str, merged: Result<Option<String>, String>| -> Result<Planned> {
+        let content = merged.map_err(|why| {
+            refused(format!("{why}; nothing was written")).hint(format!(
+                "fix or move {} by hand, then run this again",
+                top.join(rel).display()
+            ))
+        })?;
+        Ok(Planned {
+            rel,
+            content,
+            executable: false,
+        })
+    };
+    let script = |rel: &'static str, template: &str| -> Result<Planned> {
+        let want = rc::script(template, exe);
+        let content = match read(top, rel)? {
+            None => Some(want),
+            Some(have) if have == want => None,
+            Some(have) if rc::is_our_script(&have) => Some(want),
+            Some(_) => {
+                return Err(refused(format!(
+                    "{} exists and is not kardwt's recipe; nothing was written",
+                    top.join(rel).display()
+                ))
+                .hint("move it away, then run this again")
+                .into())
+            }
+        };
+        Ok(Planned {
+            rel,
+            content,
+            executable: true,
+        })
+    };
+    let hooks = |rel: &'static str, hooks: Vec<rc::Hook>| -> Result<Planned> {
+        json(
+            rel,
+            rc::merge_hooks(read(top, rel)?.as_deref(), rel, &hooks),
+        )
+    };
+    Ok(match runner {
+        RunnerKind::Claude => vec![hooks(".claude/settings.json", rc::claude_hooks(exe))?],
+        RunnerKind::Codex => vec![
+            hooks(".codex/hooks.json", rc::codex_hooks(exe))?,
+            script(".kardwt/codex/setup.sh", CODEX_SETUP)?,
+            script(".kardwt/codex/cleanup.sh", CODEX_CLEANUP)?,
+        ],
+        RunnerKind::Cursor => {
+            let rel = ".cursor/worktrees.json";
+            vec![json(
+                rel,
+                rc::merge_cursor(read(top, rel)?.as_deref(), exe),
+            )?]
+        }
+        RunnerKind::Conductor => {
+            let rel = "conductor.json";
+            vec![
+                json(rel, rc::merge_conductor(read(top, rel)?.as_deref()))?,
+                script(".kardwt/conductor/setup.sh", CONDUCTOR_SETUP)?,
+                script(".kardwt/conductor/archive.sh", CONDUCTOR_ARCHIVE)?,
+            ]
+        }
+        RunnerKind::VibeKanban => vec![
+            script(".kardwt/vibe-kanban/setup.sh", VK_SETUP)?,
+            script(".kardwt/vibe-kanban/archive.sh", VK_ARCHIVE)?,
+        ],
+    })
+}
+
+/// What the user must still do by hand for `runner` (SPEC §23.7).
+fn still_to_do(runner: RunnerKind, top: &Path, exe: &Path) -> Vec<String> {
+    let commit = |files: &str| {
+        format!(
+            "commit {files} and push it to the base kardwt creates trees from: the runner reads the copy inside each new tree"
+        )
+    };
+    let mut todo = match runner {
+        RunnerKind::Claude => {
+            let mut v = vec![commit(".claude/settings.json") + " (an untracked or unpushed one is not read inside a `claude -w` worktree, and Claude then removes its worktrees with git itself, leaving orphans for git kardwt gc)"];
+            if let Ok(Some(text)) = read(top, ".claude/settings.json") {
+                for (event, sign) in [
+                    ("WorktreeCreate", " runner claude worktree-create"),
+                    ("WorktreeRemove", " runner claude worktree-remove"),
+                ] {
+                    for other in rc::other_hooks(&text, event, sign) {
+                        v.push(format!("another {event} hook is configured ({other:?}): Claude Code runs each, so remove it unless it is meant to run beside kardwt's"));
+                    }
+                }
+            }
+            v.push("accept the folder's trust prompt once in an interactive `claude`".into());
+            v
+        }
+        RunnerKind::Codex => vec![
+            commit(".codex/hooks.json and .kardwt/codex/"),
+            format!("trust the project (`codex exec --trust` once, or trust_level = \"trusted\" under [projects.\"{}\"] in $CODEX_HOME/config.toml) and review the hook (/hooks in the interactive codex; again after every change to .codex/hooks.json): until both, Codex silently ignores .codex/hooks.json", top.display()),
+            "in the Codex app's local environment, set the setup script to `bash .kardwt/codex/setup.sh` and the cleanup script to `bash .kardwt/codex/cleanup.sh`".into(),
+            "trees of `codex exec --worktree` ($CODEX_HOME/worktrees/…) run no setup script: seed one with git kardwt prepare --path <tree>".into(),
+        ],
+        RunnerKind::Cursor => vec![commit(".cursor/worktrees.json")],
+        RunnerKind::Conductor => vec![commit("conductor.json and .kardwt/conductor/")],
+        RunnerKind::VibeKanban => vec![
+            commit(".kardwt/vibe-kanban/"),
+            "in vibe-kanban's project settings, set the setup script to `bash .kardwt/vibe-kanban/setup.sh` and the archive script to `bash .kardwt/vibe-kanban/archive.sh`; never make archive.sh the cleanup script, which runs after every agent turn".into(),
+        ],
+    };
+    todo.push(format!(
+        "the entries name {}; where that path does not exist (another machine) reinstall there{}",
+        exe.display(),
+        if matches!(runner, RunnerKind::Claude | RunnerKind::Codex) {
+            ": until then the guard hook denies every shell command"
+        } else {
+            ""
+        }
+    ));
+    todo
+}
+
+/// The text of `top/rel`, `None` when there is no file. A symbolic link on the way is refused.
+fn read(top: &Path, rel: &str) -> Result<Option<String>> {
+    let path = checked(top, rel)?;
+    match std::fs::read_to_string(&path) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(anyhow::Error::new(e).context(format!("could not read {}", path.display()))),
+    }
+}
+
+/// `top/rel`, refusing when any component below `top` is a symbolic link or the file is not a
+/// regular file.
+fn checked(top: &Path, rel: &str) -> Result<PathBuf> {
+    let mut at = top.to_path_buf();
+    for part in Path::new(rel).components() {
+        at.push(part);
+        match at.symlink_metadata() {
+            Ok(m) if m.file_type().is_symlink() => {
+                return Err(refused(format!(
+                    "{} is a symbolic link: kardwt writes runner configuration only into real files and directories",
+                    at.display()
+                ))
+                .hint("replace it with the file itself, then run this again")
+                .into())
+            }
+            _ => {}
+        }
+    }
+    Ok(at)
+}
+
+/// Write `text` to `top/rel` through a temporary file renamed into place.
+fn write_file(top: &Path, rel: &str, text: &str, executable: bool) -> Result<()> {
+    let path = checked(top, rel)?;
+    let dir = path.parent().unwrap_or(top);
+    std::fs::create_dir_all(dir).with_context(|| format!("could not create {}", dir.display()))?;
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let tmp = dir.join(format!(".{name}.kardwt-{}", std::process::id()));
+    let written = std::fs::write(&tmp, text).and_then(|()| {
+        let mode = if executable { 0o755 } else { 0o644 };
+        std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(mode))?;
+        std::fs::rename(&tmp, &path)
+    });
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(anyhow::Error::new(e).context(format!("could not write {}", path.display())));
+    }
+    Ok(())
+}

@@ -1,0 +1,341 @@
+//! What `git kardwt runner install` writes into a repository (SPEC §23.7), pure: kardwt's
+//! entries for each runner's own configuration, merged into what the file already holds.
+//!
+//! Invariants: another tool's entries are never changed or dropped (only entries that are
+//! kardwt's own, recognised by the command they run, are replaced); merging what was merged
+//! changes nothing (the result is `None`, so nothing is written); the binary is named by the
+//! absolute path given, and a guard whose binary cannot run denies (`|| exit 2`).
+use std::path::Path;
+
+use serde_json::{json, Map, Value};
+
+use crate::guard::shell_quote;
+
+/// Claude Code's default hook timeout (600 s) is below kardwt's default prepare cap (900 s).
+pub const HOOK_TIMEOUT: u64 = 960;
+
+/// The line of a shipped recipe script that names the binary; `runner install` replaces it.
+const BINARY_LINE: &str = "kardwt() { git kardwt \"$@\"; } # kardwt-binary";
+
+/// One hook of a Claude-style `hooks` table: the event, its matcher, the command, and what in a
+/// command marks an entry as this one of kardwt's (so a reinstall replaces it in place).
+pub struct Hook {
+    pub event: &'static str,
+    pub matcher: Option<&'static str>,
+    pub command: String,
+    pub sign: &'static str,
+}
+
+/// What one file should hold.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Planned {
+    /// Relative to the top of the worktree.
+    pub rel: &'static str,
+    /// The new content, or `None` when the file already holds it.
+    pub content: Option<String>,
+    pub executable: bool,
+}
+
+/// `'/abs/git-kardwt'`, quoted for the shell.
+fn bin(exe: &Path) -> String {
+    shell_quote(&exe.to_string_lossy())
+}
+
+/// The guard as a hook command: a binary that cannot run (missing, not executable, crashed)
+/// exits non-zero, which both clients would read as "go ahead"; `|| exit 2` makes it a deny.
+pub fn guard_command(exe: &Path, format: &str) -> String {
+    format!("{} guard --format {format} || exit 2", bin(exe))
+}
+
+/// Claude Code's hooks: the PreToolUse guard, WorktreeCreate and WorktreeRemove.
+pub fn claude_hooks(exe: &Path) -> Vec<Hook> {
+    vec![
+        Hook {
+            event: "PreToolUse",
+            matcher: Some("Bash"),
+            command: guard_command(exe, "claude"),
+            sign: " guard --format claude",
+        },
+        Hook {
+            event: "WorktreeCreate",
+            matcher: None,
+            command: format!("{} runner claude worktree-create", bin(exe)),
+            sign: " runner claude worktree-create",
+        },
+        Hook {
+            event: "WorktreeRemove",
+            matcher: None,
+            command: format!("{} runner claude worktree-remove", bin(exe)),
+            sign: " runner claude worktree-remove",
+        },
+    ]
+}
+
+/// Codex's hooks: the PreToolUse guard.
+pub fn codex_hooks(exe: &Path) -> Vec<Hook> {
+    vec![Hook {
+        event: "PreToolUse",
+        matcher: Some("Bash"),
+        command: guard_command(exe, "codex"),
+        sign: " guard --format codex",
+    }]
+}
+
+/// Is `command` kardwt's own entry of the kind `sign` names?
+fn is_ours(command: &str, sign: &str) -> bool {
+    command.contains("kardwt") && command.contains(sign)
+}
+
+/// Parse a JSON configuration file's text (`None`: no file) into its top-level object.
+fn parse_object(existing: Option<&str>, file: &str) -> Result<Map<String, Value>, String> {
+    let Some(text) = existing.filter(|t| !t.trim().is_empty()) else {
+        return Ok(Map::new());
+    };
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(_) => Err(format!("{file} does not hold a JSON object")),
+        Err(e) => Err(format!("{file} is not JSON: {e}")),
+    }
+}
+
+/// The new text when `after` differs from what `existing` held, else `None`.
+fn changed(
+    existing: Option<&str>,
+    before: &Map<String, Value>,
+    after: Map<String, Value>,
+) -> Option<String> {
+    let unchanged = existing.is_some() && *before == after;
+    (!unchanged).then(|| {
+        let mut text = serde_json::to_string_pretty(&Value::Object(after)).unwrap_or_default();
+        text.push('\n');
+        text
+    })
+}
+
+/// Merge `hooks` into a Claude-style settings file (`{"hooks": {"<Event>": [{"matcher": …,
+/// "hooks": [{"type": "command", "command": …}]}]}}`): kardwt's own entry of each kind is
+/// replaced where it stands (its duplicates dropped), else a group is appended; every other
+/// key, group and hook is kept as it is. `Ok(None)`: nothing to change.
+pub fn merge_hooks(
+    existing: Option<&str>,
+    file: &str,
+    hooks: &[Hook],
+) -> Result<Option<String>, String> {
+    let before = parse_object(existing, file)?;
+    let mut root = before.clone();
+    let table = root
+        .entry("hooks")
+        .or_insert_with(|| Value::Object(Map::new()))
+        .as_object_mut()
+        .ok_or_else(|| format!("{file}: \"hooks\" is not an object"))?;
+    for hook in hooks {
+        let entry = json!({"type": "command", "command": hook.command, "timeout": HOOK_TIMEOUT});
+        let groups = table
+            .entry(hook.event)
+            .or_insert_with(|| Value::Array(Vec::new()))
+            .as_array_mut()
+            .ok_or_else(|| format!("{file}: \"hooks\".\"{}\" is not an array", hook.event))?;
+        let mut placed = false;
+        for group in groups.iter_mut() {
+            let Some(list) = group.get_mut("hooks").and_then(Value::as_array_mut) else {
+                continue;
+            };
+            let before_len = list.len();
+            list.retain_mut(|h| {
+                let ours = h
+                    .get("command")
+                    .and_then(Value::as_str)
+                    .is_some_and(|c| is_ours(c, hook.sign));
+                if !ours {
+                    return true;
+                }
+                if placed {
+                    return false; // a second copy of ours
+                }
+                // Keep a timeout someone raised above ours.
+                let timeout = h.get("timeout").and_then(Value::as_u64).unwrap_or(0);
+                let mut mine = entry.clone();
+                if timeout > HOOK_TIMEOUT {
+                    mine["timeout"] = json!(timeout);
+                }
+                *h = mine;
+                placed = true;
+                true
+            });
+            if list.is_empty() && before_len > 0 {
+                group["hooks"] = Value::Null; // marked: only our duplicate was in it
+            }
+        }
+        groups.retain(|g| !g.get("hooks").is_some_and(Value::is_null));
+        if !placed {
+            let mut group = Map::new();
+            if let Some(m) = hook.matcher {
+                group.insert("matcher".into(), json!(m));
+            }
+            group.insert("hooks".into(), json!([entry]));
+            groups.push(Value::Object(group));
+        }
+    }
+    Ok(changed(existing, &before, root))
+}
+
+/// Commands of other tools for `event` in a Claude-style settings file (to warn where two
+/// hooks would both answer an event that takes one answer).
+pub fn other_hooks(text: &str, event: &str, sign: &str) -> Vec<String> {
+    let Ok(v) = serde_json::from_str::<Value>(text) else {
+        return Vec::new();
+    };
+    let Some(groups) = v["hooks"][event].as_array() else {
+        return Vec::new();
+    };
+    groups
+        .iter()
+        .filter_map(|g| g["hooks"].as_array())
+        .flatten()
+        .filter_map(|h| h["command"].as_str())
+        .filter(|c| !is_ours(c, sign))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Cursor's `.cursor/worktrees.json`: kardwt's `setup-worktree` command, replacing an older
+/// one of kardwt's, after the commands already there.
+pub fn merge_cursor(existing: Option<&str>, exe: &Path) -> Result<Option<String>, String> {
+    let file = ".cursor/worktrees.json";
+    let before = parse_object(existing, file)?;
+    let mut root = before.clone();
+    let command = format!(
+        "{b} verify --path . >/dev/null 2>&1 || {b} prepare --path .",
+        b = bin(exe)
+    );
+    let list = root
+        .entry("setup-worktree")
+        .or_insert_with(|| Value::Array(Vec::new()))
+        .as_array_mut()
+        .ok_or_else(|| format!("{file}: \"setup-worktree\" is not an array"))?;
+    let ours = |v: &Value| v.as_str().is_some_and(|c| is_ours(c, " prepare --path"));
+    match list.iter().position(ours) {
+        Some(i) => {
+            list[i] = json!(command);
+            let mut seen = 0;
+            list.retain(|v| {
+                !(ours(v) && {
+                    seen += 1;
+                    seen > 1
+                })
+            });
+        }
+        None => list.push(json!(command)),
+    }
+    Ok(changed(existing, &before, root))
+}
+
+/// Conductor's `conductor.json`: `scripts.setup` and `scripts.archive` run kardwt's scripts.
+/// A script someone else set is never replaced: that is an error naming it.
+pub fn merge_conductor(existing: Option<&str>) -> Result<Option<String>, String> {
+    let file = "conductor.json";
+    let before = parse_object(existing, file)?;
+    let mut root = before.clone();
+    let scripts = root
+        .entry("scripts")
+        .or_insert_with(|| Value::Object(Map::new()))
+        .as_object_mut()
+        .ok_or_else(|| format!("{file}: \"scripts\" is not an object"))?;
+    for (key, script) in [
+        ("setup", ".kardwt/conductor/setup.sh"),
+        ("archive", ".kardwt/conductor/archive.sh"),
+    ] {
+        let command = format!("bash {script}");
+        match scripts.get(key).and_then(Value::as_str) {
+            None => {}
+            Some(c) if c.contains(script) || c.trim().is_empty() => {}
+            Some(c) => {
+                return Err(format!(
+                "{file} already runs its own {key} script ({c:?}); add `{command}` to it by hand"
+            ))
+            }
+        }
+        scripts.insert(key.into(), json!(command));
+    }
+    Ok(changed(existing, &before, root))
+}
+
+/// A shipped recipe script with the binary named by its absolute path (falling back to
+/// `git kardwt` where that path does not exist, e.g. on a teammate's machine).
+pub fn script(template: &str, exe: &Path) -> String {
+    let b = bin(exe);
+    let line = format!(
+        "kardwt() {{ if [ -x {b} ]; then {b} \"$@\"; else git kardwt \"$@\"; fi; }} # kardwt-binary"
+    );
+    template.replace(BINARY_LINE, &line)
+}
+
+/// Is `text` (a file found where a script goes) one of kardwt's recipe scripts?
+pub fn is_our_script(text: &str) -> bool {
+    text.contains("# kardwt-binary")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const EXE: &str = "/opt/kardwt bin/git-kardwt";
+
+    #[test]
+    fn hooks_merge_beside_others_and_twice_is_once() {
+        let exe = Path::new(EXE);
+        let theirs = r#"{"permissions":{"allow":["Bash(ls)"]},"hooks":{"PreToolUse":[{"matcher":"Edit","hooks":[{"type":"command","command":"lint"}]}]}}"#;
+        let once = merge_hooks(Some(theirs), "s", &claude_hooks(exe))
+            .unwrap()
+            .unwrap();
+        let v: Value = serde_json::from_str(&once).unwrap();
+        assert_eq!(v["permissions"]["allow"][0], "Bash(ls)");
+        assert_eq!(v["hooks"]["PreToolUse"][0]["hooks"][0]["command"], "lint");
+        assert_eq!(
+            v["hooks"]["PreToolUse"][1]["hooks"][0]["command"],
+            "'/opt/kardwt bin/git-kardwt' guard --format claude || exit 2"
+        );
+        assert_eq!(
+            merge_hooks(Some(&once), "s", &claude_hooks(exe)).unwrap(),
+            None
+        );
+        // A new path replaces ours in place.
+        let moved = merge_hooks(Some(&once), "s", &claude_hooks(Path::new("/b/git-kardwt")))
+            .unwrap()
+            .unwrap();
+        let v: Value = serde_json::from_str(&moved).unwrap();
+        assert_eq!(v["hooks"]["WorktreeCreate"].as_array().unwrap().len(), 1);
+        assert!(!moved.contains("/opt/"), "{moved}");
+        assert!(merge_hooks(Some("[1]"), "s", &claude_hooks(exe)).is_err());
+        assert!(merge_hooks(Some(r#"{"hooks":3}"#), "s", &claude_hooks(exe)).is_err());
+    }
+
+    #[test]
+    fn cursor_and_conductor_merge_without_clobbering() {
+        let exe = Path::new(EXE);
+        let once = merge_cursor(Some(r#"{"setup-worktree":["npm ci"]}"#), exe)
+            .unwrap()
+            .unwrap();
+        let v: Value = serde_json::from_str(&once).unwrap();
+        assert_eq!(v["setup-worktree"][0], "npm ci");
+        assert_eq!(v["setup-worktree"].as_array().unwrap().len(), 2);
+        assert_eq!(merge_cursor(Some(&once), exe).unwrap(), None);
+
+        let once = merge_conductor(Some(r#"{"scripts":{"run":"npm run dev"}}"#))
+            .unwrap()
+            .unwrap();
+        let v: Value = serde_json::from_str(&once).unwrap();
+        assert_eq!(v["scripts"]["run"], "npm run dev");
+        assert_eq!(v["scripts"]["setup"], "bash .kardwt/conductor/setup.sh");
+        assert_eq!(merge_conductor(Some(&once)).unwrap(), None);
+        assert!(merge_conductor(Some(r#"{"scripts":{"setup":"npm i"}}"#)).is_err());
+    }
+
+    #[test]
+    fn scripts_name_the_binary_with_a_fallback() {
+        let t = "set -e\nkardwt() { git kardwt \"$@\"; } # kardwt-binary (note)\nkardwt prepare\n";
+        let s = script(t, Path::new(EXE));
+        assert!(s.contains("if [ -x '/opt/kardwt bin/git-kardwt' ]; then '/opt/kardwt bin/git-kardwt' \"$@\"; else git kardwt \"$@\"; fi; } # kardwt-binary (note)"), "{s}");
+        assert!(is_our_script(&s));
+    }
+}
