@@ -75,7 +75,7 @@ fn claude_install_merges_beside_other_entries_and_a_second_run_changes_nothing()
     std::fs::create_dir_all(repo.base.join(".claude")).unwrap();
     std::fs::write(settings(&repo), THEIRS).unwrap();
     let exe = exe();
-    let quoted = format!("'{}'", exe.display());
+    let quoted = git_kardwt::quote::sh_path(&exe);
 
     // --print shows it and writes nothing.
     let printed = repo.kardwt_ok(&repo.base, &["runner", "install", "claude", "--print"]);
@@ -154,7 +154,10 @@ fn installed_guard_denies_with_an_absolute_suggestion_and_when_its_binary_is_mis
         .unwrap();
     assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny");
     assert!(
-        reason.contains(&format!("Run instead: '{}' remove --path", exe().display())),
+        reason.contains(&format!(
+            "Run instead: {} remove --path",
+            git_kardwt::quote::sh_path(&exe())
+        )),
         "{reason}"
     );
     // The binary gone: the hook denies (exit 2), never allows.
