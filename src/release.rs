@@ -26,6 +26,16 @@ pub struct Step {
     pub detail: String,
 }
 
+/// `release --json` and `remove --json`: the tree, its card and each step.
+#[derive(serde::Serialize)]
+pub struct StepsJson<'a> {
+    pub path: std::borrow::Cow<'a, str>,
+    pub card: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state: Option<&'static str>,
+    pub steps: &'a [Step],
+}
+
 /// What a release did.
 pub struct Release {
     pub path: PathBuf,
