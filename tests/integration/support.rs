@@ -134,6 +134,56 @@ fn drain(mut pipe: impl Read + Send + 'static) -> JoinHandle<Vec<u8>> {
     })
 }
 
+/// The template every [`TestRepo`] copies: origin, scratch and base as `TestRepo::new` used to
+/// build them per test, built once per test run in a directory kept until the process ends.
+fn template() -> &'static Path {
+    static TEMPLATE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    TEMPLATE.get_or_init(|| {
+        // Under cargo's own scratch dir, one per test process; those of finished runs go.
+        let scratch = Path::new(env!("CARGO_TARGET_TMPDIR"));
+        for old in std::fs::read_dir(scratch).into_iter().flatten().flatten() {
+            let name = old.file_name().to_string_lossy().into_owned();
+            if let Some(pid) = name.strip_prefix("kardwt-template-") {
+                if !Path::new("/proc").join(pid).exists() {
+                    let _ = std::fs::remove_dir_all(old.path());
+                }
+            }
+        }
+        let dir = scratch.join(format!("kardwt-template-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let t = TestRepo {
+            origin: dir.join("origin.git"),
+            scratch: dir.join("scratch"),
+            base: dir.join("base"),
+            home: dir.join("home"),
+            tmp: dir.clone(),
+            _tmp: tempfile::tempdir().unwrap(),
+            commits: std::cell::Cell::new(0),
+        };
+        std::fs::create_dir(&t.home).unwrap();
+        t.git(&t.tmp, &["init", "--quiet", "--bare", "-b", "main", "origin.git"]);
+        t.git(&t.tmp, &["clone", "--quiet", "origin.git", "scratch"]);
+        t.git(&t.scratch, &["switch", "--quiet", "-c", "main"]);
+        std::fs::write(t.scratch.join("README.md"), "# project\n").unwrap();
+        std::fs::create_dir(t.scratch.join("src")).unwrap();
+        std::fs::write(t.scratch.join("src/lib.txt"), "one\n").unwrap();
+        std::fs::write(t.scratch.join(".gitignore"), ".env\n.env.*\n").unwrap();
+        t.git(&t.scratch, &["add", "-A"]);
+        t.git(&t.scratch, &["commit", "--quiet", "-m", "first"]);
+        std::fs::write(t.scratch.join("src/lib.txt"), "one\ntwo\n").unwrap();
+        t.git(&t.scratch, &["commit", "--quiet", "-am", "second"]);
+        t.git(&t.scratch, &["push", "--quiet", "-u", "origin", "main"]);
+        t.git(&t.tmp, &["clone", "--quiet", "origin.git", "base"]);
+        let exclude = t.common_dir().join("info/exclude");
+        std::fs::create_dir_all(exclude.parent().unwrap()).unwrap();
+        let mut text = std::fs::read_to_string(&exclude).unwrap_or_default();
+        text.push_str("/kardbrd.yml\n");
+        std::fs::write(&exclude, text).unwrap();
+        dir
+    })
+}
+
 /// A throwaway repository: `<tmp>/origin.git` (bare, branch main), `<tmp>/scratch` (a clone
 /// used to move origin ahead), `<tmp>/base` (the base clone kardwt works from).
 pub struct TestRepo {
@@ -166,27 +216,22 @@ impl TestRepo {
             _tmp: tmp_dir,
             commits: std::cell::Cell::new(0),
         };
-        repo.git(
-            &repo.tmp,
-            &["init", "--quiet", "--bare", "-b", "main", "origin.git"],
-        );
-        repo.git(&repo.tmp, &["clone", "--quiet", "origin.git", "scratch"]);
-        repo.git(&repo.scratch, &["switch", "--quiet", "-c", "main"]);
-        std::fs::write(repo.scratch.join("README.md"), "# project\n").unwrap();
-        std::fs::create_dir(repo.scratch.join("src")).unwrap();
-        std::fs::write(repo.scratch.join("src/lib.txt"), "one\n").unwrap();
-        std::fs::write(repo.scratch.join(".gitignore"), ".env\n.env.*\n").unwrap();
-        repo.git(&repo.scratch, &["add", "-A"]);
-        repo.git(&repo.scratch, &["commit", "--quiet", "-m", "first"]);
-        std::fs::write(repo.scratch.join("src/lib.txt"), "one\ntwo\n").unwrap();
-        repo.git(&repo.scratch, &["commit", "--quiet", "-am", "second"]);
-        repo.git(&repo.scratch, &["push", "--quiet", "-u", "origin", "main"]);
-        repo.git(&repo.tmp, &["clone", "--quiet", "origin.git", "base"]);
-        let exclude = repo.common_dir().join("info/exclude");
-        std::fs::create_dir_all(exclude.parent().unwrap()).unwrap();
-        let mut text = std::fs::read_to_string(&exclude).unwrap_or_default();
-        text.push_str("/kardbrd.yml\n");
-        std::fs::write(&exclude, text).unwrap();
+        // The same origin, scratch and base for every test: built once per run, copied here
+        // (R-SHAPE: fixtures built once), their remotes pointed at this copy's origin.
+        let template = template();
+        let status = Command::new("cp")
+            .arg("-a")
+            .arg(template.join("origin.git"))
+            .arg(template.join("scratch"))
+            .arg(template.join("base"))
+            .arg(&repo.tmp)
+            .status()
+            .unwrap();
+        assert!(status.success(), "copying the template repository failed");
+        let origin = repo.origin.to_str().unwrap().to_owned();
+        for clone in [&repo.scratch, &repo.base] {
+            repo.git(clone, &["config", "remote.origin.url", &origin]);
+        }
         repo
     }
 
