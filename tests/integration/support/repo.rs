@@ -1,16 +1,5 @@
-//! `TestRepo`: a hermetic bare origin, a base clone and helper scripts in a tempdir whose path
-//! contains a space; runs the real `git` and the real `git-kardwt` with a scrubbed environment.
-//!
-//! Harness decisions:
-//! - The rules file `base/kardbrd.yml` is never committed: `TestRepo::new` adds `/kardbrd.yml`
-//!   to the base's `.git/info/exclude` before any test snapshot, so writing rules keeps the
-//!   base's `git status` clean and the base byte-identical snapshots stable.
-//! - Snapshots of the base read status with `git --no-optional-locks`, so taking a snapshot
-//!   never rewrites the base's index itself.
-//! - Every child process gets its environment from [`TestRepo::command`]; nothing calls
-//!   `std::env::set_var`.
-#![allow(dead_code)]
-
+//! [`TestRepo`]: the template repository built once, copied per test, and every helper that acts on it.
+#![allow(unused_imports)]
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::io::Read;
@@ -20,123 +9,11 @@ use std::process::{Child, Command, Stdio};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
-/// The git-kardwt binary under test.
-pub const BIN: &str = env!("CARGO_BIN_EXE_git-kardwt");
-
-/// How long any single command may run before the harness kills it and fails the test.
-pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(120);
-
-/// Variables a caller could leak into git that would point it at another repository or index.
-const SCRUBBED: &[&str] = &[
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_COMMON_DIR",
-    "GIT_INDEX_FILE",
-    "GIT_OBJECT_DIRECTORY",
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-    "GIT_CONFIG_PARAMETERS",
-    "GIT_CONFIG_COUNT",
-    "GIT_CEILING_DIRECTORIES",
-    "GIT_NAMESPACE",
-    "GIT_PREFIX",
-    "GIT_OPTIONAL_LOCKS",
-    "GIT_CONFIG",
-];
-
-/// What a finished command produced. Does not assert anything.
-#[derive(Debug)]
-pub struct Output {
-    pub code: i32,
-    pub stdout: String,
-    pub stderr: String,
-    pub args: Vec<String>,
-}
-
-impl Output {
-    /// stdout parsed as JSON; panics (with the whole output) when it is not.
-    #[track_caller]
-    pub fn json(&self) -> serde_json::Value {
-        serde_json::from_str(&self.stdout)
-            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{self}"))
-    }
-
-    /// Assert the exit code, printing everything when it differs.
-    #[track_caller]
-    pub fn expect_code(&self, code: i32) -> &Self {
-        assert_eq!(self.code, code, "unexpected exit code:\n{self}");
-        self
-    }
-}
-
-impl std::fmt::Display for Output {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "command: {:?}\nexit: {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
-            self.args, self.code, self.stdout, self.stderr
-        )
-    }
-}
-
-/// A process started by the harness, with its pipes drained by threads.
-pub struct Running {
-    child: Child,
-    out: JoinHandle<Vec<u8>>,
-    err: JoinHandle<Vec<u8>>,
-    args: Vec<String>,
-}
-
-impl Running {
-    pub fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
-    /// SIGKILL the process itself (not its process group).
-    pub fn kill(&mut self) {
-        let _ = self.child.kill();
-    }
-
-    /// Wait at most `timeout`; a process still running then is killed and the test fails.
-    #[track_caller]
-    pub fn wait(mut self, timeout: Duration) -> Output {
-        let start = Instant::now();
-        let status = loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                break status;
-            }
-            if start.elapsed() > timeout {
-                let _ = self.child.kill();
-                let _ = self.child.wait();
-                panic!("{:?} still running after {timeout:?}; killed", self.args);
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        };
-        let stdout = String::from_utf8_lossy(&self.out.join().unwrap()).into_owned();
-        let stderr = String::from_utf8_lossy(&self.err.join().unwrap()).into_owned();
-        use std::os::unix::process::ExitStatusExt;
-        let code = status
-            .code()
-            .unwrap_or_else(|| 128 + status.signal().unwrap_or(0));
-        Output {
-            code,
-            stdout,
-            stderr,
-            args: self.args,
-        }
-    }
-}
-
-fn drain(mut pipe: impl Read + Send + 'static) -> JoinHandle<Vec<u8>> {
-    std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = pipe.read_to_end(&mut buf);
-        buf
-    })
-}
+use super::*;
 
 /// The template every [`TestRepo`] copies: origin, scratch and base as `TestRepo::new` used to
 /// build them per test, built once per test run in a directory kept until the process ends.
-fn template() -> &'static Path {
+pub(crate) fn template() -> &'static Path {
     static TEMPLATE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     TEMPLATE.get_or_init(|| {
         // Under cargo's own scratch dir, one per test process; those of finished runs go.
@@ -162,7 +39,10 @@ fn template() -> &'static Path {
             commits: std::cell::Cell::new(0),
         };
         std::fs::create_dir(&t.home).unwrap();
-        t.git(&t.tmp, &["init", "--quiet", "--bare", "-b", "main", "origin.git"]);
+        t.git(
+            &t.tmp,
+            &["init", "--quiet", "--bare", "-b", "main", "origin.git"],
+        );
         t.git(&t.tmp, &["clone", "--quiet", "origin.git", "scratch"]);
         t.git(&t.scratch, &["switch", "--quiet", "-c", "main"]);
         std::fs::write(t.scratch.join("README.md"), "# project\n").unwrap();
@@ -571,150 +451,6 @@ impl TestRepo {
     }
 }
 
-/// Every entry under `dir` (files with their bytes, symlinks with their target, directories
-/// marked), keyed by path relative to `dir`. A missing `dir` gives an empty map.
-pub fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    snapshot_excluding(dir, None)
-}
-
-fn snapshot_excluding(dir: &Path, skip: Option<&Path>) -> BTreeMap<PathBuf, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    walk(dir, &mut |path, meta| {
-        let rel = path.strip_prefix(dir).unwrap().to_path_buf();
-        if skip.is_some_and(|s| rel.starts_with(s)) {
-            return;
-        }
-        let value = if meta.file_type().is_symlink() {
-            let mut v = b"<symlink> ".to_vec();
-            v.extend(
-                std::fs::read_link(path)
-                    .unwrap()
-                    .into_os_string()
-                    .into_encoded_bytes(),
-            );
-            v
-        } else if meta.is_dir() {
-            b"<dir>".to_vec()
-        } else {
-            std::fs::read(path).unwrap()
-        };
-        out.insert(rel, value);
-    });
-    out
-}
-
-/// Modification times (and file types/sizes) of every entry under `dir`, itself included.
-pub fn mtimes(dir: &Path) -> BTreeMap<PathBuf, (SystemTime, u64, bool)> {
-    let mut out = BTreeMap::new();
-    if let Ok(meta) = std::fs::symlink_metadata(dir) {
-        out.insert(
-            PathBuf::from("."),
-            (meta.modified().unwrap(), meta.len(), meta.is_dir()),
-        );
-    }
-    walk(dir, &mut |path, meta| {
-        let rel = path.strip_prefix(dir).unwrap().to_path_buf();
-        out.insert(rel, (meta.modified().unwrap(), meta.len(), meta.is_dir()));
-    });
-    out
-}
-
-fn walk(dir: &Path, f: &mut dyn FnMut(&Path, &std::fs::Metadata)) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<_> = entries.map(|e| e.unwrap().path()).collect();
-    entries.sort();
-    for path in entries {
-        let Ok(meta) = std::fs::symlink_metadata(&path) else {
-            continue;
-        };
-        f(&path, &meta);
-        if meta.is_dir() {
-            walk(&path, f);
-        }
-    }
-}
-
-/// Quote a path for `/bin/sh` (single quotes).
-pub fn sh_quote(path: &Path) -> String {
-    let s = path.to_str().unwrap();
-    assert!(!s.contains('\''));
-    format!("'{s}'")
-}
-
-/// Quote a path as a YAML double-quoted string.
-pub fn yaml_str(path: &Path) -> String {
-    serde_json::to_string(path.to_str().unwrap()).unwrap()
-}
-
-/// A path as printed on stdout: the path and a newline.
-pub fn line(path: &Path) -> String {
-    format!("{}\n", path.display())
-}
-
-/// Poll `cond` every 20 ms for at most `timeout`.
-pub fn wait_until(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
-    let start = Instant::now();
-    while start.elapsed() < timeout {
-        if cond() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    cond()
-}
-
-/// The harness itself: snapshots and mtimes must see the changes the tests rely on them to see.
-mod harness {
-    use super::*;
-
-    #[test]
-    fn snapshots_and_mtimes_see_every_kind_of_change() {
-        let repo = TestRepo::new();
-        let base = repo.snapshot_base();
-        assert!(base.contains_key(Path::new("README.md")));
-        assert!(base.contains_key(Path::new("src/lib.txt")));
-        assert!(base.contains_key(Path::new(".git/index")));
-        assert!(!base.keys().any(|k| k.starts_with(".git/objects")));
-
-        std::fs::write(repo.base.join("src/lib.txt"), "changed\n").unwrap();
-        assert_ne!(repo.snapshot_base(), base, "content change not seen");
-        std::fs::write(repo.base.join("src/lib.txt"), "one\ntwo\n").unwrap();
-        std::fs::create_dir(repo.base.join("empty")).unwrap();
-        assert_ne!(repo.snapshot_base(), base, "new empty directory not seen");
-        std::fs::remove_dir(repo.base.join("empty")).unwrap();
-        repo.git(&repo.base, &["switch", "--quiet", "-c", "x"]);
-        assert_ne!(repo.snapshot_base(), base, "branch switch not seen");
-        let settled = repo.snapshot_base();
-        assert_eq!(
-            repo.snapshot_base(),
-            settled,
-            "taking a snapshot changed the base"
-        );
-
-        let common = mtimes(&repo.common_dir());
-        std::thread::sleep(Duration::from_millis(20));
-        std::fs::write(repo.common_dir().join("worktrees-probe"), "").unwrap();
-        std::fs::remove_file(repo.common_dir().join("worktrees-probe")).unwrap();
-        assert_ne!(
-            mtimes(&repo.common_dir()),
-            common,
-            "a create+delete not seen"
-        );
-    }
-
-    #[test]
-    fn commands_reach_the_binary_under_test_through_git() {
-        let repo = TestRepo::new();
-        let out = repo.kardwt(&repo.base, &["--version"]);
-        out.expect_code(0);
-        assert!(out.stdout.contains(env!("CARGO_PKG_VERSION")), "{out}");
-        let out = repo.git_output(&repo.base, &["config", "--global", "--list"]);
-        assert_eq!(out.stdout, "", "the global config is not /dev/null:\n{out}");
-    }
-}
-
 // Helpers for the seeding, hook installation, sandbox and doctor suites (post-checkout trigger).
 impl TestRepo {
     /// `<tmp>/<name>`: what `../<name>` means from the base.
@@ -876,36 +612,5 @@ impl TestRepo {
             "{}  sharing:\n    env: link\n",
             self.rules_for(script, false)
         )
-    }
-}
-
-/// xorshift64*: a deterministic source of arbitrary input for property tests, without a
-/// dependency.
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed | 1)
-    }
-
-    pub fn next(&mut self) -> u64 {
-        // xorshift64*
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-
-    /// True with probability `num / den`.
-    pub fn chance(&mut self, num: u64, den: u64) -> bool {
-        self.next() % den < num
-    }
-
-    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
     }
 }
