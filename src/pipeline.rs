@@ -165,7 +165,14 @@ impl Prep<'_> {
         let started = Instant::now();
         // Progress lines are for a person watching `add`; the hook prints only its verdict.
         let progress = rec.origin != Origin::Hook;
-        match copy::seed(&self.cfg.sharing, &self.ctx.repo.base, &rec.path, progress) {
+        match copy::seed(
+            &self.cfg.sharing,
+            &self.ctx.repo.base,
+            &rec.path,
+            admin,
+            progress,
+            self.deadline,
+        ) {
             Ok(None) => Ok(()),
             Ok(Some(seeded)) => {
                 // A second run copies only what is missing: keep what earlier runs recorded.
