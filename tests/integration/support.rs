@@ -98,7 +98,13 @@ impl Running {
 
     /// Wait at most `timeout`; a process still running then is killed and the test fails.
     #[track_caller]
-    pub fn wait(mut self, timeout: Duration) -> Output {
+    pub fn wait(self, timeout: Duration) -> Output {
+        self.wait_status(timeout).0
+    }
+
+    /// [`Running::wait`], with the exit status itself (did it exit, or die of a signal?).
+    #[track_caller]
+    pub fn wait_status(mut self, timeout: Duration) -> (Output, std::process::ExitStatus) {
         let start = Instant::now();
         let status = loop {
             if let Some(status) = self.child.try_wait().unwrap() {
@@ -117,12 +123,13 @@ impl Running {
         let code = status
             .code()
             .unwrap_or_else(|| 128 + status.signal().unwrap_or(0));
-        Output {
+        let out = Output {
             code,
             stdout,
             stderr,
             args: self.args,
-        }
+        };
+        (out, status)
     }
 }
 
@@ -252,6 +259,11 @@ impl TestRepo {
         for (k, v) in env {
             cmd.env(k, v);
         }
+        self.start(cmd, &program, dir, args)
+    }
+
+    /// Start `cmd` (built by [`TestRepo::command`] for `program` in `dir`) with `args`.
+    fn start(&self, mut cmd: Command, program: &OsStr, dir: &Path, args: &[&str]) -> Running {
         cmd.args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -303,6 +315,15 @@ impl TestRepo {
     /// Start the `git-kardwt` binary itself (not through git), so its pid is the child's.
     pub fn spawn_kardwt_bin(&self, dir: &Path, args: &[&str]) -> Running {
         self.spawn(BIN, dir, args)
+    }
+
+    /// [`TestRepo::spawn_kardwt_bin`] as the leader of a process group of its own (its pid is
+    /// the group's id), so a test can signal the group as a terminal's Ctrl-C does.
+    pub fn spawn_kardwt_leader(&self, dir: &Path, args: &[&str]) -> Running {
+        use std::os::unix::process::CommandExt;
+        let mut cmd = self.command(BIN, dir);
+        cmd.process_group(0);
+        self.start(cmd, OsStr::new(BIN), dir, args)
     }
 
     /// Move origin's main one commit ahead (through the scratch clone); returns the new oid.
