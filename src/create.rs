@@ -171,12 +171,16 @@ impl Action<'_> {
                 self.remove_leftover(&repo_lock, path, leftover)?;
             }
             let ports = pipeline::allocate_ports(self.prep.ctx, self.cfg(), self.card)?;
+            crate::signals::check("before fetching the base; nothing was created")?;
             let (base_ref, oid) = crate::base::fetch_base(
                 &repo_lock,
                 &self.prep.ctx.repo,
                 self.cfg(),
                 self.prep.deadline,
             )?;
+            // SPEC §22.6: a signal during the fetch stops here; once the tree exists, the
+            // pipeline notices it and the tree is removed like any failed preparation's.
+            crate::signals::check("after fetching the base; nothing was created")?;
             let kept_branch = self.prep.ctx.repo.branch_exists(&self.card.branch());
             // R-TRUST 5: say, before git creates anything, that this tree is ours.
             lifecycle::write_intent(common, self.card, path)?;

@@ -1,6 +1,7 @@
 //! Acting on a card safely: its lock taken and its worktree verified again under it, the
 //! deadline arithmetic, the intent `add` writes before git creates anything (R-CLAIM), and the
-//! forced `git worktree remove` that undoes a tree kardwt just created (R-ATOMIC).
+//! forced `git worktree remove` that undoes a tree kardwt just created (R-ATOMIC), and the
+//! record of a release an interrupt stopped (SPEC §22.6).
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -112,4 +113,35 @@ fn remove_worktree(
         Ok(o) => Err(crate::programs::tail_chars(&o.stderr, 120)),
         Err(e) => Err(crate::programs::tail_chars(&e.to_string(), 120)),
     }
+}
+
+/// `sig` stopped releasing `path` `during` a step: the record says `failed` (reason `remove`),
+/// since what the tree ran is released, or half cleaned up; the next `add` prepares it again.
+pub fn stopped_releasing(
+    ctx: &Context,
+    rec: &mut crate::record::Record,
+    admin: &Path,
+    path: &Path,
+    sig: crate::signals::Signal,
+    during: &str,
+) -> crate::error::Fail {
+    rec.state = crate::record::State::Failed;
+    rec.reason = crate::record::Reason::Remove;
+    rec.updated_at = crate::time::now();
+    let recorded = crate::store::write(admin, rec).is_ok();
+    let stopped = crate::signals::stopped(sig, during);
+    crate::events::append(
+        &ctx.repo.common_dir,
+        crate::events::Kind::Failed,
+        &rec.card,
+        path,
+        &stopped.message,
+        Duration::ZERO,
+    );
+    let card = &rec.card;
+    stopped.hint(if recorded {
+        format!("{} is kept and its record is now failed (git kardwt add {card} prepares it again); run the command again to finish", path.display())
+    } else {
+        format!("{} is kept; run the command again to finish", path.display())
+    })
 }

@@ -74,7 +74,8 @@ pub enum Processes {
 /// process inside is an error and nothing is released), then the cleanup hook (reason
 /// `remove`) while the directory exists. A failed cleanup hook is returned as the second value
 /// (unless `force`), unhinted, after its `failed` event and `last_hook` were written; the caller decides
-/// what the record becomes.
+/// what the record becomes. An interrupt (SPEC §22.6) after the processes were released, or
+/// during the hook, marks the record `failed` and is an error even with `force`.
 #[allow(clippy::too_many_arguments)]
 pub fn release_locked(
     ctx: &Context,
@@ -117,6 +118,21 @@ pub fn release_locked(
         &released.to_string(),
         t.elapsed(),
     );
+    if let Some(sig) = crate::signals::interrupted() {
+        if let Processes::KeepInUse = processes {
+            // Nothing was signalled: nothing to record.
+            return Err(crate::signals::stopped(sig, "before anything was released").into());
+        }
+        return Err(lifecycle::stopped_releasing(
+            ctx,
+            rec,
+            admin,
+            path,
+            sig,
+            "after its processes were released",
+        )
+        .into());
+    }
 
     // 2. The cleanup hook, while the directory still exists.
     let Some((hook, program)) = cleanup else {
@@ -144,6 +160,17 @@ pub fn release_locked(
         duration_ms: u64::try_from(outcome.duration.as_millis()).unwrap_or(u64::MAX),
     });
     let _ = crate::store::write(admin, rec);
+    if let programs::Ending::Signal(sig) = outcome.ending {
+        return Err(lifecycle::stopped_releasing(
+            ctx,
+            rec,
+            admin,
+            path,
+            sig,
+            "during the cleanup hook, which was killed",
+        )
+        .into());
+    }
     let ok = outcome.succeeded();
     steps.push(Step {
         step: "cleanup hook",

@@ -34,6 +34,7 @@ mod runners;
 mod sandbox;
 mod seeding;
 mod select;
+mod signals;
 mod stress;
 mod trust_clean;
 mod trust_config;

@@ -66,7 +66,13 @@ impl Running {
 
     /// Wait at most `timeout`; a process still running then is killed and the test fails.
     #[track_caller]
-    pub fn wait(mut self, timeout: Duration) -> Output {
+    pub fn wait(self, timeout: Duration) -> Output {
+        self.wait_status(timeout).0
+    }
+
+    /// [`Running::wait`], with the exit status itself (did it exit, or die of a signal?).
+    #[track_caller]
+    pub fn wait_status(mut self, timeout: Duration) -> (Output, std::process::ExitStatus) {
         let start = Instant::now();
         let status = loop {
             if let Some(status) = self.child.try_wait().unwrap() {
@@ -85,12 +91,13 @@ impl Running {
         let code = status
             .code()
             .unwrap_or_else(|| 128 + status.signal().unwrap_or(0));
-        Output {
+        let out = Output {
             code,
             stdout,
             stderr,
             args: self.args,
-        }
+        };
+        (out, status)
     }
 }
 

@@ -177,6 +177,11 @@ impl TestRepo {
         for (k, v) in env {
             cmd.env(k, v);
         }
+        self.start(cmd, &program, dir, args)
+    }
+
+    /// Start `cmd` (built by [`TestRepo::command`] for `program` in `dir`) with `args`.
+    fn start(&self, mut cmd: Command, program: &OsStr, dir: &Path, args: &[&str]) -> Running {
         cmd.args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -228,6 +233,15 @@ impl TestRepo {
     /// Start the `git-kardwt` binary itself (not through git), so its pid is the child's.
     pub fn spawn_kardwt_bin(&self, dir: &Path, args: &[&str]) -> Running {
         self.spawn(BIN, dir, args)
+    }
+
+    /// [`TestRepo::spawn_kardwt_bin`] as the leader of a process group of its own (its pid is
+    /// the group's id), so a test can signal the group as a terminal's Ctrl-C does.
+    pub fn spawn_kardwt_leader(&self, dir: &Path, args: &[&str]) -> Running {
+        use std::os::unix::process::CommandExt;
+        let mut cmd = self.command(BIN, dir);
+        cmd.process_group(0);
+        self.start(cmd, OsStr::new(BIN), dir, args)
     }
 
     /// Move origin's main one commit ahead (through the scratch clone); returns the new oid.
