@@ -70,14 +70,32 @@ pub fn intended(common_dir: &Path, card: &CardId, path: &Path) -> bool {
     crate::claim::intended(common_dir, card.as_str(), path)
 }
 
+/// Why a worktree kardwt meant to remove is still there: the words the failure block and the
+/// hints show, capped (typed, converted to text only where a message is laid out).
+#[derive(Debug, thiserror::Error)]
+pub enum RemovalError {
+    /// `git worktree remove` refused or failed: its own words, capped at 120 characters.
+    #[error("{0}")]
+    Git(String),
+    /// The repository lock could not be taken for the removal.
+    #[error("{0}")]
+    Lock(String),
+    /// Reading or removing a path failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
 /// R-ATOMIC's undo of a tree kardwt (or the hook) just created: take the repository lock (the
 /// caller holds at most the card's lock: SPEC §4 step 2), then `git worktree remove --force`.
 /// The undo gets a moment past the action deadline: a tree left behind is worse.
-pub fn undo_worktree(ctx: &Context, path: &Path, deadline: Instant) -> Result<(), String> {
+pub fn undo_worktree(ctx: &Context, path: &Path, deadline: Instant) -> Result<(), RemovalError> {
     let grace = deadline.max(Instant::now() + std::time::Duration::from_secs(10));
     let holder = "git kardwt (undo a failed creation)";
     let lock = crate::store::take_repo(&ctx.repo.common_dir, grace, holder)
-        .map_err(|e| format!("{e:#}"))?;
+        .map_err(|e| RemovalError::Lock(format!("{e:#}")))?;
     remove_worktree_forced(&lock, &ctx.repo.base, path)
 }
 
@@ -87,7 +105,7 @@ pub fn remove_worktree_forced(
     lock: &crate::lock::RepoLock,
     base: &Path,
     path: &Path,
-) -> Result<(), String> {
+) -> Result<(), RemovalError> {
     remove_worktree(lock, base, path, git::Force::Once)
 }
 
@@ -97,7 +115,7 @@ pub fn remove_half_made(
     lock: &crate::lock::RepoLock,
     base: &Path,
     path: &Path,
-) -> Result<(), String> {
+) -> Result<(), RemovalError> {
     remove_worktree(lock, base, path, git::Force::Twice)
 }
 
@@ -107,11 +125,14 @@ fn remove_worktree(
     base: &Path,
     path: &Path,
     force: git::Force,
-) -> Result<(), String> {
+) -> Result<(), RemovalError> {
     match git::worktree_remove(lock, base, path, force, None) {
         Ok(o) if o.ok => Ok(()),
-        Ok(o) => Err(crate::programs::tail_chars(&o.stderr, 120)),
-        Err(e) => Err(crate::programs::tail_chars(&e.to_string(), 120)),
+        Ok(o) => Err(RemovalError::Git(crate::text::tail_chars(&o.stderr, 120))),
+        Err(e) => Err(RemovalError::Git(crate::text::tail_chars(
+            &e.to_string(),
+            120,
+        ))),
     }
 }
 

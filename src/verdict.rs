@@ -17,7 +17,7 @@ pub enum Failure {
 pub struct Removed {
     pub path: PathBuf,
     /// Why removing it failed, when it did.
-    pub refusal: Option<String>,
+    pub refusal: Option<crate::lifecycle::RemovalError>,
     /// The branch that stays, `None` when the tree was detached.
     pub branch: Option<String>,
 }
