@@ -3,7 +3,6 @@
 //! which a parent `git kardwt add` may hold while its hook runs), rotated at 1 MiB. Writing
 //! is best effort: a log that cannot be written never fails an action, but says so on stderr
 //! (R-TRUST 10). Reading skips a line that does not decode, with a warning naming it.
-use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -14,6 +13,9 @@ use crate::lock;
 
 /// Rotate the log when it grows past this size.
 const ROTATE_AT: u64 = 1024 * 1024;
+
+/// The largest generation read: rotation keeps each near [`ROTATE_AT`].
+const MAX_READ: u64 = 64 * ROTATE_AT;
 
 /// The lifecycle events the log records (SPEC R-LOG), by the names the log writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,17 +106,20 @@ pub fn append(
 fn write_line(common_dir: &Path, line: &str) -> Result<(), String> {
     let lock_path = crate::layout::events_lock_path(common_dir);
     let deadline = Instant::now() + Duration::from_secs(5);
-    let _held = lock::take(lock_path, "the event log's lock", deadline, "append")
-        .map_err(|e| format!("{e:#}"))?;
+    let _held = lock::take(
+        common_dir,
+        lock_path,
+        "the event log's lock",
+        deadline,
+        "append",
+    )
+    .map_err(|e| format!("{e:#}"))?;
     let path = log_path(common_dir);
-    if std::fs::metadata(&path).is_ok_and(|m| m.len() >= ROTATE_AT) {
+    // Only a regular file is rotated: a symlink or FIFO planted as the log is refused below.
+    if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file() && m.len() >= ROTATE_AT) {
         std::fs::rename(&path, rotated_path(common_dir)).map_err(|e| e.to_string())?;
     }
-    let mut f = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .map_err(|e| e.to_string())?;
+    let mut f = crate::fsio::open_append_nofollow(&path).map_err(|e| e.to_string())?;
     // One write call for the whole line: readers never see half an event.
     f.write_all(line.as_bytes()).map_err(|e| e.to_string())
 }
@@ -132,9 +137,9 @@ pub struct Read {
 pub fn read(common_dir: &Path, card: Option<&str>) -> Read {
     let mut found = Read::default();
     for path in [rotated_path(common_dir), log_path(common_dir)] {
-        match std::fs::read(&path) {
-            Ok(bytes) => parse_into(&bytes, &path, card, &mut found),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        match crate::fsio::read_bounded(&path, MAX_READ) {
+            Ok(Some(bytes)) => parse_into(&bytes, &path, card, &mut found),
+            Ok(None) => {}
             Err(e) => found
                 .warnings
                 .push(format!("could not read {}: {e}", path.display())),
