@@ -152,6 +152,35 @@ pub fn open_append_nofollow(path: &Path) -> io::Result<File> {
     )
 }
 
+/// Start the log at `file` (beneath `root`) afresh: its directories made as by
+/// [`create_dir_nofollow`], the previous log (a regular file) kept as `<file>.1`, then a new
+/// one opened for appending. Anything else planted as the log (a symlink, a FIFO) is removed,
+/// never followed, written through or waited on; what it was is returned, for a warning.
+pub fn open_log_rotated(root: &Path, file: &Path) -> io::Result<(File, Option<NotRegular>)> {
+    if let Some(dir) = file.parent() {
+        create_dir_nofollow(root, dir)?;
+    }
+    let mut removed = None;
+    match std::fs::symlink_metadata(file) {
+        Ok(m) if m.is_file() => {
+            let mut old = file.as_os_str().to_owned();
+            old.push(".1");
+            std::fs::rename(file, &old)?;
+        }
+        Ok(m) => {
+            std::fs::remove_file(file)?;
+            removed = Some(NotRegular {
+                path: file.to_path_buf(),
+                what: describe(m.file_type()),
+                wanted: "a regular file",
+            });
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    Ok((open_append_nofollow(file)?, removed))
+}
+
 /// Open the lock file at `path` for reading and writing, creating it when missing and never
 /// truncating it (its inode is what is locked). Refused like [`open_append_nofollow`].
 pub fn open_lock_nofollow(path: &Path) -> io::Result<File> {
@@ -391,5 +420,34 @@ mod tests {
             .filter(|n| n.ends_with(".tmp"))
             .collect();
         assert!(left.is_empty(), "{left:?}");
+    }
+
+    #[test]
+    fn a_log_is_rotated_and_anything_planted_as_it_is_removed_unfollowed() {
+        let (d, outside) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let log = d.path().join("kardwt/logs/7.log");
+        let (mut f, removed) = open_log_rotated(d.path(), &log).unwrap();
+        assert_eq!(removed, None);
+        f.write_all(b"first\n").unwrap();
+        let (mut f, _) = open_log_rotated(d.path(), &log).unwrap();
+        f.write_all(b"second\n").unwrap();
+        assert_eq!(
+            std::fs::read(d.path().join("kardwt/logs/7.log.1")).unwrap(),
+            b"first\n"
+        );
+        let secret = outside.path().join("secret");
+        std::fs::write(&secret, "keep").unwrap();
+        std::fs::remove_file(&log).unwrap();
+        std::os::unix::fs::symlink(&secret, &log).unwrap();
+        let (mut f, removed) = open_log_rotated(d.path(), &log).unwrap();
+        assert_eq!(removed.unwrap().what, "a symlink");
+        f.write_all(b"third\n").unwrap();
+        assert_eq!(std::fs::read(&secret).unwrap(), b"keep");
+        assert_eq!(std::fs::read(&log).unwrap(), b"third\n");
+        std::fs::remove_file(&log).unwrap();
+        fifo(&log);
+        let (_, removed) = open_log_rotated(d.path(), &log).unwrap();
+        assert_eq!(removed.unwrap().what, "a FIFO");
+        assert!(log.symlink_metadata().unwrap().is_file());
     }
 }
