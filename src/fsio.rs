@@ -5,6 +5,7 @@
 //! fsync, rename, fsync of the directory), so a symlink at the destination is replaced and
 //! never written through. Anything but a regular file (or a real directory) where kardwt keeps
 //! one of its files is refused with a [`NotRegular`] error that names it.
+use std::ffi::{OsStr, OsString};
 use std::fs::{File, OpenOptions, Permissions};
 use std::io::{self, Read, Write};
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt, PermissionsExt};
@@ -223,25 +224,28 @@ pub fn create_dir_nofollow(root: &Path, dir: &Path) -> io::Result<()> {
 /// never through a symlink), written, fsynced and renamed over `name`, then `dir` fsynced.
 /// Whatever was at `name` (a file, a symlink, a FIFO) is replaced, never written through; a
 /// regular file's mode is kept. `dir` is used as given: make it with [`create_dir_nofollow`].
-pub fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
-    write_whole(dir, name, bytes, true)
+pub fn write_atomic(dir: &Path, name: impl AsRef<OsStr>, bytes: &[u8]) -> io::Result<()> {
+    write_whole(dir, name.as_ref(), bytes, true)
 }
 
 /// [`write_atomic`], but only when nothing is at `name` yet: an error of kind
 /// [`io::ErrorKind::AlreadyExists`] otherwise, and nothing is changed (create-new).
-pub fn write_atomic_new(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
-    write_whole(dir, name, bytes, false)
+pub fn write_atomic_new(dir: &Path, name: impl AsRef<OsStr>, bytes: &[u8]) -> io::Result<()> {
+    write_whole(dir, name.as_ref(), bytes, false)
 }
 
-fn write_whole(dir: &Path, name: &str, bytes: &[u8], replace: bool) -> io::Result<()> {
+fn write_whole(dir: &Path, name: &OsStr, bytes: &[u8], replace: bool) -> io::Result<()> {
     let dest = dir.join(name);
     let kept = std::fs::symlink_metadata(&dest)
         .ok()
         .filter(|m| m.is_file())
         .map(|m| Permissions::from_mode(m.permissions().mode() & 0o7777));
     // A leading dot: listings of kardwt's directories skip it (a crash may leave one behind).
+    let mut prefix = OsString::from(".");
+    prefix.push(name);
+    prefix.push(".");
     let mut tmp = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
+        .prefix(&prefix)
         .suffix(".tmp")
         .permissions(kept.clone().unwrap_or(Permissions::from_mode(0o666)))
         .tempfile_in(dir)?;
