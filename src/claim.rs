@@ -166,7 +166,10 @@ pub fn load(common_dir: &Path, card: &str) -> Option<Result<Claim, String>> {
     let f = file(common_dir, card);
     match read_text(&f) {
         Ok(None) => None,
-        Err(e) => Some(Err(format!("cannot read {}: {e}", f.display()))),
+        Err(e) => Some(Err(format!(
+            "cannot read {}",
+            crate::fsio::with_path(&f, &e)
+        ))),
         Ok(Some(text)) => Some(
             toml::from_str::<Claim>(&text).map_err(|e| format!("{}: {}", f.display(), e.message())),
         ),

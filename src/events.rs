@@ -95,10 +95,7 @@ pub fn append(
     };
     line.push('\n');
     if let Err(why) = write_line(common_dir, &line) {
-        eprintln!(
-            "warning: could not write event '{event}' to {}: {why}",
-            log_path(common_dir).display()
-        );
+        eprintln!("warning: could not write event '{event}': {why}");
     }
 }
 
@@ -115,13 +112,14 @@ fn write_line(common_dir: &Path, line: &str) -> Result<(), String> {
     )
     .map_err(|e| format!("{e:#}"))?;
     let path = log_path(common_dir);
+    let why = |e: std::io::Error| crate::fsio::with_path(&path, &e);
     // Only a regular file is rotated: a symlink or FIFO planted as the log is refused below.
     if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file() && m.len() >= ROTATE_AT) {
-        std::fs::rename(&path, rotated_path(common_dir)).map_err(|e| e.to_string())?;
+        std::fs::rename(&path, rotated_path(common_dir)).map_err(why)?;
     }
-    let mut f = crate::fsio::open_append_nofollow(&path).map_err(|e| e.to_string())?;
+    let mut f = crate::fsio::open_append_nofollow(&path).map_err(why)?;
     // One write call for the whole line: readers never see half an event.
-    f.write_all(line.as_bytes()).map_err(|e| e.to_string())
+    f.write_all(line.as_bytes()).map_err(why)
 }
 
 /// What reading the log found: the events, and one warning per line that did not decode.
@@ -140,9 +138,10 @@ pub fn read(common_dir: &Path, card: Option<&str>) -> Read {
         match crate::fsio::read_bounded(&path, MAX_READ) {
             Ok(Some(bytes)) => parse_into(&bytes, &path, card, &mut found),
             Ok(None) => {}
-            Err(e) => found
-                .warnings
-                .push(format!("could not read {}: {e}", path.display())),
+            Err(e) => found.warnings.push(format!(
+                "could not read {}",
+                crate::fsio::with_path(&path, &e)
+            )),
         }
     }
     found

@@ -45,6 +45,14 @@ pub fn not_regular(e: &io::Error) -> Option<&NotRegular> {
     e.get_ref()?.downcast_ref()
 }
 
+/// `path: e` for messages, or just `e` when it already names the path (a [`NotRegular`]).
+pub fn with_path(path: &Path, e: &io::Error) -> String {
+    match not_regular(e) {
+        Some(bad) => bad.to_string(),
+        None => format!("{}: {e}", path.display()),
+    }
+}
+
 fn refuse(path: &Path, what: &'static str, wanted: &'static str) -> io::Error {
     io::Error::new(
         io::ErrorKind::InvalidInput,

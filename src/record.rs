@@ -130,7 +130,10 @@ pub fn load(admin: &Path) -> Loaded {
     });
     match read {
         Ok(None) => Loaded::Absent,
-        Err(e) => Loaded::Malformed(format!("cannot read {}: {e}", path_in(admin).display())),
+        Err(e) => Loaded::Malformed(format!(
+            "cannot read {}",
+            crate::fsio::with_path(&path_in(admin), &e)
+        )),
         Ok(Some(text)) => match parse(&text) {
             Ok(r) => Loaded::Parsed(Box::new(r)),
             Err(e) => Loaded::Malformed(format!("{}: {e}", path_in(admin).display())),

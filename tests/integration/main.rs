@@ -37,6 +37,7 @@ mod select;
 mod stress;
 mod trust_clean;
 mod trust_config;
+mod trust_files;
 mod trust_guard;
 mod trust_misc;
 mod trust_push;
