@@ -424,7 +424,7 @@ mod tests {
         std::os::unix::fs::symlink(&target, cards.join("1.lock")).unwrap();
         rustix::fs::mknodat(
             rustix::fs::CWD,
-            &cards.join("2.lock"),
+            cards.join("2.lock"),
             rustix::fs::FileType::Fifo,
             rustix::fs::Mode::from_raw_mode(0o600),
             0,

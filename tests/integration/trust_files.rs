@@ -58,7 +58,11 @@ fn a_symlink_planted_as_a_hook_log_is_never_written_through() {
     let before = snapshot(&outside);
     for card in ["7", "8"] {
         let out = kardwt(&repo, &["add", "--quiet", card]);
-        assert_eq!(snapshot(&outside), before, "something outside changed:\n{out}");
+        assert_eq!(
+            snapshot(&outside),
+            before,
+            "something outside changed:\n{out}"
+        );
         out.expect_code(0);
         assert!(
             out.stderr.contains("is a symlink, not a regular file"),
