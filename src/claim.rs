@@ -2,7 +2,6 @@
 //! written before `git worktree add` runs (`intent`), completed with the record, deleted last
 //! on removal. Unlike the record it outlives git's admin dir, so a worktree removed behind
 //! kardwt's back leaves an orphan claim that `gc --apply` releases (R-ORPHAN).
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -12,6 +11,9 @@ use crate::record::{self, Record};
 
 /// Written last by the migration of a repository that had records but no claims.
 const MIGRATED: &str = ".migrated";
+
+/// The largest claim read: far above any real one.
+const MAX_CLAIM_BYTES: u64 = 1 << 20;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -72,8 +74,11 @@ impl Claim {
             return self.path.join(".git").exists();
         }
         let admin = common_dir.join("worktrees").join(&self.admin);
-        std::fs::read_to_string(admin.join("gitdir")).is_ok_and(|g| {
-            let g = PathBuf::from(g.trim());
+        // git's file, read without waiting on a FIFO planted there.
+        let gitdir = crate::fsio::read_bounded_following(&admin.join("gitdir"), 64 * 1024);
+        gitdir.ok().flatten().is_some_and(|g| {
+            use std::os::unix::ffi::OsStrExt as _;
+            let g = PathBuf::from(std::ffi::OsStr::from_bytes(g.trim_ascii()));
             g.parent() == Some(self.path.as_path())
                 || std::fs::canonicalize(&g).is_ok_and(|c| c.parent() == Some(self.path.as_path()))
         })
@@ -159,13 +164,29 @@ pub fn file(common_dir: &Path, card: &str) -> PathBuf {
 /// Read `card`'s claim: `None` when there is none, `Some(Err)` when it does not parse.
 pub fn load(common_dir: &Path, card: &str) -> Option<Result<Claim, String>> {
     let f = file(common_dir, card);
-    match std::fs::read_to_string(&f) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => Some(Err(format!("cannot read {}: {e}", f.display()))),
-        Ok(text) => Some(
+    match read_text(&f) {
+        Ok(None) => None,
+        Err(e) => Some(Err(format!(
+            "cannot read {}",
+            crate::fsio::with_path(&f, &e)
+        ))),
+        Ok(Some(text)) => Some(
             toml::from_str::<Claim>(&text).map_err(|e| format!("{}: {}", f.display(), e.message())),
         ),
     }
+}
+
+/// A claim file's text: bounded, without following a symlink or waiting on a FIFO planted
+/// there (SPEC §22.1).
+fn read_text(f: &Path) -> std::io::Result<Option<String>> {
+    crate::fsio::read_bounded(f, MAX_CLAIM_BYTES)?
+        .map(|b| String::from_utf8(b).map_err(std::io::Error::other))
+        .transpose()
+}
+
+/// A listed claim file, parsed; `None` when it cannot be read or parsed.
+fn parse_file(f: &Path) -> Option<Claim> {
+    toml::from_str(&read_text(f).ok()??).ok()
 }
 
 /// Has this repository's claims been migrated (or begun with claims)? Until then verification
@@ -182,7 +203,7 @@ pub fn all(common_dir: &Path) -> Vec<Claim> {
     let mut out: Vec<Claim> = entries
         .filter_map(|e| e.ok())
         .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
-        .filter_map(|e| toml::from_str(&std::fs::read_to_string(e.path()).ok()?).ok())
+        .filter_map(|e| parse_file(&e.path()))
         .collect();
     out.sort_by(|a: &Claim, b| a.card.cmp(&b.card));
     out
@@ -232,7 +253,7 @@ pub fn vanished_among(
             if name.starts_with('.') || recorded.contains(name.as_str()) {
                 return None;
             }
-            toml::from_str::<Claim>(&std::fs::read_to_string(e.path()).ok()?).ok()
+            parse_file(&e.path())
         })
         .filter_map(|c| {
             if c.state != ClaimState::Complete {
@@ -249,26 +270,18 @@ pub fn vanished_among(
     out
 }
 
-/// Write `claim` to `dest`: the whole file into a temporary one, fsync, then either rename over
-/// `dest` (`replace`) or hard-link to it, which fails when `dest` exists (create-new).
+/// Write `claim` atomically, either replacing what is there (`replace`) or only when nothing
+/// is (create-new: an error of kind `AlreadyExists` otherwise). The claims directory is made
+/// without following a symlink planted as it (or as `kardwt/`).
 fn put(common_dir: &Path, claim: &Claim, replace: bool) -> std::io::Result<()> {
     let d = dir(common_dir);
-    std::fs::create_dir_all(&d)?;
+    crate::fsio::create_dir_nofollow(common_dir, &d)?;
     let text = toml::to_string(claim).map_err(std::io::Error::other)?;
-    let dest = file(common_dir, &claim.card);
-    let tmp = d.join(format!(".{}.tmp-{}", claim.card, std::process::id()));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()?;
-        if replace {
-            std::fs::rename(&tmp, &dest)
-        } else {
-            std::fs::hard_link(&tmp, &dest)
-        }
-    })();
-    let _ = std::fs::remove_file(&tmp);
-    result
+    if replace {
+        crate::fsio::write_atomic(&d, &claim.card, text.as_bytes())
+    } else {
+        crate::fsio::write_atomic_new(&d, &claim.card, text.as_bytes())
+    }
 }
 
 /// R-CLAIM: before `git worktree add` of `card` at `path` (under the repository lock), claim
@@ -306,7 +319,12 @@ fn intend_only(common_dir: &Path, card: &str, path: &Path, branch: &str) -> Resu
         }
         Err(_) => {}
     }
-    if let Some(Ok(old)) = load(common_dir, card) {
+    let old = load(common_dir, card);
+    if let Some(Err(why)) = &old {
+        // Not a claim kardwt can read (a FIFO or symlink planted there, or garbage): replaced.
+        eprintln!("warning: card {card}'s claim could not be read ({why}); it is replaced");
+    }
+    if let Some(Ok(old)) = old {
         if let Some(why) = old.malformed(common_dir, None) {
             return Err(crate::error::Fail::new(
                 crate::error::Code::Refused,
@@ -405,12 +423,19 @@ pub fn forget(common_dir: &Path, card: &str, path: &Path) {
             return;
         }
     }
-    let _ = std::fs::remove_file(file(common_dir, card));
+    delete(common_dir, card);
 }
 
-/// Delete `card`'s claim whatever it names (an orphan's release).
+/// Delete `card`'s claim whatever it names (an orphan's release). One that cannot be deleted
+/// is a warning: the card stays claimed.
 pub fn delete(common_dir: &Path, card: &str) {
-    let _ = std::fs::remove_file(file(common_dir, card));
+    let f = file(common_dir, card);
+    match std::fs::remove_file(&f) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            eprintln!("warning: could not delete the claim {}: {e}", f.display());
+        }
+        _ => {}
+    }
 }
 
 /// Does a leftover intent say that an interrupted `add` of `card` created `path`?
@@ -454,15 +479,16 @@ pub fn migrate(common_dir: &Path) {
             if card.starts_with('.') || load(common_dir, &card).is_some() {
                 continue;
             }
-            if let Ok(b) = std::fs::read(e.path()) {
+            if let Ok(Some(b)) = crate::fsio::read_bounded(&e.path(), MAX_CLAIM_BYTES) {
                 let path = PathBuf::from(String::from_utf8_lossy(&b).into_owned());
                 let _ = intend_only(common_dir, &card, &path, "");
             }
         }
         let _ = std::fs::remove_dir_all(&intents);
     }
-    if std::fs::create_dir_all(&d).is_ok() {
-        let _ = std::fs::write(d.join(MIGRATED), b"1\n");
+    // Best effort: without the marker the (idempotent) migration runs again next time.
+    if crate::fsio::create_dir_nofollow(common_dir, &d).is_ok() {
+        crate::fsio::write_atomic(&d, MIGRATED, b"1\n").ok();
     }
 }
 

@@ -3,7 +3,6 @@
 //! which a parent `git kardwt add` may hold while its hook runs), rotated at 1 MiB. Writing
 //! is best effort: a log that cannot be written never fails an action, but says so on stderr
 //! (R-TRUST 10). Reading skips a line that does not decode, with a warning naming it.
-use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -14,6 +13,9 @@ use crate::lock;
 
 /// Rotate the log when it grows past this size.
 const ROTATE_AT: u64 = 1024 * 1024;
+
+/// The largest generation read: rotation keeps each near [`ROTATE_AT`].
+const MAX_READ: u64 = 64 * ROTATE_AT;
 
 /// The lifecycle events the log records (SPEC R-LOG), by the names the log writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,10 +95,7 @@ pub fn append(
     };
     line.push('\n');
     if let Err(why) = write_line(common_dir, &line) {
-        eprintln!(
-            "warning: could not write event '{event}' to {}: {why}",
-            log_path(common_dir).display()
-        );
+        eprintln!("warning: could not write event '{event}': {why}");
     }
 }
 
@@ -104,19 +103,23 @@ pub fn append(
 fn write_line(common_dir: &Path, line: &str) -> Result<(), String> {
     let lock_path = crate::layout::events_lock_path(common_dir);
     let deadline = Instant::now() + Duration::from_secs(5);
-    let _held = lock::take(lock_path, "the event log's lock", deadline, "append")
-        .map_err(|e| format!("{e:#}"))?;
+    let _held = lock::take(
+        common_dir,
+        lock_path,
+        "the event log's lock",
+        deadline,
+        "append",
+    )
+    .map_err(|e| format!("{e:#}"))?;
     let path = log_path(common_dir);
-    if std::fs::metadata(&path).is_ok_and(|m| m.len() >= ROTATE_AT) {
-        std::fs::rename(&path, rotated_path(common_dir)).map_err(|e| e.to_string())?;
+    let why = |e: std::io::Error| crate::fsio::with_path(&path, &e);
+    // Only a regular file is rotated: a symlink or FIFO planted as the log is refused below.
+    if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file() && m.len() >= ROTATE_AT) {
+        std::fs::rename(&path, rotated_path(common_dir)).map_err(why)?;
     }
-    let mut f = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .map_err(|e| e.to_string())?;
+    let mut f = crate::fsio::open_append_nofollow(&path).map_err(why)?;
     // One write call for the whole line: readers never see half an event.
-    f.write_all(line.as_bytes()).map_err(|e| e.to_string())
+    f.write_all(line.as_bytes()).map_err(why)
 }
 
 /// What reading the log found: the events, and one warning per line that did not decode.
@@ -132,12 +135,13 @@ pub struct Read {
 pub fn read(common_dir: &Path, card: Option<&str>) -> Read {
     let mut found = Read::default();
     for path in [rotated_path(common_dir), log_path(common_dir)] {
-        match std::fs::read(&path) {
-            Ok(bytes) => parse_into(&bytes, &path, card, &mut found),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => found
-                .warnings
-                .push(format!("could not read {}: {e}", path.display())),
+        match crate::fsio::read_bounded(&path, MAX_READ) {
+            Ok(Some(bytes)) => parse_into(&bytes, &path, card, &mut found),
+            Ok(None) => {}
+            Err(e) => found.warnings.push(format!(
+                "could not read {}",
+                crate::fsio::with_path(&path, &e)
+            )),
         }
     }
     found

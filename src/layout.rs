@@ -28,6 +28,11 @@ pub fn hook_log_path(common_dir: &Path, card: &str) -> PathBuf {
         .join(format!("{card}.log"))
 }
 
+/// The common dir a [`hook_log_path`] belongs to (its directories below it are kardwt's).
+pub fn hook_log_common_dir(log: &Path) -> Option<&Path> {
+    log.parent()?.parent()?.parent()
+}
+
 /// The event log, its rotated predecessor and the lock that serializes appends to it.
 pub fn events_path(common_dir: &Path) -> PathBuf {
     kardwt_dir(common_dir).join("events.jsonl")

@@ -12,6 +12,7 @@ pub mod create;
 pub mod dirty;
 pub mod error;
 pub mod events;
+pub mod fsio;
 pub mod git;
 pub mod guard;
 pub mod judge;

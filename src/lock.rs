@@ -5,8 +5,9 @@
 //! [`RepoLock`], that the git layer's mutating operations require. The holder writes who it is
 //! into the file (pid, command, since when, what it is doing), so that a process waiting for
 //! the lock can say who it waits for (SPEC R-DISPATCH 7).
-use std::fs::{File, OpenOptions};
-use std::io::{Read, Seek, Write};
+use std::fs::File;
+use std::io::{Seek, Write};
+use std::os::unix::fs::FileExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -107,8 +108,9 @@ impl Holder {
 /// Who holds the lock at `path`, in words: its [`Holder`], else the file's raw first line (an
 /// older kardwt), else "another process".
 fn describe_holder(path: &Path) -> String {
-    let mut text = String::new();
-    let _ = File::open(path).and_then(|mut f| f.read_to_string(&mut text));
+    // Read like every file of kardwt's: bounded, never through a symlink or from a FIFO.
+    let bytes = crate::fsio::read_bounded(path, 64 * 1024).ok().flatten();
+    let text = String::from_utf8_lossy(bytes.as_deref().unwrap_or_default());
     if let Some(holder) = Holder::parse(&text) {
         return holder.describe();
     }
@@ -133,27 +135,46 @@ pub struct Lock {
     path: PathBuf,
     what: String,
     inner: RwLock<File>,
+    /// The same open file, for rewriting the holder text while the lock is held.
+    writer: File,
 }
 
 impl Lock {
-    /// Open (creating it and its directory) the lock file at `path`; `what` names it in
-    /// messages ("the repository lock").
-    pub fn open(path: PathBuf, what: impl Into<String>) -> Result<Lock> {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)
-                .with_context(|| format!("could not create {}", dir.display()))?;
+    /// Open (creating it and its directory) the lock file at `path` beneath `common_dir`;
+    /// `what` names it in messages ("the repository lock"). Its directories are made without
+    /// following a symlink, and the file itself must be a regular file: a symlink or FIFO
+    /// planted there is refused (exit 3), never followed or waited on (SPEC §22.1).
+    pub fn open(common_dir: &Path, path: PathBuf, what: impl Into<String>) -> Result<Lock> {
+        let what = what.into();
+        let opened = match path.parent() {
+            Some(dir) => crate::fsio::create_dir_nofollow(common_dir, dir),
+            None => Ok(()),
         }
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
+        .and_then(|()| crate::fsio::open_lock_nofollow(&path));
+        let file = match opened {
+            Ok(file) => file,
+            Err(e) => {
+                let fail = Fail::new(Code::Refused, format!("could not open {what}: {e}"));
+                return Err(match crate::fsio::not_regular(&e) {
+                    Some(bad) => fail
+                        .hint(format!(
+                            "kardwt makes its own lock files: remove {} and try again",
+                            crate::quote::sh_path(&bad.path)
+                        ))
+                        .into(),
+                    None => anyhow::Error::new(e)
+                        .context(format!("could not open the lock file {}", path.display())),
+                });
+            }
+        };
+        let writer = file
+            .try_clone()
             .with_context(|| format!("could not open the lock file {}", path.display()))?;
         Ok(Lock {
             path,
-            what: what.into(),
+            what,
             inner: RwLock::new(file),
+            writer,
         })
     }
 
@@ -180,7 +201,7 @@ impl Lock {
                 Ok(()) => {
                     return Ok(Held {
                         _file: self.inner,
-                        path: self.path,
+                        writer: self.writer,
                         holder: me,
                     })
                 }
@@ -229,7 +250,7 @@ impl Lock {
 /// A taken lock; dropping it closes the file, which releases the flock.
 pub struct Held {
     _file: RwLock<File>,
-    path: PathBuf,
+    writer: File,
     holder: Holder,
 }
 
@@ -240,12 +261,10 @@ impl Held {
         let mut holder = self.holder.clone();
         holder.doing = Some(what.to_owned());
         let text = holder.to_text();
-        // Rewritten in place (never replaced): the flock is on this inode. Lock files are never
-        // removed, so the path still names it.
-        if let Ok(mut file) = OpenOptions::new().write(true).open(&self.path) {
-            let _ = file.set_len(0);
-            let _ = file.write_all(text.as_bytes());
-        }
+        // Rewritten in place through the file the lock holds (never replaced, never reopened
+        // by its path): the flock is on this inode.
+        let _ = self.writer.set_len(0);
+        let _ = self.writer.write_all_at(text.as_bytes(), 0);
     }
 }
 
@@ -257,6 +276,7 @@ pub fn take_card(
     holder: &str,
 ) -> Result<Held> {
     take(
+        common_dir,
         crate::layout::card_lock_path(common_dir, card.as_str()),
         &format!("card {card}'s lock"),
         deadline,
@@ -275,6 +295,7 @@ pub struct RepoLock {
 /// it (flock would wait for itself): pass the `&RepoLock` on instead.
 pub fn take_repo(common_dir: &Path, deadline: Instant, holder: &str) -> Result<RepoLock> {
     take(
+        common_dir,
         crate::layout::repo_lock_path(common_dir),
         "the repository lock",
         deadline,
@@ -283,9 +304,15 @@ pub fn take_repo(common_dir: &Path, deadline: Instant, holder: &str) -> Result<R
     .map(|held| RepoLock { _held: held })
 }
 
-/// Take the lock at `path` (opening it first), waiting until `deadline`.
-pub fn take(path: PathBuf, what: &str, deadline: Instant, holder: &str) -> Result<Held> {
-    Lock::open(path, what)?.acquire(deadline, holder)
+/// Take the lock at `path` beneath `common_dir` (opening it first), waiting until `deadline`.
+pub fn take(
+    common_dir: &Path,
+    path: PathBuf,
+    what: &str,
+    deadline: Instant,
+    holder: &str,
+) -> Result<Held> {
+    Lock::open(common_dir, path, what)?.acquire(deadline, holder)
 }
 
 #[cfg(test)]
@@ -297,6 +324,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("kardwt").join("lock");
         let held = take(
+            dir.path(),
             path.clone(),
             "the repository lock",
             Instant::now(),
@@ -304,6 +332,7 @@ mod tests {
         )
         .unwrap();
         let err = take(
+            dir.path(),
             path.clone(),
             "the repository lock",
             Instant::now() + Duration::from_millis(50),
@@ -314,7 +343,14 @@ mod tests {
         assert_eq!(crate::error::exit_code(&err), 5);
         assert!(err.to_string().contains("test one"), "{err}");
         drop(held);
-        take(path, "the repository lock", Instant::now(), "three").unwrap();
+        take(
+            dir.path(),
+            path,
+            "the repository lock",
+            Instant::now(),
+            "three",
+        )
+        .unwrap();
     }
 
     #[test]
@@ -322,6 +358,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("kardwt").join("cards").join("42.lock");
         let held = take(
+            dir.path(),
             path.clone(),
             "card 42's lock",
             Instant::now(),
@@ -378,5 +415,42 @@ mod tests {
             doing: None,
         };
         assert_eq!(Holder::parse(&h.to_text()).unwrap().command, "multi line");
+    }
+
+    #[test]
+    fn a_symlink_or_fifo_planted_as_a_lock_is_refused_never_followed() {
+        let (dir, outside) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let cards = dir.path().join("kardwt").join("cards");
+        std::fs::create_dir_all(&cards).unwrap();
+        let target = outside.path().join("made");
+        std::os::unix::fs::symlink(&target, cards.join("1.lock")).unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            cards.join("2.lock"),
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        for (card, what) in [("1", "a symlink"), ("2", "a FIFO")] {
+            let err = take(
+                dir.path(),
+                cards.join(format!("{card}.lock")),
+                "the card's lock",
+                Instant::now(),
+                "test",
+            )
+            .err()
+            .unwrap();
+            assert_eq!(crate::error::exit_code(&err), 3);
+            assert!(format!("{err:#}").contains(what), "{err:#}");
+        }
+        assert!(!target.exists());
+        // A symlink as the cards directory itself: refused, nothing made where it points.
+        std::fs::remove_dir_all(&cards).unwrap();
+        std::os::unix::fs::symlink(outside.path(), &cards).unwrap();
+        let path = cards.join("3.lock");
+        assert!(take(dir.path(), path, "lock", Instant::now(), "t").is_err());
+        assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
     }
 }

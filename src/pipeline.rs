@@ -301,7 +301,7 @@ impl Prep<'_> {
     fn mark_failed(&self, rec: &mut Record, admin: &Path) {
         rec.state = State::Failed;
         rec.updated_at = crate::time::now();
-        let _ = crate::store::write(admin, rec);
+        crate::store::write_or_warn(admin, rec);
     }
 
     /// Append an event about `rec` to the log.

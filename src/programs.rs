@@ -114,21 +114,13 @@ struct LogSink {
 impl LogSink {
     /// Keep the previous run as `<file>.1`, then start `<file>` with a header line.
     fn open(file: &Path, header: &str) -> Result<LogSink> {
-        if let Some(dir) = file.parent() {
-            std::fs::create_dir_all(dir)
-                .with_context(|| format!("could not create {}", dir.display()))?;
-        }
-        let mut old = file.as_os_str().to_owned();
-        old.push(".1");
-        if file.exists() {
-            std::fs::rename(file, &old)
-                .with_context(|| format!("could not rotate {}", file.display()))?;
-        }
-        let handle = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(file)
+        // kardwt's own directory: nothing planted there is followed or waited on (SPEC §22.1).
+        let root = crate::layout::hook_log_common_dir(file).unwrap_or(Path::new("/"));
+        let (handle, removed) = crate::fsio::open_log_rotated(root, file)
             .with_context(|| format!("could not open the hook's log {}", file.display()))?;
+        if let Some(planted) = removed {
+            eprintln!("warning: {planted}: removed, and a new log started");
+        }
         let mut sink = LogSink {
             file: handle,
             written: 0,

@@ -1,7 +1,6 @@
 //! The lifecycle record (SPEC R-REC): `<admin dir>/kardwt.toml`, its type, parsing and atomic
 //! write (temporary file, fsync, rename). Key names are part of the contract: other tools read
 //! them.
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -125,12 +124,17 @@ const MAX_RECORD_BYTES: u64 = 4 * 1024 * 1024;
 pub fn load(admin: &Path) -> Loaded {
     // Read without blocking and bounded: a FIFO or a huge file planted as the record is
     // malformed (fail closed), never a hang (R-TRUST).
-    let read = crate::repo::read_bounded(&path_in(admin), MAX_RECORD_BYTES)
-        .and_then(|b| String::from_utf8(b).map_err(std::io::Error::other));
+    let read = crate::fsio::read_bounded(&path_in(admin), MAX_RECORD_BYTES).and_then(|b| {
+        b.map(|b| String::from_utf8(b).map_err(std::io::Error::other))
+            .transpose()
+    });
     match read {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Loaded::Absent,
-        Err(e) => Loaded::Malformed(format!("cannot read {}: {e}", path_in(admin).display())),
-        Ok(text) => match parse(&text) {
+        Ok(None) => Loaded::Absent,
+        Err(e) => Loaded::Malformed(format!(
+            "cannot read {}",
+            crate::fsio::with_path(&path_in(admin), &e)
+        )),
+        Ok(Some(text)) => match parse(&text) {
             Ok(r) => Loaded::Parsed(Box::new(r)),
             Err(e) => Loaded::Malformed(format!("{}: {e}", path_in(admin).display())),
         },
@@ -151,26 +155,13 @@ pub fn parse(text: &str) -> Result<Record, String> {
     Ok(r)
 }
 
-/// Write the record atomically: a temporary file in the same dir, fsync, rename. Only
-/// [`crate::store::write`] calls this, so that the card's claim is completed with it.
+/// Write the record atomically (a temporary file in the admin dir, fsync, rename: a symlink
+/// planted as the record is replaced, never written through). Only [`crate::store::write`]
+/// calls this, so that the card's claim is completed with it.
 pub fn write(admin: &Path, record: &Record) -> Result<()> {
     let text = toml::to_string(record).context("could not serialize the record")?;
-    let dest = path_in(admin);
-    let tmp = admin.join(format!(".{FILE_NAME}.tmp-{}", std::process::id()));
-    let result = (|| -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, &dest)?;
-        if let Ok(dir) = std::fs::File::open(admin) {
-            let _ = dir.sync_all();
-        }
-        Ok(())
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result.with_context(|| format!("could not write the record {}", dest.display()))
+    crate::fsio::write_atomic(admin, FILE_NAME, text.as_bytes())
+        .with_context(|| format!("could not write the record {}", path_in(admin).display()))
 }
 
 #[cfg(test)]

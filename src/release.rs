@@ -159,7 +159,7 @@ pub fn release_locked(
         exit_code: outcome.exit_code(),
         duration_ms: u64::try_from(outcome.duration.as_millis()).unwrap_or(u64::MAX),
     });
-    let _ = crate::store::write(admin, rec);
+    crate::store::write_or_warn(admin, rec);
     if let programs::Ending::Signal(sig) = outcome.ending {
         return Err(lifecycle::stopped_releasing(
             ctx,
@@ -239,7 +239,7 @@ pub fn release_verified(
         // Processes are gone but the hook did not finish: `failed`, so `add` prepares again.
         rec.state = State::Failed;
         rec.updated_at = crate::time::now();
-        let _ = crate::store::write(&admin, &rec);
+        crate::store::write_or_warn(&admin, &rec);
         return Err(err
             .hint("its record is now failed (git kardwt add prepares it again); fix the hook and run release again")
             .into());

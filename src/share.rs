@@ -6,7 +6,6 @@
 //! pattern in a marked block of `<common dir>/info/exclude`, followed by a re-include of a real
 //! directory at that path, so the block hides kardwt's symlink and never a user's directory
 //! (SPEC §17.3).
-use std::io::Write;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -110,6 +109,9 @@ fn link_if_absent(root: &OwnedFd, source: &Path, rel: &str) -> Result<bool> {
         .with_context(|| format!("could not link {rel} to {}", source.display()))
 }
 
+/// The largest `info/exclude` read (and so rewritten).
+const MAX_EXCLUDE_BYTES: u64 = 16 << 20;
+
 /// `<common dir>/info/exclude`.
 pub fn exclude_path(common_dir: &Path) -> PathBuf {
     common_dir.join("info").join("exclude")
@@ -127,41 +129,30 @@ fn ensure_excluded(_repo_lock: &lock::RepoLock, common_dir: &Path, rels: &[&str]
         }
         _ => path.clone(),
     };
-    let (text, mode) = match std::fs::read(&target) {
-        Ok(bytes) => (
-            bytes,
-            std::fs::metadata(&target).ok().map(|m| m.permissions()),
-        ),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (Vec::new(), None),
-        Err(e) => return Err(unreadable(&path, &e).into()),
-    };
+    // Bounded, and never waiting on a FIFO planted as it.
+    let text = crate::fsio::read_bounded(&target, MAX_EXCLUDE_BYTES)
+        .map_err(|e| unreadable(&path, &e))?
+        .unwrap_or_default();
     let updated = with_block(&text, rels);
     if updated == text {
         return Ok(());
     }
     let dir = target.parent().unwrap_or(common_dir);
     std::fs::create_dir_all(dir).with_context(|| format!("could not create {}", dir.display()))?;
-    let tmp = dir.join(format!(".exclude.kardwt-tmp-{}", std::process::id()));
-    let result = (|| -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(&updated)?;
-        if let Some(mode) = mode {
-            f.set_permissions(mode)?;
-        }
-        f.sync_all()?;
-        std::fs::rename(&tmp, &target)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result.with_context(|| format!("could not update {}; it was left as it was", path.display()))
+    let name = target
+        .file_name()
+        .unwrap_or(std::ffi::OsStr::new("exclude"));
+    // Its mode is kept.
+    crate::fsio::write_atomic(dir, name, &updated)
+        .with_context(|| format!("could not update {}; it was left as it was", path.display()))
 }
 
 /// Does `info/exclude` hold a block an earlier kardwt wrote (a `/P` line without its `!/P/`,
 /// which hides a real directory too)? It is then rewritten even when no link is made. A file
 /// that cannot be read has none (no link needs it).
 fn has_old_block(common_dir: &Path) -> bool {
-    std::fs::read(exclude_path(common_dir)).is_ok_and(|text| {
+    let read = crate::fsio::read_bounded_following(&exclude_path(common_dir), MAX_EXCLUDE_BYTES);
+    read.ok().flatten().is_some_and(|text| {
         let block = BLOCK_START.as_bytes();
         text.windows(block.len()).any(|w| w == block) && with_block(&text, &[]) != text
     })

@@ -17,6 +17,15 @@ pub fn write(admin: &Path, record: &Record) -> Result<()> {
     crate::claim::complete(admin, record)
 }
 
+/// [`write`] on a path that is already failing or finishing (the record says `failed`, or what
+/// the last hook did): a record that cannot be written is a warning on stderr, since the
+/// message that follows assumes it was.
+pub fn write_or_warn(admin: &Path, record: &Record) {
+    if let Err(e) = write(admin, record) {
+        eprintln!("warning: {e:#}; the record may not say what happened");
+    }
+}
+
 /// Take the repository lock, waiting until `deadline`, and migrate records without claims
 /// under it (R-CLAIM). Never while this process already holds it: pass the lock on instead.
 pub fn take_repo(common_dir: &Path, deadline: Instant, holder: &str) -> Result<RepoLock> {

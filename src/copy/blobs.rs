@@ -3,7 +3,6 @@
 //! copy into that tree) rather than in the record, which stays small however many files a copy
 //! holds. pre-push blocks any pushed blob with one of these ids, under any name.
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
@@ -29,24 +28,18 @@ pub fn keep(admin: &Path, copied: Vec<(String, PathBuf)>) -> Result<()> {
     for (id, path) in &all {
         text.extend_from_slice(format!("{id} {path}\0").as_bytes());
     }
-    let dest = admin.join(FILE_NAME);
-    let tmp = admin.join(format!(".{FILE_NAME}.tmp-{}", std::process::id()));
-    let written = (|| -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(&text)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, &dest)
-    })();
-    if written.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    written.with_context(|| format!("could not write {}", dest.display()))
+    crate::fsio::write_atomic(admin, FILE_NAME, &text)
+        .with_context(|| format!("could not write {}", admin.join(FILE_NAME).display()))
 }
 
 /// The blob ids `admin` keeps, each with the path it was copied to (none when there is no
-/// file, or it cannot be read).
+/// file, or it cannot be read: a symlink or FIFO planted as it is neither followed nor waited
+/// on).
 pub fn load(admin: &Path) -> BTreeMap<String, String> {
-    let raw = crate::repo::read_bounded(&admin.join(FILE_NAME), MAX_BYTES).unwrap_or_default();
+    let raw = crate::fsio::read_bounded(&admin.join(FILE_NAME), MAX_BYTES)
+        .ok()
+        .flatten()
+        .unwrap_or_default();
     raw.split(|b| *b == 0)
         .filter_map(|rec| {
             let text = String::from_utf8_lossy(rec);

@@ -38,6 +38,7 @@ mod signals;
 mod stress;
 mod trust_clean;
 mod trust_config;
+mod trust_files;
 mod trust_guard;
 mod trust_misc;
 mod trust_push;
