@@ -47,7 +47,7 @@ test:
 # directories (needs python3 with venv, npm and the registries). With CI set in the
 # environment a failed install fails the test; elsewhere the test says SKIPPED and passes.
 test-managers:
-	$(CARGO) test --test integration --no-fail-fast hooks_install::real_hook_managers_ -- --ignored
+	$(CARGO) test --test integration --no-fail-fast install_hooks::real_hook_managers_ -- --ignored
 
 # SPEC §23.9: the real agent clients at pinned versions (npm, cached in $(RUNNER_CLIENTS_DIR)
 # and reinstalled only when a pin changes), driven offline by tests/runners/run.sh against
@@ -74,7 +74,7 @@ test-runners:
 # Every other ignored test: the fuzzers (unit and through the binary), the stress test and the
 # pre-push timing test.
 test-slow:
-	$(CARGO) test --all-targets --no-fail-fast -- --ignored --skip hooks_install::real_hook_managers_
+	$(CARGO) test --all-targets --no-fail-fast -- --ignored --skip install_hooks::real_hook_managers_
 
 test-all: test test-managers test-slow
 
@@ -88,7 +88,7 @@ fmt:
 # The man page is hand-written (man/git-kardwt.1). This checks it: the drift test against the
 # CLI definitions always, and roff warnings when groff is installed.
 man:
-	$(CARGO) test --test integration man::
+	$(CARGO) test --test integration help::
 	@if command -v groff >/dev/null 2>&1; then \
 		echo "groff -man -ww -z man/git-kardwt.1"; \
 		groff -man -Tutf8 -ww -z man/git-kardwt.1; \

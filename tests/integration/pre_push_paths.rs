@@ -10,7 +10,9 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use crate::push::{assert_blocked, commit, commit_links, head, ls_remote, push, repo_with_card};
+use crate::pre_push::{
+    assert_blocked, commit, commit_links, head, ls_remote, push, repo_with_card,
+};
 use crate::support::{Output, TestRepo};
 
 /// The base holds an ignored `.env` (`TOKEN=base`) that the rules share by link; hooks
