@@ -26,6 +26,7 @@ pub mod programs;
 pub mod push;
 pub mod quote;
 pub mod record;
+pub mod rehearsal;
 pub mod release;
 pub mod removal;
 pub mod repo;
