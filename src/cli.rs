@@ -228,6 +228,10 @@ pub struct GcArgs {
     /// were untouched for DUR (like 2h or 3d)
     #[arg(long, value_name = "DUR")]
     pub idle: Option<String>,
+    /// Judge against the remote-tracking refs as last fetched instead of fetching the bases
+    /// first (gc then says how old each one is)
+    #[arg(long)]
+    pub offline: bool,
 }
 
 /// Print a shell completion script (make install puts them where shells look).
