@@ -202,11 +202,19 @@ pub fn resolve_program(
             "{key}: a hook is configured but worktree.helpers.stable_root is not"
         ))
     })?;
+    // Why, then how: a relative argv[0] is shown where it would go beneath the root.
+    let example = root.join(Path::new(program).file_name().unwrap_or_default());
     let refuse = |why: String| {
-        usage(format!("{key}: refusing to run {program:?}: {why}")).hint(format!(
-            "hooks must be executable files beneath helpers.stable_root ({})",
-            root.display()
-        ))
+        usage(format!("{key}: refusing to run {program:?}: {why}"))
+            .hint(format!(
+                "hooks must be executable files beneath helpers.stable_root ({}): {}",
+                root.display(),
+                crate::config::STABLE_ROOT_WHY
+            ))
+            .hint(crate::config::stable_root_howto(
+                &example,
+                key.split('.').nth(1).unwrap_or("prepare"),
+            ))
     };
     if !root.is_absolute() {
         return Err(refuse(format!(
