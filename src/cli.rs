@@ -325,6 +325,10 @@ mod tests {
 pub struct HelpArgs {
     /// The command whose help to print instead of the manual
     pub command: Option<String>,
+    /// Print the page's roff source, to install where man looks (then `git kardwt --help`
+    /// finds it)
+    #[arg(long, conflicts_with = "command")]
+    pub roff: bool,
 }
 
 /// Release what a worktree holds without removing it: processes, the cleanup hook, ports.

@@ -58,6 +58,18 @@ _git_kardwt() {
 
 /// Run the command line and return the process exit code.
 pub fn main() -> i32 {
+    // `git-kardwt --help` as git answers `git kardwt --help`: the manual (SPEC §25).
+    if std::env::args_os().skip(1).eq(["--help"]) {
+        let stdout = std::io::stdout();
+        return match commands::help::help_flag(&mut stdout.lock()) {
+            Ok(code) => code,
+            Err(err) if error::is_broken_pipe(&err) => 0,
+            Err(err) => {
+                eprint!("{}", error::render(&err));
+                error::exit_code(&err)
+            }
+        };
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
