@@ -77,8 +77,16 @@ pub fn main() -> i32 {
             if e.use_stderr() && commands::guard::is_guard_argv(std::env::args_os()) {
                 return commands::guard::usage_error(&e);
             }
-            let _ = e.print();
-            return if e.use_stderr() { 2 } else { 0 };
+            // Help and version go out as clap prints them; so does the help shown for a
+            // missing subcommand. Errors read like kardwt's own (SPEC §25).
+            let help = e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand;
+            if !e.use_stderr() || help {
+                let _ = e.print();
+                return if e.use_stderr() { 2 } else { 0 };
+            }
+            let fail = anyhow::Error::new(error::from_clap(&e.render().to_string()));
+            eprint!("{}", error::render(&fail));
+            return error::exit_code(&fail);
         }
     };
     let stdout = std::io::stdout();

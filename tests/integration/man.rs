@@ -451,3 +451,38 @@ fn help_flag_without_a_man_page_points_at_git_kardwt_help_and_the_install() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// SPEC §25: argument-parsing errors read like kardwt's own: `error:` then `hint:` lines, exit
+/// 2, clap's facts kept (the similar subcommand, the usage), no `tip:` or blank lines.
+#[test]
+fn argument_errors_read_like_kardwt_errors() {
+    let repo = crate::support::TestRepo::new();
+    for (args, error, hint) in [
+        (
+            &["lsit"][..],
+            "error: unrecognized subcommand 'lsit'",
+            "hint: a similar subcommand exists: 'list'",
+        ),
+        (
+            &["gc", "--bogus"][..],
+            "error: unexpected argument '--bogus' found",
+            "hint: usage: git kardwt gc [OPTIONS]",
+        ),
+        (
+            &["adopt"][..],
+            "error: the following required arguments were not provided: --path <PATH>",
+            "hint: git kardwt adopt -h lists its options",
+        ),
+    ] {
+        let out = repo.kardwt(&repo.base, args);
+        assert_eq!(out.code, 2, "{out}");
+        assert!(out.stdout.is_empty(), "{out}");
+        let lines: Vec<&str> = out.stderr.lines().collect();
+        assert!(lines[0].starts_with(error), "{out}");
+        assert!(lines.iter().any(|l| l.starts_with(hint)), "{out}");
+        assert!(
+            lines[1..].iter().all(|l| l.starts_with("hint: ")),
+            "not kardwt's shape:\n{out}"
+        );
+    }
+}
