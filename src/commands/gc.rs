@@ -26,7 +26,7 @@ use crate::error::usage;
 use crate::record::{Loaded, State};
 use crate::removal::Options;
 use crate::verify::{self, Verdict};
-use crate::{dirty, events, git, judge, lifecycle, programs};
+use crate::{dirty, git, judge, lifecycle, programs};
 use crate::{release, removal};
 
 #[derive(Debug, Serialize)]
@@ -440,29 +440,9 @@ fn apply(
             }
         }
         let outcome = if c.prune {
-            let repo_lock =
-                crate::store::take_repo(&ctx.repo.common_dir, deadline, "git kardwt gc")?;
-            let removed = git::worktree_remove(
-                &repo_lock,
-                &ctx.repo.base,
-                &c.path,
-                git::Force::No,
-                Some(deadline),
-            )?;
-            match removed {
-                o if o.ok => {
-                    crate::claim::forget(&ctx.repo.common_dir, &c.card, &c.path);
-                    events::append(
-                        &ctx.repo.common_dir,
-                        crate::events::Kind::Removed,
-                        &c.card,
-                        &c.path,
-                        "gc: directory was gone",
-                        Duration::ZERO,
-                    );
-                    "pruned".to_owned()
-                }
-                o => format!("failed: {}", o.stderr.trim()),
+            match removal::prune_gone(ctx, &c.card, &c.path, deadline, "gc: directory was gone")? {
+                Ok(()) => "pruned".to_owned(),
+                Err(why) => format!("failed: {why}"),
             }
         } else {
             let report = verify::verify(&ctx.repo, entries, &c.path, None);
