@@ -250,6 +250,9 @@ pub struct LogArgs {
     /// Print one JSON array
     #[arg(long)]
     pub json: bool,
+    /// Also show the post-checkout hook's no-ops (hook-noop: a clone or branch switch)
+    #[arg(long)]
+    pub all: bool,
 }
 
 /// Check the installation, the rules and every worktree; exit 1 when something needs fixing.

@@ -178,6 +178,14 @@ impl Outcome {
     pub fn succeeded(&self) -> bool {
         self.ending == Ending::Exited(0)
     }
+    /// Where it was killed, for the record's `last_hook` (`None` when it exited).
+    pub fn killed(&self) -> Option<crate::record::Killed> {
+        match self.ending {
+            Ending::Exited(_) => None,
+            Ending::Cap => Some(crate::record::Killed::Cap),
+            Ending::Deadline => Some(crate::record::Killed::Deadline),
+        }
+    }
     /// The exit code kept in the record's `last_hook` (-1 when it was killed).
     pub fn exit_code(&self) -> i32 {
         match self.ending {

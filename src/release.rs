@@ -132,6 +132,9 @@ pub fn release_locked(
         phase: "cleanup".into(),
         exit_code: outcome.exit_code(),
         duration_ms: u64::try_from(outcome.duration.as_millis()).unwrap_or(u64::MAX),
+        killed: outcome.killed(),
+        cap_seconds: (outcome.killed() == Some(crate::record::Killed::Cap))
+            .then_some(hook.timeout_seconds),
     });
     let _ = crate::store::write(admin, rec);
     let ok = outcome.succeeded();

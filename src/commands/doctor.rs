@@ -42,13 +42,13 @@ pub fn run(ctx: &Context, args: &DoctorArgs, out: &mut dyn Write) -> Result<i32>
     let rules = ctx.rules();
     match &rules {
         Ok(r) => {
-            let file = r
+            let detail = r
                 .file
                 .as_ref()
-                .map_or("no rules file: defaults".to_owned(), |f| {
-                    f.display().to_string()
+                .map_or("no rules file: the defaults apply".to_owned(), |f| {
+                    format!("{} decodes", f.display())
                 });
-            findings.push(finding("rules", true, format!("{file} decodes"), None));
+            findings.push(finding("rules", true, detail, None));
             for (key, argv) in [
                 (
                     "worktree.prepare.argv",
@@ -154,12 +154,13 @@ pub fn run(ctx: &Context, args: &DoctorArgs, out: &mut dyn Write) -> Result<i32>
         });
         writeln!(out, "{v}")?;
     } else {
+        let w = crate::text::width(findings.iter().map(|f| f.check.as_str()), 22, 40);
         for f in &findings {
             writeln!(
                 out,
-                "{} {:<22} {}",
+                "{} {}{}",
                 if f.ok { "ok  " } else { "FAIL" },
-                f.check,
+                crate::text::cell(&f.check, 5, w),
                 f.detail
             )?;
             if let Some(fix) = f.fix.as_ref().filter(|_| !f.ok) {
@@ -173,7 +174,7 @@ pub fn run(ctx: &Context, args: &DoctorArgs, out: &mut dyn Write) -> Result<i32>
         for s in rehearsal.iter().flatten() {
             writeln!(
                 out,
-                "try  {:<22} {} ({} ms) {}",
+                "try  {:<w$} {} ({} ms) {}",
                 s.step,
                 if s.ok { "ok" } else { "FAILED" },
                 s.ms,
