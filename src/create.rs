@@ -171,12 +171,16 @@ impl Action<'_> {
                 self.remove_leftover(&repo_lock, path, leftover)?;
             }
             let ports = pipeline::allocate_ports(self.prep.ctx, self.cfg(), self.card)?;
+            crate::signals::check("before fetching the base; nothing was created")?;
             let (base_ref, oid) = crate::base::fetch_base(
                 &repo_lock,
                 &self.prep.ctx.repo,
                 self.cfg(),
                 self.prep.deadline,
             )?;
+            // SPEC §22.6: a signal during the fetch stops here; once the tree exists, the
+            // pipeline notices it and the tree is removed like any failed preparation's.
+            crate::signals::check("after fetching the base; nothing was created")?;
             let kept_branch = self.prep.ctx.repo.branch_exists(&self.card.branch());
             // R-TRUST 5: say, before git creates anything, that this tree is ours.
             lifecycle::write_intent(common, self.card, path)?;
@@ -404,15 +408,24 @@ fn remove_bare_start(
     _repo_lock: &lock::RepoLock,
     repo: &repo::Repo,
     path: &Path,
-) -> Result<(), String> {
-    let linked = repo.linked().map_err(|e| format!("{e:#}"))?;
+) -> Result<(), lifecycle::RemovalError> {
+    use lifecycle::RemovalError;
+    let linked = repo
+        .linked()
+        .map_err(|e| RemovalError::Git(format!("{e:#}")))?;
     for l in linked.iter().filter(|l| l.path.as_deref() == Some(path)) {
         let locked = std::fs::read_to_string(l.admin.join("locked")).unwrap_or_default();
         if locked.trim() == "initializing" {
-            std::fs::remove_dir_all(&l.admin).map_err(|e| format!("{}: {e}", l.admin.display()))?;
+            std::fs::remove_dir_all(&l.admin).map_err(|source| RemovalError::Io {
+                path: l.admin.clone(),
+                source,
+            })?;
         }
     }
-    std::fs::remove_dir(path).map_err(|e| format!("{}: {e}", path.display()))
+    std::fs::remove_dir(path).map_err(|source| RemovalError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 /// Why the unrecorded worktree of `report` is half made, if it is (R-TRUST 5). In delegated

@@ -19,6 +19,11 @@ pub enum Code {
     Hook = 4,
     /// 5: the action deadline passed.
     Deadline = 5,
+    /// 129, 130, 143: SIGHUP, SIGINT or SIGTERM stopped the action, which was rolled back
+    /// (128 + the signal, as a shell reports it; see `signals.rs`).
+    Hangup = 129,
+    Interrupt = 130,
+    Terminate = 143,
 }
 
 /// An error with a contract exit code and the hints that tell the user how to proceed.

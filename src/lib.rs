@@ -33,6 +33,7 @@ pub mod repo;
 pub mod runner_config;
 pub mod share;
 pub mod shims;
+pub mod signals;
 pub mod store;
 pub mod text;
 pub mod time;
@@ -118,9 +119,16 @@ pub fn main() -> i32 {
             return error::exit_code(&fail);
         }
     };
+    if acts(&cli.command) {
+        signals::install();
+    }
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    match dispatch(cli, &mut out) {
+    let result = dispatch(cli, &mut out);
+    if let Some(sig) = signals::caught() {
+        return interrupted(sig, result);
+    }
+    match result {
         Ok(code) => code,
         // A reader that closed our stdout (`git kardwt log | head -1`) got what it wanted.
         Err(err) if error::is_broken_pipe(&err) => 0,
@@ -129,6 +137,52 @@ pub fn main() -> i32 {
             error::exit_code(&err)
         }
     }
+}
+
+/// Does `command` change worktrees, records or what hooks set up? Those catch SIGINT, SIGTERM
+/// and SIGHUP to roll back and exit 128 + the signal (SPEC §22.6); the others die of them.
+fn acts(command: &Command) -> bool {
+    match command {
+        Command::Add(_)
+        | Command::Prepare(_)
+        | Command::Remove(_)
+        | Command::Release(_)
+        | Command::Gc(_)
+        | Command::Adopt(_)
+        | Command::Runner(_)
+        | Command::Hook(HookCommand::PostCheckout(_)) => true,
+        Command::Doctor(a) => a.r#try,
+        _ => false,
+    }
+}
+
+/// The end of an action during which `sig` came: exit 128 + the signal whatever the action
+/// returned (the signal its error names, when it names one). An error that does not say so
+/// already (a git child that the terminal's Ctrl-C ended failed) is introduced as interrupted;
+/// an action that completed all the same says so.
+fn interrupted(sig: signals::Signal, result: anyhow::Result<i32>) -> i32 {
+    let err = match result {
+        Ok(_) => {
+            eprintln!(
+                "kardwt: interrupted by {} after the action had completed; it was kept",
+                sig.name()
+            );
+            return sig.code() as i32;
+        }
+        Err(err) => err,
+    };
+    let named = error::code_of(&err).filter(|c| {
+        matches!(
+            c,
+            error::Code::Hangup | error::Code::Interrupt | error::Code::Terminate
+        )
+    });
+    let err = match named {
+        Some(_) => err,
+        None => err.context(format!("interrupted by {}", sig.name())),
+    };
+    eprint!("{}", error::render(&err));
+    named.unwrap_or(sig.code()) as i32
 }
 
 fn dispatch(cli: Cli, out: &mut dyn std::io::Write) -> anyhow::Result<i32> {

@@ -1,6 +1,7 @@
 //! Acting on a card safely: its lock taken and its worktree verified again under it, the
 //! deadline arithmetic, the intent `add` writes before git creates anything (R-CLAIM), and the
-//! forced `git worktree remove` that undoes a tree kardwt just created (R-ATOMIC).
+//! forced `git worktree remove` that undoes a tree kardwt just created (R-ATOMIC), and the
+//! record of a release an interrupt stopped (SPEC §22.6).
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -69,14 +70,32 @@ pub fn intended(common_dir: &Path, card: &CardId, path: &Path) -> bool {
     crate::claim::intended(common_dir, card.as_str(), path)
 }
 
+/// Why a worktree kardwt meant to remove is still there: the words the failure block and the
+/// hints show, capped (typed, converted to text only where a message is laid out).
+#[derive(Debug, thiserror::Error)]
+pub enum RemovalError {
+    /// `git worktree remove` refused or failed: its own words, capped at 120 characters.
+    #[error("{0}")]
+    Git(String),
+    /// The repository lock could not be taken for the removal.
+    #[error("{0}")]
+    Lock(String),
+    /// Reading or removing a path failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
 /// R-ATOMIC's undo of a tree kardwt (or the hook) just created: take the repository lock (the
 /// caller holds at most the card's lock: SPEC §4 step 2), then `git worktree remove --force`.
 /// The undo gets a moment past the action deadline: a tree left behind is worse.
-pub fn undo_worktree(ctx: &Context, path: &Path, deadline: Instant) -> Result<(), String> {
+pub fn undo_worktree(ctx: &Context, path: &Path, deadline: Instant) -> Result<(), RemovalError> {
     let grace = deadline.max(Instant::now() + std::time::Duration::from_secs(10));
     let holder = "git kardwt (undo a failed creation)";
     let lock = crate::store::take_repo(&ctx.repo.common_dir, grace, holder)
-        .map_err(|e| format!("{e:#}"))?;
+        .map_err(|e| RemovalError::Lock(format!("{e:#}")))?;
     remove_worktree_forced(&lock, &ctx.repo.base, path)
 }
 
@@ -86,7 +105,7 @@ pub fn remove_worktree_forced(
     lock: &crate::lock::RepoLock,
     base: &Path,
     path: &Path,
-) -> Result<(), String> {
+) -> Result<(), RemovalError> {
     remove_worktree(lock, base, path, git::Force::Once)
 }
 
@@ -96,7 +115,7 @@ pub fn remove_half_made(
     lock: &crate::lock::RepoLock,
     base: &Path,
     path: &Path,
-) -> Result<(), String> {
+) -> Result<(), RemovalError> {
     remove_worktree(lock, base, path, git::Force::Twice)
 }
 
@@ -106,10 +125,44 @@ fn remove_worktree(
     base: &Path,
     path: &Path,
     force: git::Force,
-) -> Result<(), String> {
+) -> Result<(), RemovalError> {
     match git::worktree_remove(lock, base, path, force, None) {
         Ok(o) if o.ok => Ok(()),
-        Ok(o) => Err(crate::programs::tail_chars(&o.stderr, 120)),
-        Err(e) => Err(crate::programs::tail_chars(&e.to_string(), 120)),
+        Ok(o) => Err(RemovalError::Git(crate::text::tail_chars(&o.stderr, 120))),
+        Err(e) => Err(RemovalError::Git(crate::text::tail_chars(
+            &e.to_string(),
+            120,
+        ))),
     }
+}
+
+/// `sig` stopped releasing `path` `during` a step: the record says `failed` (reason `remove`),
+/// since what the tree ran is released, or half cleaned up; the next `add` prepares it again.
+pub fn stopped_releasing(
+    ctx: &Context,
+    rec: &mut crate::record::Record,
+    admin: &Path,
+    path: &Path,
+    sig: crate::signals::Signal,
+    during: &str,
+) -> crate::error::Fail {
+    rec.state = crate::record::State::Failed;
+    rec.reason = crate::record::Reason::Remove;
+    rec.updated_at = crate::time::now();
+    let recorded = crate::store::write(admin, rec).is_ok();
+    let stopped = crate::signals::stopped(sig, during);
+    crate::events::append(
+        &ctx.repo.common_dir,
+        crate::events::Kind::Failed,
+        &rec.card,
+        path,
+        &stopped.message,
+        Duration::ZERO,
+    );
+    let card = &rec.card;
+    stopped.hint(if recorded {
+        format!("{} is kept and its record is now failed (git kardwt add {card} prepares it again); run the command again to finish", path.display())
+    } else {
+        format!("{} is kept; run the command again to finish", path.display())
+    })
 }

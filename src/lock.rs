@@ -161,7 +161,7 @@ impl Lock {
     /// waiting process can say who holds it. The lock is held until the returned [`Held`] is
     /// dropped (its file is closed) or the process dies.
     /// After [`SPEAK_AFTER`] of waiting, one stderr line names the holder (when
-    /// [`speak_while_waiting`] is on).
+    /// [`speak_while_waiting`] is on). A signal kardwt receives ends the wait (`signals.rs`).
     pub fn acquire(mut self, deadline: Instant, holder: &str) -> Result<Held> {
         let me = Holder::me(holder);
         let text = me.to_text();
@@ -185,6 +185,8 @@ impl Lock {
                     })
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    // An interrupt ends the wait (SPEC §22.6), unless a rollback waits.
+                    crate::signals::check(&format!("while waiting for {}", self.what))?;
                     let now = Instant::now();
                     if now >= deadline {
                         return Err(self.deadline_error().into());

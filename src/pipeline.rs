@@ -65,7 +65,8 @@ pub fn prepare_program(cfg: &Config) -> Result<Option<PathBuf>> {
 
 impl Prep<'_> {
     /// Seed (when `seed`) and run the prepare hook (when `run_hook`), in the contract's
-    /// order, then mark the record ready; on failure mark it failed and say why.
+    /// order, then mark the record ready; on failure mark it failed and say why. An interrupt
+    /// (SPEC §22.6) is a failure noticed between the steps (and inside copies and the hook).
     pub fn prepare(
         &self,
         mut rec: Record,
@@ -83,6 +84,7 @@ impl Prep<'_> {
                 rec.base_oid = base_oid;
             }
         }
+        self.stop_if_interrupted(&mut rec, admin, "before sharing")?;
         if delegated && run_hook {
             self.ensure_ports(&mut rec, admin)?;
             self.run_hook(&mut rec, admin)?;
@@ -132,6 +134,7 @@ impl Prep<'_> {
             // R-COPY: every seeded tree (created, retried, prepared by hand) gets its copies
             // before the prepare hook runs; a reuse only shares again.
             if seed {
+                self.stop_if_interrupted(&mut rec, admin, "before copying")?;
                 let copied = self.copy(&mut rec, admin)?;
                 let outcome = copied.map_or("ok".to_owned(), |c| format!("copied {c}"));
                 self.log(
@@ -148,6 +151,7 @@ impl Prep<'_> {
         if !delegated && run_hook {
             self.run_hook(&mut rec, admin)?;
         }
+        self.stop_if_interrupted(&mut rec, admin, "before the tree was ready")?;
         // R-TRUST 5: a tree whose checkout did not complete is never ready. A reused ready
         // tree's deleted files are the user's work, not a half-made checkout; a tree `add`
         // checked out itself a moment ago (git said so by exiting 0) needs no file listing.
@@ -281,6 +285,22 @@ impl Prep<'_> {
         Err(Failure::Hook(outcome))
     }
 
+    /// A signal received (SPEC §22.6) fails the preparation here: the record says `failed`.
+    fn stop_if_interrupted(
+        &self,
+        rec: &mut Record,
+        admin: &Path,
+        during: &str,
+    ) -> Result<(), Failure> {
+        let Some(sig) = crate::signals::interrupted() else {
+            return Ok(());
+        };
+        self.mark_failed(rec, admin);
+        let stopped = crate::signals::stopped(sig, during);
+        self.log(events::Kind::Failed, rec, &stopped.message, Duration::ZERO);
+        Err(Failure::Other(stopped.into()))
+    }
+
     fn mark_failed(&self, rec: &mut Record, admin: &Path) {
         rec.state = State::Failed;
         rec.updated_at = crate::time::now();
@@ -322,7 +342,10 @@ impl Prep<'_> {
         branch: Option<&str>,
         failure: Failure,
     ) -> anyhow::Error {
-        // Card lock held by the caller, then the repository lock (SPEC §4 step 2).
+        // Card lock held by the caller, then the repository lock (SPEC §4 step 2). A signal
+        // that comes now (a second Ctrl-C) does not stop the undo: it waits for the lock and
+        // removes the tree all the same.
+        let _rollback = crate::signals::rolling_back();
         let removal = crate::lifecycle::undo_worktree(self.ctx, path, self.deadline);
         if removal.is_ok() {
             crate::claim::forget(&self.ctx.repo.common_dir, card.as_str(), path);

@@ -200,7 +200,8 @@ impl std::fmt::Display for Released {
     }
 }
 
-/// SIGTERM every process holding `dir`, wait up to `grace`, SIGKILL the survivors.
+/// SIGTERM every process holding `dir`, wait up to `grace`, SIGKILL the survivors. An interrupt
+/// of kardwt (SPEC §22.6) cuts the grace short: the survivors are killed at once.
 pub fn release(dir: &Path, grace: Duration) -> Released {
     let pids = holding(dir);
     for &pid in &pids {
@@ -208,7 +209,10 @@ pub fn release(dir: &Path, grace: Duration) -> Released {
     }
     // Any grace saturates (`--grace 18446744073709551615` waits as long as it can, never panics).
     let until = later(grace);
-    while pids.iter().any(|&p| alive(p)) && Instant::now() < until {
+    while pids.iter().any(|&p| alive(p))
+        && Instant::now() < until
+        && crate::signals::interrupted().is_none()
+    {
         std::thread::sleep(Duration::from_millis(20));
     }
     let survivors: Vec<i32> = pids.iter().copied().filter(|&p| alive(p)).collect();

@@ -59,6 +59,8 @@ pub enum Ending {
     Cap,
     /// Killed at the action deadline.
     Deadline,
+    /// Killed because kardwt received this signal (SPEC §22.6), or never started after it.
+    Signal(crate::signals::Signal),
 }
 
 /// In words, for messages and the event log (R-DISPATCH 8): `exited 0`, `killed at its cap`.
@@ -69,6 +71,7 @@ impl std::fmt::Display for Ending {
             Ending::Exited(c) => write!(f, "exited {c}"),
             Ending::Cap => f.write_str("killed at its cap"),
             Ending::Deadline => f.write_str("killed at the action deadline"),
+            Ending::Signal(s) => write!(f, "killed when kardwt was interrupted by {}", s.name()),
         }
     }
 }
@@ -184,13 +187,14 @@ impl Outcome {
             Ending::Exited(_) => None,
             Ending::Cap => Some(crate::record::Killed::Cap),
             Ending::Deadline => Some(crate::record::Killed::Deadline),
+            Ending::Signal(_) => Some(crate::record::Killed::Interrupted),
         }
     }
     /// The exit code kept in the record's `last_hook` (-1 when it was killed).
     pub fn exit_code(&self) -> i32 {
         match self.ending {
             Ending::Exited(c) => c,
-            Ending::Cap | Ending::Deadline => -1,
+            Ending::Cap | Ending::Deadline | Ending::Signal(_) => -1,
         }
     }
 }
@@ -303,7 +307,8 @@ pub fn environment(
 const TAIL_BYTES: usize = 4096;
 
 /// Run a validated hook: `program` (from [`resolve_program`]) with `argv[1..]`, in `cwd`, until
-/// it exits, its `cap` passes, or `deadline` passes; its output streamed to stderr with `prefix`.
+/// it exits, its `cap` passes, `deadline` passes or kardwt is interrupted (`signals.rs`); its
+/// output streamed to stderr with `prefix`.
 pub fn run(
     program: &Path,
     argv: &[String],
@@ -335,6 +340,15 @@ pub fn run_to(
     deadline: Instant,
 ) -> Result<Outcome> {
     let started = Instant::now();
+    if let Some(sig) = crate::signals::interrupted() {
+        // Interrupted before it started: it never runs.
+        return Ok(Outcome {
+            ending: Ending::Signal(sig),
+            duration: Duration::ZERO,
+            tail: String::new(),
+            log: None,
+        });
+    }
     let (sink, log) = match output {
         Output::Stream { prefix } => (Sink::Stderr(prefix.to_owned()), None),
         Output::Log { file } => {
@@ -384,16 +398,21 @@ pub fn run_to(
         spawn_streamer(err_reader, sink.clone(), Some(Arc::clone(&tail))),
     ];
     let pid = handle.pids().first().copied();
-    let ending = match handle.wait_deadline(kill_at)? {
-        Some(out) => Ending::Exited(
-            out.status
+    let ending = match wait_or_interrupt(&handle, kill_at)? {
+        Waited::Exited(status) => Ending::Exited(
+            status
                 .code()
-                .unwrap_or_else(|| 128 + out.status.signal().unwrap_or(0)),
+                .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)),
         ),
-        None => {
+        Waited::Due => {
             kill_group(pid);
             let _ = handle.wait();
             kill_ending
+        }
+        Waited::Interrupted(sig) => {
+            kill_group(pid);
+            let _ = handle.wait();
+            Ending::Signal(sig)
         }
     };
     // Whatever a survivor still writes is not waited for beyond a moment.
@@ -421,6 +440,35 @@ pub fn run_to(
         log,
     })
 }
+
+/// How the wait for a hook ended.
+enum Waited {
+    Exited(std::process::ExitStatus),
+    /// Its cap or the deadline came first.
+    Due,
+    Interrupted(crate::signals::Signal),
+}
+
+/// Wait for the hook until `until`, looking at least every [`INTERRUPT_POLL`] for a signal
+/// kardwt received, so that an interrupt stops the hook at once.
+fn wait_or_interrupt(handle: &duct::Handle, until: Instant) -> Result<Waited> {
+    loop {
+        if let Some(sig) = crate::signals::interrupted() {
+            return Ok(Waited::Interrupted(sig));
+        }
+        let now = Instant::now();
+        if now >= until {
+            return Ok(Waited::Due);
+        }
+        let slice = until.min(now + INTERRUPT_POLL);
+        if let Some(out) = handle.wait_deadline(slice)? {
+            return Ok(Waited::Exited(out.status));
+        }
+    }
+}
+
+/// How long a signal may go unnoticed while a hook runs.
+const INTERRUPT_POLL: Duration = Duration::from_millis(50);
 
 /// This process as the child subreaper (Linux, `PR_SET_CHILD_SUBREAPER`) for as long as the
 /// guard lives: a descendant whose parent dies is re-parented to us, not to init. Elsewhere,

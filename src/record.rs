@@ -88,6 +88,8 @@ pub enum Killed {
     Cap,
     /// At the action deadline.
     Deadline,
+    /// Because kardwt was interrupted (SIGINT, SIGTERM, SIGHUP).
+    Interrupted,
 }
 
 impl LastHook {
@@ -102,6 +104,9 @@ impl LastHook {
             (Some(Killed::Cap), None) => format!("was killed at its cap (after {ms} ms)"),
             (Some(Killed::Deadline), _) => {
                 format!("was killed at the action deadline (after {ms} ms)")
+            }
+            (Some(Killed::Interrupted), _) => {
+                format!("was killed when kardwt was interrupted (after {ms} ms)")
             }
             // Records from before `killed`: -1 was the only mark of a kill.
             (None, _) if self.exit_code == -1 => {

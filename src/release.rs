@@ -26,6 +26,16 @@ pub struct Step {
     pub detail: String,
 }
 
+/// `release --json` and `remove --json`: the tree, its card and each step.
+#[derive(serde::Serialize)]
+pub struct StepsJson<'a> {
+    pub path: std::borrow::Cow<'a, str>,
+    pub card: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state: Option<&'static str>,
+    pub steps: &'a [Step],
+}
+
 /// What a release did.
 pub struct Release {
     pub path: PathBuf,
@@ -64,7 +74,8 @@ pub enum Processes {
 /// process inside is an error and nothing is released), then the cleanup hook (reason
 /// `remove`) while the directory exists. A failed cleanup hook is returned as the second value
 /// (unless `force`), unhinted, after its `failed` event and `last_hook` were written; the caller decides
-/// what the record becomes.
+/// what the record becomes. An interrupt (SPEC §22.6) after the processes were released, or
+/// during the hook, marks the record `failed` and is an error even with `force`.
 #[allow(clippy::too_many_arguments)]
 pub fn release_locked(
     ctx: &Context,
@@ -107,6 +118,21 @@ pub fn release_locked(
         &released.to_string(),
         t.elapsed(),
     );
+    if let Some(sig) = crate::signals::interrupted() {
+        if let Processes::KeepInUse = processes {
+            // Nothing was signalled: nothing to record.
+            return Err(crate::signals::stopped(sig, "before anything was released").into());
+        }
+        return Err(lifecycle::stopped_releasing(
+            ctx,
+            rec,
+            admin,
+            path,
+            sig,
+            "after its processes were released",
+        )
+        .into());
+    }
 
     // 2. The cleanup hook, while the directory still exists.
     let Some((hook, program)) = cleanup else {
@@ -137,6 +163,17 @@ pub fn release_locked(
             .then_some(hook.timeout_seconds),
     });
     let _ = crate::store::write(admin, rec);
+    if let programs::Ending::Signal(sig) = outcome.ending {
+        return Err(lifecycle::stopped_releasing(
+            ctx,
+            rec,
+            admin,
+            path,
+            sig,
+            "during the cleanup hook, which was killed",
+        )
+        .into());
+    }
     let ok = outcome.succeeded();
     steps.push(Step {
         step: "cleanup hook",

@@ -95,6 +95,7 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
         },
     });
 
+    crate::signals::check("before anything was released or removed")?;
     // 1. Processes whose cwd is inside the tree; 2. the cleanup hook, while the directory
     // still exists (shared with `release`).
     let (released, hook_failed) = crate::release::release_locked(
@@ -113,6 +114,13 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
         return Err(err
             .hint("fix the hook and run remove again, or pass --force to remove anyway")
             .into());
+    }
+
+    if let Some(sig) = crate::signals::interrupted() {
+        let during = "after releasing, before the tree was removed";
+        let stopped =
+            crate::lifecycle::stopped_releasing(ctx, &mut rec, &admin, &path, sig, during);
+        return Err(stopped.into());
     }
 
     // 3. kardwt's own links, then the tree.

@@ -17,7 +17,7 @@ pub enum Failure {
 pub struct Removed {
     pub path: PathBuf,
     /// Why removing it failed, when it did.
-    pub refusal: Option<String>,
+    pub refusal: Option<crate::lifecycle::RemovalError>,
     /// The branch that stays, `None` when the tree was detached.
     pub branch: Option<String>,
 }
@@ -43,11 +43,18 @@ impl Failure {
                     Code::Deadline,
                     "the action deadline passed during the prepare hook".to_owned(),
                 ),
+                Ending::Signal(s) => (
+                    s.code(),
+                    format!("interrupted by {}: the prepare hook was killed", s.name()),
+                ),
             },
-            Failure::Other(e) if crate::error::exit_code(e) == Code::Deadline as i32 => {
-                (Code::Deadline, format!("{e:#}"))
-            }
-            Failure::Other(e) => (Code::Hook, format!("{e:#}")),
+            // A deadline or an interrupt keeps its own exit code (5, 129, 130, 143).
+            Failure::Other(e) => match crate::error::code_of(e) {
+                Some(c @ (Code::Deadline | Code::Hangup | Code::Interrupt | Code::Terminate)) => {
+                    (c, format!("{e:#}"))
+                }
+                _ => (Code::Hook, format!("{e:#}")),
+            },
         };
         let mut paths = Vec::new();
         let log = match &self {

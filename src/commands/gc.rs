@@ -419,6 +419,8 @@ fn apply(
 ) -> Result<()> {
     let deadline = lifecycle::after(std::time::Instant::now(), cfg.action_timeout_seconds);
     for c in candidates.iter_mut() {
+        // An interrupt stops gc between trees (SPEC §22.6); the one in hand rolls back itself.
+        crate::signals::check("during gc --apply, before its next tree")?;
         if let Some((claim, Orphan::Replaced)) = &c.orphan {
             // Someone else's tree stands there now: nothing at the path is touched.
             c.outcome = Some(match release::drop_replaced_orphan(ctx, claim, deadline) {

@@ -6,11 +6,11 @@ use std::io::Write;
 use std::time::Duration;
 
 use anyhow::Result;
-use serde_json::json;
 
 use crate::cli::ReleaseArgs;
 use crate::context::Context;
 use crate::error::{failed, refused};
+use crate::release::StepsJson;
 use crate::release::{release_gone, release_verified};
 use crate::verify::{self, Verdict};
 
@@ -44,7 +44,12 @@ pub fn run(ctx: &Context, args: &ReleaseArgs, out: &mut dyn Write) -> Result<i32
         writeln!(
             out,
             "{}",
-            json!({"path": done.path, "card": done.card, "state": "released", "steps": done.steps})
+            serde_json::to_string(&StepsJson {
+                path: done.path.to_string_lossy(),
+                card: &done.card,
+                state: Some("released"),
+                steps: &done.steps,
+            })?
         )?;
     } else {
         for s in &done.steps {

@@ -4,11 +4,11 @@ use std::io::Write;
 use std::time::Duration;
 
 use anyhow::Result;
-use serde_json::json;
 
 use crate::cli::RemoveArgs;
 use crate::context::Context;
 use crate::error::{failed, refused};
+use crate::release::StepsJson;
 use crate::removal::{remove_verified, Options, Processes, Removal};
 use crate::verify::{self, Verdict};
 
@@ -44,7 +44,12 @@ pub fn run(ctx: &Context, args: &RemoveArgs, out: &mut dyn Write) -> Result<i32>
         writeln!(
             out,
             "{}",
-            json!({"path": path, "card": card, "steps": steps})
+            serde_json::to_string(&StepsJson {
+                path: path.to_string_lossy(),
+                card: &card,
+                state: None,
+                steps: &steps,
+            })?
         )?;
     } else {
         for s in &steps {

@@ -5,7 +5,6 @@
 use std::io::Write;
 
 use anyhow::Result;
-use serde_json::json;
 
 use crate::card::CardId;
 use crate::cli::SelectArgs;
@@ -54,15 +53,19 @@ pub fn run(ctx: &Context, args: &SelectArgs, out: &mut dyn Write) -> Result<i32>
         &report.path
     };
     if args.json {
-        let v = json!({
-            "path": chosen.to_string_lossy(),
-            "selected": if fallback.is_some() { "base" } else { "worktree" },
-            "reason": fallback,
-            "branch": report.expected_branch(),
-            "head": report.head.as_ref().map(Head::display),
-            "drift": drift,
-        });
-        writeln!(out, "{v}")?;
+        let json = SelectJson {
+            path: chosen.to_string_lossy(),
+            selected: if fallback.is_some() {
+                "base"
+            } else {
+                "worktree"
+            },
+            reason: fallback.as_deref(),
+            branch: report.expected_branch(),
+            head: report.head.as_ref().map(Head::display),
+            drift,
+        };
+        writeln!(out, "{}", serde_json::to_string(&json)?)?;
     } else {
         if let Some(why) = &fallback {
             eprintln!("hint: using the base: {why}");
@@ -70,4 +73,15 @@ pub fn run(ctx: &Context, args: &SelectArgs, out: &mut dyn Write) -> Result<i32>
         writeln!(out, "{}", chosen.display())?;
     }
     Ok(0)
+}
+
+/// `select --json`.
+#[derive(serde::Serialize)]
+struct SelectJson<'a> {
+    path: std::borrow::Cow<'a, str>,
+    selected: &'static str,
+    reason: Option<&'a str>,
+    branch: Option<&'a str>,
+    head: Option<&'a str>,
+    drift: bool,
 }

@@ -39,8 +39,10 @@ pub enum Outcome {
     Gone,
 }
 
-/// Fail with exit 5 once `deadline` has passed.
+/// Fail with exit 5 once `deadline` has passed, and with 128 + the signal once kardwt was
+/// interrupted (SPEC §22.6): a copy stops between files and between a file's segments.
 pub fn check_deadline(deadline: Option<Instant>) -> Result<()> {
+    crate::signals::check("while copying from the base")?;
     match deadline {
         Some(d) if Instant::now() >= d => Err(Fail::new(
             Code::Deadline,

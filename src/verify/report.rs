@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::drift::drifted;
 use crate::record::{Record, State};
@@ -167,17 +167,33 @@ impl Report {
         }
     }
 
+    /// The report as `verify --json` and `status --json` print it (their fields added after).
     pub fn to_json(&self) -> Value {
-        json!({
-            "path": self.path.to_string_lossy(),
-            "card": self.card,
-            "verdict": self.verdict,
-            "state": self.state().map(State::as_str),
-            "checks": self.checks,
-            "drift": self.drift(),
-            "expected_branch": self.expected_branch(),
-            "head": self.head.as_ref().map(Head::display),
-            "locked": self.locked,
-        })
+        let json = ReportJson {
+            path: self.path.to_string_lossy(),
+            card: self.card.as_deref(),
+            verdict: self.verdict,
+            state: self.state().map(State::as_str),
+            checks: &self.checks,
+            drift: self.drift(),
+            expected_branch: self.expected_branch(),
+            head: self.head.as_ref().map(Head::display),
+            locked: self.locked,
+        };
+        serde_json::to_value(json).unwrap_or(Value::Null)
     }
+}
+
+/// The `--json` shape of a [`Report`], in its field order.
+#[derive(Serialize)]
+struct ReportJson<'a> {
+    path: std::borrow::Cow<'a, str>,
+    card: Option<&'a str>,
+    verdict: Verdict,
+    state: Option<&'static str>,
+    checks: &'a [Check],
+    drift: bool,
+    expected_branch: Option<&'a str>,
+    head: Option<&'a str>,
+    locked: bool,
 }

@@ -68,7 +68,7 @@ pub(crate) fn sigkill(pid: i32) {
 
 /// SIGKILL everything left running inside `dir` until nothing is; false when something
 /// survives 30 s of that.
-fn reap(dir: &Path) -> bool {
+pub(crate) fn reap(dir: &Path) -> bool {
     wait_until(Duration::from_secs(30), || {
         let left = processes_under(dir);
         for (pid, _) in &left {
@@ -101,7 +101,7 @@ impl Drop for Reaper {
 }
 
 /// Does process `pid` have `path` open?
-fn has_open(pid: u32, path: &Path) -> bool {
+pub(crate) fn has_open(pid: u32, path: &Path) -> bool {
     let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
         return false;
     };
@@ -138,7 +138,7 @@ fn kill_add(add: &mut Option<Running>) -> Output {
 }
 
 /// The pid a helper script wrote (atomically: `echo $$ > f.tmp; mv f.tmp f`).
-fn read_pid(file: &Path) -> i32 {
+pub(crate) fn read_pid(file: &Path) -> i32 {
     std::fs::read_to_string(file)
         .unwrap()
         .trim()
@@ -147,7 +147,7 @@ fn read_pid(file: &Path) -> i32 {
 }
 
 /// Shell lines that record the script's pid in `file`.
-fn write_pid(file: &Path) -> String {
+pub(crate) fn write_pid(file: &Path) -> String {
     let f = sh_quote(file);
     format!("echo $$ > {f}.tmp\nmv {f}.tmp {f}")
 }
@@ -159,7 +159,7 @@ fn repo_lock(repo: &TestRepo) -> PathBuf {
     repo.common_dir().join("kardwt").join("lock")
 }
 
-fn card_lock(repo: &TestRepo, card: &str) -> PathBuf {
+pub(crate) fn card_lock(repo: &TestRepo, card: &str) -> PathBuf {
     repo.common_dir()
         .join("kardwt")
         .join("cards")
@@ -178,7 +178,7 @@ fn open_lock_file(path: &Path) -> File {
 }
 
 /// Is the flock on `path` free right now? (Taken and released at once from this process.)
-fn lock_is_free(path: &Path) -> bool {
+pub(crate) fn lock_is_free(path: &Path) -> bool {
     let mut lock = fd_lock::RwLock::new(open_lock_file(path));
     let free = lock.try_write().is_ok();
     free
@@ -207,7 +207,7 @@ fn kardwt_lock_files(repo: &TestRepo) -> Vec<PathBuf> {
 /// No lock of kardwt's is held: by this process's check and, where util-linux is installed,
 /// by `flock -n FILE true`.
 #[track_caller]
-fn assert_no_lock_held(repo: &TestRepo, when: &str) {
+pub(crate) fn assert_no_lock_held(repo: &TestRepo, when: &str) {
     let flock = have_flock();
     for path in kardwt_lock_files(repo) {
         assert!(

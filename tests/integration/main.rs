@@ -35,6 +35,7 @@ mod runners;
 mod sandbox;
 mod seeding;
 mod select;
+mod signals;
 mod status;
 mod stress;
 mod trust_clean;

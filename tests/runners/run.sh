@@ -363,6 +363,13 @@ scenario_claude_exit_dirty() {
     finish claude-exit-dirty "Claude says it could not remove the tree"
 }
 not_grep() { ! grep -qF -- "$1" "$2"; }
+# One sh word as kardwt's quoter writes it (src/quote.rs): plain words bare, else '…'.
+shq() {
+    case $1 in
+        *[!A-Za-z0-9/._+,:@%=-]* | '') printf "'%s'" "$(printf %s "$1" | sed "s/'/'\\\\''/g")" ;;
+        *) printf %s "$1" ;;
+    esac
+}
 
 # d. `git kardwt runner install claude` instead of a copied recipe, the client on a PATH
 # without git-kardwt: `claude -w` reaches kardwt by the absolute path the settings name, and
@@ -382,14 +389,22 @@ scenario_claude_install() {
     check "git-kardwt is on the client's PATH" test ! -e "$(client_path=$bare run_env sh -c 'command -v git-kardwt')"
     check "git kardwt list does not show card installed ready" state_is installed ready
     check "no denial naming the absolute path reached the model" \
-        logged "Run instead: '$KARDWT_BIN_DIR/git-kardwt' remove --path"
+        logged "Run instead: $(shq "$KARDWT_BIN_DIR/git-kardwt") remove --path"
     check "card 42's tree is gone" test -d "$wt"
     finish claude-install
 
     # The binary gone: the guard hook denies instead of letting the command through.
     new_env claude-install-missing
     kardwt runner install claude || { why+=("runner install failed"); finish claude-install-missing; return; }
-    sed -i "s|'$KARDWT_BIN_DIR/git-kardwt' guard|'$d/gone/git-kardwt' guard|" "$repo/.claude/settings.json"
+    local named gone
+    named=$(shq "$KARDWT_BIN_DIR/git-kardwt") gone=$(shq "$d/gone/git-kardwt")
+    python3 - "$repo/.claude/settings.json" "$named guard" "$gone guard" <<'PY'
+import sys
+p, old, new = sys.argv[1:]
+text = open(p).read()
+assert old in text, (old, text)
+open(p, "w").write(text.replace(old, new))
+PY
     wt=$(kardwt add 42) || { why+=("git kardwt add 42 failed"); finish claude-install-missing; return; }
     start_server "{\"steps\":[{\"shell\":\"touch $d/ran\"}],\"final\":\"done\"}" || return
     (cd "$repo" && claude_run "$d/claude" -p "Touch a file" --allowedTools Bash)

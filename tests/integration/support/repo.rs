@@ -1,16 +1,5 @@
-//! `TestRepo`: a hermetic bare origin, a base clone and helper scripts in a tempdir whose path
-//! contains a space; runs the real `git` and the real `git-kardwt` with a scrubbed environment.
-//!
-//! Harness decisions:
-//! - The rules file `base/kardbrd.yml` is never committed: `TestRepo::new` adds `/kardbrd.yml`
-//!   to the base's `.git/info/exclude` before any test snapshot, so writing rules keeps the
-//!   base's `git status` clean and the base byte-identical snapshots stable.
-//! - Snapshots of the base read status with `git --no-optional-locks`, so taking a snapshot
-//!   never rewrites the base's index itself.
-//! - Every child process gets its environment from [`TestRepo::command`]; nothing calls
-//!   `std::env::set_var`.
-#![allow(dead_code)]
-
+//! [`TestRepo`]: the template repository built once, copied per test, and every helper that acts on it.
+#![allow(unused_imports)]
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::io::Read;
@@ -20,117 +9,58 @@ use std::process::{Child, Command, Stdio};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
-/// The git-kardwt binary under test.
-pub const BIN: &str = env!("CARGO_BIN_EXE_git-kardwt");
+use super::*;
 
-/// How long any single command may run before the harness kills it and fails the test.
-pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(120);
-
-/// Variables a caller could leak into git that would point it at another repository or index.
-const SCRUBBED: &[&str] = &[
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_COMMON_DIR",
-    "GIT_INDEX_FILE",
-    "GIT_OBJECT_DIRECTORY",
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-    "GIT_CONFIG_PARAMETERS",
-    "GIT_CONFIG_COUNT",
-    "GIT_CEILING_DIRECTORIES",
-    "GIT_NAMESPACE",
-    "GIT_PREFIX",
-    "GIT_OPTIONAL_LOCKS",
-    "GIT_CONFIG",
-];
-
-/// What a finished command produced. Does not assert anything.
-#[derive(Debug)]
-pub struct Output {
-    pub code: i32,
-    pub stdout: String,
-    pub stderr: String,
-    pub args: Vec<String>,
-}
-
-impl Output {
-    /// stdout parsed as JSON; panics (with the whole output) when it is not.
-    #[track_caller]
-    pub fn json(&self) -> serde_json::Value {
-        serde_json::from_str(&self.stdout)
-            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{self}"))
-    }
-
-    /// Assert the exit code, printing everything when it differs.
-    #[track_caller]
-    pub fn expect_code(&self, code: i32) -> &Self {
-        assert_eq!(self.code, code, "unexpected exit code:\n{self}");
-        self
-    }
-}
-
-impl std::fmt::Display for Output {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "command: {:?}\nexit: {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
-            self.args, self.code, self.stdout, self.stderr
-        )
-    }
-}
-
-/// A process started by the harness, with its pipes drained by threads.
-pub struct Running {
-    child: Child,
-    out: JoinHandle<Vec<u8>>,
-    err: JoinHandle<Vec<u8>>,
-    args: Vec<String>,
-}
-
-impl Running {
-    pub fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
-    /// SIGKILL the process itself (not its process group).
-    pub fn kill(&mut self) {
-        let _ = self.child.kill();
-    }
-
-    /// Wait at most `timeout`; a process still running then is killed and the test fails.
-    #[track_caller]
-    pub fn wait(mut self, timeout: Duration) -> Output {
-        let start = Instant::now();
-        let status = loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                break status;
+/// The template every [`TestRepo`] copies: origin, scratch and base as `TestRepo::new` used to
+/// build them per test, built once per test run in a directory kept until the process ends.
+pub(crate) fn template() -> &'static Path {
+    static TEMPLATE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    TEMPLATE.get_or_init(|| {
+        // Under cargo's own scratch dir, one per test process; those of finished runs go.
+        let scratch = Path::new(env!("CARGO_TARGET_TMPDIR"));
+        for old in std::fs::read_dir(scratch).into_iter().flatten().flatten() {
+            let name = old.file_name().to_string_lossy().into_owned();
+            if let Some(pid) = name.strip_prefix("kardwt-template-") {
+                if !Path::new("/proc").join(pid).exists() {
+                    let _ = std::fs::remove_dir_all(old.path());
+                }
             }
-            if start.elapsed() > timeout {
-                let _ = self.child.kill();
-                let _ = self.child.wait();
-                panic!("{:?} still running after {timeout:?}; killed", self.args);
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        };
-        let stdout = String::from_utf8_lossy(&self.out.join().unwrap()).into_owned();
-        let stderr = String::from_utf8_lossy(&self.err.join().unwrap()).into_owned();
-        use std::os::unix::process::ExitStatusExt;
-        let code = status
-            .code()
-            .unwrap_or_else(|| 128 + status.signal().unwrap_or(0));
-        Output {
-            code,
-            stdout,
-            stderr,
-            args: self.args,
         }
-    }
-}
-
-fn drain(mut pipe: impl Read + Send + 'static) -> JoinHandle<Vec<u8>> {
-    std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = pipe.read_to_end(&mut buf);
-        buf
+        let dir = scratch.join(format!("kardwt-template-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let t = TestRepo {
+            origin: dir.join("origin.git"),
+            scratch: dir.join("scratch"),
+            base: dir.join("base"),
+            home: dir.join("home"),
+            tmp: dir.clone(),
+            _tmp: tempfile::tempdir().unwrap(),
+            commits: std::cell::Cell::new(0),
+        };
+        std::fs::create_dir(&t.home).unwrap();
+        t.git(
+            &t.tmp,
+            &["init", "--quiet", "--bare", "-b", "main", "origin.git"],
+        );
+        t.git(&t.tmp, &["clone", "--quiet", "origin.git", "scratch"]);
+        t.git(&t.scratch, &["switch", "--quiet", "-c", "main"]);
+        std::fs::write(t.scratch.join("README.md"), "# project\n").unwrap();
+        std::fs::create_dir(t.scratch.join("src")).unwrap();
+        std::fs::write(t.scratch.join("src/lib.txt"), "one\n").unwrap();
+        std::fs::write(t.scratch.join(".gitignore"), ".env\n.env.*\n").unwrap();
+        t.git(&t.scratch, &["add", "-A"]);
+        t.git(&t.scratch, &["commit", "--quiet", "-m", "first"]);
+        std::fs::write(t.scratch.join("src/lib.txt"), "one\ntwo\n").unwrap();
+        t.git(&t.scratch, &["commit", "--quiet", "-am", "second"]);
+        t.git(&t.scratch, &["push", "--quiet", "-u", "origin", "main"]);
+        t.git(&t.tmp, &["clone", "--quiet", "origin.git", "base"]);
+        let exclude = t.common_dir().join("info/exclude");
+        std::fs::create_dir_all(exclude.parent().unwrap()).unwrap();
+        let mut text = std::fs::read_to_string(&exclude).unwrap_or_default();
+        text.push_str("/kardbrd.yml\n");
+        std::fs::write(&exclude, text).unwrap();
+        dir
     })
 }
 
@@ -166,27 +96,22 @@ impl TestRepo {
             _tmp: tmp_dir,
             commits: std::cell::Cell::new(0),
         };
-        repo.git(
-            &repo.tmp,
-            &["init", "--quiet", "--bare", "-b", "main", "origin.git"],
-        );
-        repo.git(&repo.tmp, &["clone", "--quiet", "origin.git", "scratch"]);
-        repo.git(&repo.scratch, &["switch", "--quiet", "-c", "main"]);
-        std::fs::write(repo.scratch.join("README.md"), "# project\n").unwrap();
-        std::fs::create_dir(repo.scratch.join("src")).unwrap();
-        std::fs::write(repo.scratch.join("src/lib.txt"), "one\n").unwrap();
-        std::fs::write(repo.scratch.join(".gitignore"), ".env\n.env.*\n").unwrap();
-        repo.git(&repo.scratch, &["add", "-A"]);
-        repo.git(&repo.scratch, &["commit", "--quiet", "-m", "first"]);
-        std::fs::write(repo.scratch.join("src/lib.txt"), "one\ntwo\n").unwrap();
-        repo.git(&repo.scratch, &["commit", "--quiet", "-am", "second"]);
-        repo.git(&repo.scratch, &["push", "--quiet", "-u", "origin", "main"]);
-        repo.git(&repo.tmp, &["clone", "--quiet", "origin.git", "base"]);
-        let exclude = repo.common_dir().join("info/exclude");
-        std::fs::create_dir_all(exclude.parent().unwrap()).unwrap();
-        let mut text = std::fs::read_to_string(&exclude).unwrap_or_default();
-        text.push_str("/kardbrd.yml\n");
-        std::fs::write(&exclude, text).unwrap();
+        // The same origin, scratch and base for every test: built once per run, copied here
+        // (R-SHAPE: fixtures built once), their remotes pointed at this copy's origin.
+        let template = template();
+        let status = Command::new("cp")
+            .arg("-a")
+            .arg(template.join("origin.git"))
+            .arg(template.join("scratch"))
+            .arg(template.join("base"))
+            .arg(&repo.tmp)
+            .status()
+            .unwrap();
+        assert!(status.success(), "copying the template repository failed");
+        let origin = repo.origin.to_str().unwrap().to_owned();
+        for clone in [&repo.scratch, &repo.base] {
+            repo.git(clone, &["config", "remote.origin.url", &origin]);
+        }
         repo
     }
 
@@ -252,6 +177,11 @@ impl TestRepo {
         for (k, v) in env {
             cmd.env(k, v);
         }
+        self.start(cmd, &program, dir, args)
+    }
+
+    /// Start `cmd` (built by [`TestRepo::command`] for `program` in `dir`) with `args`.
+    fn start(&self, mut cmd: Command, program: &OsStr, dir: &Path, args: &[&str]) -> Running {
         cmd.args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -303,6 +233,15 @@ impl TestRepo {
     /// Start the `git-kardwt` binary itself (not through git), so its pid is the child's.
     pub fn spawn_kardwt_bin(&self, dir: &Path, args: &[&str]) -> Running {
         self.spawn(BIN, dir, args)
+    }
+
+    /// [`TestRepo::spawn_kardwt_bin`] as the leader of a process group of its own (its pid is
+    /// the group's id), so a test can signal the group as a terminal's Ctrl-C does.
+    pub fn spawn_kardwt_leader(&self, dir: &Path, args: &[&str]) -> Running {
+        use std::os::unix::process::CommandExt;
+        let mut cmd = self.command(BIN, dir);
+        cmd.process_group(0);
+        self.start(cmd, OsStr::new(BIN), dir, args)
     }
 
     /// Move origin's main one commit ahead (through the scratch clone); returns the new oid.
@@ -526,150 +465,6 @@ impl TestRepo {
     }
 }
 
-/// Every entry under `dir` (files with their bytes, symlinks with their target, directories
-/// marked), keyed by path relative to `dir`. A missing `dir` gives an empty map.
-pub fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    snapshot_excluding(dir, None)
-}
-
-fn snapshot_excluding(dir: &Path, skip: Option<&Path>) -> BTreeMap<PathBuf, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    walk(dir, &mut |path, meta| {
-        let rel = path.strip_prefix(dir).unwrap().to_path_buf();
-        if skip.is_some_and(|s| rel.starts_with(s)) {
-            return;
-        }
-        let value = if meta.file_type().is_symlink() {
-            let mut v = b"<symlink> ".to_vec();
-            v.extend(
-                std::fs::read_link(path)
-                    .unwrap()
-                    .into_os_string()
-                    .into_encoded_bytes(),
-            );
-            v
-        } else if meta.is_dir() {
-            b"<dir>".to_vec()
-        } else {
-            std::fs::read(path).unwrap()
-        };
-        out.insert(rel, value);
-    });
-    out
-}
-
-/// Modification times (and file types/sizes) of every entry under `dir`, itself included.
-pub fn mtimes(dir: &Path) -> BTreeMap<PathBuf, (SystemTime, u64, bool)> {
-    let mut out = BTreeMap::new();
-    if let Ok(meta) = std::fs::symlink_metadata(dir) {
-        out.insert(
-            PathBuf::from("."),
-            (meta.modified().unwrap(), meta.len(), meta.is_dir()),
-        );
-    }
-    walk(dir, &mut |path, meta| {
-        let rel = path.strip_prefix(dir).unwrap().to_path_buf();
-        out.insert(rel, (meta.modified().unwrap(), meta.len(), meta.is_dir()));
-    });
-    out
-}
-
-fn walk(dir: &Path, f: &mut dyn FnMut(&Path, &std::fs::Metadata)) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<_> = entries.map(|e| e.unwrap().path()).collect();
-    entries.sort();
-    for path in entries {
-        let Ok(meta) = std::fs::symlink_metadata(&path) else {
-            continue;
-        };
-        f(&path, &meta);
-        if meta.is_dir() {
-            walk(&path, f);
-        }
-    }
-}
-
-/// Quote a path for `/bin/sh` (single quotes).
-pub fn sh_quote(path: &Path) -> String {
-    let s = path.to_str().unwrap();
-    assert!(!s.contains('\''));
-    format!("'{s}'")
-}
-
-/// Quote a path as a YAML double-quoted string.
-pub fn yaml_str(path: &Path) -> String {
-    serde_json::to_string(path.to_str().unwrap()).unwrap()
-}
-
-/// A path as printed on stdout: the path and a newline.
-pub fn line(path: &Path) -> String {
-    format!("{}\n", path.display())
-}
-
-/// Poll `cond` every 20 ms for at most `timeout`.
-pub fn wait_until(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
-    let start = Instant::now();
-    while start.elapsed() < timeout {
-        if cond() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    cond()
-}
-
-/// The harness itself: snapshots and mtimes must see the changes the tests rely on them to see.
-mod harness {
-    use super::*;
-
-    #[test]
-    fn snapshots_and_mtimes_see_every_kind_of_change() {
-        let repo = TestRepo::new();
-        let base = repo.snapshot_base();
-        assert!(base.contains_key(Path::new("README.md")));
-        assert!(base.contains_key(Path::new("src/lib.txt")));
-        assert!(base.contains_key(Path::new(".git/index")));
-        assert!(!base.keys().any(|k| k.starts_with(".git/objects")));
-
-        std::fs::write(repo.base.join("src/lib.txt"), "changed\n").unwrap();
-        assert_ne!(repo.snapshot_base(), base, "content change not seen");
-        std::fs::write(repo.base.join("src/lib.txt"), "one\ntwo\n").unwrap();
-        std::fs::create_dir(repo.base.join("empty")).unwrap();
-        assert_ne!(repo.snapshot_base(), base, "new empty directory not seen");
-        std::fs::remove_dir(repo.base.join("empty")).unwrap();
-        repo.git(&repo.base, &["switch", "--quiet", "-c", "x"]);
-        assert_ne!(repo.snapshot_base(), base, "branch switch not seen");
-        let settled = repo.snapshot_base();
-        assert_eq!(
-            repo.snapshot_base(),
-            settled,
-            "taking a snapshot changed the base"
-        );
-
-        let common = mtimes(&repo.common_dir());
-        std::thread::sleep(Duration::from_millis(20));
-        std::fs::write(repo.common_dir().join("worktrees-probe"), "").unwrap();
-        std::fs::remove_file(repo.common_dir().join("worktrees-probe")).unwrap();
-        assert_ne!(
-            mtimes(&repo.common_dir()),
-            common,
-            "a create+delete not seen"
-        );
-    }
-
-    #[test]
-    fn commands_reach_the_binary_under_test_through_git() {
-        let repo = TestRepo::new();
-        let out = repo.kardwt(&repo.base, &["--version"]);
-        out.expect_code(0);
-        assert!(out.stdout.contains(env!("CARGO_PKG_VERSION")), "{out}");
-        let out = repo.git_output(&repo.base, &["config", "--global", "--list"]);
-        assert_eq!(out.stdout, "", "the global config is not /dev/null:\n{out}");
-    }
-}
-
 // Helpers for the seeding, hook installation, sandbox and doctor suites (post-checkout trigger).
 impl TestRepo {
     /// `<tmp>/<name>`: what `../<name>` means from the base.
@@ -831,36 +626,5 @@ impl TestRepo {
             "{}  sharing:\n    env: link\n",
             self.rules_for(script, false)
         )
-    }
-}
-
-/// xorshift64*: a deterministic source of arbitrary input for property tests, without a
-/// dependency.
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed | 1)
-    }
-
-    pub fn next(&mut self) -> u64 {
-        // xorshift64*
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-
-    /// True with probability `num / den`.
-    pub fn chance(&mut self, num: u64, den: u64) -> bool {
-        self.next() % den < num
-    }
-
-    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
     }
 }
