@@ -228,6 +228,10 @@ pub struct GcArgs {
     /// were untouched for DUR (like 2h or 3d)
     #[arg(long, value_name = "DUR")]
     pub idle: Option<String>,
+    /// Judge against the remote-tracking refs as last fetched instead of fetching the bases
+    /// first (gc then says how old each one is)
+    #[arg(long)]
+    pub offline: bool,
 }
 
 /// Print a shell completion script (make install puts them where shells look).
@@ -246,6 +250,9 @@ pub struct LogArgs {
     /// Print one JSON array
     #[arg(long)]
     pub json: bool,
+    /// Also show the post-checkout hook's no-ops (hook-noop: a clone or branch switch)
+    #[arg(long)]
+    pub all: bool,
 }
 
 /// Check the installation, the rules and every worktree; exit 1 when something needs fixing.
@@ -321,6 +328,10 @@ mod tests {
 pub struct HelpArgs {
     /// The command whose help to print instead of the manual
     pub command: Option<String>,
+    /// Print the page's roff source, to install where man looks (then `git kardwt --help`
+    /// finds it)
+    #[arg(long, conflicts_with = "command")]
+    pub roff: bool,
 }
 
 /// Release what a worktree holds without removing it: processes, the cleanup hook, ports.

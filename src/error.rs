@@ -130,9 +130,88 @@ pub fn render(err: &anyhow::Error) -> String {
     out
 }
 
+/// An argument-parsing error worded as kardwt words every other (pure), clap's facts kept:
+/// its `error:` line with the indented details after it becomes the message; each `tip:`, the
+/// `Usage:` line and where to read more become hints. A usage error (exit 2).
+pub fn from_clap(text: &str) -> Fail {
+    let mut message = String::new();
+    let mut details = Vec::new();
+    let mut tips = Vec::new();
+    let mut usage_line = None;
+    for line in text.lines() {
+        let t = line.trim();
+        if t.is_empty() || t.starts_with("For more information") {
+            continue;
+        }
+        if let Some(m) = t.strip_prefix("error: ") {
+            message = m.to_owned();
+        } else if let Some(tip) = t.strip_prefix("tip: ") {
+            tips.push(tip.to_owned());
+        } else if let Some(u) = t.strip_prefix("Usage: ") {
+            usage_line = Some(u.to_owned());
+        } else {
+            details.push(t.to_owned());
+        }
+    }
+    if !details.is_empty() {
+        let sep = if message.ends_with(':') { " " } else { ": " };
+        message = format!("{message}{sep}{}", details.join(", "));
+    }
+    let mut fail = usage(message);
+    for tip in tips {
+        fail = fail.hint(tip);
+    }
+    // The command the usage is of: its words up to the first option or placeholder.
+    let command = usage_line.as_deref().map_or("git kardwt".to_owned(), |u| {
+        u.split(' ')
+            .take_while(|w| !w.starts_with(['[', '<', '-']))
+            .collect::<Vec<_>>()
+            .join(" ")
+    });
+    if let Some(u) = usage_line {
+        fail = fail.hint(format!("usage: {u}"));
+    }
+    fail.hint(format!(
+        "{command} -h lists its options; git kardwt help shows the manual"
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn clap_errors_become_kardwt_errors_with_their_facts() {
+        let f = from_clap(
+            "error: unrecognized subcommand 'lsit'\n\n  tip: a similar subcommand exists: 'list'\n\nUsage: git kardwt [OPTIONS] <COMMAND>\n\nFor more information, try '--help'.\n",
+        );
+        assert_eq!(f.code, Code::Usage);
+        assert_eq!(f.message, "unrecognized subcommand 'lsit'");
+        assert_eq!(
+            f.hints,
+            [
+                "a similar subcommand exists: 'list'",
+                "usage: git kardwt [OPTIONS] <COMMAND>",
+                "git kardwt -h lists its options; git kardwt help shows the manual",
+            ]
+        );
+        let f = from_clap(
+            "error: the following required arguments were not provided:\n  --path <PATH>\n  <card>\n\nUsage: git kardwt adopt --path <PATH> <card>\n",
+        );
+        assert_eq!(
+            f.message,
+            "the following required arguments were not provided: --path <PATH>, <card>"
+        );
+        assert_eq!(
+            f.hints.last().unwrap(),
+            "git kardwt adopt -h lists its options; git kardwt help shows the manual"
+        );
+        let f = from_clap("error: invalid value 'x' for '--grace <SECS>': invalid digit\n");
+        assert_eq!(
+            f.message,
+            "invalid value 'x' for '--grace <SECS>': invalid digit"
+        );
+    }
 
     #[test]
     fn code_of_wrapped_fail_is_found() {

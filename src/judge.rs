@@ -169,9 +169,60 @@ pub fn idle(admin: &Path, rec: &Record, idle_for: std::time::Duration) -> Judgem
 
 /// The remote-tracking ref of the record's base (`refs/remotes/<remote>/<branch>`).
 pub fn tracking_ref(rec: &Record) -> Option<String> {
-    rec.base_ref
+    tracking_ref_of(&rec.base_remote, &rec.base_ref)
+}
+
+/// The remote-tracking ref of `base_ref` on `remote` (pure).
+pub fn tracking_ref_of(remote: &str, base_ref: &str) -> Option<String> {
+    base_ref
         .strip_prefix("refs/heads/")
-        .map(|b| format!("refs/remotes/{}/{b}", rec.base_remote))
+        .map(|b| format!("refs/remotes/{remote}/{b}"))
+}
+
+/// How many seconds ago `tracking` (`refs/remotes/<remote>/<branch>`) was last updated, as
+/// far as the repository tells: the newer of its reflog's last entry (a fetch that moved it)
+/// and `FETCH_HEAD`'s mtime when that names the branch (a `git fetch` that found nothing new).
+/// A ref with no reflog has not moved since the clone wrote it: then the clone's entry in the
+/// reflog of `refs/remotes/<remote>/HEAD`.
+pub fn fetched_ago(common_dir: &Path, tracking: &str) -> Option<u64> {
+    let reflog_time =
+        |r: &str| reflog_last_time(&std::fs::read_to_string(common_dir.join("logs").join(r)).ok()?);
+    let mut parts = tracking.splitn(4, '/');
+    let remote = parts.nth(2).unwrap_or_default();
+    let branch = parts.next().unwrap_or_default();
+    let moved =
+        reflog_time(tracking).or_else(|| reflog_time(&format!("refs/remotes/{remote}/HEAD")));
+    let fetch_head = common_dir.join("FETCH_HEAD");
+    let fetched = std::fs::read_to_string(&fetch_head)
+        .ok()
+        .filter(|t| t.contains(&format!("branch '{branch}' of ")))
+        .and_then(|_| std::fs::metadata(&fetch_head).ok()?.modified().ok())
+        .and_then(|m| m.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_secs());
+    let when = moved.into_iter().chain(fetched).max()?;
+    Some(crate::time::now_secs().saturating_sub(when))
+}
+
+/// The time (Unix seconds) of a reflog's last entry (pure): each line is
+/// `<old> <new> <ident> <time> <zone>\t<message>`.
+pub fn reflog_last_time(reflog: &str) -> Option<u64> {
+    let line = reflog.lines().rev().find(|l| l.contains('\t'))?;
+    let (head, _) = line.split_once('\t')?;
+    let mut words = head.rsplit(' ');
+    words.next()?; // the zone
+    words.next()?.parse().ok()
+}
+
+/// An age in its largest whole unit, as a person says it (pure): `40 seconds`, `1 minute`,
+/// `3 hours`, `2 days`.
+pub fn coarse(secs: u64) -> String {
+    let (n, unit) = match secs {
+        s if s < 60 => (s, "second"),
+        s if s < 3600 => (s / 60, "minute"),
+        s if s < 86_400 => (s / 3600, "hour"),
+        s => (s / 86_400, "day"),
+    };
+    format!("{n} {unit}{}", if n == 1 { "" } else { "s" })
 }
 
 /// Is `commit` in `base`, or are its changes (a squash or rebase merge)?
@@ -185,7 +236,23 @@ fn short(oid: &str) -> &str {
 
 #[cfg(test)]
 mod tests {
-    use super::commits_made_here;
+    use super::{coarse, commits_made_here, reflog_last_time};
+
+    #[test]
+    fn last_reflog_time_and_coarse_ages() {
+        let log = format!(
+            "{}{}",
+            line(Z, A, "fetch: storing head"),
+            "1111 2222 A U Thor <a@example.com> 1700000500 +0200\tfetch origin: fast-forward\n"
+        );
+        assert_eq!(reflog_last_time(&log), Some(1_700_000_500));
+        assert_eq!(reflog_last_time(""), None);
+        assert_eq!(coarse(1), "1 second");
+        assert_eq!(coarse(59), "59 seconds");
+        assert_eq!(coarse(61), "1 minute");
+        assert_eq!(coarse(7300), "2 hours");
+        assert_eq!(coarse(3 * 86_400 + 5), "3 days");
+    }
 
     const A: &str = "1111111111111111111111111111111111111111";
     const B: &str = "2222222222222222222222222222222222222222";

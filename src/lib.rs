@@ -27,6 +27,7 @@ pub mod programs;
 pub mod push;
 pub mod quote;
 pub mod record;
+pub mod rehearsal;
 pub mod release;
 pub mod removal;
 pub mod repo;
@@ -57,8 +58,49 @@ _git_kardwt() {
 }
 "#;
 
+/// Completes card ids where a command takes one (`status 4<TAB>`), from
+/// `git kardwt list --json` in the current directory; everything else is clap's.
+const BASH_CARDS: &str = r#"
+# Card ids for the commands that take one, from `git kardwt list --json`.
+_git__kardwt() {
+    _git__kardwt_clap "$@"
+    local cur="$2" sub="" skip="" w
+    for w in "${COMP_WORDS[@]:1:COMP_CWORD-1}"; do
+        if [ -n "$skip" ]; then skip=""; continue; fi
+        case "$w" in
+            --root|--rules) skip=1 ;;
+            -*) ;;
+            *) sub="$w"; break ;;
+        esac
+    done
+    case "$sub" in
+        add|verify|status|prepare|remove|release|log) ;;
+        *) return 0 ;;
+    esac
+    case "$cur" in -*) return 0 ;; esac
+    case "${COMP_WORDS[COMP_CWORD-1]}" in
+        --path|--grace|--root|--rules|--timeout|--board) return 0 ;;
+    esac
+    local cards
+    cards=$(git kardwt list --json 2>/dev/null | grep -o '"card":"[^"]*"' | cut -d'"' -f4)
+    COMPREPLY=( $(compgen -W "$cards" -- "$cur") )
+}
+"#;
+
 /// Run the command line and return the process exit code.
 pub fn main() -> i32 {
+    // `git-kardwt --help` as git answers `git kardwt --help`: the manual (SPEC §25).
+    if std::env::args_os().skip(1).eq(["--help"]) {
+        let stdout = std::io::stdout();
+        return match commands::help::help_flag(&mut stdout.lock()) {
+            Ok(code) => code,
+            Err(err) if error::is_broken_pipe(&err) => 0,
+            Err(err) => {
+                eprint!("{}", error::render(&err));
+                error::exit_code(&err)
+            }
+        };
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -66,8 +108,16 @@ pub fn main() -> i32 {
             if e.use_stderr() && commands::guard::is_guard_argv(std::env::args_os()) {
                 return commands::guard::usage_error(&e);
             }
-            let _ = e.print();
-            return if e.use_stderr() { 2 } else { 0 };
+            // Help and version go out as clap prints them; so does the help shown for a
+            // missing subcommand. Errors read like kardwt's own (SPEC §25).
+            let help = e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand;
+            if !e.use_stderr() || help {
+                let _ = e.print();
+                return if e.use_stderr() { 2 } else { 0 };
+            }
+            let fail = anyhow::Error::new(error::from_clap(&e.render().to_string()));
+            eprint!("{}", error::render(&fail));
+            return error::exit_code(&fail);
         }
     };
     if acts(&cli.command) {
@@ -147,9 +197,12 @@ fn dispatch(cli: Cli, out: &mut dyn std::io::Write) -> anyhow::Result<i32> {
             // clap_complete 4.6 names the subcommand cases of a dashed binary inconsistently
             // (`git__subcmd__kardwt__…` where its own loop sets `git__kardwt__…`), so options
             // of subcommands never completed; bring the case labels in line.
-            let text =
-                String::from_utf8_lossy(&script).replace("git__subcmd__kardwt", "git__kardwt");
+            // Its function becomes `_git__kardwt_clap`, which ours wraps to complete card ids.
+            let text = String::from_utf8_lossy(&script)
+                .replace("git__subcmd__kardwt", "git__kardwt")
+                .replacen("_git__kardwt() {", "_git__kardwt_clap() {", 1);
             out.write_all(text.as_bytes())?;
+            out.write_all(BASH_CARDS.as_bytes())?;
             out.write_all(GIT_BASH_BRIDGE.as_bytes())?;
         } else {
             out.write_all(&script)?;

@@ -109,9 +109,8 @@ impl Prep<'_> {
                         }
                     }
                     crate::store::write(admin, &rec).map_err(Failure::Other)?;
-                    if seed {
-                        self.log(crate::events::Kind::Seeded, &rec, "ok", started.elapsed());
-                    } else if made > 0 {
+                    // A seeding logs one `seeded` event, after its copies (below).
+                    if !seed && made > 0 {
                         let outcome = format!("linked {made} lost shared path(s) again");
                         self.log(
                             crate::events::Kind::Seeded,
@@ -136,7 +135,14 @@ impl Prep<'_> {
             // before the prepare hook runs; a reuse only shares again.
             if seed {
                 self.stop_if_interrupted(&mut rec, admin, "before copying")?;
-                self.copy(&mut rec, admin)?;
+                let copied = self.copy(&mut rec, admin)?;
+                let outcome = copied.map_or("ok".to_owned(), |c| format!("copied {c}"));
+                self.log(
+                    crate::events::Kind::Seeded,
+                    &rec,
+                    &outcome,
+                    started.elapsed(),
+                );
             }
         }
         // R-SHAPE: ports on every path, whoever made the tree (a record without ports that
@@ -179,14 +185,14 @@ impl Prep<'_> {
     }
 
     /// Copy `.worktreeinclude` matches and `sharing.copy` paths from the base (R-COPY); the
-    /// record says what and how, the event log how much and how long.
-    fn copy(&self, rec: &mut Record, admin: &Path) -> Result<(), Failure> {
+    /// record says what and how; what was copied is returned for the `seeded` event.
+    fn copy(&self, rec: &mut Record, admin: &Path) -> Result<Option<String>, Failure> {
         let started = Instant::now();
         // Progress lines are for a person watching `add`; the hook prints only its verdict.
         let progress = rec.origin != Origin::Hook;
         let (base, to) = (&self.ctx.repo.base, &rec.path);
         match copy::seed(&self.cfg.sharing, base, to, admin, progress, self.deadline) {
-            Ok(None) => Ok(()),
+            Ok(None) => Ok(None),
             Ok(Some(seeded)) => {
                 // A second run copies only what is missing: keep what earlier runs recorded.
                 for c in seeded.copies {
@@ -196,13 +202,7 @@ impl Prep<'_> {
                 }
                 rec.copy_method = seeded.summary.method_used().to_owned();
                 crate::store::write(admin, rec).map_err(Failure::Other)?;
-                self.log(
-                    crate::events::Kind::Seeded,
-                    rec,
-                    &format!("copied {}", seeded.summary),
-                    started.elapsed(),
-                );
-                Ok(())
+                Ok(Some(seeded.summary.to_string()))
             }
             Err(e) => {
                 self.mark_failed(rec, admin);
@@ -267,6 +267,9 @@ impl Prep<'_> {
             phase: "prepare".into(),
             exit_code: outcome.exit_code(),
             duration_ms: u64::try_from(outcome.duration.as_millis()).unwrap_or(u64::MAX),
+            killed: outcome.killed(),
+            cap_seconds: (outcome.killed() == Some(crate::record::Killed::Cap))
+                .then_some(cap.as_secs()),
         });
         if outcome.succeeded() {
             self.log(crate::events::Kind::Prepared, rec, "ok", outcome.duration);

@@ -173,6 +173,15 @@ impl Outcome {
     pub fn succeeded(&self) -> bool {
         self.ending == Ending::Exited(0)
     }
+    /// Where it was killed, for the record's `last_hook` (`None` when it exited).
+    pub fn killed(&self) -> Option<crate::record::Killed> {
+        match self.ending {
+            Ending::Exited(_) => None,
+            Ending::Cap => Some(crate::record::Killed::Cap),
+            Ending::Deadline => Some(crate::record::Killed::Deadline),
+            Ending::Signal(_) => Some(crate::record::Killed::Interrupted),
+        }
+    }
     /// The exit code kept in the record's `last_hook` (-1 when it was killed).
     pub fn exit_code(&self) -> i32 {
         match self.ending {
@@ -197,11 +206,19 @@ pub fn resolve_program(
             "{key}: a hook is configured but worktree.helpers.stable_root is not"
         ))
     })?;
+    // Why, then how: a relative argv[0] is shown where it would go beneath the root.
+    let example = root.join(Path::new(program).file_name().unwrap_or_default());
     let refuse = |why: String| {
-        usage(format!("{key}: refusing to run {program:?}: {why}")).hint(format!(
-            "hooks must be executable files beneath helpers.stable_root ({})",
-            root.display()
-        ))
+        usage(format!("{key}: refusing to run {program:?}: {why}"))
+            .hint(format!(
+                "hooks must be executable files beneath helpers.stable_root ({}): {}",
+                root.display(),
+                crate::config::STABLE_ROOT_WHY
+            ))
+            .hint(crate::config::stable_root_howto(
+                &example,
+                key.split('.').nth(1).unwrap_or("prepare"),
+            ))
     };
     if !root.is_absolute() {
         return Err(refuse(format!(

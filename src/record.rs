@@ -68,8 +68,52 @@ impl Reason {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LastHook {
     pub phase: String,
+    /// Its exit code; -1 when it was killed (then `killed` says where, in records written
+    /// since it exists).
     pub exit_code: i32,
     pub duration_ms: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub killed: Option<Killed>,
+    /// The hook's cap, when `killed` is `cap`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cap_seconds: Option<u64>,
+}
+
+/// Where a hook was killed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Killed {
+    /// At its own cap (`timeout_seconds`).
+    Cap,
+    /// At the action deadline.
+    Deadline,
+    /// Because kardwt was interrupted (SIGINT, SIGTERM, SIGHUP).
+    Interrupted,
+}
+
+impl LastHook {
+    /// How it ended, in words (pure): `exited 3 after 40 ms`, `was killed at its 1 s cap
+    /// (after 1003 ms)`.
+    pub fn describe(&self) -> String {
+        let ms = self.duration_ms;
+        match (self.killed, self.cap_seconds) {
+            (Some(Killed::Cap), Some(cap)) => {
+                format!("was killed at its {cap} s cap (after {ms} ms)")
+            }
+            (Some(Killed::Cap), None) => format!("was killed at its cap (after {ms} ms)"),
+            (Some(Killed::Deadline), _) => {
+                format!("was killed at the action deadline (after {ms} ms)")
+            }
+            (Some(Killed::Interrupted), _) => {
+                format!("was killed when kardwt was interrupted (after {ms} ms)")
+            }
+            // Records from before `killed`: -1 was the only mark of a kill.
+            (None, _) if self.exit_code == -1 => {
+                format!("was killed at its cap or the action deadline (after {ms} ms)")
+            }
+            (None, _) => format!("exited {} after {ms} ms", self.exit_code),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -193,6 +237,8 @@ mod tests {
                 phase: "prepare".into(),
                 exit_code: 0,
                 duration_ms: 3,
+                killed: None,
+                cap_seconds: None,
             }),
         }
     }

@@ -158,6 +158,9 @@ pub fn release_locked(
         phase: "cleanup".into(),
         exit_code: outcome.exit_code(),
         duration_ms: u64::try_from(outcome.duration.as_millis()).unwrap_or(u64::MAX),
+        killed: outcome.killed(),
+        cap_seconds: (outcome.killed() == Some(crate::record::Killed::Cap))
+            .then_some(hook.timeout_seconds),
     });
     crate::store::write_or_warn(admin, rec);
     if let programs::Ending::Signal(sig) = outcome.ending {

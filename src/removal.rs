@@ -202,6 +202,41 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
     })
 }
 
+/// Prune the registration of a worktree whose directory is gone (`git worktree remove` of the
+/// missing tree: what `git worktree prune` does, for it alone), then forget its card's claim
+/// and log `removed` with `note`: gc and the runners' removal of a tree already deleted. Its
+/// resources are the caller's to release first. `Err(why)` inside when git refused.
+pub fn prune_gone(
+    ctx: &Context,
+    card: &str,
+    path: &std::path::Path,
+    deadline: Instant,
+    note: &str,
+) -> Result<Result<(), String>> {
+    let holder = format!("git kardwt (pruning {card})");
+    let repo_lock = crate::store::take_repo(&ctx.repo.common_dir, deadline, &holder)?;
+    let out = git::worktree_remove(
+        &repo_lock,
+        &ctx.repo.base,
+        path,
+        git::Force::No,
+        Some(deadline),
+    )?;
+    if !out.ok {
+        return Ok(Err(out.stderr.trim().to_owned()));
+    }
+    crate::claim::forget(&ctx.repo.common_dir, card, path);
+    events::append(
+        &ctx.repo.common_dir,
+        crate::events::Kind::Removed,
+        card,
+        path,
+        note,
+        std::time::Duration::ZERO,
+    );
+    Ok(Ok(()))
+}
+
 /// Delete the branch when asked and merged into the recorded base, or when forced.
 fn branch_step(repo_lock: &lock::RepoLock, ctx: &Context, rec: &Record, args: &Options) -> Step {
     let step = |ok, detail: String| Step {

@@ -64,6 +64,12 @@ impl Failure {
             }
             _ => String::new(),
         };
+        // A sentence of its own after the retry's full stop: capitalized.
+        let mut chars = what.chars();
+        let what: String = chars
+            .next()
+            .map(|c| c.to_uppercase().chain(chars).collect())
+            .unwrap_or_default();
         let message = format!("preparing card {card} failed; {retry}. {what}{log}");
         let hint = match removed {
             Some(Removed {
@@ -222,7 +228,7 @@ mod tests {
 
     #[test]
     fn the_error_block_fits_and_keeps_the_verdict_first() {
-        let verdict = "preparing card 7 failed; a retry (git kardwt add 7) re-creates and re-prepares it. the prepare hook exited with 1";
+        let verdict = "preparing card 7 failed; a retry (git kardwt add 7) re-creates and re-prepares it. The prepare hook exited with 1";
         let long_tail = format!("{}FINAL no token", "x".repeat(3000));
         let long_path = format!("/{}", "deep/".repeat(60));
         for (tail, hint) in [
@@ -272,7 +278,7 @@ mod tests {
         assert!(path.chars().count() > 280);
         let log = "/tmp/repo/.git/kardwt/logs/card-7.log".to_owned();
         let verdict = format!(
-            "preparing card card-7 failed; a retry (git worktree add {path} feature/card-7) re-creates and re-prepares it. the prepare hook exited with 1 (its output is in {log})"
+            "preparing card card-7 failed; a retry (git worktree add {path} feature/card-7) re-creates and re-prepares it. The prepare hook exited with 1 (its output is in {log})"
         );
         let hint = format!("the new worktree {path} was removed; branch feature/card-7 is kept");
         let tail = format!(

@@ -1,4 +1,6 @@
-//! `git kardwt config check [--json]` (SPEC R-CFG): validate the rules strictly and print the
+//! `git kardwt config check [--json]` (SPEC R-CFG, §25): validate the rules strictly, apply
+//! every check `add` and `doctor` apply to them (each hook's `argv[0]` resolved beneath
+//! `stable_root`, by the same functions, so the refusal reads the same), and print the
 //! effective configuration, defaults filled in. Exit 2 on any configuration error. The YAML
 //! printed is itself a valid rules file meaning the same configuration: an unset value
 //! (`ref`, `ports`, a hook) is left out, never printed as the `null` the decoder refuses.
@@ -11,6 +13,9 @@ use crate::context::Context;
 
 pub fn check(ctx: &Context, args: &ConfigCheckArgs, out: &mut dyn Write) -> Result<i32> {
     let rules = ctx.rules()?;
+    // What `add` (prepare) and `remove` (cleanup) would refuse before running anything.
+    crate::pipeline::prepare_program(&rules.config)?;
+    crate::release::cleanup_program(&rules.config)?;
     if args.json {
         writeln!(out, "{}", serde_json::to_string(&rules.config)?)?;
         return Ok(0);

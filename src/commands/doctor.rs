@@ -5,21 +5,18 @@
 //! throwaway card, runs the cleanup hook as `remove` would and removes it again. Exit 1 when a problem was found.
 use std::io::Write;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::Result;
 use serde::Serialize;
 use serde_json::json;
 
-use crate::card::CardId;
 use crate::cli::DoctorArgs;
-
 use crate::context::Context;
-use crate::lifecycle;
-use crate::pipeline::{self, Prep};
-use crate::record::{Origin, Reason, Record, State};
+use crate::record::State;
+use crate::rehearsal::{rehearse, step};
 use crate::verify::{self, Verdict};
-use crate::{events, git, lock, programs, repo};
+use crate::{events, programs};
 
 #[derive(Debug, Serialize)]
 struct Finding {
@@ -45,13 +42,13 @@ pub fn run(ctx: &Context, args: &DoctorArgs, out: &mut dyn Write) -> Result<i32>
     let rules = ctx.rules();
     match &rules {
         Ok(r) => {
-            let file = r
+            let detail = r
                 .file
                 .as_ref()
-                .map_or("no rules file: defaults".to_owned(), |f| {
-                    f.display().to_string()
+                .map_or("no rules file: the defaults apply".to_owned(), |f| {
+                    format!("{} decodes", f.display())
                 });
-            findings.push(finding("rules", true, format!("{file} decodes"), None));
+            findings.push(finding("rules", true, detail, None));
             for (key, argv) in [
                 (
                     "worktree.prepare.argv",
@@ -157,12 +154,13 @@ pub fn run(ctx: &Context, args: &DoctorArgs, out: &mut dyn Write) -> Result<i32>
         });
         writeln!(out, "{v}")?;
     } else {
+        let w = crate::text::width(findings.iter().map(|f| f.check.as_str()), 22, 40);
         for f in &findings {
             writeln!(
                 out,
-                "{} {:<22} {}",
+                "{} {}{}",
                 if f.ok { "ok  " } else { "FAIL" },
-                f.check,
+                crate::text::cell(&f.check, 5, w),
                 f.detail
             )?;
             if let Some(fix) = f.fix.as_ref().filter(|_| !f.ok) {
@@ -176,7 +174,7 @@ pub fn run(ctx: &Context, args: &DoctorArgs, out: &mut dyn Write) -> Result<i32>
         for s in rehearsal.iter().flatten() {
             writeln!(
                 out,
-                "try  {:<22} {} ({} ms) {}",
+                "try  {:<w$} {} ({} ms) {}",
                 s.step,
                 if s.ok { "ok" } else { "FAILED" },
                 s.ms,
@@ -329,263 +327,4 @@ fn worktree_findings(ctx: &Context, findings: &mut Vec<Finding>) -> Result<()> {
         findings.push(finding(&format!("worktree {p}"), ok, detail, Some(fix)));
     }
     Ok(())
-}
-
-#[derive(Debug, Serialize)]
-struct Step {
-    step: String,
-    ok: bool,
-    ms: u64,
-    detail: String,
-}
-
-fn step(name: &str, ok: bool, took: Duration, detail: impl Into<String>) -> Step {
-    Step {
-        step: name.to_owned(),
-        ok,
-        ms: u64::try_from(took.as_millis()).unwrap_or(u64::MAX),
-        detail: detail.into(),
-    }
-}
-
-/// Rehearse a creation on a throwaway card: fetch, worktree, sharing, prepare; then remove
-/// the worktree and its branch again, whatever happened.
-fn rehearse(ctx: &Context, cfg: &crate::config::Config) -> Vec<Step> {
-    let mut steps = Vec::new();
-    let card = CardId::sanitize(&format!("doctor-try-{}", std::process::id()));
-    let root = ctx.root();
-    let root_existed = root.exists();
-    let path = root.join(card.dir_name());
-    let deadline = lifecycle::after(Instant::now(), cfg.action_timeout_seconds);
-    let program = match pipeline::prepare_program(cfg) {
-        Ok(p) => p,
-        Err(e) => {
-            return vec![step(
-                "prepare argv",
-                false,
-                Duration::ZERO,
-                format!("{e:#}"),
-            )]
-        }
-    };
-    let t = Instant::now();
-    // As `add` does: the card's lock, then the repository lock around fetch and worktree add.
-    let holder = "git kardwt doctor --try";
-    let locks = lock::take_card(&ctx.repo.common_dir, &card, deadline, holder).and_then(|c| {
-        crate::store::take_repo(&ctx.repo.common_dir, deadline, holder).map(|r| (c, r))
-    });
-    let (_card_lock, repo_lock) = match locks {
-        Ok(l) => l,
-        Err(e) => return vec![step("fetch", false, t.elapsed(), format!("{e:#}"))],
-    };
-    let base = match crate::base::fetch_base(&repo_lock, &ctx.repo, cfg, deadline) {
-        Ok(b) => b,
-        Err(e) => return vec![step("fetch", false, t.elapsed(), with_hints(&e))],
-    };
-    steps.push(step(
-        "fetch",
-        true,
-        t.elapsed(),
-        format!("{} at {}", base.0, base.1),
-    ));
-    let t = Instant::now();
-    // `add`'s own step, not a copy of it.
-    let created =
-        crate::base::add_worktree_at(&repo_lock, &ctx.repo, cfg, &card, &path, &base.1, deadline);
-    drop(repo_lock);
-    match created {
-        Ok(o) if o.ok => steps.push(step(
-            "worktree",
-            true,
-            t.elapsed(),
-            path.display().to_string(),
-        )),
-        Ok(o) => {
-            steps.push(step(
-                "worktree",
-                false,
-                t.elapsed(),
-                o.stderr.trim().to_owned(),
-            ));
-            cleanup(ctx, &card, None, &mut steps);
-            return steps;
-        }
-        Err(e) => {
-            steps.push(step("worktree", false, t.elapsed(), format!("{e:#}")));
-            return steps;
-        }
-    }
-    let admin = repo::read_dot_git(&path).and_then(|a| std::fs::canonicalize(a).ok());
-    let path = std::fs::canonicalize(&path).unwrap_or(path);
-    if let Some(admin) = &admin {
-        let t = Instant::now();
-        let mut rec: Record = crate::outside::outside_record(
-            ctx,
-            cfg,
-            &card,
-            &path,
-            Some(&repo::Head::Branch(card.branch())),
-            Origin::Add,
-            Reason::Create,
-        );
-        rec.base_oid = base.1.clone();
-        rec.base_ref = base.0.clone();
-        let mut last = rec.clone();
-        let prep = Prep {
-            ctx,
-            cfg,
-            program: program.as_deref(),
-            deadline,
-            quiet: false,
-        };
-        let result = crate::store::write(admin, &rec)
-            .map_err(crate::verdict::Failure::Other)
-            .and_then(|()| prep.prepare(rec, admin, true, cfg.prepare.is_some()));
-        match result {
-            Ok(rec) => {
-                steps.push(step(
-                    "share and prepare",
-                    true,
-                    t.elapsed(),
-                    if rec.links.is_empty() {
-                        "no links".to_owned()
-                    } else {
-                        format!("links: {}", rec.links.join(", "))
-                    },
-                ));
-                last = rec;
-            }
-            Err(f) => {
-                let msg = f
-                    .into_error(&card, "git kardwt doctor --try", None)
-                    .to_string();
-                steps.push(step(
-                    "share and prepare",
-                    false,
-                    t.elapsed(),
-                    programs::tail_chars(&msg, 300),
-                ));
-            }
-        }
-        // R-DISPATCH 10: the cleanup hook runs (reason `remove`) before the card goes, as
-        // `git kardwt remove` runs it.
-        if let Some(s) = cleanup_hook(ctx, cfg, &mut last, deadline) {
-            steps.push(s);
-        }
-    }
-    cleanup(ctx, &card, Some(&path), &mut steps);
-    if !root_existed {
-        let _ = std::fs::remove_dir(&root); // only if empty: the rehearsal made it.
-    }
-    steps
-}
-
-/// Run the configured cleanup hook in the rehearsal's tree, as `remove` does (reason
-/// `remove`, phase `cleanup`); `None` when no cleanup hook is configured. Its failure is the
-/// step's verdict: the rehearsal is removed anyway.
-fn cleanup_hook(
-    ctx: &Context,
-    cfg: &crate::config::Config,
-    rec: &mut Record,
-    deadline: Instant,
-) -> Option<Step> {
-    let hook = cfg.cleanup.as_ref()?;
-    let t = Instant::now();
-    let program = match programs::resolve_program(
-        &hook.argv,
-        cfg.helpers.stable_root.as_deref(),
-        "worktree.cleanup.argv",
-    ) {
-        Ok(p) => p,
-        Err(e) => {
-            return Some(step(
-                "cleanup hook",
-                false,
-                t.elapsed(),
-                with_hints(&anyhow::Error::new(e)),
-            ))
-        }
-    };
-    rec.reason = Reason::Remove;
-    let env = programs::environment(
-        &pipeline::facts(ctx, rec),
-        programs::Phase::Cleanup,
-        &cfg.environment.passthrough,
-    );
-    let prefix = format!("kardwt[{} cleanup]: ", rec.card);
-    let ran = programs::run(
-        &program,
-        &hook.argv,
-        &rec.path,
-        env,
-        &prefix,
-        Duration::from_secs(hook.timeout_seconds),
-        deadline,
-    );
-    Some(match ran {
-        Ok(o) if o.succeeded() => step("cleanup hook", true, t.elapsed(), o.ending.to_string()),
-        Ok(o) => step(
-            "cleanup hook",
-            false,
-            t.elapsed(),
-            format!("{}: {}", o.ending, programs::tail_chars(&o.tail, 300)),
-        ),
-        Err(e) => step("cleanup hook", false, t.elapsed(), with_hints(&e)),
-    })
-}
-
-/// An error's text with its hints, on one line (a step's detail).
-fn with_hints(e: &anyhow::Error) -> String {
-    let hints: Vec<String> = e
-        .chain()
-        .filter_map(|c| c.downcast_ref::<crate::error::Fail>())
-        .flat_map(|f| f.hints.iter().cloned())
-        .collect();
-    if hints.is_empty() {
-        format!("{e:#}")
-    } else {
-        format!("{e:#} (hint: {})", hints.join("; "))
-    }
-}
-
-/// Remove the rehearsal's worktree, branch and card lock.
-fn cleanup(ctx: &Context, card: &CardId, path: Option<&Path>, steps: &mut Vec<Step>) {
-    let t = Instant::now();
-    let mut problems = Vec::new();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    match crate::store::take_repo(
-        &ctx.repo.common_dir,
-        deadline,
-        "git kardwt doctor --try (cleanup)",
-    ) {
-        Ok(repo_lock) => {
-            if let Some(p) = path {
-                if let Err(e) = lifecycle::remove_worktree_forced(&repo_lock, &ctx.repo.base, p) {
-                    problems.push(format!(
-                        "remove it by hand: git worktree remove --force {} ({e})",
-                        crate::quote::sh_path(p)
-                    ));
-                }
-            }
-            if let Err(e) = git::branch_delete(&repo_lock, &ctx.repo.base, &card.branch()) {
-                problems.push(format!("{e:#}"));
-            }
-        }
-        Err(e) => problems.push(format!("{e:#}")),
-    }
-    let _ = std::fs::remove_file(crate::layout::card_lock_path(
-        &ctx.repo.common_dir,
-        card.as_str(),
-    ));
-    let ok = problems.is_empty();
-    steps.push(step(
-        "cleanup",
-        ok,
-        t.elapsed(),
-        if ok {
-            "worktree and branch removed".to_owned()
-        } else {
-            problems.join("; ")
-        },
-    ));
 }

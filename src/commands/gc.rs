@@ -4,7 +4,8 @@
 //! managed `ready` worktrees whose own work landed (`judge.rs`: a commit made in the tree, all
 //! of them and HEAD integrated into the base, HEAD pushed), that are clean and that no process
 //! is using; with `--include-failed`, `failed`/`preparing` ones older than `--older-than` that
-//! pass the same test. `--apply` fetches each base first and judges against it; removal goes
+//! pass the same test. gc fetches each base first and judges against it (SPEC §25; `--offline`
+//! judges against the last fetch and says how old it is); removal goes
 //! through the release-first path, never forced, and never signals a process (a tree in use is
 //! kept: only `remove` ends processes). Locked and unmanaged worktrees are never collected; a
 //! dirty one is listed with the command to remove it by hand. `--prunable` limits the
@@ -25,7 +26,7 @@ use crate::error::usage;
 use crate::record::{Loaded, State};
 use crate::removal::Options;
 use crate::verify::{self, Verdict};
-use crate::{dirty, events, git, judge, lifecycle, programs};
+use crate::{dirty, git, judge, lifecycle, programs};
 use crate::{release, removal};
 
 #[derive(Debug, Serialize)]
@@ -43,6 +44,14 @@ struct Candidate {
     orphan: Option<(crate::claim::Claim, crate::claim::Orphan)>,
     /// After `--apply`: what happened.
     outcome: Option<String>,
+}
+
+/// `--offline`: a remote-tracking ref judged as last fetched, and how long ago that was (from
+/// its reflog and `FETCH_HEAD`; `None` when neither tells).
+#[derive(Debug, Serialize)]
+struct LastFetch {
+    tracking_ref: String,
+    age_seconds: Option<u64>,
 }
 
 #[derive(Debug, Serialize)]
@@ -90,9 +99,25 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
     };
     let rules = ctx.rules()?;
     let entries = verify::scan(&ctx.repo)?;
-    // --apply judges against the base as it is now; a dry run against the last fetch.
-    let unfetched = if args.apply && !args.prunable {
+    // Judged against the base as the remote has it now (SPEC §25), unless --offline: then
+    // against the last fetch, and the report says how old that is. --prunable judges no base.
+    let unfetched = if args.offline || args.prunable {
+        Vec::new()
+    } else {
         fetch_bases(ctx, &rules.config, &entries)?
+    };
+    let last_fetched: Vec<LastFetch> = if args.offline && !args.prunable {
+        bases(&entries)
+            .into_iter()
+            .filter_map(|(remote, base_ref)| {
+                let tracking = judge::tracking_ref_of(&remote, &base_ref)?;
+                let age = judge::fetched_ago(&ctx.repo.common_dir, &tracking);
+                Some(LastFetch {
+                    tracking_ref: tracking,
+                    age_seconds: age,
+                })
+            })
+            .collect()
     } else {
         Vec::new()
     };
@@ -261,9 +286,19 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
         writeln!(
             out,
             "{}",
-            json!({"applied": args.apply, "candidates": candidates, "kept": kept})
+            json!({"applied": args.apply, "offline": last_fetched, "candidates": candidates, "kept": kept})
         )?;
     } else {
+        for f in &last_fetched {
+            let age = f.age_seconds.map_or("when is unknown".to_owned(), |s| {
+                format!("{} ago", judge::coarse(s))
+            });
+            writeln!(
+                out,
+                "judged against {} as last fetched, updated {age} (--offline; without it gc fetches first)",
+                f.tracking_ref
+            )?;
+        }
         let verb = if args.apply {
             "collected"
         } else {
@@ -322,14 +357,8 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
     Ok(i32::from(failed))
 }
 
-/// Fetch the base of every managed worktree (each remote and ref once, under the repository
-/// lock), so `--apply` judges against the base as it is now. Returns the bases that could not
-/// be fetched, with the reason their trees are kept.
-fn fetch_bases(
-    ctx: &Context,
-    cfg: &crate::config::Config,
-    entries: &[verify::Entry],
-) -> Result<Vec<(String, String, String)>> {
+/// The bases (remote, ref) of the live managed worktrees gc judges, each once.
+fn bases(entries: &[verify::Entry]) -> Vec<(String, String)> {
     let mut bases: Vec<(String, String)> = Vec::new();
     for e in entries {
         if let Loaded::Parsed(rec) = &e.record {
@@ -340,6 +369,18 @@ fn fetch_bases(
             }
         }
     }
+    bases
+}
+
+/// Fetch the base of every managed worktree (each remote and ref once, under the repository
+/// lock), so gc judges against the base as it is now. Returns the bases that could not
+/// be fetched, with the reason their trees are kept.
+fn fetch_bases(
+    ctx: &Context,
+    cfg: &crate::config::Config,
+    entries: &[verify::Entry],
+) -> Result<Vec<(String, String, String)>> {
+    let bases = bases(entries);
     if bases.is_empty() {
         return Ok(Vec::new());
     }
@@ -364,7 +405,7 @@ fn fetch_bases(
         failed.push((
             remote.clone(),
             base_ref.clone(),
-            format!("could not fetch {base_ref} from {remote} ({why}): --apply judges only against a freshly fetched base"),
+            format!("could not fetch {base_ref} from {remote} ({why}): gc judges only against a freshly fetched base (git kardwt gc --offline judges against the last fetch)"),
         ));
     }
     Ok(failed)
@@ -401,29 +442,9 @@ fn apply(
             }
         }
         let outcome = if c.prune {
-            let repo_lock =
-                crate::store::take_repo(&ctx.repo.common_dir, deadline, "git kardwt gc")?;
-            let removed = git::worktree_remove(
-                &repo_lock,
-                &ctx.repo.base,
-                &c.path,
-                git::Force::No,
-                Some(deadline),
-            )?;
-            match removed {
-                o if o.ok => {
-                    crate::claim::forget(&ctx.repo.common_dir, &c.card, &c.path);
-                    events::append(
-                        &ctx.repo.common_dir,
-                        crate::events::Kind::Removed,
-                        &c.card,
-                        &c.path,
-                        "gc: directory was gone",
-                        Duration::ZERO,
-                    );
-                    "pruned".to_owned()
-                }
-                o => format!("failed: {}", o.stderr.trim()),
+            match removal::prune_gone(ctx, &c.card, &c.path, deadline, "gc: directory was gone")? {
+                Ok(()) => "pruned".to_owned(),
+                Err(why) => format!("failed: {why}"),
             }
         } else {
             let report = verify::verify(&ctx.repo, entries, &c.path, None);

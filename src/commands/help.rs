@@ -1,6 +1,14 @@
-//! `git kardwt help [<command>]`: the manual built into the binary, so a `cargo install`ed
-//! kardwt shows it with no man page installed (R-RUNNER). Through `man` on a terminal; as plain
-//! text otherwise. With a command: that command's help, as `-h`/`--help` prints it.
+//! `git kardwt help [<command>] [--roff]`: the manual built into the binary, so a `cargo
+//! install`ed kardwt shows it with no man page installed (R-RUNNER, §25). Through `man` on a
+//! terminal; as plain text otherwise. With a command: that command's help, as `-h`/`--help`
+//! prints it. `--roff`: the page's source, to install where `man` looks.
+//!
+//! `git kardwt --help` never reaches this binary: git turns it into `git help kardwt`, which
+//! runs `man git-kardwt` (when `git-kardwt` is on PATH). man-db and macOS `man` also search
+//! `<dir>/../share/man` for every `<dir>` on PATH, so the page installed next to the binary
+//! (`~/.cargo/share/man/man1/` after `cargo install`) is found with no configuration. The
+//! binary run directly as `git-kardwt --help` does what git does, and when no page is
+//! installed it shows the built-in one and says how to install it.
 use std::io::{IsTerminal, Write};
 
 use anyhow::Result;
@@ -24,6 +32,57 @@ pub fn run(args: &HelpArgs, out: &mut dyn Write) -> Result<i32> {
         write!(out, "{}", sub.render_long_help())?;
         return Ok(0);
     }
+    if args.roff {
+        out.write_all(MANUAL.as_bytes())?;
+        return Ok(0);
+    }
+    show_manual(out)
+}
+
+/// `git-kardwt --help`, as git answers `git kardwt --help`: the installed page through
+/// `man git-kardwt`; when `man` finds none, the built-in manual and, on stderr, why
+/// `git kardwt --help` says "No manual entry" and how to install the page.
+pub fn help_flag(out: &mut dyn Write) -> Result<i32> {
+    let installed = duct::cmd("man", ["-w", "git-kardwt"])
+        .stdout_null()
+        .stderr_null()
+        .unchecked()
+        .run()
+        .is_ok_and(|o| o.status.success());
+    if installed && std::io::stdout().is_terminal() {
+        let shown = duct::cmd("man", ["git-kardwt"]).unchecked().run();
+        if shown.is_ok_and(|o| o.status.success()) {
+            return Ok(0);
+        }
+    }
+    if !installed {
+        for hint in no_page_hints() {
+            eprintln!("hint: {hint}");
+        }
+    }
+    show_manual(out)
+}
+
+/// What to say when `man` has no `git-kardwt` page (pure but for the binary's own path).
+fn no_page_hints() -> Vec<String> {
+    let dir = std::env::current_exe()
+        .ok()
+        .and_then(|exe| Some(exe.parent()?.parent()?.join("share/man/man1")))
+        .map_or("~/.local/share/man/man1".to_owned(), |d| {
+            crate::quote::sh_path(&d)
+        });
+    vec![
+        "man finds no git-kardwt page, so `git kardwt --help` (git runs `man git-kardwt`) says \
+         \"No manual entry\"; `git kardwt help` shows the manual built into the binary"
+            .to_owned(),
+        format!(
+            "install the page where man looks (next to the binary): mkdir -p {dir} && git kardwt help --roff > {dir}/git-kardwt.1"
+        ),
+    ]
+}
+
+/// The built-in manual: through `man -l -` on a terminal, as plain text otherwise.
+fn show_manual(out: &mut dyn Write) -> Result<i32> {
     if std::io::stdout().is_terminal() && through_man() {
         return Ok(0);
     }

@@ -45,20 +45,28 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut dyn Write) -> Result<i32> {
         writeln!(out, "{}", Value::Array(rows))?;
         return Ok(0);
     }
+    // The card column fits its ids (a long one stands on its own line: text::cell).
+    let cards = reports.iter().map(|r| r.card.as_deref().unwrap_or("-"));
+    let w = crate::text::width(
+        cards.chain(orphans.iter().map(|(o, _)| o.card.as_str())),
+        12,
+        32,
+    );
     for r in &reports {
         let head = r.head.as_ref().map_or("-", |h| h.display());
         let drift = if r.drift() { " (drift)" } else { "" };
         writeln!(
             out,
-            "{:<12} {:<9} {}{drift} {}",
-            r.card.as_deref().unwrap_or("-"),
+            "{}{:<9} {}{drift} {}",
+            crate::text::cell(r.card.as_deref().unwrap_or("-"), 0, w),
             r.list_state(),
             head,
             r.path.display()
         )?;
     }
     for (o, state) in &orphans {
-        writeln!(out, "{:<12} {:<9} - {}", o.card, state, o.path.display())?;
+        let card = crate::text::cell(&o.card, 0, w);
+        writeln!(out, "{card}{state:<9} - {}", o.path.display())?;
     }
     Ok(0)
 }

@@ -1,5 +1,6 @@
-//! `git kardwt log [<card>] [--json]` (SPEC R-LOG): what happened to a card, read from the
-//! event log, even after its worktree and record are gone. Read-only.
+//! `git kardwt log [<card>] [--json] [--all]` (SPEC R-LOG): what happened to a card, read from
+//! the event log, even after its worktree and record are gone; the hook's `hook-noop` lines
+//! only with `--all`. Columns fit their content. Read-only.
 use std::io::Write;
 
 use anyhow::Result;
@@ -11,8 +12,14 @@ use crate::events;
 
 pub fn run(ctx: &Context, args: &LogArgs, out: &mut dyn Write) -> Result<i32> {
     let card = args.card.as_deref().map(CardId::parse).transpose()?;
-    let events::Read { events, warnings } =
-        events::read(&ctx.repo.common_dir, card.as_ref().map(CardId::as_str));
+    let events::Read {
+        mut events,
+        warnings,
+    } = events::read(&ctx.repo.common_dir, card.as_ref().map(CardId::as_str));
+    // The post-checkout hook's no-ops (a clone, a branch switch) are plumbing: --all shows them.
+    if !args.all {
+        events.retain(|e| e.event != "hook-noop");
+    }
     for w in &warnings {
         eprintln!("warning: {w}");
     }
@@ -20,12 +27,32 @@ pub fn run(ctx: &Context, args: &LogArgs, out: &mut dyn Write) -> Result<i32> {
         writeln!(out, "{}", serde_json::to_string(&events)?)?;
         return Ok(0);
     }
-    for e in &events {
-        let card = if e.card.is_empty() { "-" } else { &e.card };
+    let card_of = |e: &events::Event| -> String {
+        if e.card.is_empty() {
+            "-".to_owned()
+        } else {
+            e.card.clone()
+        }
+    };
+    let cards: Vec<String> = events.iter().map(card_of).collect();
+    let w_event = crate::text::width(events.iter().map(|e| e.event.as_str()), 7, 16);
+    let w_card = crate::text::width(cards.iter().map(String::as_str), 4, 32);
+    let w_outcome = crate::text::width(events.iter().map(|e| e.outcome.as_str()), 2, 40);
+    for (e, card) in events.iter().zip(&cards) {
+        // Each column starts where the ones before it end (a cell too long for its column
+        // continues the row on the next line, at the next column's edge).
+        let at_event = e.time.chars().count() + 1;
+        let at_card = at_event + w_event + 1;
+        let at_outcome = at_card + w_card + 1;
         writeln!(
             out,
-            "{} {:<13} {:<10} {:<24} {:>6} ms  {}",
-            e.time, e.event, card, e.outcome, e.duration_ms, e.path
+            "{} {}{}{}{:>6} ms  {}",
+            e.time,
+            crate::text::cell(&e.event, at_event, w_event),
+            crate::text::cell(card, at_card, w_card),
+            crate::text::cell(&e.outcome, at_outcome, w_outcome),
+            e.duration_ms,
+            e.path
         )?;
     }
     Ok(0)

@@ -306,14 +306,24 @@ fn remove(ctx: &Context, path: &Path) -> Result<Disposal> {
             ))
         }
         Verdict::Prunable => {
+            // SPEC §23.4: released, then pruned, so no `prunable` entry is left behind.
             let done = crate::release::release_gone(ctx, &report, GRACE)?;
             let details: Vec<String> = done
                 .steps
                 .iter()
                 .map(|s| format!("{}: {}", s.step, s.detail))
                 .collect();
+            let timeout = ctx.rules()?.config.action_timeout_seconds;
+            let deadline = crate::lifecycle::after(std::time::Instant::now(), timeout);
+            let note = "runner: directory was gone";
+            let pruned = match crate::removal::prune_gone(ctx, &done.card, path, deadline, note)? {
+                Ok(()) => "its registration was pruned".to_owned(),
+                Err(why) => format!(
+                    "git could not prune its registration ({why}): git kardwt gc --prunable --apply does"
+                ),
+            };
             eprintln!(
-                "kardwt: {shown} was already deleted; released what card {}'s record held ({}); git kardwt gc --prunable --apply clears its registration",
+                "kardwt: {shown} was already deleted; released what card {}'s record held ({}); {pruned}",
                 done.card,
                 details.join("; ")
             );

@@ -66,7 +66,7 @@ pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result<i32>
         v["config_changed"] = serde_json::to_value(config_changed)?;
         v["behind"] = serde_json::to_value(behind)?;
         writeln!(out, "{v}")?;
-        return Ok(0);
+        return Ok(absent_exit(&report));
     }
     writeln!(out, "path:            {}", report.path.display())?;
     writeln!(
@@ -85,10 +85,10 @@ pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result<i32>
             report.head.as_ref().map_or("?", |h| h.display())
         )?;
         writeln!(out, "drift:           {}", report.drift())?;
+        writeln!(out, "made by:         {}", made_by(rec.origin))?;
         writeln!(
             out,
-            "origin/reason:   {} / {}",
-            origin(rec),
+            "reason:          {} (why it was last prepared or released)",
             rec.reason.as_str()
         )?;
         match &base_why {
@@ -117,11 +117,7 @@ pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result<i32>
             rec.created_at, rec.updated_at
         )?;
         if let Some(h) = &rec.last_hook {
-            writeln!(
-                out,
-                "last hook:       {} exited {} after {} ms",
-                h.phase, h.exit_code, h.duration_ms
-            )?;
+            writeln!(out, "last hook:       {} {}", h.phase, h.describe())?;
         }
     }
     writeln!(
@@ -158,7 +154,18 @@ pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result<i32>
         };
         writeln!(out, "  {mark} {:<18} {}", c.name, c.detail)?;
     }
-    Ok(0)
+    Ok(absent_exit(&report))
+}
+
+/// An unknown card (nothing at its path) exits 1, as `verify` does; every other verdict is
+/// shown, and exits 0.
+fn absent_exit(report: &verify::Report) -> i32 {
+    if report.verdict != verify::Verdict::Absent {
+        return 0;
+    }
+    eprintln!("error: no worktree at {}", report.path.display());
+    eprintln!("hint: git kardwt list shows the worktrees and their cards");
+    1
 }
 
 /// A link's state in one word (pure): `present` (kardwt's link, as made), `missing` (nothing
@@ -172,9 +179,13 @@ fn link_word(state: &dirty::LinkState) -> &'static str {
     }
 }
 
-fn origin(rec: &crate::record::Record) -> String {
-    serde_json::to_value(rec.origin)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default()
+/// Who made the worktree, in words (pure).
+fn made_by(origin: crate::record::Origin) -> &'static str {
+    use crate::record::Origin;
+    match origin {
+        Origin::Add => "git kardwt add",
+        Origin::Hook => "git worktree add (the post-checkout hook seeded it)",
+        Origin::Adopt => "git kardwt adopt",
+        Origin::Manual => "git kardwt prepare --path",
+    }
 }

@@ -44,12 +44,37 @@ fn invalid(file: &Path, key: &str, msg: &str, at: &Option<yaml_serde::Location>)
     text
 }
 
+/// Why hooks live beneath `helpers.stable_root`, outside every worktree (said by every refusal
+/// about it).
+pub const STABLE_ROOT_WHY: &str = "the rules come from the base, and the worktree being \
+     prepared is not trusted to supply the program that prepares it";
+
+/// How to set `helpers.stable_root` for the `hook` (`prepare`, `cleanup`) whose program would
+/// be `example` (pure): what to write in the rules file.
+pub fn stable_root_howto(example: &Path, hook: &str) -> String {
+    format!(
+        "install the hook there and name it by absolute path, e.g. \
+         `helpers: {{stable_root: {}}}` and `{hook}: {{argv: [{}]}}`",
+        example.parent().unwrap_or(example).display(),
+        example.display()
+    )
+}
+
 impl From<ConfigError> for Fail {
     fn from(err: ConfigError) -> Fail {
         let fail = usage(err.to_string());
         match err {
             ConfigError::TooDeep { .. } => fail
                 .hint("write deep structures in block style, or move them out of the rules file"),
+            ConfigError::Invalid { key, .. } if key.ends_with("helpers.stable_root") => fail
+                .hint(format!(
+                    "hooks run only from beneath helpers.stable_root, an absolute directory \
+                     outside every worktree: {STABLE_ROOT_WHY}"
+                ))
+                .hint(stable_root_howto(
+                    Path::new("/usr/local/libexec/project-agent/prepare"),
+                    "prepare",
+                )),
             ConfigError::Invalid { .. } | ConfigError::Parser { .. } => fail,
         }
     }

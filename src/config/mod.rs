@@ -26,7 +26,7 @@ mod read;
 mod schema;
 
 pub use decode::{decode, rules_error};
-pub use error::ConfigError;
+pub use error::{stable_root_howto, ConfigError, STABLE_ROOT_WHY};
 pub use model::{
     Adoption, Base, Checkout, CheckoutMode, Cleanup, Config, CopyMethod, EnvSharing, Environment,
     Helpers, Ports, Prepare, Sharing, SkillsSharing,

@@ -326,3 +326,103 @@ fn rules_named_by_option_are_read_instead_of_the_base_file() {
     out.expect_code(0);
     assert_eq!(out.json()["prepare"]["on_reuse"], true, "{out}");
 }
+
+/// SPEC §25: `config check` refuses every hook program `add` (and `doctor`) refuses, with the
+/// same message and hints: a relative `argv[0]`, one outside `stable_root`, one that is not
+/// executable, a cleanup that does not exist. The hints say why hooks live beneath
+/// `stable_root` and how to set it.
+#[test]
+fn config_check_refuses_exactly_what_add_refuses_about_hook_programs() {
+    let repo = TestRepo::new();
+    let root = repo.stable_root();
+    let outside = repo.tmp.join("outside.sh");
+    std::fs::write(&outside, "#!/bin/sh\n").unwrap();
+    let plain = root.join("plain.sh");
+    std::fs::write(&plain, "#!/bin/sh\n").unwrap();
+    let script = repo.write_prepare("");
+    let helpers = format!("  helpers:\n    stable_root: {}\n", yaml_str(&root));
+    let cases = [
+        (
+            "relative argv[0]",
+            "  prepare:\n    argv: [scripts/prepare.sh]\n".to_owned(),
+        ),
+        (
+            "outside stable_root",
+            format!("  prepare:\n    argv: [{}]\n", yaml_str(&outside)),
+        ),
+        (
+            "not executable",
+            format!("  prepare:\n    argv: [{}]\n", yaml_str(&plain)),
+        ),
+        (
+            "missing cleanup",
+            format!(
+                "  prepare:\n    argv: [{}]\n  cleanup:\n    argv: [{}]\n",
+                yaml_str(&script),
+                yaml_str(&root.join("nope"))
+            ),
+        ),
+    ];
+    for (name, hooks) in cases {
+        repo.write_rules(&format!("worktree:\n{helpers}{hooks}"));
+        let check = repo.kardwt(&repo.base, &["config", "check"]);
+        assert_eq!(check.code, 2, "{name}: config check accepted it:\n{check}");
+        let json = repo.kardwt(&repo.base, &["config", "check", "--json"]);
+        assert_eq!(
+            json.code, 2,
+            "{name}: config check --json accepted it:\n{json}"
+        );
+        assert!(json.stdout.is_empty(), "{name}: {json}");
+        let doctor = repo.kardwt(&repo.base, &["doctor"]);
+        assert_eq!(doctor.code, 1, "{name}: doctor passed it:\n{doctor}");
+        let error = check
+            .stderr
+            .lines()
+            .next()
+            .unwrap()
+            .trim_start_matches("error: ");
+        assert!(
+            doctor.stdout.contains(error),
+            "{name}: doctor says otherwise:\n{doctor}\nconfig check:\n{check}"
+        );
+        if name == "missing cleanup" {
+            continue; // add runs no cleanup hook: remove refuses it, with the same words
+        }
+        let add = repo.kardwt(&repo.base, &["add", "1"]);
+        assert_eq!(add.code, 2, "{name}: add accepted it:\n{add}");
+        assert_eq!(
+            check.stderr, add.stderr,
+            "{name}: config check and add refuse differently"
+        );
+        assert!(
+            check
+                .stderr
+                .contains("hint: hooks must be executable files beneath helpers.stable_root"),
+            "{check}"
+        );
+        assert!(
+            check
+                .stderr
+                .contains("the worktree being prepared is not trusted"),
+            "{check}"
+        );
+        assert!(check.stderr.contains("helpers: {stable_root: "), "{check}");
+    }
+    // The relative argv[0] is shown where it would go.
+    repo.write_rules(&format!(
+        "worktree:\n{helpers}  prepare:\n    argv: [scripts/prepare.sh]\n"
+    ));
+    let check = repo.kardwt(&repo.base, &["config", "check"]);
+    let want = format!("prepare: {{argv: [{}]}}", root.join("prepare.sh").display());
+    assert!(check.stderr.contains(&want), "{check}");
+    // Without stable_root, the decoder's refusal says why it is needed, and how to set it.
+    repo.write_rules("worktree:\n  prepare:\n    argv: [scripts/prepare.sh]\n");
+    let check = repo.kardwt(&repo.base, &["config", "check"]);
+    assert_eq!(check.code, 2, "{check}");
+    assert!(check.stderr.contains("stable_root: missing"), "{check}");
+    assert!(
+        check.stderr.contains("not trusted to supply the program"),
+        "{check}"
+    );
+    assert!(check.stderr.contains("helpers: {stable_root: "), "{check}");
+}

@@ -227,6 +227,14 @@ fn a_failing_doctor_try_reports_it_and_still_leaves_nothing_behind() {
     assert_eq!(repo.worktrees(), worktrees);
     assert_eq!(repo.all_refs(), refs);
     assert!(!repo.root().exists(), "the rehearsal left the root behind");
+    // In a repository kardwt never used, its directory holds the event log and the
+    // repository lock afterwards, nothing else (no claim, card lock or hook log).
+    let left: Vec<_> = crate::support::snapshot(&repo.common_dir().join("kardwt"))
+        .into_keys()
+        .filter(|p| !p.starts_with("events.jsonl") && !p.starts_with("events.lock"))
+        .filter(|p| p != Path::new("lock"))
+        .collect();
+    assert!(left.is_empty(), "the rehearsal left {left:?}");
 }
 
 #[test]
@@ -286,4 +294,66 @@ fn doctor_checks_the_pre_push_hook_too() {
         .find(|c| c["check"] == "pre-push hook")
         .unwrap_or_else(|| panic!("no pre-push check:\n{text}"));
     assert_eq!(pre_push["ok"], false, "{text}");
+}
+
+/// SPEC §25: the rehearsal leaves nothing behind, not even a claim: a `doctor` after it is
+/// clean, `list --json` shows nothing of it, and the common dir's `kardwt/` is as it was but
+/// for the event log (ports included: the rehearsal's ports go back with its claim).
+#[test]
+fn doctor_after_doctor_try_is_clean_and_kardwt_state_is_unchanged() {
+    let repo = TestRepo::new();
+    let script = repo.write_prepare("");
+    repo.write_rules(&format!(
+        "{}  ports: {{count: 1, range: [47100, 47199]}}\n",
+        repo.rules_for(&script, false)
+    ));
+    repo.install_hooks();
+    repo.add_card("1");
+    let (code, _, text) = doctor(&repo, &[]);
+    assert_eq!(code, 0, "{text}");
+    let kardwt = repo.common_dir().join("kardwt");
+    // The event log may grow; the repository lock names its last holder (every locked
+    // command rewrites that note), so only its presence counts.
+    let without_log = |dir: &Path| {
+        let mut snap = crate::support::snapshot(dir);
+        snap.retain(|p, _| !p.starts_with("events.jsonl") && !p.starts_with("events.lock"));
+        if let Some(note) = snap.get_mut(Path::new("lock")) {
+            note.clear();
+        }
+        snap
+    };
+    let before = without_log(&kardwt);
+    let list_before = repo.list_json();
+
+    let (code, _, text) = doctor(&repo, &["--try"]);
+    assert_eq!(code, 0, "{text}");
+
+    let (code, v, text) = doctor(&repo, &[]);
+    assert_eq!(code, 0, "doctor after doctor --try found problems:\n{text}");
+    assert_eq!(v["ok"], true, "{text}");
+    // (When the hook last fired may name the rehearsal: that is the event log's truth.)
+    assert!(
+        !serde_json::to_string(&v["checks"])
+            .unwrap()
+            .contains("doctor-try-"),
+        "{text}"
+    );
+    let list = repo.list_json();
+    assert_eq!(list, list_before, "list --json changed after doctor --try");
+    assert!(
+        !serde_json::to_string(&list)
+            .unwrap()
+            .contains("doctor-try-"),
+        "{list:?}"
+    );
+    let after = without_log(&kardwt);
+    let changed: Vec<_> = before
+        .keys()
+        .chain(after.keys())
+        .filter(|k| before.get(*k) != after.get(*k))
+        .collect();
+    assert!(
+        changed.is_empty(),
+        "doctor --try left something under kardwt/ (beyond the event log): {changed:?}"
+    );
 }

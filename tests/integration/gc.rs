@@ -770,3 +770,76 @@ fn idle_collects_untouched_trees_without_work_of_their_own_only_when_asked() {
         .contains(&"refs/heads/card/42".to_owned()));
     assert!(sleeper.alive(), "gc never signals a process");
 }
+
+/// SPEC §25: gc judges against what the remote has now. A card merged on the remote after the
+/// base's last fetch is collectable in the dry run (gc fetched its base first); `--offline`
+/// judges against the stale remote-tracking ref, keeps it, and says how old that ref is and
+/// that gc without `--offline` fetches first.
+#[test]
+fn gc_fetches_the_base_first_and_offline_says_how_old_the_last_fetch_is() {
+    let repo = TestRepo::new();
+    repo.write_rules(&repo.rules_with_prepare(false));
+    let m = repo.add_card("m");
+    commit_in(&repo, &m, "m-work");
+    // Merged on origin, but the base has not fetched since.
+    repo.git(&m, &["push", "--quiet", "origin", "card/m"]);
+    repo.git(&repo.scratch, &["fetch", "--quiet", "origin"]);
+    repo.git(
+        &repo.scratch,
+        &[
+            "merge",
+            "--quiet",
+            "--no-ff",
+            "-m",
+            "merge m",
+            "origin/card/m",
+        ],
+    );
+    repo.git(&repo.scratch, &["push", "--quiet", "origin", "main"]);
+    let stale = repo.git(&repo.base, &["rev-parse", "refs/remotes/origin/main"]);
+    assert_ne!(stale.trim(), repo.origin_main().trim());
+
+    // --offline: judged against the stale ref, kept, and said so.
+    let out = repo.kardwt(&repo.base, &["gc", "--offline"]);
+    out.expect_code(0);
+    assert!(
+        out.stdout.lines().any(|l| l.starts_with("kept card m ")
+            && l.contains("not merged into refs/heads/main")),
+        "{out}"
+    );
+    assert!(
+        out.stdout.lines().any(|l| l
+            .starts_with("judged against refs/remotes/origin/main as last fetched, updated ")
+            && l.contains(" days ago")
+            && l.contains("without it gc fetches first")),
+        "{out}"
+    );
+    let v = gc_json(&repo, &["--offline"]);
+    assert_eq!(
+        v["offline"][0]["tracking_ref"], "refs/remotes/origin/main",
+        "{v}"
+    );
+    assert!(
+        v["offline"][0]["age_seconds"].as_u64().unwrap() > 86_400,
+        "{v}"
+    );
+    assert_eq!(
+        repo.git(&repo.base, &["rev-parse", "refs/remotes/origin/main"]),
+        stale,
+        "--offline fetched"
+    );
+
+    // Without --offline, even the dry run judges against the base as the remote has it now.
+    let out = repo.kardwt(&repo.base, &["gc"]);
+    out.expect_code(0);
+    assert!(
+        out.stdout
+            .lines()
+            .any(|l| l.starts_with("would collect card m ") && l.contains("is merged into")),
+        "{out}"
+    );
+    assert!(!out.stdout.contains("judged against"), "{out}");
+    assert!(m.is_dir(), "the dry run removed the tree");
+    let v = gc_json(&repo, &[]);
+    assert_eq!(v["offline"], serde_json::json!([]), "{v}");
+}

@@ -389,3 +389,100 @@ fn git_kardwt_help_shows_the_built_in_manual_without_an_installed_page() {
     let out = cmd.output().unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// SPEC §25: after `cargo install` no man page is on disk, so `git kardwt --help` (git runs
+/// `man git-kardwt`) finds none. `git-kardwt --help` run directly shows the built-in manual and
+/// says how to get the page; installed as it says (`help --roff` next to the binary, where man
+/// looks through PATH), `git kardwt --help` opens it.
+#[test]
+fn help_flag_without_a_man_page_points_at_git_kardwt_help_and_the_install() {
+    let repo = crate::support::TestRepo::new();
+    let empty = repo.tmp.join("no-man-pages");
+    std::fs::create_dir(&empty).unwrap();
+    let mut cmd = repo.command(env!("CARGO_BIN_EXE_git-kardwt"), &repo.base);
+    cmd.env("MANPATH", &empty).arg("--help");
+    let out = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    for part in ["NAME", "SYNOPSIS", "EXIT STATUS"] {
+        assert!(stdout.contains(part), "{part:?} missing from:\n{stdout}");
+    }
+    assert!(
+        stderr.contains("hint: man finds no git-kardwt page")
+            && stderr.contains("`git kardwt help` shows the manual")
+            && stderr.contains("git kardwt help --roff > "),
+        "{stderr}"
+    );
+
+    let roff = repo.kardwt_ok(&repo.base, &["help", "--roff"]);
+    assert_eq!(roff, git_kardwt::commands::help::MANUAL);
+    let has_man = Process::new("man").arg("-w").arg("man").output();
+    if !has_man.is_ok_and(|o| o.status.success()) {
+        eprintln!("skipped the installed half: no man here");
+        return;
+    }
+    // Installed next to a binary on PATH, as the hint says: man finds it through PATH.
+    let prefix = repo.tmp.join("prefix");
+    let man1 = prefix.join("share/man/man1");
+    std::fs::create_dir_all(&man1).unwrap();
+    std::fs::create_dir_all(prefix.join("bin")).unwrap();
+    std::os::unix::fs::symlink(
+        env!("CARGO_BIN_EXE_git-kardwt"),
+        prefix.join("bin/git-kardwt"),
+    )
+    .unwrap();
+    std::fs::write(man1.join("git-kardwt.1"), roff).unwrap();
+    let path = std::env::join_paths(std::iter::once(prefix.join("bin")).chain(
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+    ))
+    .unwrap();
+    let mut cmd = repo.command("git", &repo.base);
+    cmd.env_remove("MANPATH")
+        .env("PATH", path)
+        .env("MANPAGER", "cat")
+        .env("PAGER", "cat")
+        .args(["kardwt", "--help"]);
+    let out = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("NAME") && stdout.contains("kardwt"),
+        "git kardwt --help did not open the installed page:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// SPEC §25: argument-parsing errors read like kardwt's own: `error:` then `hint:` lines, exit
+/// 2, clap's facts kept (the similar subcommand, the usage), no `tip:` or blank lines.
+#[test]
+fn argument_errors_read_like_kardwt_errors() {
+    let repo = crate::support::TestRepo::new();
+    for (args, error, hint) in [
+        (
+            &["lsit"][..],
+            "error: unrecognized subcommand 'lsit'",
+            "hint: a similar subcommand exists: 'list'",
+        ),
+        (
+            &["gc", "--bogus"][..],
+            "error: unexpected argument '--bogus' found",
+            "hint: usage: git kardwt gc [OPTIONS]",
+        ),
+        (
+            &["adopt"][..],
+            "error: the following required arguments were not provided: --path <PATH>",
+            "hint: git kardwt adopt -h lists its options",
+        ),
+    ] {
+        let out = repo.kardwt(&repo.base, args);
+        assert_eq!(out.code, 2, "{out}");
+        assert!(out.stdout.is_empty(), "{out}");
+        let lines: Vec<&str> = out.stderr.lines().collect();
+        assert!(lines[0].starts_with(error), "{out}");
+        assert!(lines.iter().any(|l| l.starts_with(hint)), "{out}");
+        assert!(
+            lines[1..].iter().all(|l| l.starts_with("hint: ")),
+            "not kardwt's shape:\n{out}"
+        );
+    }
+}

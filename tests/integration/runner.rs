@@ -373,18 +373,19 @@ fn claude_worktree_remove_releases_an_already_deleted_tree_and_exits_0() {
         gone(&mut sleeper),
         "the process in the deleted tree survived:\n{out}"
     );
-    let rec: toml::Table = std::fs::read_to_string(admin.join("kardwt.toml"))
-        .unwrap()
-        .parse()
-        .unwrap();
-    assert_eq!(rec["state"].as_str(), Some("released"), "{rec}");
+    // Released, then pruned (SPEC §23.4): no registration, record or claim is left.
     assert!(
-        rec.get("ports")
-            .and_then(|p| p.as_array())
-            .is_none_or(|p| p.is_empty()),
-        "{rec}"
+        !admin.exists(),
+        "its admin dir (and record) is left:\n{out}"
     );
-    assert!(event_names(&repo, "9").contains(&"released".to_owned()));
+    assert!(
+        !repo.worktrees().iter().any(|(p, _, _)| p == &wt),
+        "still registered:\n{out}"
+    );
+    assert!(!repo.common_dir().join("kardwt/claims/9").exists());
+    let events = event_names(&repo, "9");
+    assert!(events.contains(&"released".to_owned()), "{events:?}");
+    assert!(events.contains(&"removed".to_owned()), "{events:?}");
 
     // Nothing there at all: gone, exit 0. A payload that is not JSON: exit 1, said on stderr.
     let before = repo.snapshot_base();
@@ -938,4 +939,58 @@ fn claude_worktree_remove_of_a_symlink_to_a_worktree_refuses_and_removes_nothing
     assert!(link.symlink_metadata().unwrap().file_type().is_symlink());
     assert!(wt.is_dir() && repo.is_registered(&wt), "{out}");
     assert_eq!(repo.record(&wt)["state"].as_str(), Some("ready"));
+}
+
+/// SPEC §23.4: WorktreeRemove of a tree already gone finds the repository through the
+/// payload's `cwd`, then `CLAUDE_PROJECT_DIR`, then the process cwd, and releases and prunes
+/// the entry: `git worktree list --porcelain` shows no `prunable` afterwards.
+#[test]
+fn claude_worktree_remove_of_a_deleted_tree_prunes_it_whichever_way_the_repository_is_found() {
+    let repo = TestRepo::new();
+    repo.write_rules(&rules_with_cleanup_and_ports(&repo));
+    let (_, remove) = claude_commands();
+    let elsewhere = repo.tmp.join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    // (card, payload cwd, CLAUDE_PROJECT_DIR, process cwd)
+    let ways: [(&str, &Path, Option<&Path>, &Path); 3] = [
+        ("cwd-way", &repo.base, None, &elsewhere),
+        ("project-way", &elsewhere, Some(&repo.base), &elsewhere),
+        ("process-way", &elsewhere, None, &repo.base),
+    ];
+    for (card, cwd, project, process_cwd) in ways {
+        let wt = repo.add_card(card);
+        std::fs::remove_dir_all(&wt).unwrap();
+        assert!(repo
+            .worktrees()
+            .iter()
+            .any(|(p, _, gone)| p == &wt && *gone));
+        let env: Vec<(&str, &Path)> = project
+            .map(|p| ("CLAUDE_PROJECT_DIR", p))
+            .into_iter()
+            .collect();
+        let out = run_sh(&repo, process_cwd, &remove, &remove_payload(cwd, &wt), &env);
+        out.expect_code(0);
+        assert!(
+            out.stderr.contains("its registration was pruned"),
+            "{card}: {out}"
+        );
+        let porcelain = repo.git(&repo.base, &["worktree", "list", "--porcelain"]);
+        assert!(
+            !porcelain.contains("prunable"),
+            "{card}: {porcelain}\n{out}"
+        );
+        assert!(
+            !porcelain.contains(wt.to_str().unwrap()),
+            "{card}: {porcelain}"
+        );
+        assert!(
+            !repo.common_dir().join("kardwt/claims").join(card).exists(),
+            "{card}"
+        );
+    }
+    let out = repo.kardwt(&repo.base, &["doctor"]);
+    assert!(
+        !out.stdout.contains("prunable") && !out.stdout.contains("orphan"),
+        "{out}"
+    );
 }
