@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use anyhow::Result;
 use serde::Serialize;
-use serde_json::json;
 
 use crate::cli::DoctorArgs;
 use crate::context::Context;
@@ -146,13 +145,16 @@ pub fn run(ctx: &Context, args: &DoctorArgs, out: &mut dyn Write) -> Result<i32>
             .as_ref()
             .is_some_and(|steps| steps.iter().any(|s| !s.ok));
     if args.json {
-        let v = json!({
-            "ok": !problems,
-            "checks": findings,
-            "hook_last_fired": {"post-checkout": post_checkout, "pre-push": pre_push},
-            "try": rehearsal,
-        });
-        writeln!(out, "{v}")?;
+        let json = DoctorJson {
+            ok: !problems,
+            checks: &findings,
+            hook_last_fired: HooksFired {
+                post_checkout: post_checkout.as_deref(),
+                pre_push: pre_push.as_deref(),
+            },
+            r#try: rehearsal.as_deref(),
+        };
+        writeln!(out, "{}", serde_json::to_string(&json)?)?;
     } else {
         let w = crate::text::width(findings.iter().map(|f| f.check.as_str()), 22, 40);
         for f in &findings {
@@ -327,4 +329,22 @@ fn worktree_findings(ctx: &Context, findings: &mut Vec<Finding>) -> Result<()> {
         findings.push(finding(&format!("worktree {p}"), ok, detail, Some(fix)));
     }
     Ok(())
+}
+
+/// `doctor --json`.
+#[derive(Serialize)]
+struct DoctorJson<'a> {
+    ok: bool,
+    checks: &'a [Finding],
+    hook_last_fired: HooksFired<'a>,
+    r#try: Option<&'a [crate::rehearsal::Step]>,
+}
+
+/// When each of git's hooks last reached kardwt, from the event log.
+#[derive(Serialize)]
+struct HooksFired<'a> {
+    #[serde(rename = "post-checkout")]
+    post_checkout: Option<&'a str>,
+    #[serde(rename = "pre-push")]
+    pre_push: Option<&'a str>,
 }

@@ -17,7 +17,6 @@ use std::time::Duration;
 
 use anyhow::Result;
 use serde::Serialize;
-use serde_json::json;
 
 use crate::claim::Orphan;
 use crate::cli::GcArgs;
@@ -286,7 +285,12 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
         writeln!(
             out,
             "{}",
-            json!({"applied": args.apply, "offline": last_fetched, "candidates": candidates, "kept": kept})
+            serde_json::to_string(&GcJson {
+                applied: args.apply,
+                offline: &last_fetched,
+                candidates: &candidates,
+                kept: &kept,
+            })?
         )?;
     } else {
         for f in &last_fetched {
@@ -477,4 +481,13 @@ mod tests {
         assert_eq!(parse_duration("h"), None);
         assert_eq!(parse_duration("5y"), None);
     }
+}
+
+/// `gc --json`.
+#[derive(Serialize)]
+struct GcJson<'a> {
+    applied: bool,
+    offline: &'a [LastFetch],
+    candidates: &'a [Candidate],
+    kept: &'a [Kept],
 }

@@ -5,7 +5,6 @@
 use std::io::Write;
 
 use anyhow::Result;
-use serde_json::json;
 
 use crate::cli::StatusArgs;
 use crate::context::Context;
@@ -53,19 +52,21 @@ pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result<i32>
         .map(|r| r.ports.clone())
         .unwrap_or_default();
     if args.json {
-        let mut v = report.to_json();
-        v["verdict"] = serde_json::to_value(report.verdict)?;
-        v["state"] = serde_json::Value::from(report.list_state());
-        v["record"] = serde_json::to_value(&report.record)?;
-        v["links"] = links
-            .iter()
-            .map(|(path, state)| json!({"path": path, "state": state}))
-            .collect();
-        v["base_ref_missing"] = serde_json::to_value(&base_why)?;
-        v["ports"] = serde_json::to_value(&ports)?;
-        v["config_changed"] = serde_json::to_value(config_changed)?;
-        v["behind"] = serde_json::to_value(behind)?;
-        writeln!(out, "{v}")?;
+        let mut shown = report.json();
+        shown.state = Some(report.list_state());
+        let json = StatusJson {
+            report: shown,
+            record: report.record.as_ref(),
+            links: links
+                .iter()
+                .map(|(path, state)| LinkJson { path, state })
+                .collect(),
+            base_ref_missing: base_why.as_deref(),
+            ports: &ports,
+            config_changed,
+            behind,
+        };
+        writeln!(out, "{}", serde_json::to_string(&json)?)?;
         return Ok(absent_exit(&report));
     }
     writeln!(out, "path:            {}", report.path.display())?;
@@ -188,4 +189,25 @@ fn made_by(origin: crate::record::Origin) -> &'static str {
         Origin::Adopt => "git kardwt adopt",
         Origin::Manual => "git kardwt prepare --path",
     }
+}
+
+/// `status --json`: the report (its state as `list` shows it), then the record and what the
+/// tree holds of it.
+#[derive(serde::Serialize)]
+struct StatusJson<'a> {
+    #[serde(flatten)]
+    report: crate::verify::ReportJson<'a>,
+    record: Option<&'a crate::record::Record>,
+    links: Vec<LinkJson<'a>>,
+    base_ref_missing: Option<&'a str>,
+    ports: &'a [u16],
+    config_changed: Option<bool>,
+    behind: Option<u64>,
+}
+
+/// One shared link and what is at its path now.
+#[derive(serde::Serialize)]
+struct LinkJson<'a> {
+    path: &'a str,
+    state: &'static str,
 }

@@ -21,15 +21,17 @@ pub fn run(ctx: &Context, args: &VerifyArgs, out: &mut dyn Write) -> Result<i32>
     let (path, card) = ctx.target(&entries, &args.target)?;
     let report = verify::verify(&ctx.repo, &entries, &path, card.as_ref());
     if args.json {
-        let mut v = report.to_json();
         // SPEC §23.5: how far behind the base (as last fetched) the tree's HEAD is.
         let behind = report
             .record
             .as_ref()
             .filter(|_| report.path.is_dir())
             .and_then(|r| crate::base::behind(&report.path, r));
-        v["behind"] = serde_json::to_value(behind)?;
-        writeln!(out, "{v}")?;
+        let json = VerifyJson {
+            report: report.json(),
+            behind,
+        };
+        writeln!(out, "{}", serde_json::to_string(&json)?)?;
     } else {
         for c in &report.checks {
             let mark = match c.ok {
@@ -55,4 +57,12 @@ pub fn run(ctx: &Context, args: &VerifyArgs, out: &mut dyn Write) -> Result<i32>
         eprintln!("hint: {}", report.fix_hint());
     }
     Ok(code)
+}
+
+/// `verify --json`: the report, then how far behind its base the tree is.
+#[derive(serde::Serialize)]
+struct VerifyJson<'a> {
+    #[serde(flatten)]
+    report: crate::verify::ReportJson<'a>,
+    behind: Option<u64>,
 }

@@ -22,7 +22,7 @@ use crate::repo::{self, Repo};
 
 pub use drift::{drift_hint, drifted};
 pub use incomplete::{checkout_incomplete, judge_checkout, Incomplete, Probe};
-pub use report::{Check, Report, Verdict, CHECKS};
+pub use report::{Check, Report, ReportJson, Verdict, CHECKS};
 pub use scan::{claims, scan, scan_card, scan_for, scan_path, Entry};
 
 /// Builds the ordered list of checks, stopping at the first failure.

@@ -169,7 +169,12 @@ impl Report {
 
     /// The report as `verify --json` and `status --json` print it (their fields added after).
     pub fn to_json(&self) -> Value {
-        let json = ReportJson {
+        serde_json::to_value(self.json()).unwrap_or(Value::Null)
+    }
+
+    /// The typed `--json` shape of this report.
+    pub fn json(&self) -> ReportJson<'_> {
+        ReportJson {
             path: self.path.to_string_lossy(),
             card: self.card.as_deref(),
             verdict: self.verdict,
@@ -179,21 +184,20 @@ impl Report {
             expected_branch: self.expected_branch(),
             head: self.head.as_ref().map(Head::display),
             locked: self.locked,
-        };
-        serde_json::to_value(json).unwrap_or(Value::Null)
+        }
     }
 }
 
 /// The `--json` shape of a [`Report`], in its field order.
 #[derive(Serialize)]
-struct ReportJson<'a> {
-    path: std::borrow::Cow<'a, str>,
-    card: Option<&'a str>,
-    verdict: Verdict,
-    state: Option<&'static str>,
-    checks: &'a [Check],
-    drift: bool,
-    expected_branch: Option<&'a str>,
-    head: Option<&'a str>,
-    locked: bool,
+pub struct ReportJson<'a> {
+    pub path: std::borrow::Cow<'a, str>,
+    pub card: Option<&'a str>,
+    pub verdict: Verdict,
+    pub state: Option<&'static str>,
+    pub checks: &'a [Check],
+    pub drift: bool,
+    pub expected_branch: Option<&'a str>,
+    pub head: Option<&'a str>,
+    pub locked: bool,
 }
