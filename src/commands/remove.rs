@@ -29,7 +29,7 @@ pub fn run(ctx: &Context, args: &RemoveArgs, out: &mut dyn Write) -> Result<i32>
         }
         Verdict::Base | Verdict::Foreign => {
             return Err(refused(report.explain()).hint(match report.verdict {
-                    Verdict::Base => "this is the base checkout, which kardwt never removes; to remove a card's worktree, name it: git kardwt remove <card>, or git kardwt remove --path <worktree>",
+                    Verdict::Base => "this is the base checkout (the main worktree the cards are made from), which kardwt never removes; git kardwt list shows the card worktrees, and git kardwt remove <card> removes one",
                     _ => "kardwt removes only worktrees it verifies; inspect it and remove it by hand",
                 }).into())
         }

@@ -615,3 +615,24 @@ fn remove_path_of_a_symlink_to_a_worktree_refuses_and_removes_nothing() {
     assert_eq!(crate::support::snapshot(&wt), before);
     assert_eq!(repo.record(&wt)["state"].as_str(), Some("ready"));
 }
+
+/// SPEC §25: `remove` pointed at the base refuses (exit 3), says what the base is and which
+/// command lists the worktrees, and never advises removing it by hand; nothing changes.
+#[test]
+fn remove_in_the_base_says_what_the_base_is_and_never_advises_deleting_it() {
+    let repo = TestRepo::new();
+    repo.add_card("42");
+    let before = repo.snapshot_base();
+    for args in [
+        vec!["remove", "--path", repo.base.to_str().unwrap()],
+        vec!["remove", "--path", ".", "--force"],
+    ] {
+        let out = repo.kardwt(&repo.base, &args);
+        out.expect_code(3);
+        assert!(out.stderr.contains("base checkout"), "{out}");
+        assert!(out.stderr.contains("git kardwt list"), "{out}");
+        assert!(!out.stderr.contains("by hand"), "{out}");
+    }
+    assert_eq!(repo.snapshot_base(), before, "the base changed");
+    assert!(repo.card_path("42").is_dir());
+}
