@@ -23,7 +23,25 @@ pub struct Options {
     pub delete_branch: bool,
     /// `gc` keeps a tree in use instead of ending what runs in it (SPEC §22.3).
     pub processes: Processes,
+    /// `gc`: its judgement again, under the card's lock, on what the tree holds now (`Err`: why
+    /// it is kept), so a commit made between judging and removing is never lost (SPEC §22.3).
+    pub recheck: Option<Recheck>,
 }
+
+/// The recheck kept the tree: not a failure, the tree stays as it is (gc lists it as kept).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct NoLongerCollectable(pub String);
+
+/// A judgement run again under the card's lock: the tree's path, admin dir, record and HEAD.
+pub type Recheck = Box<
+    dyn Fn(
+        &std::path::Path,
+        &std::path::Path,
+        &Record,
+        Option<&crate::repo::Head>,
+    ) -> Result<(), String>,
+>;
 
 /// What a removal did.
 pub struct Removal {
@@ -71,6 +89,16 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
         ))
         .hint("commit, stash or delete them, or pass --force to discard them")
         .into());
+    }
+    if let Some(recheck) = &opts.recheck {
+        let head = crate::repo::read_head(&admin);
+        if let Err(why) = recheck(&path, &admin, &rec, head.as_ref()) {
+            return Err(NoLongerCollectable(format!(
+                "{} is no longer collectable: {why}; nothing was released or removed",
+                path.display()
+            ))
+            .into());
+        }
     }
     let blockers =
         dirty::removal_blockers(&ctx.repo.base, &path, &admin, report.locked, opts.force)?;

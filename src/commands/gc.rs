@@ -279,7 +279,7 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
     }
 
     if args.apply {
-        apply(ctx, &rules.config, &entries, &mut candidates)?;
+        apply(ctx, &rules.config, &entries, &mut candidates, idle)?;
     }
     if args.json {
         writeln!(
@@ -321,18 +321,35 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
                         .join(", ")
                 )
             };
-            let outcome = c
-                .outcome
-                .as_deref()
-                .map(|o| format!(": {o}"))
-                .unwrap_or_default();
-            writeln!(
-                out,
-                "{verb} card {} at {}: {}{ports}{outcome}",
-                c.card,
-                c.path.display(),
-                c.reason
-            )?;
+            // Messages match what happened (SPEC §28.5): a tree gc could not collect, or kept
+            // on a second look, is never reported as collected.
+            match c.outcome.as_deref() {
+                Some(o) if o.starts_with("failed") => {
+                    let why = o.trim_start_matches("failed: ");
+                    writeln!(
+                        out,
+                        "could not collect card {} at {}: {why}",
+                        c.card,
+                        c.path.display()
+                    )?;
+                    eprintln!("error: could not collect card {}: {why}", c.card);
+                }
+                Some(o) if o.starts_with("kept: ") => writeln!(
+                    out,
+                    "kept card {} at {}: {}",
+                    c.card,
+                    c.path.display(),
+                    o.trim_start_matches("kept: ")
+                )?,
+                outcome => writeln!(
+                    out,
+                    "{verb} card {} at {}: {}{ports}{}",
+                    c.card,
+                    c.path.display(),
+                    c.reason,
+                    outcome.map(|o| format!(": {o}")).unwrap_or_default()
+                )?,
+            }
         }
         for k in &kept {
             let cmd = k
@@ -420,6 +437,7 @@ fn apply(
     cfg: &crate::config::Config,
     entries: &[verify::Entry],
     candidates: &mut [Candidate],
+    idle: Option<std::time::Duration>,
 ) -> Result<()> {
     let deadline = lifecycle::after(std::time::Instant::now(), cfg.action_timeout_seconds);
     for c in candidates.iter_mut() {
@@ -456,10 +474,24 @@ fn apply(
                 force: false,
                 delete_branch: false,
                 processes: removal::Processes::KeepInUse,
+                // The same judgement, again under the card's lock (what the tree holds now).
+                recheck: Some(Box::new(move |path, admin, rec, head| {
+                    judge::landed(path, admin, rec, head)
+                        .map(drop)
+                        .or_else(|why| match idle {
+                            Some(d) => judge::idle(admin, rec, d)
+                                .map(drop)
+                                .map_err(|n| format!("{why}; not idle: {n}")),
+                            None => Err(why),
+                        })
+                })),
             };
             match removal::remove_verified(ctx, &report, &opts) {
                 Ok(_) => "removed".to_owned(),
-                Err(e) => format!("failed: {e:#}"),
+                Err(e) => match e.downcast_ref::<removal::NoLongerCollectable>() {
+                    Some(kept) => format!("kept: {kept}"),
+                    None => format!("failed: {e:#}"),
+                },
             }
         };
         c.outcome = Some(outcome);

@@ -38,6 +38,8 @@ pub fn run(ctx: &Context, args: &RemoveArgs, out: &mut dyn Write) -> Result<i32>
         force: args.force,
         delete_branch: args.delete_branch,
         processes: Processes::Release(Duration::from_secs(args.grace)),
+
+        recheck: None,
     };
     let Removal { path, card, steps } = remove_verified(ctx, &report, &opts)?;
     if args.json {

@@ -387,6 +387,7 @@ fn remove_clean(ctx: &Context, report: &verify::Report, rec: &Record) -> Result<
         force: false,
         delete_branch: own_branch,
         processes: crate::removal::Processes::Release(GRACE),
+        recheck: None,
     };
     let done = crate::removal::remove_verified(ctx, report, &opts)?;
     let shown = done.path.display();

@@ -843,3 +843,33 @@ fn gc_fetches_the_base_first_and_offline_says_how_old_the_last_fetch_is() {
     let v = gc_json(&repo, &[]);
     assert_eq!(v["offline"], serde_json::json!([]), "{v}");
 }
+
+/// SPEC §22.3: gc judges again under the card's lock what the tree holds then. A commit made
+/// on a detached HEAD while `gc --apply` waits for the card's lock (after it judged the tree
+/// collectable) keeps the tree: the unpushed commit is never lost.
+#[test]
+fn a_commit_made_while_gc_waits_for_the_cards_lock_keeps_the_tree() {
+    let repo = TestRepo::new();
+    repo.write_rules(&repo.rules_with_prepare(false));
+    let w = repo.add_card("w");
+    commit_in(&repo, &w, "w-work");
+    push_and_merge(&repo, &w, "card/w");
+    assert_eq!(cards(&gc_json(&repo, &[])), set(&["w"]));
+
+    // Hold card w's lock as another kardwt command would, so gc judges, then waits.
+    let card = git_kardwt::card::CardId::parse("w").unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let held =
+        git_kardwt::lock::take_card(&repo.common_dir(), &card, deadline, "the test").unwrap();
+    let gc = repo.spawn_kardwt_bin(&repo.base, &["gc", "--apply", "--json"]);
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    repo.git(&w, &["switch", "--quiet", "--detach"]);
+    commit_in(&repo, &w, "w-late");
+    let head = repo.git(&w, &["rev-parse", "HEAD"]);
+    drop(held);
+    let out = gc.wait(crate::support::COMMAND_TIMEOUT);
+    out.expect_code(0);
+    assert!(w.exists() && repo.is_registered(&w), "{out}");
+    assert_eq!(repo.git(&w, &["rev-parse", "HEAD"]), head, "{out}");
+    assert!(out.stdout.contains("no longer collectable"), "{out}");
+}
