@@ -1,7 +1,7 @@
 //! Locating the repository with gix: the common dir (canonicalized: gix leaves it as
 //! `…/worktrees/x/../..`), the base (main worktree), the worktree the caller stands in, refs;
 //! and the registered linked worktrees, their admin dirs, `.git` files and HEADs, each file
-//! read once by hand and parsed by gix, byte for byte (README, Performance: gix's own readers
+//! read once by hand and parsed by gix, byte for byte (tests/scripts/PERFORMANCE.md: gix's own readers
 //! cost more system calls per worktree). Reads only; never mutates.
 use std::path::{Path, PathBuf};
 
@@ -142,7 +142,7 @@ impl Repo {
     /// whose `gitdir` cannot be read is not listed; prunable when it names a `.git` that is
     /// gone and the entry is not locked). gix's `repo.worktrees()` is not used: it stats each
     /// `gitdir` before it is read, and its proxies read it again for `base()` and
-    /// `is_prunable()` (bench P3/P7 in the README).
+    /// `is_prunable()` (bench P3/P7 in tests/scripts/PERFORMANCE.md).
     pub fn linked(&self) -> Result<Vec<Linked>> {
         let dir = self.worktrees_dir();
         let entries = match std::fs::read_dir(&dir) {
