@@ -22,6 +22,7 @@ pub mod lock;
 pub mod outside;
 pub mod pipeline;
 pub mod ports;
+pub mod preparation;
 pub mod process;
 pub mod programs;
 pub mod push;
