@@ -12,8 +12,8 @@
 //! read) gets one stderr line and nothing is written. The exit status is always 0: Codex would
 //! only warn about another. A failed prepare (the tree recorded `failed`) prints kardwt's
 //! verdict on stderr and Codex's `{"continue": false, "stopReason": …}` on stdout, so no agent
-//! works in a tree that is not ready; otherwise stdout stays empty (Codex would add it to the
-//! model's context).
+//! works in a tree that is not ready; otherwise stdout stays empty (Codex reads it as the
+//! hook's answer).
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
