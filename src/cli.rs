@@ -357,11 +357,16 @@ pub enum RunnerCommand {
     /// Claude Code's WorktreeCreate and WorktreeRemove hook events (JSON on stdin).
     #[command(subcommand)]
     Claude(ClaudeCommand),
+    /// Codex's SessionStart hook event (JSON on stdin): prepares the tree of a
+    /// `codex exec --worktree` session.
+    #[command(subcommand)]
+    Codex(CodexCommand),
     /// Merge kardwt's entries into a runner's own configuration in this repository, naming
     /// this binary by its absolute path; says on stderr what is still to do by hand.
     ///
     /// claude: .claude/settings.json (PreToolUse guard, WorktreeCreate, WorktreeRemove).
-    /// codex: .codex/hooks.json (PreToolUse guard), .kardwt/codex/{setup,cleanup}.sh.
+    /// codex: .codex/hooks.json (PreToolUse guard, SessionStart),
+    /// .kardwt/codex/{setup,cleanup}.sh.
     /// cursor: .cursor/worktrees.json (setup-worktree). conductor: conductor.json (setup,
     /// archive), .kardwt/conductor/{setup,archive}.sh. vibe-kanban:
     /// .kardwt/vibe-kanban/{setup,archive}.sh. Other entries are kept; a second run changes
@@ -397,6 +402,15 @@ pub enum ClaudeCommand {
     /// branch when that has no commits of its own); exit 0 only when the tree is gone, else 1
     /// with `kept <path>: <why>` and the command that finishes.
     WorktreeRemove(RunnerHookArgs),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CodexCommand {
+    /// SessionStart: seed and prepare the worktree of the payload's `cwd` when it is one Codex
+    /// made under $CODEX_HOME/worktrees/ and is not ready; silent for the base and a ready
+    /// tree, a one-line note for anything else. Exits 0 (a failed prepare stops the session
+    /// with Codex's `continue: false`).
+    SessionStart(RunnerHookArgs),
 }
 
 #[derive(Debug, Args)]

@@ -22,6 +22,7 @@ pub mod lock;
 pub mod outside;
 pub mod pipeline;
 pub mod ports;
+pub mod preparation;
 pub mod process;
 pub mod programs;
 pub mod push;
@@ -226,6 +227,9 @@ fn dispatch(cli: Cli, out: &mut dyn std::io::Write) -> anyhow::Result<i32> {
     if let Command::Runner(RunnerCommand::Claude(c)) = &cli.command {
         return commands::runner::claude(cli.global, c, out);
     }
+    if let Command::Runner(RunnerCommand::Codex(c)) = &cli.command {
+        return commands::runner_codex::codex(cli.global, c, out);
+    }
     // A person runs these: a wait for a lock names its holder (not inside git's hooks, whose
     // verdict comes first: SPEC R-DISPATCH 3 and 7).
     lock::speak_while_waiting(true);
@@ -260,7 +264,7 @@ fn dispatch(cli: Cli, out: &mut dyn std::io::Write) -> anyhow::Result<i32> {
         | Command::Guard(_)
         | Command::Completions(_)
         | Command::Help(_)
-        | Command::Runner(RunnerCommand::Claude(_)) => {
+        | Command::Runner(RunnerCommand::Claude(_) | RunnerCommand::Codex(_)) => {
             unreachable!("dispatched above")
         }
     }

@@ -71,14 +71,23 @@ pub fn claude_hooks(exe: &Path) -> Vec<Hook> {
     ]
 }
 
-/// Codex's hooks: the PreToolUse guard.
+/// Codex's hooks: the PreToolUse guard, and SessionStart, which prepares the tree of a
+/// `codex exec --worktree` session (Codex fires no git hook there and runs no setup script).
 pub fn codex_hooks(exe: &Path) -> Vec<Hook> {
-    vec![Hook {
-        event: "PreToolUse",
-        matcher: Some("Bash"),
-        command: guard_command(exe, "codex"),
-        sign: " guard --format codex",
-    }]
+    vec![
+        Hook {
+            event: "PreToolUse",
+            matcher: Some("Bash"),
+            command: guard_command(exe, "codex"),
+            sign: " guard --format codex",
+        },
+        Hook {
+            event: "SessionStart",
+            matcher: None,
+            command: format!("{} runner codex session-start", bin(exe)),
+            sign: " runner codex session-start",
+        },
+    ]
 }
 
 /// Is `command` kardwt's own entry of the kind `sign` names?

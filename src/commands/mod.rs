@@ -15,6 +15,7 @@ pub mod prepare;
 pub mod release;
 pub mod remove;
 pub mod runner;
+pub mod runner_codex;
 pub mod runner_install;
 pub mod select;
 pub mod status;

@@ -161,7 +161,7 @@ fn still_to_do(runner: RunnerKind, top: &Path, exe: &Path) -> Vec<String> {
             commit(".codex/hooks.json and .kardwt/codex/"),
             format!("trust the project (`codex exec --trust` once, or trust_level = \"trusted\" under [projects.\"{}\"] in $CODEX_HOME/config.toml) and review the hook (/hooks in the interactive codex; again after every change to .codex/hooks.json): until both, Codex silently ignores .codex/hooks.json", top.display()),
             "in the Codex app's local environment, set the setup script to `bash .kardwt/codex/setup.sh` and the cleanup script to `bash .kardwt/codex/cleanup.sh`".into(),
-            "trees of `codex exec --worktree` ($CODEX_HOME/worktrees/…) run no setup script: seed one with git kardwt prepare --path <tree>".into(),
+            "trees of `codex exec --worktree` ($CODEX_HOME/worktrees/…) are prepared by the SessionStart hook once the hooks are trusted; for a tree made before that: git kardwt prepare --path <tree>".into(),
         ],
         RunnerKind::Cursor => vec![commit(".cursor/worktrees.json")],
         RunnerKind::Conductor => vec![commit("conductor.json and .kardwt/conductor/")],

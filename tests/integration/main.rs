@@ -39,6 +39,7 @@ mod reads;
 mod remove;
 mod remove_clean;
 mod runner;
+mod runner_codex;
 mod runner_install;
 mod sandbox;
 mod select;

@@ -15,14 +15,14 @@ fn runners_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("githooks/runners")
 }
 
-fn read_json(rel: &str) -> Value {
+pub(crate) fn read_json(rel: &str) -> Value {
     let path = runners_dir().join(rel);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{rel}: {e}"));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{rel} is not JSON: {e}"))
 }
 
 /// The command of the single hook a `hooks.json` declares for `event`, and its timeout.
-fn hook_command(hooks: &Value, event: &str) -> (String, u64) {
+pub(crate) fn hook_command(hooks: &Value, event: &str) -> (String, u64) {
     let groups = hooks["hooks"][event]
         .as_array()
         .unwrap_or_else(|| panic!("no {event} hooks in {hooks}"));
@@ -36,7 +36,7 @@ fn hook_command(hooks: &Value, event: &str) -> (String, u64) {
 }
 
 /// Run `sh -c command` in `dir` with `payload` on stdin and `env` set, as a runner would.
-fn run_sh(
+pub(crate) fn run_sh(
     repo: &TestRepo,
     dir: &Path,
     command: &str,
@@ -642,6 +642,9 @@ fn shipped_json_recipes_parse_and_name_commands_that_exist() {
         .map(|e| hook_command(&claude, e).0)
         .collect();
     commands.push(guard);
+    let (session_start, timeout) = hook_command(&codex, "SessionStart");
+    assert!(timeout > 900, "SessionStart: timeout {timeout}");
+    commands.push(session_start);
     commands.extend(setup.iter().map(|c| c.as_str().unwrap().to_owned()));
     for line in commands {
         // `|| exit 2`: a guard whose binary cannot run denies (SPEC §23.7).

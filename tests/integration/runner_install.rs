@@ -181,6 +181,23 @@ fn installed_guard_denies_with_an_absolute_suggestion_and_when_its_binary_is_mis
         sh(&repo, &repo.base, &broken, &ls.to_string(), None).code,
         2
     );
+    // SessionStart (SPEC §23.8) names the binary too, and is silent in the base.
+    let start = ours(&v, "SessionStart");
+    assert_eq!(
+        start,
+        format!(
+            "{} runner codex session-start",
+            git_kardwt::quote::sh_path(&exe())
+        )
+    );
+    let payload = json!({"cwd": repo.base, "hook_event_name": "SessionStart", "source": "startup"});
+    let out = sh(&repo, &repo.base, &start, &payload.to_string(), None);
+    out.expect_code(0);
+    assert_eq!(
+        (out.stdout.as_str(), out.stderr.as_str()),
+        ("", ""),
+        "{out}"
+    );
 }
 
 #[test]

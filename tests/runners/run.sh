@@ -413,8 +413,102 @@ PY
     finish claude-install-missing
 }
 
+# codex_review_hooks: what `/hooks` in the interactive codex records when the user trusts the
+# project's hooks, asked of Codex itself: its app server's hooks/list gives each hook's key and
+# hash, written to config.toml as [hooks.state."<key>"] trusted_hash (no bypass flag needed).
+codex_review_hooks() {
+    run_env CODEX_HOME="$codex_dir" python3 - "$repo" >>"$codex_dir/config.toml" 2>"$d/review.err" <<'PY'
+import json, subprocess, sys
+p = subprocess.Popen(["codex", "app-server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                     stderr=subprocess.DEVNULL, text=True)
+def send(m):
+    p.stdin.write(json.dumps(m) + "\n")
+    p.stdin.flush()
+send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"clientInfo": {"name": "kardwt-test", "version": "1"}}})
+send({"jsonrpc": "2.0", "method": "initialized"})
+send({"jsonrpc": "2.0", "id": 2, "method": "hooks/list", "params": {"cwds": [sys.argv[1]]}})
+for line in p.stdout:
+    m = json.loads(line)
+    if m.get("id") == 2:
+        break
+p.kill()
+for entry in m["result"]["data"]:
+    for h in entry["hooks"]:
+        print(f'\n[hooks.state."{h["key"]}"]\ntrusted_hash = "{h["currentHash"]}"')
+        print(f'{h["key"]} {h["trustStatus"]}', file=sys.stderr)
+PY
+}
+
+# e. `codex exec --worktree` in a repository set up with `git kardwt runner install codex`:
+# Codex makes its own detached tree under $CODEX_HOME/worktrees/ with git's hooks switched off
+# (`-c core.hooksPath=/dev/null worktree add --detach --no-checkout`, then `reset --hard`), so
+# kardwt's post-checkout shim never runs there; the SessionStart hook (`git kardwt runner codex
+# session-start`, cwd = the new tree) seeds and prepares it before the first model request.
+# The project shares its ignored .env (sharing.env: link); Codex runs on a PATH without
+# git-kardwt, with the project trusted and its hooks reviewed (codex_review_hooks), no bypass.
+codex_worktree_run() { # NAME SCRIPT_JSON
+    new_env "$1"
+    printf '  sharing:\n    env: link\n' >>"$repo/kardbrd.yml"
+    printf '.env\n' >>"$repo/.gitignore"
+    printf 'SECRET=from-the-base\n' >"$repo/.env"
+    git_ -C "$repo" commit -q -am "share .env"
+    kardwt runner install codex || { why+=("git kardwt runner install codex failed"); return 1; }
+    git_ -C "$repo" add .codex .kardwt
+    git_ -C "$repo" commit -q -m "kardwt's Codex hooks"
+    git_ -C "$repo" push -q origin main
+    [ -e "$d/fail" ] && touch "$helpers/fail-prepare"
+    start_server "$2" || return 1
+    codex_home
+    printf '\n[projects."%s"]\ntrust_level = "trusted"\n' "$repo" >>"$codex_dir/config.toml"
+    codex_review_hooks
+    check "Codex's app server did not list kardwt's SessionStart hook for review" \
+        grep -q 'hooks.json:session_start:0:0 untrusted' "$d/review.err"
+    local bare="$RUNNER_CLIENTS:$node_dir:/usr/local/bin:/usr/bin:/bin"
+    (cd "$repo" && client_path=$bare codex_run "$d/codex" --worktree "Work in a worktree of your own")
+    code=$?
+    local trees=("$codex_dir"/worktrees/*/project)
+    wt=${trees[0]}
+    check "not one tree under \$CODEX_HOME/worktrees/ (${#trees[@]}: ${trees[*]})" \
+        test "${#trees[@]}" = 1 -a -d "$wt"
+    check "git-kardwt is on the client's PATH" test ! -e "$(client_path=$bare run_env sh -c 'command -v git-kardwt')"
+}
+# The row of `git kardwt list --json` for PATH has STATE, no branch and no drift.
+json_row() { # PATH STATE
+    kardwt list --json | python3 -c '
+import json, sys
+rows = [r for r in json.load(sys.stdin) if r["path"] == sys.argv[1]]
+sys.exit(not (len(rows) == 1 and rows[0]["state"] == sys.argv[2] and rows[0]["branch"] is None and not rows[0]["drift"]))
+' "$1" "$2"
+}
+
+scenario_codex_exec_worktree() {
+    local code wt
+    codex_worktree_run codex-exec-worktree '{"steps":[{"shell":"pwd -P; cat .prepared; cat .env"}],"final":"done"}' ||
+        { finish codex-exec-worktree; return; }
+    check "codex exec --worktree exited $code" test "$code" = 0
+    check "the session did not run in the Codex tree" logged "$wt\\nprepared"
+    check "the model's command ran before the tree was prepared (no .prepared or .env in its output)" \
+        logged 'prepared\nSECRET=from-the-base'
+    check "git kardwt list --json does not show the Codex tree ready, detached, no drift" json_row "$wt" ready
+    check "git kardwt verify --path fails on the Codex tree" kardwt verify --path "$wt"
+    check "the base's .env is not linked into the Codex tree" \
+        test "$(readlink "$wt/.env" 2>/dev/null)" = "$repo/.env"
+    finish codex-exec-worktree "SessionStart prepared $wt"
+
+    # A failing prepare: the hook answers {"continue": false, "stopReason": …} on stdout.
+    mkdir -p "$root/codex-exec-worktree-prepare-fails" && touch "$root/codex-exec-worktree-prepare-fails/fail"
+    codex_worktree_run codex-exec-worktree-prepare-fails '{"steps":[{"shell":"touch ran"}],"final":"done"}' ||
+        { finish codex-exec-worktree-prepare-fails; return; }
+    check "the model's command ran in a tree whose prepare failed" test ! -e "$wt/ran"
+    # Codex 0.169.0 honours it, but shows no reason: `codex exec` prints "hook: SessionStart
+    # Stopped" (nothing at all with --json) and exits 0; the reason is on kardwt's side.
+    check "the model was asked although the hook stopped the session" not_logged '"POST"'
+    check "git kardwt list --json does not show the Codex tree failed" json_row "$wt" failed
+    finish codex-exec-worktree-prepare-fails "codex exit $code; $(grep -c '"POST"' "$d/requests.jsonl") model requests"
+}
+
 scenarios=(claude_guard codex_guard claude_worktree claude_worktree_prepare_fails claude_exit_clean
-    claude_exit_dirty claude_install)
+    claude_exit_dirty claude_install codex_exec_worktree)
 [ $# -gt 0 ] && scenarios=("$@")
 
 d="$root/versions" home="$root/versions"
