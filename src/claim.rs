@@ -161,17 +161,28 @@ pub fn file(common_dir: &Path, card: &str) -> PathBuf {
     dir(common_dir).join(card)
 }
 
+/// Why a card's claim file is not a claim kardwt acts on.
+#[derive(Debug, thiserror::Error)]
+pub enum ClaimError {
+    /// It could not be read (a FIFO, a symlink, too large, not UTF-8, …).
+    #[error("cannot read {0}")]
+    Unreadable(String),
+    /// It is not TOML of a claim's shape.
+    #[error("{}: {why}", path.display())]
+    Malformed { path: PathBuf, why: String },
+}
+
 /// Read `card`'s claim: `None` when there is none, `Some(Err)` when it does not parse.
-pub fn load(common_dir: &Path, card: &str) -> Option<Result<Claim, String>> {
+pub fn load(common_dir: &Path, card: &str) -> Option<Result<Claim, ClaimError>> {
     let f = file(common_dir, card);
     match read_text(&f) {
         Ok(None) => None,
-        Err(e) => Some(Err(format!(
-            "cannot read {}",
-            crate::fsio::with_path(&f, &e)
-        ))),
+        Err(e) => Some(Err(ClaimError::Unreadable(crate::fsio::with_path(&f, &e)))),
         Ok(Some(text)) => Some(
-            toml::from_str::<Claim>(&text).map_err(|e| format!("{}: {}", f.display(), e.message())),
+            toml::from_str::<Claim>(&text).map_err(|e| ClaimError::Malformed {
+                path: f.clone(),
+                why: e.message().to_owned(),
+            }),
         ),
     }
 }
@@ -401,7 +412,7 @@ fn complete_only(admin: &Path, rec: &Record) -> Result<()> {
         released: rec.state == record::State::Released,
         root,
     };
-    if load(common, &rec.card).is_some_and(|c| c.as_ref() == Ok(&claim)) {
+    if load(common, &rec.card).is_some_and(|c| c.is_ok_and(|c| c == claim)) {
         return Ok(());
     }
     put(common, &claim, true).with_context(|| {

@@ -100,7 +100,7 @@ pub fn append(
 }
 
 /// Append one whole line under the log's own lock, rotating first when the log is full.
-fn write_line(common_dir: &Path, line: &str) -> Result<(), String> {
+fn write_line(common_dir: &Path, line: &str) -> anyhow::Result<()> {
     let lock_path = crate::layout::events_lock_path(common_dir);
     let deadline = Instant::now() + Duration::from_secs(5);
     let _held = lock::take(
@@ -109,17 +109,17 @@ fn write_line(common_dir: &Path, line: &str) -> Result<(), String> {
         "the event log's lock",
         deadline,
         "append",
-    )
-    .map_err(|e| format!("{e:#}"))?;
+    )?;
     let path = log_path(common_dir);
-    let why = |e: std::io::Error| crate::fsio::with_path(&path, &e);
+    let why = |e: std::io::Error| anyhow::anyhow!(crate::fsio::with_path(&path, &e));
     // Only a regular file is rotated: a symlink or FIFO planted as the log is refused below.
     if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file() && m.len() >= ROTATE_AT) {
         std::fs::rename(&path, rotated_path(common_dir)).map_err(why)?;
     }
     let mut f = crate::fsio::open_append_nofollow(&path).map_err(why)?;
     // One write call for the whole line: readers never see half an event.
-    f.write_all(line.as_bytes()).map_err(why)
+    f.write_all(line.as_bytes()).map_err(why)?;
+    Ok(())
 }
 
 /// What reading the log found: the events, and one warning per line that did not decode.

@@ -185,17 +185,27 @@ pub fn load(admin: &Path) -> Loaded {
     }
 }
 
+/// Why a record's text is not a record kardwt acts on.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum RecordError {
+    /// Not TOML of the record's shape: the decoder's words.
+    #[error("{0}")]
+    Toml(String),
+    #[error("unsupported schema {0} (this kardwt reads schema 1)")]
+    Schema(u32),
+    /// Its base names a remote or ref git would take as something else (SPEC R-TRUST 1).
+    #[error("{0}")]
+    Base(String),
+}
+
 /// Parse a record's text; a schema other than 1 is refused.
-pub fn parse(text: &str) -> Result<Record, String> {
-    let r: Record = toml::from_str(text).map_err(|e| e.message().to_owned())?;
+pub fn parse(text: &str) -> Result<Record, RecordError> {
+    let r: Record = toml::from_str(text).map_err(|e| RecordError::Toml(e.message().to_owned()))?;
     if r.schema != 1 {
-        return Err(format!(
-            "unsupported schema {} (this kardwt reads schema 1)",
-            r.schema
-        ));
+        return Err(RecordError::Schema(r.schema));
     }
     // Its base is handed to git later (SPEC R-TRUST 1): a tampered one is never used.
-    crate::config::check_recorded_base(&r.base_remote, &r.base_ref)?;
+    crate::config::check_recorded_base(&r.base_remote, &r.base_ref).map_err(RecordError::Base)?;
     Ok(r)
 }
 
@@ -257,7 +267,7 @@ mod tests {
         let text = toml::to_string(&sample())
             .unwrap()
             .replace("schema = 1", "schema = 2");
-        assert!(parse(&text).unwrap_err().contains("schema 2"));
+        assert_eq!(parse(&text).unwrap_err(), RecordError::Schema(2));
         assert!(parse("card = ").is_err());
         assert!(parse(&toml::to_string(&sample()).unwrap().replace("ready", "done")).is_err());
     }

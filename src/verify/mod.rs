@@ -318,7 +318,7 @@ pub fn would_reject(repo: &Repo, entries: &[Entry], admin: &Path, rec: &Record) 
     let read_back = match toml::to_string(rec) {
         Ok(text) => match record::parse(&text) {
             Ok(r) => Loaded::Parsed(Box::new(r)),
-            Err(why) => Loaded::Malformed(why),
+            Err(why) => Loaded::Malformed(why.to_string()),
         },
         Err(e) => Loaded::Malformed(e.to_string()),
     };
