@@ -197,23 +197,45 @@ pub fn canonical(path: &Path) -> Result<PathBuf> {
     std::fs::canonicalize(path).with_context(|| format!("could not resolve {}", path.display()))
 }
 
-/// Canonicalize as much of `path` as exists and append the rest, so paths of directories that
-/// do not exist yet compare equal to what they will be.
 /// `path` made absolute with its parent resolved as [`absolutize`] does but its last
 /// component kept as given, so a symlink there stays visible to the caller (SPEC §22.8: a
 /// symlink to a worktree is not that worktree). A last component of `..` (or none) is resolved.
 pub fn absolutize_keep_last(path: &Path) -> PathBuf {
-    let abs = if path.is_absolute() {
-        path.to_path_buf()
-    } else {
-        std::env::current_dir().unwrap_or_default().join(path)
-    };
-    match (abs.parent(), abs.file_name()) {
-        (Some(parent), Some(name)) => absolutize(parent).join(name),
-        _ => absolutize(&abs),
+    Parents::default().keep_last(path)
+}
+
+/// [`absolutize_keep_last`] for many paths, each parent directory resolved once: a thousand
+/// worktrees under one root cost one `realpath` of it, not a thousand (`list`, R-SCALE).
+#[derive(Default)]
+pub struct Parents {
+    resolved: std::collections::HashMap<PathBuf, PathBuf>,
+}
+
+impl Parents {
+    /// `path` resolved as [`absolutize_keep_last`] resolves it.
+    pub fn keep_last(&mut self, path: &Path) -> PathBuf {
+        let abs = if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            std::env::current_dir().unwrap_or_default().join(path)
+        };
+        match (abs.parent(), abs.file_name()) {
+            (Some(parent), Some(name)) => match self.resolved.get(parent) {
+                Some(p) => p.join(name),
+                None => {
+                    let p = absolutize(parent);
+                    let out = p.join(name);
+                    self.resolved.insert(parent.to_path_buf(), p);
+                    out
+                }
+            },
+            _ => absolutize(&abs),
+        }
     }
 }
 
+/// Canonicalize as much of `path` as exists and append the rest, so paths of directories that
+/// do not exist yet compare equal to what they will be.
 pub fn absolutize(path: &Path) -> PathBuf {
     let abs = if path.is_absolute() {
         path.to_path_buf()
