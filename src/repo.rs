@@ -201,7 +201,20 @@ pub fn canonical(path: &Path) -> Result<PathBuf> {
 /// component kept as given, so a symlink there stays visible to the caller (SPEC §22.8: a
 /// symlink to a worktree is not that worktree). A last component of `..` (or none) is resolved.
 pub fn absolutize_keep_last(path: &Path) -> PathBuf {
-    Parents::default().keep_last(path)
+    keep_last_with(path, absolutize)
+}
+
+/// [`absolutize_keep_last`] with the parent resolved by `resolve_parent`.
+fn keep_last_with(path: &Path, resolve_parent: impl FnOnce(&Path) -> PathBuf) -> PathBuf {
+    let abs = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir().unwrap_or_default().join(path)
+    };
+    match (abs.parent(), abs.file_name()) {
+        (Some(parent), Some(name)) => resolve_parent(parent).join(name),
+        _ => absolutize(&abs),
+    }
 }
 
 /// [`absolutize_keep_last`] for many paths, each parent directory resolved once: a thousand
@@ -214,23 +227,14 @@ pub struct Parents {
 impl Parents {
     /// `path` resolved as [`absolutize_keep_last`] resolves it.
     pub fn keep_last(&mut self, path: &Path) -> PathBuf {
-        let abs = if path.is_absolute() {
-            path.to_path_buf()
-        } else {
-            std::env::current_dir().unwrap_or_default().join(path)
-        };
-        match (abs.parent(), abs.file_name()) {
-            (Some(parent), Some(name)) => match self.resolved.get(parent) {
-                Some(p) => p.join(name),
-                None => {
-                    let p = absolutize(parent);
-                    let out = p.join(name);
-                    self.resolved.insert(parent.to_path_buf(), p);
-                    out
-                }
-            },
-            _ => absolutize(&abs),
-        }
+        keep_last_with(path, |parent| match self.resolved.get(parent) {
+            Some(p) => p.clone(),
+            None => {
+                let p = absolutize(parent);
+                self.resolved.insert(parent.to_path_buf(), p.clone());
+                p
+            }
+        })
     }
 }
 
@@ -402,6 +406,21 @@ mod tests {
         std::fs::remove_file(&dot_git).unwrap();
         std::fs::create_dir(&dot_git).unwrap();
         assert_eq!(read_dot_git(d), None);
+    }
+
+    #[test]
+    fn parents_resolve_as_absolutize_keep_last_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir(real.join("real")).unwrap();
+        std::os::unix::fs::symlink(real.join("real"), real.join("link")).unwrap();
+        let mut parents = Parents::default();
+        for p in ["link/a", "link/b", "link", "real/a", "missing/a", "link/.."] {
+            let p = dir.path().join(p);
+            assert_eq!(parents.keep_last(&p), absolutize_keep_last(&p), "{p:?}");
+        }
+        assert_eq!(parents.keep_last(&real.join("link/b")), real.join("real/b"));
+        assert_eq!(parents.keep_last(&real.join("link")), real.join("link"));
     }
 
     #[test]
