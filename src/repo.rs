@@ -197,23 +197,49 @@ pub fn canonical(path: &Path) -> Result<PathBuf> {
     std::fs::canonicalize(path).with_context(|| format!("could not resolve {}", path.display()))
 }
 
-/// Canonicalize as much of `path` as exists and append the rest, so paths of directories that
-/// do not exist yet compare equal to what they will be.
 /// `path` made absolute with its parent resolved as [`absolutize`] does but its last
 /// component kept as given, so a symlink there stays visible to the caller (SPEC §22.8: a
 /// symlink to a worktree is not that worktree). A last component of `..` (or none) is resolved.
 pub fn absolutize_keep_last(path: &Path) -> PathBuf {
+    keep_last_with(path, absolutize)
+}
+
+/// [`absolutize_keep_last`] with the parent resolved by `resolve_parent`.
+fn keep_last_with(path: &Path, resolve_parent: impl FnOnce(&Path) -> PathBuf) -> PathBuf {
     let abs = if path.is_absolute() {
         path.to_path_buf()
     } else {
         std::env::current_dir().unwrap_or_default().join(path)
     };
     match (abs.parent(), abs.file_name()) {
-        (Some(parent), Some(name)) => absolutize(parent).join(name),
+        (Some(parent), Some(name)) => resolve_parent(parent).join(name),
         _ => absolutize(&abs),
     }
 }
 
+/// [`absolutize_keep_last`] for many paths, each parent directory resolved once: a thousand
+/// worktrees under one root cost one `realpath` of it, not a thousand (`list`, R-SCALE).
+#[derive(Default)]
+pub struct Parents {
+    resolved: std::collections::HashMap<PathBuf, PathBuf>,
+}
+
+impl Parents {
+    /// `path` resolved as [`absolutize_keep_last`] resolves it.
+    pub fn keep_last(&mut self, path: &Path) -> PathBuf {
+        keep_last_with(path, |parent| match self.resolved.get(parent) {
+            Some(p) => p.clone(),
+            None => {
+                let p = absolutize(parent);
+                self.resolved.insert(parent.to_path_buf(), p.clone());
+                p
+            }
+        })
+    }
+}
+
+/// Canonicalize as much of `path` as exists and append the rest, so paths of directories that
+/// do not exist yet compare equal to what they will be.
 pub fn absolutize(path: &Path) -> PathBuf {
     let abs = if path.is_absolute() {
         path.to_path_buf()
@@ -380,6 +406,21 @@ mod tests {
         std::fs::remove_file(&dot_git).unwrap();
         std::fs::create_dir(&dot_git).unwrap();
         assert_eq!(read_dot_git(d), None);
+    }
+
+    #[test]
+    fn parents_resolve_as_absolutize_keep_last_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir(real.join("real")).unwrap();
+        std::os::unix::fs::symlink(real.join("real"), real.join("link")).unwrap();
+        let mut parents = Parents::default();
+        for p in ["link/a", "link/b", "link", "real/a", "missing/a", "link/.."] {
+            let p = dir.path().join(p);
+            assert_eq!(parents.keep_last(&p), absolutize_keep_last(&p), "{p:?}");
+        }
+        assert_eq!(parents.keep_last(&real.join("link/b")), real.join("real/b"));
+        assert_eq!(parents.keep_last(&real.join("link")), real.join("link"));
     }
 
     #[test]

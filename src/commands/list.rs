@@ -12,10 +12,16 @@ use crate::verify::{self, Report, Verdict};
 
 pub fn run(ctx: &Context, args: &ListArgs, out: &mut dyn Write) -> Result<i32> {
     let entries = verify::scan(&ctx.repo)?;
+    // Every worktree is judged against the same entries: look them up through maps built once,
+    // and resolve the directory most worktrees share once (R-SCALE).
+    let index = verify::Index::mapped(&entries);
+    let mut parents = crate::repo::Parents::default();
     let reports: Vec<Report> = entries
         .iter()
         .map(|e| match &e.linked.path {
-            Some(path) if !e.linked.prunable => verify::verify(&ctx.repo, &entries, path, None),
+            Some(path) if !e.linked.prunable => {
+                verify::judge(&ctx.repo, &index, parents.keep_last(path), None)
+            }
             path => prunable(e, path.clone().unwrap_or_default()),
         })
         .collect();

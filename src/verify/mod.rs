@@ -14,7 +14,7 @@ mod incomplete;
 mod report;
 mod scan;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::card::CardId;
 use crate::record::{self, Loaded, Origin, Record};
@@ -23,7 +23,7 @@ use crate::repo::{self, Repo};
 pub use drift::{drift_hint, drifted};
 pub use incomplete::{checkout_incomplete, judge_checkout, Incomplete, Probe};
 pub use report::{Check, Report, ReportJson, Verdict, CHECKS};
-pub use scan::{claims, scan, scan_card, scan_for, scan_path, Entry};
+pub use scan::{claims, scan, scan_card, scan_for, scan_path, Entry, Index};
 
 /// Builds the ordered list of checks, stopping at the first failure.
 struct Checks {
@@ -62,6 +62,12 @@ impl Checks {
 pub fn verify(repo: &Repo, entries: &[Entry], path: &Path, card: Option<&CardId>) -> Report {
     // A symlink at the last component is judged as itself, never as what it points to.
     let path = repo::absolutize_keep_last(path);
+    judge(repo, &Index::linear(entries), path, card)
+}
+
+/// [`verify`] of a path already resolved as [`repo::absolutize_keep_last`] resolves it, looking
+/// entries up through `index` (`list` judges every worktree with one [`Index::mapped`]).
+pub fn judge(repo: &Repo, index: &Index, path: PathBuf, card: Option<&CardId>) -> Report {
     let mut report = Report {
         path: path.clone(),
         card: card.map(|c| c.to_string()),
@@ -75,19 +81,27 @@ pub fn verify(repo: &Repo, entries: &[Entry], path: &Path, card: Option<&CardId>
     let mut checks = Checks { done: Vec::new() };
 
     // 1. A directory, itself: a symlink to a worktree is not that worktree (SPEC §22.8).
-    if let Ok(target) = std::fs::read_link(&path) {
-        report.checks = checks.fail(
-            "directory",
-            format!(
-                "is a symbolic link (to {}), not a worktree directory",
-                target.display()
-            ),
-        );
-        return report;
-    }
-    match std::fs::metadata(&path) {
+    // One lstat answers both questions for anything but a symlink (no failing readlink).
+    let meta = match std::fs::symlink_metadata(&path) {
+        Ok(m) if m.file_type().is_symlink() => match std::fs::read_link(&path) {
+            Ok(target) => {
+                report.checks = checks.fail(
+                    "directory",
+                    format!(
+                        "is a symbolic link (to {}), not a worktree directory",
+                        target.display()
+                    ),
+                );
+                return report;
+            }
+            Err(_) => std::fs::metadata(&path),
+        },
+        lstat => lstat,
+    };
+    match meta {
         Err(_) => {
-            let registered = entries
+            let registered = index
+                .entries
                 .iter()
                 .find(|e| e.linked.path.as_deref() == Some(path.as_path()));
             report.verdict = if registered.is_some() {
@@ -134,8 +148,12 @@ pub fn verify(repo: &Repo, entries: &[Entry], path: &Path, card: Option<&CardId>
             return report;
         }
         // git writes the admin dir's absolute path: take it as it is when it already names an
-        // entry of this common dir, and resolve it only otherwise.
-        Some(target) if target.parent() == Some(worktrees_dir.as_path()) && target.is_dir() => {
+        // entry of this common dir, and resolve it only otherwise. A listed admin dir is a
+        // directory (its `gitdir` was read from it): no need to ask again.
+        Some(target)
+            if target.parent() == Some(worktrees_dir.as_path())
+                && (index.admin(&target).is_some() || target.is_dir()) =>
+        {
             target
         }
         Some(target) => match std::fs::canonicalize(&target) {
@@ -165,7 +183,7 @@ pub fn verify(repo: &Repo, entries: &[Entry], path: &Path, card: Option<&CardId>
 
     // 3. The admin dir's `gitdir` points back at this path. git's listing (the scan) read it
     // already: when what it read names this path, it is not read again (R-SCALE).
-    let listed = entries.iter().find(|e| e.linked.admin == admin);
+    let listed = index.admin(&admin);
     let expected = path.join(".git");
     let read_back = || {
         let back = repo::read_admin_gitdir(&admin);
@@ -211,7 +229,7 @@ pub fn verify(repo: &Repo, entries: &[Entry], path: &Path, card: Option<&CardId>
 
     // 5. The record parses (absent: unseeded).
     // The scan read every record already; use its reading rather than parsing it again.
-    let rec = match &entry.record {
+    let rec: &Record = match &entry.record {
         Loaded::Absent => {
             report.verdict = Verdict::Unseeded;
             report.checks = checks.fail("record_parses", "no kardwt record");
@@ -221,11 +239,11 @@ pub fn verify(repo: &Repo, entries: &[Entry], path: &Path, card: Option<&CardId>
             report.checks = checks.fail("record_parses", why.clone());
             return report;
         }
-        Loaded::Parsed(r) => r.clone(),
+        Loaded::Parsed(r) => r,
     };
     checks.pass("record_parses", "parses");
     report.card = Some(rec.card.clone());
-    let rec = report.record.insert(*rec).clone();
+    report.record = Some(rec.clone());
 
     // 6. It names this path and this common dir.
     if rec.path != path || rec.common_dir != repo.common_dir {
@@ -258,14 +276,15 @@ pub fn verify(repo: &Repo, entries: &[Entry], path: &Path, card: Option<&CardId>
     }
 
     // 8. It agrees with itself.
-    if let Some(why) = inconsistency(&rec) {
+    if let Some(why) = inconsistency(rec) {
         report.checks = checks.fail("record_consistent", why);
         return report;
     }
     checks.pass("record_consistent", "agrees with itself");
 
     // 9. No other record claims the same card.
-    let others: Vec<String> = claims(entries, &rec.card)
+    let others: Vec<String> = index
+        .claims(&rec.card)
         .iter()
         .filter(|e| e.linked.admin != admin)
         .map(|e| e.linked.admin.display().to_string())

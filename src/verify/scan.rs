@@ -1,5 +1,7 @@
 //! Finding the worktrees verification judges: every linked worktree with its record, or,
-//! through the claims (R-SCALE), only the few one verification needs.
+//! through the claims (R-SCALE), only the few one verification needs; and an [`Index`] of them,
+//! so judging each of a thousand worktrees (`list`) searches no list a thousand times.
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use crate::record::{self, Loaded};
@@ -123,4 +125,61 @@ pub fn claims<'a>(entries: &'a [Entry], card: &str) -> Vec<&'a Entry> {
         .iter()
         .filter(|e| matches!(&e.record, Loaded::Parsed(r) if r.card == card))
         .collect()
+}
+
+/// The entries verification looks up (by admin dir, and by the card a record names), either
+/// searched in order (one verification: building maps would cost more than it saves) or
+/// through maps built once ([`Index::mapped`], for `list`: R-SCALE, a linear search per
+/// worktree made listing 1,000 of them quadratic). Both answer alike: the first entry of an
+/// admin dir, and every entry naming a card in scan order.
+pub struct Index<'a> {
+    pub entries: &'a [Entry],
+    maps: Option<Maps<'a>>,
+}
+
+struct Maps<'a> {
+    by_admin: HashMap<&'a Path, &'a Entry>,
+    by_card: HashMap<&'a str, Vec<&'a Entry>>,
+}
+
+impl<'a> Index<'a> {
+    /// Searched in order, nothing built.
+    pub fn linear(entries: &'a [Entry]) -> Index<'a> {
+        Index {
+            entries,
+            maps: None,
+        }
+    }
+
+    /// With maps built once, for judging every entry in turn.
+    pub fn mapped(entries: &'a [Entry]) -> Index<'a> {
+        let mut by_admin = HashMap::with_capacity(entries.len());
+        let mut by_card: HashMap<&str, Vec<&Entry>> = HashMap::with_capacity(entries.len());
+        for e in entries {
+            by_admin.entry(e.linked.admin.as_path()).or_insert(e);
+            if let Loaded::Parsed(r) = &e.record {
+                by_card.entry(r.card.as_str()).or_default().push(e);
+            }
+        }
+        Index {
+            entries,
+            maps: Some(Maps { by_admin, by_card }),
+        }
+    }
+
+    /// The (first) entry administered in `admin`.
+    pub fn admin(&self, admin: &Path) -> Option<&'a Entry> {
+        match &self.maps {
+            Some(m) => m.by_admin.get(admin).copied(),
+            None => self.entries.iter().find(|e| e.linked.admin == admin),
+        }
+    }
+
+    /// The entries whose record names `card`, in scan order.
+    pub fn claims(&self, card: &str) -> Vec<&'a Entry> {
+        match &self.maps {
+            Some(m) => m.by_card.get(card).cloned().unwrap_or_default(),
+            None => claims(self.entries, card),
+        }
+    }
 }

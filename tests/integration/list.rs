@@ -248,3 +248,125 @@ fn a_locked_worktree_whose_directory_is_missing_is_listed_locked_with_its_card()
         "{out}"
     );
 }
+
+/// One linked worktree as `git worktree list --porcelain` describes it.
+#[derive(Debug, Default)]
+struct GitRow {
+    oid: String,
+    branch: Option<String>,
+    locked: bool,
+    prunable: bool,
+}
+
+/// `git worktree list --porcelain`, the main worktree (listed first) left out, by path.
+fn git_rows(repo: &TestRepo) -> std::collections::BTreeMap<String, GitRow> {
+    let text = repo.git(&repo.base, &["worktree", "list", "--porcelain"]);
+    let mut rows = std::collections::BTreeMap::new();
+    for block in text.split("\n\n").skip(1).filter(|b| !b.trim().is_empty()) {
+        let mut path = None;
+        let mut row = GitRow::default();
+        for line in block.lines() {
+            let (key, value) = line.split_once(' ').unwrap_or((line, ""));
+            match key {
+                "worktree" => path = Some(value.to_owned()),
+                "HEAD" => row.oid = value.to_owned(),
+                "branch" => row.branch = Some(value.trim_start_matches("refs/heads/").into()),
+                "locked" => row.locked = true,
+                "prunable" => row.prunable = true,
+                "detached" => {}
+                other => panic!("unexpected porcelain line {other:?} in:\n{text}"),
+            }
+        }
+        rows.insert(path.expect("a block without a worktree line"), row);
+    }
+    rows
+}
+
+/// R-SCALE: `list` reads git's administrative files itself instead of asking git; whatever it
+/// reads, it must list exactly the worktrees git lists, with git's HEAD, lock and prunable
+/// facts, on a repository that mixes every kind of tree (paths with spaces throughout: the
+/// test's directory has one, and one tree's own name has two).
+#[test]
+fn list_json_agrees_with_git_worktree_list_porcelain() {
+    let repo = TestRepo::new();
+    repo.write_rules(&repo.rules_with_prepare(false));
+    let added = repo.add_card("1");
+    let locked_why = repo.add_card("2");
+    repo.install_hooks();
+    let hooked = repo.sibling("card-77");
+    repo.worktree_add(&[hooked.to_str().unwrap(), "-b", "card/77"])
+        .expect_code(0);
+    let spaced = repo.sibling("with space/tree two");
+    repo.worktree_add(&[spaced.to_str().unwrap(), "-b", "card/78"])
+        .expect_code(0);
+    let detached = repo.sibling("detached");
+    repo.worktree_add(&["--detach", detached.to_str().unwrap()])
+        .expect_code(0);
+    let unseeded_detached = repo.sibling("plain detached");
+    repo.worktree_add_unhooked(&["--detach", unseeded_detached.to_str().unwrap()]);
+    // Started with nothing: an unborn branch, and a tree without a checkout.
+    let orphan = repo.sibling("orphan");
+    repo.worktree_add_unhooked(&["--orphan", "-b", "fresh", orphan.to_str().unwrap()]);
+    let empty = repo.sibling("no checkout");
+    repo.worktree_add_unhooked(&["--no-checkout", "-b", "empty", empty.to_str().unwrap()]);
+    let gone = repo.add_gone_worktree();
+    let lock = |wt: &Path, reason: Option<&str>| {
+        let mut args = vec!["worktree", "lock"];
+        args.extend(reason.into_iter().flat_map(|r| ["--reason", r]));
+        args.push(wt.to_str().unwrap());
+        repo.git(&repo.base, &args);
+    };
+    lock(&locked_why, Some("on a usb disk"));
+    lock(&hooked, None);
+    // Locked and gone: git calls it locked, not prunable.
+    let locked_gone = repo.add_card("3");
+    lock(&locked_gone, None);
+    std::fs::remove_dir_all(&locked_gone).unwrap();
+    repo.git(&hooked, &["switch", "--quiet", "--detach"]);
+
+    let git = git_rows(&repo);
+    assert_eq!(git.len(), 10, "{git:#?}");
+    let list = repo.list_json();
+    let listed: Vec<&str> = list.iter().map(|e| e["path"].as_str().unwrap()).collect();
+    let mut sorted = listed.clone();
+    sorted.sort_unstable();
+    let known: Vec<&str> = git.keys().map(String::as_str).collect();
+    assert_eq!(sorted, known, "list --json and git list other worktrees");
+    for e in &list {
+        let g = &git[e["path"].as_str().unwrap()];
+        assert_eq!(e["locked"], g.locked, "locked: {e} vs {g:?}");
+        assert_eq!(
+            e["state"] == "prunable",
+            g.prunable,
+            "prunable: {e} vs {g:?}"
+        );
+        match &g.branch {
+            // A locked tree whose directory is gone is judged no further than its directory
+            // (SPEC §22.8): `list` shows no HEAD for it (git still reads it).
+            _ if e["state"] == "locked" => assert_eq!(e["head"], Value::Null, "{e}"),
+            Some(b) => assert_eq!(e["head"], b.as_str(), "branch: {e} vs {g:?}"),
+            None => assert_eq!(e["head"], g.oid.as_str(), "detached: {e} vs {g:?}"),
+        }
+    }
+    let state = |p: &Path| {
+        list[listed
+            .iter()
+            .position(|l| *l == p.to_str().unwrap())
+            .unwrap()]["state"]
+            .clone()
+    };
+    for (p, want) in [
+        (&added, "ready"),
+        (&locked_why, "ready"),
+        (&hooked, "ready"),
+        (&spaced, "ready"),
+        (&detached, "ready"),
+        (&unseeded_detached, "unseeded"),
+        (&orphan, "unseeded"),
+        (&empty, "unseeded"),
+        (&gone, "prunable"),
+        (&locked_gone, "locked"),
+    ] {
+        assert_eq!(state(p), want, "{}: {list:#?}", p.display());
+    }
+}
