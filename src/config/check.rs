@@ -179,6 +179,14 @@ pub(super) fn build(wt: RawWorktree) -> Result<Config, Problem> {
         ));
     }
 
+    let cached = cfg.prepare.as_ref().is_some_and(|p| !p.outputs.is_empty());
+    if cfg.checkout.mode == CheckoutMode::Delegated && cached {
+        return Err(problem(
+            &[Key("prepare"), Key("outputs")],
+            "cannot be cached with checkout.mode delegated (the prepare hook makes the checkout, so it can never be skipped)",
+        ));
+    }
+
     if cfg.helpers.stable_root.is_none() {
         let hook = if cfg.prepare.is_some() {
             Some("prepare")

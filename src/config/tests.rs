@@ -1074,6 +1074,10 @@ fn prepare_cache_choices_are_strict() {
         &["worktree.prepare.cache_entries", "expected an integer"],
     );
     err(
+        &cached("    outputs: [node_modules]\n  checkout:\n    mode: delegated\n"),
+        &["worktree.prepare.outputs", "checkout.mode delegated"],
+    );
+    err(
         &cached("    cache_entry: 4\n"),
         &["cache_entry", "cache_entries"],
     );

@@ -1,0 +1,171 @@
+//! Cloning a cache entry's outputs into a tree (SPEC §26, §22.1, §22.5): all or nothing. The
+//! outputs are cloned through the copier into a staging directory at the tree's root
+//! (`.kardwt-cache-…`, on the tree's own file system), checked against the manifest, then each
+//! is renamed into place without replacing anything. Any failure removes what was placed and
+//! the staging directory, so prepare then runs in a tree without a partial output. Nothing is
+//! written through a symlink in the tree; the deadline and signals stop the clone (exit 5,
+//! 128 + signal) after the same cleanup.
+use std::ffi::{OsStr, OsString};
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::Result;
+
+use super::manifest::Manifest;
+use crate::beneath;
+use crate::copy::{Copier, Method, Summary};
+
+/// The prefix of staging directories; one left by an interrupted restore is removed by the next.
+pub const STAGING_PREFIX: &str = ".kardwt-cache-";
+
+/// Clone the outputs `m` lists as present from `files` into `tree`. `Ok(Err(why))`: nothing was
+/// placed (a miss); `Err`: interrupted or past the deadline, nothing placed either.
+pub fn place(
+    files: &Path,
+    tree: &Path,
+    m: &Manifest,
+    deadline: Instant,
+    progress: bool,
+) -> Result<Result<Summary, String>> {
+    let root = beneath::root(tree)?;
+    remove_stale_staging(&root);
+    let outputs: Vec<PathBuf> = m
+        .outputs
+        .iter()
+        .filter(|o| o.present)
+        .map(|o| PathBuf::from(&o.path))
+        .collect();
+    for out in &outputs {
+        if let Some(blocked) = beneath::probe(&root, out)? {
+            return Ok(Err(format!("{}: {blocked}", out.display())));
+        }
+        if exists(&root, out) {
+            return Ok(Err(format!("{} is already in the tree", out.display())));
+        }
+    }
+    let staging = OsString::from(format!(
+        "{STAGING_PREFIX}{}-{}",
+        std::process::id(),
+        crate::time::now_secs()
+    ));
+    rustix::fs::mkdirat(&root, &staging, rustix::fs::Mode::from_raw_mode(0o700))?;
+    let cloned = clone_into(files, &tree.join(&staging), &outputs, deadline, progress);
+    let placed = match cloned {
+        Ok(summary) if summary.files + summary.links == m.copied() => {
+            move_into_place(&root, &staging, &outputs).map(|moved| moved.map(|()| summary))
+        }
+        Ok(summary) => Ok(Err(format!(
+            "{} of the {} files and symlinks listed were cloned",
+            summary.files + summary.links,
+            m.copied()
+        ))),
+        Err(e) => Err(e),
+    };
+    let _ = beneath::remove_tree(&root, &staging);
+    match placed {
+        Ok(Ok(summary)) => Ok(Ok(summary)),
+        Ok(Err(why)) => Ok(Err(why)),
+        Err(e) if stopped() || Instant::now() >= deadline => Err(e),
+        Err(e) => Ok(Err(format!("cloning failed: {e:#}"))),
+    }
+}
+
+/// Was kardwt interrupted (SPEC §22.6)?
+fn stopped() -> bool {
+    crate::signals::interrupted().is_some()
+}
+
+fn clone_into(
+    files: &Path,
+    staging: &Path,
+    outputs: &[PathBuf],
+    deadline: Instant,
+    progress: bool,
+) -> Result<Summary> {
+    let mut copier = Copier::new(files, staging, Method::Auto, progress, Some(deadline), None)?;
+    for out in outputs {
+        copier.path(out, None)?;
+    }
+    Ok(copier.finish()?.0)
+}
+
+/// Rename each output from the staging directory into the tree; on any refusal, remove the
+/// ones already moved and say why.
+fn move_into_place(
+    root: &OwnedFd,
+    staging: &OsStr,
+    outputs: &[PathBuf],
+) -> Result<Result<(), String>> {
+    let stage_root = beneath::child(root, staging, Path::new(staging), None)?
+        .map_err(|b| anyhow::anyhow!("{b}"))?;
+    let mut moved: Vec<&PathBuf> = Vec::new();
+    let mut refused = None;
+    for out in outputs {
+        let Some((parent, name)) = beneath::split(out) else {
+            continue;
+        };
+        let from =
+            beneath::open_dir(&stage_root, parent, None)?.map_err(|b| anyhow::anyhow!("{b}"))?;
+        let mut made = |_: &Path| {};
+        let to = match beneath::open_dir(root, parent, Some(&mut made))? {
+            Ok(fd) => fd,
+            Err(blocked) => {
+                refused = Some(format!("{}: {blocked}", out.display()));
+                break;
+            }
+        };
+        match beneath::rename_noreplace(&from, name, &to, name) {
+            Ok(true) => moved.push(out),
+            Ok(false) => {
+                refused = Some(format!("{} appeared in the tree", out.display()));
+                break;
+            }
+            Err(e) => {
+                refused = Some(format!("cannot move {} into place: {e}", out.display()));
+                break;
+            }
+        }
+    }
+    let Some(why) = refused else {
+        return Ok(Ok(()));
+    };
+    for out in moved {
+        if let Some((parent, name)) = beneath::split(out) {
+            if let Ok(Ok(dir)) = beneath::open_dir(root, parent, None) {
+                let _ = beneath::remove_tree(&dir, name);
+            }
+        }
+    }
+    Ok(Err(why))
+}
+
+/// Is anything (even a dangling symlink) at `rel` beneath `root`?
+fn exists(root: &OwnedFd, rel: &Path) -> bool {
+    let Some((parent, name)) = beneath::split(rel) else {
+        return false;
+    };
+    matches!(beneath::open_dir(root, parent, None), Ok(Ok(dir)) if beneath::kind_at(&dir, name).is_some())
+}
+
+/// Remove staging directories an interrupted restore left at the tree's root.
+fn remove_stale_staging(root: &OwnedFd) {
+    let Ok(listing) = rustix::fs::Dir::read_from(root) else {
+        return;
+    };
+    let stale: Vec<OsString> = listing
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_bytes()
+                .starts_with(STAGING_PREFIX.as_bytes())
+        })
+        .map(|e| {
+            use std::os::unix::ffi::OsStrExt;
+            OsStr::from_bytes(e.file_name().to_bytes()).to_owned()
+        })
+        .collect();
+    for name in stale {
+        let _ = beneath::remove_tree(root, &name);
+    }
+}
