@@ -347,9 +347,13 @@ impl Prep<'_> {
         );
         let cache = match opened {
             Ok(Some(c)) => c,
-            Ok(None) => return Ok(None),
+            Ok(None) => {
+                rec.prepare_cache = None;
+                return Ok(None);
+            }
             Err(e) => {
                 eprintln!("kardwt: warning: prepare cache not used: {e:#}");
+                rec.prepare_cache = None;
                 return Ok(None);
             }
         };

@@ -309,8 +309,15 @@ fn a_symlink_output_is_stored_as_a_symlink_never_followed() {
     );
     let three = repo.add_card("3");
     assert_eq!(repo.prepare_runs().len(), 2, "the third card's prepare ran");
-    assert_eq!(std::fs::read_link(three.join("node_modules")).unwrap(), outside);
-    assert_eq!(snapshot(&outside).len(), 2, "something was written outside the tree");
+    assert_eq!(
+        std::fs::read_link(three.join("node_modules")).unwrap(),
+        outside
+    );
+    assert_eq!(
+        snapshot(&outside).len(),
+        2,
+        "something was written outside the tree"
+    );
 }
 
 #[test]
