@@ -65,7 +65,7 @@ impl Manifest {
     /// Read the manifest of the entry at `dir`; `None` when it is missing, unreadable or not a
     /// manifest of this version.
     pub fn load(dir: &Path) -> Option<Manifest> {
-        let bytes = crate::repo::read_bounded(&dir.join(FILE), MAX_BYTES).ok()?;
+        let bytes = crate::fsio::read_bounded(&dir.join(FILE), MAX_BYTES).ok()??;
         let m: Manifest = serde_json::from_slice(&bytes).ok()?;
         (m.version == 1).then_some(m)
     }

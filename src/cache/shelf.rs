@@ -4,7 +4,6 @@
 //! so a reader sees a whole entry or none. A symlink or anything else that is not a real
 //! directory at the cache's path or an entry's is never followed, written through or used.
 use std::ffi::OsStr;
-use std::io::Write as _;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -31,8 +30,8 @@ pub struct Shelved {
 fn root(common_dir: &Path, create: bool) -> Option<PathBuf> {
     let dir = crate::layout::cache_dir(common_dir);
     let real_dir = |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir());
-    if create && !real_dir(&dir) && real_dir(&crate::layout::kardwt_dir(common_dir)) {
-        let _ = std::fs::create_dir(&dir);
+    if create && !real_dir(&dir) {
+        let _ = crate::fsio::create_dir_nofollow(common_dir, &dir);
     }
     real_dir(&dir).then_some(dir)
 }
@@ -176,9 +175,7 @@ fn write_entry(
         outputs,
         entries: manifest::scan(&files)?,
     };
-    let mut f = std::fs::File::create_new(tmp.join(manifest::FILE))?;
-    f.write_all(&serde_json::to_vec(&m)?)?;
-    f.sync_all()?;
+    crate::fsio::write_atomic_new(tmp, manifest::FILE, &serde_json::to_vec(&m)?)?;
     Ok(m)
 }
 
