@@ -169,3 +169,85 @@ fn remove_stale_staging(root: &OwnedFd) {
         let _ = beneath::remove_tree(root, &name);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cache::manifest::{scan, Output};
+
+    /// An entry's `files/` with `node_modules` and `vendor/lib`, and its manifest.
+    fn entry(files: &Path) -> Manifest {
+        std::fs::create_dir_all(files.join("node_modules/pkg")).unwrap();
+        std::fs::write(files.join("node_modules/pkg/index.js"), "x\n").unwrap();
+        std::fs::create_dir_all(files.join("vendor/lib")).unwrap();
+        std::fs::write(files.join("vendor/lib/a.so"), "so\n").unwrap();
+        let out = |p: &str| Output {
+            path: p.into(),
+            present: true,
+        };
+        Manifest {
+            version: 1,
+            key: "k".into(),
+            outputs: vec![
+                out("node_modules"),
+                out("vendor/lib"),
+                Output {
+                    path: "gone".into(),
+                    present: false,
+                },
+            ],
+            entries: scan(files).unwrap(),
+        }
+    }
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut n: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        n.sort();
+        n
+    }
+
+    #[test]
+    fn the_outputs_are_placed_whole_or_not_at_all() {
+        let (cache, tree) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let m = entry(cache.path());
+        let later = Instant::now() + std::time::Duration::from_secs(60);
+        let placed = place(cache.path(), tree.path(), &m, later, false).unwrap();
+        assert_eq!(placed.unwrap().files, 2);
+        assert_eq!(names(tree.path()), ["node_modules", "vendor"]);
+        assert_eq!(
+            std::fs::read_to_string(tree.path().join("vendor/lib/a.so")).unwrap(),
+            "so\n"
+        );
+
+        // A file missing from the entry: nothing is placed, no staging is left.
+        let tree = tempfile::tempdir().unwrap();
+        std::fs::remove_file(cache.path().join("vendor/lib/a.so")).unwrap();
+        let why = place(cache.path(), tree.path(), &m, later, false)
+            .unwrap()
+            .unwrap_err();
+        assert!(why.contains("1 of the 2"), "{why}");
+        assert!(names(tree.path()).is_empty(), "{:?}", names(tree.path()));
+
+        // An output already in the tree: a miss, and what is there is kept.
+        std::fs::write(cache.path().join("vendor/lib/a.so"), "so\n").unwrap();
+        std::fs::create_dir(tree.path().join("node_modules")).unwrap();
+        let why = place(cache.path(), tree.path(), &m, later, false)
+            .unwrap()
+            .unwrap_err();
+        assert!(why.contains("already in the tree"), "{why}");
+        assert_eq!(names(tree.path()), ["node_modules"]);
+    }
+
+    #[test]
+    fn a_past_deadline_stops_with_exit_5_and_leaves_nothing() {
+        let (cache, tree) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let m = entry(cache.path());
+        std::fs::create_dir(tree.path().join(format!("{STAGING_PREFIX}1-2"))).unwrap();
+        let err = place(cache.path(), tree.path(), &m, Instant::now(), false).unwrap_err();
+        assert_eq!(crate::error::exit_code(&err), 5, "{err:#}");
+        assert!(names(tree.path()).is_empty(), "{:?}", names(tree.path()));
+    }
+}
