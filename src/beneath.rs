@@ -135,6 +135,64 @@ pub fn symlink(dir: &OwnedFd, name: &OsStr, target: &Path) -> io::Result<bool> {
     }
 }
 
+/// Remove `name` in `dir` and everything beneath it, never following a symlink: a symlink is
+/// removed itself, a directory is opened with `O_NOFOLLOW` and emptied first. Nothing there is
+/// not an error.
+pub fn remove_tree(dir: &OwnedFd, name: &OsStr) -> io::Result<()> {
+    match rustix::fs::unlinkat(dir, name, AtFlags::empty()) {
+        Ok(()) | Err(Errno::NOENT) => return Ok(()),
+        Err(Errno::ISDIR | Errno::PERM) => {}
+        Err(e) => return Err(e.into()),
+    }
+    let sub = match rustix::fs::openat(dir, name, DIR, Mode::empty()) {
+        Ok(d) => d,
+        Err(Errno::NOENT) => return Ok(()),
+        Err(e) => return Err(e.into()),
+    };
+    let names: Vec<std::ffi::OsString> = rustix::fs::Dir::read_from(&sub)?
+        .flatten()
+        .map(|e| {
+            use std::os::unix::ffi::OsStrExt;
+            OsStr::from_bytes(e.file_name().to_bytes()).to_owned()
+        })
+        .filter(|n| n != "." && n != "..")
+        .collect();
+    for n in names {
+        remove_tree(&sub, &n)?;
+    }
+    match rustix::fs::unlinkat(dir, name, AtFlags::REMOVEDIR) {
+        Ok(()) | Err(Errno::NOENT) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Move `from` in `from_dir` to `to` in `to_dir` (one file system) unless something is
+/// already at `to`: false then, and nothing moved. `RENAME_NOREPLACE`, or where the file system
+/// lacks it a look first (a directory is never renamed over a non-empty one either).
+pub fn rename_noreplace(
+    from_dir: &OwnedFd,
+    from: &OsStr,
+    to_dir: &OwnedFd,
+    to: &OsStr,
+) -> io::Result<bool> {
+    use rustix::fs::RenameFlags;
+    match rustix::fs::renameat_with(from_dir, from, to_dir, to, RenameFlags::NOREPLACE) {
+        Ok(()) => Ok(true),
+        Err(Errno::EXIST | Errno::NOTEMPTY) => Ok(false),
+        Err(Errno::INVAL | Errno::NOSYS | Errno::OPNOTSUPP) => {
+            if kind_at(to_dir, to).is_some() {
+                return Ok(false);
+            }
+            match rustix::fs::renameat(from_dir, from, to_dir, to) {
+                Ok(()) => Ok(true),
+                Err(Errno::EXIST | Errno::NOTEMPTY) => Ok(false),
+                Err(e) => Err(e.into()),
+            }
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
 /// The parent directory and file name of a relative path (`None` for an empty one).
 pub fn split(rel: &Path) -> Option<(&Path, &OsStr)> {
     Some((rel.parent().unwrap_or(Path::new("")), rel.file_name()?))
@@ -208,5 +266,23 @@ mod tests {
         assert_eq!(made, [PathBuf::from("a"), PathBuf::from("a/b")]);
         assert!(tree.path().join("a/b").is_dir());
         assert_eq!(probe(&root, Path::new("x/y/z")).unwrap(), None);
+    }
+
+    #[test]
+    fn remove_tree_never_follows_a_symlink_and_rename_never_replaces() {
+        let (tree, outside) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        std::fs::write(outside.path().join("keep"), "x").unwrap();
+        std::fs::create_dir_all(tree.path().join("out/a/b")).unwrap();
+        std::fs::write(tree.path().join("out/a/b/f"), "x").unwrap();
+        std::os::unix::fs::symlink(outside.path(), tree.path().join("out/a/link")).unwrap();
+        let root = root(tree.path()).unwrap();
+        std::fs::create_dir(tree.path().join("there")).unwrap();
+        std::fs::write(tree.path().join("there/f"), "x").unwrap();
+        assert!(!rename_noreplace(&root, OsStr::new("out"), &root, OsStr::new("there")).unwrap());
+        assert!(rename_noreplace(&root, OsStr::new("out"), &root, OsStr::new("moved")).unwrap());
+        remove_tree(&root, OsStr::new("moved")).unwrap();
+        remove_tree(&root, OsStr::new("absent")).unwrap();
+        assert!(!tree.path().join("moved").exists());
+        assert!(outside.path().join("keep").is_file(), "followed a symlink");
     }
 }

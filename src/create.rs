@@ -223,6 +223,7 @@ impl Action<'_> {
                 copy_method: String::new(),
                 ports,
                 last_hook: None,
+                prepare_cache: None,
             };
             // Writing the record completes the card's claim (R-CLAIM).
             crate::store::write(&admin, &rec)?;

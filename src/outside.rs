@@ -136,5 +136,6 @@ pub fn outside_record(
         copy_method: String::new(),
         ports: Vec::new(),
         last_hook: None,
+        prepare_cache: None,
     }
 }

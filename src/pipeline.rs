@@ -1,18 +1,20 @@
 //! The seeding pipeline every path into a worktree runs (`add`, the post-checkout hook,
 //! `prepare [--path]`, the runner commands, retry, reuse, `doctor --try`), in the contract's
-//! order: links, copies, ports, the prepare hook, the record (SPEC §24 R-SHAPE, R-SEED,
-//! R-PREP, R-COPY, R-ATOMIC). The claim comes before (the intent `add` writes, or the record's
-//! first write); a failure marks the record failed and says why.
+//! order: links, copies, ports, the prepare hook (inside the prepare cache, R-READY), the
+//! record (SPEC §24 R-SHAPE, R-SEED, R-PREP, R-COPY, R-ATOMIC). The claim comes before (the
+//! intent `add` writes, or the record's first write); a failure marks the record failed and
+//! says why.
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
+use crate::cache::{Cache, Lookup};
 use crate::card::CardId;
-use crate::config::{CheckoutMode, Config};
+use crate::config::{CheckoutMode, Config, OnCacheHit};
 use crate::context::Context;
 use crate::programs::{self, Facts, Phase};
-use crate::record::{self, LastHook, Origin, Reason, Record, State};
+use crate::record::{self, LastHook, Origin, PrepareCache, Reason, Record, State};
 use crate::verdict::{Failure, Removed};
 use crate::verify::Probe;
 use crate::{copy, events, share};
@@ -240,12 +242,39 @@ impl Prep<'_> {
         }
     }
 
+    /// Run the prepare hook, unless the prepare cache (R-READY) holds its outputs for this
+    /// tree's key: then they are cloned in and the hook is skipped (or runs with
+    /// `KARDWT_CACHE=hit`). After a successful run on a miss the outputs are stored.
     fn run_hook(&self, rec: &mut Record, admin: &Path) -> Result<(), Failure> {
         let (Some(prep), Some(program)) = (&self.cfg.prepare, self.program) else {
             return Ok(());
         };
+        let cache = self.consult_cache(rec, admin)?;
+        let hit = match &cache {
+            Some((c, Lookup::Hit { files, bytes, took })) => {
+                let said = format!(
+                    "cache: hit {} ({files} files and symlinks, {bytes} bytes cloned)",
+                    c.short_key()
+                );
+                if prep.on_cache_hit == OnCacheHit::Skip {
+                    if !self.quiet {
+                        eprintln!(
+                            "kardwt: prepare outputs cloned from the {said}; prepare skipped"
+                        );
+                    }
+                    self.log(events::Kind::Prepared, rec, &said, *took);
+                    return Ok(());
+                }
+                true
+            }
+            _ => false,
+        };
         let facts = facts(self.ctx, rec);
-        let env = programs::environment(&facts, Phase::Prepare, &self.cfg.environment.passthrough);
+        let mut env =
+            programs::environment(&facts, Phase::Prepare, &self.cfg.environment.passthrough);
+        if hit {
+            env.insert("KARDWT_CACHE".to_owned(), "hit".to_owned());
+        }
         let prefix = format!("kardwt[{} prepare]: ", rec.card);
         let log = programs::log_path(&self.ctx.repo.common_dir, &rec.card);
         let output = match self.quiet {
@@ -272,7 +301,24 @@ impl Prep<'_> {
                 .then_some(cap.as_secs()),
         });
         if outcome.succeeded() {
-            self.log(crate::events::Kind::Prepared, rec, "ok", outcome.duration);
+            let said = match &cache {
+                None => "ok".to_owned(),
+                Some((c, Lookup::Hit { .. })) => format!("ok; cache: hit {}", c.short_key()),
+                Some((c, Lookup::Miss(why))) => {
+                    let stored = c.store(&rec.path).map_err(|e| {
+                        self.mark_failed(rec, admin);
+                        self.log(
+                            events::Kind::Failed,
+                            rec,
+                            "storing the prepare cache",
+                            Duration::ZERO,
+                        );
+                        Failure::Other(e)
+                    })?;
+                    format!("ok; cache: miss {} ({why}); {stored}", c.short_key())
+                }
+            };
+            self.log(crate::events::Kind::Prepared, rec, &said, outcome.duration);
             return Ok(());
         }
         self.mark_failed(rec, admin);
@@ -283,6 +329,54 @@ impl Prep<'_> {
             outcome.duration,
         );
         Err(Failure::Hook(outcome))
+    }
+
+    /// Look this tree's key up in the prepare cache and clone its outputs in on a hit; the
+    /// record says the key and the outcome. `None` when the rules name no outputs, or the key
+    /// cannot be made (said on stderr: the hook runs as without a cache).
+    fn consult_cache<'c>(
+        &'c self,
+        rec: &mut Record,
+        admin: &Path,
+    ) -> Result<Option<(Cache<'c>, Lookup)>, Failure> {
+        let opened = Cache::open(
+            &self.ctx.repo.common_dir,
+            self.cfg,
+            &rec.path,
+            self.deadline,
+        );
+        let cache = match opened {
+            Ok(Some(c)) => c,
+            Ok(None) => {
+                rec.prepare_cache = None;
+                return Ok(None);
+            }
+            Err(e) => {
+                eprintln!("kardwt: warning: prepare cache not used: {e:#}");
+                rec.prepare_cache = None;
+                return Ok(None);
+            }
+        };
+        let started = Instant::now();
+        let lookup = match cache.restore(&rec.path, rec.origin != Origin::Hook) {
+            Ok(l) => l,
+            Err(e) => {
+                self.mark_failed(rec, admin);
+                let why = "cloning from the prepare cache stopped";
+                self.log(events::Kind::Failed, rec, why, started.elapsed());
+                return Err(Failure::Other(e));
+            }
+        };
+        let outcome = match lookup {
+            Lookup::Hit { .. } => "hit",
+            Lookup::Miss(_) => "miss",
+        };
+        rec.prepare_cache = Some(PrepareCache {
+            key: cache.key.clone(),
+            outcome: outcome.to_owned(),
+        });
+        crate::store::write(admin, rec).map_err(Failure::Other)?;
+        Ok(Some((cache, lookup)))
     }
 
     /// A signal received (SPEC §22.6) fails the preparation here: the record says `failed`.

@@ -145,6 +145,18 @@ pub struct Record {
     pub copy_method: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_hook: Option<LastHook>,
+    /// The prepare cache's part in the last preparation (R-READY); absent without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prepare_cache: Option<PrepareCache>,
+}
+
+/// How the last preparation used the prepare cache (SPEC §26).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PrepareCache {
+    /// The cache key (64 hex digits).
+    pub key: String,
+    /// `hit` (outputs cloned from the cache) or `miss` (the hook made them).
+    pub outcome: String,
 }
 
 /// What reading a record found.
@@ -243,6 +255,7 @@ mod tests {
             copies: Vec::new(),
             copy_method: String::new(),
             ports: vec![],
+            prepare_cache: None,
             last_hook: Some(LastHook {
                 phase: "prepare".into(),
                 exit_code: 0,

@@ -281,6 +281,9 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
     if args.apply {
         apply(ctx, &rules.config, &entries, &mut candidates, idle)?;
     }
+    // SPEC §26: the prepare cache's entries, those beyond the bound dropped with --apply.
+    let bound = crate::cache::bound(&rules.config);
+    let cache = crate::cache::Tidy::run(&ctx.repo.common_dir, bound, args.apply);
     if args.json {
         writeln!(
             out,
@@ -290,6 +293,7 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
                 offline: &last_fetched,
                 candidates: &candidates,
                 kept: &kept,
+                prepare_cache: &cache,
             })?
         )?;
     } else {
@@ -365,7 +369,10 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
                 k.reason
             )?;
         }
-        if !args.apply && !candidates.is_empty() {
+        for line in cache.lines(args.apply) {
+            writeln!(out, "{line}")?;
+        }
+        if !args.apply && (!candidates.is_empty() || !cache.dropped.is_empty()) {
             let flags = if args.prunable { " --prunable" } else { "" };
             writeln!(out, "(dry run: git kardwt gc --apply{flags} does it)")?;
         }
@@ -522,4 +529,5 @@ struct GcJson<'a> {
     offline: &'a [LastFetch],
     candidates: &'a [Candidate],
     kept: &'a [Kept],
+    prepare_cache: &'a crate::cache::Tidy,
 }

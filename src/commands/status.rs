@@ -120,6 +120,9 @@ pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result<i32>
         if let Some(h) = &rec.last_hook {
             writeln!(out, "last hook:       {} {}", h.phase, h.describe())?;
         }
+        if let Some(c) = &rec.prepare_cache {
+            writeln!(out, "prepare cache:   {} {}", c.outcome, c.key)?;
+        }
     }
     writeln!(
         out,

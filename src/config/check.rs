@@ -1,11 +1,11 @@
 //! The checks across fields and the defaults: the typed `worktree:` block in, the effective
 //! [`Config`] out, or a [`Problem`] naming the key path and the node its error points at.
-use super::leaves::{Name, Port};
+use super::leaves::{Name, Port, RelPath};
 use super::locate::display_path;
 use super::locate::Seg::{self, Index, Key};
 use super::model::{
     Adoption, CheckoutMode, Cleanup, Config, EnvSharing, Ports, Prepare, SkillsSharing,
-    DEFAULT_CLEANUP_TIMEOUT, DEFAULT_PREPARE_TIMEOUT,
+    DEFAULT_CACHE_ENTRIES, DEFAULT_CLEANUP_TIMEOUT, DEFAULT_PREPARE_TIMEOUT,
 };
 use super::read::{join_key, Block, Given, List};
 use super::schema::{RawAdoption, RawPorts, RawWorktree, ROOT_KEY};
@@ -58,6 +58,35 @@ fn argv(given: Given<List<Name>>, block: &'static str) -> Result<Vec<String>, Pr
     Ok(list.0.into_iter().map(|n| n.0).collect())
 }
 
+fn paths(given: Given<List<RelPath>>) -> Vec<std::path::PathBuf> {
+    given
+        .0
+        .map_or_else(Vec::new, |l| l.0.into_iter().map(|p| p.0).collect())
+}
+
+/// `prepare.outputs`: each a path of its own, none beneath (or equal to) another, so a cache
+/// entry clones each one whole into a place no other output claims (R-READY).
+fn outputs(given: Given<List<RelPath>>) -> Result<Vec<std::path::PathBuf>, Problem> {
+    let list = paths(given);
+    for (i, path) in list.iter().enumerate() {
+        if let Some(j) = list[..i]
+            .iter()
+            .position(|o| path.starts_with(o) || o.starts_with(path))
+        {
+            return Err(problem(
+                &[Key("prepare"), Key("outputs"), Index(i)],
+                format!(
+                    "{} overlaps {} ({}); outputs must not contain one another",
+                    super::names::quote(&path.to_string_lossy()),
+                    display_path(&at(&[Key("prepare"), Key("outputs"), Index(j)])),
+                    super::names::quote(&list[j].to_string_lossy()),
+                ),
+            ));
+        }
+    }
+    Ok(list)
+}
+
 /// The effective configuration from the typed block: defaults, then the checks across fields.
 pub(super) fn build(wt: RawWorktree) -> Result<Config, Problem> {
     let mut cfg = Config::default();
@@ -82,6 +111,10 @@ pub(super) fn build(wt: RawWorktree) -> Result<Config, Problem> {
             on_create: p.on_create.0.is_none_or(|f| f.0),
             on_reuse: p.on_reuse.0.is_some_and(|f| f.0),
             timeout_seconds: prepare_cap.unwrap_or(DEFAULT_PREPARE_TIMEOUT),
+            inputs: paths(p.inputs),
+            outputs: outputs(p.outputs)?,
+            on_cache_hit: p.on_cache_hit.0.unwrap_or_default(),
+            cache_entries: p.cache_entries.0.map_or(DEFAULT_CACHE_ENTRIES, |n| n.0),
         });
     }
     let mut cleanup_cap = None;
@@ -143,6 +176,14 @@ pub(super) fn build(wt: RawWorktree) -> Result<Config, Problem> {
         return Err(problem(
             &[Key("checkout"), Key("mode")],
             format!("delegated requires a prepare hook ({ROOT_KEY}.prepare.argv is not set)"),
+        ));
+    }
+
+    let cached = cfg.prepare.as_ref().is_some_and(|p| !p.outputs.is_empty());
+    if cfg.checkout.mode == CheckoutMode::Delegated && cached {
+        return Err(problem(
+            &[Key("prepare"), Key("outputs")],
+            "cannot be cached with checkout.mode delegated (the prepare hook makes the checkout, so it can never be skipped)",
         ));
     }
 

@@ -3,7 +3,7 @@
 //! with [`quote`]. The enums of the model are read here too.
 use std::path::{Path, PathBuf};
 
-use super::model::{CheckoutMode, CopyMethod, EnvSharing, SkillsSharing};
+use super::model::{CheckoutMode, CopyMethod, EnvSharing, OnCacheHit, SkillsSharing};
 use super::names::{check_branch_ref, check_remote_name, quote};
 use super::read::{strict, wrong, Node, Shape};
 
@@ -188,4 +188,16 @@ impl Shape<'_> for CopyMethod {
     }
 }
 
-strict!(CheckoutMode, EnvSharing, SkillsSharing, CopyMethod);
+impl Shape<'_> for OnCacheHit {
+    fn scalar(node: Node<'_>) -> Result<Self, String> {
+        choice(node, &[(Self::Skip, "skip"), (Self::Run, "run")])
+    }
+}
+
+strict!(
+    CheckoutMode,
+    EnvSharing,
+    SkillsSharing,
+    CopyMethod,
+    OnCacheHit
+);

@@ -29,7 +29,7 @@ pub use decode::{decode, rules_error};
 pub use error::{stable_root_howto, ConfigError, STABLE_ROOT_WHY};
 pub use model::{
     Adoption, Base, Checkout, CheckoutMode, Cleanup, Config, CopyMethod, EnvSharing, Environment,
-    Helpers, Ports, Prepare, Sharing, SkillsSharing,
+    Helpers, OnCacheHit, Ports, Prepare, Sharing, SkillsSharing,
 };
 pub use names::{
     check_branch_ref, check_recorded_base, check_ref_format, check_remote_name, quote, QUOTE_CHARS,

@@ -8,6 +8,8 @@ use serde::Serialize;
 pub(super) const DEFAULT_PREPARE_TIMEOUT: u64 = 900;
 /// `cleanup.timeout_seconds` when not written (then clamped to the action timeout).
 pub(super) const DEFAULT_CLEANUP_TIMEOUT: u64 = 120;
+/// `prepare.cache_entries` when not written: prepare caches kept per repository (R-READY).
+pub(super) const DEFAULT_CACHE_ENTRIES: u64 = 4;
 
 /// The effective configuration, every default filled in.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -57,6 +59,28 @@ pub struct Prepare {
     pub on_create: bool,
     pub on_reuse: bool,
     pub timeout_seconds: u64,
+    /// Paths (relative to the tree) whose content decides prepare's result: their blob ids at
+    /// the tree's HEAD are part of the cache key (R-READY).
+    pub inputs: Vec<PathBuf>,
+    /// Paths (relative to the tree) prepare produces, stored after a successful prepare and
+    /// cloned into a later tree with the same key; empty: no cache.
+    pub outputs: Vec<PathBuf>,
+    /// What a cache hit does with the hook.
+    pub on_cache_hit: OnCacheHit,
+    /// At most this many cache entries per repository, least recently used dropped.
+    pub cache_entries: u64,
+}
+
+/// `prepare.on_cache_hit`: whether the prepare hook still runs when its outputs came from the
+/// cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OnCacheHit {
+    /// The hook is skipped.
+    #[default]
+    Skip,
+    /// The hook runs, with `KARDWT_CACHE=hit` (for cheap steps that must still run).
+    Run,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

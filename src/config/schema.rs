@@ -7,7 +7,7 @@ use serde::Deserialize;
 use super::leaves::{
     AbsPath, BranchRef, Card, EnvName, Flag, Name, Port, Positive, RelPath, Remote,
 };
-use super::model::{CheckoutMode, CopyMethod, EnvSharing, SkillsSharing};
+use super::model::{CheckoutMode, CopyMethod, EnvSharing, OnCacheHit, SkillsSharing};
 use super::read::{describe, strict, Block, Given, Keys, List, Node, Pick, Reader, Shape};
 
 /// The top-level key this crate owns.
@@ -59,6 +59,10 @@ block!(RawPrepare {
     on_create: Flag = "on_create",
     on_reuse: Flag = "on_reuse",
     timeout_seconds: Positive = "timeout_seconds",
+    inputs: List<RelPath> = "inputs",
+    outputs: List<RelPath> = "outputs",
+    on_cache_hit: OnCacheHit = "on_cache_hit",
+    cache_entries: Positive = "cache_entries",
 });
 block!(RawCleanup {
     argv: List<Name> = "argv",

@@ -84,6 +84,10 @@ fn spec_example_decodes() {
             on_create: true,
             on_reuse: false,
             timeout_seconds: 900,
+            inputs: Vec::new(),
+            outputs: Vec::new(),
+            on_cache_hit: OnCacheHit::Skip,
+            cache_entries: 4,
         })
     );
     assert_eq!(
@@ -992,4 +996,89 @@ fn deep_flow_nesting_is_refused_without_scanning_it() {
     ok(&format!("other: {}{}\n", "[".repeat(200), "]".repeat(200)));
     ok(&format!("other:\n{}", "  - [a, {b: c}]\n".repeat(2000)));
     ok(&format!("other:\n{}x\n", "- ".repeat(n)));
+}
+
+/// `prepare` with the cache keys `extra` (lines indented under `prepare:`).
+fn cached(extra: &str) -> String {
+    hooked(&format!("  prepare:\n    argv: [/opt/h/p]\n{extra}"))
+}
+
+#[test]
+fn prepare_cache_keys_decode_with_their_defaults() {
+    let p = ok(&cached(
+        "    inputs: [package-lock.json, ./sub/Cargo.lock]\n    outputs: [node_modules, sub/target]\n    on_cache_hit: run\n    cache_entries: 2\n",
+    ))
+    .prepare
+    .unwrap();
+    assert_eq!(
+        p.inputs,
+        [Path::new("package-lock.json"), Path::new("sub/Cargo.lock")]
+    );
+    assert_eq!(
+        p.outputs,
+        [Path::new("node_modules"), Path::new("sub/target")]
+    );
+    assert_eq!((p.on_cache_hit, p.cache_entries), (OnCacheHit::Run, 2));
+    let p = ok(&cached("")).prepare.unwrap();
+    assert!(p.inputs.is_empty() && p.outputs.is_empty());
+    assert_eq!((p.on_cache_hit, p.cache_entries), (OnCacheHit::Skip, 4));
+}
+
+#[test]
+fn prepare_cache_paths_stay_beneath_the_tree() {
+    let msg = err(&cached("    outputs: [../x]\n"), &[]);
+    assert_eq!(
+        msg,
+        "kardbrd.yml: worktree.prepare.outputs[0]: must be a path inside the repository (relative, no `..`, not .git), found \"../x\" at line 6 column 15"
+    );
+    for bad in ["/abs", "a/../../b", ".git/x", "''", "."] {
+        err(
+            &cached(&format!("    outputs: [node_modules, {bad}]\n")),
+            &["worktree.prepare.outputs[1]", "must"],
+        );
+        err(
+            &cached(&format!("    inputs: [{bad}]\n")),
+            &["worktree.prepare.inputs[0]", "must"],
+        );
+    }
+    let msg = err(
+        &cached("    outputs: [node_modules, node_modules/.cache]\n"),
+        &[],
+    );
+    assert_eq!(
+        msg,
+        "kardbrd.yml: worktree.prepare.outputs[1]: \"node_modules/.cache\" overlaps worktree.prepare.outputs[0] (\"node_modules\"); outputs must not contain one another at line 6 column 29"
+    );
+    err(
+        &cached("    outputs: node_modules\n"),
+        &["worktree.prepare.outputs", "expected a list"],
+    );
+}
+
+#[test]
+fn prepare_cache_choices_are_strict() {
+    err(
+        &cached("    on_cache_hit: skipped\n"),
+        &["worktree.prepare.on_cache_hit", "\"skipped\"", "skip, run"],
+    );
+    err(
+        &cached("    on_cache_hit: true\n"),
+        &["worktree.prepare.on_cache_hit", "found a boolean"],
+    );
+    err(
+        &cached("    cache_entries: 0\n"),
+        &["worktree.prepare.cache_entries", "at least 1, found 0"],
+    );
+    err(
+        &cached("    cache_entries: \"4\"\n"),
+        &["worktree.prepare.cache_entries", "expected an integer"],
+    );
+    err(
+        &cached("    outputs: [node_modules]\n  checkout:\n    mode: delegated\n"),
+        &["worktree.prepare.outputs", "checkout.mode delegated"],
+    );
+    err(
+        &cached("    cache_entry: 4\n"),
+        &["cache_entry", "cache_entries"],
+    );
 }

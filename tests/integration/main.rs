@@ -34,6 +34,7 @@ mod ports;
 mod pre_push;
 mod pre_push_paths;
 mod prepare;
+mod prepare_cache;
 mod prepare_ready;
 mod reads;
 mod remove;

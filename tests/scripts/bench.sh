@@ -19,6 +19,11 @@
 #       `git worktree add` + `cp -a --reflink=always` (P8n: against --reflink=never, must be
 #       faster; new space under 100 MB), when run as root with mkfs.xfs
 #   P9  the same copy on the work directory's file system vs `git worktree add` + `cp -a`
+#   P11 the prepare cache (R-READY): a prepare that sleeps 20 s and writes 20,000 files (400 MB)
+#       into node_modules; a second card with the same lockfile vs `git worktree add` +
+#       `cp -a --reflink=always` of the outputs on an XFS loop mount (P11x, as root with
+#       mkfs.xfs) and vs `git worktree add` + `cp -a` on the work directory's file system
+#       (P11e), goal 1.5 each; a changed lockfile must be a miss (prepare runs)
 # P1 uses the minimum of many alternating trials (it sits inside the noise); the others the
 # median of several runs. Needs `git-kardwt` on PATH (make bench puts the release build first).
 # Sizes can be shrunk for a quick look: BENCH_FILES, BENCH_WORKTREES, BENCH_TRIALS.
@@ -30,7 +35,7 @@ set -euo pipefail
 FILES=${BENCH_FILES:-5000}
 WORKTREES=${BENCH_WORKTREES:-1000}
 TRIALS=${BENCH_TRIALS:-15}
-ONLY=" ${BENCH_ONLY:-P1 P2 P3 P4 P5 P6 P7 P8 P9 P10} "
+ONLY=" ${BENCH_ONLY:-P1 P2 P3 P4 P5 P6 P7 P8 P9 P10 P11} "
 BEFORE=${BENCH_BEFORE:-}
 want() { [[ $ONLY == *" $1 "* ]]; }
 
@@ -367,6 +372,97 @@ elif [ -n "$xfs_ok" ]; then
 	copy_cleanup "$xfs/base" space
 else
 	copy_notes+=("P8 skipped: an XFS loop mount needs root and mkfs.xfs (apt-get install xfsprogs)")
+fi
+
+# P11 (R-READY): the prepare cache. The prepare hook sleeps BENCH_P11_SLEEP seconds (20) and
+# writes BENCH_P11_FILES files (20,000) of BENCH_P11_MB MB (400) in all into node_modules; its
+# rules name package-lock.json as the input and node_modules as the output. A first card fills
+# the cache (a miss, timed as a note); then, BENCH_P11_RUNS times, a second card with the same
+# lockfile (a hit: the hook must not run) against `git worktree add` + `cp -a` of the first
+# card's node_modules; last, a changed lockfile must be a miss (the hook runs).
+P11_FILES=${BENCH_P11_FILES:-20000}
+P11_MB=${BENCH_P11_MB:-400}
+P11_SLEEP=${BENCH_P11_SLEEP:-20}
+P11_RUNS=${BENCH_P11_RUNS:-3}
+p11_repo() { # DIR: origin, base and a prepare hook under DIR/helpers
+	local dir=$1
+	mkdir -p "$dir/helpers"
+	cat >"$dir/helpers/prepare" <<-SCRIPT
+		#!/bin/sh
+		echo "\$KARDWT_CARD \${KARDWT_CACHE:-none}" >>"$dir/prepare.log"
+		sleep $P11_SLEEP
+		exec perl -e '
+			my (\$files, \$bytes) = @ARGV; my \$size = int(\$bytes / \$files);
+			srand(11); my \$blob = join "", map { chr(int(rand(256))) } 1 .. (1 << 20);
+			for my \$i (0 .. \$files - 1) {
+				my \$d = sprintf "node_modules/d%02d/e%02d", \$i % 50, int(\$i / 50) % 40;
+				system("mkdir", "-p", \$d) unless -d \$d;
+				open my \$f, ">", "\$d/f\$i.js" or die \$!;
+				print \$f substr(\$blob, (\$i * 7919) % ((1 << 20) - \$size), \$size);
+				close \$f;
+			}' $P11_FILES $((P11_MB * 1000000))
+	SCRIPT
+	chmod 755 "$dir/helpers/prepare"
+	git init -q --bare -b main "$dir/origin.git"
+	git clone -q "$dir/origin.git" "$dir/base" 2>/dev/null
+	(
+		cd "$dir/base"
+		echo "/node_modules/" >.gitignore && echo v1 >package-lock.json
+		git add .gitignore package-lock.json && git commit -qm lockfile && git push -q origin main
+		printf 'worktree:\n  base:\n    ref: refs/heads/main\n  helpers:\n    stable_root: %s\n  prepare:\n    argv: [%s]\n    inputs: [package-lock.json]\n    outputs: [node_modules]\n' \
+			"$dir/helpers" "$dir/helpers/prepare" >kardbrd.yml
+		echo /kardbrd.yml >>.git/info/exclude
+	)
+}
+p11_runs() { wc -l <"$1/prepare.log"; }
+p11_trial_g() { # BASE N WARM-TREE CP-FLAGS…: plain git, then cp -a of the outputs
+	local base=$1 n=$2 warm=$3
+	shift 3
+	git -C "$base" worktree add -q -b "plain-$n" "$base/../plain-$n" main &&
+		cp -a "$@" "$warm/node_modules" "$base/../plain-$n/"
+}
+p11_bench() { # NAME DIR GOAL CP-FLAGS…
+	local name=$1 dir=$2 goal=$3 k=() g=() i base="$2/base" runs cold warm
+	shift 3
+	p11_repo "$dir"
+	cold=$(time_us git -C "$base" kardwt add p11-warm)
+	warm=$(git -C "$base" kardwt status p11-warm | sed -n 's/^path: *//p')
+	[ "$(p11_runs "$dir")" = 1 ] || { echo "$name: the first card did not prepare" >&2; exit 1; }
+	for i in $(seq 1 "$P11_RUNS"); do
+		sync
+		k+=("$(time_us git -C "$base" kardwt add "p11-hit$i")")
+		sync
+		g+=("$(time_us p11_trial_g "$base" "$i" "$warm" "$@")")
+		git -C "$base" kardwt remove --force "p11-hit$i" >/dev/null 2>&1 || true
+		git -C "$base" worktree remove --force "$base/../plain-$i" >/dev/null 2>&1 || true
+		rm -rf "$base/../plain-$i"
+		git -C "$base" branch -q -D "plain-$i" "card/p11-hit$i" >/dev/null 2>&1 || true
+	done
+	runs=$(p11_runs "$dir")
+	row "$name" "$(printf '%s\n' "${k[@]}" | median)" "$(printf '%s\n' "${g[@]}" | median)" "$goal"
+	copy_notes+=("$name first card (a miss: prepare ran, outputs stored): $(ms "$cold") ms; hits that ran prepare: $((runs - 1)) (goal 0): $([ "$runs" = 1 ] && echo met || echo MISSED)")
+	(cd "$base" && echo v2 >package-lock.json && git commit -qam v2 && git push -q origin main)
+	git -C "$base" kardwt add p11-miss >/dev/null
+	copy_notes+=("$name changed lockfile: $([ "$(p11_runs "$dir")" = $((runs + 1)) ] && echo "a miss, prepare ran: met" || echo "prepare did not run: MISSED")")
+}
+if want P11; then
+	echo "P11: prepare cache, $P11_FILES files ($P11_MB MB), a $P11_SLEEP s prepare, on $(stat -f -c %T "$work") vs cp -a" >&2
+	mkdir "$work/p11"
+	p11_bench P11e "$work/p11" 1.5
+	if [ -n "$xfs_ok" ]; then
+		echo "P11x: the same on an XFS loop mount with reflink vs cp -a --reflink=always" >&2
+		xfs11="$work/xfs11"
+		mkdir "$xfs11"
+		# `|| :`: under set -e a failing last umount (P8's mount absent) would end the trap early.
+		trap 'for m in "$work/xfs" "$xfs11"; do umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || :; done; rm -rf "$work"' EXIT
+		truncate -s $((P11_MB * 4 + 1024))M "$work/xfs11.img"
+		mkfs.xfs -q -m reflink=1 "$work/xfs11.img"
+		mount -o loop "$work/xfs11.img" "$xfs11"
+		p11_bench P11x "$xfs11" 1.5 --reflink=always
+	else
+		copy_notes+=("P11x skipped: an XFS loop mount needs root and mkfs.xfs (apt-get install xfsprogs)")
+	fi
+	copy_notes+=("P11 size: $P11_FILES files, $P11_MB MB, a $P11_SLEEP s prepare, median of $P11_RUNS")
 fi
 
 echo

@@ -16,11 +16,13 @@ mod harness;
 mod process;
 mod repo;
 mod rng;
+mod xfs;
 
 pub use files::*;
 pub use process::*;
 pub use repo::*;
 pub use rng::*;
+pub use xfs::*;
 
 use std::time::Duration;
 
