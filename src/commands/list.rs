@@ -3,7 +3,6 @@
 use std::io::Write;
 
 use anyhow::Result;
-use serde_json::{json, Value};
 
 use crate::cli::ListArgs;
 use crate::context::Context;
@@ -35,20 +34,18 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut dyn Write) -> Result<i32> {
         .collect();
     let orphans = crate::claim::vanished_among(&ctx.repo.common_dir, &ctx.repo.base, &recorded);
     if args.json {
-        let mut rows: Vec<Value> = reports.iter().map(row).collect();
-        rows.extend(orphans.iter().map(|(o, state)| {
-            json!({
-                "card": o.card,
-                "state": state,
-                "branch": (!o.branch.is_empty()).then_some(&o.branch),
-                "head": null,
-                "drift": false,
-                "path": o.path.to_string_lossy(),
-                "locked": false,
-                "ports": o.ports,
-            })
+        let mut rows: Vec<Row> = reports.iter().map(row).collect();
+        rows.extend(orphans.iter().map(|(o, state)| Row {
+            card: Some(&o.card),
+            state,
+            branch: (!o.branch.is_empty()).then_some(o.branch.as_str()),
+            head: None,
+            drift: false,
+            path: o.path.to_string_lossy(),
+            locked: false,
+            ports: &o.ports,
         }));
-        writeln!(out, "{}", Value::Array(rows))?;
+        writeln!(out, "{}", serde_json::to_string(&rows)?)?;
         return Ok(0);
     }
     // The card column fits its ids (a long one stands on its own line: text::cell).
@@ -95,15 +92,28 @@ fn prunable(e: &verify::Entry, path: std::path::PathBuf) -> Report {
     }
 }
 
-fn row(r: &Report) -> Value {
-    json!({
-        "card": r.card,
-        "state": r.list_state(),
-        "branch": r.expected_branch(),
-        "head": r.head.as_ref().map(|h| h.display()),
-        "drift": r.drift(),
-        "path": r.path.to_string_lossy(),
-        "locked": r.locked,
-        "ports": r.record.as_ref().map(|rec| rec.ports.clone()).unwrap_or_default(),
-    })
+/// One `list --json` row.
+#[derive(serde::Serialize)]
+struct Row<'a> {
+    card: Option<&'a str>,
+    state: &'a str,
+    branch: Option<&'a str>,
+    head: Option<&'a str>,
+    drift: bool,
+    path: std::borrow::Cow<'a, str>,
+    locked: bool,
+    ports: &'a [u16],
+}
+
+fn row(r: &Report) -> Row<'_> {
+    Row {
+        card: r.card.as_deref(),
+        state: r.list_state(),
+        branch: r.expected_branch(),
+        head: r.head.as_ref().map(|h| h.display()),
+        drift: r.drift(),
+        path: r.path.to_string_lossy(),
+        locked: r.locked,
+        ports: r.record.as_ref().map_or(&[], |rec| rec.ports.as_slice()),
+    }
 }
