@@ -143,7 +143,7 @@ enum Vanish {
 /// `released` and deletes the claim, and leaves the process still sitting in the vanished path
 /// alone (SPEC §22.4: orphan release signals nothing).
 fn orphan_is_shown_then_released(how: Vanish) {
-    use crate::remove::Sleeper;
+    use crate::support::cleanup::Sleeper;
     let repo = TestRepo::new();
     let log = repo.tmp.join("cleanup.log");
     let cleanup = repo.write_helper(
@@ -263,7 +263,7 @@ fn an_orphan_whose_directory_alone_was_deleted_is_released_by_gc_apply() {
 /// then claims it again.
 #[test]
 fn add_of_a_card_whose_tree_was_removed_behind_its_back_releases_the_orphan_first() {
-    use crate::remove::{cleanup_lines, rules_with_cleanup, Sleeper};
+    use crate::support::cleanup::{cleanup_lines, rules_with_cleanup, Sleeper};
     let repo = TestRepo::new();
     // The hook logs, then ends well although the tree is gone (`true` after `test -d`).
     repo.write_rules(&rules_with_cleanup(&repo, "true"));
@@ -314,7 +314,7 @@ fn rules_logging_cleanup(repo: &TestRepo) -> (String, PathBuf) {
 /// cleanup hook, no file).
 #[test]
 fn a_claim_whose_path_now_holds_another_repositorys_worktree_is_dropped_and_nothing_is_touched() {
-    use crate::remove::Sleeper;
+    use crate::support::cleanup::Sleeper;
     let a = TestRepo::new();
     let (rules, log) = rules_logging_cleanup(&a);
     a.write_rules(&rules);
@@ -357,7 +357,7 @@ fn a_claim_whose_path_now_holds_another_repositorys_worktree_is_dropped_and_noth
 /// file kept as it is.
 #[test]
 fn a_claim_naming_the_base_or_a_path_outside_its_root_is_malformed_and_never_acted_on() {
-    use crate::remove::Sleeper;
+    use crate::support::cleanup::Sleeper;
     let repo = TestRepo::new();
     let (rules, log) = rules_logging_cleanup(&repo);
     repo.write_rules(&rules);

@@ -7,7 +7,7 @@
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
-use crate::pre_push::{assert_blocked, commit, head, push};
+use crate::support::push::{assert_blocked, commit, head, push};
 use crate::support::{snapshot, TestRepo};
 
 /// Change origin's main through the scratch clone (`change` edits the scratch tree), without

@@ -479,7 +479,7 @@ fn gc_keeps_user_work_at_a_link_path_and_a_tree_git_would_refuse() {
     let s = repo.add_card("s");
     commit_in(&repo, &e, "e-work");
     push_and_merge(&repo, &e, "card/e");
-    crate::remove::commit_submodule(&repo, &s);
+    crate::support::cleanup::commit_submodule(&repo, &s);
     push_and_merge(&repo, &s, "card/s");
     let v = gc_json(&repo, &[]);
     assert_eq!(cards(&v), set(&["e"]), "{v}");
@@ -502,8 +502,8 @@ fn gc_keeps_user_work_at_a_link_path_and_a_tree_git_would_refuse() {
         "{v}"
     );
 
-    let mut sleeper = crate::remove::Sleeper::start(&repo, &s);
-    let mut sleeper_e = crate::remove::Sleeper::start(&repo, &e);
+    let mut sleeper = crate::support::cleanup::Sleeper::start(&repo, &s);
+    let mut sleeper_e = crate::support::cleanup::Sleeper::start(&repo, &e);
     let v = gc_json(&repo, &["--apply"]);
     assert_eq!(cards(&v), BTreeSet::new(), "{v}");
     let k = kept(&v);
@@ -619,7 +619,7 @@ fn gc_apply_keeps_a_tree_in_use_and_signals_nothing() {
     push_and_merge(&repo, &w, "card/busy");
     assert_eq!(cards(&gc_json(&repo, &[])), set(&["busy"]), "the premise");
 
-    let mut sleeper = crate::remove::Sleeper::start(&repo, &w.join("src"));
+    let mut sleeper = crate::support::cleanup::Sleeper::start(&repo, &w.join("src"));
     let before = state(&repo, &[w.as_path()]);
     let base = repo.snapshot_base();
     let v = gc_json(&repo, &["--apply"]);
@@ -726,7 +726,7 @@ fn idle_collects_untouched_trees_without_work_of_their_own_only_when_asked() {
     for wt in [&idle, &worked, &used] {
         backdate(&repo, wt);
     }
-    let mut sleeper = crate::remove::Sleeper::start(&repo, &used);
+    let mut sleeper = crate::support::cleanup::Sleeper::start(&repo, &used);
 
     // Never by default.
     let out = repo.kardwt_ok(&repo.base, &["gc"]);

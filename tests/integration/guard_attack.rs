@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use crate::support::{mtimes, sh_quote, Output, Rng, TestRepo, BIN, COMMAND_TIMEOUT};
 
-use crate::guard::managed_repo;
+use crate::support::guarded::managed_repo;
 
 /// Run `git-kardwt args…` in `dir` with `stdin` piped in, killed (and the test failed) after
 /// the harness's command timeout. Does not assert.
@@ -481,7 +481,7 @@ fn prune_is_answered_with_a_gc_of_gone_entries_only() {
 fn fuzzed_arguments_never_panic_nor_deny_by_mistake() {
     let repo = managed_repo();
     let p42 = repo.card_path("42");
-    let table = crate::guard::examples::examples(&repo.tmp);
+    let table = crate::support::guarded::examples::examples(&repo.tmp);
     let p = p42.to_str().unwrap().to_owned();
     let base = repo.base.to_str().unwrap().to_owned();
     let flags = [

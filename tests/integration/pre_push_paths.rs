@@ -10,7 +10,7 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use crate::pre_push::{
+use crate::support::push::{
     assert_blocked, commit, commit_links, head, ls_remote, push, repo_with_card,
 };
 use crate::support::{Output, TestRepo};

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::remove::{cleanup_lines, cleanup_rules, event_names, Sleeper};
+use crate::support::cleanup::{cleanup_lines, cleanup_rules, event_names, Sleeper};
 use crate::support::{snapshot, TestRepo};
 
 /// The base gets an untracked `.claude/skills/base.md` (and an ignored `.env`).

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use crate::runner::{hook_command, read_json, run_sh};
+use crate::support::recipes::{hook_command, read_json, run_sh};
 use crate::support::{Output, TestRepo};
 
 /// Codex's SessionStart payload for a session in `cwd`.

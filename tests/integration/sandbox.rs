@@ -8,7 +8,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::faults::{assert_nothing_running_under, Reaper};
+use crate::support::procs::{assert_nothing_running_under, Reaper};
 use crate::support::{sh_quote, yaml_str, TestRepo, COMMAND_TIMEOUT};
 
 /// An executable script at `path` that touches `marker` when it runs.

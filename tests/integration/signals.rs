@@ -9,8 +9,10 @@ use std::time::Duration;
 
 use rustix::process::{kill_process, kill_process_group, Pid, Signal};
 
-use crate::faults::{assert_no_lock_held, card_lock, has_open, read_pid, write_pid, Reaper};
-use crate::remove::cleanup_rules;
+use crate::support::cleanup::cleanup_rules;
+use crate::support::procs::{
+    assert_no_lock_held, card_lock, has_open, read_pid, write_pid, Reaper,
+};
 use crate::support::{line, sh_quote, wait_until, Output, Running, TestRepo};
 
 /// How long a phase may take to be reached, or kardwt to end after the signal.

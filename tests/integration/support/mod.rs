@@ -11,9 +11,14 @@
 //!   `std::env::set_var`.
 #![allow(dead_code)]
 
+pub mod cleanup;
 mod files;
+pub mod guarded;
 mod harness;
 mod process;
+pub mod procs;
+pub mod push;
+pub mod recipes;
 mod repo;
 mod rng;
 mod xfs;
