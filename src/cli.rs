@@ -41,6 +41,7 @@ pub enum Command {
     Select(SelectArgs),
     List(ListArgs),
     Status(StatusArgs),
+    Env(EnvArgs),
     Prepare(PrepareArgs),
     Remove(RemoveArgs),
     Adopt(AdoptArgs),
@@ -134,6 +135,27 @@ pub struct StatusArgs {
     /// Print as JSON
     #[arg(long)]
     pub json: bool,
+}
+
+/// Print a managed worktree's facts (card, branch, base, ports) for its own processes.
+///
+/// `eval "$(git kardwt env)"` in a run script gives a dev server the tree's own `KARDWT_PORT`.
+/// Read-only; refuses a worktree kardwt does not manage or cannot verify.
+#[derive(Debug, Args)]
+pub struct EnvArgs {
+    #[command(flatten)]
+    pub target: Target,
+    /// How to print them: `export NAME=value` lines, `NAME=value` lines, or one JSON object
+    #[arg(long, value_enum, default_value_t = EnvFormat::Shell)]
+    pub format: EnvFormat,
+}
+
+/// The output formats of `env`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum EnvFormat {
+    Shell,
+    Dotenv,
+    Json,
 }
 
 /// Seed and prepare an existing worktree by hand (reason `manual`).

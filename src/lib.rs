@@ -76,12 +76,12 @@ _git__kardwt() {
         esac
     done
     case "$sub" in
-        add|verify|status|prepare|remove|release|log) ;;
+        add|verify|status|env|prepare|remove|release|log) ;;
         *) return 0 ;;
     esac
     case "$cur" in -*) return 0 ;; esac
     case "${COMP_WORDS[COMP_CWORD-1]}" in
-        --path|--grace|--root|--rules|--timeout|--board) return 0 ;;
+        --path|--grace|--root|--rules|--timeout|--board|--format) return 0 ;;
     esac
     local cards
     cards=$(git kardwt list --json 2>/dev/null | grep -o '"card":"[^"]*"' | cut -d'"' -f4)
@@ -237,6 +237,7 @@ fn dispatch(cli: Cli, out: &mut dyn std::io::Write) -> anyhow::Result<i32> {
     let anchor = match &cli.command {
         Command::Verify(a) => a.target.path.as_deref(),
         Command::Status(a) => a.target.path.as_deref(),
+        Command::Env(a) => a.target.path.as_deref(),
         Command::Prepare(a) => a.target.path.as_deref(),
         Command::Remove(a) => a.target.path.as_deref(),
         Command::Release(a) => a.target.path.as_deref(),
@@ -250,6 +251,7 @@ fn dispatch(cli: Cli, out: &mut dyn std::io::Write) -> anyhow::Result<i32> {
         Command::Select(a) => commands::select::run(&ctx, a, out),
         Command::List(a) => commands::list::run(&ctx, a, out),
         Command::Status(a) => commands::status::run(&ctx, a, out),
+        Command::Env(a) => commands::env::run(&ctx, a, out),
         Command::Prepare(a) => commands::prepare::run(&ctx, a, out),
         Command::Doctor(a) => commands::doctor::run(&ctx, a, out),
         Command::Remove(a) => commands::remove::run(&ctx, a, out),

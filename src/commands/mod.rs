@@ -3,6 +3,7 @@ pub mod add;
 pub mod adopt;
 pub mod config;
 pub mod doctor;
+pub mod env;
 pub mod gc;
 pub mod guard;
 pub mod help;
