@@ -39,18 +39,34 @@ pub fn add_worktree_at(
     git::worktree_add(repo_lock, &repo.base, &new, Some(deadline))
 }
 
+/// `--base NAME` as a full branch ref: `main` and `refs/heads/main` alike; anything git would
+/// not take as a branch name (an option, `..`, a tag's full ref) is a usage error (exit 2).
+pub fn branch_ref(name: &str) -> Result<String> {
+    let full = if name.starts_with("refs/") {
+        name.to_owned()
+    } else {
+        format!("refs/heads/{name}")
+    };
+    crate::config::check_branch_ref(&full).map_err(|why| {
+        usage(format!("--base {}: {why}", crate::config::quote(name)))
+            .hint("--base takes a branch the remote has, e.g. --base release/1.2")
+    })?;
+    Ok(full)
+}
+
 /// Fetch exactly the base ref and return it with the fetched commit's object id.
 pub fn fetch_base(
     repo_lock: &lock::RepoLock,
     repo: &crate::repo::Repo,
     cfg: &Config,
+    asked: Option<&str>,
     deadline: Instant,
 ) -> Result<(String, String)> {
     let base = &repo.base;
     let remote = &cfg.base.remote;
-    let base_ref = match &cfg.base.git_ref {
-        Some(r) => r.clone(),
-        None => remote_head(base, remote, deadline)?,
+    let base_ref = match (asked, cfg.base.git_ref.as_deref()) {
+        (Some(r), _) | (None, Some(r)) => r.to_owned(),
+        (None, None) => remote_head(base, remote, deadline)?,
     };
     let branch = base_ref.strip_prefix("refs/heads/").unwrap_or(&base_ref);
     let tracking = format!("refs/remotes/{remote}/{branch}");

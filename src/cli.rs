@@ -81,6 +81,10 @@ pub struct AddArgs {
     /// Write the prepare hook's output only to <common dir>/kardwt/logs/<card>.log, not stderr
     #[arg(long)]
     pub quiet: bool,
+    /// Create from this branch of the remote (fetched like the default base) instead of
+    /// worktree.base.ref; kept in the record, which verify, drift and gc judge against
+    #[arg(long, value_name = "BRANCH")]
+    pub base: Option<String>,
 }
 
 /// Which worktree a reading command looks at: a card, a path, or the one you stand in.

@@ -28,6 +28,8 @@ pub struct AddOptions {
     pub timeout: Option<u64>,
     /// The prepare hook's output goes only to the card's log file.
     pub quiet: bool,
+    /// A branch of the remote to create from instead of the configured base (`--base`).
+    pub base: Option<String>,
 }
 
 /// A ready worktree `add` created or reused.
@@ -45,6 +47,12 @@ pub struct Added {
 /// The runner commands call this directly.
 pub fn add(ctx: &Context, args: &AddOptions) -> Result<Added> {
     let card = CardId::parse(&args.card)?;
+    // `--base`: a branch name or `refs/heads/<branch>`, checked before anything runs.
+    let base = args
+        .base
+        .as_deref()
+        .map(crate::base::branch_ref)
+        .transpose()?;
     let rules = ctx.rules()?;
     let cfg = &rules.config;
     let program = pipeline::prepare_program(cfg)?;
@@ -71,6 +79,7 @@ pub fn add(ctx: &Context, args: &AddOptions) -> Result<Added> {
         card: &card,
         board: &args.board,
         card_lock: &card_lock,
+        base: base.as_deref(),
     };
     let record = match report.verdict {
         Verdict::Absent => {
@@ -81,6 +90,17 @@ pub fn add(ctx: &Context, args: &AddOptions) -> Result<Added> {
             let (Some(rec), Some(admin)) = (report.record, report.admin) else {
                 anyhow::bail!("internal error: a verified worktree without record");
             };
+            if let Some(asked) = base.as_deref().filter(|b| *b != rec.base_ref) {
+                return Err(refused(format!(
+                    "card {card}'s worktree {} was created from {}, not {asked}; nothing was changed",
+                    rec.path.display(),
+                    rec.base_ref
+                ))
+                .hint(format!(
+                    "run git kardwt add {card} without --base to reuse it, or remove it first (git kardwt remove {card}) to create it from {asked}"
+                ))
+                .into());
+            }
             action.reuse(rec, admin)?
         }
         Verdict::Unseeded if half_made(&report, cfg).is_some() => {
@@ -145,6 +165,8 @@ struct Action<'a> {
     board: &'a str,
     /// The card's lock, whose file says what this `add` is doing (R-DISPATCH 7).
     card_lock: &'a lock::Held,
+    /// `--base`: the branch ref to create from instead of the configured base.
+    base: Option<&'a str>,
 }
 
 impl Action<'_> {
@@ -176,6 +198,7 @@ impl Action<'_> {
                 &repo_lock,
                 &self.prep.ctx.repo,
                 self.cfg(),
+                self.base,
                 self.prep.deadline,
             )?;
             // SPEC §22.6: a signal during the fetch stops here; once the tree exists, the

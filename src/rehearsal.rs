@@ -142,7 +142,7 @@ fn attempt(
             return None;
         }
     };
-    let base = match crate::base::fetch_base(&repo_lock, &ctx.repo, cfg, deadline) {
+    let base = match crate::base::fetch_base(&repo_lock, &ctx.repo, cfg, None, deadline) {
         Ok(b) => b,
         Err(e) => {
             steps.push(step("fetch", false, t.elapsed(), with_hints(&e)));

@@ -31,6 +31,7 @@ pub fn run(ctx: &Context, args: &AddArgs, out: &mut dyn Write) -> Result<i32> {
             board: args.board.clone(),
             timeout: args.timeout,
             quiet: args.quiet,
+            base: args.base.clone(),
         },
     )?;
     let record = &added.record;

@@ -517,3 +517,55 @@ fn a_kept_branch_records_the_base_it_really_has_and_says_how_far_behind_it_is() 
         serde_json::from_str(&repo.kardwt_ok(&repo.base, &["verify", "43", "--json"])).unwrap();
     assert_eq!(v["behind"], 0, "{v}");
 }
+
+/// SPEC §27: `add --base BRANCH` creates from that branch of the remote, keeps it in the record
+/// (gc and drift judge against it); a branch the remote lacks creates nothing; reusing the card
+/// with another base is refused.
+#[test]
+fn add_base_creates_from_a_branch_the_remote_has_and_a_missing_one_creates_nothing() {
+    let repo = TestRepo::new();
+    repo.write_rules(&repo.rules_with_prepare(false));
+    // A release branch on origin, one commit ahead of main.
+    repo.git(&repo.scratch, &["switch", "--quiet", "-c", "release/1.2"]);
+    std::fs::write(repo.scratch.join("RELEASE"), "1.2\n").unwrap();
+    repo.git(&repo.scratch, &["add", "RELEASE"]);
+    repo.git(&repo.scratch, &["commit", "--quiet", "-m", "release 1.2"]);
+    repo.git(&repo.scratch, &["push", "--quiet", "origin", "release/1.2"]);
+    let tip = repo.git(&repo.scratch, &["rev-parse", "HEAD"]);
+    repo.git(&repo.scratch, &["switch", "--quiet", "main"]);
+
+    let out = repo.kardwt(&repo.base, &["add", "42", "--base", "release/1.2"]);
+    out.expect_code(0);
+    let wt = repo.card_path("42");
+    assert!(wt.join("RELEASE").is_file(), "{out}");
+    let rec = repo.record(&wt);
+    assert_eq!(rec["base_ref"].as_str(), Some("refs/heads/release/1.2"));
+    assert_eq!(rec["base_oid"].as_str(), Some(tip.trim()));
+    assert_eq!(repo.git(&wt, &["rev-parse", "HEAD"]).trim(), tip.trim());
+    repo.kardwt_ok(&repo.base, &["verify", "42"]);
+
+    // Reuse with another base: refused, nothing changed.
+    let before = repo.record(&wt);
+    let out = repo.kardwt(&repo.base, &["add", "42", "--base", "main"]);
+    out.expect_code(3);
+    assert_eq!(repo.record(&wt), before, "{out}");
+    repo.kardwt_ok(&repo.base, &["add", "42", "--base", "release/1.2"]);
+
+    // A branch the remote lacks: nothing created.
+    let refs = repo.all_refs();
+    let base_before = repo.snapshot_base();
+    let out = repo.kardwt(&repo.base, &["add", "43", "--base", "no-such-branch"]);
+    assert_ne!(out.code, 0, "{out}");
+    assert!(!repo.card_path("43").exists(), "{out}");
+    assert!(!repo.branch_exists("card/43"), "{out}");
+    assert_eq!(repo.all_refs(), refs, "{out}");
+    assert_eq!(repo.snapshot_base(), base_before);
+    assert!(
+        !repo.common_dir().join("kardwt/claims/43").exists(),
+        "{out}"
+    );
+    // Not a branch name: a usage error before anything runs.
+    let out = repo.kardwt(&repo.base, &["add", "44", "--base", "--upload-pack=x"]);
+    out.expect_code(2);
+    assert!(!repo.card_path("44").exists(), "{out}");
+}
