@@ -258,6 +258,10 @@ pub struct GcArgs {
     /// first (gc then says how old each one is)
     #[arg(long)]
     pub offline: bool,
+    /// Also list (with --apply delete) card/* branches with no worktree whose commits are all
+    /// integrated into the freshly fetched base (merged, squash- or rebase-merged)
+    #[arg(long, conflicts_with = "prunable")]
+    pub branches: bool,
 }
 
 /// Print a shell completion script (make install puts them where shells look).

@@ -225,6 +225,26 @@ pub fn coarse(secs: u64) -> String {
     format!("{n} {unit}{}", if n == 1 { "" } else { "s" })
 }
 
+/// `gc --branches` (SPEC §27): is the branch tip `tip` integrated into `base` (a commit: the
+/// freshly fetched base; `base_name` names it), by the same test as a tree's HEAD in
+/// [`landed`]? Every commit the tip contains landed with it. `Ok(reason)` when it did.
+pub fn branch_landed(dir: &Path, base: &str, base_name: &str, tip: &str) -> Judgement {
+    if !integrated(dir, base, tip) {
+        return Err(format!(
+            "it has commits not integrated into {base_name} (tip {})",
+            short(tip)
+        ));
+    }
+    Ok(if git::is_ancestor(dir, tip, base) {
+        format!("merged into {base_name} (tip {})", short(tip))
+    } else {
+        format!(
+            "its changes are in {base_name}, squash- or rebase-merged (tip {})",
+            short(tip)
+        )
+    })
+}
+
 /// Is `commit` in `base`, or are its changes (a squash or rebase merge)?
 fn integrated(dir: &Path, base: &str, commit: &str) -> bool {
     git::is_ancestor(dir, commit, base) || git::changes_contained(dir, base, commit)

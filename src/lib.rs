@@ -1,6 +1,7 @@
 //! git-kardwt as a library: the binary in `main.rs` calls [`main`]; tests reach the pure parts.
 pub mod base;
 pub mod beneath;
+pub mod branches;
 pub mod cache;
 pub mod card;
 pub mod claim;

@@ -1,5 +1,5 @@
-//! `git kardwt gc [--apply] [--include-failed] [--older-than DUR] [--json] [--prunable]` (SPEC
-//! R-GC, §22.3): a dry run by default. Candidates: registered entries whose directory is gone
+//! `git kardwt gc [--apply] [--include-failed] [--older-than DUR] [--json] [--prunable]
+//! [--branches]` (SPEC R-GC, §22.3): a dry run by default. Candidates: registered entries whose directory is gone
 //! (pruned; the ports their record held are reported released), orphan claims (R-ORPHAN), and
 //! managed `ready` worktrees whose own work landed (`judge.rs`: a commit made in the tree, all
 //! of them and HEAD integrated into the base, HEAD pushed), that are clean and that no process
@@ -10,7 +10,8 @@
 //! kept: only `remove` ends processes). Locked and unmanaged worktrees are never collected; a
 //! dirty one is listed with the command to remove it by hand. `--prunable` limits the
 //! candidates to the gone entries (what `git worktree prune` drops, the guard's replacement for
-//! it, SPEC R-TRUST 9): no live worktree is looked at, so none is ever removed.
+//! it, SPEC R-TRUST 9): no live worktree is looked at, so none is ever removed. `--branches`
+//! adds the stale `card/*` branches (SPEC §27, `crate::branches`), judged after the trees.
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -284,6 +285,18 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
     // SPEC §26: the prepare cache's entries, those beyond the bound dropped with --apply.
     let bound = crate::cache::bound(&rules.config);
     let cache = crate::cache::Tidy::run(&ctx.repo.common_dir, bound, args.apply);
+    // SPEC §27: stale card/* branches, judged after the trees (a tree collected above frees its
+    // branch for the same run).
+    let branches = if args.branches {
+        Some(crate::branches::run(
+            ctx,
+            &rules.config,
+            args.offline,
+            args.apply,
+        )?)
+    } else {
+        None
+    };
     if args.json {
         writeln!(
             out,
@@ -294,6 +307,7 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
                 candidates: &candidates,
                 kept: &kept,
                 prepare_cache: &cache,
+                branches: branches.as_ref(),
             })?
         )?;
     } else {
@@ -372,8 +386,16 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
         for line in cache.lines(args.apply) {
             writeln!(out, "{line}")?;
         }
-        if !args.apply && (!candidates.is_empty() || !cache.dropped.is_empty()) {
-            let flags = if args.prunable { " --prunable" } else { "" };
+        for line in branches.iter().flat_map(crate::branches::Report::lines) {
+            writeln!(out, "{line}")?;
+        }
+        let stale = branches.as_ref().is_some_and(|b| !b.candidates.is_empty());
+        if !args.apply && (!candidates.is_empty() || !cache.dropped.is_empty() || stale) {
+            let flags = match (args.prunable, args.branches) {
+                (true, _) => " --prunable",
+                (false, true) => " --branches",
+                (false, false) => "",
+            };
             writeln!(out, "(dry run: git kardwt gc --apply{flags} does it)")?;
         }
     }
@@ -382,6 +404,10 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
             .as_deref()
             .is_some_and(|o| o.starts_with("failed"))
     });
+    let failed = failed
+        || branches
+            .as_ref()
+            .is_some_and(crate::branches::Report::failed);
     Ok(i32::from(failed))
 }
 
@@ -530,4 +556,7 @@ struct GcJson<'a> {
     candidates: &'a [Candidate],
     kept: &'a [Kept],
     prepare_cache: &'a crate::cache::Tidy,
+    /// `--branches` (SPEC §27): the stale `card/*` branches.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    branches: Option<&'a crate::branches::Report>,
 }

@@ -22,14 +22,15 @@ mod worktree;
 pub use argv::Argv;
 pub use call::{raw_no_replace, Output};
 pub use query::{
-    cat_file_batch, changes_contained, config_get, config_regexp_z, git_path, head_oid,
-    is_ancestor, log_raw_z, ls_tree_z, merge_base, ref_exists, symbolic_ref, unpushed_commit,
+    branches_under, cat_file_batch, changes_contained, config_get, config_regexp_z, git_path,
+    head_oid, is_ancestor, log_raw_z, ls_tree_z, merge_base, ref_commit, ref_exists, symbolic_ref,
+    unpushed_commit,
 };
 pub use remote::{fetch_ref, git_cause, ls_remote_head, remote_failure, remote_url, symref_head};
 pub use worktree::{
-    branch_delete, check_ignore, check_ignore_z, ls_files_deleted, ls_files_stage,
-    ls_files_stage_raw, ls_ignored_untracked_z, status_z, worktree_add, worktree_remove, Force,
-    NewWorktree,
+    branch_delete, check_ignore, check_ignore_z, checked_out_branches, ls_files_deleted,
+    ls_files_stage, ls_files_stage_raw, ls_ignored_untracked_z, status_z, worktree_add,
+    worktree_remove, Force, NewWorktree,
 };
 
 #[cfg(test)]

@@ -1,6 +1,22 @@
 //! Pure parsers of git's machine output, on bytes (names may hold any byte): never slice a
 //! line by position in a `String`.
 
+/// The `(worktree path, branch ref)` of each worktree with a branch checked out, from
+/// `git worktree list --porcelain -z` (pure): NUL-separated fields, an empty field between
+/// worktrees; `worktree <path>` opens one, `branch <ref>` names its branch.
+pub fn worktree_branches(raw: &[u8]) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut path = String::new();
+    for field in raw.split(|b| *b == 0) {
+        if let Some(p) = field.strip_prefix(b"worktree ") {
+            path = display_path(p);
+        } else if let Some(r) = field.strip_prefix(b"branch ") {
+            out.push((path.clone(), String::from_utf8_lossy(r).into_owned()));
+        }
+    }
+    out
+}
+
 /// One entry of `git status --porcelain -z` (v1): the two status letters, the path, and for
 /// a rename or copy the original path (git writes it as the next NUL-separated field).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -91,6 +107,18 @@ pub fn gitlinks(stage_z: &[u8]) -> Vec<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn worktree_branches_skip_detached_and_bare_trees() {
+        let raw = b"worktree /r\0HEAD 1111\0branch refs/heads/main\0\0worktree /r.w/a b\0HEAD 2222\0detached\0\0worktree /r.w/c\0HEAD 3333\0branch refs/heads/card/c\0locked\0\0";
+        assert_eq!(
+            worktree_branches(raw),
+            [
+                ("/r".to_owned(), "refs/heads/main".to_owned()),
+                ("/r.w/c".to_owned(), "refs/heads/card/c".to_owned())
+            ]
+        );
+    }
 
     #[test]
     fn renames_keep_their_original_and_any_byte() {

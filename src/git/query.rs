@@ -115,6 +115,29 @@ pub fn ref_exists(dir: &Path, name: &str) -> bool {
     .is_ok()
 }
 
+/// The local branches under `prefix` (`refs/heads/card/`), each with the commit it names:
+/// `(full ref name, object id)`. Ref names hold no space or newline, so text is safe.
+pub fn branches_under(dir: &Path, prefix: &str) -> Result<Vec<(String, String)>> {
+    let out = run(
+        dir,
+        Argv::new(["for-each-ref", "--format=%(refname) %(objectname)"]).outside(prefix),
+    )?;
+    Ok(out
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .map(|(r, o)| (r.to_owned(), o.to_owned()))
+        .collect())
+}
+
+/// The commit the full ref `name` names now, if it exists.
+pub fn ref_commit(dir: &Path, name: &str) -> Option<String> {
+    run(
+        dir,
+        Argv::new(["rev-parse", "--verify", "--quiet"]).outside(format!("{name}^{{commit}}")),
+    )
+    .ok()
+}
+
 /// The value of git config `key` (the program's own key name), if it is set.
 pub fn config_get(dir: &Path, key: &str) -> Option<String> {
     run(dir, Argv::new(["config", "--get"]).outside(key))

@@ -84,6 +84,14 @@ pub fn branch_delete(_lock: &RepoLock, base: &Path, branch: &str) -> Result<()> 
         .map(drop)
 }
 
+/// The branches checked out in any worktree of the repository, the main one included
+/// (`git worktree list --porcelain -z`): `(worktree path, full ref name)`.
+pub fn checked_out_branches(dir: &Path) -> Result<Vec<(String, String)>> {
+    let args = ["worktree", "list", "--porcelain", "-z"].map(OsString::from);
+    let raw = raw_no_replace(dir, args.to_vec(), None)?;
+    Ok(parse::worktree_branches(&raw))
+}
+
 /// `git status --porcelain -z <options…> [-- <paths…>]` in `worktree`, parsed; an error when git
 /// fails.
 pub fn status_z(

@@ -873,3 +873,137 @@ fn a_commit_made_while_gc_waits_for_the_cards_lock_keeps_the_tree() {
     assert_eq!(repo.git(&w, &["rev-parse", "HEAD"]), head, "{out}");
     assert!(out.stdout.contains("no longer collectable"), "{out}");
 }
+
+/// `git for-each-ref` of the base: every ref and what it names.
+fn all_refs(repo: &TestRepo) -> String {
+    repo.git(
+        &repo.base,
+        &["for-each-ref", "--format=%(refname) %(objectname)"],
+    )
+}
+
+/// The branches of a `gc --branches --json` report's `branches.<list>`, keyed by branch.
+fn branch_list(v: &serde_json::Value, list: &str) -> BTreeMap<String, serde_json::Value> {
+    v["branches"][list]
+        .as_array()
+        .unwrap_or_else(|| panic!("no branches.{list}: {v}"))
+        .iter()
+        .map(|b| (b["branch"].as_str().unwrap().to_owned(), b.clone()))
+        .collect()
+}
+
+/// SPEC §27: `gc --branches` lists the `card/*` branches with no worktree whose commits all
+/// landed (merged, squash-merged, rebase-merged) and `--apply` deletes exactly those; an
+/// unmerged branch, one checked out in a worktree and a merged one with an extra unpushed
+/// commit are kept; the dry run changes no ref.
+#[test]
+fn gc_branches_deletes_exactly_the_integrated_branches_without_a_worktree() {
+    let repo = TestRepo::new();
+    let merged = repo.add_card("mg");
+    commit_in(&repo, &merged, "mg-one");
+    push_and_merge(&repo, &merged, "card/mg");
+
+    let squashed = repo.add_card("sq");
+    commit_in(&repo, &squashed, "sq-one");
+    commit_in(&repo, &squashed, "sq-two");
+    push_and_land_without_merge(&repo, &squashed, "card/sq", true);
+
+    let rebased = repo.add_card("rb");
+    commit_in(&repo, &rebased, "rb-one");
+    commit_in(&repo, &rebased, "rb-two");
+    push_and_land_without_merge(&repo, &rebased, "card/rb", false);
+
+    let unmerged = repo.add_card("un");
+    commit_in(&repo, &unmerged, "un-one");
+    repo.git(&unmerged, &["push", "--quiet", "origin", "card/un"]);
+
+    let extra = repo.add_card("ex");
+    commit_in(&repo, &extra, "ex-one");
+    push_and_merge(&repo, &extra, "card/ex");
+    commit_in(&repo, &extra, "ex-unpushed");
+
+    // Checked out, no commit of its own: its tip is in main, but a worktree has it (and the
+    // tree part of gc keeps the tree: nothing of its own landed).
+    let checked_out = repo.add_card("co");
+
+    for card in ["mg", "sq", "rb", "un"] {
+        repo.kardwt_ok(&repo.base, &["remove", card]);
+    }
+    repo.kardwt_ok(&repo.base, &["remove", "ex", "--force"]);
+    assert!(!merged.exists() && !extra.exists());
+
+    let refs_before = all_refs(&repo);
+    let report = gc_json(&repo, &["--branches"]);
+    let wanted: BTreeSet<String> = ["card/mg", "card/rb", "card/sq"].map(str::to_owned).into();
+    let listed: BTreeSet<String> = branch_list(&report, "candidates").into_keys().collect();
+    assert_eq!(listed, wanted, "{report}");
+    let kept = branch_list(&report, "kept");
+    for b in ["card/un", "card/ex", "card/co"] {
+        assert!(kept.contains_key(b), "{b} not kept: {report}");
+    }
+    assert!(
+        kept["card/co"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("checked out"),
+        "{report}"
+    );
+    for b in ["card/un", "card/ex"] {
+        assert!(
+            kept[b]["reason"]
+                .as_str()
+                .unwrap()
+                .contains("not integrated"),
+            "{report}"
+        );
+    }
+    let text = repo.kardwt_ok(&repo.base, &["gc", "--branches"]);
+    for line in [
+        "would delete branch card/mg: merged into origin/main",
+        "would delete branch card/sq: its changes are in origin/main",
+        "would delete branch card/rb: its changes are in origin/main",
+        "kept branch card/co: checked out in the worktree at",
+        "kept branch card/un: ",
+        "kept branch card/ex: ",
+        "(dry run: git kardwt gc --apply --branches does it)",
+    ] {
+        assert!(text.contains(line), "no {line:?} in:\n{text}");
+    }
+    assert_eq!(all_refs(&repo), refs_before, "the dry run changed a ref");
+
+    let text = repo.kardwt_ok(&repo.base, &["gc", "--branches", "--apply"]);
+    for b in ["card/mg", "card/sq", "card/rb"] {
+        assert!(
+            text.contains(&format!("deleted branch {b}: ")),
+            "{b}:\n{text}"
+        );
+    }
+    assert_eq!(
+        repo.card_branches(),
+        [
+            "refs/heads/card/co",
+            "refs/heads/card/ex",
+            "refs/heads/card/un"
+        ],
+        "{text}"
+    );
+    assert!(repo.is_registered(&checked_out));
+    let again = gc_json(&repo, &["--branches", "--apply"]);
+    assert!(branch_list(&again, "candidates").is_empty(), "{again}");
+}
+
+/// Without `--branches`, gc reports no branches and deletes none; `--branches` with
+/// `--prunable` is refused (it never judges a base).
+#[test]
+fn gc_without_branches_leaves_branches_alone() {
+    let repo = TestRepo::new();
+    let merged = repo.add_card("mg");
+    commit_in(&repo, &merged, "mg-one");
+    push_and_merge(&repo, &merged, "card/mg");
+    repo.kardwt_ok(&repo.base, &["remove", "mg"]);
+    let report = gc_json(&repo, &["--apply"]);
+    assert!(report.get("branches").is_none(), "{report}");
+    assert_eq!(repo.card_branches(), ["refs/heads/card/mg"]);
+    repo.kardwt(&repo.base, &["gc", "--branches", "--prunable"])
+        .expect_code(2);
+}
