@@ -89,7 +89,7 @@ fn base(
             "git kardwt gc --branches (fetch)",
         )
         .map_err(|e| format!("{e:#}"))?;
-        let (base_ref, oid) = crate::base::fetch_base(&lock, &ctx.repo, cfg, deadline)
+        let (base_ref, oid) = crate::base::fetch_base(&lock, &ctx.repo, cfg, None, deadline)
             .map_err(|e| format!("could not fetch the base from {remote} ({e:#}): gc judges only against a freshly fetched base (git kardwt gc --offline judges against the last fetch)"))?;
         let tracking = judge::tracking_ref_of(remote, &base_ref).unwrap_or(base_ref);
         return Ok((tracking, oid));
