@@ -45,22 +45,33 @@ pub fn share(
     } else {
         Vec::new()
     };
-    if !skills.is_empty() || has_old_block(common_dir) {
+    // `sharing.link`: whole base paths, linked where the tree has nothing at that path yet.
+    let linked: Vec<&str> = sharing
+        .link
+        .iter()
+        .filter_map(|p| p.to_str())
+        .filter(|rel| {
+            base.join(rel).symlink_metadata().is_ok()
+                && worktree.join(rel).symlink_metadata().is_err()
+        })
+        .collect();
+    let hidden: Vec<&str> = skills.iter().chain(&linked).copied().collect();
+    if !hidden.is_empty() || has_old_block(common_dir) {
         let repo_lock =
             crate::store::take_repo(common_dir, deadline, "git kardwt (sharing: info/exclude)")?;
-        ensure_excluded(&repo_lock, common_dir, &skills)?;
+        ensure_excluded(&repo_lock, common_dir, &hidden)?;
     }
     let mut links = Vec::new();
     let names = match sharing.env {
         EnvSharing::Link => ignored_env_files(base)?,
         EnvSharing::Disabled => Vec::new(),
     };
-    if names.is_empty() && skills.is_empty() {
+    if names.is_empty() && hidden.is_empty() {
         return Ok(links);
     }
     let root = beneath::root(worktree)
         .with_context(|| format!("could not open {}", worktree.display()))?;
-    for rel in names.iter().map(String::as_str).chain(skills) {
+    for rel in names.iter().map(String::as_str).chain(hidden) {
         if link_if_absent(&root, &base.join(rel), rel)? {
             links.push(rel.to_owned());
         }

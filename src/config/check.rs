@@ -134,6 +134,10 @@ pub(super) fn build(wt: RawWorktree) -> Result<Config, Problem> {
             .0
             .map_or_else(Vec::new, |l| l.0.into_iter().map(|p| p.0).collect());
         cfg.sharing.copy_method = s.copy_method.0.unwrap_or_default();
+        cfg.sharing.link = s
+            .link
+            .0
+            .map_or_else(Vec::new, |l| l.0.into_iter().map(|p| p.0).collect());
     }
     if let Some(Block(e)) = wt.environment.0 {
         let names = e.passthrough.0.map_or_else(Vec::new, |l| l.0);

@@ -97,6 +97,10 @@ pub struct Sharing {
     pub copy: Vec<PathBuf>,
     /// How `copy` and `.worktreeinclude` files are copied.
     pub copy_method: CopyMethod,
+    /// Paths (relative to the base) symlinked whole into each worktree, like the `.env` links
+    /// (R-ECO: a large read-only dataset or model cache). Left out of the fingerprint when empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub link: Vec<PathBuf>,
 }
 
 /// `sharing.copy_method`: how files are copied.
@@ -173,6 +177,7 @@ impl Default for Config {
                 skills: SkillsSharing::Fallback,
                 copy: Vec::new(),
                 copy_method: CopyMethod::Auto,
+                link: Vec::new(),
             },
             environment: Environment {
                 passthrough: Vec::new(),

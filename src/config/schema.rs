@@ -73,6 +73,7 @@ block!(RawSharing {
     skills: SkillsSharing = "skills",
     copy: List<RelPath> = "copy",
     copy_method: CopyMethod = "copy_method",
+    link: List<RelPath> = "link",
 });
 block!(RawEnvironment {
     passthrough: List<EnvName> = "passthrough",

@@ -569,3 +569,75 @@ fn add_base_creates_from_a_branch_the_remote_has_and_a_missing_one_creates_nothi
     out.expect_code(2);
     assert!(!repo.card_path("44").exists(), "{out}");
 }
+
+/// SPEC §27: `sharing.link` symlinks whole base paths into each tree with the `.env` links'
+/// safety: recorded as kardwt's own (not dirt, unlinked on removal, the base's data survives),
+/// hidden from `git status`, a link that became a real directory is user work, and a forced-in
+/// link never reaches the remote.
+#[test]
+fn sharing_link_links_base_directories_safely() {
+    let repo = TestRepo::new();
+    repo.install_hooks();
+    std::fs::create_dir_all(repo.base.join("models")).unwrap();
+    std::fs::write(repo.base.join("models/weights.bin"), "w\n").unwrap();
+    std::fs::create_dir_all(repo.base.join("data/cache")).unwrap();
+    std::fs::write(repo.base.join("data/cache/c.txt"), "c\n").unwrap();
+    repo.write_rules(&format!(
+        "{}  sharing:\n    link: [models, data/cache, not-there]\n",
+        repo.rules_with_prepare(false)
+    ));
+    let base_before = repo.snapshot_base();
+    let wt = repo.add_card("42");
+    for rel in ["models", "data/cache"] {
+        let meta = std::fs::symlink_metadata(wt.join(rel)).unwrap();
+        assert!(meta.file_type().is_symlink(), "{rel} is not a link");
+        assert_eq!(
+            std::fs::read_link(wt.join(rel)).unwrap(),
+            repo.base.join(rel)
+        );
+    }
+    assert!(!wt.join("not-there").exists());
+    let links = repo.record(&wt)["links"].clone();
+    let links: Vec<&str> = links
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|l| l.as_str())
+        .collect();
+    assert!(
+        links.contains(&"models") && links.contains(&"data/cache"),
+        "{links:?}"
+    );
+    assert_eq!(
+        repo.git(&wt, &["status", "--porcelain"]),
+        "",
+        "links show in git status"
+    );
+
+    // A forced-in shared link never reaches the remote.
+    repo.git(&wt, &["add", "-f", "models"]);
+    repo.git(&wt, &["commit", "--quiet", "-m", "force the model link in"]);
+    let remote_before = repo.git(&repo.base, &["ls-remote", "origin"]);
+    let out = repo.git_output(&wt, &["push", "origin", "card/42"]);
+    assert_ne!(out.code, 0, "the shared link was pushed:\n{out}");
+    assert!(out.stderr.contains("models"), "blocked for another reason:\n{out}");
+    assert_eq!(
+        repo.git(&repo.base, &["ls-remote", "origin"]),
+        remote_before
+    );
+    repo.git(&wt, &["reset", "--quiet", "--hard", "HEAD~1"]);
+
+    // Clean: removed, the links unlinked, the base's data intact.
+    repo.kardwt_ok(&repo.base, &["remove", "42"]);
+    assert!(!wt.exists());
+    assert_eq!(repo.snapshot_base(), base_before, "the base changed");
+
+    // A link that became a real directory is user work: remove refuses and keeps it.
+    let wt = repo.add_card("43");
+    std::fs::remove_file(wt.join("models")).unwrap();
+    std::fs::create_dir(wt.join("models")).unwrap();
+    std::fs::write(wt.join("models/mine.bin"), "mine\n").unwrap();
+    let out = repo.kardwt(&repo.base, &["remove", "43"]);
+    assert_ne!(out.code, 0, "{out}");
+    assert!(wt.join("models/mine.bin").is_file(), "{out}");
+}
