@@ -620,7 +620,10 @@ fn sharing_link_links_base_directories_safely() {
     let remote_before = repo.git(&repo.base, &["ls-remote", "origin"]);
     let out = repo.git_output(&wt, &["push", "origin", "card/42"]);
     assert_ne!(out.code, 0, "the shared link was pushed:\n{out}");
-    assert!(out.stderr.contains("models"), "blocked for another reason:\n{out}");
+    assert!(
+        out.stderr.contains("models"),
+        "blocked for another reason:\n{out}"
+    );
     assert_eq!(
         repo.git(&repo.base, &["ls-remote", "origin"]),
         remote_before
