@@ -2,7 +2,6 @@
 //! each runner's own configuration beside everyone else's, idempotently, naming the binary by
 //! absolute path; a guard hook whose binary cannot run denies.
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 
 use serde_json::{json, Value};
 
@@ -14,25 +13,9 @@ fn exe() -> PathBuf {
 
 /// `sh -c command` in `dir` with `stdin` and `PATH` set to `path` (the hermetic one otherwise).
 fn sh(repo: &TestRepo, dir: &Path, command: &str, stdin: &str, path: Option<&str>) -> Output {
-    let input = repo.tmp.join("stdin.json");
-    std::fs::write(&input, stdin).unwrap();
-    let mut cmd = repo.command("sh", dir);
-    cmd.arg("-c").arg(command);
-    if let Some(p) = path {
-        cmd.env("PATH", p);
-    }
-    let out = cmd
-        .stdin(std::fs::File::open(&input).unwrap())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .output()
-        .unwrap();
-    Output {
-        code: out.status.code().unwrap_or(128),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        args: vec![command.to_owned(), format!("(in {})", dir.display())],
-    }
+    let path = path.map(Path::new);
+    let env: Vec<(&str, &Path)> = path.iter().map(|p| ("PATH", *p)).collect();
+    crate::support::recipes::run_sh(repo, dir, command, stdin, &env)
 }
 
 fn settings(repo: &TestRepo) -> PathBuf {
