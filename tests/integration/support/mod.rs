@@ -21,6 +21,7 @@ pub mod push;
 pub mod recipes;
 mod repo;
 mod rng;
+pub mod strace;
 mod xfs;
 
 pub use files::*;

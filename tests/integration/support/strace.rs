@@ -1,0 +1,137 @@
+//! Fault injection with strace (SPEC §28): run a command with its Nth call of one system call
+//! failing (`-e inject=SYSCALL:error=ERRNO:when=N`) or killed there (`signal=KILL`), in kardwt
+//! alone or, with `follow`, in every process it starts (strace counts calls per process).
+#![allow(unused_imports)]
+use std::collections::BTreeMap;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use super::*;
+
+/// One injected fault: the `when`th call of `syscall` fails with `error` (an errno name such as
+/// `EIO`) or, with `error` = `"KILL"`, the process is killed by SIGKILL on entering it.
+#[derive(Clone, Debug)]
+pub struct Fault {
+    pub syscall: String,
+    pub error: String,
+    pub when: u32,
+    /// `-f`: every process kardwt starts (git, hooks) counts and fails its own Nth call too.
+    pub follow: bool,
+}
+
+impl Fault {
+    pub fn new(syscall: &str, error: &str, when: u32, follow: bool) -> Fault {
+        Fault {
+            syscall: syscall.to_owned(),
+            error: error.to_owned(),
+            when,
+            follow,
+        }
+    }
+
+    /// The `-e inject=…` expression.
+    pub fn expression(&self) -> String {
+        let what = if self.error == "KILL" {
+            "signal=KILL".to_owned()
+        } else {
+            format!("error={}", self.error)
+        };
+        format!("inject={}:{what}:when={}", self.syscall, self.when)
+    }
+}
+
+impl std::fmt::Display for Fault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}{}",
+            self.expression(),
+            if self.follow { " -f" } else { "" }
+        )
+    }
+}
+
+/// strace's path; panics with how to install it when it is missing (`.ci/run` installs it).
+pub fn strace() -> &'static str {
+    static FOUND: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    FOUND.get_or_init(|| {
+        let ok = Command::new("strace")
+            .arg("-V")
+            .output()
+            .map(|o| o.status.success())
+            .unwrap_or(false);
+        assert!(
+            ok,
+            "strace is needed for the fault-injection tests: apt-get install strace"
+        );
+    });
+    "strace"
+}
+
+impl TestRepo {
+    /// Run `program args…` in `dir` under strace with `fault` injected. Does not assert.
+    pub fn injected(&self, fault: &Fault, program: &str, dir: &Path, args: &[&str]) -> Output {
+        let mut all: Vec<String> = vec!["-qq".into(), "-o".into(), "/dev/null".into()];
+        if fault.follow {
+            all.push("-f".into());
+        }
+        all.push("-e".into());
+        all.push(fault.expression());
+        all.push(program.to_owned());
+        all.extend(args.iter().map(|a| a.to_string()));
+        let refs: Vec<&str> = all.iter().map(String::as_str).collect();
+        self.spawn(strace(), dir, &refs).wait(COMMAND_TIMEOUT)
+    }
+
+    /// `git-kardwt args…` (the binary itself) in `dir` with `fault` injected.
+    pub fn kardwt_injected(&self, fault: &Fault, dir: &Path, args: &[&str]) -> Output {
+        self.injected(fault, BIN, dir, args)
+    }
+
+    /// How many calls of each of `syscalls` the busiest process made while running
+    /// `program args…` in `dir` (kardwt alone, or with `follow` every process it started): the
+    /// range of `when` worth sweeping. Runs the command for real.
+    pub fn syscall_counts(
+        &self,
+        program: &str,
+        dir: &Path,
+        args: &[&str],
+        syscalls: &[&str],
+        follow: bool,
+    ) -> (Output, BTreeMap<String, u32>) {
+        let trace_dir = tempfile::tempdir().unwrap();
+        let prefix = trace_dir.path().join("t");
+        let mut all: Vec<String> = vec!["-qq".into()];
+        all.push(if follow { "-ff" } else { "-o" }.into());
+        if follow {
+            all.push("-o".into());
+        }
+        all.push(prefix.to_string_lossy().into_owned());
+        all.push("-e".into());
+        all.push(format!("trace={}", syscalls.join(",")));
+        all.push(program.to_owned());
+        all.extend(args.iter().map(|a| a.to_string()));
+        let refs: Vec<&str> = all.iter().map(String::as_str).collect();
+        let out = self.spawn(strace(), dir, &refs).wait(COMMAND_TIMEOUT);
+        let mut most: BTreeMap<String, u32> = BTreeMap::new();
+        for file in std::fs::read_dir(trace_dir.path()).unwrap().flatten() {
+            let text = std::fs::read_to_string(file.path()).unwrap_or_default();
+            let mut here: BTreeMap<String, u32> = BTreeMap::new();
+            for line in text.lines() {
+                let name: String = line
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                if syscalls.contains(&name.as_str()) {
+                    *here.entry(name).or_default() += 1;
+                }
+            }
+            for (name, n) in here {
+                let slot = most.entry(name).or_default();
+                *slot = (*slot).max(n);
+            }
+        }
+        (out, most)
+    }
+}
