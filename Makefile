@@ -27,7 +27,7 @@ TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
 PROFILE  ?= release
 BIN      := $(TARGET_DIR)/$(if $(filter dev,$(PROFILE)),debug,$(PROFILE))/git-kardwt
 
-.PHONY: install-check all build test test-managers test-runners test-slow test-all lint fmt man install uninstall demo bench clean
+.PHONY: install-check all build test test-managers test-runners test-slow test-faults bench-faults test-all lint fmt man install uninstall demo bench clean
 
 all: build
 
@@ -74,7 +74,25 @@ test-runners:
 # Every other ignored test: the fuzzers (unit and through the binary), the stress test and the
 # pre-push timing test.
 test-slow:
-	$(CARGO) test --all-targets --no-fail-fast -- --ignored --skip install_hooks::real_hook_managers_
+	$(CARGO) test --all-targets --no-fail-fast -- --ignored --skip install_hooks::real_hook_managers_ --skip fault_sweep::faults_
+
+# SPEC §28: the fault sweep (tests/integration/fault_sweep.rs). Each lifecycle command runs
+# under strace with its Nth call of one system call failing (kardwt alone and, with -f, every
+# process it starts) or SIGKILLed there, a fresh repository per trial, and the invariants are
+# checked (no panic or hang, ready means complete, dirty work survives, the next command
+# repairs, doctor clean). test-faults (CI) tries FAULTS_PER_CALL calls of each kind, spread
+# evenly; bench-faults tries every call up to FAULTS_PER_CALL=0 (all). FAULTS_ONLY="add,write"
+# picks commands or calls. The table goes to stdout and $(TARGET_DIR)/faults-report.txt.
+FAULTS_PER_CALL ?= 2
+FAULTS_ONLY ?=
+test-faults:
+	rm -f $(TARGET_DIR)/faults-report.txt
+	KARDWT_FAULTS_PER_CALL=$(FAULTS_PER_CALL) KARDWT_FAULTS_ONLY="$(FAULTS_ONLY)" \
+		$(CARGO) test --test integration --no-fail-fast fault_sweep::faults_ -- --ignored --nocapture --test-threads 2
+	@cat $(TARGET_DIR)/faults-report.txt | grep -v '^VIOLATION' | grep -v '^  ' || true
+
+bench-faults:
+	$(MAKE) test-faults FAULTS_PER_CALL=0
 
 test-all: test test-managers test-slow
 

@@ -16,6 +16,7 @@ mod config_values;
 mod copy;
 mod copy_upstream;
 mod doctor;
+mod fault_sweep;
 mod faults;
 mod gc;
 mod guard;

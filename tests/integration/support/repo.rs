@@ -180,6 +180,13 @@ impl TestRepo {
         self.start(cmd, &program, dir, args)
     }
 
+    /// Start a command made by [`TestRepo::command`] (its program is `args[0]`'s caller's
+    /// business) with `args`, pipes drained.
+    pub(crate) fn start_command(&self, cmd: Command, dir: &Path, args: &[&str]) -> Running {
+        let program = cmd.get_program().to_owned();
+        self.start(cmd, &program, dir, args)
+    }
+
     /// Start `cmd` (built by [`TestRepo::command`] for `program` in `dir`) with `args`.
     fn start(&self, mut cmd: Command, program: &OsStr, dir: &Path, args: &[&str]) -> Running {
         cmd.args(args)

@@ -72,16 +72,50 @@ pub fn strace() -> &'static str {
 impl TestRepo {
     /// Run `program args…` in `dir` under strace with `fault` injected. Does not assert.
     pub fn injected(&self, fault: &Fault, program: &str, dir: &Path, args: &[&str]) -> Output {
+        self.injected_within(fault, program, dir, args, COMMAND_TIMEOUT)
+            .unwrap_or_else(|| panic!("{program} {args:?} with {fault} hung"))
+    }
+
+    /// [`TestRepo::injected`], giving up (killing strace's whole group) after `limit`: `None`
+    /// means the command hung.
+    pub fn injected_within(
+        &self,
+        fault: &Fault,
+        program: &str,
+        dir: &Path,
+        args: &[&str],
+        limit: std::time::Duration,
+    ) -> Option<Output> {
+        use std::os::unix::process::CommandExt;
+        // strace stops only at the injected call (cheap), with seccomp-bpf when following.
         let mut all: Vec<String> = vec!["-qq".into(), "-o".into(), "/dev/null".into()];
         if fault.follow {
             all.push("-f".into());
+            all.push("--seccomp-bpf".into());
         }
-        all.push("-e".into());
-        all.push(fault.expression());
+        all.extend(["-e".into(), format!("trace={}", fault.syscall)]);
+        all.extend(["-e".into(), fault.expression()]);
         all.push(program.to_owned());
         all.extend(args.iter().map(|a| a.to_string()));
+        let mut cmd = self.command(strace(), dir);
+        cmd.process_group(0).env("RUST_BACKTRACE", "0");
         let refs: Vec<&str> = all.iter().map(String::as_str).collect();
-        self.spawn(strace(), dir, &refs).wait(COMMAND_TIMEOUT)
+        let mut running = self.start_command(cmd, dir, &refs);
+        let start = std::time::Instant::now();
+        loop {
+            if running.child.try_wait().unwrap().is_some() {
+                return Some(running.wait(COMMAND_TIMEOUT));
+            }
+            if start.elapsed() > limit {
+                let pgid = running.pid() as i32;
+                let _ = Command::new("kill")
+                    .args(["-KILL", "--", &format!("-{pgid}")])
+                    .status();
+                let _ = running.child.wait();
+                return None;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
     }
 
     /// `git-kardwt args…` (the binary itself) in `dir` with `fault` injected.
