@@ -1,4 +1,9 @@
 //! git-kardwt as a library: the binary in `main.rs` calls [`main`]; tests reach the pure parts.
+// First: its `eprintln!` and `eprint!`, which never panic, replace the standard ones in every
+// module declared after it.
+#[macro_use]
+mod out;
+
 pub mod base;
 pub mod beneath;
 pub mod branches;
@@ -90,19 +95,24 @@ _git__kardwt() {
 }
 "#;
 
-/// Run the command line and return the process exit code.
+/// Run the command line and return the process exit code. A panic is a bug, never an outcome
+/// (SPEC §28.4): should one happen all the same, it is reported as an error and exits 1, not 101.
 pub fn main() -> i32 {
+    std::panic::set_hook(Box::new(|info| {
+        eprintln!("error: internal error (a bug in kardwt): {info}");
+        eprintln!("hint: please report it with the command that was run");
+    }));
+    std::panic::catch_unwind(run).unwrap_or(1)
+}
+
+/// [`main`] itself: parse, dispatch, print the error chain, map it to an exit code.
+fn run() -> i32 {
     // `git-kardwt --help` as git answers `git kardwt --help`: the manual (SPEC §25).
     if std::env::args_os().skip(1).eq(["--help"]) {
         let stdout = std::io::stdout();
-        return match commands::help::help_flag(&mut stdout.lock()) {
-            Ok(code) => code,
-            Err(err) if error::is_broken_pipe(&err) => 0,
-            Err(err) => {
-                eprint!("{}", error::render(&err));
-                error::exit_code(&err)
-            }
-        };
+        let mut out = out::Results::new(stdout.lock());
+        let result = commands::help::help_flag(&mut out);
+        return finish(out::outcome(result, out.finish()));
     }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -127,15 +137,21 @@ pub fn main() -> i32 {
         signals::install();
     }
     let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+    let mut out = out::Results::new(stdout.lock());
     let result = dispatch(cli, &mut out);
+    // A reader that closed our stdout (`git kardwt log | head -1`) got what it wanted; results
+    // lost any other way are an error (see `out.rs`).
+    let result = out::outcome(result, out.finish());
     if let Some(sig) = signals::caught() {
         return interrupted(sig, result);
     }
+    finish(result)
+}
+
+/// The exit code of a finished command, its error chain printed first.
+fn finish(result: anyhow::Result<i32>) -> i32 {
     match result {
         Ok(code) => code,
-        // A reader that closed our stdout (`git kardwt log | head -1`) got what it wanted.
-        Err(err) if error::is_broken_pipe(&err) => 0,
         Err(err) => {
             eprint!("{}", error::render(&err));
             error::exit_code(&err)
