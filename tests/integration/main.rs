@@ -17,6 +17,7 @@ mod copy;
 mod copy_upstream;
 mod doctor;
 mod faults;
+mod faults_syscalls;
 mod gc;
 mod guard;
 mod guard_attack;
