@@ -126,8 +126,18 @@ fn run() -> i32 {
             // missing subcommand. Errors read like kardwt's own (SPEC §25).
             let help = e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand;
             if !e.use_stderr() || help {
-                let _ = e.print();
-                return if e.use_stderr() { 2 } else { 0 };
+                let printed = e.print();
+                if e.use_stderr() {
+                    return 2;
+                }
+                // Help or version asked for and lost (not into a pipe that closed): an error.
+                return match printed {
+                    Err(lost) if lost.kind() != std::io::ErrorKind::BrokenPipe => {
+                        eprintln!("error: could not write the results to stdout: {lost}");
+                        1
+                    }
+                    _ => 0,
+                };
             }
             let fail = anyhow::Error::new(error::from_clap(&e.render().to_string()));
             eprint!("{}", error::render(&fail));
@@ -137,12 +147,20 @@ fn run() -> i32 {
     if acts(&cli.command) {
         signals::install();
     }
+    let answers_a_runner = answers_a_runner(&cli.command);
     let stdout = std::io::stdout();
     let mut out = out::Results::new(stdout.lock());
     let result = dispatch(cli, &mut out);
     // A reader that closed our stdout (`git kardwt log | head -1`) got what it wanted; results
-    // lost any other way are an error (see `out.rs`).
-    let result = out::outcome(result, out.finish());
+    // lost any other way are an error (see `out.rs`), except where the exit status is the
+    // answer an agent runner acts on: it stays, and the loss is a warning.
+    let result = match (answers_a_runner, out.finish()) {
+        (true, Some(lost)) if lost.kind() != std::io::ErrorKind::BrokenPipe => {
+            eprintln!("warning: could not write the answer to stdout: {lost}");
+            result
+        }
+        (_, lost) => out::outcome(result, lost),
+    };
     if let Some(sig) = signals::caught() {
         return interrupted(sig, result);
     }
@@ -158,6 +176,15 @@ fn finish(result: anyhow::Result<i32>) -> i32 {
             error::exit_code(&err)
         }
     }
+}
+
+/// Is `command` one whose exit status an agent runner reads as its answer (the guard, the
+/// runner hooks: SPEC §14, §23)? Lost stdout does not change that status.
+fn answers_a_runner(command: &Command) -> bool {
+    matches!(
+        command,
+        Command::Guard(_) | Command::Runner(RunnerCommand::Claude(_) | RunnerCommand::Codex(_))
+    )
 }
 
 /// Does `command` change worktrees, records or what hooks set up? Those catch SIGINT, SIGTERM

@@ -439,6 +439,16 @@ fn results_that_cannot_be_written_to_stdout_are_an_error_that_names_stdout() {
         stderr.contains("could not write the results to stdout"),
         "{stderr}"
     );
+    // clap's own output too: the version asked for and lost is not a success.
+    let out = repo
+        .command(BIN, &repo.base)
+        .arg("--version")
+        .stdout(full())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("stdout"), "{stderr}");
     // A reader that went away got what it wanted: no error.
     let (reader, writer) = std::io::pipe().unwrap();
     drop(reader);
