@@ -1,9 +1,15 @@
 //! git-kardwt as a library: the binary in `main.rs` calls [`main`]; tests reach the pure parts.
+// First: its `eprintln!` and `eprint!`, which never panic, replace the standard ones in every
+// module declared after it.
+#[macro_use]
+mod out;
+
 pub mod base;
 pub mod beneath;
 pub mod branches;
 pub mod cache;
 pub mod card;
+pub mod child;
 pub mod claim;
 pub mod cli;
 pub mod commands;
@@ -90,19 +96,24 @@ _git__kardwt() {
 }
 "#;
 
-/// Run the command line and return the process exit code.
+/// Run the command line and return the process exit code. A panic is a bug, never an outcome
+/// (SPEC §28.4): should one happen all the same, it is reported as an error and exits 1, not 101.
 pub fn main() -> i32 {
+    std::panic::set_hook(Box::new(|info| {
+        eprintln!("error: internal error (a bug in kardwt): {info}");
+        eprintln!("hint: please report it with the command that was run");
+    }));
+    std::panic::catch_unwind(run).unwrap_or(1)
+}
+
+/// [`main`] itself: parse, dispatch, print the error chain, map it to an exit code.
+fn run() -> i32 {
     // `git-kardwt --help` as git answers `git kardwt --help`: the manual (SPEC §25).
     if std::env::args_os().skip(1).eq(["--help"]) {
         let stdout = std::io::stdout();
-        return match commands::help::help_flag(&mut stdout.lock()) {
-            Ok(code) => code,
-            Err(err) if error::is_broken_pipe(&err) => 0,
-            Err(err) => {
-                eprint!("{}", error::render(&err));
-                error::exit_code(&err)
-            }
-        };
+        let mut out = out::Results::new(stdout.lock());
+        let result = commands::help::help_flag(&mut out);
+        return finish(out::outcome(result, out.finish()));
     }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -115,8 +126,18 @@ pub fn main() -> i32 {
             // missing subcommand. Errors read like kardwt's own (SPEC §25).
             let help = e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand;
             if !e.use_stderr() || help {
-                let _ = e.print();
-                return if e.use_stderr() { 2 } else { 0 };
+                let printed = e.print();
+                if e.use_stderr() {
+                    return 2;
+                }
+                // Help or version asked for and lost (not into a pipe that closed): an error.
+                return match printed {
+                    Err(lost) if lost.kind() != std::io::ErrorKind::BrokenPipe => {
+                        eprintln!("error: could not write the results to stdout: {lost}");
+                        1
+                    }
+                    _ => 0,
+                };
             }
             let fail = anyhow::Error::new(error::from_clap(&e.render().to_string()));
             eprint!("{}", error::render(&fail));
@@ -126,21 +147,44 @@ pub fn main() -> i32 {
     if acts(&cli.command) {
         signals::install();
     }
+    let answers_a_runner = answers_a_runner(&cli.command);
     let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+    let mut out = out::Results::new(stdout.lock());
     let result = dispatch(cli, &mut out);
+    // A reader that closed our stdout (`git kardwt log | head -1`) got what it wanted; results
+    // lost any other way are an error (see `out.rs`), except where the exit status is the
+    // answer an agent runner acts on: it stays, and the loss is a warning.
+    let result = match (answers_a_runner, out.finish()) {
+        (true, Some(lost)) if lost.kind() != std::io::ErrorKind::BrokenPipe => {
+            eprintln!("warning: could not write the answer to stdout: {lost}");
+            result
+        }
+        (_, lost) => out::outcome(result, lost),
+    };
     if let Some(sig) = signals::caught() {
         return interrupted(sig, result);
     }
+    finish(result)
+}
+
+/// The exit code of a finished command, its error chain printed first.
+fn finish(result: anyhow::Result<i32>) -> i32 {
     match result {
         Ok(code) => code,
-        // A reader that closed our stdout (`git kardwt log | head -1`) got what it wanted.
-        Err(err) if error::is_broken_pipe(&err) => 0,
         Err(err) => {
             eprint!("{}", error::render(&err));
             error::exit_code(&err)
         }
     }
+}
+
+/// Is `command` one whose exit status an agent runner reads as its answer (the guard, the
+/// runner hooks: SPEC §14, §23)? Lost stdout does not change that status.
+fn answers_a_runner(command: &Command) -> bool {
+    matches!(
+        command,
+        Command::Guard(_) | Command::Runner(RunnerCommand::Claude(_) | RunnerCommand::Codex(_))
+    )
 }
 
 /// Does `command` change worktrees, records or what hooks set up? Those catch SIGINT, SIGTERM

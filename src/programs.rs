@@ -4,14 +4,16 @@
 //! with a minimal environment, in its own process group that is killed whole at its cap or the
 //! action deadline (descendants that leave the group too, see `process.rs`); its output is
 //! streamed to stderr prefixed with card and phase, or written only to the card's log file
-//! (R-DISPATCH 3), and the tail of its stderr kept for error messages.
+//! (R-DISPATCH 3), and the tail of its stderr kept for error messages. It is watched from this
+//! thread (`child.rs`): no helper thread, no signal wakeup (SPEC §28.4).
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -147,11 +149,10 @@ impl LogSink {
     }
 }
 
-/// Where one streamer thread writes each line.
-#[derive(Clone)]
+/// Where each line of the hook's output goes.
 enum Sink {
     Stderr(String),
-    Log(Arc<Mutex<LogSink>>),
+    Log(RefCell<LogSink>),
 }
 
 impl Sink {
@@ -160,11 +161,7 @@ impl Sink {
             Sink::Stderr(prefix) => {
                 let _ = writeln!(std::io::stderr().lock(), "{prefix}{line}");
             }
-            Sink::Log(log) => {
-                if let Ok(mut log) = log.lock() {
-                    log.line(line);
-                }
-            }
+            Sink::Log(log) => log.borrow_mut().line(line),
         }
     }
 }
@@ -351,10 +348,7 @@ pub fn run_to(
                 crate::time::now()
             );
             let sink = LogSink::open(file, &header)?;
-            (
-                Sink::Log(Arc::new(Mutex::new(sink))),
-                Some(file.to_path_buf()),
-            )
+            (Sink::Log(RefCell::new(sink)), Some(file.to_path_buf()))
         }
     };
     let cap_at = started.checked_add(cap).unwrap_or(deadline);
@@ -363,63 +357,41 @@ pub fn run_to(
     } else {
         (deadline, Ending::Deadline)
     };
-    let (out_reader, out_writer) =
-        std::io::pipe().context("could not create a pipe for the hook's output")?;
-    let (err_reader, err_writer) =
-        std::io::pipe().context("could not create a pipe for the hook's output")?;
     // Orphans of the hook (a `setsid` or double-forked descendant) come back to us, so they
     // are found and killed with the rest when the hook ends.
     let _reaper = Subreaper::begin();
-    let handle = duct::cmd(program, &argv[1..])
-        .dir(cwd)
-        .full_env(env)
-        .stdin_null()
-        .stdout_file(out_writer)
-        .stderr_file(err_writer)
-        .unchecked()
-        .before_spawn(|c| {
-            c.process_group(0);
-            Ok(())
-        })
-        .start()
-        .with_context(|| format!("could not start the hook {}", program.display()))?;
+    let mut cmd = std::process::Command::new(program);
+    cmd.args(&argv[1..])
+        .current_dir(cwd)
+        .env_clear()
+        .envs(env)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let what = format!("the hook {}", program.display());
+    let mut child = crate::child::start(&mut cmd, Vec::new(), &what)?;
     // Both streams go to the same place; only the hook's stderr is kept for messages.
-    let tail = Arc::new(Mutex::new(String::new()));
-    let streamers = [
-        spawn_streamer(out_reader, sink.clone(), None),
-        spawn_streamer(err_reader, sink.clone(), Some(Arc::clone(&tail))),
-    ];
-    let pid = handle.pids().first().copied();
-    let ending = match wait_or_interrupt(&handle, kill_at)? {
-        Waited::Exited(status) => Ending::Exited(
-            status
-                .code()
-                .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)),
-        ),
-        Waited::Due => {
-            kill_group(pid);
-            let _ = handle.wait();
-            kill_ending
-        }
-        Waited::Interrupted(sig) => {
-            kill_group(pid);
-            let _ = handle.wait();
-            Ending::Signal(sig)
-        }
-    };
-    // Whatever a survivor still writes is not waited for beyond a moment.
+    let mut lines = Lines::new(&sink);
+    let pid = Some(child.id());
+    let watched = watch(&mut child, kill_at, kill_ending, &mut lines);
+    // However the watch ended, the whole group goes, and whatever a survivor still writes is
+    // not waited for beyond a moment.
     kill_group(pid);
+    child.kill();
     crate::process::kill_descendants();
     let wait_until = Instant::now() + Duration::from_millis(500);
-    for streamer in streamers {
-        while !streamer.is_finished() && Instant::now() < wait_until {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        if streamer.is_finished() {
-            let _ = streamer.join();
+    while child.streams_open() && Instant::now() < wait_until {
+        if child
+            .step(wait_until, &mut |stream, bytes| lines.add(stream, bytes))
+            .is_err()
+        {
+            break;
         }
     }
-    let tail = tail.lock().map(|t| t.clone()).unwrap_or_default();
+    lines.end();
+    let ending = watched.with_context(|| format!("could not watch {what}"))?;
+    let tail = lines.tail;
     let duration = started.elapsed();
     sink.line(&format!(
         "# kardwt: the hook {ending} after {:.1}s",
@@ -433,29 +405,32 @@ pub fn run_to(
     })
 }
 
-/// How the wait for a hook ended.
-enum Waited {
-    Exited(std::process::ExitStatus),
-    /// Its cap or the deadline came first.
-    Due,
-    Interrupted(crate::signals::Signal),
-}
-
-/// Wait for the hook until `until`, looking at least every [`INTERRUPT_POLL`] for a signal
-/// kardwt received, so that an interrupt stops the hook at once.
-fn wait_or_interrupt(handle: &duct::Handle, until: Instant) -> Result<Waited> {
+/// Watch the hook until it exits, `until` passes (then it ends as `due`) or kardwt receives a
+/// signal, looking at least every [`INTERRUPT_POLL`], its output handed to `lines`. The hook
+/// is killed by the caller either way.
+fn watch(
+    child: &mut crate::child::Child,
+    until: Instant,
+    due: Ending,
+    lines: &mut Lines<'_>,
+) -> std::io::Result<Ending> {
     loop {
+        if let Some(status) = child.status() {
+            return Ok(Ending::Exited(
+                status
+                    .code()
+                    .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)),
+            ));
+        }
         if let Some(sig) = crate::signals::interrupted() {
-            return Ok(Waited::Interrupted(sig));
+            return Ok(Ending::Signal(sig));
         }
         let now = Instant::now();
         if now >= until {
-            return Ok(Waited::Due);
+            return Ok(due);
         }
         let slice = until.min(now + INTERRUPT_POLL);
-        if let Some(out) = handle.wait_deadline(slice)? {
-            return Ok(Waited::Exited(out.status));
-        }
+        child.step(slice, &mut |stream, bytes| lines.add(stream, bytes))?;
     }
 }
 
@@ -498,37 +473,65 @@ fn kill_group(pid: Option<u32>) {
     }
 }
 
-fn spawn_streamer(
-    reader: std::io::PipeReader,
-    sink: Sink,
-    tail: Option<Arc<Mutex<String>>>,
-) -> std::thread::JoinHandle<()> {
-    std::thread::spawn(move || stream(reader, &sink, tail.as_deref()))
+/// The hook's output cut into lines for the sink, per stream; the tail of its stderr kept.
+struct Lines<'a> {
+    sink: &'a Sink,
+    out: Vec<u8>,
+    err: Vec<u8>,
+    tail: String,
 }
 
-/// Copy a stream of the hook's output to `sink` line by line, keeping a tail.
-fn stream(reader: std::io::PipeReader, sink: &Sink, tail: Option<&Mutex<String>>) {
-    let mut lines = BufReader::new(reader);
-    let mut buf = Vec::new();
-    loop {
-        buf.clear();
-        match lines.read_until(b'\n', &mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {
-                let line = String::from_utf8_lossy(&buf);
-                let line = line.trim_end_matches('\n');
-                sink.line(line);
-                if let Some(Ok(mut t)) = tail.map(Mutex::lock) {
-                    t.push_str(line);
-                    t.push('\n');
-                    if t.len() > TAIL_BYTES {
-                        let mut cut = t.len() - TAIL_BYTES;
-                        while !t.is_char_boundary(cut) {
-                            cut += 1;
-                        }
-                        t.drain(..cut);
-                    }
+impl<'a> Lines<'a> {
+    fn new(sink: &'a Sink) -> Self {
+        Lines {
+            sink,
+            out: Vec::new(),
+            err: Vec::new(),
+            tail: String::new(),
+        }
+    }
+
+    /// Take `bytes` the hook wrote on `stream`; pass on each line they complete.
+    fn add(&mut self, stream: crate::child::Stream, bytes: &[u8]) {
+        let pending = match stream {
+            crate::child::Stream::Out => &mut self.out,
+            crate::child::Stream::Err => &mut self.err,
+        };
+        pending.extend_from_slice(bytes);
+        let Some(last) = pending.iter().rposition(|&b| b == b'\n') else {
+            return;
+        };
+        let done: Vec<u8> = pending.drain(..=last).collect();
+        for line in done[..last].split(|&b| b == b'\n') {
+            self.emit(stream, line);
+        }
+    }
+
+    /// What is left without a final newline goes out as a last line.
+    fn end(&mut self) {
+        for stream in [crate::child::Stream::Out, crate::child::Stream::Err] {
+            let rest = match stream {
+                crate::child::Stream::Out => std::mem::take(&mut self.out),
+                crate::child::Stream::Err => std::mem::take(&mut self.err),
+            };
+            if !rest.is_empty() {
+                self.emit(stream, &rest);
+            }
+        }
+    }
+
+    fn emit(&mut self, stream: crate::child::Stream, line: &[u8]) {
+        let line = String::from_utf8_lossy(line);
+        self.sink.line(&line);
+        if stream == crate::child::Stream::Err {
+            self.tail.push_str(&line);
+            self.tail.push('\n');
+            if self.tail.len() > TAIL_BYTES {
+                let mut cut = self.tail.len() - TAIL_BYTES;
+                while !self.tail.is_char_boundary(cut) {
+                    cut += 1;
                 }
+                self.tail.drain(..cut);
             }
         }
     }

@@ -10,6 +10,7 @@
 //! binary run directly as `git-kardwt --help` does what git does, and when no page is
 //! installed it shows the built-in one and says how to install it.
 use std::io::{IsTerminal, Write};
+use std::process::{Command, Stdio};
 
 use anyhow::Result;
 use clap::CommandFactory;
@@ -43,15 +44,15 @@ pub fn run(args: &HelpArgs, out: &mut dyn Write) -> Result<i32> {
 /// `man git-kardwt`; when `man` finds none, the built-in manual and, on stderr, why
 /// `git kardwt --help` says "No manual entry" and how to install the page.
 pub fn help_flag(out: &mut dyn Write) -> Result<i32> {
-    let installed = duct::cmd("man", ["-w", "git-kardwt"])
-        .stdout_null()
-        .stderr_null()
-        .unchecked()
-        .run()
-        .is_ok_and(|o| o.status.success());
+    let installed = Command::new("man")
+        .args(["-w", "git-kardwt"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
     if installed && std::io::stdout().is_terminal() {
-        let shown = duct::cmd("man", ["git-kardwt"]).unchecked().run();
-        if shown.is_ok_and(|o| o.status.success()) {
+        let shown = Command::new("man").arg("git-kardwt").status();
+        if shown.is_ok_and(|s| s.success()) {
             return Ok(0);
         }
     }
@@ -92,11 +93,19 @@ fn show_manual(out: &mut dyn Write) -> Result<i32> {
 
 /// Show the page with `man -l -` (its pager, its formatting); false when that is impossible.
 fn through_man() -> bool {
-    duct::cmd("man", ["-l", "-"])
-        .stdin_bytes(MANUAL)
-        .unchecked()
-        .run()
-        .is_ok_and(|o| o.status.success())
+    // No helper thread feeds it (SPEC §28.4): man reads the page before it shows it, and a
+    // man that stops reading ends the write with a broken pipe.
+    let Ok(mut man) = Command::new("man")
+        .args(["-l", "-"])
+        .stdin(Stdio::piped())
+        .spawn()
+    else {
+        return false;
+    };
+    if let Some(mut stdin) = man.stdin.take() {
+        let _ = stdin.write_all(MANUAL.as_bytes());
+    }
+    man.wait().is_ok_and(|s| s.success())
 }
 
 /// The page as plain text (pure): headings flush left, text indented, fonts dropped.

@@ -41,9 +41,15 @@ pub fn decode(file: &Path, text: &str) -> Result<Config, Fail> {
         .spawn(move || {
             let _ = tx.send(decode_now(&owned_file, &owned_text));
         });
-    let decoded = worker
-        .ok()
-        .and_then(|_| rx.recv_timeout(DECODE_BUDGET).ok());
+    if let Err(e) = worker {
+        // Not the file's fault: the system refused a thread (SPEC §28.4).
+        return Err(crate::error::failed(format!(
+            "could not start a thread to decode {}: {e}",
+            file.display()
+        ))
+        .hint("a limit on processes or memory was reached; run the command again when fewer processes run"));
+    }
+    let decoded = rx.recv_timeout(DECODE_BUDGET).ok();
     decoded
         .unwrap_or_else(|| {
             Err(ConfigError::TooDeep {

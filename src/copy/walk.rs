@@ -95,11 +95,13 @@ impl Copier {
         let rx = Arc::new(Mutex::new(rx));
         let tally = Arc::new(Tally::default());
         let error = Arc::new(Mutex::new(None));
-        let handles = (0..workers())
-            .map(|_| {
-                let (rx, tally, error) = (Arc::clone(&rx), Arc::clone(&tally), Arc::clone(&error));
-                let from = from.to_path_buf();
-                std::thread::spawn(move || loop {
+        let mut handles = Vec::new();
+        for _ in 0..workers() {
+            let (rx, tally, error) = (Arc::clone(&rx), Arc::clone(&tally), Arc::clone(&error));
+            let from = from.to_path_buf();
+            let spawned = std::thread::Builder::new()
+                .name("copy".into())
+                .spawn(move || loop {
                     let job = match rx.lock() {
                         Ok(rx) => rx.recv(),
                         Err(_) => return,
@@ -113,9 +115,20 @@ impl Copier {
                             slot.get_or_insert(e);
                         }
                     }
-                })
-            })
-            .collect();
+                });
+            // A thread the system refuses (EAGAIN under a process limit) is one worker fewer;
+            // with none at all the copy cannot run (SPEC §28.4: an error, not a panic).
+            match spawned {
+                Ok(handle) => handles.push(handle),
+                Err(e) if handles.is_empty() => {
+                    return Err(anyhow::Error::new(e).context(
+                        "could not start a thread to copy with (a limit on processes or \
+                         memory was reached?)",
+                    ))
+                }
+                Err(_) => break,
+            }
+        }
         let now = Instant::now();
         Ok(Copier {
             from: from.to_path_buf(),

@@ -1,9 +1,11 @@
-//! The single spawner of `git`: every call runs through duct with the variables that
+//! The single spawner of `git`: every call runs through `child.rs` (no helper threads, no signal
+//! wakeups: SPEC §28.4) with the variables that
 //! `git rev-parse --local-env-vars` lists removed (an inherited `GIT_INDEX_FILE` from a hook
 //! would otherwise corrupt another worktree's index), and is traced on stderr under
 //! `KARDWT_TRACE=1` (command and duration, one line). Nothing outside `git/` builds a [`Call`].
 use std::ffi::{OsStr, OsString};
 use std::path::Path;
+use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::Instant;
 
@@ -40,12 +42,16 @@ fn local_env_vars() -> &'static [String] {
     static VARS: OnceLock<Vec<String>> = OnceLock::new();
     VARS.get_or_init(|| {
         let started = Instant::now();
-        let output = std::process::Command::new("git")
-            .args(["rev-parse", "--local-env-vars"])
+        let mut cmd = Command::new("git");
+        cmd.args(["rev-parse", "--local-env-vars"])
             .env_remove("GIT_DIR")
             .env_remove("GIT_WORK_TREE")
-            .output()
-            .ok();
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let output = crate::child::start(&mut cmd, Vec::new(), "git")
+            .ok()
+            .and_then(|child| child.capture(None).ok().flatten());
         let args: Vec<OsString> = vec!["rev-parse".into(), "--local-env-vars".into()];
         trace(
             None,
@@ -144,36 +150,31 @@ impl<'a> Call<'a> {
         let started = Instant::now();
         let mut all: Vec<OsString> = vec!["-C".into(), self.dir.as_os_str().to_owned()];
         all.extend(self.args.iter().cloned());
-        let mut expr = duct::cmd("git", all);
+        let mut cmd = Command::new("git");
+        cmd.args(all)
+            .stdin(match self.stdin {
+                Some(_) => Stdio::piped(),
+                None => Stdio::null(),
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
         for var in local_env_vars() {
-            expr = expr.env_remove(var);
+            cmd.env_remove(var);
         }
         for (k, v) in &self.env {
-            expr = expr.env(k, v);
+            cmd.env(k, v);
         }
-        let expr = expr.stdout_capture().stderr_capture().unchecked();
-        let expr = match self.stdin {
-            Some(bytes) => expr.stdin_bytes(bytes),
-            None => expr.stdin_null(),
-        };
-        let handle = expr
-            .start()
-            .context("could not start git: is it installed and on PATH?")?;
-        let out = match self.deadline {
-            None => handle.wait()?.clone(),
-            Some(d) => match handle.wait_deadline(d)? {
-                Some(out) => out.clone(),
-                None => {
-                    let _ = handle.kill();
-                    trace(Some(self.dir), &self.args, started, None);
-                    return Err(Fail::new(
-                        Code::Deadline,
-                        "the action deadline passed while git ran",
-                    )
+        let child = crate::child::start(&mut cmd, self.stdin.unwrap_or_default(), "git")?;
+        let captured = child
+            .capture(self.deadline)
+            .with_context(|| format!("`git {}` did not complete", shown(&self.args)))?;
+        let Some(out) = captured else {
+            trace(Some(self.dir), &self.args, started, None);
+            return Err(
+                Fail::new(Code::Deadline, "the action deadline passed while git ran")
                     .hint("raise --timeout or worktree.action_timeout_seconds")
-                    .into());
-                }
-            },
+                    .into(),
+            );
         };
         trace(Some(self.dir), &self.args, started, out.status.code());
         Ok(Output {

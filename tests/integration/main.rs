@@ -18,6 +18,7 @@ mod copy_upstream;
 mod doctor;
 mod fault_sweep;
 mod faults;
+mod faults_syscalls;
 mod gc;
 mod guard;
 mod guard_attack;
