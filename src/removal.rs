@@ -81,10 +81,14 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
     // Every refusal comes before anything is released (§17.7, §28.2): a dirty tree, or one
     // whose dirtiness cannot be proven either way; gc's judgement again; whatever git worktree
     // remove would refuse; gc's tree in use; then the repository lock.
+    let mut unjudged = None;
     let dirt = match dirty::dirty(&ctx.repo.base, &path, &rec) {
         Ok(dirt) => dirt,
         // --force discards whatever the tree holds: not knowing what that is stops nothing.
-        Err(e) if opts.force => vec![format!("not judged ({e:#})")],
+        Err(e) if opts.force => {
+            unjudged = Some(format!("{e:#}"));
+            Vec::new()
+        }
         Err(e) => {
             return Err(Fail::wrap(
                 Code::Failed,
@@ -145,11 +149,11 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
     }
     steps.push(Step {
         step: "clean",
-        ok: dirt.is_empty(),
-        detail: if dirt.is_empty() {
-            "clean".into()
-        } else {
-            format!("{} dirty paths, forced", dirt.len())
+        ok: dirt.is_empty() && unjudged.is_none(),
+        detail: match unjudged {
+            Some(why) => format!("not judged, forced: {why}"),
+            None if dirt.is_empty() => "clean".into(),
+            None => format!("{} dirty paths, forced", dirt.len()),
         },
     });
     // Held from here to the end: a lock that cannot be taken refuses while nothing is

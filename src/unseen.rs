@@ -153,10 +153,14 @@ mod tests {
     use crate::git::parse::{index_z, status_z};
 
     fn known() -> Known {
-        let index = index_z(
-            b"100644 a 0\tsrc/lib.txt\0160000 b 0\tvendor/sm\0100644 c 0\tbuild/kept.txt\0",
-        )
-        .unwrap();
+        let index = [
+            "100644 a 0\tsrc/lib.txt",
+            "160000 b 0\tvendor/sm",
+            "100644 c 0\tbuild/kept.txt",
+        ]
+        .map(|e| format!("{e}\0"))
+        .concat();
+        let index = index_z(index.as_bytes()).unwrap();
         let status =
             status_z(b"?? notes.txt\0?? nested/\0!! .env\0!! node_modules/\0!! build/x.o\0")
                 .unwrap();
