@@ -7,6 +7,7 @@
 //! SIGKILL, leaves a tree the next `add` prepares again and the next `remove` finishes;
 //! release ([`crate::release`]); unlink kardwt's own links; `git worktree remove`; keep the
 //! branch unless asked to delete it and it is merged into the recorded base (or forced).
+use std::path::Path;
 use std::time::Instant;
 
 use anyhow::Result;
@@ -76,86 +77,9 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
     )?;
     let report = &held.report;
     let holder = format!("git kardwt remove {card}");
-    let mut steps = Vec::new();
 
-    // Every refusal comes before anything is released (§17.7, §28.2): a dirty tree, or one
-    // whose dirtiness cannot be proven either way; gc's judgement again; whatever git worktree
-    // remove would refuse; gc's tree in use; then the repository lock.
-    let mut unjudged = None;
-    let dirt = match dirty::dirty(&ctx.repo.base, &path, &rec) {
-        Ok(dirt) => dirt,
-        // --force discards whatever the tree holds: not knowing what that is stops nothing.
-        Err(e) if opts.force => {
-            unjudged = Some(format!("{e:#}"));
-            Vec::new()
-        }
-        Err(e) => {
-            return Err(Fail::wrap(
-                Code::Failed,
-                format!(
-                    "{} was not removed: it could not be proven to hold no uncommitted work; nothing was released or removed",
-                    path.display()
-                ),
-                e,
-            )
-            .hint(format!(
-                "run the command again; if this repeats, git status {} names the problem; --force removes the tree with whatever it holds",
-                crate::quote::sh_path(&path)
-            ))
-            .into())
-        }
-    };
-    if !dirt.is_empty() && !opts.force {
-        let shown: Vec<&str> = dirt.iter().take(5).map(String::as_str).collect();
-        return Err(failed(format!(
-            "{} has uncommitted changes or untracked files ({}{}); nothing was released or removed",
-            path.display(),
-            shown.join(", "),
-            if dirt.len() > 5 { ", …" } else { "" }
-        ))
-        .hint("commit, stash or delete them, or pass --force to discard them")
-        .into());
-    }
-    if let Some(recheck) = &opts.recheck {
-        let head = crate::repo::read_head(&admin);
-        if let Err(why) = recheck(&path, &admin, &rec, head.as_ref()) {
-            return Err(NoLongerCollectable(format!(
-                "{} is no longer collectable: {why}; nothing was released or removed",
-                path.display()
-            ))
-            .into());
-        }
-    }
-    let blockers =
-        dirty::removal_blockers(&ctx.repo.base, &path, &admin, report.locked, opts.force)?;
-    if !blockers.is_empty() {
-        let checks: Vec<&str> = blockers.iter().map(|b| b.check.as_str()).collect();
-        let fixes: Vec<&str> = blockers.iter().map(|b| b.fix.as_str()).collect();
-        return Err(failed(format!(
-            "git worktree remove would refuse {}: {}; nothing was released or removed",
-            path.display(),
-            checks.join("; ")
-        ))
-        .hint(format!("{}; then run remove again", fixes.join("; ")))
-        .into());
-    }
-    if let (Processes::KeepInUse, Some(why)) = (opts.processes, crate::process::in_use(&path)) {
-        return Err(failed(format!(
-            "{} is {why}; nothing was released or removed",
-            path.display()
-        ))
-        .hint("automatic cleanup never ends a process: stop it, or remove the tree yourself with git kardwt remove")
-        .into());
-    }
-    steps.push(Step {
-        step: "clean",
-        ok: dirt.is_empty() && unjudged.is_none(),
-        detail: match unjudged {
-            Some(why) => format!("not judged, forced: {why}"),
-            None if dirt.is_empty() => "clean".into(),
-            None => format!("{} dirty paths, forced", dirt.len()),
-        },
-    });
+    // Every refusal comes before anything is released (§17.7, §28.2), the repository lock last.
+    let mut steps = vec![refusals(ctx, &path, &admin, &rec, report.locked, opts)?];
     // Held from here to the end: a lock that cannot be taken refuses while nothing is
     // released yet, never between the release and the removal.
     let untouched = |what: &str, e| {
@@ -274,6 +198,94 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
         path,
         card: rec.card,
         steps,
+    })
+}
+
+/// Every refusal of a removal but the repository lock, made before anything is released
+/// (§17.7, §28.2): a dirty tree, or one not proven clean (unless forced: then it is removed
+/// with whatever it holds); gc's judgement again; whatever `git worktree remove` would refuse;
+/// gc's tree in use. The `clean` step when none refuses.
+fn refusals(
+    ctx: &Context,
+    path: &Path,
+    admin: &Path,
+    rec: &Record,
+    locked: bool,
+    opts: &Options,
+) -> Result<Step> {
+    let mut unjudged = None;
+    let dirt = match dirty::dirty(&ctx.repo.base, path, rec) {
+        Ok(dirt) => dirt,
+        // --force discards whatever the tree holds: not knowing what that is stops nothing.
+        Err(e) if opts.force => {
+            unjudged = Some(format!("{e:#}"));
+            Vec::new()
+        }
+        Err(e) => {
+            return Err(Fail::wrap(
+                Code::Failed,
+                format!(
+                    "{} was not removed: it could not be proven to hold no uncommitted work; nothing was released or removed",
+                    path.display()
+                ),
+                e,
+            )
+            .hint(format!(
+                "run the command again; if this repeats, git -C {} status names the problem; --force removes the tree with whatever it holds",
+                crate::quote::sh_path(path)
+            ))
+            .into())
+        }
+    };
+    if !dirt.is_empty() && !opts.force {
+        let shown: Vec<&str> = dirt.iter().take(5).map(String::as_str).collect();
+        return Err(failed(format!(
+            "{} has uncommitted changes or untracked files ({}{}); nothing was released or removed",
+            path.display(),
+            shown.join(", "),
+            if dirt.len() > 5 { ", …" } else { "" }
+        ))
+        .hint("commit, stash or delete them, or pass --force to discard them")
+        .into());
+    }
+    if let Some(recheck) = &opts.recheck {
+        let head = crate::repo::read_head(admin);
+        if let Err(why) = recheck(path, admin, rec, head.as_ref()) {
+            return Err(NoLongerCollectable(format!(
+                "{} is no longer collectable: {why}; nothing was released or removed",
+                path.display()
+            ))
+            .into());
+        }
+    }
+    let blockers = dirty::removal_blockers(&ctx.repo.base, path, admin, locked, opts.force)?;
+    if !blockers.is_empty() {
+        let checks: Vec<&str> = blockers.iter().map(|b| b.check.as_str()).collect();
+        let fixes: Vec<&str> = blockers.iter().map(|b| b.fix.as_str()).collect();
+        return Err(failed(format!(
+            "git worktree remove would refuse {}: {}; nothing was released or removed",
+            path.display(),
+            checks.join("; ")
+        ))
+        .hint(format!("{}; then run remove again", fixes.join("; ")))
+        .into());
+    }
+    if let (Processes::KeepInUse, Some(why)) = (opts.processes, crate::process::in_use(path)) {
+        return Err(failed(format!(
+            "{} is {why}; nothing was released or removed",
+            path.display()
+        ))
+        .hint("automatic cleanup never ends a process: stop it, or remove the tree yourself with git kardwt remove")
+        .into());
+    }
+    Ok(Step {
+        step: "clean",
+        ok: dirt.is_empty() && unjudged.is_none(),
+        detail: match unjudged {
+            Some(why) => format!("not judged, forced: {why}"),
+            None if dirt.is_empty() => "clean".into(),
+            None => format!("{} dirty paths, forced", dirt.len()),
+        },
     })
 }
 
