@@ -145,11 +145,13 @@ fn modified_file(wt: &Path) {
 
 /// The data loss: one failed directory read inside `git status` hid `src/mine.txt`
 /// from kardwt's check and from git's own, and `remove` deleted it. Every failing
-/// `getdents64` (and every failing `openat`, which git reports only as a warning) now leaves
-/// the file, and releases nothing.
+/// `getdents64` (and every failing `openat`, which git reports only as a warning), and every
+/// failing `write` or `read` (status output lost on its way) now leaves the file, and
+/// releases nothing.
 #[test]
 fn an_untracked_file_survives_every_failed_directory_read() {
-    let trials = sweep_dirty(By::Remove, untracked_file, &["getdents64", "openat"]);
+    let syscalls = ["getdents64", "openat", "write", "read"];
+    let trials = sweep_dirty(By::Remove, untracked_file, &syscalls);
     assert!(trials > 20, "{trials} trials");
 }
 
