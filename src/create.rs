@@ -387,12 +387,11 @@ impl Action<'_> {
         if !out.ok {
             // git keeps a worktree whose post-checkout hook failed: it is ours, remove it.
             let kept = if path.join(".git").is_file() {
-                match lifecycle::remove_worktree_forced(repo_lock, &self.prep.ctx.repo.base, path)
-                {
+                match lifecycle::remove_worktree_forced(repo_lock, &self.prep.ctx.repo.base, path) {
                     Ok(()) => " (the new worktree was removed again)".to_owned(),
                     Err(e) => format!(
-                        " (removing it failed: {e}; remove it by hand: git worktree remove --force {})",
-                        crate::quote::sh_path(path)
+                        " (removing it failed: {e}; remove it by hand: {})",
+                        lifecycle::manual_removal(path)
                     ),
                 }
             } else {

@@ -7,10 +7,10 @@
 //! of `git status`.
 use std::path::Path;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use crate::record::Record;
-use crate::{git, share};
+use crate::{git, share, unseen};
 
 /// What is at one of the record's link paths.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,10 +51,12 @@ pub fn link_state(base: &Path, worktree: &Path, rel: &str) -> LinkState {
 }
 
 /// The paths of `git status --porcelain -z` entries, one per entry, as people read them (any
-/// byte kept, see [`git::parse::display_path`]): a rename or copy names its new path (pure).
+/// byte kept, see [`git::parse::display_path`]): a rename or copy names its new path; ignored
+/// entries (`!!`) are not dirt (pure).
 pub fn status_paths(entries: &[git::parse::StatusEntry]) -> Vec<String> {
     entries
         .iter()
+        .filter(|e| !e.ignored())
         .map(|e| git::parse::display_path(&e.path))
         .collect()
 }
@@ -90,12 +92,43 @@ pub fn combine(status: Vec<String>, links: &[(String, LinkState)]) -> Vec<String
 
 /// Tracked changes, untracked files, and user work at kardwt's link paths or hidden by the
 /// exclude block, in the worktree at `worktree` whose record is `rec`; empty when clean.
+///
+/// Clean is decided only on proof (SPEC §28.2): a `git status` that provably completed (exit
+/// 0, nothing on stderr, its `-z` output whole), the index as `git ls-files` read it, and
+/// kardwt's own walk of every directory git does not ignore ([`crate::unseen`]), which names
+/// what git should have listed and did not (a directory git could not read is silently empty
+/// to it). Any failure among them is an error: the caller refuses, it never removes.
 pub fn dirty(base: &Path, worktree: &Path, rec: &Record) -> Result<Vec<String>> {
+    judge(base, worktree, rec).with_context(|| {
+        format!(
+            "could not tell whether {} holds uncommitted work",
+            worktree.display()
+        )
+    })
+}
+
+fn judge(base: &Path, worktree: &Path, rec: &Record) -> Result<Vec<String>> {
+    // Ignored paths listed too (a directory matching an ignore rule as one `dir/`): what the
+    // walk skips, and what the skills check looks for.
     let status = git::status_z(
         worktree,
-        &["--untracked-files=all", "--ignore-submodules=none"],
+        &[
+            "--untracked-files=all",
+            "--ignore-submodules=none",
+            "--ignored=matching",
+        ],
         &[],
     )?;
+    let index = git::index_z(worktree)?;
+    let known = unseen::Known::new(&index, &status);
+    let missed = unseen::unseen(worktree, &known)?;
+    let mut paths = status_paths(&status);
+    paths.extend(missed.iter().map(|p| {
+        format!(
+            "{} (git status did not list it)",
+            git::parse::display_path(p)
+        )
+    }));
     let mut links: Vec<(String, LinkState)> = rec
         .links
         .iter()
@@ -103,19 +136,19 @@ pub fn dirty(base: &Path, worktree: &Path, rec: &Record) -> Result<Vec<String>> 
         .collect();
     // The exclude block hides a non-directory at the skills paths in every worktree: one that
     // is not kardwt's link (per this record) and that git ignores is user work.
-    for rel in hidden_by_the_block(worktree, rec)? {
+    for rel in hidden_by_the_block(worktree, rec, &known) {
         links.push((
             rel,
             LinkState::UserWork("hidden from git status by an ignore rule"),
         ));
     }
-    Ok(combine(status_paths(&status), &links))
+    Ok(combine(paths, &links))
 }
 
 /// The skills paths that are not links of this record, hold a non-directory, and that git
 /// ignores (so `git status` does not show them).
-fn hidden_by_the_block(worktree: &Path, rec: &Record) -> Result<Vec<String>> {
-    let candidates: Vec<&str> = share::SKILLS
+fn hidden_by_the_block(worktree: &Path, rec: &Record, known: &unseen::Known) -> Vec<String> {
+    share::SKILLS
         .into_iter()
         .filter(|rel| !rec.links.iter().any(|l| l == rel))
         .filter(|rel| {
@@ -124,25 +157,9 @@ fn hidden_by_the_block(worktree: &Path, rec: &Record) -> Result<Vec<String>> {
                 .symlink_metadata()
                 .is_ok_and(|m| !m.is_dir())
         })
-        .collect();
-    if candidates.is_empty() {
-        return Ok(Vec::new());
-    }
-    let status = git::status_z(
-        worktree,
-        &["--ignored=matching", "--untracked-files=all"],
-        &candidates,
-    )?;
-    let ignored: Vec<&[u8]> = status
-        .iter()
-        .filter(|e| e.ignored())
-        .map(|e| e.path.as_slice())
-        .collect();
-    Ok(candidates
-        .into_iter()
-        .filter(|c| ignored.contains(&c.as_bytes()))
+        .filter(|rel| known.ignored_at_or_above(rel.as_bytes()))
         .map(str::to_owned)
-        .collect())
+        .collect()
 }
 
 /// One reason `git worktree remove` would refuse: the check, and what to do by hand.
@@ -205,21 +222,14 @@ fn same_dir(a: &Path, b: &Path) -> bool {
 /// The first submodule git would count (a gitlink in the index whose directory holds a `.git`,
 /// or else a `modules` dir in the admin dir), as git's `validate_no_submodules`.
 fn populated_submodule(worktree: &Path, admin: &Path) -> Result<Option<String>> {
-    let out = git::ls_files_stage(worktree)?;
-    if !out.ok {
-        anyhow::bail!(
-            "`git ls-files` failed in {}: {}",
-            worktree.display(),
-            out.stderr.trim()
-        );
-    }
-    let populated = git::parse::gitlinks(&out.bytes).into_iter().find(|p| {
+    let index = git::index_z(worktree)?;
+    let populated = index.iter().filter(|e| e.is_gitlink()).find(|e| {
         use std::os::unix::ffi::OsStrExt;
-        let rel = std::ffi::OsStr::from_bytes(p);
+        let rel = std::ffi::OsStr::from_bytes(&e.path);
         worktree.join(rel).join(".git").symlink_metadata().is_ok()
     });
-    if let Some(p) = populated {
-        return Ok(Some(git::parse::display_path(&p)));
+    if let Some(e) = populated {
+        return Ok(Some(git::parse::display_path(&e.path)));
     }
     let modules = admin.join("modules");
     Ok(modules
@@ -233,9 +243,9 @@ mod tests {
 
     #[test]
     fn status_paths_skip_the_original_of_a_rename() {
-        let z = b"R  new.txt\0old.txt\0?? scratch.txt\0 M src/lib.txt\0?? n\xff\0";
+        let z = b"R  new.txt\0old.txt\0?? scratch.txt\0 M src/lib.txt\0?? n\xff\0!! .env\0";
         assert_eq!(
-            status_paths(&git::parse::status_z(z)),
+            status_paths(&git::parse::status_z(z).unwrap()),
             vec!["new.txt", "scratch.txt", "src/lib.txt", "n\\377"]
         );
         assert!(status_paths(&[]).is_empty());

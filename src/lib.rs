@@ -47,6 +47,7 @@ pub mod signals;
 pub mod store;
 pub mod text;
 pub mod time;
+pub mod unseen;
 pub mod verdict;
 pub mod verify;
 

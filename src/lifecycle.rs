@@ -89,14 +89,38 @@ pub enum RemovalError {
 }
 
 /// R-ATOMIC's undo of a tree kardwt (or the hook) just created: take the repository lock (the
-/// caller holds at most the card's lock: SPEC §4 step 2), then `git worktree remove --force`.
+/// caller holds at most the card's lock: SPEC §4 step 2), then `git worktree remove --force`,
+/// twice forced when the tree is locked: a tree this very operation created is locked only
+/// by `git worktree add --lock`, and the failed add leaves no tree behind, locked or not.
 /// The undo gets a moment past the action deadline: a tree left behind is worse.
 pub fn undo_worktree(ctx: &Context, path: &Path, deadline: Instant) -> Result<(), RemovalError> {
     let grace = deadline.max(Instant::now() + std::time::Duration::from_secs(10));
     let holder = "git kardwt (undo a failed creation)";
     let lock = crate::store::take_repo(&ctx.repo.common_dir, grace, holder)
         .map_err(|e| RemovalError::Lock(format!("{e:#}")))?;
-    remove_worktree_forced(&lock, &ctx.repo.base, path)
+    let force = if is_locked(path) {
+        git::Force::Twice
+    } else {
+        git::Force::Once
+    };
+    remove_worktree(&lock, &ctx.repo.base, path, force)
+}
+
+/// Is the worktree at `path` locked (`git worktree lock`, `add --lock`, or git's own
+/// `initializing`): its admin dir, as its `.git` file names it, holds a `locked` file?
+pub fn is_locked(path: &Path) -> bool {
+    crate::repo::read_dot_git(path).is_some_and(|admin| admin.join("locked").exists())
+}
+
+/// The command that removes the worktree at `path` by hand, discarding what it holds, as git
+/// accepts it in the state the tree is in now (SPEC §28.5): `--force --force` for a locked
+/// tree (git refuses one with a single `--force`), else `--force`.
+pub fn manual_removal(path: &Path) -> String {
+    format!(
+        "git worktree remove --force{} {}",
+        if is_locked(path) { " --force" } else { "" },
+        crate::quote::sh_path(path)
+    )
 }
 
 /// `git worktree remove --force P`, run from the base under the repository lock; the error

@@ -324,8 +324,8 @@ fn cleanup(ctx: &Context, card: &CardId, path: Option<&Path>, steps: &mut Vec<St
             if let Some(p) = path {
                 if let Err(e) = lifecycle::remove_worktree_forced(&repo_lock, &ctx.repo.base, p) {
                     problems.push(format!(
-                        "remove it by hand: git worktree remove --force {} ({e})",
-                        crate::quote::sh_path(p)
+                        "remove it by hand: {} ({e})",
+                        lifecycle::manual_removal(p)
                     ));
                 }
             }

@@ -64,14 +64,14 @@ pub enum Processes {
     /// SIGTERM, then SIGKILL after the grace period: `remove` and `release`, which a person
     /// or agent asked for.
     Release(Duration),
-    /// Signal nothing; refuse, before anything is released, while one is inside: `gc`
-    /// (SPEC §22.3: automatic cleanup never ends a process).
+    /// Signal nothing: `gc` (SPEC §22.3: automatic cleanup never ends a process), whose
+    /// removal refuses a tree in use before anything is released.
     KeepInUse,
 }
 
 /// R-REMOVE's release steps, in order, on a worktree verified under its card's lock: the
-/// processes whose cwd is inside `path` (event `released`; with [`Processes::KeepInUse`] a
-/// process inside is an error and nothing is released), then the cleanup hook (reason
+/// processes whose cwd is inside `path` (event `released`; none with
+/// [`Processes::KeepInUse`]), then the cleanup hook (reason
 /// `remove`) while the directory exists. A failed cleanup hook is returned as the second value
 /// (unless `force`), unhinted, after its `failed` event and `last_hook` were written; the caller decides
 /// what the record becomes. An interrupt (SPEC §22.6) after the processes were released, or
@@ -93,17 +93,8 @@ pub fn release_locked(
     let t = Instant::now();
     let released = match processes {
         Processes::Release(grace) => process::release(path, grace),
-        Processes::KeepInUse => match process::in_use(path) {
-            Some(why) => {
-                return Err(failed(format!(
-                    "{} is {why}; nothing was released or removed",
-                    path.display()
-                ))
-                .hint("automatic cleanup never ends a process: stop it, or remove the tree yourself with git kardwt remove")
-                .into())
-            }
-            None => process::Released::default(),
-        },
+        // The caller refused a tree in use before anything was released (`removal.rs`).
+        Processes::KeepInUse => process::Released::default(),
     };
     steps.push(Step {
         step: "processes",

@@ -1,16 +1,19 @@
 //! Removing a verified worktree, release first (SPEC R-REMOVE), the service `remove`, `gc`
-//! and the runner commands share: refuse a dirty tree (link-aware, `dirty.rs`) and whatever
-//! `git worktree remove` would refuse (a lock, submodules) before releasing anything (unless
-//! forced); release ([`crate::release`]); unlink kardwt's own links; `git worktree remove`;
-//! keep the branch unless asked to delete it and it is merged into the recorded base (or
-//! forced). If git refuses anyway, the record becomes `failed` (reason `remove`) so the next
-//! `add` prepares the released tree again.
+//! and the runner commands share. Every refusal comes before anything is released (SPEC
+//! §17.7, §28.2): a dirty tree (link-aware, `dirty.rs`) or one not proven clean, whatever
+//! `git worktree remove` would refuse (a lock, submodules), gc's tree in use, and the
+//! repository lock, held from then to the end. Then the record says `failed` (reason
+//! `remove`) before anything is released, so a removal stopped at any later point, even by
+//! SIGKILL, leaves a tree the next `add` prepares again and the next `remove` finishes;
+//! release ([`crate::release`]); unlink kardwt's own links; `git worktree remove`; keep the
+//! branch unless asked to delete it and it is merged into the recorded base (or forced).
+use std::path::Path;
 use std::time::Instant;
 
 use anyhow::Result;
 
 use crate::context::Context;
-use crate::error::failed;
+use crate::error::{failed, Code, Fail};
 use crate::programs;
 use crate::record::{Reason, Record, State};
 pub use crate::release::{Processes, Step};
@@ -74,56 +77,34 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
     )?;
     let report = &held.report;
     let holder = format!("git kardwt remove {card}");
-    let mut steps = Vec::new();
 
-    // Refuse a dirty tree, and anything git worktree remove would refuse, before anything is
-    // released (§17.7).
-    let dirt = dirty::dirty(&ctx.repo.base, &path, &rec)?;
-    if !dirt.is_empty() && !opts.force {
-        let shown: Vec<&str> = dirt.iter().take(5).map(String::as_str).collect();
-        return Err(failed(format!(
-            "{} has uncommitted changes or untracked files ({}{}); nothing was released or removed",
-            path.display(),
-            shown.join(", "),
-            if dirt.len() > 5 { ", …" } else { "" }
-        ))
-        .hint("commit, stash or delete them, or pass --force to discard them")
-        .into());
-    }
-    if let Some(recheck) = &opts.recheck {
-        let head = crate::repo::read_head(&admin);
-        if let Err(why) = recheck(&path, &admin, &rec, head.as_ref()) {
-            return Err(NoLongerCollectable(format!(
-                "{} is no longer collectable: {why}; nothing was released or removed",
+    // Every refusal comes before anything is released (§17.7, §28.2), the repository lock last.
+    let mut steps = vec![refusals(ctx, &path, &admin, &rec, report.locked, opts)?];
+    // Held from here to the end: a lock that cannot be taken refuses while nothing is
+    // released yet, never between the release and the removal.
+    let untouched = |what: &str, e| {
+        Fail::wrap(
+            Code::Failed,
+            format!(
+                "{} was not removed: {what}; nothing was released or removed",
                 path.display()
-            ))
-            .into());
-        }
-    }
-    let blockers =
-        dirty::removal_blockers(&ctx.repo.base, &path, &admin, report.locked, opts.force)?;
-    if !blockers.is_empty() {
-        let checks: Vec<&str> = blockers.iter().map(|b| b.check.as_str()).collect();
-        let fixes: Vec<&str> = blockers.iter().map(|b| b.fix.as_str()).collect();
-        return Err(failed(format!(
-            "git worktree remove would refuse {}: {}; nothing was released or removed",
-            path.display(),
-            checks.join("; ")
-        ))
-        .hint(format!("{}; then run remove again", fixes.join("; ")))
-        .into());
-    }
-    steps.push(Step {
-        step: "clean",
-        ok: dirt.is_empty(),
-        detail: if dirt.is_empty() {
-            "clean".into()
-        } else {
-            format!("{} dirty paths, forced", dirt.len())
-        },
-    });
-
+            ),
+            e,
+        )
+    };
+    let repo_lock = crate::store::take_repo(&ctx.repo.common_dir, deadline, &holder)
+        .map_err(|e| untouched("the repository lock could not be taken", e))?;
     crate::signals::check("before anything was released or removed")?;
+    // Recorded before anything is released: whatever stops this removal from here on, even
+    // SIGKILL, leaves a record that says so (`failed`, reason `remove`), so the next `add`
+    // prepares the tree again instead of reusing a released tree as ready, and `remove`
+    // finishes it.
+    rec.state = State::Failed;
+    rec.reason = Reason::Remove;
+    rec.updated_at = crate::time::now();
+    crate::store::write(&admin, &rec)
+        .map_err(|e| untouched("its record could not say that the removal started", e))?;
+
     // 1. Processes whose cwd is inside the tree; 2. the cleanup hook, while the directory
     // still exists (shared with `release`).
     let (released, hook_failed) = crate::release::release_locked(
@@ -140,7 +121,7 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
     steps.extend(released);
     if let Some(err) = hook_failed {
         return Err(err
-            .hint("fix the hook and run remove again, or pass --force to remove anyway")
+            .hint(format!("its record is now failed (git kardwt add {card} prepares it again); fix the hook and run remove again, or pass --force to remove anyway"))
             .into());
     }
 
@@ -157,64 +138,54 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
             let _ = std::fs::remove_file(path.join(link));
         }
     }
-    {
-        let repo_lock = crate::store::take_repo(&ctx.repo.common_dir, deadline, &holder)?;
-        let force = if opts.force {
-            git::Force::Once
-        } else {
-            git::Force::No
-        };
-        // Released but not removed: the record says so, so the next `add` prepares the tree
-        // again (reason retry) instead of reusing it as ready.
-        let mut mark_failed = |why: &str| {
-            rec.state = State::Failed;
-            rec.reason = Reason::Remove;
-            rec.updated_at = crate::time::now();
-            let recorded = crate::store::write(&admin, &rec).is_ok();
-            events::append(
-                &ctx.repo.common_dir,
-                crate::events::Kind::Failed,
-                &rec.card,
-                &path,
-                &format!("git worktree remove: {why}"),
-                started.elapsed(),
-            );
-            recorded
-        };
-        let removed =
-            git::worktree_remove(&repo_lock, &ctx.repo.base, &path, force, Some(deadline));
-        let out = match removed {
-            Ok(out) => out,
-            Err(e) => {
-                mark_failed(&format!("{e:#}"));
-                return Err(e);
-            }
-        };
-        if !out.ok {
-            let why = programs::tail_chars(out.stderr.trim(), 120);
-            let recorded = mark_failed(&why);
-            return Err(failed(format!(
-                "git worktree remove refused {}: {why}",
-                path.display()
-            ))
-            .hint(if recorded {
-                format!("processes were released and the cleanup hook ran, so its record is now failed (git kardwt add {card} prepares it again); fix what git names and run remove again")
-            } else {
-                "processes were released and the cleanup hook ran; fix what git names and run remove again".to_owned()
-            })
-            .into());
+    let force = if opts.force {
+        git::Force::Once
+    } else {
+        git::Force::No
+    };
+    // Released but not removed: the record says `failed` since before the release (its
+    // `updated_at` now says when git failed), so the next `add` prepares the tree again (reason
+    // retry) instead of reusing it as ready.
+    let mut mark_failed = |why: &str| {
+        rec.updated_at = crate::time::now();
+        crate::store::write_or_warn(&admin, &rec);
+        events::append(
+            &ctx.repo.common_dir,
+            crate::events::Kind::Failed,
+            &rec.card,
+            &path,
+            &format!("git worktree remove: {why}"),
+            started.elapsed(),
+        );
+    };
+    let removed = git::worktree_remove(&repo_lock, &ctx.repo.base, &path, force, Some(deadline));
+    let out = match removed {
+        Ok(out) => out,
+        Err(e) => {
+            mark_failed(&format!("{e:#}"));
+            return Err(e);
         }
-        steps.push(Step {
-            step: "worktree",
-            ok: true,
-            detail: "removed".into(),
-        });
-        // 4. The branch.
-        let branch = branch_step(&repo_lock, ctx, &rec, opts);
-        steps.push(branch);
-        // 5. R-CLAIM: the card's claim, last.
-        crate::claim::forget(&ctx.repo.common_dir, &rec.card, &path);
+    };
+    if !out.ok {
+        let why = programs::tail_chars(out.stderr.trim(), 120);
+        mark_failed(&why);
+        return Err(failed(format!(
+            "git worktree remove refused {}: {why}",
+            path.display()
+        ))
+        .hint(format!("processes were released and the cleanup hook ran, so its record is now failed (git kardwt add {card} prepares it again); fix what git names and run remove again"))
+        .into());
     }
+    steps.push(Step {
+        step: "worktree",
+        ok: true,
+        detail: "removed".into(),
+    });
+    // 4. The branch.
+    let branch = branch_step(&repo_lock, ctx, &rec, opts);
+    steps.push(branch);
+    // 5. R-CLAIM: the card's claim, last.
+    crate::claim::forget(&ctx.repo.common_dir, &rec.card, &path);
     events::append(
         &ctx.repo.common_dir,
         crate::events::Kind::Removed,
@@ -227,6 +198,94 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
         path,
         card: rec.card,
         steps,
+    })
+}
+
+/// Every refusal of a removal but the repository lock, made before anything is released
+/// (§17.7, §28.2): a dirty tree, or one not proven clean (unless forced: then it is removed
+/// with whatever it holds); gc's judgement again; whatever `git worktree remove` would refuse;
+/// gc's tree in use. The `clean` step when none refuses.
+fn refusals(
+    ctx: &Context,
+    path: &Path,
+    admin: &Path,
+    rec: &Record,
+    locked: bool,
+    opts: &Options,
+) -> Result<Step> {
+    let mut unjudged = None;
+    let dirt = match dirty::dirty(&ctx.repo.base, path, rec) {
+        Ok(dirt) => dirt,
+        // --force discards whatever the tree holds: not knowing what that is stops nothing.
+        Err(e) if opts.force => {
+            unjudged = Some(format!("{e:#}"));
+            Vec::new()
+        }
+        Err(e) => {
+            return Err(Fail::wrap(
+                Code::Failed,
+                format!(
+                    "{} was not removed: it could not be proven to hold no uncommitted work; nothing was released or removed",
+                    path.display()
+                ),
+                e,
+            )
+            .hint(format!(
+                "run the command again; if this repeats, git -C {} status names the problem; --force removes the tree with whatever it holds",
+                crate::quote::sh_path(path)
+            ))
+            .into())
+        }
+    };
+    if !dirt.is_empty() && !opts.force {
+        let shown: Vec<&str> = dirt.iter().take(5).map(String::as_str).collect();
+        return Err(failed(format!(
+            "{} has uncommitted changes or untracked files ({}{}); nothing was released or removed",
+            path.display(),
+            shown.join(", "),
+            if dirt.len() > 5 { ", …" } else { "" }
+        ))
+        .hint("commit, stash or delete them, or pass --force to discard them")
+        .into());
+    }
+    if let Some(recheck) = &opts.recheck {
+        let head = crate::repo::read_head(admin);
+        if let Err(why) = recheck(path, admin, rec, head.as_ref()) {
+            return Err(NoLongerCollectable(format!(
+                "{} is no longer collectable: {why}; nothing was released or removed",
+                path.display()
+            ))
+            .into());
+        }
+    }
+    let blockers = dirty::removal_blockers(&ctx.repo.base, path, admin, locked, opts.force)?;
+    if !blockers.is_empty() {
+        let checks: Vec<&str> = blockers.iter().map(|b| b.check.as_str()).collect();
+        let fixes: Vec<&str> = blockers.iter().map(|b| b.fix.as_str()).collect();
+        return Err(failed(format!(
+            "git worktree remove would refuse {}: {}; nothing was released or removed",
+            path.display(),
+            checks.join("; ")
+        ))
+        .hint(format!("{}; then run remove again", fixes.join("; ")))
+        .into());
+    }
+    if let (Processes::KeepInUse, Some(why)) = (opts.processes, crate::process::in_use(path)) {
+        return Err(failed(format!(
+            "{} is {why}; nothing was released or removed",
+            path.display()
+        ))
+        .hint("automatic cleanup never ends a process: stop it, or remove the tree yourself with git kardwt remove")
+        .into());
+    }
+    Ok(Step {
+        step: "clean",
+        ok: dirt.is_empty() && unjudged.is_none(),
+        detail: match unjudged {
+            Some(why) => format!("not judged, forced: {why}"),
+            None if dirt.is_empty() => "clean".into(),
+            None => format!("{} dirty paths, forced", dirt.len()),
+        },
     })
 }
 

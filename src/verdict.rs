@@ -90,10 +90,13 @@ impl Failure {
                 ..
             }) => {
                 paths.push(path.display().to_string());
+                // The command first: a block cut to fit loses the end of git's words, never
+                // the command (SPEC §28.5: a suggested command works).
                 format!(
-                    "removing {} failed ({refusal}); remove it by hand: git worktree remove --force {}",
+                    "{} could not be removed; remove it by hand before the retry: {} (why: {})",
                     path.display(),
-                    crate::quote::sh_path(&path)
+                    crate::lifecycle::manual_removal(&path),
+                    shorten_middle(&refusal.to_string(), 120)
                 )
             }
             None => "the worktree is kept and recorded as failed".to_owned(),

@@ -209,7 +209,17 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
             }
             State::Failed | State::Preparing | State::Released => continue,
         };
-        let dirt = dirty::dirty(&ctx.repo.base, &path, rec)?;
+        let dirt = match dirty::dirty(&ctx.repo.base, &path, rec) {
+            Ok(dirt) => dirt,
+            // SPEC §28.2: only a tree proven clean is collected; one gc cannot judge stays.
+            Err(e) => {
+                kept.push(keep(
+                    format!("{reason}, but {e:#}; gc collects only a tree proven clean"),
+                    None,
+                ));
+                continue;
+            }
+        };
         if !dirt.is_empty() {
             let cmd = format!(
                 "git kardwt remove --path {} --force",

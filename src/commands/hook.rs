@@ -81,8 +81,8 @@ fn seed_new_worktree(ctx: &Context, path: &Path, admin: &Path) -> Result<()> {
         .hint("fix the rules file (git kardwt config check), or run git kardwt uninstall-hooks to stop seeding");
         if let Err(refusal) = removed {
             fail = fail.hint(format!(
-                "removing it failed ({refusal}); remove it by hand: git worktree remove --force {}",
-                crate::quote::sh_path(path)
+                "it could not be removed; remove it by hand before the retry: {} (why: {refusal})",
+                lifecycle::manual_removal(path)
             ));
         }
         fail.into()
@@ -215,10 +215,15 @@ fn refuse(
         "hook: refused",
         started.elapsed(),
     );
+    // SPEC §28.5: "removed" only when it was.
+    let fate = match &removed {
+        Ok(()) => "it was removed (its branch is kept)",
+        Err(_) => "removing it failed (its branch is kept)",
+    };
     let mut fail = Fail::new(
         crate::error::Code::Refused,
         format!(
-            "kardwt refused the new worktree {}: {why}; it was removed (its branch is kept) and no record was written",
+            "kardwt refused the new worktree {}: {why}; {fate} and no record was written",
             path.display()
         ),
     )
@@ -229,8 +234,8 @@ fn refuse(
     );
     if let Err(refusal) = removed {
         fail = fail.hint(format!(
-            "removing it failed ({refusal}); remove it by hand: git worktree remove --force {}",
-            crate::quote::sh_path(path)
+            "remove it by hand: {} (why it could not be removed: {refusal})",
+            lifecycle::manual_removal(path)
         ));
     }
     fail.into()

@@ -33,21 +33,37 @@ impl StatusEntry {
     }
 }
 
-/// The entries of `git status --porcelain -z` output; malformed fields are skipped.
-pub fn status_z(raw: &[u8]) -> Vec<StatusEntry> {
+/// The entries of `git status --porcelain -z` output, read strictly (SPEC §28.2): output that
+/// does not end with the NUL of its last entry was cut short, and a field git never writes
+/// means the output is not what it seems; either is an error, never a shorter list.
+pub fn status_z(raw: &[u8]) -> Result<Vec<StatusEntry>, String> {
     let mut entries = Vec::new();
-    let mut fields = raw.split(|b| *b == 0);
+    let Some(body) = complete_z(raw)? else {
+        return Ok(entries);
+    };
+    let mut fields = body.split(|b| *b == 0);
     while let Some(field) = fields.next() {
         // "XY PATH": two status bytes, a space, then the path (at least one byte).
         let [x, y, b' ', path @ ..] = field else {
-            continue;
+            return Err(format!(
+                "an entry git status never writes: {}",
+                display_path(field)
+            ));
         };
         if path.is_empty() {
-            continue;
+            return Err("an entry without a path".into());
         }
         let xy = [*x, *y];
         let orig = if xy.contains(&b'R') || xy.contains(&b'C') {
-            fields.next().map(<[u8]>::to_vec)
+            match fields.next() {
+                Some(o) if !o.is_empty() => Some(o.to_vec()),
+                _ => {
+                    return Err(format!(
+                        "a rename of {} without its original path",
+                        display_path(path)
+                    ))
+                }
+            }
         } else {
             None
         };
@@ -57,7 +73,62 @@ pub fn status_z(raw: &[u8]) -> Vec<StatusEntry> {
             orig,
         });
     }
-    entries
+    Ok(entries)
+}
+
+/// `raw` without the NUL that ends its last field (`None` when empty); an error when it does
+/// not end with one: the output was cut short.
+fn complete_z(raw: &[u8]) -> Result<Option<&[u8]>, String> {
+    match raw.split_last() {
+        None => Ok(None),
+        Some((0, body)) => Ok(Some(body)),
+        Some(_) => Err(format!(
+            "its output ends in the middle of an entry ({} bytes, no final NUL): it was cut short",
+            raw.len()
+        )),
+    }
+}
+
+/// One entry of `git ls-files --stage -z`: `<mode> <oid> <stage>\t<path>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexEntry {
+    /// The octal mode as git writes it (`100644`, `120000`, `160000` for a gitlink).
+    pub mode: Vec<u8>,
+    pub path: Vec<u8>,
+}
+
+impl IndexEntry {
+    /// A submodule's commit (mode 160000).
+    pub fn is_gitlink(&self) -> bool {
+        self.mode == b"160000"
+    }
+}
+
+/// The entries of `git ls-files --stage -z` output, read strictly like [`status_z`].
+pub fn index_z(raw: &[u8]) -> Result<Vec<IndexEntry>, String> {
+    let Some(body) = complete_z(raw)? else {
+        return Ok(Vec::new());
+    };
+    body.split(|b| *b == 0)
+        .map(|e| {
+            let tab = e.iter().position(|b| *b == b'\t');
+            let (head, path) = match tab {
+                Some(t) => (&e[..t], &e[t + 1..]),
+                None => (e, &b""[..]),
+            };
+            let mode = head.split(|b| *b == b' ').next().unwrap_or_default();
+            if path.is_empty() || mode.is_empty() {
+                return Err(format!(
+                    "an entry git ls-files never writes: {}",
+                    display_path(e)
+                ));
+            }
+            Ok(IndexEntry {
+                mode: mode.to_vec(),
+                path: path.to_vec(),
+            })
+        })
+        .collect()
 }
 
 /// A path as people read it: UTF-8 kept as is, every other byte (and control characters)
@@ -90,20 +161,6 @@ pub fn nul_paths(raw: &[u8]) -> Vec<String> {
         .collect()
 }
 
-/// The paths of gitlink (mode 160000) entries in `git ls-files --stage -z` output
-/// (`<mode> <oid> <stage>\t<path>` per entry).
-pub fn gitlinks(stage_z: &[u8]) -> Vec<Vec<u8>> {
-    stage_z
-        .split(|b| *b == 0)
-        .filter(|e| e.starts_with(b"160000 "))
-        .filter_map(|e| {
-            let tab = e.iter().position(|b| *b == b'\t')?;
-            e.get(tab + 1..).map(<[u8]>::to_vec)
-        })
-        .filter(|p| !p.is_empty())
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -123,7 +180,7 @@ mod tests {
     #[test]
     fn renames_keep_their_original_and_any_byte() {
         let raw = b"R  \xc3\xb6c.txt\0\xc3\xa4b.txt\0?? n\xff.txt\0 M src/lib.txt\0!! .env\0";
-        let e = status_z(raw);
+        let e = status_z(raw).unwrap();
         assert_eq!(e.len(), 4);
         assert_eq!(display_path(&e[0].path), "öc.txt");
         assert_eq!(
@@ -133,8 +190,23 @@ mod tests {
         assert_eq!(display_path(&e[1].path), "n\\377.txt");
         assert_eq!(display_path(&e[2].path), "src/lib.txt");
         assert!(e[3].ignored());
-        assert!(status_z(b"").is_empty());
-        assert!(status_z(b"R\0x\0").is_empty());
+        assert!(status_z(b"").unwrap().is_empty());
+    }
+
+    #[test]
+    fn status_output_cut_short_or_malformed_is_an_error() {
+        // The last entry's NUL is missing: git stopped writing (or kardwt reading) midway.
+        assert!(status_z(b"?? a.txt\0?? b.t")
+            .unwrap_err()
+            .contains("cut short"));
+        assert!(status_z(b"?? a.txt").is_err());
+        assert!(status_z(b"R\0x\0").is_err());
+        assert!(
+            status_z(b"R  new\0").is_err(),
+            "a rename without its original"
+        );
+        assert!(status_z(b"?? \0").is_err());
+        assert!(status_z(b"\0").is_err());
     }
 
     #[test]
@@ -144,10 +216,16 @@ mod tests {
     }
 
     #[test]
-    fn gitlinks_are_found_by_mode() {
+    fn index_entries_with_modes_and_any_byte() {
         let z = b"100644 e69de29bb2d1d6434b8b29ae775ad8c2e48c5391 0\tsrc/a b\0\
                   160000 0123456789012345678901234567890123456789 0\tvendor/s\xffm\0";
-        assert_eq!(gitlinks(z), vec![b"vendor/s\xffm".to_vec()]);
-        assert!(gitlinks(b"160000 x 0\0").is_empty());
+        let e = index_z(z).unwrap();
+        assert_eq!(e.len(), 2);
+        assert_eq!(e[0].path, b"src/a b");
+        assert!(!e[0].is_gitlink() && e[1].is_gitlink());
+        assert_eq!(e[1].path, b"vendor/s\xffm");
+        assert!(index_z(b"").unwrap().is_empty());
+        assert!(index_z(b"160000 x 0\0").is_err());
+        assert!(index_z(b"100644 x 0\ta").unwrap_err().contains("cut short"));
     }
 }

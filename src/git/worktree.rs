@@ -92,8 +92,8 @@ pub fn checked_out_branches(dir: &Path) -> Result<Vec<(String, String)>> {
     Ok(parse::worktree_branches(&raw))
 }
 
-/// `git status --porcelain -z <options…> [-- <paths…>]` in `worktree`, parsed; an error when git
-/// fails.
+/// `git status --porcelain -z <options…> [-- <paths…>]` in `worktree`, parsed, from a run that
+/// provably completed (SPEC §28.2): see [`completed`].
 pub fn status_z(
     worktree: &Path,
     options: &[&str],
@@ -107,14 +107,41 @@ pub fn status_z(
         args = args.paths(paths.iter().copied());
     }
     let out = Call::new(worktree, args).output()?;
+    completed(&out, "git status", worktree, parse::status_z)
+}
+
+/// The index's entries (`git ls-files --stage -z` in `dir`), from a run that provably
+/// completed: see [`completed`].
+pub fn index_z(dir: &Path) -> Result<Vec<parse::IndexEntry>> {
+    let out = Call::new(dir, ["ls-files", "--stage", "-z"]).output()?;
+    completed(&out, "git ls-files --stage", dir, parse::index_z)
+}
+
+/// A reading git run whose answer kardwt acts on only when it provably completed: exit 0,
+/// nothing on stderr (git reports a directory it could not open, or a file it could not
+/// stat, only as a line there, and exits 0 with that part missing from its answer), and its
+/// whole `-z` output read to the final NUL of its last entry.
+fn completed<T>(
+    out: &Output,
+    what: &str,
+    dir: &Path,
+    parse: impl FnOnce(&[u8]) -> Result<T, String>,
+) -> Result<T> {
+    let said = out.stderr.trim();
     if !out.ok {
+        let ended = out.code.map_or("was killed by a signal".to_owned(), |c| {
+            format!("exited {c}")
+        });
+        anyhow::bail!("`{what}` {ended} in {}: {said}", dir.display());
+    }
+    if !said.is_empty() {
         anyhow::bail!(
-            "`git status` failed in {}: {}",
-            worktree.display(),
-            out.stderr.trim()
+            "`{what}` reported a problem in {}, so its answer may be missing part of the tree: {}",
+            dir.display(),
+            crate::text::tail_chars(said, 300)
         );
     }
-    Ok(parse::status_z(&out.bytes))
+    parse(&out.bytes).map_err(|why| anyhow::anyhow!("`{what}` in {}: {why}", dir.display()))
 }
 
 /// Which of `paths` (relative to `dir`) git ignores and does not track.
@@ -151,11 +178,6 @@ pub fn ls_ignored_untracked_z(dir: &Path) -> Result<Vec<u8>> {
         );
     }
     Ok(out.bytes)
-}
-
-/// `git ls-files --stage -z` in `dir`.
-pub fn ls_files_stage(dir: &Path) -> Result<Output> {
-    Call::new(dir, ["ls-files", "--stage", "-z"]).output()
 }
 
 /// `git check-ignore -z --stdin [--no-index]` with NUL-terminated paths on stdin: the ones the

@@ -41,6 +41,7 @@ mod prepare_ready;
 mod reads;
 mod remove;
 mod remove_clean;
+mod remove_faults;
 mod runner;
 mod runner_codex;
 mod runner_install;

@@ -163,7 +163,9 @@ fn a_dirty_tree_is_refused_before_anything_is_released() {
 }
 
 /// Acceptance 2 (second half): a cleanup hook that exits 1 makes `remove` exit 4 with the tree
-/// still there and registered; `--force` removes it despite the hook.
+/// still there and registered; `--force` removes it despite the hook. Its processes were
+/// released and the hook ran (half), so the record says `failed` (SPEC §28.2: written before
+/// the release), never `ready`.
 #[test]
 fn a_failing_cleanup_hook_exits_4_and_keeps_the_tree() {
     let repo = TestRepo::new();
@@ -181,7 +183,12 @@ fn a_failing_cleanup_hook_exits_4_and_keeps_the_tree() {
     assert!(wt.join("src/lib.txt").is_file(), "the tree is gone:\n{out}");
     assert!(repo.is_registered(&wt), "unregistered:\n{out}");
     assert!(admin.join("kardwt.toml").is_file(), "the record is gone");
-    assert_eq!(repo.kardwt(&repo.base, &["verify", "42"]).code, 0);
+    let rec = repo.record(&wt);
+    assert_eq!(rec["state"].as_str(), Some("failed"), "{rec:?}");
+    assert_eq!(rec["reason"].as_str(), Some("remove"), "{rec:?}");
+    assert!(out.stderr.contains("record is now failed"), "{out}");
+    let verified = repo.kardwt(&repo.base, &["verify", "42"]);
+    assert!(verified.stdout.contains("state failed"), "{verified}");
 
     let out = repo.kardwt(&repo.base, &["remove", "42", "--force"]);
     out.expect_code(0);
