@@ -99,6 +99,7 @@ pub(super) struct Call<'a> {
     env: Vec<(OsString, OsString)>,
     stdin: Option<Vec<u8>>,
     deadline: Option<Instant>,
+    untraced: bool,
 }
 
 /// The outcome of a finished git call.
@@ -124,6 +125,7 @@ impl<'a> Call<'a> {
             env: Vec::new(),
             stdin: None,
             deadline: None,
+            untraced: false,
         }
     }
 
@@ -136,6 +138,13 @@ impl<'a> Call<'a> {
     /// Bytes for git's stdin (else stdin is empty).
     pub fn stdin(mut self, bytes: Vec<u8>) -> Call<'a> {
         self.stdin = Some(bytes);
+        self
+    }
+
+    /// Without the caller's `GIT_TRACE*` variables: for a reader whose stderr must stay empty
+    /// to prove it completed (SPEC §28.2), a user's tracing is not a failure.
+    pub fn untraced(mut self) -> Call<'a> {
+        self.untraced = true;
         self
     }
 
@@ -160,6 +169,13 @@ impl<'a> Call<'a> {
             .stderr(Stdio::piped());
         for var in local_env_vars() {
             cmd.env_remove(var);
+        }
+        if self.untraced {
+            for (key, _) in std::env::vars_os() {
+                if key.to_string_lossy().starts_with("GIT_TRACE") {
+                    cmd.env_remove(key);
+                }
+            }
         }
         for (k, v) in &self.env {
             cmd.env(k, v);

@@ -106,14 +106,16 @@ pub fn status_z(
     if !paths.is_empty() {
         args = args.paths(paths.iter().copied());
     }
-    let out = Call::new(worktree, args).output()?;
+    let out = Call::new(worktree, args).untraced().output()?;
     completed(&out, "git status", worktree, parse::status_z)
 }
 
 /// The index's entries (`git ls-files --stage -z` in `dir`), from a run that provably
 /// completed: see [`completed`].
 pub fn index_z(dir: &Path) -> Result<Vec<parse::IndexEntry>> {
-    let out = Call::new(dir, ["ls-files", "--stage", "-z"]).output()?;
+    let out = Call::new(dir, ["ls-files", "--stage", "-z"])
+        .untraced()
+        .output()?;
     completed(&out, "git ls-files --stage", dir, parse::index_z)
 }
 

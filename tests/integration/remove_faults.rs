@@ -545,3 +545,30 @@ fn a_locked_tree_left_by_a_failed_prepare_gets_a_command_that_removes_it() {
     assert_eq!(ran.code, 0, "`{command}` does not work:\n{ran}");
     assert!(!y.exists() && !repo.is_registered(&y), "{ran}");
 }
+
+/// A user tracing git (`GIT_TRACE=1`) is not a failing status: the clean tree is removed, and
+/// a dirty one is still refused.
+#[test]
+fn a_user_tracing_git_can_still_remove_a_clean_tree() {
+    let repo = scene(None);
+    let clean = repo.add_card("t1");
+    let dirty = repo.add_card("t2");
+    std::fs::write(dirty.join("work.txt"), "work\n").unwrap();
+    let traced = [
+        ("GIT_TRACE", std::ffi::OsStr::new("1")),
+        ("GIT_TRACE2_PERF", std::ffi::OsStr::new("2")),
+    ];
+    let out = repo
+        .spawn_with_env(BIN, &repo.base, &["remove", "t1"], &traced)
+        .wait(crate::support::COMMAND_TIMEOUT);
+    assert_eq!(out.code, 0, "{out}");
+    assert!(!clean.exists(), "{out}");
+    let out = repo
+        .spawn_with_env(BIN, &repo.base, &["remove", "t2"], &traced)
+        .wait(crate::support::COMMAND_TIMEOUT);
+    assert_ne!(out.code, 0, "{out}");
+    assert_eq!(
+        std::fs::read_to_string(dirty.join("work.txt")).unwrap(),
+        "work\n"
+    );
+}
