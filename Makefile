@@ -83,7 +83,7 @@ test-slow:
 # repairs, doctor clean). test-faults (CI) tries FAULTS_PER_CALL calls of each kind, spread
 # evenly; bench-faults tries every call up to FAULTS_PER_CALL=0 (all). FAULTS_ONLY="add,write"
 # picks commands or calls. The table goes to stdout and $(TARGET_DIR)/faults-report.txt.
-FAULTS_PER_CALL ?= 2
+FAULTS_PER_CALL ?= 6
 FAULTS_ONLY ?=
 test-faults:
 	rm -f $(TARGET_DIR)/faults-report.txt

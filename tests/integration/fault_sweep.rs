@@ -226,7 +226,12 @@ fn check_after_fault(scenario: Scenario, scene: &Scene, out: &Output) -> Vec<Str
     }
     for line in out.stdout.lines().chain(out.stderr.lines()) {
         let l = line.to_lowercase();
-        if (l.contains("was removed") || l.contains("collected")) && l.contains("failed") {
+        let removal_failed = ["removing it failed", "could not remove", "failed to remove"]
+            .iter()
+            .any(|f| l.contains(f));
+        if (l.contains("collected") && l.contains("failed"))
+            || (l.contains("was removed") && removal_failed)
+        {
             bad.push(format!("a message says both done and failed: {line}"));
         }
     }
