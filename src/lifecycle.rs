@@ -96,7 +96,12 @@ pub fn undo_worktree(ctx: &Context, path: &Path, deadline: Instant) -> Result<()
     let holder = "git kardwt (undo a failed creation)";
     let lock = crate::store::take_repo(&ctx.repo.common_dir, grace, holder)
         .map_err(|e| RemovalError::Lock(format!("{e:#}")))?;
-    remove_worktree_forced(&lock, &ctx.repo.base, path)
+    let removed = remove_worktree_forced(&lock, &ctx.repo.base, path);
+    if removed.is_err() {
+        // SPEC §28.3: git may have forgotten the tree and left part of it.
+        crate::claim::mark_half_removed(&ctx.repo.common_dir, None, path);
+    }
+    removed
 }
 
 /// `git worktree remove --force P`, run from the base under the repository lock; the error
