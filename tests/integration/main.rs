@@ -39,6 +39,7 @@ mod prepare_ready;
 mod reads;
 mod remove;
 mod remove_clean;
+mod repair;
 mod runner;
 mod runner_codex;
 mod runner_install;
