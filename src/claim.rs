@@ -111,7 +111,7 @@ impl Claim {
             return Some(Orphan::Replaced);
         }
         let named = crate::repo::read_dot_git(&self.path)?;
-        if names_gone_admin(common_dir, &named) {
+        if crate::repo::names_gone_admin(common_dir, &named) {
             return None; // a tree of this repository git forgot: half removed (SPEC §28.3)
         }
         let ours = common_dir.join("worktrees").join(&self.admin);
@@ -160,47 +160,6 @@ impl Claim {
         }
         None
     }
-}
-
-/// Does `named` (what a worktree's `.git` file names) name an admin dir of this repository
-/// (`<common dir>/worktrees/<id>`) that no longer exists? The mark of a tree git forgot, as a
-/// failed `git worktree remove` leaves it (SPEC §28.3); another repository's is never one.
-pub fn names_gone_admin(common_dir: &Path, named: &Path) -> bool {
-    if named.symlink_metadata().is_ok() {
-        return false;
-    }
-    let named = lexically_normal(named);
-    let Some(worktrees) = named.parent().filter(|_| named.file_name().is_some()) else {
-        return false;
-    };
-    if worktrees.file_name() != Some(std::ffi::OsStr::new("worktrees")) {
-        return false;
-    }
-    // git deletes an empty `worktrees/` too: compare the common dir it sits in.
-    worktrees.parent().is_some_and(|common| {
-        common == common_dir
-            || std::fs::canonicalize(common)
-                .ok()
-                .zip(std::fs::canonicalize(common_dir).ok())
-                .is_some_and(|(a, b)| a == b)
-    })
-}
-
-/// `p` with `.` and `..` resolved by name alone (a `.git` file may name its admin dir by a
-/// relative path, which ends up joined to the worktree's).
-fn lexically_normal(p: &Path) -> PathBuf {
-    use std::path::Component;
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 /// The claims directory.
@@ -510,7 +469,7 @@ pub fn delete(common_dir: &Path, card: &str) {
 pub fn mark_half_removed(common_dir: &Path, card: Option<&str>, path: &Path) {
     let dir_left = path.symlink_metadata().is_ok_and(|m| m.is_dir());
     let forgotten = match crate::repo::read_dot_git(path) {
-        Some(admin) => admin.symlink_metadata().is_err(),
+        Some(admin) => crate::repo::names_gone_admin(common_dir, &admin),
         None => path.join(".git").symlink_metadata().is_err(),
     };
     if !dir_left || !forgotten {

@@ -63,13 +63,12 @@ enum Standing {
     Other,
 }
 
-/// Is the claim's path a remnant, given what stands there and whether git registers a worktree
-/// there (pure)? A malformed claim is never acted on (SPEC §22.4).
-fn judge(claim: &Claim, malformed: bool, registered: bool, standing: &Standing) -> bool {
-    matches!(claim.state, ClaimState::Intent | ClaimState::Complete)
-        && !malformed
-        && !registered
-        && matches!(standing, Standing::Bare | Standing::Forgotten)
+/// Is a claim's path a remnant, given whether the claim is malformed, whether git registers a
+/// worktree there and what stands there (pure)? An intent's path counts as a complete
+/// claim's: an `add` undone or repaired may have failed the same way. A malformed claim is
+/// never acted on (SPEC §22.4).
+fn judge(malformed: bool, registered: bool, standing: &Standing) -> bool {
+    !malformed && !registered && matches!(standing, Standing::Bare | Standing::Forgotten)
 }
 
 /// Read what stands at `path`, never following a symlink there.
@@ -81,7 +80,7 @@ fn standing(common_dir: &Path, path: &Path) -> Standing {
     match dot_git.symlink_metadata() {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Standing::Bare,
         Ok(m) if m.is_file() => match crate::repo::read_dot_git(path) {
-            Some(named) if claim::names_gone_admin(common_dir, &named) => Standing::Forgotten,
+            Some(named) if crate::repo::names_gone_admin(common_dir, &named) => Standing::Forgotten,
             _ => Standing::Other,
         },
         _ => Standing::Other,
@@ -105,13 +104,7 @@ fn recognise_among(repo: &Repo, registered: &HashSet<PathBuf>, claim: Claim) -> 
         .malformed(&repo.common_dir, Some(&repo.base))
         .is_some();
     let standing = standing(&repo.common_dir, &claim.path);
-    judge(
-        &claim,
-        malformed,
-        is_registered(&claim, registered),
-        &standing,
-    )
-    .then_some(Remnant { claim })
+    judge(malformed, is_registered(&claim, registered), &standing).then_some(Remnant { claim })
 }
 
 /// `claim` as a remnant, judged against git's worktrees read now (`None` when they cannot be
@@ -291,10 +284,13 @@ pub fn blocked(marked: bool, contents: &Contents, force: bool) -> Option<Blocked
     })
 }
 
-/// The command that clears `rem` as it is now (`doctor`, and the hints), or why none does.
+/// The command that clears `rem` as it is now (`doctor`), or why none does: `add` for what an
+/// interrupted `add` left (its claim still an intent: the tree was never handed out, and the
+/// card is wanted), else `remove`; `remove --force` when something in it changed since.
 pub fn fix(rem: &Remnant, contents: &Contents) -> Result<String, Blocked> {
     let card = crate::quote::sh(rem.card());
     match blocked(rem.since().is_some(), contents, false) {
+        None if rem.claim.state == ClaimState::Intent => Ok(format!("git kardwt add {card}")),
         None => Ok(format!("git kardwt remove {card}")),
         Some(b) if b.forcible() => Ok(format!("git kardwt remove --force {card}")),
         Some(b) => Err(b),
@@ -527,40 +523,15 @@ fn interrupted(repo: &Repo, registered: &HashSet<PathBuf>, claim: &Claim) -> boo
 mod tests {
     use super::*;
 
-    fn claim(state: ClaimState) -> Claim {
-        Claim {
-            schema: 1,
-            card: "7".into(),
-            path: "/r/card-7".into(),
-            admin: "card-7".into(),
-            state,
-            created_at: String::new(),
-            updated_at: String::new(),
-            ports: Vec::new(),
-            branch: "card/7".into(),
-            base_ref: String::new(),
-            released: false,
-            root: "/r".into(),
-            half_removed: String::new(),
-        }
-    }
-
     #[test]
     fn only_a_claimed_unregistered_directory_git_forgot_is_a_remnant() {
-        let c = claim(ClaimState::Complete);
-        assert!(judge(&c, false, false, &Standing::Forgotten));
-        assert!(judge(&c, false, false, &Standing::Bare));
-        assert!(judge(
-            &claim(ClaimState::Intent),
-            false,
-            false,
-            &Standing::Bare
-        ));
+        assert!(judge(false, false, &Standing::Forgotten));
+        assert!(judge(false, false, &Standing::Bare));
         // A live worktree, another repository's, a symlink, a malformed claim: never.
-        assert!(!judge(&c, false, false, &Standing::Other));
-        assert!(!judge(&c, false, false, &Standing::NoDirectory));
-        assert!(!judge(&c, false, true, &Standing::Forgotten));
-        assert!(!judge(&c, true, false, &Standing::Forgotten));
+        assert!(!judge(false, false, &Standing::Other));
+        assert!(!judge(false, false, &Standing::NoDirectory));
+        assert!(!judge(false, true, &Standing::Forgotten));
+        assert!(!judge(true, false, &Standing::Forgotten));
     }
 
     #[test]
