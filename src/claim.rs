@@ -41,7 +41,9 @@ pub struct Claim {
     pub branch: String,
     #[serde(default)]
     pub base_ref: String,
-    /// Its record says `released` (R-RUNNER): the cleanup hook ran and the ports went back.
+    /// Its record says `released` (R-RUNNER), or the removal that left its tree half removed
+    /// had released it (SPEC §28.3): the cleanup hook ran (or is not due) and the ports went
+    /// back.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub released: bool,
     /// The directory the worktree was made under (its parent when claimed: the worktree root
@@ -49,6 +51,12 @@ pub struct Claim {
     /// written before it was recorded: those are judged by the other checks alone.
     #[serde(default, skip_serializing_if = "path_is_empty")]
     pub root: PathBuf,
+    /// When a `git worktree remove` of this claim's tree failed after git had forgotten the
+    /// tree (its admin dir gone, files left: SPEC §28.3), RFC 3339; empty otherwise. What is
+    /// left is cleared without `--force` only when nothing in it changed after this moment
+    /// (`crate::remnant`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub half_removed: String,
 }
 
 fn path_is_empty(p: &Path) -> bool {
@@ -103,6 +111,9 @@ impl Claim {
             return Some(Orphan::Replaced);
         }
         let named = crate::repo::read_dot_git(&self.path)?;
+        if crate::repo::names_gone_admin(common_dir, &named) {
+            return None; // a tree of this repository git forgot: half removed (SPEC §28.3)
+        }
         let ours = common_dir.join("worktrees").join(&self.admin);
         let same = named == ours
             || std::fs::canonicalize(&named)
@@ -244,20 +255,14 @@ pub fn malformed(common_dir: &Path, base: &Path) -> Vec<(Claim, String)> {
         .collect()
 }
 
-/// For `list`, in one pass: the claims of cards no registered record in `recorded` names
-/// (a card's registered record means git still knows its worktree; a registered tree whose
-/// directory alone is gone is listed as prunable) that are orphans (`"orphan"`) or malformed
-/// (`"malformed"`, SPEC §22.4). The claims directory is listed once and only those claims are
-/// read.
-pub fn vanished_among(
-    common_dir: &Path,
-    base: &Path,
-    recorded: &std::collections::HashSet<&str>,
-) -> Vec<(Claim, &'static str)> {
+/// The claims of cards no registered record in `recorded` names, parsed (unparsable ones
+/// skipped), in card order. The claims directory is listed once and only those claims are
+/// read (`list`, R-SCALE).
+pub fn unrecorded(common_dir: &Path, recorded: &std::collections::HashSet<&str>) -> Vec<Claim> {
     let Ok(entries) = std::fs::read_dir(dir(common_dir)) else {
         return Vec::new();
     };
-    let mut out: Vec<(Claim, &'static str)> = entries
+    let mut out: Vec<Claim> = entries
         .filter_map(|e| e.ok())
         .filter_map(|e| {
             let name = e.file_name().into_string().ok()?;
@@ -266,19 +271,23 @@ pub fn vanished_among(
             }
             parse_file(&e.path())
         })
-        .filter_map(|c| {
-            if c.state != ClaimState::Complete {
-                return None;
-            }
-            if c.malformed(common_dir, Some(base)).is_some() {
-                return Some((c, "malformed"));
-            }
-            c.orphan_kind(common_dir, Some(base))?;
-            Some((c, "orphan"))
-        })
         .collect();
-    out.sort_by(|a, b| a.0.card.cmp(&b.0.card));
+    out.sort_by(|a, b| a.card.cmp(&b.card));
     out
+}
+
+/// What `list` shows for a complete claim no registered record names (a card's registered
+/// record means git still knows its worktree; a registered tree whose directory alone is gone
+/// is listed as prunable): `"malformed"` (SPEC §22.4), `"orphan"`, or nothing.
+pub fn vanished_state(claim: &Claim, common_dir: &Path, base: &Path) -> Option<&'static str> {
+    if claim.state != ClaimState::Complete {
+        return None;
+    }
+    if claim.malformed(common_dir, Some(base)).is_some() {
+        return Some("malformed");
+    }
+    claim.orphan_kind(common_dir, Some(base))?;
+    Some("orphan")
 }
 
 /// Write `claim` atomically, either replacing what is there (`replace`) or only when nothing
@@ -321,6 +330,7 @@ fn intend_only(common_dir: &Path, card: &str, path: &Path, branch: &str) -> Resu
         branch: branch.to_owned(),
         base_ref: String::new(),
         released: false,
+        half_removed: String::new(),
     };
     let f = file(common_dir, card);
     match put(common_dir, &claim, false) {
@@ -411,6 +421,7 @@ fn complete_only(admin: &Path, rec: &Record) -> Result<()> {
         base_ref: rec.base_ref.clone(),
         released: rec.state == record::State::Released,
         root,
+        half_removed: String::new(),
     };
     if load(common, &rec.card).is_some_and(|c| c.is_ok_and(|c| c == claim)) {
         return Ok(());
@@ -446,6 +457,42 @@ pub fn delete(common_dir: &Path, card: &str) {
             eprintln!("warning: could not delete the claim {}: {e}", f.display());
         }
         _ => {}
+    }
+}
+
+/// SPEC §28.3: a `git worktree remove` of `path` (card `card`, or whichever card's claim names
+/// it) just failed. When git forgot the tree anyway (its `.git` is gone or names an admin dir
+/// that is gone) but the directory is still there, the claim records the moment, and that the
+/// tree needs no release (whoever removed it released it, or it was never handed out), so
+/// that what is left is recognised and cleared later. Best effort: without the mark, what is
+/// left is cleared only with `--force`.
+pub fn mark_half_removed(common_dir: &Path, card: Option<&str>, path: &Path) {
+    let dir_left = path.symlink_metadata().is_ok_and(|m| m.is_dir());
+    let forgotten = match crate::repo::read_dot_git(path) {
+        Some(admin) => crate::repo::names_gone_admin(common_dir, &admin),
+        None => path.join(".git").symlink_metadata().is_err(),
+    };
+    if !dir_left || !forgotten {
+        return;
+    }
+    let p = crate::repo::absolutize(path);
+    let names = |c: &Claim| crate::repo::absolutize(&c.path) == p;
+    let claim = match card {
+        Some(card) => load(common_dir, card).and_then(Result::ok).filter(names),
+        None => all(common_dir).into_iter().find(names),
+    };
+    let Some(mut claim) = claim else {
+        return;
+    };
+    claim.half_removed = crate::time::now();
+    claim.released = true;
+    claim.updated_at = claim.half_removed.clone();
+    if let Err(e) = put(common_dir, &claim, true) {
+        eprintln!(
+            "warning: could not note in {} that {} was left half removed: {e}",
+            file(common_dir, &claim.card).display(),
+            path.display()
+        );
     }
 }
 

@@ -68,6 +68,10 @@ pub fn add(ctx: &Context, args: &AddOptions) -> Result<Added> {
         ctx.card_path(entries, &card)
     })?;
     let path = ctx.card_path(&entries, &card)?;
+    let remnant = (report.verdict == Verdict::Foreign)
+        .then(|| crate::remnant::of_card(&ctx.repo, &card))
+        .flatten()
+        .filter(|r| r.path() == path);
     let action = Action {
         prep: Prep {
             ctx,
@@ -122,6 +126,14 @@ pub fn add(ctx: &Context, args: &AddOptions) -> Result<Added> {
             // Killed between git creating the directory and its `.git` file: an empty
             // directory kardwt made, and git's entry for it still `initializing`.
             action.create(&path, &holder, Some(Leftover::BareStart))?
+        }
+        Verdict::Foreign if remnant.is_some() => {
+            // SPEC §28.3: what a failed removal left of this card's tree goes, then the tree
+            // is created afresh (refused, nothing deleted, when anything in it is new).
+            if let Some(remnant) = &remnant {
+                crate::remnant::clear(ctx, remnant, false, deadline)?;
+            }
+            action.create(&path, &holder, None)?
         }
         Verdict::Unseeded => {
             return Err(refused(format!(
@@ -344,6 +356,12 @@ impl Action<'_> {
             Leftover::BareStart => remove_bare_start(repo_lock, &self.prep.ctx.repo, path),
         };
         removed.map_err(|refusal| {
+            // Git may have forgotten it all the same: the claim says when (SPEC §28.3).
+            crate::claim::mark_half_removed(
+                &self.prep.ctx.repo.common_dir,
+                Some(self.card.as_str()),
+                path,
+            );
             crate::error::failed(format!(
                 "removing {}, which an interrupted git kardwt add {} left half made, failed: {refusal}",
                 path.display(),

@@ -3,7 +3,8 @@
 //! waiting on a FIFO; kardwt's directories made without following a symlink planted on the way;
 //! whole-file writes made atomic through `tempfile` (a temporary file beside the destination,
 //! fsync, rename, fsync of the directory), so a symlink at the destination is replaced and
-//! never written through. Anything but a regular file (or a real directory) where kardwt keeps
+//! never written through; the temporary's name carries its writer's pid, so one a killed
+//! writer left is recognised ([`temporary`]) and removed by whoever comes next. Anything but a regular file (or a real directory) where kardwt keeps
 //! one of its files is refused with a [`NotRegular`] error that names it.
 use std::ffi::{OsStr, OsString};
 use std::fs::{File, OpenOptions, Permissions};
@@ -244,17 +245,15 @@ pub fn write_atomic_new(dir: &Path, name: impl AsRef<OsStr>, bytes: &[u8]) -> io
 
 fn write_whole(dir: &Path, name: &OsStr, bytes: &[u8], replace: bool) -> io::Result<()> {
     let dest = dir.join(name);
+    // SPEC §28.3: what a killed earlier write of this file left goes first (best effort).
+    remove_files(&dead_temporaries(dir, Some(name)));
     let kept = std::fs::symlink_metadata(&dest)
         .ok()
         .filter(|m| m.is_file())
         .map(|m| Permissions::from_mode(m.permissions().mode() & 0o7777));
-    // A leading dot: listings of kardwt's directories skip it (a crash may leave one behind).
-    let mut prefix = OsString::from(".");
-    prefix.push(name);
-    prefix.push(".");
     let mut tmp = tempfile::Builder::new()
-        .prefix(&prefix)
-        .suffix(".tmp")
+        .prefix(&temporary_prefix(name))
+        .suffix(TEMPORARY_SUFFIX)
         .permissions(kept.clone().unwrap_or(Permissions::from_mode(0o666)))
         .tempfile_in(dir)?;
     if let Some(mode) = kept {
@@ -269,6 +268,107 @@ fn write_whole(dir: &Path, name: &OsStr, bytes: &[u8], replace: bool) -> io::Res
         tmp.persist_noclobber(&dest).map_err(|e| e.error)?;
     }
     sync_dir(dir)
+}
+
+/// The suffix of [`write_atomic`]'s temporary names.
+const TEMPORARY_SUFFIX: &str = ".tmp";
+
+/// `.<name>.<pid>-`: the start of [`write_atomic`]'s temporary name for `name` (`tempfile`
+/// adds six random letters and [`TEMPORARY_SUFFIX`]). The leading dot hides it from the
+/// listings of kardwt's directories; the pid says whose it is once its writer is gone.
+fn temporary_prefix(name: &OsStr) -> OsString {
+    let mut prefix = OsString::from(".");
+    prefix.push(name);
+    prefix.push(format!(".{}-", std::process::id()));
+    prefix
+}
+
+/// A temporary file [`write_atomic`] made: the file it was to become and who wrote it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Temporary {
+    /// The name it was to be renamed to, in the same directory.
+    pub of: String,
+    pub owner: TemporaryOwner,
+}
+
+/// Who wrote a [`Temporary`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TemporaryOwner {
+    /// The process with this pid (`.<name>.<pid>-<random>.tmp`).
+    Process(i32),
+    /// An older kardwt, whose names carried no pid (`.<name>.<random>.tmp`).
+    Unknown,
+}
+
+/// Is `file_name` one of [`write_atomic`]'s temporary names, and of what and whose (pure)?
+/// `None` for anything else, so nothing but kardwt's own temporaries is taken for one.
+pub fn temporary(file_name: &OsStr) -> Option<Temporary> {
+    let text = file_name.to_str()?;
+    let rest = text.strip_prefix('.')?.strip_suffix(TEMPORARY_SUFFIX)?;
+    let (of, tail) = rest.rsplit_once('.')?;
+    let random = |r: &str| r.len() == 6 && r.bytes().all(|b| b.is_ascii_alphanumeric());
+    let digits = |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
+    let owner = match tail.split_once('-') {
+        Some((pid, r)) if random(r) && digits(pid) => TemporaryOwner::Process(pid.parse().ok()?),
+        None if random(tail) => TemporaryOwner::Unknown,
+        _ => return None,
+    };
+    (!of.is_empty()).then(|| Temporary {
+        of: of.to_owned(),
+        owner,
+    })
+}
+
+/// How long a temporary of an older kardwt (no pid in its name) must have lain untouched before
+/// it is taken for one a killed writer left: far longer than any atomic write takes.
+const UNOWNED_TEMPORARY_AGE: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// The temporaries killed [`write_atomic`]s left in `dir` (of the file `of`, or of any):
+/// regular files with its temporary names whose writer no longer exists, or, named by an older
+/// kardwt, untouched for an hour. A directory that cannot be listed has none.
+pub fn dead_temporaries(dir: &Path, of: Option<&OsStr>) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            let Some(t) = temporary(&e.file_name()) else {
+                return false;
+            };
+            if of.is_some_and(|of| OsStr::new(&t.of) != of) {
+                return false;
+            }
+            // Not following a symlink: only a regular file is ever a temporary.
+            let Ok(meta) = e.path().symlink_metadata() else {
+                return false;
+            };
+            meta.is_file()
+                && match t.owner {
+                    TemporaryOwner::Process(pid) => !crate::process::exists(pid),
+                    TemporaryOwner::Unknown => meta
+                        .modified()
+                        .ok()
+                        .and_then(|m| m.elapsed().ok())
+                        .is_some_and(|age| age > UNOWNED_TEMPORARY_AGE),
+                }
+        })
+        .map(|e| e.path())
+        .collect();
+    out.sort();
+    out
+}
+
+/// Remove `files`; those removed (one already gone counts as removed).
+pub fn remove_files(files: &[PathBuf]) -> Vec<PathBuf> {
+    files
+        .iter()
+        .filter(|f| match std::fs::remove_file(f) {
+            Ok(()) => true,
+            Err(e) => e.kind() == io::ErrorKind::NotFound,
+        })
+        .cloned()
+        .collect()
 }
 
 /// fsync a directory, so a rename in it survives a crash. A filesystem that cannot sync
@@ -432,6 +532,72 @@ mod tests {
             .filter(|n| n.ends_with(".tmp"))
             .collect();
         assert!(left.is_empty(), "{left:?}");
+    }
+
+    #[test]
+    fn temporary_names_say_whose_they_are_and_nothing_else_is_taken_for_one() {
+        let prefix = temporary_prefix(OsStr::new("kardwt.toml"));
+        let ours = format!("{}AbC12z.tmp", prefix.to_str().unwrap());
+        let me = i32::try_from(std::process::id()).unwrap();
+        let got = temporary(OsStr::new(&ours)).unwrap();
+        assert_eq!(
+            (got.of.as_str(), got.owner),
+            ("kardwt.toml", TemporaryOwner::Process(me))
+        );
+        let (mine, old) = (TemporaryOwner::Process(4242), TemporaryOwner::Unknown);
+        for (name, want) in [
+            (".1.4242-q7Rt0P.tmp", Some(("1", mine))),
+            (
+                "..migrated.17-aaaaaa.tmp",
+                Some((".migrated", TemporaryOwner::Process(17))),
+            ),
+            (".1.W4leiP.tmp", Some(("1", old))),
+            (".kardwt-copied.wq0kz9.tmp", Some(("kardwt-copied", old))),
+            ("1", None),
+            (".1.tmp", None),
+            ("..4242-q7Rt0P.tmp", None),
+            (".1.4242-toolong1.tmp", None),
+            (".1.42x2-q7Rt0P.tmp", None),
+            ("notes.4242-q7Rt0P.tmp", None),
+            (".1.4242-q7Rt0P.tmp.bak", None),
+            (".1.q7-t0P.tmp", None),
+        ] {
+            let got = temporary(OsStr::new(name));
+            let got = got.as_ref().map(|t| (t.of.as_str(), t.owner));
+            assert_eq!(got, want, "{name}");
+        }
+    }
+
+    #[test]
+    fn a_temporary_a_killed_write_left_is_removed_by_the_next_write_of_that_file() {
+        let d = tempfile::tempdir().unwrap();
+        // No process has a pid above the kernel's limit (2^22); pid 1 always runs.
+        let dead = d.path().join(".rec.999999999-Dead00.tmp");
+        let live = d.path().join(".rec.1-Live00.tmp");
+        let other = d.path().join(".other.999999999-Dead00.tmp");
+        let fresh_old_style = d.path().join(".rec.AbCdEf.tmp");
+        for f in [&dead, &live, &other, &fresh_old_style] {
+            std::fs::write(f, "half").unwrap();
+        }
+        // A symlink with a temporary's name is never taken for one.
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("keep"), "x").unwrap();
+        let link = d.path().join(".rec.999999999-Link00.tmp");
+        std::os::unix::fs::symlink(outside.path().join("keep"), &link).unwrap();
+        assert_eq!(
+            dead_temporaries(d.path(), None),
+            [other.clone(), dead.clone()]
+        );
+        write_atomic(d.path(), "rec", b"whole").unwrap();
+        assert!(!dead.exists());
+        for kept in [&live, &other, &fresh_old_style] {
+            assert!(kept.exists(), "{} was removed", kept.display());
+        }
+        assert!(link.symlink_metadata().is_ok() && outside.path().join("keep").exists());
+        assert_eq!(
+            remove_files(&dead_temporaries(d.path(), None)),
+            std::slice::from_ref(&other)
+        );
     }
 
     #[test]

@@ -38,6 +38,7 @@ pub mod quote;
 pub mod record;
 pub mod rehearsal;
 pub mod release;
+pub mod remnant;
 pub mod removal;
 pub mod repo;
 pub mod runner_config;

@@ -103,7 +103,12 @@ pub fn undo_worktree(ctx: &Context, path: &Path, deadline: Instant) -> Result<()
     } else {
         git::Force::Once
     };
-    remove_worktree(&lock, &ctx.repo.base, path, force)
+    let removed = remove_worktree(&lock, &ctx.repo.base, path, force);
+    if removed.is_err() {
+        // SPEC §28.3: git may have forgotten the tree and left part of it.
+        crate::claim::mark_half_removed(&ctx.repo.common_dir, None, path);
+    }
+    removed
 }
 
 /// Is the worktree at `path` locked (`git worktree lock`, `add --lock`, or git's own

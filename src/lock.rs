@@ -304,6 +304,28 @@ pub fn take_repo(common_dir: &Path, deadline: Instant, holder: &str) -> Result<R
     .map(|held| RepoLock { _held: held })
 }
 
+/// Is card `card`'s lock held right now (an `add`, `remove`, … of the card is running)? Asked
+/// without creating, writing or waiting on anything: the lock file is opened read-only if it
+/// exists (never through a symlink, never waiting on a FIFO) and a shared lock is tried once.
+/// A lock file that is missing or cannot be opened is free.
+pub fn card_busy(common_dir: &Path, card: &str) -> bool {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK;
+    let Ok(file) = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(flags.bits() as i32)
+        .open(crate::layout::card_lock_path(common_dir, card))
+    else {
+        return false;
+    };
+    if !file.metadata().is_ok_and(|m| m.is_file()) {
+        return false;
+    }
+    let lock = RwLock::new(file);
+    let busy = matches!(lock.try_read(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock);
+    busy
+}
+
 /// Take the lock at `path` beneath `common_dir` (opening it first), waiting until `deadline`.
 pub fn take(
     common_dir: &Path,
@@ -318,6 +340,19 @@ pub fn take(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_held_card_lock_is_busy_and_asking_creates_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(!card_busy(dir.path(), "7"));
+        assert!(!dir.path().join("kardwt").exists(), "asking created a file");
+        let card = crate::card::CardId::parse("7").unwrap();
+        let held = take_card(dir.path(), &card, Instant::now(), "test").unwrap();
+        assert!(card_busy(dir.path(), "7"));
+        assert!(!card_busy(dir.path(), "8"));
+        drop(held);
+        assert!(!card_busy(dir.path(), "7"));
+    }
 
     #[test]
     fn second_taker_waits_until_deadline_and_names_the_holder() {

@@ -25,6 +25,19 @@ pub fn holding(dir: &Path) -> Vec<i32> {
     pids
 }
 
+/// Does a process with pid `pid` exist (a zombie not yet reaped included; one run by another
+/// user too)? Asked of the kernel (`kill(pid, 0)`), so a missing `/proc` never makes a live
+/// writer look gone.
+pub fn exists(pid: i32) -> bool {
+    let Some(pid) = Pid::from_raw(pid) else {
+        return false;
+    };
+    !matches!(
+        rustix::process::test_kill_process(pid),
+        Err(rustix::io::Errno::SRCH)
+    )
+}
+
 /// The command name of `pid` (`/proc/<pid>/comm`), or `?` when it cannot be read.
 pub fn name(pid: i32) -> String {
     std::fs::read_to_string(format!("/proc/{pid}/comm"))

@@ -147,6 +147,8 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
     // `updated_at` now says when git failed), so the next `add` prepares the tree again (reason
     // retry) instead of reusing it as ready.
     let mut mark_failed = |why: &str| {
+        // SPEC §28.3: git may have forgotten the tree and left part of it.
+        crate::claim::mark_half_removed(&ctx.repo.common_dir, Some(&rec.card), &path);
         rec.updated_at = crate::time::now();
         crate::store::write_or_warn(&admin, &rec);
         events::append(

@@ -350,9 +350,82 @@ pub fn read_bounded(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
     }
 }
 
+/// Does `named` (what a worktree's `.git` file names) name an admin dir of this repository
+/// (`<common dir>/worktrees/<id>`) that git no longer has: gone, or left without its `gitdir`
+/// file (which git neither lists nor keeps: `prune` deletes it)? The mark of a tree git forgot,
+/// as a failed `git worktree remove` leaves it (SPEC §28.3); another repository's is never one.
+pub fn names_gone_admin(common_dir: &Path, named: &Path) -> bool {
+    let forgotten = |p: &Path| match p.symlink_metadata() {
+        Ok(m) => m.is_dir() && p.join("gitdir").symlink_metadata().is_err(),
+        Err(_) => true,
+    };
+    // Resolved by the file system and by name alone (they differ across a symlink): both
+    // must say so.
+    let normal = lexically_normal(named);
+    if !forgotten(named) || !forgotten(&normal) {
+        return false;
+    }
+    let named = normal;
+    let Some(worktrees) = named.parent().filter(|_| named.file_name().is_some()) else {
+        return false;
+    };
+    if worktrees.file_name() != Some(std::ffi::OsStr::new("worktrees")) {
+        return false;
+    }
+    // git deletes an empty `worktrees/` too: compare the common dir it sits in.
+    worktrees.parent().is_some_and(|common| {
+        common == common_dir
+            || std::fs::canonicalize(common)
+                .ok()
+                .zip(std::fs::canonicalize(common_dir).ok())
+                .is_some_and(|(a, b)| a == b)
+    })
+}
+
+/// `p` with `.` and `..` resolved by name alone (a `.git` file may name its admin dir by a
+/// relative path, which ends up joined to the worktree's).
+fn lexically_normal(p: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_an_admin_dir_of_this_repository_that_git_no_longer_has_is_gone() {
+        let dir = tempfile::tempdir().unwrap();
+        let common = dir.path().join("repo/.git");
+        let live = common.join("worktrees/live");
+        std::fs::create_dir_all(&live).unwrap();
+        std::fs::write(live.join("gitdir"), "/t/live/.git\n").unwrap();
+        let stub = common.join("worktrees/stub");
+        std::fs::create_dir_all(&stub).unwrap();
+        assert!(names_gone_admin(&common, &common.join("worktrees/gone")));
+        assert!(names_gone_admin(&common, &stub), "no gitdir: git prunes it");
+        assert!(!names_gone_admin(&common, &live));
+        // Named by a relative path, through the worktree.
+        let rel = dir.path().join("t/card-1/../../repo/.git/worktrees/gone");
+        assert!(names_gone_admin(&common, &rel));
+        // Another repository's, or not an admin dir at all.
+        let other = dir.path().join("other/.git/worktrees/gone");
+        assert!(!names_gone_admin(&common, &other));
+        assert!(!names_gone_admin(&common, &common.join("modules/gone")));
+        // git deletes an empty worktrees/ too.
+        std::fs::remove_dir_all(common.join("worktrees")).unwrap();
+        assert!(names_gone_admin(&common, &live));
+    }
 
     #[test]
     fn heads() {

@@ -1,8 +1,10 @@
 //! The one writer of kardwt's per-card state: a worktree's record and its card's claim change
 //! together here (R-REC, R-CLAIM), and the repository lock is taken here so that records made
-//! before claims existed are migrated by the first locked command. `record.rs` and `claim.rs`
+//! before claims existed are migrated, and the temporaries killed writes left in the claims
+//! directory removed (SPEC §28.3), by the first locked command. `record.rs` and `claim.rs`
 //! stay below it, each knowing only its own file.
-use std::path::Path;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::Result;
@@ -11,8 +13,9 @@ use crate::lock::RepoLock;
 use crate::record::Record;
 
 /// Write the worktree's record atomically, then complete its card's claim (a claim is complete
-/// once its record exists).
+/// once its record exists). What killed writes left in the admin dir goes first (SPEC §28.3).
 pub fn write(admin: &Path, record: &Record) -> Result<()> {
+    crate::fsio::remove_files(&crate::fsio::dead_temporaries(admin, None));
     crate::record::write(admin, record)?;
     crate::claim::complete(admin, record)
 }
@@ -31,5 +34,24 @@ pub fn write_or_warn(admin: &Path, record: &Record) {
 pub fn take_repo(common_dir: &Path, deadline: Instant, holder: &str) -> Result<RepoLock> {
     let lock = crate::lock::take_repo(common_dir, deadline, holder)?;
     crate::claim::migrate(common_dir);
+    crate::fsio::remove_files(&crate::fsio::dead_temporaries(
+        &crate::claim::dir(common_dir),
+        None,
+    ));
     Ok(lock)
+}
+
+/// The temporaries killed atomic writes left (SPEC §28.3): in the claims directory, beside
+/// `info/exclude` (the block that hides kardwt's links), and beside the record and the copy
+/// list in each of `admins`. Each goes by itself with the next write of its file, and those
+/// in the claims directory with the next locked command; `gc --apply` removes them all.
+pub fn dead_temporaries(common_dir: &Path, admins: &[PathBuf]) -> Vec<PathBuf> {
+    let of = |dir: &Path, name: &str| crate::fsio::dead_temporaries(dir, Some(OsStr::new(name)));
+    let mut out = crate::fsio::dead_temporaries(&crate::claim::dir(common_dir), None);
+    out.extend(of(&common_dir.join("info"), "exclude"));
+    for admin in admins {
+        out.extend(of(admin, crate::record::FILE_NAME));
+        out.extend(of(admin, crate::copy::blobs::FILE_NAME));
+    }
+    out
 }

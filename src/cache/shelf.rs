@@ -229,22 +229,11 @@ pub fn trim(common_dir: &Path, keep: usize) -> Vec<Shelved> {
             .iter()
             .find_map(|p| name.strip_prefix(p))
             .and_then(|rest| rest.split('-').next()?.parse::<i32>().ok());
-        if pid.is_some_and(|pid| !alive(pid)) {
+        if pid.is_some_and(|pid| !crate::process::exists(pid)) {
             remove(&cache, &name);
         }
     }
     dropped
-}
-
-/// Is process `pid` still running?
-fn alive(pid: i32) -> bool {
-    let Some(pid) = rustix::process::Pid::from_raw(pid) else {
-        return false;
-    };
-    !matches!(
-        rustix::process::test_kill_process(pid),
-        Err(rustix::io::Errno::SRCH)
-    )
 }
 
 /// gc's part (SPEC §26): the entries kept, and those beyond the bound (dropped when applied).

@@ -1,8 +1,10 @@
 //! `git kardwt doctor [--json] [--try]` (SPEC R-DOCTOR): are the hooks installed where git
 //! looks and is `git-kardwt` reachable on PATH; does the rules file decode; are `stable_root`
-//! and the hook executables sound; which worktrees are unseeded, failed or prunable (with the
-//! command that fixes each); when the hook last fired. `--try` rehearses a whole creation on a
-//! throwaway card, runs the cleanup hook as `remove` would and removes it again. Exit 1 when a problem was found.
+//! and the hook executables sound; which worktrees are unseeded, failed or prunable, which
+//! claims are orphans, malformed, half-removed trees or interrupted intents, and which
+//! temporary files killed writes left (each with the command that fixes it); when the hook
+//! last fired. `--try` rehearses a whole creation on a throwaway card, runs the cleanup hook
+//! as `remove` would and removes it again. Exit 1 when a problem was found.
 use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
@@ -80,7 +82,9 @@ pub fn run(ctx: &Context, args: &DoctorArgs, out: &mut dyn Write) -> Result<i32>
             Some("git kardwt config check".into()),
         )),
     }
-    worktree_findings(ctx, &mut findings)?;
+    let entries = verify::scan(&ctx.repo)?;
+    worktree_findings(ctx, &entries, &mut findings);
+    leftover_findings(ctx, &entries, &mut findings);
     // R-ORPHAN: claims that outlived their worktree (or its directory).
     for (o, kind) in crate::claim::orphans(&ctx.repo.common_dir, &ctx.repo.base) {
         let detail = match kind {
@@ -287,13 +291,19 @@ fn hooks_findings(ctx: &Context, findings: &mut Vec<Finding>) {
     ));
 }
 
-fn worktree_findings(ctx: &Context, findings: &mut Vec<Finding>) -> Result<()> {
-    let entries = verify::scan(&ctx.repo)?;
-    for e in &entries {
+fn worktree_findings(ctx: &Context, entries: &[verify::Entry], findings: &mut Vec<Finding>) {
+    // The intents of interrupted adds, by the path they name: what made an unseeded tree.
+    let intents: std::collections::HashMap<std::path::PathBuf, String> =
+        crate::claim::all(&ctx.repo.common_dir)
+            .into_iter()
+            .filter(|c| c.state == crate::claim::ClaimState::Intent)
+            .map(|c| (c.path, c.card))
+            .collect();
+    for e in entries {
         let Some(path) = e.linked.path.clone() else {
             continue;
         };
-        let report = verify::verify(&ctx.repo, &entries, &path, None);
+        let report = verify::verify(&ctx.repo, entries, &path, None);
         let p = crate::quote::sh_path(&path);
         let (ok, detail, fix) = match (report.verdict, report.state()) {
             (Verdict::Verified, Some(State::Ready)) => continue,
@@ -305,7 +315,10 @@ fn worktree_findings(ctx: &Context, findings: &mut Vec<Finding>) -> Result<()> {
             ),
             (Verdict::Unseeded, _) => (
                 false,
-                "unseeded: created without the trigger".to_owned(),
+                match intents.get(&path) {
+                    Some(card) => format!("unseeded: a git kardwt add of card {card} was interrupted before it recorded the tree"),
+                    None => "unseeded: created without the trigger".to_owned(),
+                },
                 format!("git kardwt prepare --path {p}"),
             ),
             (Verdict::Verified, Some(s)) => (
@@ -328,7 +341,66 @@ fn worktree_findings(ctx: &Context, findings: &mut Vec<Finding>) -> Result<()> {
         };
         findings.push(finding(&format!("worktree {p}"), ok, detail, Some(fix)));
     }
-    Ok(())
+}
+
+/// SPEC §28.3: what interrupted commands left behind (orphans and malformed claims are
+/// reported above): trees a failed removal left half deleted, intents of adds interrupted
+/// before git created their tree, temporary files of killed writes.
+fn leftover_findings(ctx: &Context, entries: &[verify::Entry], findings: &mut Vec<Finding>) {
+    use crate::remnant::Unbacked;
+    let every = std::collections::HashSet::new();
+    for (claim, state) in crate::remnant::unbacked(&ctx.repo, entries, &every) {
+        let card = crate::quote::sh(&claim.card);
+        match state {
+            Unbacked::HalfRemoved(rem) => {
+                let (detail, fix) = crate::remnant::advice(&rem);
+                let check = format!("half-removed {}", crate::quote::sh_path(rem.path()));
+                findings.push(finding(&check, false, detail, Some(fix)));
+            }
+            Unbacked::Interrupted => {
+                let interrupted = format!(
+                    "card {}'s claim is the intent of a git kardwt add that was interrupted before git created its worktree",
+                    claim.card
+                );
+                let (detail, fix) = if claim.path.symlink_metadata().is_err() {
+                    (interrupted, format!("git kardwt add {card}"))
+                } else {
+                    (
+                        format!(
+                            "{interrupted}; {} holds something kardwt cannot prove it made",
+                            claim.path.display()
+                        ),
+                        format!(
+                            "move {} away, then run git kardwt add {card}",
+                            crate::quote::sh_path(&claim.path)
+                        ),
+                    )
+                };
+                findings.push(finding("intent", false, detail, Some(fix)));
+            }
+            Unbacked::Orphan | Unbacked::Malformed => {}
+        }
+    }
+    let admins: Vec<std::path::PathBuf> = entries.iter().map(|e| e.linked.admin.clone()).collect();
+    let temporaries = crate::store::dead_temporaries(&ctx.repo.common_dir, &admins);
+    if !temporaries.is_empty() {
+        let shown: Vec<String> = temporaries
+            .iter()
+            .take(3)
+            .map(|t| t.display().to_string())
+            .collect();
+        findings.push(finding(
+            "temporary files",
+            false,
+            format!(
+                "{} temporary file(s) that killed writes left: {}{}",
+                temporaries.len(),
+                shown.join(", "),
+                if temporaries.len() > 3 { ", …" } else { "" }
+            ),
+            Some("git kardwt gc --apply".into()),
+        ));
+    }
 }
 
 /// `doctor --json`.

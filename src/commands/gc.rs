@@ -295,6 +295,12 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
     // SPEC §26: the prepare cache's entries, those beyond the bound dropped with --apply.
     let bound = crate::cache::bound(&rules.config);
     let cache = crate::cache::Tidy::run(&ctx.repo.common_dir, bound, args.apply);
+    // SPEC §28.3: the temporary files killed writes left, removed with --apply.
+    let admins: Vec<_> = entries.iter().map(|e| e.linked.admin.clone()).collect();
+    let mut temporaries = crate::store::dead_temporaries(&ctx.repo.common_dir, &admins);
+    if args.apply {
+        temporaries = crate::fsio::remove_files(&temporaries);
+    }
     // SPEC §27: stale card/* branches, judged after the trees (a tree collected above frees its
     // branch for the same run).
     let branches = if args.branches {
@@ -317,6 +323,7 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
                 candidates: &candidates,
                 kept: &kept,
                 prepare_cache: &cache,
+                temporaries: &temporaries,
                 branches: branches.as_ref(),
             })?
         )?;
@@ -396,11 +403,24 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
         for line in cache.lines(args.apply) {
             writeln!(out, "{line}")?;
         }
+        for t in &temporaries {
+            let verb = if args.apply {
+                "removed"
+            } else {
+                "would remove"
+            };
+            writeln!(
+                out,
+                "{verb} {}, a temporary file a killed write left",
+                t.display()
+            )?;
+        }
         for line in branches.iter().flat_map(crate::branches::Report::lines) {
             writeln!(out, "{line}")?;
         }
         let stale = branches.as_ref().is_some_and(|b| !b.candidates.is_empty());
-        if !args.apply && (!candidates.is_empty() || !cache.dropped.is_empty() || stale) {
+        let tidy = !cache.dropped.is_empty() || !temporaries.is_empty();
+        if !args.apply && (!candidates.is_empty() || tidy || stale) {
             let flags = match (args.prunable, args.branches) {
                 (true, _) => " --prunable",
                 (false, true) => " --branches",
@@ -566,6 +586,8 @@ struct GcJson<'a> {
     candidates: &'a [Candidate],
     kept: &'a [Kept],
     prepare_cache: &'a crate::cache::Tidy,
+    /// Temporary files killed writes left (SPEC §28.3): removed when applied.
+    temporaries: &'a [std::path::PathBuf],
     /// `--branches` (SPEC §27): the stale `card/*` branches.
     #[serde(skip_serializing_if = "Option::is_none")]
     branches: Option<&'a crate::branches::Report>,

@@ -1,5 +1,6 @@
 //! `git kardwt list [--json]` (SPEC R-LIST): every linked worktree with card, state, branch,
-//! drift and path. Read-only; reads admin dirs directly, spawning no git.
+//! drift and path, then the claims no worktree git knows stands behind (orphan, malformed,
+//! half-removed, interrupted). Read-only; reads admin dirs directly, spawning no git.
 use std::io::Write;
 
 use anyhow::Result;
@@ -24,7 +25,8 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut dyn Write) -> Result<i32> {
             path => prunable(e, path.clone().unwrap_or_default()),
         })
         .collect();
-    // R-ORPHAN: claims whose worktree git no longer knows, and malformed ones (SPEC §22.4).
+    // R-ORPHAN: claims whose worktree git no longer knows, and malformed ones (SPEC §22.4);
+    // trees a failed removal left half deleted and intents of interrupted adds (SPEC §28.3).
     let recorded: std::collections::HashSet<&str> = entries
         .iter()
         .filter_map(|e| match &e.record {
@@ -32,7 +34,11 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut dyn Write) -> Result<i32> {
             _ => None,
         })
         .collect();
-    let orphans = crate::claim::vanished_among(&ctx.repo.common_dir, &ctx.repo.base, &recorded);
+    let orphans: Vec<(crate::claim::Claim, &str)> =
+        crate::remnant::unbacked(&ctx.repo, &entries, &recorded)
+            .into_iter()
+            .map(|(c, state)| (c, state.list_state()))
+            .collect();
     if args.json {
         let mut rows: Vec<Row> = reports.iter().map(row).collect();
         rows.extend(orphans.iter().map(|(o, state)| Row {

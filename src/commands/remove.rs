@@ -1,5 +1,6 @@
 //! `git kardwt remove (<card> | --path P)` (SPEC R-REMOVE): verify, then release first and
-//! remove through [`crate::removal`]; the steps on stdout (or one JSON object).
+//! remove through [`crate::removal`], or clear what a failed removal left of the card's tree
+//! ([`crate::remnant`], SPEC §28.3); the steps on stdout (or one JSON object).
 use std::io::Write;
 use std::time::Duration;
 
@@ -16,6 +17,17 @@ pub fn run(ctx: &Context, args: &RemoveArgs, out: &mut dyn Write) -> Result<i32>
     let entries = verify::scan(&ctx.repo)?;
     let (path, card) = ctx.target(&entries, &args.target)?;
     let report = verify::verify(&ctx.repo, &entries, &path, card.as_ref());
+    // SPEC §28.3: what a failed `git worktree remove` left of a card's tree (its claim names it).
+    if matches!(report.verdict, Verdict::Foreign | Verdict::Absent) {
+        let remnant = match &card {
+            Some(card) => crate::remnant::of_card(&ctx.repo, card),
+            None => crate::remnant::at(&ctx.repo, &path),
+        };
+        if let Some(remnant) = remnant {
+            let (path, card, steps) = crate::remnant::remove(ctx, &remnant, args.force)?;
+            return print(out, args.json, Removal { path, card, steps });
+        }
+    }
     match report.verdict {
         Verdict::Verified => {}
         Verdict::Unseeded => {
@@ -41,8 +53,14 @@ pub fn run(ctx: &Context, args: &RemoveArgs, out: &mut dyn Write) -> Result<i32>
 
         recheck: None,
     };
-    let Removal { path, card, steps } = remove_verified(ctx, &report, &opts)?;
-    if args.json {
+    let removal = remove_verified(ctx, &report, &opts)?;
+    print(out, args.json, removal)
+}
+
+/// The steps of a removal, one per line, then `removed P` (`--json`: one object).
+fn print(out: &mut dyn Write, json: bool, removal: Removal) -> Result<i32> {
+    let Removal { path, card, steps } = removal;
+    if json {
         writeln!(
             out,
             "{}",

@@ -42,6 +42,7 @@ mod reads;
 mod remove;
 mod remove_clean;
 mod remove_faults;
+mod repair;
 mod runner;
 mod runner_codex;
 mod runner_install;
