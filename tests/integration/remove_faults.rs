@@ -405,20 +405,21 @@ fn a_removal_killed_at_any_point_leaves_a_state_the_next_remove_finishes() {
         "clone3", "clone", "vfork", "kill", "unlink", "unlinkat", "renameat", "flock",
     ];
     let (trials, half) = sweep_clean(By::Remove, &syscalls, "KILL", false);
-    assert!(trials >= 20, "{trials} trials");
+    // No helper threads since git runs without duct: fewer clones than there were.
+    assert!(trials >= 10, "{trials} trials");
     assert_eq!(
         half, 0,
         "a kill of kardwt alone never cuts git's deletion short"
     );
 }
 
-/// The same for `gc --apply` of a clean tree whose work landed: each process it starts (not
-/// each thread: gc's judgement starts dozens, at the same points), lock, rename and unlink.
+/// The same for `gc --apply` of a clean tree whose work landed: each process it starts, lock,
+/// rename and unlink.
 #[test]
 fn a_collection_killed_at_any_point_leaves_a_state_the_next_remove_finishes() {
-    let syscalls = ["clone", "vfork", "unlink", "renameat", "flock"];
+    let syscalls = ["clone3", "clone", "vfork", "unlink", "renameat", "flock"];
     let (trials, half) = sweep_clean(By::Gc, &syscalls, "KILL", false);
-    assert!(trials >= 20, "{trials} trials");
+    assert!(trials >= 10, "{trials} trials");
     assert_eq!(half, 0);
 }
 
