@@ -217,6 +217,47 @@ fn named_commands(text: &str) -> Vec<String> {
     found
 }
 
+/// `text` split into words as sh would, for kardwt's quoting: bare words and `'…'` (with
+/// `'\''` for a quote inside).
+fn shell_words(text: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut started = false;
+    let mut quoted = false;
+    let mut escaped = false;
+    for c in text.chars() {
+        if escaped {
+            word.push(c);
+            escaped = false;
+            continue;
+        }
+        match c {
+            '\'' => {
+                quoted = !quoted;
+                started = true;
+            }
+            '\\' if !quoted => {
+                escaped = true;
+                started = true;
+            }
+            c if c.is_whitespace() && !quoted => {
+                if started {
+                    words.push(std::mem::take(&mut word));
+                    started = false;
+                }
+            }
+            c => {
+                word.push(c);
+                started = true;
+            }
+        }
+    }
+    if started {
+        words.push(word);
+    }
+    words
+}
+
 /// Invariants right after the faulty run.
 fn check_after_fault(scenario: Scenario, scene: &Scene, out: &Output) -> Vec<String> {
     let mut bad = Vec::new();
@@ -282,8 +323,19 @@ fn repair_step(repo: &TestRepo, args: &[&str], bad: &mut Vec<String>) -> Output 
         return first;
     }
     for cmd in &named {
-        let words: Vec<&str> = cmd.split_whitespace().skip(1).collect();
-        let out = repo.spawn("git", &repo.base, &words).wait(HANG);
+        // A hint may run on in prose after the command ("git kardwt gc --apply clears …"):
+        // words are dropped from the end while the command is a usage error (exit 2, which
+        // does nothing).
+        let mut words = shell_words(cmd);
+        let out = loop {
+            let refs: Vec<&str> = words.iter().skip(1).map(String::as_str).collect();
+            let out = repo.spawn("git", &repo.base, &refs).wait(HANG);
+            if out.code == 2 && out.stderr.contains("unexpected argument") && words.len() > 3 {
+                words.pop();
+                continue;
+            }
+            break out;
+        };
         if out.code != 0 {
             bad.push(format!(
                 "`git kardwt {}` failed and named `{cmd}`, which failed too:\n{out}",
@@ -554,6 +606,10 @@ fn the_sweep_spreads_its_trials_over_the_calls() {
     assert_eq!(whens(3, 5), vec![1, 2, 3]);
     assert_eq!(whens(100, 3), vec![1, 50, 100]);
     assert_eq!(whens(0, 3), Vec::<u32>::new());
+    assert_eq!(
+        shell_words("git kardwt prepare --path '/tmp/a b/it'\\''s' x"),
+        vec!["git", "kardwt", "prepare", "--path", "/tmp/a b/it's", "x"]
+    );
     assert_eq!(
         named_commands("hint: run `git kardwt remove 5 --force` then git kardwt add 5."),
         vec!["git kardwt remove 5 --force", "git kardwt add 5"]
