@@ -36,9 +36,7 @@ pub fn run(ctx: &Context, args: &RemoveArgs, out: &mut dyn Write) -> Result<i32>
                 .into())
         }
         Verdict::Absent => return Err(failed(report.explain()).into()),
-        Verdict::Prunable => {
-            return Err(refused(report.explain()).hint("git kardwt gc --apply clears stale registrations and reports what their records held").into())
-        }
+        Verdict::Prunable => return remove_gone(ctx, args, &report, out),
         Verdict::Base | Verdict::Foreign => {
             return Err(refused(report.explain()).hint(match report.verdict {
                     Verdict::Base => "this is the base checkout (the main worktree the cards are made from), which kardwt never removes; git kardwt list shows the card worktrees, and git kardwt remove <card> removes one",
@@ -55,6 +53,43 @@ pub fn run(ctx: &Context, args: &RemoveArgs, out: &mut dyn Write) -> Result<i32>
     };
     let removal = remove_verified(ctx, &report, &opts)?;
     print(out, args.json, removal)
+}
+
+/// A card tree whose directory is gone (`rm -rf`, or a `git worktree remove` cut short after it
+/// deleted the tree, SPEC §28.3): what its record holds is released, then its registration is
+/// pruned, as `gc --apply` does; a tree kardwt has no record of is refused.
+fn remove_gone(
+    ctx: &Context,
+    args: &RemoveArgs,
+    report: &verify::Report,
+    out: &mut dyn Write,
+) -> Result<i32> {
+    let mut done = crate::release::release_gone(ctx, report, Duration::from_secs(args.grace))?;
+    let timeout = ctx.rules()?.config.action_timeout_seconds;
+    let deadline = crate::lifecycle::after(std::time::Instant::now(), timeout);
+    let note = "remove: the directory was gone";
+    if let Err(why) = crate::removal::prune_gone(ctx, &done.card, &report.path, deadline, note)? {
+        return Err(failed(format!(
+            "{} was gone and what its record held is released, but git could not prune its registration: {why}",
+            report.path.display()
+        ))
+        .hint("fix what git names, then run git worktree prune (a locked entry: git worktree unlock first)")
+        .into());
+    }
+    done.steps.push(crate::release::Step {
+        step: "worktree",
+        ok: true,
+        detail: "the directory was gone; its registration is pruned".into(),
+    });
+    print(
+        out,
+        args.json,
+        Removal {
+            path: done.path,
+            card: done.card,
+            steps: done.steps,
+        },
+    )
 }
 
 /// The steps of a removal, one per line, then `removed P` (`--json`: one object).

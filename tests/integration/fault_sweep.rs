@@ -396,13 +396,12 @@ fn check_repair(scenario: Scenario, scene: &Scene) -> Vec<String> {
         }
         Scenario::RemoveClean | Scenario::GcApply => {
             if tree.exists() || repo.is_registered(tree) {
+                // Its exit status aside (after a command it named did the work, the second
+                // run finds nothing to remove), the tree must be gone.
                 let out = repair_step(repo, &["remove", CARD], &mut bad);
-                if out.code != 0 {
+                if tree.exists() || repo.is_registered(tree) {
                     bad.push(format!("the next remove does not repair:\n{out}"));
                 }
-            }
-            if tree.exists() || repo.is_registered(tree) {
-                bad.push("the tree is still there after the repair".to_owned());
             }
             let again = repo.kardwt(&repo.base, &["add", CARD]);
             if again.code != 0 {

@@ -531,3 +531,35 @@ fn remove_in_the_base_says_what_the_base_is_and_never_advises_deleting_it() {
     assert_eq!(repo.snapshot_base(), before, "the base changed");
     assert!(repo.card_path("42").is_dir());
 }
+
+/// SPEC §28.3: a card tree whose directory is gone (deleted by hand, or a `git worktree remove`
+/// cut short after it deleted the tree) is released and its registration pruned by `remove`
+/// itself, and the card can be added again; a gone worktree kardwt has no record of is refused
+/// and left registered.
+#[test]
+fn remove_of_a_card_whose_directory_is_gone_releases_and_prunes_it() {
+    let repo = TestRepo::new();
+    repo.write_rules(&crate::support::cleanup::rules_with_cleanup(&repo, ""));
+    let wt = repo.add_card("g1");
+    std::fs::remove_dir_all(&wt).unwrap();
+    let out = repo.kardwt(&repo.base, &["remove", "g1"]);
+    assert_eq!(out.code, 0, "{out}");
+    assert!(out.stdout.contains("registration is pruned"), "{out}");
+    assert!(!repo.is_registered(&wt), "{out}");
+    assert!(
+        event_names(&repo, "g1").iter().any(|e| e == "removed"),
+        "{out}"
+    );
+    repo.kardwt_ok(&repo.base, &["add", "g1"]);
+    assert!(wt.join(".git").is_file());
+
+    let foreign = repo.add_gone_worktree();
+    let before = repo.all_refs();
+    let out = repo.kardwt(&repo.base, &["remove", "--path", foreign.to_str().unwrap()]);
+    assert_eq!(out.code, 3, "{out}");
+    assert!(out.stderr.contains("not managed by kardwt"), "{out}");
+    assert_eq!(repo.all_refs(), before);
+    assert!(repo
+        .git(&repo.base, &["worktree", "list", "--porcelain"])
+        .contains("gone"));
+}
