@@ -110,21 +110,7 @@ fn scene(scenario: Scenario) -> Scene {
             std::fs::write(tree.join("landed.txt"), "landed\n").unwrap();
             repo.git(&tree, &["add", "landed.txt"]);
             repo.git(&tree, &["commit", "--quiet", "-m", "landed"]);
-            let branch = format!("card/{CARD}");
-            repo.git(&tree, &["push", "--quiet", "origin", &branch]);
-            repo.git(&repo.scratch, &["fetch", "--quiet", "origin"]);
-            repo.git(
-                &repo.scratch,
-                &[
-                    "merge",
-                    "--quiet",
-                    "--no-ff",
-                    "-m",
-                    "merge",
-                    &format!("origin/{branch}"),
-                ],
-            );
-            repo.git(&repo.scratch, &["push", "--quiet", "origin", "main"]);
+            repo.push_and_merge(&tree, &format!("card/{CARD}"));
         }
     }
     let base_before = repo.snapshot_base();

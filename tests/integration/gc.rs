@@ -15,26 +15,6 @@ fn commit_in(repo: &TestRepo, wt: &Path, name: &str) {
     repo.git(wt, &["commit", "--quiet", "-m", name]);
 }
 
-/// Push `branch` from `wt` to origin, merge it into origin's main through the scratch clone,
-/// and fetch in the base so `refs/remotes/origin/main` contains it.
-fn push_and_merge(repo: &TestRepo, wt: &Path, branch: &str) {
-    repo.git(wt, &["push", "--quiet", "origin", branch]);
-    repo.git(&repo.scratch, &["fetch", "--quiet", "origin"]);
-    repo.git(
-        &repo.scratch,
-        &[
-            "merge",
-            "--quiet",
-            "--no-ff",
-            "-m",
-            &format!("merge {branch}"),
-            &format!("origin/{branch}"),
-        ],
-    );
-    repo.git(&repo.scratch, &["push", "--quiet", "origin", "main"]);
-    repo.git(&repo.base, &["fetch", "--quiet", "origin"]);
-}
-
 /// `gc args…` in the base, asserting exit 0, parsed as JSON.
 #[track_caller]
 fn gc_json(repo: &TestRepo, args: &[&str]) -> serde_json::Value {
@@ -138,18 +118,18 @@ fn gc_collects_exactly_the_merged_and_the_missing_worktree() {
 
     // m: merged and pushed.
     commit_in(&repo, &m, "m-work");
-    push_and_merge(&repo, &m, "card/m");
+    repo.push_and_merge(&m, "card/m");
     // u: one commit merged, one more on top that is on no remote.
     commit_in(&repo, &u, "u-work");
-    push_and_merge(&repo, &u, "card/u");
+    repo.push_and_merge(&u, "card/u");
     commit_in(&repo, &u, "u-unpushed");
     // d: merged and pushed, but with an untracked file.
     commit_in(&repo, &d, "d-work");
-    push_and_merge(&repo, &d, "card/d");
+    repo.push_and_merge(&d, "card/d");
     std::fs::write(d.join("notes.txt"), "keep me\n").unwrap();
     // l: merged and pushed, but locked.
     commit_in(&repo, &l, "l-work");
-    push_and_merge(&repo, &l, "card/l");
+    repo.push_and_merge(&l, "card/l");
     repo.git(&repo.base, &["worktree", "lock", l.to_str().unwrap()]);
     // g: its directory deleted behind kardwt's back.
     let g_ports: Vec<i64> = repo.record(&g)["ports"]
@@ -298,7 +278,7 @@ fn include_failed_collects_a_failed_worktree_and_unmanaged_ones_are_never_collec
     // SPEC §22.3: even a failed card goes only with work made in it that landed.
     let f = repo.add_card("f");
     commit_in(&repo, &f, "f-work");
-    push_and_merge(&repo, &f, "card/f");
+    repo.push_and_merge(&f, "card/f");
     repo.edit_record(&f, "state", "failed");
     let out = repo.kardwt(&repo.base, &["verify", "f", "--json"]);
     assert_eq!(
@@ -314,7 +294,7 @@ fn include_failed_collects_a_failed_worktree_and_unmanaged_ones_are_never_collec
         "the bypassed hook still wrote a record"
     );
     commit_in(&repo, &um, "um-work");
-    push_and_merge(&repo, &um, "card/77");
+    repo.push_and_merge(&um, "card/77");
     let um_before = snapshot(&um);
 
     // A failed card with a commit on no remote stays, even with --include-failed.
@@ -386,7 +366,7 @@ fn a_merged_branch_with_unpushed_work_on_a_detached_head_is_kept() {
     repo.write_rules(&repo.rules_with_prepare(false));
     let w = repo.add_card("w");
     commit_in(&repo, &w, "w-work");
-    push_and_merge(&repo, &w, "card/w");
+    repo.push_and_merge(&w, "card/w");
     // Before the detour the worktree is a candidate.
     let v = gc_json(&repo, &[]);
     assert_eq!(cards(&v), set(&["w"]), "{v}");
@@ -438,7 +418,7 @@ fn gc_frees_the_ports_of_what_it_collects() {
         repo.record(&a)
     );
     commit_in(&repo, &a, "a-work");
-    push_and_merge(&repo, &a, "card/a");
+    repo.push_and_merge(&a, "card/a");
     let out = repo.kardwt(&repo.base, &["add", "b"]);
     out.expect_code(1);
     assert!(out.stderr.contains("[23400, 23401]"), "{out}");
@@ -478,9 +458,9 @@ fn gc_keeps_user_work_at_a_link_path_and_a_tree_git_would_refuse() {
     let e = repo.add_card("e");
     let s = repo.add_card("s");
     commit_in(&repo, &e, "e-work");
-    push_and_merge(&repo, &e, "card/e");
+    repo.push_and_merge(&e, "card/e");
     crate::support::cleanup::commit_submodule(&repo, &s);
-    push_and_merge(&repo, &s, "card/s");
+    repo.push_and_merge(&s, "card/s");
     let v = gc_json(&repo, &[]);
     assert_eq!(cards(&v), set(&["e"]), "{v}");
     let k = kept(&v);
@@ -616,7 +596,7 @@ fn gc_apply_keeps_a_tree_in_use_and_signals_nothing() {
     repo.write_rules(&repo.rules_with_prepare(false));
     let w = repo.add_card("busy");
     commit_in(&repo, &w, "busy-work");
-    push_and_merge(&repo, &w, "card/busy");
+    repo.push_and_merge(&w, "card/busy");
     assert_eq!(cards(&gc_json(&repo, &[])), set(&["busy"]), "the premise");
 
     let mut sleeper = crate::support::cleanup::Sleeper::start(&repo, &w.join("src"));
@@ -664,7 +644,7 @@ fn gc_keeps_trees_without_landed_commits_of_their_own() {
     // Re-created on its kept branch (merged long ago) after upstream moved on.
     let rk = repo.add_card("rk");
     commit_in(&repo, &rk, "rk-work");
-    push_and_merge(&repo, &rk, "card/rk");
+    repo.push_and_merge(&rk, "card/rk");
     repo.kardwt_ok(&repo.base, &["remove", "rk"]);
     assert!(repo.branch_exists("card/rk"));
     repo.commit_on_origin("upstream moves for rk");
@@ -674,7 +654,7 @@ fn gc_keeps_trees_without_landed_commits_of_their_own() {
     // pushed that, never merged.
     let sw = repo.add_card("sw");
     commit_in(&repo, &sw, "sw-work");
-    push_and_merge(&repo, &sw, "card/sw");
+    repo.push_and_merge(&sw, "card/sw");
     repo.git(&sw, &["switch", "--quiet", "-c", "mine"]);
     commit_in(&repo, &sw, "sw-mine");
     repo.git(&sw, &["push", "--quiet", "origin", "mine"]);
@@ -853,7 +833,7 @@ fn a_commit_made_while_gc_waits_for_the_cards_lock_keeps_the_tree() {
     repo.write_rules(&repo.rules_with_prepare(false));
     let w = repo.add_card("w");
     commit_in(&repo, &w, "w-work");
-    push_and_merge(&repo, &w, "card/w");
+    repo.push_and_merge(&w, "card/w");
     assert_eq!(cards(&gc_json(&repo, &[])), set(&["w"]));
 
     // Hold card w's lock as another kardwt command would, so gc judges, then waits.
@@ -901,7 +881,7 @@ fn gc_branches_deletes_exactly_the_integrated_branches_without_a_worktree() {
     let repo = TestRepo::new();
     let merged = repo.add_card("mg");
     commit_in(&repo, &merged, "mg-one");
-    push_and_merge(&repo, &merged, "card/mg");
+    repo.push_and_merge(&merged, "card/mg");
 
     let squashed = repo.add_card("sq");
     commit_in(&repo, &squashed, "sq-one");
@@ -919,7 +899,7 @@ fn gc_branches_deletes_exactly_the_integrated_branches_without_a_worktree() {
 
     let extra = repo.add_card("ex");
     commit_in(&repo, &extra, "ex-one");
-    push_and_merge(&repo, &extra, "card/ex");
+    repo.push_and_merge(&extra, "card/ex");
     commit_in(&repo, &extra, "ex-unpushed");
 
     // Checked out, no commit of its own: its tip is in main, but a worktree has it (and the
@@ -999,7 +979,7 @@ fn gc_without_branches_leaves_branches_alone() {
     let repo = TestRepo::new();
     let merged = repo.add_card("mg");
     commit_in(&repo, &merged, "mg-one");
-    push_and_merge(&repo, &merged, "card/mg");
+    repo.push_and_merge(&merged, "card/mg");
     repo.kardwt_ok(&repo.base, &["remove", "mg"]);
     let report = gc_json(&repo, &["--apply"]);
     assert!(report.get("branches").is_none(), "{report}");

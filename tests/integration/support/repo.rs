@@ -251,6 +251,26 @@ impl TestRepo {
         self.start(cmd, OsStr::new(BIN), dir, args)
     }
 
+    /// Push `branch` from `wt` to origin, merge it into origin's main through the scratch clone,
+    /// and fetch in the base so `refs/remotes/origin/main` contains it.
+    pub fn push_and_merge(&self, wt: &Path, branch: &str) {
+        self.git(wt, &["push", "--quiet", "origin", branch]);
+        self.git(&self.scratch, &["fetch", "--quiet", "origin"]);
+        self.git(
+            &self.scratch,
+            &[
+                "merge",
+                "--quiet",
+                "--no-ff",
+                "-m",
+                &format!("merge {branch}"),
+                &format!("origin/{branch}"),
+            ],
+        );
+        self.git(&self.scratch, &["push", "--quiet", "origin", "main"]);
+        self.git(&self.base, &["fetch", "--quiet", "origin"]);
+    }
+
     /// Move origin's main one commit ahead (through the scratch clone); returns the new oid.
     pub fn commit_on_origin(&self, message: &str) -> String {
         let n = self.commits.get() + 1;
