@@ -4,6 +4,7 @@ pub mod beneath;
 pub mod branches;
 pub mod cache;
 pub mod card;
+pub mod checkout;
 pub mod claim;
 pub mod cli;
 pub mod commands;
