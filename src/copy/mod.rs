@@ -109,9 +109,14 @@ pub fn seed(
         }
     }
     for rel in &sharing.copy {
-        // Nothing of that name in the base (yet): nothing to copy.
-        let Ok(meta) = std::fs::symlink_metadata(from.join(rel)) else {
-            continue;
+        let meta = match std::fs::symlink_metadata(from.join(rel)) {
+            Ok(meta) => meta,
+            // Nothing of that name in the base (yet): nothing to copy.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            // SPEC §28.1: a base path that cannot be read is a failure, never left out.
+            Err(e) => {
+                return Err(e).with_context(|| format!("cannot read {}", from.join(rel).display()))
+            }
         };
         wanted.push(land::Candidate {
             rel: rel.clone(),
@@ -138,8 +143,13 @@ pub fn seed(
         if c.is_dir {
             copier.path(&c.rel, c.included.then_some(&leave as &walk::Leave<'_>))?;
         } else {
-            let Ok(meta) = std::fs::symlink_metadata(from.join(&c.rel)) else {
-                continue; // gone since it was listed
+            let meta = match std::fs::symlink_metadata(from.join(&c.rel)) {
+                Ok(meta) => meta,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue, // gone since listed
+                Err(e) => {
+                    let path = from.join(&c.rel);
+                    return Err(e).with_context(|| format!("cannot read {}", path.display()));
+                }
             };
             copier.entry(c.rel.clone(), meta)?;
         }

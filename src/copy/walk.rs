@@ -195,12 +195,14 @@ impl Copier {
                 continue;
             };
             let dst = Arc::new(dst);
-            let listing = std::fs::read_dir(self.from.join(&dir))
-                .with_context(|| format!("cannot list {}", self.from.join(&dir).display()))?;
+            let listed = self.from.join(&dir);
+            let unreadable = || format!("cannot list {}", listed.display());
+            let listing = std::fs::read_dir(&listed).with_context(unreadable)?;
             for entry in listing {
-                let entry = entry?;
+                let entry = entry.with_context(unreadable)?;
                 let child = dir.join(entry.file_name());
-                let meta = std::fs::symlink_metadata(entry.path())?;
+                let meta = std::fs::symlink_metadata(entry.path())
+                    .with_context(|| format!("cannot read {}", entry.path().display()))?;
                 if leave.is_some_and(|leave| leave(&child, meta.is_dir())) {
                     continue;
                 }
@@ -378,8 +380,11 @@ fn run_job(
         Outcome::Link => {
             tally.links.fetch_add(1, Ordering::Relaxed);
         }
-        Outcome::Kept => {
+        Outcome::Kept { blob } => {
             tally.kept.fetch_add(1, Ordering::Relaxed);
+            if let (Some(id), Ok(mut blobs)) = (blob, tally.blobs.lock()) {
+                blobs.push((id, job.rel.clone()));
+            }
         }
         Outcome::Gone => {}
     }

@@ -117,9 +117,17 @@ pub fn status_z(
     Ok(parse::status_z(&out.bytes))
 }
 
-/// Which of `paths` (relative to `dir`) git ignores and does not track.
+/// Which of `paths` (relative to `dir`) git ignores and does not track; an error when git
+/// fails (exit 1 is "none of them", anything else is not an answer).
 pub fn check_ignore(dir: &Path, paths: &[String]) -> Result<Vec<String>> {
     let out = Call::new(dir, Argv::new(["check-ignore"]).paths(paths)).output()?;
+    if !matches!(out.code, Some(0 | 1)) {
+        anyhow::bail!(
+            "`git check-ignore` failed in {}: {}",
+            dir.display(),
+            out.stderr.trim()
+        );
+    }
     Ok(out.stdout.lines().map(str::to_owned).collect())
 }
 
