@@ -91,11 +91,11 @@ impl Prep<'_> {
         // index, no files). A tree git has just checked out must hold exactly HEAD's entries;
         // one someone may have worked in, a non-empty index and every tracked file. Judged
         // before anything is seeded into it; a delegated checkout, after the hook made it.
-        let probe = match rec.reason {
-            Reason::Create => Probe::Head,
-            _ => Probe::Files,
-        };
         if seed && !delegated {
+            let probe = match rec.reason {
+                Reason::Create => Probe::Head,
+                _ => Probe::Files,
+            };
             self.confirm_checkout(&mut rec, admin, probe)?;
         }
         if delegated && run_hook {
@@ -167,8 +167,10 @@ impl Prep<'_> {
         self.stop_if_interrupted(&mut rec, admin, "before the tree was ready")?;
         // R-TRUST 5: a tree whose checkout did not complete is never ready. A reused ready
         // tree's deleted files are the user's work, not a half-made checkout.
+        // A delegated checkout is the hook's own work, which may stage what it likes: its
+        // index need not be HEAD's, only not empty, with every tracked file there.
         let last = match delegated && rec.reason != Reason::Reuse {
-            true => probe,
+            true => Probe::Files,
             false => Probe::Index,
         };
         self.confirm_checkout(&mut rec, admin, last)?;

@@ -368,3 +368,39 @@ fn the_fix_doctor_names_for_a_preparing_tree_completes_it() {
         panic!("doctor's fix {fix:?} left {} with {why}", tree.display());
     }
 }
+
+/// (a) Without strace: the user's own post-checkout hook (chained before kardwt's) leaves
+/// the new tree with an empty index and git exits 0, as a checkout one of git's reads broke
+/// does. Neither `add` nor the hooked `git worktree add` records it ready; the retry each
+/// names creates a complete tree once the hook is fixed.
+#[test]
+fn an_empty_index_after_git_exited_0_is_never_ready() {
+    let repo = scene();
+    let hooks = repo.common_dir().join("hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    let user_hook = hooks.join("post-checkout");
+    std::fs::write(&user_hook, "#!/bin/sh\ngit read-tree --empty\n").unwrap();
+    let mode = std::os::unix::fs::PermissionsExt::from_mode(0o755);
+    std::fs::set_permissions(&user_hook, mode).unwrap();
+    repo.install_hooks();
+
+    let out = repo.kardwt(&repo.base, &["add", CARD]);
+    assert_eq!(out.code, 4, "{out}");
+    assert!(out.stderr.contains("its index is empty"), "{out}");
+    assert!(
+        !repo.card_path(CARD).exists(),
+        "the broken tree was kept:\n{out}"
+    );
+    assert_ready_means_complete(&repo, "add", &out);
+
+    let tree = repo.sibling("wt-2");
+    let args = ["worktree", "add", tree.to_str().unwrap(), "-b", "card/2"];
+    let hooked = repo.git_output(&repo.base, &args);
+    assert_eq!(hooked.code, 4, "{hooked}");
+    assert!(hooked.stderr.contains("its index is empty"), "{hooked}");
+    assert!(!tree.exists(), "the broken tree was kept:\n{hooked}");
+    assert_ready_means_complete(&repo, "hooked git worktree add", &hooked);
+
+    std::fs::write(&user_hook, "#!/bin/sh\nexit 0\n").unwrap();
+    assert_next_add_repairs(&repo, "add once the hook is fixed");
+}
