@@ -126,6 +126,11 @@ pub fn seed(
         });
     }
     let hash = Some(hash_kind(admin));
+    // A retry does not read again what an interrupted copy completed and kept the id of.
+    let known = blobs::load(admin)
+        .into_values()
+        .map(std::path::PathBuf::from)
+        .collect();
     let mut copier = Copier::new(
         from,
         to,
@@ -133,7 +138,8 @@ pub fn seed(
         progress,
         Some(deadline),
         hash,
-    )?;
+    )?
+    .with_known(known);
     let root = crate::beneath::root(to).with_context(|| format!("cannot open {}", to.display()))?;
     let (approved, mut skipped) = land::judge(from, to, &root, wanted)?;
     let mut copies: Vec<String> = Vec::new();
