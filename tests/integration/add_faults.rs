@@ -298,6 +298,17 @@ fn add_killed_while_copying_is_completed_by_the_next_add() {
     assert_some_failed(&codes, "renameat2 SIGKILL");
 }
 
+/// (b) SIGKILL right after every copy is in place and before their blob ids are kept: the
+/// main thread's first `utimensat` (no `-f`) gives the directories it made the base's times,
+/// once the workers are done. The retry keeps each copy and must keep its id for pre-push.
+#[test]
+fn add_killed_after_its_copies_before_their_ids_are_kept_is_completed_by_the_next_add() {
+    let codes: Vec<i32> = (1..=2)
+        .map(|when| add_trial(&Fault::new("utimensat", "KILL", when, false), |_| None))
+        .collect();
+    assert_some_failed(&codes, "utimensat SIGKILL");
+}
+
 /// (b) SIGKILL on the main thread while it walks what to copy (no `-f`): its `statx` calls
 /// from the start of seeding on, with a stride.
 #[test]
