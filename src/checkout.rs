@@ -86,7 +86,8 @@ pub fn gap(tree: &Path, admin: &Path, follow: Follow) -> Option<Gap> {
         Ok(r) => r,
         Err(e) => return unreadable("cannot open the repository", &e),
     };
-    let head_tree = match repo.head_tree_id() {
+    // An unborn HEAD (`git worktree add --orphan`) has the empty tree.
+    let head_tree = match repo.head_tree_id_or_empty() {
         Ok(id) => id.detach(),
         Err(e) => return unreadable("cannot read HEAD's tree", &e),
     };
