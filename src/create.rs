@@ -14,9 +14,11 @@ use crate::context::Context;
 use crate::error::refused;
 use crate::lifecycle;
 use crate::pipeline::{self, Prep};
-use crate::record::{self, Origin, Reason, Record, State};
+use crate::record::{self, Reason, Record, State};
 use crate::verify::{self, Verdict};
 use crate::{lock, repo};
+
+mod unrecorded;
 
 /// What `add` is asked to do: the library form of `git kardwt add`'s arguments.
 #[derive(Debug, Clone, Default)]
@@ -228,40 +230,13 @@ impl Action<'_> {
                     return Err(e);
                 }
             };
-            let admin = admin_of(&path)?;
-            // SPEC §23.5: a kept branch is checked out as it is, so it starts from the fetched
-            // base only when that is in its history; else from where the two meet.
-            let oid = if kept_branch {
-                crate::base::base_of_kept_branch(&path, &oid)
-            } else {
-                oid
+            // R-ATOMIC: a tree git made but kardwt could not record is removed again, so the
+            // next `add` starts clean (SPEC §28.3) instead of meeting an unrecorded tree.
+            let recorded = self.record_new(&path, kept_branch, (base_ref, oid), ports);
+            let (rec, admin) = match recorded {
+                Ok(done) => done,
+                Err(e) => return Err(self.unmake(&repo_lock, &path, e)),
             };
-            let now = crate::time::now();
-            let rec = Record {
-                schema: 1,
-                card: self.card.to_string(),
-                board: self.board.to_owned(),
-                branch: self.card.branch(),
-                path: path.clone(),
-                common_dir: common.clone(),
-                base_remote: self.cfg().base.remote.clone(),
-                base_ref,
-                base_oid: oid,
-                state: State::Preparing,
-                origin: Origin::Add,
-                reason: Reason::Create,
-                created_at: now.clone(),
-                updated_at: now,
-                config_fingerprint: self.cfg().fingerprint(),
-                links: Vec::new(),
-                copies: Vec::new(),
-                copy_method: String::new(),
-                ports,
-                last_hook: None,
-                prepare_cache: None,
-            };
-            // Writing the record completes the card's claim (R-CLAIM).
-            crate::store::write(&admin, &rec)?;
             self.prep
                 .log(crate::events::Kind::Created, &rec, "ok", started.elapsed());
             (rec, admin)

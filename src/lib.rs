@@ -9,6 +9,7 @@ pub mod beneath;
 pub mod branches;
 pub mod cache;
 pub mod card;
+pub mod checkout;
 pub mod child;
 pub mod claim;
 pub mod cli;

@@ -87,6 +87,17 @@ impl Prep<'_> {
             }
         }
         self.stop_if_interrupted(&mut rec, admin, "before sharing")?;
+        // SPEC §28.1: git can exit 0 from a checkout one of its own reads broke (an empty
+        // index, no files). A tree git has just checked out must hold exactly HEAD's entries;
+        // one someone may have worked in, a non-empty index and every tracked file. Judged
+        // before anything is seeded into it; a delegated checkout, after the hook made it.
+        if seed && !delegated {
+            let probe = match rec.reason {
+                Reason::Create => Probe::Head,
+                _ => Probe::Files,
+            };
+            self.confirm_checkout(&mut rec, admin, probe)?;
+        }
         if delegated && run_hook {
             self.ensure_ports(&mut rec, admin)?;
             self.run_hook(&mut rec, admin)?;
@@ -155,35 +166,49 @@ impl Prep<'_> {
         }
         self.stop_if_interrupted(&mut rec, admin, "before the tree was ready")?;
         // R-TRUST 5: a tree whose checkout did not complete is never ready. A reused ready
-        // tree's deleted files are the user's work, not a half-made checkout; a tree `add`
-        // checked out itself a moment ago (git said so by exiting 0) needs no file listing.
-        let fresh_full_checkout = rec.origin == Origin::Add
-            && rec.reason == Reason::Create
-            && self.cfg.checkout.mode == CheckoutMode::Full;
-        let probe = match rec.reason {
-            Reason::Reuse => Probe::Index,
-            _ if fresh_full_checkout => Probe::Index,
-            _ => Probe::Files,
+        // tree's deleted files are the user's work, not a half-made checkout.
+        // A delegated checkout is the hook's own work, which may stage what it likes: its
+        // index need not be HEAD's, only not empty, with every tracked file there.
+        let last = match delegated && rec.reason != Reason::Reuse {
+            true => Probe::Files,
+            false => Probe::Index,
         };
-        if let Some(why) = crate::verify::checkout_incomplete(&rec.path, admin, probe) {
-            self.mark_failed(&mut rec, admin);
-            self.log(
-                crate::events::Kind::Failed,
-                &rec,
-                "checkout incomplete",
-                Duration::ZERO,
-            );
-            return Err(Failure::Other(anyhow::anyhow!(
-                "{} is not ready: {}; {}",
-                rec.path.display(),
-                why.describe(),
-                why.repair(&rec.path)
-            )));
-        }
+        self.confirm_checkout(&mut rec, admin, last)?;
         rec.state = State::Ready;
         rec.updated_at = crate::time::now();
         crate::store::write(admin, &rec).map_err(Failure::Other)?;
         Ok(rec)
+    }
+
+    /// Fail (the record says `failed`) unless the tree's checkout is complete as `probe`
+    /// judges it.
+    fn confirm_checkout(
+        &self,
+        rec: &mut Record,
+        admin: &Path,
+        probe: Probe,
+    ) -> Result<(), Failure> {
+        let Some(why) = crate::verify::checkout_incomplete(&rec.path, admin, probe) else {
+            return Ok(());
+        };
+        self.mark_failed(rec, admin);
+        self.log(
+            crate::events::Kind::Failed,
+            rec,
+            "checkout incomplete",
+            Duration::ZERO,
+        );
+        // A tree just created is removed by the caller (R-ATOMIC): only one that stays needs
+        // the repair named.
+        let repair = match rec.reason {
+            Reason::Create => String::new(),
+            _ => format!("; {}", why.repair(&rec.path)),
+        };
+        Err(Failure::Other(anyhow::anyhow!(
+            "{} is not ready: {}{repair}",
+            rec.path.display(),
+            why.describe(),
+        )))
     }
 
     /// Copy `.worktreeinclude` matches and `sharing.copy` paths from the base (R-COPY); the

@@ -37,24 +37,22 @@ pub fn share(
     common_dir: &Path,
     deadline: Instant,
 ) -> Result<Vec<String>> {
-    let skills: Vec<&str> = if sharing.skills == SkillsSharing::Fallback {
-        SKILLS
-            .into_iter()
-            .filter(|rel| base.join(rel).is_dir() && worktree.join(rel).symlink_metadata().is_err())
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let absent_in_tree = |rel: &str| worktree.join(rel).symlink_metadata().is_err();
+    let mut skills: Vec<&str> = Vec::new();
+    if sharing.skills == SkillsSharing::Fallback {
+        for rel in SKILLS {
+            if in_base(base, rel)?.is_some_and(|m| m.is_dir()) && absent_in_tree(rel) {
+                skills.push(rel);
+            }
+        }
+    }
     // `sharing.link`: whole base paths, linked where the tree has nothing at that path yet.
-    let linked: Vec<&str> = sharing
-        .link
-        .iter()
-        .filter_map(|p| p.to_str())
-        .filter(|rel| {
-            base.join(rel).symlink_metadata().is_ok()
-                && worktree.join(rel).symlink_metadata().is_err()
-        })
-        .collect();
+    let mut linked: Vec<&str> = Vec::new();
+    for rel in sharing.link.iter().filter_map(|p| p.to_str()) {
+        if in_base(base, rel)?.is_some() && absent_in_tree(rel) {
+            linked.push(rel);
+        }
+    }
     let hidden: Vec<&str> = skills.iter().chain(&linked).copied().collect();
     if !hidden.is_empty() || has_old_block(common_dir) {
         let repo_lock =
@@ -79,15 +77,38 @@ pub fn share(
     Ok(links)
 }
 
-/// The base's root-level `.env`/`.env.*` files that git ignores and does not track.
+/// What is at `rel` in the base (not following a symlink), `None` when nothing is. A read
+/// that fails otherwise is an error (SPEC §28.1): a link left out in silence is a tree that
+/// looks ready and is not.
+fn in_base(base: &Path, rel: &str) -> Result<Option<std::fs::Metadata>> {
+    let path = base.join(rel);
+    match path.symlink_metadata() {
+        Ok(m) => Ok(Some(m)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("could not read {}", path.display())),
+    }
+}
+
+/// The base's root-level `.env`/`.env.*` files that git ignores and does not track. Every
+/// entry of the base's root is read, or the listing is an error (never a shorter list).
 fn ignored_env_files(base: &Path) -> Result<Vec<String>> {
-    let mut candidates: Vec<String> = std::fs::read_dir(base)
-        .with_context(|| format!("could not read {}", base.display()))?
-        .filter_map(|e| e.ok())
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_file() || t.is_symlink()))
-        .filter_map(|e| e.file_name().into_string().ok())
-        .filter(|n| is_env_name(n))
-        .collect();
+    let unreadable = || format!("could not read the directory {}", base.display());
+    let mut candidates: Vec<String> = Vec::new();
+    for entry in std::fs::read_dir(base).with_context(unreadable)? {
+        let entry = entry.with_context(unreadable)?;
+        let Ok(name) = entry.file_name().into_string() else {
+            continue;
+        };
+        if !is_env_name(&name) {
+            continue;
+        }
+        let kind = entry
+            .file_type()
+            .with_context(|| format!("could not read {}", entry.path().display()))?;
+        if kind.is_file() || kind.is_symlink() {
+            candidates.push(name);
+        }
+    }
     if candidates.is_empty() {
         return Ok(candidates);
     }

@@ -126,7 +126,7 @@ fn seed_new_worktree(ctx: &Context, path: &Path, admin: &Path) -> Result<()> {
         Reason::Create,
     );
     // R-TRUST 6: never write a record R-VERIFY would reject, never take a card away from
-    // another worktree; R-TRUST 5: never seed a tree whose checkout did not complete.
+    // another worktree (R-TRUST 5, a checkout that did not complete, is the pipeline's).
     if let Some(why) = refusal(&ctx.repo, &entries, admin, &rec) {
         return Err(refuse(ctx, path, &card, why, started));
     }
@@ -191,10 +191,9 @@ fn refusal(
             ));
         }
     }
-    if let Some(why) = verify::would_reject(repo, entries, admin, rec) {
-        return Some(why);
-    }
-    verify::checkout_incomplete(&rec.path, admin, verify::Probe::Files).map(|i| i.describe())
+    // Whether git's checkout completed is the pipeline's first step (SPEC §28.1): its
+    // failure removes the tree like any failed seeding, naming the retry.
+    verify::would_reject(repo, entries, admin, rec)
 }
 
 /// R-ATOMIC for a refused worktree: remove it (its branch stays), log, and say why, naming

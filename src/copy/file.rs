@@ -33,8 +33,11 @@ pub enum Outcome {
         blob: Option<String>,
     },
     Link,
-    /// Something was already at the destination: kept as it was.
-    Kept,
+    /// Something was already at the destination: kept as it was. `blob`: the source's id
+    /// when what is there is a byte-for-byte copy of it (an earlier, interrupted copy's).
+    Kept {
+        blob: Option<String>,
+    },
     /// The source is gone or is no longer a file or symlink (it changed under the copy).
     Gone,
 }
@@ -68,15 +71,18 @@ pub fn copy(
     hash: Hash,
 ) -> Result<Outcome> {
     if crate::beneath::kind_at(dir, name).is_some() {
-        return Ok(Outcome::Kept);
+        let blob = blob_of_earlier_copy(src, meta, dir, name, hash)?;
+        return Ok(Outcome::Kept { blob });
     }
     if meta.file_type().is_symlink() {
-        let Ok(target) = std::fs::read_link(src) else {
-            return Ok(Outcome::Gone);
+        let target = match std::fs::read_link(src) {
+            Ok(t) => t,
+            Err(e) if changed_under_the_copy(&e) => return Ok(Outcome::Gone),
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", src.display())),
         };
         // A symlink is made in one step: no temporary needed.
         if !crate::beneath::symlink(dir, name, &target)? {
-            return Ok(Outcome::Kept);
+            return Ok(Outcome::Kept { blob: None });
         }
         let _ = set_times_at(dir, name, meta);
         return Ok(Outcome::Link);
@@ -87,9 +93,16 @@ pub fn copy(
         .custom_flags((OFlags::NOFOLLOW | OFlags::NONBLOCK).bits() as i32)
         .open(src)
     {
-        Ok(f) if f.metadata().is_ok_and(|m| m.is_file()) => f,
-        _ => return Ok(Outcome::Gone),
+        Ok(f) => f,
+        Err(e) if changed_under_the_copy(&e) => return Ok(Outcome::Gone),
+        // SPEC §28.1: a base file that cannot be read fails the copy, never leaves it out.
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", src.display())),
     };
+    match input.metadata() {
+        Ok(m) if m.is_file() => {}
+        Ok(_) => return Ok(Outcome::Gone),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", src.display())),
+    }
     let tmp = temporary_name();
     let output: File = rustix::fs::openat(
         dir,
@@ -121,9 +134,72 @@ pub fn copy(
     };
     drop(output);
     if !rename_noreplace(dir, &tmp, name)? {
-        return Ok(Outcome::Kept);
+        return Ok(Outcome::Kept { blob: None });
     }
     Ok(Outcome::File { cloned, blob })
+}
+
+/// The blob id of `src` (whose `lstat` is `meta`) when the file already at `name` in `dir` is
+/// a byte-for-byte copy of it: a copy an interrupted run completed (copies are atomic) whose
+/// id was never kept, so that pre-push blocks it after the retry too (SPEC §22.2, §28.1).
+/// `None` for anything else there (the user's), or when no ids are kept. A base file that
+/// cannot be read is an error.
+fn blob_of_earlier_copy(
+    src: &Path,
+    meta: &Metadata,
+    dir: &OwnedFd,
+    name: &OsStr,
+    hash: Hash,
+) -> Result<Option<String>> {
+    let Some(kind) = hash else {
+        return Ok(None);
+    };
+    if !meta.is_file() || meta.len() == 0 || meta.len() > MAX_HASHED {
+        return Ok(None);
+    }
+    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let Ok(there) = rustix::fs::openat(dir, name, flags, Mode::empty()) else {
+        return Ok(None);
+    };
+    let there = File::from(there);
+    if !there
+        .metadata()
+        .is_ok_and(|m| m.is_file() && m.len() == meta.len())
+    {
+        return Ok(None);
+    }
+    let input = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags((OFlags::NOFOLLOW | OFlags::NONBLOCK).bits() as i32)
+        .open(src)
+    {
+        Ok(f) => f,
+        Err(e) if changed_under_the_copy(&e) => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", src.display())),
+    };
+    let len = meta.len() as usize;
+    let (mut theirs, mut ours) = (vec![0u8; len], vec![0u8; len]);
+    input
+        .read_exact_at(&mut theirs, 0)
+        .with_context(|| format!("cannot read {}", src.display()))?;
+    if there.read_exact_at(&mut ours, 0).is_err() || ours != theirs {
+        return Ok(None);
+    }
+    Ok(
+        gix::objs::compute_hash(kind, gix::objs::Kind::Blob, &theirs)
+            .ok()
+            .map(|id| id.to_string()),
+    )
+}
+
+/// Did opening or reading a base entry fail because it changed since it was listed (gone,
+/// turned into a symlink or no longer one, a parent no longer a directory)? Anything else is
+/// a read that failed.
+fn changed_under_the_copy(e: &std::io::Error) -> bool {
+    matches!(
+        Errno::from_io_error(e),
+        Some(Errno::NOENT | Errno::LOOP | Errno::NOTDIR | Errno::INVAL)
+    )
 }
 
 fn temporary_name() -> String {
@@ -361,7 +437,7 @@ mod tests {
             None,
             None,
         );
-        assert!(matches!(again.unwrap(), Outcome::Kept));
+        assert!(matches!(again.unwrap(), Outcome::Kept { blob: None }));
     }
 
     #[test]
@@ -387,6 +463,43 @@ mod tests {
         assert_eq!(
             blob.as_deref(),
             Some("ce013625030ba8dba906f756967f9e9ca394464a")
+        );
+    }
+
+    #[test]
+    fn an_earlier_copy_kept_as_it_is_still_gets_its_blob_id() {
+        let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        std::fs::write(a.path().join("f"), "hello\n").unwrap();
+        std::fs::write(a.path().join("g"), "hello\n").unwrap();
+        // What an interrupted run copied, and a file of the user's of the same size.
+        std::fs::write(b.path().join("f"), "hello\n").unwrap();
+        std::fs::write(b.path().join("g"), "HELLO\n").unwrap();
+        let dir = crate::beneath::root(b.path()).unwrap();
+        let hash = Some(gix::hash::Kind::Sha1);
+        let kept = |name: &str| {
+            let src = a.path().join(name);
+            let meta = std::fs::symlink_metadata(&src).unwrap();
+            match copy(
+                &src,
+                &meta,
+                &dir,
+                OsStr::new(name),
+                Method::Auto,
+                None,
+                hash,
+            ) {
+                Ok(Outcome::Kept { blob }) => blob,
+                _ => panic!("{name} was not kept"),
+            }
+        };
+        assert_eq!(
+            kept("f").as_deref(),
+            Some("ce013625030ba8dba906f756967f9e9ca394464a")
+        );
+        assert_eq!(kept("g"), None);
+        assert_eq!(
+            std::fs::read_to_string(b.path().join("g")).unwrap(),
+            "HELLO\n"
         );
     }
 }

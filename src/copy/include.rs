@@ -118,13 +118,18 @@ impl Include {
     fn reach_into(&self, base: &Path, dir: &Path, out: &mut Vec<(PathBuf, bool)>) -> Result<()> {
         let mut pending = vec![dir.to_path_buf()];
         while let Some(dir) = pending.pop() {
-            let listing = match std::fs::read_dir(base.join(&dir)) {
+            let path = base.join(&dir);
+            let unreadable = || format!("cannot list {}", path.display());
+            let listing = match std::fs::read_dir(&path) {
                 Ok(l) => l,
-                Err(_) => continue, // gone since git listed it
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue, // gone since listed
+                // SPEC §28.1: a failed read of the base is a failure, never fewer copies.
+                Err(e) => return Err(e).with_context(unreadable),
             };
-            for entry in listing.flatten() {
+            for entry in listing {
+                let entry = entry.with_context(unreadable)?;
                 let rel = dir.join(entry.file_name());
-                let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+                let is_dir = entry.file_type().with_context(unreadable)?.is_dir();
                 if self.includes(&rel, is_dir) {
                     out.push((rel, is_dir));
                 } else if is_dir && self.reaches(&rel) {

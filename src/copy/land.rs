@@ -8,7 +8,7 @@ use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use anyhow::Result;
+use anyhow::{Context as _, Result};
 use rustix::fs::FileType;
 
 use crate::beneath;
@@ -57,7 +57,7 @@ pub fn judge(
             if ignored {
                 ok.push(c);
             } else if c.is_dir {
-                todo.extend(children(from, &c));
+                todo.extend(children(from, &c)?);
             } else {
                 skipped.push(format!(
                     "skipped {}: the new tree's ignore rules do not ignore it, so git would pick it up",
@@ -104,19 +104,30 @@ fn ignored_in(to: &Path, asked: &[Candidate]) -> Result<Vec<bool>> {
     Ok(asked.iter().map(|c| hits.contains(&key(c)[..])).collect())
 }
 
-/// The entries of the base's directory `c`, as candidates of their own.
-fn children(from: &Path, c: &Candidate) -> Vec<Candidate> {
-    let Ok(listing) = std::fs::read_dir(from.join(&c.rel)) else {
-        return Vec::new();
+/// The entries of the base's directory `c`, as candidates of their own (none when it is gone
+/// since it was listed). A listing that fails otherwise is an error (SPEC §28.1): what it
+/// would have held must not be left out in silence.
+fn children(from: &Path, c: &Candidate) -> Result<Vec<Candidate>> {
+    let dir = from.join(&c.rel);
+    let unreadable = || format!("cannot list {}", dir.display());
+    let listing = match std::fs::read_dir(&dir) {
+        Ok(l) => l,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e).with_context(unreadable),
     };
-    listing
-        .flatten()
-        .map(|e| Candidate {
+    let mut out = Vec::new();
+    for entry in listing {
+        let e = entry.with_context(unreadable)?;
+        if e.file_name() == OsStr::new(".git") {
+            continue;
+        }
+        let kind = e.file_type().with_context(unreadable)?;
+        out.push(Candidate {
             rel: c.rel.join(e.file_name()),
-            is_dir: e.file_type().is_ok_and(|t| t.is_dir()),
+            is_dir: kind.is_dir(),
             included: c.included,
             shown: c.shown.clone(),
-        })
-        .filter(|child| child.rel.file_name() != Some(OsStr::new(".git")))
-        .collect()
+        });
+    }
+    Ok(out)
 }

@@ -109,9 +109,14 @@ pub fn seed(
         }
     }
     for rel in &sharing.copy {
-        // Nothing of that name in the base (yet): nothing to copy.
-        let Ok(meta) = std::fs::symlink_metadata(from.join(rel)) else {
-            continue;
+        let meta = match std::fs::symlink_metadata(from.join(rel)) {
+            Ok(meta) => meta,
+            // Nothing of that name in the base (yet): nothing to copy.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            // SPEC §28.1: a base path that cannot be read is a failure, never left out.
+            Err(e) => {
+                return Err(e).with_context(|| format!("cannot read {}", from.join(rel).display()))
+            }
         };
         wanted.push(land::Candidate {
             rel: rel.clone(),
@@ -121,6 +126,11 @@ pub fn seed(
         });
     }
     let hash = Some(hash_kind(admin));
+    // A retry does not read again what an interrupted copy completed and kept the id of.
+    let known = blobs::load(admin)
+        .into_values()
+        .map(std::path::PathBuf::from)
+        .collect();
     let mut copier = Copier::new(
         from,
         to,
@@ -128,7 +138,8 @@ pub fn seed(
         progress,
         Some(deadline),
         hash,
-    )?;
+    )?
+    .with_known(known);
     let root = crate::beneath::root(to).with_context(|| format!("cannot open {}", to.display()))?;
     let (approved, mut skipped) = land::judge(from, to, &root, wanted)?;
     let mut copies: Vec<String> = Vec::new();
@@ -138,8 +149,13 @@ pub fn seed(
         if c.is_dir {
             copier.path(&c.rel, c.included.then_some(&leave as &walk::Leave<'_>))?;
         } else {
-            let Ok(meta) = std::fs::symlink_metadata(from.join(&c.rel)) else {
-                continue; // gone since it was listed
+            let meta = match std::fs::symlink_metadata(from.join(&c.rel)) {
+                Ok(meta) => meta,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue, // gone since listed
+                Err(e) => {
+                    let path = from.join(&c.rel);
+                    return Err(e).with_context(|| format!("cannot read {}", path.display()));
+                }
             };
             copier.entry(c.rel.clone(), meta)?;
         }

@@ -23,6 +23,8 @@ struct Job {
     rel: PathBuf,
     meta: std::fs::Metadata,
     dir: Arc<OwnedFd>,
+    /// Keep its blob id (false when an earlier copy into this tree already kept it).
+    hash: bool,
 }
 
 /// Counters and results the workers share.
@@ -70,6 +72,8 @@ pub struct Copier {
     last: Option<(PathBuf, Arc<OwnedFd>)>,
     /// What was skipped, and why.
     pub skipped: Vec<String>,
+    /// Paths whose blob id an earlier copy into this tree kept: not hashed again.
+    known: HashSet<PathBuf>,
     started: Instant,
     last_progress: Instant,
     progress: bool,
@@ -143,17 +147,26 @@ impl Copier {
             cleared: HashSet::new(),
             last: None,
             skipped: Vec::new(),
+            known: HashSet::new(),
             started: now,
             last_progress: now,
             progress,
         })
     }
 
+    /// Paths (relative to the tree) whose blob ids are kept already, by an earlier copy into
+    /// it: they are not read and hashed again when found there.
+    pub fn with_known(mut self, known: HashSet<PathBuf>) -> Copier {
+        self.known = known;
+        self
+    }
+
     fn failed(&self) -> bool {
         self.error.lock().is_ok_and(|e| e.is_some())
     }
 
-    fn send(&mut self, job: Job) -> Result<()> {
+    fn send(&mut self, mut job: Job) -> Result<()> {
+        job.hash = !self.known.contains(&job.rel);
         self.report_progress();
         file::check_deadline(self.deadline)?;
         let tx = self.tx.as_ref().context("the copy has finished")?;
@@ -208,12 +221,14 @@ impl Copier {
                 continue;
             };
             let dst = Arc::new(dst);
-            let listing = std::fs::read_dir(self.from.join(&dir))
-                .with_context(|| format!("cannot list {}", self.from.join(&dir).display()))?;
+            let listed = self.from.join(&dir);
+            let unreadable = || format!("cannot list {}", listed.display());
+            let listing = std::fs::read_dir(&listed).with_context(unreadable)?;
             for entry in listing {
-                let entry = entry?;
+                let entry = entry.with_context(unreadable)?;
                 let child = dir.join(entry.file_name());
-                let meta = std::fs::symlink_metadata(entry.path())?;
+                let meta = std::fs::symlink_metadata(entry.path())
+                    .with_context(|| format!("cannot read {}", entry.path().display()))?;
                 if leave.is_some_and(|leave| leave(&child, meta.is_dir())) {
                     continue;
                 }
@@ -225,6 +240,7 @@ impl Copier {
                         rel: child,
                         meta,
                         dir,
+                        hash: true,
                     })?;
                 }
             }
@@ -249,7 +265,12 @@ impl Copier {
                 None => return Ok(()),
             },
         };
-        self.send(Job { rel, meta, dir })
+        self.send(Job {
+            rel,
+            meta,
+            dir,
+            hash: true,
+        })
     }
 
     /// The destination directory `parent` (made as needed), or `None` when it is blocked
@@ -377,6 +398,7 @@ fn run_job(
         return Ok(());
     };
     let src = from.join(&job.rel);
+    let hash = hash.filter(|_| job.hash);
     match file::copy(&src, &job.meta, &job.dir, name, method, deadline, hash)? {
         Outcome::File { cloned, blob } => {
             tally.files.fetch_add(1, Ordering::Relaxed);
@@ -391,8 +413,11 @@ fn run_job(
         Outcome::Link => {
             tally.links.fetch_add(1, Ordering::Relaxed);
         }
-        Outcome::Kept => {
+        Outcome::Kept { blob } => {
             tally.kept.fetch_add(1, Ordering::Relaxed);
+            if let (Some(id), Ok(mut blobs)) = (blob, tally.blobs.lock()) {
+                blobs.push((id, job.rel.clone()));
+            }
         }
         Outcome::Gone => {}
     }

@@ -28,9 +28,8 @@ pub use query::{
 };
 pub use remote::{fetch_ref, git_cause, ls_remote_head, remote_failure, remote_url, symref_head};
 pub use worktree::{
-    branch_delete, check_ignore, check_ignore_z, checked_out_branches, index_z, ls_files_deleted,
-    ls_files_stage_raw, ls_ignored_untracked_z, status_z, worktree_add, worktree_remove, Force,
-    NewWorktree,
+    branch_delete, check_ignore, check_ignore_z, checked_out_branches, index_z, ls_files_stage_raw,
+    ls_ignored_untracked_z, status_z, worktree_add, worktree_remove, Force, NewWorktree,
 };
 
 #[cfg(test)]

@@ -146,15 +146,18 @@ fn completed<T>(
     parse(&out.bytes).map_err(|why| anyhow::anyhow!("`{what}` in {}: {why}", dir.display()))
 }
 
-/// Which of `paths` (relative to `dir`) git ignores and does not track.
+/// Which of `paths` (relative to `dir`) git ignores and does not track; an error when git
+/// fails (exit 1 is "none of them", anything else is not an answer).
 pub fn check_ignore(dir: &Path, paths: &[String]) -> Result<Vec<String>> {
     let out = Call::new(dir, Argv::new(["check-ignore"]).paths(paths)).output()?;
+    if !matches!(out.code, Some(0 | 1)) {
+        anyhow::bail!(
+            "`git check-ignore` failed in {}: {}",
+            dir.display(),
+            out.stderr.trim()
+        );
+    }
     Ok(out.stdout.lines().map(str::to_owned).collect())
-}
-
-/// `git ls-files --deleted -z` in `dir`: tracked files missing from the tree.
-pub fn ls_files_deleted(dir: &Path) -> Result<Output> {
-    Call::new(dir, ["ls-files", "--deleted", "-z"]).output()
 }
 
 /// `git ls-files -z --others --ignored --exclude-standard --directory`: every untracked path

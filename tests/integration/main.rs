@@ -3,6 +3,7 @@
 mod support;
 
 mod add;
+mod add_faults;
 mod add_lifecycle;
 mod add_reuse;
 mod adopt;

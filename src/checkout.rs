@@ -1,0 +1,260 @@
+//! Whether a worktree's checkout matches its HEAD, judged by kardwt itself after git returned
+//! (SPEC §17.5, §28.1): git can exit 0 with an empty index when one of its own reads fails, so
+//! the index and HEAD's tree are read in-process (gix) and every tracked path is looked for
+//! with one `lstat`; no file is read or hashed. Entries git leaves out of the tree on purpose
+//! (skip-worktree, sparse directories) and submodules are not looked for on disk. A read that
+//! fails is never taken for a match. [`unmatched`] is pure.
+use std::collections::{HashMap, HashSet};
+use std::os::fd::OwnedFd;
+use std::path::Path;
+
+use gix::hash::{oid, ObjectId};
+use gix::index::entry::{Flags, Mode, Stage};
+
+/// How closely the index must follow HEAD.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Follow {
+    /// Exactly HEAD's entries: a tree git has just checked out, which nobody worked in yet.
+    Exactly,
+    /// Not empty when HEAD is not: a tree someone may have worked in (a staged change or
+    /// deletion is theirs).
+    Loosely,
+}
+
+/// Why a checkout does not match HEAD.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Gap {
+    /// The index has no entry while HEAD's tree has some.
+    EmptyIndex,
+    /// How many entries of HEAD the index lacks or holds otherwise, plus entries HEAD lacks;
+    /// out of how many HEAD has; the first few paths.
+    Unmatched(usize, usize, Vec<String>),
+    /// Tracked files missing from the tree (how many, the first few).
+    Missing(usize, Vec<String>),
+    /// Something the judgement needs could not be read.
+    Unreadable(String),
+}
+
+/// One tracked path as HEAD or the index holds it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tracked<'a> {
+    pub path: &'a [u8],
+    pub id: &'a oid,
+    pub mode: u32,
+}
+
+/// How many of `head`'s entries `staged` (the index's unconflicted entries) lacks or holds with
+/// another id or mode, plus the entries it holds that HEAD lacks, with the first few paths
+/// (pure). A HEAD path beneath one of `sparse` (the index's sparse directories, `dir/`) is
+/// covered by it.
+pub fn unmatched(
+    head: &[Tracked<'_>],
+    staged: &[Tracked<'_>],
+    sparse: &[&[u8]],
+) -> (usize, Vec<String>) {
+    let index: HashMap<&[u8], (&oid, u32)> =
+        staged.iter().map(|t| (t.path, (t.id, t.mode))).collect();
+    let in_head: HashSet<&[u8]> = head.iter().map(|t| t.path).collect();
+    let mut off: Vec<&[u8]> = Vec::new();
+    for h in head {
+        match index.get(h.path) {
+            Some((id, mode)) if *id == h.id && *mode == h.mode => {}
+            None if sparse.iter().any(|d| h.path.starts_with(d)) => {}
+            _ => off.push(h.path),
+        }
+    }
+    off.extend(
+        staged
+            .iter()
+            .map(|t| t.path)
+            .filter(|p| !in_head.contains(p)),
+    );
+    let first = off
+        .iter()
+        .take(3)
+        .map(|p| String::from_utf8_lossy(p).into_owned())
+        .collect();
+    (off.len(), first)
+}
+
+/// Does the checkout of the worktree at `tree` (its index at `<admin>/index`, which exists)
+/// follow HEAD as `follow` asks, with every tracked file on disk? `None` when it does.
+pub fn gap(tree: &Path, admin: &Path, follow: Follow) -> Option<Gap> {
+    let unreadable =
+        |what: &str, e: &dyn std::fmt::Display| Some(Gap::Unreadable(format!("{what}: {e}")));
+    let repo = match gix::open(tree) {
+        Ok(r) => r,
+        Err(e) => return unreadable("cannot open the repository", &e),
+    };
+    // An unborn HEAD (`git worktree add --orphan`) has the empty tree.
+    let head_tree = match repo.head_tree_id_or_empty() {
+        Ok(id) => id.detach(),
+        Err(e) => return unreadable("cannot read HEAD's tree", &e),
+    };
+    // Never an index a GIT_INDEX_FILE names: the worktree's own.
+    let skip_hash = repo
+        .config_snapshot()
+        .boolean("index.skipHash")
+        .unwrap_or(false);
+    let index = match gix::index::File::at(
+        admin.join("index"),
+        repo.object_hash(),
+        skip_hash,
+        Default::default(),
+    ) {
+        Ok(i) => i,
+        Err(e) => return unreadable("cannot read the index", &e),
+    };
+    let head_is_empty = head_tree == ObjectId::empty_tree(repo.object_hash());
+    if index.entries().is_empty() && !head_is_empty {
+        return Some(Gap::EmptyIndex);
+    }
+    if follow == Follow::Exactly && !git_says_it_matches(&index, &head_tree) {
+        let expected = match repo.index_from_tree(&head_tree) {
+            Ok(i) => i,
+            Err(e) => return unreadable("cannot read HEAD's tree", &e),
+        };
+        let head: Vec<Tracked<'_>> = tracked(&expected, |_| true);
+        let staged = tracked(&index, |e| {
+            e.stage() == Stage::Unconflicted && e.mode != Mode::DIR
+        });
+        let conflicted = index
+            .entries()
+            .iter()
+            .filter(|e| e.stage() != Stage::Unconflicted);
+        let sparse: Vec<&[u8]> = index
+            .entries()
+            .iter()
+            .filter(|e| e.mode == Mode::DIR)
+            .map(|e| e.path(&index).as_ref())
+            .collect();
+        let (mut n, mut first) = unmatched(&head, &staged, &sparse);
+        for e in conflicted {
+            n += 1;
+            if first.len() < 3 {
+                first.push(e.path(&index).to_string());
+            }
+        }
+        if n > 0 {
+            return Some(Gap::Unmatched(n, head.len(), first));
+        }
+    }
+    missing_files(tree, &index)
+}
+
+/// git's own bookkeeping says the index is HEAD's tree: its cache tree (written by the
+/// checkout) names HEAD's tree id and covers every entry. The one-lookup path for a fresh tree.
+fn git_says_it_matches(index: &gix::index::File, head_tree: &oid) -> bool {
+    let entries = index.entries();
+    index.tree().is_some_and(|t| {
+        t.id == head_tree
+            && t.num_entries.is_some_and(|n| n as usize == entries.len())
+            && entries.iter().all(|e| e.stage() == Stage::Unconflicted)
+    })
+}
+
+/// The entries of `state` that `keep` keeps, as [`Tracked`].
+fn tracked<'s>(
+    state: &'s gix::index::State,
+    keep: impl Fn(&gix::index::Entry) -> bool,
+) -> Vec<Tracked<'s>> {
+    state
+        .entries()
+        .iter()
+        .filter(|e| keep(e))
+        .map(|e| Tracked {
+            path: e.path(state).as_ref(),
+            id: &e.id,
+            mode: e.mode.bits(),
+        })
+        .collect()
+}
+
+/// The tracked files of `index` that are not on disk beneath `tree`: one `lstat` each, relative
+/// to the tree's root. A directory where a file belongs counts as missing; a path that cannot
+/// be looked at makes the whole judgement unreadable.
+fn missing_files(tree: &Path, index: &gix::index::File) -> Option<Gap> {
+    use rustix::fs::{statat, AtFlags, FileType};
+    let root: OwnedFd = match rustix::fs::open(
+        tree,
+        rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    ) {
+        Ok(fd) => fd,
+        Err(e) => {
+            return Some(Gap::Unreadable(format!(
+                "cannot open {}: {e}",
+                tree.display()
+            )))
+        }
+    };
+    let mut missing: Vec<String> = Vec::new();
+    let mut count = 0;
+    for e in index.entries() {
+        let on_disk = e.stage() == Stage::Unconflicted
+            && !e.flags.contains(Flags::SKIP_WORKTREE)
+            && !matches!(e.mode, Mode::DIR | Mode::COMMIT);
+        if !on_disk {
+            continue;
+        }
+        let path = e.path(index);
+        let there = match statat(&root, <&[u8]>::from(path), AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(st) => FileType::from_raw_mode(st.st_mode) != FileType::Directory,
+            Err(rustix::io::Errno::NOENT | rustix::io::Errno::NOTDIR) => false,
+            Err(err) => {
+                return Some(Gap::Unreadable(format!("cannot look at {path}: {err}")));
+            }
+        };
+        if !there {
+            count += 1;
+            if missing.len() < 3 {
+                missing.push(path.to_string());
+            }
+        }
+    }
+    (count > 0).then_some(Gap::Missing(count, missing))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(byte: u8) -> ObjectId {
+        ObjectId::from_bytes_or_panic(&[byte; 20])
+    }
+
+    fn t<'a>(path: &'a str, id: &'a ObjectId, mode: u32) -> Tracked<'a> {
+        Tracked {
+            path: path.as_bytes(),
+            id,
+            mode,
+        }
+    }
+
+    #[test]
+    fn the_index_follows_head_only_with_every_entry_alike() {
+        let (a, b, c) = (&id(1), &id(2), &id(3));
+        let head = [
+            t("README", a, 0o100644),
+            t("src/x", b, 0o100755),
+            t("src/y", c, 0o120000),
+        ];
+        assert_eq!(unmatched(&head, &head, &[]), (0, vec![]));
+        // An empty index lacks everything.
+        assert_eq!(unmatched(&head, &[], &[]).0, 3);
+        // Another id, another mode, an extra entry.
+        let staged = [
+            t("README", b, 0o100644),
+            t("src/x", b, 0o100644),
+            t("src/y", c, 0o120000),
+            t("new", a, 0o100644),
+        ];
+        let (n, first) = unmatched(&head, &staged, &[]);
+        assert_eq!(n, 3);
+        assert_eq!(first, ["README", "src/x", "new"]);
+        // A sparse directory covers what HEAD has beneath it.
+        let sparse_index = [t("README", a, 0o100644)];
+        assert_eq!(unmatched(&head, &sparse_index, &[b"src/"]), (0, vec![]));
+        assert_eq!(unmatched(&head, &sparse_index, &[b"sr/"]).0, 2);
+    }
+}
