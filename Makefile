@@ -82,14 +82,13 @@ test-slow:
 # checked (no panic or hang, ready means complete, dirty work survives, the next command
 # repairs, doctor clean). test-faults (CI) tries FAULTS_PER_CALL calls of each kind, spread
 # evenly; bench-faults tries every call up to FAULTS_PER_CALL=0 (all). FAULTS_ONLY="add,write"
-# picks commands or calls. The table goes to stdout and $(TARGET_DIR)/faults-report.txt.
+# picks commands or calls. The table goes to stdout and to $(TARGET_DIR)/faults-report.txt.
 FAULTS_PER_CALL ?= 6
 FAULTS_ONLY ?=
 test-faults:
 	rm -f $(TARGET_DIR)/faults-report.txt
 	KARDWT_FAULTS_PER_CALL=$(FAULTS_PER_CALL) KARDWT_FAULTS_ONLY="$(FAULTS_ONLY)" \
 		$(CARGO) test --test integration --no-fail-fast fault_sweep::faults_ -- --ignored --nocapture --test-threads 2
-	@cat $(TARGET_DIR)/faults-report.txt | grep -v '^VIOLATION' | grep -v '^  ' || true
 
 bench-faults:
 	$(MAKE) test-faults FAULTS_PER_CALL=0
