@@ -335,3 +335,23 @@ fn the_hook_refuses_a_second_claim_at_once_while_the_card_is_busy() {
     assert!(!repo.sibling("dup").exists(), "{out}");
     assert_eq!(linked_paths(&repo), vec![card_x]);
 }
+
+/// The checkout check lists each directory once: a whole directory gone, and a directory
+/// standing where a tracked file belongs, are both missing files.
+#[test]
+fn a_gone_directory_and_a_directory_in_a_files_place_are_missing_files() {
+    let repo = TestRepo::new();
+    repo.add_unhooked_worktree("../holes", "feature/holes");
+    let wt = repo.sibling("holes");
+    std::fs::remove_dir_all(wt.join("src")).unwrap();
+    std::fs::remove_file(wt.join("README.md")).unwrap();
+    std::fs::create_dir(wt.join("README.md")).unwrap();
+    let before = snapshot(&wt);
+    let out = repo.kardwt(&repo.base, &["prepare", "--path", wt.to_str().unwrap()]);
+    out.expect_code(3);
+    assert!(
+        out.stderr.contains("2 tracked file(s) are missing"),
+        "{out}"
+    );
+    assert_eq!(snapshot(&wt), before);
+}
