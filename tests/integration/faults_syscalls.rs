@@ -412,33 +412,26 @@ fn a_failing_write_to_stderr_is_not_a_panic() {
 fn results_that_cannot_be_written_to_stdout_are_an_error_that_names_stdout() {
     let (repo, _reaper) = scene();
     let full = || File::options().write(true).open("/dev/full").unwrap();
-    let out = repo
-        .command(BIN, &repo.base)
-        .args(["add", CARD])
-        .stdout(full())
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(
-        stderr.contains("could not write the results to stdout"),
-        "{stderr}"
-    );
+    let lost = |args: &[&str]| {
+        let out = repo
+            .command(BIN, &repo.base)
+            .args(args)
+            .stdout(full())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("could not write the results to stdout"),
+            "{args:?}: {stderr}"
+        );
+        stderr
+    };
     // What `add` did stands: the tree is ready, and the message says to look.
+    let stderr = lost(&["add", CARD]);
     assert!(stderr.contains("git kardwt list"), "{stderr}");
     repo.kardwt_ok(&repo.base, &["verify", CARD]);
-    let out = repo
-        .command(BIN, &repo.base)
-        .args(["list", "--json"])
-        .stdout(full())
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(
-        stderr.contains("could not write the results to stdout"),
-        "{stderr}"
-    );
+    lost(&["list", "--json"]);
     // clap's own output too: the version asked for and lost is not a success.
     let out = repo
         .command(BIN, &repo.base)
