@@ -146,8 +146,9 @@ struct ClaudeDecision<'a> {
     permission_decision_reason: String,
 }
 
-/// Print the deny and return the exit code. Write errors (a closed pipe) are ignored: there is
-/// nobody left to tell.
+/// Print the deny and return the exit code. A Claude answer that cannot be written to stdout
+/// is given as exit 2 with the reason on stderr instead, which Claude Code also takes as a
+/// deny: a lost deny never allows.
 fn answer(
     denials: &[Denial],
     format: GuardFormat,
@@ -175,11 +176,19 @@ fn answer(
                     ),
                 },
             };
-            if let Ok(json) = serde_json::to_string(&answer) {
-                let _ = writeln!(out, "{json}");
-                let _ = out.flush();
+            let told = serde_json::to_string(&answer)
+                .is_ok_and(|json| writeln!(out, "{json}").is_ok() && out.flush().is_ok());
+            if told {
+                return 0;
             }
-            0
+            // SPEC §28.4, fail closed: a deny that could not reach stdout would let the
+            // command run (exit 0 with no answer is "allow"); exit 2 blocks it, the reason on
+            // stderr as Claude Code reads it then.
+            let _ = write!(
+                std::io::stderr(),
+                "denied by git kardwt guard: {reason}. Run instead: {replacement}\n"
+            );
+            2
         }
         GuardFormat::Codex | GuardFormat::Text => {
             let _ = write!(

@@ -405,3 +405,48 @@ fn fuzzed_input_never_panics_and_prints_json_or_nothing() {
         "no fuzzed input was denied: the JSON path went untested"
     );
 }
+
+/// SPEC §28.4, fail closed: a Claude deny that cannot be written to stdout (`/dev/full`) is
+/// exit 2 with the reason on stderr, which Claude Code also takes as a deny; an allowed command
+/// stays exit 0.
+#[test]
+fn a_deny_that_cannot_reach_stdout_still_blocks() {
+    use std::io::Write;
+    let repo = managed_repo();
+    let run = |command: &str| {
+        let mut child = repo
+            .command("git-kardwt", &repo.tmp)
+            .arg("guard")
+            .stdin(std::process::Stdio::piped())
+            .stdout(
+                std::fs::File::options()
+                    .write(true)
+                    .open("/dev/full")
+                    .unwrap(),
+            )
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let input = payload("Bash", command, &repo.base);
+        child.stdin.take().unwrap().write_all(&input).unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let out = run("git worktree remove --force card-42");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("denied by git kardwt guard: `git worktree remove`"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("Run instead: git kardwt remove"),
+        "{stderr}"
+    );
+    let out = run("ls -la");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
