@@ -184,9 +184,9 @@ fn answer(
             // SPEC §28.4, fail closed: a deny that could not reach stdout would let the
             // command run (exit 0 with no answer is "allow"); exit 2 blocks it, the reason on
             // stderr as Claude Code reads it then.
-            let _ = write!(
+            let _ = writeln!(
                 std::io::stderr(),
-                "denied by git kardwt guard: {reason}. Run instead: {replacement}\n"
+                "denied by git kardwt guard: {reason}. Run instead: {replacement}"
             );
             2
         }
