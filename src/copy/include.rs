@@ -91,6 +91,7 @@ impl Include {
     /// less what [`Include::leaves_out`]), with whether each is a directory.
     pub fn roots(&self, base: &Path) -> Result<Vec<(PathBuf, bool)>> {
         let listed = crate::git::ls_ignored_untracked_z(base)?;
+        self.confirm_listing(base, &listed)?;
         let mut out: Vec<(PathBuf, bool)> = Vec::new();
         for raw in listed.split(|&b| b == 0).filter(|p| !p.is_empty()) {
             let (raw, is_dir) = match raw.strip_suffix(b"/") {
@@ -112,6 +113,62 @@ impl Include {
             }
         }
         Ok(out)
+    }
+
+    /// SPEC §28.1: git lists a directory it could not read as empty and exits 0, so its
+    /// listing is checked against kardwt's own walk of the base (every directory git did not
+    /// list as ignored, where a failed read is an error): a path a pattern includes that git
+    /// did not list is asked about once more (`git check-ignore`), and one that is ignored
+    /// after all means git's listing missed it: an error, never fewer copies.
+    fn confirm_listing(&self, base: &Path, listed: &[u8]) -> Result<()> {
+        let listed: std::collections::HashSet<&[u8]> = listed
+            .split(|&b| b == 0)
+            .filter(|p| !p.is_empty())
+            .map(|p| p.strip_suffix(b"/").unwrap_or(p))
+            .collect();
+        let mut unlisted: Vec<u8> = Vec::new();
+        let mut pending = vec![PathBuf::new()];
+        while let Some(dir) = pending.pop() {
+            let path = base.join(&dir);
+            let unreadable = || format!("cannot list {}", path.display());
+            let listing = match std::fs::read_dir(&path) {
+                Ok(l) => l,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(e).with_context(unreadable),
+            };
+            for entry in listing {
+                let entry = entry.with_context(unreadable)?;
+                let rel = dir.join(entry.file_name());
+                let bytes = rel.as_os_str().as_bytes();
+                if bytes == b".git" || listed.contains(bytes) {
+                    continue;
+                }
+                let is_dir = entry.file_type().with_context(unreadable)?.is_dir();
+                if self.includes(&rel, is_dir) {
+                    unlisted.extend_from_slice(bytes);
+                    unlisted.push(0);
+                } else if is_dir && !base.join(&rel).join(".git").exists() {
+                    pending.push(rel);
+                }
+            }
+        }
+        if unlisted.is_empty() {
+            return Ok(());
+        }
+        let missed = crate::git::check_ignore_z(base, unlisted, false)?;
+        let first: Vec<String> = missed
+            .split(|&b| b == 0)
+            .filter(|p| !p.is_empty())
+            .take(3)
+            .map(|p| String::from_utf8_lossy(p).into_owned())
+            .collect();
+        if first.is_empty() {
+            return Ok(());
+        }
+        anyhow::bail!(
+            "git's listing of the base's ignored files was incomplete: it left out {} (a directory git could not read looks empty to it)",
+            first.join(", ")
+        )
     }
 
     /// Look inside the ignored directory `dir`, which a pattern leads into.

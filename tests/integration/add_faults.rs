@@ -415,3 +415,52 @@ fn an_empty_index_after_git_exited_0_is_never_ready() {
     std::fs::write(&user_hook, "#!/bin/sh\nexit 0\n").unwrap();
     assert_next_add_repairs(&repo, "add once the hook is fixed");
 }
+
+/// (c) again, inside git: a directory of the base git could not read while listing its ignored
+/// files looks empty to it (exit 0), so a `.worktreeinclude` match in it would be left out.
+/// kardwt's own walk of the base confirms the listing: every directory read failing in turn,
+/// in every process, never gives a ready tree without the included file, and the next `add`
+/// copies it.
+#[test]
+fn a_directory_git_could_not_read_never_leaves_an_include_out() {
+    let mut codes = Vec::new();
+    for when in 1..=10 {
+        let repo = scene();
+        repo.commit_files(
+            &[
+                (
+                    ".gitignore",
+                    ".env\n.env.*\ncache/\nvendor/\ndata/\n.prepared\nconf/*.local.toml\n",
+                ),
+                (".worktreeinclude", "cache/\nconf/*.local.toml\n"),
+                ("conf/app.toml", "tracked = true\n"),
+            ],
+            "include a file in a tracked directory",
+        );
+        std::fs::write(repo.base.join("conf/dev.local.toml"), "local\n").unwrap();
+        let fault = Fault::new("getdents64", "EIO", when, true);
+        let out = inject(
+            &repo,
+            &fault,
+            None,
+            crate::support::BIN,
+            &repo.base,
+            &["add", CARD],
+        );
+        let what = format!("add with {fault}");
+        let included = repo.card_path(CARD).join("conf/dev.local.toml");
+        let ready = repo
+            .list_json()
+            .iter()
+            .any(|row| row["card"] == CARD && row["state"] == "ready");
+        assert!(
+            !ready || included.is_file(),
+            "{what}: ready without the included conf/dev.local.toml\n{out}"
+        );
+        assert_ready_means_complete(&repo, &what, &out);
+        codes.push(out.code);
+        assert_next_add_repairs(&repo, &what);
+        assert!(included.is_file(), "{what}: the next add left it out");
+    }
+    assert_some_failed(&codes, "getdents64 with -f");
+}
