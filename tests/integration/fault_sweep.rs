@@ -1,7 +1,8 @@
 //! The fault sweep (SPEC §28, `make test-faults`): every command of the lifecycle run with its
 //! Nth call of one system call failing (kardwt alone, and with `-f` every process it starts)
 //! or SIGKILLed there, a fresh repository per trial, then the invariants checked: no panic or
-//! hang, the base untouched, `ready` means complete, dirty work survives, and the next plain
+//! hang, the base untouched, `ready` means complete (checkout, `.env` link, `sharing.copy` and
+//! `.worktreeinclude` copies, prepare), dirty work survives, and the next plain
 //! command (or the one it names) repairs, after which `doctor` is clean.
 //!
 //! `KARDWT_FAULTS_PER_CALL` caps the trials per (command, call, mode), spread evenly over the
@@ -70,6 +71,8 @@ impl Scenario {
 const CARD: &str = "f1";
 const UNTRACKED: &str = "notes/untracked.txt";
 const EDITED: &str = "README.md";
+/// The file `.worktreeinclude` copies into each tree.
+const INCLUDED: &str = "src/dev.local.toml";
 
 /// A repository set up for one scenario, before the faulty command.
 struct Scene {
@@ -86,6 +89,14 @@ fn scene(scenario: Scenario) -> Scene {
     let blob: Vec<u8> = (0..200_000u32).map(|i| (i * 7 + i / 13) as u8).collect();
     std::fs::write(cache.join("blob.bin"), &blob).unwrap();
     std::fs::write(cache.join("deep/small.txt"), "small\n").unwrap();
+    // A `.worktreeinclude` match in a tracked directory: git's listing of ignored files must
+    // not silently leave it out.
+    std::fs::write(repo.base.join(".worktreeinclude"), "src/*.local.toml\n").unwrap();
+    std::fs::write(repo.base.join(INCLUDED), "local = true\n").unwrap();
+    let exclude = repo.common_dir().join("info/exclude");
+    let mut rules = std::fs::read_to_string(&exclude).unwrap_or_default();
+    rules.push_str("/.worktreeinclude\nsrc/*.local.toml\n");
+    std::fs::write(&exclude, rules).unwrap();
     let script = repo.write_prepare(": > .env.prepared");
     repo.write_rules(&format!(
         "{}    copy: [.env.cache]\n  ports: {{count: 1, range: [31000, 31999]}}\n",
@@ -178,6 +189,9 @@ fn incomplete(repo: &TestRepo, tree: &Path) -> Vec<String> {
         if std::fs::read(tree.join(".env.cache").join(file)).ok() != Some(want) {
             why.push(format!(".env.cache/{file} is not a complete copy"));
         }
+    }
+    if std::fs::read_to_string(tree.join(INCLUDED)).ok().as_deref() != Some("local = true\n") {
+        why.push(format!("{INCLUDED} (.worktreeinclude) is not copied"));
     }
     if !tree.join(".env.prepared").exists() {
         why.push("prepare did not run".to_owned());
