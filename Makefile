@@ -82,7 +82,8 @@ test-slow:
 # checked (no panic or hang, ready means complete, dirty work survives, the next command
 # repairs, doctor clean). test-faults (CI) tries FAULTS_PER_CALL calls of each kind, spread
 # evenly (6: about 1,000 trials, 3 minutes on 2 cores); bench-faults tries every call (about
-# 9,000 trials, 50 minutes). FAULTS_ONLY="add,write" picks commands or calls. The table goes to stdout and to $(TARGET_DIR)/faults-report.txt.
+# 9,000 trials, 50 minutes). FAULTS_ONLY="add,write" picks commands or calls. The table goes
+# to stdout and to $(TARGET_DIR)/faults-report.txt.
 FAULTS_PER_CALL ?= 6
 FAULTS_ONLY ?=
 test-faults:
