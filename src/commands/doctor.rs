@@ -321,11 +321,24 @@ fn worktree_findings(ctx: &Context, entries: &[verify::Entry], findings: &mut Ve
                 },
                 format!("git kardwt prepare --path {p}"),
             ),
-            (Verdict::Verified, Some(s)) => (
-                false,
-                format!("state {}", s.as_str()),
-                format!("git kardwt prepare --path {p}"),
-            ),
+            // SPEC §28.3: prepare refuses a tree whose checkout never completed; its fix is
+            // the one prepare would name.
+            (Verdict::Verified, Some(s)) => match report
+                .admin
+                .as_deref()
+                .and_then(|a| verify::checkout_incomplete(&path, a, verify::Probe::Files))
+            {
+                Some(why) => (
+                    false,
+                    format!("state {}; {}", s.as_str(), why.describe()),
+                    why.repair(&path),
+                ),
+                None => (
+                    false,
+                    format!("state {}", s.as_str()),
+                    format!("git kardwt prepare --path {p}"),
+                ),
+            },
             // SPEC §22.8: locked, so git keeps it (a removable disk); never prunable.
             (Verdict::Prunable, _) if report.locked => (
                 true,

@@ -357,3 +357,42 @@ fn doctor_after_doctor_try_is_clean_and_kardwt_state_is_unchanged() {
         "doctor --try left something under kardwt/ (beyond the event log): {changed:?}"
     );
 }
+
+/// SPEC §28.3: a failed tree whose checkout never completed (its index emptied) is one
+/// `prepare --path` refuses, so doctor names what prepare would (remove it, branch kept, and
+/// create it again), and following that gives a ready tree; it used to name prepare --path.
+#[test]
+fn doctor_names_a_fix_that_works_for_a_failed_tree_whose_checkout_never_completed() {
+    let repo = TestRepo::new();
+    repo.install_hooks();
+    let tree = repo.sibling("broken");
+    let path = tree.to_str().unwrap();
+    repo.git(
+        &repo.base,
+        &["worktree", "add", "--quiet", path, "-b", "card/b1"],
+    );
+    assert_eq!(repo.record(&tree)["state"].as_str(), Some("ready"));
+    repo.git(&tree, &["read-tree", "--empty"]);
+    repo.edit_record(&tree, "state", "failed");
+
+    let doctor = repo.kardwt(&repo.base, &["doctor"]);
+    assert_eq!(doctor.code, 1, "{doctor}");
+    assert!(doctor.stdout.contains("its index is empty"), "{doctor}");
+    let fix = doctor
+        .stdout
+        .lines()
+        .find_map(|l| l.find("git worktree remove").map(|i| l[i..].to_owned()))
+        .unwrap_or_else(|| panic!("doctor names no removal:\n{doctor}"));
+    assert!(
+        !doctor.stdout.contains("git kardwt prepare --path"),
+        "{doctor}"
+    );
+    let followed = repo
+        .spawn("sh", &repo.base, &["-c", &fix])
+        .wait(crate::support::COMMAND_TIMEOUT);
+    assert_eq!(followed.code, 0, "{fix}:\n{followed}");
+    repo.git(&repo.base, &["worktree", "add", "--quiet", path, "card/b1"]);
+    assert_eq!(repo.record(&tree)["state"].as_str(), Some("ready"));
+    let again = repo.kardwt(&repo.base, &["doctor"]);
+    assert_eq!(again.code, 0, "{again}");
+}

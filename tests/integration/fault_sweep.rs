@@ -7,8 +7,8 @@
 //!
 //! `KARDWT_FAULTS_PER_CALL` caps the trials per (command, call, mode), spread evenly over the
 //! calls the busiest process made (0, the default of `make bench-faults`: every call);
-//! `KARDWT_FAULTS_ONLY` picks commands or calls by substring; the report goes to stdout and to
-//! `target/faults-report.txt`.
+//! `KARDWT_FAULTS_ONLY` picks commands or calls by substring, `KARDWT_FAULTS_WHEN=3,17` replays
+//! those calls only; the report goes to stdout and to `target/faults-report.txt`.
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -204,7 +204,11 @@ fn named_commands(text: &str) -> Vec<String> {
     let mut found = Vec::new();
     for line in text.lines() {
         let mut rest = line;
-        while let Some(at) = rest.find("git kardwt ") {
+        while let Some(at) = ["git kardwt ", "git worktree remove "]
+            .iter()
+            .filter_map(|p| rest.find(p))
+            .min()
+        {
             let tail = &rest[at..];
             let end = tail.find(['`', ')', ';']).unwrap_or(tail.len());
             let cmd = tail[..end].trim().trim_end_matches(['.', ',']).to_owned();
@@ -328,6 +332,7 @@ fn repair_step(repo: &TestRepo, args: &[&str], bad: &mut Vec<String>) -> Output 
         // does nothing).
         let mut words = shell_words(cmd);
         let out = loop {
+            // `git kardwt …` through git, as a user runs it; `git worktree …` as it is.
             let refs: Vec<&str> = words.iter().skip(1).map(String::as_str).collect();
             let out = repo.spawn("git", &repo.base, &refs).wait(HANG);
             if out.code == 2 && out.stderr.contains("unexpected argument") && words.len() > 3 {
@@ -378,20 +383,43 @@ fn check_repair(scenario: Scenario, scene: &Scene) -> Vec<String> {
             if repo.is_registered(tree) && state(repo, tree).as_deref() != Some("ready") {
                 let path = tree.to_string_lossy().into_owned();
                 let out = repair_step(repo, &["prepare", "--path", &path], &mut bad);
-                if out.code != 0 {
+                if out.code != 0 && repo.is_registered(tree) {
                     bad.push(format!("prepare --path does not repair:\n{out}"));
                 }
             }
-            if repo.is_registered(tree) {
-                if state(repo, tree).as_deref() != Some("ready") {
-                    bad.push("the tree is still not ready after the repair".to_owned());
+            if !repo.is_registered(tree) {
+                if tree.exists() {
+                    bad.push("the directory is left without its worktree".to_owned());
                 } else {
-                    for why in incomplete(repo, tree) {
-                        bad.push(format!("after the repair: {why}"));
+                    // Gone (git's own failure, or removed as the repair named): the user
+                    // creates it again, on the branch if it was kept.
+                    let branch = format!("card/{CARD}");
+                    let path = tree.to_string_lossy().into_owned();
+                    let args: Vec<&str> = if repo.branch_exists(&branch) {
+                        vec!["worktree", "add", "--quiet", &path, &branch]
+                    } else {
+                        vec![
+                            "worktree",
+                            "add",
+                            "--quiet",
+                            "-b",
+                            &branch,
+                            &path,
+                            "origin/main",
+                        ]
+                    };
+                    let again = repo.git_output(&repo.base, &args);
+                    if again.code != 0 {
+                        bad.push(format!("git worktree add again fails:\n{again}"));
                     }
                 }
-            } else if tree.exists() {
-                bad.push("git worktree add failed and left the directory".to_owned());
+            }
+            if state(repo, tree).as_deref() != Some("ready") {
+                bad.push("the tree is not ready after the repair".to_owned());
+            } else {
+                for why in incomplete(repo, tree) {
+                    bad.push(format!("after the repair: {why}"));
+                }
             }
         }
         Scenario::RemoveClean | Scenario::GcApply => {
@@ -413,9 +441,23 @@ fn check_repair(scenario: Scenario, scene: &Scene) -> Vec<String> {
             }
         }
     }
+    // What doctor still finds, it names a fix for; each fix must work and leave it clean.
     let doctor = repo.kardwt(&repo.base, &["doctor"]);
     if doctor.code != 0 {
-        bad.push(format!("doctor is not clean after the repair:\n{doctor}"));
+        for fix in named_commands(&doctor.stdout) {
+            let words = shell_words(&fix);
+            let refs: Vec<&str> = words.iter().skip(1).map(String::as_str).collect();
+            let out = repo.spawn("git", &repo.base, &refs).wait(HANG);
+            if out.code != 0 {
+                bad.push(format!("doctor's fix `{fix}` fails:\n{out}"));
+            }
+        }
+        let again = repo.kardwt(&repo.base, &["doctor"]);
+        if again.code != 0 {
+            bad.push(format!(
+                "doctor is not clean after the repair and its fixes:\n{doctor}\nthen:\n{again}"
+            ));
+        }
     }
     if repo.snapshot_base() != scene.base_before {
         bad.push("the repair changed the base checkout".to_owned());
@@ -461,6 +503,10 @@ fn sweep(scenario: Scenario) {
         .and_then(|v| v.parse().ok())
         .unwrap_or(0);
     let only = std::env::var("KARDWT_FAULTS_ONLY").unwrap_or_default();
+    // To replay what a report names: only these `when` values.
+    let only_whens: Option<Vec<u32>> = std::env::var("KARDWT_FAULTS_WHEN")
+        .ok()
+        .map(|v| v.split(',').filter_map(|w| w.trim().parse().ok()).collect());
     let picked = |what: &str| only.is_empty() || only.split(',').any(|o| what.contains(o));
     if !picked(scenario.name()) && !CALLS.iter().any(|(c, _)| picked(c)) {
         return;
@@ -490,7 +536,11 @@ fn sweep(scenario: Scenario) {
                 }
                 let mut trials = 0;
                 let mut violations = Vec::new();
-                for when in whens(n, cap) {
+                let chosen: Vec<u32> = match &only_whens {
+                    Some(list) => list.iter().copied().filter(|w| *w <= n).collect(),
+                    None => whens(n, cap),
+                };
+                for when in chosen {
                     let fault = Fault::new(call, mode, when, follow);
                     trials += 1;
                     let bad = trial(scenario, &fault);
