@@ -181,9 +181,8 @@ fn answer(
             if told {
                 return 0;
             }
-            // SPEC §28.4, fail closed: a deny that could not reach stdout would let the
-            // command run (exit 0 with no answer is "allow"); exit 2 blocks it, the reason on
-            // stderr as Claude Code reads it then.
+            // SPEC §28.4, fail closed: exit 0 without the answer would allow the command;
+            // exit 2 blocks it, with the reason on stderr as Claude Code reads it then.
             let _ = writeln!(
                 std::io::stderr(),
                 "denied by git kardwt guard: {reason}. Run instead: {replacement}"
