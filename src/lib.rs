@@ -1,61 +1,36 @@
 //! git-kardwt as a library: the binary in `main.rs` calls [`main`]; tests reach the pure parts.
-// First: its `eprintln!` and `eprint!`, which never panic, replace the standard ones in every
-// module declared after it.
+//!
+//! The folders are floors: each imports only from the floors below it (a test,
+//! `floors_import_only_downward`, checks it), from top to bottom:
+//! `commands` > `gc` > `install` > `lifecycle` > `seed` > `session` > `sandbox` > `verify` >
+//! `state` > `git` > `sys` > `config`, `guard` > `ground`. `cli` (the command line's
+//! definitions, importing nothing) may be read from any floor.
+// First: the `eprintln!` and `eprint!` of `ground::out`, which never panic, replace the standard
+// ones in every module declared after it.
 #[macro_use]
-mod out;
+pub mod ground;
 
-pub mod base;
-pub mod beneath;
-pub mod branches;
-pub mod cache;
-pub mod card;
-pub mod checkout;
-pub mod child;
-pub mod claim;
 pub mod cli;
 pub mod commands;
 pub mod config;
-pub mod context;
-pub mod copy;
-pub mod create;
-pub mod dirty;
-pub mod error;
-pub mod events;
-pub mod fsio;
-pub mod git;
-pub mod guard;
-pub mod judge;
-pub mod layout;
-pub mod lifecycle;
-pub mod lock;
-pub mod outside;
-pub mod pipeline;
-pub mod ports;
-pub mod preparation;
-pub mod process;
-pub mod programs;
-pub mod push;
-pub mod quote;
-pub mod record;
-pub mod rehearsal;
-pub mod release;
-pub mod remnant;
-pub mod removal;
-pub mod repo;
-pub mod runner_config;
-pub mod share;
-pub mod shims;
-pub mod signals;
-pub mod store;
-pub mod text;
-pub mod time;
-pub mod unseen;
-pub mod verdict;
-pub mod verify;
+pub(crate) mod gc;
+pub(crate) mod git;
+pub(crate) mod guard;
+pub(crate) mod install;
+pub(crate) mod lifecycle;
+pub(crate) mod sandbox;
+pub(crate) mod seed;
+pub(crate) mod session;
+pub(crate) mod state;
+pub mod sys;
+pub(crate) mod verify;
 
 use clap::Parser;
 
 use crate::cli::{Cli, Command, ConfigCommand, HookCommand, RunnerCommand};
+use crate::ground::error;
+use crate::session::context;
+use crate::sys::{lock, signals};
 
 /// Lets git's own bash completion complete `git kardwt …`: git calls `_git_<command>` with
 /// its `words`/`cword`/`cur`; hand them to clap's function as `git-kardwt` would see them.
@@ -114,9 +89,9 @@ fn run() -> i32 {
     // `git-kardwt --help` as git answers `git kardwt --help`: the manual (SPEC §25).
     if std::env::args_os().skip(1).eq(["--help"]) {
         let stdout = std::io::stdout();
-        let mut out = out::Results::new(stdout.lock());
+        let mut out = ground::out::Results::new(stdout.lock());
         let result = commands::help::help_flag(&mut out);
-        return finish(out::outcome(result, out.finish()));
+        return finish(ground::out::outcome(result, out.finish()));
     }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -152,17 +127,17 @@ fn run() -> i32 {
     }
     let answers_a_runner = answers_a_runner(&cli.command);
     let stdout = std::io::stdout();
-    let mut out = out::Results::new(stdout.lock());
+    let mut out = ground::out::Results::new(stdout.lock());
     let result = dispatch(cli, &mut out);
     // A reader that closed our stdout (`git kardwt log | head -1`) got what it wanted; results
-    // lost any other way are an error (see `out.rs`), except where the exit status is the
+    // lost any other way are an error (see `ground/out.rs`), except where the exit status is the
     // answer an agent runner acts on: it stays, and the loss is a warning.
     let result = match (answers_a_runner, out.finish()) {
         (true, Some(lost)) if lost.kind() != std::io::ErrorKind::BrokenPipe => {
             eprintln!("warning: could not write the answer to stdout: {lost}");
             result
         }
-        (_, lost) => out::outcome(result, lost),
+        (_, lost) => ground::out::outcome(result, lost),
     };
     if let Some(sig) = signals::caught() {
         return interrupted(sig, result);
@@ -318,5 +293,161 @@ fn dispatch(cli: Cli, out: &mut dyn std::io::Write) -> anyhow::Result<i32> {
         | Command::Runner(RunnerCommand::Claude(_) | RunnerCommand::Codex(_)) => {
             unreachable!("dispatched above")
         }
+    }
+}
+
+/// The floors of `src/`, top first: a folder imports only from floors below its own. Two
+/// folders on one floor may not import each other. `lib.rs` and `main.rs` stand above them all;
+/// `cli.rs` (the command line's definitions) imports nothing, so every floor may read it.
+#[cfg(test)]
+const FLOORS: &[&[&str]] = &[
+    &["commands"],
+    &["gc"],
+    &["install"],
+    &["lifecycle"],
+    &["seed"],
+    &["session"],
+    &["sandbox"],
+    &["verify"],
+    &["state"],
+    &["git"],
+    &["sys"],
+    &["config", "guard"],
+    &["ground"],
+    &["cli"],
+];
+
+#[cfg(test)]
+mod floors {
+    use std::path::{Path, PathBuf};
+
+    use super::FLOORS;
+
+    fn floor_of(name: &str) -> Option<usize> {
+        FLOORS.iter().position(|f| f.contains(&name))
+    }
+
+    fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                rust_files(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+
+    /// The code of a file before its first `#[cfg(test)]`, without `//` comments (doc comments
+    /// name modules without importing them).
+    fn code(text: &str) -> String {
+        let text = text.split("#[cfg(test)]").next().unwrap_or("");
+        text.lines()
+            .map(|l| l.find("//").map_or(l, |at| &l[..at]))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// The top-level module each `crate::…` path in `code` names, including every item of a
+    /// `use crate::{a, b::c}` group.
+    fn imported(code: &str) -> Vec<String> {
+        let mut names = Vec::new();
+        let mut rest = code;
+        while let Some(at) = rest.find("crate::") {
+            let before = rest[..at].chars().next_back();
+            rest = &rest[at + "crate::".len()..];
+            if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$') {
+                continue;
+            }
+            if let Some(group) = rest.strip_prefix('{') {
+                let (mut depth, mut item) = (0, String::new());
+                for c in group.chars() {
+                    match c {
+                        '{' => depth += 1,
+                        '}' if depth == 0 => break,
+                        '}' => depth -= 1,
+                        ',' if depth == 0 => {
+                            names.push(std::mem::take(&mut item));
+                            continue;
+                        }
+                        _ => {}
+                    }
+                    item.push(c);
+                }
+                names.push(item);
+            } else {
+                names.push(rest.to_owned());
+            }
+        }
+        names
+            .iter()
+            .map(|n| {
+                let n = n.trim_start();
+                let end = n.find(|c: char| !(c.is_alphanumeric() || c == '_'));
+                n[..end.unwrap_or(n.len())].to_owned()
+            })
+            .filter(|n| !n.is_empty())
+            .collect()
+    }
+
+    #[test]
+    fn floors_import_only_downward() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut files = Vec::new();
+        rust_files(&src, &mut files);
+        files.sort();
+        let mut wrong = Vec::new();
+        for file in &files {
+            let rel = file.strip_prefix(&src).unwrap();
+            if rel.file_name().is_some_and(|n| n == "tests.rs") {
+                continue;
+            }
+            let top = rel.iter().next().unwrap().to_string_lossy();
+            let top = top.trim_end_matches(".rs");
+            if top == "lib" || top == "main" {
+                continue;
+            }
+            let Some(own) = floor_of(top) else {
+                wrong.push(format!(
+                    "{}: `{top}` is on no floor of FLOORS",
+                    rel.display()
+                ));
+                continue;
+            };
+            let text = std::fs::read_to_string(file).unwrap();
+            for name in imported(&code(&text)) {
+                if name == top {
+                    continue;
+                }
+                match floor_of(&name) {
+                    Some(f) if f > own => {}
+                    Some(_) => wrong.push(format!(
+                        "{}: `{top}` imports `{name}`, which is not on a floor below it",
+                        rel.display()
+                    )),
+                    None => wrong.push(format!(
+                        "{}: imports `crate::{name}`, which is on no floor of FLOORS",
+                        rel.display()
+                    )),
+                }
+            }
+        }
+        assert!(
+            files.len() > 100,
+            "found only {} files under {}",
+            files.len(),
+            src.display()
+        );
+        assert!(
+            wrong.is_empty(),
+            "imports against the floors:\n{}",
+            wrong.join("\n")
+        );
+    }
+
+    #[test]
+    fn the_check_sees_grouped_and_nested_imports() {
+        let code = code("use crate::{git::repo, seed::{self, links}};\n// crate::commands\nlet x = crate::sys::time::now();\nlet y = $crate::ground::out::x;");
+        assert_eq!(imported(&code), ["git", "seed", "sys"]);
     }
 }

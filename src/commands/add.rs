@@ -1,4 +1,4 @@
-//! `git kardwt add <card>`: [`crate::create::add`], then the tree's path on stdout (or one JSON
+//! `git kardwt add <card>`: [`crate::lifecycle::create::add`], then the tree's path on stdout (or one JSON
 //! object with `--json`), with a hint on stderr when its HEAD is not on the recorded branch.
 use std::io::Write;
 use std::path::PathBuf;
@@ -7,9 +7,9 @@ use anyhow::Result;
 use serde::Serialize;
 
 use crate::cli::AddArgs;
-use crate::context::Context;
-use crate::create::{self, AddOptions};
-use crate::{repo, verify};
+use crate::lifecycle::create::{self, AddOptions};
+use crate::session::context::Context;
+use crate::{git::repo, verify};
 
 /// `add --json`: one object per call.
 #[derive(Serialize)]

@@ -8,14 +8,14 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
-use crate::card::CardId;
 use crate::cli::AdoptArgs;
-use crate::context::Context;
-use crate::error::refused;
-use crate::record::{Origin, Reason, State};
-use crate::repo::{self, Head};
+use crate::git::repo::{self, Head};
+use crate::ground::card::CardId;
+use crate::ground::error::refused;
+use crate::session::context::Context;
+use crate::state::record::{Origin, Reason, State};
 use crate::verify::{self, Verdict};
-use crate::{events, lifecycle};
+use crate::{session::hold, state::events};
 
 const HINT: &str = "adoption needs an entry in worktree.adoptions of the rules file declaring exactly this card, path, common_dir and branch";
 
@@ -59,8 +59,8 @@ pub fn run(ctx: &Context, args: &AdoptArgs, out: &mut dyn Write) -> Result<i32> 
         writeln!(out, "{}", report.path.display())?;
         return Ok(0);
     }
-    let deadline = lifecycle::after(Instant::now(), cfg.action_timeout_seconds);
-    let locked = lifecycle::lock_and_verify(
+    let deadline = hold::after(Instant::now(), cfg.action_timeout_seconds);
+    let locked = hold::lock_and_verify(
         ctx,
         &card,
         Some(&card),
@@ -76,7 +76,7 @@ pub fn run(ctx: &Context, args: &AdoptArgs, out: &mut dyn Write) -> Result<i32> 
         }
         Judged::Adopt { admin, head } => (admin, head),
     };
-    let mut rec = crate::outside::outside_record(
+    let mut rec = crate::session::foreign::outside_record(
         ctx,
         cfg,
         &card,
@@ -86,10 +86,10 @@ pub fn run(ctx: &Context, args: &AdoptArgs, out: &mut dyn Write) -> Result<i32> 
         Reason::Adopt,
     );
     rec.state = State::Ready;
-    crate::store::write(&admin, &rec)?;
+    crate::state::store::write(&admin, &rec)?;
     events::append(
         &ctx.repo.common_dir,
-        crate::events::Kind::Adopted,
+        crate::state::events::Kind::Adopted,
         card.as_str(),
         &report.path,
         "ok",

@@ -9,13 +9,13 @@ use std::io::Write;
 use anyhow::Result;
 
 use crate::cli::ConfigCheckArgs;
-use crate::context::Context;
+use crate::session::context::Context;
 
 pub fn check(ctx: &Context, args: &ConfigCheckArgs, out: &mut dyn Write) -> Result<i32> {
     let rules = ctx.rules()?;
     // What `add` (prepare) and `remove` (cleanup) would refuse before running anything.
-    crate::pipeline::prepare_program(&rules.config)?;
-    crate::release::cleanup_program(&rules.config)?;
+    crate::seed::prepare_program(&rules.config)?;
+    crate::lifecycle::release::cleanup_program(&rules.config)?;
     if args.json {
         writeln!(out, "{}", serde_json::to_string(&rules.config)?)?;
         return Ok(0);

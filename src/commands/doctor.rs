@@ -13,11 +13,11 @@ use anyhow::Result;
 use serde::Serialize;
 
 use crate::cli::DoctorArgs;
-use crate::context::Context;
-use crate::record::State;
-use crate::rehearsal::{rehearse, step};
+use crate::lifecycle::rehearse::{rehearse, step};
+use crate::session::context::Context;
+use crate::state::record::State;
 use crate::verify::{self, Verdict};
-use crate::{events, programs};
+use crate::{sandbox, state::events};
 
 #[derive(Debug, Serialize)]
 struct Finding {
@@ -61,7 +61,7 @@ pub fn run(ctx: &Context, args: &DoctorArgs, out: &mut dyn Write) -> Result<i32>
                 ),
             ] {
                 if let Some(argv) = argv {
-                    let res = programs::resolve_program(
+                    let res = sandbox::resolve_program(
                         argv,
                         r.config.helpers.stable_root.as_deref(),
                         key,
@@ -86,14 +86,14 @@ pub fn run(ctx: &Context, args: &DoctorArgs, out: &mut dyn Write) -> Result<i32>
     worktree_findings(ctx, &entries, &mut findings);
     leftover_findings(ctx, &entries, &mut findings);
     // R-ORPHAN: claims that outlived their worktree (or its directory).
-    for (o, kind) in crate::claim::orphans(&ctx.repo.common_dir, &ctx.repo.base) {
+    for (o, kind) in crate::state::claim::orphans(&ctx.repo.common_dir, &ctx.repo.base) {
         let detail = match kind {
-            crate::claim::Orphan::Gone => format!(
+            crate::state::claim::Orphan::Gone => format!(
                 "card {}'s claim names {}, which git no longer has: its cleanup and ports were never released",
                 o.card,
                 o.path.display()
             ),
-            crate::claim::Orphan::Replaced => format!(
+            crate::state::claim::Orphan::Replaced => format!(
                 "card {}'s claim names {}, which now holds another worktree: the claim is stale",
                 o.card,
                 o.path.display()
@@ -107,7 +107,7 @@ pub fn run(ctx: &Context, args: &DoctorArgs, out: &mut dyn Write) -> Result<i32>
         ));
     }
     // SPEC §22.4: malformed claims are reported, never acted on.
-    for (c, why) in crate::claim::malformed(&ctx.repo.common_dir, &ctx.repo.base) {
+    for (c, why) in crate::state::claim::malformed(&ctx.repo.common_dir, &ctx.repo.base) {
         findings.push(finding(
             "claim",
             false,
@@ -117,7 +117,7 @@ pub fn run(ctx: &Context, args: &DoctorArgs, out: &mut dyn Write) -> Result<i32>
             ),
             Some(format!(
                 "inspect {} and delete it by hand if no worktree of card {} is in use",
-                crate::claim::file(&ctx.repo.common_dir, &c.card).display(),
+                crate::state::claim::file(&ctx.repo.common_dir, &c.card).display(),
                 c.card
             )),
         ));
@@ -160,13 +160,13 @@ pub fn run(ctx: &Context, args: &DoctorArgs, out: &mut dyn Write) -> Result<i32>
         };
         writeln!(out, "{}", serde_json::to_string(&json)?)?;
     } else {
-        let w = crate::text::width(findings.iter().map(|f| f.check.as_str()), 22, 40);
+        let w = crate::ground::cap::width(findings.iter().map(|f| f.check.as_str()), 22, 40);
         for f in &findings {
             writeln!(
                 out,
                 "{} {}{}",
                 if f.ok { "ok  " } else { "FAIL" },
-                crate::text::cell(&f.check, 5, w),
+                crate::ground::cap::cell(&f.check, 5, w),
                 f.detail
             )?;
             if let Some(fix) = f.fix.as_ref().filter(|_| !f.ok) {
@@ -192,9 +192,9 @@ pub fn run(ctx: &Context, args: &DoctorArgs, out: &mut dyn Write) -> Result<i32>
 }
 
 fn hooks_findings(ctx: &Context, findings: &mut Vec<Finding>) {
-    match crate::shims::hooks_dir(ctx) {
+    match crate::install::shims::hooks_dir(ctx) {
         Ok(dir) => {
-            for (name, _) in crate::shims::SHIMS {
+            for (name, _) in crate::install::shims::SHIMS {
                 let hook = dir.join(name);
                 let marker = format!("git-kardwt {name} shim");
                 let ours = |p: &Path| std::fs::read_to_string(p).is_ok_and(|c| c.contains(&marker));
@@ -229,7 +229,7 @@ fn hooks_findings(ctx: &Context, findings: &mut Vec<Finding>) {
             "core.hooksPath",
             false,
             format!("{p:?} is relative: git resolves it against each worktree, so new worktrees may not find the hook"),
-            Some(format!("git config core.hooksPath {}", crate::quote::sh_path(&ctx.repo.base.join(&p)))),
+            Some(format!("git config core.hooksPath {}", crate::ground::quote::sh_path(&ctx.repo.base.join(&p)))),
         ));
     }
     let on_path = std::env::var_os("PATH")
@@ -237,9 +237,9 @@ fn hooks_findings(ctx: &Context, findings: &mut Vec<Finding>) {
         .unwrap_or(false);
     // The binary each installed shim names (R-DISPATCH 1): that is what a caller with a bare
     // PATH reaches; without one, the shim falls back to `git kardwt` on the caller's PATH.
-    let named: Vec<(String, Option<String>)> = crate::shims::hooks_dir(ctx)
+    let named: Vec<(String, Option<String>)> = crate::install::shims::hooks_dir(ctx)
         .map(|dir| {
-            crate::shims::SHIMS
+            crate::install::shims::SHIMS
                 .iter()
                 .filter_map(|(name, _)| {
                     let hook = dir.join(name);
@@ -249,7 +249,7 @@ fn hooks_findings(ctx: &Context, findings: &mut Vec<Finding>) {
                         .iter()
                         .filter_map(|p| std::fs::read_to_string(p).ok())
                         .find(|c| c.contains(&format!("git-kardwt {name} shim")))
-                        .map(|c| ((*name).to_owned(), crate::shims::named_binary(&c)))
+                        .map(|c| ((*name).to_owned(), crate::install::shims::named_binary(&c)))
                 })
                 .collect()
         })
@@ -294,9 +294,9 @@ fn hooks_findings(ctx: &Context, findings: &mut Vec<Finding>) {
 fn worktree_findings(ctx: &Context, entries: &[verify::Entry], findings: &mut Vec<Finding>) {
     // The intents of interrupted adds, by the path they name: what made an unseeded tree.
     let intents: std::collections::HashMap<std::path::PathBuf, String> =
-        crate::claim::all(&ctx.repo.common_dir)
+        crate::state::claim::all(&ctx.repo.common_dir)
             .into_iter()
-            .filter(|c| c.state == crate::claim::ClaimState::Intent)
+            .filter(|c| c.state == crate::state::claim::ClaimState::Intent)
             .map(|c| (c.path, c.card))
             .collect();
     for e in entries {
@@ -304,7 +304,7 @@ fn worktree_findings(ctx: &Context, entries: &[verify::Entry], findings: &mut Ve
             continue;
         };
         let report = verify::verify(&ctx.repo, entries, &path, None);
-        let p = crate::quote::sh_path(&path);
+        let p = crate::ground::quote::sh_path(&path);
         let (ok, detail, fix) = match (report.verdict, report.state()) {
             (Verdict::Verified, Some(State::Ready)) => continue,
             // Released on purpose (a runner deletes it, or `add` takes it up again).
@@ -360,14 +360,14 @@ fn worktree_findings(ctx: &Context, entries: &[verify::Entry], findings: &mut Ve
 /// reported above): trees a failed removal left half deleted, intents of adds interrupted
 /// before git created their tree, temporary files of killed writes.
 fn leftover_findings(ctx: &Context, entries: &[verify::Entry], findings: &mut Vec<Finding>) {
-    use crate::remnant::Unbacked;
+    use crate::lifecycle::remnant::Unbacked;
     let every = std::collections::HashSet::new();
-    for (claim, state) in crate::remnant::unbacked(&ctx.repo, entries, &every) {
-        let card = crate::quote::sh(&claim.card);
+    for (claim, state) in crate::lifecycle::remnant::unbacked(&ctx.repo, entries, &every) {
+        let card = crate::ground::quote::sh(&claim.card);
         match state {
             Unbacked::HalfRemoved(rem) => {
-                let (detail, fix) = crate::remnant::advice(&rem);
-                let check = format!("half-removed {}", crate::quote::sh_path(rem.path()));
+                let (detail, fix) = crate::lifecycle::remnant::advice(&rem);
+                let check = format!("half-removed {}", crate::ground::quote::sh_path(rem.path()));
                 findings.push(finding(&check, false, detail, Some(fix)));
             }
             Unbacked::Interrupted => {
@@ -385,7 +385,7 @@ fn leftover_findings(ctx: &Context, entries: &[verify::Entry], findings: &mut Ve
                         ),
                         format!(
                             "move {} away, then run git kardwt add {card}",
-                            crate::quote::sh_path(&claim.path)
+                            crate::ground::quote::sh_path(&claim.path)
                         ),
                     )
                 };
@@ -395,7 +395,7 @@ fn leftover_findings(ctx: &Context, entries: &[verify::Entry], findings: &mut Ve
         }
     }
     let admins: Vec<std::path::PathBuf> = entries.iter().map(|e| e.linked.admin.clone()).collect();
-    let temporaries = crate::store::dead_temporaries(&ctx.repo.common_dir, &admins);
+    let temporaries = crate::state::store::dead_temporaries(&ctx.repo.common_dir, &admins);
     if !temporaries.is_empty() {
         let shown: Vec<String> = temporaries
             .iter()
@@ -422,7 +422,7 @@ struct DoctorJson<'a> {
     ok: bool,
     checks: &'a [Finding],
     hook_last_fired: HooksFired<'a>,
-    r#try: Option<&'a [crate::rehearsal::Step]>,
+    r#try: Option<&'a [crate::lifecycle::rehearse::Step]>,
 }
 
 /// When each of git's hooks last reached kardwt, from the event log.

@@ -9,8 +9,8 @@ use std::io::Write;
 use anyhow::Result;
 
 use crate::cli::{EnvArgs, EnvFormat};
-use crate::context::Context;
-use crate::error::{failed, refused};
+use crate::ground::error::{failed, refused};
+use crate::session::context::Context;
 use crate::verify::{self, Verdict};
 
 pub fn run(ctx: &Context, args: &EnvArgs, out: &mut dyn Write) -> Result<i32> {
@@ -30,12 +30,12 @@ pub fn run(ctx: &Context, args: &EnvArgs, out: &mut dyn Write) -> Result<i32> {
         EnvFormat::Json => writeln!(out, "{}", serde_json::to_string(&vars)?)?,
         EnvFormat::Shell => {
             for (name, value) in &vars {
-                writeln!(out, "export {name}={}", crate::quote::sh(value))?;
+                writeln!(out, "export {name}={}", crate::ground::quote::sh(value))?;
             }
         }
         EnvFormat::Dotenv => {
             for (name, value) in &vars {
-                writeln!(out, "{name}={}", crate::quote::sh(value))?;
+                writeln!(out, "{name}={}", crate::ground::quote::sh(value))?;
             }
         }
     }
@@ -43,7 +43,7 @@ pub fn run(ctx: &Context, args: &EnvArgs, out: &mut dyn Write) -> Result<i32> {
 }
 
 /// The variables, by name (pure but for the base's path): ports only when the record holds some.
-fn facts(ctx: &Context, rec: &crate::record::Record) -> BTreeMap<&'static str, String> {
+fn facts(ctx: &Context, rec: &crate::state::record::Record) -> BTreeMap<&'static str, String> {
     let mut vars = BTreeMap::from([
         ("KARDWT_CARD", rec.card.clone()),
         ("KARDWT_WORKTREE", rec.path.to_string_lossy().into_owned()),

@@ -1,7 +1,7 @@
 //! `git kardwt gc [--apply] [--include-failed] [--older-than DUR] [--json] [--prunable]
 //! [--branches]` (SPEC R-GC, §22.3): a dry run by default. Candidates: registered entries whose directory is gone
 //! (pruned; the ports their record held are reported released), orphan claims (R-ORPHAN), and
-//! managed `ready` worktrees whose own work landed (`judge.rs`: a commit made in the tree, all
+//! managed `ready` worktrees whose own work landed (`gc/collectable.rs`: a commit made in the tree, all
 //! of them and HEAD integrated into the base, HEAD pushed), that are clean and that no process
 //! is using; with `--include-failed`, `failed`/`preparing` ones older than `--older-than` that
 //! pass the same test. gc fetches each base first and judges against it (SPEC §25; `--offline`
@@ -11,7 +11,7 @@
 //! dirty one is listed with the command to remove it by hand. `--prunable` limits the
 //! candidates to the gone entries (what `git worktree prune` drops, the guard's replacement for
 //! it, SPEC R-TRUST 9): no live worktree is looked at, so none is ever removed. `--branches`
-//! adds the stale `card/*` branches (SPEC §27, `crate::branches`), judged after the trees.
+//! adds the stale `card/*` branches (SPEC §27, `crate::gc::branches`), judged after the trees.
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -19,15 +19,15 @@ use std::time::Duration;
 use anyhow::Result;
 use serde::Serialize;
 
-use crate::claim::Orphan;
 use crate::cli::GcArgs;
-use crate::context::Context;
-use crate::error::usage;
-use crate::record::{Loaded, State};
-use crate::removal::Options;
+use crate::ground::error::usage;
+use crate::lifecycle::remove::Options;
+use crate::lifecycle::{dirty, release, remove};
+use crate::session::context::Context;
+use crate::state::claim::Orphan;
+use crate::state::record::{Loaded, State};
 use crate::verify::{self, Verdict};
-use crate::{dirty, git, judge, lifecycle, programs};
-use crate::{release, removal};
+use crate::{gc::collectable, git, sandbox, session::hold};
 
 #[derive(Debug, Serialize)]
 struct Candidate {
@@ -41,7 +41,7 @@ struct Candidate {
     /// R-ORPHAN: the card's claim outlived its worktree (or its directory): released first,
     /// or only dropped when another worktree now stands at its path.
     #[serde(skip)]
-    orphan: Option<(crate::claim::Claim, crate::claim::Orphan)>,
+    orphan: Option<(crate::state::claim::Claim, crate::state::claim::Orphan)>,
     /// After `--apply`: what happened.
     outcome: Option<String>,
 }
@@ -110,8 +110,8 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
         bases(&entries)
             .into_iter()
             .filter_map(|(remote, base_ref)| {
-                let tracking = judge::tracking_ref_of(&remote, &base_ref)?;
-                let age = judge::fetched_ago(&ctx.repo.common_dir, &tracking);
+                let tracking = collectable::tracking_ref_of(&remote, &base_ref)?;
+                let age = collectable::fetched_ago(&ctx.repo.common_dir, &tracking);
                 Some(LastFetch {
                     tracking_ref: tracking,
                     age_seconds: age,
@@ -123,7 +123,7 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
     };
     let mut candidates = Vec::new();
     let mut kept = Vec::new();
-    let mut orphans = crate::claim::orphans(&ctx.repo.common_dir, &ctx.repo.base);
+    let mut orphans = crate::state::claim::orphans(&ctx.repo.common_dir, &ctx.repo.base);
     for e in &entries {
         let Loaded::Parsed(rec) = &e.record else {
             continue;
@@ -168,12 +168,12 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
             kept.push(keep(why.clone(), None));
             continue;
         }
-        let landed = || judge::landed(&path, &e.linked.admin, rec, report.head.as_ref());
+        let landed = || collectable::landed(&path, &e.linked.admin, rec, report.head.as_ref());
         let reason = match rec.state {
             State::Ready => match (landed(), idle) {
                 (Ok(reason), _) => reason,
                 // SPEC §23.4: only with --idle, a tree with no work of its own may go.
-                (Err(why), Some(dur)) => match judge::idle(&e.linked.admin, rec, dur) {
+                (Err(why), Some(dur)) => match collectable::idle(&e.linked.admin, rec, dur) {
                     Ok(reason) => reason,
                     Err(not_idle) => {
                         kept.push(keep(format!("{why}; not idle: {not_idle}"), None));
@@ -186,8 +186,8 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
                 }
             },
             State::Failed | State::Preparing | State::Released if args.include_failed => {
-                let age = crate::time::parse_rfc3339(&rec.updated_at)
-                    .map(|t| crate::time::now_secs().saturating_sub(t));
+                let age = crate::sys::time::parse_rfc3339(&rec.updated_at)
+                    .map(|t| crate::sys::time::now_secs().saturating_sub(t));
                 if age.is_none_or(|a| a < older_than.as_secs()) {
                     kept.push(keep(
                         format!("{} for less than {}", rec.state.as_str(), args.older_than),
@@ -223,7 +223,7 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
         if !dirt.is_empty() {
             let cmd = format!(
                 "git kardwt remove --path {} --force",
-                crate::quote::sh_path(&path)
+                crate::ground::quote::sh_path(&path)
             );
             kept.push(keep(
                 format!("{reason}, but it has uncommitted changes or untracked files"),
@@ -250,7 +250,7 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
             continue;
         }
         // Last, so the other reasons still show: a tree someone is using stays (SPEC §22.3).
-        if let Some(why) = crate::process::in_use(&path) {
+        if let Some(why) = crate::sys::process::in_use(&path) {
             kept.push(keep(why, None));
             continue;
         }
@@ -293,18 +293,18 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
         apply(ctx, &rules.config, &entries, &mut candidates, idle)?;
     }
     // SPEC §26: the prepare cache's entries, those beyond the bound dropped with --apply.
-    let bound = crate::cache::bound(&rules.config);
-    let cache = crate::cache::Tidy::run(&ctx.repo.common_dir, bound, args.apply);
+    let bound = crate::seed::cache::bound(&rules.config);
+    let cache = crate::seed::cache::Tidy::run(&ctx.repo.common_dir, bound, args.apply);
     // SPEC §28.3: the temporary files killed writes left, removed with --apply.
     let admins: Vec<_> = entries.iter().map(|e| e.linked.admin.clone()).collect();
-    let mut temporaries = crate::store::dead_temporaries(&ctx.repo.common_dir, &admins);
+    let mut temporaries = crate::state::store::dead_temporaries(&ctx.repo.common_dir, &admins);
     if args.apply {
-        temporaries = crate::fsio::remove_files(&temporaries);
+        temporaries = crate::sys::fsio::remove_files(&temporaries);
     }
     // SPEC §27: stale card/* branches, judged after the trees (a tree collected above frees its
     // branch for the same run).
     let branches = if args.branches {
-        Some(crate::branches::run(
+        Some(crate::gc::branches::run(
             ctx,
             &rules.config,
             args.offline,
@@ -330,7 +330,7 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
     } else {
         for f in &last_fetched {
             let age = f.age_seconds.map_or("when is unknown".to_owned(), |s| {
-                format!("{} ago", judge::coarse(s))
+                format!("{} ago", collectable::coarse(s))
             });
             writeln!(
                 out,
@@ -415,7 +415,7 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
                 t.display()
             )?;
         }
-        for line in branches.iter().flat_map(crate::branches::Report::lines) {
+        for line in branches.iter().flat_map(crate::gc::branches::Report::lines) {
             writeln!(out, "{line}")?;
         }
         let stale = branches.as_ref().is_some_and(|b| !b.candidates.is_empty());
@@ -437,7 +437,7 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
     let failed = failed
         || branches
             .as_ref()
-            .is_some_and(crate::branches::Report::failed);
+            .is_some_and(crate::gc::branches::Report::failed);
     Ok(i32::from(failed))
 }
 
@@ -448,7 +448,7 @@ fn bases(entries: &[verify::Entry]) -> Vec<(String, String)> {
         if let Loaded::Parsed(rec) = &e.record {
             let base = (rec.base_remote.clone(), rec.base_ref.clone());
             let live = !e.linked.prunable && !e.linked.locked;
-            if live && judge::tracking_ref(rec).is_some() && !bases.contains(&base) {
+            if live && collectable::tracking_ref(rec).is_some() && !bases.contains(&base) {
                 bases.push(base);
             }
         }
@@ -468,9 +468,9 @@ fn fetch_bases(
     if bases.is_empty() {
         return Ok(Vec::new());
     }
-    let deadline = lifecycle::after(std::time::Instant::now(), cfg.action_timeout_seconds);
+    let deadline = hold::after(std::time::Instant::now(), cfg.action_timeout_seconds);
     let repo_lock =
-        crate::store::take_repo(&ctx.repo.common_dir, deadline, "git kardwt gc (fetch)")?;
+        crate::state::store::take_repo(&ctx.repo.common_dir, deadline, "git kardwt gc (fetch)")?;
     let mut failed = Vec::new();
     for (remote, base_ref) in bases {
         let branch = base_ref.strip_prefix("refs/heads/").unwrap_or(&base_ref);
@@ -483,7 +483,7 @@ fn fetch_bases(
             Some(deadline),
         ) {
             Ok(o) if o.ok => continue,
-            Ok(o) => programs::tail_chars(o.stderr.trim(), 160),
+            Ok(o) => sandbox::tail_chars(o.stderr.trim(), 160),
             Err(e) => format!("{e:#}"),
         };
         failed.push((
@@ -502,10 +502,10 @@ fn apply(
     candidates: &mut [Candidate],
     idle: Option<std::time::Duration>,
 ) -> Result<()> {
-    let deadline = lifecycle::after(std::time::Instant::now(), cfg.action_timeout_seconds);
+    let deadline = hold::after(std::time::Instant::now(), cfg.action_timeout_seconds);
     for c in candidates.iter_mut() {
         // An interrupt stops gc between trees (SPEC §22.6); the one in hand rolls back itself.
-        crate::signals::check("during gc --apply, before its next tree")?;
+        crate::sys::signals::check("during gc --apply, before its next tree")?;
         if let Some((claim, Orphan::Replaced)) = &c.orphan {
             // Someone else's tree stands there now: nothing at the path is touched.
             c.outcome = Some(match release::drop_replaced_orphan(ctx, claim, deadline) {
@@ -521,13 +521,13 @@ fn apply(
             }
             if !c.prune {
                 // Its claim, last.
-                crate::claim::delete(&ctx.repo.common_dir, &claim.card);
+                crate::state::claim::delete(&ctx.repo.common_dir, &claim.card);
                 c.outcome = Some("released".into());
                 continue;
             }
         }
         let outcome = if c.prune {
-            match removal::prune_gone(ctx, &c.card, &c.path, deadline, "gc: directory was gone")? {
+            match remove::prune_gone(ctx, &c.card, &c.path, deadline, "gc: directory was gone")? {
                 Ok(()) => "pruned".to_owned(),
                 Err(why) => format!("failed: {why}"),
             }
@@ -536,22 +536,22 @@ fn apply(
             let opts = Options {
                 force: false,
                 delete_branch: false,
-                processes: removal::Processes::KeepInUse,
+                processes: remove::Processes::KeepInUse,
                 // The same judgement, again under the card's lock (what the tree holds now).
                 recheck: Some(Box::new(move |path, admin, rec, head| {
-                    judge::landed(path, admin, rec, head)
+                    collectable::landed(path, admin, rec, head)
                         .map(drop)
                         .or_else(|why| match idle {
-                            Some(d) => judge::idle(admin, rec, d)
+                            Some(d) => collectable::idle(admin, rec, d)
                                 .map(drop)
                                 .map_err(|n| format!("{why}; not idle: {n}")),
                             None => Err(why),
                         })
                 })),
             };
-            match removal::remove_verified(ctx, &report, &opts) {
+            match remove::remove_verified(ctx, &report, &opts) {
                 Ok(_) => "removed".to_owned(),
-                Err(e) => match e.downcast_ref::<removal::NoLongerCollectable>() {
+                Err(e) => match e.downcast_ref::<remove::NoLongerCollectable>() {
                     Some(kept) => format!("kept: {kept}"),
                     None => format!("failed: {e:#}"),
                 },
@@ -585,10 +585,10 @@ struct GcJson<'a> {
     offline: &'a [LastFetch],
     candidates: &'a [Candidate],
     kept: &'a [Kept],
-    prepare_cache: &'a crate::cache::Tidy,
+    prepare_cache: &'a crate::seed::cache::Tidy,
     /// Temporary files killed writes left (SPEC §28.3): removed when applied.
     temporaries: &'a [std::path::PathBuf],
     /// `--branches` (SPEC §27): the stale `card/*` branches.
     #[serde(skip_serializing_if = "Option::is_none")]
-    branches: Option<&'a crate::branches::Report>,
+    branches: Option<&'a crate::gc::branches::Report>,
 }

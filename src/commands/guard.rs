@@ -19,9 +19,9 @@ use anyhow::Result;
 use serde::Serialize;
 
 use crate::cli::{GuardArgs, GuardFormat};
+use crate::git::repo::{self, Repo};
 use crate::guard::{self, Denial, Managed, World};
-use crate::record::Loaded;
-use crate::repo::{self, Repo};
+use crate::state::record::Loaded;
 use crate::verify::{self, Verdict};
 
 /// Payloads larger than this are cut off, so they do not parse: silence. A 1 MiB command

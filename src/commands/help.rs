@@ -16,7 +16,7 @@ use anyhow::Result;
 use clap::CommandFactory;
 
 use crate::cli::{Cli, HelpArgs};
-use crate::error::usage;
+use crate::ground::error::usage;
 
 /// `man/git-kardwt.1`, as `make install` installs it.
 pub const MANUAL: &str = include_str!("../../man/git-kardwt.1");
@@ -70,7 +70,7 @@ fn no_page_hints() -> Vec<String> {
         .ok()
         .and_then(|exe| Some(exe.parent()?.parent()?.join("share/man/man1")))
         .map_or("~/.local/share/man/man1".to_owned(), |d| {
-            crate::quote::sh_path(&d)
+            crate::ground::quote::sh_path(&d)
         });
     vec![
         "man finds no git-kardwt page, so `git kardwt --help` (git runs `man git-kardwt`) says \

@@ -9,14 +9,14 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
-use crate::base::ADD_MARKER;
 use crate::cli::PostCheckoutArgs;
-use crate::context::Context;
-use crate::error::Fail;
-use crate::lifecycle;
-use crate::pipeline::{self, Prep};
-use crate::record::{self, Origin, Reason};
-use crate::{events, repo, verify};
+use crate::ground::error::Fail;
+use crate::lifecycle::base::ADD_MARKER;
+use crate::seed::{self, Prep};
+use crate::session::context::Context;
+use crate::session::hold;
+use crate::state::record::{self, Origin, Reason};
+use crate::{git::repo, state::events, verify};
 
 /// Is `oid` git's null object id (all zeros, SHA-1 or SHA-256)?
 pub fn is_null_oid(oid: &str) -> bool {
@@ -34,7 +34,7 @@ pub fn post_checkout(global: crate::cli::GlobalArgs, args: &PostCheckoutArgs) ->
     let noop = |why: &str| {
         events::append(
             &ctx.repo.common_dir,
-            crate::events::Kind::HookNoop,
+            crate::state::events::Kind::HookNoop,
             "",
             &path,
             why,
@@ -62,10 +62,10 @@ fn seed_new_worktree(ctx: &Context, path: &Path, admin: &Path) -> Result<()> {
     let (retry, branch) = retry_command(path, head.as_ref());
     // Never called while this process holds the repository lock (the undo takes it).
     let undo = |why: anyhow::Error| -> anyhow::Error {
-        let removed = lifecycle::undo_worktree(ctx, path, started);
+        let removed = hold::undo_worktree(ctx, path, started);
         events::append(
             &ctx.repo.common_dir,
-            crate::events::Kind::Failed,
+            crate::state::events::Kind::Failed,
             "",
             path,
             "hook: configuration",
@@ -74,7 +74,7 @@ fn seed_new_worktree(ctx: &Context, path: &Path, admin: &Path) -> Result<()> {
         // The cause keeps its own exit code (a lock deadline stays 5, a rules error 2) and
         // prints as `caused by:`.
         let mut fail = Fail::wrap(
-            crate::error::Code::Failed,
+            crate::ground::error::Code::Failed,
             format!("kardwt could not seed the new worktree {}; once this is fixed, a retry ({retry}) re-creates and re-prepares it", path.display()),
             why,
         )
@@ -82,31 +82,31 @@ fn seed_new_worktree(ctx: &Context, path: &Path, admin: &Path) -> Result<()> {
         if let Err(refusal) = removed {
             fail = fail.hint(format!(
                 "it could not be removed; remove it by hand before the retry: {} (why: {refusal})",
-                lifecycle::manual_removal(path)
+                hold::manual_removal(path)
             ));
         }
         fail.into()
     };
     let rules = ctx.rules().map_err(undo)?;
     let cfg = &rules.config;
-    let program = pipeline::prepare_program(cfg).map_err(undo)?;
-    let deadline = lifecycle::after(started, cfg.action_timeout_seconds);
+    let program = seed::prepare_program(cfg).map_err(undo)?;
+    let deadline = hold::after(started, cfg.action_timeout_seconds);
     // Card lock only (the repository lock is not needed to write our own admin dir): derive
     // the card, lock it, and derive again if another worktree claimed it meanwhile.
     let holder = "git kardwt hook post-checkout";
     // A card another worktree holds is refused at once, not after waiting for its lock.
     let first = verify::scan(&ctx.repo).map_err(undo)?;
-    let wanted = crate::outside::derive_card(&first, admin, head.as_ref());
+    let wanted = crate::session::foreign::derive_card(&first, admin, head.as_ref());
     if let Some(why) = verify::claimed_elsewhere(&first, admin, wanted.as_str()) {
         return Err(refuse(ctx, path, &wanted, why, started));
     }
     let mut card = wanted;
     let (_card_lock, entries) = loop {
-        let locked = lifecycle::lock_and_verify(ctx, &card, None, deadline, holder, |_| {
+        let locked = hold::lock_and_verify(ctx, &card, None, deadline, holder, |_| {
             Ok(path.to_path_buf())
         })
         .map_err(undo)?;
-        let now = crate::outside::derive_card(&locked.entries, admin, head.as_ref());
+        let now = crate::session::foreign::derive_card(&locked.entries, admin, head.as_ref());
         if now == card {
             break (locked.card_lock, locked.entries);
         }
@@ -116,7 +116,7 @@ fn seed_new_worktree(ctx: &Context, path: &Path, admin: &Path) -> Result<()> {
         // Recorded by another command while this hook waited: that record stands.
         return Ok(());
     }
-    let rec = crate::outside::outside_record(
+    let rec = crate::session::foreign::outside_record(
         ctx,
         cfg,
         &card,
@@ -131,7 +131,7 @@ fn seed_new_worktree(ctx: &Context, path: &Path, admin: &Path) -> Result<()> {
         return Err(refuse(ctx, path, &card, why, started));
     }
     // Ports come from the pipeline, like every other path's (R-SHAPE).
-    let recorded = crate::store::write(admin, &rec);
+    let recorded = crate::state::store::write(admin, &rec);
     recorded.map_err(undo)?;
     let prep = Prep {
         ctx,
@@ -141,7 +141,7 @@ fn seed_new_worktree(ctx: &Context, path: &Path, admin: &Path) -> Result<()> {
         quiet: true,
     };
     prep.log(
-        crate::events::Kind::Created,
+        crate::state::events::Kind::Created,
         &rec,
         "hook",
         started.elapsed(),
@@ -173,7 +173,7 @@ fn retry_command(path: &Path, head: Option<&repo::Head>) -> (String, Option<Stri
 
 /// `word` as one shell word: as it is when it holds nothing a shell reads, else single-quoted.
 fn shell_word(word: &str) -> String {
-    crate::quote::sh(word)
+    crate::ground::quote::sh(word)
 }
 
 /// Why the hook refuses to record the new worktree as `rec`, if it does.
@@ -184,7 +184,7 @@ fn refusal(
     rec: &record::Record,
 ) -> Option<String> {
     if let Some(id) = rec.branch.strip_prefix("card/") {
-        if crate::card::CardId::from_branch(&rec.branch).is_none() {
+        if crate::ground::card::CardId::from_branch(&rec.branch).is_none() {
             return Some(format!(
                 "its branch {} is under card/ but {id:?} is not a valid card id",
                 rec.branch
@@ -201,14 +201,14 @@ fn refusal(
 fn refuse(
     ctx: &Context,
     path: &Path,
-    card: &crate::card::CardId,
+    card: &crate::ground::card::CardId,
     why: String,
     started: Instant,
 ) -> anyhow::Error {
-    let removed = lifecycle::undo_worktree(ctx, path, started);
+    let removed = hold::undo_worktree(ctx, path, started);
     events::append(
         &ctx.repo.common_dir,
-        crate::events::Kind::Failed,
+        crate::state::events::Kind::Failed,
         card.as_str(),
         path,
         "hook: refused",
@@ -220,7 +220,7 @@ fn refuse(
         Err(_) => "removing it failed (its branch is kept)",
     };
     let mut fail = Fail::new(
-        crate::error::Code::Refused,
+        crate::ground::error::Code::Refused,
         format!(
             "kardwt refused the new worktree {}: {why}; {fate} and no record was written",
             path.display()
@@ -234,7 +234,7 @@ fn refuse(
     if let Err(refusal) = removed {
         fail = fail.hint(format!(
             "remove it by hand: {} (why it could not be removed: {refusal})",
-            lifecycle::manual_removal(path)
+            hold::manual_removal(path)
         ));
     }
     fail.into()
@@ -244,7 +244,7 @@ fn refuse(
 mod tests {
     #[test]
     fn retry_commands_name_the_kept_branch_or_the_commit() {
-        use crate::repo::Head;
+        use crate::git::repo::Head;
         let p = std::path::Path::new("/w/d/card-7");
         let b = Head::Branch("feature/card-7".into());
         assert_eq!(

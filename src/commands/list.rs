@@ -6,8 +6,8 @@ use std::io::Write;
 use anyhow::Result;
 
 use crate::cli::ListArgs;
-use crate::context::Context;
-use crate::record::Loaded;
+use crate::session::context::Context;
+use crate::state::record::Loaded;
 use crate::verify::{self, Report, Verdict};
 
 pub fn run(ctx: &Context, args: &ListArgs, out: &mut dyn Write) -> Result<i32> {
@@ -15,7 +15,7 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut dyn Write) -> Result<i32> {
     // Every worktree is judged against the same entries: look them up through maps built once,
     // and resolve the directory most worktrees share once (R-SCALE).
     let index = verify::Index::mapped(&entries);
-    let mut parents = crate::repo::Parents::default();
+    let mut parents = crate::git::repo::Parents::default();
     let reports: Vec<Report> = entries
         .iter()
         .map(|e| match &e.linked.path {
@@ -34,8 +34,8 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut dyn Write) -> Result<i32> {
             _ => None,
         })
         .collect();
-    let orphans: Vec<(crate::claim::Claim, &str)> =
-        crate::remnant::unbacked(&ctx.repo, &entries, &recorded)
+    let orphans: Vec<(crate::state::claim::Claim, &str)> =
+        crate::lifecycle::remnant::unbacked(&ctx.repo, &entries, &recorded)
             .into_iter()
             .map(|(c, state)| (c, state.list_state()))
             .collect();
@@ -56,7 +56,7 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut dyn Write) -> Result<i32> {
     }
     // The card column fits its ids (a long one stands on its own line: text::cell).
     let cards = reports.iter().map(|r| r.card.as_deref().unwrap_or("-"));
-    let w = crate::text::width(
+    let w = crate::ground::cap::width(
         cards.chain(orphans.iter().map(|(o, _)| o.card.as_str())),
         12,
         32,
@@ -67,14 +67,14 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut dyn Write) -> Result<i32> {
         writeln!(
             out,
             "{}{:<9} {}{drift} {}",
-            crate::text::cell(r.card.as_deref().unwrap_or("-"), 0, w),
+            crate::ground::cap::cell(r.card.as_deref().unwrap_or("-"), 0, w),
             r.list_state(),
             head,
             r.path.display()
         )?;
     }
     for (o, state) in &orphans {
-        let card = crate::text::cell(&o.card, 0, w);
+        let card = crate::ground::cap::cell(&o.card, 0, w);
         writeln!(out, "{card}{state:<9} - {}", o.path.display())?;
     }
     Ok(0)
@@ -93,7 +93,7 @@ fn prunable(e: &verify::Entry, path: std::path::PathBuf) -> Report {
         checks: Vec::new(),
         record,
         admin: Some(e.linked.admin.clone()),
-        head: crate::repo::read_head(&e.linked.admin),
+        head: crate::git::repo::read_head(&e.linked.admin),
         locked: e.linked.locked,
     }
 }

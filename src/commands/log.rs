@@ -5,10 +5,10 @@ use std::io::Write;
 
 use anyhow::Result;
 
-use crate::card::CardId;
 use crate::cli::LogArgs;
-use crate::context::Context;
-use crate::events;
+use crate::ground::card::CardId;
+use crate::session::context::Context;
+use crate::state::events;
 
 pub fn run(ctx: &Context, args: &LogArgs, out: &mut dyn Write) -> Result<i32> {
     let card = args.card.as_deref().map(CardId::parse).transpose()?;
@@ -35,9 +35,9 @@ pub fn run(ctx: &Context, args: &LogArgs, out: &mut dyn Write) -> Result<i32> {
         }
     };
     let cards: Vec<String> = events.iter().map(card_of).collect();
-    let w_event = crate::text::width(events.iter().map(|e| e.event.as_str()), 7, 16);
-    let w_card = crate::text::width(cards.iter().map(String::as_str), 4, 32);
-    let w_outcome = crate::text::width(events.iter().map(|e| e.outcome.as_str()), 2, 40);
+    let w_event = crate::ground::cap::width(events.iter().map(|e| e.event.as_str()), 7, 16);
+    let w_card = crate::ground::cap::width(cards.iter().map(String::as_str), 4, 32);
+    let w_outcome = crate::ground::cap::width(events.iter().map(|e| e.outcome.as_str()), 2, 40);
     for (e, card) in events.iter().zip(&cards) {
         // Each column starts where the ones before it end (a cell too long for its column
         // continues the row on the next line, at the next column's edge).
@@ -48,9 +48,9 @@ pub fn run(ctx: &Context, args: &LogArgs, out: &mut dyn Write) -> Result<i32> {
             out,
             "{} {}{}{}{:>6} ms  {}",
             e.time,
-            crate::text::cell(&e.event, at_event, w_event),
-            crate::text::cell(card, at_card, w_card),
-            crate::text::cell(&e.outcome, at_outcome, w_outcome),
+            crate::ground::cap::cell(&e.event, at_event, w_event),
+            crate::ground::cap::cell(card, at_card, w_card),
+            crate::ground::cap::cell(&e.outcome, at_outcome, w_outcome),
             e.duration_ms,
             e.path
         )?;

@@ -19,12 +19,12 @@ use std::time::Instant;
 use anyhow::{Context as _, Result};
 
 use crate::cli::PrePushArgs;
-use crate::context::Context;
-use crate::error::failed;
-use crate::push::{self, Entry, RefUpdate, Resolved};
-use crate::record::Loaded;
+use crate::git::push::{self, Entry, RefUpdate, Resolved};
+use crate::ground::error::failed;
+use crate::session::context::Context;
+use crate::state::record::Loaded;
 use crate::verify::{self, Verdict};
-use crate::{events, git};
+use crate::{git, state::events};
 
 /// Why a push is refused, and what to do instead.
 struct Refusal {
@@ -54,7 +54,7 @@ pub fn run(global: crate::cli::GlobalArgs, args: &PrePushArgs) -> Result<i32> {
     let blocked = |refusal: Refusal, card: &str| -> anyhow::Error {
         events::append(
             &ctx.repo.common_dir,
-            crate::events::Kind::PushBlocked,
+            crate::state::events::Kind::PushBlocked,
             card,
             &here,
             &refusal.why,
@@ -102,7 +102,7 @@ pub fn run(global: crate::cli::GlobalArgs, args: &PrePushArgs) -> Result<i32> {
     }
     events::append(
         &ctx.repo.common_dir,
-        crate::events::Kind::PushChecked,
+        crate::state::events::Kind::PushChecked,
         &card,
         &here,
         "ok",
@@ -285,7 +285,7 @@ impl Check<'_> {
         let says = |e: &Entry| if e.status == b'A' { "adds" } else { "changes" };
         let mut copied: BTreeMap<String, String> = BTreeMap::new();
         for admin in &self.admins {
-            copied.extend(crate::copy::blobs::load(admin));
+            copied.extend(crate::state::blobs::load(admin));
         }
         let hits: Vec<&&Entry> = brought
             .iter()
@@ -303,7 +303,7 @@ impl Check<'_> {
                 )));
             }
         }
-        let Some(include) = crate::copy::Include::load(&self.ctx.repo.base)
+        let Some(include) = crate::seed::copy::Include::load(&self.ctx.repo.base)
             .ok()
             .flatten()
         else {
@@ -325,7 +325,7 @@ impl Check<'_> {
                 e.commit,
                 says(e),
                 push::show(&e.path),
-                crate::copy::INCLUDE_FILE
+                crate::seed::copy::INCLUDE_FILE
             )
         }))
     }

@@ -1,6 +1,6 @@
 //! `git kardwt release [<card> | --path P]` (SPEC §19 R-RUNNER): everything R-REMOVE releases
 //! (the processes whose cwd is inside the tree, the cleanup hook with reason `remove`, the
-//! ports) without removing the tree, through [`crate::release`]; the record becomes
+//! ports) without removing the tree, through [`crate::lifecycle::release`]; the record becomes
 //! `released` and the next `add` prepares it again.
 use std::io::Write;
 use std::time::Duration;
@@ -8,10 +8,10 @@ use std::time::Duration;
 use anyhow::Result;
 
 use crate::cli::ReleaseArgs;
-use crate::context::Context;
-use crate::error::{failed, refused};
-use crate::release::StepsJson;
-use crate::release::{release_gone, release_verified};
+use crate::ground::error::{failed, refused};
+use crate::lifecycle::release::StepsJson;
+use crate::lifecycle::release::{release_gone, release_verified};
+use crate::session::context::Context;
 use crate::verify::{self, Verdict};
 
 pub fn run(ctx: &Context, args: &ReleaseArgs, out: &mut dyn Write) -> Result<i32> {
@@ -29,7 +29,7 @@ pub fn run(ctx: &Context, args: &ReleaseArgs, out: &mut dyn Write) -> Result<i32
             ))
             .hint(format!(
                 "record it first with git kardwt prepare --path {}",
-                crate::quote::sh_path(&path)
+                crate::ground::quote::sh_path(&path)
             ))
             .into())
         }

@@ -1,16 +1,16 @@
 //! `git kardwt remove (<card> | --path P)` (SPEC R-REMOVE): verify, then release first and
-//! remove through [`crate::removal`], or clear what a failed removal left of the card's tree
-//! ([`crate::remnant`], SPEC §28.3); the steps on stdout (or one JSON object).
+//! remove through [`crate::lifecycle::remove`], or clear what a failed removal left of the card's tree
+//! ([`crate::lifecycle::remnant`], SPEC §28.3); the steps on stdout (or one JSON object).
 use std::io::Write;
 use std::time::Duration;
 
 use anyhow::Result;
 
 use crate::cli::RemoveArgs;
-use crate::context::Context;
-use crate::error::{failed, refused};
-use crate::release::StepsJson;
-use crate::removal::{remove_verified, Options, Processes, Removal};
+use crate::ground::error::{failed, refused};
+use crate::lifecycle::release::StepsJson;
+use crate::lifecycle::remove::{remove_verified, Options, Processes, Removal};
+use crate::session::context::Context;
 use crate::verify::{self, Verdict};
 
 pub fn run(ctx: &Context, args: &RemoveArgs, out: &mut dyn Write) -> Result<i32> {
@@ -20,11 +20,11 @@ pub fn run(ctx: &Context, args: &RemoveArgs, out: &mut dyn Write) -> Result<i32>
     // SPEC §28.3: what a failed `git worktree remove` left of a card's tree (its claim names it).
     if matches!(report.verdict, Verdict::Foreign | Verdict::Absent) {
         let remnant = match &card {
-            Some(card) => crate::remnant::of_card(&ctx.repo, card),
-            None => crate::remnant::at(&ctx.repo, &path),
+            Some(card) => crate::lifecycle::remnant::of_card(&ctx.repo, card),
+            None => crate::lifecycle::remnant::at(&ctx.repo, &path),
         };
         if let Some(remnant) = remnant {
-            let (path, card, steps) = crate::remnant::remove(ctx, &remnant, args.force)?;
+            let (path, card, steps) = crate::lifecycle::remnant::remove(ctx, &remnant, args.force)?;
             return print(out, args.json, Removal { path, card, steps });
         }
     }
@@ -32,7 +32,7 @@ pub fn run(ctx: &Context, args: &RemoveArgs, out: &mut dyn Write) -> Result<i32>
         Verdict::Verified => {}
         Verdict::Unseeded => {
             return Err(refused(format!("{} is not managed by kardwt (no record)", path.display()))
-                .hint(format!("remove it with git worktree remove {}, or record it first with git kardwt prepare --path", crate::quote::sh_path(&path)))
+                .hint(format!("remove it with git worktree remove {}, or record it first with git kardwt prepare --path", crate::ground::quote::sh_path(&path)))
                 .into())
         }
         Verdict::Absent => return Err(failed(report.explain()).into()),
@@ -64,11 +64,14 @@ fn remove_gone(
     report: &verify::Report,
     out: &mut dyn Write,
 ) -> Result<i32> {
-    let mut done = crate::release::release_gone(ctx, report, Duration::from_secs(args.grace))?;
+    let mut done =
+        crate::lifecycle::release::release_gone(ctx, report, Duration::from_secs(args.grace))?;
     let timeout = ctx.rules()?.config.action_timeout_seconds;
-    let deadline = crate::lifecycle::after(std::time::Instant::now(), timeout);
+    let deadline = crate::session::hold::after(std::time::Instant::now(), timeout);
     let note = "remove: the directory was gone";
-    if let Err(why) = crate::removal::prune_gone(ctx, &done.card, &report.path, deadline, note)? {
+    if let Err(why) =
+        crate::lifecycle::remove::prune_gone(ctx, &done.card, &report.path, deadline, note)?
+    {
         return Err(failed(format!(
             "{} was gone and what its record held is released, but git could not prune its registration: {why}",
             report.path.display()
@@ -76,7 +79,7 @@ fn remove_gone(
         .hint("fix what git names, then run git worktree prune (a locked entry: git worktree unlock first)")
         .into());
     }
-    done.steps.push(crate::release::Step {
+    done.steps.push(crate::lifecycle::release::Step {
         step: "worktree",
         ok: true,
         detail: "the directory was gone; its registration is pruned".into(),

@@ -16,14 +16,14 @@ use anyhow::Result;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
-use crate::card::CardId;
 use crate::cli::{ClaudeCommand, GlobalArgs};
-use crate::context::Context;
-use crate::error::{self, usage};
+use crate::ground::card::CardId;
+use crate::ground::error::{self, usage};
 use crate::guard::shell_quote;
-use crate::record::Record;
+use crate::session::context::Context;
+use crate::state::record::Record;
 use crate::verify::{self, Verdict};
-use crate::{dirty, events, repo};
+use crate::{git::repo, lifecycle::dirty, state::events};
 
 /// The most a hook payload may hold.
 const STDIN_CAP: u64 = 1 << 20;
@@ -104,9 +104,9 @@ fn create(global: GlobalArgs, out: &mut dyn Write) -> Result<i32> {
     }
     let ctx = Context::at(global, cwd, None)?;
     // The library `add` with `add`'s own defaults (R-SHAPE): no command line, no printed path.
-    let added = crate::create::add(
+    let added = crate::lifecycle::create::add(
         &ctx,
-        &crate::create::AddOptions {
+        &crate::lifecycle::create::AddOptions {
             card: card.to_string(),
             ..Default::default()
         },
@@ -281,10 +281,10 @@ fn remove(ctx: &Context, path: &Path) -> Result<Disposal> {
                 ));
             }
             why.extend(checks);
-            let released = crate::release::release_verified(ctx, &report, GRACE);
+            let released = crate::lifecycle::release::release_verified(ctx, &report, GRACE);
             events::append(
                 &ctx.repo.common_dir,
-                crate::events::Kind::RemoveRefused,
+                crate::state::events::Kind::RemoveRefused,
                 &rec.card,
                 path,
                 &format!("kept: {}", why.join(", ")),
@@ -307,16 +307,16 @@ fn remove(ctx: &Context, path: &Path) -> Result<Disposal> {
         }
         Verdict::Prunable => {
             // SPEC §23.4: released, then pruned, so no `prunable` entry is left behind.
-            let done = crate::release::release_gone(ctx, &report, GRACE)?;
+            let done = crate::lifecycle::release::release_gone(ctx, &report, GRACE)?;
             let details: Vec<String> = done
                 .steps
                 .iter()
                 .map(|s| format!("{}: {}", s.step, s.detail))
                 .collect();
             let timeout = ctx.rules()?.config.action_timeout_seconds;
-            let deadline = crate::lifecycle::after(std::time::Instant::now(), timeout);
+            let deadline = crate::session::hold::after(std::time::Instant::now(), timeout);
             let note = "runner: directory was gone";
-            let pruned = match crate::removal::prune_gone(ctx, &done.card, path, deadline, note)? {
+            let pruned = match crate::lifecycle::remove::prune_gone(ctx, &done.card, path, deadline, note)? {
                 Ok(()) => "its registration was pruned".to_owned(),
                 Err(why) => format!(
                     "git could not prune its registration ({why}): git kardwt gc --prunable --apply does"
@@ -332,7 +332,7 @@ fn remove(ctx: &Context, path: &Path) -> Result<Disposal> {
         Verdict::Absent => {
             // R-ORPHAN: git no longer knows it, but the card's claim still names it.
             let common = &ctx.repo.common_dir;
-            let orphan = crate::claim::orphans(common, &ctx.repo.base)
+            let orphan = crate::state::claim::orphans(common, &ctx.repo.base)
                 .into_iter()
                 .map(|(c, _)| c)
                 .find(|c| c.path == path);
@@ -348,9 +348,9 @@ fn remove(ctx: &Context, path: &Path) -> Result<Disposal> {
             };
             let cfg = ctx.rules()?.config;
             let deadline =
-                crate::lifecycle::after(std::time::Instant::now(), cfg.action_timeout_seconds);
-            let steps = crate::release::release_orphan(ctx, &cfg, &claim, deadline)?;
-            crate::claim::delete(common, &claim.card);
+                crate::session::hold::after(std::time::Instant::now(), cfg.action_timeout_seconds);
+            let steps = crate::lifecycle::release::release_orphan(ctx, &cfg, &claim, deadline)?;
+            crate::state::claim::delete(common, &claim.card);
             let details: Vec<String> = steps
                 .iter()
                 .map(|s| format!("{}: {}", s.step, s.detail))
@@ -383,13 +383,13 @@ fn remove(ctx: &Context, path: &Path) -> Result<Disposal> {
 /// create (a hook-recorded tree on the user's branch) is never deleted here.
 fn remove_clean(ctx: &Context, report: &verify::Report, rec: &Record) -> Result<Disposal> {
     let own_branch = CardId::parse(&rec.card).is_ok_and(|c| c.branch() == rec.branch);
-    let opts = crate::removal::Options {
+    let opts = crate::lifecycle::remove::Options {
         force: false,
         delete_branch: own_branch,
-        processes: crate::removal::Processes::Release(GRACE),
+        processes: crate::lifecycle::remove::Processes::Release(GRACE),
         recheck: None,
     };
-    let done = crate::removal::remove_verified(ctx, report, &opts)?;
+    let done = crate::lifecycle::remove::remove_verified(ctx, report, &opts)?;
     let shown = done.path.display();
     let branch = &rec.branch;
     if branch.is_empty() {
@@ -398,7 +398,7 @@ fn remove_clean(ctx: &Context, report: &verify::Report, rec: &Record) -> Result<
         eprintln!("kardwt: removed {shown} and its branch {branch} (released first; it had no commits beyond its base)");
     } else if !own_branch {
         eprintln!("kardwt: removed {shown} (released first); kept branch {branch}: kardwt did not create it");
-    } else if !crate::removal::merged_into_base(ctx, rec) {
+    } else if !crate::lifecycle::remove::merged_into_base(ctx, rec) {
         eprintln!(
             "kardwt: removed {shown} (released first); kept branch {branch}: it has commits beyond its base {} (delete it with git -C {} branch -D {branch})",
             rec.base_ref,

@@ -21,8 +21,8 @@ use anyhow::Result;
 use serde::Deserialize;
 
 use crate::cli::{CodexCommand, GlobalArgs};
-use crate::context::Context;
-use crate::record::State;
+use crate::session::context::Context;
+use crate::state::record::State;
 use crate::verify::{self, Verdict};
 
 /// The most a hook payload may hold.
@@ -86,8 +86,8 @@ fn session_start(global: GlobalArgs, out: &mut dyn Write) -> Result<()> {
     }
     let retry = format!(
         "git -C {} kardwt prepare --path {}",
-        crate::quote::sh_path(&ctx.repo.base),
-        crate::quote::sh_path(&tree)
+        crate::ground::quote::sh_path(&ctx.repo.base),
+        crate::ground::quote::sh_path(&tree)
     );
     let codex_tree = codex_worktrees().is_some_and(|dir| tree.starts_with(dir));
     if !codex_tree || !matches!(report.verdict, Verdict::Unseeded | Verdict::Verified) {
@@ -97,7 +97,7 @@ fn session_start(global: GlobalArgs, out: &mut dyn Write) -> Result<()> {
         );
         return Ok(());
     }
-    match crate::preparation::prepare(&ctx, &tree, None) {
+    match crate::lifecycle::prepare::prepare(&ctx, &tree, None) {
         Ok(rec) => {
             eprintln!(
                 "kardwt: Codex worktree {} is card {}, prepared and ready",
@@ -106,7 +106,7 @@ fn session_start(global: GlobalArgs, out: &mut dyn Write) -> Result<()> {
             );
         }
         Err(e) => {
-            eprint!("{}", crate::error::render(&e));
+            eprint!("{}", crate::ground::error::render(&e));
             let why = format!(
                 "kardwt could not prepare the Codex worktree {}: {}; fix it, then: {retry}",
                 tree.display(),

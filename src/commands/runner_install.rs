@@ -1,7 +1,7 @@
 //! `git kardwt runner install <runner> [--print]` (SPEC §23.7): merge kardwt's entries into the
 //! runner's own configuration at the top of the worktree it is run in, naming this binary by
 //! its absolute path (so a runner whose `PATH` lacks `git-kardwt` still reaches it), then say
-//! on stderr what the user must still do. What to write is decided in [`crate::runner_config`]
+//! on stderr what the user must still do. What to write is decided in [`crate::install::runner_files`]
 //! (pure); this file reads, prints or writes.
 //!
 //! Invariants: nothing is written when any file cannot be merged (all or nothing), with
@@ -16,9 +16,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context as _, Result};
 
 use crate::cli::{RunnerInstallArgs, RunnerKind};
-use crate::context::Context;
-use crate::error::refused;
-use crate::runner_config::{self as rc, Planned};
+use crate::ground::error::refused;
+use crate::install::runner_files::{self as rc, Planned};
+use crate::session::context::Context;
 
 const CODEX_SETUP: &str = include_str!("../../githooks/runners/codex/setup.sh");
 const CODEX_CLEANUP: &str = include_str!("../../githooks/runners/codex/cleanup.sh");

@@ -6,12 +6,12 @@ use std::io::Write;
 
 use anyhow::Result;
 
-use crate::card::CardId;
 use crate::cli::SelectArgs;
-use crate::context::Context;
-use crate::error::{refused, usage};
-use crate::record::State;
-use crate::repo::Head;
+use crate::git::repo::Head;
+use crate::ground::card::CardId;
+use crate::ground::error::{refused, usage};
+use crate::session::context::Context;
+use crate::state::record::State;
 use crate::verify::{self, Verdict};
 
 pub fn run(ctx: &Context, args: &SelectArgs, out: &mut dyn Write) -> Result<i32> {

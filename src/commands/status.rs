@@ -7,8 +7,8 @@ use std::io::Write;
 use anyhow::Result;
 
 use crate::cli::StatusArgs;
-use crate::context::Context;
-use crate::{dirty, verify};
+use crate::session::context::Context;
+use crate::{lifecycle::dirty, verify};
 
 pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result<i32> {
     let entries = verify::scan(&ctx.repo)?;
@@ -39,13 +39,13 @@ pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result<i32>
         .record
         .as_ref()
         .filter(|r| r.base_ref.is_empty())
-        .map(|r| crate::outside::empty_base_why(&r.base_remote));
+        .map(|r| crate::session::foreign::empty_base_why(&r.base_remote));
     // SPEC §23.5: how many commits of the base (as last fetched) the tree's HEAD lacks.
     let behind = report
         .record
         .as_ref()
         .filter(|_| report.path.is_dir())
-        .and_then(|r| crate::base::behind(&report.path, r));
+        .and_then(|r| crate::lifecycle::base::behind(&report.path, r));
     let ports = report
         .record
         .as_ref()
@@ -109,7 +109,7 @@ pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result<i32>
                 out,
                 "behind:          {n} commit{} of {}",
                 if n == 1 { "" } else { "s" },
-                crate::judge::tracking_ref(rec).unwrap_or_default()
+                crate::gc::collectable::tracking_ref(rec).unwrap_or_default()
             )?;
         }
         writeln!(
@@ -184,8 +184,8 @@ fn link_word(state: &dirty::LinkState) -> &'static str {
 }
 
 /// Who made the worktree, in words (pure).
-fn made_by(origin: crate::record::Origin) -> &'static str {
-    use crate::record::Origin;
+fn made_by(origin: crate::state::record::Origin) -> &'static str {
+    use crate::state::record::Origin;
     match origin {
         Origin::Add => "git kardwt add",
         Origin::Hook => "git worktree add (the post-checkout hook seeded it)",
@@ -200,7 +200,7 @@ fn made_by(origin: crate::record::Origin) -> &'static str {
 struct StatusJson<'a> {
     #[serde(flatten)]
     report: crate::verify::ReportJson<'a>,
-    record: Option<&'a crate::record::Record>,
+    record: Option<&'a crate::state::record::Record>,
     links: Vec<LinkJson<'a>>,
     base_ref_missing: Option<&'a str>,
     ports: &'a [u16],

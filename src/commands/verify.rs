@@ -5,14 +5,14 @@ use std::io::Write;
 use anyhow::Result;
 
 use crate::cli::VerifyArgs;
-use crate::context::Context;
+use crate::session::context::Context;
 use crate::verify;
 
 pub fn run(ctx: &Context, args: &VerifyArgs, out: &mut dyn Write) -> Result<i32> {
     // R-SCALE: the worktree's own record and its card's claim, not every record.
     let entries = match &args.target.card {
         Some(c) => {
-            let card = crate::card::CardId::parse(c)?;
+            let card = crate::ground::card::CardId::parse(c)?;
             let default = ctx.root().join(card.dir_name());
             verify::scan_card(&ctx.repo, card.as_str(), &default)?
         }
@@ -26,7 +26,7 @@ pub fn run(ctx: &Context, args: &VerifyArgs, out: &mut dyn Write) -> Result<i32>
             .record
             .as_ref()
             .filter(|_| report.path.is_dir())
-            .and_then(|r| crate::base::behind(&report.path, r));
+            .and_then(|r| crate::lifecycle::base::behind(&report.path, r));
         let json = VerifyJson {
             report: report.json(),
             behind,

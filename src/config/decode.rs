@@ -19,7 +19,7 @@ use super::locate::{locate, Locate};
 use super::model::Config;
 use super::read::{caught, join_key, key_label, Raised, Reader};
 use super::schema::Top;
-use crate::error::Fail;
+use crate::ground::error::Fail;
 
 /// Decode the rules file's text. `file` only names the file in errors.
 ///
@@ -43,7 +43,7 @@ pub fn decode(file: &Path, text: &str) -> Result<Config, Fail> {
         });
     if let Err(e) = worker {
         // Not the file's fault: the system refused a thread (SPEC §28.4).
-        return Err(crate::error::failed(format!(
+        return Err(crate::ground::error::failed(format!(
             "could not start a thread to decode {}: {e}",
             file.display()
         ))
@@ -101,17 +101,6 @@ fn flow_work(text: &str) -> u64 {
 /// The most [`flow_work`] decoded without a time budget (a fraction of a second of scanning at
 /// worst); past it, [`decode`] gives the decoder [`DECODE_BUDGET`].
 const MAX_FLOW_WORK: u64 = 50_000_000;
-
-/// A configuration error naming the file and the key path: `<file>: <key>: <msg>` (exit 2).
-pub fn rules_error(file: &Path, key: &str, msg: &str) -> Fail {
-    ConfigError::Invalid {
-        file: file.to_path_buf(),
-        key: key.to_owned(),
-        msg: msg.to_owned(),
-        at: None,
-    }
-    .into()
-}
 
 /// The error for a failed typed decoding: what a reader refused (`raised`) with its key path
 /// and location, or the parser's own (syntax errors, anchors, several documents).

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
-use crate::error::{usage, Fail};
+use crate::ground::error::{usage, Fail};
 
 #[derive(Debug, Error)]
 pub enum ConfigError {

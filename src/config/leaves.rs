@@ -37,7 +37,7 @@ leaves! {
     AbsPath(PathBuf) = absolute;
     /// A card id (R-ID).
     Card(String) = |node| checked(nonempty(node)?, |c: &str| {
-        crate::card::CardId::parse(c).map(drop).map_err(|fail| fail.message)
+        crate::ground::card::CardId::parse(c).map(drop).map_err(|fail| fail.message)
     });
     /// A relative path inside the repository: no `..`, not absolute, not `.git`.
     RelPath(PathBuf) = relative;

@@ -25,15 +25,13 @@ mod names;
 mod read;
 mod schema;
 
-pub use decode::{decode, rules_error};
-pub use error::{stable_root_howto, ConfigError, STABLE_ROOT_WHY};
-pub use model::{
-    Adoption, Base, Checkout, CheckoutMode, Cleanup, Config, CopyMethod, EnvSharing, Environment,
-    Helpers, OnCacheHit, Ports, Prepare, Sharing, SkillsSharing,
+pub use decode::decode;
+pub(crate) use error::{stable_root_howto, STABLE_ROOT_WHY};
+pub(crate) use model::{
+    Adoption, CheckoutMode, Cleanup, Config, CopyMethod, EnvSharing, OnCacheHit, Ports, Prepare,
+    Sharing, SkillsSharing,
 };
-pub use names::{
-    check_branch_ref, check_recorded_base, check_ref_format, check_remote_name, quote, QUOTE_CHARS,
-};
+pub(crate) use names::{check_branch_ref, check_recorded_base, quote};
 
 #[cfg(test)]
 mod tests;

@@ -116,16 +116,6 @@ pub enum CopyMethod {
     Copy,
 }
 
-impl CopyMethod {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CopyMethod::Auto => "auto",
-            CopyMethod::Clone => "clone",
-            CopyMethod::Copy => "copy",
-        }
-    }
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum EnvSharing {

@@ -2,8 +2,9 @@
 //! refusal with its key path and location, names that reach git, quoting, and garbled input.
 use std::path::Path;
 
+use super::names::{check_ref_format, check_remote_name};
 use super::*;
-use crate::error::Code;
+use crate::ground::error::Code;
 
 const SPEC_EXAMPLE: &str = r#"worktree:
   base:
@@ -738,13 +739,6 @@ fn syntax_errors_name_the_file_and_line() {
     );
     err("- a\n- b\n", &["kardbrd.yml: ", "mapping"]);
     err("just text\n", &["kardbrd.yml: ", "mapping"]);
-}
-
-#[test]
-fn rules_error_names_file_and_key() {
-    let e = rules_error(file(), "worktree.prepare.argv", "refused");
-    assert_eq!(e.code, Code::Usage);
-    assert_eq!(e.message, "kardbrd.yml: worktree.prepare.argv: refused");
 }
 
 #[test]

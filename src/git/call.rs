@@ -1,4 +1,4 @@
-//! The single spawner of `git`: every call runs through `child.rs` (no helper threads, no signal
+//! The single spawner of `git`: every call runs through `sys/child.rs` (no helper threads, no signal
 //! wakeups: SPEC §28.4) with the variables that
 //! `git rev-parse --local-env-vars` lists removed (an inherited `GIT_INDEX_FILE` from a hook
 //! would otherwise corrupt another worktree's index), and is traced on stderr under
@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 
-use crate::error::{Code, Fail};
+use crate::ground::error::{Code, Fail};
 
 /// Is `KARDWT_TRACE=1` set? Read once.
 fn tracing() -> bool {
@@ -49,7 +49,7 @@ fn local_env_vars() -> &'static [String] {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        let output = crate::child::start(&mut cmd, Vec::new(), "git")
+        let output = crate::sys::child::start(&mut cmd, Vec::new(), "git")
             .ok()
             .and_then(|child| child.capture(None).ok().flatten());
         let args: Vec<OsString> = vec!["rev-parse".into(), "--local-env-vars".into()];
@@ -180,7 +180,7 @@ impl<'a> Call<'a> {
         for (k, v) in &self.env {
             cmd.env(k, v);
         }
-        let child = crate::child::start(&mut cmd, self.stdin.unwrap_or_default(), "git")?;
+        let child = crate::sys::child::start(&mut cmd, self.stdin.unwrap_or_default(), "git")?;
         let captured = child
             .capture(self.deadline)
             .with_context(|| format!("`git {}` did not complete", shown(&self.args)))?;

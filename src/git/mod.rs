@@ -1,7 +1,7 @@
 //! Everything kardwt asks of git, by topic; the only place that builds git's argv and spawns
 //! `git` (issue 11). Typed operations live in the topic files; every one that mutates the
 //! repository (worktree add, remove, prune, branch delete, fetch) takes a
-//! [`RepoLock`](crate::lock::RepoLock), which only [`crate::lock::take_repo`] creates, so
+//! [`RepoLock`](crate::sys::lock::RepoLock), which only [`crate::sys::lock::take_repo`] creates, so
 //! SPEC R-LOCK is checked by the compiler. Output parsers are pure, in [`parse`].
 //!
 //! | file | one job |
@@ -12,29 +12,34 @@
 //! | `query` | ancestry, merge bases, HEAD, refs, git paths and config, pre-push plumbing |
 //! | `remote` | fetch, ls-remote, a remote's URL, what a failure tells the user |
 //! | `parse` | git's output, parsed (pure) |
+//! | `push` | what pre-push reads on stdin, and object ids (pure) |
+//! | `repo` | locating the repository with gix: common dir, base, admin dirs |
+//! | `checkout` | whether a checkout matches its HEAD, judged in-process |
 mod argv;
 mod call;
-pub mod parse;
+pub(crate) mod checkout;
+pub(crate) mod parse;
+pub(crate) mod push;
 mod query;
 mod remote;
+pub(crate) mod repo;
 mod worktree;
 
-pub use argv::Argv;
-pub use call::{raw_no_replace, Output};
-pub use query::{
+pub(crate) use call::{raw_no_replace, Output};
+pub(crate) use query::{
     branches_under, cat_file_batch, changes_contained, config_get, config_regexp_z, git_path,
     head_oid, is_ancestor, log_raw_z, ls_tree_z, merge_base, ref_commit, ref_exists, symbolic_ref,
     unpushed_commit,
 };
-pub use remote::{fetch_ref, git_cause, ls_remote_head, remote_failure, remote_url, symref_head};
-pub use worktree::{
+pub(crate) use remote::{fetch_ref, ls_remote_head, remote_failure, remote_url, symref_head};
+pub(crate) use worktree::{
     branch_delete, check_ignore, check_ignore_z, checked_out_branches, index_z, ls_files_stage_raw,
     ls_ignored_untracked_z, status_z, worktree_add, worktree_remove, Force, NewWorktree,
 };
 
 #[cfg(test)]
 mod tests {
-    use super::Argv;
+    use super::argv::Argv;
 
     fn strings(argv: &Argv) -> Vec<String> {
         argv.into_iter()

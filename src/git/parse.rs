@@ -153,14 +153,6 @@ pub fn display_path(bytes: &[u8]) -> String {
     out
 }
 
-/// The non-empty NUL-separated fields of `raw`, as display paths.
-pub fn nul_paths(raw: &[u8]) -> Vec<String> {
-    raw.split(|b| *b == 0)
-        .filter(|f| !f.is_empty())
-        .map(display_path)
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -212,7 +204,6 @@ mod tests {
     #[test]
     fn control_characters_are_quoted() {
         assert_eq!(display_path(b"a\nb\tc"), "a\\012b\\011c");
-        assert_eq!(nul_paths(b"a\0\0b\xfe\0"), ["a", "b\\376"]);
     }
 
     #[test]

@@ -7,8 +7,8 @@ use anyhow::Result;
 
 use super::argv::Argv;
 use super::call::{run, Call, Output};
-use crate::error::{Code, Fail};
-use crate::lock::RepoLock;
+use crate::ground::error::{Code, Fail};
+use crate::sys::lock::RepoLock;
 
 /// Fetch exactly `refspec` from `remote`: no tags, no pruning, no FETCH_HEAD, no submodules,
 /// no maintenance (mutates refs: under the repository lock).
@@ -106,5 +106,5 @@ pub fn git_cause(stderr: &str) -> String {
         .trim_start_matches("fatal:")
         .trim_start_matches("error:")
         .trim();
-    crate::text::tail_chars(line, 200)
+    crate::ground::cap::tail_chars(line, 200)
 }

@@ -10,7 +10,7 @@ use anyhow::Result;
 use super::argv::Argv;
 use super::call::{raw_no_replace, Call, Output};
 use super::parse;
-use crate::lock::RepoLock;
+use crate::sys::lock::RepoLock;
 
 /// How hard `git worktree remove` pushes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -140,7 +140,7 @@ fn completed<T>(
         anyhow::bail!(
             "`{what}` reported a problem in {}, so its answer may be missing part of the tree: {}",
             dir.display(),
-            crate::text::tail_chars(said, 300)
+            crate::ground::cap::tail_chars(said, 300)
         );
     }
     parse(&out.bytes).map_err(|why| anyhow::anyhow!("`{what}` in {}: {why}", dir.display()))

@@ -10,13 +10,13 @@ use std::path::Path;
 
 mod alias;
 mod dirs;
-pub mod lex;
-pub mod rules;
-pub mod world;
+pub(crate) mod lex;
+pub(crate) mod rules;
+pub(crate) mod world;
 
-pub use lex::{tokenize, CannotJudge, Joint, Simple, Word};
-pub use rules::{judge, remove_command, shell_quote, PRUNE_REPLACEMENT};
-pub use world::{Managed, Repository, World};
+pub(crate) use lex::tokenize;
+pub(crate) use rules::{judge, shell_quote};
+pub(crate) use world::{Managed, Repository, World};
 
 /// One denied command: why, and the exact command to run instead.
 #[derive(Debug, Clone, PartialEq, Eq)]

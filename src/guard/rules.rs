@@ -510,7 +510,7 @@ pub fn remove_command(path: &Path, force: bool) -> String {
 
 /// Single-quote `s` for a POSIX shell.
 pub fn shell_quote(s: &str) -> String {
-    crate::quote::sh(s)
+    crate::ground::quote::sh(s)
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! names the way back. Pure.
 use std::path::Path;
 
-use crate::repo::Head;
+use crate::git::repo::Head;
 
 /// HEAD `head` is not on branch `expected`: another branch, or detached (pure; R-DRIFT). An
 /// empty `expected` is a tree created detached (Codex, Cursor, `git worktree add --detach`):
@@ -28,6 +28,6 @@ pub fn drift_hint(card: &str, path: &Path, head: &Head, expected: &str) -> Strin
     format!(
         "card {card}'s worktree {} {now}, not on its branch {expected} (kardwt never switches it); to go back: git -C {} switch {expected}",
         path.display(),
-        crate::quote::sh_path(path)
+        crate::ground::quote::sh_path(path)
     )
 }

@@ -1,6 +1,6 @@
 //! Whether a worktree's checkout is complete (SPEC §17.5, §28.1): git's `initializing` mark, the
 //! index and whether it follows HEAD, the tracked files (judged in-process by
-//! [`crate::checkout`]); and the one command that repairs an incomplete one.
+//! [`crate::git::checkout`]); and the one command that repairs an incomplete one.
 use std::path::Path;
 
 /// Why a worktree's checkout is not complete (SPEC §17.5): such a tree is never recorded
@@ -50,7 +50,7 @@ impl Incomplete {
     /// (its branch is kept) and created again; missing tracked files are written back from the
     /// index, which overwrites nothing that exists (or their deletion is staged with git rm).
     pub fn repair(&self, path: &Path) -> String {
-        let p = crate::quote::sh_path(path);
+        let p = crate::ground::quote::sh_path(path);
         match self {
             Incomplete::Initializing
             | Incomplete::NoIndex
@@ -109,7 +109,7 @@ pub enum Probe {
 /// process and one `lstat` per tracked file (measured: 5,000 files in a few milliseconds).
 pub fn checkout_incomplete(path: &Path, admin: &Path, probe: Probe) -> Option<Incomplete> {
     // Non-blocking and bounded: a FIFO planted as `locked` must not hang the probe.
-    let locked = crate::repo::read_bounded(&admin.join("locked"), 64 * 1024)
+    let locked = crate::git::repo::read_bounded(&admin.join("locked"), 64 * 1024)
         .ok()
         .map(|b| String::from_utf8_lossy(&b).into_owned());
     if probe == Probe::Mark {
@@ -121,13 +121,13 @@ pub fn checkout_incomplete(path: &Path, admin: &Path, probe: Probe) -> Option<In
     }
     let follow = match probe {
         Probe::Mark | Probe::Index => return None,
-        Probe::Files => crate::checkout::Follow::Loosely,
-        Probe::Head => crate::checkout::Follow::Exactly,
+        Probe::Files => crate::git::checkout::Follow::Loosely,
+        Probe::Head => crate::git::checkout::Follow::Exactly,
     };
-    crate::checkout::gap(path, admin, follow).map(|gap| match gap {
-        crate::checkout::Gap::EmptyIndex => Incomplete::EmptyIndex,
-        crate::checkout::Gap::Unmatched(n, of, first) => Incomplete::Unmatched(n, of, first),
-        crate::checkout::Gap::Missing(n, first) => Incomplete::Missing(n, first),
-        crate::checkout::Gap::Unreadable(why) => Incomplete::Unreadable(why),
+    crate::git::checkout::gap(path, admin, follow).map(|gap| match gap {
+        crate::git::checkout::Gap::EmptyIndex => Incomplete::EmptyIndex,
+        crate::git::checkout::Gap::Unmatched(n, of, first) => Incomplete::Unmatched(n, of, first),
+        crate::git::checkout::Gap::Missing(n, first) => Incomplete::Missing(n, first),
+        crate::git::checkout::Gap::Unreadable(why) => Incomplete::Unreadable(why),
     })
 }

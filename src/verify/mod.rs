@@ -16,14 +16,14 @@ mod scan;
 
 use std::path::{Path, PathBuf};
 
-use crate::card::CardId;
-use crate::record::{self, Loaded, Origin, Record};
-use crate::repo::{self, Repo};
+use crate::git::repo::{self, Repo};
+use crate::ground::card::CardId;
+use crate::state::record::{self, Loaded, Origin, Record};
 
-pub use drift::{drift_hint, drifted};
-pub use incomplete::{checkout_incomplete, judge_checkout, Incomplete, Probe};
-pub use report::{Check, Report, ReportJson, Verdict, CHECKS};
-pub use scan::{claims, scan, scan_card, scan_for, scan_path, Entry, Index};
+pub(crate) use drift::{drift_hint, drifted};
+pub(crate) use incomplete::{checkout_incomplete, Incomplete, Probe};
+pub(crate) use report::{Check, Report, ReportJson, Verdict, CHECKS};
+pub(crate) use scan::{claims, scan, scan_card, scan_path, Entry, Index};
 
 /// Builds the ordered list of checks, stopping at the first failure.
 struct Checks {
@@ -395,8 +395,9 @@ pub fn inconsistency(rec: &Record) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    use super::incomplete::judge_checkout;
     use super::*;
-    use crate::repo::Head;
+    use crate::git::repo::Head;
 
     #[test]
     fn a_checkout_is_complete_only_unlocked_indexed_and_whole() {

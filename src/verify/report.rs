@@ -3,11 +3,10 @@
 use std::path::PathBuf;
 
 use serde::Serialize;
-use serde_json::Value;
 
 use super::drift::drifted;
-use crate::record::{Record, State};
-use crate::repo::Head;
+use crate::git::repo::Head;
+use crate::state::record::{Record, State};
 
 /// The outcome of one check; `ok` is `None` when an earlier check failed and it did not run.
 #[derive(Debug, Clone, Serialize)]
@@ -156,7 +155,7 @@ impl Report {
         if moved {
             format!(
                 "it looks moved with git worktree move: record it again with git kardwt prepare --path {}",
-                crate::quote::sh_path(&self.path)
+                crate::ground::quote::sh_path(&self.path)
             )
         } else {
             format!(
@@ -165,11 +164,6 @@ impl Report {
                 self.path.display()
             )
         }
-    }
-
-    /// The report as `verify --json` and `status --json` print it (their fields added after).
-    pub fn to_json(&self) -> Value {
-        serde_json::to_value(self.json()).unwrap_or(Value::Null)
     }
 
     /// The typed `--json` shape of this report.

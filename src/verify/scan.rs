@@ -4,8 +4,8 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use crate::record::{self, Loaded};
-use crate::repo::{self, Linked, Repo};
+use crate::git::repo::{self, Linked, Repo};
+use crate::state::record::{self, Loaded};
 
 /// One linked worktree with its record, as found by scanning the admin dirs.
 #[derive(Debug)]
@@ -32,7 +32,7 @@ pub fn scan(repo: &Repo) -> anyhow::Result<Vec<Entry>> {
 /// migrated yet, a card without a complete claim, a path that is not a directory or whose
 /// `.git` names something unusual): the caller scans everything, as before claims.
 pub fn scan_for(repo: &Repo, path: &Path, card: Option<&str>) -> Option<Vec<Entry>> {
-    if !crate::claim::migrated(&repo.common_dir) {
+    if !crate::state::claim::migrated(&repo.common_dir) {
         return None;
     }
     let path = repo::absolutize(path);
@@ -55,11 +55,11 @@ pub fn scan_for(repo: &Repo, path: &Path, card: Option<&str>) -> Option<Vec<Entr
     for c in &cards {
         // No claim: no other worktree holds a record of this card (every record written
         // completes its card's claim, and migration claimed the older ones).
-        let Some(claim) = crate::claim::load(&repo.common_dir, c) else {
+        let Some(claim) = crate::state::claim::load(&repo.common_dir, c) else {
             continue;
         };
         let claim = claim.ok()?;
-        if claim.state != crate::claim::ClaimState::Complete || claim.admin.is_empty() {
+        if claim.state != crate::state::claim::ClaimState::Complete || claim.admin.is_empty() {
             return None;
         }
         let owner = worktrees.join(&claim.admin);
@@ -83,7 +83,7 @@ pub fn scan_for(repo: &Repo, path: &Path, card: Option<&str>) -> Option<Vec<Entr
 /// [`scan_for`]) when the claim names a worktree whose record is the card's, or, when the card
 /// has no claim, to `default` (where `add` would create it); else all.
 pub fn scan_card(repo: &Repo, card: &str, default: &Path) -> anyhow::Result<Vec<Entry>> {
-    match crate::claim::load(&repo.common_dir, card) {
+    match crate::state::claim::load(&repo.common_dir, card) {
         Some(Ok(claim)) => {
             if let Some(entries) = scan_for(repo, &claim.path, Some(card)) {
                 let owners = claims(&entries, card);

@@ -21,7 +21,7 @@ use std::time::Duration;
 use serde_json::Value as Json;
 
 use git_kardwt::config::decode;
-use git_kardwt::error::Code;
+use git_kardwt::ground::error::Code;
 
 use crate::support::{Rng, TestRepo, BIN};
 

@@ -168,7 +168,7 @@ fn answer_text(
             // Started by absolute path, the guard names that path in its suggestion (SPEC
             // §23.7, tested in runner_install.rs); this table compares the commands.
             let hint = hint.strip_prefix("hint: run instead: ").unwrap_or(hint);
-            let bin = git_kardwt::quote::sh_path(Path::new(BIN));
+            let bin = git_kardwt::ground::quote::sh_path(Path::new(BIN));
             Some(hint.replace(&format!("{bin} "), "git kardwt "))
         }
         _ => panic!("{line}: exit {code:?}: {stderr}"),

@@ -53,7 +53,7 @@ fn a_bare_path_worktree_add_is_seeded_through_the_shims_named_binary() {
     assert!(
         text.contains(&format!(
             "kardwt={}",
-            git_kardwt::quote::sh_path(&canonical)
+            git_kardwt::ground::quote::sh_path(&canonical)
         )),
         "the shim does not name the installing binary:\n{text}"
     );

@@ -58,7 +58,7 @@ fn claude_install_merges_beside_other_entries_and_a_second_run_changes_nothing()
     std::fs::create_dir_all(repo.base.join(".claude")).unwrap();
     std::fs::write(settings(&repo), THEIRS).unwrap();
     let exe = exe();
-    let quoted = git_kardwt::quote::sh_path(&exe);
+    let quoted = git_kardwt::ground::quote::sh_path(&exe);
 
     // --print shows it and writes nothing.
     let printed = repo.kardwt_ok(&repo.base, &["runner", "install", "claude", "--print"]);
@@ -139,7 +139,7 @@ fn installed_guard_denies_with_an_absolute_suggestion_and_when_its_binary_is_mis
     assert!(
         reason.contains(&format!(
             "Run instead: {} remove --path",
-            git_kardwt::quote::sh_path(&exe())
+            git_kardwt::ground::quote::sh_path(&exe())
         )),
         "{reason}"
     );
@@ -170,7 +170,7 @@ fn installed_guard_denies_with_an_absolute_suggestion_and_when_its_binary_is_mis
         start,
         format!(
             "{} runner codex session-start",
-            git_kardwt::quote::sh_path(&exe())
+            git_kardwt::ground::quote::sh_path(&exe())
         )
     );
     let payload = json!({"cwd": repo.base, "hook_event_name": "SessionStart", "source": "startup"});

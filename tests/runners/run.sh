@@ -363,7 +363,7 @@ scenario_claude_exit_dirty() {
     finish claude-exit-dirty "Claude says it could not remove the tree"
 }
 not_grep() { ! grep -qF -- "$1" "$2"; }
-# One sh word as kardwt's quoter writes it (src/quote.rs): plain words bare, else '…'.
+# One sh word as kardwt's quoter writes it (src/ground/quote.rs): plain words bare, else '…'.
 shq() {
     case $1 in
         *[!A-Za-z0-9/._+,:@%=-]* | '') printf "'%s'" "$(printf %s "$1" | sed "s/'/'\\\\''/g")" ;;

@@ -1,0 +1,194 @@
+//! `gc --branches` (SPEC §27, issue 23): stale `card/*` branches. A branch is a candidate when
+//! no worktree has it checked out (the main one included) and its tip is integrated into the
+//! freshly fetched base (the rules' `base.ref`, or the remote's HEAD): merged, or squash- or
+//! rebase-merged, by the integration test gc judges trees with ([`collectable::branch_landed`]).
+//! Every other `card/*` branch is kept, with the reason. Deletion (`--apply`) takes the
+//! repository lock and judges each branch again under it (still no worktree, still the tip
+//! that was judged, still integrated) before `git branch -D`.
+use std::time::Instant;
+
+use anyhow::Result;
+use serde::Serialize;
+
+use crate::config::Config;
+use crate::session::context::Context;
+use crate::{gc::collectable, git, session::hold};
+
+/// Where the branches gc looks at live.
+const PREFIX: &str = "refs/heads/card/";
+
+/// One `card/*` branch and what gc makes of it.
+#[derive(Debug, Serialize)]
+pub struct Branch {
+    /// Its short name (`card/42`).
+    pub branch: String,
+    /// The commit it named when judged.
+    pub oid: String,
+    pub reason: String,
+    /// After `--apply`, for a candidate: `deleted`, `kept: …` or `failed: …`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
+}
+
+/// `branches` in `gc --json`.
+#[derive(Debug, Default, Serialize)]
+pub struct Report {
+    /// The base they were judged against (`refs/remotes/<remote>/<branch>`), when known.
+    pub base: Option<String>,
+    pub candidates: Vec<Branch>,
+    pub kept: Vec<Branch>,
+}
+
+impl Report {
+    /// Did a deletion fail?
+    pub fn failed(&self) -> bool {
+        self.candidates.iter().any(|c| {
+            c.outcome
+                .as_deref()
+                .is_some_and(|o| o.starts_with("failed"))
+        })
+    }
+
+    /// The text report, one line a branch.
+    pub fn lines(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for c in &self.candidates {
+            out.push(match c.outcome.as_deref() {
+                None => format!("would delete branch {}: {}", c.branch, c.reason),
+                Some("deleted") => format!("deleted branch {}: {}", c.branch, c.reason),
+                Some(o) => match o.strip_prefix("kept: ") {
+                    Some(why) => format!("kept branch {}: {why}", c.branch),
+                    None => format!(
+                        "could not delete branch {}: {}",
+                        c.branch,
+                        o.trim_start_matches("failed: ")
+                    ),
+                },
+            });
+        }
+        for k in &self.kept {
+            out.push(format!("kept branch {}: {}", k.branch, k.reason));
+        }
+        out
+    }
+}
+
+/// The base to judge against: fetched now (under the repository lock) unless `offline`, then
+/// the remote-tracking ref as last fetched. `(tracking ref, commit)`, or why there is none.
+fn base(
+    ctx: &Context,
+    cfg: &Config,
+    offline: bool,
+    deadline: Instant,
+) -> Result<(String, String), String> {
+    let remote = &cfg.base.remote;
+    if !offline {
+        let lock = crate::state::store::take_repo(
+            &ctx.repo.common_dir,
+            deadline,
+            "git kardwt gc --branches (fetch)",
+        )
+        .map_err(|e| format!("{e:#}"))?;
+        let (base_ref, oid) = crate::lifecycle::base::fetch_base(&lock, &ctx.repo, cfg, None, deadline)
+            .map_err(|e| format!("could not fetch the base from {remote} ({e:#}): gc judges only against a freshly fetched base (git kardwt gc --offline judges against the last fetch)"))?;
+        let tracking = collectable::tracking_ref_of(remote, &base_ref).unwrap_or(base_ref);
+        return Ok((tracking, oid));
+    }
+    let tracking = match &cfg.base.git_ref {
+        Some(r) => collectable::tracking_ref_of(remote, r),
+        None => git::symbolic_ref(&ctx.repo.base, &format!("refs/remotes/{remote}/HEAD")),
+    }
+    .ok_or_else(|| format!("the base of {remote} is not known without a fetch: name it with base.ref, or run gc without --offline"))?;
+    let oid = git::ref_commit(&ctx.repo.base, &tracking)
+        .ok_or_else(|| format!("{tracking} does not exist: run gc without --offline"))?;
+    Ok((tracking, oid))
+}
+
+/// Judge one branch at `oid`: `Ok(reason)` to delete it, `Err(reason)` to keep it.
+fn judge_one(
+    dir: &std::path::Path,
+    checked_out: &[(String, String)],
+    full: &str,
+    oid: &str,
+    base: &(String, String),
+) -> collectable::Judgement {
+    if let Some((path, _)) = checked_out.iter().find(|(_, b)| b == full) {
+        return Err(format!("checked out in the worktree at {path}"));
+    }
+    let name = base.0.strip_prefix("refs/remotes/").unwrap_or(&base.0);
+    collectable::branch_landed(dir, &base.1, name, oid)
+}
+
+/// List the `card/*` branches and judge each; with `apply`, delete the candidates.
+pub fn run(ctx: &Context, cfg: &Config, offline: bool, apply: bool) -> Result<Report> {
+    let dir = &ctx.repo.base;
+    let deadline = hold::after(Instant::now(), cfg.action_timeout_seconds);
+    let branches = git::branches_under(dir, PREFIX)?;
+    let mut report = Report::default();
+    let short = |full: &str| full.strip_prefix("refs/heads/").unwrap_or(full).to_owned();
+    let base = match base(ctx, cfg, offline, deadline) {
+        Ok(b) => b,
+        Err(why) => {
+            report.kept = branches
+                .into_iter()
+                .map(|(full, oid)| Branch {
+                    branch: short(&full),
+                    oid,
+                    reason: why.clone(),
+                    outcome: None,
+                })
+                .collect();
+            return Ok(report);
+        }
+    };
+    report.base = Some(base.0.clone());
+    let checked_out = git::checked_out_branches(dir)?;
+    for (full, oid) in branches {
+        let (reason, list) = match judge_one(dir, &checked_out, &full, &oid, &base) {
+            Ok(r) => (r, &mut report.candidates),
+            Err(r) => (r, &mut report.kept),
+        };
+        list.push(Branch {
+            branch: short(&full),
+            oid,
+            reason,
+            outcome: None,
+        });
+    }
+    if apply && !report.candidates.is_empty() {
+        delete(ctx, &base, &mut report.candidates, deadline)?;
+    }
+    Ok(report)
+}
+
+/// Delete the candidates under the repository lock, each judged again first: a branch that
+/// moved, was checked out or is no longer integrated since is kept.
+fn delete(
+    ctx: &Context,
+    base: &(String, String),
+    candidates: &mut [Branch],
+    deadline: Instant,
+) -> Result<()> {
+    let dir = &ctx.repo.base;
+    let lock =
+        crate::state::store::take_repo(&ctx.repo.common_dir, deadline, "git kardwt gc --branches")?;
+    let checked_out = git::checked_out_branches(dir)?;
+    for c in candidates.iter_mut() {
+        crate::sys::signals::check("during gc --branches --apply, before its next branch")?;
+        let full = format!("refs/heads/{}", c.branch);
+        let now = git::ref_commit(dir, &full);
+        let again = match now.as_deref() {
+            None => Err("it no longer exists".to_owned()),
+            Some(o) if o != c.oid => Err(format!("it moved to {o} since it was judged")),
+            Some(o) => judge_one(dir, &checked_out, &full, o, base),
+        };
+        c.outcome = Some(match again {
+            Err(why) => format!("kept: {why}"),
+            Ok(_) => match git::branch_delete(&lock, dir, &c.branch) {
+                Ok(()) => "deleted".to_owned(),
+                Err(e) => format!("failed: {e:#}"),
+            },
+        });
+    }
+    Ok(())
+}

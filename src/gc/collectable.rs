@@ -1,0 +1,315 @@
+//! gc's judgement of one managed worktree (SPEC R-GC, §22.3): collectable only on evidence
+//! that work happened in it and landed. Its own HEAD reflog (`<admin>/logs/HEAD`) must show a
+//! commit made in this worktree; HEAD (whatever branch is checked out, not the recorded one)
+//! and every such commit must be integrated into the base's remote-tracking ref (an ancestor,
+//! or its changes already there: a squash or rebase merge); HEAD must be on a remote. Clean
+//! trees, git's own refusals and live processes are the caller's checks. Reads only: git is
+//! asked, never told.
+use std::path::Path;
+
+use crate::git;
+use crate::git::repo::Head;
+use crate::state::record::Record;
+
+/// The reflog messages that record a commit made in this worktree: `git commit` writes
+/// `commit: <subject>`, `commit (initial): …`, `commit (amend): …` and `commit (merge): …`
+/// (a merge that needed a commit). Fast-forwards (`merge …: Fast-forward`, `pull:`), resets,
+/// checkouts, rebases and cherry-picks are not: they move HEAD to work made elsewhere (a
+/// rebase or cherry-pick replays commits that were made here, or were not work of this tree).
+fn is_commit_message(message: &str) -> bool {
+    message
+        .strip_prefix("commit")
+        .is_some_and(|rest| rest.starts_with(':') || rest.starts_with(" ("))
+}
+
+/// The commits made in this worktree, oldest first, from the text of its HEAD reflog (pure).
+/// Each line is `<old> <new> <ident> <time> <zone>\t<message>`. A commit later amended is
+/// judged by its replacement: `commit (amend)` drops the commit it replaced.
+pub fn commits_made_here(reflog: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for line in reflog.lines() {
+        let Some((head, message)) = line.split_once('\t') else {
+            continue;
+        };
+        if !is_commit_message(message) {
+            continue;
+        }
+        let mut ids = head.split(' ');
+        let (Some(old), Some(new)) = (ids.next(), ids.next()) else {
+            continue;
+        };
+        if message.starts_with("commit (amend)") {
+            out.retain(|c| c != old);
+        }
+        if !new.is_empty() && !new.bytes().all(|b| b == b'0') && !out.iter().any(|c| c == new) {
+            out.push(new.to_owned());
+        }
+    }
+    out
+}
+
+/// Why a tree stays, or why it may go.
+pub type Judgement = Result<String, String>;
+
+/// Judge the verified worktree at `path` (admin dir `admin`, record `rec`): `Ok(reason)` when
+/// its work landed, `Err(reason)` to keep it. `head` is what its HEAD names.
+pub fn landed(path: &Path, admin: &Path, rec: &Record, head: Option<&Head>) -> Judgement {
+    let head_name = match head {
+        Some(Head::Branch(b)) => b.clone(),
+        Some(Head::Detached(oid)) => format!("detached HEAD {}", short(oid)),
+        None => "HEAD".to_owned(),
+    };
+    match git::unpushed_commit(path) {
+        Ok(Some(oid)) => {
+            return Err(format!(
+                "HEAD has commits that are on no remote (e.g. {oid})"
+            ))
+        }
+        Ok(None) => {}
+        Err(e) => return Err(format!("could not tell whether HEAD is pushed: {e:#}")),
+    }
+    let reflog = match std::fs::read_to_string(admin.join("logs/HEAD")) {
+        Ok(text) => text,
+        Err(_) => {
+            return Err(
+                "it has no HEAD reflog, so nothing shows that work was made and landed here".into(),
+            )
+        }
+    };
+    let made = commits_made_here(&reflog);
+    if made.is_empty() {
+        return Err(
+            "no commit was made in this worktree (its HEAD reflog records none): nothing of its own landed"
+                .into(),
+        );
+    }
+    if rec.base_ref.is_empty() {
+        // R-DISPATCH 4: say why, instead of "not merged into " (an empty name).
+        return Err(format!(
+            "{head_name} cannot be checked for a merge: {}",
+            crate::session::foreign::empty_base_why(&rec.base_remote)
+        ));
+    }
+    let Some(tracking) = tracking_ref(rec) else {
+        return Err(format!(
+            "{head_name} cannot be checked for a merge: the base {} is not a branch",
+            rec.base_ref
+        ));
+    };
+    let Some(tip) = git::head_oid(path) else {
+        return Err("its HEAD names no commit".into());
+    };
+    if !integrated(path, &tracking, &tip) {
+        return Err(format!("{head_name} is not merged into {}", rec.base_ref));
+    }
+    for c in &made {
+        // HEAD's own history landed with it (merged, or its changes in the base).
+        if git::is_ancestor(path, c, &tip) || integrated(path, &tracking, c) {
+            continue;
+        }
+        return Err(format!(
+            "commit {} made in this worktree is not merged into {} (amended, reset away or on another branch)",
+            short(c),
+            rec.base_ref
+        ));
+    }
+    let n = made.len();
+    Ok(format!(
+        "{head_name} is merged into {} and pushed ({n} commit{} made here)",
+        rec.base_ref,
+        if n == 1 { "" } else { "s" }
+    ))
+}
+
+/// `gc --idle DUR` (SPEC §23.4), the one exception to "collect only what landed": a tree with
+/// no commit of its own (its HEAD reflog records none; no reflog is no evidence, so it is
+/// kept) that nobody touched for `idle_for`. Touched is the newer of its HEAD reflog's mtime
+/// (every commit, checkout, reset or pull moves HEAD) and the record's `updated_at` (every
+/// prepare, reuse and release). Not the index: any `git status`, gc's own clean check
+/// included, rewrites it; and edits that change no HEAD leave the tree dirty, which keeps it.
+/// `Ok(reason)` when idle; clean and unused are the caller's checks, as for [`landed`].
+pub fn idle(admin: &Path, rec: &Record, idle_for: std::time::Duration) -> Judgement {
+    let Ok(reflog) = std::fs::read_to_string(admin.join("logs/HEAD")) else {
+        return Err("it has no HEAD reflog, so nothing shows it has no commit of its own".into());
+    };
+    let made = commits_made_here(&reflog).len();
+    if made > 0 {
+        return Err(format!(
+            "{made} commit{} made in this worktree (--idle collects only trees with none)",
+            if made == 1 { " was" } else { "s were" }
+        ));
+    }
+    let mtime = |rel: &str| -> Option<u64> {
+        let m = std::fs::metadata(admin.join(rel)).ok()?.modified().ok()?;
+        m.duration_since(std::time::UNIX_EPOCH)
+            .ok()
+            .map(|d| d.as_secs())
+    };
+    let touched = [
+        mtime("logs/HEAD"),
+        crate::sys::time::parse_rfc3339(&rec.updated_at),
+    ]
+    .into_iter()
+    .flatten()
+    .max()
+    .unwrap_or(0);
+    let age = crate::sys::time::now_secs().saturating_sub(touched);
+    let shown = humantime::format_duration(std::time::Duration::from_secs(age));
+    if age < idle_for.as_secs() {
+        return Err(format!(
+            "touched {shown} ago, less than --idle {}",
+            humantime::format_duration(idle_for)
+        ));
+    }
+    Ok(format!(
+        "idle: no commit of its own and untouched for {shown} (since {})",
+        crate::sys::time::rfc3339(touched)
+    ))
+}
+
+/// The remote-tracking ref of the record's base (`refs/remotes/<remote>/<branch>`).
+pub fn tracking_ref(rec: &Record) -> Option<String> {
+    tracking_ref_of(&rec.base_remote, &rec.base_ref)
+}
+
+/// The remote-tracking ref of `base_ref` on `remote` (pure).
+pub fn tracking_ref_of(remote: &str, base_ref: &str) -> Option<String> {
+    base_ref
+        .strip_prefix("refs/heads/")
+        .map(|b| format!("refs/remotes/{remote}/{b}"))
+}
+
+/// How many seconds ago `tracking` (`refs/remotes/<remote>/<branch>`) was last updated, as
+/// far as the repository tells: the newer of its reflog's last entry (a fetch that moved it)
+/// and `FETCH_HEAD`'s mtime when that names the branch (a `git fetch` that found nothing new).
+/// A ref with no reflog has not moved since the clone wrote it: then the clone's entry in the
+/// reflog of `refs/remotes/<remote>/HEAD`.
+pub fn fetched_ago(common_dir: &Path, tracking: &str) -> Option<u64> {
+    let reflog_time =
+        |r: &str| reflog_last_time(&std::fs::read_to_string(common_dir.join("logs").join(r)).ok()?);
+    let mut parts = tracking.splitn(4, '/');
+    let remote = parts.nth(2).unwrap_or_default();
+    let branch = parts.next().unwrap_or_default();
+    let moved =
+        reflog_time(tracking).or_else(|| reflog_time(&format!("refs/remotes/{remote}/HEAD")));
+    let fetch_head = common_dir.join("FETCH_HEAD");
+    let fetched = std::fs::read_to_string(&fetch_head)
+        .ok()
+        .filter(|t| t.contains(&format!("branch '{branch}' of ")))
+        .and_then(|_| std::fs::metadata(&fetch_head).ok()?.modified().ok())
+        .and_then(|m| m.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_secs());
+    let when = moved.into_iter().chain(fetched).max()?;
+    Some(crate::sys::time::now_secs().saturating_sub(when))
+}
+
+/// The time (Unix seconds) of a reflog's last entry (pure): each line is
+/// `<old> <new> <ident> <time> <zone>\t<message>`.
+pub fn reflog_last_time(reflog: &str) -> Option<u64> {
+    let line = reflog.lines().rev().find(|l| l.contains('\t'))?;
+    let (head, _) = line.split_once('\t')?;
+    let mut words = head.rsplit(' ');
+    words.next()?; // the zone
+    words.next()?.parse().ok()
+}
+
+/// An age in its largest whole unit, as a person says it (pure): `40 seconds`, `1 minute`,
+/// `3 hours`, `2 days`.
+pub fn coarse(secs: u64) -> String {
+    let (n, unit) = match secs {
+        s if s < 60 => (s, "second"),
+        s if s < 3600 => (s / 60, "minute"),
+        s if s < 86_400 => (s / 3600, "hour"),
+        s => (s / 86_400, "day"),
+    };
+    format!("{n} {unit}{}", if n == 1 { "" } else { "s" })
+}
+
+/// `gc --branches` (SPEC §27): is the branch tip `tip` integrated into `base` (a commit: the
+/// freshly fetched base; `base_name` names it), by the same test as a tree's HEAD in
+/// [`landed`]? Every commit the tip contains landed with it. `Ok(reason)` when it did.
+pub fn branch_landed(dir: &Path, base: &str, base_name: &str, tip: &str) -> Judgement {
+    if !integrated(dir, base, tip) {
+        return Err(format!(
+            "it has commits not integrated into {base_name} (tip {})",
+            short(tip)
+        ));
+    }
+    Ok(if git::is_ancestor(dir, tip, base) {
+        format!("merged into {base_name} (tip {})", short(tip))
+    } else {
+        format!(
+            "its changes are in {base_name}, squash- or rebase-merged (tip {})",
+            short(tip)
+        )
+    })
+}
+
+/// Is `commit` in `base`, or are its changes (a squash or rebase merge)?
+fn integrated(dir: &Path, base: &str, commit: &str) -> bool {
+    git::is_ancestor(dir, commit, base) || git::changes_contained(dir, base, commit)
+}
+
+fn short(oid: &str) -> &str {
+    oid.get(..12).unwrap_or(oid)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{coarse, commits_made_here, reflog_last_time};
+
+    #[test]
+    fn last_reflog_time_and_coarse_ages() {
+        let log = format!(
+            "{}{}",
+            line(Z, A, "fetch: storing head"),
+            "1111 2222 A U Thor <a@example.com> 1700000500 +0200\tfetch origin: fast-forward\n"
+        );
+        assert_eq!(reflog_last_time(&log), Some(1_700_000_500));
+        assert_eq!(reflog_last_time(""), None);
+        assert_eq!(coarse(1), "1 second");
+        assert_eq!(coarse(59), "59 seconds");
+        assert_eq!(coarse(61), "1 minute");
+        assert_eq!(coarse(7300), "2 hours");
+        assert_eq!(coarse(3 * 86_400 + 5), "3 days");
+    }
+
+    const A: &str = "1111111111111111111111111111111111111111";
+    const B: &str = "2222222222222222222222222222222222222222";
+    const C: &str = "3333333333333333333333333333333333333333";
+    const D: &str = "4444444444444444444444444444444444444444";
+    const Z: &str = "0000000000000000000000000000000000000000";
+
+    fn line(old: &str, new: &str, message: &str) -> String {
+        format!("{old} {new} A U Thor <a@example.com> 1700000000 +0000\t{message}\n")
+    }
+
+    #[test]
+    fn only_commits_made_here_count() {
+        let log = [
+            line(Z, A, "reset: moving to HEAD"),
+            line(A, B, "merge origin/main: Fast-forward"),
+            line(B, C, "pull: Fast-forward"),
+            line(C, A, "checkout: moving from card/1 to main"),
+            line(A, D, "cherry-pick: picked"),
+            line(D, B, "rebase (finish): returning to refs/heads/card/1"),
+            line(B, C, "committed by hand: not a commit message"),
+        ]
+        .concat();
+        assert!(commits_made_here(&log).is_empty());
+    }
+
+    #[test]
+    fn commit_kinds_and_amends() {
+        let log = [
+            line(Z, A, "commit (initial): first"),
+            line(A, B, "commit: second"),
+            line(B, C, "commit (amend): second, better"),
+            line(C, D, "commit (merge): Merge branch x"),
+            line(D, D, "commit: again the same id"),
+            "garbage without a tab\n".to_owned(),
+        ]
+        .concat();
+        assert_eq!(commits_made_here(&log), vec![A, C, D]);
+    }
+}

@@ -1,0 +1,505 @@
+//! Locating the repository with gix: the common dir (canonicalized: gix leaves it as
+//! `…/worktrees/x/../..`), the base (main worktree), the worktree the caller stands in, refs;
+//! and the registered linked worktrees, their admin dirs, `.git` files and HEADs, each file
+//! read once by hand and parsed by gix, byte for byte (tests/scripts/PERFORMANCE.md: gix's own readers
+//! cost more system calls per worktree). Reads only; never mutates.
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use crate::ground::error::usage;
+
+/// The repository kardwt works on, as seen from the caller's directory.
+pub struct Repo {
+    /// `git rev-parse --git-common-dir`, absolute and canonical.
+    pub common_dir: PathBuf,
+    /// The main worktree (the trusted checkout), canonical.
+    pub base: PathBuf,
+    /// Top level of the worktree the caller stands in, canonical, if any.
+    pub current: Option<PathBuf>,
+    gix: gix::Repository,
+}
+
+/// One linked worktree as git administers it.
+#[derive(Debug, Clone)]
+pub struct Linked {
+    /// The admin dir name (`<common dir>/worktrees/<id>`).
+    pub id: String,
+    /// The admin dir, canonical.
+    pub admin: PathBuf,
+    /// Where the admin dir's `gitdir` says the worktree is (without `/.git`), if readable.
+    pub path: Option<PathBuf>,
+    pub locked: bool,
+    /// Directory gone (or `gitdir` unreadable) and not locked: `git worktree prune` would drop it.
+    pub prunable: bool,
+}
+
+/// What a worktree's HEAD names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Head {
+    /// A branch, short name (`card/42`).
+    Branch(String),
+    /// A detached HEAD at this object id.
+    Detached(String),
+}
+
+impl Head {
+    /// The branch or the object id, as `status` and `verify --json` print it.
+    pub fn display(&self) -> &str {
+        match self {
+            Head::Branch(b) | Head::Detached(b) => b,
+        }
+    }
+}
+
+impl Repo {
+    /// Find the repository containing `cwd`, or the one git's own environment names:
+    /// `git --git-dir=X kardwt …` exports `GIT_DIR` (and `GIT_WORK_TREE`) to us, and acts on X
+    /// exactly as `git --git-dir=X worktree add` would (R-TRUST 11).
+    pub fn discover(cwd: &Path) -> Result<Repo> {
+        let found = if std::env::var_os("GIT_DIR").is_some() {
+            gix::discover_with_environment_overrides(cwd)
+        } else {
+            gix::discover(cwd)
+        };
+        let gix = found.map_err(|e| {
+            usage(format!("not in a git repository ({}): {e}", cwd.display()))
+                .hint("run git kardwt from inside the repository whose worktrees it manages")
+        })?;
+        let common_dir = canonical(gix.common_dir())?;
+        let current = match gix.workdir() {
+            Some(w) => Some(canonical(w)?),
+            None => None,
+        };
+        let base = if gix.kind() != gix::repository::Kind::LinkedWorkTree {
+            current.clone()
+        } else if common_dir.file_name().is_some_and(|n| n == ".git") {
+            common_dir.parent().map(Path::to_path_buf)
+        } else {
+            let main = gix
+                .main_repo()
+                .context("could not open the main worktree")?;
+            main.workdir().map(canonical).transpose()?
+        };
+        let base = base.ok_or_else(|| {
+            usage(format!(
+                "the repository at {} has no main worktree (it is bare)",
+                common_dir.display()
+            ))
+            .hint("git kardwt needs a non-bare base checkout to create worktrees from")
+        })?;
+        Ok(Repo {
+            common_dir,
+            base,
+            current,
+            gix,
+        })
+    }
+
+    /// A git config value as a string, if set.
+    pub fn config_string(&self, key: &str) -> Option<String> {
+        self.gix
+            .config_snapshot()
+            .string(key)
+            .map(|v| v.to_string())
+    }
+
+    /// Does `refs/heads/<branch>` exist?
+    pub fn branch_exists(&self, branch: &str) -> bool {
+        matches!(
+            self.gix
+                .try_find_reference(format!("refs/heads/{branch}").as_str()),
+            Ok(Some(_))
+        )
+    }
+
+    /// The commit a ref points at (peeled), read without starting git.
+    pub fn ref_oid(&self, name: &str) -> Result<String> {
+        let reference = self
+            .gix
+            .try_find_reference(name)
+            .with_context(|| format!("could not read {name}"))?
+            .with_context(|| format!("{name} does not exist"))?;
+        let id = reference
+            .into_fully_peeled_id()
+            .with_context(|| format!("could not peel {name}"))?;
+        Ok(id.to_string())
+    }
+
+    /// Is the object with this hex id in the object database?
+    pub fn has_object(&self, hex: &str) -> bool {
+        gix::ObjectId::from_hex(hex.as_bytes()).is_ok_and(|id| self.gix.has_object(id))
+    }
+
+    /// The directory holding admin dirs of linked worktrees.
+    pub fn worktrees_dir(&self) -> PathBuf {
+        self.common_dir.join("worktrees")
+    }
+
+    /// Every linked worktree git lists (admin dirs with a `gitdir` file), sorted by admin dir.
+    ///
+    /// Listed with one `read_dir` and one read of each `gitdir`, the way git decides (an entry
+    /// whose `gitdir` cannot be read is not listed; prunable when it names a `.git` that is
+    /// gone and the entry is not locked). gix's `repo.worktrees()` is not used: it stats each
+    /// `gitdir` before it is read, and its proxies read it again for `base()` and
+    /// `is_prunable()` (bench P3/P7 in tests/scripts/PERFORMANCE.md).
+    pub fn linked(&self) -> Result<Vec<Linked>> {
+        let dir = self.worktrees_dir();
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(e).with_context(|| format!("could not list {}", dir.display())),
+        };
+        let mut out: Vec<Linked> = entries
+            .filter_map(|e| e.ok())
+            .filter_map(|e| linked_at(e.path()))
+            .collect();
+        out.sort_by(|a, b| a.admin.cmp(&b.admin));
+        Ok(out)
+    }
+}
+
+/// The linked worktree administered in `admin` (`<common dir>/worktrees/<id>`), as
+/// [`Repo::linked`] lists it; `None` when git would not list it (no readable `gitdir`).
+pub fn linked_at(admin: PathBuf) -> Option<Linked> {
+    let dot_git = read_admin_gitdir(&admin)?;
+    let locked = admin.join("locked").symlink_metadata().is_ok();
+    let prunable = !locked && dot_git.symlink_metadata().is_err();
+    let path = gix::discover::path::without_dot_git_dir(dot_git);
+    let path = if is_plain_absolute(&path) {
+        path
+    } else {
+        std::fs::canonicalize(&path).unwrap_or(path)
+    };
+    Some(Linked {
+        id: admin.file_name()?.to_string_lossy().into_owned(),
+        admin,
+        path: Some(path),
+        locked,
+        prunable,
+    })
+}
+
+/// An absolute path without `.` or `..` components (git writes such paths; others are
+/// resolved before they are compared).
+fn is_plain_absolute(p: &Path) -> bool {
+    p.is_absolute()
+        && p.components().all(|c| {
+            matches!(
+                c,
+                std::path::Component::RootDir | std::path::Component::Normal(_)
+            )
+        })
+}
+
+/// Canonicalize a path that must exist, with a message naming it.
+pub fn canonical(path: &Path) -> Result<PathBuf> {
+    std::fs::canonicalize(path).with_context(|| format!("could not resolve {}", path.display()))
+}
+
+/// `path` made absolute with its parent resolved as [`absolutize`] does but its last
+/// component kept as given, so a symlink there stays visible to the caller (SPEC §22.8: a
+/// symlink to a worktree is not that worktree). A last component of `..` (or none) is resolved.
+pub fn absolutize_keep_last(path: &Path) -> PathBuf {
+    keep_last_with(path, absolutize)
+}
+
+/// [`absolutize_keep_last`] with the parent resolved by `resolve_parent`.
+fn keep_last_with(path: &Path, resolve_parent: impl FnOnce(&Path) -> PathBuf) -> PathBuf {
+    let abs = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir().unwrap_or_default().join(path)
+    };
+    match (abs.parent(), abs.file_name()) {
+        (Some(parent), Some(name)) => resolve_parent(parent).join(name),
+        _ => absolutize(&abs),
+    }
+}
+
+/// [`absolutize_keep_last`] for many paths, each parent directory resolved once: a thousand
+/// worktrees under one root cost one `realpath` of it, not a thousand (`list`, R-SCALE).
+#[derive(Default)]
+pub struct Parents {
+    resolved: std::collections::HashMap<PathBuf, PathBuf>,
+}
+
+impl Parents {
+    /// `path` resolved as [`absolutize_keep_last`] resolves it.
+    pub fn keep_last(&mut self, path: &Path) -> PathBuf {
+        keep_last_with(path, |parent| match self.resolved.get(parent) {
+            Some(p) => p.clone(),
+            None => {
+                let p = absolutize(parent);
+                self.resolved.insert(parent.to_path_buf(), p.clone());
+                p
+            }
+        })
+    }
+}
+
+/// Canonicalize as much of `path` as exists and append the rest, so paths of directories that
+/// do not exist yet compare equal to what they will be.
+pub fn absolutize(path: &Path) -> PathBuf {
+    let abs = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir().unwrap_or_default().join(path)
+    };
+    let mut existing = abs.clone();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(c) = std::fs::canonicalize(&existing) {
+            let mut out = c;
+            for part in rest.iter().rev() {
+                out.push(part);
+            }
+            return out;
+        }
+        match (
+            existing.file_name().map(|n| n.to_os_string()),
+            existing.parent(),
+        ) {
+            (Some(name), Some(parent)) => {
+                rest.push(name);
+                existing = parent.to_path_buf();
+            }
+            _ => return abs,
+        }
+    }
+}
+
+/// Read a worktree's HEAD from its admin dir (`ref: refs/heads/x` or an object id), with gix's
+/// loose-ref decoder: a HEAD it cannot decode (not a ref name, not a whole object id of either
+/// hash) is `None`.
+pub fn read_head(admin: &Path) -> Option<Head> {
+    parse_head(&read_small(&admin.join("HEAD"))?)
+}
+
+/// Decode the bytes of a HEAD file with gix (SHA-1 or SHA-256 object ids).
+fn parse_head(bytes: &[u8]) -> Option<Head> {
+    use gix::bstr::ByteSlice;
+    let name: gix::refs::FullName = "HEAD".try_into().ok()?;
+    let reference = [gix::hash::Kind::Sha1, gix::hash::Kind::Sha256]
+        .into_iter()
+        .find_map(|kind| {
+            gix::refs::file::loose::Reference::try_from_path(name.clone(), bytes, kind).ok()
+        })?;
+    Some(match reference.target {
+        gix::refs::Target::Symbolic(target) => {
+            let full = target.as_bstr();
+            let short = full.strip_prefix(b"refs/heads/").unwrap_or(full);
+            Head::Branch(short.to_str_lossy().into_owned())
+        }
+        gix::refs::Target::Object(id) => Head::Detached(id.to_string()),
+    })
+}
+
+/// Read the `gitdir: X` line of a worktree's `.git` file (parsed by gix, byte for byte),
+/// resolved against the worktree.
+pub fn read_dot_git(worktree: &Path) -> Option<PathBuf> {
+    let bytes = read_small(&worktree.join(".git"))?;
+    let target = gix::discover::parse::gitdir(&bytes).ok()?;
+    Some(worktree.join(target))
+}
+
+/// The path an admin dir's `gitdir` file names (the worktree's `.git`), read byte for byte
+/// (trailing whitespace trimmed, as git does) and resolved against the admin dir.
+pub fn read_admin_gitdir(admin: &Path) -> Option<PathBuf> {
+    use gix::bstr::ByteSlice;
+    let bytes = read_small(&admin.join("gitdir"))?;
+    let path = gix::path::from_byte_slice(bytes.trim_end()).ok()?;
+    (!path.as_os_str().is_empty()).then(|| admin.join(path))
+}
+
+/// The most kardwt reads of a `.git` or `gitdir` file (gix's limit too).
+const MAX_PATH_FILE: u64 = 64 * 1024;
+
+/// A small file's bytes in one open and read, or `None` when it is unreadable or larger than
+/// [`MAX_PATH_FILE`]. gix's readers stat the file first, which costs a system call per
+/// worktree for nothing. Opened without blocking, so a FIFO planted as `.git` reads as empty
+/// (and fails to parse) instead of hanging `list` or the pre-push check; a device is cut at
+/// the limit.
+fn read_small(path: &Path) -> Option<Vec<u8>> {
+    read_bounded(path, MAX_PATH_FILE).ok()
+}
+
+/// At most `max` bytes of the file at `path`, opened without blocking (a FIFO or a device
+/// planted where kardwt expects a small file never hangs it: a FIFO reads as empty); a larger
+/// file is an error (`InvalidData`), a missing one `NotFound`.
+pub fn read_bounded(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY;
+    let mut buf = Vec::with_capacity(512);
+    let read = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(flags.bits() as i32)
+        .open(path)?
+        .take(max + 1)
+        .read_to_end(&mut buf);
+    match read {
+        Ok(_) if buf.len() as u64 <= max => Ok(buf),
+        Ok(_) => Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("larger than {max} bytes"),
+        )),
+        // A FIFO with no writer, opened without blocking: nothing to read.
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Ok(Vec::new()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Does `named` (what a worktree's `.git` file names) name an admin dir of this repository
+/// (`<common dir>/worktrees/<id>`) that git no longer has: gone, or left without its `gitdir`
+/// file (which git neither lists nor keeps: `prune` deletes it)? The mark of a tree git forgot,
+/// as a failed `git worktree remove` leaves it (SPEC §28.3); another repository's is never one.
+pub fn names_gone_admin(common_dir: &Path, named: &Path) -> bool {
+    let forgotten = |p: &Path| match p.symlink_metadata() {
+        Ok(m) => m.is_dir() && p.join("gitdir").symlink_metadata().is_err(),
+        Err(_) => true,
+    };
+    // Resolved by the file system and by name alone (they differ across a symlink): both
+    // must say so.
+    let normal = lexically_normal(named);
+    if !forgotten(named) || !forgotten(&normal) {
+        return false;
+    }
+    let named = normal;
+    let Some(worktrees) = named.parent().filter(|_| named.file_name().is_some()) else {
+        return false;
+    };
+    if worktrees.file_name() != Some(std::ffi::OsStr::new("worktrees")) {
+        return false;
+    }
+    // git deletes an empty `worktrees/` too: compare the common dir it sits in.
+    worktrees.parent().is_some_and(|common| {
+        common == common_dir
+            || std::fs::canonicalize(common)
+                .ok()
+                .zip(std::fs::canonicalize(common_dir).ok())
+                .is_some_and(|(a, b)| a == b)
+    })
+}
+
+/// `p` with `.` and `..` resolved by name alone (a `.git` file may name its admin dir by a
+/// relative path, which ends up joined to the worktree's).
+fn lexically_normal(p: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_an_admin_dir_of_this_repository_that_git_no_longer_has_is_gone() {
+        let dir = tempfile::tempdir().unwrap();
+        let common = dir.path().join("repo/.git");
+        let live = common.join("worktrees/live");
+        std::fs::create_dir_all(&live).unwrap();
+        std::fs::write(live.join("gitdir"), "/t/live/.git\n").unwrap();
+        let stub = common.join("worktrees/stub");
+        std::fs::create_dir_all(&stub).unwrap();
+        assert!(names_gone_admin(&common, &common.join("worktrees/gone")));
+        assert!(names_gone_admin(&common, &stub), "no gitdir: git prunes it");
+        assert!(!names_gone_admin(&common, &live));
+        // Named by a relative path, through the worktree.
+        let rel = dir.path().join("t/card-1/../../repo/.git/worktrees/gone");
+        assert!(names_gone_admin(&common, &rel));
+        // Another repository's, or not an admin dir at all.
+        let other = dir.path().join("other/.git/worktrees/gone");
+        assert!(!names_gone_admin(&common, &other));
+        assert!(!names_gone_admin(&common, &common.join("modules/gone")));
+        // git deletes an empty worktrees/ too.
+        std::fs::remove_dir_all(common.join("worktrees")).unwrap();
+        assert!(names_gone_admin(&common, &live));
+    }
+
+    #[test]
+    fn heads() {
+        assert_eq!(
+            parse_head(b"ref: refs/heads/card/42\n"),
+            Some(Head::Branch("card/42".into()))
+        );
+        let sha1 = "0123456789abcdef0123456789abcdef01234567";
+        assert_eq!(
+            parse_head(format!("{sha1}\n").as_bytes()),
+            Some(Head::Detached(sha1.into()))
+        );
+        let sha256 = sha1.repeat(2)[..64].to_owned();
+        assert_eq!(
+            parse_head(sha256.as_bytes()),
+            Some(Head::Detached(sha256.clone()))
+        );
+        // A cut object id or a ref name git would refuse is not a HEAD.
+        assert_eq!(parse_head(b"0123abcd\n"), None);
+        assert_eq!(parse_head(b"ref: refs/heads/a..b\n"), None);
+        assert_eq!(parse_head(b"garbage here"), None);
+        assert_eq!(parse_head(b""), None);
+    }
+
+    #[test]
+    fn path_files_are_read_byte_for_byte_and_bounded() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let gitdir = d.join("gitdir");
+        std::fs::write(&gitdir, b"/w/plain-\xff/.git\n").unwrap();
+        let want = Path::new(std::ffi::OsStr::from_bytes(b"/w/plain-\xff/.git"));
+        assert_eq!(read_admin_gitdir(d).as_deref(), Some(want));
+        // Relative to the admin dir, as git >= 2.48 may write it.
+        std::fs::write(&gitdir, "../../../w/.git \n").unwrap();
+        assert_eq!(read_admin_gitdir(d), Some(d.join("../../../w/.git")));
+        std::fs::write(&gitdir, " \n").unwrap();
+        assert_eq!(read_admin_gitdir(d), None);
+        std::fs::write(&gitdir, vec![b'a'; 64 * 1024 + 1]).unwrap();
+        assert_eq!(read_admin_gitdir(d), None);
+
+        let dot_git = d.join(".git");
+        std::fs::write(&dot_git, b"gitdir: /c/.git/worktrees/x\xff\n").unwrap();
+        let want = Path::new(std::ffi::OsStr::from_bytes(b"/c/.git/worktrees/x\xff"));
+        assert_eq!(read_dot_git(d).as_deref(), Some(want));
+        std::fs::write(&dot_git, "gitdir: ../c/.git/worktrees/x\n").unwrap();
+        assert_eq!(read_dot_git(d), Some(d.join("../c/.git/worktrees/x")));
+        // git wants `gitdir: ` exactly; a directory is a repository of its own.
+        std::fs::write(&dot_git, "gitdir:/c\n").unwrap();
+        assert_eq!(read_dot_git(d), None);
+        std::fs::remove_file(&dot_git).unwrap();
+        std::fs::create_dir(&dot_git).unwrap();
+        assert_eq!(read_dot_git(d), None);
+    }
+
+    #[test]
+    fn parents_resolve_as_absolutize_keep_last_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir(real.join("real")).unwrap();
+        std::os::unix::fs::symlink(real.join("real"), real.join("link")).unwrap();
+        let mut parents = Parents::default();
+        for p in ["link/a", "link/b", "link", "real/a", "missing/a", "link/.."] {
+            let p = dir.path().join(p);
+            assert_eq!(parents.keep_last(&p), absolutize_keep_last(&p), "{p:?}");
+        }
+        assert_eq!(parents.keep_last(&real.join("link/b")), real.join("real/b"));
+        assert_eq!(parents.keep_last(&real.join("link")), real.join("link"));
+    }
+
+    #[test]
+    fn absolutize_keeps_missing_tails() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = std::fs::canonicalize(dir.path()).unwrap();
+        assert_eq!(absolutize(&dir.path().join("a/b")), real.join("a/b"));
+    }
+}

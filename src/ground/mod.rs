@@ -1,0 +1,12 @@
+//! The ground floor, what every other floor stands on and which imports nothing above it: error
+//! kinds and how they print, stderr and stdout macros that cannot panic, card ids, shell
+//! quoting and the capping of text shown in messages.
+// First: its `eprintln!` and `eprint!`, which never panic, replace the standard ones in every
+// module declared after it (the whole crate: `ground` is declared first in `lib.rs`).
+#[macro_use]
+pub(crate) mod out;
+
+pub(crate) mod cap;
+pub mod card;
+pub mod error;
+pub mod quote;

@@ -1,0 +1,519 @@
+//! `add` as a library (SPEC R-ADD, R-BASE, R-REUSE, R-ATOMIC, R-SHAPE): take the card's lock,
+//! reuse a verified worktree or create one from a freshly fetched base under the repository
+//! lock, record it and run the seeding pipeline. Never touches the base's HEAD, index or files,
+//! and never changes a directory it did not create. `git kardwt add` and the runner commands
+//! call [`add`].
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, Result};
+
+use crate::config::{CheckoutMode, Config};
+use crate::ground::card::CardId;
+use crate::ground::error::refused;
+use crate::seed::{self, Prep};
+use crate::session::context::Context;
+use crate::session::hold;
+use crate::state::record::{self, Reason, Record, State};
+use crate::verify::{self, Verdict};
+use crate::{git::repo, sys::lock};
+
+mod unrecorded;
+
+/// What `add` is asked to do: the library form of `git kardwt add`'s arguments.
+#[derive(Debug, Clone, Default)]
+pub struct AddOptions {
+    /// The card id as given (validated here).
+    pub card: String,
+    pub board: String,
+    /// The action deadline in seconds (`None`: the rules' `action_timeout_seconds`).
+    pub timeout: Option<u64>,
+    /// The prepare hook's output goes only to the card's log file.
+    pub quiet: bool,
+    /// A branch of the remote to create from instead of the configured base (`--base`).
+    pub base: Option<String>,
+}
+
+/// A ready worktree `add` created or reused.
+#[derive(Debug)]
+pub struct Added {
+    pub record: Record,
+    /// Where the tree's HEAD really is (`None` when it cannot be read).
+    pub head: Option<repo::Head>,
+    /// HEAD is not on the recorded branch (R-DRIFT).
+    pub drift: bool,
+}
+
+/// `git kardwt add` as a library call (SPEC R-ADD, R-SHAPE): take the card's lock, reuse its
+/// verified tree or create one from the freshly fetched base, and run the seeding pipeline.
+/// The runner commands call this directly.
+pub fn add(ctx: &Context, args: &AddOptions) -> Result<Added> {
+    let card = CardId::parse(&args.card)?;
+    // `--base`: a branch name or `refs/heads/<branch>`, checked before anything runs.
+    let base = args
+        .base
+        .as_deref()
+        .map(crate::lifecycle::base::branch_ref)
+        .transpose()?;
+    let rules = ctx.rules()?;
+    let cfg = &rules.config;
+    let program = seed::prepare_program(cfg)?;
+    let timeout = args.timeout.unwrap_or(cfg.action_timeout_seconds);
+    let deadline = hold::after(Instant::now(), timeout);
+    let common = &ctx.repo.common_dir;
+    let holder = format!("git kardwt add {card}");
+    let hold::Locked {
+        card_lock,
+        entries,
+        report,
+    } = hold::lock_and_verify(ctx, &card, Some(&card), deadline, &holder, |entries| {
+        ctx.card_path(entries, &card)
+    })?;
+    let path = ctx.card_path(&entries, &card)?;
+    let remnant = (report.verdict == Verdict::Foreign)
+        .then(|| crate::lifecycle::remnant::of_card(&ctx.repo, &card))
+        .flatten()
+        .filter(|r| r.path() == path);
+    let action = Action {
+        prep: Prep {
+            ctx,
+            cfg,
+            program: program.as_deref(),
+            deadline,
+            quiet: args.quiet,
+        },
+        card: &card,
+        board: &args.board,
+        card_lock: &card_lock,
+        base: base.as_deref(),
+    };
+    let record = match report.verdict {
+        Verdict::Absent => {
+            refuse_if_branch_held(ctx, &entries, &card, cfg)?;
+            action.create(&path, &holder, None)?
+        }
+        Verdict::Verified => {
+            let (Some(rec), Some(admin)) = (report.record, report.admin) else {
+                anyhow::bail!("internal error: a verified worktree without record");
+            };
+            if let Some(asked) = base.as_deref().filter(|b| *b != rec.base_ref) {
+                return Err(refused(format!(
+                    "card {card}'s worktree {} was created from {}, not {asked}; nothing was changed",
+                    rec.path.display(),
+                    rec.base_ref
+                ))
+                .hint(format!(
+                    "run git kardwt add {card} without --base to reuse it, or remove it first (git kardwt remove {card}) to create it from {asked}"
+                ))
+                .into());
+            }
+            action.reuse(rec, admin)?
+        }
+        Verdict::Unseeded if half_made(&report, cfg).is_some() => {
+            let why = half_made(&report, cfg).unwrap_or(verify::Incomplete::NoIndex);
+            if !hold::intended(common, &card, &path) {
+                return Err(refused(format!(
+                    "{} is a worktree kardwt has no record of, and {}; once it is repaired, run git kardwt add {card} again",
+                    path.display(),
+                    why.describe()
+                ))
+                .hint(why.repair(&path))
+                .into());
+            }
+            // kardwt's own creation, interrupted before its record: never handed out, so it
+            // is removed and created again (the branch is kept and checked out as it is).
+            action.create(&path, &holder, Some(Leftover::HalfMade))?
+        }
+        Verdict::Foreign if bare_start(&report, common, &card) => {
+            // Killed between git creating the directory and its `.git` file: an empty
+            // directory kardwt made, and git's entry for it still `initializing`.
+            action.create(&path, &holder, Some(Leftover::BareStart))?
+        }
+        Verdict::Foreign if remnant.is_some() => {
+            // SPEC §28.3: what a failed removal left of this card's tree goes, then the tree
+            // is created afresh (refused, nothing deleted, when anything in it is new).
+            if let Some(remnant) = &remnant {
+                crate::lifecycle::remnant::clear(ctx, remnant, false, deadline)?;
+            }
+            action.create(&path, &holder, None)?
+        }
+        Verdict::Unseeded => {
+            return Err(refused(format!(
+                "{} is a worktree kardwt has no record of (unseeded)",
+                path.display()
+            ))
+            .hint(format!(
+                "to take it over as card {card}, run: git kardwt prepare --path {}",
+                crate::ground::quote::sh_path(&path)
+            ))
+            .into())
+        }
+        Verdict::Prunable => {
+            return Err(refused(format!(
+                "{} is registered with git but its directory is gone",
+                path.display()
+            ))
+            .hint("git kardwt gc --apply clears the stale registration (and reports what its record held), then run add again")
+            .into())
+        }
+        Verdict::Base | Verdict::Foreign => {
+            return Err(refused(report.explain()).hint(report.fix_hint()).into())
+        }
+    };
+    // R-DISPATCH 6: `branch` is the recorded branch; where HEAD really is comes beside it.
+    let head = admin_of(&record.path)
+        .ok()
+        .and_then(|admin| repo::read_head(&admin));
+    let drift = verify::drifted(head.as_ref(), &record.branch);
+    Ok(Added {
+        record,
+        head,
+        drift,
+    })
+}
+
+/// One `add` in progress: what every step needs.
+struct Action<'a> {
+    prep: Prep<'a>,
+    card: &'a CardId,
+    board: &'a str,
+    /// The card's lock, whose file says what this `add` is doing (R-DISPATCH 7).
+    card_lock: &'a lock::Held,
+    /// `--base`: the branch ref to create from instead of the configured base.
+    base: Option<&'a str>,
+}
+
+impl Action<'_> {
+    fn cfg(&self) -> &Config {
+        self.prep.cfg
+    }
+
+    fn retry(&self) -> String {
+        format!("git kardwt add {}", self.card)
+    }
+
+    /// Create the worktree under the repository lock, record it `preparing`, then prepare it
+    /// holding only the card's lock. A failed preparation removes the new tree (R-ATOMIC).
+    /// `leftover`: first remove what an interrupted `add` of this card left at `path`.
+    fn create(&self, path: &Path, holder: &str, leftover: Option<Leftover>) -> Result<Record> {
+        let started = Instant::now();
+        self.release_orphan()?;
+        self.card_lock
+            .doing(&format!("creating card {}'s worktree", self.card));
+        let (record, admin) = {
+            let common = &self.prep.ctx.repo.common_dir;
+            let repo_lock = crate::state::store::take_repo(common, self.prep.deadline, holder)?;
+            if let Some(leftover) = leftover {
+                self.remove_leftover(&repo_lock, path, leftover)?;
+            }
+            let ports = seed::allocate_ports(self.prep.ctx, self.cfg(), self.card)?;
+            crate::sys::signals::check("before fetching the base; nothing was created")?;
+            let (base_ref, oid) = crate::lifecycle::base::fetch_base(
+                &repo_lock,
+                &self.prep.ctx.repo,
+                self.cfg(),
+                self.base,
+                self.prep.deadline,
+            )?;
+            // SPEC §22.6: a signal during the fetch stops here; once the tree exists, the
+            // pipeline notices it and the tree is removed like any failed preparation's.
+            crate::sys::signals::check("after fetching the base; nothing was created")?;
+            let kept_branch = self.prep.ctx.repo.branch_exists(&self.card.branch());
+            // R-TRUST 5: say, before git creates anything, that this tree is ours.
+            hold::write_intent(common, self.card, path)?;
+            let path = match self.add_worktree(&repo_lock, path, &oid) {
+                Ok(p) => p,
+                Err(e) => {
+                    if !path.exists() {
+                        hold::clear_intent(common, self.card, path);
+                    }
+                    return Err(e);
+                }
+            };
+            // R-ATOMIC: a tree git made but kardwt could not record is removed again, so the
+            // next `add` starts clean (SPEC §28.3) instead of meeting an unrecorded tree.
+            let recorded = self.record_new(&path, kept_branch, (base_ref, oid), ports);
+            let (rec, admin) = match recorded {
+                Ok(done) => done,
+                Err(e) => return Err(self.unmake(&repo_lock, &path, e)),
+            };
+            self.prep.log(
+                crate::state::events::Kind::Created,
+                &rec,
+                "ok",
+                started.elapsed(),
+            );
+            (rec, admin)
+        };
+        let run_hook = self.cfg().prepare.as_ref().is_some_and(|p| p.on_create);
+        let path = record.path.clone();
+        self.card_lock
+            .doing(&format!("preparing card {}'s new worktree", self.card));
+        match self.prep.prepare(record, &admin, true, run_hook) {
+            Ok(rec) => Ok(rec),
+            Err(failure) => Err(self
+                .prep
+                .undo_creation(self.card, &self.retry(), &path, failure)),
+        }
+    }
+
+    /// R-ORPHAN: the card's claim outlived its worktree (removed behind kardwt's back): release
+    /// what it held (cleanup hook with reason `orphan`, ports; no signal) and drop the claim
+    /// before the card is claimed again. Holds the card's lock (the caller's).
+    fn release_orphan(&self) -> Result<()> {
+        let common = &self.prep.ctx.repo.common_dir;
+        let Some(Ok(claim)) = crate::state::claim::load(common, self.card.as_str()) else {
+            return Ok(());
+        };
+        if !claim.orphan(common) {
+            return Ok(());
+        }
+        self.card_lock
+            .doing(&format!("releasing card {}'s orphan claim", self.card));
+        crate::lifecycle::release::release_orphan_locked(
+            self.prep.ctx,
+            self.cfg(),
+            &claim,
+            self.prep.deadline,
+        )?;
+        crate::state::claim::delete(common, self.card.as_str());
+        Ok(())
+    }
+
+    /// Reuse a verified worktree: as it is when ready (prepare again only with `on_reuse`),
+    /// prepared again (reason `retry`) when an earlier run was interrupted or failed.
+    fn reuse(&self, mut rec: Record, admin: PathBuf) -> Result<Record> {
+        let on =
+            |f: fn(&crate::config::Prepare) -> bool| self.cfg().prepare.as_ref().is_some_and(f);
+        let (reason, run_hook) = match rec.state {
+            State::Ready => (Reason::Reuse, on(|p| p.on_reuse)),
+            State::Preparing | State::Failed | State::Released => {
+                (Reason::Retry, on(|p| p.on_create))
+            }
+        };
+        // A released tree gave its ports back (R-RUNNER): the pipeline takes ports again.
+        rec.reason = reason;
+        if run_hook || reason == Reason::Retry {
+            rec.state = State::Preparing;
+        }
+        rec.updated_at = crate::sys::time::now();
+        crate::state::store::write(&admin, &rec)?;
+        self.card_lock
+            .doing(&if run_hook || reason == Reason::Retry {
+                format!("preparing card {}'s worktree again", self.card)
+            } else {
+                format!("reusing card {}'s worktree", self.card)
+            });
+        let retry = reason == Reason::Retry;
+        match self.prep.prepare(rec, &admin, retry, run_hook) {
+            Ok(rec) => {
+                self.prep.log(
+                    crate::state::events::Kind::Reused,
+                    &rec,
+                    reason.as_str(),
+                    Duration::ZERO,
+                );
+                Ok(rec)
+            }
+            Err(failure) => Err(failure.into_error(self.card, &self.retry(), None)),
+        }
+    }
+
+    /// Remove what an interrupted `add` of this card created at `path` (unrecorded and never
+    /// handed out); the branch is kept. Call it under the repository lock.
+    fn remove_leftover(
+        &self,
+        repo_lock: &lock::RepoLock,
+        path: &Path,
+        leftover: Leftover,
+    ) -> Result<()> {
+        let started = Instant::now();
+        let removed = match leftover {
+            Leftover::HalfMade => hold::remove_half_made(repo_lock, &self.prep.ctx.repo.base, path),
+            Leftover::BareStart => remove_bare_start(repo_lock, &self.prep.ctx.repo, path),
+        };
+        removed.map_err(|refusal| {
+            // Git may have forgotten it all the same: the claim says when (SPEC §28.3).
+            crate::state::claim::mark_half_removed(
+                &self.prep.ctx.repo.common_dir,
+                Some(self.card.as_str()),
+                path,
+            );
+            crate::ground::error::failed(format!(
+                "removing {}, which an interrupted git kardwt add {} left half made, failed: {refusal}",
+                path.display(),
+                self.card
+            ))
+            .hint(match leftover {
+                Leftover::HalfMade => format!(
+                    "remove it by hand, then run git kardwt add {} again: git worktree remove --force --force {}",
+                    self.card,
+                    crate::ground::quote::sh_path(path)
+                ),
+                Leftover::BareStart => format!(
+                    "move {} away by hand, then run git kardwt add {} again",
+                    path.display(),
+                    self.card
+                ),
+            })
+        })?;
+        crate::state::events::append(
+            &self.prep.ctx.repo.common_dir,
+            crate::state::events::Kind::Removed,
+            self.card.as_str(),
+            path,
+            "half made by an interrupted add",
+            started.elapsed(),
+        );
+        Ok(())
+    }
+
+    /// `git worktree add` at `path`: a new branch at `oid`, or the kept branch as it is.
+    fn add_worktree(&self, repo_lock: &lock::RepoLock, path: &Path, oid: &str) -> Result<PathBuf> {
+        let out = crate::lifecycle::base::add_worktree_at(
+            repo_lock,
+            &self.prep.ctx.repo,
+            self.cfg(),
+            self.card,
+            path,
+            oid,
+            self.prep.deadline,
+        )?;
+        if !out.ok {
+            // git keeps a worktree whose post-checkout hook failed: it is ours, remove it.
+            let kept = if path.join(".git").is_file() {
+                match hold::remove_worktree_forced(repo_lock, &self.prep.ctx.repo.base, path) {
+                    Ok(()) => " (the new worktree was removed again)".to_owned(),
+                    Err(e) => format!(
+                        " (removing it failed: {e}; remove it by hand: {})",
+                        hold::manual_removal(path)
+                    ),
+                }
+            } else {
+                String::new()
+            };
+            anyhow::bail!(
+                "`git worktree add` of {} failed{kept}: {}",
+                path.display(),
+                out.stderr.trim()
+            );
+        }
+        repo::canonical(path)
+    }
+}
+
+/// What an interrupted `add` can leave at the card's path, unrecorded.
+#[derive(Clone, Copy)]
+enum Leftover {
+    /// A registered tree whose checkout never completed.
+    HalfMade,
+    /// An empty directory without its `.git` file, git's entry for it still `initializing`.
+    BareStart,
+}
+
+/// Is the foreign `report` an empty directory an interrupted `add` of `card` created (its
+/// intent names it) before git wrote its `.git` file?
+fn bare_start(report: &verify::Report, common: &Path, card: &CardId) -> bool {
+    report.failed_check().is_some_and(|c| c.name == "dot_git")
+        && !report.path.join(".git").exists()
+        && std::fs::read_dir(&report.path).is_ok_and(|mut d| d.next().is_none())
+        && hold::intended(common, card, &report.path)
+}
+
+/// Remove an empty directory at `path` and git's entries that name it and still say
+/// `initializing` (what `git worktree prune` would remove, were they not locked).
+fn remove_bare_start(
+    _repo_lock: &lock::RepoLock,
+    repo: &repo::Repo,
+    path: &Path,
+) -> Result<(), hold::RemovalError> {
+    use hold::RemovalError;
+    let linked = repo
+        .linked()
+        .map_err(|e| RemovalError::Git(format!("{e:#}")))?;
+    for l in linked.iter().filter(|l| l.path.as_deref() == Some(path)) {
+        let locked = std::fs::read_to_string(l.admin.join("locked")).unwrap_or_default();
+        if locked.trim() == "initializing" {
+            std::fs::remove_dir_all(&l.admin).map_err(|source| RemovalError::Io {
+                path: l.admin.clone(),
+                source,
+            })?;
+        }
+    }
+    std::fs::remove_dir(path).map_err(|source| RemovalError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// Why the unrecorded worktree of `report` is half made, if it is (R-TRUST 5). In delegated
+/// mode an unmaterialized tree is normal; only git's `initializing` mark counts then.
+fn half_made(report: &verify::Report, cfg: &Config) -> Option<verify::Incomplete> {
+    let admin = report.admin.as_deref()?;
+    let probe = match cfg.checkout.mode {
+        CheckoutMode::Delegated => verify::Probe::Mark,
+        _ => verify::Probe::Files,
+    };
+    verify::checkout_incomplete(&report.path, admin, probe)
+}
+
+/// Refuse, naming the repair, when branch `card/<id>` is checked out in an unrecorded
+/// worktree elsewhere (e.g. a hooked `git worktree add` killed mid-checkout): git would refuse
+/// the new worktree with no advice.
+fn refuse_if_branch_held(
+    ctx: &Context,
+    entries: &[verify::Entry],
+    card: &CardId,
+    cfg: &Config,
+) -> Result<()> {
+    let branch = repo::Head::Branch(card.branch());
+    for e in entries {
+        if !matches!(e.record, record::Loaded::Absent)
+            || repo::read_head(&e.linked.admin).as_ref() != Some(&branch)
+        {
+            continue;
+        }
+        let Some(path) = e.linked.path.clone() else {
+            continue;
+        };
+        let report = verify::verify(&ctx.repo, entries, &path, None);
+        if report.verdict != Verdict::Unseeded {
+            continue;
+        }
+        let (state, hint) = match half_made(&report, cfg) {
+            Some(why) => (
+                format!(
+                    "{}; once it is repaired, run git kardwt add {card} again",
+                    why.describe()
+                ),
+                why.repair(&path),
+            ),
+            None => (
+                "unseeded".to_owned(),
+                format!(
+                    "to take it over as card {card}, run: git kardwt prepare --path {}",
+                    crate::ground::quote::sh_path(&path)
+                ),
+            ),
+        };
+        return Err(refused(format!(
+            "branch {} is checked out in {}, a worktree kardwt has no record of: {state}",
+            card.branch(),
+            path.display()
+        ))
+        .hint(hint)
+        .into());
+    }
+    Ok(())
+}
+
+/// The admin dir a worktree's `.git` file names.
+fn admin_of(path: &Path) -> Result<PathBuf> {
+    let target = repo::read_dot_git(path).with_context(|| {
+        format!(
+            "{} has no readable .git file after git worktree add",
+            path.display()
+        )
+    })?;
+    repo::canonical(&target)
+}

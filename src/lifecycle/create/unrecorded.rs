@@ -1,0 +1,95 @@
+//! A tree `add` has just made and holds no record of yet (SPEC R-ATOMIC, §28.3): its first
+//! record, or the tree removed again when that cannot be written, so the next `add` starts
+//! clean instead of meeting an unrecorded tree.
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+
+use super::{admin_of, Action};
+use crate::session::hold;
+use crate::state::record::{Origin, Reason, Record, State};
+use crate::sys::lock;
+
+impl Action<'_> {
+    /// Record the tree `add` has just made at `path` (state `preparing`, holding `ports`): its
+    /// admin dir and the record naming the fetched `base` (ref and object id; on a kept branch,
+    /// where the two meet). Writing the record completes the card's claim (R-CLAIM).
+    pub(super) fn record_new(
+        &self,
+        path: &Path,
+        kept_branch: bool,
+        (base_ref, oid): (String, String),
+        ports: Vec<u16>,
+    ) -> Result<(Record, PathBuf)> {
+        let admin = admin_of(path)?;
+        // SPEC §23.5: a kept branch is checked out as it is, so it starts from the fetched
+        // base only when that is in its history; else from where the two meet.
+        let oid = if kept_branch {
+            crate::lifecycle::base::base_of_kept_branch(path, &oid)
+        } else {
+            oid
+        };
+        let now = crate::sys::time::now();
+        let rec = Record {
+            schema: 1,
+            card: self.card.to_string(),
+            board: self.board.to_owned(),
+            branch: self.card.branch(),
+            path: path.to_path_buf(),
+            common_dir: self.prep.ctx.repo.common_dir.clone(),
+            base_remote: self.cfg().base.remote.clone(),
+            base_ref,
+            base_oid: oid,
+            state: State::Preparing,
+            origin: Origin::Add,
+            reason: Reason::Create,
+            created_at: now.clone(),
+            updated_at: now,
+            config_fingerprint: self.cfg().fingerprint(),
+            links: Vec::new(),
+            copies: Vec::new(),
+            copy_method: String::new(),
+            ports,
+            last_hook: None,
+            prepare_cache: None,
+        };
+        crate::state::store::write(&admin, &rec)?;
+        Ok((rec, admin))
+    }
+
+    /// Remove the tree `add` has just made at `path` but could not record (`why`), under the
+    /// repository lock; the branch is kept. The error says what failed and that a retry
+    /// creates the tree again, or where it was left when removing it failed too.
+    pub(super) fn unmake(
+        &self,
+        repo_lock: &lock::RepoLock,
+        path: &Path,
+        why: anyhow::Error,
+    ) -> anyhow::Error {
+        let common = &self.prep.ctx.repo.common_dir;
+        let retry = self.retry();
+        match hold::remove_half_made(repo_lock, &self.prep.ctx.repo.base, path) {
+            Ok(()) => {
+                hold::clear_intent(common, self.card, path);
+                crate::ground::error::failed(format!(
+                    "recording card {}'s new worktree {} failed, so it was removed again (branch {} is kept): {why:#}",
+                    self.card,
+                    path.display(),
+                    self.card.branch()
+                ))
+                .hint(format!("once that is fixed, a retry ({retry}) creates it again"))
+                .into()
+            }
+            Err(refusal) => crate::ground::error::failed(format!(
+                "recording card {}'s new worktree {} failed ({why:#}), and removing it failed too: {refusal}",
+                self.card,
+                path.display()
+            ))
+            .hint(format!(
+                "remove it by hand, then run {retry}: git worktree remove --force --force {}",
+                crate::ground::quote::sh_path(path)
+            ))
+            .into(),
+        }
+    }
+}

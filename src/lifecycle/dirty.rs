@@ -1,0 +1,297 @@
+//! The one link-aware dirtiness test `remove` and `gc` share (SPEC §17.3), and the checks of
+//! everything `git worktree remove` would refuse, made before anything is released (§17.7).
+//!
+//! A path in the record's `links` is kardwt's own only while it is still the symlink kardwt
+//! made, pointing where kardwt pointed it (the base's file at the same relative path). Anything
+//! else there is user work, even when an exclude pattern or the user's ignore rules keep it out
+//! of `git status`.
+use std::path::Path;
+
+use anyhow::{Context, Result};
+
+use crate::state::record::Record;
+use crate::{git, lifecycle::walk, seed::links};
+
+/// What is at one of the record's link paths.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LinkState {
+    /// Still the symlink kardwt made, pointing at the base's file.
+    Own,
+    /// Nothing there (nothing to lose).
+    Gone,
+    /// Something else: a real file or directory, or a symlink kardwt did not make.
+    UserWork(&'static str),
+}
+
+/// Judge what is at `worktree/rel` against the link kardwt made to `base/rel`.
+pub fn link_state(base: &Path, worktree: &Path, rel: &str) -> LinkState {
+    // A record names links inside the worktree; anything else is never kardwt's to unlink.
+    let inside = !rel.is_empty()
+        && Path::new(rel)
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)));
+    if !inside {
+        return LinkState::UserWork("not a path inside the worktree");
+    }
+    let at = worktree.join(rel);
+    let Ok(meta) = at.symlink_metadata() else {
+        return LinkState::Gone;
+    };
+    if !meta.file_type().is_symlink() {
+        return LinkState::UserWork(if meta.is_dir() {
+            "a real directory replaced kardwt's link"
+        } else {
+            "a real file replaced kardwt's link"
+        });
+    }
+    match std::fs::read_link(&at) {
+        Ok(target) if target == base.join(rel) => LinkState::Own,
+        _ => LinkState::UserWork("a symlink kardwt did not make"),
+    }
+}
+
+/// The paths of `git status --porcelain -z` entries, one per entry, as people read them (any
+/// byte kept, see [`git::parse::display_path`]): a rename or copy names its new path; ignored
+/// entries (`!!`) are not dirt (pure).
+pub fn status_paths(entries: &[git::parse::StatusEntry]) -> Vec<String> {
+    entries
+        .iter()
+        .filter(|e| !e.ignored())
+        .map(|e| git::parse::display_path(&e.path))
+        .collect()
+}
+
+/// Is `path` the link path `link` or inside it? (pure)
+fn at_or_under(path: &str, link: &str) -> bool {
+    path == link
+        || path
+            .strip_prefix(link)
+            .is_some_and(|rest| rest.starts_with('/'))
+}
+
+/// Combine git's dirty paths with the judgement of each link path (pure): a path at or under
+/// one of kardwt's intact links is not dirt; a link path holding user work is, once, with why.
+pub fn combine(status: Vec<String>, links: &[(String, LinkState)]) -> Vec<String> {
+    let own: Vec<&str> = links
+        .iter()
+        .filter(|(_, s)| *s == LinkState::Own)
+        .map(|(l, _)| l.as_str())
+        .collect();
+    let mut dirt: Vec<String> = status
+        .into_iter()
+        .filter(|p| !own.iter().any(|l| at_or_under(p, l)))
+        .collect();
+    for (rel, state) in links {
+        if let LinkState::UserWork(why) = state {
+            dirt.retain(|p| !at_or_under(p, rel));
+            dirt.push(format!("{rel} ({why})"));
+        }
+    }
+    dirt
+}
+
+/// Tracked changes, untracked files, and user work at kardwt's link paths or hidden by the
+/// exclude block, in the worktree at `worktree` whose record is `rec`; empty when clean.
+///
+/// Clean is decided only on proof (SPEC §28.2): a `git status` that provably completed (exit
+/// 0, nothing on stderr, its `-z` output whole), the index as `git ls-files` read it, and
+/// kardwt's own walk of every directory git does not ignore ([`crate::lifecycle::walk`]), which names
+/// what git should have listed and did not (a directory git could not read is silently empty
+/// to it). Any failure among them is an error: the caller refuses, it never removes.
+pub fn dirty(base: &Path, worktree: &Path, rec: &Record) -> Result<Vec<String>> {
+    judge(base, worktree, rec).with_context(|| {
+        format!(
+            "could not tell whether {} holds uncommitted work",
+            worktree.display()
+        )
+    })
+}
+
+fn judge(base: &Path, worktree: &Path, rec: &Record) -> Result<Vec<String>> {
+    // Ignored paths listed too (a directory matching an ignore rule as one `dir/`): what the
+    // walk skips, and what the skills check looks for.
+    let status = git::status_z(
+        worktree,
+        &[
+            "--untracked-files=all",
+            "--ignore-submodules=none",
+            "--ignored=matching",
+        ],
+        &[],
+    )?;
+    let index = git::index_z(worktree)?;
+    let known = walk::Known::new(&index, &status);
+    let missed = walk::unseen(worktree, &known)?;
+    let mut paths = status_paths(&status);
+    paths.extend(missed.iter().map(|p| {
+        format!(
+            "{} (git status did not list it)",
+            git::parse::display_path(p)
+        )
+    }));
+    let mut links: Vec<(String, LinkState)> = rec
+        .links
+        .iter()
+        .map(|l| (l.clone(), link_state(base, worktree, l)))
+        .collect();
+    // The exclude block hides a non-directory at the skills paths in every worktree: one that
+    // is not kardwt's link (per this record) and that git ignores is user work.
+    for rel in hidden_by_the_block(worktree, rec, &known) {
+        links.push((
+            rel,
+            LinkState::UserWork("hidden from git status by an ignore rule"),
+        ));
+    }
+    Ok(combine(paths, &links))
+}
+
+/// The skills paths that are not links of this record, hold a non-directory, and that git
+/// ignores (so `git status` does not show them).
+fn hidden_by_the_block(worktree: &Path, rec: &Record, known: &walk::Known) -> Vec<String> {
+    links::SKILLS
+        .into_iter()
+        .filter(|rel| !rec.links.iter().any(|l| l == rel))
+        .filter(|rel| {
+            worktree
+                .join(rel)
+                .symlink_metadata()
+                .is_ok_and(|m| !m.is_dir())
+        })
+        .filter(|rel| known.ignored_at_or_above(rel.as_bytes()))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// One reason `git worktree remove` would refuse: the check, and what to do by hand.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Blocker {
+    pub check: String,
+    pub fix: String,
+}
+
+/// Why `git worktree remove` (unforced when `force` is false) would refuse the worktree at
+/// `worktree` administered in `admin`, checked before anything is released. Mirrors git's
+/// `remove_worktree` and `check_clean_worktree` (builtin/worktree.c): the main worktree, a lock
+/// (even forced, git wants `-f -f`), and, unforced, populated submodules. Dirtiness is
+/// [`dirty`]'s job.
+pub fn removal_blockers(
+    base: &Path,
+    worktree: &Path,
+    admin: &Path,
+    locked: bool,
+    force: bool,
+) -> Result<Vec<Blocker>> {
+    let shown = crate::ground::quote::sh_path(worktree);
+    let mut blockers = Vec::new();
+    if same_dir(base, worktree) {
+        blockers.push(Blocker {
+            check: "it is the main worktree, which git never removes".into(),
+            fix: "kardwt removes only linked worktrees".into(),
+        });
+    }
+    if locked || admin.join("locked").exists() {
+        blockers.push(Blocker {
+            check: "it is locked (git worktree lock)".into(),
+            fix: format!("unlock it first: git worktree unlock {shown}"),
+        });
+    }
+    if !force {
+        if let Some(sub) = populated_submodule(worktree, admin)? {
+            blockers.push(Blocker {
+                check: format!(
+                    "it contains the submodule {sub} (git refuses to remove working trees \
+                     containing submodules)"
+                ),
+                fix: format!(
+                    "check the submodule for unpushed work, then pass --force (or run git \
+                     worktree remove --force {shown} by hand)"
+                ),
+            });
+        }
+    }
+    Ok(blockers)
+}
+
+fn same_dir(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
+}
+
+/// The first submodule git would count (a gitlink in the index whose directory holds a `.git`,
+/// or else a `modules` dir in the admin dir), as git's `validate_no_submodules`.
+fn populated_submodule(worktree: &Path, admin: &Path) -> Result<Option<String>> {
+    let index = git::index_z(worktree)?;
+    let populated = index.iter().filter(|e| e.is_gitlink()).find(|e| {
+        use std::os::unix::ffi::OsStrExt;
+        let rel = std::ffi::OsStr::from_bytes(&e.path);
+        worktree.join(rel).join(".git").symlink_metadata().is_ok()
+    });
+    if let Some(e) = populated {
+        return Ok(Some(git::parse::display_path(&e.path)));
+    }
+    let modules = admin.join("modules");
+    Ok(modules
+        .is_dir()
+        .then(|| format!("repositories in {}", modules.display())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_paths_skip_the_original_of_a_rename() {
+        let z = b"R  new.txt\0old.txt\0?? scratch.txt\0 M src/lib.txt\0?? n\xff\0!! .env\0";
+        assert_eq!(
+            status_paths(&git::parse::status_z(z).unwrap()),
+            vec!["new.txt", "scratch.txt", "src/lib.txt", "n\\377"]
+        );
+        assert!(status_paths(&[]).is_empty());
+    }
+
+    #[test]
+    fn only_intact_links_are_not_dirt() {
+        let status = vec![
+            ".claude/skills".to_owned(),
+            ".env.local/x".to_owned(),
+            ".claude/skillsx".to_owned(),
+            ".agents/skills/mine.md".to_owned(),
+        ];
+        let links = vec![
+            (".claude/skills".to_owned(), LinkState::Own),
+            (
+                ".env".to_owned(),
+                LinkState::UserWork("a real file replaced kardwt's link"),
+            ),
+            (".env.local".to_owned(), LinkState::Gone),
+            (
+                ".agents/skills".to_owned(),
+                LinkState::UserWork("a real directory replaced kardwt's link"),
+            ),
+        ];
+        assert_eq!(
+            combine(status, &links),
+            vec![
+                ".env.local/x".to_owned(),
+                ".claude/skillsx".to_owned(),
+                ".env (a real file replaced kardwt's link)".to_owned(),
+                ".agents/skills (a real directory replaced kardwt's link)".to_owned(),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_link_outside_the_worktree_is_never_kardwts() {
+        let base = Path::new("/nonexistent/base");
+        let wt = Path::new("/nonexistent/wt");
+        for rel in ["../x", "/etc/passwd", "", "a/../../b", "."] {
+            assert!(
+                matches!(link_state(base, wt, rel), LinkState::UserWork(_)),
+                "{rel}"
+            );
+        }
+        assert_eq!(link_state(base, wt, ".claude/skills"), LinkState::Gone);
+    }
+}

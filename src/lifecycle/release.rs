@@ -1,0 +1,556 @@
+//! Releasing a card's worktree (SPEC R-REMOVE, R-RUNNER, R-ORPHAN), the service `release`,
+//! `remove`, `gc` and the runner commands share: the processes whose cwd is inside the tree
+//! (only when a person or agent asked: automatic cleanup never signals), the cleanup hook with
+//! its reason, the ports; the record becomes `released`. A tree whose directory is already
+//! gone gets what its record still names released; an orphan claim gets its cleanup hook and
+//! its ports back, never a signal.
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+
+use crate::config::{Cleanup, Config};
+use crate::ground::card::CardId;
+use crate::ground::error::{failed, refused, Code, Fail};
+use crate::sandbox::{self, Phase};
+use crate::session::context::Context;
+use crate::state::record::{self, LastHook, Loaded, Reason, Record, State};
+use crate::verify::{self, Verdict};
+use crate::{session::hold, state::events, sys::lock, sys::process};
+
+/// One step of a release or removal, as `--json` and the text output show it.
+#[derive(Debug, serde::Serialize)]
+pub struct Step {
+    pub step: &'static str,
+    pub ok: bool,
+    pub detail: String,
+}
+
+/// `release --json` and `remove --json`: the tree, its card and each step.
+#[derive(serde::Serialize)]
+pub struct StepsJson<'a> {
+    pub path: std::borrow::Cow<'a, str>,
+    pub card: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state: Option<&'static str>,
+    pub steps: &'a [Step],
+}
+
+/// What a release did.
+pub struct Release {
+    pub path: PathBuf,
+    pub card: String,
+    pub steps: Vec<Step>,
+}
+
+/// The configured cleanup hook and its resolved program, if any.
+pub fn cleanup_program(cfg: &Config) -> Result<Option<(&Cleanup, PathBuf)>> {
+    match &cfg.cleanup {
+        Some(c) => Ok(Some((
+            c,
+            sandbox::resolve_program(
+                &c.argv,
+                cfg.helpers.stable_root.as_deref(),
+                "worktree.cleanup.argv",
+            )?,
+        ))),
+        None => Ok(None),
+    }
+}
+
+/// What a release does about the processes whose cwd is inside the tree.
+#[derive(Debug, Clone, Copy)]
+pub enum Processes {
+    /// SIGTERM, then SIGKILL after the grace period: `remove` and `release`, which a person
+    /// or agent asked for.
+    Release(Duration),
+    /// Signal nothing: `gc` (SPEC §22.3: automatic cleanup never ends a process), whose
+    /// removal refuses a tree in use before anything is released.
+    KeepInUse,
+}
+
+/// R-REMOVE's release steps, in order, on a worktree verified under its card's lock: the
+/// processes whose cwd is inside `path` (event `released`; none with
+/// [`Processes::KeepInUse`]), then the cleanup hook (reason
+/// `remove`) while the directory exists. A failed cleanup hook is returned as the second value
+/// (unless `force`), unhinted, after its `failed` event and `last_hook` were written; the caller decides
+/// what the record becomes. An interrupt (SPEC §22.6) after the processes were released, or
+/// during the hook, marks the record `failed` and is an error even with `force`.
+#[allow(clippy::too_many_arguments)]
+pub fn release_locked(
+    ctx: &Context,
+    cfg: &Config,
+    cleanup: Option<&(&Cleanup, PathBuf)>,
+    rec: &mut Record,
+    admin: &Path,
+    path: &Path,
+    processes: Processes,
+    deadline: Instant,
+    force: bool,
+) -> Result<(Vec<Step>, Option<Fail>)> {
+    let mut steps = Vec::new();
+    // 1. Processes whose cwd is inside the tree.
+    let t = Instant::now();
+    let released = match processes {
+        Processes::Release(grace) => process::release(path, grace),
+        // The caller refused a tree in use before anything was released (`lifecycle/remove.rs`).
+        Processes::KeepInUse => process::Released::default(),
+    };
+    steps.push(Step {
+        step: "processes",
+        ok: true,
+        detail: released.to_string(),
+    });
+    events::append(
+        &ctx.repo.common_dir,
+        crate::state::events::Kind::Released,
+        &rec.card,
+        path,
+        &released.to_string(),
+        t.elapsed(),
+    );
+    if let Some(sig) = crate::sys::signals::interrupted() {
+        if let Processes::KeepInUse = processes {
+            // Nothing was signalled: nothing to record.
+            return Err(crate::sys::signals::stopped(sig, "before anything was released").into());
+        }
+        return Err(hold::stopped_releasing(
+            ctx,
+            rec,
+            admin,
+            path,
+            sig,
+            "after its processes were released",
+        )
+        .into());
+    }
+
+    // 2. The cleanup hook, while the directory still exists.
+    let Some((hook, program)) = cleanup else {
+        return Ok((steps, None));
+    };
+    rec.reason = Reason::Remove;
+    let env = sandbox::environment(
+        &crate::seed::facts(ctx, rec),
+        Phase::Cleanup,
+        &cfg.environment.passthrough,
+    );
+    let prefix = format!("kardwt[{} cleanup]: ", rec.card);
+    let outcome = sandbox::run(
+        program,
+        &hook.argv,
+        path,
+        env,
+        &prefix,
+        Duration::from_secs(hook.timeout_seconds),
+        deadline,
+    )?;
+    rec.last_hook = Some(LastHook {
+        phase: "cleanup".into(),
+        exit_code: outcome.exit_code(),
+        duration_ms: u64::try_from(outcome.duration.as_millis()).unwrap_or(u64::MAX),
+        killed: outcome.killed(),
+        cap_seconds: (outcome.killed() == Some(crate::state::record::Killed::Cap))
+            .then_some(hook.timeout_seconds),
+    });
+    crate::state::store::write_or_warn(admin, rec);
+    if let sandbox::Ending::Signal(sig) = outcome.ending {
+        return Err(hold::stopped_releasing(
+            ctx,
+            rec,
+            admin,
+            path,
+            sig,
+            "during the cleanup hook, which was killed",
+        )
+        .into());
+    }
+    let ok = outcome.succeeded();
+    steps.push(Step {
+        step: "cleanup hook",
+        ok,
+        detail: outcome.ending.to_string(),
+    });
+    if ok || force {
+        return Ok((steps, None));
+    }
+    events::append(
+        &ctx.repo.common_dir,
+        crate::state::events::Kind::Failed,
+        &rec.card,
+        path,
+        "cleanup hook",
+        outcome.duration,
+    );
+    let code = if outcome.ending == sandbox::Ending::Deadline {
+        Code::Deadline
+    } else {
+        Code::Hook
+    };
+    let tail = sandbox::tail_chars(&outcome.tail, 300);
+    let err = Fail::new(
+        code,
+        format!(
+            "the cleanup hook of card {} failed ({}); {} is kept: {tail}",
+            rec.card,
+            outcome.ending,
+            path.display()
+        ),
+    );
+    Ok((steps, Some(err)))
+}
+
+/// Release a worktree that verified (`report`, read before any lock, only names the card):
+/// verified again under the card's lock, released, its ports given back, state `released`.
+pub fn release_verified(
+    ctx: &Context,
+    report: &verify::Report,
+    grace: Duration,
+) -> Result<Release> {
+    let rules = ctx.rules()?;
+    let cfg = &rules.config;
+    let cleanup = cleanup_program(cfg)?;
+    let Relocked {
+        card: _,
+        path,
+        mut rec,
+        admin,
+        deadline,
+        held: _held,
+    } = relock(ctx, report, cfg, "release", "nothing was released")?;
+    let (mut steps, hook_failed) = release_locked(
+        ctx,
+        cfg,
+        cleanup.as_ref(),
+        &mut rec,
+        &admin,
+        &path,
+        Processes::Release(grace),
+        deadline,
+        false,
+    )?;
+    if let Some(err) = hook_failed {
+        // Processes are gone but the hook did not finish: `failed`, so `add` prepares again.
+        rec.state = State::Failed;
+        rec.updated_at = crate::sys::time::now();
+        crate::state::store::write_or_warn(&admin, &rec);
+        return Err(err
+            .hint("its record is now failed (git kardwt add prepares it again); fix the hook and run release again")
+            .into());
+    }
+    steps.push(give_back(&mut rec, &admin)?);
+    Ok(Release {
+        path,
+        card: rec.card,
+        steps,
+    })
+}
+
+/// The ports back, state `released`, written.
+fn give_back(rec: &mut Record, admin: &Path) -> Result<Step> {
+    let ports = std::mem::take(&mut rec.ports);
+    rec.state = State::Released;
+    rec.reason = Reason::Remove;
+    rec.updated_at = crate::sys::time::now();
+    crate::state::store::write(admin, rec)?;
+    let shown: Vec<String> = ports.iter().map(u16::to_string).collect();
+    Ok(Step {
+        step: "ports",
+        ok: true,
+        detail: if ports.is_empty() {
+            "none held".into()
+        } else {
+            format!("{} released", shown.join(", "))
+        },
+    })
+}
+
+/// Release what a registered worktree whose directory is gone still holds: the processes
+/// whose (deleted) cwd was inside, and the ports its record names. The cleanup hook cannot run
+/// without its directory. The registration stays for `git kardwt gc --prunable --apply`.
+pub fn release_gone(ctx: &Context, report: &verify::Report, grace: Duration) -> Result<Release> {
+    let path = report.path.clone();
+    let Some(admin) = report.admin.clone() else {
+        anyhow::bail!("internal error: a prunable worktree without admin dir");
+    };
+    let load = || match record::load(&admin) {
+        Loaded::Parsed(r) => Ok(*r),
+        Loaded::Absent => Err(refused(format!(
+            "{} is gone and was not managed by kardwt (no record); nothing was released",
+            path.display()
+        ))),
+        Loaded::Malformed(why) => Err(refused(why)),
+    };
+    let card = CardId::parse(&load()?.card)?;
+    let cfg = ctx.rules()?.config;
+    let deadline = hold::after(Instant::now(), cfg.action_timeout_seconds);
+    let _card_lock = lock::take_card(
+        &ctx.repo.common_dir,
+        &card,
+        deadline,
+        &format!("git kardwt release {card}"),
+    )?;
+    // Read again under the lock: only the record on disk now is written.
+    let mut rec = load()?;
+    if rec.card != card.as_str() {
+        return Err(failed(format!(
+            "the record of {} changed while waiting for card {card}'s lock; nothing was released",
+            path.display()
+        ))
+        .into());
+    }
+    let t = Instant::now();
+    let released = process::release(&path, grace);
+    events::append(
+        &ctx.repo.common_dir,
+        crate::state::events::Kind::Released,
+        &rec.card,
+        &path,
+        &format!("directory gone; {released}"),
+        t.elapsed(),
+    );
+    let mut steps = vec![
+        Step {
+            step: "processes",
+            ok: true,
+            detail: released.to_string(),
+        },
+        Step {
+            step: "cleanup hook",
+            ok: true,
+            detail: "not run: the directory is gone".into(),
+        },
+    ];
+    steps.push(give_back(&mut rec, &admin)?);
+    Ok(Release {
+        path,
+        card: rec.card,
+        steps,
+    })
+}
+
+/// A verified worktree verified again under its card's lock, before `remove` or `release`
+/// acts on it: only the record read then is acted on and written (a copy read before the lock
+/// could be stale).
+pub struct Relocked {
+    pub card: CardId,
+    pub path: PathBuf,
+    pub rec: Record,
+    pub admin: PathBuf,
+    /// The action's deadline, started from the rules.
+    pub deadline: Instant,
+    /// Holds the card's lock until dropped; its report is the one verified under the lock.
+    pub held: hold::Locked,
+}
+
+/// Take the card's lock for `verb` (`remove`, `release`) and verify `report`'s worktree again;
+/// a worktree that no longer verifies is an error saying `nothing` happened.
+pub fn relock(
+    ctx: &Context,
+    report: &verify::Report,
+    cfg: &Config,
+    verb: &str,
+    nothing: &str,
+) -> Result<Relocked> {
+    let Some(seen) = &report.record else {
+        anyhow::bail!("internal error: a verified worktree without record");
+    };
+    let card = CardId::parse(&seen.card)?;
+    let path = report.path.clone();
+    let deadline = hold::after(Instant::now(), cfg.action_timeout_seconds);
+    let holder = format!("git kardwt {verb} {card}");
+    let held = hold::lock_and_verify(ctx, &card, Some(&card), deadline, &holder, |_| {
+        Ok(path.clone())
+    })?;
+    let now = &held.report;
+    let (Verdict::Verified, Some(rec), Some(admin)) =
+        (now.verdict, now.record.clone(), now.admin.clone())
+    else {
+        return Err(failed(format!(
+            "{} changed while waiting for card {card}'s lock: {}; {nothing}",
+            path.display(),
+            now.explain()
+        ))
+        .hint(format!(
+            "check it with git kardwt verify, then run {verb} again"
+        ))
+        .into());
+    };
+    Ok(Relocked {
+        card,
+        path,
+        rec,
+        admin,
+        deadline,
+        held,
+    })
+}
+
+/// R-ORPHAN: release what the orphan `claim` (its worktree removed or its directory deleted
+/// behind kardwt's back) still holds, under its card's lock: the cleanup hook, run in the base
+/// with `KARDWT_WORKTREE` naming the vanished path and `KARDWT_REASON=orphan`; its ports are
+/// given back with the claim, which the caller deletes last. No process is signalled (SPEC
+/// §22.4): a process whose cwd was inside is no proof it belonged to this card. `Err` (claim
+/// kept) when the hook failed.
+pub fn release_orphan(
+    ctx: &Context,
+    cfg: &Config,
+    claim: &crate::state::claim::Claim,
+    deadline: Instant,
+) -> Result<Vec<Step>> {
+    let card = CardId::parse(&claim.card)?;
+    let _card_lock = lock::take_card(
+        &ctx.repo.common_dir,
+        &card,
+        deadline,
+        &format!("git kardwt gc (release orphan {card})"),
+    )?;
+    release_orphan_locked(ctx, cfg, claim, deadline)
+}
+
+/// SPEC §22.4: drop the claim of `claim.card` whose path now holds another worktree, under
+/// the card's lock, after checking again that the claim on disk is still that one. Nothing at
+/// the path is touched and no hook runs: whatever stands there is not this card's.
+pub fn drop_replaced_orphan(
+    ctx: &Context,
+    claim: &crate::state::claim::Claim,
+    deadline: Instant,
+) -> Result<()> {
+    let card = CardId::parse(&claim.card)?;
+    let _card_lock = lock::take_card(
+        &ctx.repo.common_dir,
+        &card,
+        deadline,
+        &format!("git kardwt gc (drop claim {card})"),
+    )?;
+    match crate::state::claim::load(&ctx.repo.common_dir, &claim.card) {
+        Some(Ok(now)) if now == *claim => {}
+        _ => {
+            return Err(failed(format!(
+                "card {card}'s claim changed while waiting for its lock; it was not dropped"
+            ))
+            .into())
+        }
+    }
+    crate::state::claim::delete(&ctx.repo.common_dir, &claim.card);
+    events::append(
+        &ctx.repo.common_dir,
+        crate::state::events::Kind::Released,
+        &claim.card,
+        &claim.path,
+        "orphan claim dropped: another worktree stands at its path; nothing there was touched",
+        Duration::ZERO,
+    );
+    Ok(())
+}
+
+/// [`release_orphan`] for a caller that already holds the card's lock (`add`).
+pub fn release_orphan_locked(
+    ctx: &Context,
+    cfg: &Config,
+    claim: &crate::state::claim::Claim,
+    deadline: Instant,
+) -> Result<Vec<Step>> {
+    let card = CardId::parse(&claim.card)?;
+    let path = &claim.path;
+    let t = Instant::now();
+    let mut steps = vec![Step {
+        step: "processes",
+        ok: true,
+        detail: "none signalled (an orphan's release never ends a process)".into(),
+    }];
+    // Judged again here, whoever calls: a malformed claim or one whose path holds a worktree
+    // again is not released (SPEC §22.4).
+    let kind = claim.orphan_kind(&ctx.repo.common_dir, Some(&ctx.repo.base));
+    let Some(kind) = kind else {
+        let why = claim
+            .malformed(&ctx.repo.common_dir, Some(&ctx.repo.base))
+            .unwrap_or_else(|| format!("{} is not an orphan's path", path.display()));
+        return Err(
+            refused(format!("card {card}'s claim is not released: {why}"))
+                .hint("git kardwt doctor reports it; inspect the claim by hand")
+                .into(),
+        );
+    };
+    let cleanup = match (claim.released, kind) {
+        // `release` ran the hook already, with the tree still there.
+        (true, _) => None,
+        // Another worktree stands there now: a hook told that path would act on it.
+        (false, crate::state::claim::Orphan::Replaced) => {
+            steps.push(Step {
+                step: "cleanup hook",
+                ok: true,
+                detail: "not run: another worktree stands at its path".into(),
+            });
+            None
+        }
+        (false, crate::state::claim::Orphan::Gone) => cleanup_program(cfg)?,
+    };
+    if let Some((hook, program)) = cleanup {
+        let facts = sandbox::Facts {
+            card: claim.card.clone(),
+            board: String::new(),
+            worktree: path.clone(),
+            base: ctx.repo.base.clone(),
+            common_dir: ctx.repo.common_dir.clone(),
+            branch: claim.branch.clone(),
+            base_oid: String::new(),
+            reason: "orphan",
+            ports: claim.ports.clone(),
+        };
+        let env = sandbox::environment(&facts, Phase::Cleanup, &cfg.environment.passthrough);
+        let outcome = sandbox::run(
+            &program,
+            &hook.argv,
+            &ctx.repo.base,
+            env,
+            &format!("kardwt[{card} cleanup]: "),
+            Duration::from_secs(hook.timeout_seconds),
+            deadline,
+        )?;
+        if !outcome.succeeded() {
+            events::append(
+                &ctx.repo.common_dir,
+                crate::state::events::Kind::Failed,
+                &claim.card,
+                path,
+                "orphan: cleanup hook",
+                outcome.duration,
+            );
+            return Err(Fail::new(
+                Code::Hook,
+                format!(
+                    "the cleanup hook of orphan card {card} failed ({}); its claim is kept: {}",
+                    outcome.ending,
+                    sandbox::tail_chars(&outcome.tail, 300)
+                ),
+            )
+            .hint("fix the hook and run git kardwt gc --apply again")
+            .into());
+        }
+        steps.push(Step {
+            step: "cleanup hook",
+            ok: true,
+            detail: outcome.ending.to_string(),
+        });
+    }
+    let shown: Vec<String> = claim.ports.iter().map(u16::to_string).collect();
+    steps.push(Step {
+        step: "ports",
+        ok: true,
+        detail: if shown.is_empty() {
+            "none held".into()
+        } else {
+            format!("{} released", shown.join(", "))
+        },
+    });
+    events::append(
+        &ctx.repo.common_dir,
+        crate::state::events::Kind::Released,
+        &claim.card,
+        path,
+        "orphan",
+        t.elapsed(),
+    );
+    Ok(steps)
+}

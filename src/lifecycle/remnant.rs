@@ -1,0 +1,593 @@
+//! Half-removed trees and stale intents (SPEC §28.3). When one of its deletions fails, `git
+//! worktree remove` still deletes the tree's admin dir, leaving part of the tree on disk that
+//! git no longer knows. Such a directory is kardwt's only when its card's claim names it, its
+//! `.git` (if still there) names an admin dir of this repository that is gone, and git
+//! registers no worktree there; it is cleared, by `remove` or the next `add` of the card, only
+//! when nothing in it changed after the failed removal (the claim's `half_removed` mark) or
+//! with `--force`, never while a process works in it, never across a symlink and never into
+//! another file system. Also what `list` and `doctor` say about a claim no worktree git knows
+//! stands behind: an orphan, a malformed claim, a half-removed tree, or the intent of an `add`
+//! that was interrupted before its tree existed.
+use std::collections::HashSet;
+use std::ffi::{OsStr, OsString};
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::Result;
+use rustix::fs::{AtFlags, FileType};
+
+use crate::git::repo::Repo;
+use crate::ground::card::CardId;
+use crate::ground::error::{failed, refused};
+use crate::lifecycle::release::Step;
+use crate::session::context::Context;
+use crate::state::claim::{self, Claim, ClaimState};
+use crate::{session::hold, state::events, sys::beneath, sys::lock};
+
+/// How many of the paths that block a clearing a message names.
+const SHOWN: usize = 5;
+
+/// A card's tree that a failed removal left half deleted: its claim, which names the path.
+#[derive(Debug, Clone)]
+pub struct Remnant {
+    pub claim: Claim,
+}
+
+impl Remnant {
+    pub fn path(&self) -> &Path {
+        &self.claim.path
+    }
+
+    pub fn card(&self) -> &str {
+        &self.claim.card
+    }
+
+    /// When the removal that left it failed (seconds since the epoch), if kardwt saw it fail.
+    fn since(&self) -> Option<u64> {
+        crate::sys::time::parse_rfc3339(&self.claim.half_removed)
+    }
+}
+
+/// What stands at a claim's path, for recognising a remnant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Standing {
+    /// Nothing, or something that is not a real directory (a symlink, a file).
+    NoDirectory,
+    /// A directory without `.git`: git deleted it before the failure.
+    Bare,
+    /// A directory whose `.git` names an admin dir of this repository that is gone.
+    Forgotten,
+    /// A directory whose `.git` is anything else: a live worktree, another repository's, a
+    /// repository of its own, unreadable.
+    Other,
+}
+
+/// Is a claim's path a remnant, given whether the claim is malformed, whether git registers a
+/// worktree there and what stands there (pure)? An intent's path counts as a complete
+/// claim's: an `add` undone or repaired may have failed the same way. A malformed claim is
+/// never acted on (SPEC §22.4).
+fn judge(malformed: bool, registered: bool, standing: &Standing) -> bool {
+    !malformed && !registered && matches!(standing, Standing::Bare | Standing::Forgotten)
+}
+
+/// Read what stands at `path`, never following a symlink there.
+fn standing(common_dir: &Path, path: &Path) -> Standing {
+    if !path.symlink_metadata().is_ok_and(|m| m.is_dir()) {
+        return Standing::NoDirectory;
+    }
+    let dot_git = path.join(".git");
+    match dot_git.symlink_metadata() {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Standing::Bare,
+        Ok(m) if m.is_file() => match crate::git::repo::read_dot_git(path) {
+            Some(named) if crate::git::repo::names_gone_admin(common_dir, &named) => {
+                Standing::Forgotten
+            }
+            _ => Standing::Other,
+        },
+        _ => Standing::Other,
+    }
+}
+
+/// The paths git registers worktrees at, as `linked` lists them.
+fn registered_paths(linked: &[crate::git::repo::Linked]) -> HashSet<PathBuf> {
+    linked.iter().filter_map(|l| l.path.clone()).collect()
+}
+
+/// Is `claim`'s path among `registered` (compared as written and resolved)?
+fn is_registered(claim: &Claim, registered: &HashSet<PathBuf>) -> bool {
+    registered.contains(&claim.path)
+        || std::fs::canonicalize(&claim.path).is_ok_and(|c| registered.contains(&c))
+}
+
+/// `claim` as a remnant of `repo`, judged against the worktrees git registers.
+fn recognise_among(repo: &Repo, registered: &HashSet<PathBuf>, claim: Claim) -> Option<Remnant> {
+    let malformed = claim
+        .malformed(&repo.common_dir, Some(&repo.base))
+        .is_some();
+    let standing = standing(&repo.common_dir, &claim.path);
+    judge(malformed, is_registered(&claim, registered), &standing).then_some(Remnant { claim })
+}
+
+/// `claim` as a remnant, judged against git's worktrees read now (`None` when they cannot be
+/// read: nothing is proven then). They are read only when the path could be one.
+fn recognise(repo: &Repo, claim: Claim) -> Option<Remnant> {
+    if !matches!(
+        standing(&repo.common_dir, &claim.path),
+        Standing::Bare | Standing::Forgotten
+    ) {
+        return None;
+    }
+    let linked = repo.linked().ok()?;
+    recognise_among(repo, &registered_paths(&linked), claim)
+}
+
+/// The remnant of card `card`'s tree, if its claim names one.
+pub fn of_card(repo: &Repo, card: &CardId) -> Option<Remnant> {
+    let claim = claim::load(&repo.common_dir, card.as_str())?.ok()?;
+    recognise(repo, claim)
+}
+
+/// The remnant at `path`, if a card's claim names it.
+pub fn at(repo: &Repo, path: &Path) -> Option<Remnant> {
+    let p = crate::git::repo::absolutize(path);
+    let claim = claim::all(&repo.common_dir)
+        .into_iter()
+        .find(|c| crate::git::repo::absolutize(&c.path) == p)?;
+    recognise(repo, claim)
+}
+
+/// What a remnant holds, read without following a symlink.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Contents {
+    /// Its entries (files, links, directories), itself not counted.
+    pub entries: u64,
+    /// How many non-directories changed after the failed removal (every one when kardwt did
+    /// not see it fail), and the first few of them, relative to it.
+    pub changed: u64,
+    pub changed_shown: Vec<PathBuf>,
+    /// Directories in it on another file system (mount points), relative to it (`""`: itself).
+    pub mounts: Vec<PathBuf>,
+}
+
+/// Read what `path` holds. `since`: when the removal that left it failed; a non-directory whose
+/// status changed in a later second counts as changed (its contents, mode, links or name:
+/// `ctime`, which no one sets back). Directories are not judged: git's own deletions change
+/// theirs, and an empty one holds nothing.
+pub fn inspect(path: &Path, since: Option<u64>) -> std::io::Result<Contents> {
+    let (parent, name) = split(path)?;
+    let parent_fd = beneath::root(parent)?;
+    let root = open_below(&parent_fd, name, Path::new(""))?;
+    let dev = rustix::fs::fstat(&root)?.st_dev;
+    let mut out = Contents::default();
+    if rustix::fs::fstat(&parent_fd)?.st_dev != dev {
+        out.mounts.push(PathBuf::new());
+        return Ok(out);
+    }
+    walk(&root, Path::new(""), dev, since, &mut out)?;
+    Ok(out)
+}
+
+/// The parent directory and name of an absolute path.
+fn split(path: &Path) -> std::io::Result<(&Path, &OsStr)> {
+    match (path.parent(), path.file_name()) {
+        (Some(p), Some(n)) => Ok((p, n)),
+        _ => Err(std::io::Error::other(format!(
+            "{} has no parent directory",
+            path.display()
+        ))),
+    }
+}
+
+/// Open the directory `name` in `dir` without following a symlink (`rel`: its path, for
+/// messages).
+fn open_below(dir: &OwnedFd, name: &OsStr, rel: &Path) -> std::io::Result<OwnedFd> {
+    beneath::child(dir, name, rel, None)?
+        .map_err(|b| std::io::Error::other(format!("{b}; nothing was deleted")))
+}
+
+/// Count `dir`'s entries into `out`, descending into its directories one open at a time.
+fn walk(
+    dir: &OwnedFd,
+    rel: &Path,
+    dev: u64,
+    since: Option<u64>,
+    out: &mut Contents,
+) -> std::io::Result<()> {
+    let names: Vec<OsString> = rustix::fs::Dir::read_from(dir)?
+        .map(|e| {
+            e.map(|e| {
+                use std::os::unix::ffi::OsStrExt as _;
+                OsStr::from_bytes(e.file_name().to_bytes()).to_owned()
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    for name in names.iter().filter(|n| *n != "." && *n != "..") {
+        let at = rel.join(name);
+        let st = rustix::fs::statat(dir, name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW)?;
+        out.entries += 1;
+        if FileType::from_raw_mode(st.st_mode) == FileType::Directory {
+            if st.st_dev != dev {
+                out.mounts.push(at);
+                continue;
+            }
+            let sub = open_below(dir, name, &at)?;
+            walk(&sub, &at, dev, since, out)?;
+        } else if since.is_none_or(|s| u64::try_from(st.st_ctime).unwrap_or(0) > s) {
+            out.changed += 1;
+            if out.changed_shown.len() < SHOWN {
+                out.changed_shown.push(at);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Why a remnant may not be cleared, if it may not (pure).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Blocked {
+    /// A file system is mounted in it: never cleared, even with `--force`.
+    Mounted(Vec<PathBuf>),
+    /// Files in it changed after the removal failed: new work, perhaps (`--force` clears).
+    Changed { count: u64, shown: Vec<PathBuf> },
+    /// kardwt did not see the removal fail, so it cannot tell old files from new ones
+    /// (`--force` clears).
+    Unmarked { count: u64 },
+}
+
+impl Blocked {
+    /// In words, after "and it …".
+    pub fn describe(&self) -> String {
+        let list = |paths: &[PathBuf], count: u64| {
+            let mut shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+            if count > paths.len() as u64 {
+                shown.push("…".into());
+            }
+            shown.join(", ")
+        };
+        match self {
+            Blocked::Mounted(m) => format!(
+                "a file system is mounted in it ({})",
+                list(m, m.len() as u64)
+            ),
+            Blocked::Changed { count, shown } => format!(
+                "holds {count} file(s) changed after that removal failed ({}), new work perhaps",
+                list(shown, *count)
+            ),
+            Blocked::Unmarked { count } => format!(
+                "holds {count} file(s) kardwt cannot tell from new work (it did not see that removal fail)"
+            ),
+        }
+    }
+
+    /// Does `--force` clear it anyway?
+    pub fn forcible(&self) -> bool {
+        !matches!(self, Blocked::Mounted(_))
+    }
+}
+
+/// May a remnant holding `contents` be cleared (pure)? `marked`: kardwt saw its removal fail.
+pub fn blocked(marked: bool, contents: &Contents, force: bool) -> Option<Blocked> {
+    if !contents.mounts.is_empty() {
+        return Some(Blocked::Mounted(contents.mounts.clone()));
+    }
+    if force || contents.changed == 0 {
+        return None;
+    }
+    Some(if marked {
+        Blocked::Changed {
+            count: contents.changed,
+            shown: contents.changed_shown.clone(),
+        }
+    } else {
+        Blocked::Unmarked {
+            count: contents.changed,
+        }
+    })
+}
+
+/// The command that clears `rem` as it is now (`doctor`), or why none does: `add` for what an
+/// interrupted `add` left (its claim still an intent: the tree was never handed out, and the
+/// card is wanted), else `remove`; `remove --force` when something in it changed since.
+pub fn fix(rem: &Remnant, contents: &Contents) -> Result<String, Blocked> {
+    let card = crate::ground::quote::sh(rem.card());
+    match blocked(rem.since().is_some(), contents, false) {
+        None if rem.claim.state == ClaimState::Intent => Ok(format!("git kardwt add {card}")),
+        None => Ok(format!("git kardwt remove {card}")),
+        Some(b) if b.forcible() => Ok(format!("git kardwt remove --force {card}")),
+        Some(b) => Err(b),
+    }
+}
+
+/// What `doctor` says about `rem`: the state in words, and the command that clears it.
+pub fn advice(rem: &Remnant) -> (String, String) {
+    let card = rem.card();
+    let what = format!(
+        "card {card}'s worktree was half removed: git no longer knows it, but a failed git worktree remove left"
+    );
+    let contents = match inspect(rem.path(), rem.since()) {
+        Ok(c) => c,
+        Err(e) => {
+            return (
+                format!("{what} it, and reading it failed: {e}"),
+                format!(
+                    "inspect {} by hand",
+                    crate::ground::quote::sh_path(rem.path())
+                ),
+            )
+        }
+    };
+    let left = format!("{what} {} entries", contents.entries);
+    match (
+        fix(rem, &contents),
+        blocked(rem.since().is_some(), &contents, false),
+    ) {
+        (Ok(cmd), None) => (left, cmd),
+        (Ok(cmd), Some(b)) => (
+            format!(
+                "{left}; it {}: move what you want to keep first",
+                b.describe()
+            ),
+            cmd,
+        ),
+        (Err(b), _) => (
+            format!("{left}; {}", b.describe()),
+            format!(
+                "unmount it, then git kardwt remove {}",
+                crate::ground::quote::sh(card)
+            ),
+        ),
+    }
+}
+
+/// What [`clear`] deleted.
+pub struct Cleared {
+    pub entries: u64,
+}
+
+/// Delete the remnant `rem` (the caller holds its card's lock), judged again under the
+/// repository lock: the claim unchanged, git registering nothing there, no process inside,
+/// and, unless `force`, nothing in it changed after the failed removal. Logged as `removed`.
+pub fn clear(ctx: &Context, rem: &Remnant, force: bool, deadline: Instant) -> Result<Cleared> {
+    let started = Instant::now();
+    let (common, path, card) = (&ctx.repo.common_dir, rem.path(), rem.card());
+    let holder = format!("git kardwt (clearing card {card}'s half-removed tree)");
+    let _repo_lock = crate::state::store::take_repo(common, deadline, &holder)?;
+    let same = claim::load(common, card)
+        .and_then(Result::ok)
+        .filter(|c| *c == rem.claim)
+        .and_then(|c| recognise(&ctx.repo, c));
+    let Some(rem) = same else {
+        return Err(failed(format!(
+            "{} changed while waiting for the repository lock; nothing was deleted",
+            path.display()
+        ))
+        .hint("check it with git kardwt doctor, then run the command again")
+        .into());
+    };
+    let what = format!(
+        "{} is what a failed git worktree remove left of card {card}'s worktree (git no longer knows it)",
+        path.display()
+    );
+    if let Some(why) = crate::sys::process::in_use(path) {
+        return Err(
+            refused(format!("{what}, and it is {why}; nothing was deleted"))
+                .hint("stop that process, then run the command again")
+                .into(),
+        );
+    }
+    let contents = inspect(path, rem.since()).map_err(|e| {
+        failed(format!(
+            "{what}, and reading it failed: {e}; nothing was deleted"
+        ))
+        .hint(format!(
+            "fix what the error names, then run the command again; or inspect {} and delete it by hand",
+            crate::ground::quote::sh_path(path)
+        ))
+    })?;
+    if let Some(b) = blocked(rem.since().is_some(), &contents, force) {
+        let hint = if b.forcible() {
+            format!(
+                "move what you want to keep out of {}, then run git kardwt remove --force {} (it deletes everything left there)",
+                crate::ground::quote::sh_path(path),
+                crate::ground::quote::sh(card)
+            )
+        } else {
+            "unmount it, then run the command again (kardwt never deletes into another file system)"
+                .to_owned()
+        };
+        return Err(refused(format!(
+            "{what}, and it {}; nothing was deleted",
+            b.describe()
+        ))
+        .hint(hint)
+        .into());
+    }
+    delete(path).map_err(|e| {
+        failed(format!("{what}; deleting it failed: {e}")).hint(format!(
+            "fix what the error names and run the command again, or delete {} by hand",
+            crate::ground::quote::sh_path(path)
+        ))
+    })?;
+    events::append(
+        common,
+        events::Kind::Removed,
+        card,
+        path,
+        "half removed: what a failed git worktree remove left was deleted",
+        started.elapsed(),
+    );
+    Ok(Cleared {
+        entries: contents.entries,
+    })
+}
+
+/// Delete the directory `path` and everything in it, never following a symlink.
+fn delete(path: &Path) -> std::io::Result<()> {
+    let (parent, name) = split(path)?;
+    beneath::remove_tree(&beneath::root(parent)?, name)
+}
+
+/// `git kardwt remove` of a remnant: under the card's lock, clear it, then release its claim
+/// as an orphan's (its cleanup hook unless the removal that left it ran it, its ports) and
+/// delete the claim. The steps, as `remove` prints them.
+pub fn remove(ctx: &Context, rem: &Remnant, force: bool) -> Result<(PathBuf, String, Vec<Step>)> {
+    let rules = ctx.rules()?;
+    let cfg = &rules.config;
+    let card = CardId::parse(rem.card())?;
+    let deadline = hold::after(Instant::now(), cfg.action_timeout_seconds);
+    let holder = format!("git kardwt remove {card}");
+    let _card_lock = lock::take_card(&ctx.repo.common_dir, &card, deadline, &holder)?;
+    let cleared = clear(ctx, rem, force, deadline)?;
+    let mut steps = vec![Step {
+        step: "half-removed",
+        ok: true,
+        detail: format!(
+            "{} entries a failed git worktree remove left were deleted",
+            cleared.entries
+        ),
+    }];
+    let common = &ctx.repo.common_dir;
+    if rem.claim.state == ClaimState::Complete {
+        steps.extend(crate::lifecycle::release::release_orphan_locked(
+            ctx, cfg, &rem.claim, deadline,
+        )?);
+    }
+    claim::delete(common, card.as_str());
+    Ok((rem.path().to_path_buf(), card.to_string(), steps))
+}
+
+/// What a claim says when no worktree git knows stands behind it.
+#[derive(Debug)]
+pub enum Unbacked {
+    /// Its worktree is gone, or another stands there (R-ORPHAN); `gc --apply` releases it.
+    Orphan,
+    /// Never acted on (SPEC §22.4).
+    Malformed,
+    /// A failed removal left part of its tree ([`Remnant`]).
+    HalfRemoved(Box<Remnant>),
+    /// The intent of an `add` interrupted before git registered its tree (and no `add` of the
+    /// card runs now); the next `add` of the card takes it over.
+    Interrupted,
+}
+
+impl Unbacked {
+    /// Its state in `list`.
+    pub fn list_state(&self) -> &'static str {
+        match self {
+            Unbacked::Orphan => "orphan",
+            Unbacked::Malformed => "malformed",
+            Unbacked::HalfRemoved(_) => "half-removed",
+            Unbacked::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// The claims of cards `recorded` does not name, with what each says when no worktree git
+/// knows (`entries`) stands behind it; claims of a worktree git knows are left out. Reads
+/// only (the card lock is asked, never taken).
+pub fn unbacked(
+    repo: &Repo,
+    entries: &[crate::verify::Entry],
+    recorded: &HashSet<&str>,
+) -> Vec<(Claim, Unbacked)> {
+    let registered: HashSet<PathBuf> = entries
+        .iter()
+        .filter_map(|e| e.linked.path.clone())
+        .collect();
+    let (common, base) = (&repo.common_dir, &repo.base);
+    claim::unrecorded(common, recorded)
+        .into_iter()
+        .filter_map(|c| {
+            if let Some(rem) = recognise_among(repo, &registered, c.clone()) {
+                return Some((c, Unbacked::HalfRemoved(Box::new(rem))));
+            }
+            let state = match claim::vanished_state(&c, common, base) {
+                Some("malformed") => Unbacked::Malformed,
+                Some(_) => Unbacked::Orphan,
+                None if interrupted(repo, &registered, &c) => Unbacked::Interrupted,
+                None => return None,
+            };
+            Some((c, state))
+        })
+        .collect()
+}
+
+/// Is the intent `claim` one an interrupted `add` left: well formed, git registering nothing
+/// at its path, and no command holding its card's lock?
+fn interrupted(repo: &Repo, registered: &HashSet<PathBuf>, claim: &Claim) -> bool {
+    claim.state == ClaimState::Intent
+        && claim
+            .malformed(&repo.common_dir, Some(&repo.base))
+            .is_none()
+        && !is_registered(claim, registered)
+        && !lock::card_busy(&repo.common_dir, &claim.card)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_claimed_unregistered_directory_git_forgot_is_a_remnant() {
+        assert!(judge(false, false, &Standing::Forgotten));
+        assert!(judge(false, false, &Standing::Bare));
+        // A live worktree, another repository's, a symlink, a malformed claim: never.
+        assert!(!judge(false, false, &Standing::Other));
+        assert!(!judge(false, false, &Standing::NoDirectory));
+        assert!(!judge(false, true, &Standing::Forgotten));
+        assert!(!judge(true, false, &Standing::Forgotten));
+    }
+
+    #[test]
+    fn changed_files_need_force_and_a_mount_point_is_never_cleared() {
+        let clean = Contents {
+            entries: 3,
+            ..Contents::default()
+        };
+        assert_eq!(blocked(true, &clean, false), None);
+        let changed = Contents {
+            entries: 3,
+            changed: 2,
+            changed_shown: vec!["a".into(), "b".into()],
+            mounts: Vec::new(),
+        };
+        let b = blocked(true, &changed, false).unwrap();
+        assert!(
+            b.forcible() && b.describe().contains("2 file(s) changed"),
+            "{b:?}"
+        );
+        assert!(matches!(
+            blocked(false, &changed, false),
+            Some(Blocked::Unmarked { count: 2 })
+        ));
+        assert_eq!(blocked(false, &changed, true), None);
+        let mounted = Contents {
+            mounts: vec!["cache".into()],
+            ..changed
+        };
+        let b = blocked(true, &mounted, true).unwrap();
+        assert!(!b.forcible() && b.describe().contains("cache"), "{b:?}");
+    }
+
+    #[test]
+    fn inspecting_never_follows_a_symlink_and_counts_new_files() {
+        let (tree, outside) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let rem = tree.path().join("card-7");
+        std::fs::create_dir_all(rem.join("src/deep")).unwrap();
+        std::fs::write(rem.join("src/deep/f"), "x").unwrap();
+        std::fs::write(outside.path().join("keep"), "x").unwrap();
+        std::os::unix::fs::symlink(outside.path(), rem.join("out")).unwrap();
+        let now = crate::sys::time::now_secs();
+        let c = inspect(&rem, Some(now + 10)).unwrap();
+        assert_eq!((c.entries, c.changed), (4, 0), "{c:?}");
+        let c = inspect(&rem, Some(now.saturating_sub(10))).unwrap();
+        assert_eq!(c.changed, 2, "{c:?}");
+        assert!(c.changed_shown.contains(&PathBuf::from("src/deep/f")));
+        let c = inspect(&rem, None).unwrap();
+        assert_eq!(c.changed, 2);
+        delete(&rem).unwrap();
+        assert!(!rem.exists());
+        assert!(outside.path().join("keep").exists(), "followed a symlink");
+    }
+}

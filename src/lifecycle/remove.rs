@@ -1,0 +1,377 @@
+//! Removing a verified worktree, release first (SPEC R-REMOVE), the service `remove`, `gc`
+//! and the runner commands share. Every refusal comes before anything is released (SPEC
+//! §17.7, §28.2): a dirty tree (link-aware, `dirty.rs` beside it) or one not proven clean, whatever
+//! `git worktree remove` would refuse (a lock, submodules), gc's tree in use, and the
+//! repository lock, held from then to the end. Then the record says `failed` (reason
+//! `remove`) before anything is released, so a removal stopped at any later point, even by
+//! SIGKILL, leaves a tree the next `add` prepares again and the next `remove` finishes;
+//! release ([`crate::lifecycle::release`]); unlink kardwt's own links; `git worktree remove`; keep the
+//! branch unless asked to delete it and it is merged into the recorded base (or forced).
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::Result;
+
+use crate::ground::error::{failed, Code, Fail};
+pub(crate) use crate::lifecycle::release::{Processes, Step};
+use crate::sandbox;
+use crate::session::context::Context;
+use crate::state::record::{Reason, Record, State};
+use crate::verify::{self};
+use crate::{git, lifecycle::dirty, state::events, sys::lock};
+
+/// How to remove.
+pub struct Options {
+    pub force: bool,
+    pub delete_branch: bool,
+    /// `gc` keeps a tree in use instead of ending what runs in it (SPEC §22.3).
+    pub processes: Processes,
+    /// `gc`: its judgement again, under the card's lock, on what the tree holds now (`Err`: why
+    /// it is kept), so a commit made between judging and removing is never lost (SPEC §22.3).
+    pub recheck: Option<Recheck>,
+}
+
+/// The recheck kept the tree: not a failure, the tree stays as it is (gc lists it as kept).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct NoLongerCollectable(pub String);
+
+/// A judgement run again under the card's lock: the tree's path, admin dir, record and HEAD.
+pub type Recheck = Box<
+    dyn Fn(
+        &std::path::Path,
+        &std::path::Path,
+        &Record,
+        Option<&crate::git::repo::Head>,
+    ) -> Result<(), String>,
+>;
+
+/// What a removal did.
+pub struct Removal {
+    pub path: std::path::PathBuf,
+    pub card: String,
+    pub steps: Vec<Step>,
+}
+
+/// Remove a worktree that verified, releasing first (R-REMOVE, in order); `gc` uses this too.
+/// `report` (read before any lock) only names the card: the worktree is verified again under
+/// the card's lock, and only that record is acted on and written.
+pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -> Result<Removal> {
+    let started = Instant::now();
+    let rules = ctx.rules()?;
+    let cfg = &rules.config;
+    let cleanup = crate::lifecycle::release::cleanup_program(cfg)?;
+    let crate::lifecycle::release::Relocked {
+        card,
+        path,
+        mut rec,
+        admin,
+        deadline,
+        held,
+    } = crate::lifecycle::release::relock(
+        ctx,
+        report,
+        cfg,
+        "remove",
+        "nothing was released or removed",
+    )?;
+    let report = &held.report;
+    let holder = format!("git kardwt remove {card}");
+
+    // Every refusal comes before anything is released (§17.7, §28.2), the repository lock last.
+    let mut steps = vec![refusals(ctx, &path, &admin, &rec, report.locked, opts)?];
+    // Held from here to the end: a lock that cannot be taken refuses while nothing is
+    // released yet, never between the release and the removal.
+    let untouched = |what: &str, e| {
+        Fail::wrap(
+            Code::Failed,
+            format!(
+                "{} was not removed: {what}; nothing was released or removed",
+                path.display()
+            ),
+            e,
+        )
+    };
+    let repo_lock = crate::state::store::take_repo(&ctx.repo.common_dir, deadline, &holder)
+        .map_err(|e| untouched("the repository lock could not be taken", e))?;
+    crate::sys::signals::check("before anything was released or removed")?;
+    // Recorded before anything is released: whatever stops this removal from here on, even
+    // SIGKILL, leaves a record that says so (`failed`, reason `remove`), so the next `add`
+    // prepares the tree again instead of reusing a released tree as ready, and `remove`
+    // finishes it.
+    rec.state = State::Failed;
+    rec.reason = Reason::Remove;
+    rec.updated_at = crate::sys::time::now();
+    crate::state::store::write(&admin, &rec)
+        .map_err(|e| untouched("its record could not say that the removal started", e))?;
+
+    // 1. Processes whose cwd is inside the tree; 2. the cleanup hook, while the directory
+    // still exists (shared with `release`).
+    let (released, hook_failed) = crate::lifecycle::release::release_locked(
+        ctx,
+        cfg,
+        cleanup.as_ref(),
+        &mut rec,
+        &admin,
+        &path,
+        opts.processes,
+        deadline,
+        opts.force,
+    )?;
+    steps.extend(released);
+    if let Some(err) = hook_failed {
+        return Err(err
+            .hint(format!("its record is now failed (git kardwt add {card} prepares it again); fix the hook and run remove again, or pass --force to remove anyway"))
+            .into());
+    }
+
+    if let Some(sig) = crate::sys::signals::interrupted() {
+        let during = "after releasing, before the tree was removed";
+        let stopped =
+            crate::session::hold::stopped_releasing(ctx, &mut rec, &admin, &path, sig, during);
+        return Err(stopped.into());
+    }
+
+    // 3. kardwt's own links, then the tree.
+    for link in &rec.links {
+        if dirty::link_state(&ctx.repo.base, &path, link) == dirty::LinkState::Own {
+            let _ = std::fs::remove_file(path.join(link));
+        }
+    }
+    let force = if opts.force {
+        git::Force::Once
+    } else {
+        git::Force::No
+    };
+    // Released but not removed: the record says `failed` since before the release (its
+    // `updated_at` now says when git failed), so the next `add` prepares the tree again (reason
+    // retry) instead of reusing it as ready.
+    let mut mark_failed = |why: &str| {
+        // SPEC §28.3: git may have forgotten the tree and left part of it.
+        crate::state::claim::mark_half_removed(&ctx.repo.common_dir, Some(&rec.card), &path);
+        rec.updated_at = crate::sys::time::now();
+        crate::state::store::write_or_warn(&admin, &rec);
+        events::append(
+            &ctx.repo.common_dir,
+            crate::state::events::Kind::Failed,
+            &rec.card,
+            &path,
+            &format!("git worktree remove: {why}"),
+            started.elapsed(),
+        );
+    };
+    let removed = git::worktree_remove(&repo_lock, &ctx.repo.base, &path, force, Some(deadline));
+    let out = match removed {
+        Ok(out) => out,
+        Err(e) => {
+            mark_failed(&format!("{e:#}"));
+            return Err(e);
+        }
+    };
+    if !out.ok {
+        let why = sandbox::tail_chars(out.stderr.trim(), 120);
+        mark_failed(&why);
+        return Err(failed(format!(
+            "git worktree remove refused {}: {why}",
+            path.display()
+        ))
+        .hint(format!("processes were released and the cleanup hook ran, so its record is now failed (git kardwt add {card} prepares it again); fix what git names and run remove again"))
+        .into());
+    }
+    steps.push(Step {
+        step: "worktree",
+        ok: true,
+        detail: "removed".into(),
+    });
+    // 4. The branch.
+    let branch = branch_step(&repo_lock, ctx, &rec, opts);
+    steps.push(branch);
+    // 5. R-CLAIM: the card's claim, last.
+    crate::state::claim::forget(&ctx.repo.common_dir, &rec.card, &path);
+    events::append(
+        &ctx.repo.common_dir,
+        crate::state::events::Kind::Removed,
+        &rec.card,
+        &path,
+        "ok",
+        started.elapsed(),
+    );
+    Ok(Removal {
+        path,
+        card: rec.card,
+        steps,
+    })
+}
+
+/// Every refusal of a removal but the repository lock, made before anything is released
+/// (§17.7, §28.2): a dirty tree, or one not proven clean (unless forced: then it is removed
+/// with whatever it holds); gc's judgement again; whatever `git worktree remove` would refuse;
+/// gc's tree in use. The `clean` step when none refuses.
+fn refusals(
+    ctx: &Context,
+    path: &Path,
+    admin: &Path,
+    rec: &Record,
+    locked: bool,
+    opts: &Options,
+) -> Result<Step> {
+    let mut unjudged = None;
+    let dirt = match dirty::dirty(&ctx.repo.base, path, rec) {
+        Ok(dirt) => dirt,
+        // --force discards whatever the tree holds: not knowing what that is stops nothing.
+        Err(e) if opts.force => {
+            unjudged = Some(format!("{e:#}"));
+            Vec::new()
+        }
+        Err(e) => {
+            return Err(Fail::wrap(
+                Code::Failed,
+                format!(
+                    "{} was not removed: it could not be proven to hold no uncommitted work; nothing was released or removed",
+                    path.display()
+                ),
+                e,
+            )
+            .hint(format!(
+                "run the command again; if this repeats, git -C {} status names the problem; --force removes the tree with whatever it holds",
+                crate::ground::quote::sh_path(path)
+            ))
+            .into())
+        }
+    };
+    if !dirt.is_empty() && !opts.force {
+        let shown: Vec<&str> = dirt.iter().take(5).map(String::as_str).collect();
+        return Err(failed(format!(
+            "{} has uncommitted changes or untracked files ({}{}); nothing was released or removed",
+            path.display(),
+            shown.join(", "),
+            if dirt.len() > 5 { ", …" } else { "" }
+        ))
+        .hint("commit, stash or delete them, or pass --force to discard them")
+        .into());
+    }
+    if let Some(recheck) = &opts.recheck {
+        let head = crate::git::repo::read_head(admin);
+        if let Err(why) = recheck(path, admin, rec, head.as_ref()) {
+            return Err(NoLongerCollectable(format!(
+                "{} is no longer collectable: {why}; nothing was released or removed",
+                path.display()
+            ))
+            .into());
+        }
+    }
+    let blockers = dirty::removal_blockers(&ctx.repo.base, path, admin, locked, opts.force)?;
+    if !blockers.is_empty() {
+        let checks: Vec<&str> = blockers.iter().map(|b| b.check.as_str()).collect();
+        let fixes: Vec<&str> = blockers.iter().map(|b| b.fix.as_str()).collect();
+        return Err(failed(format!(
+            "git worktree remove would refuse {}: {}; nothing was released or removed",
+            path.display(),
+            checks.join("; ")
+        ))
+        .hint(format!("{}; then run remove again", fixes.join("; ")))
+        .into());
+    }
+    if let (Processes::KeepInUse, Some(why)) = (opts.processes, crate::sys::process::in_use(path)) {
+        return Err(failed(format!(
+            "{} is {why}; nothing was released or removed",
+            path.display()
+        ))
+        .hint("automatic cleanup never ends a process: stop it, or remove the tree yourself with git kardwt remove")
+        .into());
+    }
+    Ok(Step {
+        step: "clean",
+        ok: dirt.is_empty() && unjudged.is_none(),
+        detail: match unjudged {
+            Some(why) => format!("not judged, forced: {why}"),
+            None if dirt.is_empty() => "clean".into(),
+            None => format!("{} dirty paths, forced", dirt.len()),
+        },
+    })
+}
+
+/// Prune the registration of a worktree whose directory is gone (`git worktree remove` of the
+/// missing tree: what `git worktree prune` does, for it alone), then forget its card's claim
+/// and log `removed` with `note`: gc and the runners' removal of a tree already deleted. Its
+/// resources are the caller's to release first. `Err(why)` inside when git refused.
+pub fn prune_gone(
+    ctx: &Context,
+    card: &str,
+    path: &std::path::Path,
+    deadline: Instant,
+    note: &str,
+) -> Result<Result<(), String>> {
+    let holder = format!("git kardwt (pruning {card})");
+    let repo_lock = crate::state::store::take_repo(&ctx.repo.common_dir, deadline, &holder)?;
+    let out = git::worktree_remove(
+        &repo_lock,
+        &ctx.repo.base,
+        path,
+        git::Force::No,
+        Some(deadline),
+    )?;
+    if !out.ok {
+        return Ok(Err(out.stderr.trim().to_owned()));
+    }
+    crate::state::claim::forget(&ctx.repo.common_dir, card, path);
+    events::append(
+        &ctx.repo.common_dir,
+        crate::state::events::Kind::Removed,
+        card,
+        path,
+        note,
+        std::time::Duration::ZERO,
+    );
+    Ok(Ok(()))
+}
+
+/// Delete the branch when asked and merged into the recorded base, or when forced.
+fn branch_step(repo_lock: &lock::RepoLock, ctx: &Context, rec: &Record, args: &Options) -> Step {
+    let step = |ok, detail: String| Step {
+        step: "branch",
+        ok,
+        detail,
+    };
+    if rec.branch.is_empty() {
+        return step(true, "no branch recorded".into());
+    }
+    if !args.delete_branch {
+        return step(true, format!("{} kept", rec.branch));
+    }
+    let merged = merged_into_base(ctx, rec);
+    if !merged && !args.force {
+        return step(
+            false,
+            format!(
+                "{} kept: not merged into {} (use --force to delete it anyway)",
+                rec.branch, rec.base_ref
+            ),
+        );
+    }
+    match git::branch_delete(repo_lock, &ctx.repo.base, &rec.branch) {
+        Ok(_) => step(
+            true,
+            format!(
+                "{} deleted{}",
+                rec.branch,
+                if merged { "" } else { " (forced)" }
+            ),
+        ),
+        Err(e) => step(false, format!("{} kept: {e:#}", rec.branch)),
+    }
+}
+
+/// Is the branch's tip contained in the recorded base (its remote-tracking ref, or the
+/// recorded base commit)?
+pub fn merged_into_base(ctx: &Context, rec: &Record) -> bool {
+    let branch = format!("refs/heads/{}", rec.branch);
+    let tracking = rec
+        .base_ref
+        .strip_prefix("refs/heads/")
+        .map(|b| format!("refs/remotes/{}/{b}", rec.base_remote));
+    tracking
+        .into_iter()
+        .chain((!rec.base_oid.is_empty()).then(|| rec.base_oid.clone()))
+        .any(|base| git::is_ancestor(&ctx.repo.base, &branch, &base))
+}

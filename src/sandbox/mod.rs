@@ -1,0 +1,598 @@
+//! The rules' programs, the prepare and cleanup hooks (SPEC R-PREP, R-SANDBOX; not git's own
+//! hooks, which `commands/hook.rs` answers): `argv[0]` must resolve through every symlink to an
+//! executable regular file beneath the absolute `stable_root`; the program runs in the worktree
+//! with a minimal environment, in its own process group that is killed whole at its cap or the
+//! action deadline (descendants that leave the group too, see `sys/process.rs`); its output is
+//! streamed to stderr prefixed with card and phase, or written only to the card's log file
+//! (R-DISPATCH 3), and the tail of its stderr kept for error messages. It is watched from this
+//! thread (`sys/child.rs`): no helper thread, no signal wakeup (SPEC §28.4).
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+
+/// Kept here for callers that cap a child's output; it lives in [`crate::ground::cap`].
+pub(crate) use crate::ground::cap::tail_chars;
+use crate::ground::error::{usage, Fail};
+
+/// Which hook runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    Prepare,
+    Cleanup,
+}
+
+impl Phase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Prepare => "prepare",
+            Phase::Cleanup => "cleanup",
+        }
+    }
+}
+
+/// The fixed `KARDWT_*` facts handed to a hook.
+#[derive(Debug, Clone)]
+pub struct Facts {
+    pub card: String,
+    pub board: String,
+    pub worktree: PathBuf,
+    pub base: PathBuf,
+    pub common_dir: PathBuf,
+    pub branch: String,
+    pub base_oid: String,
+    pub reason: &'static str,
+    pub ports: Vec<u16>,
+}
+
+/// How a hook run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// Exited with this code (a signal death is 128 + the signal).
+    Exited(i32),
+    /// Killed at its own cap.
+    Cap,
+    /// Killed at the action deadline.
+    Deadline,
+    /// Killed because kardwt received this signal (SPEC §22.6), or never started after it.
+    Signal(crate::sys::signals::Signal),
+}
+
+/// In words, for messages and the event log (R-DISPATCH 8): `exited 0`, `killed at its cap`.
+impl std::fmt::Display for Ending {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Ending::Exited(c) if *c > 128 => write!(f, "exited {c} (killed by signal {})", c - 128),
+            Ending::Exited(c) => write!(f, "exited {c}"),
+            Ending::Cap => f.write_str("killed at its cap"),
+            Ending::Deadline => f.write_str("killed at the action deadline"),
+            Ending::Signal(s) => write!(f, "killed when kardwt was interrupted by {}", s.name()),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub ending: Ending,
+    pub duration: Duration,
+    /// The last lines of its stderr, for error messages.
+    pub tail: String,
+    /// The log file that holds its whole output, when it went to one.
+    pub log: Option<PathBuf>,
+}
+
+/// Where a hook's output goes.
+#[derive(Debug, Clone, Copy)]
+pub enum Output<'a> {
+    /// To our stderr, each line prefixed (a person watches `git kardwt add`).
+    Stream { prefix: &'a str },
+    /// Only to this log file, so that our stderr carries nothing but the verdict (the
+    /// post-checkout hook, `add --quiet`). The previous run's file is kept as `<file>.1`.
+    Log { file: &'a Path },
+}
+
+/// Each log file keeps at most this many bytes of one run's output.
+pub const LOG_CAP_BYTES: u64 = 1024 * 1024;
+
+/// The card's hook log (see [`crate::sys::layout::hook_log_path`]).
+pub fn log_path(common_dir: &Path, card: &str) -> PathBuf {
+    crate::sys::layout::hook_log_path(common_dir, card)
+}
+
+/// A log file being written: capped at [`LOG_CAP_BYTES`], one note when output is dropped.
+struct LogSink {
+    file: File,
+    written: u64,
+    cut: bool,
+}
+
+impl LogSink {
+    /// Keep the previous run as `<file>.1`, then start `<file>` with a header line.
+    fn open(file: &Path, header: &str) -> Result<LogSink> {
+        // kardwt's own directory: nothing planted there is followed or waited on (SPEC §22.1).
+        let root = crate::sys::layout::hook_log_common_dir(file).unwrap_or(Path::new("/"));
+        let (handle, removed) = crate::sys::fsio::open_log_rotated(root, file)
+            .with_context(|| format!("could not open the hook's log {}", file.display()))?;
+        if let Some(planted) = removed {
+            eprintln!("warning: {planted}: removed, and a new log started");
+        }
+        let mut sink = LogSink {
+            file: handle,
+            written: 0,
+            cut: false,
+        };
+        sink.line(header);
+        Ok(sink)
+    }
+
+    fn line(&mut self, line: &str) {
+        let bytes = line.len() as u64 + 1;
+        if self.written + bytes > LOG_CAP_BYTES {
+            if !self.cut {
+                self.cut = true;
+                let _ = writeln!(
+                    self.file,
+                    "[kardwt: output beyond {LOG_CAP_BYTES} bytes was not kept]"
+                );
+            }
+            return;
+        }
+        self.written += bytes;
+        let _ = writeln!(self.file, "{line}");
+    }
+}
+
+/// Where each line of the hook's output goes.
+enum Sink {
+    Stderr(String),
+    Log(RefCell<LogSink>),
+}
+
+impl Sink {
+    fn line(&self, line: &str) {
+        match self {
+            Sink::Stderr(prefix) => {
+                let _ = writeln!(std::io::stderr().lock(), "{prefix}{line}");
+            }
+            Sink::Log(log) => log.borrow_mut().line(line),
+        }
+    }
+}
+
+impl Outcome {
+    pub fn succeeded(&self) -> bool {
+        self.ending == Ending::Exited(0)
+    }
+    /// Where it was killed, for the record's `last_hook` (`None` when it exited).
+    pub fn killed(&self) -> Option<crate::state::record::Killed> {
+        match self.ending {
+            Ending::Exited(_) => None,
+            Ending::Cap => Some(crate::state::record::Killed::Cap),
+            Ending::Deadline => Some(crate::state::record::Killed::Deadline),
+            Ending::Signal(_) => Some(crate::state::record::Killed::Interrupted),
+        }
+    }
+    /// The exit code kept in the record's `last_hook` (-1 when it was killed).
+    pub fn exit_code(&self) -> i32 {
+        match self.ending {
+            Ending::Exited(c) => c,
+            Ending::Cap | Ending::Deadline | Ending::Signal(_) => -1,
+        }
+    }
+}
+
+/// Resolve `argv[0]` and check it lies beneath `stable_root` as an executable regular file.
+/// Refusals are usage errors (exit 2) and happen before anything runs.
+pub fn resolve_program(
+    argv: &[String],
+    stable_root: Option<&Path>,
+    key: &str,
+) -> Result<PathBuf, Fail> {
+    let program = argv
+        .first()
+        .ok_or_else(|| usage(format!("{key}: the hook's argv is empty")))?;
+    let root = stable_root.ok_or_else(|| {
+        usage(format!(
+            "{key}: a hook is configured but worktree.helpers.stable_root is not"
+        ))
+    })?;
+    // Why, then how: a relative argv[0] is shown where it would go beneath the root.
+    let example = root.join(Path::new(program).file_name().unwrap_or_default());
+    let refuse = |why: String| {
+        usage(format!("{key}: refusing to run {program:?}: {why}"))
+            .hint(format!(
+                "hooks must be executable files beneath helpers.stable_root ({}): {}",
+                root.display(),
+                crate::config::STABLE_ROOT_WHY
+            ))
+            .hint(crate::config::stable_root_howto(
+                &example,
+                key.split('.').nth(1).unwrap_or("prepare"),
+            ))
+    };
+    if !root.is_absolute() {
+        return Err(refuse(format!(
+            "stable_root {} is not absolute",
+            root.display()
+        )));
+    }
+    let path = Path::new(program);
+    if !path.is_absolute() {
+        return Err(refuse("argv[0] is not an absolute path".into()));
+    }
+    let root = std::fs::canonicalize(root)
+        .map_err(|e| refuse(format!("stable_root {}: {e}", root.display())))?;
+    let resolved =
+        std::fs::canonicalize(path).map_err(|e| refuse(format!("cannot resolve it: {e}")))?;
+    if !resolved.starts_with(&root) {
+        return Err(refuse(format!(
+            "it resolves to {}, outside {}",
+            resolved.display(),
+            root.display()
+        )));
+    }
+    let meta = std::fs::metadata(&resolved).map_err(|e| refuse(e.to_string()))?;
+    if !meta.is_file() {
+        return Err(refuse(format!(
+            "{} is not a regular file",
+            resolved.display()
+        )));
+    }
+    if meta.permissions().mode() & 0o111 == 0 {
+        return Err(refuse(format!("{} is not executable", resolved.display())));
+    }
+    Ok(resolved)
+}
+
+/// The hook's whole environment: nothing of the caller's but the listed names.
+pub fn environment(
+    facts: &Facts,
+    phase: Phase,
+    passthrough: &[String],
+) -> BTreeMap<String, String> {
+    let mut env = BTreeMap::new();
+    env.insert("PATH".to_owned(), "/usr/local/bin:/usr/bin:/bin".to_owned());
+    for name in ["HOME", "LANG", "LC_ALL"]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .chain(passthrough.iter().cloned())
+    {
+        if let Ok(v) = std::env::var(&name) {
+            env.insert(name, v);
+        }
+    }
+    let fixed = [
+        ("KARDWT_CARD", facts.card.clone()),
+        ("KARDWT_BOARD", facts.board.clone()),
+        ("KARDWT_WORKTREE", facts.worktree.display().to_string()),
+        ("KARDWT_BASE", facts.base.display().to_string()),
+        ("KARDWT_COMMON_DIR", facts.common_dir.display().to_string()),
+        ("KARDWT_BRANCH", facts.branch.clone()),
+        ("KARDWT_BASE_OID", facts.base_oid.clone()),
+        ("KARDWT_REASON", facts.reason.to_owned()),
+        ("KARDWT_PHASE", phase.as_str().to_owned()),
+    ];
+    for (k, v) in fixed {
+        env.insert(k.to_owned(), v);
+    }
+    if let Some(first) = facts.ports.first() {
+        env.insert("KARDWT_PORT".to_owned(), first.to_string());
+        let all: Vec<String> = facts.ports.iter().map(u16::to_string).collect();
+        env.insert("KARDWT_PORTS".to_owned(), all.join(" "));
+    }
+    // A passthrough name cannot smuggle git's own variables in.
+    env.retain(|k, _| !k.starts_with("GIT_"));
+    env
+}
+
+/// Keep at most this many bytes of output for error messages.
+const TAIL_BYTES: usize = 4096;
+
+/// Run a validated hook: `program` (from [`resolve_program`]) with `argv[1..]`, in `cwd`, until
+/// it exits, its `cap` passes, `deadline` passes or kardwt is interrupted (`sys/signals.rs`); its
+/// output streamed to stderr with `prefix`.
+pub fn run(
+    program: &Path,
+    argv: &[String],
+    cwd: &Path,
+    env: BTreeMap<String, String>,
+    prefix: &str,
+    cap: Duration,
+    deadline: Instant,
+) -> Result<Outcome> {
+    run_to(
+        program,
+        argv,
+        cwd,
+        env,
+        Output::Stream { prefix },
+        cap,
+        deadline,
+    )
+}
+
+/// [`run`], with the hook's output sent to `output`.
+pub fn run_to(
+    program: &Path,
+    argv: &[String],
+    cwd: &Path,
+    env: BTreeMap<String, String>,
+    output: Output<'_>,
+    cap: Duration,
+    deadline: Instant,
+) -> Result<Outcome> {
+    let started = Instant::now();
+    if let Some(sig) = crate::sys::signals::interrupted() {
+        // Interrupted before it started: it never runs.
+        return Ok(Outcome {
+            ending: Ending::Signal(sig),
+            duration: Duration::ZERO,
+            tail: String::new(),
+            log: None,
+        });
+    }
+    let (sink, log) = match output {
+        Output::Stream { prefix } => (Sink::Stderr(prefix.to_owned()), None),
+        Output::Log { file } => {
+            let header = format!(
+                "# kardwt: {} in {}, started {}",
+                argv.join(" "),
+                cwd.display(),
+                crate::sys::time::now()
+            );
+            let sink = LogSink::open(file, &header)?;
+            (Sink::Log(RefCell::new(sink)), Some(file.to_path_buf()))
+        }
+    };
+    let cap_at = started.checked_add(cap).unwrap_or(deadline);
+    let (kill_at, kill_ending) = if cap_at <= deadline {
+        (cap_at, Ending::Cap)
+    } else {
+        (deadline, Ending::Deadline)
+    };
+    // Orphans of the hook (a `setsid` or double-forked descendant) come back to us, so they
+    // are found and killed with the rest when the hook ends.
+    let _reaper = Subreaper::begin();
+    let mut cmd = std::process::Command::new(program);
+    cmd.args(&argv[1..])
+        .current_dir(cwd)
+        .env_clear()
+        .envs(env)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let what = format!("the hook {}", program.display());
+    let mut child = crate::sys::child::start(&mut cmd, Vec::new(), &what)?;
+    // Both streams go to the same place; only the hook's stderr is kept for messages.
+    let mut lines = Lines::new(&sink);
+    let pid = Some(child.id());
+    let watched = watch(&mut child, kill_at, kill_ending, &mut lines);
+    // However the watch ended, the whole group goes, and whatever a survivor still writes is
+    // not waited for beyond a moment.
+    kill_group(pid);
+    child.kill();
+    crate::sys::process::kill_descendants();
+    let wait_until = Instant::now() + Duration::from_millis(500);
+    while child.streams_open() && Instant::now() < wait_until {
+        if child
+            .step(wait_until, &mut |stream, bytes| lines.add(stream, bytes))
+            .is_err()
+        {
+            break;
+        }
+    }
+    lines.end();
+    let ending = watched.with_context(|| format!("could not watch {what}"))?;
+    let tail = lines.tail;
+    let duration = started.elapsed();
+    sink.line(&format!(
+        "# kardwt: the hook {ending} after {:.1}s",
+        duration.as_secs_f64()
+    ));
+    Ok(Outcome {
+        ending,
+        duration,
+        tail,
+        log,
+    })
+}
+
+/// Watch the hook until it exits, `until` passes (then it ends as `due`) or kardwt receives a
+/// signal, looking at least every [`INTERRUPT_POLL`], its output handed to `lines`. The hook
+/// is killed by the caller either way.
+fn watch(
+    child: &mut crate::sys::child::Child,
+    until: Instant,
+    due: Ending,
+    lines: &mut Lines<'_>,
+) -> std::io::Result<Ending> {
+    loop {
+        if let Some(status) = child.status() {
+            return Ok(Ending::Exited(
+                status
+                    .code()
+                    .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)),
+            ));
+        }
+        if let Some(sig) = crate::sys::signals::interrupted() {
+            return Ok(Ending::Signal(sig));
+        }
+        let now = Instant::now();
+        if now >= until {
+            return Ok(due);
+        }
+        let slice = until.min(now + INTERRUPT_POLL);
+        child.step(slice, &mut |stream, bytes| lines.add(stream, bytes))?;
+    }
+}
+
+/// How long a signal may go unnoticed while a hook runs.
+const INTERRUPT_POLL: Duration = Duration::from_millis(50);
+
+/// This process as the child subreaper (Linux, `PR_SET_CHILD_SUBREAPER`) for as long as the
+/// guard lives: a descendant whose parent dies is re-parented to us, not to init. Elsewhere,
+/// and if the kernel refuses, it does nothing: only the process group is killed then.
+struct Subreaper {
+    set: bool,
+}
+
+impl Subreaper {
+    fn begin() -> Subreaper {
+        #[cfg(target_os = "linux")]
+        let set = rustix::process::set_child_subreaper(Some(rustix::process::getpid())).is_ok();
+        #[cfg(not(target_os = "linux"))]
+        let set = false;
+        Subreaper { set }
+    }
+}
+
+impl Drop for Subreaper {
+    fn drop(&mut self) {
+        #[cfg(target_os = "linux")]
+        if self.set {
+            let _ = rustix::process::set_child_subreaper(None);
+        }
+    }
+}
+
+/// Kill the hook's whole process group (the hook leads it), grandchildren included.
+fn kill_group(pid: Option<u32>) {
+    if let Some(pid) = pid
+        .and_then(|p| i32::try_from(p).ok())
+        .and_then(rustix::process::Pid::from_raw)
+    {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+}
+
+/// The hook's output cut into lines for the sink, per stream; the tail of its stderr kept.
+struct Lines<'a> {
+    sink: &'a Sink,
+    out: Vec<u8>,
+    err: Vec<u8>,
+    tail: String,
+}
+
+impl<'a> Lines<'a> {
+    fn new(sink: &'a Sink) -> Self {
+        Lines {
+            sink,
+            out: Vec::new(),
+            err: Vec::new(),
+            tail: String::new(),
+        }
+    }
+
+    /// Take `bytes` the hook wrote on `stream`; pass on each line they complete.
+    fn add(&mut self, stream: crate::sys::child::Stream, bytes: &[u8]) {
+        let pending = match stream {
+            crate::sys::child::Stream::Out => &mut self.out,
+            crate::sys::child::Stream::Err => &mut self.err,
+        };
+        pending.extend_from_slice(bytes);
+        let Some(last) = pending.iter().rposition(|&b| b == b'\n') else {
+            return;
+        };
+        let done: Vec<u8> = pending.drain(..=last).collect();
+        for line in done[..last].split(|&b| b == b'\n') {
+            self.emit(stream, line);
+        }
+    }
+
+    /// What is left without a final newline goes out as a last line.
+    fn end(&mut self) {
+        for stream in [
+            crate::sys::child::Stream::Out,
+            crate::sys::child::Stream::Err,
+        ] {
+            let rest = match stream {
+                crate::sys::child::Stream::Out => std::mem::take(&mut self.out),
+                crate::sys::child::Stream::Err => std::mem::take(&mut self.err),
+            };
+            if !rest.is_empty() {
+                self.emit(stream, &rest);
+            }
+        }
+    }
+
+    fn emit(&mut self, stream: crate::sys::child::Stream, line: &[u8]) {
+        let line = String::from_utf8_lossy(line);
+        self.sink.line(&line);
+        if stream == crate::sys::child::Stream::Err {
+            self.tail.push_str(&line);
+            self.tail.push('\n');
+            if self.tail.len() > TAIL_BYTES {
+                let mut cut = self.tail.len() - TAIL_BYTES;
+                while !self.tail.is_char_boundary(cut) {
+                    cut += 1;
+                }
+                self.tail.drain(..cut);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn script(dir: &Path, name: &str, body: &str, mode: u32) -> PathBuf {
+        let p = dir.join(name);
+        std::fs::write(&p, body).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+        p
+    }
+
+    #[test]
+    fn resolves_only_executables_beneath_the_root() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("root");
+        std::fs::create_dir(&root).unwrap();
+        let ok = script(&root, "ok", "#!/bin/sh\n", 0o755);
+        let noexec = script(&root, "noexec", "#!/bin/sh\n", 0o644);
+        let outside = script(tmp.path(), "outside", "#!/bin/sh\n", 0o755);
+        std::os::unix::fs::symlink(&outside, root.join("link")).unwrap();
+        let s = |p: &Path| vec![p.display().to_string()];
+        assert!(resolve_program(&s(&ok), Some(&root), "k").is_ok());
+        for bad in [
+            s(&noexec),
+            s(&root.join("link")),
+            s(&root),
+            s(&root.join("..").join("outside")),
+            vec!["ok".to_owned()],
+            vec![],
+        ] {
+            let e = resolve_program(&bad, Some(&root), "worktree.prepare.argv").unwrap_err();
+            assert_eq!(e.code, crate::ground::error::Code::Usage, "{bad:?}");
+        }
+        assert!(resolve_program(&s(&ok), None, "k").is_err());
+    }
+
+    #[test]
+    fn endings_read_as_words() {
+        assert_eq!(Ending::Exited(0).to_string(), "exited 0");
+        assert_eq!(
+            Ending::Exited(137).to_string(),
+            "exited 137 (killed by signal 9)"
+        );
+        assert_eq!(Ending::Cap.to_string(), "killed at its cap");
+        assert_eq!(
+            Ending::Deadline.to_string(),
+            "killed at the action deadline"
+        );
+    }
+
+    #[test]
+    fn tails_are_capped() {
+        assert_eq!(tail_chars("  abc ", 5), "abc");
+        assert_eq!(tail_chars("abcdef", 4), "…def");
+    }
+}

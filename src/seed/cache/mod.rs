@@ -1,0 +1,170 @@
+//! The prepare cache (SPEC §26 R-READY): prepare runs once per inputs. After a successful
+//! prepare its outputs are stored under `<common dir>/kardwt/cache/<key>/` as clones through
+//! the copier (R-COPY: near-zero space where the file system clones), written under a
+//! temporary name with a manifest and renamed into place; a later tree with the same key gets
+//! them cloned in ([`place`]) and the hook is skipped (or run with `KARDWT_CACHE=hit`). A
+//! damaged or partial entry is a miss and is replaced, never an error; at most
+//! `prepare.cache_entries` entries are kept, the least recently used (the entry directory's
+//! mtime, touched on each hit) dropped first. Every step obeys SPEC §22: nothing is written
+//! through a symlink in the tree or the cache, and the deadline and signals stop it (exit 5,
+//! 128 + signal) with nothing half-placed.
+//!
+//! | file | one job |
+//! |---|---|
+//! | `key` | the key: the rules' fingerprint, the prepare argv, the inputs' ids at HEAD |
+//! | `manifest` | what an entry holds, and whether what is on disk still matches it |
+//! | `place` | cloning an entry's outputs into a tree, all or nothing |
+//! | `shelf` | the cache directory: storing an entry, listing, trimming |
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+
+use crate::config::{Config, Prepare};
+use crate::ground::error::{Code, Fail};
+
+mod key;
+mod manifest;
+mod place;
+mod shelf;
+
+pub(crate) use shelf::Tidy;
+
+/// The prepare cache of one tree: its key and the rules that made it.
+pub struct Cache<'a> {
+    common_dir: PathBuf,
+    prep: &'a Prepare,
+    pub key: String,
+    deadline: Instant,
+}
+
+/// What looking the key up found.
+pub enum Lookup {
+    /// The outputs are in the tree: this many files and symlinks, bytes, how long.
+    Hit {
+        files: u64,
+        bytes: u64,
+        took: Duration,
+    },
+    /// Nothing usable: why (the hook runs).
+    Miss(String),
+}
+
+impl<'a> Cache<'a> {
+    /// The cache for `tree` under `cfg`'s rules: `None` when the rules name no
+    /// `prepare.outputs` (no cache).
+    pub fn open(
+        common_dir: &Path,
+        cfg: &'a Config,
+        tree: &Path,
+        deadline: Instant,
+    ) -> Result<Option<Cache<'a>>> {
+        let Some(prep) = cfg.prepare.as_ref().filter(|p| !p.outputs.is_empty()) else {
+            return Ok(None);
+        };
+        let ids = key::input_ids(tree, &prep.inputs)?;
+        Ok(Some(Cache {
+            common_dir: common_dir.to_path_buf(),
+            prep,
+            key: key::digest(&cfg.fingerprint(), &prep.argv, &ids),
+            deadline,
+        }))
+    }
+
+    /// The key's first 12 hex digits, for messages.
+    pub fn short_key(&self) -> &str {
+        &self.key[..12]
+    }
+
+    /// Clone the key's outputs into `tree` when a usable entry holds them. A damaged entry is
+    /// removed (the store after this prepare replaces it). `Err` only when interrupted or past
+    /// the deadline.
+    pub fn restore(&self, tree: &Path, progress: bool) -> Result<Lookup> {
+        let started = Instant::now();
+        let Some(dir) = shelf::entry_dir(&self.common_dir, &self.key) else {
+            return Ok(Lookup::Miss("no entry".into()));
+        };
+        let manifest = match manifest::check(&dir, &self.key) {
+            Ok(m) => m,
+            Err(why) => {
+                shelf::discard(&self.common_dir, &self.key);
+                return Ok(Lookup::Miss(format!("entry damaged ({why}), replaced")));
+            }
+        };
+        stop_check(
+            self.deadline,
+            "while cloning prepare's outputs from the cache",
+        )?;
+        match place::place(&dir.join("files"), tree, &manifest, self.deadline, progress)? {
+            Ok(summary) => {
+                shelf::touch(&dir);
+                Ok(Lookup::Hit {
+                    files: summary.files + summary.links,
+                    bytes: summary.bytes,
+                    took: started.elapsed(),
+                })
+            }
+            Err(why) => Ok(Lookup::Miss(why)),
+        }
+    }
+
+    /// Store `tree`'s outputs under the key after a successful prepare (unless a usable entry
+    /// holds them already), then keep at most `prepare.cache_entries` entries. The answer says
+    /// what was done; a failure to store is a warning in it, never an error. `Err` only when
+    /// interrupted or past the deadline.
+    pub fn store(&self, tree: &Path) -> Result<String> {
+        let stored = shelf::store(
+            &self.common_dir,
+            &self.key,
+            tree,
+            &self.prep.outputs,
+            self.deadline,
+        );
+        let said = match stored {
+            Ok(said) => said,
+            Err(e)
+                if crate::sys::signals::interrupted().is_some()
+                    || Instant::now() >= self.deadline =>
+            {
+                return Err(e)
+            }
+            Err(e) => {
+                let said = format!("not stored: {e:#}");
+                eprintln!("kardwt: warning: prepare cache {said}");
+                said
+            }
+        };
+        // The entry just stored (or found) counts as used now: trimming never drops it first.
+        if let Some(dir) = shelf::entry_dir(&self.common_dir, &self.key) {
+            shelf::touch(&dir);
+        }
+        let keep = usize::try_from(self.prep.cache_entries).unwrap_or(usize::MAX);
+        shelf::trim(&self.common_dir, keep);
+        Ok(said)
+    }
+}
+
+/// The number of entries the rules keep: `prepare.cache_entries`, 0 when they name no outputs.
+pub fn bound(cfg: &Config) -> usize {
+    cfg.prepare
+        .as_ref()
+        .filter(|p| !p.outputs.is_empty())
+        .map_or(0, |p| {
+            usize::try_from(p.cache_entries).unwrap_or(usize::MAX)
+        })
+}
+
+/// Fail with 128 + the signal once kardwt was interrupted (SPEC §22.6), with exit 5 once
+/// `deadline` has passed.
+fn stop_check(deadline: Instant, during: &str) -> Result<()> {
+    crate::sys::signals::check(during)?;
+    if Instant::now() >= deadline {
+        return Err(Fail::new(
+            Code::Deadline,
+            format!("the action deadline passed {during}"),
+        )
+        .hint("raise --timeout or worktree.action_timeout_seconds")
+        .into());
+    }
+    Ok(())
+}

@@ -1,0 +1,253 @@
+//! Cloning a cache entry's outputs into a tree (SPEC §26, §22.1, §22.5): all or nothing. The
+//! outputs are cloned through the copier into a staging directory at the tree's root
+//! (`.kardwt-cache-…`, on the tree's own file system), checked against the manifest, then each
+//! is renamed into place without replacing anything. Any failure removes what was placed and
+//! the staging directory, so prepare then runs in a tree without a partial output. Nothing is
+//! written through a symlink in the tree; the deadline and signals stop the clone (exit 5,
+//! 128 + signal) after the same cleanup.
+use std::ffi::{OsStr, OsString};
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::Result;
+
+use super::manifest::Manifest;
+use crate::seed::copy::{Copier, Method, Summary};
+use crate::sys::beneath;
+
+/// The prefix of staging directories; one left by an interrupted restore is removed by the next.
+pub const STAGING_PREFIX: &str = ".kardwt-cache-";
+
+/// Clone the outputs `m` lists as present from `files` into `tree`. `Ok(Err(why))`: nothing was
+/// placed (a miss); `Err`: interrupted or past the deadline, nothing placed either.
+pub fn place(
+    files: &Path,
+    tree: &Path,
+    m: &Manifest,
+    deadline: Instant,
+    progress: bool,
+) -> Result<Result<Summary, String>> {
+    let root = beneath::root(tree)?;
+    remove_stale_staging(&root);
+    let outputs: Vec<PathBuf> = m
+        .outputs
+        .iter()
+        .filter(|o| o.present)
+        .map(|o| PathBuf::from(&o.path))
+        .collect();
+    for out in &outputs {
+        if let Some(blocked) = beneath::probe(&root, out)? {
+            return Ok(Err(format!("{}: {blocked}", out.display())));
+        }
+        if exists(&root, out) {
+            return Ok(Err(format!("{} is already in the tree", out.display())));
+        }
+    }
+    let staging = OsString::from(format!(
+        "{STAGING_PREFIX}{}-{}",
+        std::process::id(),
+        crate::sys::time::now_secs()
+    ));
+    rustix::fs::mkdirat(&root, &staging, rustix::fs::Mode::from_raw_mode(0o700))?;
+    let cloned = clone_into(files, &tree.join(&staging), &outputs, deadline, progress);
+    let placed = match cloned {
+        Ok(summary) if summary.files + summary.links == m.copied() => {
+            move_into_place(&root, &staging, &outputs).map(|moved| moved.map(|()| summary))
+        }
+        Ok(summary) => Ok(Err(format!(
+            "{} of the {} files and symlinks listed were cloned",
+            summary.files + summary.links,
+            m.copied()
+        ))),
+        Err(e) => Err(e),
+    };
+    let _ = beneath::remove_tree(&root, &staging);
+    match placed {
+        Ok(Ok(summary)) => Ok(Ok(summary)),
+        Ok(Err(why)) => Ok(Err(why)),
+        Err(e) if stopped() || Instant::now() >= deadline => Err(e),
+        Err(e) => Ok(Err(format!("cloning failed: {e:#}"))),
+    }
+}
+
+/// Was kardwt interrupted (SPEC §22.6)?
+fn stopped() -> bool {
+    crate::sys::signals::interrupted().is_some()
+}
+
+fn clone_into(
+    files: &Path,
+    staging: &Path,
+    outputs: &[PathBuf],
+    deadline: Instant,
+    progress: bool,
+) -> Result<Summary> {
+    let mut copier = Copier::new(files, staging, Method::Auto, progress, Some(deadline), None)?;
+    for out in outputs {
+        copier.path(out, None)?;
+    }
+    Ok(copier.finish()?.0)
+}
+
+/// Rename each output from the staging directory into the tree; on any refusal, remove the
+/// ones already moved and say why.
+fn move_into_place(
+    root: &OwnedFd,
+    staging: &OsStr,
+    outputs: &[PathBuf],
+) -> Result<Result<(), String>> {
+    let stage_root = beneath::child(root, staging, Path::new(staging), None)?
+        .map_err(|b| anyhow::anyhow!("{b}"))?;
+    let mut moved: Vec<&PathBuf> = Vec::new();
+    let mut refused = None;
+    for out in outputs {
+        let Some((parent, name)) = beneath::split(out) else {
+            continue;
+        };
+        let from =
+            beneath::open_dir(&stage_root, parent, None)?.map_err(|b| anyhow::anyhow!("{b}"))?;
+        let mut made = |_: &Path| {};
+        let to = match beneath::open_dir(root, parent, Some(&mut made))? {
+            Ok(fd) => fd,
+            Err(blocked) => {
+                refused = Some(format!("{}: {blocked}", out.display()));
+                break;
+            }
+        };
+        match beneath::rename_noreplace(&from, name, &to, name) {
+            Ok(true) => moved.push(out),
+            Ok(false) => {
+                refused = Some(format!("{} appeared in the tree", out.display()));
+                break;
+            }
+            Err(e) => {
+                refused = Some(format!("cannot move {} into place: {e}", out.display()));
+                break;
+            }
+        }
+    }
+    let Some(why) = refused else {
+        return Ok(Ok(()));
+    };
+    for out in moved {
+        if let Some((parent, name)) = beneath::split(out) {
+            if let Ok(Ok(dir)) = beneath::open_dir(root, parent, None) {
+                let _ = beneath::remove_tree(&dir, name);
+            }
+        }
+    }
+    Ok(Err(why))
+}
+
+/// Is anything (even a dangling symlink) at `rel` beneath `root`?
+fn exists(root: &OwnedFd, rel: &Path) -> bool {
+    let Some((parent, name)) = beneath::split(rel) else {
+        return false;
+    };
+    matches!(beneath::open_dir(root, parent, None), Ok(Ok(dir)) if beneath::kind_at(&dir, name).is_some())
+}
+
+/// Remove staging directories an interrupted restore left at the tree's root.
+fn remove_stale_staging(root: &OwnedFd) {
+    let Ok(listing) = rustix::fs::Dir::read_from(root) else {
+        return;
+    };
+    let stale: Vec<OsString> = listing
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_bytes()
+                .starts_with(STAGING_PREFIX.as_bytes())
+        })
+        .map(|e| {
+            use std::os::unix::ffi::OsStrExt;
+            OsStr::from_bytes(e.file_name().to_bytes()).to_owned()
+        })
+        .collect();
+    for name in stale {
+        let _ = beneath::remove_tree(root, &name);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::seed::cache::manifest::{scan, Output};
+
+    /// An entry's `files/` with `node_modules` and `vendor/lib`, and its manifest.
+    fn entry(files: &Path) -> Manifest {
+        std::fs::create_dir_all(files.join("node_modules/pkg")).unwrap();
+        std::fs::write(files.join("node_modules/pkg/index.js"), "x\n").unwrap();
+        std::fs::create_dir_all(files.join("vendor/lib")).unwrap();
+        std::fs::write(files.join("vendor/lib/a.so"), "so\n").unwrap();
+        let out = |p: &str| Output {
+            path: p.into(),
+            present: true,
+        };
+        Manifest {
+            version: 1,
+            key: "k".into(),
+            outputs: vec![
+                out("node_modules"),
+                out("vendor/lib"),
+                Output {
+                    path: "gone".into(),
+                    present: false,
+                },
+            ],
+            entries: scan(files).unwrap(),
+        }
+    }
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut n: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        n.sort();
+        n
+    }
+
+    #[test]
+    fn the_outputs_are_placed_whole_or_not_at_all() {
+        let (cache, tree) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let m = entry(cache.path());
+        let later = Instant::now() + std::time::Duration::from_secs(60);
+        let placed = place(cache.path(), tree.path(), &m, later, false).unwrap();
+        assert_eq!(placed.unwrap().files, 2);
+        assert_eq!(names(tree.path()), ["node_modules", "vendor"]);
+        assert_eq!(
+            std::fs::read_to_string(tree.path().join("vendor/lib/a.so")).unwrap(),
+            "so\n"
+        );
+
+        // A file missing from the entry: nothing is placed, no staging is left.
+        let tree = tempfile::tempdir().unwrap();
+        std::fs::remove_file(cache.path().join("vendor/lib/a.so")).unwrap();
+        let why = place(cache.path(), tree.path(), &m, later, false)
+            .unwrap()
+            .unwrap_err();
+        assert!(why.contains("1 of the 2"), "{why}");
+        assert!(names(tree.path()).is_empty(), "{:?}", names(tree.path()));
+
+        // An output already in the tree: a miss, and what is there is kept.
+        std::fs::write(cache.path().join("vendor/lib/a.so"), "so\n").unwrap();
+        std::fs::create_dir(tree.path().join("node_modules")).unwrap();
+        let why = place(cache.path(), tree.path(), &m, later, false)
+            .unwrap()
+            .unwrap_err();
+        assert!(why.contains("already in the tree"), "{why}");
+        assert_eq!(names(tree.path()), ["node_modules"]);
+    }
+
+    #[test]
+    fn a_past_deadline_stops_with_exit_5_and_leaves_nothing() {
+        let (cache, tree) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let m = entry(cache.path());
+        std::fs::create_dir(tree.path().join(format!("{STAGING_PREFIX}1-2"))).unwrap();
+        let err = place(cache.path(), tree.path(), &m, Instant::now(), false).unwrap_err();
+        assert_eq!(crate::ground::error::exit_code(&err), 5, "{err:#}");
+        assert!(names(tree.path()).is_empty(), "{:?}", names(tree.path()));
+    }
+}

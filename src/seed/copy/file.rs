@@ -1,0 +1,505 @@
+//! One file or symlink copied into a directory of the new tree (SPEC §21, §22.5): data goes to
+//! a temporary name beside the destination (`.kardwt-tmp-…`), which is renamed into place
+//! without replacing anything, so a destination is either absent or complete. Blocks are cloned
+//! where the file system can (`FICLONE`), else copied segment by segment between
+//! `SEEK_DATA`/`SEEK_HOLE`, so sparse files stay sparse. The deadline is checked between
+//! segments and every 64 MiB.
+use std::ffi::OsStr;
+use std::fs::{File, FileTimes, Metadata};
+use std::os::fd::OwnedFd;
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context as _, Result};
+use rustix::fs::{AtFlags, Mode, OFlags, RenameFlags, SeekFrom};
+use rustix::io::Errno;
+
+use crate::config::CopyMethod as Method;
+use crate::ground::error::{Code, Fail};
+
+/// The prefix of the temporary names copies are written under; a retry removes any left.
+pub const TMP_PREFIX: &str = ".kardwt-tmp-";
+
+/// Files up to this size get their blob id kept, for pre-push (SPEC §22.2).
+pub const MAX_HASHED: u64 = 1 << 20;
+
+/// What copying one entry did.
+pub enum Outcome {
+    /// Copied; `cloned` when the blocks are shared with the base; `blob` its id when hashed.
+    File {
+        cloned: bool,
+        blob: Option<String>,
+    },
+    Link,
+    /// Something was already at the destination: kept as it was. `blob`: the source's id
+    /// when what is there is a byte-for-byte copy of it (an earlier, interrupted copy's).
+    Kept {
+        blob: Option<String>,
+    },
+    /// The source is gone or is no longer a file or symlink (it changed under the copy).
+    Gone,
+}
+
+/// Fail with exit 5 once `deadline` has passed, and with 128 + the signal once kardwt was
+/// interrupted (SPEC §22.6): a copy stops between files and between a file's segments.
+pub fn check_deadline(deadline: Option<Instant>) -> Result<()> {
+    crate::sys::signals::check("while copying from the base")?;
+    match deadline {
+        Some(d) if Instant::now() >= d => Err(Fail::new(
+            Code::Deadline,
+            "the action deadline passed while copying from the base",
+        )
+        .hint("raise --timeout or worktree.action_timeout_seconds")
+        .into()),
+        _ => Ok(()),
+    }
+}
+
+/// How `copy` hashes what it copied: `None` keeps no blob ids.
+pub type Hash = Option<gix::hash::Kind>;
+
+/// Copy `src` (whose `lstat` is `meta`) to `name` in the directory `dir` of the new tree.
+pub fn copy(
+    src: &Path,
+    meta: &Metadata,
+    dir: &OwnedFd,
+    name: &OsStr,
+    method: Method,
+    deadline: Option<Instant>,
+    hash: Hash,
+) -> Result<Outcome> {
+    if crate::sys::beneath::kind_at(dir, name).is_some() {
+        let blob = blob_of_earlier_copy(src, meta, dir, name, hash)?;
+        return Ok(Outcome::Kept { blob });
+    }
+    if meta.file_type().is_symlink() {
+        let target = match std::fs::read_link(src) {
+            Ok(t) => t,
+            Err(e) if changed_under_the_copy(&e) => return Ok(Outcome::Gone),
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", src.display())),
+        };
+        // A symlink is made in one step: no temporary needed.
+        if !crate::sys::beneath::symlink(dir, name, &target)? {
+            return Ok(Outcome::Kept { blob: None });
+        }
+        let _ = set_times_at(dir, name, meta);
+        return Ok(Outcome::Link);
+    }
+    // Never follow a symlink swapped in, never block on a FIFO swapped in.
+    let input = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags((OFlags::NOFOLLOW | OFlags::NONBLOCK).bits() as i32)
+        .open(src)
+    {
+        Ok(f) => f,
+        Err(e) if changed_under_the_copy(&e) => return Ok(Outcome::Gone),
+        // SPEC §28.1: a base file that cannot be read fails the copy, never leaves it out.
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", src.display())),
+    };
+    match input.metadata() {
+        Ok(m) if m.is_file() => {}
+        Ok(_) => return Ok(Outcome::Gone),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", src.display())),
+    }
+    let tmp = temporary_name();
+    let output: File = rustix::fs::openat(
+        dir,
+        &tmp,
+        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::from_raw_mode(0o600),
+    )
+    .with_context(|| format!("cannot create a temporary file beside {}", src.display()))?
+    .into();
+    let written = (|| -> Result<(bool, Option<String>)> {
+        let cloned = copy_data(&input, &output, meta.len(), method, deadline)?;
+        output.set_permissions(std::fs::Permissions::from_mode(meta.mode() & 0o7777))?;
+        let times = FileTimes::new()
+            .set_accessed(meta.accessed().unwrap_or(UNIX_EPOCH))
+            .set_modified(meta.modified().unwrap_or(SystemTime::now()));
+        output.set_times(times)?;
+        let blob = match hash {
+            Some(kind) if meta.len() <= MAX_HASHED => blob_id(&input, meta.len(), kind),
+            _ => None,
+        };
+        Ok((cloned, blob))
+    })();
+    let (cloned, blob) = match written {
+        Ok(w) => w,
+        Err(e) => {
+            let _ = rustix::fs::unlinkat(dir, &tmp, AtFlags::empty());
+            return Err(e.context(format!("copying {}", src.display())));
+        }
+    };
+    drop(output);
+    if !rename_noreplace(dir, &tmp, name)? {
+        return Ok(Outcome::Kept { blob: None });
+    }
+    Ok(Outcome::File { cloned, blob })
+}
+
+/// The blob id of `src` (whose `lstat` is `meta`) when the file already at `name` in `dir` is
+/// a byte-for-byte copy of it: a copy an interrupted run completed (copies are atomic) whose
+/// id was never kept, so that pre-push blocks it after the retry too (SPEC §22.2, §28.1).
+/// `None` for anything else there (the user's), or when no ids are kept. A base file that
+/// cannot be read is an error.
+fn blob_of_earlier_copy(
+    src: &Path,
+    meta: &Metadata,
+    dir: &OwnedFd,
+    name: &OsStr,
+    hash: Hash,
+) -> Result<Option<String>> {
+    let Some(kind) = hash else {
+        return Ok(None);
+    };
+    if !meta.is_file() || meta.len() == 0 || meta.len() > MAX_HASHED {
+        return Ok(None);
+    }
+    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let Ok(there) = rustix::fs::openat(dir, name, flags, Mode::empty()) else {
+        return Ok(None);
+    };
+    let there = File::from(there);
+    if !there
+        .metadata()
+        .is_ok_and(|m| m.is_file() && m.len() == meta.len())
+    {
+        return Ok(None);
+    }
+    let input = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags((OFlags::NOFOLLOW | OFlags::NONBLOCK).bits() as i32)
+        .open(src)
+    {
+        Ok(f) => f,
+        Err(e) if changed_under_the_copy(&e) => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", src.display())),
+    };
+    let len = meta.len() as usize;
+    let (mut theirs, mut ours) = (vec![0u8; len], vec![0u8; len]);
+    input
+        .read_exact_at(&mut theirs, 0)
+        .with_context(|| format!("cannot read {}", src.display()))?;
+    if there.read_exact_at(&mut ours, 0).is_err() || ours != theirs {
+        return Ok(None);
+    }
+    Ok(
+        gix::objs::compute_hash(kind, gix::objs::Kind::Blob, &theirs)
+            .ok()
+            .map(|id| id.to_string()),
+    )
+}
+
+/// Did opening or reading a base entry fail because it changed since it was listed (gone,
+/// turned into a symlink or no longer one, a parent no longer a directory)? Anything else is
+/// a read that failed.
+fn changed_under_the_copy(e: &std::io::Error) -> bool {
+    matches!(
+        Errno::from_io_error(e),
+        Some(Errno::NOENT | Errno::LOOP | Errno::NOTDIR | Errno::INVAL)
+    )
+}
+
+fn temporary_name() -> String {
+    static SEQ: AtomicU64 = AtomicU64::new(0);
+    format!(
+        "{TMP_PREFIX}{}-{}",
+        std::process::id(),
+        SEQ.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// Rename `tmp` to `name` in `dir` unless `name` exists (then `tmp` is removed and the answer
+/// is false): `renameat2(RENAME_NOREPLACE)`, or where the file system lacks it a hard link
+/// (which never replaces either) and an unlink.
+fn rename_noreplace(dir: &OwnedFd, tmp: &str, name: &OsStr) -> Result<bool> {
+    let done = match rustix::fs::renameat_with(dir, tmp, dir, name, RenameFlags::NOREPLACE) {
+        Ok(()) => return Ok(true),
+        Err(Errno::EXIST) => Ok(false),
+        Err(Errno::INVAL | Errno::NOSYS | Errno::OPNOTSUPP) => {
+            match rustix::fs::linkat(dir, tmp, dir, name, AtFlags::empty()) {
+                Ok(()) => Ok(true),
+                Err(Errno::EXIST) => Ok(false),
+                Err(e) => Err(e),
+            }
+        }
+        Err(e) => Err(e),
+    };
+    let _ = rustix::fs::unlinkat(dir, tmp, AtFlags::empty());
+    done.with_context(|| {
+        format!(
+            "cannot move a copy into place as {}",
+            name.to_string_lossy()
+        )
+    })
+}
+
+/// Remove the temporaries an interrupted copy left in `dir` (regular files only).
+pub fn remove_temporaries(dir: &OwnedFd) {
+    let Ok(listing) = rustix::fs::Dir::read_from(dir) else {
+        return;
+    };
+    for entry in listing.flatten() {
+        let name = entry.file_name().to_bytes();
+        if name.starts_with(TMP_PREFIX.as_bytes())
+            && entry.file_type() == rustix::fs::FileType::RegularFile
+        {
+            let _ = rustix::fs::unlinkat(dir, entry.file_name(), AtFlags::empty());
+        }
+    }
+}
+
+/// Copy the bytes of `input` into the empty `output`; true when the blocks were cloned.
+fn copy_data(
+    input: &File,
+    output: &File,
+    len: u64,
+    method: Method,
+    deadline: Option<Instant>,
+) -> Result<bool> {
+    if method != Method::Copy {
+        match clone_file(input, output) {
+            Ok(()) => return Ok(true),
+            Err(e) if method == Method::Clone => {
+                return Err(anyhow::anyhow!(
+                    "sharing.copy_method is clone, but the file system ({}) cannot clone: {e}",
+                    super::fd_fs_name(output)
+                ))
+            }
+            Err(_) => {}
+        }
+    }
+    // The holes are left as holes: only the data segments are written.
+    output.set_len(len)?;
+    let mut pos = 0;
+    while pos < len {
+        check_deadline(deadline)?;
+        let Some((start, end)) = next_data(input, pos, len)? else {
+            break;
+        };
+        copy_segment(input, output, start, end, method, deadline)?;
+        pos = end;
+    }
+    Ok(false)
+}
+
+/// The next data segment at or after `pos`, as `[start, end)`; `None` when only a hole is left.
+fn next_data(input: &File, pos: u64, len: u64) -> Result<Option<(u64, u64)>> {
+    let start = match rustix::fs::seek(input, SeekFrom::Data(pos)) {
+        Ok(s) => s,
+        Err(Errno::NXIO) => return Ok(None),
+        // No SEEK_DATA here: all of it is data.
+        Err(_) => return Ok(Some((pos, len))),
+    };
+    let end = rustix::fs::seek(input, SeekFrom::Hole(start)).unwrap_or(len);
+    Ok((start < len).then_some((start, end.min(len))))
+}
+
+/// Copy `[start, end)` of `input` to the same offsets of `output`: `copy_file_range` (with
+/// `auto`), else reads and writes.
+fn copy_segment(
+    input: &File,
+    output: &File,
+    start: u64,
+    end: u64,
+    method: Method,
+    deadline: Option<Instant>,
+) -> Result<()> {
+    const CHUNK: u64 = 64 << 20;
+    let mut at = start;
+    let mut ranged = method != Method::Copy && cfg!(target_os = "linux");
+    let mut buf = Vec::new();
+    while at < end {
+        check_deadline(deadline)?;
+        let want = (end - at).min(CHUNK);
+        if ranged {
+            let (mut off_in, mut off_out) = (at, at);
+            match rustix::fs::copy_file_range(
+                input,
+                Some(&mut off_in),
+                output,
+                Some(&mut off_out),
+                want as usize,
+            ) {
+                Ok(0) => return Ok(()), // the file shrank under the copy
+                Ok(n) => {
+                    at += n as u64;
+                    continue;
+                }
+                Err(_) => ranged = false,
+            }
+        }
+        buf.resize(want.min(1 << 20) as usize, 0);
+        let n = input.read_at(&mut buf, at)?;
+        if n == 0 {
+            return Ok(());
+        }
+        output.write_all_at(&buf[..n], at)?;
+        at += n as u64;
+    }
+    Ok(())
+}
+
+/// The git blob id of `input`'s `len` bytes, read again from the start.
+fn blob_id(input: &File, len: u64, kind: gix::hash::Kind) -> Option<String> {
+    let mut data = vec![0u8; usize::try_from(len).ok()?];
+    input.read_exact_at(&mut data, 0).ok()?;
+    if data.is_empty() {
+        return None; // the empty blob is everywhere: never a reason to block a push
+    }
+    gix::objs::compute_hash(kind, gix::objs::Kind::Blob, &data)
+        .ok()
+        .map(|id| id.to_string())
+}
+
+#[cfg(target_os = "linux")]
+fn clone_file(input: &File, output: &File) -> std::io::Result<()> {
+    rustix::fs::ioctl_ficlone(output, input).map_err(std::io::Error::from)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn clone_file(_input: &File, _output: &File) -> std::io::Result<()> {
+    Err(std::io::Error::from(std::io::ErrorKind::Unsupported))
+}
+
+/// Set the access and modification times of `name` in `dir` itself, a symlink included.
+fn set_times_at(dir: &OwnedFd, name: &OsStr, meta: &Metadata) -> std::io::Result<()> {
+    Ok(rustix::fs::utimensat(
+        dir,
+        name,
+        &timestamps(meta),
+        AtFlags::SYMLINK_NOFOLLOW,
+    )?)
+}
+
+/// `meta`'s access and modification times, for `utimensat`/`futimens`.
+pub fn timestamps(meta: &Metadata) -> rustix::fs::Timestamps {
+    let ts = |secs: i64, nanos: i64| rustix::fs::Timespec {
+        tv_sec: secs,
+        tv_nsec: nanos as _,
+    };
+    rustix::fs::Timestamps {
+        last_access: ts(meta.atime(), meta.atime_nsec()),
+        last_modification: ts(meta.mtime(), meta.mtime_nsec()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sparse_file_stays_sparse_and_a_leftover_temporary_is_removed() {
+        let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let src = a.path().join("sparse");
+        let f = File::create(&src).unwrap();
+        f.set_len(64 << 20).unwrap();
+        f.write_all_at(&[7u8; 4096], 32 << 20).unwrap();
+        drop(f);
+        let dir = crate::sys::beneath::root(b.path()).unwrap();
+        std::fs::write(b.path().join(format!("{TMP_PREFIX}1-2")), "half").unwrap();
+        remove_temporaries(&dir);
+        let meta = std::fs::symlink_metadata(&src).unwrap();
+        let out = copy(
+            &src,
+            &meta,
+            &dir,
+            OsStr::new("sparse"),
+            Method::Copy,
+            None,
+            Some(gix::hash::Kind::Sha1),
+        )
+        .unwrap();
+        assert!(matches!(
+            out,
+            Outcome::File {
+                cloned: false,
+                blob: None
+            }
+        ));
+        let copied = std::fs::metadata(b.path().join("sparse")).unwrap();
+        assert_eq!(copied.len(), 64 << 20);
+        assert!(
+            copied.blocks() * 512 < 1 << 20,
+            "{} blocks",
+            copied.blocks()
+        );
+        let names: Vec<_> = std::fs::read_dir(b.path()).unwrap().flatten().collect();
+        assert_eq!(names.len(), 1, "{names:?}");
+        let again = copy(
+            &src,
+            &meta,
+            &dir,
+            OsStr::new("sparse"),
+            Method::Copy,
+            None,
+            None,
+        );
+        assert!(matches!(again.unwrap(), Outcome::Kept { blob: None }));
+    }
+
+    #[test]
+    fn small_files_get_their_blob_id() {
+        let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        std::fs::write(a.path().join("f"), "hello\n").unwrap();
+        let meta = std::fs::symlink_metadata(a.path().join("f")).unwrap();
+        let dir = crate::sys::beneath::root(b.path()).unwrap();
+        let hash = Some(gix::hash::Kind::Sha1);
+        let out = copy(
+            &a.path().join("f"),
+            &meta,
+            &dir,
+            OsStr::new("f"),
+            Method::Auto,
+            None,
+            hash,
+        );
+        let Ok(Outcome::File { blob, .. }) = out else {
+            panic!("not copied")
+        };
+        // `printf 'hello\n' | git hash-object --stdin`
+        assert_eq!(
+            blob.as_deref(),
+            Some("ce013625030ba8dba906f756967f9e9ca394464a")
+        );
+    }
+
+    #[test]
+    fn an_earlier_copy_kept_as_it_is_still_gets_its_blob_id() {
+        let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        std::fs::write(a.path().join("f"), "hello\n").unwrap();
+        std::fs::write(a.path().join("g"), "hello\n").unwrap();
+        // What an interrupted run copied, and a file of the user's of the same size.
+        std::fs::write(b.path().join("f"), "hello\n").unwrap();
+        std::fs::write(b.path().join("g"), "HELLO\n").unwrap();
+        let dir = crate::sys::beneath::root(b.path()).unwrap();
+        let hash = Some(gix::hash::Kind::Sha1);
+        let kept = |name: &str| {
+            let src = a.path().join(name);
+            let meta = std::fs::symlink_metadata(&src).unwrap();
+            match copy(
+                &src,
+                &meta,
+                &dir,
+                OsStr::new(name),
+                Method::Auto,
+                None,
+                hash,
+            ) {
+                Ok(Outcome::Kept { blob }) => blob,
+                _ => panic!("{name} was not kept"),
+            }
+        };
+        assert_eq!(
+            kept("f").as_deref(),
+            Some("ce013625030ba8dba906f756967f9e9ca394464a")
+        );
+        assert_eq!(kept("g"), None);
+        assert_eq!(
+            std::fs::read_to_string(b.path().join("g")).unwrap(),
+            "HELLO\n"
+        );
+    }
+}

@@ -1,0 +1,246 @@
+//! Copying what a new worktree needs from the base (SPEC §21 R-COPY, §22): whole paths
+//! (`sharing.copy`) and `.worktreeinclude` matches, judged where they would land in the new
+//! tree ([`land`]), then copied ([`walk`], one file at a time by [`file`]) beneath its root
+//! without following anything planted there, atomically, sparse files kept sparse, within the
+//! action's deadline. Nothing existing is ever overwritten; what cannot be copied is skipped and
+//! reported, never a failure. The blob ids of the files copied are kept beside the record, so
+//! pre-push can block them under any name.
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, Result};
+
+pub(crate) use crate::config::CopyMethod as Method;
+pub(crate) use include::{Include, FILE as INCLUDE_FILE};
+pub(crate) use walk::Copier;
+
+mod file;
+mod include;
+mod land;
+mod walk;
+
+/// What one copy did, for the record, the event log and progress lines.
+#[derive(Debug, Default)]
+pub struct Summary {
+    pub files: u64,
+    pub links: u64,
+    pub bytes: u64,
+    /// Files cloned (blocks shared with the base).
+    pub cloned: u64,
+    /// Existing entries left as they were (never overwritten).
+    pub kept: u64,
+    /// Paths left out (reported): blocked in the new tree, or not ignored there.
+    pub skipped: u64,
+    pub duration: Duration,
+}
+
+impl Summary {
+    /// `clone` when every file was cloned, `copy` when none was, `mixed` otherwise.
+    pub fn method_used(&self) -> &'static str {
+        match (self.cloned, self.files) {
+            (_, 0) => "none",
+            (c, f) if c == f => "clone",
+            (0, _) => "copy",
+            _ => "mixed",
+        }
+    }
+}
+
+impl std::fmt::Display for Summary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} files ({} cloned), {} links, {} bytes in {} ms{}{}",
+            self.files,
+            self.cloned,
+            self.links,
+            self.bytes,
+            self.duration.as_millis(),
+            if self.kept > 0 {
+                format!(", {} existing entries kept", self.kept)
+            } else {
+                String::new()
+            },
+            if self.skipped > 0 {
+                format!(", {} paths skipped", self.skipped)
+            } else {
+                String::new()
+            }
+        )
+    }
+}
+
+/// What [`seed`] copied.
+pub struct Seeded {
+    /// Paths copied, relative to the worktree: `sharing.copy` entries as written, and each
+    /// `.worktreeinclude` match (a whole matched directory once, not its files).
+    pub copies: Vec<String>,
+    pub summary: Summary,
+}
+
+/// Copy into the new worktree `to` (administered in `admin`) what R-COPY names from the base
+/// `from`: every ignored, untracked base path matching `.worktreeinclude`, then each
+/// `sharing.copy` path, where the new tree ignores it and nothing on the way is planted. Each
+/// path left out is reported on stderr. `None` when there is nothing to copy.
+pub fn seed(
+    sharing: &crate::config::Sharing,
+    from: &Path,
+    to: &Path,
+    admin: &Path,
+    progress: bool,
+    deadline: Instant,
+) -> Result<Option<Seeded>> {
+    let include = Include::load(from)?;
+    if include.is_none() && sharing.copy.is_empty() {
+        return Ok(None);
+    }
+    let mut wanted: Vec<land::Candidate> = Vec::new();
+    if let Some(include) = &include {
+        for (rel, is_dir) in include.roots(from)? {
+            let shown = include.record_root(&rel).to_string_lossy().into_owned();
+            wanted.push(land::Candidate {
+                rel,
+                is_dir,
+                included: true,
+                shown,
+            });
+        }
+    }
+    for rel in &sharing.copy {
+        let meta = match std::fs::symlink_metadata(from.join(rel)) {
+            Ok(meta) => meta,
+            // Nothing of that name in the base (yet): nothing to copy.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            // SPEC §28.1: a base path that cannot be read is a failure, never left out.
+            Err(e) => {
+                return Err(e).with_context(|| format!("cannot read {}", from.join(rel).display()))
+            }
+        };
+        wanted.push(land::Candidate {
+            rel: rel.clone(),
+            is_dir: meta.is_dir(),
+            included: false,
+            shown: rel.to_string_lossy().into_owned(),
+        });
+    }
+    let hash = Some(hash_kind(admin));
+    // A retry does not read again what an interrupted copy completed and kept the id of.
+    let known = crate::state::blobs::load(admin)
+        .into_values()
+        .map(std::path::PathBuf::from)
+        .collect();
+    let mut copier = Copier::new(
+        from,
+        to,
+        sharing.copy_method,
+        progress,
+        Some(deadline),
+        hash,
+    )?
+    .with_known(known);
+    let root =
+        crate::sys::beneath::root(to).with_context(|| format!("cannot open {}", to.display()))?;
+    let (approved, mut skipped) = land::judge(from, to, &root, wanted)?;
+    let mut copies: Vec<String> = Vec::new();
+    for c in &approved {
+        let leave =
+            |rel: &Path, is_dir: bool| include.as_ref().is_some_and(|i| i.leaves_out(rel, is_dir));
+        if c.is_dir {
+            copier.path(&c.rel, c.included.then_some(&leave as &walk::Leave<'_>))?;
+        } else {
+            let meta = match std::fs::symlink_metadata(from.join(&c.rel)) {
+                Ok(meta) => meta,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue, // gone since listed
+                Err(e) => {
+                    let path = from.join(&c.rel);
+                    return Err(e).with_context(|| format!("cannot read {}", path.display()));
+                }
+            };
+            copier.entry(c.rel.clone(), meta)?;
+        }
+        if !copies.contains(&c.shown) {
+            copies.push(c.shown.clone());
+        }
+    }
+    skipped.append(&mut copier.skipped);
+    let (mut summary, blobs) = copier.finish()?;
+    summary.skipped = skipped.len() as u64;
+    for line in &skipped {
+        eprintln!("kardwt: {line}");
+    }
+    crate::state::blobs::keep(admin, blobs)?;
+    Ok(Some(Seeded { copies, summary }))
+}
+
+/// The object format of the repository administering `admin` (its common dir's config), for
+/// the blob ids kept: SHA-1 unless it says `objectformat = sha256`.
+fn hash_kind(admin: &Path) -> gix::hash::Kind {
+    let common = crate::git::repo::read_bounded(&admin.join("commondir"), 4096)
+        .ok()
+        .map(|c| admin.join(String::from_utf8_lossy(&c).trim()))
+        .unwrap_or_else(|| admin.to_path_buf());
+    let config =
+        crate::git::repo::read_bounded(&common.join("config"), 1 << 20).unwrap_or_default();
+    let sha256 = String::from_utf8_lossy(&config).lines().any(|l| {
+        let l = l.to_ascii_lowercase();
+        l.contains("objectformat") && l.contains("sha256")
+    });
+    if sha256 {
+        gix::hash::Kind::Sha256
+    } else {
+        gix::hash::Kind::Sha1
+    }
+}
+
+/// With `sharing.copy_method: clone`, fail before anything is copied when `from` and `to` are
+/// on different file systems (a clone cannot cross them).
+fn same_file_system(from: &Path, to: &Path) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let (a, b) = (std::fs::metadata(from)?, std::fs::metadata(to)?);
+    if a.dev() != b.dev() {
+        anyhow::bail!(
+            "sharing.copy_method is clone, but {} ({}) and {} ({}) are on different file systems, and a clone cannot cross them",
+            from.display(),
+            fs_name(from),
+            to.display(),
+            fs_name(to)
+        );
+    }
+    Ok(())
+}
+
+/// The name of the file system holding `path`, for messages.
+pub fn fs_name(path: &Path) -> String {
+    rustix::fs::statfs(path).map_or_else(|_| "unknown".to_owned(), |s| magic_name(s.f_type as u64))
+}
+
+fn fd_fs_name(file: &std::fs::File) -> String {
+    rustix::fs::fstatfs(file).map_or_else(|_| "unknown".to_owned(), |s| magic_name(s.f_type as u64))
+}
+
+/// A file system's name from its statfs magic number (pure).
+fn magic_name(magic: u64) -> String {
+    match (magic & 0xffff_ffff) as u32 {
+        0x5846_5342 => "xfs".to_owned(),
+        0x9123_683e => "btrfs".to_owned(),
+        0xef53 => "ext4".to_owned(),
+        0x0102_1994 => "tmpfs".to_owned(),
+        0x794c_7630 => "overlayfs".to_owned(),
+        0x6969 => "nfs".to_owned(),
+        0x2fc1_2fc1 => "zfs".to_owned(),
+        0xf2f5_2010 => "f2fs".to_owned(),
+        other => format!("file system type {other:#x}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_systems_are_named() {
+        assert_eq!(magic_name(0x5846_5342), "xfs");
+        assert_eq!(magic_name(0xef53), "ext4");
+        assert_eq!(magic_name(0x1234), "file system type 0x1234");
+    }
+}

@@ -1,0 +1,511 @@
+//! The seeding pipeline every path into a worktree runs (`add`, the post-checkout hook,
+//! `prepare [--path]`, the runner commands, retry, reuse, `doctor --try`), in the contract's
+//! order: links, copies, ports, the prepare hook (inside the prepare cache, R-READY), the
+//! record (SPEC §24 R-SHAPE, R-SEED, R-PREP, R-COPY, R-ATOMIC). The claim comes before (the
+//! intent `add` writes, or the record's first write); a failure marks the record failed and
+//! says why.
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+
+use self::cache::{Cache, Lookup};
+use self::failure::{Failure, Removed};
+use crate::config::{CheckoutMode, Config, OnCacheHit};
+use crate::ground::card::CardId;
+use crate::sandbox::{self, Facts, Phase};
+use crate::session::context::Context;
+use crate::state::events;
+use crate::state::record::{self, LastHook, Origin, PrepareCache, Reason, Record, State};
+use crate::verify::Probe;
+
+pub(crate) mod cache;
+pub(crate) mod copy;
+pub(crate) mod failure;
+pub(crate) mod links;
+pub(crate) mod ports;
+
+/// Everything preparation needs besides the record.
+pub struct Prep<'a> {
+    pub ctx: &'a Context,
+    pub cfg: &'a Config,
+    /// The prepare hook's resolved program, checked before anything was created.
+    pub program: Option<&'a Path>,
+    pub deadline: Instant,
+    /// Send the prepare hook's output only to the card's log file, not to stderr (the
+    /// post-checkout hook and `add --quiet`: R-DISPATCH 3).
+    pub quiet: bool,
+}
+
+/// Allocate the configured ports for `card` (none when `worktree.ports` is absent). Call it
+/// under the repository lock: it reads which ports the other records hold.
+pub fn allocate_ports(ctx: &Context, cfg: &Config, card: &CardId) -> Result<Vec<u16>> {
+    let Some(spec) = &cfg.ports else {
+        return Ok(Vec::new());
+    };
+    let held: std::collections::BTreeSet<u16> = crate::verify::scan(&ctx.repo)?
+        .iter()
+        .filter_map(|e| match &e.record {
+            record::Loaded::Parsed(r) if r.card != card.as_str() => Some(r.ports.clone()),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    Ok(self::ports::allocate(
+        card.as_str(),
+        spec,
+        &held,
+        self::ports::bindable,
+    )?)
+}
+
+/// Resolve the prepare hook's program, if one is configured (exit 2 when refused).
+pub fn prepare_program(cfg: &Config) -> Result<Option<PathBuf>> {
+    Ok(match &cfg.prepare {
+        Some(p) => Some(sandbox::resolve_program(
+            &p.argv,
+            cfg.helpers.stable_root.as_deref(),
+            "worktree.prepare.argv",
+        )?),
+        None => None,
+    })
+}
+
+impl Prep<'_> {
+    /// Seed (when `seed`) and run the prepare hook (when `run_hook`), in the contract's
+    /// order, then mark the record ready; on failure mark it failed and say why. An interrupt
+    /// (SPEC §22.6) is a failure noticed between the steps (and inside copies and the hook).
+    pub fn prepare(
+        &self,
+        mut rec: Record,
+        admin: &Path,
+        seed: bool,
+        run_hook: bool,
+    ) -> Result<Record, Failure> {
+        let delegated = self.cfg.checkout.mode == CheckoutMode::Delegated;
+        if rec.base_ref.is_empty() {
+            // R-DISPATCH 4: a record written before a base could be found gets one now.
+            let (base_ref, base_oid) =
+                crate::session::foreign::recorded_base(self.cfg, &rec.path, self.deadline);
+            if !base_ref.is_empty() {
+                rec.base_ref = base_ref;
+                rec.base_oid = base_oid;
+            }
+        }
+        self.stop_if_interrupted(&mut rec, admin, "before sharing")?;
+        // SPEC §28.1: git can exit 0 from a checkout one of its own reads broke (an empty
+        // index, no files). A tree git has just checked out must hold exactly HEAD's entries;
+        // one someone may have worked in, a non-empty index and every tracked file. Judged
+        // before anything is seeded into it; a delegated checkout, after the hook made it.
+        if seed && !delegated {
+            let probe = match rec.reason {
+                Reason::Create => Probe::Head,
+                _ => Probe::Files,
+            };
+            self.confirm_checkout(&mut rec, admin, probe)?;
+        }
+        if delegated && run_hook {
+            self.ensure_ports(&mut rec, admin)?;
+            self.run_hook(&mut rec, admin)?;
+        }
+        // R-DISPATCH 5: every reuse shares again (idempotent, never overwriting), so a link
+        // lost to `git reset --hard` or `git clean` is back.
+        if seed || rec.reason == Reason::Reuse {
+            let started = Instant::now();
+            let links = links::share(
+                &self.cfg.sharing,
+                &self.ctx.repo.base,
+                &rec.path,
+                &rec.common_dir,
+                self.deadline,
+            );
+            match links {
+                Ok(links) => {
+                    let made = links.len();
+                    for l in links {
+                        if !rec.links.contains(&l) {
+                            rec.links.push(l);
+                        }
+                    }
+                    crate::state::store::write(admin, &rec).map_err(Failure::Other)?;
+                    // A seeding logs one `seeded` event, after its copies (below).
+                    if !seed && made > 0 {
+                        let outcome = format!("linked {made} lost shared path(s) again");
+                        self.log(
+                            crate::state::events::Kind::Seeded,
+                            &rec,
+                            &outcome,
+                            started.elapsed(),
+                        );
+                    }
+                }
+                Err(e) => {
+                    self.mark_failed(&mut rec, admin);
+                    self.log(
+                        crate::state::events::Kind::Failed,
+                        &rec,
+                        "sharing failed",
+                        started.elapsed(),
+                    );
+                    return Err(Failure::Other(e.context("sharing failed")));
+                }
+            }
+            // R-COPY: every seeded tree (created, retried, prepared by hand) gets its copies
+            // before the prepare hook runs; a reuse only shares again.
+            if seed {
+                self.stop_if_interrupted(&mut rec, admin, "before copying")?;
+                let copied = self.copy(&mut rec, admin)?;
+                let outcome = copied.map_or("ok".to_owned(), |c| format!("copied {c}"));
+                self.log(
+                    crate::state::events::Kind::Seeded,
+                    &rec,
+                    &outcome,
+                    started.elapsed(),
+                );
+            }
+        }
+        // R-SHAPE: ports on every path, whoever made the tree (a record without ports that
+        // the rules ask for gets them here: the hook, `prepare --path`, a released tree).
+        self.ensure_ports(&mut rec, admin)?;
+        if !delegated && run_hook {
+            self.run_hook(&mut rec, admin)?;
+        }
+        self.stop_if_interrupted(&mut rec, admin, "before the tree was ready")?;
+        // R-TRUST 5: a tree whose checkout did not complete is never ready. A reused ready
+        // tree's deleted files are the user's work, not a half-made checkout.
+        // A delegated checkout is the hook's own work, which may stage what it likes: its
+        // index need not be HEAD's, only not empty, with every tracked file there.
+        let last = match delegated && rec.reason != Reason::Reuse {
+            true => Probe::Files,
+            false => Probe::Index,
+        };
+        self.confirm_checkout(&mut rec, admin, last)?;
+        rec.state = State::Ready;
+        rec.updated_at = crate::sys::time::now();
+        crate::state::store::write(admin, &rec).map_err(Failure::Other)?;
+        Ok(rec)
+    }
+
+    /// Fail (the record says `failed`) unless the tree's checkout is complete as `probe`
+    /// judges it.
+    fn confirm_checkout(
+        &self,
+        rec: &mut Record,
+        admin: &Path,
+        probe: Probe,
+    ) -> Result<(), Failure> {
+        let Some(why) = crate::verify::checkout_incomplete(&rec.path, admin, probe) else {
+            return Ok(());
+        };
+        self.mark_failed(rec, admin);
+        self.log(
+            crate::state::events::Kind::Failed,
+            rec,
+            "checkout incomplete",
+            Duration::ZERO,
+        );
+        // A tree just created is removed by the caller (R-ATOMIC): only one that stays needs
+        // the repair named.
+        let repair = match rec.reason {
+            Reason::Create => String::new(),
+            _ => format!("; {}", why.repair(&rec.path)),
+        };
+        Err(Failure::Other(anyhow::anyhow!(
+            "{} is not ready: {}{repair}",
+            rec.path.display(),
+            why.describe(),
+        )))
+    }
+
+    /// Copy `.worktreeinclude` matches and `sharing.copy` paths from the base (R-COPY); the
+    /// record says what and how; what was copied is returned for the `seeded` event.
+    fn copy(&self, rec: &mut Record, admin: &Path) -> Result<Option<String>, Failure> {
+        let started = Instant::now();
+        // Progress lines are for a person watching `add`; the hook prints only its verdict.
+        let progress = rec.origin != Origin::Hook;
+        let (base, to) = (&self.ctx.repo.base, &rec.path);
+        match copy::seed(&self.cfg.sharing, base, to, admin, progress, self.deadline) {
+            Ok(None) => Ok(None),
+            Ok(Some(seeded)) => {
+                // A second run copies only what is missing: keep what earlier runs recorded.
+                for c in seeded.copies {
+                    if !rec.copies.contains(&c) {
+                        rec.copies.push(c);
+                    }
+                }
+                rec.copy_method = seeded.summary.method_used().to_owned();
+                crate::state::store::write(admin, rec).map_err(Failure::Other)?;
+                Ok(Some(seeded.summary.to_string()))
+            }
+            Err(e) => {
+                self.mark_failed(rec, admin);
+                self.log(
+                    crate::state::events::Kind::Failed,
+                    rec,
+                    "copy failed",
+                    started.elapsed(),
+                );
+                Err(Failure::Other(e.context("copying from the base failed")))
+            }
+        }
+    }
+
+    /// Allocate the rules' ports when the record holds none, under the repository lock
+    /// (never held by the caller here: SPEC §4 step 2 takes it after the card's lock).
+    fn ensure_ports(&self, rec: &mut Record, admin: &Path) -> Result<(), Failure> {
+        if self.cfg.ports.is_none() || !rec.ports.is_empty() {
+            return Ok(());
+        }
+        let card = CardId::parse(&rec.card).map_err(|e| Failure::Other(e.into()))?;
+        let holder = format!("git kardwt (ports for card {card})");
+        let allocated =
+            crate::state::store::take_repo(&self.ctx.repo.common_dir, self.deadline, &holder)
+                .and_then(|_repo_lock| allocate_ports(self.ctx, self.cfg, &card));
+        match allocated {
+            Ok(ports) => {
+                rec.ports = ports;
+                crate::state::store::write(admin, rec).map_err(Failure::Other)
+            }
+            Err(e) => {
+                self.mark_failed(rec, admin);
+                self.log(
+                    crate::state::events::Kind::Failed,
+                    rec,
+                    "ports",
+                    Duration::ZERO,
+                );
+                Err(Failure::Other(e))
+            }
+        }
+    }
+
+    /// Run the prepare hook, unless the prepare cache (R-READY) holds its outputs for this
+    /// tree's key: then they are cloned in and the hook is skipped (or runs with
+    /// `KARDWT_CACHE=hit`). After a successful run on a miss the outputs are stored.
+    fn run_hook(&self, rec: &mut Record, admin: &Path) -> Result<(), Failure> {
+        let (Some(prep), Some(program)) = (&self.cfg.prepare, self.program) else {
+            return Ok(());
+        };
+        let cache = self.consult_cache(rec, admin)?;
+        let hit = match &cache {
+            Some((c, Lookup::Hit { files, bytes, took })) => {
+                let said = format!(
+                    "cache: hit {} ({files} files and symlinks, {bytes} bytes cloned)",
+                    c.short_key()
+                );
+                if prep.on_cache_hit == OnCacheHit::Skip {
+                    if !self.quiet {
+                        eprintln!(
+                            "kardwt: prepare outputs cloned from the {said}; prepare skipped"
+                        );
+                    }
+                    self.log(events::Kind::Prepared, rec, &said, *took);
+                    return Ok(());
+                }
+                true
+            }
+            _ => false,
+        };
+        let facts = facts(self.ctx, rec);
+        let mut env =
+            sandbox::environment(&facts, Phase::Prepare, &self.cfg.environment.passthrough);
+        if hit {
+            env.insert("KARDWT_CACHE".to_owned(), "hit".to_owned());
+        }
+        let prefix = format!("kardwt[{} prepare]: ", rec.card);
+        let log = sandbox::log_path(&self.ctx.repo.common_dir, &rec.card);
+        let output = match self.quiet {
+            true => sandbox::Output::Log { file: &log },
+            false => sandbox::Output::Stream { prefix: &prefix },
+        };
+        let cap = Duration::from_secs(prep.timeout_seconds);
+        let outcome = sandbox::run_to(
+            program,
+            &prep.argv,
+            &rec.path,
+            env,
+            output,
+            cap,
+            self.deadline,
+        )
+        .map_err(Failure::Other)?;
+        rec.last_hook = Some(LastHook {
+            phase: "prepare".into(),
+            exit_code: outcome.exit_code(),
+            duration_ms: u64::try_from(outcome.duration.as_millis()).unwrap_or(u64::MAX),
+            killed: outcome.killed(),
+            cap_seconds: (outcome.killed() == Some(crate::state::record::Killed::Cap))
+                .then_some(cap.as_secs()),
+        });
+        if outcome.succeeded() {
+            let said = match &cache {
+                None => "ok".to_owned(),
+                Some((c, Lookup::Hit { .. })) => format!("ok; cache: hit {}", c.short_key()),
+                Some((c, Lookup::Miss(why))) => {
+                    let stored = c.store(&rec.path).map_err(|e| {
+                        self.mark_failed(rec, admin);
+                        self.log(
+                            events::Kind::Failed,
+                            rec,
+                            "storing the prepare cache",
+                            Duration::ZERO,
+                        );
+                        Failure::Other(e)
+                    })?;
+                    format!("ok; cache: miss {} ({why}); {stored}", c.short_key())
+                }
+            };
+            self.log(
+                crate::state::events::Kind::Prepared,
+                rec,
+                &said,
+                outcome.duration,
+            );
+            return Ok(());
+        }
+        self.mark_failed(rec, admin);
+        self.log(
+            crate::state::events::Kind::Failed,
+            rec,
+            &format!("prepare hook {}", outcome.ending),
+            outcome.duration,
+        );
+        Err(Failure::Hook(outcome))
+    }
+
+    /// Look this tree's key up in the prepare cache and clone its outputs in on a hit; the
+    /// record says the key and the outcome. `None` when the rules name no outputs, or the key
+    /// cannot be made (said on stderr: the hook runs as without a cache).
+    fn consult_cache<'c>(
+        &'c self,
+        rec: &mut Record,
+        admin: &Path,
+    ) -> Result<Option<(Cache<'c>, Lookup)>, Failure> {
+        let opened = Cache::open(
+            &self.ctx.repo.common_dir,
+            self.cfg,
+            &rec.path,
+            self.deadline,
+        );
+        let cache = match opened {
+            Ok(Some(c)) => c,
+            Ok(None) => {
+                rec.prepare_cache = None;
+                return Ok(None);
+            }
+            Err(e) => {
+                eprintln!("kardwt: warning: prepare cache not used: {e:#}");
+                rec.prepare_cache = None;
+                return Ok(None);
+            }
+        };
+        let started = Instant::now();
+        let lookup = match cache.restore(&rec.path, rec.origin != Origin::Hook) {
+            Ok(l) => l,
+            Err(e) => {
+                self.mark_failed(rec, admin);
+                let why = "cloning from the prepare cache stopped";
+                self.log(events::Kind::Failed, rec, why, started.elapsed());
+                return Err(Failure::Other(e));
+            }
+        };
+        let outcome = match lookup {
+            Lookup::Hit { .. } => "hit",
+            Lookup::Miss(_) => "miss",
+        };
+        rec.prepare_cache = Some(PrepareCache {
+            key: cache.key.clone(),
+            outcome: outcome.to_owned(),
+        });
+        crate::state::store::write(admin, rec).map_err(Failure::Other)?;
+        Ok(Some((cache, lookup)))
+    }
+
+    /// A signal received (SPEC §22.6) fails the preparation here: the record says `failed`.
+    fn stop_if_interrupted(
+        &self,
+        rec: &mut Record,
+        admin: &Path,
+        during: &str,
+    ) -> Result<(), Failure> {
+        let Some(sig) = crate::sys::signals::interrupted() else {
+            return Ok(());
+        };
+        self.mark_failed(rec, admin);
+        let stopped = crate::sys::signals::stopped(sig, during);
+        self.log(events::Kind::Failed, rec, &stopped.message, Duration::ZERO);
+        Err(Failure::Other(stopped.into()))
+    }
+
+    fn mark_failed(&self, rec: &mut Record, admin: &Path) {
+        rec.state = State::Failed;
+        rec.updated_at = crate::sys::time::now();
+        crate::state::store::write_or_warn(admin, rec);
+    }
+
+    /// Append an event about `rec` to the log.
+    pub fn log(&self, event: events::Kind, rec: &Record, outcome: &str, duration: Duration) {
+        events::append(
+            &self.ctx.repo.common_dir,
+            event,
+            &rec.card,
+            &rec.path,
+            outcome,
+            duration,
+        );
+    }
+
+    /// R-ATOMIC: remove the new worktree at `path` (forced: a half-prepared tree has
+    /// untracked files), keep its branch `card/<card>`, and build the error that says a retry
+    /// re-creates it.
+    pub fn undo_creation(
+        &self,
+        card: &CardId,
+        retry: &str,
+        path: &Path,
+        failure: Failure,
+    ) -> anyhow::Error {
+        self.undo_created_tree(card, retry, path, Some(&card.branch()), failure)
+    }
+
+    /// [`Prep::undo_creation`] for a tree on `branch` (`None`: detached), which the block
+    /// names as kept, with `retry` the command that creates the tree again now that it exists.
+    pub fn undo_created_tree(
+        &self,
+        card: &CardId,
+        retry: &str,
+        path: &Path,
+        branch: Option<&str>,
+        failure: Failure,
+    ) -> anyhow::Error {
+        // Card lock held by the caller, then the repository lock (SPEC §4 step 2). A signal
+        // that comes now (a second Ctrl-C) does not stop the undo: it waits for the lock and
+        // removes the tree all the same.
+        let _rollback = crate::sys::signals::rolling_back();
+        let removal = crate::session::hold::undo_worktree(self.ctx, path, self.deadline);
+        if removal.is_ok() {
+            crate::state::claim::forget(&self.ctx.repo.common_dir, card.as_str(), path);
+        }
+        let removed = Removed {
+            path: path.to_path_buf(),
+            refusal: removal.err(),
+            branch: branch.map(str::to_owned),
+        };
+        failure.into_error(card, retry, Some(removed))
+    }
+}
+
+/// The `KARDWT_*` facts of a record, for a hook run with the record's current reason.
+pub fn facts(ctx: &Context, rec: &Record) -> Facts {
+    Facts {
+        card: rec.card.clone(),
+        board: rec.board.clone(),
+        worktree: rec.path.clone(),
+        base: ctx.repo.base.clone(),
+        common_dir: rec.common_dir.clone(),
+        branch: rec.branch.clone(),
+        base_oid: rec.base_oid.clone(),
+        reason: rec.reason.as_str(),
+        ports: rec.ports.clone(),
+    }
+}

@@ -1,0 +1,262 @@
+//! What every command starts from, read once: the caller's directory, the global options, the
+//! repository, and (on demand) the worktree root and the rules file (SPEC R-ROOT, R-RULES).
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, Result};
+
+use crate::cli::{GlobalArgs, Target};
+use crate::config::{self, Config};
+use crate::git::repo::{self, Repo};
+use crate::ground::card::CardId;
+use crate::ground::error::{refused, usage, Fail};
+use crate::verify::{self, Entry};
+
+pub struct Context {
+    pub cwd: PathBuf,
+    pub global: GlobalArgs,
+    pub repo: Repo,
+}
+
+/// The configuration in force and where it came from.
+pub struct Rules {
+    pub config: Config,
+    /// The rules file read, or `None` when the default file is absent (defaults apply).
+    pub file: Option<PathBuf>,
+}
+
+impl Context {
+    pub fn new(global: GlobalArgs) -> Result<Context> {
+        Context::anchored(global, None)
+    }
+
+    /// Like [`Context::new`], but when the caller stands outside any repository, find it from
+    /// `anchor` (a `--path` argument), so `git kardwt remove --path P` works from any
+    /// directory. Inside a repository the caller's own wins: a path that belongs elsewhere
+    /// then fails verification (closed) instead of silently switching repositories.
+    pub fn anchored(global: GlobalArgs, anchor: Option<&Path>) -> Result<Context> {
+        let cwd = std::env::current_dir().context("could not read the current directory")?;
+        Context::at(global, cwd, anchor)
+    }
+
+    /// [`Context::anchored`] as if started in `cwd` (absolute), without reading or changing
+    /// the process's own directory: the runner commands act for a payload's `cwd`.
+    pub fn at(global: GlobalArgs, cwd: PathBuf, anchor: Option<&Path>) -> Result<Context> {
+        let repo = match (Repo::discover(&cwd), anchor) {
+            (Ok(repo), _) => repo,
+            (Err(err), None) => return Err(err),
+            (Err(err), Some(p)) => {
+                let abs = repo::absolutize(&cwd.join(p));
+                // The nearest existing directory: the path itself may be gone (prunable).
+                match abs.ancestors().find(|a| a.is_dir()) {
+                    Some(dir) => Repo::discover(dir)?,
+                    None => return Err(err),
+                }
+            }
+        };
+        Ok(Context { cwd, global, repo })
+    }
+
+    /// A path given on the command line, absolute against the caller's directory.
+    pub fn resolve_cli_path(&self, p: &Path) -> PathBuf {
+        repo::absolutize(&self.cwd.join(p))
+    }
+
+    /// A path from git config, relative ones against the base.
+    fn resolve_config_path(&self, p: &str) -> PathBuf {
+        repo::absolutize(&self.repo.base.join(p))
+    }
+
+    /// The worktree root (R-ROOT): `--root`, else `kardwt.root`, else `<base>.worktrees`
+    /// beside the base.
+    pub fn root(&self) -> PathBuf {
+        if let Some(r) = &self.global.root {
+            return self.resolve_cli_path(r);
+        }
+        if let Some(r) = self
+            .repo
+            .config_string("kardwt.root")
+            .filter(|r| !r.is_empty())
+        {
+            return self.resolve_config_path(&r);
+        }
+        let base = &self.repo.base;
+        let name = base
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        base.parent()
+            .unwrap_or(base)
+            .join(format!("{name}.worktrees"))
+    }
+
+    /// The rules file (R-RULES) and whether it was named explicitly.
+    pub fn rules_path(&self) -> (PathBuf, bool) {
+        if let Some(r) = &self.global.rules {
+            return (self.resolve_cli_path(r), true);
+        }
+        if let Some(r) = self
+            .repo
+            .config_string("kardwt.rules")
+            .filter(|r| !r.is_empty())
+        {
+            return (self.resolve_config_path(&r), true);
+        }
+        (self.repo.base.join("kardbrd.yml"), false)
+    }
+
+    /// Read and strictly decode the rules (exit 2 on any error). The file is data from the
+    /// repository (SPEC R-TRUST 2): a default `kardbrd.yml` that is a symlink must resolve
+    /// inside the base, and any rules file must be a regular file of at most
+    /// [`MAX_RULES_BYTES`], checked before it is read.
+    pub fn rules(&self) -> Result<Rules> {
+        let (path, explicit) = self.rules_path();
+        let read = if explicit {
+            path.clone()
+        } else {
+            match inside_base(&path, &self.repo.base)? {
+                Some(resolved) => resolved,
+                None => {
+                    return Ok(Rules {
+                        config: Config::default(),
+                        file: None,
+                    })
+                }
+            }
+        };
+        // The default file was resolved above: its last component must not become a symlink
+        // in between (O_NOFOLLOW); a named file is followed wherever it leads.
+        let text = read_rules_file(&path, &read, !explicit)?;
+        Ok(Rules {
+            config: config::decode(&path, &text)?,
+            file: Some(path),
+        })
+    }
+
+    /// Where a card's worktree is: the one path its records name, else `<root>/card-<id>`.
+    /// Two records claiming the card is malformed (exit 3).
+    pub fn card_path(&self, entries: &[Entry], card: &CardId) -> Result<PathBuf> {
+        let claims = verify::claims(entries, card.as_str());
+        match claims.as_slice() {
+            [] => Ok(self.root().join(card.dir_name())),
+            [one] => Ok(one
+                .linked
+                .path
+                .clone()
+                .unwrap_or_else(|| self.root().join(card.dir_name()))),
+            many => {
+                let admins: Vec<String> = many
+                    .iter()
+                    .map(|e| e.linked.admin.display().to_string())
+                    .collect();
+                Err(refused(format!("card {card} is claimed by more than one record: {}", admins.join(", ")))
+                    .hint("remove the stray kardwt.toml by hand after checking which worktree is the card's")
+                    .into())
+            }
+        }
+    }
+
+    /// The worktree a reading command targets: a card, `--path`, or the one the caller is in.
+    pub fn target(&self, entries: &[Entry], target: &Target) -> Result<(PathBuf, Option<CardId>)> {
+        if let Some(card) = &target.card {
+            let card = CardId::parse(card)?;
+            return Ok((self.card_path(entries, &card)?, Some(card)));
+        }
+        if let Some(p) = &target.path {
+            // Its last component unresolved: a symlink there is refused, not followed.
+            return Ok((repo::absolutize_keep_last(&self.cwd.join(p)), None));
+        }
+        match &self.repo.current {
+            Some(cur) => Ok((cur.clone(), None)),
+            None => Err(usage("not inside a worktree: name a card or pass --path").into()),
+        }
+    }
+}
+
+/// The most a rules file may hold (SPEC R-TRUST 2).
+pub const MAX_RULES_BYTES: u64 = 1 << 20;
+
+/// The default rules file as it may be read: itself, or the target of a symlink that resolves
+/// inside the base; `None` when there is none (defaults apply). A symlink leading out of the
+/// base, or one that resolves nowhere, is a configuration error and nothing is read.
+fn inside_base(path: &Path, base: &Path) -> Result<Option<PathBuf>, Fail> {
+    let meta = match path.symlink_metadata() {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            return Err(usage(format!(
+                "cannot read the rules file {}: {e}",
+                path.display()
+            )))
+        }
+    };
+    if !meta.file_type().is_symlink() {
+        return Ok(Some(path.to_path_buf()));
+    }
+    let resolved = std::fs::canonicalize(path).map_err(|e| {
+        usage(format!(
+            "the rules file {} is a symlink that does not resolve: {e}",
+            path.display()
+        ))
+        .hint("fix or remove the symlink")
+    })?;
+    if !resolved.starts_with(base) {
+        return Err(usage(format!(
+            "the rules file {} is a symlink to {}, outside the base; it is not read",
+            path.display(),
+            resolved.display()
+        ))
+        .hint("make kardbrd.yml a file of the repository, or name another file with --rules"));
+    }
+    Ok(Some(resolved))
+}
+
+/// The text of the rules file `shown` (read from `read`, which it resolves to): a regular file
+/// of at most [`MAX_RULES_BYTES`] of UTF-8. The file is opened without blocking (a FIFO with
+/// no writer), without following a final symlink when `nofollow`, checked with fstat, and
+/// never read past the limit (`/dev/zero`).
+fn read_rules_file(shown: &Path, read: &Path, nofollow: bool) -> Result<String, Fail> {
+    use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let cannot = |what: String| {
+        usage(format!(
+            "cannot read the rules file {}: {what}",
+            shown.display()
+        ))
+        .hint("fix --rules or git config kardwt.rules")
+    };
+    let mut flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY;
+    if nofollow {
+        flags |= rustix::fs::OFlags::NOFOLLOW;
+    }
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(flags.bits() as i32)
+        .open(read)
+        .map_err(|e| cannot(e.to_string()))?;
+    let meta = file.metadata().map_err(|e| cannot(e.to_string()))?;
+    if !meta.is_file() {
+        let kind = if meta.is_dir() {
+            "a directory"
+        } else {
+            "not a regular file (a FIFO, socket or device)"
+        };
+        return Err(cannot(format!("it is {kind}")));
+    }
+    let too_big = || cannot(format!("it is larger than {MAX_RULES_BYTES} bytes (1 MiB)"));
+    if meta.len() > MAX_RULES_BYTES {
+        return Err(too_big());
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_RULES_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| cannot(e.to_string()))?;
+    if bytes.len() as u64 > MAX_RULES_BYTES {
+        return Err(too_big());
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        cannot(format!(
+            "it is not UTF-8 text (invalid byte at offset {})",
+            e.utf8_error().valid_up_to()
+        ))
+    })
+}

@@ -1,0 +1,199 @@
+//! Acting on a card safely: its lock taken and its worktree verified again under it, the
+//! deadline arithmetic, the intent `add` writes before git creates anything (R-CLAIM), and the
+//! forced `git worktree remove` that undoes a tree kardwt just created (R-ATOMIC), and the
+//! record of a release an interrupt stopped (SPEC §22.6).
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+
+use crate::git;
+use crate::ground::card::CardId;
+use crate::session::context::Context;
+
+/// The instant `secs` seconds after `from`, saturating at a year for absurd values (a
+/// configured timeout may be any 64-bit number; `Instant` arithmetic would panic).
+pub fn after(from: Instant, secs: u64) -> Instant {
+    let year = 365 * 24 * 3600;
+    from.checked_add(Duration::from_secs(secs.min(year)))
+        .unwrap_or(from)
+}
+
+/// A card's lock, taken, and what the worktrees look like under it.
+pub struct Locked {
+    /// Held until this value is dropped.
+    pub card_lock: crate::sys::lock::Held,
+    /// The worktrees, scanned after the lock was taken.
+    pub entries: Vec<crate::verify::Entry>,
+    /// The target, verified after the lock was taken: its record is the one on disk now.
+    pub report: crate::verify::Report,
+}
+
+/// The one way into acting on a card (`add`, `remove`, `prepare`, `adopt`, `gc --apply`, the
+/// post-checkout hook): take card `card`'s lock, then scan the worktrees and verify the target
+/// again (`path` picks it from the fresh scan; `asked` is the card the command named, if any).
+/// Whatever the caller writes derives from this report, never from a copy read before the
+/// lock, so a stale record cannot overwrite a newer one. The repository lock, when needed,
+/// is taken after this (SPEC §4 step 2).
+pub fn lock_and_verify(
+    ctx: &Context,
+    card: &CardId,
+    asked: Option<&CardId>,
+    deadline: Instant,
+    holder: &str,
+    path: impl FnOnce(&[crate::verify::Entry]) -> Result<PathBuf>,
+) -> Result<Locked> {
+    let card_lock = crate::sys::lock::take_card(&ctx.repo.common_dir, card, deadline, holder)?;
+    let entries = crate::verify::scan(&ctx.repo)?;
+    let path = path(&entries)?;
+    let report = crate::verify::verify(&ctx.repo, &entries, &path, asked);
+    Ok(Locked {
+        card_lock,
+        entries,
+        report,
+    })
+}
+
+/// R-TRUST 5 / R-CLAIM: say, before git creates anything, that the tree `add` makes for
+/// `card` at `path` is ours: the card's claim in state `intent` (see [`crate::state::claim`]).
+pub fn write_intent(common_dir: &Path, card: &CardId, path: &Path) -> Result<()> {
+    crate::state::claim::intend(common_dir, card.as_str(), path, &card.branch())
+}
+
+/// Forget the intent when nothing was created at `path`.
+pub fn clear_intent(common_dir: &Path, card: &CardId, path: &Path) {
+    crate::state::claim::forget(common_dir, card.as_str(), path);
+}
+
+/// Does a leftover intent say that an interrupted `add` of `card` created `path`?
+pub fn intended(common_dir: &Path, card: &CardId, path: &Path) -> bool {
+    crate::state::claim::intended(common_dir, card.as_str(), path)
+}
+
+/// Why a worktree kardwt meant to remove is still there: the words the failure block and the
+/// hints show, capped (typed, converted to text only where a message is laid out).
+#[derive(Debug, thiserror::Error)]
+pub enum RemovalError {
+    /// `git worktree remove` refused or failed: its own words, capped at 120 characters.
+    #[error("{0}")]
+    Git(String),
+    /// The repository lock could not be taken for the removal.
+    #[error("{0}")]
+    Lock(String),
+    /// Reading or removing a path failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// R-ATOMIC's undo of a tree kardwt (or the hook) just created: take the repository lock (the
+/// caller holds at most the card's lock: SPEC §4 step 2), then `git worktree remove --force`,
+/// twice forced when the tree is locked: a tree this very operation created is locked only
+/// by `git worktree add --lock`, and the failed add leaves no tree behind, locked or not.
+/// The undo gets a moment past the action deadline: a tree left behind is worse.
+pub fn undo_worktree(ctx: &Context, path: &Path, deadline: Instant) -> Result<(), RemovalError> {
+    let grace = deadline.max(Instant::now() + std::time::Duration::from_secs(10));
+    let holder = "git kardwt (undo a failed creation)";
+    let lock = crate::state::store::take_repo(&ctx.repo.common_dir, grace, holder)
+        .map_err(|e| RemovalError::Lock(format!("{e:#}")))?;
+    let force = if is_locked(path) {
+        git::Force::Twice
+    } else {
+        git::Force::Once
+    };
+    let removed = remove_worktree(&lock, &ctx.repo.base, path, force);
+    if removed.is_err() {
+        // SPEC §28.3: git may have forgotten the tree and left part of it.
+        crate::state::claim::mark_half_removed(&ctx.repo.common_dir, None, path);
+    }
+    removed
+}
+
+/// Is the worktree at `path` locked (`git worktree lock`, `add --lock`, or git's own
+/// `initializing`): its admin dir, as its `.git` file names it, holds a `locked` file?
+pub fn is_locked(path: &Path) -> bool {
+    crate::git::repo::read_dot_git(path).is_some_and(|admin| admin.join("locked").exists())
+}
+
+/// The command that removes the worktree at `path` by hand, discarding what it holds, as git
+/// accepts it in the state the tree is in now (SPEC §28.5): `--force --force` for a locked
+/// tree (git refuses one with a single `--force`), else `--force`.
+pub fn manual_removal(path: &Path) -> String {
+    format!(
+        "git worktree remove --force{} {}",
+        if is_locked(path) { " --force" } else { "" },
+        crate::ground::quote::sh_path(path)
+    )
+}
+
+/// `git worktree remove --force P`, run from the base under the repository lock; the error
+/// is git's refusal, capped.
+pub fn remove_worktree_forced(
+    lock: &crate::sys::lock::RepoLock,
+    base: &Path,
+    path: &Path,
+) -> Result<(), RemovalError> {
+    remove_worktree(lock, base, path, git::Force::Once)
+}
+
+/// `git worktree remove --force --force P`: also a tree git still holds locked `initializing`
+/// (a `git worktree add` killed mid-checkout). Only for a tree kardwt knows it created.
+pub fn remove_half_made(
+    lock: &crate::sys::lock::RepoLock,
+    base: &Path,
+    path: &Path,
+) -> Result<(), RemovalError> {
+    remove_worktree(lock, base, path, git::Force::Twice)
+}
+
+/// `git worktree remove` with `force`; the error is git's refusal, capped at 120 characters.
+fn remove_worktree(
+    lock: &crate::sys::lock::RepoLock,
+    base: &Path,
+    path: &Path,
+    force: git::Force,
+) -> Result<(), RemovalError> {
+    match git::worktree_remove(lock, base, path, force, None) {
+        Ok(o) if o.ok => Ok(()),
+        Ok(o) => Err(RemovalError::Git(crate::ground::cap::tail_chars(
+            &o.stderr, 120,
+        ))),
+        Err(e) => Err(RemovalError::Git(crate::ground::cap::tail_chars(
+            &e.to_string(),
+            120,
+        ))),
+    }
+}
+
+/// `sig` stopped releasing `path` `during` a step: the record says `failed` (reason `remove`),
+/// since what the tree ran is released, or half cleaned up; the next `add` prepares it again.
+pub fn stopped_releasing(
+    ctx: &Context,
+    rec: &mut crate::state::record::Record,
+    admin: &Path,
+    path: &Path,
+    sig: crate::sys::signals::Signal,
+    during: &str,
+) -> crate::ground::error::Fail {
+    rec.state = crate::state::record::State::Failed;
+    rec.reason = crate::state::record::Reason::Remove;
+    rec.updated_at = crate::sys::time::now();
+    let recorded = crate::state::store::write(admin, rec).is_ok();
+    let stopped = crate::sys::signals::stopped(sig, during);
+    crate::state::events::append(
+        &ctx.repo.common_dir,
+        crate::state::events::Kind::Failed,
+        &rec.card,
+        path,
+        &stopped.message,
+        Duration::ZERO,
+    );
+    let card = &rec.card;
+    stopped.hint(if recorded {
+        format!("{} is kept and its record is now failed (git kardwt add {card} prepares it again); run the command again to finish", path.display())
+    } else {
+        format!("{} is kept; run the command again to finish", path.display())
+    })
+}

@@ -1,0 +1,574 @@
+//! Claims (SPEC R-CLAIM): one small TOML file per card under `<common dir>/kardwt/claims/`,
+//! written before `git worktree add` runs (`intent`), completed with the record, deleted last
+//! on removal. Unlike the record it outlives git's admin dir, so a worktree removed behind
+//! kardwt's back leaves an orphan claim that `gc --apply` releases (R-ORPHAN).
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+use crate::state::record::{self, Record};
+
+/// Written last by the migration of a repository that had records but no claims.
+const MIGRATED: &str = ".migrated";
+
+/// The largest claim read: far above any real one.
+const MAX_CLAIM_BYTES: u64 = 1 << 20;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ClaimState {
+    /// `git worktree add` is about to run or ran; the record is not written yet.
+    Intent,
+    /// The record exists.
+    Complete,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Claim {
+    pub schema: u32,
+    pub card: String,
+    pub path: PathBuf,
+    /// The admin dir's name under `<common dir>/worktrees/` (empty while an intent).
+    #[serde(default)]
+    pub admin: String,
+    pub state: ClaimState,
+    pub created_at: String,
+    pub updated_at: String,
+    #[serde(default)]
+    pub ports: Vec<u16>,
+    #[serde(default)]
+    pub branch: String,
+    #[serde(default)]
+    pub base_ref: String,
+    /// Its record says `released` (R-RUNNER), or the removal that left its tree half removed
+    /// had released it (SPEC §28.3): the cleanup hook ran (or is not due) and the ports went
+    /// back.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub released: bool,
+    /// The directory the worktree was made under (its parent when claimed: the worktree root
+    /// for `add`). Its `path` must stay strictly beneath it (SPEC §22.4). Empty in claims
+    /// written before it was recorded: those are judged by the other checks alone.
+    #[serde(default, skip_serializing_if = "path_is_empty")]
+    pub root: PathBuf,
+    /// When a `git worktree remove` of this claim's tree failed after git had forgotten the
+    /// tree (its admin dir gone, files left: SPEC §28.3), RFC 3339; empty otherwise. What is
+    /// left is cleared without `--force` only when nothing in it changed after this moment
+    /// (`crate::lifecycle::remnant`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub half_removed: String,
+}
+
+fn path_is_empty(p: &Path) -> bool {
+    p.as_os_str().is_empty()
+}
+
+/// What an orphan claim's path holds now (SPEC §22.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Orphan {
+    /// Nothing: the worktree is gone. Its resources are released (cleanup hook, ports).
+    Gone,
+    /// Another worktree or repository (its `.git` names another admin dir, or is a
+    /// repository of its own): the claim is dropped and nothing there is touched, the cleanup
+    /// hook included.
+    Replaced,
+}
+
+impl Claim {
+    /// An orphan (SPEC §22.4): a complete, well-formed claim whose path no longer exists
+    /// ([`Orphan::Gone`]), or exists with a `.git` that names another admin dir than the
+    /// claim's ([`Orphan::Replaced`]). Anything else at the path (its own worktree, a
+    /// directory without `.git`) is not an orphan and is left alone.
+    pub fn orphan_kind(&self, common_dir: &Path, base: Option<&Path>) -> Option<Orphan> {
+        if self.state != ClaimState::Complete || self.malformed(common_dir, base).is_some() {
+            return None;
+        }
+        if self.path.symlink_metadata().is_err() {
+            return Some(Orphan::Gone);
+        }
+        if self.admin.is_empty() {
+            return None; // no admin dir to compare with: only a gone path is an orphan
+        }
+        let dot_git = self.path.join(".git");
+        if dot_git.is_dir() {
+            return Some(Orphan::Replaced);
+        }
+        let named = crate::git::repo::read_dot_git(&self.path)?;
+        if crate::git::repo::names_gone_admin(common_dir, &named) {
+            return None; // a tree of this repository git forgot: half removed (SPEC §28.3)
+        }
+        let ours = common_dir.join("worktrees").join(&self.admin);
+        let same = named == ours
+            || std::fs::canonicalize(&named)
+                .ok()
+                .zip(std::fs::canonicalize(&ours).ok())
+                .is_some_and(|(a, b)| a == b);
+        (!same).then_some(Orphan::Replaced)
+    }
+
+    /// [`Claim::orphan_kind`] as a yes or no; `base` is taken as the common dir's parent.
+    pub fn orphan(&self, common_dir: &Path) -> bool {
+        self.orphan_kind(common_dir, None).is_some()
+    }
+
+    /// Why this claim is malformed (SPEC §22.4), if it is: its path is not absolute and
+    /// normal, is not strictly beneath the root it was made under, or is the base (or the
+    /// common dir) or one of their ancestors. A malformed claim is reported, never acted on.
+    /// `base` defaults to the common dir's parent.
+    pub fn malformed(&self, common_dir: &Path, base: Option<&Path>) -> Option<String> {
+        use std::path::Component;
+        let p = &self.path;
+        let normal = p.is_absolute()
+            && p.components()
+                .skip(1)
+                .all(|c| matches!(c, Component::Normal(_)));
+        if !normal {
+            return Some(format!(
+                "its path {} is not absolute and normal",
+                p.display()
+            ));
+        }
+        let base = base.or_else(|| common_dir.parent());
+        for (what, guarded) in [("the base", base), ("the common dir", Some(common_dir))] {
+            if guarded.is_some_and(|g| g.starts_with(p)) {
+                return Some(format!("its path {} is {what} or contains it", p.display()));
+            }
+        }
+        if !path_is_empty(&self.root) && (!p.starts_with(&self.root) || *p == self.root) {
+            return Some(format!(
+                "its path {} is not beneath {}, the root it was made under",
+                p.display(),
+                self.root.display()
+            ));
+        }
+        None
+    }
+}
+
+/// The claims directory.
+pub fn dir(common_dir: &Path) -> PathBuf {
+    crate::sys::layout::claims_dir(common_dir)
+}
+
+/// The claim file of `card`.
+pub fn file(common_dir: &Path, card: &str) -> PathBuf {
+    dir(common_dir).join(card)
+}
+
+/// Why a card's claim file is not a claim kardwt acts on.
+#[derive(Debug, thiserror::Error)]
+pub enum ClaimError {
+    /// It could not be read (a FIFO, a symlink, too large, not UTF-8, …).
+    #[error("cannot read {0}")]
+    Unreadable(String),
+    /// It is not TOML of a claim's shape.
+    #[error("{}: {why}", path.display())]
+    Malformed { path: PathBuf, why: String },
+}
+
+/// Read `card`'s claim: `None` when there is none, `Some(Err)` when it does not parse.
+pub fn load(common_dir: &Path, card: &str) -> Option<Result<Claim, ClaimError>> {
+    let f = file(common_dir, card);
+    match read_text(&f) {
+        Ok(None) => None,
+        Err(e) => Some(Err(ClaimError::Unreadable(crate::sys::fsio::with_path(
+            &f, &e,
+        )))),
+        Ok(Some(text)) => Some(
+            toml::from_str::<Claim>(&text).map_err(|e| ClaimError::Malformed {
+                path: f.clone(),
+                why: e.message().to_owned(),
+            }),
+        ),
+    }
+}
+
+/// A claim file's text: bounded, without following a symlink or waiting on a FIFO planted
+/// there (SPEC §22.1).
+fn read_text(f: &Path) -> std::io::Result<Option<String>> {
+    crate::sys::fsio::read_bounded(f, MAX_CLAIM_BYTES)?
+        .map(|b| String::from_utf8(b).map_err(std::io::Error::other))
+        .transpose()
+}
+
+/// A listed claim file, parsed; `None` when it cannot be read or parsed.
+fn parse_file(f: &Path) -> Option<Claim> {
+    toml::from_str(&read_text(f).ok()??).ok()
+}
+
+/// Has this repository's claims been migrated (or begun with claims)? Until then verification
+/// cannot rely on them.
+pub fn migrated(common_dir: &Path) -> bool {
+    dir(common_dir).join(MIGRATED).exists()
+}
+
+/// Every claim, in card order (unparsable ones skipped).
+pub fn all(common_dir: &Path) -> Vec<Claim> {
+    let Ok(entries) = std::fs::read_dir(dir(common_dir)) else {
+        return Vec::new();
+    };
+    let mut out: Vec<Claim> = entries
+        .filter_map(|e| e.ok())
+        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        .filter_map(|e| parse_file(&e.path()))
+        .collect();
+    out.sort_by(|a: &Claim, b| a.card.cmp(&b.card));
+    out
+}
+
+/// The orphan claims of this repository (`base`: its base checkout), with what their path
+/// holds now.
+pub fn orphans(common_dir: &Path, base: &Path) -> Vec<(Claim, Orphan)> {
+    all(common_dir)
+        .into_iter()
+        .filter_map(|c| {
+            let kind = c.orphan_kind(common_dir, Some(base))?;
+            Some((c, kind))
+        })
+        .collect()
+}
+
+/// The malformed claims of this repository, each with why (SPEC §22.4: reported, never acted
+/// on).
+pub fn malformed(common_dir: &Path, base: &Path) -> Vec<(Claim, String)> {
+    all(common_dir)
+        .into_iter()
+        .filter_map(|c| {
+            let why = c.malformed(common_dir, Some(base))?;
+            Some((c, why))
+        })
+        .collect()
+}
+
+/// The claims of cards no registered record in `recorded` names, parsed (unparsable ones
+/// skipped), in card order. The claims directory is listed once and only those claims are
+/// read (`list`, R-SCALE).
+pub fn unrecorded(common_dir: &Path, recorded: &std::collections::HashSet<&str>) -> Vec<Claim> {
+    let Ok(entries) = std::fs::read_dir(dir(common_dir)) else {
+        return Vec::new();
+    };
+    let mut out: Vec<Claim> = entries
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            if name.starts_with('.') || recorded.contains(name.as_str()) {
+                return None;
+            }
+            parse_file(&e.path())
+        })
+        .collect();
+    out.sort_by(|a, b| a.card.cmp(&b.card));
+    out
+}
+
+/// What `list` shows for a complete claim no registered record names (a card's registered
+/// record means git still knows its worktree; a registered tree whose directory alone is gone
+/// is listed as prunable): `"malformed"` (SPEC §22.4), `"orphan"`, or nothing.
+pub fn vanished_state(claim: &Claim, common_dir: &Path, base: &Path) -> Option<&'static str> {
+    if claim.state != ClaimState::Complete {
+        return None;
+    }
+    if claim.malformed(common_dir, Some(base)).is_some() {
+        return Some("malformed");
+    }
+    claim.orphan_kind(common_dir, Some(base))?;
+    Some("orphan")
+}
+
+/// Write `claim` atomically, either replacing what is there (`replace`) or only when nothing
+/// is (create-new: an error of kind `AlreadyExists` otherwise). The claims directory is made
+/// without following a symlink planted as it (or as `kardwt/`).
+fn put(common_dir: &Path, claim: &Claim, replace: bool) -> std::io::Result<()> {
+    let d = dir(common_dir);
+    crate::sys::fsio::create_dir_nofollow(common_dir, &d)?;
+    let text = toml::to_string(claim).map_err(std::io::Error::other)?;
+    if replace {
+        crate::sys::fsio::write_atomic(&d, &claim.card, text.as_bytes())
+    } else {
+        crate::sys::fsio::write_atomic_new(&d, &claim.card, text.as_bytes())
+    }
+}
+
+/// R-CLAIM: before `git worktree add` of `card` at `path` (under the repository lock), claim
+/// the card (`intent`). A claim already there is replaced when it is a leftover intent, names
+/// this same path, or is an orphan (`add` released it just before); a claim of a worktree git
+/// still knows elsewhere is refused.
+pub fn intend(common_dir: &Path, card: &str, path: &Path, branch: &str) -> Result<()> {
+    migrate(common_dir);
+    intend_only(common_dir, card, path, branch)
+}
+
+/// [`intend`] without the migration check.
+fn intend_only(common_dir: &Path, card: &str, path: &Path, branch: &str) -> Result<()> {
+    let now = crate::sys::time::now();
+    let path = crate::git::repo::absolutize(path);
+    let claim = Claim {
+        schema: 1,
+        card: card.to_owned(),
+        root: path.parent().map(Path::to_path_buf).unwrap_or_default(),
+        path,
+        admin: String::new(),
+        state: ClaimState::Intent,
+        created_at: now.clone(),
+        updated_at: now,
+        ports: Vec::new(),
+        branch: branch.to_owned(),
+        base_ref: String::new(),
+        released: false,
+        half_removed: String::new(),
+    };
+    let f = file(common_dir, card);
+    match put(common_dir, &claim, false) {
+        Ok(()) => return Ok(()),
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
+            return Err(e).with_context(|| format!("could not write the claim {}", f.display()))
+        }
+        Err(_) => {}
+    }
+    let old = load(common_dir, card);
+    if let Some(Err(why)) = &old {
+        // Not a claim kardwt can read (a FIFO or symlink planted there, or garbage): replaced.
+        eprintln!("warning: card {card}'s claim could not be read ({why}); it is replaced");
+    }
+    if let Some(Ok(old)) = old {
+        if let Some(why) = old.malformed(common_dir, None) {
+            return Err(crate::ground::error::Fail::new(
+                crate::ground::error::Code::Refused,
+                format!("card {card}'s claim is malformed: {why}; nothing was created"),
+            )
+            .hint(format!(
+                "inspect {} and delete it by hand if no worktree of card {card} is in use",
+                file(common_dir, card).display()
+            ))
+            .into());
+        }
+        let same = crate::git::repo::absolutize(&old.path) == claim.path;
+        if !same && old.state == ClaimState::Complete && !old.orphan(common_dir) {
+            return Err(crate::ground::error::Fail::new(
+                crate::ground::error::Code::Refused,
+                format!(
+                    "card {card} is already claimed by the worktree at {}",
+                    old.path.display()
+                ),
+            )
+            .hint(format!(
+                "use that worktree, or remove it first: git kardwt remove {card}"
+            ))
+            .into());
+        }
+    }
+    put(common_dir, &claim, true)
+        .with_context(|| format!("could not write the claim {}", f.display()))
+}
+
+/// Complete `rec`'s claim (its record in `admin` was just written). Keeps the claim's
+/// creation time.
+pub fn complete(admin: &Path, rec: &Record) -> Result<()> {
+    // The first claim written migrates the records older kardwts left without one.
+    migrate(&rec.common_dir);
+    complete_only(admin, rec)
+}
+
+/// [`complete`] without the migration check.
+fn complete_only(admin: &Path, rec: &Record) -> Result<()> {
+    let common = &rec.common_dir;
+    let parent = rec.path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let (created_at, root) = match load(common, &rec.card) {
+        // Another live worktree's claim is never taken over (R-VERIFY refuses this one).
+        Some(Ok(old))
+            if old.state == ClaimState::Complete
+                && crate::git::repo::absolutize(&old.path)
+                    != crate::git::repo::absolutize(&rec.path)
+                && !old.orphan(common) =>
+        {
+            return Ok(())
+        }
+        // The root it was made under, while the tree stays beneath it (a tree moved elsewhere
+        // and recorded again is claimed under its new parent).
+        Some(Ok(old)) if rec.path.starts_with(&old.root) && rec.path != old.root => {
+            (old.created_at, old.root)
+        }
+        Some(Ok(old)) => (old.created_at, parent),
+        _ => (rec.created_at.clone(), parent),
+    };
+    let claim = Claim {
+        schema: 1,
+        card: rec.card.clone(),
+        path: rec.path.clone(),
+        admin: admin
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        state: ClaimState::Complete,
+        created_at,
+        updated_at: crate::sys::time::now(),
+        ports: rec.ports.clone(),
+        branch: rec.branch.clone(),
+        base_ref: rec.base_ref.clone(),
+        released: rec.state == record::State::Released,
+        root,
+        half_removed: String::new(),
+    };
+    if load(common, &rec.card).is_some_and(|c| c.is_ok_and(|c| c == claim)) {
+        return Ok(());
+    }
+    put(common, &claim, true).with_context(|| {
+        format!(
+            "could not write the claim {}",
+            file(common, &rec.card).display()
+        )
+    })
+}
+
+/// Delete `card`'s claim if it names `path` (removal's last step; also a failed creation's
+/// undo). A claim naming another path is another worktree's and stays.
+pub fn forget(common_dir: &Path, card: &str, path: &Path) {
+    if let Some(Ok(c)) = load(common_dir, card) {
+        let p = crate::git::repo::absolutize(path);
+        if crate::git::repo::absolutize(&c.path) != p
+            && std::fs::canonicalize(&c.path).ok().as_deref() != Some(p.as_path())
+        {
+            return;
+        }
+    }
+    delete(common_dir, card);
+}
+
+/// Delete `card`'s claim whatever it names (an orphan's release). One that cannot be deleted
+/// is a warning: the card stays claimed.
+pub fn delete(common_dir: &Path, card: &str) {
+    let f = file(common_dir, card);
+    match std::fs::remove_file(&f) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            eprintln!("warning: could not delete the claim {}: {e}", f.display());
+        }
+        _ => {}
+    }
+}
+
+/// SPEC §28.3: a `git worktree remove` of `path` (card `card`, or whichever card's claim names
+/// it) just failed. When git forgot the tree anyway (its `.git` is gone or names an admin dir
+/// that is gone) but the directory is still there, the claim records the moment, and that the
+/// tree needs no release (whoever removed it released it, or it was never handed out), so
+/// that what is left is recognised and cleared later. Best effort: without the mark, what is
+/// left is cleared only with `--force`.
+pub fn mark_half_removed(common_dir: &Path, card: Option<&str>, path: &Path) {
+    let dir_left = path.symlink_metadata().is_ok_and(|m| m.is_dir());
+    let forgotten = match crate::git::repo::read_dot_git(path) {
+        Some(admin) => crate::git::repo::names_gone_admin(common_dir, &admin),
+        None => path.join(".git").symlink_metadata().is_err(),
+    };
+    if !dir_left || !forgotten {
+        return;
+    }
+    let p = crate::git::repo::absolutize(path);
+    let names = |c: &Claim| crate::git::repo::absolutize(&c.path) == p;
+    let claim = match card {
+        Some(card) => load(common_dir, card).and_then(Result::ok).filter(names),
+        None => all(common_dir).into_iter().find(names),
+    };
+    let Some(mut claim) = claim else {
+        return;
+    };
+    claim.half_removed = crate::sys::time::now();
+    claim.released = true;
+    claim.updated_at = claim.half_removed.clone();
+    if let Err(e) = put(common_dir, &claim, true) {
+        eprintln!(
+            "warning: could not note in {} that {} was left half removed: {e}",
+            file(common_dir, &claim.card).display(),
+            path.display()
+        );
+    }
+}
+
+/// Does a leftover intent say that an interrupted `add` of `card` created `path`?
+pub fn intended(common_dir: &Path, card: &str, path: &Path) -> bool {
+    load(common_dir, card).is_some_and(|c| {
+        c.is_ok_and(|c| {
+            c.state == ClaimState::Intent
+                && (crate::git::repo::absolutize(&c.path) == crate::git::repo::absolutize(path)
+                    || std::fs::canonicalize(&c.path)
+                        .is_ok_and(|n| n == crate::git::repo::absolutize(path)))
+        })
+    })
+}
+
+/// Migration (SPEC R-CLAIM): a repository with records but no claims gets a claim for every
+/// recorded worktree, and issue 10's `kardwt/intents/` become intent claims. Run when the
+/// repository lock is taken, and before the first claim is written (a repository whose
+/// records were all made by the hook or `prepare --path`); idempotent (a marker is written
+/// last, existing claims are kept).
+pub fn migrate(common_dir: &Path) {
+    let d = dir(common_dir);
+    if d.join(MIGRATED).exists() {
+        return;
+    }
+    if let Ok(entries) = std::fs::read_dir(common_dir.join("worktrees")) {
+        for e in entries.filter_map(|e| e.ok()) {
+            let admin = e.path();
+            if let record::Loaded::Parsed(rec) = record::load(&admin) {
+                if load(common_dir, &rec.card).is_none() {
+                    let mut rec = *rec;
+                    rec.common_dir = common_dir.to_path_buf();
+                    let _ = complete_only(&admin, &rec);
+                }
+            }
+        }
+    }
+    let intents = crate::sys::layout::old_intents_dir(common_dir);
+    if let Ok(entries) = std::fs::read_dir(&intents) {
+        for e in entries.filter_map(|e| e.ok()) {
+            let card = e.file_name().to_string_lossy().into_owned();
+            if card.starts_with('.') || load(common_dir, &card).is_some() {
+                continue;
+            }
+            if let Ok(Some(b)) = crate::sys::fsio::read_bounded(&e.path(), MAX_CLAIM_BYTES) {
+                let path = PathBuf::from(String::from_utf8_lossy(&b).into_owned());
+                let _ = intend_only(common_dir, &card, &path, "");
+            }
+        }
+        let _ = std::fs::remove_dir_all(&intents);
+    }
+    // Best effort: without the marker the (idempotent) migration runs again next time.
+    if crate::sys::fsio::create_dir_nofollow(common_dir, &d).is_ok() {
+        crate::sys::fsio::write_atomic(&d, MIGRATED, b"1\n").ok();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_claim_on_one_card_cannot_be_created() {
+        let dir = tempfile::tempdir().unwrap();
+        let common = dir.path();
+        let live = common.join("w1");
+        std::fs::create_dir_all(live.join(".git")).unwrap();
+        intend(common, "7", &live, "card/7").unwrap();
+        let mut c = load(common, "7").unwrap().unwrap();
+        c.state = ClaimState::Complete;
+        put(common, &c, true).unwrap();
+        // The claim is complete and its tree exists: a claim at another path is refused.
+        let err = intend(common, "7", &common.join("w2"), "card/7").unwrap_err();
+        assert!(err.to_string().contains("already claimed"), "{err}");
+        assert_eq!(load(common, "7").unwrap().unwrap().path, live);
+        // The create-new write itself fails on an existing file.
+        let again = put(common, &c, false).unwrap_err();
+        assert_eq!(again.kind(), std::io::ErrorKind::AlreadyExists);
+    }
+
+    #[test]
+    fn an_intent_is_recognised_for_its_path_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let common = dir.path();
+        intend(common, "8", &common.join("a"), "").unwrap();
+        assert!(intended(common, "8", &common.join("a")));
+        assert!(!intended(common, "8", &common.join("b")));
+        forget(common, "8", &common.join("b"));
+        assert!(load(common, "8").is_some());
+        forget(common, "8", &common.join("a"));
+        assert!(load(common, "8").is_none());
+    }
+}

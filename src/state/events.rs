@@ -1,0 +1,225 @@
+//! The event log (SPEC R-LOG): one JSON line per lifecycle event appended to
+//! `<common dir>/kardwt/events.jsonl` under the log's own lock (never the repository lock,
+//! which a parent `git kardwt add` may hold while its hook runs), rotated at 1 MiB. Writing
+//! is best effort: a log that cannot be written never fails an action, but says so on stderr
+//! (R-TRUST 10). Reading skips a line that does not decode, with a warning naming it.
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::sys::lock;
+
+/// Rotate the log when it grows past this size.
+const ROTATE_AT: u64 = 1024 * 1024;
+
+/// The largest generation read: rotation keeps each near [`ROTATE_AT`].
+const MAX_READ: u64 = 64 * ROTATE_AT;
+
+/// The lifecycle events the log records (SPEC R-LOG), by the names the log writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Created,
+    Seeded,
+    Prepared,
+    Reused,
+    Failed,
+    Removed,
+    Released,
+    RemoveRefused,
+    Adopted,
+    PushBlocked,
+    PushChecked,
+    HookNoop,
+}
+
+impl Kind {
+    /// The name written to the log.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Created => "created",
+            Kind::Seeded => "seeded",
+            Kind::Prepared => "prepared",
+            Kind::Reused => "reused",
+            Kind::Failed => "failed",
+            Kind::Removed => "removed",
+            Kind::Released => "released",
+            Kind::RemoveRefused => "remove-refused",
+            Kind::Adopted => "adopted",
+            Kind::PushBlocked => "push-blocked",
+            Kind::PushChecked => "push-checked",
+            Kind::HookNoop => "hook-noop",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Event {
+    pub time: String,
+    pub event: String,
+    pub card: String,
+    pub path: String,
+    pub outcome: String,
+    pub duration_ms: u64,
+}
+
+pub fn log_path(common_dir: &Path) -> PathBuf {
+    crate::sys::layout::events_path(common_dir)
+}
+
+fn rotated_path(common_dir: &Path) -> PathBuf {
+    crate::sys::layout::events_rotated_path(common_dir)
+}
+
+/// Append one event.
+pub fn append(
+    common_dir: &Path,
+    kind: Kind,
+    card: &str,
+    path: &Path,
+    outcome: &str,
+    duration: Duration,
+) {
+    let event = kind.as_str();
+    let e = Event {
+        time: crate::sys::time::now(),
+        event: event.to_owned(),
+        card: card.to_owned(),
+        path: path.display().to_string(),
+        outcome: outcome.to_owned(),
+        duration_ms: u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
+    };
+    let Ok(mut line) = serde_json::to_string(&e) else {
+        return;
+    };
+    line.push('\n');
+    if let Err(why) = write_line(common_dir, &line) {
+        eprintln!("warning: could not write event '{event}': {why}");
+    }
+}
+
+/// Append one whole line under the log's own lock, rotating first when the log is full.
+fn write_line(common_dir: &Path, line: &str) -> anyhow::Result<()> {
+    let lock_path = crate::sys::layout::events_lock_path(common_dir);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let _held = lock::take(
+        common_dir,
+        lock_path,
+        "the event log's lock",
+        deadline,
+        "append",
+    )?;
+    let path = log_path(common_dir);
+    let why = |e: std::io::Error| anyhow::anyhow!(crate::sys::fsio::with_path(&path, &e));
+    // Only a regular file is rotated: a symlink or FIFO planted as the log is refused below.
+    if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file() && m.len() >= ROTATE_AT) {
+        std::fs::rename(&path, rotated_path(common_dir)).map_err(why)?;
+    }
+    let mut f = crate::sys::fsio::open_append_nofollow(&path).map_err(why)?;
+    // One write call for the whole line: readers never see half an event.
+    f.write_all(line.as_bytes()).map_err(why)?;
+    Ok(())
+}
+
+/// What reading the log found: the events, and one warning per line that did not decode.
+#[derive(Debug, Default)]
+pub struct Read {
+    pub events: Vec<Event>,
+    pub warnings: Vec<String>,
+}
+
+/// Every event still kept (the rotated file first), optionally only one card's. A line that
+/// does not decode (a torn write, a stray byte) is skipped and named in `warnings`; every other
+/// line is still read.
+pub fn read(common_dir: &Path, card: Option<&str>) -> Read {
+    let mut found = Read::default();
+    for path in [rotated_path(common_dir), log_path(common_dir)] {
+        match crate::sys::fsio::read_bounded(&path, MAX_READ) {
+            Ok(Some(bytes)) => parse_into(&bytes, &path, card, &mut found),
+            Ok(None) => {}
+            Err(e) => found.warnings.push(format!(
+                "could not read {}",
+                crate::sys::fsio::with_path(&path, &e)
+            )),
+        }
+    }
+    found
+}
+
+/// Decode the lines of one log file (pure).
+fn parse_into(bytes: &[u8], path: &Path, card: Option<&str>, found: &mut Read) {
+    for (n, line) in bytes.split(|&b| b == b'\n').enumerate() {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match serde_json::from_slice::<Event>(line) {
+            Ok(e) if card.is_none_or(|c| e.card == c) => found.events.push(e),
+            Ok(_) => {}
+            Err(_) => found.warnings.push(format!(
+                "{} line {}: not an event; skipped",
+                path.display(),
+                n + 1
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn appends_reads_filters_and_rotates() {
+        let dir = tempfile::tempdir().unwrap();
+        append(
+            dir.path(),
+            Kind::Created,
+            "42",
+            Path::new("/w/card-42"),
+            "ok",
+            Duration::from_millis(7),
+        );
+        append(
+            dir.path(),
+            Kind::Created,
+            "43",
+            Path::new("/w/card-43"),
+            "ok",
+            Duration::ZERO,
+        );
+        let all = read(dir.path(), None).events;
+        assert_eq!(all.len(), 2);
+        assert_eq!(all[0].duration_ms, 7);
+        assert_eq!(read(dir.path(), Some("43")).events.len(), 1);
+        std::fs::write(log_path(dir.path()), vec![b'\n'; ROTATE_AT as usize]).unwrap();
+        append(
+            dir.path(),
+            Kind::Removed,
+            "42",
+            Path::new("/w/card-42"),
+            "ok",
+            Duration::ZERO,
+        );
+        assert!(rotated_path(dir.path()).exists());
+        assert_eq!(
+            read(dir.path(), Some("42")).events.last().unwrap().event,
+            "removed"
+        );
+    }
+
+    #[test]
+    fn a_line_that_does_not_decode_is_skipped_and_named() {
+        let mut found = Read::default();
+        let good = br#"{"time":"t","event":"created","card":"1","path":"/p","outcome":"ok","duration_ms":1}"#;
+        let mut bytes = good.to_vec();
+        bytes.extend_from_slice(b"\n{\"time\":\"\xff\"}\n\n");
+        bytes.extend_from_slice(good);
+        parse_into(&bytes, Path::new("events.jsonl"), None, &mut found);
+        assert_eq!(found.events.len(), 2);
+        assert_eq!(
+            found.warnings,
+            vec!["events.jsonl line 2: not an event; skipped".to_owned()]
+        );
+    }
+}

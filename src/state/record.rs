@@ -1,0 +1,287 @@
+//! The lifecycle record (SPEC R-REC): `<admin dir>/kardwt.toml`, its type, parsing and atomic
+//! write (temporary file, fsync, rename). Key names are part of the contract: other tools read
+//! them.
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+/// The record's file name inside a worktree's admin dir.
+pub const FILE_NAME: &str = "kardwt.toml";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum State {
+    Preparing,
+    Ready,
+    Failed,
+    /// Its processes, cleanup hook and ports were released (`git kardwt release`), the tree
+    /// kept: `add` prepares it again (reason `retry`).
+    Released,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Origin {
+    Add,
+    Hook,
+    Adopt,
+    Manual,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Reason {
+    Create,
+    Reuse,
+    Retry,
+    Adopt,
+    Manual,
+    Remove,
+}
+
+impl State {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Preparing => "preparing",
+            State::Ready => "ready",
+            State::Failed => "failed",
+            State::Released => "released",
+        }
+    }
+}
+
+impl Reason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::Create => "create",
+            Reason::Reuse => "reuse",
+            Reason::Retry => "retry",
+            Reason::Adopt => "adopt",
+            Reason::Manual => "manual",
+            Reason::Remove => "remove",
+        }
+    }
+}
+
+/// How the last hook kardwt ran for this worktree ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LastHook {
+    pub phase: String,
+    /// Its exit code; -1 when it was killed (then `killed` says where, in records written
+    /// since it exists).
+    pub exit_code: i32,
+    pub duration_ms: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub killed: Option<Killed>,
+    /// The hook's cap, when `killed` is `cap`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cap_seconds: Option<u64>,
+}
+
+/// Where a hook was killed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Killed {
+    /// At its own cap (`timeout_seconds`).
+    Cap,
+    /// At the action deadline.
+    Deadline,
+    /// Because kardwt was interrupted (SIGINT, SIGTERM, SIGHUP).
+    Interrupted,
+}
+
+impl LastHook {
+    /// How it ended, in words (pure): `exited 3 after 40 ms`, `was killed at its 1 s cap
+    /// (after 1003 ms)`.
+    pub fn describe(&self) -> String {
+        let ms = self.duration_ms;
+        match (self.killed, self.cap_seconds) {
+            (Some(Killed::Cap), Some(cap)) => {
+                format!("was killed at its {cap} s cap (after {ms} ms)")
+            }
+            (Some(Killed::Cap), None) => format!("was killed at its cap (after {ms} ms)"),
+            (Some(Killed::Deadline), _) => {
+                format!("was killed at the action deadline (after {ms} ms)")
+            }
+            (Some(Killed::Interrupted), _) => {
+                format!("was killed when kardwt was interrupted (after {ms} ms)")
+            }
+            // Records from before `killed`: -1 was the only mark of a kill.
+            (None, _) if self.exit_code == -1 => {
+                format!("was killed at its cap or the action deadline (after {ms} ms)")
+            }
+            (None, _) => format!("exited {} after {ms} ms", self.exit_code),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Record {
+    pub schema: u32,
+    pub card: String,
+    pub board: String,
+    pub branch: String,
+    pub path: PathBuf,
+    pub common_dir: PathBuf,
+    pub base_remote: String,
+    pub base_ref: String,
+    pub base_oid: String,
+    pub state: State,
+    pub origin: Origin,
+    pub reason: Reason,
+    pub created_at: String,
+    pub updated_at: String,
+    pub config_fingerprint: String,
+    #[serde(default)]
+    pub links: Vec<String>,
+    #[serde(default)]
+    pub ports: Vec<u16>,
+    /// What R-COPY copied into the tree (paths relative to it), and how (`clone`, `copy`,
+    /// `mixed`); empty when nothing was copied.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub copies: Vec<String>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub copy_method: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_hook: Option<LastHook>,
+    /// The prepare cache's part in the last preparation (R-READY); absent without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prepare_cache: Option<PrepareCache>,
+}
+
+/// How the last preparation used the prepare cache (SPEC §26).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PrepareCache {
+    /// The cache key (64 hex digits).
+    pub key: String,
+    /// `hit` (outputs cloned from the cache) or `miss` (the hook made them).
+    pub outcome: String,
+}
+
+/// What reading a record found.
+#[derive(Debug)]
+pub enum Loaded {
+    Absent,
+    Parsed(Box<Record>),
+    /// The file exists but does not parse: the message says why.
+    Malformed(String),
+}
+
+/// The record's path inside an admin dir.
+pub fn path_in(admin: &Path) -> PathBuf {
+    admin.join(FILE_NAME)
+}
+
+/// The largest record read: far above any real one (its lists name links, ports and copies).
+const MAX_RECORD_BYTES: u64 = 4 * 1024 * 1024;
+
+/// Read the record of the worktree administered in `admin`.
+pub fn load(admin: &Path) -> Loaded {
+    // Read without blocking and bounded: a FIFO or a huge file planted as the record is
+    // malformed (fail closed), never a hang (R-TRUST).
+    let read = crate::sys::fsio::read_bounded(&path_in(admin), MAX_RECORD_BYTES).and_then(|b| {
+        b.map(|b| String::from_utf8(b).map_err(std::io::Error::other))
+            .transpose()
+    });
+    match read {
+        Ok(None) => Loaded::Absent,
+        Err(e) => Loaded::Malformed(format!(
+            "cannot read {}",
+            crate::sys::fsio::with_path(&path_in(admin), &e)
+        )),
+        Ok(Some(text)) => match parse(&text) {
+            Ok(r) => Loaded::Parsed(Box::new(r)),
+            Err(e) => Loaded::Malformed(format!("{}: {e}", path_in(admin).display())),
+        },
+    }
+}
+
+/// Why a record's text is not a record kardwt acts on.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum RecordError {
+    /// Not TOML of the record's shape: the decoder's words.
+    #[error("{0}")]
+    Toml(String),
+    #[error("unsupported schema {0} (this kardwt reads schema 1)")]
+    Schema(u32),
+    /// Its base names a remote or ref git would take as something else (SPEC R-TRUST 1).
+    #[error("{0}")]
+    Base(String),
+}
+
+/// Parse a record's text; a schema other than 1 is refused.
+pub fn parse(text: &str) -> Result<Record, RecordError> {
+    let r: Record = toml::from_str(text).map_err(|e| RecordError::Toml(e.message().to_owned()))?;
+    if r.schema != 1 {
+        return Err(RecordError::Schema(r.schema));
+    }
+    // Its base is handed to git later (SPEC R-TRUST 1): a tampered one is never used.
+    crate::config::check_recorded_base(&r.base_remote, &r.base_ref).map_err(RecordError::Base)?;
+    Ok(r)
+}
+
+/// Write the record atomically (a temporary file in the admin dir, fsync, rename: a symlink
+/// planted as the record is replaced, never written through). Only [`crate::state::store::write`]
+/// calls this, so that the card's claim is completed with it.
+pub fn write(admin: &Path, record: &Record) -> Result<()> {
+    let text = toml::to_string(record).context("could not serialize the record")?;
+    crate::sys::fsio::write_atomic(admin, FILE_NAME, text.as_bytes())
+        .with_context(|| format!("could not write the record {}", path_in(admin).display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Record {
+        Record {
+            schema: 1,
+            card: "42".into(),
+            board: String::new(),
+            branch: "card/42".into(),
+            path: "/w/card-42".into(),
+            common_dir: "/r/.git".into(),
+            base_remote: "origin".into(),
+            base_ref: "refs/heads/main".into(),
+            base_oid: "a".repeat(40),
+            state: State::Ready,
+            origin: Origin::Add,
+            reason: Reason::Create,
+            created_at: crate::sys::time::rfc3339(0),
+            updated_at: crate::sys::time::rfc3339(0),
+            config_fingerprint: "sha256:00".into(),
+            links: vec![".env".into()],
+            copies: Vec::new(),
+            copy_method: String::new(),
+            ports: vec![],
+            prepare_cache: None,
+            last_hook: Some(LastHook {
+                phase: "prepare".into(),
+                exit_code: 0,
+                duration_ms: 3,
+                killed: None,
+                cap_seconds: None,
+            }),
+        }
+    }
+
+    #[test]
+    fn round_trips_through_toml() {
+        let r = sample();
+        let text = toml::to_string(&r).unwrap();
+        assert!(text.contains("state = \"ready\""), "{text}");
+        assert!(text.contains("[last_hook]"), "{text}");
+        assert_eq!(parse(&text).unwrap(), r);
+    }
+
+    #[test]
+    fn refuses_other_schemas_and_garbage() {
+        let text = toml::to_string(&sample())
+            .unwrap()
+            .replace("schema = 1", "schema = 2");
+        assert_eq!(parse(&text).unwrap_err(), RecordError::Schema(2));
+        assert!(parse("card = ").is_err());
+        assert!(parse(&toml::to_string(&sample()).unwrap().replace("ready", "done")).is_err());
+    }
+}

@@ -1,0 +1,379 @@
+//! One child process watched from this thread (SPEC §28.4): std spawns it; its stdin is fed and
+//! its stdout and stderr read with poll(2) on blocking pipes, and its exit seen through a pidfd
+//! (re-checked at least every [`SLICE`] all the same). So there is no helper thread that could
+//! fail to start, no `ioctl` to make a pipe non-blocking and no signal handler whose wakeup
+//! could be lost: each of those failing panicked or waited until the action deadline. Every
+//! failure is an error naming what failed, and a spawn the system refused (a process, memory
+//! or file limit) is not reported as a missing program.
+use std::io::{self, Read, Write};
+use std::os::fd::OwnedFd;
+use std::process::{ChildStderr, ChildStdin, ChildStdout, Command, ExitStatus};
+use std::time::{Duration, Instant};
+
+use rustix::event::{PollFd, PollFlags, Timespec};
+
+use crate::ground::error::{failed, Fail};
+
+/// The longest a wait looks away: whatever readiness was missed is noticed within this.
+pub const SLICE: Duration = Duration::from_millis(50);
+
+/// At most this much of the input goes in one write: a pipe that polls writable takes it
+/// without blocking (`PIPE_BUF`).
+const PIPE_BUF: usize = 4096;
+
+/// Which of the child's output streams bytes came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    Out,
+    Err,
+}
+
+/// A started child. Dropped before it was seen to exit, it is killed and reaped.
+pub struct Child {
+    child: std::process::Child,
+    pidfd: Option<OwnedFd>,
+    stdin: Option<ChildStdin>,
+    input: Vec<u8>,
+    fed: usize,
+    out: Option<ChildStdout>,
+    err: Option<ChildStderr>,
+    status: Option<ExitStatus>,
+    /// How long the next wait with nothing to poll sleeps (doubles up to [`SLICE`]).
+    idle: Duration,
+}
+
+/// Everything a child wrote, and how it ended.
+#[derive(Debug)]
+pub struct Captured {
+    pub status: ExitStatus,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+}
+
+/// Spawn `cmd` with the stdio it was given; when its stdin is piped, `input` is fed to it (then
+/// closed). `what` names the program in the error ("git", "the hook /x/prepare.sh").
+pub fn start(cmd: &mut Command, input: Vec<u8>, what: &str) -> Result<Child, Fail> {
+    let mut child = cmd.spawn().map_err(|e| not_started(what, &e))?;
+    let pidfd = pidfd(&child);
+    let stdin = child.stdin.take().filter(|_| !input.is_empty());
+    Ok(Child {
+        pidfd,
+        stdin,
+        input,
+        fed: 0,
+        out: child.stdout.take(),
+        err: child.stderr.take(),
+        status: None,
+        idle: Duration::from_millis(1),
+        child,
+    })
+}
+
+/// The error for a program that could not be started: why, in the system's words, and what
+/// to do about it. Only a missing file means "not installed"; EAGAIN, ENOMEM, EMFILE and
+/// ENFILE are limits the system ran into, which a later run may not meet.
+pub fn not_started(what: &str, e: &io::Error) -> Fail {
+    let fail = failed(format!("could not start {what}: {e}"));
+    match e.raw_os_error().map(rustix::io::Errno::from_raw_os_error) {
+        Some(rustix::io::Errno::NOENT) => fail.hint(format!("is {what} installed, and on PATH?")),
+        Some(
+            rustix::io::Errno::AGAIN
+            | rustix::io::Errno::NOMEM
+            | rustix::io::Errno::MFILE
+            | rustix::io::Errno::NFILE,
+        ) => fail.hint(
+            "the system refused a new process: a limit on processes, memory or open files \
+             was reached (see `ulimit -a`); run the command again when fewer processes run",
+        ),
+        _ => fail,
+    }
+}
+
+/// A pidfd for `child` (Linux 5.3 and later), readable once it exits; `None` elsewhere or
+/// when it cannot be had: the exit is then re-checked every [`SLICE`].
+fn pidfd(child: &std::process::Child) -> Option<OwnedFd> {
+    #[cfg(target_os = "linux")]
+    {
+        let pid = i32::try_from(child.id())
+            .ok()
+            .and_then(rustix::process::Pid::from_raw)?;
+        rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = child;
+        None
+    }
+}
+
+impl Child {
+    pub fn id(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// How it ended, once it has been seen to exit.
+    pub fn status(&self) -> Option<ExitStatus> {
+        self.status
+    }
+
+    /// Is one of its output streams still open (held by it or by a descendant)?
+    pub fn streams_open(&self) -> bool {
+        self.out.is_some() || self.err.is_some()
+    }
+
+    /// Wait for something to happen, until `until` at the latest: feed its stdin, hand what it
+    /// wrote to `sink`, and notice its exit. Returns after the first round that did something.
+    pub fn step(&mut self, until: Instant, sink: &mut dyn FnMut(Stream, &[u8])) -> io::Result<()> {
+        let wait = until.saturating_duration_since(Instant::now());
+        let ready = self.poll(wait)?;
+        if ready.stdin {
+            self.feed()?;
+        }
+        if ready.out {
+            if let Some(bytes) = read_some(&mut self.out, "stdout")? {
+                sink(Stream::Out, &bytes);
+            }
+        }
+        if ready.err {
+            if let Some(bytes) = read_some(&mut self.err, "stderr")? {
+                sink(Stream::Err, &bytes);
+            }
+        }
+        if self.status.is_none() && (ready.exited || !ready.any()) {
+            match self.child.try_wait() {
+                Ok(status) => self.status = status,
+                // Looked at again on the next step.
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// poll(2) its open pipes and, until it exits, its pidfd; with nothing to poll, sleep a
+    /// little. What is ready.
+    fn poll(&mut self, wait: Duration) -> io::Result<Ready> {
+        let watch_exit = self.status.is_none();
+        let mut fds = Vec::with_capacity(4);
+        let mut slots = Vec::with_capacity(4);
+        if let Some(fd) = &self.stdin {
+            fds.push(PollFd::new(fd, PollFlags::OUT));
+            slots.push(Slot::Stdin);
+        }
+        if let Some(fd) = &self.out {
+            fds.push(PollFd::new(fd, PollFlags::IN));
+            slots.push(Slot::Out);
+        }
+        if let Some(fd) = &self.err {
+            fds.push(PollFd::new(fd, PollFlags::IN));
+            slots.push(Slot::Err);
+        }
+        if let Some(fd) = self.pidfd.as_ref().filter(|_| watch_exit) {
+            fds.push(PollFd::new(fd, PollFlags::IN));
+            slots.push(Slot::Exit);
+        }
+        let mut ready = Ready::default();
+        if fds.is_empty() {
+            if watch_exit {
+                std::thread::sleep(wait.min(self.idle));
+                self.idle = (self.idle * 2).min(SLICE);
+            }
+            return Ok(ready);
+        }
+        let timeout = Timespec::try_from(wait).unwrap_or(Timespec {
+            tv_sec: i64::MAX,
+            tv_nsec: 0,
+        });
+        match rustix::event::poll(&mut fds, Some(&timeout)) {
+            Ok(_) => {}
+            Err(rustix::io::Errno::INTR) => return Ok(ready),
+            Err(e) => {
+                return Err(io::Error::new(
+                    io::Error::from(e).kind(),
+                    format!("could not wait for the child process (poll): {e}"),
+                ))
+            }
+        }
+        for (fd, slot) in fds.iter().zip(&slots) {
+            if fd.revents().is_empty() {
+                continue;
+            }
+            match slot {
+                Slot::Stdin => ready.stdin = true,
+                Slot::Out => ready.out = true,
+                Slot::Err => ready.err = true,
+                Slot::Exit => ready.exited = true,
+            }
+        }
+        Ok(ready)
+    }
+
+    /// Write the next piece of the input; a child that stopped reading ends the input (its
+    /// exit status says how it fared).
+    fn feed(&mut self) -> io::Result<()> {
+        let Some(stdin) = self.stdin.as_mut() else {
+            return Ok(());
+        };
+        let end = (self.fed + PIPE_BUF).min(self.input.len());
+        match stdin.write(&self.input[self.fed..end]) {
+            Ok(n) => self.fed += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => self.fed = self.input.len(),
+            Err(e) => {
+                return Err(io::Error::new(
+                    e.kind(),
+                    format!("could not write to the child's stdin: {e}"),
+                ))
+            }
+        }
+        if self.fed >= self.input.len() {
+            self.stdin = None;
+        }
+        Ok(())
+    }
+
+    /// Run it to the end: every byte of stdout and stderr read and its exit seen. `None` when
+    /// `deadline` came first: it was killed then.
+    pub fn capture(mut self, deadline: Option<Instant>) -> io::Result<Option<Captured>> {
+        let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+        let mut sink = |stream: Stream, bytes: &[u8]| match stream {
+            Stream::Out => stdout.extend_from_slice(bytes),
+            Stream::Err => stderr.extend_from_slice(bytes),
+        };
+        let status = loop {
+            if let Some(status) = self.status.filter(|_| !self.streams_open()) {
+                break status;
+            }
+            let now = Instant::now();
+            if deadline.is_some_and(|d| now >= d) {
+                self.kill();
+                return Ok(None);
+            }
+            let slice = now + SLICE;
+            self.step(deadline.map_or(slice, |d| d.min(slice)), &mut sink)?;
+        };
+        Ok(Some(Captured {
+            status,
+            stdout,
+            stderr,
+        }))
+    }
+
+    /// SIGKILL it (if it still runs) and reap it. Its descendants are the caller's concern.
+    pub fn kill(&mut self) {
+        if self.status.is_none() {
+            let _ = self.child.kill();
+            self.status = self.child.wait().ok();
+        }
+    }
+}
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// What one poll found ready.
+#[derive(Default)]
+struct Ready {
+    stdin: bool,
+    out: bool,
+    err: bool,
+    exited: bool,
+}
+
+impl Ready {
+    fn any(&self) -> bool {
+        self.stdin || self.out || self.err || self.exited
+    }
+}
+
+/// Which descriptor a polled entry is.
+enum Slot {
+    Stdin,
+    Out,
+    Err,
+    Exit,
+}
+
+/// One read from a pipe that polled ready (it does not block): the bytes, or `None` at its end
+/// (the pipe is closed then). A failed read is an error: the output would be incomplete.
+fn read_some<R: Read>(pipe: &mut Option<R>, name: &str) -> io::Result<Option<Vec<u8>>> {
+    let Some(reader) = pipe.as_mut() else {
+        return Ok(None);
+    };
+    let mut buf = vec![0u8; 64 * 1024];
+    match reader.read(&mut buf) {
+        Ok(0) => {
+            *pipe = None;
+            Ok(None)
+        }
+        Ok(n) => {
+            buf.truncate(n);
+            Ok(Some(buf))
+        }
+        Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(None),
+        Err(e) => Err(io::Error::new(
+            e.kind(),
+            format!("could not read the child's {name}: {e}"),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Stdio;
+
+    fn sh(script: &str) -> Command {
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", script])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        cmd
+    }
+
+    #[test]
+    fn captures_both_streams_and_feeds_more_input_than_a_pipe_holds() {
+        let input: Vec<u8> = (0..300_000u32).map(|i| b'a' + (i % 26) as u8).collect();
+        let child = start(&mut sh("cat; echo done >&2; exit 3"), input.clone(), "sh").unwrap();
+        let got = child.capture(None).unwrap().unwrap();
+        assert_eq!(got.status.code(), Some(3));
+        assert_eq!(got.stdout, input);
+        assert_eq!(got.stderr, b"done\n");
+    }
+
+    #[test]
+    fn a_child_that_stops_reading_its_input_is_not_an_error() {
+        let input = vec![b'x'; 1 << 20];
+        let child = start(&mut sh("exit 0"), input, "sh").unwrap();
+        assert_eq!(child.capture(None).unwrap().unwrap().status.code(), Some(0));
+    }
+
+    #[test]
+    fn the_deadline_kills_it() {
+        let started = Instant::now();
+        let child = start(&mut sh("sleep 30"), Vec::new(), "sh").unwrap();
+        let got = child
+            .capture(Some(Instant::now() + Duration::from_millis(200)))
+            .unwrap();
+        assert!(got.is_none());
+        assert!(started.elapsed() < Duration::from_secs(10));
+    }
+
+    #[test]
+    fn a_missing_program_and_a_refused_spawn_say_different_things() {
+        let err = start(&mut Command::new("/nonexistent/kardwt-x"), Vec::new(), "x")
+            .err()
+            .unwrap();
+        assert!(err.hints.iter().any(|h| h.contains("installed")), "{err:?}");
+        let eagain = not_started("git", &io::Error::from_raw_os_error(11));
+        assert!(
+            eagain.hints.iter().any(|h| h.contains("limit")),
+            "{eagain:?}"
+        );
+        assert!(!eagain.hints.iter().any(|h| h.contains("installed")));
+    }
+}

@@ -1,0 +1,493 @@
+//! Cross-process locks under `<common dir>/kardwt/` (SPEC R-LOCK): the repository lock that
+//! serializes fetch, ref and worktree administration, and one lock per card around seeding and
+//! preparation. flock(2) through fd-lock: a lock held by a dead process is free. Always take
+//! the card's lock before the repository lock. The repository lock is a type of its own,
+//! [`RepoLock`], that the git layer's mutating operations require. The holder writes who it is
+//! into the file (pid, command, since when, what it is doing), so that a process waiting for
+//! the lock can say who it waits for (SPEC R-DISPATCH 7).
+use std::fs::File;
+use std::io::{Seek, Write};
+use std::os::unix::fs::FileExt as _;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use fd_lock::RwLock;
+
+use crate::ground::card::CardId;
+use crate::ground::error::{Code, Fail};
+
+/// After this long waiting for a lock, one stderr line names its holder (R-DISPATCH 7).
+pub const SPEAK_AFTER: Duration = Duration::from_secs(1);
+
+/// Whether a wait for a lock is announced on stderr. Off by default, and off inside git's
+/// hooks, where the verdict must be the first text on stderr (R-DISPATCH 3); the dispatcher
+/// turns it on for the commands a person runs.
+static SPEAK: AtomicBool = AtomicBool::new(false);
+
+/// Announce (`true`) or not (`false`) a wait of more than [`SPEAK_AFTER`] for a lock.
+pub fn speak_while_waiting(on: bool) {
+    SPEAK.store(on, Ordering::Relaxed);
+}
+
+/// Who holds a lock, as its lock file says: written by the holder when it takes the lock and
+/// when it starts a long step ([`Held::doing`]). Lines `pid N`, `since T`, `command C`, and
+/// optionally `doing D`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Holder {
+    pub pid: u32,
+    pub since: String,
+    pub command: String,
+    pub doing: Option<String>,
+}
+
+impl Holder {
+    /// This process, holding since now, running `command`.
+    fn me(command: &str) -> Holder {
+        Holder {
+            pid: std::process::id(),
+            since: crate::sys::time::now(),
+            command: command.to_owned(),
+            doing: None,
+        }
+    }
+
+    /// The lock file's text for this holder (one key per line; see [`Holder::parse`]).
+    pub fn to_text(&self) -> String {
+        let mut text = format!(
+            "pid {}\nsince {}\ncommand {}\n",
+            self.pid,
+            self.since,
+            one_line(&self.command)
+        );
+        if let Some(doing) = &self.doing {
+            text.push_str(&format!("doing {}\n", one_line(doing)));
+        }
+        text
+    }
+
+    /// Read a lock file's text back; `None` when it does not say who holds it (empty, being
+    /// rewritten, or written by something else).
+    pub fn parse(text: &str) -> Option<Holder> {
+        let (mut pid, mut since, mut command, mut doing) = (None, None, None, None);
+        for line in text.lines() {
+            let (key, value) = line.split_once(' ').unwrap_or((line, ""));
+            match key {
+                "pid" => pid = value.parse().ok(),
+                "since" => since = Some(value.to_owned()),
+                "command" => command = Some(value.to_owned()),
+                "doing" => doing = Some(value.to_owned()),
+                _ => {}
+            }
+        }
+        Some(Holder {
+            pid: pid?,
+            since: since.unwrap_or_default(),
+            command: command.unwrap_or_default(),
+            doing,
+        })
+    }
+
+    /// `pid 4242 (git kardwt add 42) since 2026-12-01T01:12:03Z, preparing card 42`.
+    pub fn describe(&self) -> String {
+        let mut text = format!("pid {}", self.pid);
+        if !self.command.is_empty() {
+            text.push_str(&format!(" ({})", self.command));
+        }
+        if !self.since.is_empty() {
+            text.push_str(&format!(" since {}", self.since));
+        }
+        if let Some(doing) = &self.doing {
+            text.push_str(&format!(", {doing}"));
+        }
+        text
+    }
+}
+
+/// Who holds the lock at `path`, in words: its [`Holder`], else the file's raw first line (an
+/// older kardwt), else "another process".
+fn describe_holder(path: &Path) -> String {
+    // Read like every file of kardwt's: bounded, never through a symlink or from a FIFO.
+    let bytes = crate::sys::fsio::read_bounded(path, 64 * 1024)
+        .ok()
+        .flatten();
+    let text = String::from_utf8_lossy(bytes.as_deref().unwrap_or_default());
+    if let Some(holder) = Holder::parse(&text) {
+        return holder.describe();
+    }
+    match text.lines().next().map(str::trim) {
+        Some(line) if !line.is_empty() => line.to_owned(),
+        _ => "another process".to_owned(),
+    }
+}
+
+/// The line announcing a wait (pure): what is awaited, who holds it, how long at most.
+pub fn waiting_line(what: &str, holder: &str, left: Duration) -> String {
+    let secs = left.as_secs() + u64::from(left.subsec_nanos() > 0);
+    format!("waiting for {what}, held by {holder}; giving up in {secs} s unless it is released")
+}
+
+fn one_line(text: &str) -> String {
+    text.replace(['\n', '\r'], " ")
+}
+
+/// An opened (not yet taken) lock file.
+pub struct Lock {
+    path: PathBuf,
+    what: String,
+    inner: RwLock<File>,
+    /// The same open file, for rewriting the holder text while the lock is held.
+    writer: File,
+}
+
+impl Lock {
+    /// Open (creating it and its directory) the lock file at `path` beneath `common_dir`;
+    /// `what` names it in messages ("the repository lock"). Its directories are made without
+    /// following a symlink, and the file itself must be a regular file: a symlink or FIFO
+    /// planted there is refused (exit 3), never followed or waited on (SPEC §22.1).
+    pub fn open(common_dir: &Path, path: PathBuf, what: impl Into<String>) -> Result<Lock> {
+        let what = what.into();
+        let opened = match path.parent() {
+            Some(dir) => crate::sys::fsio::create_dir_nofollow(common_dir, dir),
+            None => Ok(()),
+        }
+        .and_then(|()| crate::sys::fsio::open_lock_nofollow(&path));
+        let file = match opened {
+            Ok(file) => file,
+            Err(e) => {
+                let fail = Fail::new(Code::Refused, format!("could not open {what}: {e}"));
+                return Err(match crate::sys::fsio::not_regular(&e) {
+                    Some(bad) => fail
+                        .hint(format!(
+                            "kardwt makes its own lock files: remove {} and try again",
+                            crate::ground::quote::sh_path(&bad.path)
+                        ))
+                        .into(),
+                    None => anyhow::Error::new(e)
+                        .context(format!("could not open the lock file {}", path.display())),
+                });
+            }
+        };
+        let writer = file
+            .try_clone()
+            .with_context(|| format!("could not open the lock file {}", path.display()))?;
+        Ok(Lock {
+            path,
+            what,
+            inner: RwLock::new(file),
+            writer,
+        })
+    }
+
+    /// Take the lock, waiting until `deadline`; `holder` is written into the file so that a
+    /// waiting process can say who holds it. The lock is held until the returned [`Held`] is
+    /// dropped (its file is closed) or the process dies.
+    /// After [`SPEAK_AFTER`] of waiting, one stderr line names the holder (when
+    /// [`speak_while_waiting`] is on). A signal kardwt receives ends the wait (`signals.rs` beside it).
+    pub fn acquire(mut self, deadline: Instant, holder: &str) -> Result<Held> {
+        let me = Holder::me(holder);
+        let text = me.to_text();
+        let started = Instant::now();
+        let mut spoken = !SPEAK.load(Ordering::Relaxed);
+        let mut delay = Duration::from_millis(2);
+        loop {
+            let attempt = self.inner.try_write().map(|mut guard| {
+                let _ = guard.set_len(0);
+                let _ = guard.rewind();
+                let _ = guard.write_all(text.as_bytes());
+                // Keep the flock beyond the guard: it ends when `Held` closes the file.
+                std::mem::forget(guard);
+            });
+            match attempt {
+                Ok(()) => {
+                    return Ok(Held {
+                        _file: self.inner,
+                        writer: self.writer,
+                        holder: me,
+                    })
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    // An interrupt ends the wait (SPEC §22.6), unless a rollback waits.
+                    crate::sys::signals::check(&format!("while waiting for {}", self.what))?;
+                    let now = Instant::now();
+                    if now >= deadline {
+                        return Err(self.deadline_error().into());
+                    }
+                    if !spoken && now.duration_since(started) >= SPEAK_AFTER {
+                        spoken = true;
+                        let who = describe_holder(&self.path);
+                        eprintln!(
+                            "{}",
+                            waiting_line(&self.what, &who, deadline.duration_since(now))
+                        );
+                    }
+                    std::thread::sleep(
+                        delay.min(deadline.saturating_duration_since(Instant::now())),
+                    );
+                    delay = (delay * 2).min(Duration::from_millis(50));
+                }
+                Err(e) => {
+                    return Err(e)
+                        .with_context(|| format!("could not lock {}", self.path.display()))
+                }
+            }
+        }
+    }
+
+    fn deadline_error(&self) -> Fail {
+        let who = describe_holder(&self.path);
+        Fail::new(
+            Code::Deadline,
+            format!(
+                "the action deadline passed while waiting for {} ({}), held by {who}",
+                self.what,
+                self.path.display()
+            ),
+        )
+        .hint("wait for that process to finish, or raise --timeout or worktree.action_timeout_seconds")
+    }
+}
+
+/// A taken lock; dropping it closes the file, which releases the flock.
+pub struct Held {
+    _file: RwLock<File>,
+    writer: File,
+    holder: Holder,
+}
+
+impl Held {
+    /// Say in the lock file what the holder is doing now ("preparing card 42"), so that a
+    /// process waiting for it can tell. Best effort: the lock itself is unaffected.
+    pub fn doing(&self, what: &str) {
+        let mut holder = self.holder.clone();
+        holder.doing = Some(what.to_owned());
+        let text = holder.to_text();
+        // Rewritten in place through the file the lock holds (never replaced, never reopened
+        // by its path): the flock is on this inode.
+        let _ = self.writer.set_len(0);
+        let _ = self.writer.write_all_at(text.as_bytes(), 0);
+    }
+}
+
+/// Take card `card`'s lock (always before the repository lock), waiting until `deadline`.
+pub fn take_card(
+    common_dir: &Path,
+    card: &CardId,
+    deadline: Instant,
+    holder: &str,
+) -> Result<Held> {
+    take(
+        common_dir,
+        crate::sys::layout::card_lock_path(common_dir, card.as_str()),
+        &format!("card {card}'s lock"),
+        deadline,
+        holder,
+    )
+}
+
+/// The taken repository lock. Only [`take_repo`] creates one, and every git operation that
+/// mutates the repository (`crate::git::worktree_add`, …) asks for a `&RepoLock`, so running
+/// one without the lock does not compile (SPEC R-LOCK). Released when dropped.
+pub struct RepoLock {
+    _held: Held,
+}
+
+/// Take the repository lock, waiting until `deadline`. Never while this process already holds
+/// it (flock would wait for itself): pass the `&RepoLock` on instead.
+pub fn take_repo(common_dir: &Path, deadline: Instant, holder: &str) -> Result<RepoLock> {
+    take(
+        common_dir,
+        crate::sys::layout::repo_lock_path(common_dir),
+        "the repository lock",
+        deadline,
+        holder,
+    )
+    .map(|held| RepoLock { _held: held })
+}
+
+/// Is card `card`'s lock held right now (an `add`, `remove`, … of the card is running)? Asked
+/// without creating, writing or waiting on anything: the lock file is opened read-only if it
+/// exists (never through a symlink, never waiting on a FIFO) and a shared lock is tried once.
+/// A lock file that is missing or cannot be opened is free.
+pub fn card_busy(common_dir: &Path, card: &str) -> bool {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK;
+    let Ok(file) = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(flags.bits() as i32)
+        .open(crate::sys::layout::card_lock_path(common_dir, card))
+    else {
+        return false;
+    };
+    if !file.metadata().is_ok_and(|m| m.is_file()) {
+        return false;
+    }
+    let lock = RwLock::new(file);
+    let busy = matches!(lock.try_read(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock);
+    busy
+}
+
+/// Take the lock at `path` beneath `common_dir` (opening it first), waiting until `deadline`.
+pub fn take(
+    common_dir: &Path,
+    path: PathBuf,
+    what: &str,
+    deadline: Instant,
+    holder: &str,
+) -> Result<Held> {
+    Lock::open(common_dir, path, what)?.acquire(deadline, holder)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_held_card_lock_is_busy_and_asking_creates_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(!card_busy(dir.path(), "7"));
+        assert!(!dir.path().join("kardwt").exists(), "asking created a file");
+        let card = crate::ground::card::CardId::parse("7").unwrap();
+        let held = take_card(dir.path(), &card, Instant::now(), "test").unwrap();
+        assert!(card_busy(dir.path(), "7"));
+        assert!(!card_busy(dir.path(), "8"));
+        drop(held);
+        assert!(!card_busy(dir.path(), "7"));
+    }
+
+    #[test]
+    fn second_taker_waits_until_deadline_and_names_the_holder() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("kardwt").join("lock");
+        let held = take(
+            dir.path(),
+            path.clone(),
+            "the repository lock",
+            Instant::now(),
+            "test one",
+        )
+        .unwrap();
+        let err = take(
+            dir.path(),
+            path.clone(),
+            "the repository lock",
+            Instant::now() + Duration::from_millis(50),
+            "two",
+        )
+        .err()
+        .unwrap();
+        assert_eq!(crate::ground::error::exit_code(&err), 5);
+        assert!(err.to_string().contains("test one"), "{err}");
+        drop(held);
+        take(
+            dir.path(),
+            path,
+            "the repository lock",
+            Instant::now(),
+            "three",
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn the_holder_reads_back_and_says_what_it_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("kardwt").join("cards").join("42.lock");
+        let held = take(
+            dir.path(),
+            path.clone(),
+            "card 42's lock",
+            Instant::now(),
+            "git kardwt add 42",
+        )
+        .unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let holder = Holder::parse(&text).unwrap();
+        assert_eq!(holder.pid, std::process::id());
+        assert_eq!(holder.command, "git kardwt add 42");
+        assert_eq!(holder.doing, None);
+        held.doing("preparing card 42");
+        let after = Holder::parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(
+            after.since, holder.since,
+            "the holder's start does not move"
+        );
+        let said = describe_holder(&path);
+        assert_eq!(
+            said,
+            format!(
+                "pid {} (git kardwt add 42) since {}, preparing card 42",
+                holder.pid, holder.since
+            )
+        );
+        // No Rust debug text in what a waiting person reads (R-DISPATCH 8).
+        let line = waiting_line("card 42's lock", &said, Duration::from_millis(117_200));
+        assert!(
+            line.ends_with("giving up in 118 s unless it is released"),
+            "{line}"
+        );
+        assert!(!line.contains("Some(") && !line.contains('"'), "{line}");
+    }
+
+    #[test]
+    fn a_holder_that_says_nothing_is_described_plainly() {
+        assert_eq!(Holder::parse(""), None);
+        assert_eq!(Holder::parse("pid x\n"), None);
+        let old = Holder::parse("pid 7 git kardwt add 1");
+        assert_eq!(
+            old, None,
+            "the old one-line format has no pid key of its own"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lock");
+        std::fs::write(&path, "pid 7 git kardwt add 1\n").unwrap();
+        assert_eq!(describe_holder(&path), "pid 7 git kardwt add 1");
+        std::fs::write(&path, "").unwrap();
+        assert_eq!(describe_holder(&path), "another process");
+        let h = Holder {
+            pid: 9,
+            since: String::new(),
+            command: "multi\nline".into(),
+            doing: None,
+        };
+        assert_eq!(Holder::parse(&h.to_text()).unwrap().command, "multi line");
+    }
+
+    #[test]
+    fn a_symlink_or_fifo_planted_as_a_lock_is_refused_never_followed() {
+        let (dir, outside) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let cards = dir.path().join("kardwt").join("cards");
+        std::fs::create_dir_all(&cards).unwrap();
+        let target = outside.path().join("made");
+        std::os::unix::fs::symlink(&target, cards.join("1.lock")).unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            cards.join("2.lock"),
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        for (card, what) in [("1", "a symlink"), ("2", "a FIFO")] {
+            let err = take(
+                dir.path(),
+                cards.join(format!("{card}.lock")),
+                "the card's lock",
+                Instant::now(),
+                "test",
+            )
+            .err()
+            .unwrap();
+            assert_eq!(crate::ground::error::exit_code(&err), 3);
+            assert!(format!("{err:#}").contains(what), "{err:#}");
+        }
+        assert!(!target.exists());
+        // A symlink as the cards directory itself: refused, nothing made where it points.
+        std::fs::remove_dir_all(&cards).unwrap();
+        std::os::unix::fs::symlink(outside.path(), &cards).unwrap();
+        let path = cards.join("3.lock");
+        assert!(take(dir.path(), path, "lock", Instant::now(), "t").is_err());
+        assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+    }
+}

@@ -1,0 +1,160 @@
+//! Interrupts (SPEC §22.6): for the commands that act, SIGINT, SIGTERM and SIGHUP only record
+//! which signal came (signal-hook's flag API: one async-signal-safe atomic store, no thread, no
+//! `unsafe` here); the hook runner, lock waits, copies and the steps between them see it, stop,
+//! roll back as a failure would, and the process exits 128 + the signal. A rollback runs inside
+//! [`RollingBack`]: further signals are recorded but stop nothing, so a second Ctrl-C cannot
+//! leave a half state. Commands that only read keep the default dispositions (they die at once),
+//! and a signal that was ignored when kardwt started stays ignored (`nohup`, a background job
+//! of a script).
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Once;
+
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+
+use crate::ground::error::{Code, Fail};
+
+/// A signal that asks kardwt to stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signal {
+    Hangup,
+    Interrupt,
+    Terminate,
+}
+
+impl Signal {
+    const ALL: [Signal; 3] = [Signal::Hangup, Signal::Interrupt, Signal::Terminate];
+
+    pub fn number(self) -> i32 {
+        match self {
+            Signal::Hangup => SIGHUP,
+            Signal::Interrupt => SIGINT,
+            Signal::Terminate => SIGTERM,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Signal::Hangup => "SIGHUP",
+            Signal::Interrupt => "SIGINT",
+            Signal::Terminate => "SIGTERM",
+        }
+    }
+
+    /// The exit code of an action it stopped: 129, 130, 143 (128 + the signal, as a shell says).
+    pub fn code(self) -> Code {
+        match self {
+            Signal::Hangup => Code::Hangup,
+            Signal::Interrupt => Code::Interrupt,
+            Signal::Terminate => Code::Terminate,
+        }
+    }
+
+    fn from_number(n: usize) -> Option<Signal> {
+        Signal::ALL
+            .into_iter()
+            .find(|s| usize::try_from(s.number()).ok() == Some(n))
+    }
+}
+
+/// The number of the last signal received, 0 before any.
+static CAUGHT: AtomicUsize = AtomicUsize::new(0);
+
+/// How many rollbacks are under way (see [`RollingBack`]).
+static ROLLING_BACK: AtomicUsize = AtomicUsize::new(0);
+
+static INSTALL: Once = Once::new();
+
+/// Record SIGINT, SIGTERM and SIGHUP instead of dying of them, from now on (idempotent).
+/// Programs kardwt starts get the default dispositions back at `exec`.
+pub fn install() {
+    INSTALL.call_once(|| {
+        let ignored =
+            ignored_mask(&std::fs::read_to_string("/proc/self/status").unwrap_or_default());
+        for sig in Signal::ALL {
+            let n = sig.number();
+            if ignored & (1 << (n - 1)) != 0 {
+                continue;
+            }
+            // A forbidden signal would panic, a failing sigaction return an error: neither
+            // happens for these three; without a handler the signal still ends kardwt.
+            let _ = signal_hook::flag::register_usize(n, &CAUGHT, n as usize);
+        }
+    });
+}
+
+/// The signals ignored at start, as a bit mask (bit `n - 1` for signal `n`), from the `SigIgn:`
+/// line of `/proc/self/status` (pure; 0 when there is none, as off Linux).
+fn ignored_mask(status: &str) -> u64 {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("SigIgn:"))
+        .and_then(|hex| u64::from_str_radix(hex.trim(), 16).ok())
+        .unwrap_or(0)
+}
+
+/// The signal received, if any (the last one when several came).
+pub fn caught() -> Option<Signal> {
+    Signal::from_number(CAUGHT.load(Ordering::SeqCst))
+}
+
+/// The signal that should stop the current step: one was received and no rollback is under way.
+pub fn interrupted() -> Option<Signal> {
+    caught().filter(|_| ROLLING_BACK.load(Ordering::SeqCst) == 0)
+}
+
+/// The error of a step stopped by `sig`, naming what it stopped.
+pub fn stopped(sig: Signal, during: &str) -> Fail {
+    Fail::new(
+        sig.code(),
+        format!("interrupted by {} {during}", sig.name()),
+    )
+}
+
+/// `Err` (exit 128 + the signal) at a step boundary once a signal was received.
+pub fn check(during: &str) -> anyhow::Result<()> {
+    match interrupted() {
+        Some(sig) => Err(stopped(sig, during).into()),
+        None => Ok(()),
+    }
+}
+
+/// Held while a failure is rolled back: [`interrupted`] says nothing, so lock waits and steps
+/// of the rollback finish instead of stopping half way.
+pub struct RollingBack(());
+
+/// Start a rollback section (ends when the value is dropped).
+pub fn rolling_back() -> RollingBack {
+    ROLLING_BACK.fetch_add(1, Ordering::SeqCst);
+    RollingBack(())
+}
+
+impl Drop for RollingBack {
+    fn drop(&mut self) {
+        ROLLING_BACK.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signals_map_to_the_shell_exit_codes() {
+        let codes: Vec<i32> = Signal::ALL.iter().map(|s| s.code() as i32).collect();
+        assert_eq!(codes, [129, 130, 143]);
+        for s in Signal::ALL {
+            assert_eq!(s.code() as i32, 128 + s.number());
+            assert_eq!(Signal::from_number(s.number() as usize), Some(s));
+        }
+        assert_eq!(Signal::from_number(0), None);
+        assert_eq!(Signal::from_number(9), None);
+    }
+
+    #[test]
+    fn ignored_signals_are_read_from_proc_status() {
+        let status = "Name:\tgit-kardwt\nSigBlk:\t0000000000000000\nSigIgn:\t0000000000000001\n";
+        assert_eq!(ignored_mask(status), 1, "SIGHUP is bit 0 (nohup)");
+        assert_eq!(ignored_mask("SigIgn:\t0000000000000006\n"), 0b110);
+        assert_eq!(ignored_mask("Name: x\n"), 0);
+    }
+}
