@@ -13,7 +13,8 @@ use anyhow::Result;
 use serde::Serialize;
 
 use crate::cli::DoctorArgs;
-use crate::lifecycle::rehearse::{rehearse, step};
+use crate::lifecycle::rehearse::rehearse;
+use crate::lifecycle::step::Step;
 use crate::session::context::Context;
 use crate::state::record::State;
 use crate::verify::{self, Verdict};
@@ -136,7 +137,7 @@ pub fn run(ctx: &Context, args: &DoctorArgs, out: &mut dyn Write) -> Result<i32>
     let pre_push = last(|e| e.event == "push-checked" || e.event == "push-blocked");
     let rehearsal = match (&rules, args.r#try) {
         (Ok(r), true) => Some(rehearse(ctx, &r.config)),
-        (Err(_), true) => Some(vec![step(
+        (Err(_), true) => Some(vec![Step::timed(
             "rules",
             false,
             Duration::ZERO,
@@ -178,14 +179,7 @@ pub fn run(ctx: &Context, args: &DoctorArgs, out: &mut dyn Write) -> Result<i32>
             writeln!(out, "{name} hook last fired: {when}")?;
         }
         for s in rehearsal.iter().flatten() {
-            writeln!(
-                out,
-                "try  {:<w$} {} ({} ms) {}",
-                s.step,
-                if s.ok { "ok" } else { "FAILED" },
-                s.ms,
-                s.detail
-            )?;
+            writeln!(out, "try  {}", s.line(w))?;
         }
     }
     Ok(i32::from(problems))
@@ -422,7 +416,7 @@ struct DoctorJson<'a> {
     ok: bool,
     checks: &'a [Finding],
     hook_last_fired: HooksFired<'a>,
-    r#try: Option<&'a [crate::lifecycle::rehearse::Step]>,
+    r#try: Option<&'a [Step]>,
 }
 
 /// When each of git's hooks last reached kardwt, from the event log.

@@ -53,13 +53,7 @@ pub fn run(ctx: &Context, args: &ReleaseArgs, out: &mut dyn Write) -> Result<i32
         )?;
     } else {
         for s in &done.steps {
-            writeln!(
-                out,
-                "{} {:<13} {}",
-                if s.ok { "ok  " } else { "-   " },
-                s.step,
-                s.detail
-            )?;
+            writeln!(out, "{}", s.line(13))?;
         }
         writeln!(out, "released {}", done.path.display())?;
     }

@@ -79,8 +79,9 @@ fn remove_gone(
         .hint("fix what git names, then run git worktree prune (a locked entry: git worktree unlock first)")
         .into());
     }
-    done.steps.push(crate::lifecycle::release::Step {
+    done.steps.push(crate::lifecycle::step::Step {
         step: "worktree",
+        ms: None,
         ok: true,
         detail: "the directory was gone; its registration is pruned".into(),
     });
@@ -111,13 +112,7 @@ fn print(out: &mut dyn Write, json: bool, removal: Removal) -> Result<i32> {
         )?;
     } else {
         for s in &steps {
-            writeln!(
-                out,
-                "{} {:<13} {}",
-                if s.ok { "ok  " } else { "-   " },
-                s.step,
-                s.detail
-            )?;
+            writeln!(out, "{}", s.line(13))?;
         }
         writeln!(out, "removed {}", path.display())?;
     }

@@ -9,4 +9,5 @@ pub(crate) mod rehearse;
 pub(crate) mod release;
 pub(crate) mod remnant;
 pub(crate) mod remove;
+pub(crate) mod step;
 pub(crate) mod walk;

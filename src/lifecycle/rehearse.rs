@@ -5,8 +5,6 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
-
 use crate::ground::card::CardId;
 use crate::seed::{self, Prep};
 use crate::session::context::Context;
@@ -14,24 +12,7 @@ use crate::session::hold;
 use crate::state::record::{Origin, Reason, Record};
 use crate::{git, git::repo, sandbox, sys::lock};
 
-/// One step of the rehearsal, as `doctor --try` prints it (and its `--json` shows it).
-#[derive(Debug, Serialize)]
-pub struct Step {
-    pub step: String,
-    pub ok: bool,
-    pub ms: u64,
-    pub detail: String,
-}
-
-/// A step named `name` that took `took`.
-pub fn step(name: &str, ok: bool, took: Duration, detail: impl Into<String>) -> Step {
-    Step {
-        step: name.to_owned(),
-        ok,
-        ms: u64::try_from(took.as_millis()).unwrap_or(u64::MAX),
-        detail: detail.into(),
-    }
-}
+use crate::lifecycle::step::Step;
 
 /// Rehearse a creation on a throwaway card: fetch, worktree, sharing, prepare; then remove
 /// the worktree and its branch again, whatever happened, and forget everything kardwt kept
@@ -120,7 +101,7 @@ fn attempt(
     let program = match seed::prepare_program(cfg) {
         Ok(p) => p,
         Err(e) => {
-            steps.push(step(
+            steps.push(Step::timed(
                 "prepare argv",
                 false,
                 Duration::ZERO,
@@ -138,7 +119,7 @@ fn attempt(
     let (_card_lock, repo_lock) = match locks {
         Ok(l) => l,
         Err(e) => {
-            steps.push(step("fetch", false, t.elapsed(), format!("{e:#}")));
+            steps.push(Step::timed("fetch", false, t.elapsed(), format!("{e:#}")));
             return None;
         }
     };
@@ -146,11 +127,11 @@ fn attempt(
     {
         Ok(b) => b,
         Err(e) => {
-            steps.push(step("fetch", false, t.elapsed(), with_hints(&e)));
+            steps.push(Step::timed("fetch", false, t.elapsed(), with_hints(&e)));
             return None;
         }
     };
-    steps.push(step(
+    steps.push(Step::timed(
         "fetch",
         true,
         t.elapsed(),
@@ -163,14 +144,14 @@ fn attempt(
     );
     drop(repo_lock);
     match created {
-        Ok(o) if o.ok => steps.push(step(
+        Ok(o) if o.ok => steps.push(Step::timed(
             "worktree",
             true,
             t.elapsed(),
             path.display().to_string(),
         )),
         Ok(o) => {
-            steps.push(step(
+            steps.push(Step::timed(
                 "worktree",
                 false,
                 t.elapsed(),
@@ -179,7 +160,12 @@ fn attempt(
             return Some(None);
         }
         Err(e) => {
-            steps.push(step("worktree", false, t.elapsed(), format!("{e:#}")));
+            steps.push(Step::timed(
+                "worktree",
+                false,
+                t.elapsed(),
+                format!("{e:#}"),
+            ));
             return None;
         }
     }
@@ -211,7 +197,7 @@ fn attempt(
             .and_then(|()| prep.prepare(rec, admin, true, cfg.prepare.is_some()));
         match result {
             Ok(rec) => {
-                steps.push(step(
+                steps.push(Step::timed(
                     "share and prepare",
                     true,
                     t.elapsed(),
@@ -227,7 +213,7 @@ fn attempt(
                 let msg = f
                     .into_error(card, "git kardwt doctor --try", None)
                     .to_string();
-                steps.push(step(
+                steps.push(Step::timed(
                     "share and prepare",
                     false,
                     t.elapsed(),
@@ -262,7 +248,7 @@ fn cleanup_hook(
     ) {
         Ok(p) => p,
         Err(e) => {
-            return Some(step(
+            return Some(Step::timed(
                 "cleanup hook",
                 false,
                 t.elapsed(),
@@ -271,30 +257,29 @@ fn cleanup_hook(
         }
     };
     rec.reason = Reason::Remove;
-    let env = sandbox::environment(
-        &seed::facts(ctx, rec),
-        sandbox::Phase::Cleanup,
-        &cfg.environment.passthrough,
-    );
-    let prefix = format!("kardwt[{} cleanup]: ", rec.card);
-    let ran = sandbox::run(
-        &program,
-        &hook.argv,
-        &rec.path,
-        env,
-        &prefix,
-        Duration::from_secs(hook.timeout_seconds),
+    let ran = sandbox::run_phase(&sandbox::Hook {
+        phase: sandbox::Phase::Cleanup,
+        program: &program,
+        argv: &hook.argv,
+        cwd: &rec.path,
+        facts: &seed::facts(ctx, rec),
+        passthrough: &cfg.environment.passthrough,
+        extra: &[],
+        cap: Duration::from_secs(hook.timeout_seconds),
         deadline,
-    );
+        log: None,
+    });
     Some(match ran {
-        Ok(o) if o.succeeded() => step("cleanup hook", true, t.elapsed(), o.ending.to_string()),
-        Ok(o) => step(
+        Ok(o) if o.succeeded() => {
+            Step::timed("cleanup hook", true, t.elapsed(), o.ending.to_string())
+        }
+        Ok(o) => Step::timed(
             "cleanup hook",
             false,
             t.elapsed(),
             format!("{}: {}", o.ending, sandbox::tail_chars(&o.tail, 300)),
         ),
-        Err(e) => step("cleanup hook", false, t.elapsed(), with_hints(&e)),
+        Err(e) => Step::timed("cleanup hook", false, t.elapsed(), with_hints(&e)),
     })
 }
 
@@ -338,7 +323,7 @@ fn cleanup(ctx: &Context, card: &CardId, path: Option<&Path>, steps: &mut Vec<St
         Err(e) => problems.push(format!("{e:#}")),
     }
     let ok = problems.is_empty();
-    steps.push(step(
+    steps.push(Step::timed(
         "cleanup",
         ok,
         t.elapsed(),

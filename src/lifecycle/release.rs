@@ -12,19 +12,12 @@ use anyhow::Result;
 use crate::config::{Cleanup, Config};
 use crate::ground::card::CardId;
 use crate::ground::error::{failed, refused, Code, Fail};
+use crate::lifecycle::step::Step;
 use crate::sandbox::{self, Phase};
 use crate::session::context::Context;
-use crate::state::record::{self, LastHook, Loaded, Reason, Record, State};
+use crate::state::record::{self, Loaded, Reason, Record, State};
 use crate::verify::{self, Verdict};
 use crate::{session::hold, state::events, sys::lock, sys::process};
-
-/// One step of a release or removal, as `--json` and the text output show it.
-#[derive(Debug, serde::Serialize)]
-pub struct Step {
-    pub step: &'static str,
-    pub ok: bool,
-    pub detail: String,
-}
 
 /// `release --json` and `remove --json`: the tree, its card and each step.
 #[derive(serde::Serialize)]
@@ -98,6 +91,7 @@ pub fn release_locked(
     };
     steps.push(Step {
         step: "processes",
+        ms: None,
         ok: true,
         detail: released.to_string(),
     });
@@ -130,29 +124,20 @@ pub fn release_locked(
         return Ok((steps, None));
     };
     rec.reason = Reason::Remove;
-    let env = sandbox::environment(
-        &crate::seed::facts(ctx, rec),
-        Phase::Cleanup,
-        &cfg.environment.passthrough,
-    );
-    let prefix = format!("kardwt[{} cleanup]: ", rec.card);
-    let outcome = sandbox::run(
+    let cap = Duration::from_secs(hook.timeout_seconds);
+    let outcome = sandbox::run_phase(&sandbox::Hook {
+        phase: Phase::Cleanup,
         program,
-        &hook.argv,
-        path,
-        env,
-        &prefix,
-        Duration::from_secs(hook.timeout_seconds),
+        argv: &hook.argv,
+        cwd: path,
+        facts: &crate::seed::facts(ctx, rec),
+        passthrough: &cfg.environment.passthrough,
+        extra: &[],
+        cap,
         deadline,
-    )?;
-    rec.last_hook = Some(LastHook {
-        phase: "cleanup".into(),
-        exit_code: outcome.exit_code(),
-        duration_ms: u64::try_from(outcome.duration.as_millis()).unwrap_or(u64::MAX),
-        killed: outcome.killed(),
-        cap_seconds: (outcome.killed() == Some(crate::state::record::Killed::Cap))
-            .then_some(hook.timeout_seconds),
-    });
+        log: None,
+    })?;
+    rec.last_hook = Some(outcome.last_hook(Phase::Cleanup, cap));
     crate::state::store::write_or_warn(admin, rec);
     if let sandbox::Ending::Signal(sig) = outcome.ending {
         return Err(hold::stopped_releasing(
@@ -168,6 +153,7 @@ pub fn release_locked(
     let ok = outcome.succeeded();
     steps.push(Step {
         step: "cleanup hook",
+        ms: None,
         ok,
         detail: outcome.ending.to_string(),
     });
@@ -256,6 +242,7 @@ fn give_back(rec: &mut Record, admin: &Path) -> Result<Step> {
     let shown: Vec<String> = ports.iter().map(u16::to_string).collect();
     Ok(Step {
         step: "ports",
+        ms: None,
         ok: true,
         detail: if ports.is_empty() {
             "none held".into()
@@ -312,11 +299,13 @@ pub fn release_gone(ctx: &Context, report: &verify::Report, grace: Duration) -> 
     let mut steps = vec![
         Step {
             step: "processes",
+            ms: None,
             ok: true,
             detail: released.to_string(),
         },
         Step {
             step: "cleanup hook",
+            ms: None,
             ok: true,
             detail: "not run: the directory is gone".into(),
         },
@@ -456,6 +445,7 @@ pub fn release_orphan_locked(
     let t = Instant::now();
     let mut steps = vec![Step {
         step: "processes",
+        ms: None,
         ok: true,
         detail: "none signalled (an orphan's release never ends a process)".into(),
     }];
@@ -479,6 +469,7 @@ pub fn release_orphan_locked(
         (false, crate::state::claim::Orphan::Replaced) => {
             steps.push(Step {
                 step: "cleanup hook",
+                ms: None,
                 ok: true,
                 detail: "not run: another worktree stands at its path".into(),
             });
@@ -498,16 +489,18 @@ pub fn release_orphan_locked(
             reason: "orphan",
             ports: claim.ports.clone(),
         };
-        let env = sandbox::environment(&facts, Phase::Cleanup, &cfg.environment.passthrough);
-        let outcome = sandbox::run(
-            &program,
-            &hook.argv,
-            &ctx.repo.base,
-            env,
-            &format!("kardwt[{card} cleanup]: "),
-            Duration::from_secs(hook.timeout_seconds),
+        let outcome = sandbox::run_phase(&sandbox::Hook {
+            phase: Phase::Cleanup,
+            program: &program,
+            argv: &hook.argv,
+            cwd: &ctx.repo.base,
+            facts: &facts,
+            passthrough: &cfg.environment.passthrough,
+            extra: &[],
+            cap: Duration::from_secs(hook.timeout_seconds),
             deadline,
-        )?;
+            log: None,
+        })?;
         if !outcome.succeeded() {
             events::append(
                 &ctx.repo.common_dir,
@@ -530,6 +523,7 @@ pub fn release_orphan_locked(
         }
         steps.push(Step {
             step: "cleanup hook",
+            ms: None,
             ok: true,
             detail: outcome.ending.to_string(),
         });
@@ -537,6 +531,7 @@ pub fn release_orphan_locked(
     let shown: Vec<String> = claim.ports.iter().map(u16::to_string).collect();
     steps.push(Step {
         step: "ports",
+        ms: None,
         ok: true,
         detail: if shown.is_empty() {
             "none held".into()

@@ -20,7 +20,7 @@ use rustix::fs::{AtFlags, FileType};
 use crate::git::repo::Repo;
 use crate::ground::card::CardId;
 use crate::ground::error::{failed, refused};
-use crate::lifecycle::release::Step;
+use crate::lifecycle::step::Step;
 use crate::session::context::Context;
 use crate::state::claim::{self, Claim, ClaimState};
 use crate::{session::hold, state::events, sys::beneath, sys::lock};
@@ -441,6 +441,7 @@ pub fn remove(ctx: &Context, rem: &Remnant, force: bool) -> Result<(PathBuf, Str
     let cleared = clear(ctx, rem, force, deadline)?;
     let mut steps = vec![Step {
         step: "half-removed",
+        ms: None,
         ok: true,
         detail: format!(
             "{} entries a failed git worktree remove left were deleted",

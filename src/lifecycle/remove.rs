@@ -13,7 +13,8 @@ use std::time::Instant;
 use anyhow::Result;
 
 use crate::ground::error::{failed, Code, Fail};
-pub(crate) use crate::lifecycle::release::{Processes, Step};
+pub(crate) use crate::lifecycle::release::Processes;
+use crate::lifecycle::step::Step;
 use crate::sandbox;
 use crate::session::context::Context;
 use crate::state::record::{Reason, Record, State};
@@ -180,6 +181,7 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
     }
     steps.push(Step {
         step: "worktree",
+        ms: None,
         ok: true,
         detail: "removed".into(),
     });
@@ -282,6 +284,7 @@ fn refusals(
     }
     Ok(Step {
         step: "clean",
+        ms: None,
         ok: dirt.is_empty() && unjudged.is_none(),
         detail: match unjudged {
             Some(why) => format!("not judged, forced: {why}"),
@@ -330,6 +333,7 @@ pub fn prune_gone(
 fn branch_step(repo_lock: &lock::RepoLock, ctx: &Context, rec: &Record, args: &Options) -> Step {
     let step = |ok, detail: String| Step {
         step: "branch",
+        ms: None,
         ok,
         detail,
     };

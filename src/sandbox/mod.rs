@@ -167,6 +167,18 @@ impl Sink {
 }
 
 impl Outcome {
+    /// How it ended, as the record keeps it (`cap` is the hook's own cap).
+    pub fn last_hook(&self, phase: Phase, cap: Duration) -> crate::state::record::LastHook {
+        crate::state::record::LastHook {
+            phase: phase.as_str().into(),
+            exit_code: self.exit_code(),
+            duration_ms: u64::try_from(self.duration.as_millis()).unwrap_or(u64::MAX),
+            killed: self.killed(),
+            cap_seconds: (self.killed() == Some(crate::state::record::Killed::Cap))
+                .then_some(cap.as_secs()),
+        }
+    }
+
     pub fn succeeded(&self) -> bool {
         self.ending == Ending::Exited(0)
     }
@@ -252,11 +264,7 @@ pub fn resolve_program(
 }
 
 /// The hook's whole environment: nothing of the caller's but the listed names.
-pub fn environment(
-    facts: &Facts,
-    phase: Phase,
-    passthrough: &[String],
-) -> BTreeMap<String, String> {
+fn environment(facts: &Facts, phase: Phase, passthrough: &[String]) -> BTreeMap<String, String> {
     let mut env = BTreeMap::new();
     env.insert("PATH".to_owned(), "/usr/local/bin:/usr/bin:/bin".to_owned());
     for name in ["HOME", "LANG", "LC_ALL"]
@@ -295,31 +303,56 @@ pub fn environment(
 /// Keep at most this many bytes of output for error messages.
 const TAIL_BYTES: usize = 4096;
 
-/// Run a validated hook: `program` (from [`resolve_program`]) with `argv[1..]`, in `cwd`, until
-/// it exits, its `cap` passes, `deadline` passes or kardwt is interrupted (`sys/signals.rs`); its
-/// output streamed to stderr with `prefix`.
-pub fn run(
-    program: &Path,
-    argv: &[String],
-    cwd: &Path,
-    env: BTreeMap<String, String>,
-    prefix: &str,
-    cap: Duration,
-    deadline: Instant,
-) -> Result<Outcome> {
+/// One run of a rules hook, everything it needs in one place: [`run_phase`] is the only way
+/// kardwt runs the prepare or cleanup hook.
+pub struct Hook<'a> {
+    pub phase: Phase,
+    /// The validated program (from [`resolve_program`]) and the rules' argv (`argv[1..]`
+    /// are its arguments).
+    pub program: &'a Path,
+    pub argv: &'a [String],
+    /// Where it runs.
+    pub cwd: &'a Path,
+    /// The `KARDWT_*` facts of its tree.
+    pub facts: &'a Facts,
+    /// The caller's variables it may see (`environment.passthrough`).
+    pub passthrough: &'a [String],
+    /// Variables added after the facts (e.g. `KARDWT_CACHE=hit`).
+    pub extra: &'a [(&'a str, &'a str)],
+    /// Its own cap (`timeout_seconds`) and the action's deadline.
+    pub cap: Duration,
+    pub deadline: Instant,
+    /// `Some(file)`: its output only to that log file; `None`: streamed to stderr, each line
+    /// prefixed `kardwt[<card> <phase>]: `.
+    pub log: Option<&'a Path>,
+}
+
+/// Run `hook` with its whole environment built from its facts (nothing of the caller's but the
+/// listed names), until it exits, its cap passes, the deadline passes or kardwt is interrupted
+/// (`sys/signals.rs`).
+pub fn run_phase(hook: &Hook<'_>) -> Result<Outcome> {
+    let mut env = environment(hook.facts, hook.phase, hook.passthrough);
+    for (k, v) in hook.extra {
+        env.insert((*k).to_owned(), (*v).to_owned());
+    }
+    let prefix = format!("kardwt[{} {}]: ", hook.facts.card, hook.phase.as_str());
+    let output = match hook.log {
+        Some(file) => Output::Log { file },
+        None => Output::Stream { prefix: &prefix },
+    };
     run_to(
-        program,
-        argv,
-        cwd,
+        hook.program,
+        hook.argv,
+        hook.cwd,
         env,
-        Output::Stream { prefix },
-        cap,
-        deadline,
+        output,
+        hook.cap,
+        hook.deadline,
     )
 }
 
-/// [`run`], with the hook's output sent to `output`.
-pub fn run_to(
+/// A validated hook run with `env` as its whole environment, its output sent to `output`.
+fn run_to(
     program: &Path,
     argv: &[String],
     cwd: &Path,

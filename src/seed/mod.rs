@@ -16,7 +16,7 @@ use crate::ground::card::CardId;
 use crate::sandbox::{self, Facts, Phase};
 use crate::session::context::Context;
 use crate::state::events;
-use crate::state::record::{self, LastHook, Origin, PrepareCache, Reason, Record, State};
+use crate::state::record::{self, Origin, PrepareCache, Reason, Record, State};
 use crate::verify::Probe;
 
 pub(crate) mod cache;
@@ -307,36 +307,22 @@ impl Prep<'_> {
             _ => false,
         };
         let facts = facts(self.ctx, rec);
-        let mut env =
-            sandbox::environment(&facts, Phase::Prepare, &self.cfg.environment.passthrough);
-        if hit {
-            env.insert("KARDWT_CACHE".to_owned(), "hit".to_owned());
-        }
-        let prefix = format!("kardwt[{} prepare]: ", rec.card);
         let log = sandbox::log_path(&self.ctx.repo.common_dir, &rec.card);
-        let output = match self.quiet {
-            true => sandbox::Output::Log { file: &log },
-            false => sandbox::Output::Stream { prefix: &prefix },
-        };
         let cap = Duration::from_secs(prep.timeout_seconds);
-        let outcome = sandbox::run_to(
+        let hook = sandbox::Hook {
+            phase: Phase::Prepare,
             program,
-            &prep.argv,
-            &rec.path,
-            env,
-            output,
+            argv: &prep.argv,
+            cwd: &rec.path,
+            facts: &facts,
+            passthrough: &self.cfg.environment.passthrough,
+            extra: if hit { &[("KARDWT_CACHE", "hit")] } else { &[] },
             cap,
-            self.deadline,
-        )
-        .map_err(Failure::Other)?;
-        rec.last_hook = Some(LastHook {
-            phase: "prepare".into(),
-            exit_code: outcome.exit_code(),
-            duration_ms: u64::try_from(outcome.duration.as_millis()).unwrap_or(u64::MAX),
-            killed: outcome.killed(),
-            cap_seconds: (outcome.killed() == Some(crate::state::record::Killed::Cap))
-                .then_some(cap.as_secs()),
-        });
+            deadline: self.deadline,
+            log: self.quiet.then_some(log.as_path()),
+        };
+        let outcome = sandbox::run_phase(&hook).map_err(Failure::Other)?;
+        rec.last_hook = Some(outcome.last_hook(Phase::Prepare, cap));
         if outcome.succeeded() {
             let said = match &cache {
                 None => "ok".to_owned(),
