@@ -20,6 +20,7 @@ use anyhow::Result;
 use serde::Serialize;
 
 use crate::cli::GcArgs;
+use crate::gc::collectable::Judgement::{Collect, Keep};
 use crate::ground::error::usage;
 use crate::lifecycle::remove::Options;
 use crate::lifecycle::{dirty, release, remove};
@@ -171,16 +172,16 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
         let landed = || collectable::landed(&path, &e.linked.admin, rec, report.head.as_ref());
         let reason = match rec.state {
             State::Ready => match (landed(), idle) {
-                (Ok(reason), _) => reason,
+                (Collect(reason), _) => reason,
                 // SPEC §23.4: only with --idle, a tree with no work of its own may go.
-                (Err(why), Some(dur)) => match collectable::idle(&e.linked.admin, rec, dur) {
-                    Ok(reason) => reason,
-                    Err(not_idle) => {
+                (Keep(why), Some(dur)) => match collectable::idle(&e.linked.admin, rec, dur) {
+                    Collect(reason) => reason,
+                    Keep(not_idle) => {
                         kept.push(keep(format!("{why}; not idle: {not_idle}"), None));
                         continue;
                     }
                 },
-                (Err(why), None) => {
+                (Keep(why), None) => {
                     kept.push(keep(why, None));
                     continue;
                 }
@@ -196,12 +197,12 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
                     continue;
                 }
                 match landed() {
-                    Ok(reason) => format!(
+                    Collect(reason) => format!(
                         "left {} since {}; {reason}",
                         rec.state.as_str(),
                         rec.updated_at
                     ),
-                    Err(why) => {
+                    Keep(why) => {
                         kept.push(keep(why, None));
                         continue;
                     }
@@ -539,14 +540,14 @@ fn apply(
                 processes: remove::Processes::KeepInUse,
                 // The same judgement, again under the card's lock (what the tree holds now).
                 recheck: Some(Box::new(move |path, admin, rec, head| {
-                    collectable::landed(path, admin, rec, head)
-                        .map(drop)
-                        .or_else(|why| match idle {
-                            Some(d) => collectable::idle(admin, rec, d)
-                                .map(drop)
-                                .map_err(|n| format!("{why}; not idle: {n}")),
-                            None => Err(why),
-                        })
+                    match (collectable::landed(path, admin, rec, head), idle) {
+                        (Collect(_), _) => None,
+                        (Keep(why), Some(d)) => match collectable::idle(admin, rec, d) {
+                            Collect(_) => None,
+                            Keep(n) => Some(format!("{why}; not idle: {n}")),
+                        },
+                        (Keep(why), None) => Some(why),
+                    }
                 })),
             };
             match remove::remove_verified(ctx, &report, &opts) {

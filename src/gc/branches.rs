@@ -11,6 +11,7 @@ use anyhow::Result;
 use serde::Serialize;
 
 use crate::config::Config;
+use crate::gc::collectable::Judgement;
 use crate::session::context::Context;
 use crate::{gc::collectable, git, session::hold};
 
@@ -104,16 +105,16 @@ fn base(
     Ok((tracking, oid))
 }
 
-/// Judge one branch at `oid`: `Ok(reason)` to delete it, `Err(reason)` to keep it.
+/// Judge one branch at `oid`: `Collect` to delete it, `Keep` to keep it.
 fn judge_one(
     dir: &std::path::Path,
     checked_out: &[(String, String)],
     full: &str,
     oid: &str,
     base: &(String, String),
-) -> collectable::Judgement {
+) -> Judgement {
     if let Some((path, _)) = checked_out.iter().find(|(_, b)| b == full) {
-        return Err(format!("checked out in the worktree at {path}"));
+        return Judgement::Keep(format!("checked out in the worktree at {path}"));
     }
     let name = base.0.strip_prefix("refs/remotes/").unwrap_or(&base.0);
     collectable::branch_landed(dir, &base.1, name, oid)
@@ -145,8 +146,8 @@ pub fn run(ctx: &Context, cfg: &Config, offline: bool, apply: bool) -> Result<Re
     let checked_out = git::checked_out_branches(dir)?;
     for (full, oid) in branches {
         let (reason, list) = match judge_one(dir, &checked_out, &full, &oid, &base) {
-            Ok(r) => (r, &mut report.candidates),
-            Err(r) => (r, &mut report.kept),
+            Judgement::Collect(r) => (r, &mut report.candidates),
+            Judgement::Keep(r) => (r, &mut report.kept),
         };
         list.push(Branch {
             branch: short(&full),
@@ -178,13 +179,15 @@ fn delete(
         let full = format!("refs/heads/{}", c.branch);
         let now = git::ref_commit(dir, &full);
         let again = match now.as_deref() {
-            None => Err("it no longer exists".to_owned()),
-            Some(o) if o != c.oid => Err(format!("it moved to {o} since it was judged")),
+            None => Judgement::Keep("it no longer exists".to_owned()),
+            Some(o) if o != c.oid => {
+                Judgement::Keep(format!("it moved to {o} since it was judged"))
+            }
             Some(o) => judge_one(dir, &checked_out, &full, o, base),
         };
         c.outcome = Some(match again {
-            Err(why) => format!("kept: {why}"),
-            Ok(_) => match git::branch_delete(&lock, dir, &c.branch) {
+            Judgement::Keep(why) => format!("kept: {why}"),
+            Judgement::Collect(_) => match git::branch_delete(&lock, dir, &c.branch) {
                 Ok(()) => "deleted".to_owned(),
                 Err(e) => format!("failed: {e:#}"),
             },

@@ -48,11 +48,19 @@ pub fn commits_made_here(reflog: &str) -> Vec<String> {
     out
 }
 
-/// Why a tree stays, or why it may go.
-pub type Judgement = Result<String, String>;
+/// gc's judgement of a tree or a branch, with the reason either way.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Judgement {
+    /// It may go: its work landed (or it is idle, with `--idle`).
+    Collect(String),
+    /// It stays, and why.
+    Keep(String),
+}
 
-/// Judge the verified worktree at `path` (admin dir `admin`, record `rec`): `Ok(reason)` when
-/// its work landed, `Err(reason)` to keep it. `head` is what its HEAD names.
+use Judgement::{Collect, Keep};
+
+/// Judge the verified worktree at `path` (admin dir `admin`, record `rec`): `Collect` when its
+/// work landed, `Keep` otherwise. `head` is what its HEAD names.
 pub fn landed(path: &Path, admin: &Path, rec: &Record, head: Option<&Head>) -> Judgement {
     let head_name = match head {
         Some(Head::Branch(b)) => b.clone(),
@@ -61,60 +69,60 @@ pub fn landed(path: &Path, admin: &Path, rec: &Record, head: Option<&Head>) -> J
     };
     match git::unpushed_commit(path) {
         Ok(Some(oid)) => {
-            return Err(format!(
+            return Keep(format!(
                 "HEAD has commits that are on no remote (e.g. {oid})"
             ))
         }
         Ok(None) => {}
-        Err(e) => return Err(format!("could not tell whether HEAD is pushed: {e:#}")),
+        Err(e) => return Keep(format!("could not tell whether HEAD is pushed: {e:#}")),
     }
     let reflog = match std::fs::read_to_string(admin.join("logs/HEAD")) {
         Ok(text) => text,
         Err(_) => {
-            return Err(
+            return Keep(
                 "it has no HEAD reflog, so nothing shows that work was made and landed here".into(),
             )
         }
     };
     let made = commits_made_here(&reflog);
     if made.is_empty() {
-        return Err(
+        return Keep(
             "no commit was made in this worktree (its HEAD reflog records none): nothing of its own landed"
                 .into(),
         );
     }
     if rec.base_ref.is_empty() {
         // R-DISPATCH 4: say why, instead of "not merged into " (an empty name).
-        return Err(format!(
+        return Keep(format!(
             "{head_name} cannot be checked for a merge: {}",
             crate::session::foreign::empty_base_why(&rec.base_remote)
         ));
     }
     let Some(tracking) = tracking_ref(rec) else {
-        return Err(format!(
+        return Keep(format!(
             "{head_name} cannot be checked for a merge: the base {} is not a branch",
             rec.base_ref
         ));
     };
     let Some(tip) = git::head_oid(path) else {
-        return Err("its HEAD names no commit".into());
+        return Keep("its HEAD names no commit".into());
     };
     if !integrated(path, &tracking, &tip) {
-        return Err(format!("{head_name} is not merged into {}", rec.base_ref));
+        return Keep(format!("{head_name} is not merged into {}", rec.base_ref));
     }
     for c in &made {
         // HEAD's own history landed with it (merged, or its changes in the base).
         if git::is_ancestor(path, c, &tip) || integrated(path, &tracking, c) {
             continue;
         }
-        return Err(format!(
+        return Keep(format!(
             "commit {} made in this worktree is not merged into {} (amended, reset away or on another branch)",
             short(c),
             rec.base_ref
         ));
     }
     let n = made.len();
-    Ok(format!(
+    Collect(format!(
         "{head_name} is merged into {} and pushed ({n} commit{} made here)",
         rec.base_ref,
         if n == 1 { "" } else { "s" }
@@ -127,14 +135,14 @@ pub fn landed(path: &Path, admin: &Path, rec: &Record, head: Option<&Head>) -> J
 /// (every commit, checkout, reset or pull moves HEAD) and the record's `updated_at` (every
 /// prepare, reuse and release). Not the index: any `git status`, gc's own clean check
 /// included, rewrites it; and edits that change no HEAD leave the tree dirty, which keeps it.
-/// `Ok(reason)` when idle; clean and unused are the caller's checks, as for [`landed`].
+/// `Collect` when idle; clean and unused are the caller's checks, as for [`landed`].
 pub fn idle(admin: &Path, rec: &Record, idle_for: std::time::Duration) -> Judgement {
     let Ok(reflog) = std::fs::read_to_string(admin.join("logs/HEAD")) else {
-        return Err("it has no HEAD reflog, so nothing shows it has no commit of its own".into());
+        return Keep("it has no HEAD reflog, so nothing shows it has no commit of its own".into());
     };
     let made = commits_made_here(&reflog).len();
     if made > 0 {
-        return Err(format!(
+        return Keep(format!(
             "{made} commit{} made in this worktree (--idle collects only trees with none)",
             if made == 1 { " was" } else { "s were" }
         ));
@@ -156,12 +164,12 @@ pub fn idle(admin: &Path, rec: &Record, idle_for: std::time::Duration) -> Judgem
     let age = crate::sys::time::now_secs().saturating_sub(touched);
     let shown = humantime::format_duration(std::time::Duration::from_secs(age));
     if age < idle_for.as_secs() {
-        return Err(format!(
+        return Keep(format!(
             "touched {shown} ago, less than --idle {}",
             humantime::format_duration(idle_for)
         ));
     }
-    Ok(format!(
+    Collect(format!(
         "idle: no commit of its own and untouched for {shown} (since {})",
         crate::sys::time::rfc3339(touched)
     ))
@@ -227,15 +235,15 @@ pub fn coarse(secs: u64) -> String {
 
 /// `gc --branches` (SPEC §27): is the branch tip `tip` integrated into `base` (a commit: the
 /// freshly fetched base; `base_name` names it), by the same test as a tree's HEAD in
-/// [`landed`]? Every commit the tip contains landed with it. `Ok(reason)` when it did.
+/// [`landed`]? Every commit the tip contains landed with it. `Collect` when it did.
 pub fn branch_landed(dir: &Path, base: &str, base_name: &str, tip: &str) -> Judgement {
     if !integrated(dir, base, tip) {
-        return Err(format!(
+        return Keep(format!(
             "it has commits not integrated into {base_name} (tip {})",
             short(tip)
         ));
     }
-    Ok(if git::is_ancestor(dir, tip, base) {
+    Collect(if git::is_ancestor(dir, tip, base) {
         format!("merged into {base_name} (tip {})", short(tip))
     } else {
         format!(

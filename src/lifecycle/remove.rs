@@ -27,8 +27,8 @@ pub struct Options {
     pub delete_branch: bool,
     /// `gc` keeps a tree in use instead of ending what runs in it (SPEC §22.3).
     pub processes: Processes,
-    /// `gc`: its judgement again, under the card's lock, on what the tree holds now (`Err`: why
-    /// it is kept), so a commit made between judging and removing is never lost (SPEC §22.3).
+    /// `gc`: its judgement again, under the card's lock, on what the tree holds now (`Some`:
+    /// why it is kept), so a commit made between judging and removing is never lost (SPEC §22.3).
     pub recheck: Option<Recheck>,
 }
 
@@ -44,7 +44,7 @@ pub type Recheck = Box<
         &std::path::Path,
         &Record,
         Option<&crate::git::repo::Head>,
-    ) -> Result<(), String>,
+    ) -> Option<String>,
 >;
 
 /// What a removal did.
@@ -254,7 +254,7 @@ fn refusals(
     }
     if let Some(recheck) = &opts.recheck {
         let head = crate::git::repo::read_head(admin);
-        if let Err(why) = recheck(path, admin, rec, head.as_ref()) {
+        if let Some(why) = recheck(path, admin, rec, head.as_ref()) {
             return Err(NoLongerCollectable(format!(
                 "{} is no longer collectable: {why}; nothing was released or removed",
                 path.display()
