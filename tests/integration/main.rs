@@ -33,6 +33,7 @@ mod kardwt_files;
 mod layer;
 mod list;
 mod log;
+mod output;
 mod ports;
 mod pre_push;
 mod pre_push_paths;

@@ -15,6 +15,7 @@ pub mod cleanup;
 mod files;
 pub mod guarded;
 mod harness;
+mod pin;
 mod process;
 pub mod procs;
 pub mod push;
@@ -25,6 +26,7 @@ pub mod strace;
 mod xfs;
 
 pub use files::*;
+pub use pin::settings as pinned;
 pub use process::*;
 pub use repo::*;
 pub use rng::*;
