@@ -106,7 +106,7 @@ fmt:
 # The man page is hand-written (man/git-kardwt.1). This checks it: the drift test against the
 # CLI definitions always, and roff warnings when groff is installed.
 man:
-	$(CARGO) test --test integration help::
+	$(CARGO) test --test integration cli::help::
 	@if command -v groff >/dev/null 2>&1; then \
 		echo "groff -man -ww -z man/git-kardwt.1"; \
 		groff -man -Tutf8 -ww -z man/git-kardwt.1; \

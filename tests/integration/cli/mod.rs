@@ -1,0 +1,6 @@
+//! What every command shares: card ids, numeric flags, a closed stdout, the event log at its
+//! edges, `git --git-dir`, the man page and `-h`, and shell completion.
+mod card_ids;
+mod completions;
+mod edges;
+mod help;
