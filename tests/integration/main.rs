@@ -10,8 +10,6 @@ mod adopt;
 mod claims;
 mod cli;
 mod config;
-mod config_fuzz;
-mod config_values;
 mod doctor;
 mod fault_sweep;
 mod faults_syscalls;
