@@ -74,9 +74,9 @@ test-runners:
 # Every other ignored test: the fuzzers (unit and through the binary), the stress test and the
 # pre-push timing test.
 test-slow:
-	$(CARGO) test --all-targets --no-fail-fast -- --ignored --skip install_hooks::real_hook_managers_ --skip fault_sweep::faults_
+	$(CARGO) test --all-targets --no-fail-fast -- --ignored --skip install_hooks::real_hook_managers_ --skip faults::sweep::faults_
 
-# SPEC §28: the fault sweep (tests/integration/fault_sweep.rs). Each lifecycle command runs
+# The fault sweep (tests/integration/faults/sweep.rs). Each lifecycle command runs
 # under strace with its Nth call of one system call failing (kardwt alone and, with -f, every
 # process it starts) or SIGKILLed there, a fresh repository per trial, and the invariants are
 # checked (no panic or hang, ready means complete, dirty work survives, the next command
@@ -89,7 +89,7 @@ FAULTS_ONLY ?=
 test-faults:
 	rm -f $(TARGET_DIR)/faults-report.txt
 	KARDWT_FAULTS_PER_CALL=$(FAULTS_PER_CALL) KARDWT_FAULTS_ONLY="$(FAULTS_ONLY)" \
-		$(CARGO) test --test integration --no-fail-fast fault_sweep::faults_ -- --ignored --nocapture --test-threads 2
+		$(CARGO) test --test integration --no-fail-fast faults::sweep::faults_ -- --ignored --nocapture --test-threads 2
 
 bench-faults:
 	$(MAKE) test-faults FAULTS_PER_CALL=0
