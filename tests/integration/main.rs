@@ -14,7 +14,6 @@ mod doctor;
 mod faults;
 mod gc;
 mod guard;
-mod guard_attack;
 mod hook;
 mod hook_failure;
 mod install_hooks;
