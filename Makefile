@@ -47,7 +47,7 @@ test:
 # directories (needs python3 with venv, npm and the registries). With CI set in the
 # environment a failed install fails the test; elsewhere the test says SKIPPED and passes.
 test-managers:
-	$(CARGO) test --test integration --no-fail-fast install_hooks::real_hook_managers_ -- --ignored
+	$(CARGO) test --test integration --no-fail-fast install_hooks::chaining::real_hook_managers_ -- --ignored
 
 # SPEC §23.9: the real agent clients at pinned versions (npm, cached in $(RUNNER_CLIENTS_DIR)
 # and reinstalled only when a pin changes), driven offline by tests/runners/run.sh against
@@ -74,7 +74,7 @@ test-runners:
 # Every other ignored test: the fuzzers (unit and through the binary), the stress test and the
 # pre-push timing test.
 test-slow:
-	$(CARGO) test --all-targets --no-fail-fast -- --ignored --skip install_hooks::real_hook_managers_ --skip faults::sweep::faults_
+	$(CARGO) test --all-targets --no-fail-fast -- --ignored --skip install_hooks::chaining::real_hook_managers_ --skip faults::sweep::faults_
 
 # The fault sweep (tests/integration/faults/sweep.rs). Each lifecycle command runs
 # under strace with its Nth call of one system call failing (kardwt alone and, with -f, every

@@ -17,7 +17,6 @@ mod guard;
 mod hook;
 mod hook_failure;
 mod install_hooks;
-mod install_hooks_shims;
 mod layer;
 mod list;
 mod log;
