@@ -1,0 +1,5 @@
+//! The post-checkout hook (`git kardwt hook post-checkout`): with the hooks installed, a plain
+//! `git worktree add` is recorded, shared and prepared, and a failure fails `git worktree add`
+//! itself with a verdict a dispatcher can act on.
+mod failure_verdict;
+mod seeding;
