@@ -20,7 +20,6 @@ mod list;
 mod log;
 mod post_checkout;
 mod pre_push;
-mod pre_push_paths;
 mod prepare;
 mod prepare_cache;
 mod prepare_ready;
