@@ -16,7 +16,7 @@ pub(crate) const REACH: Duration = Duration::from_secs(60);
 /// Live (non-zombie) processes other than this one whose cwd lies inside `dir`, with their
 /// command lines. Everything a test starts (kardwt, its git children, hooks, sleepers) runs in
 /// the test's tempdir, so this finds exactly what the test left behind. (Also used by
-/// `sandbox.rs`.)
+/// `prepare/sandbox.rs`.)
 pub(crate) fn processes_under(dir: &Path) -> Vec<(i32, String)> {
     let me = std::process::id() as i32;
     let Ok(entries) = std::fs::read_dir("/proc") else {
