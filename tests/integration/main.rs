@@ -23,8 +23,6 @@ mod pre_push;
 mod prepare;
 mod reads;
 mod remove;
-mod remove_clean;
-mod remove_faults;
 mod runner;
 mod runner_codex;
 mod runner_install;
