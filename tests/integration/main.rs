@@ -21,7 +21,6 @@ mod log;
 mod post_checkout;
 mod pre_push;
 mod prepare;
-mod reads;
 mod remove;
 mod runner;
 mod runner_codex;
