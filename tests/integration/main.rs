@@ -11,6 +11,7 @@ mod claims;
 mod cli;
 mod config;
 mod doctor;
+mod env;
 mod faults;
 mod gc;
 mod guard;
