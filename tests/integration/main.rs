@@ -7,7 +7,6 @@ mod support;
 mod add;
 mod add_lifecycle;
 mod adopt;
-mod claims;
 mod cli;
 mod config;
 mod doctor;
