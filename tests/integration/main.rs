@@ -5,7 +5,6 @@
 mod support;
 
 mod add;
-mod add_lifecycle;
 mod adopt;
 mod cli;
 mod config;

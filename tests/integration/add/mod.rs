@@ -9,6 +9,7 @@ mod creation;
 mod drift_and_waiting;
 mod faults;
 mod killed;
+mod lost_links_and_remote_errors;
 mod planted_files;
 mod ports;
 mod signals;

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::support::{sh_quote, TestRepo};
+use crate::support::{sh_quote, yaml_str, TestRepo};
 
 /// `git kardwt doctor [extra] --json`: (exit code, parsed JSON).
 fn doctor(repo: &TestRepo, extra: &[&str]) -> (i32, Value, String) {
@@ -395,4 +395,54 @@ fn doctor_names_a_fix_that_works_for_a_failed_tree_whose_checkout_never_complete
     assert_eq!(repo.record(&tree)["state"].as_str(), Some("ready"));
     let again = repo.kardwt(&repo.base, &["doctor"]);
     assert_eq!(again.code, 0, "{again}");
+}
+
+#[test]
+fn doctor_try_runs_the_cleanup_hook_before_removing_its_rehearsal() {
+    let repo = TestRepo::new();
+    let script = repo.write_prepare("");
+    let log = repo.tmp.join("cleanup.log");
+    let cleanup = repo.write_helper(
+        "cleanup",
+        &format!(
+            "echo \"$KARDWT_CARD $KARDWT_REASON $KARDWT_PHASE $(test -d \"$KARDWT_WORKTREE\" && echo tree-there)\" >> {}",
+            sh_quote(&log)
+        ),
+    );
+    repo.write_rules(&format!(
+        "{}  cleanup:\n    argv: [{}]\n",
+        repo.rules_for(&script, false),
+        yaml_str(&cleanup)
+    ));
+    repo.install_hooks();
+    let refs = repo.all_refs();
+    let out = repo.kardwt(&repo.base, &["doctor", "--try", "--json"]);
+    out.expect_code(0);
+    let v = out.json();
+    let steps: Vec<&str> = v["try"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["step"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            "fetch",
+            "worktree",
+            "share and prepare",
+            "cleanup hook",
+            "cleanup"
+        ],
+        "{v:#}"
+    );
+    let ran = std::fs::read_to_string(&log).unwrap_or_default();
+    let lines: Vec<&str> = ran.lines().collect();
+    assert_eq!(lines.len(), 1, "{ran:?}");
+    assert!(
+        lines[0].starts_with("doctor-try-") && lines[0].ends_with(" remove cleanup tree-there"),
+        "{ran:?}"
+    );
+    assert_eq!(repo.all_refs(), refs, "the rehearsal left a branch");
+    assert!(!repo.root().join("card-doctor-try").exists());
 }
