@@ -14,7 +14,6 @@ mod faults;
 mod gc;
 mod guard;
 mod install_hooks;
-mod layer;
 mod list;
 mod log;
 mod post_checkout;

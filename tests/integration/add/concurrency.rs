@@ -1,8 +1,10 @@
-//! Concurrency and the lock (R-LOCK): parallel `add`s of distinct and duplicate cards, and a
-//! lock left by a killed process that does not block the next run.
+//! Concurrency and the locks: parallel `add`s of distinct and duplicate cards, a lock left by a
+//! killed process that does not block the next run, the deadline while waiting for a card's
+//! lock, and the undo of a failed `add`, which waits for the repository lock.
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use crate::support::procs::{hold_flock, wait_until_open};
 use crate::support::{line, sh_quote, wait_until, TestRepo, COMMAND_TIMEOUT};
 
 #[test]
@@ -229,4 +231,39 @@ fn different_cards_prepare_in_parallel() {
         ["p1 saw p2", "p2 saw p1"],
         "the two prepares did not overlap"
     );
+}
+
+#[test]
+fn the_undo_of_a_failed_add_waits_for_the_repository_lock() {
+    let repo = TestRepo::new();
+    let started = repo.tmp.join("prepare.started");
+    let go = repo.tmp.join("prepare.go");
+    let script = repo.write_prepare(&format!(
+        "touch {s}\nwhile [ ! -e {g} ]; do sleep 0.05; done\nexit 1",
+        s = sh_quote(&started),
+        g = sh_quote(&go)
+    ));
+    repo.write_rules(&repo.rules_for(&script, false));
+    let adding = repo.spawn_kardwt_bin(&repo.base, &["add", "k1"]);
+    assert!(wait_until(Duration::from_secs(60), || started.exists()));
+    // The tree exists and its prepare is about to fail; someone else holds the repository lock.
+    let lock = repo.common_dir().join("kardwt/lock");
+    let mut holder = hold_flock(&repo, &lock);
+    std::fs::write(&go, "").unwrap();
+    let waiting = wait_until_open(adding.pid(), &lock);
+    let kept_while_held =
+        repo.card_path("k1").exists() && repo.is_registered(&repo.card_path("k1"));
+    holder.kill();
+    let _ = holder.wait(Duration::from_secs(10));
+    let out = adding.wait(Duration::from_secs(60));
+    assert!(
+        waiting,
+        "the undo never waited for the repository lock:\n{out}"
+    );
+    assert!(
+        kept_while_held,
+        "the undo removed the tree without the repository lock"
+    );
+    out.expect_code(4);
+    assert!(!repo.card_path("k1").exists(), "{out}");
 }

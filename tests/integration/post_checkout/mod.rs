@@ -2,5 +2,6 @@
 //! `git worktree add` is recorded, shared and prepared, and a failure fails `git worktree add`
 //! itself with a verdict a dispatcher can act on.
 mod base_without_origin_head;
+mod exit_codes;
 mod failure_verdict;
 mod seeding;

@@ -4,3 +4,4 @@
 mod clean_means_clean;
 mod faults;
 mod release_first;
+mod what_it_reads;

@@ -187,6 +187,37 @@ pub(crate) fn have_flock() -> bool {
         .is_ok_and(|s| s.success())
 }
 
+/// Hold `path`'s flock from another process until the returned child is killed.
+pub(crate) fn hold_flock(repo: &TestRepo, path: &std::path::Path) -> crate::support::Running {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let ready = repo.tmp.join("flock.ready");
+    // One process (sh, then sleep) holds the lock on fd 9, so killing it frees the lock.
+    let script = format!(
+        "exec 9>>{}; flock 9; touch {}; exec sleep 60",
+        sh_quote(path),
+        sh_quote(&ready)
+    );
+    let child = repo.spawn("sh", &repo.tmp, &["-c", &script]);
+    assert!(
+        wait_until(Duration::from_secs(30), || ready.exists()),
+        "flock never took {}",
+        path.display()
+    );
+    child
+}
+
+/// Wait until process `pid` has `file` open (it is waiting for that lock: everything it read
+/// before taking the lock has been read).
+pub(crate) fn wait_until_open(pid: u32, file: &std::path::Path) -> bool {
+    let fds = std::path::PathBuf::from(format!("/proc/{pid}/fd"));
+    wait_until(Duration::from_secs(30), || {
+        std::fs::read_dir(&fds).is_ok_and(|d| {
+            d.filter_map(Result::ok)
+                .any(|e| std::fs::read_link(e.path()).is_ok_and(|t| t == file))
+        })
+    })
+}
+
 /// Every lock file kardwt has under `<common dir>/kardwt/`.
 pub(crate) fn kardwt_lock_files(repo: &TestRepo) -> Vec<PathBuf> {
     let mut out = vec![repo_lock(repo)];
