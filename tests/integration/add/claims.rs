@@ -118,9 +118,9 @@ fn records_without_claims_are_migrated_by_the_first_locked_command_once() {
     assert_eq!(mtime(&claim_file(&repo, "m1")), t1);
 }
 
-/// R-ORPHAN: `add` of a card whose worktree was removed behind kardwt's back releases the
-/// orphan claim first (its cleanup hook as orphan; its process is left alone, SPEC §22.4) and
-/// then claims it again.
+/// `add` of a card whose worktree was removed behind kardwt's back releases the orphan claim
+/// first (its cleanup hook as orphan; its process is left alone: releasing an orphan signals
+/// nothing) and then claims it again.
 #[test]
 fn add_of_a_card_whose_tree_was_removed_behind_its_back_releases_the_orphan_first() {
     use crate::support::cleanup::{cleanup_lines, rules_with_cleanup, Sleeper};

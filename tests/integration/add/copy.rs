@@ -1,4 +1,4 @@
-//! R-COPY (SPEC §21) through the real binary and real git: `.worktreeinclude` and
+//! Copies through the real binary and real git: `.worktreeinclude` and
 //! `sharing.copy` on both creation paths (`git kardwt add` and a hooked `git worktree add`),
 //! never overwriting, symlinks, modes and mtimes kept, `clone` refused atomically where the file
 //! system cannot clone, and real clones on an XFS loop mount.

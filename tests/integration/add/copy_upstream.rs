@@ -1,4 +1,4 @@
-//! Copies and links against an adversarial upstream (SPEC §22.1, §22.2, §22.5, §22.9), through
+//! Copies and links against an adversarial upstream, through
 //! the real binary and real git: a symlink or file committed where a copy or link would go is
 //! never written through (skipped, reported, the tree ready); copies land only where the new
 //! tree ignores them, and pre-push blocks their content under any name; copies are atomic,

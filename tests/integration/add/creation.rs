@@ -1,5 +1,5 @@
-//! `git kardwt add`: creation from a freshly fetched base (R-ADD, R-BASE), the record (R-REC),
-//! the prepare hook's environment, the worktree root (R-ROOT) and reuse (R-REUSE).
+//! `git kardwt add`: creation from a freshly fetched base, the record, the prepare hook's
+//! environment, the worktree root and reuse.
 use std::path::{Path, PathBuf};
 
 use crate::support::{line, sh_quote, TestRepo};
@@ -311,7 +311,7 @@ fn an_existing_card_branch_is_checked_out_as_is_not_reset() {
         old,
         "the kept branch was reset"
     );
-    // SPEC §23.5: the branch lacks the fetched base, so the record names where they meet.
+    // The branch lacks the fetched base, so the record names where they meet.
     let rec = repo.record(&wt);
     assert_ne!(old, new_oid);
     assert_eq!(rec["base_oid"].as_str(), Some(old.as_str()), "{rec:?}");
@@ -451,7 +451,7 @@ fn an_inherited_git_index_file_does_not_reach_kardwts_git_calls() {
     assert_eq!(repo.snapshot_base(), before);
 }
 
-/// SPEC §22.8: `add 57` where `card-57` is a symlink to card 42's tree is refused (exit 3)
+/// `add 57` where `card-57` is a symlink to card 42's tree is refused (exit 3)
 /// naming `card-57` as foreign, without blaming card 42; nothing is created or changed.
 #[test]
 fn add_refuses_a_symlink_at_the_card_path_naming_it_not_the_card_it_points_to() {
@@ -471,7 +471,7 @@ fn add_refuses_a_symlink_at_the_card_path_naming_it_not_the_card_it_points_to() 
     assert_eq!(repo.worktrees().len(), 2);
 }
 
-/// SPEC §23.5: re-creating a card on its kept branch never claims a base the branch lacks: the
+/// Re-creating a card on its kept branch never claims a base the branch lacks: the
 /// record's base_oid is the merge base of the fetched base and the branch, and status and
 /// verify --json say how far behind the base the tree is.
 #[test]
@@ -518,7 +518,7 @@ fn a_kept_branch_records_the_base_it_really_has_and_says_how_far_behind_it_is() 
     assert_eq!(v["behind"], 0, "{v}");
 }
 
-/// SPEC §27: `add --base BRANCH` creates from that branch of the remote, keeps it in the record
+/// `add --base BRANCH` creates from that branch of the remote, keeps it in the record
 /// (gc and drift judge against it); a branch the remote lacks creates nothing; reusing the card
 /// with another base is refused.
 #[test]
@@ -570,7 +570,7 @@ fn add_base_creates_from_a_branch_the_remote_has_and_a_missing_one_creates_nothi
     assert!(!repo.card_path("44").exists(), "{out}");
 }
 
-/// SPEC §27: `sharing.link` symlinks whole base paths into each tree with the `.env` links'
+/// `sharing.link` symlinks whole base paths into each tree with the `.env` links'
 /// safety: recorded as kardwt's own (not dirt, unlinked on removal, the base's data survives),
 /// hidden from `git status`, a link that became a real directory is user work, and a forced-in
 /// link never reaches the remote.

@@ -1,4 +1,4 @@
-//! What a dispatcher and an agent read (SPEC R-DISPATCH 6 and 7): `add` (reuse) and `select`
+//! What a dispatcher and an agent read: `add` (reuse) and `select`
 //! name a HEAD that left the card's branch (a `hint:` and `--json` `head`/`drift`), and a second
 //! `add` of a card being prepared says who it waits for instead of waiting silently.
 use std::fs::File;
@@ -110,7 +110,7 @@ fn reuse_and_select_name_a_switched_or_detached_head_and_never_move_it() {
     assert_eq!(out.json()["drift"], true, "{out}");
     assert!(out.stderr.contains(&detached), "{out}");
     assert_eq!(head_of(&repo, &wt), before, "kardwt moved HEAD");
-    // No Rust debug text reaches the reader (R-DISPATCH 8).
+    // No Rust debug text reaches the reader.
     for text in [&out.stderr, &out.stdout] {
         assert!(
             !text.contains("Detached(") && !text.contains("Some("),

@@ -1,5 +1,5 @@
-//! SPEC §28.1 "never ready when broken" and §28.3 "every interrupted state has a working repair",
-//! under strace fault injection: `git kardwt add` and a hooked `git worktree add` with one system
+//! Never ready when broken, and every interrupted state has a working repair, under strace
+//! fault injection: `git kardwt add` and a hooked `git worktree add` with one system
 //! call failing (or SIGKILL on entering it), swept over a bounded set of `when` values, a fresh
 //! repository per trial. After each trial, every tree `list` shows ready is complete (the index
 //! holds HEAD's entries, every tracked file is there, the `.env` and `sharing.link` links, every
@@ -88,7 +88,7 @@ fn inject(
     repo.spawn(strace(), dir, &refs).wait(COMMAND_TIMEOUT)
 }
 
-/// Why the tree at `tree` is not complete, if it is not: the checks of SPEC §28.1.
+/// Why the tree at `tree` is not complete, if it is not: what `ready` promises.
 fn incomplete(repo: &TestRepo, tree: &Path) -> Option<String> {
     let git = |args: &[&str]| repo.spawn("git", tree, args).wait(COMMAND_TIMEOUT);
     let index = git(&["diff-index", "--cached", "--quiet", "HEAD", "--"]);

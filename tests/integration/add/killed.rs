@@ -1,4 +1,4 @@
-//! Fault tests (issue 7): SIGKILL the `git-kardwt add` process itself at each phase (waiting for
+//! Kills: SIGKILL the `git-kardwt add` process itself at each phase (waiting for
 //! the card's lock, waiting for the repository lock, during the fetch, right after the worktree
 //! exists but before its record, during prepare — also during a retry and a reuse — and, with
 //! a hooked `git worktree add` too, during the checkout of a 600-file tree), then show
@@ -370,9 +370,10 @@ fn killed_during_a_reuse_prepare_the_next_add_retries() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Killed mid-checkout (SPEC §17.5): a 600-file tree whose checkout stops half way. (Issue 10
-// saw 3,000 files; the count does not matter to the checks, which are by git's `locked` file and
-// by the tracked files against HEAD, and 600 keeps the default `make test` fast.)
+// Killed mid-checkout: a 600-file tree whose checkout stops half way, which must never be
+// recorded ready. (The cut-short checkout first reported had 3,000 files; the count does not
+// matter to the checks, which are by git's `locked` file and by the tracked files against HEAD,
+// and 600 keeps the default `make test` fast.)
 
 /// Files on each side of `m.slow`: the tree has `2 * SIDE` files, `.gitattributes` and `m.slow`.
 const SIDE: usize = 300;

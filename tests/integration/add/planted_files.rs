@@ -1,4 +1,4 @@
-//! kardwt's own files under `<common dir>/kardwt/` (SPEC §22.1): a symlink or FIFO planted as a
+//! kardwt's own files under `<common dir>/kardwt/`: a symlink or FIFO planted as a
 //! hook log, a claim, the event log, a card's lock or one of kardwt's directories is never
 //! followed, written through or blocked on. Every command here is capped (a hang fails the
 //! test instead of stalling it), and a snapshot of a directory outside the repository proves
@@ -122,7 +122,7 @@ fn a_fifo_planted_as_a_claim_blocks_nothing() {
 }
 
 /// A FIFO planted as the event log: every append says on stderr that the event could not be
-/// written (R-TRUST 10) instead of waiting for a reader; `log` says it cannot read it.
+/// written instead of waiting for a reader; `log` says it cannot read it.
 #[test]
 fn a_fifo_planted_as_the_event_log_blocks_nothing() {
     let (repo, kardwt_dir, outside) = setup("");

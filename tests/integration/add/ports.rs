@@ -1,4 +1,4 @@
-//! Per-worktree ports (R-PORT), against real sockets: `count` ports from `range` per worktree,
+//! Per-worktree ports, against real sockets: `count` ports from `range` per worktree,
 //! skipping ports another record holds and ports something else has bound on 127.0.0.1; the
 //! ports are recorded, handed to the prepare hook as `KARDWT_PORT`/`KARDWT_PORTS`, shown by
 //! `status --json` and `list --json`, freed by `remove`; exhaustion names the range and creates
@@ -123,7 +123,7 @@ fn assert_views_agree(repo: &TestRepo, card: &str, wt: &Path) -> Vec<u16> {
     rec
 }
 
-/// Acceptance 1: with 23000 held by a listener and `range: [23000, 23005]`, `count: 2` (five
+/// With 23000 held by a listener and `range: [23000, 23005]`, `count: 2` (five
 /// usable ports), two cards get four distinct ports, none 23000; a third fails naming the
 /// range and creates nothing; once one card is removed, the third succeeds.
 #[test]
@@ -191,7 +191,7 @@ fn ports_skip_a_bound_port_and_held_ports_and_exhaustion_creates_nothing() {
     drop(listener);
 }
 
-/// Acceptance 2: ports survive in the record and `status --json`; a card removed and created
+/// Ports survive in the record and `status --json`; a card removed and created
 /// again gets the same ports back (they are free), even with another card holding ports.
 #[test]
 fn ports_survive_in_the_record_and_a_recreated_card_gets_the_same_ports() {

@@ -1,4 +1,4 @@
-//! Signals roll back (SPEC §22.6): SIGINT, SIGTERM or SIGHUP sent to kardwt while a prepare
+//! Signals roll back: SIGINT, SIGTERM or SIGHUP sent to kardwt while a prepare
 //! or cleanup hook runs ends the hook's process group and the descendants that left it, rolls
 //! back as a failure would (a new tree removed with its branch kept; `failed` after a reuse or an
 //! interrupted remove) and exits 130, 143 or 129; a second `add` of the card never prepares

@@ -1,4 +1,4 @@
-//! Stress (issue 7): 32 concurrent `git kardwt add`s on a small machine — 20 distinct cards and
+//! Stress: 32 concurrent `git kardwt add`s on a small machine — 20 distinct cards and
 //! 12 duplicates of some of them, started together — all succeed within a generous deadline,
 //! each card gets exactly one worktree and one record that verifies, prepare runs once per card,
 //! every record names the same freshly fetched base, the base is untouched and no lock is left.

@@ -1,4 +1,4 @@
-//! Administrative adoption (R-ADOPT): `git kardwt adopt <card> --path P` takes over an existing
+//! Administrative adoption: `git kardwt adopt <card> --path P` takes over an existing
 //! linked worktree only when an `adoptions` entry declares exactly that card, path, common dir
 //! and branch and git agrees; anything else exits 3 and writes no record. The exact match writes
 //! a record and nothing else: files, status and branch stay byte-identical.
@@ -99,7 +99,7 @@ fn adopted_events(repo: &TestRepo) -> usize {
         .count()
 }
 
-/// Acceptance 4 (refusals): each of card, path, common dir and branch that the entry does not
+/// Refusals: each of card, path, common dir and branch that the entry does not
 /// declare exits 3 and writes no record, as does an entry git does not agree with.
 #[test]
 fn adopt_refuses_anything_the_entry_does_not_declare_exactly() {
@@ -185,7 +185,7 @@ fn adopt_refuses_anything_the_entry_does_not_declare_exactly() {
     assert_eq!(adopted_events(&repo), 0);
 }
 
-/// Acceptance 4 (exact match): a record (origin adopt, reason adopt, state ready) and nothing
+/// The exact match: a record (origin adopt, reason adopt, state ready) and nothing
 /// else; the uncommitted edit, the untracked file, status and branch are byte-identical; then
 /// `verify --path` exits 0.
 #[test]

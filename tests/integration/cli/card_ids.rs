@@ -1,4 +1,4 @@
-//! Card ids (R-ID): every invalid id is a usage error (exit 2) before anything is touched.
+//! Card ids: every invalid id is a usage error (exit 2) before anything is touched.
 use std::path::PathBuf;
 
 use crate::support::{line, TestRepo};

@@ -63,7 +63,7 @@ fn bash_completes_git_kardwt_subcommands_and_their_options() {
     assert_eq!(complete("git-kardwt hook pre"), ["pre-push"]);
 }
 
-/// SPEC §25: bash completes card ids where a command takes one, from `git kardwt list`, for
+/// Bash completes card ids where a command takes one, from `git kardwt list`, for
 /// `git kardwt …` and `git-kardwt …` alike; options and an option's value are left alone.
 #[test]
 fn bash_completes_card_ids_from_the_repository() {

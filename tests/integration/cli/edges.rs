@@ -1,4 +1,4 @@
-//! R-TRUST 8, 10, 11 and 12 through the real binary: no panics on numeric flags, a closed stdout
+//! Trust at the edges, through the real binary: no panics on numeric flags, a closed stdout
 //! ends quietly, a damaged or unwritable event log is reported, `git --git-dir=X kardwt` acts
 //! on X, and nothing a hook starts outlives it, even after leaving its process group.
 use std::path::Path;

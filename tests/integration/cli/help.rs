@@ -390,7 +390,7 @@ fn git_kardwt_help_shows_the_built_in_manual_without_an_installed_page() {
     assert_eq!(out.status.code(), Some(2));
 }
 
-/// SPEC §25: after `cargo install` no man page is on disk, so `git kardwt --help` (git runs
+/// After `cargo install` no man page is on disk, so `git kardwt --help` (git runs
 /// `man git-kardwt`) finds none. `git-kardwt --help` run directly shows the built-in manual and
 /// says how to get the page; installed as it says (`help --roff` next to the binary, where man
 /// looks through PATH), `git kardwt --help` opens it.
@@ -452,7 +452,7 @@ fn help_flag_without_a_man_page_points_at_git_kardwt_help_and_the_install() {
     );
 }
 
-/// SPEC §25: argument-parsing errors read like kardwt's own: `error:` then `hint:` lines, exit
+/// Argument-parsing errors read like kardwt's own: `error:` then `hint:` lines, exit
 /// 2, clap's facts kept (the similar subcommand, the usage), no `tip:` or blank lines.
 #[test]
 fn argument_errors_read_like_kardwt_errors() {

@@ -1,4 +1,4 @@
-//! Fuzzing what typed decoding of the rules file (R-CFG, R-CFG-STRICT, R-TRUST 2 and 8) still
+//! Fuzzing what typed decoding of the rules file still
 //! leaves to chance, through `git_kardwt::config::decode` and the real binary
 //! (`git-kardwt config check [--json]`).
 //!
@@ -710,8 +710,8 @@ fn config_check_on_garbage_agrees_with_the_library_and_prints_what_decodes_back(
                     )),
                 }
             }
-            // The rules decode, and `config check` goes on to refuse what `add` would refuse
-            // (SPEC §25): a hook program that is not an executable file beneath stable_root.
+            // The rules decode, and `config check` goes on to refuse what `add` would refuse:
+            // a hook program that is not an executable file beneath stable_root.
             (2, Ok(_))
                 if out.stdout.is_empty()
                     && (out

@@ -1,4 +1,4 @@
-//! Strict configuration (R-CFG, R-CFG-STRICT): every error class exits 2 from both
+//! Strict configuration: every error class exits 2 from both
 //! `config check` and `add`, names the file and the key path, and creates nothing.
 use crate::support::{yaml_str, TestRepo};
 
@@ -327,7 +327,7 @@ fn rules_named_by_option_are_read_instead_of_the_base_file() {
     assert_eq!(out.json()["prepare"]["on_reuse"], true, "{out}");
 }
 
-/// SPEC §25: `config check` refuses every hook program `add` (and `doctor`) refuses, with the
+/// `config check` refuses every hook program `add` (and `doctor`) refuses, with the
 /// same message and hints: a relative `argv[0]`, one outside `stable_root`, one that is not
 /// executable, a cleanup that does not exist. The hints say why hooks live beneath
 /// `stable_root` and how to set it.

@@ -1,4 +1,4 @@
-//! Trust at the edges for the rules file and records (SPEC R-TRUST 1 and 2): no value becomes
+//! Trust at the edges for the rules file and records: no value becomes
 //! an option of git, and the rules file is read as data (regular, at most 1 MiB, a default
 //! `kardbrd.yml` symlink resolving inside the base, any nesting decided fast, values quoted
 //! at most 40 characters).
@@ -21,8 +21,8 @@ fn upload_pack(marker: &Path) -> String {
     serde_json::to_string(&format!("--upload-pack=touch {}", sh_quote(marker))).unwrap()
 }
 
-/// `doctor --try` reports a rules file that does not decode as a problem it found (exit 1,
-/// SPEC R-UX) and rehearses nothing; `add` and `config check` exit 2.
+/// `doctor --try` reports a rules file that does not decode as a problem it found (exit 1)
+/// and rehearses nothing; `add` and `config check` exit 2.
 #[test]
 fn an_option_as_base_remote_or_ref_is_a_configuration_error_that_runs_nothing() {
     let repo = TestRepo::new();

@@ -1,6 +1,7 @@
-//! Visibility of seeding (R-DOCTOR, R-LIST, R-LOG): a worktree created with the hooks
-//! bypassed is `unseeded` in `list` and in `doctor` with the exact fix, `prepare --path` seeds
-//! it; `doctor --try` rehearses a creation and leaves nothing behind; when the hook last fired.
+//! Visibility of seeding: a worktree created with the hooks bypassed is `unseeded` in `list` and
+//! in `doctor` with the exact fix, `prepare --path` seeds it; `doctor --try` rehearses a
+//! creation, runs the cleanup hook as `remove` does and leaves nothing behind; when the hook
+//! last fired.
 use std::path::Path;
 
 use serde_json::Value;
@@ -296,7 +297,7 @@ fn doctor_checks_the_pre_push_hook_too() {
     assert_eq!(pre_push["ok"], false, "{text}");
 }
 
-/// SPEC §25: the rehearsal leaves nothing behind, not even a claim: a `doctor` after it is
+/// The rehearsal leaves nothing behind, not even a claim: a `doctor` after it is
 /// clean, `list --json` shows nothing of it, and the common dir's `kardwt/` is as it was but
 /// for the event log (ports included: the rehearsal's ports go back with its claim).
 #[test]
@@ -358,9 +359,10 @@ fn doctor_after_doctor_try_is_clean_and_kardwt_state_is_unchanged() {
     );
 }
 
-/// SPEC §28.3: a failed tree whose checkout never completed (its index emptied) is one
-/// `prepare --path` refuses, so doctor names what prepare would (remove it, branch kept, and
-/// create it again), and following that gives a ready tree; it used to name prepare --path.
+/// Every interrupted state has a working repair: a failed tree whose checkout never completed
+/// (its index emptied) is one `prepare --path` refuses, so doctor names what prepare would
+/// (remove it, branch kept, and create it again), and following that gives a ready tree; it
+/// used to name prepare --path.
 #[test]
 fn doctor_names_a_fix_that_works_for_a_failed_tree_whose_checkout_never_completed() {
     let repo = TestRepo::new();

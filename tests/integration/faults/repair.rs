@@ -1,4 +1,4 @@
-//! SPEC §28.3 (R-FAULT): every interrupted state has a working repair. Faults come from strace:
+//! Every interrupted state has a working repair. Faults come from strace:
 //! a failed unlink or directory read inside the `git worktree remove` that `git kardwt remove`
 //! runs, and SIGKILL of `git kardwt add` at its syscalls. After each, the next `add` repairs by
 //! itself, or `doctor` names a command that works, and either way the card ends with the tree

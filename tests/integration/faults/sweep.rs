@@ -1,4 +1,4 @@
-//! The fault sweep (SPEC §28, `make test-faults`): every command of the lifecycle run with its
+//! The fault sweep (`make test-faults`): every command of the lifecycle run with its
 //! Nth call of one system call failing (kardwt alone, and with `-f` every process it starts)
 //! or SIGKILLed there, a fresh repository per trial, then the invariants checked: no panic or
 //! hang, the base untouched, `ready` means complete (checkout, `.env` link, `sharing.copy` and

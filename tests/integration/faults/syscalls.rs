@@ -1,4 +1,4 @@
-//! No panic, no hang on a failing system call (SPEC §28.4): with strace failing the Nth call of
+//! No panic, no hang on a failing system call: with strace failing the Nth call of
 //! one system call (`-e inject`, in kardwt alone and with `-f` in every process it starts), for
 //! every N the command makes, kardwt ends with an exit code of the contract's table (never
 //! 101, never "panicked") well before the action deadline (one hour by default, so a lost
@@ -21,7 +21,7 @@ use crate::support::{drain, Output, TestRepo, BIN};
 /// A trial that runs longer than this hangs: the action deadline is one hour.
 const LIMIT: Duration = Duration::from_secs(30);
 
-/// The exit codes of the contract (SPEC §16 and §22.6).
+/// The exit codes of the contract (128 + the signal for SIGHUP, SIGINT and SIGTERM).
 const TABLE: [i32; 9] = [0, 1, 2, 3, 4, 5, 129, 130, 143];
 
 /// The card every trial adds.

@@ -1,4 +1,4 @@
-//! Conservative garbage collection (R-GC): `git kardwt gc` is a dry run that changes nothing;
+//! Conservative garbage collection: `git kardwt gc` is a dry run that changes nothing;
 //! `--apply` removes exactly the candidates (merged-and-pushed clean `ready` worktrees through
 //! the release-first removal, entries whose directory is gone by pruning) and keeps unpushed,
 //! dirty, locked and unmanaged worktrees intact; `--include-failed --older-than DUR` extends the
@@ -103,7 +103,7 @@ fn rules_with_port(repo: &TestRepo, low: u16, high: u16) -> String {
     )
 }
 
-/// Acceptance 3: merged and pushed; unpushed; dirty; locked; directory deleted. The dry run
+/// Merged and pushed; unpushed; dirty; locked; directory deleted. The dry run
 /// (text and JSON) changes nothing and lists exactly the merged and the missing one, with
 /// reasons; `--apply` removes exactly those two and keeps the other three intact.
 #[test]
@@ -267,7 +267,7 @@ fn state_subset(state: &BTreeMap<String, Vec<u8>>, trees: &[&Path]) -> BTreeMap<
         .collect()
 }
 
-/// Acceptance 4: a clean, pushed worktree whose record says `failed` (and whose commit landed)
+/// A clean, pushed worktree whose record says `failed` (and whose commit landed)
 /// is collected only with `--include-failed` and an `--older-than` it has outlived; an unmanaged worktree (no record),
 /// merged and pushed, and a fresh card with no commits of its own are never candidates.
 #[test]
@@ -275,7 +275,7 @@ fn include_failed_collects_a_failed_worktree_and_unmanaged_ones_are_never_collec
     let repo = TestRepo::new();
     repo.write_rules(&repo.rules_with_prepare(false));
     repo.install_hooks();
-    // SPEC §22.3: even a failed card goes only with work made in it that landed.
+    // Even a failed card goes only with work made in it that landed.
     let f = repo.add_card("f");
     commit_in(&repo, &f, "f-work");
     repo.push_and_merge(&f, "card/f");
@@ -448,9 +448,10 @@ fn gc_frees_the_ports_of_what_it_collects() {
     assert_eq!(sorted(ports(&c)), vec![23400, 23401]);
 }
 
-/// §17.3 and §17.7 through gc: a merged, pushed card whose shared `.env` link was replaced by a
-/// real file (ignored, so git status is silent), and one containing a submodule (git would
-/// refuse to remove it), are kept with the reason; `--apply` releases nothing of theirs.
+/// Clean means clean, and git's refusals, through gc: a merged, pushed card whose shared `.env`
+/// link was replaced by a real file (ignored, so git status is silent), and one containing a
+/// submodule (git would refuse to remove it), are kept with the reason; `--apply` releases
+/// nothing of theirs.
 #[test]
 fn gc_keeps_user_work_at_a_link_path_and_a_tree_git_would_refuse() {
     let repo = TestRepo::new();
@@ -532,7 +533,7 @@ fn push_and_land_without_merge(repo: &TestRepo, wt: &Path, branch: &str, squash:
     repo.git(&repo.base, &["fetch", "--quiet", "origin"]);
 }
 
-/// SPEC §20: squash- and rebase-merged cards are integrated and collected; a card with one more
+/// Squash- and rebase-merged cards are integrated and collected; a card with one more
 /// commit that is on no remote is kept; a fresh card with no commits of its own is kept.
 #[test]
 fn squash_and_rebase_merged_cards_are_collected_and_unpushed_work_is_kept() {
@@ -586,7 +587,7 @@ fn squash_and_rebase_merged_cards_are_collected_and_unpushed_work_is_kept() {
     assert!(repo.is_registered(&extra));
 }
 
-/// SPEC §22.3: gc never ends a process. A merged, pushed, clean card (a candidate a moment
+/// gc never ends a process. A merged, pushed, clean card (a candidate a moment
 /// before) with a process sitting in it is kept by `--apply` as "in use: pid N sleep"; the
 /// process is still alive afterwards and nothing of the tree, its record or its registration
 /// changed.
@@ -625,7 +626,7 @@ fn gc_apply_keeps_a_tree_in_use_and_signals_nothing() {
     assert_eq!(candidates(&v)["busy"]["outcome"], "removed", "{v}");
 }
 
-/// SPEC §22.3: only evidence that work happened here and landed makes a tree collectable. A
+/// Only evidence that work happened here and landed makes a tree collectable. A
 /// card that only fast-forwarded to a newer base, one re-created on a kept (merged) branch
 /// after upstream moved, and one whose agent switched to a branch of its own (pushed, never
 /// merged) are all kept, each with its reason, by a dry run and by `--apply`.
@@ -692,7 +693,7 @@ fn backdate(repo: &TestRepo, wt: &Path) {
     repo.edit_record(wt, "updated_at", "2020-01-01T00:00:00Z");
 }
 
-/// SPEC §23.4: `gc --idle DUR` also collects trees that are clean, unused, have no commit of
+/// `gc --idle DUR` also collects trees that are clean, unused, have no commit of
 /// their own and were untouched for DUR; never by default, never one with a commit of its own
 /// or a process inside, and its branch is kept.
 #[test]
@@ -751,7 +752,7 @@ fn idle_collects_untouched_trees_without_work_of_their_own_only_when_asked() {
     assert!(sleeper.alive(), "gc never signals a process");
 }
 
-/// SPEC §25: gc judges against what the remote has now. A card merged on the remote after the
+/// gc judges against what the remote has now. A card merged on the remote after the
 /// base's last fetch is collectable in the dry run (gc fetched its base first); `--offline`
 /// judges against the stale remote-tracking ref, keeps it, and says how old that ref is and
 /// that gc without `--offline` fetches first.
@@ -824,7 +825,7 @@ fn gc_fetches_the_base_first_and_offline_says_how_old_the_last_fetch_is() {
     assert_eq!(v["offline"], serde_json::json!([]), "{v}");
 }
 
-/// SPEC §22.3: gc judges again under the card's lock what the tree holds then. A commit made
+/// gc judges again under the card's lock what the tree holds then. A commit made
 /// on a detached HEAD while `gc --apply` waits for the card's lock (after it judged the tree
 /// collectable) keeps the tree: the unpushed commit is never lost.
 #[test]
@@ -872,7 +873,7 @@ fn branch_list(v: &serde_json::Value, list: &str) -> BTreeMap<String, serde_json
         .collect()
 }
 
-/// SPEC §27: `gc --branches` lists the `card/*` branches with no worktree whose commits all
+/// `gc --branches` lists the `card/*` branches with no worktree whose commits all
 /// landed (merged, squash-merged, rebase-merged) and `--apply` deletes exactly those; an
 /// unmerged branch, one checked out in a worktree and a merged one with an extra unpushed
 /// commit are kept; the dry run changes no ref.

@@ -18,10 +18,10 @@ enum Vanish {
     DirectoryOnly,
 }
 
-/// R-ORPHAN, one vanishing path: list and doctor show the orphan, gc lists it and changes
+/// One vanishing path: list and doctor show the orphan, gc lists it and changes
 /// nothing, gc --apply runs the cleanup hook in the base with KARDWT_REASON=orphan, logs
 /// `released` and deletes the claim, and leaves the process still sitting in the vanished path
-/// alone (SPEC §22.4: orphan release signals nothing).
+/// alone (releasing an orphan signals nothing).
 fn orphan_is_shown_then_released(how: Vanish) {
     use crate::support::cleanup::Sleeper;
     let repo = TestRepo::new();
@@ -95,7 +95,7 @@ fn orphan_is_shown_then_released(how: Vanish) {
     // gc --apply releases it.
     let applied = repo.kardwt(&repo.base, &["gc", "--apply"]);
     applied.expect_code(0);
-    // SPEC §22.4: orphan release signals no process, even one whose cwd was deleted with it.
+    // Releasing an orphan signals no process, even one whose cwd was deleted with it.
     std::thread::sleep(std::time::Duration::from_millis(300));
     assert!(
         sleeper.alive(),
@@ -157,7 +157,7 @@ fn rules_logging_cleanup(repo: &TestRepo) -> (String, PathBuf) {
     (rules, log)
 }
 
-/// SPEC §22.4: repo A's card o2 was removed behind kardwt's back and repository B then made a
+/// Repo A's card o2 was removed behind kardwt's back and repository B then made a
 /// worktree of its own at the same path, with a process in it. A's claim is no orphan to
 /// release: `gc --apply` in A drops the claim and touches nothing at that path (no signal, no
 /// cleanup hook, no file).
@@ -200,7 +200,7 @@ fn a_claim_whose_path_now_holds_another_repositorys_worktree_is_dropped_and_noth
     assert!(a.list_row(&wt).is_none(), "{applied}");
 }
 
-/// SPEC §22.4: a claim naming the base, an ancestor of the base, or a path outside the
+/// A claim naming the base, an ancestor of the base, or a path outside the
 /// worktree root it was made under is malformed: `list` and `doctor` report it, and `gc
 /// --apply` (and `add` of that card) never act on it: no signal, no cleanup hook, the claim
 /// file kept as it is.

@@ -1,4 +1,4 @@
-//! The guard under attack (SPEC R-TRUST 9), through the real binary: a 1 MiB line in a
+//! The guard under attack, through the real binary: a 1 MiB line in a
 //! directory 300 levels deep is judged whole, the guard's own usage errors never deny, the
 //! spellings an agent reaches for (`rm --rec`, `git --git-dir=…`, `command rm`,
 //! `cd DIR || exit; …`) are understood, `git worktree prune` is answered with a `gc` that
@@ -16,7 +16,7 @@ use crate::support::guarded::managed_repo;
 /// the harness's command timeout. Does not assert.
 fn run_bin(repo: &TestRepo, dir: &Path, args: &[&str], stdin: &[u8]) -> Output {
     // By name, found on PATH as a hook's `git-kardwt` is: a binary reached by absolute path
-    // names that path in its suggestions (SPEC §23.7).
+    // names that path in its suggestions.
     let mut child = repo
         .command("git-kardwt", dir)
         .args(args)

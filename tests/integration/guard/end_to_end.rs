@@ -1,4 +1,4 @@
-//! The agent command guard end to end (R-GUARD): the shared examples table against a real
+//! The agent command guard end to end: the shared examples table against a real
 //! repository whose worktrees kardwt manages, the exact answer of each `--format` to real
 //! Claude Code payloads on stdin, and a fuzz run proving the binary never panics and prints
 //! either nothing or one JSON object. The guard is read-only: nothing under the common dir moves.
@@ -165,8 +165,8 @@ fn answer_text(
         Some(0) if stderr.is_empty() => None,
         Some(2) => {
             let hint = stderr.lines().nth(1).unwrap_or_default();
-            // Started by absolute path, the guard names that path in its suggestion (SPEC
-            // §23.7, tested in runner_install.rs); this table compares the commands.
+            // Started by absolute path, the guard names that path in its suggestion (tested in
+            // runner/install.rs); this table compares the commands.
             let hint = hint.strip_prefix("hint: run instead: ").unwrap_or(hint);
             let bin = git_kardwt::quote::sh_path(Path::new(BIN));
             Some(hint.replace(&format!("{bin} "), "git kardwt "))
@@ -406,7 +406,7 @@ fn fuzzed_input_never_panics_and_prints_json_or_nothing() {
     );
 }
 
-/// SPEC §28.4, fail closed: a Claude deny that cannot be written to stdout (`/dev/full`) is
+/// Fail closed: a Claude deny that cannot be written to stdout (`/dev/full`) is
 /// exit 2 with the reason on stderr, which Claude Code also takes as a deny; an allowed command
 /// stays exit 0.
 #[test]

@@ -1,4 +1,4 @@
-//! R-DISPATCH (SPEC §18) as a dispatcher meets it: a bare `PATH` that lacks git-kardwt, shims
+//! The hooks as a dispatcher meets them: a bare `PATH` that lacks git-kardwt, shims
 //! that name the binary that installed them, and `doctor` checking what each shim names.
 use std::path::Path;
 
@@ -24,7 +24,8 @@ fn shim(repo: &TestRepo, name: &str) -> std::path::PathBuf {
     repo.common_dir().join("hooks").join(name)
 }
 
-/// Make an installed shim look like one from before R-DISPATCH 1 (or one naming `exe`).
+/// Make an installed shim look like one from before shims named their binary (or one naming
+/// `exe`).
 fn rename_binary(repo: &TestRepo, name: &str, exe: &str) {
     let path = shim(repo, name);
     let text = std::fs::read_to_string(&path).unwrap();
@@ -160,7 +161,7 @@ fn doctor_checks_the_binary_each_shim_names_and_install_hooks_updates_old_shims(
     assert_eq!(out.matches("already installed").count(), 2, "{out}");
 }
 
-/// R-DISPATCH 8: what `remove` prints and the event log keeps are words, not Rust debug text.
+/// What `remove` prints and the event log keeps are words, not Rust debug text.
 #[test]
 fn output_and_the_event_log_carry_words_not_debug_text() {
     let repo = TestRepo::new();

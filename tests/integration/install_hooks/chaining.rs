@@ -1,4 +1,4 @@
-//! `install-hooks` / `uninstall-hooks` (R-HOOK): where git really looks (`core.hooksPath`),
+//! `install-hooks` / `uninstall-hooks`: where git really looks (`core.hooksPath`),
 //! chaining the user's own hook (run first, its failure stops ours), idempotence, a byte for
 //! byte restore, the shim's fast path, and the real hook managers (pre-commit, lefthook, husky).
 use std::ffi::OsString;

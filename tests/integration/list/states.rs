@@ -1,4 +1,4 @@
-//! Visibility (R-LIST): `list --json` states (ready, unseeded, foreign, prunable), drift and
+//! Visibility: `list --json` states (ready, unseeded, foreign, prunable), drift and
 //! locks; `status --json` shows one worktree in full, including `config_changed`.
 use std::path::Path;
 
@@ -149,7 +149,7 @@ fn status_json_shows_record_checks_drift_and_config_changed() {
     assert_eq!(out.json()["config_changed"], true, "{out}");
 }
 
-/// R-RUNNER2 6: worktrees created detached (`git worktree add --detach` through the hook, and a
+/// Worktrees created detached (`git worktree add --detach` through the hook, and a
 /// detached tree recorded by `prepare --path`, as Codex and Cursor make them) are recorded with
 /// no expected branch: no drift in `list`, `status`, `verify` or `add`, and no message ends in
 /// "expects " with nothing after it.
@@ -213,7 +213,7 @@ fn detached_worktrees_expect_no_branch_and_never_drift() {
     }
 }
 
-/// SPEC §22.8: a locked worktree whose directory is missing (a removable disk, a network
+/// A locked worktree whose directory is missing (a removable disk, a network
 /// mount) is listed `locked` with its card, never `prunable`.
 #[test]
 fn a_locked_worktree_whose_directory_is_missing_is_listed_locked_with_its_card() {
@@ -282,10 +282,10 @@ fn git_rows(repo: &TestRepo) -> std::collections::BTreeMap<String, GitRow> {
     rows
 }
 
-/// R-SCALE: `list` reads git's administrative files itself instead of asking git; whatever it
-/// reads, it must list exactly the worktrees git lists, with git's HEAD, lock and prunable
-/// facts, on a repository that mixes every kind of tree (paths with spaces throughout: the
-/// test's directory has one, and one tree's own name has two).
+/// `list` reads git's administrative files itself instead of asking git, to stay fast with many
+/// worktrees; whatever it reads, it must list exactly the worktrees git lists, with git's HEAD,
+/// lock and prunable facts, on a repository that mixes every kind of tree (paths with spaces
+/// throughout: the test's directory has one, and one tree's own name has two).
 #[test]
 fn list_json_agrees_with_git_worktree_list_porcelain() {
     let repo = TestRepo::new();
@@ -341,8 +341,8 @@ fn list_json_agrees_with_git_worktree_list_porcelain() {
             "prunable: {e} vs {g:?}"
         );
         match &g.branch {
-            // A locked tree whose directory is gone is judged no further than its directory
-            // (SPEC §22.8): `list` shows no HEAD for it (git still reads it).
+            // A locked tree whose directory is gone is judged no further than its directory:
+            // `list` shows no HEAD for it (git still reads it).
             _ if e["state"] == "locked" => assert_eq!(e["head"], Value::Null, "{e}"),
             Some(b) => assert_eq!(e["head"], b.as_str(), "branch: {e} vs {g:?}"),
             None => assert_eq!(e["head"], g.oid.as_str(), "detached: {e} vs {g:?}"),

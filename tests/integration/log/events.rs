@@ -1,4 +1,4 @@
-//! `git kardwt log` (R-LOG, SPEC §25): one `seeded` event per seeding, the hook's no-ops only
+//! `git kardwt log`: one `seeded` event per seeding, the hook's no-ops only
 //! with `--all`, and columns that stay aligned whatever the card ids.
 use crate::support::TestRepo;
 

@@ -1,4 +1,4 @@
-//! R-DISPATCH 2 and 3: what a dispatcher sees when the prepare hook fails inside a hooked
+//! What a dispatcher sees when the prepare hook fails inside a hooked
 //! `git worktree add`: a verdict block of at most 500 characters, first and alone on stderr,
 //! naming the kept branch, the log file and the retry that works now that the branch exists.
 use std::path::{Path, PathBuf};

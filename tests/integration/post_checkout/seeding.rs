@@ -1,4 +1,4 @@
-//! Seeding through git itself (R-HOOK, R-SEED, R-ATOMIC): with the hooks installed, a plain
+//! Seeding through git itself: with the hooks installed, a plain
 //! `git worktree add` (no kardwt command involved) is recorded, shared and prepared; a clone is
 //! not; a failing prepare makes `git worktree add` itself fail and leaves nothing behind; the
 //! hook inside `git kardwt add` is a no-op; `delegated` checkout shares after the prepare hook.
@@ -169,7 +169,7 @@ fn a_card_branch_gives_the_card_id_and_the_base_is_untouched() {
     assert_eq!(repo.prepare_runs(), vec!["77 create prepare"]);
     repo.kardwt_ok(&repo.base, &["verify", "77"]);
     // The shared exclude block hides only kardwt's link: the base's own untracked
-    // .claude/skills stays in its status (§17.3), so nothing of the base changed at all.
+    // .claude/skills stays in its status, so nothing of the base changed at all.
     let after = repo.snapshot_base();
     assert!(
         before == after,
@@ -270,7 +270,7 @@ fn a_failing_prepare_makes_git_worktree_add_fail_and_leaves_no_tree() {
         message.contains("preparing card 7 failed"),
         "the verdict is not first:\n{out}"
     );
-    // R-DISPATCH 3: inside the hook, the hook's output goes to the card's log, not stderr.
+    // Inside the hook, the hook's output goes to the card's log, not stderr.
     assert!(
         !out.stderr.contains("kardwt[7 prepare]"),
         "the hook's output reached stderr:\n{out}"
@@ -476,7 +476,7 @@ fn a_detached_worktree_gets_its_admin_dir_name_and_a_clash_gets_a_suffix() {
 
 #[test]
 fn a_sha256_repository_is_seeded_too() {
-    // SPEC R-HOOK: the null object id is 64 zeros in a SHA-256 repository.
+    // The null object id is 64 zeros in a SHA-256 repository.
     let repo = TestRepo::new();
     let base = repo.tmp.join("sha256");
     repo.git(

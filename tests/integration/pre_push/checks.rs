@@ -1,4 +1,4 @@
-//! pre-push verification (R-PUSH, R-LOG): with the hooks installed, a push from a card worktree
+//! pre-push verification: with the hooks installed, a push from a card worktree
 //! made by `git kardwt add` goes through when its commits are ordinary, and is refused (naming
 //! the path and the commit, with nothing reaching the remote) when a commit adds a `.env.*`
 //! forced past .gitignore or a symlink leaving the repository, or when the worktree's record no
@@ -9,7 +9,7 @@ use std::time::Instant;
 use crate::support::push::*;
 use crate::support::TestRepo;
 
-/// Acceptance 5: an ordinary commit is pushed (first as a new remote ref, then as an update),
+/// An ordinary commit is pushed (first as a new remote ref, then as an update),
 /// and each push is checked and logged.
 #[test]
 fn an_ordinary_commit_from_a_card_worktree_is_checked_and_pushed() {
@@ -37,7 +37,7 @@ fn an_ordinary_commit_from_a_card_worktree_is_checked_and_pushed() {
     assert_eq!(count_events(&repo, "push-blocked"), 0);
 }
 
-/// Acceptance 5: a commit adding `.env.prod` forced past .gitignore is refused, naming the path
+/// A commit adding `.env.prod` forced past .gitignore is refused, naming the path
 /// and the commit, and origin does not receive it: on a new remote ref, and on an existing one
 /// where the offending commit is not the tip.
 #[test]
@@ -188,7 +188,7 @@ fn a_worktree_whose_record_was_edited_blocks_the_push() {
     assert_eq!(count_events(&repo, "push-blocked"), 1);
 }
 
-/// Acceptance 7: 100 commits to push. The same push with and without the hook, in one test;
+/// 100 commits to push. The same push with and without the hook, in one test;
 /// only the ratio is printed (no timed assertion). The check ran and the push succeeded.
 #[test]
 #[ignore = "benchmark: make test-slow"]

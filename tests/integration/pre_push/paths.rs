@@ -1,4 +1,4 @@
-//! pre-push sees every way in (SPEC R-TRUST 4), through `git push` with the hooks installed: a
+//! pre-push sees every way in, through `git push` with the hooks installed: a
 //! forced-in ignored `.env` with any byte in its name, at any depth, case-folded under
 //! `core.ignorecase`, or renamed into place; a `.env` brought in by a merge commit; a tracked
 //! symlink retargeted (M) or made from a file (T) to leave the repository or reach the base's

@@ -1,4 +1,4 @@
-//! The prepare cache (SPEC §26 R-READY) through the real binary: a second card with the same
+//! The prepare cache through the real binary: a second card with the same
 //! inputs gets prepare's outputs cloned in and the hook skipped; a changed input is a miss;
 //! `on_cache_hit: run` runs the hook with `KARDWT_CACHE=hit`; a damaged entry is a miss and is
 //! replaced; at most `cache_entries` entries; outputs stay beneath the tree (config check, and

@@ -1,4 +1,4 @@
-//! The prepare hook from `add` (R-PREP): a failing hook exits 4, a hook past its cap exits 4,
+//! The prepare hook from `add`: a failing hook exits 4, a hook past its cap exits 4,
 //! the action deadline (`--timeout`) exits 5, and hook output never reaches stdout.
 use std::time::Duration;
 
@@ -109,7 +109,7 @@ fn an_argv0_outside_the_stable_root_is_refused_before_it_runs() {
 
 /// Agent runners keep only the head of an error: after the streamed hook output, the final
 /// block (`error: …` and its hints) fits in 500 characters with the verdict first, however
-/// much the hook wrote and however long the root's path is (R-ATOMIC).
+/// much the hook wrote and however long the root's path is.
 #[test]
 fn the_final_error_block_fits_in_500_characters_whatever_the_hook_wrote() {
     let repo = TestRepo::new();
@@ -142,7 +142,7 @@ fn the_final_error_block_fits_in_500_characters_whatever_the_hook_wrote() {
     }
 }
 
-/// R-SHAPE (SPEC §24): `prepare --path` of a tree made by plain `git worktree add` runs the same
+/// `prepare --path` of a tree made by plain `git worktree add` runs the same
 /// pipeline as `add`: the same links, the same copies, ports of its own, the same state.
 #[test]
 fn prepare_path_seeds_a_plain_worktree_exactly_as_add_does() {

@@ -1,11 +1,11 @@
-//! SPEC §17.5 and §17.6 (R-TRUST): no half-made tree is ever recorded `ready` (`prepare --path`
+//! No half-made tree is ever recorded `ready` (`prepare --path`
 //! and `adopt` refuse a tree whose checkout never ran, is still `initializing`, or misses
 //! tracked files, write nothing, and name the repair), and the post-checkout hook never writes
 //! a record it would reject (an invalid `card/<id>` branch, a second claim on a card): it
 //! removes the new worktree, keeps the branch, fails `git worktree add`, and the card's own
 //! worktree stays verified, reusable and removable; `prepare --path` never records a second
 //! claim either. `add` clears the empty directory its own killed run left before git wrote
-//! `.git`, and nothing else. (Real kills during a checkout: `faults.rs`.)
+//! `.git`, and nothing else. (Real kills during a checkout: `add/killed.rs`.)
 use std::path::PathBuf;
 use std::time::Duration;
 

@@ -1,4 +1,4 @@
-//! The hook sandbox (R-SANDBOX) on both paths (`git kardwt add` and a plain
+//! The hook sandbox on both paths (`git kardwt add` and a plain
 //! `git worktree add` through the installed post-checkout hook): `argv[0]` refusals before
 //! anything runs or is created, the minimal environment, and the whole process group killed at
 //! the cap or the action deadline.

@@ -1,4 +1,4 @@
-//! Clean means clean (SPEC §17.3): a path in the record's `links` is kardwt's own only while it
+//! Clean means clean: a path in the record's `links` is kardwt's own only while it
 //! is the symlink kardwt made, pointing where kardwt pointed it; anything else there, or a
 //! symlink the exclude block hides that no record names, is user work that `remove` refuses to
 //! delete. The exclude block hides only kardwt's links, in every worktree and in the base;
@@ -18,7 +18,7 @@ fn base_with_skills(repo: &TestRepo) {
 }
 
 /// Rules sharing `.env` and the skills fallback, with the standard prepare script and the
-/// logging cleanup hook of `remove.rs`.
+/// logging cleanup hook of `support/cleanup.rs`.
 fn sharing_rules(repo: &TestRepo) -> String {
     let script = repo.write_prepare("");
     format!("{}{}", repo.rules_sharing(&script), cleanup_rules(repo, ""))
@@ -256,7 +256,7 @@ fn info_exclude_keeps_every_byte_of_the_users_lines() {
 
 /// An `info/exclude` that cannot be read (here a symlink loop: git warns and goes on; a
 /// directory would stop git itself) is not written and no link is made: `add` fails naming the
-/// file and the reason, and the new tree is removed (R-ATOMIC).
+/// file and the reason, and the new tree is removed.
 #[test]
 fn an_unreadable_info_exclude_is_never_written() {
     let repo = TestRepo::new();
@@ -267,7 +267,7 @@ fn an_unreadable_info_exclude_is_never_written() {
     let info = info_dir(&repo);
 
     let out = repo.kardwt(&repo.base, &["add", "42"]);
-    out.expect_code(4); // a failed preparation (R-ATOMIC)
+    out.expect_code(4); // a failed preparation, the new tree undone
     assert!(
         out.stderr.contains("info/exclude") && out.stderr.contains("symbolic links"),
         "the file or the reason is not named:\n{out}"

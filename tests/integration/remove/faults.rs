@@ -1,4 +1,4 @@
-//! SPEC §28 items 2 and 5 under fault injection (strace `-e inject`, `support::strace`):
+//! Removal under fault injection (strace `-e inject`, `support::strace`):
 //! `remove` and `gc --apply` never lose work on a failing check (a directory read, an open or
 //! a stat failing inside `git status`, or in kardwt itself, with `-f`), release nothing before
 //! the last refusal (the repository lock included), leave a state the next `remove` and `add`
@@ -175,7 +175,7 @@ fn a_modified_file_survives_every_failed_stat() {
     sweep_dirty(By::Remove, modified_file, &["newfstatat"]);
 }
 
-/// SPEC §28.2: the repository lock is the last refusal, taken before anything is released. With
+/// The repository lock is the last refusal, taken before anything is released. With
 /// the lock held elsewhere past the action deadline, `remove` fails (exit 5) with the process
 /// in the tree alive, the cleanup hook not run and the `.env` link in place, the tree still
 /// `ready`, and says nothing was released; once the lock is free, `remove` finishes.
@@ -223,7 +223,7 @@ fn land(repo: &TestRepo, wt: &Path, branch: &str) {
     repo.git(&repo.base, &["fetch", "--quiet", "origin"]);
 }
 
-/// `gc --apply` that could not collect a tree says so (SPEC §28.5): not "collected" on
+/// `gc --apply` that could not collect a tree says so: not "collected" on
 /// stdout, an `error:` line on stderr, exit 1; and the tree is as it was.
 #[track_caller]
 fn assert_not_collected(wt: &Path, out: &Output) {
@@ -334,7 +334,7 @@ fn clean_scene(by: By) -> (TestRepo, PathBuf, Option<Sleeper>) {
 /// tree never looks ready), or it is `ready` with nothing released; the next `remove`
 /// finishes and the next `add` makes a ready tree again. A tree `git worktree remove` left
 /// half-deleted (its admin dir gone, files left) is counted, not judged here: its repair is
-/// SPEC §28.3's. Returns (trials, half-deleted).
+/// tested in `faults/repair.rs`. Returns (trials, half-deleted).
 fn sweep_clean(by: By, syscalls: &[&str], error: &str, follow: bool) -> (usize, usize) {
     let counts = {
         let (repo, _, _sleeper) = clean_scene(by);
@@ -476,9 +476,9 @@ fn run_sh(repo: &TestRepo, command: &str) -> Output {
         .wait(crate::support::COMMAND_TIMEOUT)
 }
 
-/// SPEC §28.5 on the hook path: `git worktree add --lock` whose prepare fails leaves no tree
-/// (git wants `--force --force` for a locked tree, so a single `--force` left it there while the
-/// message said a retry re-creates it), and the message says it was removed.
+/// Saying what happened, on the hook path: `git worktree add --lock` whose prepare fails leaves
+/// no tree (git wants `--force --force` for a locked tree, so a single `--force` left it there
+/// while the message said a retry re-creates it), and the message says it was removed.
 #[test]
 fn a_locked_new_tree_whose_prepare_fails_is_removed() {
     let repo = TestRepo::new();
@@ -503,7 +503,8 @@ fn a_refused_tree_the_hook_cannot_remove_is_never_called_removed() {
     repo.write_rules(&repo.rules_with_prepare(false));
     repo.install_hooks();
     repo.add_card("42");
-    // A symlink where the repository lock belongs: kardwt refuses to open it (§22.1).
+    // A symlink where the repository lock belongs: kardwt refuses to open it, as it refuses
+    // to follow any of its own files planted as a symlink.
     let lock = repo_lock(&repo);
     std::fs::remove_file(&lock).unwrap();
     std::os::unix::fs::symlink(repo.tmp.join("elsewhere"), &lock).unwrap();

@@ -1,4 +1,4 @@
-//! Release-first removal (R-REMOVE, R-LOG): `git kardwt remove` stops the processes whose cwd is
+//! Release-first removal: `git kardwt remove` stops the processes whose cwd is
 //! inside the tree, runs the cleanup hook while the directory still exists, then removes the
 //! tree; a dirty tree is refused before anything is released; a failing cleanup hook exits 4
 //! and keeps the tree; `--delete-branch` deletes only a merged branch unless `--force`; the
@@ -10,7 +10,7 @@ use std::time::Duration;
 use crate::support::cleanup::*;
 use crate::support::TestRepo;
 
-/// Acceptance 1: the sleep is gone, the hook saw the tree, the tree is unregistered and gone,
+/// The sleep is gone, the hook saw the tree, the tree is unregistered and gone,
 /// the branch remains, the base is untouched; `--json` reports every step.
 #[test]
 fn remove_releases_processes_runs_cleanup_while_present_then_removes_the_tree() {
@@ -103,7 +103,7 @@ fn remove_from_inside_the_tree_spares_the_caller() {
     assert!(!repo.is_registered(&wt), "{out}");
 }
 
-/// Acceptance 2 (first half): an untracked file or a tracked change is refused before anything
+/// An untracked file or a tracked change is refused before anything
 /// is released: non-zero exit, the file stays, the process lives, the cleanup hook never ran.
 /// `--force` then removes it anyway.
 #[test]
@@ -162,10 +162,10 @@ fn a_dirty_tree_is_refused_before_anything_is_released() {
     );
 }
 
-/// Acceptance 2 (second half): a cleanup hook that exits 1 makes `remove` exit 4 with the tree
+/// A cleanup hook that exits 1 makes `remove` exit 4 with the tree
 /// still there and registered; `--force` removes it despite the hook. Its processes were
-/// released and the hook ran (half), so the record says `failed` (SPEC §28.2: written before
-/// the release), never `ready`.
+/// released and the hook ran (half), so the record says `failed` (written before the
+/// release), never `ready`.
 #[test]
 fn a_failing_cleanup_hook_exits_4_and_keeps_the_tree() {
     let repo = TestRepo::new();
@@ -195,7 +195,7 @@ fn a_failing_cleanup_hook_exits_4_and_keeps_the_tree() {
     assert!(!wt.exists() && !repo.is_registered(&wt), "{out}");
 }
 
-/// Acceptance 3: `--delete-branch` deletes a merged branch, keeps an unmerged one, and deletes
+/// `--delete-branch` deletes a merged branch, keeps an unmerged one, and deletes
 /// it with `--force`; without `--delete-branch` nothing is deleted.
 #[test]
 fn delete_branch_deletes_only_a_merged_branch_unless_forced() {
@@ -250,7 +250,7 @@ fn delete_branch_deletes_only_a_merged_branch_unless_forced() {
     assert!(repo.branch_exists("card/44"));
 }
 
-/// Acceptance 6: after `remove 42`, `log 42 --json` still lists its `created`, `prepared` and
+/// After `remove 42`, `log 42 --json` still lists its `created`, `prepared` and
 /// `removed` events, in that order, each with the documented keys.
 #[test]
 fn the_log_tells_a_removed_cards_story() {
@@ -371,7 +371,7 @@ fn remove_by_path_works_from_outside_the_repository() {
     assert!(!repo.is_registered(&wt), "{out}");
 }
 
-/// §17.7: git refuses to remove a tree containing a submodule, so `remove` refuses before
+/// git refuses to remove a tree containing a submodule, so `remove` refuses before
 /// releasing anything: the process in the tree lives, the cleanup hook does not run, the record
 /// stays `ready`. `--force` (git's too) removes it.
 #[test]
@@ -415,7 +415,7 @@ fn a_tree_with_a_submodule_is_refused_before_anything_is_released() {
     assert!(!wt.exists() && !repo.is_registered(&wt), "{out}");
 }
 
-/// §17.7: a locked tree is refused before anything is released, even with `--force`.
+/// A locked tree is refused before anything is released, even with `--force`.
 #[test]
 fn a_locked_tree_is_refused_before_anything_is_released() {
     let repo = TestRepo::new();
@@ -439,7 +439,7 @@ fn a_locked_tree_is_refused_before_anything_is_released() {
     }
 }
 
-/// §17.7: when `git worktree remove` refuses after the release anyway (here the cleanup hook
+/// When `git worktree remove` refuses after the release anyway (here the cleanup hook
 /// leaves an untracked file in the tree), the record becomes `failed` (reason `remove`) and
 /// the next `add` prepares the released tree again (reason retry) instead of reusing it.
 #[test]
@@ -483,7 +483,7 @@ fn a_removal_git_refuses_after_the_release_leaves_the_record_failed() {
     assert_eq!(repo.record(&wt)["state"].as_str(), Some("ready"));
 }
 
-/// SPEC §22.8: `remove --path` of a symlink to a worktree refuses (exit 3) and removes
+/// `remove --path` of a symlink to a worktree refuses (exit 3) and removes
 /// nothing: not the link, not the worktree it points to, not its process.
 #[test]
 fn remove_path_of_a_symlink_to_a_worktree_refuses_and_removes_nothing() {
@@ -511,7 +511,7 @@ fn remove_path_of_a_symlink_to_a_worktree_refuses_and_removes_nothing() {
     assert_eq!(repo.record(&wt)["state"].as_str(), Some("ready"));
 }
 
-/// SPEC §25: `remove` pointed at the base refuses (exit 3), says what the base is and which
+/// `remove` pointed at the base refuses (exit 3), says what the base is and which
 /// command lists the worktrees, and never advises removing it by hand; nothing changes.
 #[test]
 fn remove_in_the_base_says_what_the_base_is_and_never_advises_deleting_it() {
@@ -532,10 +532,10 @@ fn remove_in_the_base_says_what_the_base_is_and_never_advises_deleting_it() {
     assert!(repo.card_path("42").is_dir());
 }
 
-/// SPEC §28.3: a card tree whose directory is gone (deleted by hand, or a `git worktree remove`
-/// cut short after it deleted the tree) is released and its registration pruned by `remove`
-/// itself, and the card can be added again; a gone worktree kardwt has no record of is refused
-/// and left registered.
+/// Every interrupted state has a working repair: a card tree whose directory is gone (deleted by
+/// hand, or a `git worktree remove` cut short after it deleted the tree) is released and its
+/// registration pruned by `remove` itself, and the card can be added again; a gone worktree
+/// kardwt has no record of is refused and left registered.
 #[test]
 fn remove_of_a_card_whose_directory_is_gone_releases_and_prunes_it() {
     let repo = TestRepo::new();

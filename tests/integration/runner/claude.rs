@@ -48,7 +48,7 @@ fn claude_worktree_create_verify_remove_round_trip_with_a_process_inside() {
     assert!(gone(&mut sleeper), "the process inside survived:\n{out}");
     assert!(!wt.exists(), "the clean tree was not removed:\n{out}");
     assert!(!repo.is_registered(&wt), "{out}");
-    // R-RUNNER2 3: no commits beyond its base, so its branch goes with it (as Claude's own).
+    // No commits beyond its base, so its branch goes with it (as Claude's own).
     assert!(
         !repo.branch_exists("card/bold-oak-a3f2"),
         "the branch without commits of its own was kept:\n{out}"
@@ -122,7 +122,7 @@ fn claude_worktree_create_turns_any_name_into_a_card_and_fails_loudly() {
     assert!(out.stderr.contains("WorktreeCreate payload"), "{out}");
 }
 
-/// R-RUNNER2 1: names that sanitize alike (`/` vs `-`, `.lock` vs `-lock`, a shared first 128
+/// Names that sanitize alike (`/` vs `-`, `.lock` vs `-lock`, a shared first 128
 /// characters) get different cards and trees; the same name gets the same tree again.
 #[test]
 fn claude_names_that_sanitize_alike_get_different_trees() {
@@ -194,7 +194,7 @@ fn claude_worktree_remove_keeps_a_dirty_tree_and_releases_it() {
         &remove_payload(&repo.base, &wt),
         &[],
     );
-    // R-RUNNER2 2: the tree is kept, so the exit says so, in one line with the way to finish.
+    // The tree is kept, so the exit says so, in one line with the way to finish.
     out.expect_code(1);
     let line = kept_line(&out, &wt);
     assert!(line.contains("notes.txt"), "{out}");
@@ -244,7 +244,7 @@ fn claude_worktree_remove_releases_an_already_deleted_tree_and_exits_0() {
         gone(&mut sleeper),
         "the process in the deleted tree survived:\n{out}"
     );
-    // Released, then pruned (SPEC §23.4): no registration, record or claim is left.
+    // Released, then pruned: no registration, record or claim is left.
     assert!(
         !admin.exists(),
         "its admin dir (and record) is left:\n{out}"
@@ -275,7 +275,7 @@ fn claude_worktree_remove_releases_an_already_deleted_tree_and_exits_0() {
     assert_eq!(repo.snapshot_base(), before);
 }
 
-/// R-RUNNER2 3: a clean tree whose branch has a commit of its own is removed, its branch kept
+/// A clean tree whose branch has a commit of its own is removed, its branch kept
 /// and named on stderr; the exit is 0 because the tree is gone.
 #[test]
 fn claude_worktree_remove_keeps_a_branch_with_commits_of_its_own() {
@@ -317,7 +317,7 @@ fn claude_worktree_remove_keeps_a_branch_with_commits_of_its_own() {
     );
 }
 
-/// R-RUNNER2 2: every tree WorktreeRemove keeps exits 1 with one line `kept <path>: <why>` and
+/// Every tree WorktreeRemove keeps exits 1 with one line `kept <path>: <why>` and
 /// the command that finishes the job; the refusals change nothing on disk.
 #[test]
 fn claude_worktree_remove_exits_1_whenever_it_keeps_the_tree() {
@@ -448,9 +448,10 @@ fn claude_round_trip_through_a_symlinked_root() {
     assert!(!printed.exists(), "{out}");
 }
 
-/// R-ORPHAN: Claude Code's WorktreeRemove for a tree something already removed with
+/// Claude Code's WorktreeRemove for a tree something already removed with
 /// `git worktree remove`: the claim still names it, so its cleanup hook (in the base, reason
-/// orphan) and claim are released; its process is left alone (SPEC §22.4: no signal).
+/// orphan) and claim are released; its process is left alone (releasing an orphan signals
+/// nothing).
 #[test]
 fn claude_worktree_remove_of_an_already_removed_tree_releases_its_claim() {
     let repo = TestRepo::new();
@@ -485,7 +486,7 @@ fn claude_worktree_remove_of_an_already_removed_tree_releases_its_claim() {
     assert!(event_names(&repo, "gone-first").contains(&"released".to_owned()));
 }
 
-/// SPEC §22.8: Claude Code's WorktreeRemove naming a symlink to a worktree refuses (exit 3)
+/// Claude Code's WorktreeRemove naming a symlink to a worktree refuses (exit 3)
 /// and removes nothing: the link, the tree it points to and its process stay.
 #[test]
 fn claude_worktree_remove_of_a_symlink_to_a_worktree_refuses_and_removes_nothing() {
@@ -510,7 +511,7 @@ fn claude_worktree_remove_of_a_symlink_to_a_worktree_refuses_and_removes_nothing
     assert_eq!(repo.record(&wt)["state"].as_str(), Some("ready"));
 }
 
-/// SPEC §23.4: WorktreeRemove of a tree already gone finds the repository through the
+/// WorktreeRemove of a tree already gone finds the repository through the
 /// payload's `cwd`, then `CLAUDE_PROJECT_DIR`, then the process cwd, and releases and prunes
 /// the entry: `git worktree list --porcelain` shows no `prunable` afterwards.
 #[test]

@@ -1,4 +1,4 @@
-//! `git kardwt runner codex session-start` (SPEC §23.8): Codex's SessionStart hook prepares the
+//! `git kardwt runner codex session-start`: Codex's SessionStart hook prepares the
 //! tree of a `codex exec --worktree` session. The trees here are made the way Codex CLI 0.169.0
 //! makes them (seen through a `git` wrapper in `make test-runners`): `git -c
 //! core.hooksPath=/dev/null worktree add --detach --no-checkout $CODEX_HOME/worktrees/<4 hex>/

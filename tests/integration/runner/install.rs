@@ -1,4 +1,4 @@
-//! `git kardwt runner install <runner> [--print]` (SPEC §23.7): kardwt's entries merged into
+//! `git kardwt runner install <runner> [--print]`: kardwt's entries merged into
 //! each runner's own configuration beside everyone else's, idempotently, naming the binary by
 //! absolute path; a guard hook whose binary cannot run denies.
 use std::path::{Path, PathBuf};
@@ -164,7 +164,7 @@ fn installed_guard_denies_with_an_absolute_suggestion_and_when_its_binary_is_mis
         sh(&repo, &repo.base, &broken, &ls.to_string(), None).code,
         2
     );
-    // SessionStart (SPEC §23.8) names the binary too, and is silent in the base.
+    // SessionStart names the binary too, and is silent in the base.
     let start = ours(&v, "SessionStart");
     assert_eq!(
         start,

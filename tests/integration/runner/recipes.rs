@@ -45,7 +45,7 @@ fn shipped_json_recipes_parse_and_name_commands_that_exist() {
     commands.push(session_start);
     commands.extend(setup.iter().map(|c| c.as_str().unwrap().to_owned()));
     for line in commands {
-        // `|| exit 2`: a guard whose binary cannot run denies (SPEC §23.7).
+        // `|| exit 2`: a guard whose binary cannot run denies.
         for part in line.split("||").filter(|p| p.trim() != "exit 2") {
             let words: Vec<&str> = part
                 .split_whitespace()
@@ -140,7 +140,7 @@ fn codex_setup_prepares_and_cleanup_releases_with_codex_variables() {
     assert_eq!(cleanup_lines(&repo).len(), 2, "{:?}", cleanup_lines(&repo));
 }
 
-/// SPEC §23.8: every setup and cleanup script works from inside the worktree with none of the
+/// Every setup and cleanup script works from inside the worktree with none of the
 /// runner's variables set (`$PWD`).
 #[test]
 fn recipe_scripts_work_from_inside_the_tree_without_the_runners_variables() {

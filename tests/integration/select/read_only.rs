@@ -1,4 +1,4 @@
-//! Read-only selection (R-SELECT) and read-only reading commands: `select`, `verify`, `list`
+//! Read-only selection and read-only reading commands: `select`, `verify`, `list`
 //! and `status` change no file under the common dir or the worktree root.
 use crate::support::{line, mtimes, snapshot, TestRepo};
 

@@ -1,5 +1,5 @@
 //! The reads kardwt makes with gix (worktree admin dirs, `.git` files, HEAD) stay byte-safe and
-//! fail closed: a worktree whose path is not UTF-8 is read as git reads it (R-VERIFY, R-LIST).
+//! fail closed in `verify` and `list`: a worktree whose path is not UTF-8 is read as git reads it.
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;

@@ -1,4 +1,4 @@
-//! Verification and fail-closed refusal (R-VERIFY, R-DRIFT): foreign directories, edited
+//! Verification and fail-closed refusal: foreign directories, edited
 //! records and unseeded worktrees exit 3 from `add` and change nothing; drift is reported, never
 //! repaired.
 use std::path::Path;
@@ -252,8 +252,9 @@ fn a_card_claimed_by_two_records_is_malformed() {
     repo.edit_record(&eleven, "card", "10");
     repo.edit_record(&eleven, "branch", "card/10");
     let before = (snapshot(&ten), snapshot(&repo.admin_dir(&ten)));
-    // R-SCALE: verify reads the worktree's own record and its card's claim, which names the
-    // worktree that owns card 10: the stray record is malformed, card 10's tree is not.
+    // To stay fast with many worktrees, verify reads only the worktree's own record and its
+    // card's claim, which names the worktree that owns card 10: the stray record is malformed,
+    // card 10's tree is not.
     let out = repo.kardwt(&repo.base, &["verify", "--path", eleven.to_str().unwrap()]);
     out.expect_code(3);
     assert!(out.stdout.contains("FAIL card_unique"), "{out}");
