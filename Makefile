@@ -23,7 +23,7 @@ CARGO    ?= cargo
 TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
 # Which cargo profile `build` and `install` use: release (LTO, stripped) by default; `make demo`
 # uses dev, the build `make test` needs anyway, so that the README's two commands share one
-# build (R-SHAPE: demo and test together within ten minutes from a fresh clone on 2 cores).
+# build (demo and test together within ten minutes from a fresh clone on 2 cores).
 PROFILE  ?= release
 BIN      := $(TARGET_DIR)/$(if $(filter dev,$(PROFILE)),debug,$(PROFILE))/git-kardwt
 
@@ -47,10 +47,10 @@ test:
 # directories (needs python3 with venv, npm and the registries). With CI set in the
 # environment a failed install fails the test; elsewhere the test says SKIPPED and passes.
 test-managers:
-	$(CARGO) test --test integration --no-fail-fast install_hooks::real_hook_managers_ -- --ignored
+	$(CARGO) test --test integration --no-fail-fast install_hooks::chaining::real_hook_managers_ -- --ignored
 
-# SPEC §23.9: the real agent clients at pinned versions (npm, cached in $(RUNNER_CLIENTS_DIR)
-# and reinstalled only when a pin changes), driven offline by tests/runners/run.sh against
+# The real agent clients at pinned versions (npm, cached in $(RUNNER_CLIENTS_DIR) and
+# reinstalled only when a pin changes), driven offline by tests/runners/run.sh against
 # tests/runners/model_server.py with the debug git-kardwt on PATH. Needs node, npm, python3 and
 # the npm registry the first time. SCENARIOS="claude_guard codex_guard" runs a subset; KEEP=1
 # keeps the scratch directory.
@@ -74,22 +74,21 @@ test-runners:
 # Every other ignored test: the fuzzers (unit and through the binary), the stress test and the
 # pre-push timing test.
 test-slow:
-	$(CARGO) test --all-targets --no-fail-fast -- --ignored --skip install_hooks::real_hook_managers_ --skip fault_sweep::faults_
+	$(CARGO) test --all-targets --no-fail-fast -- --ignored --skip install_hooks::chaining::real_hook_managers_ --skip faults::sweep::faults_
 
-# SPEC §28: the fault sweep (tests/integration/fault_sweep.rs). Each lifecycle command runs
-# under strace with its Nth call of one system call failing (kardwt alone and, with -f, every
-# process it starts) or SIGKILLed there, a fresh repository per trial, and the invariants are
-# checked (no panic or hang, ready means complete, dirty work survives, the next command
-# repairs, doctor clean). test-faults (CI) tries FAULTS_PER_CALL calls of each kind, spread
-# evenly (6: about 1,000 trials, 3 minutes on 2 cores); bench-faults tries every call (about
-# 9,000 trials, 50 minutes). FAULTS_ONLY="add,write" picks commands or calls. The table goes
-# to stdout and to $(TARGET_DIR)/faults-report.txt.
+# The fault sweep (tests/integration/faults/sweep.rs). Each lifecycle command runs under strace with
+# its Nth call of one system call failing (kardwt alone and, with -f, every process it starts) or
+# SIGKILLed there, a fresh repository per trial, and the invariants are checked (no panic or hang,
+# ready means complete, dirty work survives, the next command repairs, doctor clean). test-faults
+# (CI) tries FAULTS_PER_CALL calls of each kind, spread evenly (6: about 1,000 trials, 3 minutes on
+# 2 cores); bench-faults tries every call (about 9,000 trials, 50 minutes). FAULTS_ONLY="add,write"
+# picks commands or calls. The table goes to stdout and to $(TARGET_DIR)/faults-report.txt.
 FAULTS_PER_CALL ?= 6
 FAULTS_ONLY ?=
 test-faults:
 	rm -f $(TARGET_DIR)/faults-report.txt
 	KARDWT_FAULTS_PER_CALL=$(FAULTS_PER_CALL) KARDWT_FAULTS_ONLY="$(FAULTS_ONLY)" \
-		$(CARGO) test --test integration --no-fail-fast fault_sweep::faults_ -- --ignored --nocapture --test-threads 2
+		$(CARGO) test --test integration --no-fail-fast faults::sweep::faults_ -- --ignored --nocapture --test-threads 2
 
 bench-faults:
 	$(MAKE) test-faults FAULTS_PER_CALL=0
@@ -106,7 +105,7 @@ fmt:
 # The man page is hand-written (man/git-kardwt.1). This checks it: the drift test against the
 # CLI definitions always, and roff warnings when groff is installed.
 man:
-	$(CARGO) test --test integration help::
+	$(CARGO) test --test integration cli::help::
 	@if command -v groff >/dev/null 2>&1; then \
 		echo "groff -man -ww -z man/git-kardwt.1"; \
 		groff -man -Tutf8 -ww -z man/git-kardwt.1; \
@@ -155,7 +154,8 @@ demo:
 	$(SUBMAKE) install PROFILE=dev PREFIX="$$prefix" DESTDIR= >/dev/null; \
 	PATH="$$prefix/bin:$$PATH" MANPATH="$$prefix/share/man:" bash tests/scripts/demo.sh
 
-# P1-P4 of issue 7 as ratios against plain git, with the release build first on PATH.
+# kardwt's timings (P1-P11 of tests/scripts/bench.sh) as ratios against plain git, with the
+# release build first on PATH.
 # BENCH_FILES, BENCH_WORKTREES and BENCH_TRIALS shrink it for a quick look.
 bench: build
 	PATH="$(abspath $(TARGET_DIR))/release:$$PATH" bash tests/scripts/bench.sh

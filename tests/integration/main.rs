@@ -1,56 +1,28 @@
 //! The integration test binary: every module runs the real `git-kardwt` against real git in a
-//! throwaway repository (see `support.rs`).
+//! throwaway repository (see `support/`). The tests of each command sit in a folder of their
+//! own (`add/`, `remove/`, ...); `cli/` holds what every command shares, `faults/` the fault
+//! injection that spans several commands.
 mod support;
 
 mod add;
-mod add_faults;
-mod add_lifecycle;
-mod add_reuse;
 mod adopt;
-mod claims;
-mod cli_edges;
-mod completions;
-mod concurrency;
+mod cli;
 mod config;
-mod config_fuzz;
-mod config_values;
-mod copy;
-mod copy_upstream;
 mod doctor;
-mod fault_sweep;
+mod env;
 mod faults;
-mod faults_syscalls;
 mod gc;
 mod guard;
-mod guard_attack;
-mod help;
-mod hook;
-mod hook_failure;
-mod ids;
 mod install_hooks;
-mod install_hooks_shims;
-mod kardwt_files;
-mod layer;
 mod list;
 mod log;
 mod output;
-mod ports;
+mod post_checkout;
 mod pre_push;
-mod pre_push_paths;
 mod prepare;
-mod prepare_cache;
-mod prepare_ready;
-mod reads;
+mod release;
 mod remove;
-mod remove_clean;
-mod remove_faults;
-mod repair;
 mod runner;
-mod runner_codex;
-mod runner_install;
-mod sandbox;
 mod select;
-mod signals;
 mod status;
-mod stress;
 mod verify;

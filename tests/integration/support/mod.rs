@@ -11,6 +11,7 @@
 //!   `std::env::set_var`.
 #![allow(dead_code)]
 
+pub mod claims;
 pub mod cleanup;
 mod files;
 pub mod guarded;

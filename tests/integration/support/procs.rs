@@ -16,7 +16,7 @@ pub(crate) const REACH: Duration = Duration::from_secs(60);
 /// Live (non-zombie) processes other than this one whose cwd lies inside `dir`, with their
 /// command lines. Everything a test starts (kardwt, its git children, hooks, sleepers) runs in
 /// the test's tempdir, so this finds exactly what the test left behind. (Also used by
-/// `sandbox.rs`.)
+/// `prepare/sandbox.rs`.)
 pub(crate) fn processes_under(dir: &Path) -> Vec<(i32, String)> {
     let me = std::process::id() as i32;
     let Ok(entries) = std::fs::read_dir("/proc") else {
@@ -185,6 +185,37 @@ pub(crate) fn have_flock() -> bool {
         .stderr(std::process::Stdio::null())
         .status()
         .is_ok_and(|s| s.success())
+}
+
+/// Hold `path`'s flock from another process until the returned child is killed.
+pub(crate) fn hold_flock(repo: &TestRepo, path: &std::path::Path) -> crate::support::Running {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let ready = repo.tmp.join("flock.ready");
+    // One process (sh, then sleep) holds the lock on fd 9, so killing it frees the lock.
+    let script = format!(
+        "exec 9>>{}; flock 9; touch {}; exec sleep 60",
+        sh_quote(path),
+        sh_quote(&ready)
+    );
+    let child = repo.spawn("sh", &repo.tmp, &["-c", &script]);
+    assert!(
+        wait_until(Duration::from_secs(30), || ready.exists()),
+        "flock never took {}",
+        path.display()
+    );
+    child
+}
+
+/// Wait until process `pid` has `file` open (it is waiting for that lock: everything it read
+/// before taking the lock has been read).
+pub(crate) fn wait_until_open(pid: u32, file: &std::path::Path) -> bool {
+    let fds = std::path::PathBuf::from(format!("/proc/{pid}/fd"));
+    wait_until(Duration::from_secs(30), || {
+        std::fs::read_dir(&fds).is_ok_and(|d| {
+            d.filter_map(Result::ok)
+                .any(|e| std::fs::read_link(e.path()).is_ok_and(|t| t == file))
+        })
+    })
 }
 
 /// Every lock file kardwt has under `<common dir>/kardwt/`.

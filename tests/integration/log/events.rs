@@ -1,0 +1,103 @@
+//! `git kardwt log`: one `seeded` event per seeding, the hook's no-ops only
+//! with `--all`, and columns that stay aligned whatever the card ids.
+use crate::support::TestRepo;
+
+#[test]
+fn log_shows_one_seeded_per_seeding_and_hides_hook_noops_unless_all() {
+    let repo = TestRepo::new();
+    std::fs::write(repo.base.join(".env"), "TOKEN=base\n").unwrap();
+    std::fs::write(repo.base.join(".worktreeinclude"), ".env\n").unwrap();
+    repo.write_rules(&repo.rules_with_prepare(false));
+    repo.install_hooks();
+    repo.add_card("1");
+    // A branch switch in the base: the post-checkout hook fires and does nothing.
+    repo.git(&repo.base, &["switch", "--quiet", "-c", "other"]);
+    repo.git(&repo.base, &["switch", "--quiet", "main"]);
+
+    let seeded: Vec<_> = repo
+        .events(Some("1"))
+        .into_iter()
+        .filter(|e| e["event"] == "seeded")
+        .collect();
+    assert_eq!(seeded.len(), 1, "{seeded:?}");
+    assert!(
+        seeded[0]["outcome"].as_str().unwrap().starts_with("copied"),
+        "{seeded:?}"
+    );
+    let all = repo.kardwt_ok(&repo.base, &["log", "--all"]);
+    assert!(all.contains("hook-noop"), "{all}");
+    let log = repo.kardwt_ok(&repo.base, &["log"]);
+    assert!(!log.contains("hook-noop"), "{log}");
+    let json = repo.events(None);
+    assert!(json.iter().all(|e| e["event"] != "hook-noop"), "{json:?}");
+}
+
+/// The column after the card starts at one place on every line, however long the ids
+/// (`list`, `log`, `doctor`); an id longer than its column stands on a line of its own.
+#[test]
+fn columns_stay_aligned_with_long_card_ids() {
+    let repo = TestRepo::new();
+    repo.write_rules(&repo.rules_with_prepare(false));
+    repo.install_hooks();
+    let long = "a-rather-long-card-id-for-a-runner-worktree";
+    repo.add_card("7");
+    repo.add_card("seventeen-chars-x");
+    repo.add_card(long);
+
+    let list = repo.kardwt_ok(&repo.base, &["list"]);
+    let at = |line: &str, word: &str| line.find(word).unwrap_or(usize::MAX);
+    let states: Vec<usize> = list
+        .lines()
+        .filter(|l| l.contains("ready"))
+        .map(|l| at(l, "ready"))
+        .collect();
+    assert_eq!(states.len(), 3, "{list}");
+    assert!(states.iter().all(|&s| s == states[0]), "{list}");
+    assert!(
+        list.lines().any(|l| l == long),
+        "the long id is not on its own line:\n{list}"
+    );
+
+    let log = repo.kardwt_ok(&repo.base, &["log"]);
+    let created: Vec<usize> = log
+        .lines()
+        .filter(|l| l.contains(" ms "))
+        .map(|l| at(l, " ms "))
+        .collect();
+    assert!(created.len() >= 3, "{log}");
+    assert!(created.iter().all(|&c| c == created[0]), "{log}");
+
+    // A failing worktree check has a long name (its path): it stands alone, the details of the
+    // other checks still start at one column.
+    repo.add_unhooked_worktree("../a-tree-made-by-hand-with-a-long-name", "card/u");
+    let doctor = repo.kardwt(&repo.base, &["doctor"]);
+    let detail_at = |check: &str| {
+        let line = doctor
+            .stdout
+            .lines()
+            .find(|l| l[5..].starts_with(check))
+            .unwrap_or_else(|| panic!("no {check} line:\n{doctor}"));
+        let rest = &line[5 + check.len()..];
+        5 + check.len() + (rest.len() - rest.trim_start().len())
+    };
+    assert_eq!(
+        detail_at("rules"),
+        detail_at("git-kardwt on PATH"),
+        "{doctor}"
+    );
+    assert!(
+        doctor
+            .stdout
+            .lines()
+            .any(|l| l.starts_with("FAIL worktree ") && !l.contains("unseeded")),
+        "the long check name is not on its own line:\n{doctor}"
+    );
+    // Without a rules file, the label says so in words.
+    let fresh = TestRepo::new();
+    let out = fresh.kardwt(&fresh.base, &["doctor"]);
+    assert!(
+        out.stdout.contains("no rules file: the defaults apply"),
+        "{out}"
+    );
+    assert!(!out.stdout.contains("defaults decodes"), "{out}");
+}

@@ -1,0 +1,7 @@
+//! The prepare hook and `git kardwt prepare`: the hook's exit codes, cap and deadline, its
+//! sandbox, the prepare cache, and that no half-made tree is ever recorded ready.
+mod cache;
+mod card_lock;
+mod hook_from_add;
+mod never_half_ready;
+mod sandbox;

@@ -1,0 +1,2 @@
+//! `git kardwt status`: one worktree in full, in words a reader understands.
+mod last_hook;
