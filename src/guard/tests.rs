@@ -17,7 +17,7 @@ const T: &str = "/t t";
 /// `{T}/link-to-42`, and a program `git-onpath` on the PATH.
 struct Fake;
 
-/// The aliases the examples table's repository has (`tests/integration/guard.rs` configures
+/// The aliases the examples table's repository has (`tests/integration/guard/end_to_end.rs` configures
 /// the same ones with `git config`).
 const ALIASES: &[(&str, &str)] = guard_examples::ALIASES;
 
