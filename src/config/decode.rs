@@ -137,7 +137,7 @@ fn decode_error(
     ConfigError::Invalid {
         file: file.to_path_buf(),
         key,
-        msg: raised.msg,
+        msg: raised.why.to_string(),
         at: inner.location(),
     }
 }

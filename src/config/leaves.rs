@@ -4,20 +4,21 @@
 use std::path::{Path, PathBuf};
 
 use super::model::{CheckoutMode, CopyMethod, EnvSharing, OnCacheHit, SkillsSharing};
-use super::names::{check_branch_ref, check_remote_name, quote};
+use super::names::{check_branch_ref, check_remote_name};
+use super::node_error::NodeError;
 use super::read::{strict, wrong, Node, Shape};
 
 /// The lowest port kardwt hands out: below are the system's.
 const MIN_PORT: u16 = 1024;
 
-/// Declares leaf types, each read from one scalar node by a `fn(Node) -> Result<T, String>`.
+/// Declares leaf types, each read from one scalar node by a `fn(Node) -> Result<T, NodeError>`.
 macro_rules! leaves {
     ($($(#[$doc:meta])* $name:ident($ty:ty) = $read:expr;)*) => {$(
         $(#[$doc])*
         pub(super) struct $name(pub(super) $ty);
 
         impl Shape<'_> for $name {
-            fn scalar(node: Node<'_>) -> Result<Self, String> {
+            fn scalar(node: Node<'_>) -> Result<Self, NodeError> {
                 ($read)(node).map($name)
             }
         }
@@ -54,17 +55,17 @@ leaves! {
     Port(u16) = |node| integer(node, MIN_PORT, u16::MAX);
 }
 
-fn text(node: Node<'_>, expected: &str) -> Result<String, String> {
+fn text(node: Node<'_>, expected: &str) -> Result<String, NodeError> {
     match node {
         Node::Str(s) => Ok(s.to_owned()),
         other => Err(wrong(expected, &other)),
     }
 }
 
-fn nonempty(node: Node<'_>) -> Result<String, String> {
+fn nonempty(node: Node<'_>) -> Result<String, NodeError> {
     let s = text(node, "a string")?;
     if s.is_empty() {
-        return Err("must not be empty".to_owned());
+        return Err(NodeError::Empty);
     }
     Ok(s)
 }
@@ -73,22 +74,25 @@ fn nonempty(node: Node<'_>) -> Result<String, String> {
 fn checked<E: std::fmt::Display>(
     value: String,
     check: impl Fn(&str) -> Result<(), E>,
-) -> Result<String, String> {
+) -> Result<String, NodeError> {
     match check(&value) {
         Ok(()) => Ok(value),
-        Err(why) => Err(format!("{why}, found {}", quote(&value))),
+        Err(why) => Err(NodeError::Check {
+            why: why.to_string(),
+            value,
+        }),
     }
 }
 
-fn absolute(node: Node<'_>) -> Result<PathBuf, String> {
+fn absolute(node: Node<'_>) -> Result<PathBuf, NodeError> {
     let s = nonempty(node)?;
     if !Path::new(&s).is_absolute() {
-        return Err(format!("must be an absolute path, found {}", quote(&s)));
+        return Err(NodeError::NotAbsolute(s));
     }
     Ok(PathBuf::from(s))
 }
 
-fn relative(node: Node<'_>) -> Result<PathBuf, String> {
+fn relative(node: Node<'_>) -> Result<PathBuf, NodeError> {
     let s = nonempty(node)?;
     let path = Path::new(&s);
     let inside = path.components().all(|c| match c {
@@ -101,10 +105,7 @@ fn relative(node: Node<'_>) -> Result<PathBuf, String> {
         .filter(|c| !matches!(c, std::path::Component::CurDir))
         .collect();
     if path.is_absolute() || !inside || normal.as_os_str().is_empty() {
-        return Err(format!(
-            "must be a path inside the repository (relative, no `..`, not .git), found {}",
-            quote(&s)
-        ));
+        return Err(NodeError::NotInside(s));
     }
     Ok(normal)
 }
@@ -126,33 +127,33 @@ fn integer<T: Copy + Into<i128> + TryFrom<i128>>(
     node: Node<'_>,
     min: T,
     max: T,
-) -> Result<T, String> {
+) -> Result<T, NodeError> {
     let (low, high) = (min.into(), max.into());
     match node {
-        Node::Int(n) if n < low => Err(format!("must be an integer of at least {low}, found {n}")),
-        Node::Int(n) if n > high => Err(format!("must be at most {high}, found {n}")),
-        Node::Int(n) => T::try_from(n).map_err(|_| "out of range".to_owned()),
-        Node::Big(digits) => Err(format!("integer {} is out of range", quote(&digits))),
+        Node::Int(n) if n < low => Err(NodeError::TooSmall { low, n }),
+        Node::Int(n) if n > high => Err(NodeError::TooLarge { high, n }),
+        Node::Int(n) => T::try_from(n).map_err(|_| NodeError::OutOfRange),
+        Node::Big(digits) => Err(NodeError::BigInteger(digits)),
         other => Err(wrong("an integer", &other)),
     }
 }
 
 /// One of `allowed`, by name.
-fn choice<T: Copy>(node: Node<'_>, allowed: &[(T, &str)]) -> Result<T, String> {
+fn choice<T: Copy>(node: Node<'_>, allowed: &[(T, &str)]) -> Result<T, NodeError> {
     let names: Vec<&str> = allowed.iter().map(|(_, name)| *name).collect();
     let names = names.join(", ");
     let s = text(node, &format!("one of {names}"))?;
     match allowed.iter().find(|(_, name)| *name == s) {
         Some((value, _)) => Ok(*value),
-        None => Err(format!(
-            "unknown value {} (allowed values: {names})",
-            quote(&s)
-        )),
+        None => Err(NodeError::UnknownValue {
+            value: s,
+            allowed: names,
+        }),
     }
 }
 
 impl Shape<'_> for CheckoutMode {
-    fn scalar(node: Node<'_>) -> Result<Self, String> {
+    fn scalar(node: Node<'_>) -> Result<Self, NodeError> {
         choice(
             node,
             &[(Self::Full, "full"), (Self::Delegated, "delegated")],
@@ -161,13 +162,13 @@ impl Shape<'_> for CheckoutMode {
 }
 
 impl Shape<'_> for EnvSharing {
-    fn scalar(node: Node<'_>) -> Result<Self, String> {
+    fn scalar(node: Node<'_>) -> Result<Self, NodeError> {
         choice(node, &[(Self::Disabled, "disabled"), (Self::Link, "link")])
     }
 }
 
 impl Shape<'_> for SkillsSharing {
-    fn scalar(node: Node<'_>) -> Result<Self, String> {
+    fn scalar(node: Node<'_>) -> Result<Self, NodeError> {
         choice(
             node,
             &[(Self::Fallback, "fallback"), (Self::Disabled, "disabled")],
@@ -176,7 +177,7 @@ impl Shape<'_> for SkillsSharing {
 }
 
 impl Shape<'_> for CopyMethod {
-    fn scalar(node: Node<'_>) -> Result<Self, String> {
+    fn scalar(node: Node<'_>) -> Result<Self, NodeError> {
         choice(
             node,
             &[
@@ -189,7 +190,7 @@ impl Shape<'_> for CopyMethod {
 }
 
 impl Shape<'_> for OnCacheHit {
-    fn scalar(node: Node<'_>) -> Result<Self, String> {
+    fn scalar(node: Node<'_>) -> Result<Self, NodeError> {
         choice(node, &[(Self::Skip, "skip"), (Self::Run, "run")])
     }
 }

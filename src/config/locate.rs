@@ -54,7 +54,7 @@ impl<'de> Read<'de> for Locate<'_> {
 
     fn scalar(self, _: Node<'_>) -> Result<(), Raised> {
         if self.segs.is_empty() {
-            Err(Raised::from("here".to_owned()))
+            Err(Raised::from(super::node_error::NodeError::Here))
         } else {
             Ok(())
         }

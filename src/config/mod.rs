@@ -22,6 +22,7 @@ mod leaves;
 mod locate;
 mod model;
 mod names;
+mod node_error;
 mod read;
 mod schema;
 
@@ -31,7 +32,7 @@ pub(crate) use model::{
     Adoption, CheckoutMode, Cleanup, Config, CopyMethod, EnvSharing, OnCacheHit, Ports, Prepare,
     Sharing, SkillsSharing,
 };
-pub(crate) use names::{check_branch_ref, check_recorded_base, quote};
+pub(crate) use names::{check_branch_ref, check_recorded_base, quote, NameError};
 
 #[cfg(test)]
 mod tests;

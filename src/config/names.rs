@@ -57,35 +57,67 @@ pub fn check_ref_format(name: &str) -> Result<(), &'static str> {
     Ok(())
 }
 
+/// Why a name that reaches git was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NameError {
+    #[error("must be a full branch ref starting with refs/heads/")]
+    NotBranchRef,
+    /// A rule of `git check-ref-format` the name breaks.
+    #[error("{0}")]
+    RefFormat(&'static str),
+    #[error("a remote name must not start with '-'")]
+    RemoteDash,
+    #[error("a remote name must not be \".\" or \"..\"")]
+    RemoteDots,
+    #[error("not a valid remote name ({0})")]
+    RemoteFormat(&'static str),
+    /// One of a record's base fields, named, with its value quoted.
+    #[error("{field} {}: {why}", quote(value))]
+    Recorded {
+        field: &'static str,
+        value: String,
+        why: Box<NameError>,
+    },
+}
+
 /// A full branch ref, `refs/heads/<branch>`, that git accepts.
-pub fn check_branch_ref(name: &str) -> Result<(), String> {
+pub fn check_branch_ref(name: &str) -> Result<(), NameError> {
     match name.strip_prefix("refs/heads/") {
         Some(branch) if !branch.is_empty() && !branch.starts_with('-') => {
-            check_ref_format(name).map_err(str::to_owned)
+            check_ref_format(name).map_err(NameError::RefFormat)
         }
-        _ => Err("must be a full branch ref starting with refs/heads/".to_owned()),
+        _ => Err(NameError::NotBranchRef),
     }
 }
 
 /// A remote name git accepts (`refs/remotes/<name>/x` is a valid ref) that can never be read
 /// as an option.
-pub fn check_remote_name(name: &str) -> Result<(), String> {
+pub fn check_remote_name(name: &str) -> Result<(), NameError> {
     if name.starts_with('-') {
-        return Err("a remote name must not start with '-'".to_owned());
+        return Err(NameError::RemoteDash);
     }
     if name == "." || name == ".." {
-        return Err("a remote name must not be \".\" or \"..\"".to_owned());
+        return Err(NameError::RemoteDots);
     }
-    check_ref_format(&format!("refs/remotes/{name}/x"))
-        .map_err(|why| format!("not a valid remote name ({why})"))
+    check_ref_format(&format!("refs/remotes/{name}/x")).map_err(NameError::RemoteFormat)
 }
 
 /// A record's `base_remote` and `base_ref` (`""`: not known), checked whenever a record is
 /// read, so a tampered record is refused as malformed instead of handing its values to git.
-pub fn check_recorded_base(remote: &str, base_ref: &str) -> Result<(), String> {
-    check_remote_name(remote).map_err(|e| format!("base_remote {}: {e}", quote(remote)))?;
+pub fn check_recorded_base(remote: &str, base_ref: &str) -> Result<(), NameError> {
+    fn recorded<'a>(
+        field: &'static str,
+        value: &'a str,
+    ) -> impl FnOnce(NameError) -> NameError + 'a {
+        move |why| NameError::Recorded {
+            field,
+            value: value.to_owned(),
+            why: Box::new(why),
+        }
+    }
+    check_remote_name(remote).map_err(recorded("base_remote", remote))?;
     if !base_ref.is_empty() {
-        check_branch_ref(base_ref).map_err(|e| format!("base_ref {}: {e}", quote(base_ref)))?;
+        check_branch_ref(base_ref).map_err(recorded("base_ref", base_ref))?;
     }
     Ok(())
 }

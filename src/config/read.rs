@@ -13,18 +13,19 @@ use serde::de::{
 use serde::Deserialize;
 
 use super::names::{quote, QUOTE_CHARS};
+use super::node_error::NodeError;
 
-/// What a reader refused while a node was read: the message and, when it is about the key
-/// being read (unknown, duplicate), that key's label, which ends the key path.
+/// What a reader refused while a node was read: why and, when it is about the key being read
+/// (unknown, duplicate), that key's label, which ends the key path.
 #[derive(Debug)]
 pub(super) struct Raised {
     pub key: Option<String>,
-    pub msg: String,
+    pub why: NodeError,
 }
 
-impl From<String> for Raised {
-    fn from(msg: String) -> Raised {
-        Raised { key: None, msg }
+impl From<NodeError> for Raised {
+    fn from(why: NodeError) -> Raised {
+        Raised { key: None, why }
     }
 }
 
@@ -38,7 +39,7 @@ thread_local! {
 
 pub(super) fn fail<E: de::Error>(raised: impl Into<Raised>) -> E {
     let raised = raised.into();
-    let err = E::custom(&raised.msg);
+    let err = E::custom(&raised.why);
     RAISED.with(|slot| *slot.borrow_mut() = Some(raised));
     err
 }
@@ -54,10 +55,10 @@ pub(super) fn caught<T, E>(read: impl FnOnce() -> Result<T, E>) -> Result<T, (E,
 }
 
 /// A refusal of the key being read (unknown, duplicate): the key path ends with `label`.
-fn about_key(label: &str, msg: String) -> Raised {
+fn about_key(label: &str, why: NodeError) -> Raised {
     Raised {
         key: Some(label.to_owned()),
-        msg,
+        why,
     }
 }
 
@@ -110,8 +111,11 @@ pub(super) fn describe(node: &Node<'_>) -> String {
     }
 }
 
-pub(super) fn wrong(expected: &str, node: &Node<'_>) -> String {
-    format!("expected {expected}, found {}", describe(node))
+pub(super) fn wrong(expected: &str, node: &Node<'_>) -> NodeError {
+    NodeError::Wrong {
+        expected: expected.to_owned(),
+        found: describe(node),
+    }
 }
 
 /// How one node is read. A list or mapping a reader does not take is skipped, then judged
@@ -218,7 +222,7 @@ impl<'de, R: Read<'de>> Visitor<'de> for Reader<R> {
 /// A type read from the kinds of node it implements; by default a list or mapping is
 /// skipped, then judged by `scalar`.
 pub(super) trait Shape<'de>: Sized {
-    fn scalar(node: Node<'_>) -> Result<Self, String>;
+    fn scalar(node: Node<'_>) -> Result<Self, NodeError>;
 
     fn seq<A: SeqAccess<'de>>(seq: A) -> Result<Self, A::Error> {
         IgnoredAny.visit_seq(seq)?;
@@ -279,7 +283,7 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Given<T> {
 pub(super) struct List<T>(pub Vec<T>);
 
 impl<'de, T: Deserialize<'de>> Shape<'de> for List<T> {
-    fn scalar(node: Node<'_>) -> Result<Self, String> {
+    fn scalar(node: Node<'_>) -> Result<Self, NodeError> {
         Err(wrong("a list", &node))
     }
 
@@ -308,7 +312,7 @@ pub(super) trait Keys {
 pub(super) struct Block<T>(pub T);
 
 impl<'de, T: Deserialize<'de> + Keys> Shape<'de> for Block<T> {
-    fn scalar(node: Node<'_>) -> Result<Self, String> {
+    fn scalar(node: Node<'_>) -> Result<Self, NodeError> {
         Err(wrong("a mapping", &node))
     }
 
@@ -388,14 +392,15 @@ impl<'de> Read<'de> for KeyCheck<'_> {
             _ => None,
         };
         match known {
-            Some(k) if self.seen.contains(k) => Err(about_key(
-                &label,
-                format!("duplicate key {}", quote(&label)),
-            )),
+            Some(k) if self.seen.contains(k) => {
+                Err(about_key(&label, NodeError::DuplicateKey(label.clone())))
+            }
             Some(k) => Ok(k),
             None => Err(about_key(
                 &label,
-                format!("unknown key (allowed keys: {})", self.keys.join(", ")),
+                NodeError::UnknownKey {
+                    allowed: self.keys.join(", "),
+                },
             )),
         }
     }
@@ -415,7 +420,7 @@ impl<'de> Read<'de> for Pick<'_> {
         match node {
             Node::Str(v) if v == self.want && self.fire => Err(about_key(
                 self.want,
-                format!("duplicate key {}", quote(self.want)),
+                NodeError::DuplicateKey(self.want.to_owned()),
             )),
             Node::Str(v) => Ok(v == self.want),
             _ => Ok(false),

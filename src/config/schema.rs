@@ -8,6 +8,7 @@ use super::leaves::{
     AbsPath, BranchRef, Card, EnvName, Flag, Name, Port, Positive, RelPath, Remote,
 };
 use super::model::{CheckoutMode, CopyMethod, EnvSharing, OnCacheHit, SkillsSharing};
+use super::node_error::NodeError;
 use super::read::{describe, strict, Block, Given, Keys, List, Node, Pick, Reader, Shape};
 
 /// The top-level key this crate owns.
@@ -95,18 +96,16 @@ pub(super) struct Top(pub(super) Option<RawWorktree>);
 impl<'de> Shape<'de> for Top {
     // Anything but a mapping is refused here, and the message never quotes the document (a
     // mistaken `kardbrd.yml -> .env` reads as text: `KEY=secret` lines).
-    fn scalar(node: Node<'_>) -> Result<Self, String> {
-        match node {
-            Node::Null => Ok(Top(None)),
-            Node::Str(s) => Err(format!(
-                "expected a mapping at the top level, found text ({} characters, not shown)",
-                s.chars().count()
-            )),
-            other => Err(format!(
-                "expected a mapping at the top level, found {}",
-                describe(&other)
-            )),
-        }
+    fn scalar(node: Node<'_>) -> Result<Self, NodeError> {
+        let found = match node {
+            Node::Null => return Ok(Top(None)),
+            Node::Str(s) => format!("text ({} characters, not shown)", s.chars().count()),
+            other => describe(&other),
+        };
+        Err(NodeError::Wrong {
+            expected: "a mapping at the top level".into(),
+            found,
+        })
     }
 
     fn map<A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {

@@ -207,7 +207,7 @@ pub enum RecordError {
     Schema(u32),
     /// Its base names a remote or ref git would take as something else (SPEC R-TRUST 1).
     #[error("{0}")]
-    Base(String),
+    Base(crate::config::NameError),
 }
 
 /// Parse a record's text; a schema other than 1 is refused.
