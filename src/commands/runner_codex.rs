@@ -120,23 +120,30 @@ fn session_start(global: GlobalArgs, out: &mut dyn Write) -> Result<()> {
     Ok(())
 }
 
+/// Why the SessionStart payload gave no directory (the hook's own is used then).
+#[derive(Debug, thiserror::Error)]
+enum PayloadError {
+    #[error("could not read the SessionStart payload: {0}")]
+    Read(std::io::Error),
+    #[error("the SessionStart payload on stdin is not the JSON Codex sends: {0}")]
+    NotJson(serde_json::Error),
+}
+
 /// The payload's `cwd`, `Ok(None)` when stdin holds none.
-fn payload_cwd() -> Result<Option<PathBuf>, String> {
+fn payload_cwd() -> Result<Option<PathBuf>, PayloadError> {
     let mut text = Vec::new();
     std::io::stdin()
         .lock()
         .take(STDIN_CAP)
         .read_to_end(&mut text)
-        .map_err(|e| format!("could not read the SessionStart payload: {e}"))?;
+        .map_err(PayloadError::Read)?;
     if text.iter().all(u8::is_ascii_whitespace) {
         return Ok(None);
     }
     let mut values = serde_json::Deserializer::from_slice(&text).into_iter::<SessionStart>();
     match values.next() {
         Some(Ok(p)) => Ok(p.cwd),
-        Some(Err(e)) => Err(format!(
-            "the SessionStart payload on stdin is not the JSON Codex sends: {e}"
-        )),
+        Some(Err(e)) => Err(PayloadError::NotJson(e)),
         None => Ok(None),
     }
 }

@@ -17,7 +17,7 @@ use anyhow::{Context as _, Result};
 
 use crate::cli::{RunnerInstallArgs, RunnerKind};
 use crate::ground::error::refused;
-use crate::install::runner_files::{self as rc, Planned};
+use crate::install::runner_files::{self as rc, MergeError, Planned};
 use crate::session::context::Context;
 
 const CODEX_SETUP: &str = include_str!("../../githooks/runners/codex/setup.sh");
@@ -65,7 +65,7 @@ pub fn run(ctx: &Context, args: &RunnerInstallArgs, out: &mut dyn Write) -> Resu
 
 /// Every file `runner` needs, merged with what `top` already holds.
 fn plan(top: &Path, runner: RunnerKind, exe: &Path) -> Result<Vec<Planned>> {
-    let json = |rel: &'static str, merged: Result<Option<String>, String>| -> Result<Planned> {
+    let json = |rel: &'static str, merged: Result<Option<String>, MergeError>| -> Result<Planned> {
         let content = merged.map_err(|why| {
             refused(format!("{why}; nothing was written")).hint(format!(
                 "fix or move {} by hand, then run this again",

@@ -74,6 +74,22 @@ impl Report {
     }
 }
 
+/// Why there is no base to judge branches against: every branch is then kept, with this reason.
+#[derive(Debug, thiserror::Error)]
+enum NoBase {
+    #[error("{0:#}")]
+    Lock(anyhow::Error),
+    #[error("could not fetch the base from {remote} ({cause:#}): gc judges only against a freshly fetched base (git kardwt gc --offline judges against the last fetch)")]
+    Fetch {
+        remote: String,
+        cause: anyhow::Error,
+    },
+    #[error("the base of {0} is not known without a fetch: name it with base.ref, or run gc without --offline")]
+    Unknown(String),
+    #[error("{0} does not exist: run gc without --offline")]
+    Missing(String),
+}
+
 /// The base to judge against: fetched now (under the repository lock) unless `offline`, then
 /// the remote-tracking ref as last fetched. `(tracking ref, commit)`, or why there is none.
 fn base(
@@ -81,7 +97,7 @@ fn base(
     cfg: &Config,
     offline: bool,
     deadline: Instant,
-) -> Result<(String, String), String> {
+) -> Result<(String, String), NoBase> {
     let remote = &cfg.base.remote;
     if !offline {
         let lock = crate::state::store::take_repo(
@@ -89,9 +105,14 @@ fn base(
             deadline,
             "git kardwt gc --branches (fetch)",
         )
-        .map_err(|e| format!("{e:#}"))?;
-        let (base_ref, oid) = crate::lifecycle::base::fetch_base(&lock, &ctx.repo, cfg, None, deadline)
-            .map_err(|e| format!("could not fetch the base from {remote} ({e:#}): gc judges only against a freshly fetched base (git kardwt gc --offline judges against the last fetch)"))?;
+        .map_err(NoBase::Lock)?;
+        let (base_ref, oid) = crate::lifecycle::base::fetch_base(
+            &lock, &ctx.repo, cfg, None, deadline,
+        )
+        .map_err(|cause| NoBase::Fetch {
+            remote: remote.clone(),
+            cause,
+        })?;
         let tracking = collectable::tracking_ref_of(remote, &base_ref).unwrap_or(base_ref);
         return Ok((tracking, oid));
     }
@@ -99,9 +120,9 @@ fn base(
         Some(r) => collectable::tracking_ref_of(remote, r),
         None => git::symbolic_ref(&ctx.repo.base, &format!("refs/remotes/{remote}/HEAD")),
     }
-    .ok_or_else(|| format!("the base of {remote} is not known without a fetch: name it with base.ref, or run gc without --offline"))?;
+    .ok_or_else(|| NoBase::Unknown(remote.clone()))?;
     let oid = git::ref_commit(&ctx.repo.base, &tracking)
-        .ok_or_else(|| format!("{tracking} does not exist: run gc without --offline"))?;
+        .ok_or_else(|| NoBase::Missing(tracking.clone()))?;
     Ok((tracking, oid))
 }
 
@@ -135,7 +156,7 @@ pub fn run(ctx: &Context, cfg: &Config, offline: bool, apply: bool) -> Result<Re
                 .map(|(full, oid)| Branch {
                     branch: short(&full),
                     oid,
-                    reason: why.clone(),
+                    reason: why.to_string(),
                     outcome: None,
                 })
                 .collect();

@@ -95,15 +95,54 @@ fn is_ours(command: &str, sign: &str) -> bool {
     command.contains("kardwt") && command.contains(sign)
 }
 
+/// Why a runner's configuration file cannot be merged: kardwt writes nothing then.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MergeError {
+    #[error("{file} is not JSON: {why}")]
+    NotJson { file: &'static str, why: String },
+    #[error("{file} does not hold a JSON object")]
+    NotObject { file: &'static str },
+    /// A key kardwt writes under holds another kind of value (`at` is its JSON path).
+    #[error("{file}: {at} is not {kind}")]
+    Shape {
+        file: &'static str,
+        at: String,
+        kind: &'static str,
+    },
+    /// Someone else's script stands where kardwt's would go.
+    #[error("{file} already runs its own {key} script ({found:?}); add `{command}` to it by hand")]
+    Taken {
+        file: &'static str,
+        key: &'static str,
+        found: String,
+        command: String,
+    },
+}
+
 /// Parse a JSON configuration file's text (`None`: no file) into its top-level object.
-fn parse_object(existing: Option<&str>, file: &str) -> Result<Map<String, Value>, String> {
+fn parse_object(
+    existing: Option<&str>,
+    file: &'static str,
+) -> Result<Map<String, Value>, MergeError> {
     let Some(text) = existing.filter(|t| !t.trim().is_empty()) else {
         return Ok(Map::new());
     };
     match serde_json::from_str::<Value>(text) {
         Ok(Value::Object(map)) => Ok(map),
-        Ok(_) => Err(format!("{file} does not hold a JSON object")),
-        Err(e) => Err(format!("{file} is not JSON: {e}")),
+        Ok(_) => Err(MergeError::NotObject { file }),
+        Err(e) => Err(MergeError::NotJson {
+            file,
+            why: e.to_string(),
+        }),
+    }
+}
+
+/// A key of `file` at `at` that is not the `kind` kardwt writes there.
+fn shape(file: &'static str, at: &str, kind: &'static str) -> MergeError {
+    MergeError::Shape {
+        file,
+        at: at.to_owned(),
+        kind,
     }
 }
 
@@ -127,23 +166,23 @@ fn changed(
 /// key, group and hook is kept as it is. `Ok(None)`: nothing to change.
 pub fn merge_hooks(
     existing: Option<&str>,
-    file: &str,
+    file: &'static str,
     hooks: &[Hook],
-) -> Result<Option<String>, String> {
+) -> Result<Option<String>, MergeError> {
     let before = parse_object(existing, file)?;
     let mut root = before.clone();
     let table = root
         .entry("hooks")
         .or_insert_with(|| Value::Object(Map::new()))
         .as_object_mut()
-        .ok_or_else(|| format!("{file}: \"hooks\" is not an object"))?;
+        .ok_or_else(|| shape(file, "\"hooks\"", "an object"))?;
     for hook in hooks {
         let entry = json!({"type": "command", "command": hook.command, "timeout": HOOK_TIMEOUT});
         let groups = table
             .entry(hook.event)
             .or_insert_with(|| Value::Array(Vec::new()))
             .as_array_mut()
-            .ok_or_else(|| format!("{file}: \"hooks\".\"{}\" is not an array", hook.event))?;
+            .ok_or_else(|| shape(file, &format!("\"hooks\".\"{}\"", hook.event), "an array"))?;
         let mut placed = false;
         for group in groups.iter_mut() {
             let Some(list) = group.get_mut("hooks").and_then(Value::as_array_mut) else {
@@ -209,7 +248,7 @@ pub fn other_hooks(text: &str, event: &str, sign: &str) -> Vec<String> {
 
 /// Cursor's `.cursor/worktrees.json`: kardwt's `setup-worktree` command, replacing an older
 /// one of kardwt's, after the commands already there.
-pub fn merge_cursor(existing: Option<&str>, exe: &Path) -> Result<Option<String>, String> {
+pub fn merge_cursor(existing: Option<&str>, exe: &Path) -> Result<Option<String>, MergeError> {
     let file = ".cursor/worktrees.json";
     let before = parse_object(existing, file)?;
     let mut root = before.clone();
@@ -221,7 +260,7 @@ pub fn merge_cursor(existing: Option<&str>, exe: &Path) -> Result<Option<String>
         .entry("setup-worktree")
         .or_insert_with(|| Value::Array(Vec::new()))
         .as_array_mut()
-        .ok_or_else(|| format!("{file}: \"setup-worktree\" is not an array"))?;
+        .ok_or_else(|| shape(file, "\"setup-worktree\"", "an array"))?;
     let ours = |v: &Value| v.as_str().is_some_and(|c| is_ours(c, " prepare --path"));
     match list.iter().position(ours) {
         Some(i) => {
@@ -241,7 +280,7 @@ pub fn merge_cursor(existing: Option<&str>, exe: &Path) -> Result<Option<String>
 
 /// Conductor's `conductor.json`: `scripts.setup` and `scripts.archive` run kardwt's scripts.
 /// A script someone else set is never replaced: that is an error naming it.
-pub fn merge_conductor(existing: Option<&str>) -> Result<Option<String>, String> {
+pub fn merge_conductor(existing: Option<&str>) -> Result<Option<String>, MergeError> {
     let file = "conductor.json";
     let before = parse_object(existing, file)?;
     let mut root = before.clone();
@@ -249,7 +288,7 @@ pub fn merge_conductor(existing: Option<&str>) -> Result<Option<String>, String>
         .entry("scripts")
         .or_insert_with(|| Value::Object(Map::new()))
         .as_object_mut()
-        .ok_or_else(|| format!("{file}: \"scripts\" is not an object"))?;
+        .ok_or_else(|| shape(file, "\"scripts\"", "an object"))?;
     for (key, script) in [
         ("setup", ".kardwt/conductor/setup.sh"),
         ("archive", ".kardwt/conductor/archive.sh"),
@@ -259,9 +298,12 @@ pub fn merge_conductor(existing: Option<&str>) -> Result<Option<String>, String>
             None => {}
             Some(c) if c.contains(script) || c.trim().is_empty() => {}
             Some(c) => {
-                return Err(format!(
-                "{file} already runs its own {key} script ({c:?}); add `{command}` to it by hand"
-            ))
+                return Err(MergeError::Taken {
+                    file,
+                    key,
+                    found: c.to_owned(),
+                    command,
+                })
             }
         }
         scripts.insert(key.into(), json!(command));
