@@ -100,8 +100,8 @@ test-all: test test-managers test-slow
 # The library, the binary and every test target type-checked for aarch64-apple-darwin and
 # x86_64-apple-darwin, warnings as errors, without a Mac: Debian's rustc-web and its std source
 # unpacked into a cache outside the clone (with its own target dir), std built by cargo
-# -Zbuild-std (tests/scripts/check-macos.sh). Needs apt-get and dpkg. Cold: about 150 MB of
-# packages and 10-18 minutes on 2 cores; warm: under a minute. TARGETS= picks the targets.
+# -Zbuild-std (tests/scripts/check-macos.sh). Needs apt-get and dpkg. Cold: about 140 MB of
+# packages and 6 minutes on 2 cores; warm: under a minute. TARGETS= picks the targets.
 check-macos:
 	CARGO="$(CARGO)" bash tests/scripts/check-macos.sh
 
