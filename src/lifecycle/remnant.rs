@@ -190,7 +190,7 @@ fn open_below(dir: &OwnedFd, name: &OsStr, rel: &Path) -> std::io::Result<OwnedF
 fn walk(
     dir: &OwnedFd,
     rel: &Path,
-    dev: u64,
+    dev: rustix::fs::Dev,
     since: Option<u64>,
     out: &mut Contents,
 ) -> std::io::Result<()> {

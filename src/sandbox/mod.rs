@@ -474,16 +474,17 @@ const INTERRUPT_POLL: Duration = Duration::from_millis(50);
 /// guard lives: a descendant whose parent dies is re-parented to us, not to init. Elsewhere,
 /// and if the kernel refuses, it does nothing: only the process group is killed then.
 struct Subreaper {
+    /// The kernel took it, so the drop has something to undo.
+    #[cfg(target_os = "linux")]
     set: bool,
 }
 
 impl Subreaper {
     fn begin() -> Subreaper {
-        #[cfg(target_os = "linux")]
-        let set = rustix::process::set_child_subreaper(Some(rustix::process::getpid())).is_ok();
-        #[cfg(not(target_os = "linux"))]
-        let set = false;
-        Subreaper { set }
+        Subreaper {
+            #[cfg(target_os = "linux")]
+            set: rustix::process::set_child_subreaper(Some(rustix::process::getpid())).is_ok(),
+        }
     }
 }
 

@@ -232,14 +232,7 @@ mod tests {
         let (tree, outside) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
         std::os::unix::fs::symlink(outside.path(), tree.path().join("config")).unwrap();
         std::fs::write(tree.path().join("file"), "x").unwrap();
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            tree.path().join("fifo"),
-            FileType::Fifo,
-            Mode::from_raw_mode(0o600),
-            0,
-        )
-        .unwrap();
+        crate::sys::fsio::fifo(&tree.path().join("fifo"));
         let root = root(tree.path()).unwrap();
         let mut made = Vec::new();
         let mut note = |p: &Path| made.push(p.to_path_buf());

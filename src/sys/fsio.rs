@@ -384,20 +384,32 @@ fn sync_dir(dir: &Path) -> io::Result<()> {
     }
 }
 
+/// Make a FIFO at `path`, for tests. rustix has no `mknodat` for Apple targets: `mkfifo(1)`
+/// makes it there.
+#[cfg(test)]
+pub(crate) fn fifo(path: &Path) {
+    #[cfg(target_os = "linux")]
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        path,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .unwrap();
+    #[cfg(not(target_os = "linux"))]
+    {
+        let made = std::process::Command::new("mkfifo")
+            .args(["-m", "600"])
+            .arg(path)
+            .status();
+        assert!(made.is_ok_and(|s| s.success()), "mkfifo {}", path.display());
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn fifo(path: &Path) {
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            path,
-            rustix::fs::FileType::Fifo,
-            rustix::fs::Mode::from_raw_mode(0o600),
-            0,
-        )
-        .unwrap();
-    }
 
     fn what(e: &io::Error) -> &'static str {
         not_regular(e)

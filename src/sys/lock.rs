@@ -461,14 +461,7 @@ mod tests {
         std::fs::create_dir_all(&cards).unwrap();
         let target = outside.path().join("made");
         std::os::unix::fs::symlink(&target, cards.join("1.lock")).unwrap();
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            cards.join("2.lock"),
-            rustix::fs::FileType::Fifo,
-            rustix::fs::Mode::from_raw_mode(0o600),
-            0,
-        )
-        .unwrap();
+        crate::sys::fsio::fifo(&cards.join("2.lock"));
         for (card, what) in [("1", "a symlink"), ("2", "a FIFO")] {
             let err = take(
                 dir.path(),

@@ -309,23 +309,16 @@ fn copy_segment(
 ) -> Result<()> {
     const CHUNK: u64 = 64 << 20;
     let mut at = start;
-    let mut ranged = method != Method::Copy && cfg!(target_os = "linux");
+    let mut ranged = method != Method::Copy;
     let mut buf = Vec::new();
     while at < end {
         check_deadline(deadline)?;
         let want = (end - at).min(CHUNK);
         if ranged {
-            let (mut off_in, mut off_out) = (at, at);
-            match rustix::fs::copy_file_range(
-                input,
-                Some(&mut off_in),
-                output,
-                Some(&mut off_out),
-                want as usize,
-            ) {
+            match copy_range(input, output, at, want) {
                 Ok(0) => return Ok(()), // the file shrank under the copy
                 Ok(n) => {
-                    at += n as u64;
+                    at += n;
                     continue;
                 }
                 Err(_) => ranged = false,
@@ -354,11 +347,32 @@ fn blob_id(input: &File, len: u64, kind: gix::hash::Kind) -> Option<String> {
         .map(|id| id.to_string())
 }
 
+/// Up to `len` bytes at `at` of `input` copied to the same offset of `output` in the kernel.
+#[cfg(target_os = "linux")]
+fn copy_range(input: &File, output: &File, at: u64, len: u64) -> std::io::Result<u64> {
+    let (mut off_in, mut off_out) = (at, at);
+    let n = rustix::fs::copy_file_range(
+        input,
+        Some(&mut off_in),
+        output,
+        Some(&mut off_out),
+        len as usize,
+    )?;
+    Ok(n as u64)
+}
+
+/// `copy_file_range` is Linux's: elsewhere every segment is read and written.
+#[cfg(not(target_os = "linux"))]
+fn copy_range(_input: &File, _output: &File, _at: u64, _len: u64) -> std::io::Result<u64> {
+    Err(std::io::Error::from(std::io::ErrorKind::Unsupported))
+}
+
 #[cfg(target_os = "linux")]
 fn clone_file(input: &File, output: &File) -> std::io::Result<()> {
     rustix::fs::ioctl_ficlone(output, input).map_err(std::io::Error::from)
 }
 
+// macOS: APFS can clone (clonefileat), not used yet: plain copies there.
 #[cfg(not(target_os = "linux"))]
 fn clone_file(_input: &File, _output: &File) -> std::io::Result<()> {
     Err(std::io::Error::from(std::io::ErrorKind::Unsupported))

@@ -352,9 +352,9 @@ impl Copier {
         created.sort_by_key(|(p, _)| std::cmp::Reverse(p.components().count()));
         for (rel, meta) in &created {
             if let Ok(Ok(fd)) = beneath::open_dir(&self.root, rel, None) {
-                let mode = rustix::fs::Mode::from_raw_mode(
-                    std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o7777,
-                );
+                // Twelve bits, so the cast loses nothing where `mode_t` is 16 bits (macOS).
+                let bits = std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o7777;
+                let mode = rustix::fs::Mode::from_raw_mode(bits as rustix::fs::RawMode);
                 let _ = rustix::fs::fchmod(&fd, mode);
                 let _ = rustix::fs::futimens(&fd, &file::timestamps(meta));
             }
