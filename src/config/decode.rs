@@ -161,13 +161,13 @@ fn parser_message(err: &yaml_serde::Error, text: &str) -> String {
             loc.line(),
             loc.column()
         ),
-        Some(Err(syntax)) => syntax,
+        Some(Err(syntax)) => syntax.to_string(),
         None => msg,
     }
 }
 
 /// Where the second YAML document of `text` starts (`Ok`), or the error reading it (`Err`).
-fn second_document(text: &str) -> Option<Result<yaml_serde::Location, String>> {
+fn second_document(text: &str) -> Option<Result<yaml_serde::Location, yaml_serde::Error>> {
     // Only `nth(1)`: on a syntax error the document iterator repeats that error forever.
     let doc = yaml_serde::Deserializer::from_str(text).nth(1)?;
     let here = Locate {
@@ -176,7 +176,7 @@ fn second_document(text: &str) -> Option<Result<yaml_serde::Location, String>> {
     };
     match caught(|| Reader(here).deserialize(doc)) {
         Err((err, Some(_))) => err.location().map(Ok),
-        Err((err, None)) => Some(Err(err.to_string())),
+        Err((err, None)) => Some(Err(err)),
         Ok(()) => None,
     }
 }

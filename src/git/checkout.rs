@@ -209,7 +209,7 @@ fn missing_files(tree: &Path, index: &gix::index::File) -> Option<Gap> {
             Some(l) => l,
             None => match list(&root, parent) {
                 Ok(l) => listings.entry(parent).or_insert(l),
-                Err(why) => return Some(Gap::Unreadable(why)),
+                Err(why) => return Some(Gap::Unreadable(why.to_string())),
             },
         };
         let there = match listing.as_ref().and_then(|l| l.get(name)) {
@@ -218,7 +218,7 @@ fn missing_files(tree: &Path, index: &gix::index::File) -> Option<Gap> {
             Some(Kind::NotDir) => true,
             Some(Kind::Unknown) => match look_at(&root, path) {
                 Ok(there) => there,
-                Err(why) => return Some(Gap::Unreadable(why)),
+                Err(why) => return Some(Gap::Unreadable(why.to_string())),
             },
         };
         if !there {
@@ -229,6 +229,15 @@ fn missing_files(tree: &Path, index: &gix::index::File) -> Option<Gap> {
         }
     }
     (count > 0).then_some(Gap::Missing(count, missing))
+}
+
+/// A directory or file of the tree that could not be read: the checkout cannot be confirmed.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot {op} {path}: {errno}")]
+struct Unread {
+    op: &'static str,
+    path: String,
+    errno: rustix::io::Errno,
 }
 
 /// What a directory listing says a name is.
@@ -243,9 +252,13 @@ enum Kind {
 /// The names in directory `dir` beneath `root` (`""`: the root itself) with their kinds;
 /// `Ok(None)` when it is not there (or not a directory), an error naming it when it is there
 /// but cannot be listed.
-fn list(root: &OwnedFd, dir: &[u8]) -> Result<Option<HashMap<Vec<u8>, Kind>>, String> {
+fn list(root: &OwnedFd, dir: &[u8]) -> Result<Option<HashMap<Vec<u8>, Kind>>, Unread> {
     use rustix::fs::{FileType, OFlags};
-    let shown = || String::from_utf8_lossy(dir).into_owned();
+    let failed = |op, errno| Unread {
+        op,
+        path: String::from_utf8_lossy(dir).into_owned(),
+        errno,
+    };
     let rel: &[u8] = if dir.is_empty() { b"." } else { dir };
     let fd = match rustix::fs::openat(
         root,
@@ -257,13 +270,12 @@ fn list(root: &OwnedFd, dir: &[u8]) -> Result<Option<HashMap<Vec<u8>, Kind>>, St
         Err(rustix::io::Errno::NOENT | rustix::io::Errno::NOTDIR | rustix::io::Errno::LOOP) => {
             return Ok(None)
         }
-        Err(e) => return Err(format!("cannot open {}: {e}", shown())),
+        Err(e) => return Err(failed("open", e)),
     };
-    let mut dir_stream =
-        rustix::fs::Dir::read_from(&fd).map_err(|e| format!("cannot list {}: {e}", shown()))?;
+    let mut dir_stream = rustix::fs::Dir::read_from(&fd).map_err(|e| failed("list", e))?;
     let mut names = HashMap::new();
     while let Some(entry) = dir_stream.read() {
-        let entry = entry.map_err(|e| format!("cannot list {}: {e}", shown()))?;
+        let entry = entry.map_err(|e| failed("list", e))?;
         let name = entry.file_name().to_bytes();
         if name == b"." || name == b".." {
             continue;
@@ -279,15 +291,16 @@ fn list(root: &OwnedFd, dir: &[u8]) -> Result<Option<HashMap<Vec<u8>, Kind>>, St
 }
 
 /// One `lstat` of `path` beneath `root`: is a non-directory there?
-fn look_at(root: &OwnedFd, path: &[u8]) -> Result<bool, String> {
+fn look_at(root: &OwnedFd, path: &[u8]) -> Result<bool, Unread> {
     use rustix::fs::{statat, AtFlags, FileType};
     match statat(root, path, AtFlags::SYMLINK_NOFOLLOW) {
         Ok(st) => Ok(FileType::from_raw_mode(st.st_mode) != FileType::Directory),
         Err(rustix::io::Errno::NOENT | rustix::io::Errno::NOTDIR) => Ok(false),
-        Err(err) => Err(format!(
-            "cannot look at {}: {err}",
-            String::from_utf8_lossy(path)
-        )),
+        Err(errno) => Err(Unread {
+            op: "look at",
+            path: String::from_utf8_lossy(path).into_owned(),
+            errno,
+        }),
     }
 }
 
