@@ -50,3 +50,53 @@ fn a_failed_prepare_prints_the_failure_block_whole() {
     out.expect_code(4);
     pinned(&repo).bind(|| insta::assert_snapshot!("add_failure_block", out.stderr));
 }
+
+#[test]
+fn removing_a_dirty_tree_is_refused_whole_and_its_work_kept() {
+    let repo = TestRepo::new();
+    let wt = repo.add_card("3");
+    std::fs::write(wt.join("notes.txt"), "my work").unwrap();
+    let out = repo.kardwt(&repo.base, &["remove", "3"]);
+    assert_ne!(out.code, 0, "{out}");
+    pinned(&repo).bind(|| {
+        insta::assert_snapshot!("remove_dirty", format!("exit {}\n{}", out.code, out.stderr))
+    });
+    assert_eq!(
+        std::fs::read_to_string(wt.join("notes.txt")).unwrap(),
+        "my work"
+    );
+}
+
+/// Refusals that need no tree: each command's stderr and exit code, whole, and the base as it
+/// was.
+#[test]
+fn refusals_without_a_tree_are_pinned_whole() {
+    let repo = TestRepo::new();
+    let foreign = repo.sibling("foreign");
+    std::fs::create_dir(&foreign).unwrap();
+    let foreign = foreign.to_str().unwrap().to_owned();
+    let cases: &[(&str, &[&str])] = &[
+        ("verify_foreign", &["verify", "--path", &foreign]),
+        (
+            "add_unknown_base",
+            &["add", "4", "--base", "no-such-branch"],
+        ),
+        ("release_unknown_card", &["release", "9"]),
+        ("status_unknown_card", &["status", "9"]),
+        ("gc_bad_duration", &["gc", "--idle", "5 fortnights"]),
+        ("prepare_path_foreign", &["prepare", "--path", &foreign]),
+        (
+            "rules_missing",
+            &["--rules", "/nonexistent/kardbrd.yml", "config", "check"],
+        ),
+    ];
+    let before = repo.snapshot_base();
+    let mut all = String::new();
+    for (name, args) in cases {
+        let out = repo.kardwt(&repo.base, args);
+        assert_ne!(out.code, 0, "{name}: {out}");
+        all.push_str(&format!("## {name}: exit {}\n{}\n", out.code, out.stderr));
+    }
+    pinned(&repo).bind(|| insta::assert_snapshot!("refusals_without_a_tree", all));
+    repo.assert_nothing_created(&before, "the refused commands");
+}

@@ -30,3 +30,33 @@ fn remove_json_has_its_shape() {
     let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     pinned(&repo).bind(|| insta::assert_json_snapshot!("remove_json", v));
 }
+
+/// Every other command's `--json`, whole, on one tree.
+#[test]
+fn every_other_json_has_its_shape() {
+    let repo = TestRepo::new();
+    let add = repo.kardwt(&repo.base, &["add", "5", "--json"]);
+    add.expect_code(0);
+    let wt = repo.card_path("5");
+    let wt = wt.to_str().unwrap();
+    let mut shapes = serde_json::Map::new();
+    shapes.insert("add".into(), add.json());
+    for (name, args) in [
+        (
+            "select",
+            &["select", "5", "--existing-or-base", "--json"][..],
+        ),
+        ("status", &["status", "5", "--json"]),
+        ("gc", &["gc", "--offline", "--json"]),
+        ("log", &["log", "5", "--json"]),
+        ("config_check", &["config", "check", "--json"]),
+    ] {
+        let out = repo.kardwt(&repo.base, args);
+        assert_eq!(out.code, 0, "{name}: {out}");
+        shapes.insert(name.into(), out.json());
+    }
+    let release = repo.kardwt(&repo.base, &["release", "--path", wt, "--json"]);
+    release.expect_code(0);
+    shapes.insert("release".into(), release.json());
+    pinned(&repo).bind(|| insta::assert_json_snapshot!("every_other_json", shapes));
+}

@@ -14,7 +14,11 @@ pub fn settings(repo: &TestRepo) -> insta::Settings {
         (r"\b[0-9a-f]{40}\b".into(), "[OID]"),
         (r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\b".into(), "[TIME]"),
         (r"\b\d+(\.\d+)? ?(ms|s)\b".into(), "[DURATION]"),
-        (r#""(duration_ms|ms)": ?\d+"#.into(), r#""$1":[MS]"#),
+        (r#""(duration_ms|ms)": ?\d+"#.into(), r#""$1": [MS]"#),
+        (
+            r#""age_seconds": ?\d+"#.into(),
+            r#""age_seconds": [SECONDS]"#,
+        ),
         (r"\bpid \d+\b".into(), "pid [PID]"),
         (r"\b[0-9a-f]{7,12}\b".into(), "[SHORT]"),
         (r"doctor-try-\d+".into(), "doctor-try-[PID]"),
