@@ -9,6 +9,9 @@
 #   make test-slow                 the fuzzers and the stress test
 #   make test-all                  all three
 #   make check-macos               type-check for aarch64- and x86_64-apple-darwin, from Linux
+#   make test-portable             the unit tests and the integration binary built with the
+#                                  `portable` feature: Linux's pidfd, subreaper,
+#                                  copy_file_range, FICLONE and renameat2 turned off
 #   make install PREFIX=/usr/local binary, man page, githooks/ (runners/ too) and shell completions
 #                                  (DESTDIR is honoured)
 
@@ -28,7 +31,7 @@ TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
 PROFILE  ?= release
 BIN      := $(TARGET_DIR)/$(if $(filter dev,$(PROFILE)),debug,$(PROFILE))/git-kardwt
 
-.PHONY: install-check all build test test-managers test-runners test-slow test-faults bench-faults test-all check-macos lint fmt man install uninstall demo bench clean
+.PHONY: install-check all build test test-managers test-runners test-slow test-faults bench-faults test-all check-macos test-portable lint fmt man install uninstall demo bench clean
 
 all: build
 
@@ -95,6 +98,12 @@ bench-faults:
 	$(MAKE) test-faults FAULTS_PER_CALL=0
 
 test-all: test test-managers test-slow
+
+# The paths a Unix without Linux's extras takes (macOS; an old kernel; a file system that
+# refuses), tested on Linux: the `portable` feature turns each extra off. Its own target dir,
+# so the default build stays as it is.
+test-portable:
+	CARGO_TARGET_DIR="$(TARGET_DIR)/portable" $(CARGO) test --features portable --lib --test integration --no-fail-fast
 
 # The library, the binary and every test target type-checked for aarch64-apple-darwin and
 # x86_64-apple-darwin, warnings as errors, without a Mac: Debian's rustc-web and its std source

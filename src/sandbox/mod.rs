@@ -471,18 +471,18 @@ fn watch(
 const INTERRUPT_POLL: Duration = Duration::from_millis(50);
 
 /// This process as the child subreaper (Linux, `PR_SET_CHILD_SUBREAPER`) for as long as the
-/// guard lives: a descendant whose parent dies is re-parented to us, not to init. Elsewhere,
-/// and if the kernel refuses, it does nothing: only the process group is killed then.
+/// guard lives: a descendant whose parent dies is re-parented to us, not to init. Elsewhere, in
+/// the `portable` build and if the kernel refuses, it does nothing: only the process group is killed then.
 struct Subreaper {
     /// The kernel took it, so the drop has something to undo.
-    #[cfg(target_os = "linux")]
+    #[cfg(all(target_os = "linux", not(feature = "portable")))]
     set: bool,
 }
 
 impl Subreaper {
     fn begin() -> Subreaper {
         Subreaper {
-            #[cfg(target_os = "linux")]
+            #[cfg(all(target_os = "linux", not(feature = "portable")))]
             set: rustix::process::set_child_subreaper(Some(rustix::process::getpid())).is_ok(),
         }
     }
@@ -490,7 +490,7 @@ impl Subreaper {
 
 impl Drop for Subreaper {
     fn drop(&mut self) {
-        #[cfg(target_os = "linux")]
+        #[cfg(all(target_os = "linux", not(feature = "portable")))]
         if self.set {
             let _ = rustix::process::set_child_subreaper(None);
         }

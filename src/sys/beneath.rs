@@ -175,11 +175,10 @@ pub fn rename_noreplace(
     to_dir: &OwnedFd,
     to: &OsStr,
 ) -> io::Result<bool> {
-    use rustix::fs::RenameFlags;
-    match rustix::fs::renameat_with(from_dir, from, to_dir, to, RenameFlags::NOREPLACE) {
+    match crate::sys::beneath::renameat_noreplace(from_dir, from, to_dir, to) {
         Ok(()) => Ok(true),
         Err(Errno::EXIST | Errno::NOTEMPTY) => Ok(false),
-        Err(Errno::INVAL | Errno::NOSYS | Errno::OPNOTSUPP) => {
+        Err(e) if crate::sys::beneath::no_noreplace(e) => {
             if kind_at(to_dir, to).is_some() {
                 return Ok(false);
             }
@@ -191,6 +190,37 @@ pub fn rename_noreplace(
         }
         Err(e) => Err(e.into()),
     }
+}
+
+/// `renameat2(RENAME_NOREPLACE)` (on macOS `renameatx_np(RENAME_EXCL)`); in the `portable`
+/// build always `ENOSYS`, so that the fallbacks of a file system without it run.
+pub fn renameat_noreplace<P: rustix::path::Arg, Q: rustix::path::Arg>(
+    from_dir: &OwnedFd,
+    from: P,
+    to_dir: &OwnedFd,
+    to: Q,
+) -> Result<(), Errno> {
+    #[cfg(not(feature = "portable"))]
+    {
+        rustix::fs::renameat_with(
+            from_dir,
+            from,
+            to_dir,
+            to,
+            rustix::fs::RenameFlags::NOREPLACE,
+        )
+    }
+    #[cfg(feature = "portable")]
+    {
+        let _ = (from_dir, from, to_dir, to);
+        Err(Errno::NOSYS)
+    }
+}
+
+/// The answers by which a kernel or file system says it has no no-replace rename (macOS's
+/// ENOTSUP is a number of its own; on Linux it is EOPNOTSUPP).
+pub fn no_noreplace(e: Errno) -> bool {
+    [Errno::INVAL, Errno::NOSYS, Errno::OPNOTSUPP, Errno::NOTSUP].contains(&e)
 }
 
 /// The parent directory and file name of a relative path (`None` for an empty one).

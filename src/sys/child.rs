@@ -89,17 +89,17 @@ pub fn not_started(what: &str, e: &io::Error) -> Fail {
     }
 }
 
-/// A pidfd for `child` (Linux 5.3 and later), readable once it exits; `None` elsewhere or
-/// when it cannot be had: the exit is then re-checked every [`SLICE`].
+/// A pidfd for `child` (Linux 5.3 and later), readable once it exits; `None` elsewhere, in
+/// the `portable` build or when it cannot be had: the exit is then re-checked every [`SLICE`].
 fn pidfd(child: &std::process::Child) -> Option<OwnedFd> {
-    #[cfg(target_os = "linux")]
+    #[cfg(all(target_os = "linux", not(feature = "portable")))]
     {
         let pid = i32::try_from(child.id())
             .ok()
             .and_then(rustix::process::Pid::from_raw)?;
         rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()
     }
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(not(all(target_os = "linux", not(feature = "portable"))))]
     {
         let _ = child;
         None

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context as _, Result};
-use rustix::fs::{AtFlags, Mode, OFlags, RenameFlags, SeekFrom};
+use rustix::fs::{AtFlags, Mode, OFlags, SeekFrom};
 use rustix::io::Errno;
 
 use crate::config::CopyMethod as Method;
@@ -215,10 +215,10 @@ fn temporary_name() -> String {
 /// is false): `renameat2(RENAME_NOREPLACE)`, or where the file system lacks it a hard link
 /// (which never replaces either) and an unlink.
 fn rename_noreplace(dir: &OwnedFd, tmp: &str, name: &OsStr) -> Result<bool> {
-    let done = match rustix::fs::renameat_with(dir, tmp, dir, name, RenameFlags::NOREPLACE) {
+    let done = match crate::sys::beneath::renameat_noreplace(dir, tmp, dir, name) {
         Ok(()) => return Ok(true),
         Err(Errno::EXIST) => Ok(false),
-        Err(Errno::INVAL | Errno::NOSYS | Errno::OPNOTSUPP) => {
+        Err(e) if crate::sys::beneath::no_noreplace(e) => {
             match rustix::fs::linkat(dir, tmp, dir, name, AtFlags::empty()) {
                 Ok(()) => Ok(true),
                 Err(Errno::EXIST) => Ok(false),
@@ -348,7 +348,7 @@ fn blob_id(input: &File, len: u64, kind: gix::hash::Kind) -> Option<String> {
 }
 
 /// Up to `len` bytes at `at` of `input` copied to the same offset of `output` in the kernel.
-#[cfg(target_os = "linux")]
+#[cfg(all(target_os = "linux", not(feature = "portable")))]
 fn copy_range(input: &File, output: &File, at: u64, len: u64) -> std::io::Result<u64> {
     let (mut off_in, mut off_out) = (at, at);
     let n = rustix::fs::copy_file_range(
@@ -361,19 +361,21 @@ fn copy_range(input: &File, output: &File, at: u64, len: u64) -> std::io::Result
     Ok(n as u64)
 }
 
-/// `copy_file_range` is Linux's: elsewhere every segment is read and written.
-#[cfg(not(target_os = "linux"))]
+/// `copy_file_range` is Linux's: elsewhere (and in the `portable` build) every segment is read
+/// and written.
+#[cfg(not(all(target_os = "linux", not(feature = "portable"))))]
 fn copy_range(_input: &File, _output: &File, _at: u64, _len: u64) -> std::io::Result<u64> {
     Err(std::io::Error::from(std::io::ErrorKind::Unsupported))
 }
 
-#[cfg(target_os = "linux")]
+#[cfg(all(target_os = "linux", not(feature = "portable")))]
 fn clone_file(input: &File, output: &File) -> std::io::Result<()> {
     rustix::fs::ioctl_ficlone(output, input).map_err(std::io::Error::from)
 }
 
-// macOS: APFS can clone (clonefileat), not used yet: plain copies there.
-#[cfg(not(target_os = "linux"))]
+// macOS: APFS can clone (clonefileat), not used yet: plain copies there (and in the `portable`
+// build).
+#[cfg(not(all(target_os = "linux", not(feature = "portable"))))]
 fn clone_file(_input: &File, _output: &File) -> std::io::Result<()> {
     Err(std::io::Error::from(std::io::ErrorKind::Unsupported))
 }

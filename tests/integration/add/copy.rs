@@ -213,6 +213,10 @@ fn clone_where_the_file_system_cannot_clone_fails_atomically_naming_it() {
 }
 
 #[test]
+#[cfg_attr(
+    feature = "portable",
+    ignore = "the portable build never clones: FICLONE is off"
+)]
 fn clone_on_a_real_xfs_loop_mount_shares_the_blocks() {
     let scratch = tempfile::tempdir().unwrap();
     let Some(mount) = XfsMount::new(scratch.path()) else {

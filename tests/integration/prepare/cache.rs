@@ -321,6 +321,10 @@ fn a_symlink_output_is_stored_as_a_symlink_never_followed() {
 }
 
 #[test]
+#[cfg_attr(
+    feature = "portable",
+    ignore = "the portable build never clones: FICLONE is off"
+)]
 fn a_hit_on_a_real_xfs_loop_mount_clones_the_blocks() {
     let scratch = tempfile::tempdir().unwrap();
     let Some(mount) = XfsMount::new(scratch.path()) else {
