@@ -237,7 +237,7 @@ pub struct GcArgs {
     /// Remove the candidates (through the release-first removal, never forced)
     #[arg(long)]
     pub apply: bool,
-    /// Also collect worktrees left failed or preparing (clean and pushed) for --older-than
+    /// Also collect worktrees left failed or preparing for --older-than (clean, unused, no work of their own or its work landed)
     #[arg(long)]
     pub include_failed: bool,
     /// Minimum age of a failed or preparing worktree, like 24h, 30m, 2d or 0s
