@@ -10,6 +10,7 @@ use std::path::Path;
 
 mod alias;
 mod dirs;
+mod glob;
 pub(crate) mod lex;
 pub(crate) mod rules;
 pub(crate) mod world;
