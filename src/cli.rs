@@ -81,9 +81,9 @@ pub struct AddArgs {
     /// Write the prepare hook's output only to <common dir>/kardwt/logs/<card>.log, not stderr
     #[arg(long)]
     pub quiet: bool,
-    /// Create from this branch of the remote (fetched like the default base) instead of
-    /// worktree.base.ref; kept in the record, which verify, drift and gc judge against
-    #[arg(long, value_name = "BRANCH")]
+    /// Create from this branch, tag or commit of the remote (fetched like the default base)
+    /// instead of worktree.base.ref; kept in the record, which verify, drift and gc judge against
+    #[arg(long, value_name = "REF")]
     pub base: Option<String>,
 }
 

@@ -31,7 +31,7 @@ pub(crate) use model::{
     Adoption, CheckoutMode, Cleanup, Config, CopyMethod, EnvSharing, OnCacheHit, Ports, Prepare,
     Sharing, SkillsSharing,
 };
-pub(crate) use names::{check_branch_ref, check_recorded_base, quote};
+pub(crate) use names::{check_base_ref, check_branch_ref, check_recorded_base, quote};
 
 #[cfg(test)]
 mod tests;

@@ -67,6 +67,26 @@ pub fn check_branch_ref(name: &str) -> Result<(), String> {
     }
 }
 
+/// What a record's base may be: a full branch ref, a full tag ref (`refs/tags/<tag>`) that git
+/// accepts, or a full commit id (what `add --base` takes).
+pub fn check_base_ref(name: &str) -> Result<(), String> {
+    let hex = |n: &str| {
+        n.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    };
+    if (name.len() == 40 || name.len() == 64) && hex(name) {
+        return Ok(());
+    }
+    match name.strip_prefix("refs/tags/") {
+        Some(tag) if !tag.is_empty() && !tag.starts_with('-') => {
+            check_ref_format(name).map_err(str::to_owned)
+        }
+        Some(_) => Err("must name a tag after refs/tags/".to_owned()),
+        None => check_branch_ref(name)
+            .map_err(|_| "must be a full branch ref (refs/heads/…), a tag ref (refs/tags/…) or a full commit id".to_owned()),
+    }
+}
+
 /// A remote name git accepts (`refs/remotes/<name>/x` is a valid ref) that can never be read
 /// as an option.
 pub fn check_remote_name(name: &str) -> Result<(), String> {
@@ -85,7 +105,7 @@ pub fn check_remote_name(name: &str) -> Result<(), String> {
 pub fn check_recorded_base(remote: &str, base_ref: &str) -> Result<(), String> {
     check_remote_name(remote).map_err(|e| format!("base_remote {}: {e}", quote(remote)))?;
     if !base_ref.is_empty() {
-        check_branch_ref(base_ref).map_err(|e| format!("base_ref {}: {e}", quote(base_ref)))?;
+        check_base_ref(base_ref).map_err(|e| format!("base_ref {}: {e}", quote(base_ref)))?;
     }
     Ok(())
 }

@@ -98,9 +98,9 @@ pub fn landed(path: &Path, admin: &Path, rec: &Record, head: Option<&Head>) -> J
             crate::session::foreign::empty_base_why(&rec.base_remote)
         ));
     }
-    let Some(tracking) = tracking_ref(rec) else {
+    let Some(tracking) = judged_base(rec) else {
         return Keep(format!(
-            "{head_name} cannot be checked for a merge: the base {} is not a branch",
+            "{head_name} cannot be checked for a merge: no commit of the base {} is recorded",
             rec.base_ref
         ));
     };
@@ -227,6 +227,12 @@ pub fn idle(admin: &Path, rec: &Record, idle_for: std::time::Duration) -> Judgem
         "idle: no commit of its own and untouched for {shown} (since {})",
         crate::sys::time::rfc3339(touched)
     ))
+}
+
+/// What a tree's work is judged against: a branch base's remote-tracking ref, or the commit
+/// a tag or commit base named when the tree was made (recorded as `base_oid`).
+pub fn judged_base(rec: &Record) -> Option<String> {
+    tracking_ref(rec).or_else(|| (!rec.base_oid.is_empty()).then(|| rec.base_oid.clone()))
 }
 
 /// The remote-tracking ref of the record's base (`refs/remotes/<remote>/<branch>`).
