@@ -561,7 +561,10 @@ pub fn release_orphan_locked(
                     sandbox::tail_chars(&outcome.tail, 300)
                 ),
             )
-            .hint("fix the hook and run git kardwt gc --apply again")
+            .hint(match outcome.needed_locks.is_empty() {
+                true => "fix the hook and run git kardwt gc --apply again".to_owned(),
+                false => format!("it ran a kardwt command that needs a lock this command holds ({}): run that after this command, not from the hook", outcome.needed_locks.join("; ")),
+            })
             .into());
         }
         steps.push(Step {
