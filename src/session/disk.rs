@@ -15,7 +15,7 @@ use crate::state::record::Loaded;
 use crate::verify::{self, Verdict};
 
 /// The world as the disk has it: repositories found with gix, worktrees verified the way every
-/// other command verifies them (SPEC R-VERIFY). Reads only.
+/// other command verifies them. Reads only.
 ///
 /// Linear time, whatever the depth of the directory: the process stands in the judged
 /// directory, and a path under it goes to the kernel relative to it, so a lookup costs the
