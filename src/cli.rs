@@ -81,9 +81,9 @@ pub struct AddArgs {
     /// Write the prepare hook's output only to <common dir>/kardwt/logs/<card>.log, not stderr
     #[arg(long)]
     pub quiet: bool,
-    /// Create from this branch of the remote (fetched like the default base) instead of
-    /// worktree.base.ref; kept in the record, which verify, drift and gc judge against
-    #[arg(long, value_name = "BRANCH")]
+    /// Create from this branch, tag or commit of the remote (fetched like the default base)
+    /// instead of worktree.base.ref; kept in the record, which verify, drift and gc judge against
+    #[arg(long, value_name = "REF")]
     pub base: Option<String>,
 }
 
@@ -237,7 +237,7 @@ pub struct GcArgs {
     /// Remove the candidates (through the release-first removal, never forced)
     #[arg(long)]
     pub apply: bool,
-    /// Also collect worktrees left failed or preparing (clean and pushed) for --older-than
+    /// Also collect worktrees left failed or preparing for --older-than (clean, unused, no work of their own or its work landed)
     #[arg(long)]
     pub include_failed: bool,
     /// Minimum age of a failed or preparing worktree, like 24h, 30m, 2d or 0s

@@ -3,8 +3,8 @@
 //! (pruned; the ports their record held are reported released), orphan claims (R-ORPHAN), and
 //! managed `ready` worktrees whose own work landed (`gc/collectable.rs`: a commit made in the tree, all
 //! of them and HEAD integrated into the base, HEAD pushed), that are clean and that no process
-//! is using; with `--include-failed`, `failed`/`preparing` ones older than `--older-than` that
-//! pass the same test. gc fetches each base first and judges against it (SPEC §25; `--offline`
+//! is using; with `--include-failed`, `failed`/`preparing` ones older than `--older-than` with
+//! no commit of their own (or whose commits landed), clean and unused. gc fetches each base first and judges against it (SPEC §25; `--offline`
 //! judges against the last fetch and says how old it is); removal goes
 //! through the release-first path, never forced, and never signals a process (a tree in use is
 //! kept: only `remove` ends processes). Locked and unmanaged worktrees are never collected; a
@@ -169,19 +169,14 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
             kept.push(keep(why.clone(), None));
             continue;
         }
-        let landed = || collectable::landed(&path, &e.linked.admin, rec, report.head.as_ref());
+        let judged = || {
+            let head = report.head.as_ref();
+            collectable::judge(&path, &e.linked.admin, rec, head, idle, args.include_failed)
+        };
         let reason = match rec.state {
-            State::Ready => match (landed(), idle) {
-                (Collect(reason), _) => reason,
-                // SPEC §23.4: only with --idle, a tree with no work of its own may go.
-                (Keep(why), Some(dur)) => match collectable::idle(&e.linked.admin, rec, dur) {
-                    Collect(reason) => reason,
-                    Keep(not_idle) => {
-                        kept.push(keep(format!("{why}; not idle: {not_idle}"), None));
-                        continue;
-                    }
-                },
-                (Keep(why), None) => {
+            State::Ready => match judged() {
+                Collect(reason) => reason,
+                Keep(why) => {
                     kept.push(keep(why, None));
                     continue;
                 }
@@ -196,7 +191,7 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
                     ));
                     continue;
                 }
-                match landed() {
+                match judged() {
                     Collect(reason) => format!(
                         "left {} since {}; {reason}",
                         rec.state.as_str(),
@@ -291,7 +286,8 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
     }
 
     if args.apply {
-        apply(ctx, &rules.config, &entries, &mut candidates, idle)?;
+        let policy = (idle, args.include_failed);
+        apply(ctx, &rules.config, &entries, &mut candidates, policy)?;
     }
     // SPEC §26: the prepare cache's entries, those beyond the bound dropped with --apply.
     let bound = crate::seed::cache::bound(&rules.config);
@@ -501,7 +497,7 @@ fn apply(
     cfg: &crate::config::Config,
     entries: &[verify::Entry],
     candidates: &mut [Candidate],
-    idle: Option<std::time::Duration>,
+    (idle, include_failed): (Option<Duration>, bool),
 ) -> Result<()> {
     let deadline = hold::after(std::time::Instant::now(), cfg.action_timeout_seconds);
     for c in candidates.iter_mut() {
@@ -527,37 +523,36 @@ fn apply(
                 continue;
             }
         }
-        let outcome = if c.prune {
-            match remove::prune_gone(ctx, &c.card, &c.path, deadline, "gc: directory was gone")? {
-                Ok(()) => "pruned".to_owned(),
-                Err(why) => format!("failed: {why}"),
-            }
-        } else {
-            let report = verify::verify(&ctx.repo, entries, &c.path, None);
-            let opts = Options {
-                force: false,
-                delete_branch: false,
-                processes: remove::Processes::KeepInUse,
-                // The same judgement, again under the card's lock (what the tree holds now).
-                recheck: Some(Box::new(move |path, admin, rec, head| {
-                    match (collectable::landed(path, admin, rec, head), idle) {
-                        (Collect(_), _) => None,
-                        (Keep(why), Some(d)) => match collectable::idle(admin, rec, d) {
-                            Collect(_) => None,
-                            Keep(n) => Some(format!("{why}; not idle: {n}")),
-                        },
-                        (Keep(why), None) => Some(why),
-                    }
-                })),
+        let outcome =
+            if c.prune {
+                match remove::prune_gone(ctx, &c.card, &c.path, deadline, "gc: directory was gone")?
+                {
+                    Ok(()) => "pruned".to_owned(),
+                    Err(why) => format!("failed: {why}"),
+                }
+            } else {
+                let report = verify::verify(&ctx.repo, entries, &c.path, None);
+                let opts =
+                    Options {
+                        force: false,
+                        delete_branch: false,
+                        processes: remove::Processes::KeepInUse,
+                        // The same judgement, again under the card's lock (what the tree holds now).
+                        recheck: Some(Box::new(move |path, admin, rec, head| {
+                            match collectable::judge(path, admin, rec, head, idle, include_failed) {
+                                Collect(_) => None,
+                                Keep(why) => Some(why),
+                            }
+                        })),
+                    };
+                match remove::remove_verified(ctx, &report, &opts) {
+                    Ok(_) => "removed".to_owned(),
+                    Err(e) => match e.downcast_ref::<remove::NoLongerCollectable>() {
+                        Some(kept) => format!("kept: {kept}"),
+                        None => format!("failed: {e:#}"),
+                    },
+                }
             };
-            match remove::remove_verified(ctx, &report, &opts) {
-                Ok(_) => "removed".to_owned(),
-                Err(e) => match e.downcast_ref::<remove::NoLongerCollectable>() {
-                    Some(kept) => format!("kept: {kept}"),
-                    None => format!("failed: {e:#}"),
-                },
-            }
-        };
         c.outcome = Some(outcome);
     }
     Ok(())

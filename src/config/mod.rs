@@ -32,7 +32,7 @@ pub(crate) use model::{
     Adoption, CheckoutMode, Cleanup, Config, CopyMethod, EnvSharing, OnCacheHit, Ports, Prepare,
     Sharing, SkillsSharing,
 };
-pub(crate) use names::{check_branch_ref, check_recorded_base, quote, NameError};
+pub(crate) use names::{check_base_ref, check_branch_ref, check_recorded_base, quote, NameError};
 
 #[cfg(test)]
 mod tests;

@@ -62,6 +62,12 @@ pub fn check_ref_format(name: &str) -> Result<(), &'static str> {
 pub enum NameError {
     #[error("must be a full branch ref starting with refs/heads/")]
     NotBranchRef,
+    #[error("must name a tag after refs/tags/")]
+    EmptyTag,
+    #[error(
+        "must be a full branch ref (refs/heads/…), a tag ref (refs/tags/…) or a full commit id"
+    )]
+    NotBase,
     /// A rule of `git check-ref-format` the name breaks.
     #[error("{0}")]
     RefFormat(&'static str),
@@ -87,6 +93,25 @@ pub fn check_branch_ref(name: &str) -> Result<(), NameError> {
             check_ref_format(name).map_err(NameError::RefFormat)
         }
         _ => Err(NameError::NotBranchRef),
+    }
+}
+
+/// What a record's base may be: a full branch ref, a full tag ref (`refs/tags/<tag>`) that git
+/// accepts, or a full commit id (what `add --base` takes).
+pub fn check_base_ref(name: &str) -> Result<(), NameError> {
+    let hex = |n: &str| {
+        n.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    };
+    if (name.len() == 40 || name.len() == 64) && hex(name) {
+        return Ok(());
+    }
+    match name.strip_prefix("refs/tags/") {
+        Some(tag) if !tag.is_empty() && !tag.starts_with('-') => {
+            check_ref_format(name).map_err(NameError::RefFormat)
+        }
+        Some(_) => Err(NameError::EmptyTag),
+        None => check_branch_ref(name).map_err(|_| NameError::NotBase),
     }
 }
 
@@ -117,7 +142,7 @@ pub fn check_recorded_base(remote: &str, base_ref: &str) -> Result<(), NameError
     }
     check_remote_name(remote).map_err(recorded("base_remote", remote))?;
     if !base_ref.is_empty() {
-        check_branch_ref(base_ref).map_err(recorded("base_ref", base_ref))?;
+        check_base_ref(base_ref).map_err(recorded("base_ref", base_ref))?;
     }
     Ok(())
 }

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use crate::git;
 use crate::git::repo::Head;
-use crate::state::record::Record;
+use crate::state::record::{Record, State};
 
 /// The reflog messages that record a commit made in this worktree: `git commit` writes
 /// `commit: <subject>`, `commit (initial): …`, `commit (amend): …` and `commit (merge): …`
@@ -98,9 +98,9 @@ pub fn landed(path: &Path, admin: &Path, rec: &Record, head: Option<&Head>) -> J
             crate::session::foreign::empty_base_why(&rec.base_remote)
         ));
     }
-    let Some(tracking) = tracking_ref(rec) else {
+    let Some(tracking) = judged_base(rec) else {
         return Keep(format!(
-            "{head_name} cannot be checked for a merge: the base {} is not a branch",
+            "{head_name} cannot be checked for a merge: no commit of the base {} is recorded",
             rec.base_ref
         ));
     };
@@ -127,6 +127,60 @@ pub fn landed(path: &Path, admin: &Path, rec: &Record, head: Option<&Head>) -> J
         rec.base_ref,
         if n == 1 { "" } else { "s" }
     ))
+}
+
+/// `gc --include-failed`: a tree left `failed` or `preparing` (its prepare failed, or kardwt was
+/// cut short in it) has no evidence to show, so it goes when it holds nothing of its own: HEAD
+/// on a remote and its HEAD reflog recording no commit made here (no reflog is no proof, so it
+/// is kept). One with commits of its own is judged like a ready tree, by [`landed`]. Age,
+/// clean and unused are the caller's checks.
+pub fn abandoned(path: &Path, admin: &Path, rec: &Record, head: Option<&Head>) -> Judgement {
+    match git::unpushed_commit(path) {
+        Ok(Some(oid)) => {
+            return Keep(format!(
+                "HEAD has commits that are on no remote (e.g. {oid})"
+            ))
+        }
+        Ok(None) => {}
+        Err(e) => return Keep(format!("could not tell whether HEAD is pushed: {e:#}")),
+    }
+    let Ok(reflog) = std::fs::read_to_string(admin.join("logs/HEAD")) else {
+        return Keep("it has no HEAD reflog, so nothing shows it has no commit of its own".into());
+    };
+    if commits_made_here(&reflog).is_empty() {
+        return Collect(
+            "no commit of its own (its HEAD reflog records none) and HEAD is on a remote".into(),
+        );
+    }
+    landed(path, admin, rec, head)
+}
+
+/// The judgement for the tree's state as its record says now: a `ready` tree by [`landed`] (or
+/// [`idle`] with `idle_for`), a `failed` or `preparing` one by [`abandoned`] and a `released` one
+/// by [`landed`], those three only with `include_failed`.
+pub fn judge(
+    path: &Path,
+    admin: &Path,
+    rec: &Record,
+    head: Option<&Head>,
+    idle_for: Option<std::time::Duration>,
+    include_failed: bool,
+) -> Judgement {
+    match rec.state {
+        State::Ready => match (landed(path, admin, rec, head), idle_for) {
+            (Keep(why), Some(d)) => match idle(admin, rec, d) {
+                Collect(reason) => Collect(reason),
+                Keep(not_idle) => Keep(format!("{why}; not idle: {not_idle}")),
+            },
+            (judged, _) => judged,
+        },
+        State::Failed | State::Preparing | State::Released if !include_failed => Keep(format!(
+            "it is {} (gc collects such a tree only with --include-failed)",
+            rec.state.as_str()
+        )),
+        State::Failed | State::Preparing => abandoned(path, admin, rec, head),
+        State::Released => landed(path, admin, rec, head),
+    }
 }
 
 /// `gc --idle DUR` (SPEC §23.4), the one exception to "collect only what landed": a tree with
@@ -173,6 +227,12 @@ pub fn idle(admin: &Path, rec: &Record, idle_for: std::time::Duration) -> Judgem
         "idle: no commit of its own and untouched for {shown} (since {})",
         crate::sys::time::rfc3339(touched)
     ))
+}
+
+/// What a tree's work is judged against: a branch base's remote-tracking ref, or the commit
+/// a tag or commit base named when the tree was made (recorded as `base_oid`).
+pub fn judged_base(rec: &Record) -> Option<String> {
+    tracking_ref(rec).or_else(|| (!rec.base_oid.is_empty()).then(|| rec.base_oid.clone()))
 }
 
 /// The remote-tracking ref of the record's base (`refs/remotes/<remote>/<branch>`).

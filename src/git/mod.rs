@@ -31,7 +31,9 @@ pub(crate) use query::{
     head_oid, is_ancestor, log_raw_z, ls_tree_z, merge_base, ref_commit, ref_exists, symbolic_ref,
     unpushed_commit,
 };
-pub(crate) use remote::{fetch_ref, ls_remote_head, remote_failure, remote_url, symref_head};
+pub(crate) use remote::{
+    fetch_ref, ls_remote_head, ls_remote_refs, remote_failure, remote_url, symref_head,
+};
 pub(crate) use worktree::{
     branch_delete, check_ignore, check_ignore_z, checked_out_branches, index_z, ls_files_stage_raw,
     ls_ignored_untracked_z, status_z, worktree_add, worktree_remove, Force, NewWorktree,

@@ -41,6 +41,20 @@ pub fn ls_remote_head(base: &Path, remote: &str, deadline: Option<Instant>) -> R
     Call::new(base, args).deadline(deadline).output()
 }
 
+/// `git ls-remote <remote> <refs>…`: the remote's refs that end in one of `refs`.
+pub fn ls_remote_refs(
+    base: &Path,
+    remote: &str,
+    refs: &[String],
+    deadline: Option<Instant>,
+) -> Result<Output> {
+    let mut args = Argv::new(["ls-remote"]).outside(remote);
+    for r in refs {
+        args = args.outside(r);
+    }
+    Call::new(base, args).deadline(deadline).output()
+}
+
 /// The URL of remote `remote` (`git remote get-url`), or `None` when no such remote is
 /// configured.
 pub fn remote_url(dir: &Path, remote: &str) -> Option<String> {

@@ -6,6 +6,17 @@
 //! do not change what a command removes. Heredocs and here-strings (`<<`) and process
 //! substitution are not accepted.
 
+/// Marks in [`Word::pattern`] where a part not known until run time begins.
+pub const UNKNOWN: char = '\0';
+
+/// `c`, taken literally, as it goes into a glob pattern.
+fn push_literal(pattern: &mut String, c: char) {
+    if matches!(c, '*' | '?' | '[' | ']' | '{' | '}' | ',' | '\\' | UNKNOWN) {
+        pattern.push('\\');
+    }
+    pattern.push(c);
+}
+
 /// Why a command line cannot be judged; it always means silence, the text helps tests and
 /// debugging.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,6 +33,10 @@ pub struct Word {
     /// It holds an unquoted glob or brace character (`*`, `?`, `[`, `{`, `}`): it may stand for
     /// other words than its text.
     pub globs: bool,
+    /// The word as a glob pattern ([`super::glob`]): characters that were quoted and would
+    /// mean something to globbing are escaped with `\`, and [`UNKNOWN`] stands where a `$`
+    /// expansion or a leading `~` begins (what follows is not known until run time).
+    pub pattern: String,
     /// The number of leading characters of `text` that were plain unquoted characters, so
     /// `NAME=value` is only an assignment when the `=` falls inside it.
     unquoted_prefix: usize,
@@ -30,7 +45,10 @@ pub struct Word {
 impl Word {
     /// A literal word (what a plain unquoted `text` without special characters gives).
     pub fn literal(text: &str) -> Word {
+        let mut pattern = String::new();
+        text.chars().for_each(|c| push_literal(&mut pattern, c));
         Word {
+            pattern,
             text: text.to_owned(),
             expands: false,
             globs: false,
@@ -337,6 +355,7 @@ impl Lexer {
         let mut text = String::new();
         let mut expands = false;
         let mut globs = false;
+        let mut pattern = String::new();
         let mut quoted = false;
         let mut unquoted_prefix: Option<usize> = None;
         let mut count = 0usize;
@@ -357,6 +376,7 @@ impl Lexer {
                             Some('\'') => break,
                             Some(q) => {
                                 text.push(q);
+                                push_literal(&mut pattern, q);
                                 count += 1;
                                 self.pos += 1;
                             }
@@ -379,11 +399,17 @@ impl Lexer {
                             (Some('\\'), Some('\n')) => self.pos += 2,
                             (Some('\\'), Some(e @ ('"' | '\\' | '$' | '`'))) => {
                                 text.push(e);
+                                push_literal(&mut pattern, e);
                                 count += 1;
                                 self.pos += 2;
                             }
                             (Some(q), _) => {
                                 expands |= q == '$';
+                                if q == '$' {
+                                    pattern.push(UNKNOWN);
+                                } else {
+                                    push_literal(&mut pattern, q);
+                                }
                                 text.push(q);
                                 count += 1;
                                 self.pos += 1;
@@ -399,6 +425,7 @@ impl Lexer {
                         unquoted_prefix.get_or_insert(count);
                         quoted = true;
                         text.push(e);
+                        push_literal(&mut pattern, e);
                         count += 1;
                         self.pos += 2;
                     }
@@ -411,6 +438,7 @@ impl Lexer {
                     }
                     unquoted_prefix.get_or_insert(count);
                     expands = true;
+                    pattern.push(UNKNOWN);
                     text.push(c);
                     count += 1;
                     self.pos += 1;
@@ -419,6 +447,11 @@ impl Lexer {
                     if c == '~' && self.pos == start {
                         unquoted_prefix.get_or_insert(count);
                         expands = true;
+                        pattern.push(UNKNOWN);
+                    } else if c == UNKNOWN {
+                        push_literal(&mut pattern, c);
+                    } else {
+                        pattern.push(c);
                     }
                     if matches!(c, '*' | '?' | '[' | '{' | '}') {
                         globs = true;
@@ -435,6 +468,7 @@ impl Lexer {
         }
         Ok(Some(Word {
             unquoted_prefix: unquoted_prefix.unwrap_or(count),
+            pattern,
             text,
             expands,
             globs,

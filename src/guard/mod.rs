@@ -4,12 +4,14 @@
 //! answer go through [`World`] ([`world`]).
 //!
 //! Invariant: anything the tokenizer or the rules cannot judge for certain ends in silence (no
-//! [`Denial`]); a deny is only ever produced for a command whose argv was fully understood.
+//! [`Denial`]); a deny is only ever produced for a command whose argv was fully understood,
+//! except that an `rm -r` operand with a glob is judged by what it could match ([`glob`]).
 //! The table of examples the tests run lives in `tests/data/guard-examples.txt`.
 use std::path::Path;
 
 mod alias;
 mod dirs;
+mod glob;
 pub(crate) mod lex;
 pub(crate) mod rules;
 pub(crate) mod world;

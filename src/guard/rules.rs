@@ -1,5 +1,6 @@
 //! The guard's rules over parsed commands: `git worktree remove` and `rm -r` of a worktree
-//! kardwt manages, `git worktree prune` that would drop a managed entry; following `cd`,
+//! kardwt manages (or of the root or base holding some; a glob as the shell expands it,
+//! [`super::glob`]), `git worktree prune` that would drop a managed entry; following `cd`,
 //! `pushd` and `popd` ([`super::dirs`]), `git -C`, `--git-dir`, git's aliases
 //! ([`super::alias`]), `command`, and long-option abbreviations the way the shell, git and GNU
 //! rm read them. Anything not understood for certain is silence (no [`Denial`]).
@@ -10,6 +11,7 @@ use std::rc::Rc;
 
 use super::alias::{self, CmdlineAliases};
 use super::dirs::Stack;
+use super::glob::Expansion;
 use super::lex::{base_name, CannotJudge, Joint, Simple, Word};
 use super::world::{Repository, World};
 use super::Denial;
@@ -442,58 +444,112 @@ fn judge_rm(args: &[Word], dir: Option<&Path>, world: &dyn World) -> Vec<Denial>
             }
         }
     }
-    if !recursive || operands.iter().any(|w| !w.is_plain()) {
+    if !recursive {
         return Vec::new();
     }
-    // The same operand twice is judged once.
+    // What each operand stands for: itself, or what the shell expands it to (a `$` alone is
+    // not known: not judged). The same word twice is judged once.
     let mut seen = HashSet::new();
-    operands.retain(|w| seen.insert(w.text.as_str()));
-    operands
+    let mut denials = Vec::new();
+    for w in operands {
+        let words = match (w.globs, w.expands) {
+            (false, false) => vec![w.text.clone()],
+            (false, true) => continue,
+            (true, _) => match super::glob::expand(&w.pattern, dir, world) {
+                None => continue,
+                Some(Expansion::Words(words)) => words,
+                Some(Expansion::Prefix(prefix)) => {
+                    denials.extend(judge_rm_prefix(&prefix, dir, world, force));
+                    continue;
+                }
+            },
+        };
+        for word in words {
+            if seen.insert(word.clone()) {
+                denials.extend(judge_rm_path(&word, dir, world, force));
+            }
+        }
+    }
+    denials
+}
+
+/// An operand known only by the text it begins with: every entry of its directory that
+/// starts with the rest could be meant, and anything beneath it (as if it ended in `/`).
+fn judge_rm_prefix(
+    prefix: &str,
+    dir: Option<&Path>,
+    world: &dyn World,
+    force: bool,
+) -> Vec<Denial> {
+    let (parent, start) = match prefix.rsplit_once('/') {
+        Some((p, s)) => (format!("{p}/"), s),
+        None => (String::new(), prefix),
+    };
+    let listed = match dir {
+        _ if parent.starts_with('/') => PathBuf::from(&parent),
+        Some(d) => d.join(&parent),
+        None => return Vec::new(),
+    };
+    let mut names = world.entries(&listed).unwrap_or_default();
+    names.retain(|n| n.starts_with(start) && n != "." && n != "..");
+    names.sort();
+    names
         .iter()
-        .filter_map(|w| {
-            let trimmed = w.text.trim_end_matches('/');
-            let slash = trimmed.len() != w.text.len();
-            let trimmed = if trimmed.is_empty() && slash { "/" } else { trimmed };
-            // rm refuses `.` and `..` as the last component.
-            if trimmed.is_empty() || matches!(trimmed.rsplit('/').next(), Some("." | "..")) {
-                return None;
-            }
-            let path = match dir {
-                _ if Path::new(trimmed).is_absolute() => PathBuf::from(trimmed),
-                Some(d) => d.join(trimmed),
-                None => return None,
-            };
-            // Without a trailing slash, `rm -r link` removes the link, not what it points to.
-            if !slash && world.is_symlink(&path) {
-                return None;
-            }
-            if let Some(managed) = world.managed_worktree(&path) {
-                return Some(vec![Denial {
-                    reason: format!(
-                        "`rm -r` of {} deletes a worktree kardwt manages without releasing its processes, cleanup hook and ports, and leaves its registration behind",
-                        managed.path.display()
-                    ),
-                    replacement: remove_command(&managed.path, force),
-                }]);
-            }
-            // A directory holding managed worktrees (the worktree root): remove those first.
-            let inside = world.managed_within(&path);
-            Some(
-                inside
-                    .iter()
-                    .map(|managed| Denial {
-                        reason: format!(
-                            "`rm -r` of {} deletes the worktree {} kardwt manages inside it without releasing it; remove it first, then run the rm again",
-                            path.display(),
-                            managed.display()
-                        ),
-                        replacement: remove_command(managed, force),
-                    })
-                    .collect(),
-            )
-        })
-        .flatten()
+        .flat_map(|n| judge_rm_path(&format!("{parent}{n}/"), dir, world, force))
         .collect()
+}
+
+/// `rm -r WORD` from `dir`: a managed worktree, a directory holding some (the worktree root)
+/// or the base of their repository is denied.
+fn judge_rm_path(word: &str, dir: Option<&Path>, world: &dyn World, force: bool) -> Vec<Denial> {
+    let trimmed = word.trim_end_matches('/');
+    let slash = trimmed.len() != word.len();
+    let trimmed = if trimmed.is_empty() && slash {
+        "/"
+    } else {
+        trimmed
+    };
+    // rm refuses `.` and `..` as the last component.
+    if trimmed.is_empty() || matches!(trimmed.rsplit('/').next(), Some("." | "..")) {
+        return Vec::new();
+    }
+    let path = match dir {
+        _ if Path::new(trimmed).is_absolute() => PathBuf::from(trimmed),
+        Some(d) => d.join(trimmed),
+        None => return Vec::new(),
+    };
+    // Without a trailing slash, `rm -r link` removes the link, not what it points to.
+    if !slash && world.is_symlink(&path) {
+        return Vec::new();
+    }
+    if let Some(managed) = world.managed_worktree(&path) {
+        return vec![Denial {
+            reason: format!(
+                "`rm -r` of {} deletes a worktree kardwt manages without releasing its processes, cleanup hook and ports, and leaves its registration behind",
+                managed.path.display()
+            ),
+            replacement: remove_command(&managed.path, force),
+        }];
+    }
+    // A directory holding managed worktrees (the worktree root): remove those first.
+    let inside = world.managed_within(&path).into_iter().map(|managed| Denial {
+        reason: format!(
+            "`rm -r` of {} deletes the worktree {} kardwt manages inside it without releasing it; remove it first, then run the rm again",
+            path.display(),
+            managed.display()
+        ),
+        replacement: remove_command(&managed, force),
+    });
+    // The base: its worktrees lose their repository.
+    let of_base = world.managed_of_base(&path).into_iter().map(|managed| Denial {
+        reason: format!(
+            "`rm -r` of {} deletes the repository of the worktree {} kardwt manages without releasing it; remove it first, then run the rm again",
+            path.display(),
+            managed.display()
+        ),
+        replacement: remove_command(&managed, force),
+    });
+    inside.chain(of_base).collect()
 }
 
 /// `git kardwt remove --path '<path>' [--force]`, runnable from any directory.

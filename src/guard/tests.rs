@@ -14,7 +14,7 @@ const T: &str = "/t t";
 
 /// A fake disk: managed worktrees `card-42` and `card-7`, a repository at `{T}/base` with
 /// them and the aliases of `guard-examples.txt` (and `onpath`, `offpath`), the symlink
-/// `{T}/link-to-42`, and a program `git-onpath` on the PATH.
+/// `{T}/link-to-42`, a directory `{T}/.hidden`, and a program `git-onpath` on the PATH.
 struct Fake;
 
 /// The aliases the examples table's repository has (`tests/integration/guard/end_to_end.rs` configures
@@ -83,6 +83,33 @@ impl World for Fake {
     }
     fn git_program(&self, name: &str) -> bool {
         name == "onpath"
+    }
+    fn managed_of_base(&self, dir: &Path) -> Vec<PathBuf> {
+        if normalize(dir) == at("base") {
+            vec![at("base.worktrees/card-42"), at("base.worktrees/card-7")]
+        } else {
+            Vec::new()
+        }
+    }
+    fn entries(&self, dir: &Path) -> Option<Vec<String>> {
+        let p = normalize(dir);
+        let names: &[&str] = if p == Path::new(T) {
+            &["base", "base.worktrees", "link-to-42", ".hidden"]
+        } else if p == at("base.worktrees") {
+            &["card-42", "card-7"]
+        } else if [
+            at("base"),
+            at("base.worktrees/card-42"),
+            at("base.worktrees/card-7"),
+            at("link-to-42"),
+        ]
+        .contains(&p)
+        {
+            &[".git", "src"]
+        } else {
+            return None;
+        };
+        Some(names.iter().map(|n| n.to_string()).collect())
     }
     fn managed_within(&self, dir: &Path) -> Vec<PathBuf> {
         if normalize(dir) == at("base.worktrees") {

@@ -21,6 +21,12 @@ pub trait World {
     /// The managed worktrees directly inside `dir` (the worktree root holds them as
     /// `card-<id>`), sorted.
     fn managed_within(&self, dir: &Path) -> Vec<PathBuf>;
+    /// When `dir` is the base of a repository (its main worktree), the worktrees kardwt manages
+    /// in that repository, sorted: deleting the base deletes their repository.
+    fn managed_of_base(&self, dir: &Path) -> Vec<PathBuf>;
+    /// The names in the directory `dir` (symbolic links followed; `.` and `..` left out), in
+    /// any order; `None` when it is not a directory that can be listed.
+    fn entries(&self, dir: &Path) -> Option<Vec<String>>;
     /// The value of `alias.NAME` (the name matched as git matches it, regardless of case) in
     /// the configuration git reads in `repo`, if set.
     fn alias(&self, repo: &Repository, name: &str) -> Option<String>;

@@ -1,5 +1,6 @@
 //! The base a new tree starts from and the `git worktree add` that makes it (SPEC R-ADD,
-//! R-BASE): fetch exactly the base ref the rules or the remote's HEAD name, and check out a
+//! R-BASE): fetch exactly the base `--base`, the rules or the remote's HEAD name (a branch, a
+//! tag or a commit), and check out a
 //! card's tree at it, marked so that kardwt's own post-checkout hook leaves it to the caller.
 use std::path::Path;
 use std::time::Instant;
@@ -39,48 +40,162 @@ pub fn add_worktree_at(
     git::worktree_add(repo_lock, &repo.base, &new, Some(deadline))
 }
 
-/// `--base NAME` as a full branch ref: `main` and `refs/heads/main` alike; anything git would
-/// not take as a branch name (an option, `..`, a tag's full ref) is a usage error (exit 2).
-pub fn branch_ref(name: &str) -> Result<String> {
-    let full = if name.starts_with("refs/") {
-        name.to_owned()
-    } else {
-        format!("refs/heads/{name}")
-    };
-    crate::config::check_branch_ref(&full).map_err(|why| {
-        usage(format!("--base {}: {why}", crate::config::quote(name)))
-            .hint("--base takes a branch the remote has, e.g. --base release/1.2")
-    })?;
-    Ok(full)
+/// What `--base` asked for, checked before anything runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Asked {
+    /// A full ref: `refs/heads/<branch>` or `refs/tags/<tag>`.
+    Ref(String),
+    /// A short name, a branch or a tag of the remote (a branch first, as git resolves it).
+    Name(String),
+    /// A full commit id.
+    Commit(String),
 }
 
-/// Fetch exactly the base ref and return it with the fetched commit's object id.
+impl Asked {
+    /// `--base NAME`: `main`, `refs/heads/main`, `v1.2`, `refs/tags/v1.2` or a full commit id;
+    /// anything git would not take as one (an option, `..`, another kind of ref) is a usage
+    /// error (exit 2).
+    pub fn parse(name: &str) -> Result<Asked> {
+        let refuse = |why: crate::config::NameError| {
+            usage(format!("--base {}: {why}", crate::config::quote(name)))
+                .hint("--base takes a branch, tag or commit the remote has, e.g. --base release/1.2, --base v1.2 or a full commit id")
+        };
+        let is_hex = |n: &str| {
+            n.bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        };
+        if (name.len() == 40 || name.len() == 64) && is_hex(name) {
+            return Ok(Asked::Commit(name.to_owned()));
+        }
+        if name.starts_with("refs/") {
+            crate::config::check_base_ref(name).map_err(refuse)?;
+            return Ok(Asked::Ref(name.to_owned()));
+        }
+        crate::config::check_branch_ref(&format!("refs/heads/{name}")).map_err(refuse)?;
+        Ok(Asked::Name(name.to_owned()))
+    }
+
+    /// Is `recorded` (a record's `base_ref`) what this asks for?
+    pub fn names(&self, recorded: &str) -> bool {
+        match self {
+            Asked::Ref(r) | Asked::Commit(r) => r == recorded,
+            Asked::Name(n) => [format!("refs/heads/{n}"), format!("refs/tags/{n}")]
+                .iter()
+                .any(|r| r == recorded),
+        }
+    }
+
+    /// As the user gave it, for messages.
+    pub fn shown(&self) -> &str {
+        match self {
+            Asked::Ref(r) | Asked::Name(r) | Asked::Commit(r) => r,
+        }
+    }
+}
+
+/// Fetch exactly the base (`asked`, else the rules' `base.ref`, else the remote's HEAD) and
+/// return its ref as recorded (a branch or tag ref, or the commit id itself) with the commit it
+/// names. A branch goes to its remote-tracking ref, a tag to the tag of that name (never moving
+/// one that names another object), a commit only into the object store: the card's branch,
+/// made at it next, is what keeps it.
 pub fn fetch_base(
     repo_lock: &lock::RepoLock,
     repo: &crate::git::repo::Repo,
     cfg: &Config,
-    asked: Option<&str>,
+    asked: Option<&Asked>,
     deadline: Instant,
 ) -> Result<(String, String)> {
     let base = &repo.base;
     let remote = &cfg.base.remote;
     let base_ref = match (asked, cfg.base.git_ref.as_deref()) {
-        (Some(r), _) | (None, Some(r)) => r.to_owned(),
+        (Some(Asked::Name(n)), _) => resolve_name(base, remote, n, deadline)?,
+        (Some(Asked::Ref(r) | Asked::Commit(r)), _) => r.clone(),
+        (None, Some(r)) => r.to_owned(),
         (None, None) => remote_head(base, remote, deadline)?,
     };
-    let branch = base_ref.strip_prefix("refs/heads/").unwrap_or(&base_ref);
-    let tracking = format!("refs/remotes/{remote}/{branch}");
-    let refspec = format!("+{base_ref}:{tracking}");
+    let (refspec, stored) = if let Some(branch) = base_ref.strip_prefix("refs/heads/") {
+        let tracking = format!("refs/remotes/{remote}/{branch}");
+        (format!("+{base_ref}:{tracking}"), Some(tracking))
+    } else if base_ref.starts_with("refs/tags/") {
+        (format!("{base_ref}:{base_ref}"), Some(base_ref.clone()))
+    } else {
+        (base_ref.clone(), None)
+    };
     let out = git::fetch_ref(repo_lock, base, remote, &refspec, Some(deadline))?;
     if !out.ok {
-        // R-DISPATCH 9: one line naming the cause, one hint naming the fix.
         let url = git::remote_url(base, remote);
-        return Err(git::remote_failure(remote, url.as_deref(), &base_ref, &out.stderr).into());
+        let fail = git::remote_failure(remote, url.as_deref(), &base_ref, &out.stderr);
+        return Err(match asked {
+            Some(asked) if url.is_some() => {
+                asked_failure(remote, asked, &base_ref, &out.stderr, fail)
+            }
+            _ => fail,
+        }
+        .into());
     }
-    let oid = repo
-        .ref_oid(&tracking)
-        .with_context(|| format!("could not read {tracking} after fetching it"))?;
+    let oid = match &stored {
+        Some(r) => repo
+            .ref_oid(r)
+            .with_context(|| format!("could not read {r} after fetching it"))?,
+        None if repo.has_object(&base_ref) => base_ref.clone(),
+        None => anyhow::bail!("the commit {base_ref} is not in the repository after fetching it"),
+    };
     Ok((base_ref, oid))
+}
+
+/// A short `--base` name as the remote has it: its branch of that name, else its tag.
+fn resolve_name(base: &Path, remote: &str, name: &str, deadline: Instant) -> Result<String> {
+    let wanted = [format!("refs/heads/{name}"), format!("refs/tags/{name}")];
+    let out = git::ls_remote_refs(base, remote, &wanted, Some(deadline))?;
+    if !out.ok {
+        let url = git::remote_url(base, remote);
+        return Err(git::remote_failure(remote, url.as_deref(), name, &out.stderr).into());
+    }
+    let has = |r: &str| out.stdout.lines().any(|l| l.split('\t').nth(1) == Some(r));
+    match wanted.iter().find(|r| has(r)) {
+        Some(r) => Ok(r.clone()),
+        None => Err(usage(format!(
+            "--base {name}: the remote {remote} has no branch or tag {name}; nothing was created"
+        ))
+        .hint(format!(
+            "give --base a branch, tag or commit {remote} has (git ls-remote --heads --tags {remote} lists its branches and tags)"
+        ))
+        .into()),
+    }
+}
+
+/// A fetch of what `--base` named failed: when the remote lacks it, say so naming `--base`
+/// (not a setting the user did not touch); any other failure as `fail` says it.
+fn asked_failure(
+    remote: &str,
+    asked: &Asked,
+    base_ref: &str,
+    stderr: &str,
+    fail: crate::ground::error::Fail,
+) -> crate::ground::error::Fail {
+    let missing = [
+        "couldn't find remote ref",
+        "not our ref",
+        "unadvertised object",
+        "no such remote ref",
+    ]
+    .iter()
+    .any(|m| stderr.contains(m));
+    if !missing {
+        return fail;
+    }
+    let what = match asked {
+        Asked::Commit(_) => "commit",
+        _ if base_ref.starts_with("refs/tags/") => "tag",
+        _ => "branch",
+    };
+    usage(format!(
+        "--base {}: the remote {remote} has no {what} {base_ref}; nothing was created",
+        asked.shown()
+    ))
+    .hint(format!(
+        "give --base a branch, tag or commit {remote} has (git ls-remote --heads --tags {remote} lists its branches and tags)"
+    ))
 }
 
 /// The branch the remote's HEAD names, as the remote reports it now.

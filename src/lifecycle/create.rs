@@ -49,11 +49,11 @@ pub struct Added {
 /// The runner commands call this directly.
 pub fn add(ctx: &Context, args: &AddOptions) -> Result<Added> {
     let card = CardId::parse(&args.card)?;
-    // `--base`: a branch name or `refs/heads/<branch>`, checked before anything runs.
+    // `--base`: a branch, tag or commit, checked before anything runs.
     let base = args
         .base
         .as_deref()
-        .map(crate::lifecycle::base::branch_ref)
+        .map(crate::lifecycle::base::Asked::parse)
         .transpose()?;
     let rules = ctx.rules()?;
     let cfg = &rules.config;
@@ -85,7 +85,7 @@ pub fn add(ctx: &Context, args: &AddOptions) -> Result<Added> {
         card: &card,
         board: &args.board,
         card_lock: &card_lock,
-        base: base.as_deref(),
+        base: base.as_ref(),
     };
     let record = match report.verdict {
         Verdict::Absent => {
@@ -96,7 +96,8 @@ pub fn add(ctx: &Context, args: &AddOptions) -> Result<Added> {
             let (Some(rec), Some(admin)) = (report.record, report.admin) else {
                 anyhow::bail!("internal error: a verified worktree without record");
             };
-            if let Some(asked) = base.as_deref().filter(|b| *b != rec.base_ref) {
+            if let Some(asked) = base.as_ref().filter(|b| !b.names(&rec.base_ref)) {
+                let asked = asked.shown();
                 return Err(refused(format!(
                     "card {card}'s worktree {} was created from {}, not {asked}; nothing was changed",
                     rec.path.display(),
@@ -179,8 +180,8 @@ struct Action<'a> {
     board: &'a str,
     /// The card's lock, whose file says what this `add` is doing (R-DISPATCH 7).
     card_lock: &'a lock::Held,
-    /// `--base`: the branch ref to create from instead of the configured base.
-    base: Option<&'a str>,
+    /// `--base`: the branch, tag or commit to create from instead of the configured base.
+    base: Option<&'a crate::lifecycle::base::Asked>,
 }
 
 impl Action<'_> {

@@ -80,7 +80,7 @@ pub fn release_locked(
     processes: Processes,
     deadline: Instant,
     force: bool,
-) -> Result<(Vec<Step>, Option<Fail>)> {
+) -> Result<(Vec<Step>, Option<HookFailed>)> {
     let mut steps = Vec::new();
     // 1. Processes whose cwd is inside the tree.
     let t = Instant::now();
@@ -157,8 +157,30 @@ pub fn release_locked(
         ok,
         detail: outcome.ending.to_string(),
     });
+    // Commands the hook ran that needed a lock this process holds failed at once: the hook
+    // failed for kardwt's own lock, not for anything of the tree's.
+    let own_locks = &outcome.needed_locks;
     if ok || force {
         return Ok((steps, None));
+    }
+    if !own_locks.is_empty() {
+        let fail = Fail::new(
+            Code::Hook,
+            format!(
+                "the cleanup hook of card {} failed: it ran a kardwt command that needs a lock this command holds while the hook runs ({}); {} is kept",
+                rec.card,
+                own_locks.join("; "),
+                path.display()
+            ),
+        )
+        .hint("a cleanup hook cannot run git kardwt add, remove or gc: run them after this command, not from the hook");
+        return Ok((
+            steps,
+            Some(HookFailed {
+                fail,
+                own_lock: true,
+            }),
+        ));
     }
     events::append(
         &ctx.repo.common_dir,
@@ -174,7 +196,7 @@ pub fn release_locked(
         Code::Hook
     };
     let tail = sandbox::tail_chars(&outcome.tail, 300);
-    let err = Fail::new(
+    let fail = Fail::new(
         code,
         format!(
             "the cleanup hook of card {} failed ({}); {} is kept: {tail}",
@@ -183,7 +205,21 @@ pub fn release_locked(
             path.display()
         ),
     );
-    Ok((steps, Some(err)))
+    Ok((
+        steps,
+        Some(HookFailed {
+            fail,
+            own_lock: false,
+        }),
+    ))
+}
+
+/// A cleanup hook that failed, as [`release_locked`] returns it.
+pub struct HookFailed {
+    pub fail: Fail,
+    /// It failed because a kardwt command it ran needed a lock the caller holds: nothing of the
+    /// tree's, so the card is not marked `failed` for it.
+    pub own_lock: bool,
 }
 
 /// Release a worktree that verified (`report`, read before any lock, only names the card):
@@ -215,7 +251,14 @@ pub fn release_verified(
         deadline,
         false,
     )?;
-    if let Some(err) = hook_failed {
+    if let Some(HookFailed {
+        fail,
+        own_lock: true,
+    }) = hook_failed
+    {
+        return Err(fail.into());
+    }
+    if let Some(HookFailed { fail: err, .. }) = hook_failed {
         // Processes are gone but the hook did not finish: `failed`, so `add` prepares again.
         rec.state = State::Failed;
         rec.updated_at = crate::sys::time::now();
@@ -518,7 +561,10 @@ pub fn release_orphan_locked(
                     sandbox::tail_chars(&outcome.tail, 300)
                 ),
             )
-            .hint("fix the hook and run git kardwt gc --apply again")
+            .hint(match outcome.needed_locks.is_empty() {
+                true => "fix the hook and run git kardwt gc --apply again".to_owned(),
+                false => format!("it ran a kardwt command that needs a lock this command holds ({}): run that after this command, not from the hook", outcome.needed_locks.join("; ")),
+            })
             .into());
         }
         steps.push(Step {

@@ -100,6 +100,7 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
     // SIGKILL, leaves a record that says so (`failed`, reason `remove`), so the next `add`
     // prepares the tree again instead of reusing a released tree as ready, and `remove`
     // finishes it.
+    let before = (rec.state, rec.reason, rec.updated_at.clone());
     rec.state = State::Failed;
     rec.reason = Reason::Remove;
     rec.updated_at = crate::sys::time::now();
@@ -120,7 +121,17 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
         opts.force,
     )?;
     steps.extend(released);
-    if let Some(err) = hook_failed {
+    if let Some(crate::lifecycle::release::HookFailed {
+        fail,
+        own_lock: true,
+    }) = hook_failed
+    {
+        // The hook failed on this command's own lock: the record says what it said before.
+        (rec.state, rec.reason, rec.updated_at) = before;
+        crate::state::store::write_or_warn(&admin, &rec);
+        return Err(fail.into());
+    }
+    if let Some(crate::lifecycle::release::HookFailed { fail: err, .. }) = hook_failed {
         return Err(err
             .hint(format!("its record is now failed (git kardwt add {card} prepares it again); fix the hook and run remove again, or pass --force to remove anyway"))
             .into());

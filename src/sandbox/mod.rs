@@ -86,6 +86,9 @@ pub struct Outcome {
     pub tail: String,
     /// The log file that holds its whole output, when it went to one.
     pub log: Option<PathBuf>,
+    /// What kardwt commands it ran could not take because kardwt held it while the hook ran
+    /// (one line each: the command and the lock).
+    pub needed_locks: Vec<String>,
 }
 
 /// Where a hook's output goes.
@@ -297,6 +300,14 @@ fn environment(facts: &Facts, phase: Phase, passthrough: &[String]) -> BTreeMap<
     }
     // A passthrough name cannot smuggle git's own variables in.
     env.retain(|k, _| !k.starts_with("GIT_"));
+    // The locks held while the hook runs, so a kardwt command in it that needs one fails at
+    // once instead of waiting for the command that runs the hook (set last: never passed in).
+    let held = crate::sys::lock::held_for_hooks();
+    if held.is_empty() {
+        env.remove(crate::sys::lock::HELD_VAR);
+    } else {
+        env.insert(crate::sys::lock::HELD_VAR.to_owned(), held);
+    }
     env
 }
 
@@ -369,6 +380,7 @@ fn run_to(
             duration: Duration::ZERO,
             tail: String::new(),
             log: None,
+            needed_locks: Vec::new(),
         });
     }
     let (sink, log) = match output {
@@ -435,6 +447,7 @@ fn run_to(
         duration,
         tail,
         log,
+        needed_locks: crate::sys::lock::needed_by_hooks(),
     })
 }
 

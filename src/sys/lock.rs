@@ -8,6 +8,7 @@
 use std::fs::File;
 use std::io::{Seek, Write};
 use std::os::unix::fs::FileExt as _;
+use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -132,6 +133,101 @@ fn one_line(text: &str) -> String {
     text.replace(['\n', '\r'], " ")
 }
 
+/// The variable that names, to the hooks kardwt runs, the locks kardwt holds while they run
+/// (its own and those of the kardwt commands whose hooks it runs in): one line per lock,
+/// `<dev>:<inode>:<pid>`, its name and its holder's command, tab-separated. A kardwt command in
+/// such a hook that needs one of them fails at once instead of waiting for its own ancestor.
+pub const HELD_VAR: &str = "KARDWT_HELD_LOCKS";
+
+/// A lock some kardwt holds: its file's identity, who holds it, what it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct HeldLock {
+    id: (u64, u64),
+    pid: u32,
+    what: String,
+    command: String,
+    path: PathBuf,
+}
+
+impl HeldLock {
+    fn line(&self) -> String {
+        let field = |t: &str| t.replace(['\t', '\n', '\r'], " ");
+        format!(
+            "{}:{}:{}\t{}\t{}\t{}",
+            self.id.0,
+            self.id.1,
+            self.pid,
+            field(&self.what),
+            field(&self.command),
+            field(&self.path.to_string_lossy())
+        )
+    }
+
+    fn parse(line: &str) -> Option<HeldLock> {
+        let mut fields = line.split('\t');
+        let mut ids = fields.next()?.split(':');
+        let (dev, ino, pid) = (ids.next()?, ids.next()?, ids.next()?);
+        Some(HeldLock {
+            id: (dev.parse().ok()?, ino.parse().ok()?),
+            pid: pid.parse().ok()?,
+            what: fields.next()?.to_owned(),
+            command: fields.next()?.to_owned(),
+            path: PathBuf::from(fields.next()?),
+        })
+    }
+
+    /// Where a command run by this holder's hook notes that it needed this lock.
+    fn note_path(&self) -> PathBuf {
+        let mut name = self.path.clone().into_os_string();
+        name.push(format!(".hook-{}", self.pid));
+        PathBuf::from(name)
+    }
+}
+
+/// The locks this process holds now.
+static HELD: std::sync::Mutex<Vec<HeldLock>> = std::sync::Mutex::new(Vec::new());
+
+/// The locks the kardwt commands this process runs under hold (from [`HELD_VAR`]).
+fn inherited() -> Vec<HeldLock> {
+    std::env::var(HELD_VAR)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(HeldLock::parse)
+        .collect()
+}
+
+/// [`HELD_VAR`]'s value for a hook this process runs: what it inherited and what it holds.
+pub fn held_for_hooks() -> String {
+    let own = HELD.lock().map(|h| h.clone()).unwrap_or_default();
+    inherited()
+        .iter()
+        .chain(&own)
+        .map(HeldLock::line)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// What the hooks this process ran said they could not take, because this process held it:
+/// one line each (the hook's command and the lock), read and cleared.
+pub fn needed_by_hooks() -> Vec<String> {
+    let own = HELD.lock().map(|h| h.clone()).unwrap_or_default();
+    let mut notes = Vec::new();
+    for lock in own {
+        let path = lock.note_path();
+        if let Ok(Some(bytes)) = crate::sys::fsio::read_bounded(&path, 64 * 1024) {
+            notes.extend(String::from_utf8_lossy(&bytes).lines().map(str::to_owned));
+        }
+        let _ = std::fs::remove_file(&path);
+    }
+    notes
+}
+
+/// The device and inode of an open file.
+fn identity(file: &File) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt as _;
+    file.metadata().ok().map(|m| (m.dev(), m.ino()))
+}
+
 /// An opened (not yet taken) lock file.
 pub struct Lock {
     path: PathBuf,
@@ -139,6 +235,10 @@ pub struct Lock {
     inner: RwLock<File>,
     /// The same open file, for rewriting the holder text while the lock is held.
     writer: File,
+    /// For a card's lock: the repository lock's file, which is taken after it. Waiting for a
+    /// card's lock while the command whose hook this is holds the repository lock could wait
+    /// for ever (the card's holder may be waiting for that lock).
+    taken_before: Option<PathBuf>,
 }
 
 impl Lock {
@@ -177,6 +277,7 @@ impl Lock {
             what,
             inner: RwLock::new(file),
             writer,
+            taken_before: None,
         })
     }
 
@@ -201,13 +302,27 @@ impl Lock {
             });
             match attempt {
                 Ok(()) => {
+                    let registered = identity(&self.writer).map(|id| HeldLock {
+                        id,
+                        pid: me.pid,
+                        what: self.what.clone(),
+                        command: me.command.clone(),
+                        path: self.path.clone(),
+                    });
+                    if let (Some(lock), Ok(mut held)) = (&registered, HELD.lock()) {
+                        held.push(lock.clone());
+                    }
                     return Ok(Held {
                         _file: self.inner,
                         writer: self.writer,
                         holder: me,
-                    })
+                        registered,
+                    });
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    if let Some(refusal) = self.held_by_ancestor(holder) {
+                        return Err(refusal.into());
+                    }
                     // An interrupt ends the wait (SPEC §22.6), unless a rollback waits.
                     crate::sys::signals::check(&format!("while waiting for {}", self.what))?;
                     let now = Instant::now();
@@ -235,6 +350,57 @@ impl Lock {
         }
     }
 
+    /// The refusal when waiting would wait for a kardwt command whose hook this process runs
+    /// in: it holds this lock, or (for a card's lock) the repository lock taken after it. The
+    /// ancestor is told through a note beside its lock ([`needed_by_hooks`]).
+    fn held_by_ancestor(&self, me: &str) -> Option<Fail> {
+        let ancestors = inherited();
+        if ancestors.is_empty() {
+            return None;
+        }
+        let still_holds = |lock: &HeldLock| {
+            let text = crate::sys::fsio::read_bounded(&lock.path, 64 * 1024)
+                .ok()
+                .flatten();
+            Holder::parse(&String::from_utf8_lossy(
+                text.as_deref().unwrap_or_default(),
+            ))
+            .is_some_and(|h| h.pid == lock.pid)
+        };
+        let own = identity(&self.writer);
+        let before = self
+            .taken_before
+            .as_deref()
+            .and_then(|p| std::fs::File::open(p).ok())
+            .and_then(|f| identity(&f));
+        let (lock, message) = ancestors.iter().find_map(|lock| {
+            if Some(lock.id) == own && still_holds(lock) {
+                return Some((lock, format!(
+                    "{me} needs {}, which {} (pid {}) holds while the hook runs that this command runs in; waiting would wait for ever",
+                    self.what, lock.command, lock.pid
+                )));
+            }
+            if Some(lock.id) == before && still_holds(lock) {
+                return Some((lock, format!(
+                    "{me} needs {} (held by {}) and then {}, which {} (pid {}) holds while the hook runs that this command runs in; waiting could wait for ever",
+                    self.what, describe_holder(&self.path), lock.what, lock.command, lock.pid
+                )));
+            }
+            None
+        })?;
+        let note = format!("{me} needed {}, which {} holds\n", lock.what, lock.command);
+        let _ = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+            .open(lock.note_path())
+            .and_then(|mut f| f.write_all(note.as_bytes()));
+        Some(Fail::new(Code::Refused, message).hint(format!(
+            "run it after {} has finished, not from its prepare or cleanup hook",
+            lock.command
+        )))
+    }
+
     fn deadline_error(&self) -> Fail {
         let who = describe_holder(&self.path);
         Fail::new(
@@ -254,6 +420,16 @@ pub struct Held {
     _file: RwLock<File>,
     writer: File,
     holder: Holder,
+    /// Its entry among the locks this process holds, dropped with it.
+    registered: Option<HeldLock>,
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        if let (Some(lock), Ok(mut held)) = (&self.registered, HELD.lock()) {
+            held.retain(|h| h != lock);
+        }
+    }
 }
 
 impl Held {
@@ -277,13 +453,13 @@ pub fn take_card(
     deadline: Instant,
     holder: &str,
 ) -> Result<Held> {
-    take(
+    let mut lock = Lock::open(
         common_dir,
         crate::sys::layout::card_lock_path(common_dir, card.as_str()),
-        &format!("card {card}'s lock"),
-        deadline,
-        holder,
-    )
+        format!("card {card}'s lock"),
+    )?;
+    lock.taken_before = Some(crate::sys::layout::repo_lock_path(common_dir));
+    lock.acquire(deadline, holder)
 }
 
 /// The taken repository lock. Only [`take_repo`] creates one, and every git operation that
@@ -482,5 +658,40 @@ mod tests {
         let path = cards.join("3.lock");
         assert!(take(dir.path(), path, "lock", Instant::now(), "t").is_err());
         assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn held_locks_travel_as_lines_and_leave_with_their_holder() {
+        let lock = super::HeldLock {
+            id: (12, 345),
+            pid: 678,
+            what: "the repository lock".into(),
+            command: "git kardwt remove\t1".into(),
+            path: "/c/kardwt/repo.lock".into(),
+        };
+        let line = lock.line();
+        assert_eq!(
+            line,
+            "12:345:678\tthe repository lock\tgit kardwt remove 1\t/c/kardwt/repo.lock"
+        );
+        let back = super::HeldLock::parse(&line).unwrap();
+        assert_eq!(
+            (back.id, back.pid, back.command.as_str()),
+            ((12, 345), 678, "git kardwt remove 1")
+        );
+        assert!(super::HeldLock::parse("garbage").is_none());
+        // Taken: named for hooks; dropped: not any more.
+        let dir = tempfile::tempdir().unwrap();
+        let held = take(
+            dir.path(),
+            dir.path().join("x.lock"),
+            "the x lock",
+            Instant::now(),
+            "t",
+        )
+        .unwrap();
+        assert!(super::held_for_hooks().contains("\tthe x lock\tt\t"));
+        drop(held);
+        assert!(!super::held_for_hooks().contains("the x lock"));
     }
 }

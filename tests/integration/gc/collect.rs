@@ -2,7 +2,8 @@
 //! `--apply` removes exactly the candidates (merged-and-pushed clean `ready` worktrees through
 //! the release-first removal, entries whose directory is gone by pruning) and keeps unpushed,
 //! dirty, locked and unmanaged worktrees intact; `--include-failed --older-than DUR` extends the
-//! candidates to clean, pushed worktrees left `failed`.
+//! candidates to clean, pushed worktrees left `failed` (see `abandoned.rs` for those with no
+//! commit of their own).
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -275,7 +276,7 @@ fn include_failed_collects_a_failed_worktree_and_unmanaged_ones_are_never_collec
     let repo = TestRepo::new();
     repo.write_rules(&repo.rules_with_prepare(false));
     repo.install_hooks();
-    // Even a failed card goes only with work made in it that landed.
+    // A failed card with work made in it goes once that work landed.
     let f = repo.add_card("f");
     commit_in(&repo, &f, "f-work");
     repo.push_and_merge(&f, "card/f");

@@ -2,3 +2,4 @@
 //! under attack.
 mod attack;
 mod end_to_end;
+mod globs;

@@ -124,7 +124,15 @@ fn check_env(repo: &TestRepo, env: &BTreeMap<String, String>, card: &str, wt: &P
     for k in env.keys() {
         assert!(!k.starts_with("GIT_"), "{k} leaked into the hook: {env:#?}");
         assert!(
-            ["PATH", "HOME", "LANG", "LC_ALL", "MY_PASSED"].contains(&k.as_str())
+            [
+                "PATH",
+                "HOME",
+                "LANG",
+                "LC_ALL",
+                "MY_PASSED",
+                "KARDWT_HELD_LOCKS"
+            ]
+            .contains(&k.as_str())
                 || fixed.contains(&k.as_str())
                 || allowed_extra.contains(&k.as_str()),
             "{k} is not in the hook's allowed environment: {env:#?}"
