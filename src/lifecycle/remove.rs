@@ -218,7 +218,7 @@ fn refusals(
     opts: &Options,
 ) -> Result<Step> {
     let mut unjudged = None;
-    let dirt = match dirty::dirty(&ctx.repo.base, path, rec) {
+    let dirt = match dirty::dirty(&ctx.repo.base, &ctx.repo.common_dir, path, rec) {
         Ok(dirt) => dirt,
         // --force discards whatever the tree holds: not knowing what that is stops nothing.
         Err(e) if opts.force => {

@@ -3,5 +3,6 @@
 //! are told from user work, and faults never lose work.
 mod clean_means_clean;
 mod faults;
+mod hidden_work;
 mod release_first;
 mod what_it_reads;

@@ -1,0 +1,61 @@
+//! Work that `git status` does not show is still work: a real file hidden by the exclude entry
+//! written for another tree's link, a repository or worktree nested at an ignored path, and an
+//! edit to a tracked file flagged skip-worktree or assume-unchanged. `remove` refuses each,
+//! naming it, and touches nothing on disk.
+use std::path::Path;
+
+use crate::support::{snapshot, TestRepo};
+
+fn status(repo: &TestRepo, dir: &Path) -> String {
+    repo.git(dir, &["status", "--porcelain", "--untracked-files=all"])
+}
+
+/// `remove card` (at `wt`) exits 1 naming `what`; the tree, the base and the registration are
+/// as they were.
+#[track_caller]
+fn assert_refused(repo: &TestRepo, args: &[&str], wt: &Path, what: &str) {
+    let before = snapshot(wt);
+    let base = repo.snapshot_base();
+    let mut all = vec!["remove"];
+    all.extend_from_slice(args);
+    all.extend(["--grace", "1"]);
+    let out = repo.kardwt(&repo.base, &all);
+    out.expect_code(1);
+    assert!(out.stderr.contains(what), "{what} is not named:\n{out}");
+    assert_eq!(snapshot(wt), before, "the tree changed:\n{out}");
+    assert_eq!(repo.snapshot_base(), base, "the base changed:\n{out}");
+    assert!(repo.is_registered(wt), "{out}");
+}
+
+/// Card 2 holds its own untracked `seed.sql`; once card 1 links the base's `seed.sql`, the
+/// shared exclude entry hides card 2's file from `git status`, and it is still card 2's work.
+#[test]
+fn a_real_file_hidden_by_another_trees_link_entry_is_user_work() {
+    let repo = TestRepo::new();
+    std::fs::write(repo.base.join("seed.sql"), "base seed\n").unwrap();
+    let plain = repo.rules_with_prepare(false);
+    repo.write_rules(&plain);
+    let two = repo.add_card("2");
+    std::fs::write(two.join("seed.sql"), "card 2's own seed\n").unwrap();
+    assert!(status(&repo, &two).contains("?? seed.sql"));
+
+    repo.write_rules(&format!("{plain}  sharing:\n    link: [seed.sql]\n"));
+    let one = repo.add_card("1");
+    let link = one.join("seed.sql");
+    assert!(link.symlink_metadata().unwrap().file_type().is_symlink());
+    assert_eq!(status(&repo, &two), "", "the test needs the file hidden");
+
+    assert_refused(&repo, &["2"], &two, "seed.sql");
+    assert_eq!(
+        std::fs::read_to_string(two.join("seed.sql")).unwrap(),
+        "card 2's own seed\n"
+    );
+    // Card 1's own link is not dirt, and the base's file survives its removal.
+    let out = repo.kardwt(&repo.base, &["remove", "1", "--grace", "1"]);
+    out.expect_code(0);
+    assert!(!one.exists(), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(repo.base.join("seed.sql")).unwrap(),
+        "base seed\n"
+    );
+}
