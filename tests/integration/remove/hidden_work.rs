@@ -59,3 +59,71 @@ fn a_real_file_hidden_by_another_trees_link_entry_is_user_work() {
         "base seed\n"
     );
 }
+
+/// `/build/` ignored in every tree (the common dir's `info/exclude`).
+fn ignore_build(repo: &TestRepo) {
+    let exclude = repo.common_dir().join("info/exclude");
+    let mut text = std::fs::read_to_string(&exclude).unwrap_or_default();
+    text.push_str("/build/\n");
+    std::fs::write(exclude, text).unwrap();
+}
+
+/// A worktree, and then a plain repository, inside a card tree at an ignored path: git status
+/// of the outer tree is silent, and `remove`, forced or not, refuses naming it, signals no
+/// process in it and deletes nothing.
+#[test]
+fn a_worktree_or_repository_nested_at_an_ignored_path_is_refused() {
+    let repo = TestRepo::new();
+    repo.write_rules(&repo.rules_with_prepare(false));
+    ignore_build(&repo);
+    let wt = repo.add_card("3");
+    let inner = wt.join("build/inner");
+    repo.git(
+        &repo.base,
+        &[
+            "worktree",
+            "add",
+            "--quiet",
+            "-b",
+            "inner",
+            inner.to_str().unwrap(),
+        ],
+    );
+    std::fs::write(inner.join("notes.txt"), "uncommitted\n").unwrap();
+    assert_eq!(status(&repo, &wt), "", "the test needs the tree hidden");
+    let mut sleeper = crate::support::cleanup::Sleeper::start(&repo, &inner);
+    for args in [&["3"][..], &["3", "--force"]] {
+        assert_refused(&repo, args, &wt, "build/inner");
+        assert!(
+            sleeper.alive(),
+            "a process in the nested tree was signalled"
+        );
+    }
+    assert!(repo.is_registered(&inner));
+    assert_eq!(
+        std::fs::read_to_string(inner.join("notes.txt")).unwrap(),
+        "uncommitted\n"
+    );
+    drop(sleeper);
+
+    repo.git(
+        &repo.base,
+        &["worktree", "remove", "--force", inner.to_str().unwrap()],
+    );
+    let scratch = wt.join("build/deep/scratch");
+    std::fs::create_dir_all(&scratch).unwrap();
+    repo.git(&scratch, &["init", "--quiet"]);
+    std::fs::write(scratch.join("draft.txt"), "mine\n").unwrap();
+    assert_eq!(status(&repo, &wt), "");
+    assert_refused(&repo, &["3", "--force"], &wt, "build/deep/scratch");
+    assert_eq!(
+        std::fs::read_to_string(scratch.join("draft.txt")).unwrap(),
+        "mine\n"
+    );
+
+    // Once it is gone, the tree is removed.
+    std::fs::remove_dir_all(wt.join("build")).unwrap();
+    repo.kardwt(&repo.base, &["remove", "3", "--grace", "1"])
+        .expect_code(0);
+    assert!(!wt.exists());
+}
