@@ -10,7 +10,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 
 use crate::state::record::Record;
-use crate::{git, lifecycle::walk, seed::links};
+use crate::{git, lifecycle::flagged, lifecycle::walk, seed::links};
 
 /// What is at one of the record's link paths.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -123,6 +123,7 @@ fn judge(base: &Path, common_dir: &Path, worktree: &Path, rec: &Record) -> Resul
     let known = walk::Known::new(&index, &status);
     let missed = walk::unseen(worktree, &known)?;
     let mut paths = status_paths(&status);
+    paths.extend(flagged::changed(worktree)?);
     paths.extend(missed.iter().map(|p| {
         format!(
             "{} (git status did not list it)",

@@ -127,3 +127,56 @@ fn a_worktree_or_repository_nested_at_an_ignored_path_is_refused() {
         .expect_code(0);
     assert!(!wt.exists());
 }
+
+/// An edit to a tracked file marked skip-worktree, and one to a file and a symlink marked
+/// assume-unchanged: git status shows none of them, and `remove` refuses naming each. A
+/// skip-worktree entry sparse-checkout left absent is nothing to lose: the tree is removed.
+#[test]
+fn edits_to_files_flagged_in_the_index_are_user_work() {
+    let repo = TestRepo::new();
+    repo.commit_files(
+        &[("conf/app.ini", "committed\n"), ("notes.md", "committed\n")],
+        "tracked files",
+    );
+    repo.write_rules(&repo.rules_with_prepare(false));
+    let wt = repo.add_card("7");
+    std::os::unix::fs::symlink("notes.md", wt.join("current")).unwrap();
+    repo.git(&wt, &["add", "current"]);
+    repo.git(&wt, &["commit", "--quiet", "-m", "a link"]);
+
+    repo.git(&wt, &["update-index", "--skip-worktree", "conf/app.ini"]);
+    std::fs::write(wt.join("conf/app.ini"), "my local setting\n").unwrap();
+    assert_eq!(status(&repo, &wt), "", "the test needs the edit hidden");
+    assert_refused(&repo, &["7"], &wt, "conf/app.ini");
+
+    repo.git(&wt, &["update-index", "--no-skip-worktree", "conf/app.ini"]);
+    repo.git(&wt, &["checkout", "--", "conf/app.ini"]);
+    repo.git(
+        &wt,
+        &["update-index", "--assume-unchanged", "notes.md", "current"],
+    );
+    std::fs::write(wt.join("notes.md"), "my notes\n").unwrap();
+    assert_eq!(status(&repo, &wt), "");
+    assert_refused(&repo, &["7"], &wt, "notes.md");
+    assert_eq!(
+        std::fs::read_to_string(wt.join("notes.md")).unwrap(),
+        "my notes\n"
+    );
+
+    std::fs::write(wt.join("notes.md"), "committed\n").unwrap();
+    std::fs::remove_file(wt.join("current")).unwrap();
+    std::os::unix::fs::symlink("conf/app.ini", wt.join("current")).unwrap();
+    assert_eq!(status(&repo, &wt), "");
+    assert_refused(&repo, &["7"], &wt, "current");
+
+    // As sparse-checkout leaves it: flagged and absent; and a flagged file as committed.
+    std::fs::remove_file(wt.join("current")).unwrap();
+    repo.git(&wt, &["update-index", "--no-assume-unchanged", "current"]);
+    repo.git(&wt, &["checkout", "--", "current"]);
+    repo.git(&wt, &["update-index", "--skip-worktree", "conf/app.ini"]);
+    std::fs::remove_file(wt.join("conf/app.ini")).unwrap();
+    assert_eq!(status(&repo, &wt), "");
+    let out = repo.kardwt(&repo.base, &["remove", "7", "--grace", "1"]);
+    out.expect_code(0);
+    assert!(!wt.exists(), "{out}");
+}
