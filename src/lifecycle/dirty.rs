@@ -179,21 +179,26 @@ fn hidden_by_the_block(
 }
 
 /// The repositories and worktrees nested in the worktree at `worktree` (any directory beneath it
-/// holding a `.git`, ignored or not, but the submodules its index names), relative to it:
-/// removing the outer tree would delete their uncommitted work and their history, and its
-/// release would signal their processes. An error when a directory cannot be read.
-pub fn nested_trees(worktree: &Path) -> Result<Vec<String>> {
+/// holding a `.git`, ignored or not, but the submodules its index names), relative to it, as
+/// raw bytes: removing the outer tree would delete their uncommitted work and their history,
+/// and its release would signal their processes. An error when a directory cannot be read.
+pub fn nested_tree_paths(worktree: &Path) -> Result<Vec<Vec<u8>>> {
     let gitlinks = git::index_z(worktree)?
         .into_iter()
         .filter(|e| e.is_gitlink())
         .map(|e| e.path)
         .collect();
-    let found = walk::nested_trees(worktree, &gitlinks).with_context(|| {
+    walk::nested_trees(worktree, &gitlinks).with_context(|| {
         format!(
             "could not tell whether {} holds another repository or worktree",
             worktree.display()
         )
-    })?;
+    })
+}
+
+/// [`nested_tree_paths`], as people read them.
+pub fn nested_trees(worktree: &Path) -> Result<Vec<String>> {
+    let found = nested_tree_paths(worktree)?;
     Ok(found.iter().map(|p| git::parse::display_path(p)).collect())
 }
 
