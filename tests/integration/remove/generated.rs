@@ -57,7 +57,10 @@ fn change(repo: &TestRepo, rng: &mut Rng, wt: &Path, n: usize, tracked: usize) -
         }
         4 => {
             std::fs::write(wt.join("seed.sql"), format!("my seed {n}\n")).unwrap();
-            done("a real seed.sql, hidden by the other card's link entry".into(), true)
+            done(
+                "a real seed.sql, hidden by the other card's link entry".into(),
+                true,
+            )
         }
         5 => {
             let nest = wt.join(format!("build/nest{n}"));
@@ -71,7 +74,14 @@ fn change(repo: &TestRepo, rng: &mut Rng, wt: &Path, n: usize, tracked: usize) -
             let branch = format!("gen/{}/{n}", wt.file_name().unwrap().to_string_lossy());
             repo.git(
                 &repo.base,
-                &["worktree", "add", "--quiet", "-b", &branch, inner.to_str().unwrap()],
+                &[
+                    "worktree",
+                    "add",
+                    "--quiet",
+                    "-b",
+                    &branch,
+                    inner.to_str().unwrap(),
+                ],
             );
             done(format!("a worktree at ignored build/wt{n}"), true)
         }
@@ -116,7 +126,9 @@ fn remove_refuses_or_deletes_only_what_can_be_recreated() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(DEFAULT_CASES);
-    eprintln!("remove over generated trees: seed {seed}, {cases} cases (KARDWT_SEED={seed} replays)");
+    eprintln!(
+        "remove over generated trees: seed {seed}, {cases} cases (KARDWT_SEED={seed} replays)"
+    );
     let started = std::time::Instant::now();
     let mut rng = Rng::new(seed);
 
@@ -148,7 +160,11 @@ fn remove_refuses_or_deletes_only_what_can_be_recreated() {
         let out = repo.kardwt(&repo.base, &["remove", &card, "--grace", "1"]);
         if work {
             assert_ne!(out.code, 0, "{what}: user work was removed:\n{out}");
-            assert_eq!(snapshot(&wt), before, "{what}: a refusal changed the tree:\n{out}");
+            assert_eq!(
+                snapshot(&wt),
+                before,
+                "{what}: a refusal changed the tree:\n{out}"
+            );
             assert!(repo.is_registered(&wt), "{what}:\n{out}");
             refused += 1;
         } else {
@@ -156,8 +172,16 @@ fn remove_refuses_or_deletes_only_what_can_be_recreated() {
             assert!(!wt.exists(), "{what}:\n{out}");
             removed += 1;
         }
-        assert_eq!(repo.snapshot_base(), base, "{what}: the base changed:\n{out}");
-        assert_eq!(snapshot(&other), other_before, "{what}: the other card changed");
+        assert_eq!(
+            repo.snapshot_base(),
+            base,
+            "{what}: the base changed:\n{out}"
+        );
+        assert_eq!(
+            snapshot(&other),
+            other_before,
+            "{what}: the other card changed"
+        );
     }
     eprintln!(
         "remove over generated trees: {cases} cases ({refused} refused, {removed} removed) in {:?}",
