@@ -215,7 +215,7 @@ impl std::fmt::Display for Released {
 
 /// SIGTERM every process holding `dir` but those inside one of the `spared` directories (trees
 /// nested in it, which are not its to release), wait up to `grace`, SIGKILL the survivors. An
-/// interrupt of kardwt (SPEC §22.6) cuts the grace short: the survivors are killed at once.
+/// interrupt of kardwt cuts the grace short: the survivors are killed at once.
 pub fn release(dir: &Path, grace: Duration, spared: &[std::path::PathBuf]) -> Released {
     let pids: Vec<i32> = holding(dir)
         .into_iter()
