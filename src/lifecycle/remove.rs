@@ -206,10 +206,10 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
 }
 
 /// Every refusal of a removal but the repository lock, made before anything is released: a
-/// tree holding another repository or worktree, forced or not; a dirty
-/// tree, or one not proven clean (unless forced: then it is removed
-/// with whatever it holds); gc's judgement again; whatever `git worktree remove` would refuse;
-/// gc's tree in use. The `clean` step when none refuses.
+/// tree holding another repository or worktree, forced or not; a dirty tree, or one not proven
+/// clean (unless forced: then it is removed with whatever it holds); gc's judgement again;
+/// whatever `git worktree remove` would refuse; gc's tree in use. The `clean` step when none
+/// refuses.
 fn refusals(
     ctx: &Context,
     path: &Path,

@@ -1,6 +1,6 @@
 //! `remove` over generated tree states: tracked edits (and rewrites to the same bytes),
-//! untracked and ignored files and directories, a real file hidden by another tree's link
-//! entry, nested repositories and worktrees, and index entries flagged skip-worktree or
+//! untracked and ignored files and directories, kardwt's own link, a real file or directory
+//! in its place or hidden by another tree's link entry, nested repositories and worktrees, and index entries flagged skip-worktree or
 //! assume-unchanged, edited or left absent. Each state holds either some user work, and then
 //! `remove` must refuse with nothing on disk changed, or only what can be recreated (HEAD's
 //! bytes, what the tree's own ignore rules call expendable, what sparse-checkout left out), and
@@ -34,7 +34,7 @@ fn change(repo: &TestRepo, rng: &mut Rng, wt: &Path, n: usize, tracked: usize) -
     let (path, bytes) = TRACKED[tracked];
     let at = wt.join(path);
     let done = |what: String, work: bool| Change { what, work };
-    match rng.below(12) {
+    match rng.below(13) {
         0 => {
             std::fs::write(&at, format!("{bytes}edited {n}\n")).unwrap();
             done(format!("edit tracked {path}"), true)
@@ -56,11 +56,16 @@ fn change(repo: &TestRepo, rng: &mut Rng, wt: &Path, n: usize, tracked: usize) -
             done(format!("ignored build/out{n}/ and run{n}.log"), false)
         }
         4 => {
+            // In place of this tree's own link, if it has one (never written through it).
+            let _ = std::fs::remove_file(wt.join("seed.sql"));
             std::fs::write(wt.join("seed.sql"), format!("my seed {n}\n")).unwrap();
-            done(
-                "a real seed.sql, hidden by the other card's link entry".into(),
-                true,
-            )
+            done("a real seed.sql, hidden by the link entry".into(), true)
+        }
+        12 => {
+            let _ = std::fs::remove_file(wt.join("seed.sql"));
+            std::fs::create_dir_all(wt.join("seed.sql")).unwrap();
+            std::fs::write(wt.join("seed.sql/part.sql"), "part\n").unwrap();
+            done("a real directory at the link path seed.sql".into(), true)
         }
         5 => {
             let nest = wt.join(format!("build/nest{n}"));
@@ -139,14 +144,17 @@ fn remove_refuses_or_deletes_only_what_can_be_recreated() {
     std::fs::write(repo.base.join("seed.sql"), "base seed\n").unwrap();
     let plain = repo.rules_with_prepare(false);
     // Another card links the base's seed.sql: its exclude entry hides seed.sql in every tree.
-    repo.write_rules(&format!("{plain}  sharing:\n    link: [seed.sql]\n"));
+    let linking = format!("{plain}  sharing:\n    link: [seed.sql]\n");
+    repo.write_rules(&linking);
     let other = repo.add_card("other");
-    repo.write_rules(&plain);
     let other_before = snapshot(&other);
 
     let (mut refused, mut removed) = (0, 0);
     for case in 0..cases {
         let card = format!("g{case}");
+        // A third of the trees get their own link of seed.sql (expendable while intact).
+        let linked = rng.chance(1, 3);
+        repo.write_rules(if linked { &linking } else { &plain });
         let wt = repo.add_card(&card);
         let first = rng.below(TRACKED.len());
         let changes: Vec<Change> = (0..rng.below(TRACKED.len()))
@@ -154,7 +162,7 @@ fn remove_refuses_or_deletes_only_what_can_be_recreated() {
             .collect();
         let work = changes.iter().any(|c| c.work);
         let said: Vec<&str> = changes.iter().map(|c| c.what.as_str()).collect();
-        let what = format!("seed {seed}, case {case}: {said:?}");
+        let what = format!("seed {seed}, case {case} (own link: {linked}): {said:?}");
         let before = snapshot(&wt);
         let base = repo.snapshot_base();
         let out = repo.kardwt(&repo.base, &["remove", &card, "--grace", "1"]);
