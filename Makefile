@@ -7,6 +7,8 @@
 #   make test-runners              Claude Code and the Codex CLI from npm, driven offline against
 #                                  a scripted local model endpoint (tests/runners/)
 #   make test-slow                 the fuzzers and the stress test
+#   make test-generated            the generated removal test with many more cases (CASES=1000;
+#                                  SEED=<n> replays a printed seed)
 #   make test-all                  all three
 #   make check-macos               type-check for aarch64- and x86_64-apple-darwin, from Linux
 #   make test-portable             the unit tests and the integration binary built with the
@@ -31,7 +33,7 @@ TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
 PROFILE  ?= release
 BIN      := $(TARGET_DIR)/$(if $(filter dev,$(PROFILE)),debug,$(PROFILE))/git-kardwt
 
-.PHONY: install-check all build test test-managers test-runners test-slow test-faults bench-faults test-all check-macos test-portable lint fmt man install uninstall demo bench clean
+.PHONY: install-check all build test test-managers test-runners test-slow test-generated test-faults bench-faults test-all check-macos test-portable lint fmt man install uninstall demo bench clean
 
 all: build
 
@@ -74,6 +76,12 @@ test-runners:
 	fi
 	KARDWT_BIN_DIR="$(TARGET_DIR)/debug" RUNNER_CLIENTS="$(RUNNER_CLIENTS_DIR)/node_modules/.bin" \
 		bash tests/runners/run.sh $(SCENARIOS)
+
+# The generated removal test (tests/integration/remove/generated.rs), with many more cases than
+# the default suite runs; it prints its seed, and SEED=<n> replays one.
+CASES ?= 1000
+test-generated:
+	KARDWT_CASES=$(CASES) $(if $(SEED),KARDWT_SEED=$(SEED)) $(CARGO) test --test integration remove::generated -- --nocapture
 
 # Every other ignored test: the fuzzers (unit and through the binary), the stress test and the
 # pre-push timing test.

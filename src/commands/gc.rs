@@ -205,7 +205,7 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
             }
             State::Failed | State::Preparing | State::Released => continue,
         };
-        let dirt = match dirty::dirty(&ctx.repo.base, &path, rec) {
+        let dirt = match dirty::dirty(&ctx.repo.base, &ctx.repo.common_dir, &path, rec) {
             Ok(dirt) => dirt,
             // SPEC §28.2: only a tree proven clean is collected; one gc cannot judge stays.
             Err(e) => {

@@ -256,10 +256,11 @@ fn remove(ctx: &Context, path: &Path) -> Result<Disposal> {
             let (Some(rec), Some(admin)) = (&report.record, &report.admin) else {
                 anyhow::bail!("internal error: a verified worktree without record");
             };
-            let dirt = dirty::dirty(&ctx.repo.base, path, rec)?;
+            let dirt = dirty::dirty(&ctx.repo.base, &ctx.repo.common_dir, path, rec)?;
             let blockers =
                 dirty::removal_blockers(&ctx.repo.base, path, admin, report.locked, false)?;
-            if dirt.is_empty() && blockers.is_empty() {
+            let nested = dirty::nested_trees(path)?;
+            if dirt.is_empty() && blockers.is_empty() && nested.is_empty() {
                 return remove_clean(ctx, &report, rec);
             }
             let mut why: Vec<String> = dirt.iter().take(5).cloned().collect();
@@ -268,6 +269,13 @@ fn remove(ctx: &Context, path: &Path) -> Result<Disposal> {
             }
             let checks: Vec<String> = blockers.iter().map(|b| b.check.clone()).collect();
             let mut said = Vec::new();
+            if !nested.is_empty() {
+                said.push(format!(
+                    "it holds another repository or worktree ({})",
+                    nested.join(", ")
+                ));
+                why.extend(nested.iter().map(|n| format!("{n} (a nested repository)")));
+            }
             if !dirt.is_empty() {
                 said.push(format!(
                     "it has uncommitted changes or untracked files ({})",
@@ -294,8 +302,11 @@ fn remove(ctx: &Context, path: &Path) -> Result<Disposal> {
                 Ok(_) => "its processes, cleanup hook and ports were released".to_owned(),
                 Err(e) => format!("releasing it failed: {e:#}"),
             };
-            let fixes: Vec<&str> = blockers.iter().map(|b| b.fix.as_str()).collect();
-            let first = if blockers.is_empty() {
+            let mut fixes: Vec<&str> = blockers.iter().map(|b| b.fix.as_str()).collect();
+            if !nested.is_empty() {
+                fixes.push("move the nested repository or worktree out of the tree");
+            }
+            let first = if fixes.is_empty() {
                 "commit or stash what you want to keep".to_owned()
             } else {
                 fixes.join("; ")

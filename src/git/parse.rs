@@ -131,6 +131,47 @@ pub fn index_z(raw: &[u8]) -> Result<Vec<IndexEntry>, String> {
         .collect()
 }
 
+/// An index entry git keeps out of `git status`: marked skip-worktree or assume-unchanged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FlaggedEntry {
+    /// The octal mode as git writes it.
+    pub mode: Vec<u8>,
+    /// The blob id the index holds for it.
+    pub oid: String,
+    pub path: Vec<u8>,
+}
+
+/// The stage-0 entries of `git ls-files -v --stage -z` output tagged skip-worktree (`S`) or
+/// assume-unchanged (a lowercase tag), read strictly like [`status_z`] (pure).
+pub fn flagged_z(raw: &[u8]) -> Result<Vec<FlaggedEntry>, String> {
+    let Some(body) = complete_z(raw)? else {
+        return Ok(Vec::new());
+    };
+    let mut flagged = Vec::new();
+    for e in body.split(|b| *b == 0) {
+        let strange = || format!("an entry git ls-files never writes: {}", display_path(e));
+        let tab = e.iter().position(|b| *b == b'\t').ok_or_else(strange)?;
+        let (head, path) = (&e[..tab], &e[tab + 1..]);
+        let fields: Vec<&[u8]> = head.split(|b| *b == b' ').collect();
+        let [tag, mode, oid, stage] = fields[..] else {
+            return Err(strange());
+        };
+        let [tag] = tag else {
+            return Err(strange());
+        };
+        let marked = *tag == b'S' || tag.is_ascii_lowercase();
+        if path.is_empty() || !marked || stage != b"0" {
+            continue;
+        }
+        flagged.push(FlaggedEntry {
+            mode: mode.to_vec(),
+            oid: String::from_utf8_lossy(oid).into_owned(),
+            path: path.to_vec(),
+        });
+    }
+    Ok(flagged)
+}
+
 /// A path as people read it: UTF-8 kept as is, every other byte (and control characters)
 /// written the way git quotes them, `\ooo` in octal.
 pub fn display_path(bytes: &[u8]) -> String {
@@ -156,6 +197,18 @@ pub fn display_path(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_flagged_stage_zero_entries_are_kept() {
+        let raw = b"H 100644 aa 0\tplain\0S 100644 bb 0\tsparse\0h 120000 cc 0\tlink\0s 100755 dd 0\tboth\0M 100644 ee 1\tconflict\0";
+        let got = flagged_z(raw).unwrap();
+        let paths: Vec<&[u8]> = got.iter().map(|e| e.path.as_slice()).collect();
+        assert_eq!(paths, vec![&b"sparse"[..], b"link", b"both"]);
+        assert_eq!(got[1].mode, b"120000");
+        assert_eq!(got[1].oid, "cc");
+        assert!(flagged_z(b"S 100644 bb 0\tcut").is_err());
+        assert!(flagged_z(b"S 100644 0\tbad\0").is_err());
+    }
 
     #[test]
     fn worktree_branches_skip_detached_and_bare_trees() {

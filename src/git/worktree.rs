@@ -119,6 +119,38 @@ pub fn index_z(dir: &Path) -> Result<Vec<parse::IndexEntry>> {
     completed(&out, "git ls-files --stage", dir, parse::index_z)
 }
 
+/// The index's entries marked skip-worktree or assume-unchanged (`git ls-files -v --stage
+/// -z` in `dir`), from a run that provably completed: see [`completed`].
+pub fn flagged_z(dir: &Path) -> Result<Vec<parse::FlaggedEntry>> {
+    let out = Call::new(dir, ["ls-files", "-v", "--stage", "-z"])
+        .untraced()
+        .output()?;
+    completed(&out, "git ls-files -v --stage", dir, parse::flagged_z)
+}
+
+/// The blob ids git would store for the files at `paths` (relative to `dir`, none holding a
+/// newline), through the same filters `git add` applies (`git hash-object --stdin-paths`),
+/// one per path in order.
+pub fn hash_paths(dir: &Path, paths: &[&[u8]]) -> Result<Vec<String>> {
+    if paths.is_empty() {
+        return Ok(Vec::new());
+    }
+    let input: Vec<u8> = paths.iter().flat_map(|p| [*p, b"\n"].concat()).collect();
+    let out = Call::new(dir, ["hash-object", "--stdin-paths"])
+        .stdin(input)
+        .untraced()
+        .output()?;
+    let oids: Vec<String> = out.stdout.lines().map(str::to_owned).collect();
+    if !out.ok || oids.len() != paths.len() {
+        anyhow::bail!(
+            "`git hash-object --stdin-paths` failed in {}: {}",
+            dir.display(),
+            out.stderr.trim()
+        );
+    }
+    Ok(oids)
+}
+
 /// A reading git run whose answer kardwt acts on only when it provably completed: exit 0,
 /// nothing on stderr (git reports a directory it could not open, or a file it could not
 /// stat, only as a line there, and exits 0 with that part missing from its answer), and its

@@ -89,6 +89,7 @@ pub fn add(ctx: &Context, args: &AddOptions) -> Result<Added> {
     };
     let record = match report.verdict {
         Verdict::Absent => {
+            refuse_inside_another_tree(&ctx.repo.base, &path)?;
             refuse_if_branch_held(ctx, &entries, &card, cfg)?;
             action.create(&path, &holder, None)?
         }
@@ -503,6 +504,33 @@ fn refuse_if_branch_held(
             path.display()
         ))
         .hint(hint)
+        .into());
+    }
+    Ok(())
+}
+
+/// Refuse a card tree at `path` inside another worktree or repository (a directory above it
+/// holding a `.git`): the base, another card's tree, any other checkout. Removing that tree
+/// would take the card's with it, and the card's files would show as its untracked work. A
+/// repository the base itself lies inside (a home directory under git) is not one of them.
+fn refuse_inside_another_tree(base: &Path, path: &Path) -> Result<()> {
+    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let base = canon(base);
+    for dir in path.ancestors().skip(1).filter(|d| d.is_dir()) {
+        let dir = canon(dir);
+        let holds_git = dir.join(".git").symlink_metadata().is_ok();
+        if !holds_git || (base.starts_with(&dir) && base != dir) {
+            continue;
+        }
+        return Err(refused(format!(
+            "{} would be inside the worktree {}; nothing was created",
+            path.display(),
+            dir.display()
+        ))
+        .hint(
+            "choose a root outside every worktree (--root, or git config kardwt.root); the \
+             default is <base>.worktrees beside the base",
+        )
         .into());
     }
     Ok(())

@@ -10,7 +10,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 
 use crate::state::record::Record;
-use crate::{git, lifecycle::walk, seed::links};
+use crate::{git, lifecycle::flagged, lifecycle::walk, seed::links};
 
 /// What is at one of the record's link paths.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -91,15 +91,15 @@ pub fn combine(status: Vec<String>, links: &[(String, LinkState)]) -> Vec<String
 }
 
 /// Tracked changes, untracked files, and user work at kardwt's link paths or hidden by the
-/// exclude block, in the worktree at `worktree` whose record is `rec`; empty when clean.
+/// exclude block of `<common_dir>/info/exclude`, in the worktree at `worktree` whose record is `rec`; empty when clean.
 ///
 /// Clean is decided only on proof (SPEC §28.2): a `git status` that provably completed (exit
 /// 0, nothing on stderr, its `-z` output whole), the index as `git ls-files` read it, and
 /// kardwt's own walk of every directory git does not ignore ([`crate::lifecycle::walk`]), which names
 /// what git should have listed and did not (a directory git could not read is silently empty
 /// to it). Any failure among them is an error: the caller refuses, it never removes.
-pub fn dirty(base: &Path, worktree: &Path, rec: &Record) -> Result<Vec<String>> {
-    judge(base, worktree, rec).with_context(|| {
+pub fn dirty(base: &Path, common_dir: &Path, worktree: &Path, rec: &Record) -> Result<Vec<String>> {
+    judge(base, common_dir, worktree, rec).with_context(|| {
         format!(
             "could not tell whether {} holds uncommitted work",
             worktree.display()
@@ -107,7 +107,7 @@ pub fn dirty(base: &Path, worktree: &Path, rec: &Record) -> Result<Vec<String>> 
     })
 }
 
-fn judge(base: &Path, worktree: &Path, rec: &Record) -> Result<Vec<String>> {
+fn judge(base: &Path, common_dir: &Path, worktree: &Path, rec: &Record) -> Result<Vec<String>> {
     // Ignored paths listed too (a directory matching an ignore rule as one `dir/`): what the
     // walk skips, and what the skills check looks for.
     let status = git::status_z(
@@ -123,6 +123,7 @@ fn judge(base: &Path, worktree: &Path, rec: &Record) -> Result<Vec<String>> {
     let known = walk::Known::new(&index, &status);
     let missed = walk::unseen(worktree, &known)?;
     let mut paths = status_paths(&status);
+    paths.extend(flagged::changed(worktree)?);
     paths.extend(missed.iter().map(|p| {
         format!(
             "{} (git status did not list it)",
@@ -134,32 +135,71 @@ fn judge(base: &Path, worktree: &Path, rec: &Record) -> Result<Vec<String>> {
         .iter()
         .map(|l| (l.clone(), link_state(base, worktree, l)))
         .collect();
-    // The exclude block hides a non-directory at the skills paths in every worktree: one that
-    // is not kardwt's link (per this record) and that git ignores is user work.
-    for rel in hidden_by_the_block(worktree, rec, &known) {
-        links.push((
-            rel,
-            LinkState::UserWork("hidden from git status by an ignore rule"),
-        ));
+    // The exclude block is shared by every tree: it hides a non-directory at the skills paths
+    // and at every other tree's link path here too. One that is not kardwt's link (per this
+    // record) and that git ignores is user work.
+    let block = links::block_paths(common_dir)?;
+    for (rel, why) in hidden_by_the_block(worktree, rec, &block, &known) {
+        links.push((rel, LinkState::UserWork(why)));
     }
     Ok(combine(paths, &links))
 }
 
-/// The skills paths that are not links of this record, hold a non-directory, and that git
-/// ignores (so `git status` does not show them).
-fn hidden_by_the_block(worktree: &Path, rec: &Record, known: &walk::Known) -> Vec<String> {
-    links::SKILLS
-        .into_iter()
+/// The paths kardwt's exclude block may hide (the skills paths and `block`, the block's own
+/// lines) that are not links of this record, hold a non-directory, and that git ignores (so
+/// `git status` does not show them), each with why it is user work.
+fn hidden_by_the_block(
+    worktree: &Path,
+    rec: &Record,
+    block: &[String],
+    known: &walk::Known,
+) -> Vec<(String, &'static str)> {
+    let mut rels: Vec<&str> = links::SKILLS.to_vec();
+    for rel in block {
+        if !rels.contains(&rel.as_str()) {
+            rels.push(rel);
+        }
+    }
+    rels.into_iter()
         .filter(|rel| !rec.links.iter().any(|l| l == rel))
-        .filter(|rel| {
-            worktree
-                .join(rel)
-                .symlink_metadata()
-                .is_ok_and(|m| !m.is_dir())
+        .filter_map(|rel| {
+            let meta = worktree.join(rel).symlink_metadata().ok()?;
+            let why = if meta.is_dir() {
+                return None;
+            } else if meta.file_type().is_symlink() {
+                "a symlink hidden from git status by kardwt's exclude entry, not this tree's link"
+            } else {
+                "a real file hidden from git status by kardwt's exclude entry for a link"
+            };
+            known
+                .ignored_at_or_above(rel.as_bytes())
+                .then(|| (rel.to_owned(), why))
         })
-        .filter(|rel| known.ignored_at_or_above(rel.as_bytes()))
-        .map(str::to_owned)
         .collect()
+}
+
+/// The repositories and worktrees nested in the worktree at `worktree` (any directory beneath it
+/// holding a `.git`, ignored or not, but the submodules its index names), relative to it, as
+/// raw bytes: removing the outer tree would delete their uncommitted work and their history,
+/// and its release would signal their processes. An error when a directory cannot be read.
+pub fn nested_tree_paths(worktree: &Path) -> Result<Vec<Vec<u8>>> {
+    let gitlinks = git::index_z(worktree)?
+        .into_iter()
+        .filter(|e| e.is_gitlink())
+        .map(|e| e.path)
+        .collect();
+    walk::nested_trees(worktree, &gitlinks).with_context(|| {
+        format!(
+            "could not tell whether {} holds another repository or worktree",
+            worktree.display()
+        )
+    })
+}
+
+/// [`nested_tree_paths`], as people read them.
+pub fn nested_trees(worktree: &Path) -> Result<Vec<String>> {
+    let found = nested_tree_paths(worktree)?;
+    Ok(found.iter().map(|p| git::parse::display_path(p)).collect())
 }
 
 /// One reason `git worktree remove` would refuse: the check, and what to do by hand.

@@ -85,7 +85,17 @@ pub fn release_locked(
     // 1. Processes whose cwd is inside the tree.
     let t = Instant::now();
     let released = match processes {
-        Processes::Release(grace) => process::release(path, grace),
+        // A tree nested in this one is not this tree's to release: its processes are spared.
+        Processes::Release(grace) => {
+            use std::os::unix::ffi::OsStrExt;
+            let nested = crate::lifecycle::dirty::nested_tree_paths(path)?;
+            let spared: Vec<PathBuf> = nested
+                .iter()
+                .map(|rel| path.join(std::ffi::OsStr::from_bytes(rel)))
+                .map(|at| std::fs::canonicalize(&at).unwrap_or(at))
+                .collect();
+            process::release(path, grace, &spared)
+        }
         // The caller refused a tree in use before anything was released (`lifecycle/remove.rs`).
         Processes::KeepInUse => process::Released::default(),
     };
@@ -330,7 +340,7 @@ pub fn release_gone(ctx: &Context, report: &verify::Report, grace: Duration) -> 
         .into());
     }
     let t = Instant::now();
-    let released = process::release(&path, grace);
+    let released = process::release(&path, grace, &[]);
     events::append(
         &ctx.repo.common_dir,
         crate::state::events::Kind::Released,

@@ -142,18 +142,18 @@ pub fn at(repo: &Repo, path: &Path) -> Option<Remnant> {
 pub struct Contents {
     /// Its entries (files, links, directories), itself not counted.
     pub entries: u64,
-    /// How many non-directories changed after the failed removal (every one when kardwt did
-    /// not see it fail), and the first few of them, relative to it.
+    /// How many entries changed after the failed removal (every non-directory when kardwt did
+    /// not see it fail), and the first few of them, relative to it (`.`: itself).
     pub changed: u64,
     pub changed_shown: Vec<PathBuf>,
     /// Directories in it on another file system (mount points), relative to it (`""`: itself).
     pub mounts: Vec<PathBuf>,
 }
 
-/// Read what `path` holds. `since`: when the removal that left it failed; a non-directory whose
-/// status changed in a later second counts as changed (its contents, mode, links or name:
-/// `ctime`, which no one sets back). Directories are not judged: git's own deletions change
-/// theirs, and an empty one holds nothing.
+/// Read what `path` holds. `since`: when the removal that left it failed; an entry whose status
+/// changed in a later second counts as changed (its contents, mode, links or name: `ctime`,
+/// which no one sets back), directories (the tree itself included) and everything beneath them
+/// alike: git's own deletions changed theirs before the failure, so a later change is not its.
 pub fn inspect(path: &Path, since: Option<u64>) -> std::io::Result<Contents> {
     let (parent, name) = split(path)?;
     let parent_fd = beneath::root(parent)?;
@@ -163,6 +163,10 @@ pub fn inspect(path: &Path, since: Option<u64>) -> std::io::Result<Contents> {
     if rustix::fs::fstat(&parent_fd)?.st_dev != dev {
         out.mounts.push(PathBuf::new());
         return Ok(out);
+    }
+    // The tree itself: an entry moved in (or out) after the failure changed it.
+    if changed_after(true, rustix::fs::fstat(&root)?.st_ctime, since) {
+        out.note_changed(Path::new("."));
     }
     walk(&root, Path::new(""), dev, since, &mut out)?;
     Ok(out)
@@ -206,21 +210,41 @@ fn walk(
         let at = rel.join(name);
         let st = rustix::fs::statat(dir, name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW)?;
         out.entries += 1;
-        if FileType::from_raw_mode(st.st_mode) == FileType::Directory {
-            if st.st_dev != dev {
-                out.mounts.push(at);
-                continue;
-            }
+        let is_dir = FileType::from_raw_mode(st.st_mode) == FileType::Directory;
+        if is_dir && st.st_dev != dev {
+            out.mounts.push(at);
+            continue;
+        }
+        if changed_after(is_dir, st.st_ctime, since) {
+            out.note_changed(&at);
+        }
+        if is_dir {
             let sub = open_below(dir, name, &at)?;
             walk(&sub, &at, dev, since, out)?;
-        } else if since.is_none_or(|s| u64::try_from(st.st_ctime).unwrap_or(0) > s) {
-            out.changed += 1;
-            if out.changed_shown.len() < SHOWN {
-                out.changed_shown.push(at);
-            }
         }
     }
     Ok(())
+}
+
+/// Did an entry change after the failed removal at `since` (pure)? Its `ctime` says when its
+/// status last changed: a directory's moves with it (a directory moved in keeps its files'
+/// old times, not its own) and with every entry made, moved or deleted in it, so one touched
+/// after the failure is new. Unmarked (`None`), every non-directory counts; an empty
+/// directory holds nothing to lose.
+fn changed_after(is_dir: bool, ctime: i64, since: Option<u64>) -> bool {
+    match since {
+        Some(s) => u64::try_from(ctime).unwrap_or(0) > s,
+        None => !is_dir,
+    }
+}
+
+impl Contents {
+    fn note_changed(&mut self, at: &Path) {
+        self.changed += 1;
+        if self.changed_shown.len() < SHOWN {
+            self.changed_shown.push(at.to_path_buf());
+        }
+    }
 }
 
 /// Why a remnant may not be cleared, if it may not (pure).
@@ -251,7 +275,7 @@ impl Blocked {
                 list(m, m.len() as u64)
             ),
             Blocked::Changed { count, shown } => format!(
-                "holds {count} file(s) changed after that removal failed ({}), new work perhaps",
+                "holds {count} entries changed or moved in after that removal failed ({}), new work perhaps",
                 list(shown, *count)
             ),
             Blocked::Unmarked { count } => format!(
@@ -555,7 +579,7 @@ mod tests {
         };
         let b = blocked(true, &changed, false).unwrap();
         assert!(
-            b.forcible() && b.describe().contains("2 file(s) changed"),
+            b.forcible() && b.describe().contains("2 entries changed"),
             "{b:?}"
         );
         assert!(matches!(
@@ -582,8 +606,10 @@ mod tests {
         let now = crate::sys::time::now_secs();
         let c = inspect(&rem, Some(now + 10)).unwrap();
         assert_eq!((c.entries, c.changed), (4, 0), "{c:?}");
+        // Recent: the files, the link, and the directories (the tree itself too).
         let c = inspect(&rem, Some(now.saturating_sub(10))).unwrap();
-        assert_eq!(c.changed, 2, "{c:?}");
+        assert_eq!(c.changed, 5, "{c:?}");
+        assert!(c.changed_shown.contains(&PathBuf::from(".")), "{c:?}");
         assert!(c.changed_shown.contains(&PathBuf::from("src/deep/f")));
         let c = inspect(&rem, None).unwrap();
         assert_eq!(c.changed, 2);

@@ -216,10 +216,11 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
     })
 }
 
-/// Every refusal of a removal but the repository lock, made before anything is released
-/// (§17.7, §28.2): a dirty tree, or one not proven clean (unless forced: then it is removed
-/// with whatever it holds); gc's judgement again; whatever `git worktree remove` would refuse;
-/// gc's tree in use. The `clean` step when none refuses.
+/// Every refusal of a removal but the repository lock, made before anything is released: a
+/// tree holding another repository or worktree, forced or not; a dirty tree, or one not proven
+/// clean (unless forced: then it is removed with whatever it holds); gc's judgement again;
+/// whatever `git worktree remove` would refuse; gc's tree in use. The `clean` step when none
+/// refuses.
 fn refusals(
     ctx: &Context,
     path: &Path,
@@ -228,8 +229,9 @@ fn refusals(
     locked: bool,
     opts: &Options,
 ) -> Result<Step> {
+    refuse_nested_trees(path)?;
     let mut unjudged = None;
-    let dirt = match dirty::dirty(&ctx.repo.base, path, rec) {
+    let dirt = match dirty::dirty(&ctx.repo.base, &ctx.repo.common_dir, path, rec) {
         Ok(dirt) => dirt,
         // --force discards whatever the tree holds: not knowing what that is stops nothing.
         Err(e) if opts.force => {
@@ -303,6 +305,33 @@ fn refusals(
             None => format!("{} dirty paths, forced", dirt.len()),
         },
     })
+}
+
+/// A repository or worktree nested in the tree is refused, forced or not: deleting it could
+/// lose commits no other clone has, and nothing in it was released.
+fn refuse_nested_trees(path: &Path) -> Result<()> {
+    let nested = dirty::nested_trees(path)?;
+    let Some(first) = nested.first() else {
+        return Ok(());
+    };
+    let shown = crate::ground::quote::sh_path(&path.join(first));
+    Err(failed(format!(
+        "{} holds another repository or worktree ({}{}); nothing was released or removed",
+        path.display(),
+        nested
+            .iter()
+            .take(5)
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .join(", "),
+        if nested.len() > 5 { ", …" } else { "" }
+    ))
+    .hint(format!(
+        "check it for uncommitted work and unpushed commits (git -C {shown} status), move it out \
+         of the tree or delete it by hand (git worktree remove {shown}, for a worktree), then run \
+         remove again; --force does not remove it"
+    ))
+    .into())
 }
 
 /// Prune the registration of a worktree whose directory is gone (`git worktree remove` of the

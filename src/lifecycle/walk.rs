@@ -147,6 +147,51 @@ pub fn unseen(worktree: &Path, known: &Known) -> Result<Vec<Vec<u8>>> {
     Ok(found)
 }
 
+/// The directories beneath `worktree` (relative to it) that hold a `.git` of their own: a
+/// nested repository or worktree, ignored or not, whose work and history no check of the outer
+/// tree sees. Every directory is read (ignored ones too, never through a symlink) except the
+/// submodules in `gitlinks`, which git's own submodule check answers for; a nested tree's own
+/// contents are not read. An error names a directory that cannot be read.
+pub fn nested_trees(worktree: &Path, gitlinks: &HashSet<Vec<u8>>) -> Result<Vec<Vec<u8>>> {
+    let mut found = Vec::new();
+    let mut dirs: Vec<(PathBuf, Vec<u8>)> = vec![(worktree.to_path_buf(), Vec::new())];
+    while let Some((dir, rel)) = dirs.pop() {
+        let cannot = || {
+            format!(
+                "could not read the directory {} while looking for repositories inside the tree",
+                dir.display()
+            )
+        };
+        let mut subdirs = Vec::new();
+        let mut holds_git = false;
+        for entry in std::fs::read_dir(&dir).with_context(cannot)? {
+            let entry = entry.with_context(cannot)?;
+            let name = entry.file_name();
+            if name.as_bytes() == b".git" {
+                holds_git = true;
+                continue;
+            }
+            if entry.file_type().with_context(cannot)?.is_dir() {
+                let mut path = rel.clone();
+                if !path.is_empty() {
+                    path.push(b'/');
+                }
+                path.extend_from_slice(name.as_bytes());
+                if !gitlinks.contains(&path) {
+                    subdirs.push((entry.path(), path));
+                }
+            }
+        }
+        if holds_git && !rel.is_empty() {
+            found.push(rel);
+        } else {
+            dirs.extend(subdirs);
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -223,5 +268,30 @@ mod tests {
         );
         let err = unseen(&wt.join("absent"), &known()).unwrap_err();
         assert!(format!("{err:#}").contains("could not read the directory"));
+    }
+
+    #[test]
+    fn nested_trees_are_found_at_any_depth_but_not_inside_one_another_or_submodules() {
+        let dir = tempfile::tempdir().unwrap();
+        let wt = dir.path();
+        for p in [
+            ".git",
+            "build/out/inner/.git/HEAD",
+            "build/out/inner/deeper/.git",
+            "wt2/.git",
+            "vendor/sm/.git",
+            "src/lib.txt",
+        ] {
+            let at = wt.join(p);
+            std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+            std::fs::write(at, "x").unwrap();
+        }
+        std::os::unix::fs::symlink(wt.join("wt2"), wt.join("via-link")).unwrap();
+        let gitlinks: HashSet<Vec<u8>> = [b"vendor/sm".to_vec()].into();
+        assert_eq!(
+            nested_trees(wt, &gitlinks).unwrap(),
+            vec![b"build/out/inner".to_vec(), b"wt2".to_vec()]
+        );
+        assert!(nested_trees(&wt.join("absent"), &gitlinks).is_err());
     }
 }

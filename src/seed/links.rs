@@ -268,6 +268,34 @@ pub fn with_block(text: &[u8], rels: &[&str]) -> Vec<u8> {
     out
 }
 
+/// The link paths kardwt's block in `<common dir>/info/exclude` hides, in every worktree of
+/// the repository and in the base: empty when there is no file or no block. A file that exists
+/// and cannot be read is an error (what it hides cannot be told).
+pub fn block_paths(common_dir: &Path) -> Result<Vec<String>> {
+    let path = exclude_path(common_dir);
+    let text = crate::sys::fsio::read_bounded_following(&path, MAX_EXCLUDE_BYTES)
+        .with_context(|| format!("could not read {}", path.display()))?
+        .unwrap_or_default();
+    Ok(paths_in_block(&text))
+}
+
+/// The link paths the marked block of `text` names, in order (pure).
+fn paths_in_block(text: &[u8]) -> Vec<String> {
+    let bare = |l: &[u8]| -> Vec<u8> { l.strip_suffix(b"\r").unwrap_or(l).to_vec() };
+    let mut inside = false;
+    let mut rels = Vec::new();
+    for line in text.split(|&b| b == b'\n').map(bare) {
+        if line == BLOCK_START.as_bytes() {
+            inside = true;
+        } else if line == BLOCK_END.as_bytes() {
+            inside = false;
+        } else if let Some(rel) = block_rel(&line).filter(|_| inside) {
+            rels.push(rel);
+        }
+    }
+    rels
+}
+
 /// The link path a line of kardwt's block names (`/P`), or `None` for anything else (pure).
 fn block_rel(line: &[u8]) -> Option<String> {
     let rel = std::str::from_utf8(line.strip_prefix(b"/")?).ok()?;
@@ -321,6 +349,13 @@ mod tests {
             "{BLOCK_START}\n/.claude/skills\n!/.claude/skills/\n{BLOCK_END}\na\n# mine\nb\n"
         );
         assert_eq!(String::from_utf8(new).unwrap(), expected);
+    }
+
+    #[test]
+    fn the_paths_of_the_block_and_only_those() {
+        let text = with_block(b"/outside\n", &["seed.sql", ".claude/skills"]);
+        assert_eq!(paths_in_block(&text), vec!["seed.sql", ".claude/skills"]);
+        assert!(paths_in_block(b"/outside\n").is_empty());
     }
 
     #[test]

@@ -213,10 +213,17 @@ impl std::fmt::Display for Released {
     }
 }
 
-/// SIGTERM every process holding `dir`, wait up to `grace`, SIGKILL the survivors. An interrupt
-/// of kardwt (SPEC §22.6) cuts the grace short: the survivors are killed at once.
-pub fn release(dir: &Path, grace: Duration) -> Released {
-    let pids = holding(dir);
+/// SIGTERM every process holding `dir` but those inside one of the `spared` directories (trees
+/// nested in it, which are not its to release), wait up to `grace`, SIGKILL the survivors. An
+/// interrupt of kardwt cuts the grace short: the survivors are killed at once.
+pub fn release(dir: &Path, grace: Duration, spared: &[std::path::PathBuf]) -> Released {
+    let pids: Vec<i32> = holding(dir)
+        .into_iter()
+        .filter(|pid| {
+            !std::fs::read_link(format!("/proc/{pid}/cwd"))
+                .is_ok_and(|cwd| spared.iter().any(|s| inside(&cwd, s)))
+        })
+        .collect();
     for &pid in &pids {
         signal(pid, Signal::TERM);
     }
@@ -281,7 +288,7 @@ mod tests {
             .unwrap();
         let pid = child.id() as i32;
         assert!(holding(&dir).contains(&pid));
-        let released = release(&dir, Duration::from_secs(2));
+        let released = release(&dir, Duration::from_secs(2), &[]);
         assert!(
             released.terminated.contains(&pid) || released.killed.contains(&pid),
             "{released:?}"

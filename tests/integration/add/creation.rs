@@ -644,3 +644,24 @@ fn sharing_link_links_base_directories_safely() {
     assert_ne!(out.code, 0, "{out}");
     assert!(wt.join("models/mine.bin").is_file(), "{out}");
 }
+
+/// A card root inside another worktree (the base, or a card tree) is refused before anything
+/// is created.
+#[test]
+fn a_card_root_inside_another_worktree_is_refused() {
+    let repo = TestRepo::new();
+    repo.write_rules(&repo.rules_with_prepare(false));
+    let wt = repo.add_card("4");
+    let refs = repo.all_refs();
+    let card_before = crate::support::snapshot(&wt);
+    for (root, card) in [(repo.base.join(".trees"), "5"), (wt.join("nested"), "6")] {
+        let base = repo.snapshot_base();
+        let out = repo.kardwt(&repo.base, &["add", card, "--root", root.to_str().unwrap()]);
+        out.expect_code(3);
+        assert!(out.stderr.contains("inside the worktree"), "{out}");
+        assert!(!root.exists(), "{out}");
+        assert_eq!(repo.snapshot_base(), base, "{out}");
+        assert_eq!(repo.all_refs(), refs, "{out}");
+    }
+    assert_eq!(crate::support::snapshot(&wt), card_before);
+}

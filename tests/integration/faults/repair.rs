@@ -358,6 +358,45 @@ fn a_half_removed_tree_with_files_changed_since_is_kept_until_remove_force() {
     s.assert_untouched("h1");
 }
 
+/// A directory moved into a half-removed tree after the failure keeps its files' old times:
+/// it is new all the same (its own time, and the time of the directory it landed in, say so),
+/// and the tree is kept, with the directory whole, until `remove --force`.
+#[test]
+fn a_directory_moved_into_a_half_removed_tree_keeps_it() {
+    let s = scene();
+    let repo = &s.repo;
+    // Work made before the removal fails, so its files' times are all older than the failure.
+    let work = repo.tmp.join("my work");
+    std::fs::create_dir_all(work.join("deep")).unwrap();
+    std::fs::write(work.join("deep/draft.txt"), "mine\n").unwrap();
+    let path = half_remove(repo, "h2");
+    std::thread::sleep(Duration::from_millis(1100));
+    let landed = path.join("src/my work");
+    assert!(path.join("src").is_dir(), "the fault left no src/");
+    std::fs::rename(&work, &landed).unwrap();
+    let before = snapshot(&path);
+    for args in [&["remove", "h2"][..], &["add", "h2"]] {
+        let out = repo.kardwt(&repo.base, args);
+        out.expect_code(3);
+        assert!(
+            out.stderr.contains("my work") && out.stderr.contains("nothing was deleted"),
+            "{out}"
+        );
+        assert_eq!(
+            snapshot(&path),
+            before,
+            "a refusal deleted something:\n{out}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(landed.join("deep/draft.txt")).unwrap(),
+        "mine\n"
+    );
+    repo.kardwt_ok(&repo.base, &["remove", "--force", "h2"]);
+    assert!(!path.exists());
+    s.assert_untouched("h2");
+}
+
 #[test]
 fn what_kardwt_did_not_create_is_never_taken_for_a_half_removed_tree() {
     let s = scene();

@@ -3,6 +3,8 @@
 //! are told from user work, and faults never lose work.
 mod clean_means_clean;
 mod faults;
+mod generated;
+mod hidden_work;
 mod hook_reentry;
 mod release_first;
 mod what_it_reads;

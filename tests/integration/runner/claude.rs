@@ -564,3 +564,57 @@ fn claude_worktree_remove_of_a_deleted_tree_prunes_it_whichever_way_the_reposito
         "{out}"
     );
 }
+
+/// A worktree nested at an ignored path of the tree Claude disposes of: the outer tree is kept
+/// (its own process released), and the nested tree's process and uncommitted file are left
+/// alone.
+#[test]
+fn claude_worktree_remove_keeps_a_tree_holding_a_nested_worktree_and_spares_it() {
+    let repo = TestRepo::new();
+    repo.write_rules(&rules_with_cleanup_and_ports(&repo));
+    let exclude = repo.common_dir().join("info/exclude");
+    let mut text = std::fs::read_to_string(&exclude).unwrap_or_default();
+    text.push_str("/build/\n");
+    std::fs::write(&exclude, text).unwrap();
+    let (_, remove) = claude_commands();
+    let wt = repo.add_card("8");
+    let inner = wt.join("build/inner");
+    repo.git(
+        &repo.base,
+        &[
+            "worktree",
+            "add",
+            "--quiet",
+            "-b",
+            "inner",
+            inner.to_str().unwrap(),
+        ],
+    );
+    std::fs::write(inner.join("notes.txt"), "uncommitted\n").unwrap();
+    let mut outer_sleeper = Sleeper::start(&repo, &wt);
+    let mut inner_sleeper = Sleeper::start(&repo, &inner);
+
+    let out = run_sh(
+        &repo,
+        &repo.base,
+        &remove,
+        &remove_payload(&repo.base, &wt),
+        &[],
+    );
+    out.expect_code(1);
+    let line = kept_line(&out, &wt);
+    assert!(line.contains("build/inner"), "{out}");
+    assert!(
+        gone(&mut outer_sleeper),
+        "the tree's process was not released:\n{out}"
+    );
+    assert!(
+        inner_sleeper.alive(),
+        "the nested tree's process was signalled:\n{out}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(inner.join("notes.txt")).unwrap(),
+        "uncommitted\n"
+    );
+    assert!(repo.is_registered(&wt) && repo.is_registered(&inner));
+}
