@@ -97,20 +97,26 @@ pub fn release_locked(
             process::release(path, grace, &spared)
         }
         // The caller refused a tree in use before anything was released (`lifecycle/remove.rs`).
-        Processes::KeepInUse => process::Released::default(),
+        Processes::KeepInUse => Ok(process::Released::default()),
+    };
+    // Processes that cannot be seen were not signalled: said so, never "no process left" (remove
+    // and gc refused such a tree before, unless forced).
+    let (ok, released) = match released {
+        Ok(r) => (true, r.to_string()),
+        Err(unseen) => (false, format!("none signalled: {unseen}")),
     };
     steps.push(Step {
         step: "processes",
         ms: None,
-        ok: true,
-        detail: released.to_string(),
+        ok,
+        detail: released.clone(),
     });
     events::append(
         &ctx.repo.common_dir,
         crate::state::events::Kind::Released,
         &rec.card,
         path,
-        &released.to_string(),
+        &released,
         t.elapsed(),
     );
     if let Some(sig) = crate::sys::signals::interrupted() {
@@ -340,7 +346,10 @@ pub fn release_gone(ctx: &Context, report: &verify::Report, grace: Duration) -> 
         .into());
     }
     let t = Instant::now();
-    let released = process::release(&path, grace, &[]);
+    let released = match process::release(&path, grace, &[]) {
+        Ok(r) => r.to_string(),
+        Err(unseen) => format!("none signalled: {unseen}"),
+    };
     events::append(
         &ctx.repo.common_dir,
         crate::state::events::Kind::Released,

@@ -287,6 +287,16 @@ fn refusals(
         .hint(format!("{}; then run remove again", fixes.join("; ")))
         .into());
     }
+    if let (Processes::Release(_), false, Err(unseen)) =
+        (opts.processes, opts.force, crate::sys::process::can_see())
+    {
+        return Err(failed(format!(
+            "{} cannot be released: {unseen}; nothing was released or removed",
+            path.display()
+        ))
+        .hint("end the processes working in it yourself, then pass --force (nothing is signalled then)")
+        .into());
+    }
     if let (Processes::KeepInUse, Some(why)) = (opts.processes, crate::sys::process::in_use(path)) {
         return Err(failed(format!(
             "{} is {why}; nothing was released or removed",

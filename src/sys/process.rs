@@ -8,12 +8,33 @@ use std::time::{Duration, Instant};
 
 use rustix::process::{kill_process, Pid, Signal};
 
-/// The pids whose cwd lies inside `dir` (canonical), sparing this process and its ancestors.
-pub fn holding(dir: &Path) -> Vec<i32> {
+/// Why the processes of this machine cannot be seen. kardwt then never calls a tree unused:
+/// `remove` and `gc` refuse (`remove --force` goes on and signals nothing), `release` says it
+/// signalled nothing.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the processes inside it cannot be seen here ({0}), so nothing shows it is unused")]
+pub struct Unseen(String);
+
+/// Can kardwt see every process's current directory here? On Linux through `/proc`, which must
+/// be mounted and show this process's own entry; elsewhere not yet.
+pub fn can_see() -> Result<(), Unseen> {
+    if !cfg!(target_os = "linux") {
+        return Err(Unseen(
+            "kardwt reads processes' directories through Linux's /proc only".into(),
+        ));
+    }
+    std::fs::read_link("/proc/self/cwd")
+        .map(drop)
+        .map_err(|e| Unseen(format!("/proc/self/cwd cannot be read: {e}")))
+}
+
+/// The pids whose cwd lies inside `dir` (canonical), sparing this process and its ancestors;
+/// an error when processes cannot be seen at all.
+pub fn holding(dir: &Path) -> Result<Vec<i32>, Unseen> {
+    can_see()?;
     let spared = ancestors();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
+    let entries =
+        std::fs::read_dir("/proc").map_err(|e| Unseen(format!("/proc cannot be listed: {e}")))?;
     let mut pids: Vec<i32> = entries
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
         .filter(|pid| !spared.contains(pid))
@@ -22,7 +43,7 @@ pub fn holding(dir: &Path) -> Vec<i32> {
         })
         .collect();
     pids.sort_unstable();
-    pids
+    Ok(pids)
 }
 
 /// Does a process with pid `pid` exist (a zombie not yet reaped included; one run by another
@@ -47,10 +68,13 @@ pub fn name(pid: i32) -> String {
         .unwrap_or_else(|| "?".to_owned())
 }
 
-/// Why `dir` is in use, in words ("in use: pid 4242 node"), when a process holds it (SPEC
-/// §22.3: automatic cleanup keeps such a tree instead of ending anything).
+/// Why `dir` is in use, in words ("in use: pid 4242 node"), when a process holds it or when
+/// processes cannot be seen: automatic cleanup keeps such a tree instead of ending anything.
 pub fn in_use(dir: &Path) -> Option<String> {
-    let pids = holding(dir);
+    let pids = match holding(dir) {
+        Ok(pids) => pids,
+        Err(unseen) => return Some(unseen.to_string()),
+    };
     if pids.is_empty() {
         return None;
     }
@@ -216,8 +240,12 @@ impl std::fmt::Display for Released {
 /// SIGTERM every process holding `dir` but those inside one of the `spared` directories (trees
 /// nested in it, which are not its to release), wait up to `grace`, SIGKILL the survivors. An
 /// interrupt of kardwt cuts the grace short: the survivors are killed at once.
-pub fn release(dir: &Path, grace: Duration, spared: &[std::path::PathBuf]) -> Released {
-    let pids: Vec<i32> = holding(dir)
+pub fn release(
+    dir: &Path,
+    grace: Duration,
+    spared: &[std::path::PathBuf],
+) -> Result<Released, Unseen> {
+    let pids: Vec<i32> = holding(dir)?
         .into_iter()
         .filter(|pid| {
             !std::fs::read_link(format!("/proc/{pid}/cwd"))
@@ -243,13 +271,13 @@ pub fn release(dir: &Path, grace: Duration, spared: &[std::path::PathBuf]) -> Re
     while survivors.iter().any(|&p| alive(p)) && Instant::now() < until {
         std::thread::sleep(Duration::from_millis(10));
     }
-    Released {
+    Ok(Released {
         terminated: pids
             .into_iter()
             .filter(|p| !survivors.contains(p))
             .collect(),
         killed: survivors,
-    }
+    })
 }
 
 #[cfg(test)]
@@ -274,7 +302,7 @@ mod tests {
         let chain = ancestors();
         assert_eq!(chain.first(), Some(&me));
         let cwd = std::env::current_dir().unwrap();
-        assert!(!holding(&cwd).contains(&me));
+        assert!(!holding(&cwd).unwrap().contains(&me));
     }
 
     #[test]
@@ -287,8 +315,8 @@ mod tests {
             .spawn()
             .unwrap();
         let pid = child.id() as i32;
-        assert!(holding(&dir).contains(&pid));
-        let released = release(&dir, Duration::from_secs(2), &[]);
+        assert!(holding(&dir).unwrap().contains(&pid));
+        let released = release(&dir, Duration::from_secs(2), &[]).unwrap();
         assert!(
             released.terminated.contains(&pid) || released.killed.contains(&pid),
             "{released:?}"

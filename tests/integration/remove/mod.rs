@@ -7,4 +7,5 @@ mod generated;
 mod hidden_work;
 mod hook_reentry;
 mod release_first;
+mod unseen_processes;
 mod what_it_reads;
