@@ -527,8 +527,8 @@ fn apply(
             if c.prune {
                 match remove::prune_gone(ctx, &c.card, &c.path, deadline, "gc: directory was gone")?
                 {
-                    Ok(()) => "pruned".to_owned(),
-                    Err(why) => format!("failed: {why}"),
+                    None => "pruned".to_owned(),
+                    Some(why) => format!("failed: {why}"),
                 }
             } else {
                 let report = verify::verify(&ctx.repo, entries, &c.path, None);

@@ -69,7 +69,7 @@ fn remove_gone(
     let timeout = ctx.rules()?.config.action_timeout_seconds;
     let deadline = crate::session::hold::after(std::time::Instant::now(), timeout);
     let note = "remove: the directory was gone";
-    if let Err(why) =
+    if let Some(why) =
         crate::lifecycle::remove::prune_gone(ctx, &done.card, &report.path, deadline, note)?
     {
         return Err(failed(format!(

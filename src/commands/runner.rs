@@ -328,8 +328,8 @@ fn remove(ctx: &Context, path: &Path) -> Result<Disposal> {
             let deadline = crate::session::hold::after(std::time::Instant::now(), timeout);
             let note = "runner: directory was gone";
             let pruned = match crate::lifecycle::remove::prune_gone(ctx, &done.card, path, deadline, note)? {
-                Ok(()) => "its registration was pruned".to_owned(),
-                Err(why) => format!(
+                None => "its registration was pruned".to_owned(),
+                Some(why) => format!(
                     "git could not prune its registration ({why}): git kardwt gc --prunable --apply does"
                 ),
             };

@@ -33,10 +33,38 @@ impl StatusEntry {
     }
 }
 
-/// The entries of `git status --porcelain -z` output, read strictly (SPEC §28.2): output that
-/// does not end with the NUL of its last entry was cut short, and a field git never writes
-/// means the output is not what it seems; either is an error, never a shorter list.
-pub fn status_z(raw: &[u8]) -> Result<Vec<StatusEntry>, String> {
+/// Why output of git's that kardwt reads strictly is not what it seems: never a shorter list.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Garbled {
+    /// The output does not end with the NUL of its last entry: it was cut short.
+    #[error(
+        "its output ends in the middle of an entry ({0} bytes, no final NUL): it was cut short"
+    )]
+    CutShort(usize),
+    /// A field this git command never writes (shown as people read paths).
+    #[error("an entry git {command} never writes: {entry}")]
+    Strange {
+        command: &'static str,
+        entry: String,
+    },
+    #[error("an entry without a path")]
+    NoPath,
+    #[error("a rename of {0} without its original path")]
+    NoOriginal(String),
+}
+
+/// A field `git <command>` never writes.
+fn strange(command: &'static str, entry: &[u8]) -> Garbled {
+    Garbled::Strange {
+        command,
+        entry: display_path(entry),
+    }
+}
+
+/// The entries of `git status --porcelain -z` output, read strictly: output that does not end
+/// with the NUL of its last entry was cut short, and a field git never writes means the output
+/// is not what it seems; either is an error, never a shorter list.
+pub fn status_z(raw: &[u8]) -> Result<Vec<StatusEntry>, Garbled> {
     let mut entries = Vec::new();
     let Some(body) = complete_z(raw)? else {
         return Ok(entries);
@@ -45,24 +73,16 @@ pub fn status_z(raw: &[u8]) -> Result<Vec<StatusEntry>, String> {
     while let Some(field) = fields.next() {
         // "XY PATH": two status bytes, a space, then the path (at least one byte).
         let [x, y, b' ', path @ ..] = field else {
-            return Err(format!(
-                "an entry git status never writes: {}",
-                display_path(field)
-            ));
+            return Err(strange("status", field));
         };
         if path.is_empty() {
-            return Err("an entry without a path".into());
+            return Err(Garbled::NoPath);
         }
         let xy = [*x, *y];
         let orig = if xy.contains(&b'R') || xy.contains(&b'C') {
             match fields.next() {
                 Some(o) if !o.is_empty() => Some(o.to_vec()),
-                _ => {
-                    return Err(format!(
-                        "a rename of {} without its original path",
-                        display_path(path)
-                    ))
-                }
+                _ => return Err(Garbled::NoOriginal(display_path(path))),
             }
         } else {
             None
@@ -78,14 +98,11 @@ pub fn status_z(raw: &[u8]) -> Result<Vec<StatusEntry>, String> {
 
 /// `raw` without the NUL that ends its last field (`None` when empty); an error when it does
 /// not end with one: the output was cut short.
-fn complete_z(raw: &[u8]) -> Result<Option<&[u8]>, String> {
+fn complete_z(raw: &[u8]) -> Result<Option<&[u8]>, Garbled> {
     match raw.split_last() {
         None => Ok(None),
         Some((0, body)) => Ok(Some(body)),
-        Some(_) => Err(format!(
-            "its output ends in the middle of an entry ({} bytes, no final NUL): it was cut short",
-            raw.len()
-        )),
+        Some(_) => Err(Garbled::CutShort(raw.len())),
     }
 }
 
@@ -105,7 +122,7 @@ impl IndexEntry {
 }
 
 /// The entries of `git ls-files --stage -z` output, read strictly like [`status_z`].
-pub fn index_z(raw: &[u8]) -> Result<Vec<IndexEntry>, String> {
+pub fn index_z(raw: &[u8]) -> Result<Vec<IndexEntry>, Garbled> {
     let Some(body) = complete_z(raw)? else {
         return Ok(Vec::new());
     };
@@ -118,10 +135,7 @@ pub fn index_z(raw: &[u8]) -> Result<Vec<IndexEntry>, String> {
             };
             let mode = head.split(|b| *b == b' ').next().unwrap_or_default();
             if path.is_empty() || mode.is_empty() {
-                return Err(format!(
-                    "an entry git ls-files never writes: {}",
-                    display_path(e)
-                ));
+                return Err(strange("ls-files", e));
             }
             Ok(IndexEntry {
                 mode: mode.to_vec(),
@@ -143,13 +157,13 @@ pub struct FlaggedEntry {
 
 /// The stage-0 entries of `git ls-files -v --stage -z` output tagged skip-worktree (`S`) or
 /// assume-unchanged (a lowercase tag), read strictly like [`status_z`] (pure).
-pub fn flagged_z(raw: &[u8]) -> Result<Vec<FlaggedEntry>, String> {
+pub fn flagged_z(raw: &[u8]) -> Result<Vec<FlaggedEntry>, Garbled> {
     let Some(body) = complete_z(raw)? else {
         return Ok(Vec::new());
     };
     let mut flagged = Vec::new();
     for e in body.split(|b| *b == 0) {
-        let strange = || format!("an entry git ls-files never writes: {}", display_path(e));
+        let strange = || strange("ls-files", e);
         let tab = e.iter().position(|b| *b == b'\t').ok_or_else(strange)?;
         let (head, path) = (&e[..tab], &e[tab + 1..]);
         let fields: Vec<&[u8]> = head.split(|b| *b == b' ').collect();
@@ -241,9 +255,10 @@ mod tests {
     #[test]
     fn status_output_cut_short_or_malformed_is_an_error() {
         // The last entry's NUL is missing: git stopped writing (or kardwt reading) midway.
-        assert!(status_z(b"?? a.txt\0?? b.t")
-            .unwrap_err()
-            .contains("cut short"));
+        assert_eq!(
+            status_z(b"?? a.txt\0?? b.t").unwrap_err(),
+            Garbled::CutShort(15)
+        );
         assert!(status_z(b"?? a.txt").is_err());
         assert!(status_z(b"R\0x\0").is_err());
         assert!(
@@ -270,6 +285,9 @@ mod tests {
         assert_eq!(e[1].path, b"vendor/s\xffm");
         assert!(index_z(b"").unwrap().is_empty());
         assert!(index_z(b"160000 x 0\0").is_err());
-        assert!(index_z(b"100644 x 0\ta").unwrap_err().contains("cut short"));
+        assert_eq!(
+            index_z(b"100644 x 0\ta").unwrap_err(),
+            Garbled::CutShort(12)
+        );
     }
 }

@@ -159,7 +159,7 @@ fn completed<T>(
     out: &Output,
     what: &str,
     dir: &Path,
-    parse: impl FnOnce(&[u8]) -> Result<T, String>,
+    parse: impl FnOnce(&[u8]) -> Result<T, parse::Garbled>,
 ) -> Result<T> {
     let said = out.stderr.trim();
     if !out.ok {

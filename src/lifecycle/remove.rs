@@ -347,14 +347,14 @@ fn refuse_nested_trees(path: &Path) -> Result<()> {
 /// Prune the registration of a worktree whose directory is gone (`git worktree remove` of the
 /// missing tree: what `git worktree prune` does, for it alone), then forget its card's claim
 /// and log `removed` with `note`: gc and the runners' removal of a tree already deleted. Its
-/// resources are the caller's to release first. `Err(why)` inside when git refused.
+/// resources are the caller's to release first; `Some` when git refused, in its words.
 pub fn prune_gone(
     ctx: &Context,
     card: &str,
     path: &std::path::Path,
     deadline: Instant,
     note: &str,
-) -> Result<Result<(), String>> {
+) -> Result<Option<PruneRefused>> {
     let holder = format!("git kardwt (pruning {card})");
     let repo_lock = crate::state::store::take_repo(&ctx.repo.common_dir, deadline, &holder)?;
     let out = git::worktree_remove(
@@ -365,7 +365,7 @@ pub fn prune_gone(
         Some(deadline),
     )?;
     if !out.ok {
-        return Ok(Err(out.stderr.trim().to_owned()));
+        return Ok(Some(PruneRefused(out.stderr.trim().to_owned())));
     }
     crate::state::claim::forget(&ctx.repo.common_dir, card, path);
     events::append(
@@ -376,8 +376,13 @@ pub fn prune_gone(
         note,
         std::time::Duration::ZERO,
     );
-    Ok(Ok(()))
+    Ok(None)
 }
+
+/// git refused to prune a gone tree's registration: what it said.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct PruneRefused(pub String);
 
 /// Delete the branch when asked and merged into the recorded base, or when forced.
 fn branch_step(repo_lock: &lock::RepoLock, ctx: &Context, rec: &Record, args: &Options) -> Step {
