@@ -69,7 +69,15 @@ pub enum Processes {
 /// (unless `force`), unhinted, after its `failed` event and `last_hook` were written; the caller decides
 /// what the record becomes. An interrupt (SPEC §22.6) after the processes were released, or
 /// during the hook, marks the record `failed` and is an error even with `force`.
-#[allow(clippy::too_many_arguments)]
+/// How a release goes: which processes, until when, and whether a failed cleanup hook stops it.
+#[derive(Debug, Clone, Copy)]
+pub struct ReleaseHow {
+    pub processes: Processes,
+    pub deadline: Instant,
+    /// A failed cleanup hook does not stop the caller (`remove --force`).
+    pub force: bool,
+}
+
 pub fn release_locked(
     ctx: &Context,
     cfg: &Config,
@@ -77,10 +85,13 @@ pub fn release_locked(
     rec: &mut Record,
     admin: &Path,
     path: &Path,
-    processes: Processes,
-    deadline: Instant,
-    force: bool,
+    how: ReleaseHow,
 ) -> Result<(Vec<Step>, Option<HookFailed>)> {
+    let ReleaseHow {
+        processes,
+        deadline,
+        force,
+    } = how;
     let mut steps = Vec::new();
     // 1. Processes whose cwd is inside the tree.
     let t = Instant::now();
@@ -263,9 +274,11 @@ pub fn release_verified(
         &mut rec,
         &admin,
         &path,
-        Processes::Release(grace),
-        deadline,
-        false,
+        ReleaseHow {
+            processes: Processes::Release(grace),
+            deadline,
+            force: false,
+        },
     )?;
     if let Some(HookFailed {
         fail,

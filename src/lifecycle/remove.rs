@@ -116,9 +116,11 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
         &mut rec,
         &admin,
         &path,
-        opts.processes,
-        deadline,
-        opts.force,
+        crate::lifecycle::release::ReleaseHow {
+            processes: opts.processes,
+            deadline,
+            force: opts.force,
+        },
     )?;
     steps.extend(released);
     if let Some(crate::lifecycle::release::HookFailed {
