@@ -147,7 +147,14 @@ fn seed_new_worktree(ctx: &Context, path: &Path, admin: &Path) -> Result<()> {
         started.elapsed(),
     );
     let run_hook = cfg.prepare.as_ref().is_some_and(|p| p.on_create);
-    match prep.prepare(rec, admin, true, run_hook) {
+    match prep.prepare(
+        rec,
+        admin,
+        crate::seed::Steps {
+            seed: true,
+            run_hook,
+        },
+    ) {
         Ok(_) => Ok(()),
         Err(failure) => {
             Err(prep.undo_created_tree(&card, &retry, path, branch.as_deref(), failure))

@@ -251,7 +251,14 @@ impl Action<'_> {
         let path = record.path.clone();
         self.card_lock
             .doing(&format!("preparing card {}'s new worktree", self.card));
-        match self.prep.prepare(record, &admin, true, run_hook) {
+        match self.prep.prepare(
+            record,
+            &admin,
+            crate::seed::Steps {
+                seed: true,
+                run_hook,
+            },
+        ) {
             Ok(rec) => Ok(rec),
             Err(failure) => Err(self
                 .prep
@@ -307,7 +314,14 @@ impl Action<'_> {
                 format!("reusing card {}'s worktree", self.card)
             });
         let retry = reason == Reason::Retry;
-        match self.prep.prepare(rec, &admin, retry, run_hook) {
+        match self.prep.prepare(
+            rec,
+            &admin,
+            crate::seed::Steps {
+                seed: retry,
+                run_hook,
+            },
+        ) {
             Ok(rec) => {
                 self.prep.log(
                     crate::state::events::Kind::Reused,

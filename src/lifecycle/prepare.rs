@@ -66,7 +66,14 @@ pub fn prepare(ctx: &Context, path: &Path, asked: Option<CardId>) -> Result<Reco
         crate::ground::quote::sh_path(&rec.path)
     );
     let rec = prep
-        .prepare(rec, &admin, true, cfg.prepare.is_some())
+        .prepare(
+            rec,
+            &admin,
+            crate::seed::Steps {
+                seed: true,
+                run_hook: cfg.prepare.is_some(),
+            },
+        )
         .map_err(|f| f.into_error(&card, &retry, None))?;
     Ok(rec)
 }

@@ -194,7 +194,16 @@ fn attempt(
         };
         let result = crate::state::store::write(admin, &rec)
             .map_err(crate::seed::failure::Failure::Other)
-            .and_then(|()| prep.prepare(rec, admin, true, cfg.prepare.is_some()));
+            .and_then(|()| {
+                prep.prepare(
+                    rec,
+                    admin,
+                    crate::seed::Steps {
+                        seed: true,
+                        run_hook: cfg.prepare.is_some(),
+                    },
+                )
+            });
         match result {
             Ok(rec) => {
                 steps.push(Step::timed(

@@ -71,17 +71,21 @@ pub fn prepare_program(cfg: &Config) -> Result<Option<PathBuf>> {
     })
 }
 
+/// Which steps of the pipeline a [`Prep::prepare`] runs.
+#[derive(Debug, Clone, Copy)]
+pub struct Steps {
+    /// Links and copies (a reused ready tree keeps the ones it has).
+    pub seed: bool,
+    /// The prepare hook.
+    pub run_hook: bool,
+}
+
 impl Prep<'_> {
-    /// Seed (when `seed`) and run the prepare hook (when `run_hook`), in the contract's
+    /// Seed (when `steps.seed`) and run the prepare hook (when `steps.run_hook`), in the
     /// order, then mark the record ready; on failure mark it failed and say why. An interrupt
     /// (SPEC §22.6) is a failure noticed between the steps (and inside copies and the hook).
-    pub fn prepare(
-        &self,
-        mut rec: Record,
-        admin: &Path,
-        seed: bool,
-        run_hook: bool,
-    ) -> Result<Record, Failure> {
+    pub fn prepare(&self, mut rec: Record, admin: &Path, steps: Steps) -> Result<Record, Failure> {
+        let Steps { seed, run_hook } = steps;
         let delegated = self.cfg.checkout.mode == CheckoutMode::Delegated;
         if rec.base_ref.is_empty() {
             // R-DISPATCH 4: a record written before a base could be found gets one now.
