@@ -18,8 +18,8 @@ use crate::ground::error::{failed, Fail};
 pub const SLICE: Duration = Duration::from_millis(50);
 
 /// At most this much of the input goes in one write: a pipe that polls writable takes it
-/// without blocking (`PIPE_BUF`).
-const PIPE_BUF: usize = 4096;
+/// without blocking (`PIPE_BUF`: 4096 on Linux, POSIX's minimum of 512 elsewhere, macOS's).
+const PIPE_BUF: usize = if cfg!(target_os = "linux") { 4096 } else { 512 };
 
 /// Which of the child's output streams bytes came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
