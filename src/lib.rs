@@ -74,8 +74,8 @@ _git__kardwt() {
 }
 "#;
 
-/// Run the command line and return the process exit code. A panic is a bug, never an outcome
-/// (SPEC §28.4): should one happen all the same, it is reported as an error and exits 1, not 101.
+/// Run the command line and return the process exit code. A panic is a bug, never an outcome:
+/// should one happen all the same, it is reported as an error and exits 1, not 101.
 pub fn main() -> i32 {
     std::panic::set_hook(Box::new(|info| {
         eprintln!("error: internal error (a bug in kardwt): {info}");
@@ -86,7 +86,7 @@ pub fn main() -> i32 {
 
 /// [`main`] itself: parse, dispatch, print the error chain, map it to an exit code.
 fn run() -> i32 {
-    // `git-kardwt --help` as git answers `git kardwt --help`: the manual (SPEC §25).
+    // `git-kardwt --help` as git answers `git kardwt --help`: the manual.
     if std::env::args_os().skip(1).eq(["--help"]) {
         let stdout = std::io::stdout();
         let mut out = ground::out::Results::new(stdout.lock());
@@ -96,12 +96,12 @@ fn run() -> i32 {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
-            // The guard's own usage errors never deny (SPEC R-TRUST 9): exit 2 reads as one.
+            // The guard's own usage errors never deny: exit 2 reads as one.
             if e.use_stderr() && commands::guard::is_guard_argv(std::env::args_os()) {
                 return commands::guard::usage_error(&e);
             }
             // Help and version go out as clap prints them; so does the help shown for a
-            // missing subcommand. Errors read like kardwt's own (SPEC §25).
+            // missing subcommand. Errors read like kardwt's own.
             let help = e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand;
             if !e.use_stderr() || help {
                 let printed = e.print();
@@ -157,7 +157,7 @@ fn finish(result: anyhow::Result<i32>) -> i32 {
 }
 
 /// Is `command` one whose exit status an agent runner reads as its answer (the guard, the
-/// runner hooks: SPEC §14, §23)? Lost stdout does not change that status.
+/// runner hooks)? Lost stdout does not change that status.
 fn answers_a_runner(command: &Command) -> bool {
     matches!(
         command,
@@ -166,7 +166,7 @@ fn answers_a_runner(command: &Command) -> bool {
 }
 
 /// Does `command` change worktrees, records or what hooks set up? Those catch SIGINT, SIGTERM
-/// and SIGHUP to roll back and exit 128 + the signal (SPEC §22.6); the others die of them.
+/// and SIGHUP to roll back and exit 128 + the signal; the others die of them.
 fn acts(command: &Command) -> bool {
     match command {
         Command::Add(_)
@@ -255,7 +255,7 @@ fn dispatch(cli: Cli, out: &mut dyn std::io::Write) -> anyhow::Result<i32> {
         return commands::runner_codex::codex(cli.global, c, out);
     }
     // A person runs these: a wait for a lock names its holder (not inside git's hooks, whose
-    // verdict comes first: SPEC R-DISPATCH 3 and 7).
+    // verdict comes first).
     lock::speak_while_waiting(true);
     let anchor = match &cli.command {
         Command::Verify(a) => a.target.path.as_deref(),

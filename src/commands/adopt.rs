@@ -1,4 +1,4 @@
-//! `git kardwt adopt <card> --path P` (SPEC R-ADOPT): take an existing linked worktree under
+//! `git kardwt adopt <card> --path P`: take an existing linked worktree under
 //! management only when an `adoptions` entry declares exactly that card, path, common dir and
 //! branch and git agrees on each. Writes a verified record (origin `adopt`, state `ready`) and
 //! nothing else: no rename, reset, clean, rebase or preparation.
@@ -149,7 +149,8 @@ fn judge(
     let Some(admin) = report.admin.clone() else {
         anyhow::bail!("internal error: no admin dir for {}", path.display());
     };
-    // R-TRUST 5: adopt records `ready` without preparing, so the tree must be whole.
+    // No half-made tree is ever ready, and adopt records `ready` without preparing, so the
+    // tree must be whole.
     if let Some(why) = verify::checkout_incomplete(&report.path, &admin, verify::Probe::Files) {
         return Err(refused(format!(
             "{} cannot be adopted: {}",

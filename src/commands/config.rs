@@ -1,4 +1,4 @@
-//! `git kardwt config check [--json]` (SPEC R-CFG, §25): validate the rules strictly, apply
+//! `git kardwt config check [--json]`: validate the rules strictly, apply
 //! every check `add` and `doctor` apply to them (each hook's `argv[0]` resolved beneath
 //! `stable_root`, by the same functions, so the refusal reads the same), and print the
 //! effective configuration, defaults filled in. Exit 2 on any configuration error. The YAML

@@ -1,4 +1,4 @@
-//! `git kardwt doctor [--json] [--try]` (SPEC R-DOCTOR): are the hooks installed where git
+//! `git kardwt doctor [--json] [--try]`: are the hooks installed where git
 //! looks and is `git-kardwt` reachable on PATH; does the rules file decode; are `stable_root`
 //! and the hook executables sound; which worktrees are unseeded, failed or prunable, which
 //! claims are orphans, malformed, half-removed trees or interrupted intents, and which
@@ -86,7 +86,7 @@ pub fn run(ctx: &Context, args: &DoctorArgs, out: &mut dyn Write) -> Result<i32>
     let entries = verify::scan(&ctx.repo)?;
     worktree_findings(ctx, &entries, &mut findings);
     leftover_findings(ctx, &entries, &mut findings);
-    // R-ORPHAN: claims that outlived their worktree (or its directory).
+    // Orphans: claims that outlived their worktree (or its directory).
     for (o, kind) in crate::state::claim::orphans(&ctx.repo.common_dir, &ctx.repo.base) {
         let detail = match kind {
             crate::state::claim::Orphan::Gone => format!(
@@ -107,7 +107,7 @@ pub fn run(ctx: &Context, args: &DoctorArgs, out: &mut dyn Write) -> Result<i32>
             Some("git kardwt gc --apply".into()),
         ));
     }
-    // SPEC §22.4: malformed claims are reported, never acted on.
+    // Malformed claims are reported, never acted on.
     for (c, why) in crate::state::claim::malformed(&ctx.repo.common_dir, &ctx.repo.base) {
         findings.push(finding(
             "claim",
@@ -229,7 +229,7 @@ fn hooks_findings(ctx: &Context, findings: &mut Vec<Finding>) {
     let on_path = std::env::var_os("PATH")
         .map(|p| std::env::split_paths(&p).any(|d| d.join("git-kardwt").is_file()))
         .unwrap_or(false);
-    // The binary each installed shim names (R-DISPATCH 1): that is what a caller with a bare
+    // The binary each installed shim names (by absolute path): that is what a caller with a bare
     // PATH reaches; without one, the shim falls back to `git kardwt` on the caller's PATH.
     let named: Vec<(String, Option<String>)> = crate::install::shims::hooks_dir(ctx)
         .map(|dir| {
@@ -315,7 +315,7 @@ fn worktree_findings(ctx: &Context, entries: &[verify::Entry], findings: &mut Ve
                 },
                 format!("git kardwt prepare --path {p}"),
             ),
-            // SPEC §28.3: prepare refuses a tree whose checkout never completed; its fix is
+            // Prepare refuses a tree whose checkout never completed; its fix is
             // the one prepare would name.
             (Verdict::Verified, Some(s)) => match report
                 .admin
@@ -333,7 +333,7 @@ fn worktree_findings(ctx: &Context, entries: &[verify::Entry], findings: &mut Ve
                     format!("git kardwt prepare --path {p}"),
                 ),
             },
-            // SPEC §22.8: locked, so git keeps it (a removable disk); never prunable.
+            // Locked, so git keeps it (a removable disk); never prunable.
             (Verdict::Prunable, _) if report.locked => (
                 true,
                 "locked: its directory is missing, and git worktree lock keeps it".to_owned(),
@@ -350,7 +350,7 @@ fn worktree_findings(ctx: &Context, entries: &[verify::Entry], findings: &mut Ve
     }
 }
 
-/// SPEC §28.3: what interrupted commands left behind (orphans and malformed claims are
+/// What interrupted commands left behind (orphans and malformed claims are
 /// reported above): trees a failed removal left half deleted, intents of adds interrupted
 /// before git created their tree, temporary files of killed writes.
 fn leftover_findings(ctx: &Context, entries: &[verify::Entry], findings: &mut Vec<Finding>) {

@@ -1,4 +1,4 @@
-//! `git kardwt env [<card> | --path P] [--format shell|dotenv|json]` (SPEC §27 R-ECO): the
+//! `git kardwt env [<card> | --path P] [--format shell|dotenv|json]`: the
 //! facts a verified managed worktree's own processes need, with the names the hooks get
 //! (`KARDWT_CARD`, `KARDWT_WORKTREE`, `KARDWT_BRANCH`, `KARDWT_BASE`, `KARDWT_BASE_REF`,
 //! `KARDWT_BASE_OID`, `KARDWT_PORT`, `KARDWT_PORTS`), so `eval "$(git kardwt env)"` in a run

@@ -1,17 +1,19 @@
 //! `git kardwt gc [--apply] [--include-failed] [--older-than DUR] [--json] [--prunable]
-//! [--branches]` (SPEC R-GC, §22.3): a dry run by default. Candidates: registered entries whose directory is gone
-//! (pruned; the ports their record held are reported released), orphan claims (R-ORPHAN), and
-//! managed `ready` worktrees whose own work landed (`gc/collectable.rs`: a commit made in the tree, all
-//! of them and HEAD integrated into the base, HEAD pushed), that are clean and that no process
-//! is using; with `--include-failed`, `failed`/`preparing` ones older than `--older-than` with
-//! no commit of their own (or whose commits landed), clean and unused. gc fetches each base first and judges against it (SPEC §25; `--offline`
-//! judges against the last fetch and says how old it is); removal goes
-//! through the release-first path, never forced, and never signals a process (a tree in use is
-//! kept: only `remove` ends processes). Locked and unmanaged worktrees are never collected; a
-//! dirty one is listed with the command to remove it by hand. `--prunable` limits the
-//! candidates to the gone entries (what `git worktree prune` drops, the guard's replacement for
-//! it, SPEC R-TRUST 9): no live worktree is looked at, so none is ever removed. `--branches`
-//! adds the stale `card/*` branches (SPEC §27, `crate::gc::branches`), judged after the trees.
+//! [--branches]`: a dry run by default.
+//! Candidates: registered entries whose directory is gone (pruned; the ports their record held
+//! are reported released), orphan claims, and managed `ready` worktrees whose own work landed
+//! (`gc/collectable.rs`: a commit made in the tree, all of them and HEAD integrated into the
+//! base, HEAD pushed), that are clean and that no process is using; with `--include-failed`,
+//! `failed`/`preparing` ones older than `--older-than` with no commit of their own (or whose
+//! commits landed), clean and unused. gc fetches each base first and judges against it
+//! (`--offline` judges against the last fetch and says how old it is); removal goes through
+//! the release-first path, never forced, and never signals a process (a tree in use is kept:
+//! only `remove` ends processes). Locked and unmanaged worktrees are never collected; a dirty
+//! one is listed with the command to remove it by hand. `--prunable` limits the candidates to
+//! the gone entries (what `git worktree prune` drops, the guard's replacement for it, which
+//! never blocks by mistake): no live worktree is looked at, so none is ever removed.
+//! `--branches` adds the stale `card/*` branches (`crate::gc::branches`), judged after the
+//! trees.
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -39,7 +41,7 @@ struct Candidate {
     ports: Vec<u16>,
     #[serde(skip)]
     prune: bool,
-    /// R-ORPHAN: the card's claim outlived its worktree (or its directory): released first,
+    /// An orphan: the card's claim outlived its worktree (or its directory): released first,
     /// or only dropped when another worktree now stands at its path.
     #[serde(skip)]
     orphan: Option<(crate::state::claim::Claim, crate::state::claim::Orphan)>,
@@ -100,7 +102,7 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
     };
     let rules = ctx.rules()?;
     let entries = verify::scan(&ctx.repo)?;
-    // Judged against the base as the remote has it now (SPEC §25), unless --offline: then
+    // Judged against the base as the remote has it now, unless --offline: then
     // against the last fetch, and the report says how old that is. --prunable judges no base.
     let unfetched = if args.offline || args.prunable {
         Vec::new()
@@ -207,7 +209,7 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
         };
         let dirt = match dirty::dirty(&ctx.repo.base, &ctx.repo.common_dir, &path, rec) {
             Ok(dirt) => dirt,
-            // SPEC §28.2: only a tree proven clean is collected; one gc cannot judge stays.
+            // Only a tree proven clean is collected; one gc cannot judge stays.
             Err(e) => {
                 kept.push(keep(
                     format!("{reason}, but {e:#}; gc collects only a tree proven clean"),
@@ -245,7 +247,7 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
             ));
             continue;
         }
-        // Last, so the other reasons still show: a tree someone is using stays (SPEC §22.3).
+        // Last, so the other reasons still show: a tree someone is using stays.
         if let Some(why) = crate::sys::process::in_use(&path) {
             kept.push(keep(why, None));
             continue;
@@ -289,16 +291,16 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
         let policy = (idle, args.include_failed);
         apply(ctx, &rules.config, &entries, &mut candidates, policy)?;
     }
-    // SPEC §26: the prepare cache's entries, those beyond the bound dropped with --apply.
+    // The prepare cache's entries, those beyond the bound dropped with --apply.
     let bound = crate::seed::cache::bound(&rules.config);
     let cache = crate::seed::cache::Tidy::run(&ctx.repo.common_dir, bound, args.apply);
-    // SPEC §28.3: the temporary files killed writes left, removed with --apply.
+    // The temporary files killed writes left, removed with --apply.
     let admins: Vec<_> = entries.iter().map(|e| e.linked.admin.clone()).collect();
     let mut temporaries = crate::state::store::dead_temporaries(&ctx.repo.common_dir, &admins);
     if args.apply {
         temporaries = crate::sys::fsio::remove_files(&temporaries);
     }
-    // SPEC §27: stale card/* branches, judged after the trees (a tree collected above frees its
+    // Stale card/* branches, judged after the trees (a tree collected above frees its
     // branch for the same run).
     let branches = if args.branches {
         Some(crate::gc::branches::run(
@@ -353,7 +355,7 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
                         .join(", ")
                 )
             };
-            // Messages match what happened (SPEC §28.5): a tree gc could not collect, or kept
+            // Messages match what happened: a tree gc could not collect, or kept
             // on a second look, is never reported as collected.
             match c.outcome.as_deref() {
                 Some(o) if o.starts_with("failed") => {
@@ -501,7 +503,7 @@ fn apply(
 ) -> Result<()> {
     let deadline = hold::after(std::time::Instant::now(), cfg.action_timeout_seconds);
     for c in candidates.iter_mut() {
-        // An interrupt stops gc between trees (SPEC §22.6); the one in hand rolls back itself.
+        // An interrupt stops gc between trees; the one in hand rolls back itself.
         crate::sys::signals::check("during gc --apply, before its next tree")?;
         if let Some((claim, Orphan::Replaced)) = &c.orphan {
             // Someone else's tree stands there now: nothing at the path is touched.
@@ -582,9 +584,9 @@ struct GcJson<'a> {
     candidates: &'a [Candidate],
     kept: &'a [Kept],
     prepare_cache: &'a crate::seed::cache::Tidy,
-    /// Temporary files killed writes left (SPEC §28.3): removed when applied.
+    /// Temporary files killed writes left: removed when applied.
     temporaries: &'a [std::path::PathBuf],
-    /// `--branches` (SPEC §27): the stale `card/*` branches.
+    /// `--branches`: the stale `card/*` branches.
     #[serde(skip_serializing_if = "Option::is_none")]
     branches: Option<&'a crate::gc::branches::Report>,
 }

@@ -1,4 +1,4 @@
-//! `git kardwt guard` (SPEC R-GUARD): the I/O edge of the agent command guard. Reads the
+//! `git kardwt guard`: the I/O edge of the agent command guard. Reads the
 //! pending command (Claude Code's pre-tool-use JSON on stdin, or `--command`), asks the pure
 //! rules in [`crate::guard`] about it, and answers a deny in the caller's format.
 //!
@@ -175,7 +175,7 @@ fn answer(
             if told {
                 return 0;
             }
-            // SPEC §28.4, fail closed: exit 0 without the answer would allow the command;
+            // Fail closed: exit 0 without the answer would allow the command;
             // exit 2 blocks it, with the reason on stderr as Claude Code reads it then.
             let _ = writeln!(
                 std::io::stderr(),
@@ -193,7 +193,7 @@ fn answer(
     }
 }
 
-/// A suggested `git kardwt …` command as the agent's shell can run it (SPEC §23.7): when this
+/// A suggested `git kardwt …` command as the agent's shell can run it: when this
 /// process was started by absolute path (a hook that names the binary because the agent's
 /// `PATH` may lack it), the suggestion names that path too (pure).
 fn spelled(replacement: &str, invoked: Option<&Path>) -> String {

@@ -1,5 +1,5 @@
 //! `git kardwt help [<command>] [--roff]`: the manual built into the binary, so a `cargo
-//! install`ed kardwt shows it with no man page installed (R-RUNNER, §25). Through `man` on a
+//! install`ed kardwt shows it with no man page installed. Through `man` on a
 //! terminal; as plain text otherwise. With a command: that command's help, as `-h`/`--help`
 //! prints it. `--roff`: the page's source, to install where `man` looks.
 //!
@@ -93,8 +93,8 @@ fn show_manual(out: &mut dyn Write) -> Result<i32> {
 
 /// Show the page with `man -l -` (its pager, its formatting); false when that is impossible.
 fn through_man() -> bool {
-    // No helper thread feeds it (SPEC §28.4): man reads the page before it shows it, and a
-    // man that stops reading ends the write with a broken pipe.
+    // No helper thread feeds it, so none can fail to spawn: man reads the page before it shows
+    // it, and a man that stops reading ends the write with a broken pipe.
     let Ok(mut man) = Command::new("man")
         .args(["-l", "-"])
         .stdin(Stdio::piped())

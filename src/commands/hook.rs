@@ -1,9 +1,9 @@
-//! `git kardwt hook post-checkout <old> <new> <flag>` (SPEC R-HOOK): what git's post-checkout
+//! `git kardwt hook post-checkout <old> <new> <flag>`: what git's post-checkout
 //! runs after `git worktree add` in any tool. No-op for ordinary checkouts, clones, the base,
 //! and worktrees `git kardwt add` creates itself (it marks them); otherwise record the new
 //! worktree (origin `hook`), seed and prepare it, and on failure remove it and exit non-zero
 //! so `git worktree add` itself fails with a retry-safe message. The prepare hook's output
-//! goes to the card's log file: the verdict block is all this prints (R-DISPATCH 2, 3).
+//! goes to the card's log file: the verdict block, which comes first, is all this prints.
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -125,12 +125,12 @@ fn seed_new_worktree(ctx: &Context, path: &Path, admin: &Path) -> Result<()> {
         Origin::Hook,
         Reason::Create,
     );
-    // R-TRUST 6: never write a record R-VERIFY would reject, never take a card away from
-    // another worktree (R-TRUST 5, a checkout that did not complete, is the pipeline's).
+    // Never write a record verify would reject, never take a card away from another
+    // worktree (a checkout that did not complete is the pipeline's to refuse).
     if let Some(why) = refusal(&ctx.repo, &entries, admin, &rec) {
         return Err(refuse(ctx, path, &card, why, started));
     }
-    // Ports come from the pipeline, like every other path's (R-SHAPE).
+    // Ports come from the pipeline, like every other path's (one pipeline for all).
     let recorded = crate::state::store::write(admin, &rec);
     recorded.map_err(undo)?;
     let prep = Prep {
@@ -198,12 +198,12 @@ fn refusal(
             ));
         }
     }
-    // Whether git's checkout completed is the pipeline's first step (SPEC §28.1): its
+    // Whether git's checkout completed is the pipeline's first step: its
     // failure removes the tree like any failed seeding, naming the retry.
     verify::would_reject(repo, entries, admin, rec)
 }
 
-/// R-ATOMIC for a refused worktree: remove it (its branch stays), log, and say why, naming
+/// A refused worktree fails as a whole: remove it (its branch stays), log, and say why, naming
 /// the card's own worktree when another one holds the card.
 fn refuse(
     ctx: &Context,
@@ -221,7 +221,7 @@ fn refuse(
         "hook: refused",
         started.elapsed(),
     );
-    // SPEC §28.5: "removed" only when it was.
+    // "removed" only when it was.
     let fate = match &removed {
         Ok(()) => "it was removed (its branch is kept)",
         Err(_) => "removing it failed (its branch is kept)",

@@ -1,4 +1,4 @@
-//! `git kardwt install-hooks` / `uninstall-hooks` (SPEC R-HOOK): put kardwt's shims into the
+//! `git kardwt install-hooks` / `uninstall-hooks`: put kardwt's shims into the
 //! hooks directory git really uses (`git rev-parse --git-path hooks`, so `core.hooksPath` is
 //! honoured). An existing hook is never overwritten: it is kept as `<name>.kardwt-chained` and
 //! run first by the shim; with pre-commit the shim becomes `<name>.legacy`, which pre-commit

@@ -1,4 +1,4 @@
-//! `git kardwt list [--json]` (SPEC R-LIST): every linked worktree with card, state, branch,
+//! `git kardwt list [--json]`: every linked worktree with card, state, branch,
 //! drift and path, then the claims no worktree git knows stands behind (orphan, malformed,
 //! half-removed, interrupted). Read-only; reads admin dirs directly, spawning no git.
 use std::io::Write;
@@ -13,7 +13,7 @@ use crate::verify::{self, Report, Verdict};
 pub fn run(ctx: &Context, args: &ListArgs, out: &mut dyn Write) -> Result<i32> {
     let entries = verify::scan(&ctx.repo)?;
     // Every worktree is judged against the same entries: look them up through maps built once,
-    // and resolve the directory most worktrees share once (R-SCALE).
+    // and resolve the directory most worktrees share once, so many trees stay fast.
     let index = verify::Index::mapped(&entries);
     let mut parents = crate::git::repo::Parents::default();
     let reports: Vec<Report> = entries
@@ -25,8 +25,8 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut dyn Write) -> Result<i32> {
             path => prunable(e, path.clone().unwrap_or_default()),
         })
         .collect();
-    // R-ORPHAN: claims whose worktree git no longer knows, and malformed ones (SPEC §22.4);
-    // trees a failed removal left half deleted and intents of interrupted adds (SPEC §28.3).
+    // Orphans: claims whose worktree git no longer knows, and malformed ones; trees a failed
+    // removal left half deleted and intents of interrupted adds.
     let recorded: std::collections::HashSet<&str> = entries
         .iter()
         .filter_map(|e| match &e.record {

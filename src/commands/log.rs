@@ -1,4 +1,4 @@
-//! `git kardwt log [<card>] [--json] [--all]` (SPEC R-LOG): what happened to a card, read from
+//! `git kardwt log [<card>] [--json] [--all]`: what happened to a card, read from
 //! the event log, even after its worktree and record are gone; the hook's `hook-noop` lines
 //! only with `--all`. Columns fit their content. Read-only.
 use std::io::Write;

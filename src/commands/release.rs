@@ -1,4 +1,4 @@
-//! `git kardwt release [<card> | --path P]` (SPEC §19 R-RUNNER): everything R-REMOVE releases
+//! `git kardwt release [<card> | --path P]`: everything `remove` releases
 //! (the processes whose cwd is inside the tree, the cleanup hook with reason `remove`, the
 //! ports) without removing the tree, through [`crate::lifecycle::release`]; the record becomes
 //! `released` and the next `add` prepares it again.

@@ -1,6 +1,6 @@
-//! `git kardwt remove (<card> | --path P)` (SPEC R-REMOVE): verify, then release first and
+//! `git kardwt remove (<card> | --path P)`: verify, then release first and
 //! remove through [`crate::lifecycle::remove`], or clear what a failed removal left of the card's tree
-//! ([`crate::lifecycle::remnant`], SPEC §28.3); the steps on stdout (or one JSON object).
+//! ([`crate::lifecycle::remnant`]); the steps on stdout (or one JSON object).
 use std::io::Write;
 use std::time::Duration;
 
@@ -17,7 +17,7 @@ pub fn run(ctx: &Context, args: &RemoveArgs, out: &mut dyn Write) -> Result<i32>
     let entries = verify::scan(&ctx.repo)?;
     let (path, card) = ctx.target(&entries, &args.target)?;
     let report = verify::verify(&ctx.repo, &entries, &path, card.as_ref());
-    // SPEC §28.3: what a failed `git worktree remove` left of a card's tree (its claim names it).
+    // What a failed `git worktree remove` left of a card's tree (its claim names it).
     if matches!(report.verdict, Verdict::Foreign | Verdict::Absent) {
         let remnant = match &card {
             Some(card) => crate::lifecycle::remnant::of_card(&ctx.repo, card),
@@ -56,7 +56,7 @@ pub fn run(ctx: &Context, args: &RemoveArgs, out: &mut dyn Write) -> Result<i32>
 }
 
 /// A card tree whose directory is gone (`rm -rf`, or a `git worktree remove` cut short after it
-/// deleted the tree, SPEC §28.3): what its record holds is released, then its registration is
+/// deleted the tree): what its record holds is released, then its registration is
 /// pruned, as `gc --apply` does; a tree kardwt has no record of is refused.
 fn remove_gone(
     ctx: &Context,

@@ -1,10 +1,10 @@
-//! `git kardwt runner claude worktree-create | worktree-remove` (SPEC §19 R-RUNNER): Claude
+//! `git kardwt runner claude worktree-create | worktree-remove`: Claude
 //! Code's WorktreeCreate and WorktreeRemove hook events. Create turns the payload's `name` into
 //! a card id (pure, deterministic), runs `add` in the repository of the payload's `cwd` and
 //! prints the worktree's canonical path as the last stdout line. Remove releases first, removes
 //! a clean tree (with its branch when that has no commits beyond its base, as Claude does for
 //! its own worktrees), keeps a dirty one (event `remove-refused`), and releases what an
-//! already-deleted tree's record still holds. Claude Code reads the exit status (SPEC §23.2):
+//! already-deleted tree's record still holds. Claude Code reads the exit status:
 //! 0 only when the worktree is gone afterwards, else 1 and one stderr line
 //! `kept <path>: <why>; <the command that finishes the job>`.
 use std::io::{Read, Write};
@@ -103,7 +103,7 @@ fn create(global: GlobalArgs, out: &mut dyn Write) -> Result<i32> {
         );
     }
     let ctx = Context::at(global, cwd, None)?;
-    // The library `add` with `add`'s own defaults (R-SHAPE): no command line, no printed path.
+    // The library `add` with `add`'s own defaults: no command line, no printed path.
     let added = crate::lifecycle::create::add(
         &ctx,
         &crate::lifecycle::create::AddOptions {
@@ -133,7 +133,7 @@ fn context_for(global: &GlobalArgs, path: &Path, cwd: Option<&Path>) -> Result<C
         tries.push(path.to_path_buf());
     }
     tries.extend(cwd.map(Path::to_path_buf));
-    // SPEC §23.4: a tree already gone is found through the payload's cwd, then the project
+    // A tree already gone is found through the payload's cwd, then the project
     // Claude Code names, then where we were started.
     tries.extend(std::env::var_os("CLAUDE_PROJECT_DIR").map(PathBuf::from));
     tries.extend(nearest);
@@ -317,7 +317,7 @@ fn remove(ctx: &Context, path: &Path) -> Result<Disposal> {
             ))
         }
         Verdict::Prunable => {
-            // SPEC §23.4: released, then pruned, so no `prunable` entry is left behind.
+            // Released, then pruned, so no `prunable` entry is left behind.
             let done = crate::lifecycle::release::release_gone(ctx, &report, GRACE)?;
             let details: Vec<String> = done
                 .steps
@@ -341,7 +341,7 @@ fn remove(ctx: &Context, path: &Path) -> Result<Disposal> {
             Ok(Disposal::Gone)
         }
         Verdict::Absent => {
-            // R-ORPHAN: git no longer knows it, but the card's claim still names it.
+            // An orphan: git no longer knows it, but the card's claim still names it.
             let common = &ctx.repo.common_dir;
             let orphan = crate::state::claim::orphans(common, &ctx.repo.base)
                 .into_iter()
@@ -389,7 +389,7 @@ fn remove(ctx: &Context, path: &Path) -> Result<Disposal> {
 }
 
 /// A clean, verified tree: released and removed, with its branch when that is kardwt's own
-/// `card/<id>` and has no commits beyond its base (R-RUNNER2 3: `remove --delete-branch`'s
+/// `card/<id>` and has no commits beyond its base (`remove --delete-branch`'s
 /// rule, so a branch with commits of its own is kept and named). A branch kardwt did not
 /// create (a hook-recorded tree on the user's branch) is never deleted here.
 fn remove_clean(ctx: &Context, report: &verify::Report, rec: &Record) -> Result<Disposal> {

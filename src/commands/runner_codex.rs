@@ -1,4 +1,4 @@
-//! `git kardwt runner codex session-start` (SPEC §23.8): Codex's SessionStart hook event.
+//! `git kardwt runner codex session-start`: Codex's SessionStart hook event.
 //! `codex exec --worktree` (Codex CLI 0.169.0) makes its tree with
 //! `git -c core.hooksPath=/dev/null worktree add --detach --no-checkout` and
 //! `git reset --hard`, so kardwt's post-checkout shim never runs, and the CLI runs no

@@ -1,4 +1,4 @@
-//! `git kardwt runner install <runner> [--print]` (SPEC §23.7): merge kardwt's entries into the
+//! `git kardwt runner install <runner> [--print]`: merge kardwt's entries into the
 //! runner's own configuration at the top of the worktree it is run in, naming this binary by
 //! its absolute path (so a runner whose `PATH` lacks `git-kardwt` still reaches it), then say
 //! on stderr what the user must still do. What to write is decided in [`crate::install::runner_files`]
@@ -134,7 +134,7 @@ fn plan(top: &Path, runner: RunnerKind, exe: &Path) -> Result<Vec<Planned>> {
     })
 }
 
-/// What the user must still do by hand for `runner` (SPEC §23.7).
+/// What the user must still do by hand for `runner`.
 fn still_to_do(runner: RunnerKind, top: &Path, exe: &Path) -> Vec<String> {
     let commit = |files: &str| {
         format!(

@@ -1,7 +1,7 @@
-//! `git kardwt select <card> --existing-or-base` (SPEC R-SELECT): print the card's verified
+//! `git kardwt select <card> --existing-or-base`: print the card's verified
 //! ready worktree, else the base. Provably read-only: no lock, no log, no file written. A card
 //! worktree whose HEAD left its branch is reported (hint and `--json` `head`/`drift`), never
-//! switched (R-DRIFT, R-DISPATCH 6).
+//! switched.
 use std::io::Write;
 
 use anyhow::Result;
@@ -21,7 +21,7 @@ pub fn run(ctx: &Context, args: &SelectArgs, out: &mut dyn Write) -> Result<i32>
             .hint("git kardwt select <card> --existing-or-base prints the card's ready worktree, else the base")
             .into());
     }
-    // R-SCALE: the card's claim and its worktree's record, not every record.
+    // Only the card's claim and its worktree's record are read, not every record.
     let default = ctx.root().join(card.dir_name());
     let entries = verify::scan_card(&ctx.repo, card.as_str(), &default)?;
     let path = ctx.card_path(&entries, &card)?;

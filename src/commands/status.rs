@@ -1,4 +1,4 @@
-//! `git kardwt status [<card> | --path P] [--json]` (SPEC R-LIST): one worktree in full: its
+//! `git kardwt status [<card> | --path P] [--json]`: one worktree in full: its
 //! record, every check, drift, links, ports and whether the rules changed since it was
 //! prepared, each link's state (`present`, `missing`, `replaced`) and why a record names no
 //! base ref. Read-only.
@@ -20,7 +20,7 @@ pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result<i32>
         (Some(rec), Some(fp)) => Some(&rec.config_fingerprint != fp),
         _ => None,
     };
-    // R-DISPATCH 5: each link as it is on disk now, not as the record remembers it.
+    // Each link as it is on disk now, not as the record remembers it.
     let links: Vec<(String, &'static str)> = report
         .record
         .as_ref()
@@ -34,13 +34,13 @@ pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result<i32>
                 .collect()
         })
         .unwrap_or_default();
-    // R-DISPATCH 4: an empty base ref says why.
+    // An empty base ref is never silent: it says why.
     let base_why = report
         .record
         .as_ref()
         .filter(|r| r.base_ref.is_empty())
         .map(|r| crate::session::foreign::empty_base_why(&r.base_remote));
-    // SPEC §23.5: how many commits of the base (as last fetched) the tree's HEAD lacks.
+    // How many commits of the base (as last fetched) the tree's HEAD lacks.
     let behind = report
         .record
         .as_ref()

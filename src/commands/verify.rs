@@ -1,4 +1,4 @@
-//! `git kardwt verify [<card> | --path P]` (SPEC R-VERIFY): run the ownership checks and exit
+//! `git kardwt verify [<card> | --path P]`: run the ownership checks and exit
 //! 0 (verified, ready), 1 (not ready, unseeded, absent) or 3 (foreign or malformed). Read-only.
 use std::io::Write;
 
@@ -9,7 +9,7 @@ use crate::session::context::Context;
 use crate::verify;
 
 pub fn run(ctx: &Context, args: &VerifyArgs, out: &mut dyn Write) -> Result<i32> {
-    // R-SCALE: the worktree's own record and its card's claim, not every record.
+    // Only the worktree's own record and its card's claim are read, not every record.
     let entries = match &args.target.card {
         Some(c) => {
             let card = crate::ground::card::CardId::parse(c)?;
@@ -21,7 +21,7 @@ pub fn run(ctx: &Context, args: &VerifyArgs, out: &mut dyn Write) -> Result<i32>
     let (path, card) = ctx.target(&entries, &args.target)?;
     let report = verify::verify(&ctx.repo, &entries, &path, card.as_ref());
     if args.json {
-        // SPEC §23.5: how far behind the base (as last fetched) the tree's HEAD is.
+        // How far behind the base (as last fetched) the tree's HEAD is.
         let behind = report
             .record
             .as_ref()

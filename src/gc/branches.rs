@@ -1,4 +1,4 @@
-//! `gc --branches` (SPEC §27, issue 23): stale `card/*` branches. A branch is a candidate when
+//! `gc --branches`: stale `card/*` branches. A branch is a candidate when
 //! no worktree has it checked out (the main one included) and its tip is integrated into the
 //! freshly fetched base (the rules' `base.ref`, or the remote's HEAD): merged, or squash- or
 //! rebase-merged, by the integration test gc judges trees with ([`collectable::branch_landed`]).

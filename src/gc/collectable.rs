@@ -1,4 +1,4 @@
-//! gc's judgement of one managed worktree (SPEC R-GC, §22.3): collectable only on evidence
+//! gc's judgement of one managed worktree: collectable only on evidence
 //! that work happened in it and landed. Its own HEAD reflog (`<admin>/logs/HEAD`) must show a
 //! commit made in this worktree; HEAD (whatever branch is checked out, not the recorded one)
 //! and every such commit must be integrated into the base's remote-tracking ref (an ancestor,
@@ -92,7 +92,7 @@ pub fn landed(path: &Path, admin: &Path, rec: &Record, head: Option<&Head>) -> J
         );
     }
     if rec.base_ref.is_empty() {
-        // R-DISPATCH 4: say why, instead of "not merged into " (an empty name).
+        // An empty base ref says why, instead of "not merged into " (an empty name).
         return Keep(format!(
             "{head_name} cannot be checked for a merge: {}",
             crate::session::foreign::empty_base_why(&rec.base_remote)
@@ -183,7 +183,7 @@ pub fn judge(
     }
 }
 
-/// `gc --idle DUR` (SPEC §23.4), the one exception to "collect only what landed": a tree with
+/// `gc --idle DUR`, the one exception to "collect only what landed": a tree with
 /// no commit of its own (its HEAD reflog records none; no reflog is no evidence, so it is
 /// kept) that nobody touched for `idle_for`. Touched is the newer of its HEAD reflog's mtime
 /// (every commit, checkout, reset or pull moves HEAD) and the record's `updated_at` (every
@@ -293,7 +293,7 @@ pub fn coarse(secs: u64) -> String {
     format!("{n} {unit}{}", if n == 1 { "" } else { "s" })
 }
 
-/// `gc --branches` (SPEC §27): is the branch tip `tip` integrated into `base` (a commit: the
+/// `gc --branches`: is the branch tip `tip` integrated into `base` (a commit: the
 /// freshly fetched base; `base_name` names it), by the same test as a tree's HEAD in
 /// [`landed`]? Every commit the tip contains landed with it. `Collect` when it did.
 pub fn branch_landed(dir: &Path, base: &str, base_name: &str, tip: &str) -> Judgement {

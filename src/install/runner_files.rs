@@ -1,4 +1,4 @@
-//! What `git kardwt runner install` writes into a repository (SPEC §23.7), pure: kardwt's
+//! What `git kardwt runner install` writes into a repository, pure: kardwt's
 //! entries for each runner's own configuration, merged into what the file already holds.
 //!
 //! Invariants: another tool's entries are never changed or dropped (only entries that are

@@ -1,4 +1,4 @@
-//! kardwt's git hook shims as facts (SPEC R-HOOK, R-DISPATCH 1): the templates, the line that
+//! kardwt's git hook shims as facts: the templates, the line that
 //! names the installing binary, the marks that say who owns a hook file, and the hooks
 //! directory git really uses. `install-hooks` writes from these; `doctor` checks against them.
 use std::path::{Path, PathBuf};
@@ -21,7 +21,7 @@ pub const SHIMS: [(&str, &str); 2] = [
 const BINARY_LINE: &str = "kardwt=''";
 
 /// The shim `template` as installed: its `kardwt=''` line names `exe`, the absolute path of
-/// the installing `git-kardwt`, shell-quoted (R-DISPATCH 1) (pure).
+/// the installing `git-kardwt`, shell-quoted, so no PATH is needed (pure).
 pub fn shim_for(template: &str, exe: Option<&str>) -> String {
     match exe {
         Some(exe) => template.replacen(BINARY_LINE, &format!("kardwt={}", sh_quote(exe)), 1),
