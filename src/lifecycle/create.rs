@@ -221,7 +221,7 @@ impl Action<'_> {
             // pipeline notices it and the tree is removed like any failed preparation's.
             crate::sys::signals::check("after fetching the base; nothing was created")?;
             let kept_branch = self.prep.ctx.repo.branch_exists(&self.card.branch());
-            // Say, before git creates anything, that this tree is ours: none half made is ready.
+            // Before git creates anything, say this tree is ours: a kill then leaves it repairable.
             hold::write_intent(common, self.card, path)?;
             let path = match self.add_worktree(&repo_lock, path, &oid) {
                 Ok(p) => p,

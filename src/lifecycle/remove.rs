@@ -25,7 +25,7 @@ use crate::{git, lifecycle::dirty, state::events, sys::lock};
 pub struct Options {
     pub force: bool,
     pub delete_branch: bool,
-    /// `gc` keeps a tree in use instead of ending what runs in it: gc never ends a process.
+    /// `gc` keeps a tree in use instead of ending what runs in it.
     pub processes: Processes,
     /// `gc`: its judgement again, under the card's lock, on what the tree holds now (`Some`:
     /// why it is kept), so a commit made between judging and removing is never lost.
