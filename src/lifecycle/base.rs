@@ -1,7 +1,6 @@
-//! The base a new tree starts from and the `git worktree add` that makes it (SPEC R-ADD,
-//! R-BASE): fetch exactly the base `--base`, the rules or the remote's HEAD name (a branch, a
-//! tag or a commit), and check out a
-//! card's tree at it, marked so that kardwt's own post-checkout hook leaves it to the caller.
+//! The base a new tree starts from and the `git worktree add` that makes it: fetch exactly the
+//! base `--base`, the rules or the remote's HEAD name (a branch, a tag or a commit), and check
+//! out a card's tree at it, marked so that kardwt's own post-checkout hook leaves it to the caller.
 use std::path::Path;
 use std::time::Instant;
 
@@ -209,7 +208,7 @@ pub fn remote_head(base: &Path, remote: &str, deadline: Instant) -> Result<Strin
         usage(format!("the remote {remote} reports no HEAD branch"))
             .hint("name the base explicitly with worktree.base.ref (e.g. refs/heads/main)")
     })?;
-    // What the remote says is outside input too (SPEC R-TRUST 1).
+    // What the remote says is outside input too: no value becomes an option.
     crate::config::check_branch_ref(&head).map_err(|why| {
         usage(format!(
             "the remote {remote} names HEAD {}: {why}",
@@ -220,7 +219,7 @@ pub fn remote_head(base: &Path, remote: &str, deadline: Instant) -> Result<Strin
     Ok(head)
 }
 
-/// The base a tree checked out on a kept branch really starts from (SPEC §23.5): the fetched
+/// The base a tree checked out on a kept branch really starts from: the fetched
 /// base `fetched` when it is an ancestor of the tree's HEAD, else their merge base (`fetched`
 /// itself when they share no history or HEAD cannot be read: nothing better is known).
 pub fn base_of_kept_branch(tree: &Path, fetched: &str) -> String {

@@ -1,4 +1,4 @@
-//! `add` as a library (SPEC R-ADD, R-BASE, R-REUSE, R-ATOMIC, R-SHAPE): take the card's lock,
+//! `add` as a library, the one pipeline every path into a tree shares: take the card's lock,
 //! reuse a verified worktree or create one from a freshly fetched base under the repository
 //! lock, record it and run the seeding pipeline. Never touches the base's HEAD, index or files,
 //! and never changes a directory it did not create. `git kardwt add` and the runner commands
@@ -40,11 +40,11 @@ pub struct Added {
     pub record: Record,
     /// Where the tree's HEAD really is (`None` when it cannot be read).
     pub head: Option<repo::Head>,
-    /// HEAD is not on the recorded branch (R-DRIFT).
+    /// HEAD is not on the recorded branch: drift.
     pub drift: bool,
 }
 
-/// `git kardwt add` as a library call (SPEC R-ADD, R-SHAPE): take the card's lock, reuse its
+/// `git kardwt add` as a library call: take the card's lock, reuse its
 /// verified tree or create one from the freshly fetched base, and run the seeding pipeline.
 /// The runner commands call this directly.
 pub fn add(ctx: &Context, args: &AddOptions) -> Result<Added> {
@@ -132,7 +132,7 @@ pub fn add(ctx: &Context, args: &AddOptions) -> Result<Added> {
             action.create(&path, &holder, Some(Leftover::BareStart))?
         }
         Verdict::Foreign if remnant.is_some() => {
-            // SPEC §28.3: what a failed removal left of this card's tree goes, then the tree
+            // What a failed removal left of this card's tree goes, then the tree
             // is created afresh (refused, nothing deleted, when anything in it is new).
             if let Some(remnant) = &remnant {
                 crate::lifecycle::remnant::clear(ctx, remnant, false, deadline)?;
@@ -162,7 +162,7 @@ pub fn add(ctx: &Context, args: &AddOptions) -> Result<Added> {
             return Err(refused(report.explain()).hint(report.fix_hint()).into())
         }
     };
-    // R-DISPATCH 6: `branch` is the recorded branch; where HEAD really is comes beside it.
+    // `branch` is the recorded branch; where HEAD really is comes beside it, to show drift.
     let head = admin_of(&record.path)
         .ok()
         .and_then(|admin| repo::read_head(&admin));
@@ -179,7 +179,7 @@ struct Action<'a> {
     prep: Prep<'a>,
     card: &'a CardId,
     board: &'a str,
-    /// The card's lock, whose file says what this `add` is doing (R-DISPATCH 7).
+    /// The card's lock, whose file says what this `add` is doing, for whoever waits on it.
     card_lock: &'a lock::Held,
     /// `--base`: the branch, tag or commit to create from instead of the configured base.
     base: Option<&'a crate::lifecycle::base::Asked>,
@@ -195,7 +195,7 @@ impl Action<'_> {
     }
 
     /// Create the worktree under the repository lock, record it `preparing`, then prepare it
-    /// holding only the card's lock. A failed preparation removes the new tree (R-ATOMIC).
+    /// holding only the card's lock. A failed preparation removes the new tree, keeping the branch.
     /// `leftover`: first remove what an interrupted `add` of this card left at `path`.
     fn create(&self, path: &Path, holder: &str, leftover: Option<Leftover>) -> Result<Record> {
         let started = Instant::now();
@@ -217,11 +217,11 @@ impl Action<'_> {
                 self.base,
                 self.prep.deadline,
             )?;
-            // SPEC §22.6: a signal during the fetch stops here; once the tree exists, the
+            // A signal during the fetch stops here; once the tree exists, the
             // pipeline notices it and the tree is removed like any failed preparation's.
             crate::sys::signals::check("after fetching the base; nothing was created")?;
             let kept_branch = self.prep.ctx.repo.branch_exists(&self.card.branch());
-            // R-TRUST 5: say, before git creates anything, that this tree is ours.
+            // Before git creates anything, say this tree is ours: a kill then leaves it repairable.
             hold::write_intent(common, self.card, path)?;
             let path = match self.add_worktree(&repo_lock, path, &oid) {
                 Ok(p) => p,
@@ -232,8 +232,8 @@ impl Action<'_> {
                     return Err(e);
                 }
             };
-            // R-ATOMIC: a tree git made but kardwt could not record is removed again, so the
-            // next `add` starts clean (SPEC §28.3) instead of meeting an unrecorded tree.
+            // A tree git made but kardwt could not record is removed again, so the next `add`
+            // starts clean instead of meeting an unrecorded tree.
             let recorded = self.record_new(&path, kept_branch, (base_ref, oid), ports);
             let (rec, admin) = match recorded {
                 Ok(done) => done,
@@ -266,7 +266,7 @@ impl Action<'_> {
         }
     }
 
-    /// R-ORPHAN: the card's claim outlived its worktree (removed behind kardwt's back): release
+    /// An orphan: the card's claim outlived its worktree (removed behind kardwt's back): release
     /// what it held (cleanup hook with reason `orphan`, ports; no signal) and drop the claim
     /// before the card is claimed again. Holds the card's lock (the caller's).
     fn release_orphan(&self) -> Result<()> {
@@ -300,7 +300,7 @@ impl Action<'_> {
                 (Reason::Retry, on(|p| p.on_create))
             }
         };
-        // A released tree gave its ports back (R-RUNNER): the pipeline takes ports again.
+        // A released tree gave its ports back: the pipeline takes ports again.
         rec.reason = reason;
         if run_hook || reason == Reason::Retry {
             rec.state = State::Preparing;
@@ -349,7 +349,7 @@ impl Action<'_> {
             Leftover::BareStart => remove_bare_start(repo_lock, &self.prep.ctx.repo, path),
         };
         removed.map_err(|refusal| {
-            // Git may have forgotten it all the same: the claim says when (SPEC §28.3).
+            // Git may have forgotten it all the same: the claim says when.
             crate::state::claim::mark_half_removed(
                 &self.prep.ctx.repo.common_dir,
                 Some(self.card.as_str()),
@@ -462,7 +462,7 @@ fn remove_bare_start(
     })
 }
 
-/// Why the unrecorded worktree of `report` is half made, if it is (R-TRUST 5). In delegated
+/// Why the unrecorded worktree of `report` is half made, if it is. In delegated
 /// mode an unmaterialized tree is normal; only git's `initializing` mark counts then.
 fn half_made(report: &verify::Report, cfg: &Config) -> Option<verify::Incomplete> {
     let admin = report.admin.as_deref()?;

@@ -1,5 +1,5 @@
-//! The one link-aware dirtiness test `remove` and `gc` share (SPEC §17.3), and the checks of
-//! everything `git worktree remove` would refuse, made before anything is released (§17.7).
+//! The one link-aware dirtiness test `remove` and `gc` share, and the checks of
+//! everything `git worktree remove` would refuse, made before anything is released.
 //!
 //! A path in the record's `links` is kardwt's own only while it is still the symlink kardwt
 //! made, pointing where kardwt pointed it (the base's file at the same relative path). Anything
@@ -93,7 +93,7 @@ pub fn combine(status: Vec<String>, links: &[(String, LinkState)]) -> Vec<String
 /// Tracked changes, untracked files, and user work at kardwt's link paths or hidden by the
 /// exclude block of `<common_dir>/info/exclude`, in the worktree at `worktree` whose record is `rec`; empty when clean.
 ///
-/// Clean is decided only on proof (SPEC §28.2): a `git status` that provably completed (exit
+/// Clean is decided only on proof: a `git status` that provably completed (exit
 /// 0, nothing on stderr, its `-z` output whole), the index as `git ls-files` read it, and
 /// kardwt's own walk of every directory git does not ignore ([`crate::lifecycle::walk`]), which names
 /// what git should have listed and did not (a directory git could not read is silently empty

@@ -19,8 +19,9 @@ use crate::state::record::{Origin, Reason, Record, State};
 use crate::verify::{self, Report, Verdict};
 
 /// Seed and prepare the linked worktree at `path` (recorded as card `asked` when given) and
-/// return its record, state `ready`. Refuses, writing nothing, what R-TRUST 5 and 6 reject; a
-/// failed prepare leaves the tree recorded as failed (the error carries the verdict).
+/// return its record, state `ready`. Refuses, writing nothing, a half-made tree and a record
+/// verification would reject; a failed prepare leaves the tree recorded as failed (the error
+/// carries the verdict).
 pub fn prepare(ctx: &Context, path: &Path, asked: Option<CardId>) -> Result<Record> {
     let entries = verify::scan(&ctx.repo)?;
     let path = path.to_path_buf();
@@ -47,12 +48,12 @@ pub fn prepare(ctx: &Context, path: &Path, asked: Option<CardId>) -> Result<Reco
         .into());
     }
     let admin = check(ctx, cfg, &locked.entries, &locked.report, &card, &rec)?;
-    // A released tree gave its ports back (R-RUNNER): the pipeline takes ports again.
+    // A released tree gave its ports back: the pipeline takes ports again.
     let mut rec = rec;
     rec.reason = Reason::Manual;
     rec.state = State::Preparing;
     rec.updated_at = crate::sys::time::now();
-    // The tree has its record now: writing it completes the card's claim (R-CLAIM).
+    // The tree has its record now: writing it completes the card's claim.
     crate::state::store::write(&admin, &rec)?;
     let prep = Prep {
         ctx,
@@ -115,8 +116,8 @@ fn plan(
     })
 }
 
-/// R-TRUST 5 and 6: never prepare (and so never record ready) a tree whose checkout did not
-/// complete, nor write a record R-VERIFY would reject. Nothing is written on refusal. Returns
+/// Never prepare (and so never record ready) a tree whose checkout did not complete, nor
+/// write a record verification would reject. Nothing is written on refusal. Returns
 /// the admin dir.
 fn check(
     ctx: &Context,

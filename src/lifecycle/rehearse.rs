@@ -1,4 +1,4 @@
-//! `doctor --try`'s rehearsal (SPEC R-DOCTOR, §25): a whole creation on a throwaway card,
+//! `doctor --try`'s rehearsal: a whole creation on a throwaway card,
 //! through `add`'s own steps (fetch, worktree, sharing, prepare), the cleanup hook as `remove`
 //! runs it, then everything undone: the worktree, its branch, its claim (and so its ports), its
 //! card lock and hook log. Afterwards `doctor` is clean and only the event log has changed.
@@ -230,8 +230,8 @@ fn attempt(
                 ));
             }
         }
-        // R-DISPATCH 10: the cleanup hook runs (reason `remove`) before the card goes, as
-        // `git kardwt remove` runs it.
+        // A rehearsal cleans up like the real thing: the cleanup hook runs (reason `remove`)
+        // before the card goes, as `git kardwt remove` runs it.
         if let Some(s) = cleanup_hook(ctx, cfg, &mut last, deadline) {
             steps.push(s);
         }

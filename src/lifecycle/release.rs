@@ -1,4 +1,4 @@
-//! Releasing a card's worktree (SPEC R-REMOVE, R-RUNNER, R-ORPHAN), the service `release`,
+//! Releasing a card's worktree, the service `release`,
 //! `remove`, `gc` and the runner commands share: the processes whose cwd is inside the tree
 //! (only when a person or agent asked: automatic cleanup never signals), the cleanup hook with
 //! its reason, the ports; the record becomes `released`. A tree whose directory is already
@@ -57,17 +57,17 @@ pub enum Processes {
     /// SIGTERM, then SIGKILL after the grace period: `remove` and `release`, which a person
     /// or agent asked for.
     Release(Duration),
-    /// Signal nothing: `gc` (SPEC §22.3: automatic cleanup never ends a process), whose
+    /// Signal nothing: `gc` (automatic cleanup never ends a process), whose
     /// removal refuses a tree in use before anything is released.
     KeepInUse,
 }
 
-/// R-REMOVE's release steps, in order, on a worktree verified under its card's lock: the
+/// The release steps of a removal, in order, on a worktree verified under its card's lock: the
 /// processes whose cwd is inside `path` (event `released`; none with
 /// [`Processes::KeepInUse`]), then the cleanup hook (reason
 /// `remove`) while the directory exists. A failed cleanup hook is returned as the second value
 /// (unless `force`), unhinted, after its `failed` event and `last_hook` were written; the caller decides
-/// what the record becomes. An interrupt (SPEC §22.6) after the processes were released, or
+/// what the record becomes. An interrupt after the processes were released, or
 /// during the hook, marks the record `failed` and is an error even with `force`.
 /// How a release goes: which processes, until when, and whether a failed cleanup hook stops it.
 #[derive(Debug, Clone, Copy)]
@@ -450,12 +450,11 @@ pub fn relock(
     })
 }
 
-/// R-ORPHAN: release what the orphan `claim` (its worktree removed or its directory deleted
-/// behind kardwt's back) still holds, under its card's lock: the cleanup hook, run in the base
-/// with `KARDWT_WORKTREE` naming the vanished path and `KARDWT_REASON=orphan`; its ports are
-/// given back with the claim, which the caller deletes last. No process is signalled (SPEC
-/// §22.4): a process whose cwd was inside is no proof it belonged to this card. `Err` (claim
-/// kept) when the hook failed.
+/// Release what the orphan `claim` (its worktree removed or its directory deleted behind
+/// kardwt's back) still holds, under its card's lock: the cleanup hook, run in the base with
+/// `KARDWT_WORKTREE` naming the vanished path and `KARDWT_REASON=orphan`; its ports are given
+/// back with the claim, which the caller deletes last. No process is signalled: a process whose
+/// cwd was inside is no proof it belonged to this card. `Err` (claim kept) when the hook failed.
 pub fn release_orphan(
     ctx: &Context,
     cfg: &Config,
@@ -472,7 +471,7 @@ pub fn release_orphan(
     release_orphan_locked(ctx, cfg, claim, deadline)
 }
 
-/// SPEC §22.4: drop the claim of `claim.card` whose path now holds another worktree, under
+/// Drop the claim of `claim.card` whose path now holds another worktree, under
 /// the card's lock, after checking again that the claim on disk is still that one. Nothing at
 /// the path is touched and no hook runs: whatever stands there is not this card's.
 pub fn drop_replaced_orphan(
@@ -525,7 +524,7 @@ pub fn release_orphan_locked(
         detail: "none signalled (an orphan's release never ends a process)".into(),
     }];
     // Judged again here, whoever calls: a malformed claim or one whose path holds a worktree
-    // again is not released (SPEC §22.4).
+    // again is not released.
     let kind = claim.orphan_kind(&ctx.repo.common_dir, Some(&ctx.repo.base));
     let Some(kind) = kind else {
         let why = claim

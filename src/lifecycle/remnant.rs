@@ -1,4 +1,4 @@
-//! Half-removed trees and stale intents (SPEC §28.3). When one of its deletions fails, `git
+//! Half-removed trees and stale intents. When one of its deletions fails, `git
 //! worktree remove` still deletes the tree's admin dir, leaving part of the tree on disk that
 //! git no longer knows. Such a directory is kardwt's only when its card's claim names it, its
 //! `.git` (if still there) names an admin dir of this repository that is gone, and git
@@ -66,7 +66,7 @@ enum Standing {
 /// Is a claim's path a remnant, given whether the claim is malformed, whether git registers a
 /// worktree there and what stands there (pure)? An intent's path counts as a complete
 /// claim's: an `add` undone or repaired may have failed the same way. A malformed claim is
-/// never acted on (SPEC §22.4).
+/// never acted on.
 fn judge(malformed: bool, registered: bool, standing: &Standing) -> bool {
     !malformed && !registered && matches!(standing, Standing::Bare | Standing::Forgotten)
 }
@@ -485,9 +485,9 @@ pub fn remove(ctx: &Context, rem: &Remnant, force: bool) -> Result<(PathBuf, Str
 /// What a claim says when no worktree git knows stands behind it.
 #[derive(Debug)]
 pub enum Unbacked {
-    /// Its worktree is gone, or another stands there (R-ORPHAN); `gc --apply` releases it.
+    /// Its worktree is gone, or another stands there: an orphan; `gc --apply` releases it.
     Orphan,
-    /// Never acted on (SPEC §22.4).
+    /// Never acted on.
     Malformed,
     /// A failed removal left part of its tree ([`Remnant`]).
     HalfRemoved(Box<Remnant>),

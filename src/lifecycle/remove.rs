@@ -1,6 +1,6 @@
-//! Removing a verified worktree, release first (SPEC R-REMOVE), the service `remove`, `gc`
-//! and the runner commands share. Every refusal comes before anything is released (SPEC
-//! §17.7, §28.2): a dirty tree (link-aware, `dirty.rs` beside it) or one not proven clean, whatever
+//! Removing a verified worktree, release first, the service `remove`, `gc` and the runner
+//! commands share. Every refusal comes before anything is released: a dirty tree (link-aware,
+//! `dirty.rs` beside it) or one not proven clean, whatever
 //! `git worktree remove` would refuse (a lock, submodules), gc's tree in use, and the
 //! repository lock, held from then to the end. Then the record says `failed` (reason
 //! `remove`) before anything is released, so a removal stopped at any later point, even by
@@ -25,10 +25,10 @@ use crate::{git, lifecycle::dirty, state::events, sys::lock};
 pub struct Options {
     pub force: bool,
     pub delete_branch: bool,
-    /// `gc` keeps a tree in use instead of ending what runs in it (SPEC §22.3).
+    /// `gc` keeps a tree in use instead of ending what runs in it.
     pub processes: Processes,
     /// `gc`: its judgement again, under the card's lock, on what the tree holds now (`Some`:
-    /// why it is kept), so a commit made between judging and removing is never lost (SPEC §22.3).
+    /// why it is kept), so a commit made between judging and removing is never lost.
     pub recheck: Option<Recheck>,
 }
 
@@ -54,7 +54,7 @@ pub struct Removal {
     pub steps: Vec<Step>,
 }
 
-/// Remove a worktree that verified, releasing first (R-REMOVE, in order); `gc` uses this too.
+/// Remove a worktree that verified, releasing first, in order; `gc` uses this too.
 /// `report` (read before any lock) only names the card: the worktree is verified again under
 /// the card's lock, and only that record is acted on and written.
 pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -> Result<Removal> {
@@ -79,7 +79,7 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
     let report = &held.report;
     let holder = format!("git kardwt remove {card}");
 
-    // Every refusal comes before anything is released (§17.7, §28.2), the repository lock last.
+    // Every refusal comes before anything is released, the repository lock last.
     let mut steps = vec![refusals(ctx, &path, &admin, &rec, report.locked, opts)?];
     // Held from here to the end: a lock that cannot be taken refuses while nothing is
     // released yet, never between the release and the removal.
@@ -161,7 +161,7 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
     // `updated_at` now says when git failed), so the next `add` prepares the tree again (reason
     // retry) instead of reusing it as ready.
     let mut mark_failed = |why: &str| {
-        // SPEC §28.3: git may have forgotten the tree and left part of it.
+        // git may have forgotten the tree and left part of it.
         crate::state::claim::mark_half_removed(&ctx.repo.common_dir, Some(&rec.card), &path);
         rec.updated_at = crate::sys::time::now();
         crate::state::store::write_or_warn(&admin, &rec);
@@ -201,7 +201,7 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
     // 4. The branch.
     let branch = branch_step(&repo_lock, ctx, &rec, opts);
     steps.push(branch);
-    // 5. R-CLAIM: the card's claim, last.
+    // 5. The card's claim, last.
     crate::state::claim::forget(&ctx.repo.common_dir, &rec.card, &path);
     events::append(
         &ctx.repo.common_dir,

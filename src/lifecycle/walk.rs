@@ -1,5 +1,5 @@
-//! kardwt's own walk of a worktree, confirming `git status` before `remove` or `gc` deletes it
-//! (SPEC §28.2): the files git should have listed and did not. git treats a directory whose
+//! kardwt's own walk of a worktree, confirming `git status` before `remove` or `gc` deletes it:
+//! the files git should have listed and did not. git treats a directory whose
 //! read fails as empty (a failed `getdents` is silent, and git still exits 0), so one failed
 //! read inside `git status` hides the untracked work beneath it, from git's own check in
 //! `git worktree remove` too. This walk reads, in kardwt's own process where a failed read is

@@ -1,11 +1,11 @@
-//! The rules' programs, the prepare and cleanup hooks (SPEC R-PREP, R-SANDBOX; not git's own
-//! hooks, which `commands/hook.rs` answers): `argv[0]` must resolve through every symlink to an
-//! executable regular file beneath the absolute `stable_root`; the program runs in the worktree
-//! with a minimal environment, in its own process group that is killed whole at its cap or the
-//! action deadline (descendants that leave the group too, see `sys/process.rs`); its output is
-//! streamed to stderr prefixed with card and phase, or written only to the card's log file
-//! (R-DISPATCH 3), and the tail of its stderr kept for error messages. It is watched from this
-//! thread (`sys/child.rs`): no helper thread, no signal wakeup (SPEC §28.4).
+//! The rules' programs, the prepare and cleanup hooks (not git's own hooks, which
+//! `commands/hook.rs` answers): `argv[0]` must resolve through every symlink to an executable
+//! regular file beneath the absolute `stable_root`; the program runs in the worktree with a
+//! minimal environment, in its own process group that is killed whole at its cap or the action
+//! deadline (descendants that leave the group too, see `sys/process.rs`); its output is
+//! streamed to stderr prefixed with card and phase, or written only to the card's log file (so
+//! the verdict alone reaches stderr), and the tail of its stderr kept for error messages. It is
+//! watched from this thread (`sys/child.rs`): no helper thread, no signal wakeup to fail.
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -61,11 +61,12 @@ pub enum Ending {
     Cap,
     /// Killed at the action deadline.
     Deadline,
-    /// Killed because kardwt received this signal (SPEC §22.6), or never started after it.
+    /// Killed because kardwt received this signal, or never started after it.
     Signal(crate::sys::signals::Signal),
 }
 
-/// In words, for messages and the event log (R-DISPATCH 8): `exited 0`, `killed at its cap`.
+/// In words for messages and the event log, never Rust debug text: `exited 0`,
+/// `killed at its cap`.
 impl std::fmt::Display for Ending {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -119,7 +120,7 @@ struct LogSink {
 impl LogSink {
     /// Keep the previous run as `<file>.1`, then start `<file>` with a header line.
     fn open(file: &Path, header: &str) -> Result<LogSink> {
-        // kardwt's own directory: nothing planted there is followed or waited on (SPEC §22.1).
+        // kardwt's own directory: nothing planted there is followed or waited on.
         let root = crate::sys::layout::hook_log_common_dir(file).unwrap_or(Path::new("/"));
         let (handle, removed) = crate::sys::fsio::open_log_rotated(root, file)
             .with_context(|| format!("could not open the hook's log {}", file.display()))?;

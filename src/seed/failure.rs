@@ -1,6 +1,6 @@
-//! The verdict of a failed preparation, as the user and an agent runner read it (R-ATOMIC,
-//! R-DISPATCH 3): what failed, the retry that works, the hook's own words, what became of the
-//! tree, laid out to fit [`ERROR_BLOCK_MAX`] characters with the verdict first.
+//! The verdict of a failed preparation, as the user and an agent runner read it: what failed,
+//! the retry that works, the hook's own words, what became of the tree, laid out to fit
+//! [`ERROR_BLOCK_MAX`] characters with the verdict first.
 use std::path::PathBuf;
 
 use crate::ground::card::CardId;
@@ -13,7 +13,8 @@ pub enum Failure {
     Other(anyhow::Error),
 }
 
-/// A new tree removed after its preparation failed (R-ATOMIC), as the failure block tells it.
+/// A new tree removed (its branch kept) after its preparation failed, as the failure block
+/// tells it.
 pub struct Removed {
     pub path: PathBuf,
     /// Why removing it failed, when it did.
@@ -91,7 +92,7 @@ impl Failure {
             }) => {
                 paths.push(path.display().to_string());
                 // The command first: a block cut to fit loses the end of git's words, never
-                // the command (SPEC §28.5: a suggested command works).
+                // the command (a suggested command must work).
                 format!(
                     "{} could not be removed; remove it by hand before the retry: {} (why: {})",
                     path.display(),
@@ -111,7 +112,7 @@ impl Failure {
 }
 
 /// Agent runners keep only the head of an error: the final block (`error: …` and `hint: …`)
-/// fits in this many characters, verdict first (R-ATOMIC, R-DISPATCH 3).
+/// fits in this many characters, verdict first.
 pub const ERROR_BLOCK_MAX: usize = 500;
 
 /// Room kept for the hook's own words: paths are shortened before these are given up.

@@ -1,11 +1,10 @@
-//! Sharing (SPEC R-SEED): link the base's ignored `.env`/`.env.*` files and, when the worktree
+//! Sharing: link the base's ignored `.env`/`.env.*` files and, when the worktree
 //! has none, the base's `.claude/skills` and `.agents/skills` into a worktree. Never overwrites
 //! or unlinks anything, and never writes through a symlink or file planted on a link's path
-//! (§22.1: it is skipped and reported); returns the links it created (relative paths) for the
+//! (it is skipped and reported); returns the links it created (relative paths) for the
 //! record. A link git would show as untracked is kept out of `git status` by an anchored
 //! pattern in a marked block of `<common dir>/info/exclude`, followed by a re-include of a real
-//! directory at that path, so the block hides kardwt's symlink and never a user's directory
-//! (SPEC §17.3).
+//! directory at that path, so the block hides kardwt's symlink and never a user's directory.
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -81,7 +80,7 @@ pub fn share(
 }
 
 /// What is at `rel` in the base (not following a symlink), `None` when nothing is. A read
-/// that fails otherwise is an error (SPEC §28.1): a link left out in silence is a tree that
+/// that fails otherwise is an error: a link left out in silence is a tree that
 /// looks ready and is not.
 fn in_base(base: &Path, rel: &str) -> Result<Option<std::fs::Metadata>> {
     let path = base.join(rel);
@@ -125,8 +124,8 @@ fn ignored_env_files(base: &Path) -> Result<Vec<String>> {
 }
 
 /// Symlink `rel` beneath the worktree's `root` to `source` unless something (even a dangling
-/// link) is there, making its missing parent directories through real directories only (SPEC
-/// §22.1): a parent that is a symlink, a file or anything else is reported and skipped.
+/// link) is there, making its missing parent directories through real directories only:
+/// a parent that is a symlink, a file or anything else is reported and skipped.
 fn link_if_absent(root: &OwnedFd, source: &Path, rel: &str) -> Result<bool> {
     let Some((parent, name)) = beneath::split(Path::new(rel)) else {
         return Ok(false);

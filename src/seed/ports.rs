@@ -1,4 +1,4 @@
-//! Per-worktree ports (SPEC R-PORT): `count` ports from `range`, none held by another record
+//! Per-worktree ports: `count` ports from `range`, none held by another record
 //! of this repository, each free to bind on 127.0.0.1 right now. The search starts at a point
 //! derived from the card id, so a card tends to get the same ports back. Called under the
 //! repository lock, so two creations never pick the same ports.

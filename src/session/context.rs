@@ -1,5 +1,5 @@
 //! What every command starts from, read once: the caller's directory, the global options, the
-//! repository, and (on demand) the worktree root and the rules file (SPEC R-ROOT, R-RULES).
+//! repository, and (on demand) the worktree root and the rules file.
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
@@ -66,7 +66,7 @@ impl Context {
         repo::absolutize(&self.repo.base.join(p))
     }
 
-    /// The worktree root (R-ROOT): `--root`, else `kardwt.root`, else `<base>.worktrees`
+    /// The worktree root: `--root`, else `kardwt.root`, else `<base>.worktrees`
     /// beside the base.
     pub fn root(&self) -> PathBuf {
         if let Some(r) = &self.global.root {
@@ -89,7 +89,7 @@ impl Context {
             .join(format!("{name}.worktrees"))
     }
 
-    /// The rules file (R-RULES) and whether it was named explicitly.
+    /// The rules file and whether it was named explicitly.
     pub fn rules_path(&self) -> (PathBuf, bool) {
         if let Some(r) = &self.global.rules {
             return (self.resolve_cli_path(r), true);
@@ -105,7 +105,7 @@ impl Context {
     }
 
     /// Read and strictly decode the rules (exit 2 on any error). The file is data from the
-    /// repository (SPEC R-TRUST 2): a default `kardbrd.yml` that is a symlink must resolve
+    /// repository, read carefully: a default `kardbrd.yml` that is a symlink must resolve
     /// inside the base, and any rules file must be a regular file of at most
     /// [`MAX_RULES_BYTES`], checked before it is read.
     pub fn rules(&self) -> Result<Rules> {
@@ -172,7 +172,7 @@ impl Context {
     }
 }
 
-/// The most a rules file may hold (SPEC R-TRUST 2).
+/// The most a rules file may hold: it is data, read carefully.
 pub const MAX_RULES_BYTES: u64 = 1 << 20;
 
 /// The default rules file as it may be read: itself, or the target of a symlink that resolves

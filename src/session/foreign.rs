@@ -1,6 +1,6 @@
 //! Records for worktrees kardwt did not create itself (the post-checkout hook, `prepare
 //! --path`, `adopt`, the runners): which card such a tree stands for, and which base it names
-//! (R-DISPATCH 4).
+//! (never silently empty).
 use std::path::Path;
 use std::time::Instant;
 
@@ -42,7 +42,7 @@ pub fn derive_card(
 /// (within the action timeout): `outside_record`'s callers do not hand it their deadline.
 pub const REMOTE_ASK_SECS: u64 = 20;
 
-/// The base a record written by the hook, `adopt` or `prepare --path` names (R-DISPATCH 4):
+/// The base a record written by the hook, `adopt` or `prepare --path` names, never silently empty:
 /// the configured `base.ref`, else `refs/remotes/<remote>/HEAD`, else what the remote says its
 /// HEAD is (asked once, until `deadline`), else `init.defaultBranch` when the remote has it (its
 /// remote-tracking ref exists); and the merge base of HEAD with it. Falls back to HEAD itself

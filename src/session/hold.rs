@@ -1,7 +1,7 @@
 //! Acting on a card safely: its lock taken and its worktree verified again under it, the
-//! deadline arithmetic, the intent `add` writes before git creates anything (R-CLAIM), and the
-//! forced `git worktree remove` that undoes a tree kardwt just created (R-ATOMIC), and the
-//! record of a release an interrupt stopped (SPEC §22.6).
+//! deadline arithmetic, the intent `add` writes before git creates anything, and the forced
+//! `git worktree remove` that undoes a tree kardwt just created, and the record of a release an
+//! interrupt stopped.
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -34,7 +34,7 @@ pub struct Locked {
 /// again (`path` picks it from the fresh scan; `asked` is the card the command named, if any).
 /// Whatever the caller writes derives from this report, never from a copy read before the
 /// lock, so a stale record cannot overwrite a newer one. The repository lock, when needed,
-/// is taken after this (SPEC §4 step 2).
+/// is taken after this: the card's lock first, then the repository's, everywhere.
 pub fn lock_and_verify(
     ctx: &Context,
     card: &CardId,
@@ -54,7 +54,7 @@ pub fn lock_and_verify(
     })
 }
 
-/// R-TRUST 5 / R-CLAIM: say, before git creates anything, that the tree `add` makes for
+/// Say, before git creates anything, that the tree `add` makes for
 /// `card` at `path` is ours: the card's claim in state `intent` (see [`crate::state::claim`]).
 pub fn write_intent(common_dir: &Path, card: &CardId, path: &Path) -> Result<()> {
     crate::state::claim::intend(common_dir, card.as_str(), path, &card.branch())
@@ -88,8 +88,8 @@ pub enum RemovalError {
     },
 }
 
-/// R-ATOMIC's undo of a tree kardwt (or the hook) just created: take the repository lock (the
-/// caller holds at most the card's lock: SPEC §4 step 2), then `git worktree remove --force`,
+/// The undo of a tree kardwt (or the hook) just created: take the repository lock (the caller
+/// holds at most the card's lock, always taken first), then `git worktree remove --force`,
 /// twice forced when the tree is locked: a tree this very operation created is locked only
 /// by `git worktree add --lock`, and the failed add leaves no tree behind, locked or not.
 /// The undo gets a moment past the action deadline: a tree left behind is worse.
@@ -105,7 +105,7 @@ pub fn undo_worktree(ctx: &Context, path: &Path, deadline: Instant) -> Result<()
     };
     let removed = remove_worktree(&lock, &ctx.repo.base, path, force);
     if removed.is_err() {
-        // SPEC §28.3: git may have forgotten the tree and left part of it.
+        // git may have forgotten the tree and left part of it.
         crate::state::claim::mark_half_removed(&ctx.repo.common_dir, None, path);
     }
     removed
@@ -118,7 +118,7 @@ pub fn is_locked(path: &Path) -> bool {
 }
 
 /// The command that removes the worktree at `path` by hand, discarding what it holds, as git
-/// accepts it in the state the tree is in now (SPEC §28.5): `--force --force` for a locked
+/// accepts it in the state the tree is in now: `--force --force` for a locked
 /// tree (git refuses one with a single `--force`), else `--force`.
 pub fn manual_removal(path: &Path) -> String {
     format!(

@@ -1,4 +1,4 @@
-//! A tree `add` has just made and holds no record of yet (SPEC R-ATOMIC, §28.3): its first
+//! A tree `add` has just made and holds no record of yet: its first
 //! record, or the tree removed again when that cannot be written, so the next `add` starts
 //! clean instead of meeting an unrecorded tree.
 use std::path::{Path, PathBuf};
@@ -13,7 +13,7 @@ use crate::sys::lock;
 impl Action<'_> {
     /// Record the tree `add` has just made at `path` (state `preparing`, holding `ports`): its
     /// admin dir and the record naming the fetched `base` (ref and object id; on a kept branch,
-    /// where the two meet). Writing the record completes the card's claim (R-CLAIM).
+    /// where the two meet). Writing the record completes the card's claim.
     pub(super) fn record_new(
         &self,
         path: &Path,
@@ -22,7 +22,7 @@ impl Action<'_> {
         ports: Vec<u16>,
     ) -> Result<(Record, PathBuf)> {
         let admin = admin_of(path)?;
-        // SPEC §23.5: a kept branch is checked out as it is, so it starts from the fetched
+        // A kept branch is checked out as it is, so it starts from the fetched
         // base only when that is in its history; else from where the two meet.
         let oid = if kept_branch {
             crate::lifecycle::base::base_of_kept_branch(path, &oid)

@@ -1,4 +1,4 @@
-//! One file or symlink copied into a directory of the new tree (SPEC §21, §22.5): data goes to
+//! One file or symlink copied into a directory of the new tree: data goes to
 //! a temporary name beside the destination (`.kardwt-tmp-…`), which is renamed into place
 //! without replacing anything, so a destination is either absent or complete. Blocks are cloned
 //! where the file system can (`FICLONE`), else copied segment by segment between
@@ -22,7 +22,7 @@ use crate::ground::error::{Code, Fail};
 /// The prefix of the temporary names copies are written under; a retry removes any left.
 pub const TMP_PREFIX: &str = ".kardwt-tmp-";
 
-/// Files up to this size get their blob id kept, for pre-push (SPEC §22.2).
+/// Files up to this size get their blob id kept, for pre-push to block a pushed copy.
 pub const MAX_HASHED: u64 = 1 << 20;
 
 /// What copying one entry did.
@@ -43,7 +43,7 @@ pub enum Outcome {
 }
 
 /// Fail with exit 5 once `deadline` has passed, and with 128 + the signal once kardwt was
-/// interrupted (SPEC §22.6): a copy stops between files and between a file's segments.
+/// interrupted: a copy stops between files and between a file's segments.
 pub fn check_deadline(deadline: Option<Instant>) -> Result<()> {
     crate::sys::signals::check("while copying from the base")?;
     match deadline {
@@ -95,7 +95,7 @@ pub fn copy(
     {
         Ok(f) => f,
         Err(e) if changed_under_the_copy(&e) => return Ok(Outcome::Gone),
-        // SPEC §28.1: a base file that cannot be read fails the copy, never leaves it out.
+        // A base file that cannot be read fails the copy, never leaves it out.
         Err(e) => return Err(e).with_context(|| format!("cannot read {}", src.display())),
     };
     match input.metadata() {
@@ -141,7 +141,7 @@ pub fn copy(
 
 /// The blob id of `src` (whose `lstat` is `meta`) when the file already at `name` in `dir` is
 /// a byte-for-byte copy of it: a copy an interrupted run completed (copies are atomic) whose
-/// id was never kept, so that pre-push blocks it after the retry too (SPEC §22.2, §28.1).
+/// id was never kept, so that pre-push blocks it after the retry too.
 /// `None` for anything else there (the user's), or when no ids are kept. A base file that
 /// cannot be read is an error.
 fn blob_of_earlier_copy(

@@ -1,4 +1,4 @@
-//! `.worktreeinclude` (SPEC §21, §22.9): the file at the base's root naming, in gitignore
+//! `.worktreeinclude`: the file at the base's root naming, in gitignore
 //! syntax, the ignored files a new worktree needs (the convention several agent runners share).
 //! Matching costs what the patterns reach: git lists the base's ignored, untracked paths with
 //! `--directory` (an ignored directory is one line, never walked by git), and kardwt looks
@@ -115,7 +115,7 @@ impl Include {
         Ok(out)
     }
 
-    /// SPEC §28.1: git lists a directory it could not read as empty and exits 0, so its
+    /// Git lists a directory it could not read as empty and exits 0, so its
     /// listing is checked against kardwt's own walk of the base (every directory git did not
     /// list as ignored, where a failed read is an error): a path a pattern includes that git
     /// did not list is asked about once more (`git check-ignore`), and one that is ignored
@@ -180,7 +180,7 @@ impl Include {
             let listing = match std::fs::read_dir(&path) {
                 Ok(l) => l,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue, // gone since listed
-                // SPEC §28.1: a failed read of the base is a failure, never fewer copies.
+                // A failed read of the base is a failure, never fewer copies.
                 Err(e) => return Err(e).with_context(unreadable),
             };
             for entry in listing {

@@ -1,4 +1,4 @@
-//! Where copies may land (SPEC §22.1, §22.2, §22.5): judged in the new tree, after its
+//! Where copies may land: judged in the new tree, after its
 //! checkout. A path is copied only where nothing on the way is a symlink, a file or anything
 //! else that is not a real directory, and only where the new tree's own ignore rules ignore it
 //! (so `git add -A` cannot publish it); a directory the new tree does not ignore is looked into,
@@ -105,7 +105,7 @@ fn ignored_in(to: &Path, asked: &[Candidate]) -> Result<Vec<bool>> {
 }
 
 /// The entries of the base's directory `c`, as candidates of their own (none when it is gone
-/// since it was listed). A listing that fails otherwise is an error (SPEC §28.1): what it
+/// since it was listed). A listing that fails otherwise is an error: what it
 /// would have held must not be left out in silence.
 fn children(from: &Path, c: &Candidate) -> Result<Vec<Candidate>> {
     let dir = from.join(&c.rel);

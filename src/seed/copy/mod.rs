@@ -1,4 +1,4 @@
-//! Copying what a new worktree needs from the base (SPEC §21 R-COPY, §22): whole paths
+//! Copying what a new worktree needs from the base: whole paths
 //! (`sharing.copy`) and `.worktreeinclude` matches, judged where they would land in the new
 //! tree ([`land`]), then copied ([`walk`], one file at a time by [`file`]) beneath its root
 //! without following anything planted there, atomically, sparse files kept sparse, within the
@@ -78,7 +78,7 @@ pub struct Seeded {
     pub summary: Summary,
 }
 
-/// Copy into the new worktree `to` (administered in `admin`) what R-COPY names from the base
+/// Copy into the new worktree `to` (administered in `admin`) what it needs from the base
 /// `from`: every ignored, untracked base path matching `.worktreeinclude`, then each
 /// `sharing.copy` path, where the new tree ignores it and nothing on the way is planted. Each
 /// path left out is reported on stderr. `None` when there is nothing to copy.
@@ -111,7 +111,7 @@ pub fn seed(
             Ok(meta) => meta,
             // Nothing of that name in the base (yet): nothing to copy.
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            // SPEC §28.1: a base path that cannot be read is a failure, never left out.
+            // A base path that cannot be read is a failure, never left out.
             Err(e) => {
                 return Err(e).with_context(|| format!("cannot read {}", from.join(rel).display()))
             }

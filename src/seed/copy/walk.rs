@@ -1,4 +1,4 @@
-//! The copier (SPEC §21, §22.1, §22.5): walks what is to be copied from the base, opens or makes
+//! The copier: walks what is to be copied from the base, opens or makes
 //! each destination directory beneath the new tree's root (never through a symlink), and hands
 //! files to workers that copy many at once. A destination blocked by something that is not a
 //! real directory is skipped and reported; temporaries an interrupted copy left in a directory
@@ -120,7 +120,7 @@ impl Copier {
                     }
                 });
             // A thread the system refuses (EAGAIN under a process limit) is one worker fewer;
-            // with none at all the copy cannot run (SPEC §28.4: an error, not a panic).
+            // with none at all the copy cannot run (an error, not a panic).
             match spawned {
                 Ok(handle) => handles.push(handle),
                 Err(e) if handles.is_empty() => {
