@@ -69,7 +69,7 @@ fn hooked(extra: &str) -> String {
 }
 
 #[test]
-fn spec_example_decodes() {
+fn full_example_decodes() {
     let cfg = ok(FULL_EXAMPLE);
     assert_eq!(cfg.base.remote, "origin");
     assert_eq!(cfg.base.git_ref.as_deref(), Some("refs/heads/main"));
