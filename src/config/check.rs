@@ -65,7 +65,7 @@ fn paths(given: Given<List<RelPath>>) -> Vec<std::path::PathBuf> {
 }
 
 /// `prepare.outputs`: each a path of its own, none beneath (or equal to) another, so a cache
-/// entry clones each one whole into a place no other output claims (R-READY).
+/// entry clones each one whole into a place no other output claims.
 fn outputs(given: Given<List<RelPath>>) -> Result<Vec<std::path::PathBuf>, Problem> {
     let list = paths(given);
     for (i, path) in list.iter().enumerate() {

@@ -42,7 +42,7 @@ pub fn decode(file: &Path, text: &str) -> Result<Config, Fail> {
             let _ = tx.send(decode_now(&owned_file, &owned_text));
         });
     if let Err(e) = worker {
-        // Not the file's fault: the system refused a thread (SPEC §28.4).
+        // Not the file's fault: the system refused a thread.
         return Err(crate::ground::error::failed(format!(
             "could not start a thread to decode {}: {e}",
             file.display()
@@ -80,7 +80,7 @@ fn decode_now(file: &Path, text: &str) -> Result<Config, ConfigError> {
 }
 
 /// The YAML scanner checks every open flow collection at each token, so `[[[[…]]]]` costs
-/// depth × tokens: 30 s for 100,000 levels (SPEC R-TRUST 2). This bounds that work from above,
+/// depth × tokens: 30 s for 100,000 levels. This bounds that work from above,
 /// in one pass and without parsing: each byte (a token starts at one) counts the `[` and `{`
 /// seen before it, the most collections that can be open there. Closing brackets are not
 /// subtracted: a `]` inside a quoted string must not lower the bound.

@@ -22,7 +22,7 @@ pub enum ConfigError {
     /// The YAML parser's own error (syntax, anchors, several documents), located in `msg`.
     #[error("{}: {msg}", file.display())]
     Parser { file: PathBuf, msg: String },
-    /// Flow collections too deep to scan in bounded time (SPEC R-TRUST 2).
+    /// Flow collections too deep to scan in bounded time.
     #[error(
         "{}: flow collections ([…] or {{…}}) nest too deeply for the file's size to be \
          decoded in bounded time",

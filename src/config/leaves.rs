@@ -30,13 +30,13 @@ macro_rules! leaves {
 leaves! {
     /// A non-empty string.
     Name(String) = nonempty;
-    /// A remote name that cannot be read as an option (SPEC R-TRUST 1).
+    /// A remote name that cannot be read as an option.
     Remote(String) = |node| checked(nonempty(node)?, check_remote_name);
     /// A full branch ref, `refs/heads/…`.
     BranchRef(String) = |node| checked(text(node, "a string")?, check_branch_ref);
     /// A non-empty absolute path.
     AbsPath(PathBuf) = absolute;
-    /// A card id (R-ID).
+    /// A card id.
     Card(String) = |node| checked(nonempty(node)?, |c: &str| {
         crate::ground::card::CardId::parse(c).map(drop).map_err(|fail| fail.message)
     });

@@ -1,6 +1,6 @@
-//! The `worktree:` block of the rules file (SPEC R-CFG, R-CFG-STRICT): the effective
-//! configuration everything else reads, and its strict decoding. Pure: [`decode`] takes text
-//! and returns the effective configuration or an error naming the file and the key path.
+//! The `worktree:` block of the rules file: the effective configuration everything else reads,
+//! and its strict decoding. Pure: [`decode`] takes text and returns the effective configuration
+//! or an error naming the file and the key path.
 //!
 //! | file | one job |
 //! |---|---|
@@ -13,7 +13,7 @@
 //! | `check` | the checks across fields and the defaults they fill in |
 //! | `error` | [`ConfigError`], the typed error, and its conversion into a usage error |
 //! | `fingerprint` | the digest of the effective configuration |
-//! | `names` | names that reach git (R-TRUST 1) and quoting (R-TRUST 2) |
+//! | `names` | names that reach git and how values are quoted |
 mod check;
 mod decode;
 mod error;

@@ -8,7 +8,7 @@ use serde::Serialize;
 pub(super) const DEFAULT_PREPARE_TIMEOUT: u64 = 900;
 /// `cleanup.timeout_seconds` when not written (then clamped to the action timeout).
 pub(super) const DEFAULT_CLEANUP_TIMEOUT: u64 = 120;
-/// `prepare.cache_entries` when not written: prepare caches kept per repository (R-READY).
+/// `prepare.cache_entries` when not written: prepare caches kept per repository.
 pub(super) const DEFAULT_CACHE_ENTRIES: u64 = 4;
 
 /// The effective configuration, every default filled in.
@@ -60,7 +60,7 @@ pub struct Prepare {
     pub on_reuse: bool,
     pub timeout_seconds: u64,
     /// Paths (relative to the tree) whose content decides prepare's result: their blob ids at
-    /// the tree's HEAD are part of the cache key (R-READY).
+    /// the tree's HEAD are part of the cache key.
     pub inputs: Vec<PathBuf>,
     /// Paths (relative to the tree) prepare produces, stored after a successful prepare and
     /// cloned into a later tree with the same key; empty: no cache.
@@ -93,12 +93,12 @@ pub struct Cleanup {
 pub struct Sharing {
     pub env: EnvSharing,
     pub skills: SkillsSharing,
-    /// Paths (relative to the base) copied whole into a new worktree (R-COPY).
+    /// Paths (relative to the base) copied whole into a new worktree.
     pub copy: Vec<PathBuf>,
     /// How `copy` and `.worktreeinclude` files are copied.
     pub copy_method: CopyMethod,
     /// Paths (relative to the base) symlinked whole into each worktree, like the `.env` links
-    /// (R-ECO: a large read-only dataset or model cache). Left out of the fingerprint when empty.
+    /// (a large read-only dataset or model cache). Left out of the fingerprint when empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub link: Vec<PathBuf>,
 }

@@ -1,6 +1,6 @@
-//! Names that reach git (SPEC R-TRUST 1) and how values are quoted in errors (R-TRUST 2):
+//! Names that reach git and how values are quoted in errors:
 //! pure checks, used for the rules file, records and what a remote reports.
-/// At most this many characters of any value are quoted in an error message (SPEC R-TRUST 2).
+/// At most this many characters of any value are quoted in an error message.
 pub const QUOTE_CHARS: usize = 40;
 
 /// `value` in double quotes, cut after [`QUOTE_CHARS`] characters with `…`, so an error about

@@ -1,4 +1,4 @@
-//! Unit tests of the rules file's decoding: the SPEC example, defaults, every kind of
+//! Unit tests of the rules file's decoding: the full example, defaults, every kind of
 //! refusal with its key path and location, names that reach git, quoting, and garbled input.
 use std::path::Path;
 
@@ -6,7 +6,7 @@ use super::names::{check_ref_format, check_remote_name};
 use super::*;
 use crate::ground::error::Code;
 
-const SPEC_EXAMPLE: &str = r#"worktree:
+const FULL_EXAMPLE: &str = r#"worktree:
   base:
     remote: origin            # default origin
     ref: refs/heads/main      # omit: the remote's HEAD, which must be unambiguous
@@ -19,7 +19,7 @@ const SPEC_EXAMPLE: &str = r#"worktree:
     on_create: true           # default true
     on_reuse: false           # default false
     timeout_seconds: 900      # default 900
-  cleanup:                    # runs before a worktree is removed (see R-REMOVE)
+  cleanup:                    # runs before a worktree is removed
     argv: [/usr/local/libexec/project-agent/cleanup]
     timeout_seconds: 120      # default 120
   sharing:
@@ -27,9 +27,9 @@ const SPEC_EXAMPLE: &str = r#"worktree:
     skills: fallback          # fallback | disabled
   environment:
     passthrough: []           # names of variables handed to hooks
-  ports: {count: 1, range: [20000, 29999]}   # optional, see R-PORT
+  ports: {count: 1, range: [20000, 29999]}   # optional
   action_timeout_seconds: 3600  # the single deadline of one action; default 3600
-  adoptions:                  # see R-ADOPT
+  adoptions:
     - card: "123"
       path: /srv/project-old-tree
       common_dir: /srv/project/.git
@@ -69,8 +69,8 @@ fn hooked(extra: &str) -> String {
 }
 
 #[test]
-fn spec_example_decodes() {
-    let cfg = ok(SPEC_EXAMPLE);
+fn full_example_decodes() {
+    let cfg = ok(FULL_EXAMPLE);
     assert_eq!(cfg.base.remote, "origin");
     assert_eq!(cfg.base.git_ref.as_deref(), Some("refs/heads/main"));
     assert_eq!(
@@ -145,9 +145,9 @@ fn empty_block_means_defaults() {
 fn other_top_level_keys_are_ignored_whatever_their_type() {
     let text = format!(
         "name: 900\nflag: yes\nlist: [1, ~, {{a: b}}]\nnested: {{x: {{y: null}}}}\n\
-             dup: 1\ndup: 2\n? [complex]\n: key\n123: number key\n{SPEC_EXAMPLE}trailing: ~\n"
+             dup: 1\ndup: 2\n? [complex]\n: key\n123: number key\n{FULL_EXAMPLE}trailing: ~\n"
     );
-    assert_eq!(ok(&text), ok(SPEC_EXAMPLE));
+    assert_eq!(ok(&text), ok(FULL_EXAMPLE));
 }
 
 #[test]
@@ -183,7 +183,7 @@ fn default_caps_are_clamped_to_the_action_timeout() {
 
 #[test]
 fn written_cap_above_the_default_action_timeout_is_clamped() {
-    // Only a cap above an action timeout written in the file is an error (R-CFG-STRICT).
+    // Only a cap above an action timeout written in the file is an error.
     let cfg = ok(&hooked(
         "  prepare:\n    argv: [/opt/h/p]\n    timeout_seconds: 5000\n",
     ));
@@ -743,8 +743,8 @@ fn syntax_errors_name_the_file_and_line() {
 
 #[test]
 fn fingerprint_ignores_other_keys() {
-    let a = ok(SPEC_EXAMPLE).fingerprint();
-    let b = ok(&format!("lint: true\n{SPEC_EXAMPLE}")).fingerprint();
+    let a = ok(FULL_EXAMPLE).fingerprint();
+    let b = ok(&format!("lint: true\n{FULL_EXAMPLE}")).fingerprint();
     assert_eq!(a, b);
     assert!(a.starts_with("sha256:"));
     assert_ne!(a, Config::default().fingerprint());
@@ -841,7 +841,7 @@ fn garbled_input_never_panics_and_errors_are_located() {
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let mut errors = 0;
     for round in 0..600 {
-        let mut text = SPEC_EXAMPLE.to_owned();
+        let mut text = FULL_EXAMPLE.to_owned();
         for _ in 0..=(round % 4) {
             text = mutate(&text, &mut rng);
         }

@@ -1,8 +1,8 @@
 //! The argv of one git call: the program's fixed options first, then every operand that comes
-//! from outside the program after a single `--end-of-options` (SPEC R-TRUST 1).
+//! from outside the program after a single `--end-of-options`.
 use std::ffi::OsString;
 
-/// The argv of one git call (SPEC R-TRUST 1): the subcommand and the program's own fixed
+/// The argv of one git call: the subcommand and the program's own fixed
 /// options first, then the operands that come from outside the program (paths, refs, remote
 /// and branch names, from the rules file, records, git config or the command line) after a
 /// single `--end-of-options`, so no value can ever be read as an option. Pathspecs go after

@@ -1,8 +1,8 @@
-//! The single spawner of `git`: every call runs through `sys/child.rs` (no helper threads, no signal
-//! wakeups: SPEC §28.4) with the variables that
-//! `git rev-parse --local-env-vars` lists removed (an inherited `GIT_INDEX_FILE` from a hook
-//! would otherwise corrupt another worktree's index), and is traced on stderr under
-//! `KARDWT_TRACE=1` (command and duration, one line). Nothing outside `git/` builds a [`Call`].
+//! The single spawner of `git`: every call runs through `sys/child.rs` (no helper threads, no
+//! signal wakeups) with the variables that `git rev-parse --local-env-vars` lists removed (an
+//! inherited `GIT_INDEX_FILE` from a hook would otherwise corrupt another worktree's index), and
+//! is traced on stderr under `KARDWT_TRACE=1` (command and duration, one line). Nothing outside
+//! `git/` builds a [`Call`].
 use std::ffi::{OsStr, OsString};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -142,7 +142,7 @@ impl<'a> Call<'a> {
     }
 
     /// Without the caller's `GIT_TRACE*` variables: for a reader whose stderr must stay empty
-    /// to prove it completed (SPEC §28.2), a user's tracing is not a failure.
+    /// to prove it completed, a user's tracing is not a failure.
     pub fn untraced(mut self) -> Call<'a> {
         self.untraced = true;
         self

@@ -1,5 +1,5 @@
-//! Whether a worktree's checkout matches its HEAD, judged by kardwt itself after git returned
-//! (SPEC §17.5, §28.1): git can exit 0 with an empty index when one of its own reads fails, so
+//! Whether a worktree's checkout matches its HEAD, judged by kardwt itself after git returned:
+//! git can exit 0 with an empty index when one of its own reads fails, so
 //! the index and HEAD's tree are read in-process (gix) and every tracked path is looked for
 //! in its directory's listing; no file is read or hashed. Entries git leaves out of the tree on purpose
 //! (skip-worktree, sparse directories) and submodules are not looked for on disk. A read that

@@ -1,8 +1,8 @@
 //! Everything kardwt asks of git, by topic; the only place that builds git's argv and spawns
-//! `git` (issue 11). Typed operations live in the topic files; every one that mutates the
+//! `git`. Typed operations live in the topic files; every one that mutates the
 //! repository (worktree add, remove, prune, branch delete, fetch) takes a
 //! [`RepoLock`](crate::sys::lock::RepoLock), which only [`crate::sys::lock::take_repo`] creates, so
-//! SPEC R-LOCK is checked by the compiler. Output parsers are pure, in [`parse`].
+//! holding the lock is checked by the compiler. Output parsers are pure, in [`parse`].
 //!
 //! | file | one job |
 //! |---|---|

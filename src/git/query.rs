@@ -16,7 +16,7 @@ pub fn is_ancestor(dir: &Path, ancestor: &str, descendant: &str) -> bool {
     Call::new(dir, args).output().is_ok_and(|o| o.ok)
 }
 
-/// Does `base` already contain the changes of `branch` (R-GC, SPEC §20: a squash or rebase
+/// Does `base` already contain the changes of `branch` (a squash or rebase
 /// merge)? True when merging `branch` into `base` (`git merge-tree --write-tree`, which touches
 /// no worktree and no ref) merges cleanly and yields exactly `base`'s tree.
 pub fn changes_contained(dir: &Path, base: &str, branch: &str) -> bool {

@@ -73,7 +73,7 @@ pub fn symref_head(stdout: &str) -> Option<String> {
     })
 }
 
-/// What a failed fetch or ls-remote of `remote` tells the user (R-DISPATCH 9): one line
+/// What a failed fetch or ls-remote of `remote` tells the user: one line
 /// naming the cause and one hint naming the fix, never git's multi-line text. `url` is the
 /// remote's configured URL (`None`: no such remote); `what` names what was asked
 /// (`its HEAD`, `refs/heads/main`); `stderr` is git's own.

@@ -55,7 +55,7 @@ impl Head {
 impl Repo {
     /// Find the repository containing `cwd`, or the one git's own environment names:
     /// `git --git-dir=X kardwt …` exports `GIT_DIR` (and `GIT_WORK_TREE`) to us, and acts on X
-    /// exactly as `git --git-dir=X worktree add` would (R-TRUST 11).
+    /// exactly as `git --git-dir=X worktree add` would.
     pub fn discover(cwd: &Path) -> Result<Repo> {
         let found = if std::env::var_os("GIT_DIR").is_some() {
             gix::discover_with_environment_overrides(cwd)
@@ -198,7 +198,7 @@ pub fn canonical(path: &Path) -> Result<PathBuf> {
 }
 
 /// `path` made absolute with its parent resolved as [`absolutize`] does but its last
-/// component kept as given, so a symlink there stays visible to the caller (SPEC §22.8: a
+/// component kept as given, so a symlink there stays visible to the caller (a
 /// symlink to a worktree is not that worktree). A last component of `..` (or none) is resolved.
 pub fn absolutize_keep_last(path: &Path) -> PathBuf {
     keep_last_with(path, absolutize)
@@ -218,7 +218,7 @@ fn keep_last_with(path: &Path, resolve_parent: impl FnOnce(&Path) -> PathBuf) ->
 }
 
 /// [`absolutize_keep_last`] for many paths, each parent directory resolved once: a thousand
-/// worktrees under one root cost one `realpath` of it, not a thousand (`list`, R-SCALE).
+/// worktrees under one root cost one `realpath` of it, not a thousand (`list`).
 #[derive(Default)]
 pub struct Parents {
     resolved: std::collections::HashMap<PathBuf, PathBuf>,
@@ -353,7 +353,7 @@ pub fn read_bounded(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
 /// Does `named` (what a worktree's `.git` file names) name an admin dir of this repository
 /// (`<common dir>/worktrees/<id>`) that git no longer has: gone, or left without its `gitdir`
 /// file (which git neither lists nor keeps: `prune` deletes it)? The mark of a tree git forgot,
-/// as a failed `git worktree remove` leaves it (SPEC §28.3); another repository's is never one.
+/// as a failed `git worktree remove` leaves it; another repository's is never one.
 pub fn names_gone_admin(common_dir: &Path, named: &Path) -> bool {
     let forgotten = |p: &Path| match p.symlink_metadata() {
         Ok(m) => m.is_dir() && p.join("gitdir").symlink_metadata().is_err(),

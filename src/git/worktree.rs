@@ -1,6 +1,6 @@
 //! Worktree operations and reads of a worktree's files: `git worktree add` and `remove`, the
 //! branch removal that follows, and status, ls-files and check-ignore. Every mutation takes a
-//! [`RepoLock`] (SPEC R-LOCK, checked by the compiler).
+//! [`RepoLock`] (checked by the compiler).
 use std::ffi::OsString;
 use std::path::Path;
 use std::time::Instant;
@@ -93,7 +93,7 @@ pub fn checked_out_branches(dir: &Path) -> Result<Vec<(String, String)>> {
 }
 
 /// `git status --porcelain -z <options…> [-- <paths…>]` in `worktree`, parsed, from a run that
-/// provably completed (SPEC §28.2): see [`completed`].
+/// provably completed: see [`completed`].
 pub fn status_z(
     worktree: &Path,
     options: &[&str],
@@ -194,7 +194,7 @@ pub fn check_ignore(dir: &Path, paths: &[String]) -> Result<Vec<String>> {
 
 /// `git ls-files -z --others --ignored --exclude-standard --directory`: every untracked path
 /// the ignore rules ignore, as NUL-separated paths relative to `dir`, an ignored directory as
-/// one `dir/` that git does not walk (R-COPY's `.worktreeinclude`, §22.9).
+/// one `dir/` that git does not walk (the copy's `.worktreeinclude`).
 pub fn ls_ignored_untracked_z(dir: &Path) -> Result<Vec<u8>> {
     let out = Call::new(
         dir,

@@ -1,4 +1,4 @@
-//! Card ids (SPEC R-ID) and the names derived from them: branch `card/<id>`, directory
+//! Card ids and the names derived from them: branch `card/<id>`, directory
 //! `card-<id>`. Pure: validation happens before anything on disk is touched.
 use crate::ground::error::{usage, Fail};
 
@@ -7,7 +7,7 @@ use crate::ground::error::{usage, Fail};
 pub struct CardId(String);
 
 impl CardId {
-    /// Validate `raw` against R-ID: `^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`, no `..`, not ending
+    /// Validate `raw` as a card id: `^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`, no `..`, not ending
     /// in `.` or `.lock`.
     pub fn parse(raw: &str) -> Result<CardId, Fail> {
         match why_invalid(raw) {
@@ -42,7 +42,7 @@ impl CardId {
 
     /// Make any string a valid id, deterministically (pure): every character other than
     /// letters, digits, `.`, `_` and `-` becomes `-`, a string not starting with a letter or
-    /// digit gets a `w` in front, the result is cut to 128, and what R-ID still forbids (`..`,
+    /// digit gets a `w` in front, the result is cut to 128, and what a card id still forbids (`..`,
     /// a trailing `.` or `.lock`) is replaced in place. Used for worktrees created outside
     /// kardwt (their admin dir name stands in for the card; `derive_card` numbers collisions).
     pub fn sanitize(raw: &str) -> CardId {
@@ -61,7 +61,7 @@ impl CardId {
         CardId::parse(&s).unwrap_or_else(|_| CardId("worktree".to_owned()))
     }
 
-    /// The card for a runner's worktree name (pure, deterministic, injective; SPEC §23.1): a
+    /// The card for a runner's worktree name (pure, deterministic, injective): a
     /// name that is a valid id is its own card; any other name is its sanitized form, cut so
     /// the whole fits 128, then `-` and the first 8 hex digits of the SHA-256 of the name as
     /// given. Sanitizing alone would give `feat/login` and `feat-login` one tree.
@@ -79,7 +79,7 @@ impl CardId {
     }
 }
 
-/// Every character outside R-ID's alphabet becomes `-`, a `w` goes in front of a string not
+/// Every character outside a card id's alphabet becomes `-`, a `w` goes in front of a string not
 /// starting with a letter or digit, the result is cut to `max` and `..` becomes `.-` (pure).
 fn sanitized_chars(raw: &str, max: usize) -> String {
     let mut s: String = raw

@@ -1,4 +1,4 @@
-//! Error kinds of the contract (SPEC R-UX) and how they print: `error:`, `caused by:`, `hint:`.
+//! Error kinds of the contract and how they print: `error:`, `caused by:`, `hint:`.
 //!
 //! Commands return `anyhow::Result`; an error that carries a [`Fail`] anywhere in its chain exits
 //! with that kind's code, anything else with 1 (failed). A [`Fail`] can wrap its cause

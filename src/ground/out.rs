@@ -1,4 +1,4 @@
-//! Messages on stderr that cannot panic (SPEC §28.4): `eprintln!` and `eprint!` here shadow the
+//! Messages on stderr that cannot panic: `eprintln!` and `eprint!` here shadow the
 //! standard library's, which panic when the write fails (stderr closed, a full disk behind
 //! `2>file`, a broken pipe). A lost message changes nothing about what kardwt did, so the write's
 //! error is dropped and the exit code stays the action's own. Declared first in `lib.rs` with

@@ -1,4 +1,4 @@
-//! `git NAME …` read the way git reads it (SPEC R-TRUST3 7): the command git finally runs after
+//! `git NAME …` read the way git reads it: the command git finally runs after
 //! following `alias.NAME` (set with `-c` on the command line, else in the configuration the
 //! [`World`] reads), or `None` when that cannot be known for certain. Pure: no disk.
 //!

@@ -1,4 +1,4 @@
-//! Where `cd`, `pushd` and `popd` leave the shell (SPEC R-GUARD, R-TRUST3 7): the directory
+//! Where `cd`, `pushd` and `popd` leave the shell: the directory
 //! each moves to, and the stack of directories `pushd` saved within the line, so `popd`
 //! returns to the last one. Pure: no disk. Anything not known statically is `None`: the
 //! stack the shell had before the line, `pushd` without a directory or with `+N`/`-N`,

@@ -1,4 +1,4 @@
-//! The agent command guard's pure core (SPEC R-GUARD): [`judge_line`] tokenizes a command line
+//! The agent command guard's pure core: [`judge_line`] tokenizes a command line
 //! ([`lex`]) and applies the rules ([`rules`]) that find a removal of a worktree kardwt
 //! manages. Nothing here reads the disk or runs anything: the questions only the disk can
 //! answer go through [`World`] ([`world`]).

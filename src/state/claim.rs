@@ -1,7 +1,7 @@
-//! Claims (SPEC R-CLAIM): one small TOML file per card under `<common dir>/kardwt/claims/`,
+//! Claims: one small TOML file per card under `<common dir>/kardwt/claims/`,
 //! written before `git worktree add` runs (`intent`), completed with the record, deleted last
 //! on removal. Unlike the record it outlives git's admin dir, so a worktree removed behind
-//! kardwt's back leaves an orphan claim that `gc --apply` releases (R-ORPHAN).
+//! kardwt's back leaves an orphan claim that `gc --apply` releases.
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -41,18 +41,18 @@ pub struct Claim {
     pub branch: String,
     #[serde(default)]
     pub base_ref: String,
-    /// Its record says `released` (R-RUNNER), or the removal that left its tree half removed
-    /// had released it (SPEC §28.3): the cleanup hook ran (or is not due) and the ports went
+    /// Its record says `released`, or the removal that left its tree half removed
+    /// had released it: the cleanup hook ran (or is not due) and the ports went
     /// back.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub released: bool,
     /// The directory the worktree was made under (its parent when claimed: the worktree root
-    /// for `add`). Its `path` must stay strictly beneath it (SPEC §22.4). Empty in claims
+    /// for `add`). Its `path` must stay strictly beneath it. Empty in claims
     /// written before it was recorded: those are judged by the other checks alone.
     #[serde(default, skip_serializing_if = "path_is_empty")]
     pub root: PathBuf,
     /// When a `git worktree remove` of this claim's tree failed after git had forgotten the
-    /// tree (its admin dir gone, files left: SPEC §28.3), RFC 3339; empty otherwise. What is
+    /// tree (its admin dir gone, files left), RFC 3339; empty otherwise. What is
     /// left is cleared without `--force` only when nothing in it changed after this moment
     /// (`crate::lifecycle::remnant`).
     #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -63,7 +63,7 @@ fn path_is_empty(p: &Path) -> bool {
     p.as_os_str().is_empty()
 }
 
-/// What an orphan claim's path holds now (SPEC §22.4).
+/// What an orphan claim's path holds now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Orphan {
     /// Nothing: the worktree is gone. Its resources are released (cleanup hook, ports).
@@ -75,7 +75,7 @@ pub enum Orphan {
 }
 
 impl Claim {
-    /// An orphan (SPEC §22.4): a complete, well-formed claim whose path no longer exists
+    /// An orphan: a complete, well-formed claim whose path no longer exists
     /// ([`Orphan::Gone`]), or exists with a `.git` that names another admin dir than the
     /// claim's ([`Orphan::Replaced`]). Anything else at the path (its own worktree, a
     /// directory without `.git`) is not an orphan and is left alone.
@@ -95,7 +95,7 @@ impl Claim {
         }
         let named = crate::git::repo::read_dot_git(&self.path)?;
         if crate::git::repo::names_gone_admin(common_dir, &named) {
-            return None; // a tree of this repository git forgot: half removed (SPEC §28.3)
+            return None; // a tree of this repository git forgot: half removed
         }
         let ours = common_dir.join("worktrees").join(&self.admin);
         let same = named == ours
@@ -111,7 +111,7 @@ impl Claim {
         self.orphan_kind(common_dir, None).is_some()
     }
 
-    /// Why this claim is malformed (SPEC §22.4), if it is: its path is not absolute and
+    /// Why this claim is malformed, if it is: its path is not absolute and
     /// normal, is not strictly beneath the root it was made under, or is the base (or the
     /// common dir) or one of their ancestors. A malformed claim is reported, never acted on.
     /// `base` defaults to the common dir's parent.
@@ -184,7 +184,7 @@ pub fn load(common_dir: &Path, card: &str) -> Option<Result<Claim, ClaimError>> 
 }
 
 /// A claim file's text: bounded, without following a symlink or waiting on a FIFO planted
-/// there (SPEC §22.1).
+/// there.
 fn read_text(f: &Path) -> std::io::Result<Option<String>> {
     crate::sys::fsio::read_bounded(f, MAX_CLAIM_BYTES)?
         .map(|b| String::from_utf8(b).map_err(std::io::Error::other))
@@ -228,7 +228,7 @@ pub fn orphans(common_dir: &Path, base: &Path) -> Vec<(Claim, Orphan)> {
         .collect()
 }
 
-/// The malformed claims of this repository, each with why (SPEC §22.4: reported, never acted
+/// The malformed claims of this repository, each with why (reported, never acted
 /// on).
 pub fn malformed(common_dir: &Path, base: &Path) -> Vec<(Claim, String)> {
     all(common_dir)
@@ -242,7 +242,7 @@ pub fn malformed(common_dir: &Path, base: &Path) -> Vec<(Claim, String)> {
 
 /// The claims of cards no registered record in `recorded` names, parsed (unparsable ones
 /// skipped), in card order. The claims directory is listed once and only those claims are
-/// read (`list`, R-SCALE).
+/// read (`list`).
 pub fn unrecorded(common_dir: &Path, recorded: &std::collections::HashSet<&str>) -> Vec<Claim> {
     let Ok(entries) = std::fs::read_dir(dir(common_dir)) else {
         return Vec::new();
@@ -263,7 +263,7 @@ pub fn unrecorded(common_dir: &Path, recorded: &std::collections::HashSet<&str>)
 
 /// What `list` shows for a complete claim no registered record names (a card's registered
 /// record means git still knows its worktree; a registered tree whose directory alone is gone
-/// is listed as prunable): `"malformed"` (SPEC §22.4), `"orphan"`, or nothing.
+/// is listed as prunable): `"malformed"`, `"orphan"`, or nothing.
 pub fn vanished_state(claim: &Claim, common_dir: &Path, base: &Path) -> Option<&'static str> {
     if claim.state != ClaimState::Complete {
         return None;
@@ -289,7 +289,7 @@ fn put(common_dir: &Path, claim: &Claim, replace: bool) -> std::io::Result<()> {
     }
 }
 
-/// R-CLAIM: before `git worktree add` of `card` at `path` (under the repository lock), claim
+/// Before `git worktree add` of `card` at `path` (under the repository lock), claim
 /// the card (`intent`). A claim already there is replaced when it is a leftover intent, names
 /// this same path, or is an orphan (`add` released it just before); a claim of a worktree git
 /// still knows elsewhere is refused.
@@ -374,7 +374,7 @@ fn complete_only(admin: &Path, rec: &Record) -> Result<()> {
     let common = &rec.common_dir;
     let parent = rec.path.parent().map(Path::to_path_buf).unwrap_or_default();
     let (created_at, root) = match load(common, &rec.card) {
-        // Another live worktree's claim is never taken over (R-VERIFY refuses this one).
+        // Another live worktree's claim is never taken over (verification refuses this one).
         Some(Ok(old))
             if old.state == ClaimState::Complete
                 && crate::git::repo::absolutize(&old.path)
@@ -446,7 +446,7 @@ pub fn delete(common_dir: &Path, card: &str) {
     }
 }
 
-/// SPEC §28.3: a `git worktree remove` of `path` (card `card`, or whichever card's claim names
+/// A `git worktree remove` of `path` (card `card`, or whichever card's claim names
 /// it) just failed. When git forgot the tree anyway (its `.git` is gone or names an admin dir
 /// that is gone) but the directory is still there, the claim records the moment, and that the
 /// tree needs no release (whoever removed it released it, or it was never handed out), so
@@ -494,8 +494,8 @@ pub fn intended(common_dir: &Path, card: &str, path: &Path) -> bool {
     })
 }
 
-/// Migration (SPEC R-CLAIM): a repository with records but no claims gets a claim for every
-/// recorded worktree, and issue 10's `kardwt/intents/` become intent claims. Run when the
+/// Migration: a repository with records but no claims gets a claim for every
+/// recorded worktree, and the older `kardwt/intents/` become intent claims. Run when the
 /// repository lock is taken, and before the first claim is written (a repository whose
 /// records were all made by the hook or `prepare --path`); idempotent (a marker is written
 /// last, existing claims are kept).

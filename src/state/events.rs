@@ -1,8 +1,8 @@
-//! The event log (SPEC R-LOG): one JSON line per lifecycle event appended to
+//! The event log: one JSON line per lifecycle event appended to
 //! `<common dir>/kardwt/events.jsonl` under the log's own lock (never the repository lock,
 //! which a parent `git kardwt add` may hold while its hook runs), rotated at 1 MiB. Writing
-//! is best effort: a log that cannot be written never fails an action, but says so on stderr
-//! (R-TRUST 10). Reading skips a line that does not decode, with a warning naming it.
+//! is best effort: a log that cannot be written never fails an action, but says so on
+//! stderr. Reading skips a line that does not decode, with a warning naming it.
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -17,7 +17,7 @@ const ROTATE_AT: u64 = 1024 * 1024;
 /// The largest generation read: rotation keeps each near [`ROTATE_AT`].
 const MAX_READ: u64 = 64 * ROTATE_AT;
 
-/// The lifecycle events the log records (SPEC R-LOG), by the names the log writes.
+/// The lifecycle events the log records, by the names the log writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     Created,

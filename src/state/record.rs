@@ -1,4 +1,4 @@
-//! The lifecycle record (SPEC R-REC): `<admin dir>/kardwt.toml`, its type, parsing and atomic
+//! The lifecycle record: `<admin dir>/kardwt.toml`, its type, parsing and atomic
 //! write (temporary file, fsync, rename). Key names are part of the contract: other tools read
 //! them.
 use std::path::{Path, PathBuf};
@@ -137,7 +137,7 @@ pub struct Record {
     pub links: Vec<String>,
     #[serde(default)]
     pub ports: Vec<u16>,
-    /// What R-COPY copied into the tree (paths relative to it), and how (`clone`, `copy`,
+    /// What the copy step copied into the tree (paths relative to it), and how (`clone`, `copy`,
     /// `mixed`); empty when nothing was copied.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub copies: Vec<String>,
@@ -145,12 +145,12 @@ pub struct Record {
     pub copy_method: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_hook: Option<LastHook>,
-    /// The prepare cache's part in the last preparation (R-READY); absent without one.
+    /// The prepare cache's part in the last preparation; absent without one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prepare_cache: Option<PrepareCache>,
 }
 
-/// How the last preparation used the prepare cache (SPEC §26).
+/// How the last preparation used the prepare cache.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PrepareCache {
     /// The cache key (64 hex digits).
@@ -179,7 +179,7 @@ const MAX_RECORD_BYTES: u64 = 4 * 1024 * 1024;
 /// Read the record of the worktree administered in `admin`.
 pub fn load(admin: &Path) -> Loaded {
     // Read without blocking and bounded: a FIFO or a huge file planted as the record is
-    // malformed (fail closed), never a hang (R-TRUST).
+    // malformed (fail closed), never a hang.
     let read = crate::sys::fsio::read_bounded(&path_in(admin), MAX_RECORD_BYTES).and_then(|b| {
         b.map(|b| String::from_utf8(b).map_err(std::io::Error::other))
             .transpose()
@@ -205,7 +205,7 @@ pub enum RecordError {
     Toml(String),
     #[error("unsupported schema {0} (this kardwt reads schema 1)")]
     Schema(u32),
-    /// Its base names a remote or ref git would take as something else (SPEC R-TRUST 1).
+    /// Its base names a remote or ref git would take as something else.
     #[error("{0}")]
     Base(crate::config::NameError),
 }
@@ -216,7 +216,7 @@ pub fn parse(text: &str) -> Result<Record, RecordError> {
     if r.schema != 1 {
         return Err(RecordError::Schema(r.schema));
     }
-    // Its base is handed to git later (SPEC R-TRUST 1): a tampered one is never used.
+    // Its base is handed to git later: a tampered one is never used.
     crate::config::check_recorded_base(&r.base_remote, &r.base_ref).map_err(RecordError::Base)?;
     Ok(r)
 }

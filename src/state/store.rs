@@ -1,7 +1,7 @@
 //! The one writer of kardwt's per-card state: a worktree's record and its card's claim change
-//! together here (R-REC, R-CLAIM), and the repository lock is taken here so that records made
+//! together here, and the repository lock is taken here so that records made
 //! before claims existed are migrated, and the temporaries killed writes left in the claims
-//! directory removed (SPEC §28.3), by the first locked command. `record.rs` and `claim.rs`
+//! directory removed, by the first locked command. `record.rs` and `claim.rs`
 //! beside it stay below it, each knowing only its own file.
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -13,7 +13,7 @@ use crate::state::record::Record;
 use crate::sys::lock::RepoLock;
 
 /// Write the worktree's record atomically, then complete its card's claim (a claim is complete
-/// once its record exists). What killed writes left in the admin dir goes first (SPEC §28.3).
+/// once its record exists). What killed writes left in the admin dir goes first.
 pub fn write(admin: &Path, record: &Record) -> Result<()> {
     crate::sys::fsio::remove_files(&crate::sys::fsio::dead_temporaries(admin, None));
     crate::state::record::write(admin, record)?;
@@ -30,7 +30,7 @@ pub fn write_or_warn(admin: &Path, record: &Record) {
 }
 
 /// Take the repository lock, waiting until `deadline`, and migrate records without claims
-/// under it (R-CLAIM). Never while this process already holds it: pass the lock on instead.
+/// under it. Never while this process already holds it: pass the lock on instead.
 pub fn take_repo(common_dir: &Path, deadline: Instant, holder: &str) -> Result<RepoLock> {
     let lock = crate::sys::lock::take_repo(common_dir, deadline, holder)?;
     crate::state::claim::migrate(common_dir);
@@ -41,7 +41,7 @@ pub fn take_repo(common_dir: &Path, deadline: Instant, holder: &str) -> Result<R
     Ok(lock)
 }
 
-/// The temporaries killed atomic writes left (SPEC §28.3): in the claims directory, beside
+/// The temporaries killed atomic writes left: in the claims directory, beside
 /// `info/exclude` (the block that hides kardwt's links), and beside the record and the copy
 /// list in each of `admins`. Each goes by itself with the next write of its file, and those
 /// in the claims directory with the next locked command; `gc --apply` removes them all.

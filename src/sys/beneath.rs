@@ -1,4 +1,4 @@
-//! Writing beneath a worktree without following anything planted on the way (SPEC §22.1): the
+//! Writing beneath a worktree without following anything planted on the way: the
 //! directories from the worktree's root down to a file kardwt creates are opened one component
 //! at a time with `O_NOFOLLOW|O_DIRECTORY`, and files are created relative to the last one. A
 //! symlink, a file or a FIFO on that path (committed upstream, or planted) stops the write with

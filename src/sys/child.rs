@@ -1,4 +1,4 @@
-//! One child process watched from this thread (SPEC §28.4): std spawns it; its stdin is fed and
+//! One child process watched from this thread: std spawns it; its stdin is fed and
 //! its stdout and stderr read with poll(2) on blocking pipes, and its exit seen through a pidfd
 //! (re-checked at least every [`SLICE`] all the same). So there is no helper thread that could
 //! fail to start, no `ioctl` to make a pipe non-blocking and no signal handler whose wakeup

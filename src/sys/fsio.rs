@@ -1,4 +1,4 @@
-//! File I/O for kardwt's own files (SPEC §22.1, §24): reads that are bounded, never block and
+//! File I/O for kardwt's own files: reads that are bounded, never block and
 //! accept only a regular file; appends and lock files opened without following a symlink or
 //! waiting on a FIFO; kardwt's directories made without following a symlink planted on the way;
 //! whole-file writes made atomic through `tempfile` (a temporary file beside the destination,
@@ -245,7 +245,7 @@ pub fn write_atomic_new(dir: &Path, name: impl AsRef<OsStr>, bytes: &[u8]) -> io
 
 fn write_whole(dir: &Path, name: &OsStr, bytes: &[u8], replace: bool) -> io::Result<()> {
     let dest = dir.join(name);
-    // SPEC §28.3: what a killed earlier write of this file left goes first (best effort).
+    // What a killed earlier write of this file left goes first (best effort).
     remove_files(&dead_temporaries(dir, Some(name)));
     let kept = std::fs::symlink_metadata(&dest)
         .ok()

@@ -48,17 +48,17 @@ pub fn events_lock_path(common_dir: &Path) -> PathBuf {
     kardwt_dir(common_dir).join("events.lock")
 }
 
-/// The claims directory: one file per card (R-CLAIM).
+/// The claims directory: one file per card.
 pub fn claims_dir(common_dir: &Path) -> PathBuf {
     kardwt_dir(common_dir).join("claims")
 }
 
-/// The prepare cache (R-READY): one directory per key, `<key>/manifest` and `<key>/files/`.
+/// The prepare cache: one directory per key, `<key>/manifest` and `<key>/files/`.
 pub fn cache_dir(common_dir: &Path) -> PathBuf {
     kardwt_dir(common_dir).join("cache")
 }
 
-/// Where issue 10's intents lived before claims replaced them (read only to migrate).
+/// Where the intents lived before claims replaced them (read only to migrate).
 pub fn old_intents_dir(common_dir: &Path) -> PathBuf {
     kardwt_dir(common_dir).join("intents")
 }

@@ -1,10 +1,10 @@
-//! Cross-process locks under `<common dir>/kardwt/` (SPEC R-LOCK): the repository lock that
+//! Cross-process locks under `<common dir>/kardwt/`: the repository lock that
 //! serializes fetch, ref and worktree administration, and one lock per card around seeding and
 //! preparation. flock(2) through fd-lock: a lock held by a dead process is free. Always take
 //! the card's lock before the repository lock. The repository lock is a type of its own,
 //! [`RepoLock`], that the git layer's mutating operations require. The holder writes who it is
 //! into the file (pid, command, since when, what it is doing), so that a process waiting for
-//! the lock can say who it waits for (SPEC R-DISPATCH 7).
+//! the lock can say who it waits for.
 use std::fs::File;
 use std::io::{Seek, Write};
 use std::os::unix::fs::FileExt as _;
@@ -19,11 +19,11 @@ use fd_lock::RwLock;
 use crate::ground::card::CardId;
 use crate::ground::error::{Code, Fail};
 
-/// After this long waiting for a lock, one stderr line names its holder (R-DISPATCH 7).
+/// After this long waiting for a lock, one stderr line names its holder.
 pub const SPEAK_AFTER: Duration = Duration::from_secs(1);
 
 /// Whether a wait for a lock is announced on stderr. Off by default, and off inside git's
-/// hooks, where the verdict must be the first text on stderr (R-DISPATCH 3); the dispatcher
+/// hooks, where the verdict must be the first text on stderr; the dispatcher
 /// turns it on for the commands a person runs.
 static SPEAK: AtomicBool = AtomicBool::new(false);
 
@@ -245,7 +245,7 @@ impl Lock {
     /// Open (creating it and its directory) the lock file at `path` beneath `common_dir`;
     /// `what` names it in messages ("the repository lock"). Its directories are made without
     /// following a symlink, and the file itself must be a regular file: a symlink or FIFO
-    /// planted there is refused (exit 3), never followed or waited on (SPEC §22.1).
+    /// planted there is refused (exit 3), never followed or waited on.
     pub fn open(common_dir: &Path, path: PathBuf, what: impl Into<String>) -> Result<Lock> {
         let what = what.into();
         let opened = match path.parent() {
@@ -323,7 +323,7 @@ impl Lock {
                     if let Some(refusal) = self.held_by_ancestor(holder) {
                         return Err(refusal.into());
                     }
-                    // An interrupt ends the wait (SPEC §22.6), unless a rollback waits.
+                    // An interrupt ends the wait, unless a rollback waits.
                     crate::sys::signals::check(&format!("while waiting for {}", self.what))?;
                     let now = Instant::now();
                     if now >= deadline {
@@ -464,7 +464,7 @@ pub fn take_card(
 
 /// The taken repository lock. Only [`take_repo`] creates one, and every git operation that
 /// mutates the repository (`crate::git::worktree_add`, …) asks for a `&RepoLock`, so running
-/// one without the lock does not compile (SPEC R-LOCK). Released when dropped.
+/// one without the lock does not compile. Released when dropped.
 pub struct RepoLock {
     _held: Held,
 }
@@ -597,7 +597,7 @@ mod tests {
                 holder.pid, holder.since
             )
         );
-        // No Rust debug text in what a waiting person reads (R-DISPATCH 8).
+        // No Rust debug text in what a waiting person reads.
         let line = waiting_line("card 42's lock", &said, Duration::from_millis(117_200));
         assert!(
             line.ends_with("giving up in 118 s unless it is released"),

@@ -1,8 +1,8 @@
-//! Finding and stopping the processes that hold a worktree (SPEC R-REMOVE step 1): every
+//! Finding and stopping the processes that hold a worktree (the first step of removal): every
 //! process whose current directory is inside the tree, read from `/proc/<pid>/cwd`, except
 //! the caller and its ancestors. SIGTERM first, SIGKILL after the grace period. Also the
 //! descendants of this process, which a hook may leave behind after leaving its process group
-//! (R-TRUST 12: kardwt is their subreaper while a hook runs, see `sandbox/`).
+//! (kardwt is their subreaper while a hook runs, see `sandbox/`).
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -211,7 +211,7 @@ pub struct Released {
     pub killed: Vec<i32>,
 }
 
-/// In words (R-DISPATCH 8): `no process left`, `2 processes terminated (41, 42)`, ….
+/// In words: `no process left`, `2 processes terminated (41, 42)`, ….
 impl std::fmt::Display for Released {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let list = |pids: &[i32]| {

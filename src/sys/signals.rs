@@ -1,4 +1,4 @@
-//! Interrupts (SPEC §22.6): for the commands that act, SIGINT, SIGTERM and SIGHUP only record
+//! Interrupts: for the commands that act, SIGINT, SIGTERM and SIGHUP only record
 //! which signal came (signal-hook's flag API: one async-signal-safe atomic store, no thread, no
 //! `unsafe` here); the hook runner, lock waits, copies and the steps between them see it, stop,
 //! roll back as a failure would, and the process exits 128 + the signal. A rollback runs inside

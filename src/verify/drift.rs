@@ -1,12 +1,12 @@
-//! Drift (R-DRIFT): HEAD is no longer on the branch the record expects, and the hint that
+//! Drift: HEAD is no longer on the branch the record expects, and the hint that
 //! names the way back. Pure.
 use std::path::Path;
 
 use crate::git::repo::Head;
 
-/// HEAD `head` is not on branch `expected`: another branch, or detached (pure; R-DRIFT). An
+/// HEAD `head` is not on branch `expected`: another branch, or detached (pure). An
 /// empty `expected` is a tree created detached (Codex, Cursor, `git worktree add --detach`):
-/// it expects no branch, so nothing is drift (R-RUNNER2 6).
+/// it expects no branch, so nothing is drift.
 pub fn drifted(head: Option<&Head>, expected: &str) -> bool {
     if expected.is_empty() {
         return false;
@@ -19,7 +19,7 @@ pub fn drifted(head: Option<&Head>, expected: &str) -> bool {
 }
 
 /// The hint `add` (reuse) and `select` print when card `card`'s worktree at `path` drifted
-/// from branch `expected` (pure; R-DISPATCH 6). kardwt never switches it back itself.
+/// from branch `expected` (pure). kardwt never switches it back itself.
 pub fn drift_hint(card: &str, path: &Path, head: &Head, expected: &str) -> String {
     let now = match head {
         Head::Branch(b) => format!("is on branch {b}"),

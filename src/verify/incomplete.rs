@@ -1,9 +1,9 @@
-//! Whether a worktree's checkout is complete (SPEC §17.5, §28.1): git's `initializing` mark, the
+//! Whether a worktree's checkout is complete: git's `initializing` mark, the
 //! index and whether it follows HEAD, the tracked files (judged in-process by
 //! [`crate::git::checkout`]); and the one command that repairs an incomplete one.
 use std::path::Path;
 
-/// Why a worktree's checkout is not complete (SPEC §17.5): such a tree is never recorded
+/// Why a worktree's checkout is not complete: such a tree is never recorded
 /// `ready`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Incomplete {

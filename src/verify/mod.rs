@@ -1,5 +1,5 @@
-//! The ordered ownership checks of SPEC R-VERIFY, returning every check's outcome, plus drift
-//! (R-DRIFT). A path is used only after these pass; anything present that fails them is
+//! The ordered ownership checks, returning every check's outcome, plus drift
+//! (see `drift`). A path is used only after these pass; anything present that fails them is
 //! foreign or malformed and kardwt fails closed. Reads only.
 //!
 //! | file | one job |
@@ -80,7 +80,7 @@ pub fn judge(repo: &Repo, index: &Index, path: PathBuf, card: Option<&CardId>) -
     };
     let mut checks = Checks { done: Vec::new() };
 
-    // 1. A directory, itself: a symlink to a worktree is not that worktree (SPEC §22.8).
+    // 1. A directory, itself: a symlink to a worktree is not that worktree.
     // One lstat answers both questions for anything but a symlink (no failing readlink).
     let meta = match std::fs::symlink_metadata(&path) {
         Ok(m) if m.file_type().is_symlink() => match std::fs::read_link(&path) {
@@ -112,7 +112,7 @@ pub fn judge(repo: &Repo, index: &Index, path: PathBuf, card: Option<&CardId>) -
             if let Some(e) = registered {
                 report.admin = Some(e.linked.admin.clone());
                 report.locked = e.linked.locked;
-                // Its card, for `list` (a locked one whose directory is missing, SPEC §22.8).
+                // Its card, for `list` (a locked one whose directory is missing).
                 if let (None, Loaded::Parsed(r)) = (&report.card, &e.record) {
                     report.card = Some(r.card.clone());
                 }
@@ -182,7 +182,7 @@ pub fn judge(repo: &Repo, index: &Index, path: PathBuf, card: Option<&CardId>) -
     report.admin = Some(admin.clone());
 
     // 3. The admin dir's `gitdir` points back at this path. git's listing (the scan) read it
-    // already: when what it read names this path, it is not read again (R-SCALE).
+    // already: when what it read names this path, it is not read again.
     let listed = index.admin(&admin);
     let expected = path.join(".git");
     let read_back = || {
@@ -326,7 +326,7 @@ pub fn claimed_elsewhere(entries: &[Entry], admin: &Path, card: &str) -> Option<
     })
 }
 
-/// Why the record `rec`, about to be written into `admin`, would fail R-VERIFY, if it would:
+/// Why the record `rec`, about to be written into `admin`, would fail verification, if it would:
 /// another worktree already claims its card, or the record as it would be read back (written
 /// and parsed again) fails one of the ordered checks, run exactly as `verify` runs them.
 pub fn would_reject(repo: &Repo, entries: &[Entry], admin: &Path, rec: &Record) -> Option<String> {

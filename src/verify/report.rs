@@ -82,7 +82,7 @@ impl Report {
 
     /// The state `list` shows: the record's state, or the verdict when there is none.
     /// A locked worktree whose directory is missing is `locked`, never `prunable`: git does not
-    /// prune it, its directory may come back (a removable disk) (SPEC §22.8).
+    /// prune it, its directory may come back (a removable disk).
     pub fn list_state(&self) -> &'static str {
         match self.state() {
             Some(s) => s.as_str(),
@@ -92,7 +92,7 @@ impl Report {
     }
 
     /// The branch the record expects HEAD on; `None` without a record, or for a tree created
-    /// detached (recorded with an empty branch: R-RUNNER2 6).
+    /// detached (recorded with an empty branch).
     pub fn expected_branch(&self) -> Option<&str> {
         self.record
             .as_ref()

@@ -1,5 +1,5 @@
 //! Finding the worktrees verification judges: every linked worktree with its record, or,
-//! through the claims (R-SCALE), only the few one verification needs; and an [`Index`] of them,
+//! through the claims, only the few one verification needs; and an [`Index`] of them,
 //! so judging each of a thousand worktrees (`list`) searches no list a thousand times.
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -26,7 +26,7 @@ pub fn scan(repo: &Repo) -> anyhow::Result<Vec<Entry>> {
         .collect())
 }
 
-/// R-SCALE: the entries `verify` of the worktree at `path` needs, read without listing every
+/// The entries `verify` of the worktree at `path` needs, read without listing every
 /// worktree: its own admin dir, and the one the claim of each card involved (`card`, and the
 /// card its own record names) says owns that card. `None` when the claims cannot answer (not
 /// migrated yet, a card without a complete claim, a path that is not a directory or whose
@@ -129,7 +129,7 @@ pub fn claims<'a>(entries: &'a [Entry], card: &str) -> Vec<&'a Entry> {
 
 /// The entries verification looks up (by admin dir, and by the card a record names), either
 /// searched in order (one verification: building maps would cost more than it saves) or
-/// through maps built once ([`Index::mapped`], for `list`: R-SCALE, a linear search per
+/// through maps built once ([`Index::mapped`], for `list`: a linear search per
 /// worktree made listing 1,000 of them quadratic). Both answer alike: the first entry of an
 /// admin dir, and every entry naming a card in scan order.
 pub struct Index<'a> {

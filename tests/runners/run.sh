@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Drives the real Claude Code and Codex CLIs, offline, against the scripted model endpoint
 # (tests/runners/model_server.py) with the real git-kardwt on PATH, and prints PASS/FAIL per
-# scenario (SPEC §23.9). `make test-runners` builds the binary and installs the clients first.
+# scenario. `make test-runners` builds the binary and installs the clients first.
 #
 #   tests/runners/run.sh [SCENARIO...]      (all when none is named; see `scenarios` below)
 #
@@ -354,7 +354,7 @@ scenario_claude_exit_dirty() {
     check "the dirty tree is no longer registered" registered "$wt"
     check "kardwt does not list card exit-dirty as released" state_is exit-dirty released
     check "kardwt logged no remove-refused for it" event_logged remove-refused exit-dirty
-    # SPEC §23.2: worktree-remove exits 1 when it keeps the tree, so Claude says "Exited
+    # worktree-remove exits 1 when it keeps the tree, so Claude says "Exited
     # worktree but could not remove it" (with kardwt's stderr), never that it removed it.
     check "Claude did not say it could not remove the kept tree" \
         grep -qF 'could not remove' "$d/claude.out"

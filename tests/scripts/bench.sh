@@ -3,23 +3,23 @@
 #   P1  `git switch` round trips with the kardwt post-checkout shim vs a bare `exit 0` hook
 #   P2  `git kardwt add` vs `git fetch origin main && git worktree add -b … FETCH_HEAD`
 #       on a repository of 5,000 files
-#   P3  `git kardwt list --json` vs `git worktree list --porcelain` with 1,000 worktrees (SPEC
-#       R-SCALE), half made by `git kardwt add`, half by `git worktree add` + `prepare --path`
+#   P3  `git kardwt list --json` vs `git worktree list --porcelain` with 1,000 worktrees, half
+#       made by `git kardwt add`, half by `git worktree add` + `prepare --path`
 #   P4  `git kardwt verify` vs `git rev-parse HEAD`, inside a worktree
 #   P5  the pre-push check of 100 new commits vs `git rev-parse HEAD` (goal: a small multiple)
 #   P7  P4 again with the worktrees of P3 (verify reads its own record and its card's claim
-#       only, SPEC R-SCALE: it runs on every push)
+#       only: it runs on every push)
 #   P10 how `git kardwt add` grows from the few worktrees before P3 to P3's: its slowdown
 #       divided by git's own (`git fetch` + `git worktree add`, as P2) over the same span
 #       (goal 1.1; git itself slows several times there)
 #   P6  `git kardwt guard` on a 1 MiB command line run 300 directories deep, in the repository
-#       of P3 (1,000 worktrees), vs `git rev-parse HEAD`; its real goal is absolute (SPEC
-#       R-TRUST 9: under 100 ms), printed under the table
-#   P8  a new worktree's copy (R-COPY) of a 20,000-file, 400 MB tree on XFS with reflink vs
+#       of P3 (1,000 worktrees), vs `git rev-parse HEAD`; its real goal is absolute
+#       (under 100 ms), printed under the table
+#   P8  a new worktree's copy of a 20,000-file, 400 MB tree on XFS with reflink vs
 #       `git worktree add` + `cp -a --reflink=always` (P8n: against --reflink=never, must be
 #       faster; new space under 100 MB), when run as root with mkfs.xfs
 #   P9  the same copy on the work directory's file system vs `git worktree add` + `cp -a`
-#   P11 the prepare cache (R-READY): a prepare that sleeps 20 s and writes 20,000 files (400 MB)
+#   P11 the prepare cache: a prepare that sleeps 20 s and writes 20,000 files (400 MB)
 #       into node_modules; a second card with the same lockfile vs `git worktree add` +
 #       `cp -a --reflink=always` of the outputs on an XFS loop mount (P11x, as root with
 #       mkfs.xfs) and vs `git worktree add` + `cp -a` on the work directory's file system
@@ -156,7 +156,7 @@ if want P4; then
 	verify_rows P4 "$wt"
 fi
 
-# P5: the pre-push check of a card branch with 100 new commits vs rev-parse HEAD (issue 4: a
+# P5: the pre-push check of a card branch with 100 new commits vs rev-parse HEAD (goal: a
 # small multiple). The check is what git's pre-push runs: ref lines on stdin.
 if want P5; then
 echo "P5: pre-push check over 100 commits vs rev-parse HEAD" >&2
@@ -198,7 +198,7 @@ fi
 # P3: listing many worktrees, made both ways a repository meets them: half by `git kardwt add`,
 # half by plain `git worktree add` then `git kardwt prepare --path` (no hook is installed here).
 # Each is a sparse checkout of one file, so that 1,000 fit in the run (a tree without an index
-# is refused by `prepare`, SPEC §17.5): git (>= 2.36) copies the sparse patterns of the
+# is refused by `prepare`): git (>= 2.36) copies the sparse patterns of the
 # worktree it is run from into a new one, so the base is sparse while they are made.
 if want P3 || want P6 || want P7 || want P10; then
 echo "P3: list with $WORKTREES worktrees (half by add, half by worktree add + prepare --path)" >&2
@@ -275,7 +275,7 @@ p6_ms="$(printf '%s\n' "${p6_k[@]}" | median)"
 row P6 "$p6_ms" "$(printf '%s\n' "${p6_g[@]}" | median)" 50.0
 fi
 
-# P8, P9 (R-COPY): a new worktree gets a copy of a 20,000-file, 400 MB tree (BENCH_COPY_FILES,
+# P8, P9: a new worktree gets a copy of a 20,000-file, 400 MB tree (BENCH_COPY_FILES,
 # BENCH_COPY_MB) through `sharing.copy`; plain git's side is `git worktree add` followed by
 # `cp -a` of the same tree. P8 runs on an XFS loop mount with reflink (as root with mkfs.xfs;
 # skipped otherwise), against `cp -a --reflink=always` (goal 1.2) and `--reflink=never` (kardwt
@@ -374,7 +374,7 @@ else
 	copy_notes+=("P8 skipped: an XFS loop mount needs root and mkfs.xfs (apt-get install xfsprogs)")
 fi
 
-# P11 (R-READY): the prepare cache. The prepare hook sleeps BENCH_P11_SLEEP seconds (20) and
+# P11: the prepare cache. The prepare hook sleeps BENCH_P11_SLEEP seconds (20) and
 # writes BENCH_P11_FILES files (20,000) of BENCH_P11_MB MB (400) in all into node_modules; its
 # rules name package-lock.json as the input and node_modules as the output. A first card fills
 # the cache (a miss, timed as a note); then, BENCH_P11_RUNS times, a second card with the same

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Codex app, local environment cleanup script (git-kardwt, SPEC §19, §23.8). Codex deletes the
+# Codex app, local environment cleanup script (git-kardwt). Codex deletes the
 # worktree itself afterwards: release what it holds (its processes, the cleanup hook, its
 # ports) and keep the tree for Codex to delete. Without Codex's variables it releases the
 # worktree it is run in ($PWD).

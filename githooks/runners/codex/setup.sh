@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Codex app, local environment setup script (git-kardwt, SPEC §19, §23.8). Codex creates the
+# Codex app, local environment setup script (git-kardwt). Codex creates the
 # worktree at $CODEX_WORKTREE_PATH from $CODEX_SOURCE_TREE_PATH, then runs this; run by hand
 # (none of Codex's variables set) it prepares the worktree it is run in ($PWD). A worktree
 # kardwt already prepared (the post-checkout shim fired) is left as it is; otherwise kardwt

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Conductor archive script (git-kardwt, SPEC §19, §23.8): `scripts.archive` in conductor.json.
+# Conductor archive script (git-kardwt): `scripts.archive` in conductor.json.
 # Conductor deletes the workspace directory itself after this runs, so kardwt only releases
 # what the tree holds (processes, the cleanup hook, ports). Without Conductor's variables it
 # releases the worktree it is run in ($PWD).

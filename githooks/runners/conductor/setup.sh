@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Conductor setup script (git-kardwt, SPEC §19, §23.8): `scripts.setup` in conductor.json.
+# Conductor setup script (git-kardwt): `scripts.setup` in conductor.json.
 # Conductor runs it in the new workspace ($CONDUCTOR_WORKSPACE_PATH, else $PWD); kardwt
 # records, seeds and prepares it unless it is already ready.
 set -euo pipefail

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# vibe-kanban archive script (git-kardwt, SPEC §19, §23.8), run in the worktree ($PWD) when the
+# vibe-kanban archive script (git-kardwt), run in the worktree ($PWD) when the
 # task is archived. vibe-kanban deletes the worktree itself (and its recovery runs `git
 # worktree prune`), so kardwt only releases what the tree holds: processes, the cleanup hook,
 # ports. Never set it as vibe-kanban's cleanup script: that one runs after every agent turn,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# vibe-kanban setup script (git-kardwt, SPEC §19, §23.8). vibe-kanban creates the worktree
+# vibe-kanban setup script (git-kardwt). vibe-kanban creates the worktree
 # with `git worktree add` (kardwt's post-checkout shim prepares it when installed) and runs its
 # setup script in it ($PWD): this prepares a tree the shim did not reach.
 set -euo pipefail

@@ -137,7 +137,7 @@ fn add_of_a_card_whose_tree_was_removed_behind_its_back_releases_the_orphan_firs
     assert_eq!(again, wt);
     assert!(
         sleeper.alive(),
-        "the new add ended the process of the removed tree (SPEC §22.4: no signal)"
+        "the new add ended the process of the removed tree (an orphan claim gets no signal)"
     );
     assert!(
         cleanup_lines(&repo).contains(&format!("a1 orphan cleanup {}", repo.base.display())),

@@ -96,7 +96,7 @@ pub(crate) fn claude_commands() -> (String, String) {
     )
 }
 
-/// The single stderr line of a WorktreeRemove that kept `wt` (SPEC §23.2): `kept <wt>: …`
+/// The single stderr line of a WorktreeRemove that kept `wt`: `kept <wt>: …`
 /// (beside what a cleanup hook printed, streamed as `kardwt[<card> cleanup]: …`).
 #[track_caller]
 pub(crate) fn kept_line(out: &Output, wt: &Path) -> String {

@@ -97,7 +97,7 @@ impl TestRepo {
             commits: std::cell::Cell::new(0),
         };
         // The same origin, scratch and base for every test: built once per run, copied here
-        // (R-SHAPE: fixtures built once), their remotes pointed at this copy's origin.
+        // (fixtures built once), their remotes pointed at this copy's origin.
         let template = template();
         let status = Command::new("cp")
             .arg("-a")

@@ -1,4 +1,4 @@
-//! Fault injection with strace (SPEC §28): run a command with its Nth call of one system call
+//! Fault injection with strace: run a command with its Nth call of one system call
 //! failing (`-e inject=SYSCALL:error=ERRNO:when=N`) or killed there (`signal=KILL`), in kardwt
 //! alone or, with `follow`, in every process it starts (strace counts calls per process).
 #![allow(unused_imports)]
