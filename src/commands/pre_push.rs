@@ -283,7 +283,9 @@ impl Check<'_> {
     /// rules (SPEC §22.2).
     fn copied(&self, brought: &[&Entry]) -> Result<Option<String>> {
         let says = |e: &Entry| if e.status == b'A' { "adds" } else { "changes" };
-        let mut copied: BTreeMap<String, String> = BTreeMap::new();
+        // The repository's list outlives the trees; the admin dirs hold the ids of copies
+        // made before it existed.
+        let mut copied = crate::state::blobs::load_repo(&self.ctx.repo.common_dir);
         for admin in &self.admins {
             copied.extend(crate::state::blobs::load(admin));
         }

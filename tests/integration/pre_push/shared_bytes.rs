@@ -1,0 +1,70 @@
+//! Bytes kardwt shared or copied stay blocked wherever they end up: a file copied into a tree
+//! and committed there under another name is refused from any checkout after the tree is
+//! removed (the branch kept), and a file inside a linked directory is refused under any name
+//! and at any depth, while ordinary work still goes through.
+use std::path::Path;
+
+use crate::support::push::{assert_blocked, commit, ls_remote, push};
+use crate::support::TestRepo;
+
+fn write(root: &Path, rel: &str, body: &[u8]) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, body).unwrap();
+}
+
+#[test]
+fn a_copied_secret_committed_in_a_removed_tree_is_still_refused_from_the_base() {
+    let repo = TestRepo::new();
+    repo.commit_files(
+        &[
+            (".gitignore", ".env\n.env.*\nconfig/*.local.toml\n"),
+            (".worktreeinclude", "config/*.local.toml\n"),
+        ],
+        "ignore rules",
+    );
+    write(
+        &repo.base,
+        "config/dev.local.toml",
+        b"token = \"copied-secret-1\"\n",
+    );
+    repo.install_hooks();
+    let out = repo.kardwt(&repo.base, &["add", "1"]);
+    out.expect_code(0);
+    let wt = std::path::PathBuf::from(out.stdout.trim());
+    assert!(wt.join("config/dev.local.toml").is_file(), "not copied");
+    let oid = commit(
+        &repo,
+        &wt,
+        &[("docs/notes.txt", "token = \"copied-secret-1\"\n")],
+        false,
+        "notes",
+    );
+    repo.kardwt(&repo.base, &["remove", "1"]).expect_code(0);
+    assert!(!wt.exists(), "the tree is still there");
+    assert_eq!(
+        repo.git(&repo.base, &["rev-parse", "card/1"]).trim(),
+        oid,
+        "the branch was not kept"
+    );
+    let out = push(&repo, &repo.base, &["card/1"]);
+    assert_blocked(&repo, &out, "docs/notes.txt", &oid);
+    // A second card, added after the first is gone, is blocked the same way.
+    let out = repo.kardwt(&repo.base, &["add", "2"]);
+    out.expect_code(0);
+    let wt2 = std::path::PathBuf::from(out.stdout.trim());
+    repo.git(&wt2, &["merge", "--quiet", "--ff-only", "card/1"]);
+    let out = push(&repo, &wt2, &["card/2"]);
+    assert_blocked(&repo, &out, "docs/notes.txt", &oid);
+    // Ordinary work from the base still goes through.
+    repo.git(&repo.base, &["switch", "--quiet", "-c", "work"]);
+    let ok = commit(
+        &repo,
+        &repo.base,
+        &[("src/new.txt", "work\n")],
+        false,
+        "work",
+    );
+    push(&repo, &repo.base, &["work"]).expect_code(0);
+    assert!(ls_remote(&repo).contains(&ok));
+}
