@@ -268,6 +268,27 @@ pub fn with_block(text: &[u8], rels: &[&str]) -> Vec<u8> {
     out
 }
 
+/// Every path kardwt's block in `info/exclude` hides: the links it made in any tree, the
+/// removed ones' included (none when the file cannot be read).
+pub fn excluded_links(common_dir: &Path) -> Vec<String> {
+    let text =
+        crate::sys::fsio::read_bounded_following(&exclude_path(common_dir), MAX_EXCLUDE_BYTES)
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+    let lines: Vec<&[u8]> = text.split(|b| *b == b'\n').collect();
+    let bare = |l: &[u8]| l.strip_suffix(b"\r").unwrap_or(l).to_vec();
+    let Some(start) = lines.iter().position(|l| bare(l) == BLOCK_START.as_bytes()) else {
+        return Vec::new();
+    };
+    lines[start + 1..]
+        .iter()
+        .map(|l| bare(l))
+        .take_while(|l| l != BLOCK_END.as_bytes())
+        .filter_map(|l| block_rel(&l))
+        .collect()
+}
+
 /// The link path a line of kardwt's block names (`/P`), or `None` for anything else (pure).
 fn block_rel(line: &[u8]) -> Option<String> {
     let rel = std::str::from_utf8(line.strip_prefix(b"/")?).ok()?;

@@ -22,6 +22,7 @@ use crate::verify::Probe;
 pub(crate) mod cache;
 pub(crate) mod copy;
 pub(crate) mod failure;
+pub(crate) mod linked;
 pub(crate) mod links;
 pub(crate) mod ports;
 

@@ -68,3 +68,44 @@ fn a_copied_secret_committed_in_a_removed_tree_is_still_refused_from_the_base() 
     push(&repo, &repo.base, &["work"]).expect_code(0);
     assert!(ls_remote(&repo).contains(&ok));
 }
+
+#[test]
+fn a_file_inside_a_linked_directory_is_refused_under_any_name_and_depth() {
+    let repo = TestRepo::new();
+    repo.commit_files(&[(".gitignore", ".env\n.env.*\ndata/\n")], "ignore data");
+    let secret = b"{\"api_key\": \"linked-secret-6\"}\n";
+    write(&repo.base, "data/fixtures/deep/creds.json", secret);
+    // Files of other sizes are never read: many of them cost no more than a stat each.
+    for i in 0..200 {
+        write(
+            &repo.base,
+            &format!("data/bulk/{i}.bin"),
+            &vec![b'x'; 1000 + i],
+        );
+    }
+    repo.write_rules("worktree:\n  sharing:\n    link: [data]\n");
+    repo.install_hooks();
+    let out = repo.kardwt(&repo.base, &["add", "6"]);
+    out.expect_code(0);
+    let wt = std::path::PathBuf::from(out.stdout.trim());
+    assert!(
+        wt.join("data").symlink_metadata().unwrap().is_symlink(),
+        "data is not linked"
+    );
+    let body = String::from_utf8(secret.to_vec()).unwrap();
+    for path in ["notes/copy.txt", "creds.json", "a/b/c/d/fixtures.json"] {
+        let oid = commit(&repo, &wt, &[(path, &body)], false, "copy");
+        let out = push(&repo, &wt, &["card/6"]);
+        assert_blocked(&repo, &out, path, &oid);
+        assert!(
+            out.stderr.contains("data/fixtures/deep/creds.json"),
+            "the linked file is not named:\n{out}"
+        );
+        repo.git(&wt, &["reset", "--quiet", "--hard", "HEAD~1"]);
+    }
+    // A file of the same size with other bytes, and ordinary work, go through.
+    let other = body.replace("linked", "LINKED");
+    let ok = commit(&repo, &wt, &[("notes/other.txt", &other)], false, "other");
+    push(&repo, &wt, &["card/6"]).expect_code(0);
+    assert!(ls_remote(&repo).contains(&ok));
+}
