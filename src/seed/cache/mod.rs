@@ -11,7 +11,7 @@
 //!
 //! | file | one job |
 //! |---|---|
-//! | `key` | the key: the rules' fingerprint, the prepare argv, the inputs' ids at HEAD |
+//! | `key` | the key: the rules, the argv, the program's bytes, the environment, the inputs on disk |
 //! | `manifest` | what an entry holds, and whether what is on disk still matches it |
 //! | `place` | cloning an entry's outputs into a tree, all or nothing |
 //! | `shelf` | the cache directory: storing an entry, listing, trimming |
@@ -53,20 +53,28 @@ pub enum Lookup {
 impl<'a> Cache<'a> {
     /// The cache for `tree` under `cfg`'s rules: `None` when the rules name no
     /// `prepare.outputs` (no cache).
+    /// `program` is the prepare hook's resolved `argv[0]`, `env` the environment it gets less
+    /// the per-tree values.
     pub fn open(
         common_dir: &Path,
         cfg: &'a Config,
         tree: &Path,
+        program: &Path,
+        env: std::collections::BTreeMap<String, String>,
         deadline: Instant,
     ) -> Result<Option<Cache<'a>>> {
         let Some(prep) = cfg.prepare.as_ref().filter(|p| !p.outputs.is_empty()) else {
             return Ok(None);
         };
-        let ids = key::input_ids(tree, &prep.inputs)?;
+        let parts = key::Parts {
+            program: key::file_digest(program)?,
+            env,
+            inputs: key::input_digests(tree, &prep.inputs)?,
+        };
         Ok(Some(Cache {
             common_dir: common_dir.to_path_buf(),
             prep,
-            key: key::digest(&cfg.fingerprint(), &prep.argv, &ids),
+            key: key::digest(&cfg.fingerprint(), &prep.argv, &parts),
             deadline,
         }))
     }
