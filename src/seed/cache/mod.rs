@@ -3,7 +3,9 @@
 //! the copier (R-COPY: near-zero space where the file system clones), written under a
 //! temporary name with a manifest and renamed into place; a later tree with the same key gets
 //! them cloned in ([`place`]) and the hook is skipped (or run with `KARDWT_CACHE=hit`). A
-//! damaged or partial entry is a miss and is replaced, never an error; at most
+//! damaged or partial entry (a file whose restored bytes do not match the manifest's hash
+//! included) is a miss and is replaced, never an error; outputs that hold the tree's own path
+//! are not stored (they would hand the next tree this one's files); at most
 //! `prepare.cache_entries` entries are kept, the least recently used (the entry directory's
 //! mtime, touched on each hit) dropped first. Every step obeys SPEC §22: nothing is written
 //! through a symlink in the tree or the cache, and the deadline and signals stop it (exit 5,
@@ -112,7 +114,14 @@ impl<'a> Cache<'a> {
                     took: started.elapsed(),
                 })
             }
-            Err(why) => Ok(Lookup::Miss(why)),
+            Err(unplaced) if unplaced.damaged => {
+                shelf::discard(&self.common_dir, &self.key);
+                Ok(Lookup::Miss(format!(
+                    "entry damaged ({}), replaced",
+                    unplaced.why
+                )))
+            }
+            Err(unplaced) => Ok(Lookup::Miss(unplaced.why)),
         }
     }
 

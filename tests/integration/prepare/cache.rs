@@ -398,6 +398,36 @@ fn a_prepare_run_on_an_uncommitted_lockfile_edit_is_never_handed_to_a_clean_card
 }
 
 #[test]
+fn outputs_naming_the_tree_path_are_not_stored_and_say_which_file_did() {
+    let repo = TestRepo::new();
+    seed(&repo, "v1\n");
+    let script = prepare(
+        &repo,
+        "mkdir -p node_modules/.venv/bin\n\
+         printf '#!%s/node_modules/.venv/bin/python\\n' \"$PWD\" > node_modules/.venv/bin/tool\n",
+    );
+    repo.write_rules(&format!(
+        "{}  ports: {{count: 2, range: [47300, 47399]}}\n",
+        rules(&repo, &script, "")
+    ));
+    let one = repo.add_card("1");
+    let said = prepared(&repo, "1");
+    assert!(
+        said.contains("not stored") && said.contains("node_modules/.venv/bin/tool"),
+        "{said}"
+    );
+    assert!(
+        entries(&repo).is_empty(),
+        "an entry naming tree 1 was stored"
+    );
+    let two = repo.add_card("2");
+    assert_eq!(repo.prepare_runs().len(), 2, "card 2's prepare did not run");
+    let tool = std::fs::read_to_string(two.join("node_modules/.venv/bin/tool")).unwrap();
+    assert!(tool.contains(&two.display().to_string()), "{tool}");
+    assert!(!tool.contains(&one.display().to_string()), "{tool}");
+}
+
+#[test]
 fn a_prepare_whose_outputs_are_cached_is_not_given_the_per_tree_ports() {
     // They are too short to look for in the outputs: not given, they cannot be stored.
     let repo = TestRepo::new();
@@ -451,4 +481,48 @@ fn an_edited_prepare_helper_is_a_miss_and_its_new_step_runs() {
         "new\n"
     );
     assert_ne!(cache_use(&repo, &two).0, before);
+}
+
+#[test]
+fn one_damaged_byte_in_an_entry_is_a_miss_and_the_entry_is_replaced() {
+    let repo = TestRepo::new();
+    seed(&repo, "v1\n");
+    let script = prepare(&repo, "");
+    repo.write_rules(&rules(&repo, &script, ""));
+    let one = repo.add_card("1");
+    let entry = entries(&repo).pop().unwrap();
+    let big = entry.join("files/node_modules/pkg/big.bin");
+    let meta = std::fs::symlink_metadata(&big).unwrap();
+    {
+        use std::os::unix::fs::FileExt;
+        let f = std::fs::File::options().write(true).open(&big).unwrap();
+        f.write_all_at(b"\x01", 5000).unwrap();
+    }
+    assert_eq!(std::fs::metadata(&big).unwrap().len(), meta.len());
+    let two = repo.add_card("2");
+    assert_eq!(
+        repo.prepare_runs(),
+        ["1 cache=none", "2 cache=none"],
+        "the damaged entry was used"
+    );
+    assert_eq!(
+        snapshot(&two.join("node_modules")),
+        snapshot(&one.join("node_modules"))
+    );
+    let said = prepared(&repo, "2");
+    assert!(
+        said.contains("cache: miss") && said.contains("big.bin"),
+        "{said}"
+    );
+    let replaced = std::fs::read(&big).unwrap();
+    assert!(
+        replaced.iter().all(|b| *b == 0),
+        "the entry was not replaced"
+    );
+    repo.add_card("3");
+    assert_eq!(
+        repo.prepare_runs().len(),
+        2,
+        "the replaced entry was not used"
+    );
 }
