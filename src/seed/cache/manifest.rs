@@ -172,8 +172,13 @@ pub fn new(key: &str, outputs: Vec<Output>, entries: Vec<Entry>) -> Manifest {
 }
 
 /// SHA-256 of the file at `path` (a final symlink not followed), and whether its bytes hold
-/// one of `needles`: one read.
-fn read_once(path: &Path, needles: &[Vec<u8>]) -> std::io::Result<(String, bool)> {
+/// one of `needles`: one read, through `buf` (reused from file to file: a fresh buffer per
+/// small file would cost more than its bytes).
+fn read_once(
+    path: &Path,
+    needles: &[Vec<u8>],
+    buf: &mut Vec<u8>,
+) -> std::io::Result<(String, bool)> {
     use sha2::{Digest, Sha256};
     use std::io::Read as _;
     let mut file = crate::sys::fsio::open_regular_nofollow(path)?;
@@ -181,7 +186,7 @@ fn read_once(path: &Path, needles: &[Vec<u8>]) -> std::io::Result<(String, bool)
         needles.iter().map(memchr::memmem::Finder::new).collect();
     let keep = needles.iter().map(Vec::len).max().unwrap_or(1).max(1) - 1;
     let mut h = Sha256::new();
-    let mut buf = vec![0u8; keep + (1 << 20)];
+    buf.resize(keep + (256 << 10), 0);
     let (mut held, mut found) = (0, false);
     loop {
         let n = file.read(&mut buf[held..])?;
@@ -215,10 +220,11 @@ pub fn seal(files: &Path, entries: &mut [Entry], needles: &[Vec<u8>]) -> Result<
             .map(|n| String::from_utf8_lossy(n).into_owned())
             .unwrap_or_default()
     };
+    let mut buf = Vec::new();
     for e in entries.iter_mut() {
         match e.kind {
             Kind::File => {
-                let (hash, found) = read_once(&files.join(&e.path), needles)
+                let (hash, found) = read_once(&files.join(&e.path), needles, &mut buf)
                     .with_context(|| format!("cannot read the stored {}", e.path))?;
                 if found {
                     anyhow::bail!(
@@ -245,8 +251,28 @@ pub fn seal(files: &Path, entries: &mut [Entry], needles: &[Vec<u8>]) -> Result<
 /// Do the files restored beneath `root` (the same paths as the entry's `files/`) hold the
 /// bytes `m` lists? Else the first that does not, in words.
 pub fn verify(root: &Path, m: &Manifest) -> Result<(), String> {
-    for e in m.entries.iter().filter(|e| e.kind == Kind::File) {
-        match read_once(&root.join(&e.path), &[]) {
+    let files: Vec<&Entry> = m.entries.iter().filter(|e| e.kind == Kind::File).collect();
+    // Two halves, one on a second thread when one can be started (the hash is the cost of
+    // a hit on a file system that clones); the first mismatch found is the answer.
+    let even: Vec<&Entry> = files.iter().step_by(2).copied().collect();
+    let odd: Vec<&Entry> = files.iter().skip(1).step_by(2).copied().collect();
+    std::thread::scope(|scope| {
+        let other = std::thread::Builder::new().spawn_scoped(scope, || verify_files(root, &odd));
+        let mine = verify_files(root, &even);
+        let theirs = match other {
+            Ok(handle) => handle
+                .join()
+                .unwrap_or_else(|_| Err("a hash check stopped".to_owned())),
+            Err(_) => verify_files(root, &odd),
+        };
+        mine.and(theirs)
+    })
+}
+
+fn verify_files(root: &Path, files: &[&Entry]) -> Result<(), String> {
+    let mut buf = Vec::new();
+    for e in files {
+        match read_once(&root.join(&e.path), &[], &mut buf) {
             Ok((hash, _)) if e.sha256.as_deref() == Some(hash.as_str()) => {}
             Ok(_) => return Err(format!("{}'s bytes do not match their hash", e.path)),
             Err(err) => return Err(format!("{} cannot be read: {err}", e.path)),
@@ -342,12 +368,18 @@ mod tests {
         std::fs::write(files.join("plain"), b"nothing here").unwrap();
         let mut entries = scan(files).unwrap();
         let err = seal(files, &mut entries, std::slice::from_ref(&needle)).unwrap_err();
-        assert!(format!("{err:#}").contains("venv.pth names this tree's path"), "{err:#}");
+        assert!(
+            format!("{err:#}").contains("venv.pth names this tree's path"),
+            "{err:#}"
+        );
         std::fs::remove_file(files.join("venv.pth")).unwrap();
         std::os::unix::fs::symlink("/work/trees/card-1/src", files.join("proj")).unwrap();
         let mut entries = scan(files).unwrap();
         let err = seal(files, &mut entries, std::slice::from_ref(&needle)).unwrap_err();
-        assert!(format!("{err:#}").contains("symlink proj points into this tree"), "{err:#}");
+        assert!(
+            format!("{err:#}").contains("symlink proj points into this tree"),
+            "{err:#}"
+        );
         std::fs::remove_file(files.join("proj")).unwrap();
         let mut entries = scan(files).unwrap();
         seal(files, &mut entries, &[needle]).unwrap();
