@@ -1,4 +1,4 @@
-//! The blob ids of the files kardwt copied into a tree (SPEC §22.2), kept twice: beside the
+//! The blob ids of the files kardwt copied into a tree, kept twice: beside the
 //! tree's record in `<admin dir>/kardwt-copied` (so an interrupted copy, retried, does not read
 //! again what it finished) and for the whole repository in `<common dir>/kardwt/copied`, which
 //! outlives the tree: pre-push blocks any pushed blob with one of these ids, under any name and

@@ -1,4 +1,4 @@
-//! The prepare cache's key (SPEC §26): SHA-256 over what prepare reads: the rules'
+//! The prepare cache's key: SHA-256 over what prepare reads: the rules'
 //! fingerprint, the prepare argv, the bytes of the program `argv[0]` resolved to (an edited
 //! helper is a new key), the environment kardwt hands the hook less its per-tree values, and
 //! each input as it is on disk in the tree when prepare runs (a file's bytes, a symlink's
