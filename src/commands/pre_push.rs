@@ -3,7 +3,8 @@
 //! or of a commit new to that remote that brings in (added, modified or type-changed; a merge
 //! diffed against each parent, judged on what differs from all of them, its tree's symlinks
 //! on any change) a link kardwt made, a `.env`/`.env.*` at any depth that the ignore rules
-//! would ignore, a blob equal to a file kardwt shares from the base or copied into a worktree
+//! would ignore, a blob equal to a file kardwt shares from the base (a root `.env`, or any file
+//! beneath a linked path) or copied into a worktree (also after that tree is gone)
 //! (§22.2), a file `.worktreeinclude` names forced past the ignore rules, or a symlink that
 //! leaves the repository or reaches a shared file through the tree's other symlinks. Deletions
 //! pass.
@@ -256,6 +257,9 @@ impl Check<'_> {
                 )));
             }
         }
+        if let Some(why) = self.in_linked(&brought)? {
+            return Ok(Some(why));
+        }
         if let Some(why) = self.copied(&brought)? {
             return Ok(Some(why));
         }
@@ -278,12 +282,71 @@ impl Check<'_> {
         self.symlinks(pushed, &shared)
     }
 
+    /// A blob equal to a file at or beneath a path kardwt links from the base (`sharing.link`,
+    /// whole directories at any depth, the skills directories: what the records, the rules and
+    /// the exclude block name), under any name, unless the base tracks that content. Sizes
+    /// come first (one `git cat-file --batch-check`): a linked file is read only when it has
+    /// the size of a pushed blob.
+    fn in_linked(&self, brought: &[&Entry]) -> Result<Option<String>> {
+        let base = &self.ctx.repo.base;
+        let mut rels = self.links.clone();
+        let excluded = crate::seed::links::excluded_links(&self.ctx.repo.common_dir);
+        rels.extend(excluded.into_iter().map(String::into_bytes));
+        // Rules that do not decode are reported by the commands that use them, not here.
+        if let Ok(rules) = self.ctx.rules() {
+            let link = rules.config.sharing.link.iter();
+            rels.extend(link.map(|p| p.as_os_str().as_bytes().to_vec()));
+        }
+        let blobs: BTreeSet<&str> = brought
+            .iter()
+            .filter(|e| !e.is_symlink())
+            .map(|e| e.blob.as_str())
+            .collect();
+        if rels.is_empty() || blobs.is_empty() {
+            return Ok(None);
+        }
+        let input: Vec<u8> = blobs
+            .iter()
+            .flat_map(|o| o.bytes().chain([b'\n']))
+            .collect();
+        let sizes = push::parse_batch_check(&git::cat_file_batch_check(base, input)?);
+        let found = crate::seed::linked::matching(base, &rels, &sizes, self.hash_kind());
+        if found.is_empty() {
+            return Ok(None);
+        }
+        let tracked = push::staged_blobs(&git::ls_files_stage_raw(base)?);
+        let says = |e: &Entry| if e.status == b'A' { "adds" } else { "changes" };
+        Ok(brought
+            .iter()
+            .filter(|e| !e.is_symlink() && !tracked.contains(&e.blob))
+            .find_map(|e| {
+                let file = found.get(&e.blob)?;
+                Some(format!(
+                    "commit {} {} {}, whose content is the base's {}, a file kardwt links",
+                    e.commit,
+                    says(e),
+                    push::show(&e.path),
+                    push::show(file)
+                ))
+            }))
+    }
+
+    /// The repository's object format.
+    fn hash_kind(&self) -> gix::hash::Kind {
+        match self.ctx.repo.config_string("extensions.objectformat") {
+            Some(f) if f.eq_ignore_ascii_case("sha256") => gix::hash::Kind::Sha256,
+            _ => gix::hash::Kind::Sha1,
+        }
+    }
+
     /// A blob equal to a file kardwt copied into a worktree (its id kept at copy time), unless
     /// the base tracks that content; a file `.worktreeinclude` names, forced past the ignore
     /// rules (SPEC §22.2).
     fn copied(&self, brought: &[&Entry]) -> Result<Option<String>> {
         let says = |e: &Entry| if e.status == b'A' { "adds" } else { "changes" };
-        let mut copied: BTreeMap<String, String> = BTreeMap::new();
+        // The repository's list outlives the trees; the admin dirs hold the ids of copies
+        // made before it existed.
+        let mut copied = crate::state::blobs::load_repo(&self.ctx.repo.common_dir);
         for admin in &self.admins {
             copied.extend(crate::state::blobs::load(admin));
         }
@@ -344,10 +407,7 @@ impl Check<'_> {
     fn shared_from_base(&self, pushed: &[&Entry], need_names: bool) -> Result<Shared> {
         const MAX: u64 = 16 << 20;
         let base = &self.ctx.repo.base;
-        let kind = match self.ctx.repo.config_string("extensions.objectformat") {
-            Some(f) if f.eq_ignore_ascii_case("sha256") => gix::hash::Kind::Sha256,
-            _ => gix::hash::Kind::Sha1,
-        };
+        let kind = self.hash_kind();
         // Each candidate with its ids; two names may hold the same content.
         let mut files: Vec<(Vec<u8>, Vec<String>)> = Vec::new();
         let dir = std::fs::read_dir(base)

@@ -27,9 +27,9 @@ mod worktree;
 
 pub(crate) use call::{raw_no_replace, Output};
 pub(crate) use query::{
-    branches_under, cat_file_batch, changes_contained, config_get, config_regexp_z, git_path,
-    head_oid, is_ancestor, log_raw_z, ls_tree_z, merge_base, ref_commit, ref_exists, symbolic_ref,
-    unpushed_commit,
+    branches_under, cat_file_batch, cat_file_batch_check, changes_contained, config_get,
+    config_regexp_z, git_path, head_oid, is_ancestor, log_raw_z, ls_tree_z, merge_base, ref_commit,
+    ref_exists, symbolic_ref, unpushed_commit,
 };
 pub(crate) use remote::{
     fetch_ref, ls_remote_head, ls_remote_refs, remote_failure, remote_url, symref_head,

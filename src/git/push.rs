@@ -272,6 +272,18 @@ pub fn parse_batch(raw: &[u8]) -> BTreeMap<String, Vec<u8>> {
     out
 }
 
+/// The sizes `git cat-file --batch-check` printed for blobs, by object id (anything else, and
+/// missing objects, left out).
+pub fn parse_batch_check(raw: &[u8]) -> BTreeMap<String, u64> {
+    String::from_utf8_lossy(raw)
+        .lines()
+        .filter_map(|l| match l.split(' ').collect::<Vec<_>>().as_slice() {
+            [oid, "blob", size] => Some(((*oid).to_owned(), size.parse().ok()?)),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The blob ids in `git ls-files --stage -z` output (`<mode> <oid> <stage>\t<path>`).
 pub fn staged_blobs(raw: &[u8]) -> std::collections::BTreeSet<String> {
     raw.split(|b| *b == 0)
@@ -421,5 +433,7 @@ mod tests {
         let staged = staged_blobs(b"100644 aaaa 0\t.env.example\x00120000 bbbb 0\tl\tnk\x00");
         assert!(staged.contains("aaaa") && staged.contains("bbbb") && staged.len() == 2);
         assert_eq!(crlf_to_lf(b"a\r\nb\rc\r\n"), b"a\nb\rc\n");
+        let sizes = parse_batch_check(b"aaaa blob 12\nbbbb missing\ncccc tree 40\n");
+        assert_eq!(sizes.into_iter().collect::<Vec<_>>(), [("aaaa".into(), 12)]);
     }
 }

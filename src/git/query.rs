@@ -100,6 +100,12 @@ pub fn cat_file_batch(dir: &Path, oids: Vec<u8>) -> Result<Vec<u8>> {
     raw_no_replace(dir, args.to_vec(), Some(oids))
 }
 
+/// `git cat-file --batch-check`: `<oid> <type> <size>` (or `<oid> missing`) per line of `oids`.
+pub fn cat_file_batch_check(dir: &Path, oids: Vec<u8>) -> Result<Vec<u8>> {
+    let args = ["cat-file", "--batch-check"].map(OsString::from);
+    raw_no_replace(dir, args.to_vec(), Some(oids))
+}
+
 /// `git config -z --get-regexp <regexp>` (the program's own pattern).
 pub fn config_regexp_z(dir: &Path, regexp: &str) -> Result<Vec<u8>> {
     let args = ["config", "-z", "--get-regexp", regexp].map(OsString::from);

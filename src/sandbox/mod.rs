@@ -312,6 +312,31 @@ fn environment(facts: &Facts, phase: Phase, passthrough: &[String]) -> BTreeMap<
     env
 }
 
+/// The facts that differ from tree to tree: what the prepare cache's key leaves out of the
+/// environment (ports included: a prepare whose outputs are cached is not given them).
+const PER_TREE: [&str; 8] = [
+    "KARDWT_CARD",
+    "KARDWT_BOARD",
+    "KARDWT_WORKTREE",
+    "KARDWT_BRANCH",
+    "KARDWT_BASE_OID",
+    "KARDWT_REASON",
+    "KARDWT_PORT",
+    "KARDWT_PORTS",
+];
+
+/// The environment a hook of `phase` would get, less the per-tree facts: what is the same for
+/// every tree of the repository, for the prepare cache's key.
+pub fn shared_environment(
+    facts: &Facts,
+    phase: Phase,
+    passthrough: &[String],
+) -> BTreeMap<String, String> {
+    let mut env = environment(facts, phase, passthrough);
+    env.retain(|k, _| !PER_TREE.contains(&k.as_str()));
+    env
+}
+
 /// Keep at most this many bytes of output for error messages.
 const TAIL_BYTES: usize = 4096;
 

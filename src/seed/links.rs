@@ -295,6 +295,12 @@ fn paths_in_block(text: &[u8]) -> Vec<String> {
     rels
 }
 
+/// Every path kardwt's block in `info/exclude` hides: the links it made in any tree, the
+/// removed ones' included (none when the file cannot be read).
+pub fn excluded_links(common_dir: &Path) -> Vec<String> {
+    block_paths(common_dir).unwrap_or_default()
+}
+
 /// The link path a line of kardwt's block names (`/P`), or `None` for anything else (pure).
 fn block_rel(line: &[u8]) -> Option<String> {
     let rel = std::str::from_utf8(line.strip_prefix(b"/")?).ok()?;

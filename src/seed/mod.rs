@@ -22,6 +22,7 @@ use crate::verify::Probe;
 pub(crate) mod cache;
 pub(crate) mod copy;
 pub(crate) mod failure;
+pub(crate) mod linked;
 pub(crate) mod links;
 pub(crate) mod ports;
 
@@ -290,7 +291,7 @@ impl Prep<'_> {
         let (Some(prep), Some(program)) = (&self.cfg.prepare, self.program) else {
             return Ok(());
         };
-        let cache = self.consult_cache(rec, admin)?;
+        let cache = self.consult_cache(rec, admin, program)?;
         let hit = match &cache {
             Some((c, Lookup::Hit { files, bytes, took })) => {
                 let said = format!(
@@ -310,7 +311,12 @@ impl Prep<'_> {
             }
             _ => false,
         };
-        let facts = facts(self.ctx, rec);
+        let mut facts = facts(self.ctx, rec);
+        if cache.is_some() {
+            // Ports are too short to look for in the outputs: a prepare whose outputs are
+            // cached does not get them, so no tree is handed another's (`git kardwt env` has them).
+            facts.ports.clear();
+        }
         let log = sandbox::log_path(&self.ctx.repo.common_dir, &rec.card);
         let cap = Duration::from_secs(prep.timeout_seconds);
         let hook = sandbox::Hook {
@@ -370,11 +376,19 @@ impl Prep<'_> {
         &'c self,
         rec: &mut Record,
         admin: &Path,
+        program: &Path,
     ) -> Result<Option<(Cache<'c>, Lookup)>, Failure> {
+        let env = sandbox::shared_environment(
+            &facts(self.ctx, rec),
+            Phase::Prepare,
+            &self.cfg.environment.passthrough,
+        );
         let opened = Cache::open(
             &self.ctx.repo.common_dir,
             self.cfg,
             &rec.path,
+            program,
+            env,
             self.deadline,
         );
         let cache = match opened {

@@ -41,15 +41,19 @@ pub fn take_repo(common_dir: &Path, deadline: Instant, holder: &str) -> Result<R
     Ok(lock)
 }
 
-/// The temporaries killed atomic writes left: in the claims directory, beside
-/// `info/exclude` (the block that hides kardwt's links), and beside the record and the copy
-/// list in each of `admins`. Each goes by itself with the next write of its file, and those
-/// in the claims directory with the next locked command; `gc --apply` removes them all.
+/// The temporaries killed atomic writes left: in the claims directory, beside `info/exclude`
+/// (the block that hides kardwt's links), beside the repository's list of copied blob ids, and
+/// beside the record and the copy list in each of `admins`. Each goes by itself with the next
+/// write of its file, and those in the claims directory with the next locked command; `gc --apply` removes them all.
 pub fn dead_temporaries(common_dir: &Path, admins: &[PathBuf]) -> Vec<PathBuf> {
     let of =
         |dir: &Path, name: &str| crate::sys::fsio::dead_temporaries(dir, Some(OsStr::new(name)));
     let mut out = crate::sys::fsio::dead_temporaries(&crate::state::claim::dir(common_dir), None);
     out.extend(of(&common_dir.join("info"), "exclude"));
+    let copied = crate::state::blobs::repo_file(common_dir);
+    if let (Some(dir), Some(name)) = (copied.parent(), copied.file_name()) {
+        out.extend(of(dir, &name.to_string_lossy()));
+    }
     for admin in admins {
         out.extend(of(admin, crate::state::record::FILE_NAME));
         out.extend(of(admin, crate::state::blobs::FILE_NAME));

@@ -120,6 +120,18 @@ fn open_regular(path: &Path, options: &mut OpenOptions, follow: bool) -> io::Res
     Ok(file)
 }
 
+/// Open the regular file at `path` for reading, a final symlink refused, never blocking on a
+/// FIFO or a device planted there.
+pub fn open_regular_nofollow(path: &Path) -> io::Result<File> {
+    open_regular(path, OpenOptions::new().read(true), false)
+}
+
+/// Open the regular file at `path` (a final symlink followed) for reading, never blocking on
+/// a FIFO or a device planted there.
+pub fn open_regular_following(path: &Path) -> io::Result<File> {
+    open_regular(path, OpenOptions::new().read(true), true)
+}
+
 /// Read the regular file at `path` whole, if it holds at most `max` bytes: `None` when there
 /// is nothing there. A final symlink is not followed; a FIFO, socket, device or directory is
 /// refused ([`NotRegular`]) without blocking; a larger file is an error of kind

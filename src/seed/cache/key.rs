@@ -1,36 +1,111 @@
-//! The prepare cache's key (SPEC §26): SHA-256 over the rules' fingerprint, the prepare argv
-//! and the id of each input at the tree's HEAD (read through gix; an input HEAD lacks is part
-//! of the key as `absent`). Two trees get the same key exactly when prepare would start from
-//! the same rules, program and input content. [`digest`] is pure.
+//! The prepare cache's key: SHA-256 over what prepare reads: the rules'
+//! fingerprint, the prepare argv, the bytes of the program `argv[0]` resolved to (an edited
+//! helper is a new key), the environment kardwt hands the hook less its per-tree values, and
+//! each input as it is on disk in the tree when prepare runs (a file's bytes, a symlink's
+//! target, a directory's whole content, or `absent`), so an uncommitted edit is a key of its
+//! own, never the committed input's. Two trees get the same key exactly when prepare would
+//! start from the same rules, program, environment and input content. [`digest`] is pure.
+use std::collections::BTreeMap;
+use std::io::Read as _;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
+use sha2::{Digest, Sha256};
 
-/// Each input with its object id at `tree`'s HEAD, `None` when HEAD does not have it (a
-/// directory input is named by its tree id, so any change beneath it changes the key).
-pub fn input_ids(tree: &Path, inputs: &[PathBuf]) -> Result<Vec<(PathBuf, Option<String>)>> {
-    if inputs.is_empty() {
-        return Ok(Vec::new());
+/// What the key is made of, besides the rules' fingerprint and argv.
+pub struct Parts {
+    /// SHA-256 of the program's bytes.
+    pub program: String,
+    /// The hook's environment less its per-tree values.
+    pub env: BTreeMap<String, String>,
+    /// Each input with the digest of what is on disk at it.
+    pub inputs: Vec<(PathBuf, String)>,
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// SHA-256 of the regular file at `path` (followed), streamed.
+pub fn file_digest(path: &Path) -> Result<String> {
+    let mut file = crate::sys::fsio::open_regular_following(path)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let n = file
+            .read(&mut buf)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
     }
-    let repo = gix::open(tree).with_context(|| format!("cannot open {}", tree.display()))?;
-    let commit = repo
-        .head_commit()
-        .with_context(|| format!("{} has no HEAD commit", tree.display()))?;
-    let head = commit.tree().context("cannot read HEAD's tree")?;
+    Ok(hex(&h.finalize()))
+}
+
+/// Each input with the digest of what is at it in `tree` now, never following a symlink.
+pub fn input_digests(tree: &Path, inputs: &[PathBuf]) -> Result<Vec<(PathBuf, String)>> {
     inputs
         .iter()
-        .map(|p| {
-            let entry = head
-                .lookup_entry_by_path(p)
-                .with_context(|| format!("cannot look up {} at HEAD", p.display()))?;
-            Ok((p.clone(), entry.map(|e| e.object_id().to_string())))
-        })
+        .map(|p| Ok((p.clone(), on_disk(tree, p)?)))
         .collect()
 }
 
+/// `absent`, `link:<target>`, `file:<mode>:<sha256>` or `dir:<sha256 of every entry beneath>`.
+fn on_disk(tree: &Path, rel: &Path) -> Result<String> {
+    let path = tree.join(rel);
+    let meta = match std::fs::symlink_metadata(&path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok("absent".into()),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    let ft = meta.file_type();
+    if ft.is_symlink() {
+        let target = std::fs::read_link(&path)?;
+        return Ok(format!("link:{}", hex(target.as_os_str().as_bytes())));
+    }
+    if ft.is_file() {
+        let x = meta.permissions().mode() & 0o111 != 0;
+        return Ok(format!("file:{}:{}", u8::from(x), file_digest(&path)?));
+    }
+    if !ft.is_dir() {
+        anyhow::bail!(
+            "{} is neither a file, a directory nor a symlink",
+            path.display()
+        );
+    }
+    let mut h = Sha256::new();
+    let mut todo = vec![PathBuf::new()];
+    while let Some(sub) = todo.pop() {
+        let dir = path.join(&sub);
+        let mut names: Vec<_> = std::fs::read_dir(&dir)
+            .with_context(|| format!("cannot list {}", dir.display()))?
+            .map(|e| e.map(|e| e.file_name()))
+            .collect::<std::io::Result<_>>()?;
+        names.sort();
+        for name in names {
+            let rel = sub.join(&name);
+            let is_dir = std::fs::symlink_metadata(path.join(&rel)).is_ok_and(|m| m.is_dir());
+            let what = if is_dir {
+                todo.push(rel.clone());
+                "dir".to_owned()
+            } else {
+                on_disk(&path, &rel)?
+            };
+            let rel = rel.as_os_str().as_bytes();
+            h.update(format!("{} {}:", rel.len(), what.len()).as_bytes());
+            h.update(rel);
+            h.update(what.as_bytes());
+        }
+    }
+    Ok(format!("dir:{}", hex(&h.finalize())))
+}
+
 /// The key: 64 hex digits.
-pub fn digest(fingerprint: &str, argv: &[String], inputs: &[(PathBuf, Option<String>)]) -> String {
-    use sha2::{Digest, Sha256};
+pub fn digest(fingerprint: &str, argv: &[String], parts: &Parts) -> String {
     let mut h = Sha256::new();
     // Each field is length-prefixed, so no two different lists read the same.
     let mut field = |tag: &str, value: &[u8]| {
@@ -38,46 +113,81 @@ pub fn digest(fingerprint: &str, argv: &[String], inputs: &[(PathBuf, Option<Str
         h.update(value);
         h.update(b"\n");
     };
-    field("kardwt-prepare-cache", b"1");
+    field("kardwt-prepare-cache", b"2");
     field("rules", fingerprint.as_bytes());
     for arg in argv {
         field("argv", arg.as_bytes());
     }
-    for (path, id) in inputs {
-        use std::os::unix::ffi::OsStrExt;
-        field("input", path.as_os_str().as_bytes());
-        field("id", id.as_deref().unwrap_or("absent").as_bytes());
+    field("program", parts.program.as_bytes());
+    for (name, value) in &parts.env {
+        field("env", name.as_bytes());
+        field("value", value.as_bytes());
     }
-    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    for (path, id) in &parts.inputs {
+        field("input", path.as_os_str().as_bytes());
+        field("id", id.as_bytes());
+    }
+    hex(&h.finalize())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn parts(program: &str, env: &[(&str, &str)], lock: &str) -> Parts {
+        Parts {
+            program: program.into(),
+            env: env
+                .iter()
+                .map(|(k, v)| ((*k).into(), (*v).into()))
+                .collect(),
+            inputs: vec![(PathBuf::from("package-lock.json"), lock.into())],
+        }
+    }
+
     #[test]
     fn every_part_changes_the_key_and_nothing_else_does() {
-        let lock =
-            |id: Option<&str>| vec![(PathBuf::from("package-lock.json"), id.map(str::to_owned))];
         let argv = vec!["/opt/h/prepare".to_owned()];
-        let k = digest("sha256:a", &argv, &lock(Some("1111")));
+        let p = |prog, lock| parts(prog, &[("HOME", "/h")], lock);
+        let k = digest("sha256:a", &argv, &p("aa", "1111"));
         assert_eq!(k.len(), 64);
-        assert_eq!(k, digest("sha256:a", &argv, &lock(Some("1111"))));
-        assert_ne!(k, digest("sha256:b", &argv, &lock(Some("1111"))));
-        assert_ne!(k, digest("sha256:a", &argv, &lock(Some("2222"))));
-        assert_ne!(k, digest("sha256:a", &argv, &lock(None)));
+        assert_eq!(k, digest("sha256:a", &argv, &p("aa", "1111")));
+        assert_ne!(k, digest("sha256:b", &argv, &p("aa", "1111")));
+        assert_ne!(k, digest("sha256:a", &argv, &p("aa", "2222")));
+        assert_ne!(k, digest("sha256:a", &argv, &p("bb", "1111")));
         assert_ne!(
             k,
-            digest(
-                "sha256:a",
-                &["/opt/h/prepare2".to_owned()],
-                &lock(Some("1111"))
-            )
+            digest("sha256:a", &argv, &parts("aa", &[("HOME", "/g")], "1111"))
         );
+        let other = vec!["/opt/h/prepare2".to_owned()];
+        assert_ne!(k, digest("sha256:a", &other, &p("aa", "1111")));
         // Argument boundaries count: ["a b"] is not ["a", "b"].
+        let none = parts("", &[], "");
         assert_ne!(
-            digest("f", &["a b".to_owned()], &[]),
-            digest("f", &["a".to_owned(), "b".to_owned()], &[])
+            digest("f", &["a b".to_owned()], &none),
+            digest("f", &["a".to_owned(), "b".to_owned()], &none)
         );
+    }
+
+    #[test]
+    fn inputs_are_read_as_they_are_on_disk() {
+        let tree = tempfile::tempdir().unwrap();
+        let t = tree.path();
+        let read = |rel: &str| on_disk(t, Path::new(rel)).unwrap();
+        assert_eq!(read("lock"), "absent");
+        std::fs::write(t.join("lock"), "v1\n").unwrap();
+        let v1 = read("lock");
+        std::fs::write(t.join("lock"), "v2\n").unwrap();
+        assert_ne!(read("lock"), v1);
+        std::fs::create_dir_all(t.join("patches/sub")).unwrap();
+        std::fs::write(t.join("patches/sub/a.patch"), "x").unwrap();
+        let d1 = read("patches");
+        std::fs::write(t.join("patches/sub/a.patch"), "y").unwrap();
+        let d2 = read("patches");
+        assert_ne!(d1, d2);
+        std::fs::rename(t.join("patches/sub/a.patch"), t.join("patches/sub/b.patch")).unwrap();
+        assert_ne!(read("patches"), d2);
+        std::os::unix::fs::symlink("lock", t.join("l")).unwrap();
+        assert!(read("l").starts_with("link:"));
     }
 }

@@ -1,8 +1,10 @@
 //! The manifest of a prepare-cache entry (SPEC §26): every directory, file and symlink stored
-//! beneath the entry's `files/`, with its mode and size (a symlink: its target), and which
-//! outputs prepare left absent. An entry is used only when what is on disk matches its manifest
-//! exactly; anything else (a truncated file, a missing manifest, an extra file) is a miss.
-//! Walking never follows a symlink.
+//! beneath the entry's `files/`, with its mode and size (a symlink: its target), each file's
+//! SHA-256, and which outputs prepare left absent. An entry is used only when what is on disk
+//! matches its manifest exactly; anything else (a truncated file, a missing manifest, an extra
+//! file) is a miss, and so is a restored file whose bytes do not match its hash ([`verify`],
+//! on the restored copy, so a hit reads each byte once). Storing reads each file once, for its
+//! hash and for the tree's own path ([`seal`]). Walking never follows a symlink.
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
@@ -13,6 +15,8 @@ use serde::{Deserialize, Serialize};
 pub const FILE: &str = "manifest.json";
 /// The largest manifest read (a million files is far below it).
 const MAX_BYTES: u64 = 256 << 20;
+/// The manifest's format: 2 added the files' hashes (an entry of 1 is a miss, replaced).
+const VERSION: u32 = 2;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Manifest {
@@ -41,6 +45,19 @@ pub struct Entry {
     /// Where a symlink points.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
+    /// SHA-256 of a file's bytes, hex.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+}
+
+impl Entry {
+    /// The entry as [`scan`] sees it, without the hash (compared without reading a byte).
+    fn shape(&self) -> Entry {
+        Entry {
+            sha256: None,
+            ..self.clone()
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -67,7 +84,7 @@ impl Manifest {
     pub fn load(dir: &Path) -> Option<Manifest> {
         let bytes = crate::sys::fsio::read_bounded(&dir.join(FILE), MAX_BYTES).ok()??;
         let m: Manifest = serde_json::from_slice(&bytes).ok()?;
-        (m.version == 1).then_some(m)
+        (m.version == VERSION).then_some(m)
     }
 }
 
@@ -113,6 +130,7 @@ pub fn scan(files: &Path) -> Result<Vec<Entry>> {
                 },
                 size: if kind == Kind::File { meta.size() } else { 0 },
                 target,
+                sha256: None,
             });
         }
     }
@@ -129,11 +147,138 @@ pub fn check(dir: &Path, key: &str) -> Result<Manifest, String> {
     if m.key != key {
         return Err("its manifest names another key".into());
     }
+    if m.entries
+        .iter()
+        .any(|e| e.kind == Kind::File && e.sha256.is_none())
+    {
+        return Err("its manifest lacks a file's hash".into());
+    }
+    let listed: Vec<Entry> = m.entries.iter().map(Entry::shape).collect();
     match scan(&dir.join("files")) {
-        Ok(found) if found == m.entries => Ok(m),
-        Ok(found) => Err(differs(&m.entries, &found)),
+        Ok(found) if found == listed => Ok(m),
+        Ok(found) => Err(differs(&listed, &found)),
         Err(e) => Err(format!("its files cannot be read: {e:#}")),
     }
+}
+
+/// A new manifest (this version) for `key`.
+pub fn new(key: &str, outputs: Vec<Output>, entries: Vec<Entry>) -> Manifest {
+    Manifest {
+        version: VERSION,
+        key: key.to_owned(),
+        outputs,
+        entries,
+    }
+}
+
+/// SHA-256 of the file at `path` (a final symlink not followed), and whether its bytes hold
+/// one of `needles`: one read, through `buf` (reused from file to file: a fresh buffer per
+/// small file would cost more than its bytes).
+fn read_once(
+    path: &Path,
+    needles: &[Vec<u8>],
+    buf: &mut Vec<u8>,
+) -> std::io::Result<(String, bool)> {
+    use sha2::{Digest, Sha256};
+    use std::io::Read as _;
+    let mut file = crate::sys::fsio::open_regular_nofollow(path)?;
+    let finders: Vec<memchr::memmem::Finder<'_>> =
+        needles.iter().map(memchr::memmem::Finder::new).collect();
+    let keep = needles.iter().map(Vec::len).max().unwrap_or(1).max(1) - 1;
+    let mut h = Sha256::new();
+    buf.resize(keep + (256 << 10), 0);
+    let (mut held, mut found) = (0, false);
+    loop {
+        let n = file.read(&mut buf[held..])?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[held..held + n]);
+        let len = held + n;
+        found = found || finders.iter().any(|f| f.find(&buf[..len]).is_some());
+        // The last bytes stay, so a needle across two reads is still seen.
+        let tail = len.min(keep);
+        buf.copy_within(len - tail..len, 0);
+        held = tail;
+    }
+    let hex = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    Ok((hex, found))
+}
+
+/// Hash every file `entries` lists beneath `files`, and refuse the entry when a file or a
+/// symlink's target holds one of `needles` (the tree's own path, in every spelling known):
+/// outputs that name their tree are not relocatable. The error names the first such path.
+pub fn seal(files: &Path, entries: &mut [Entry], needles: &[Vec<u8>]) -> Result<()> {
+    let names = |bytes: &[u8]| {
+        needles
+            .iter()
+            .any(|n| memchr::memmem::find(bytes, n).is_some())
+    };
+    let shown = || {
+        needles
+            .first()
+            .map(|n| String::from_utf8_lossy(n).into_owned())
+            .unwrap_or_default()
+    };
+    let mut buf = Vec::new();
+    for e in entries.iter_mut() {
+        match e.kind {
+            Kind::File => {
+                let (hash, found) = read_once(&files.join(&e.path), needles, &mut buf)
+                    .with_context(|| format!("cannot read the stored {}", e.path))?;
+                if found {
+                    anyhow::bail!(
+                        "{} names this tree's path {}, so it cannot serve another tree",
+                        e.path,
+                        shown()
+                    );
+                }
+                e.sha256 = Some(hash);
+            }
+            Kind::Link if e.target.as_deref().is_some_and(|t| names(t.as_bytes())) => {
+                anyhow::bail!(
+                    "the symlink {} points into this tree ({}), so it cannot serve another tree",
+                    e.path,
+                    shown()
+                );
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Do the files restored beneath `root` (the same paths as the entry's `files/`) hold the
+/// bytes `m` lists? Else the first that does not, in words.
+pub fn verify(root: &Path, m: &Manifest) -> Result<(), String> {
+    let files: Vec<&Entry> = m.entries.iter().filter(|e| e.kind == Kind::File).collect();
+    // Two halves, one on a second thread when one can be started (the hash is the cost of
+    // a hit on a file system that clones); the first mismatch found is the answer.
+    let even: Vec<&Entry> = files.iter().step_by(2).copied().collect();
+    let odd: Vec<&Entry> = files.iter().skip(1).step_by(2).copied().collect();
+    std::thread::scope(|scope| {
+        let other = std::thread::Builder::new().spawn_scoped(scope, || verify_files(root, &odd));
+        let mine = verify_files(root, &even);
+        let theirs = match other {
+            Ok(handle) => handle
+                .join()
+                .unwrap_or_else(|_| Err("a hash check stopped".to_owned())),
+            Err(_) => verify_files(root, &odd),
+        };
+        mine.and(theirs)
+    })
+}
+
+fn verify_files(root: &Path, files: &[&Entry]) -> Result<(), String> {
+    let mut buf = Vec::new();
+    for e in files {
+        match read_once(&root.join(&e.path), &[], &mut buf) {
+            Ok((hash, _)) if e.sha256.as_deref() == Some(hash.as_str()) => {}
+            Ok(_) => return Err(format!("{}'s bytes do not match their hash", e.path)),
+            Err(err) => return Err(format!("{} cannot be read: {err}", e.path)),
+        }
+    }
+    Ok(())
 }
 
 /// The first difference between what a manifest lists and what is there, in words.
@@ -167,15 +312,13 @@ mod tests {
         std::fs::create_dir_all(files.join("node_modules/pkg")).unwrap();
         std::fs::write(files.join("node_modules/pkg/index.js"), "x = 1\n").unwrap();
         std::os::unix::fs::symlink("pkg/index.js", files.join("node_modules/main.js")).unwrap();
-        let m = Manifest {
-            version: 1,
-            key: "k".into(),
-            outputs: vec![Output {
-                path: "node_modules".into(),
-                present: true,
-            }],
-            entries: scan(&files).unwrap(),
-        };
+        let mut entries = scan(&files).unwrap();
+        seal(&files, &mut entries, &[b"/nowhere/tree".to_vec()]).unwrap();
+        let outputs = vec![Output {
+            path: "node_modules".into(),
+            present: true,
+        }];
+        let m = new("k", outputs, entries);
         std::fs::write(dir.join(FILE), serde_json::to_vec(&m).unwrap()).unwrap();
         m
     }
@@ -211,5 +354,35 @@ mod tests {
         assert!(check(dir.path(), "k")
             .unwrap_err()
             .contains("manifest is missing"));
+    }
+
+    #[test]
+    fn sealing_finds_the_tree_path_anywhere_even_across_reads_and_hashes_the_rest() {
+        let dir = tempfile::tempdir().unwrap();
+        let files = dir.path();
+        let needle = b"/work/trees/card-1".to_vec();
+        let mut body = vec![b'x'; (1 << 20) - 5];
+        body.extend_from_slice(&needle);
+        body.extend_from_slice(b"/lib/python\n");
+        std::fs::write(files.join("venv.pth"), &body).unwrap();
+        std::fs::write(files.join("plain"), b"nothing here").unwrap();
+        let mut entries = scan(files).unwrap();
+        let err = seal(files, &mut entries, std::slice::from_ref(&needle)).unwrap_err();
+        assert!(
+            format!("{err:#}").contains("venv.pth names this tree's path"),
+            "{err:#}"
+        );
+        std::fs::remove_file(files.join("venv.pth")).unwrap();
+        std::os::unix::fs::symlink("/work/trees/card-1/src", files.join("proj")).unwrap();
+        let mut entries = scan(files).unwrap();
+        let err = seal(files, &mut entries, std::slice::from_ref(&needle)).unwrap_err();
+        assert!(
+            format!("{err:#}").contains("symlink proj points into this tree"),
+            "{err:#}"
+        );
+        std::fs::remove_file(files.join("proj")).unwrap();
+        let mut entries = scan(files).unwrap();
+        seal(files, &mut entries, &[needle]).unwrap();
+        assert_eq!(entries[0].sha256.as_deref().map(str::len), Some(64));
     }
 }

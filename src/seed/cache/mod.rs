@@ -3,7 +3,9 @@
 //! the copier (R-COPY: near-zero space where the file system clones), written under a
 //! temporary name with a manifest and renamed into place; a later tree with the same key gets
 //! them cloned in ([`place`]) and the hook is skipped (or run with `KARDWT_CACHE=hit`). A
-//! damaged or partial entry is a miss and is replaced, never an error; at most
+//! damaged or partial entry (a file whose restored bytes do not match the manifest's hash
+//! included) is a miss and is replaced, never an error; outputs that hold the tree's own path
+//! are not stored (they would hand the next tree this one's files); at most
 //! `prepare.cache_entries` entries are kept, the least recently used (the entry directory's
 //! mtime, touched on each hit) dropped first. Every step obeys SPEC §22: nothing is written
 //! through a symlink in the tree or the cache, and the deadline and signals stop it (exit 5,
@@ -11,7 +13,7 @@
 //!
 //! | file | one job |
 //! |---|---|
-//! | `key` | the key: the rules' fingerprint, the prepare argv, the inputs' ids at HEAD |
+//! | `key` | the key: the rules, the argv, the program's bytes, the environment, the inputs on disk |
 //! | `manifest` | what an entry holds, and whether what is on disk still matches it |
 //! | `place` | cloning an entry's outputs into a tree, all or nothing |
 //! | `shelf` | the cache directory: storing an entry, listing, trimming |
@@ -53,20 +55,28 @@ pub enum Lookup {
 impl<'a> Cache<'a> {
     /// The cache for `tree` under `cfg`'s rules: `None` when the rules name no
     /// `prepare.outputs` (no cache).
+    /// `program` is the prepare hook's resolved `argv[0]`, `env` the environment it gets less
+    /// the per-tree values.
     pub fn open(
         common_dir: &Path,
         cfg: &'a Config,
         tree: &Path,
+        program: &Path,
+        env: std::collections::BTreeMap<String, String>,
         deadline: Instant,
     ) -> Result<Option<Cache<'a>>> {
         let Some(prep) = cfg.prepare.as_ref().filter(|p| !p.outputs.is_empty()) else {
             return Ok(None);
         };
-        let ids = key::input_ids(tree, &prep.inputs)?;
+        let parts = key::Parts {
+            program: key::file_digest(program)?,
+            env,
+            inputs: key::input_digests(tree, &prep.inputs)?,
+        };
         Ok(Some(Cache {
             common_dir: common_dir.to_path_buf(),
             prep,
-            key: key::digest(&cfg.fingerprint(), &prep.argv, &ids),
+            key: key::digest(&cfg.fingerprint(), &prep.argv, &parts),
             deadline,
         }))
     }
@@ -104,7 +114,14 @@ impl<'a> Cache<'a> {
                     took: started.elapsed(),
                 })
             }
-            Err(why) => Ok(Lookup::Miss(why)),
+            Err(unplaced) if unplaced.damaged => {
+                shelf::discard(&self.common_dir, &self.key);
+                Ok(Lookup::Miss(format!(
+                    "entry damaged ({}), replaced",
+                    unplaced.why
+                )))
+            }
+            Err(unplaced) => Ok(Lookup::Miss(unplaced.why)),
         }
     }
 

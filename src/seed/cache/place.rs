@@ -1,7 +1,9 @@
 //! Cloning a cache entry's outputs into a tree (SPEC §26, §22.1, §22.5): all or nothing. The
 //! outputs are cloned through the copier into a staging directory at the tree's root
 //! (`.kardwt-cache-…`, on the tree's own file system), checked against the manifest, then each
-//! is renamed into place without replacing anything. Any failure removes what was placed and
+//! is renamed into place without replacing anything; before that the staged files' bytes are
+//! checked against the manifest's hashes (one read of each, of the copy being placed), and a
+//! mismatch is a damaged entry. Any failure removes what was placed and
 //! the staging directory, so prepare then runs in a tree without a partial output. Nothing is
 //! written through a symlink in the tree; the deadline and signals stop the clone (exit 5,
 //! 128 + signal) after the same cleanup.
@@ -19,6 +21,23 @@ use crate::sys::beneath;
 /// The prefix of staging directories; one left by an interrupted restore is removed by the next.
 pub const STAGING_PREFIX: &str = ".kardwt-cache-";
 
+/// Why nothing was placed.
+#[derive(Debug)]
+pub struct Unplaced {
+    pub why: String,
+    /// The entry's bytes do not match its manifest: drop it.
+    pub damaged: bool,
+}
+
+impl From<String> for Unplaced {
+    fn from(why: String) -> Unplaced {
+        Unplaced {
+            why,
+            damaged: false,
+        }
+    }
+}
+
 /// Clone the outputs `m` lists as present from `files` into `tree`. `Ok(Err(why))`: nothing was
 /// placed (a miss); `Err`: interrupted or past the deadline, nothing placed either.
 pub fn place(
@@ -27,7 +46,7 @@ pub fn place(
     m: &Manifest,
     deadline: Instant,
     progress: bool,
-) -> Result<Result<Summary, String>> {
+) -> Result<Result<Summary, Unplaced>> {
     let root = beneath::root(tree)?;
     remove_stale_staging(&root);
     let outputs: Vec<PathBuf> = m
@@ -38,10 +57,12 @@ pub fn place(
         .collect();
     for out in &outputs {
         if let Some(blocked) = beneath::probe(&root, out)? {
-            return Ok(Err(format!("{}: {blocked}", out.display())));
+            return Ok(Err(format!("{}: {blocked}", out.display()).into()));
         }
         if exists(&root, out) {
-            return Ok(Err(format!("{} is already in the tree", out.display())));
+            return Ok(Err(
+                format!("{} is already in the tree", out.display()).into()
+            ));
         }
     }
     let staging = OsString::from(format!(
@@ -53,21 +74,25 @@ pub fn place(
     let cloned = clone_into(files, &tree.join(&staging), &outputs, deadline, progress);
     let placed = match cloned {
         Ok(summary) if summary.files + summary.links == m.copied() => {
-            move_into_place(&root, &staging, &outputs).map(|moved| moved.map(|()| summary))
+            match super::manifest::verify(&tree.join(&staging), m) {
+                Ok(()) => move_into_place(&root, &staging, &outputs)
+                    .map(|moved| moved.map(|()| summary).map_err(Unplaced::from)),
+                Err(why) => Ok(Err(Unplaced { why, damaged: true })),
+            }
         }
         Ok(summary) => Ok(Err(format!(
             "{} of the {} files and symlinks listed were cloned",
             summary.files + summary.links,
             m.copied()
-        ))),
+        )
+        .into())),
         Err(e) => Err(e),
     };
     let _ = beneath::remove_tree(&root, &staging);
     match placed {
-        Ok(Ok(summary)) => Ok(Ok(summary)),
-        Ok(Err(why)) => Ok(Err(why)),
+        Ok(placed) => Ok(placed),
         Err(e) if stopped() || Instant::now() >= deadline => Err(e),
-        Err(e) => Ok(Err(format!("cloning failed: {e:#}"))),
+        Err(e) => Ok(Err(format!("cloning failed: {e:#}").into())),
     }
 }
 
@@ -173,7 +198,7 @@ fn remove_stale_staging(root: &OwnedFd) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::seed::cache::manifest::{scan, Output};
+    use crate::seed::cache::manifest::{new, scan, seal, Output};
 
     /// An entry's `files/` with `node_modules` and `vendor/lib`, and its manifest.
     fn entry(files: &Path) -> Manifest {
@@ -185,19 +210,17 @@ mod tests {
             path: p.into(),
             present: true,
         };
-        Manifest {
-            version: 1,
-            key: "k".into(),
-            outputs: vec![
-                out("node_modules"),
-                out("vendor/lib"),
-                Output {
-                    path: "gone".into(),
-                    present: false,
-                },
-            ],
-            entries: scan(files).unwrap(),
-        }
+        let mut entries = scan(files).unwrap();
+        seal(files, &mut entries, &[]).unwrap();
+        let outputs = vec![
+            out("node_modules"),
+            out("vendor/lib"),
+            Output {
+                path: "gone".into(),
+                present: false,
+            },
+        ];
+        new("k", outputs, entries)
     }
 
     fn names(dir: &Path) -> Vec<String> {
@@ -227,7 +250,8 @@ mod tests {
         std::fs::remove_file(cache.path().join("vendor/lib/a.so")).unwrap();
         let why = place(cache.path(), tree.path(), &m, later, false)
             .unwrap()
-            .unwrap_err();
+            .unwrap_err()
+            .why;
         assert!(why.contains("1 of the 2"), "{why}");
         assert!(names(tree.path()).is_empty(), "{:?}", names(tree.path()));
 
@@ -236,9 +260,19 @@ mod tests {
         std::fs::create_dir(tree.path().join("node_modules")).unwrap();
         let why = place(cache.path(), tree.path(), &m, later, false)
             .unwrap()
-            .unwrap_err();
+            .unwrap_err()
+            .why;
         assert!(why.contains("already in the tree"), "{why}");
         assert_eq!(names(tree.path()), ["node_modules"]);
+
+        // One byte changed, same size: damaged, nothing placed.
+        std::fs::remove_dir(tree.path().join("node_modules")).unwrap();
+        std::fs::write(cache.path().join("vendor/lib/a.so"), "sO\n").unwrap();
+        let miss = place(cache.path(), tree.path(), &m, later, false)
+            .unwrap()
+            .unwrap_err();
+        assert!(miss.damaged && miss.why.contains("a.so"), "{miss:?}");
+        assert!(names(tree.path()).is_empty(), "{:?}", names(tree.path()));
     }
 
     #[test]

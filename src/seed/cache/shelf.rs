@@ -172,14 +172,26 @@ fn write_entry(
     }
     copier.finish()?;
     super::stop_check(deadline, "while storing prepare's outputs in the cache")?;
-    let m = Manifest {
-        version: 1,
-        key: key.to_owned(),
-        outputs,
-        entries: manifest::scan(&files)?,
-    };
+    let mut entries = manifest::scan(&files)?;
+    manifest::seal(&files, &mut entries, &spellings(tree))?;
+    super::stop_check(deadline, "while storing prepare's outputs in the cache")?;
+    let m = manifest::new(key, outputs, entries);
     crate::sys::fsio::write_atomic_new(tmp, manifest::FILE, &serde_json::to_vec(&m)?)?;
     Ok(m)
+}
+
+/// The spellings of `tree`'s absolute path an output could hold: as given and with every
+/// symlink resolved.
+fn spellings(tree: &Path) -> Vec<Vec<u8>> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut out = vec![tree.as_os_str().as_bytes().to_vec()];
+    if let Ok(real) = std::fs::canonicalize(tree) {
+        let real = real.as_os_str().as_bytes().to_vec();
+        if !out.contains(&real) {
+            out.push(real);
+        }
+    }
+    out
 }
 
 /// The entries, most recently used first.

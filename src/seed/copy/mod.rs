@@ -175,10 +175,7 @@ pub fn seed(
 /// The object format of the repository administering `admin` (its common dir's config), for
 /// the blob ids kept: SHA-1 unless it says `objectformat = sha256`.
 fn hash_kind(admin: &Path) -> gix::hash::Kind {
-    let common = crate::git::repo::read_bounded(&admin.join("commondir"), 4096)
-        .ok()
-        .map(|c| admin.join(String::from_utf8_lossy(&c).trim()))
-        .unwrap_or_else(|| admin.to_path_buf());
+    let common = crate::state::blobs::common_dir_of(admin);
     let config =
         crate::git::repo::read_bounded(&common.join("config"), 1 << 20).unwrap_or_default();
     let sha256 = String::from_utf8_lossy(&config).lines().any(|l| {

@@ -3,3 +3,4 @@
 //! a secret or a symlink leaving the repository, whichever way it comes in.
 mod checks;
 mod paths;
+mod shared_bytes;

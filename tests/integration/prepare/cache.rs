@@ -366,3 +366,167 @@ fn a_hit_on_a_real_xfs_loop_mount_clones_the_blocks() {
         "{used_kb} KiB of new space for a 64 MiB hit"
     );
 }
+
+#[test]
+fn a_prepare_run_on_an_uncommitted_lockfile_edit_is_never_handed_to_a_clean_card() {
+    let repo = TestRepo::new();
+    seed(&repo, "v1\n");
+    let script = prepare(&repo, "");
+    repo.write_rules(&rules(&repo, &script, ""));
+    let one = repo.add_card("1");
+    // Card 1 edits its lockfile without committing and prepares again, the cache empty.
+    std::fs::write(one.join("package-lock.json"), "v2-uncommitted\n").unwrap();
+    std::fs::remove_dir_all(one.join("node_modules")).unwrap();
+    for e in entries(&repo) {
+        std::fs::remove_dir_all(e).unwrap();
+    }
+    repo.kardwt(&repo.base, &["prepare", "1"]).expect_code(0);
+    assert_eq!(
+        std::fs::read_to_string(one.join("node_modules/pkg/lock-copy")).unwrap(),
+        "v2-uncommitted\n"
+    );
+    // Card 2 has the committed lockfile: it must get outputs made from it.
+    let two = repo.add_card("2");
+    assert_eq!(
+        std::fs::read_to_string(two.join("node_modules/pkg/lock-copy")).unwrap(),
+        "v1\n",
+        "card 2 was handed outputs made from card 1's uncommitted lockfile"
+    );
+    assert_ne!(cache_use(&repo, &one).0, cache_use(&repo, &two).0);
+    // A third card with the same committed lockfile is a hit again.
+    let three = repo.add_card("3");
+    assert_eq!(
+        cache_use(&repo, &three),
+        (cache_use(&repo, &two).0, "hit".into())
+    );
+}
+
+#[test]
+fn outputs_naming_the_tree_path_are_not_stored_and_say_which_file_did() {
+    let repo = TestRepo::new();
+    seed(&repo, "v1\n");
+    let script = prepare(
+        &repo,
+        "mkdir -p node_modules/.venv/bin\n\
+         printf '#!%s/node_modules/.venv/bin/python\\n' \"$PWD\" > node_modules/.venv/bin/tool\n",
+    );
+    repo.write_rules(&format!(
+        "{}  ports: {{count: 2, range: [47300, 47399]}}\n",
+        rules(&repo, &script, "")
+    ));
+    let one = repo.add_card("1");
+    let said = prepared(&repo, "1");
+    assert!(
+        said.contains("not stored") && said.contains("node_modules/.venv/bin/tool"),
+        "{said}"
+    );
+    assert!(
+        entries(&repo).is_empty(),
+        "an entry naming tree 1 was stored"
+    );
+    let two = repo.add_card("2");
+    assert_eq!(repo.prepare_runs().len(), 2, "card 2's prepare did not run");
+    let tool = std::fs::read_to_string(two.join("node_modules/.venv/bin/tool")).unwrap();
+    assert!(tool.contains(&two.display().to_string()), "{tool}");
+    assert!(!tool.contains(&one.display().to_string()), "{tool}");
+}
+
+#[test]
+fn a_prepare_whose_outputs_are_cached_is_not_given_the_per_tree_ports() {
+    // They are too short to look for in the outputs: not given, they cannot be stored.
+    let repo = TestRepo::new();
+    seed(&repo, "v1\n");
+    let script = prepare(
+        &repo,
+        "echo \"port=${KARDWT_PORT:-withheld} ports=${KARDWT_PORTS:-withheld}\" > ports.txt\n\
+         mkdir -p node_modules && cp ports.txt node_modules/ports.txt",
+    );
+    repo.write_rules(&format!(
+        "{}  ports: {{count: 2, range: [47300, 47399]}}\n",
+        rules(&repo, &script, "")
+    ));
+    let one = repo.add_card("1");
+    assert_eq!(
+        std::fs::read_to_string(one.join("ports.txt")).unwrap(),
+        "port=withheld ports=withheld\n"
+    );
+    let two = repo.add_card("2");
+    assert_eq!(repo.prepare_runs().len(), 1, "card 2 was not a hit");
+    assert_eq!(
+        std::fs::read_to_string(two.join("node_modules/ports.txt")).unwrap(),
+        "port=withheld ports=withheld\n"
+    );
+    // The tree still has its ports, through `git kardwt env`.
+    let env = repo.kardwt_ok(&two, &["env"]);
+    assert!(env.contains("KARDWT_PORT="), "{env}");
+}
+
+#[test]
+fn an_edited_prepare_helper_is_a_miss_and_its_new_step_runs() {
+    let repo = TestRepo::new();
+    seed(&repo, "v1\n");
+    let script = prepare(&repo, "");
+    repo.write_rules(&rules(&repo, &script, ""));
+    let one = repo.add_card("1");
+    let before = cache_use(&repo, &one).0;
+    // Same path, same arguments, new bytes.
+    prepare(
+        &repo,
+        "mkdir -p node_modules && echo new > node_modules/new-step",
+    );
+    let two = repo.add_card("2");
+    assert_eq!(
+        repo.prepare_runs().len(),
+        2,
+        "the edited helper did not run"
+    );
+    assert_eq!(
+        std::fs::read_to_string(two.join("node_modules/new-step")).unwrap(),
+        "new\n"
+    );
+    assert_ne!(cache_use(&repo, &two).0, before);
+}
+
+#[test]
+fn one_damaged_byte_in_an_entry_is_a_miss_and_the_entry_is_replaced() {
+    let repo = TestRepo::new();
+    seed(&repo, "v1\n");
+    let script = prepare(&repo, "");
+    repo.write_rules(&rules(&repo, &script, ""));
+    let one = repo.add_card("1");
+    let entry = entries(&repo).pop().unwrap();
+    let big = entry.join("files/node_modules/pkg/big.bin");
+    let meta = std::fs::symlink_metadata(&big).unwrap();
+    {
+        use std::os::unix::fs::FileExt;
+        let f = std::fs::File::options().write(true).open(&big).unwrap();
+        f.write_all_at(b"\x01", 5000).unwrap();
+    }
+    assert_eq!(std::fs::metadata(&big).unwrap().len(), meta.len());
+    let two = repo.add_card("2");
+    assert_eq!(
+        repo.prepare_runs(),
+        ["1 cache=none", "2 cache=none"],
+        "the damaged entry was used"
+    );
+    assert_eq!(
+        snapshot(&two.join("node_modules")),
+        snapshot(&one.join("node_modules"))
+    );
+    let said = prepared(&repo, "2");
+    assert!(
+        said.contains("cache: miss") && said.contains("big.bin"),
+        "{said}"
+    );
+    let replaced = std::fs::read(&big).unwrap();
+    assert!(
+        replaced.iter().all(|b| *b == 0),
+        "the entry was not replaced"
+    );
+    repo.add_card("3");
+    assert_eq!(
+        repo.prepare_runs().len(),
+        2,
+        "the replaced entry was not used"
+    );
+}

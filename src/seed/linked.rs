@@ -1,0 +1,124 @@
+//! The base's files behind kardwt's links (`sharing.link` paths, whole directories included,
+//! and the skills directories), matched against blobs a push carries: by size first, from
+//! file metadata alone, so a large linked directory costs one `stat` per entry and no byte is
+//! read until a file has the size of a pushed blob; only those are hashed. Symlinks beneath a
+//! linked path are not followed (a link's own path may be one).
+use std::collections::{BTreeMap, BTreeSet};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Component, Path, PathBuf};
+
+/// Of `wanted` (blob id → size), the ids whose content equals a regular file beneath one of
+/// `rels` in `base`, each with that file's path relative to `base`. Unreadable entries are
+/// passed over; nothing here fails.
+pub fn matching(
+    base: &Path,
+    rels: &BTreeSet<Vec<u8>>,
+    wanted: &BTreeMap<String, u64>,
+    kind: gix::hash::Kind,
+) -> BTreeMap<String, Vec<u8>> {
+    let sizes: BTreeSet<u64> = wanted.values().copied().filter(|s| *s > 0).collect();
+    let mut found = BTreeMap::new();
+    if sizes.is_empty() {
+        return found;
+    }
+    for rel in rels {
+        let rel = Path::new(std::ffi::OsStr::from_bytes(rel));
+        if rel.as_os_str().is_empty()
+            || !rel.components().all(|c| matches!(c, Component::Normal(_)))
+        {
+            continue;
+        }
+        for (file, size) in candidates(base, rel, &sizes) {
+            let Some(id) = blob_id(&base.join(&file), size, kind) else {
+                continue;
+            };
+            if wanted.contains_key(&id) {
+                found
+                    .entry(id)
+                    .or_insert_with(|| file.as_os_str().as_bytes().to_vec());
+            }
+        }
+    }
+    found
+}
+
+/// The regular files at or beneath `rel` (the path itself followed if a symlink, nothing
+/// beneath it) whose size is one of `sizes`, relative to `base`.
+fn candidates(base: &Path, rel: &Path, sizes: &BTreeSet<u64>) -> Vec<(PathBuf, u64)> {
+    let mut out = Vec::new();
+    let Ok(top) = std::fs::metadata(base.join(rel)) else {
+        return out;
+    };
+    if top.is_file() {
+        if sizes.contains(&top.len()) {
+            out.push((rel.to_path_buf(), top.len()));
+        }
+        return out;
+    }
+    let mut todo = vec![rel.to_path_buf()];
+    while let Some(dir) = todo.pop() {
+        let Ok(entries) = std::fs::read_dir(base.join(&dir)) else {
+            continue;
+        };
+        for entry in entries.filter_map(Result::ok) {
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            let path = dir.join(entry.file_name());
+            if kind.is_dir() {
+                todo.push(path);
+            } else if kind.is_file() {
+                match entry.metadata() {
+                    Ok(m) if sizes.contains(&m.len()) => out.push((path, m.len())),
+                    _ => {}
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The git blob id of the file at `path`, streamed, when it still has `size` bytes.
+fn blob_id(path: &Path, size: u64, kind: gix::hash::Kind) -> Option<String> {
+    let mut file = crate::sys::fsio::open_regular_following(path).ok()?;
+    if file.metadata().ok()?.len() != size {
+        return None;
+    }
+    let interrupt = std::sync::atomic::AtomicBool::new(false);
+    gix::objs::compute_stream_hash(
+        kind,
+        gix::objs::Kind::Blob,
+        &mut file,
+        size,
+        &mut gix::progress::Discard,
+        &interrupt,
+    )
+    .ok()
+    .map(|id| id.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_files_of_a_pushed_size_are_hashed_and_found_at_any_depth() {
+        let base = tempfile::tempdir().unwrap();
+        let deep = base.path().join("data/a/b");
+        std::fs::create_dir_all(&deep).unwrap();
+        std::fs::write(deep.join("secret.csv"), b"id,token\n1,xyz\n").unwrap();
+        std::fs::write(base.path().join("data/other"), b"short").unwrap();
+        std::os::unix::fs::symlink("/etc", base.path().join("data/etc")).unwrap();
+        let kind = gix::hash::Kind::Sha1;
+        let id = gix::objs::compute_hash(kind, gix::objs::Kind::Blob, b"id,token\n1,xyz\n")
+            .unwrap()
+            .to_string();
+        let rels: BTreeSet<Vec<u8>> = [b"data".to_vec(), b"../x".to_vec()].into();
+        let wanted: BTreeMap<String, u64> = [(id.clone(), 15), ("f".repeat(40), 5)].into();
+        let found = matching(base.path(), &rels, &wanted, kind);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[&id], b"data/a/b/secret.csv");
+        let sizes = [15].into();
+        assert_eq!(candidates(base.path(), Path::new("data"), &sizes).len(), 1);
+    }
+}

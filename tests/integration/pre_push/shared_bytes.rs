@@ -1,0 +1,111 @@
+//! Bytes kardwt shared or copied stay blocked wherever they end up: a file copied into a tree
+//! and committed there under another name is refused from any checkout after the tree is
+//! removed (the branch kept), and a file inside a linked directory is refused under any name
+//! and at any depth, while ordinary work still goes through.
+use std::path::Path;
+
+use crate::support::push::{assert_blocked, commit, ls_remote, push};
+use crate::support::TestRepo;
+
+fn write(root: &Path, rel: &str, body: &[u8]) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, body).unwrap();
+}
+
+#[test]
+fn a_copied_secret_committed_in_a_removed_tree_is_still_refused_from_the_base() {
+    let repo = TestRepo::new();
+    repo.commit_files(
+        &[
+            (".gitignore", ".env\n.env.*\nconfig/*.local.toml\n"),
+            (".worktreeinclude", "config/*.local.toml\n"),
+        ],
+        "ignore rules",
+    );
+    write(
+        &repo.base,
+        "config/dev.local.toml",
+        b"token = \"copied-secret-1\"\n",
+    );
+    repo.install_hooks();
+    let out = repo.kardwt(&repo.base, &["add", "1"]);
+    out.expect_code(0);
+    let wt = std::path::PathBuf::from(out.stdout.trim());
+    assert!(wt.join("config/dev.local.toml").is_file(), "not copied");
+    let oid = commit(
+        &repo,
+        &wt,
+        &[("docs/notes.txt", "token = \"copied-secret-1\"\n")],
+        false,
+        "notes",
+    );
+    repo.kardwt(&repo.base, &["remove", "1"]).expect_code(0);
+    assert!(!wt.exists(), "the tree is still there");
+    assert_eq!(
+        repo.git(&repo.base, &["rev-parse", "card/1"]).trim(),
+        oid,
+        "the branch was not kept"
+    );
+    let out = push(&repo, &repo.base, &["card/1"]);
+    assert_blocked(&repo, &out, "docs/notes.txt", &oid);
+    // A second card, added after the first is gone, is blocked the same way.
+    let out = repo.kardwt(&repo.base, &["add", "2"]);
+    out.expect_code(0);
+    let wt2 = std::path::PathBuf::from(out.stdout.trim());
+    repo.git(&wt2, &["merge", "--quiet", "--ff-only", "card/1"]);
+    let out = push(&repo, &wt2, &["card/2"]);
+    assert_blocked(&repo, &out, "docs/notes.txt", &oid);
+    // Ordinary work from the base still goes through.
+    repo.git(&repo.base, &["switch", "--quiet", "-c", "work"]);
+    let ok = commit(
+        &repo,
+        &repo.base,
+        &[("src/new.txt", "work\n")],
+        false,
+        "work",
+    );
+    push(&repo, &repo.base, &["work"]).expect_code(0);
+    assert!(ls_remote(&repo).contains(&ok));
+}
+
+#[test]
+fn a_file_inside_a_linked_directory_is_refused_under_any_name_and_depth() {
+    let repo = TestRepo::new();
+    repo.commit_files(&[(".gitignore", ".env\n.env.*\ndata/\n")], "ignore data");
+    let secret = b"{\"api_key\": \"linked-secret-6\"}\n";
+    write(&repo.base, "data/fixtures/deep/creds.json", secret);
+    // Files of other sizes are never read: many of them cost no more than a stat each.
+    for i in 0..200 {
+        write(
+            &repo.base,
+            &format!("data/bulk/{i}.bin"),
+            &vec![b'x'; 1000 + i],
+        );
+    }
+    repo.write_rules("worktree:\n  sharing:\n    link: [data]\n");
+    repo.install_hooks();
+    let out = repo.kardwt(&repo.base, &["add", "6"]);
+    out.expect_code(0);
+    let wt = std::path::PathBuf::from(out.stdout.trim());
+    assert!(
+        wt.join("data").symlink_metadata().unwrap().is_symlink(),
+        "data is not linked"
+    );
+    let body = String::from_utf8(secret.to_vec()).unwrap();
+    for path in ["notes/copy.txt", "creds.json", "a/b/c/d/fixtures.json"] {
+        let oid = commit(&repo, &wt, &[(path, &body)], false, "copy");
+        let out = push(&repo, &wt, &["card/6"]);
+        assert_blocked(&repo, &out, path, &oid);
+        assert!(
+            out.stderr.contains("data/fixtures/deep/creds.json"),
+            "the linked file is not named:\n{out}"
+        );
+        repo.git(&wt, &["reset", "--quiet", "--hard", "HEAD~1"]);
+    }
+    // A file of the same size with other bytes, and ordinary work, go through.
+    let other = body.replace("linked", "LINKED");
+    let ok = commit(&repo, &wt, &[("notes/other.txt", &other)], false, "other");
+    push(&repo, &wt, &["card/6"]).expect_code(0);
+    assert!(ls_remote(&repo).contains(&ok));
+}
