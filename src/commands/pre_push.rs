@@ -1,13 +1,12 @@
-//! `git kardwt hook pre-push <remote> <url>` (SPEC R-PUSH, R-TRUST 4): block a push (exit 1,
+//! `git kardwt hook pre-push <remote> <url>`: block a push (exit 1,
 //! naming the reason, the path and the commit) from a managed worktree that fails verification,
 //! or of a commit new to that remote that brings in (added, modified or type-changed; a merge
 //! diffed against each parent, judged on what differs from all of them, its tree's symlinks
 //! on any change) a link kardwt made, a `.env`/`.env.*` at any depth that the ignore rules
 //! would ignore, a blob equal to a file kardwt shares from the base (a root `.env`, or any file
-//! beneath a linked path) or copied into a worktree (also after that tree is gone)
-//! (§22.2), a file `.worktreeinclude` names forced past the ignore rules, or a symlink that
-//! leaves the repository or reaches a shared file through the tree's other symlinks. Deletions
-//! pass.
+//! beneath a linked path) or copied into a worktree (also after that tree is gone), a file
+//! `.worktreeinclude` names forced past the ignore rules, or a symlink that leaves the
+//! repository or reaches a shared file through the tree's other symlinks. Deletions pass.
 //! Everything is read with `-z` as bytes, in a handful of git processes whatever the commit
 //! count.
 use std::collections::{BTreeMap, BTreeSet};
@@ -341,7 +340,7 @@ impl Check<'_> {
 
     /// A blob equal to a file kardwt copied into a worktree (its id kept at copy time), unless
     /// the base tracks that content; a file `.worktreeinclude` names, forced past the ignore
-    /// rules (SPEC §22.2).
+    /// rules.
     fn copied(&self, brought: &[&Entry]) -> Result<Option<String>> {
         let says = |e: &Entry| if e.status == b'A' { "adds" } else { "changes" };
         // The repository's list outlives the trees; the admin dirs hold the ids of copies

@@ -1,4 +1,4 @@
-//! What the pre-push check inspects (SPEC R-PUSH, R-TRUST 4), pure: git's ref lines on stdin,
+//! What the pre-push check inspects, pure: git's ref lines on stdin,
 //! the entries `git log --raw -z --diff-merges=separate` reports (paths as raw bytes), the
 //! symlinks of a pushed tree, and whether a path or a symlink target must not leave the machine.
 use std::collections::BTreeMap;

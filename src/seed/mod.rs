@@ -1,7 +1,7 @@
 //! The seeding pipeline every path into a worktree runs (`add`, the post-checkout hook,
 //! `prepare [--path]`, the runner commands, retry, reuse, `doctor --try`), in the contract's
-//! order: links, copies, ports, the prepare hook (inside the prepare cache, R-READY), the
-//! record (SPEC §24 R-SHAPE, R-SEED, R-PREP, R-COPY, R-ATOMIC). The claim comes before (the
+//! order: links, copies, ports, the prepare hook (inside the prepare cache), the record: every
+//! path gives the same tree, and a failed one is never ready. The claim comes before (the
 //! intent `add` writes, or the record's first write); a failure marks the record failed and
 //! says why.
 use std::path::{Path, PathBuf};
@@ -34,7 +34,7 @@ pub struct Prep<'a> {
     pub program: Option<&'a Path>,
     pub deadline: Instant,
     /// Send the prepare hook's output only to the card's log file, not to stderr (the
-    /// post-checkout hook and `add --quiet`: R-DISPATCH 3).
+    /// post-checkout hook and `add --quiet`).
     pub quiet: bool,
 }
 
@@ -84,12 +84,12 @@ pub struct Steps {
 impl Prep<'_> {
     /// Seed (when `steps.seed`) and run the prepare hook (when `steps.run_hook`), in the
     /// order, then mark the record ready; on failure mark it failed and say why. An interrupt
-    /// (SPEC §22.6) is a failure noticed between the steps (and inside copies and the hook).
+    /// is a failure noticed between the steps (and inside copies and the hook).
     pub fn prepare(&self, mut rec: Record, admin: &Path, steps: Steps) -> Result<Record, Failure> {
         let Steps { seed, run_hook } = steps;
         let delegated = self.cfg.checkout.mode == CheckoutMode::Delegated;
         if rec.base_ref.is_empty() {
-            // R-DISPATCH 4: a record written before a base could be found gets one now.
+            // A record written before a base could be found gets one now (never silently empty).
             let (base_ref, base_oid) =
                 crate::session::foreign::recorded_base(self.cfg, &rec.path, self.deadline);
             if !base_ref.is_empty() {
@@ -98,7 +98,7 @@ impl Prep<'_> {
             }
         }
         self.stop_if_interrupted(&mut rec, admin, "before sharing")?;
-        // SPEC §28.1: git can exit 0 from a checkout one of its own reads broke (an empty
+        // git can exit 0 from a checkout one of its own reads broke (an empty
         // index, no files). A tree git has just checked out must hold exactly HEAD's entries;
         // one someone may have worked in, a non-empty index and every tracked file. Judged
         // before anything is seeded into it; a delegated checkout, after the hook made it.
@@ -113,7 +113,7 @@ impl Prep<'_> {
             self.ensure_ports(&mut rec, admin)?;
             self.run_hook(&mut rec, admin)?;
         }
-        // R-DISPATCH 5: every reuse shares again (idempotent, never overwriting), so a link
+        // Every reuse shares again (idempotent, never overwriting), so a link
         // lost to `git reset --hard` or `git clean` is back.
         if seed || rec.reason == Reason::Reuse {
             let started = Instant::now();
@@ -155,7 +155,7 @@ impl Prep<'_> {
                     return Err(Failure::Other(e.context("sharing failed")));
                 }
             }
-            // R-COPY: every seeded tree (created, retried, prepared by hand) gets its copies
+            // Every seeded tree (created, retried, prepared by hand) gets its copies
             // before the prepare hook runs; a reuse only shares again.
             if seed {
                 self.stop_if_interrupted(&mut rec, admin, "before copying")?;
@@ -169,14 +169,14 @@ impl Prep<'_> {
                 );
             }
         }
-        // R-SHAPE: ports on every path, whoever made the tree (a record without ports that
+        // Ports on every path, whoever made the tree (a record without ports that
         // the rules ask for gets them here: the hook, `prepare --path`, a released tree).
         self.ensure_ports(&mut rec, admin)?;
         if !delegated && run_hook {
             self.run_hook(&mut rec, admin)?;
         }
         self.stop_if_interrupted(&mut rec, admin, "before the tree was ready")?;
-        // R-TRUST 5: a tree whose checkout did not complete is never ready. A reused ready
+        // A tree whose checkout did not complete is never ready. A reused ready
         // tree's deleted files are the user's work, not a half-made checkout.
         // A delegated checkout is the hook's own work, which may stage what it likes: its
         // index need not be HEAD's, only not empty, with every tracked file there.
@@ -209,7 +209,7 @@ impl Prep<'_> {
             "checkout incomplete",
             Duration::ZERO,
         );
-        // A tree just created is removed by the caller (R-ATOMIC): only one that stays needs
+        // A tree just created is removed by the caller (all or nothing): only one that stays needs
         // the repair named.
         let repair = match rec.reason {
             Reason::Create => String::new(),
@@ -222,7 +222,7 @@ impl Prep<'_> {
         )))
     }
 
-    /// Copy `.worktreeinclude` matches and `sharing.copy` paths from the base (R-COPY); the
+    /// Copy `.worktreeinclude` matches and `sharing.copy` paths from the base; the
     /// record says what and how; what was copied is returned for the `seeded` event.
     fn copy(&self, rec: &mut Record, admin: &Path) -> Result<Option<String>, Failure> {
         let started = Instant::now();
@@ -256,7 +256,7 @@ impl Prep<'_> {
     }
 
     /// Allocate the rules' ports when the record holds none, under the repository lock
-    /// (never held by the caller here: SPEC §4 step 2 takes it after the card's lock).
+    /// (never held by the caller here: it is always taken after the card's lock).
     fn ensure_ports(&self, rec: &mut Record, admin: &Path) -> Result<(), Failure> {
         if self.cfg.ports.is_none() || !rec.ports.is_empty() {
             return Ok(());
@@ -284,7 +284,7 @@ impl Prep<'_> {
         }
     }
 
-    /// Run the prepare hook, unless the prepare cache (R-READY) holds its outputs for this
+    /// Run the prepare hook, unless the prepare cache holds its outputs for this
     /// tree's key: then they are cloned in and the hook is skipped (or runs with
     /// `KARDWT_CACHE=hit`). After a successful run on a miss the outputs are stored.
     fn run_hook(&self, rec: &mut Record, admin: &Path) -> Result<(), Failure> {
@@ -425,7 +425,7 @@ impl Prep<'_> {
         Ok(Some((cache, lookup)))
     }
 
-    /// A signal received (SPEC §22.6) fails the preparation here: the record says `failed`.
+    /// A signal received fails the preparation here: the record says `failed`.
     fn stop_if_interrupted(
         &self,
         rec: &mut Record,
@@ -459,7 +459,7 @@ impl Prep<'_> {
         );
     }
 
-    /// R-ATOMIC: remove the new worktree at `path` (forced: a half-prepared tree has
+    /// All or nothing: remove the new worktree at `path` (forced: a half-prepared tree has
     /// untracked files), keep its branch `card/<card>`, and build the error that says a retry
     /// re-creates it.
     pub fn undo_creation(
@@ -482,7 +482,7 @@ impl Prep<'_> {
         branch: Option<&str>,
         failure: Failure,
     ) -> anyhow::Error {
-        // Card lock held by the caller, then the repository lock (SPEC §4 step 2). A signal
+        // Card lock held by the caller, then the repository lock, the order everywhere. A signal
         // that comes now (a second Ctrl-C) does not stop the undo: it waits for the lock and
         // removes the tree all the same.
         let _rollback = crate::sys::signals::rolling_back();

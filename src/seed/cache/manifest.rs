@@ -1,4 +1,4 @@
-//! The manifest of a prepare-cache entry (SPEC §26): every directory, file and symlink stored
+//! The manifest of a prepare-cache entry: every directory, file and symlink stored
 //! beneath the entry's `files/`, with its mode and size (a symlink: its target), each file's
 //! SHA-256, and which outputs prepare left absent. An entry is used only when what is on disk
 //! matches its manifest exactly; anything else (a truncated file, a missing manifest, an extra

@@ -1,13 +1,13 @@
-//! The prepare cache (SPEC §26 R-READY): prepare runs once per inputs. After a successful
-//! prepare its outputs are stored under `<common dir>/kardwt/cache/<key>/` as clones through
-//! the copier (R-COPY: near-zero space where the file system clones), written under a
+//! The prepare cache: prepare runs once per inputs, and a hit is the tree prepare would make.
+//! After a successful prepare its outputs are stored under `<common dir>/kardwt/cache/<key>/` as clones through
+//! the copier (near-zero space where the file system clones), written under a
 //! temporary name with a manifest and renamed into place; a later tree with the same key gets
 //! them cloned in ([`place`]) and the hook is skipped (or run with `KARDWT_CACHE=hit`). A
 //! damaged or partial entry (a file whose restored bytes do not match the manifest's hash
 //! included) is a miss and is replaced, never an error; outputs that hold the tree's own path
 //! are not stored (they would hand the next tree this one's files); at most
 //! `prepare.cache_entries` entries are kept, the least recently used (the entry directory's
-//! mtime, touched on each hit) dropped first. Every step obeys SPEC §22: nothing is written
+//! mtime, touched on each hit) dropped first. Every step is careful: nothing is written
 //! through a symlink in the tree or the cache, and the deadline and signals stop it (exit 5,
 //! 128 + signal) with nothing half-placed.
 //!
@@ -171,7 +171,7 @@ pub fn bound(cfg: &Config) -> usize {
         })
 }
 
-/// Fail with 128 + the signal once kardwt was interrupted (SPEC §22.6), with exit 5 once
+/// Fail with 128 + the signal once kardwt was interrupted, with exit 5 once
 /// `deadline` has passed.
 fn stop_check(deadline: Instant, during: &str) -> Result<()> {
     crate::sys::signals::check(during)?;

@@ -1,4 +1,4 @@
-//! Cloning a cache entry's outputs into a tree (SPEC §26, §22.1, §22.5): all or nothing. The
+//! Cloning a cache entry's outputs into a tree, nothing followed on the way: all or nothing. The
 //! outputs are cloned through the copier into a staging directory at the tree's root
 //! (`.kardwt-cache-…`, on the tree's own file system), checked against the manifest, then each
 //! is renamed into place without replacing anything; before that the staged files' bytes are
@@ -96,7 +96,7 @@ pub fn place(
     }
 }
 
-/// Was kardwt interrupted (SPEC §22.6)?
+/// Was kardwt interrupted?
 fn stopped() -> bool {
     crate::sys::signals::interrupted().is_some()
 }

@@ -1,4 +1,4 @@
-//! The cache directory, `<common dir>/kardwt/cache/` (SPEC §26, §22.1): one directory per key
+//! The cache directory, `<common dir>/kardwt/cache/`: one directory per key
 //! holding `manifest.json` and `files/`. An entry is written under `.tmp-<pid>-<key>` and
 //! renamed into place; one it replaces is first moved aside to `.old-<pid>-<key>`, then removed,
 //! so a reader sees a whole entry or none. A symlink or anything else that is not a real
@@ -248,7 +248,7 @@ pub fn trim(common_dir: &Path, keep: usize) -> Vec<Shelved> {
     dropped
 }
 
-/// gc's part (SPEC §26): the entries kept, and those beyond the bound (dropped when applied).
+/// gc's part: the entries kept, and those beyond the bound (dropped when applied).
 #[derive(Debug, Default, serde::Serialize)]
 pub struct Tidy {
     pub kept: Vec<Shelved>,
