@@ -1,7 +1,7 @@
 //! The prepare cache: prepare runs once per inputs, and a hit is the tree prepare would make.
-//! After a successful prepare its outputs are stored under `<common dir>/kardwt/cache/<key>/` as clones through
-//! the copier (near-zero space where the file system clones), written under a
-//! temporary name with a manifest and renamed into place; a later tree with the same key gets
+//! After a successful prepare its outputs are stored under `<common dir>/kardwt/cache/<key>/`
+//! as clones through the copier (near-zero space where the file system clones), written under
+//! a temporary name with a manifest and renamed into place; a later tree with the same key gets
 //! them cloned in ([`place`]) and the hook is skipped (or run with `KARDWT_CACHE=hit`). A
 //! damaged or partial entry (a file whose restored bytes do not match the manifest's hash
 //! included) is a miss and is replaced, never an error; outputs that hold the tree's own path
