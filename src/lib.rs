@@ -445,6 +445,76 @@ mod floors {
         );
     }
 
+    /// The project stands alone: nothing in its code, tests or documents cites a design document
+    /// section, a requirement id or an issue number that the repository does not hold.
+    #[test]
+    fn nothing_cites_what_the_repository_does_not_hold() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut files = Vec::new();
+        for dir in ["src", "tests", "githooks", "man", ".ci"] {
+            every_file(&root.join(dir), &mut files);
+        }
+        files.extend(["README.md", "Makefile", "Cargo.toml"].map(|f| root.join(f)));
+        // Built from parts, so that this file does not match itself.
+        let section = ['§'];
+        let words = [
+            concat!("SP", "EC "),
+            concat!("iss", "ue "),
+            concat!("Iss", "ue "),
+        ];
+        let mut found = Vec::new();
+        for file in &files {
+            let Ok(text) = std::fs::read_to_string(file) else {
+                continue;
+            };
+            for (n, line) in text.lines().enumerate() {
+                let cites = line.contains(section) && line.chars().any(|c| c.is_ascii_digit())
+                    || words.iter().any(|w| {
+                        line.match_indices(w).any(|(at, _)| {
+                            line[at + w.len()..]
+                                .starts_with(|c: char| c.is_ascii_digit() || c == '§')
+                        })
+                    })
+                    || requirement_id(line);
+                if cites {
+                    let rel = file.strip_prefix(root).unwrap_or(file);
+                    found.push(format!("{}:{}: {}", rel.display(), n + 1, line.trim()));
+                }
+            }
+        }
+        assert!(
+            found.is_empty(),
+            "citations of what the repository does not hold:\n{}",
+            found.join("\n")
+        );
+    }
+
+    /// An `R`, a dash and two capitals after a non-letter: a requirement id.
+    fn requirement_id(line: &str) -> bool {
+        let b = line.as_bytes();
+        (0..b.len().saturating_sub(3)).any(|i| {
+            b[i] == b'R'
+                && b[i + 1] == b'-'
+                && b[i + 2].is_ascii_uppercase()
+                && b[i + 3].is_ascii_uppercase()
+                && (i == 0 || !b[i - 1].is_ascii_alphanumeric())
+        })
+    }
+
+    fn every_file(dir: &Path, out: &mut Vec<PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                every_file(&path, out);
+            } else {
+                out.push(path);
+            }
+        }
+    }
+
     #[test]
     fn the_check_sees_grouped_and_nested_imports() {
         let code = code("use crate::{git::repo, seed::{self, links}};\n// crate::commands\nlet x = crate::sys::time::now();\nlet y = $crate::ground::out::x;");
