@@ -25,7 +25,7 @@ use crate::cli::GcArgs;
 use crate::gc::collectable::Judgement::{Collect, Keep};
 use crate::ground::error::usage;
 use crate::lifecycle::remove::Options;
-use crate::lifecycle::{dirty, release, remove};
+use crate::lifecycle::{dirty, remove};
 use crate::session::context::Context;
 use crate::state::claim::Orphan;
 use crate::state::record::{Loaded, State};
@@ -507,14 +507,16 @@ fn apply(
         crate::sys::signals::check("during gc --apply, before its next tree")?;
         if let Some((claim, Orphan::Replaced)) = &c.orphan {
             // Someone else's tree stands there now: nothing at the path is touched.
-            c.outcome = Some(match release::drop_replaced_orphan(ctx, claim, deadline) {
-                Ok(()) => "dropped".into(),
-                Err(e) => format!("failed: {e:#}"),
-            });
+            c.outcome = Some(
+                match crate::lifecycle::orphan::drop_replaced_orphan(ctx, claim, deadline) {
+                    Ok(()) => "dropped".into(),
+                    Err(e) => format!("failed: {e:#}"),
+                },
+            );
             continue;
         }
         if let Some((claim, _)) = &c.orphan {
-            if let Err(e) = release::release_orphan(ctx, cfg, claim, deadline) {
+            if let Err(e) = crate::lifecycle::orphan::release_orphan(ctx, cfg, claim, deadline) {
                 c.outcome = Some(format!("failed: {e:#}"));
                 continue;
             }

@@ -360,7 +360,7 @@ fn remove(ctx: &Context, path: &Path) -> Result<Disposal> {
             let cfg = ctx.rules()?.config;
             let deadline =
                 crate::session::hold::after(std::time::Instant::now(), cfg.action_timeout_seconds);
-            let steps = crate::lifecycle::release::release_orphan(ctx, &cfg, &claim, deadline)?;
+            let steps = crate::lifecycle::orphan::release_orphan(ctx, &cfg, &claim, deadline)?;
             crate::state::claim::delete(common, &claim.card);
             let details: Vec<String> = steps
                 .iter()

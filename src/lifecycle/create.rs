@@ -279,7 +279,7 @@ impl Action<'_> {
         }
         self.card_lock
             .doing(&format!("releasing card {}'s orphan claim", self.card));
-        crate::lifecycle::release::release_orphan_locked(
+        crate::lifecycle::orphan::release_orphan_locked(
             self.prep.ctx,
             self.cfg(),
             &claim,

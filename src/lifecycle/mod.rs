@@ -5,6 +5,7 @@ pub(crate) mod base;
 pub(crate) mod create;
 pub(crate) mod dirty;
 pub(crate) mod flagged;
+pub(crate) mod orphan;
 pub(crate) mod prepare;
 pub(crate) mod rehearse;
 pub(crate) mod release;

@@ -474,7 +474,7 @@ pub fn remove(ctx: &Context, rem: &Remnant, force: bool) -> Result<(PathBuf, Str
     }];
     let common = &ctx.repo.common_dir;
     if rem.claim.state == ClaimState::Complete {
-        steps.extend(crate::lifecycle::release::release_orphan_locked(
+        steps.extend(crate::lifecycle::orphan::release_orphan_locked(
             ctx, cfg, &rem.claim, deadline,
         )?);
     }

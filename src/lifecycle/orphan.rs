@@ -1,0 +1,191 @@
+//! Releasing what an orphan claim still holds (its worktree removed or its directory deleted
+//! behind kardwt's back): its cleanup hook, run in the base, and its ports back, never a signal.
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+
+use crate::config::Config;
+use crate::ground::card::CardId;
+use crate::ground::error::{failed, refused, Code, Fail};
+use crate::lifecycle::release::cleanup_program;
+use crate::lifecycle::step::Step;
+use crate::sandbox::{self, Phase};
+use crate::session::context::Context;
+use crate::{state::events, sys::lock};
+
+/// Release what the orphan `claim` (its worktree removed or its directory deleted behind
+/// kardwt's back) still holds, under its card's lock: the cleanup hook, run in the base with
+/// `KARDWT_WORKTREE` naming the vanished path and `KARDWT_REASON=orphan`; its ports are given
+/// back with the claim, which the caller deletes last. No process is signalled: a process whose
+/// cwd was inside is no proof it belonged to this card. `Err` (claim kept) when the hook failed.
+pub fn release_orphan(
+    ctx: &Context,
+    cfg: &Config,
+    claim: &crate::state::claim::Claim,
+    deadline: Instant,
+) -> Result<Vec<Step>> {
+    let card = CardId::parse(&claim.card)?;
+    let _card_lock = lock::take_card(
+        &ctx.repo.common_dir,
+        &card,
+        deadline,
+        &format!("git kardwt gc (release orphan {card})"),
+    )?;
+    release_orphan_locked(ctx, cfg, claim, deadline)
+}
+
+/// Drop the claim of `claim.card` whose path now holds another worktree, under
+/// the card's lock, after checking again that the claim on disk is still that one. Nothing at
+/// the path is touched and no hook runs: whatever stands there is not this card's.
+pub fn drop_replaced_orphan(
+    ctx: &Context,
+    claim: &crate::state::claim::Claim,
+    deadline: Instant,
+) -> Result<()> {
+    let card = CardId::parse(&claim.card)?;
+    let _card_lock = lock::take_card(
+        &ctx.repo.common_dir,
+        &card,
+        deadline,
+        &format!("git kardwt gc (drop claim {card})"),
+    )?;
+    match crate::state::claim::load(&ctx.repo.common_dir, &claim.card) {
+        Some(Ok(now)) if now == *claim => {}
+        _ => {
+            return Err(failed(format!(
+                "card {card}'s claim changed while waiting for its lock; it was not dropped"
+            ))
+            .into())
+        }
+    }
+    crate::state::claim::delete(&ctx.repo.common_dir, &claim.card);
+    events::append(
+        &ctx.repo.common_dir,
+        crate::state::events::Kind::Released,
+        &claim.card,
+        &claim.path,
+        "orphan claim dropped: another worktree stands at its path; nothing there was touched",
+        Duration::ZERO,
+    );
+    Ok(())
+}
+
+/// [`release_orphan`] for a caller that already holds the card's lock (`add`).
+pub fn release_orphan_locked(
+    ctx: &Context,
+    cfg: &Config,
+    claim: &crate::state::claim::Claim,
+    deadline: Instant,
+) -> Result<Vec<Step>> {
+    let card = CardId::parse(&claim.card)?;
+    let path = &claim.path;
+    let t = Instant::now();
+    let mut steps = vec![Step {
+        step: "processes",
+        ms: None,
+        ok: true,
+        detail: "none signalled (an orphan's release never ends a process)".into(),
+    }];
+    // Judged again here, whoever calls: a malformed claim or one whose path holds a worktree
+    // again is not released.
+    let kind = claim.orphan_kind(&ctx.repo.common_dir, Some(&ctx.repo.base));
+    let Some(kind) = kind else {
+        let why = claim
+            .malformed(&ctx.repo.common_dir, Some(&ctx.repo.base))
+            .unwrap_or_else(|| format!("{} is not an orphan's path", path.display()));
+        return Err(
+            refused(format!("card {card}'s claim is not released: {why}"))
+                .hint("git kardwt doctor reports it; inspect the claim by hand")
+                .into(),
+        );
+    };
+    let cleanup = match (claim.released, kind) {
+        // `release` ran the hook already, with the tree still there.
+        (true, _) => None,
+        // Another worktree stands there now: a hook told that path would act on it.
+        (false, crate::state::claim::Orphan::Replaced) => {
+            steps.push(Step {
+                step: "cleanup hook",
+                ms: None,
+                ok: true,
+                detail: "not run: another worktree stands at its path".into(),
+            });
+            None
+        }
+        (false, crate::state::claim::Orphan::Gone) => cleanup_program(cfg)?,
+    };
+    if let Some((hook, program)) = cleanup {
+        let facts = sandbox::Facts {
+            card: claim.card.clone(),
+            board: String::new(),
+            worktree: path.clone(),
+            base: ctx.repo.base.clone(),
+            common_dir: ctx.repo.common_dir.clone(),
+            branch: claim.branch.clone(),
+            base_oid: String::new(),
+            reason: "orphan",
+            ports: claim.ports.clone(),
+        };
+        let outcome = sandbox::run_phase(&sandbox::Hook {
+            phase: Phase::Cleanup,
+            program: &program,
+            argv: &hook.argv,
+            cwd: &ctx.repo.base,
+            facts: &facts,
+            passthrough: &cfg.environment.passthrough,
+            extra: &[],
+            cap: Duration::from_secs(hook.timeout_seconds),
+            deadline,
+            log: None,
+        })?;
+        if !outcome.succeeded() {
+            events::append(
+                &ctx.repo.common_dir,
+                crate::state::events::Kind::Failed,
+                &claim.card,
+                path,
+                "orphan: cleanup hook",
+                outcome.duration,
+            );
+            return Err(Fail::new(
+                Code::Hook,
+                format!(
+                    "the cleanup hook of orphan card {card} failed ({}); its claim is kept: {}",
+                    outcome.ending,
+                    sandbox::tail_chars(&outcome.tail, 300)
+                ),
+            )
+            .hint(match outcome.needed_locks.is_empty() {
+                true => "fix the hook and run git kardwt gc --apply again".to_owned(),
+                false => format!("it ran a kardwt command that needs a lock this command holds ({}): run that after this command, not from the hook", outcome.needed_locks.join("; ")),
+            })
+            .into());
+        }
+        steps.push(Step {
+            step: "cleanup hook",
+            ms: None,
+            ok: true,
+            detail: outcome.ending.to_string(),
+        });
+    }
+    let shown: Vec<String> = claim.ports.iter().map(u16::to_string).collect();
+    steps.push(Step {
+        step: "ports",
+        ms: None,
+        ok: true,
+        detail: if shown.is_empty() {
+            "none held".into()
+        } else {
+            format!("{} released", shown.join(", "))
+        },
+    });
+    events::append(
+        &ctx.repo.common_dir,
+        crate::state::events::Kind::Released,
+        &claim.card,
+        path,
+        "orphan",
+        t.elapsed(),
+    );
+    Ok(steps)
+}
