@@ -268,7 +268,8 @@ pub fn shared_environment(
     passthrough: &[String],
 ) -> BTreeMap<String, String> {
     let mut env = environment(facts, phase, passthrough);
-    env.retain(|k, _| !PER_TREE.contains(&k.as_str()));
+    // The locks held name this card's own lock: per tree too, never part of the key.
+    env.retain(|k, _| !PER_TREE.contains(&k.as_str()) && k != crate::sys::lock::HELD_VAR);
     env
 }
 
