@@ -43,7 +43,7 @@ pub fn run(global: crate::cli::GlobalArgs, args: &PrePushArgs) -> Result<i32> {
     std::io::stdin()
         .read_to_string(&mut input)
         .context("could not read git's ref lines on stdin")?;
-    let updates = push::parse_updates(&input).map_err(failed)?;
+    let updates = push::parse_updates(&input).map_err(|e| failed(e.to_string()))?;
     let entries = verify::scan(&ctx.repo)?;
     let here = ctx
         .repo

@@ -32,9 +32,14 @@ pub fn is_oid(oid: &str) -> bool {
     (oid.len() == 40 || oid.len() == 64) && oid.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
+/// A line on pre-push's stdin that is not `<local ref> <local oid> <remote ref> <remote oid>`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unexpected pre-push input line {0:?}")]
+pub struct BadLine(pub String);
+
 /// Parse git's `<local ref> <local oid> <remote ref> <remote oid>` lines; blank lines are
 /// skipped, a malformed one (or an object id that is not hex) is an error naming it.
-pub fn parse_updates(input: &str) -> Result<Vec<RefUpdate>, String> {
+pub fn parse_updates(input: &str) -> Result<Vec<RefUpdate>, BadLine> {
     input
         .lines()
         .filter(|l| !l.trim().is_empty())
@@ -46,7 +51,7 @@ pub fn parse_updates(input: &str) -> Result<Vec<RefUpdate>, String> {
                     remote_ref: (*c).to_owned(),
                     remote_oid: (*d).to_owned(),
                 }),
-                _ => Err(format!("unexpected pre-push input line {l:?}")),
+                _ => Err(BadLine(l.to_owned())),
             },
         )
         .collect()
