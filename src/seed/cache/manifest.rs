@@ -138,26 +138,48 @@ pub fn scan(files: &Path) -> Result<Vec<Entry>> {
     Ok(out)
 }
 
+/// Why a cache entry cannot be used: it is a miss then, dropped and replaced, never an error.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unusable {
+    #[error("its manifest is missing or unreadable")]
+    NoManifest,
+    #[error("its manifest names another key")]
+    OtherKey,
+    #[error("its manifest lacks a file's hash")]
+    NoHash,
+    /// What `files/` holds is not what the manifest lists: the first difference.
+    #[error("{0}")]
+    Differs(String),
+    #[error("its files cannot be read: {0}")]
+    FilesUnreadable(String),
+    #[error("{0}'s bytes do not match their hash")]
+    Mismatch(String),
+    #[error("{path} cannot be read: {why}")]
+    Unreadable { path: String, why: String },
+    #[error("a hash check stopped")]
+    CheckStopped,
+}
+
 /// The manifest of the entry at `dir` when the entry can be used for `key`: its manifest is
-/// there, names `key` and lists exactly what `files/` holds. Else why not, in words.
-pub fn check(dir: &Path, key: &str) -> Result<Manifest, String> {
+/// there, names `key` and lists exactly what `files/` holds. Else why not.
+pub fn check(dir: &Path, key: &str) -> Result<Manifest, Unusable> {
     let Some(m) = Manifest::load(dir) else {
-        return Err("its manifest is missing or unreadable".into());
+        return Err(Unusable::NoManifest);
     };
     if m.key != key {
-        return Err("its manifest names another key".into());
+        return Err(Unusable::OtherKey);
     }
     if m.entries
         .iter()
         .any(|e| e.kind == Kind::File && e.sha256.is_none())
     {
-        return Err("its manifest lacks a file's hash".into());
+        return Err(Unusable::NoHash);
     }
     let listed: Vec<Entry> = m.entries.iter().map(Entry::shape).collect();
     match scan(&dir.join("files")) {
         Ok(found) if found == listed => Ok(m),
-        Ok(found) => Err(differs(&listed, &found)),
-        Err(e) => Err(format!("its files cannot be read: {e:#}")),
+        Ok(found) => Err(Unusable::Differs(differs(&listed, &found))),
+        Err(e) => Err(Unusable::FilesUnreadable(format!("{e:#}"))),
     }
 }
 
@@ -249,8 +271,8 @@ pub fn seal(files: &Path, entries: &mut [Entry], needles: &[Vec<u8>]) -> Result<
 }
 
 /// Do the files restored beneath `root` (the same paths as the entry's `files/`) hold the
-/// bytes `m` lists? Else the first that does not, in words.
-pub fn verify(root: &Path, m: &Manifest) -> Result<(), String> {
+/// bytes `m` lists? Else the first that does not.
+pub fn verify(root: &Path, m: &Manifest) -> Result<(), Unusable> {
     let files: Vec<&Entry> = m.entries.iter().filter(|e| e.kind == Kind::File).collect();
     // Two halves, one on a second thread when one can be started (the hash is the cost of
     // a hit on a file system that clones); the first mismatch found is the answer.
@@ -260,22 +282,25 @@ pub fn verify(root: &Path, m: &Manifest) -> Result<(), String> {
         let other = std::thread::Builder::new().spawn_scoped(scope, || verify_files(root, &odd));
         let mine = verify_files(root, &even);
         let theirs = match other {
-            Ok(handle) => handle
-                .join()
-                .unwrap_or_else(|_| Err("a hash check stopped".to_owned())),
+            Ok(handle) => handle.join().unwrap_or(Err(Unusable::CheckStopped)),
             Err(_) => verify_files(root, &odd),
         };
         mine.and(theirs)
     })
 }
 
-fn verify_files(root: &Path, files: &[&Entry]) -> Result<(), String> {
+fn verify_files(root: &Path, files: &[&Entry]) -> Result<(), Unusable> {
     let mut buf = Vec::new();
     for e in files {
         match read_once(&root.join(&e.path), &[], &mut buf) {
             Ok((hash, _)) if e.sha256.as_deref() == Some(hash.as_str()) => {}
-            Ok(_) => return Err(format!("{}'s bytes do not match their hash", e.path)),
-            Err(err) => return Err(format!("{} cannot be read: {err}", e.path)),
+            Ok(_) => return Err(Unusable::Mismatch(e.path.clone())),
+            Err(err) => {
+                return Err(Unusable::Unreadable {
+                    path: e.path.clone(),
+                    why: err.to_string(),
+                })
+            }
         }
     }
     Ok(())
@@ -339,21 +364,25 @@ mod tests {
         );
         assert_eq!((m.copied(), m.bytes()), (2, 6));
         assert_eq!(check(dir.path(), "k").unwrap(), m);
-        assert!(check(dir.path(), "other").is_err());
+        assert_eq!(check(dir.path(), "other").unwrap_err(), Unusable::OtherKey);
         let index = dir.path().join("files/node_modules/pkg/index.js");
         std::fs::write(&index, "x").unwrap();
         let why = check(dir.path(), "k").unwrap_err();
-        assert!(why.contains("index.js changed"), "{why}");
+        assert!(
+            matches!(&why, Unusable::Differs(d) if d.contains("index.js changed")),
+            "{why}"
+        );
         std::fs::write(&index, "x = 1\n").unwrap();
         std::fs::write(dir.path().join("files/node_modules/extra"), "").unwrap();
         let why = check(dir.path(), "k").unwrap_err();
-        assert!(why.contains("extra"), "{why}");
+        assert!(
+            matches!(&why, Unusable::Differs(d) if d.contains("extra")),
+            "{why}"
+        );
         std::fs::remove_file(dir.path().join("files/node_modules/extra")).unwrap();
         assert!(check(dir.path(), "k").is_ok());
         std::fs::remove_file(dir.path().join(FILE)).unwrap();
-        assert!(check(dir.path(), "k")
-            .unwrap_err()
-            .contains("manifest is missing"));
+        assert_eq!(check(dir.path(), "k").unwrap_err(), Unusable::NoManifest);
     }
 
     #[test]

@@ -77,7 +77,10 @@ pub fn place(
             match super::manifest::verify(&tree.join(&staging), m) {
                 Ok(()) => move_into_place(&root, &staging, &outputs)
                     .map(|moved| moved.map(|()| summary).map_err(Unplaced::from)),
-                Err(why) => Ok(Err(Unplaced { why, damaged: true })),
+                Err(why) => Ok(Err(Unplaced {
+                    why: why.to_string(),
+                    damaged: true,
+                })),
             }
         }
         Ok(summary) => Ok(Err(format!(
