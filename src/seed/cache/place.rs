@@ -75,8 +75,9 @@ pub fn place(
     let placed = match cloned {
         Ok(summary) if summary.files + summary.links == m.copied() => {
             match super::manifest::verify(&tree.join(&staging), m) {
-                Ok(()) => move_into_place(&root, &staging, &outputs)
-                    .map(|moved| moved.map(|()| summary).map_err(Unplaced::from)),
+                Ok(()) => {
+                    move_into_place(&root, &staging, &outputs).map(|moved| moved.map(|()| summary))
+                }
                 Err(why) => Ok(Err(Unplaced {
                     why: why.to_string(),
                     damaged: true,
@@ -124,7 +125,7 @@ fn move_into_place(
     root: &OwnedFd,
     staging: &OsStr,
     outputs: &[PathBuf],
-) -> Result<Result<(), String>> {
+) -> Result<Result<(), Unplaced>> {
     let stage_root = beneath::child(root, staging, Path::new(staging), None)?
         .map_err(|b| anyhow::anyhow!("{b}"))?;
     let mut moved: Vec<&PathBuf> = Vec::new();
@@ -165,7 +166,7 @@ fn move_into_place(
             }
         }
     }
-    Ok(Err(why))
+    Ok(Err(Unplaced::from(why)))
 }
 
 /// Is anything (even a dangling symlink) at `rel` beneath `root`?
