@@ -59,6 +59,19 @@ pub enum Judgement {
 
 use Judgement::{Collect, Keep};
 
+/// `Keep` when HEAD at `path` has commits on no remote, or when that cannot be told.
+fn unpushed(path: &Path) -> Option<Judgement> {
+    match git::unpushed_commit(path) {
+        Ok(Some(oid)) => Some(Keep(format!(
+            "HEAD has commits that are on no remote (e.g. {oid})"
+        ))),
+        Ok(None) => None,
+        Err(e) => Some(Keep(format!(
+            "could not tell whether HEAD is pushed: {e:#}"
+        ))),
+    }
+}
+
 /// Judge the verified worktree at `path` (admin dir `admin`, record `rec`): `Collect` when its
 /// work landed, `Keep` otherwise. `head` is what its HEAD names.
 pub fn landed(path: &Path, admin: &Path, rec: &Record, head: Option<&Head>) -> Judgement {
@@ -67,14 +80,8 @@ pub fn landed(path: &Path, admin: &Path, rec: &Record, head: Option<&Head>) -> J
         Some(Head::Detached(oid)) => format!("detached HEAD {}", short(oid)),
         None => "HEAD".to_owned(),
     };
-    match git::unpushed_commit(path) {
-        Ok(Some(oid)) => {
-            return Keep(format!(
-                "HEAD has commits that are on no remote (e.g. {oid})"
-            ))
-        }
-        Ok(None) => {}
-        Err(e) => return Keep(format!("could not tell whether HEAD is pushed: {e:#}")),
+    if let Some(keep) = unpushed(path) {
+        return keep;
     }
     let reflog = match std::fs::read_to_string(admin.join("logs/HEAD")) {
         Ok(text) => text,
@@ -135,14 +142,8 @@ pub fn landed(path: &Path, admin: &Path, rec: &Record, head: Option<&Head>) -> J
 /// is kept). One with commits of its own is judged like a ready tree, by [`landed`]. Age,
 /// clean and unused are the caller's checks.
 pub fn abandoned(path: &Path, admin: &Path, rec: &Record, head: Option<&Head>) -> Judgement {
-    match git::unpushed_commit(path) {
-        Ok(Some(oid)) => {
-            return Keep(format!(
-                "HEAD has commits that are on no remote (e.g. {oid})"
-            ))
-        }
-        Ok(None) => {}
-        Err(e) => return Keep(format!("could not tell whether HEAD is pushed: {e:#}")),
+    if let Some(keep) = unpushed(path) {
+        return keep;
     }
     let Ok(reflog) = std::fs::read_to_string(admin.join("logs/HEAD")) else {
         return Keep("it has no HEAD reflog, so nothing shows it has no commit of its own".into());
