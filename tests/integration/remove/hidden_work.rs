@@ -77,19 +77,7 @@ fn a_worktree_or_repository_nested_at_an_ignored_path_is_refused() {
     repo.write_rules(&repo.rules_with_prepare(false));
     ignore_build(&repo);
     let wt = repo.add_card("3");
-    let inner = wt.join("build/inner");
-    repo.git(
-        &repo.base,
-        &[
-            "worktree",
-            "add",
-            "--quiet",
-            "-b",
-            "inner",
-            inner.to_str().unwrap(),
-        ],
-    );
-    std::fs::write(inner.join("notes.txt"), "uncommitted\n").unwrap();
+    let inner = repo.nested_worktree(&wt);
     assert_eq!(status(&repo, &wt), "", "the test needs the tree hidden");
     let mut sleeper = crate::support::cleanup::Sleeper::start(&repo, &inner);
     for args in [&["3"][..], &["3", "--force"]] {

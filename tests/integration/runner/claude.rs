@@ -578,19 +578,7 @@ fn claude_worktree_remove_keeps_a_tree_holding_a_nested_worktree_and_spares_it()
     std::fs::write(&exclude, text).unwrap();
     let (_, remove) = claude_commands();
     let wt = repo.add_card("8");
-    let inner = wt.join("build/inner");
-    repo.git(
-        &repo.base,
-        &[
-            "worktree",
-            "add",
-            "--quiet",
-            "-b",
-            "inner",
-            inner.to_str().unwrap(),
-        ],
-    );
-    std::fs::write(inner.join("notes.txt"), "uncommitted\n").unwrap();
+    let inner = repo.nested_worktree(&wt);
     let mut outer_sleeper = Sleeper::start(&repo, &wt);
     let mut inner_sleeper = Sleeper::start(&repo, &inner);
 

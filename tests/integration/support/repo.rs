@@ -125,6 +125,25 @@ impl TestRepo {
         self.tmp.join("base.worktrees")
     }
 
+    /// A worktree of the base nested in `outer` at `build/inner` (branch `inner`), holding an
+    /// uncommitted `notes.txt`; the caller makes `build/` ignored.
+    pub fn nested_worktree(&self, outer: &Path) -> PathBuf {
+        let inner = outer.join("build/inner");
+        self.git(
+            &self.base,
+            &[
+                "worktree",
+                "add",
+                "--quiet",
+                "-b",
+                "inner",
+                inner.to_str().unwrap(),
+            ],
+        );
+        std::fs::write(inner.join("notes.txt"), "uncommitted\n").unwrap();
+        inner
+    }
+
     /// `<root>/card-<id>` under the default root.
     pub fn card_path(&self, card: &str) -> PathBuf {
         self.root().join(format!("card-{card}"))
