@@ -406,9 +406,13 @@ pub enum RunnerCommand {
 
 #[derive(Debug, Args)]
 pub struct RunnerInstallArgs {
-    /// The runner whose configuration to write
-    #[arg(value_enum)]
-    pub runner: RunnerKind,
+    /// The runner whose configuration to write into this worktree (to commit)
+    #[arg(value_enum, required_unless_present = "user")]
+    pub runner: Option<RunnerKind>,
+    /// Also set this machine's part in your own git config: `alias.kardwt`, which makes
+    /// `git kardwt` reach this binary where `git-kardwt` is not on the PATH
+    #[arg(long)]
+    pub user: bool,
     /// Print what would be written, and write nothing
     #[arg(long)]
     pub print: bool,

@@ -1,8 +1,9 @@
-//! `git kardwt runner install <runner> [--print]`: merge kardwt's entries into the
-//! runner's own configuration at the top of the worktree it is run in, naming this binary by
-//! its absolute path (so a runner whose `PATH` lacks `git-kardwt` still reaches it), then say
-//! on stderr what the user must still do. What to write is decided in [`crate::install::runner_files`]
-//! (pure); this file reads, prints or writes.
+//! `git kardwt runner install [<runner>] [--user] [--print]`: merge kardwt's entries into the
+//! runner's own configuration at the top of the worktree it is run in, as `git kardwt …` so that
+//! the committed files work on every teammate's machine; with `--user`, set the user's own
+//! `alias.kardwt` to this binary, so that a runner whose hooks get a PATH without
+//! `git-kardwt` still reaches it; then say on stderr what the user must still do. What to write
+//! is decided in [`crate::install::runner_files`] (pure); this file reads, prints or writes.
 //!
 //! Invariants: nothing is written when any file cannot be merged (all or nothing), with
 //! `--print`, or when a file already holds what it should (a second run changes nothing);
@@ -16,6 +17,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context as _, Result};
 
 use crate::cli::{RunnerInstallArgs, RunnerKind};
+use crate::git;
 use crate::ground::error::refused;
 use crate::install::runner_files::{self as rc, MergeError, Planned};
 use crate::session::context::Context;
@@ -33,10 +35,13 @@ pub fn run(ctx: &Context, args: &RunnerInstallArgs, out: &mut dyn Write) -> Resu
         .current
         .clone()
         .unwrap_or_else(|| ctx.repo.base.clone());
-    let exe = std::env::current_exe()
-        .and_then(|p| p.canonicalize())
-        .context("could not tell where this git-kardwt binary is")?;
-    let plan = plan(&top, args.runner, &exe)?;
+    if args.user {
+        user(&top, args.print)?;
+    }
+    let Some(runner) = args.runner else {
+        return Ok(0);
+    };
+    let plan = plan(&top, runner)?;
     if args.print {
         for p in &plan {
             match &p.content {
@@ -57,14 +62,63 @@ pub fn run(ctx: &Context, args: &RunnerInstallArgs, out: &mut dyn Write) -> Resu
             }
         }
     }
-    for line in still_to_do(args.runner, &top, &exe) {
+    for line in still_to_do(runner, &top, args.user) {
         eprintln!("kardwt: still to do: {line}");
     }
     Ok(0)
 }
 
+/// Set the user's `alias.kardwt` to this binary (or print what it would be). An alias that
+/// kardwt did not write is refused, never replaced.
+fn user(top: &Path, print: bool) -> Result<()> {
+    let exe = std::env::current_exe()
+        .and_then(|p| p.canonicalize())
+        .context("could not tell where this git-kardwt binary is")?;
+    let want = rc::user_alias(&exe);
+    // git replaces the file it writes by renaming a new one over it: where GIT_CONFIG_GLOBAL
+    // names something else than a regular file (/dev/null, as scripts set it), that would
+    // replace a device.
+    if let Some(file) = std::env::var_os("GIT_CONFIG_GLOBAL").map(PathBuf::from) {
+        let regular = file.symlink_metadata().map(|m| m.is_file());
+        if matches!(regular, Ok(false)) {
+            return Err(refused(format!(
+                "GIT_CONFIG_GLOBAL names {}, which is not a regular file: git would block reading it, or replace it to set alias.kardwt; nothing was written",
+                file.display()
+            ))
+            .hint("unset GIT_CONFIG_GLOBAL (or point it at your git config file), then run this again")
+            .into());
+        }
+    }
+    let have = git::user_config_get(top, "alias.kardwt");
+    match &have {
+        Some(v) if *v == want => {
+            eprintln!("kardwt: alias.kardwt in your git config already reaches {}", exe.display());
+            return Ok(());
+        }
+        Some(v) if !rc::is_our_alias(v) => {
+            return Err(refused(format!(
+                "your git config already has an alias.kardwt that kardwt did not write ({v:?}); nothing was written"
+            ))
+            .hint("remove it (git config --global --unset alias.kardwt), then run this again")
+            .into())
+        }
+        _ => {}
+    }
+    if print {
+        eprintln!("kardwt: --print: would set alias.kardwt in your git config to {want:?}");
+        return Ok(());
+    }
+    git::user_config_set(top, "alias.kardwt", &want)
+        .context("could not set alias.kardwt in your git config")?;
+    eprintln!(
+        "kardwt: set alias.kardwt in your git config: where git-kardwt is not on the PATH, `git kardwt` runs {}",
+        exe.display()
+    );
+    Ok(())
+}
+
 /// Every file `runner` needs, merged with what `top` already holds.
-fn plan(top: &Path, runner: RunnerKind, exe: &Path) -> Result<Vec<Planned>> {
+fn plan(top: &Path, runner: RunnerKind) -> Result<Vec<Planned>> {
     let json = |rel: &'static str, merged: Result<Option<String>, MergeError>| -> Result<Planned> {
         let content = merged.map_err(|why| {
             refused(format!("{why}; nothing was written")).hint(format!(
@@ -79,7 +133,7 @@ fn plan(top: &Path, runner: RunnerKind, exe: &Path) -> Result<Vec<Planned>> {
         })
     };
     let script = |rel: &'static str, template: &str| -> Result<Planned> {
-        let want = rc::script(template, exe);
+        let want = template.to_owned();
         let content = match read(top, rel)? {
             None => Some(want),
             Some(have) if have == want => None,
@@ -106,18 +160,15 @@ fn plan(top: &Path, runner: RunnerKind, exe: &Path) -> Result<Vec<Planned>> {
         )
     };
     Ok(match runner {
-        RunnerKind::Claude => vec![hooks(".claude/settings.json", rc::claude_hooks(exe))?],
+        RunnerKind::Claude => vec![hooks(".claude/settings.json", rc::claude_hooks())?],
         RunnerKind::Codex => vec![
-            hooks(".codex/hooks.json", rc::codex_hooks(exe))?,
+            hooks(".codex/hooks.json", rc::codex_hooks())?,
             script(".kardwt/codex/setup.sh", CODEX_SETUP)?,
             script(".kardwt/codex/cleanup.sh", CODEX_CLEANUP)?,
         ],
         RunnerKind::Cursor => {
             let rel = ".cursor/worktrees.json";
-            vec![json(
-                rel,
-                rc::merge_cursor(read(top, rel)?.as_deref(), exe),
-            )?]
+            vec![json(rel, rc::merge_cursor(read(top, rel)?.as_deref()))?]
         }
         RunnerKind::Conductor => {
             let rel = "conductor.json";
@@ -135,7 +186,7 @@ fn plan(top: &Path, runner: RunnerKind, exe: &Path) -> Result<Vec<Planned>> {
 }
 
 /// What the user must still do by hand for `runner`.
-fn still_to_do(runner: RunnerKind, top: &Path, exe: &Path) -> Vec<String> {
+fn still_to_do(runner: RunnerKind, top: &Path, user: bool) -> Vec<String> {
     let commit = |files: &str| {
         format!(
             "commit {files} and push it to the base kardwt creates trees from: the runner reads the copy inside each new tree"
@@ -170,15 +221,16 @@ fn still_to_do(runner: RunnerKind, top: &Path, exe: &Path) -> Vec<String> {
             "in vibe-kanban's project settings, set the setup script to `bash .kardwt/vibe-kanban/setup.sh` and the archive script to `bash .kardwt/vibe-kanban/archive.sh`; never make archive.sh the cleanup script, which runs after every agent turn".into(),
         ],
     };
-    todo.push(format!(
-        "the entries name {}; where that path does not exist (another machine) reinstall there{}",
-        exe.display(),
-        if matches!(runner, RunnerKind::Claude | RunnerKind::Codex) {
-            ": until then the guard hook denies every shell command"
-        } else {
-            ""
-        }
-    ));
+    if !user {
+        todo.push(format!(
+            "the entries run `git kardwt`, found on the PATH the runner gives its hooks; on each machine where git-kardwt is not on that PATH (an app started from the desktop, a binary outside the PATH), run `git-kardwt runner install --user` once{}",
+            if matches!(runner, RunnerKind::Claude | RunnerKind::Codex) {
+                ": until then the guard hook denies every shell command"
+            } else {
+                ""
+            }
+        ));
+    }
     todo
 }
 

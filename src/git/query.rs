@@ -144,6 +144,25 @@ pub fn ref_commit(dir: &Path, name: &str) -> Option<String> {
     .ok()
 }
 
+/// The value of `key` in the user's own git config (`--global`: `~/.gitconfig` or
+/// `$XDG_CONFIG_HOME/git/config`), if it is set.
+pub fn user_config_get(dir: &Path, key: &str) -> Option<String> {
+    run(dir, Argv::new(["config", "--global", "--get"]).outside(key))
+        .ok()
+        .filter(|v| !v.is_empty())
+}
+
+/// Set `key` to `value` in the user's own git config (`--global`), written by git itself.
+pub fn user_config_set(dir: &Path, key: &str, value: &str) -> Result<()> {
+    run(
+        dir,
+        Argv::new(["config", "--global", "--replace-all"])
+            .outside(key)
+            .outside(value),
+    )
+    .map(drop)
+}
+
 /// The value of git config `key` (the program's own key name), if it is set.
 pub fn config_get(dir: &Path, key: &str) -> Option<String> {
     run(dir, Argv::new(["config", "--get"]).outside(key))

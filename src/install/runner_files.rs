@@ -1,10 +1,12 @@
 //! What `git kardwt runner install` writes into a repository, pure: kardwt's
-//! entries for each runner's own configuration, merged into what the file already holds.
+//! entries for each runner's own configuration, merged into what the file already holds, and
+//! the user's own git alias that reaches this machine's binary.
 //!
 //! Invariants: another tool's entries are never changed or dropped (only entries that are
 //! kardwt's own, recognised by the command they run, are replaced); merging what was merged
-//! changes nothing (the result is `None`, so nothing is written); the binary is named by the
-//! absolute path given, and a guard whose binary cannot run denies (`|| exit 2`).
+//! changes nothing (the result is `None`, so nothing is written); what goes into a committed
+//! file names no path of one machine (`git kardwt …`, found by git on the PATH or through the
+//! user's alias), and a guard whose binary cannot run denies (`|| exit 2`).
 use std::path::Path;
 
 use serde_json::{json, Map, Value};
@@ -14,8 +16,10 @@ use crate::guard::shell_quote;
 /// Claude Code's default hook timeout (600 s) is below kardwt's default prepare cap (900 s).
 pub const HOOK_TIMEOUT: u64 = 960;
 
-/// The line of a shipped recipe script that names the binary; `runner install` replaces it.
-const BINARY_LINE: &str = "kardwt() { git kardwt \"$@\"; } # kardwt-binary";
+/// How every committed entry names kardwt: through git, which finds `git-kardwt` on the PATH
+/// the runner gives its hooks, or, where that PATH lacks it, through the user's own
+/// `alias.kardwt` ([`user_alias`]). Never a path of one machine.
+const PROGRAM: &str = "git kardwt";
 
 /// One hook of a Claude-style `hooks` table: the event, its matcher, the command, and what in a
 /// command marks an entry as this one of kardwt's (so a reinstall replaces it in place).
@@ -36,36 +40,31 @@ pub struct Planned {
     pub executable: bool,
 }
 
-/// `'/abs/git-kardwt'`, quoted for the shell.
-fn bin(exe: &Path) -> String {
-    shell_quote(&exe.to_string_lossy())
-}
-
 /// The guard as a hook command: a binary that cannot run (missing, not executable, crashed)
 /// exits non-zero, which both clients would read as "go ahead"; `|| exit 2` makes it a deny.
-pub fn guard_command(exe: &Path, format: &str) -> String {
-    format!("{} guard --format {format} || exit 2", bin(exe))
+fn guard_command(format: &str) -> String {
+    format!("{PROGRAM} guard --format {format} || exit 2")
 }
 
 /// Claude Code's hooks: the PreToolUse guard, WorktreeCreate and WorktreeRemove.
-pub fn claude_hooks(exe: &Path) -> Vec<Hook> {
+pub fn claude_hooks() -> Vec<Hook> {
     vec![
         Hook {
             event: "PreToolUse",
             matcher: Some("Bash"),
-            command: guard_command(exe, "claude"),
+            command: guard_command("claude"),
             sign: " guard --format claude",
         },
         Hook {
             event: "WorktreeCreate",
             matcher: None,
-            command: format!("{} runner claude worktree-create", bin(exe)),
+            command: format!("{PROGRAM} runner claude worktree-create"),
             sign: " runner claude worktree-create",
         },
         Hook {
             event: "WorktreeRemove",
             matcher: None,
-            command: format!("{} runner claude worktree-remove", bin(exe)),
+            command: format!("{PROGRAM} runner claude worktree-remove"),
             sign: " runner claude worktree-remove",
         },
     ]
@@ -73,18 +72,18 @@ pub fn claude_hooks(exe: &Path) -> Vec<Hook> {
 
 /// Codex's hooks: the PreToolUse guard, and SessionStart, which prepares the tree of a
 /// `codex exec --worktree` session (Codex fires no git hook there and runs no setup script).
-pub fn codex_hooks(exe: &Path) -> Vec<Hook> {
+pub fn codex_hooks() -> Vec<Hook> {
     vec![
         Hook {
             event: "PreToolUse",
             matcher: Some("Bash"),
-            command: guard_command(exe, "codex"),
+            command: guard_command("codex"),
             sign: " guard --format codex",
         },
         Hook {
             event: "SessionStart",
             matcher: None,
-            command: format!("{} runner codex session-start", bin(exe)),
+            command: format!("{PROGRAM} runner codex session-start"),
             sign: " runner codex session-start",
         },
     ]
@@ -248,14 +247,12 @@ pub fn other_hooks(text: &str, event: &str, sign: &str) -> Vec<String> {
 
 /// Cursor's `.cursor/worktrees.json`: kardwt's `setup-worktree` command, replacing an older
 /// one of kardwt's, after the commands already there.
-pub fn merge_cursor(existing: Option<&str>, exe: &Path) -> Result<Option<String>, MergeError> {
+pub fn merge_cursor(existing: Option<&str>) -> Result<Option<String>, MergeError> {
     let file = ".cursor/worktrees.json";
     let before = parse_object(existing, file)?;
     let mut root = before.clone();
-    let command = format!(
-        "{b} verify --path . >/dev/null 2>&1 || {b} prepare --path .",
-        b = bin(exe)
-    );
+    let command =
+        format!("{PROGRAM} verify --path . >/dev/null 2>&1 || {PROGRAM} prepare --path .");
     let list = root
         .entry("setup-worktree")
         .or_insert_with(|| Value::Array(Vec::new()))
@@ -311,19 +308,30 @@ pub fn merge_conductor(existing: Option<&str>) -> Result<Option<String>, MergeEr
     Ok(changed(existing, &before, root))
 }
 
-/// A shipped recipe script with the binary named by its absolute path (falling back to
-/// `git kardwt` where that path does not exist, e.g. on a teammate's machine).
-pub fn script(template: &str, exe: &Path) -> String {
-    let b = bin(exe);
-    let line = format!(
-        "kardwt() {{ if [ -x {b} ]; then {b} \"$@\"; else git kardwt \"$@\"; fi; }} # kardwt-binary"
-    );
-    template.replace(BINARY_LINE, &line)
-}
-
-/// Is `text` (a file found where a script goes) one of kardwt's recipe scripts?
+/// Is `text` (a file found where a script goes) one of kardwt's recipe scripts (the shipped
+/// one, or an older install that named one machine's binary)?
 pub fn is_our_script(text: &str) -> bool {
     text.contains("# kardwt-binary")
+}
+
+/// The start of the user's `alias.kardwt` as kardwt writes it (how it knows its own).
+const ALIAS_SIGN: &str = "!f() { cd \"${GIT_PREFIX:-.}\" && exec ";
+
+/// The value of the user's `alias.kardwt` that reaches `exe`: git runs an alias only where no
+/// `git-kardwt` is found on the PATH or in its exec path, so a binary on the PATH always wins
+/// and the alias serves the runners that start hooks with a PATH of their own (an app started
+/// from the desktop). A shell alias runs at the top of the worktree; `GIT_PREFIX` takes it back
+/// to the directory git was called in.
+pub fn user_alias(exe: &Path) -> String {
+    format!(
+        "{ALIAS_SIGN}{} \"$@\"; }}; f",
+        shell_quote(&exe.to_string_lossy())
+    )
+}
+
+/// Is `value` (the user's `alias.kardwt`) one that kardwt wrote?
+pub fn is_our_alias(value: &str) -> bool {
+    value.starts_with(ALIAS_SIGN)
 }
 
 #[cfg(test)]
@@ -334,9 +342,8 @@ mod tests {
 
     #[test]
     fn hooks_merge_beside_others_and_twice_is_once() {
-        let exe = Path::new(EXE);
         let theirs = r#"{"permissions":{"allow":["Bash(ls)"]},"hooks":{"PreToolUse":[{"matcher":"Edit","hooks":[{"type":"command","command":"lint"}]}]}}"#;
-        let once = merge_hooks(Some(theirs), "s", &claude_hooks(exe))
+        let once = merge_hooks(Some(theirs), "s", &claude_hooks())
             .unwrap()
             .unwrap();
         let v: Value = serde_json::from_str(&once).unwrap();
@@ -344,33 +351,36 @@ mod tests {
         assert_eq!(v["hooks"]["PreToolUse"][0]["hooks"][0]["command"], "lint");
         assert_eq!(
             v["hooks"]["PreToolUse"][1]["hooks"][0]["command"],
-            "'/opt/kardwt bin/git-kardwt' guard --format claude || exit 2"
+            "git kardwt guard --format claude || exit 2"
         );
         assert_eq!(
-            merge_hooks(Some(&once), "s", &claude_hooks(exe)).unwrap(),
+            merge_hooks(Some(&once), "s", &claude_hooks()).unwrap(),
             None
         );
-        // A new path replaces ours in place.
-        let moved = merge_hooks(Some(&once), "s", &claude_hooks(Path::new("/b/git-kardwt")))
+        // An older entry of ours that named one machine's binary is replaced in place.
+        let older = once.replace("\"git kardwt ", "\"'/opt/kardwt bin/git-kardwt' ");
+        assert_ne!(older, once);
+        let moved = merge_hooks(Some(&older), "s", &claude_hooks())
             .unwrap()
             .unwrap();
         let v: Value = serde_json::from_str(&moved).unwrap();
         assert_eq!(v["hooks"]["WorktreeCreate"].as_array().unwrap().len(), 1);
         assert!(!moved.contains("/opt/"), "{moved}");
-        assert!(merge_hooks(Some("[1]"), "s", &claude_hooks(exe)).is_err());
-        assert!(merge_hooks(Some(r#"{"hooks":3}"#), "s", &claude_hooks(exe)).is_err());
+        assert_eq!(moved, once);
+        assert!(merge_hooks(Some("[1]"), "s", &claude_hooks()).is_err());
+        assert!(merge_hooks(Some(r#"{"hooks":3}"#), "s", &claude_hooks()).is_err());
     }
 
     #[test]
     fn cursor_and_conductor_merge_without_clobbering() {
-        let exe = Path::new(EXE);
-        let once = merge_cursor(Some(r#"{"setup-worktree":["npm ci"]}"#), exe)
+        let once = merge_cursor(Some(r#"{"setup-worktree":["npm ci"]}"#))
             .unwrap()
             .unwrap();
         let v: Value = serde_json::from_str(&once).unwrap();
         assert_eq!(v["setup-worktree"][0], "npm ci");
         assert_eq!(v["setup-worktree"].as_array().unwrap().len(), 2);
-        assert_eq!(merge_cursor(Some(&once), exe).unwrap(), None);
+        assert_eq!(merge_cursor(Some(&once)).unwrap(), None);
+        assert!(!once.contains('/'), "{once}");
 
         let once = merge_conductor(Some(r#"{"scripts":{"run":"npm run dev"}}"#))
             .unwrap()
@@ -383,10 +393,14 @@ mod tests {
     }
 
     #[test]
-    fn scripts_name_the_binary_with_a_fallback() {
-        let t = "set -e\nkardwt() { git kardwt \"$@\"; } # kardwt-binary (note)\nkardwt prepare\n";
-        let s = script(t, Path::new(EXE));
-        assert!(s.contains("if [ -x '/opt/kardwt bin/git-kardwt' ]; then '/opt/kardwt bin/git-kardwt' \"$@\"; else git kardwt \"$@\"; fi; } # kardwt-binary (note)"), "{s}");
-        assert!(is_our_script(&s));
+    fn the_user_alias_reaches_the_binary_and_is_known_as_ours() {
+        let alias = user_alias(Path::new(EXE));
+        assert_eq!(
+            alias,
+            "!f() { cd \"${GIT_PREFIX:-.}\" && exec '/opt/kardwt bin/git-kardwt' \"$@\"; }; f"
+        );
+        assert!(is_our_alias(&alias));
+        assert!(!is_our_alias("!git-kardwt"));
+        assert!(!is_our_alias("status -sb"));
     }
 }

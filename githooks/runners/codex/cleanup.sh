@@ -4,7 +4,7 @@
 # ports) and keep the tree for Codex to delete. Without Codex's variables it releases the
 # worktree it is run in ($PWD).
 set -euo pipefail
-kardwt() { git kardwt "$@"; } # kardwt-binary (git kardwt runner install names its absolute path)
+kardwt() { git kardwt "$@"; } # kardwt-binary (through the PATH, or the alias of git kardwt runner install --user)
 wt=${CODEX_WORKTREE_PATH:-$PWD}
 cd "${CODEX_SOURCE_TREE_PATH:-$wt}"
 kardwt release --path "$wt"

@@ -5,7 +5,7 @@
 # kardwt already prepared (the post-checkout shim fired) is left as it is; otherwise kardwt
 # records, seeds and prepares it now.
 set -euo pipefail
-kardwt() { git kardwt "$@"; } # kardwt-binary (git kardwt runner install names its absolute path)
+kardwt() { git kardwt "$@"; } # kardwt-binary (through the PATH, or the alias of git kardwt runner install --user)
 wt=${CODEX_WORKTREE_PATH:-$PWD}
 cd "$wt"
 if kardwt verify --path "$wt" >/dev/null 2>&1; then

@@ -4,7 +4,7 @@
 # what the tree holds (processes, the cleanup hook, ports). Without Conductor's variables it
 # releases the worktree it is run in ($PWD).
 set -euo pipefail
-kardwt() { git kardwt "$@"; } # kardwt-binary (git kardwt runner install names its absolute path)
+kardwt() { git kardwt "$@"; } # kardwt-binary (through the PATH, or the alias of git kardwt runner install --user)
 wt=${CONDUCTOR_WORKSPACE_PATH:-$PWD}
 cd "${CONDUCTOR_ROOT_PATH:-$wt}"
 kardwt release --path "$wt"

@@ -5,6 +5,6 @@
 # ports. Never set it as vibe-kanban's cleanup script: that one runs after every agent turn,
 # and releasing there would end the task's dev server and free its ports mid-task.
 set -euo pipefail
-kardwt() { git kardwt "$@"; } # kardwt-binary (git kardwt runner install names its absolute path)
+kardwt() { git kardwt "$@"; } # kardwt-binary (through the PATH, or the alias of git kardwt runner install --user)
 wt=$PWD
 kardwt release --path "$wt"

@@ -1,6 +1,7 @@
-//! `git kardwt runner install <runner> [--print]`: kardwt's entries merged into
-//! each runner's own configuration beside everyone else's, idempotently, naming the binary by
-//! absolute path; a guard hook whose binary cannot run denies.
+//! `git kardwt runner install [<runner>] [--user] [--print]`: kardwt's entries merged into
+//! each runner's own configuration beside everyone else's, idempotently, naming no path of one
+//! machine (`git kardwt …`); `--user` sets the user's `alias.kardwt` so a PATH without
+//! `git-kardwt` still reaches it; a guard hook whose binary cannot be reached denies.
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
@@ -57,13 +58,10 @@ fn claude_install_merges_beside_other_entries_and_a_second_run_changes_nothing()
     let repo = TestRepo::new();
     std::fs::create_dir_all(repo.base.join(".claude")).unwrap();
     std::fs::write(settings(&repo), THEIRS).unwrap();
-    let exe = exe();
-    let quoted = git_kardwt::ground::quote::sh_path(&exe);
-
     // --print shows it and writes nothing.
     let printed = repo.kardwt_ok(&repo.base, &["runner", "install", "claude", "--print"]);
     assert!(
-        printed.contains(&format!("{quoted} runner claude worktree-create")),
+        printed.contains("\"git kardwt runner claude worktree-create\""),
         "{printed}"
     );
     assert_eq!(std::fs::read_to_string(settings(&repo)).unwrap(), THEIRS);
@@ -89,19 +87,26 @@ fn claude_install_merges_beside_other_entries_and_a_second_run_changes_nothing()
         v["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
         "./scripts/lint-edit.sh"
     );
-    // Ours, by absolute path, with a timeout above the prepare cap.
+    // Ours, through git and the PATH (no path of this machine: the file is committed), with a
+    // timeout above the prepare cap.
     assert_eq!(
         ours(&v, "PreToolUse"),
-        format!("{quoted} guard --format claude || exit 2")
+        "git kardwt guard --format claude || exit 2"
     );
     assert_eq!(v["hooks"]["PreToolUse"][1]["matcher"], "Bash");
     assert_eq!(
         ours(&v, "WorktreeCreate"),
-        format!("{quoted} runner claude worktree-create")
+        "git kardwt runner claude worktree-create"
     );
     assert_eq!(
         ours(&v, "WorktreeRemove"),
-        format!("{quoted} runner claude worktree-remove")
+        "git kardwt runner claude worktree-remove"
+    );
+    assert!(!text.contains(&*exe().to_string_lossy()), "{text}");
+    assert!(
+        out.stderr
+            .contains("run `git-kardwt runner install --user` once"),
+        "{out}"
     );
     assert!(v["hooks"]["WorktreeCreate"][0]["hooks"][0]["timeout"].as_u64() > Some(900));
 
@@ -112,8 +117,14 @@ fn claude_install_merges_beside_other_entries_and_a_second_run_changes_nothing()
     assert_eq!(std::fs::read_to_string(settings(&repo)).unwrap(), text);
 }
 
+/// The user's `alias.kardwt` as `git config --global` reads it in the test's HOME.
+fn alias(repo: &TestRepo) -> Option<String> {
+    let out = repo.git_output(&repo.base, &["config", "--global", "--get", "alias.kardwt"]);
+    (out.code == 0).then(|| out.stdout.trim().to_owned())
+}
+
 #[test]
-fn installed_guard_denies_with_an_absolute_suggestion_and_when_its_binary_is_missing() {
+fn installed_guard_reaches_the_binary_through_the_users_alias_and_denies_without_it() {
     let repo = TestRepo::new();
     let wt = repo.add_card("42");
     repo.kardwt_ok(&repo.base, &["runner", "install", "claude"]);
@@ -126,158 +137,107 @@ fn installed_guard_denies_with_an_absolute_suggestion_and_when_its_binary_is_mis
         "cwd": repo.base,
     })
     .to_string();
-    // A bare PATH (no git-kardwt on it) still reaches the binary, and the replacement it
-    // suggests names the binary the same way.
-    let out = sh(&repo, &repo.base, &guard, &payload, Some("/usr/bin:/bin"));
+    let ls = json!({"tool_name": "Bash", "tool_input": {"command": "ls"}, "cwd": repo.base});
+    let bare = Some("/usr/bin:/bin");
+    // A PATH without git-kardwt and no alias: the committed hook denies, never allows.
+    assert_eq!(alias(&repo), None);
+    let out = sh(&repo, &repo.base, &guard, &ls.to_string(), bare);
+    assert_eq!(out.code, 2, "{out}");
+
+    // --print says what it would set and sets nothing; then --user sets it, once.
+    let out = repo.kardwt(&repo.base, &["runner", "install", "--user", "--print"]);
     out.expect_code(0);
-    assert!(!out.stdout.is_empty(), "{out} {payload}");
+    assert!(out.stderr.contains("would set alias.kardwt"), "{out}");
+    assert_eq!(alias(&repo), None);
+    let out = repo.kardwt(&repo.base, &["runner", "install", "--user"]);
+    out.expect_code(0);
+    let set = alias(&repo).expect("alias.kardwt is set");
+    assert!(set.contains(&*exe().to_string_lossy()), "{set}");
+    let again = repo.kardwt(&repo.base, &["runner", "install", "--user"]);
+    assert!(again.stderr.contains("already reaches"), "{again}");
+    assert_eq!(alias(&repo).as_deref(), Some(set.as_str()));
+
+    // The same committed hook on the bare PATH now reaches the binary: an allowed command is
+    // allowed, and the denial suggests `git kardwt …`, which reaches it the same way.
+    let out = sh(&repo, &repo.base, &guard, &ls.to_string(), bare);
+    out.expect_code(0);
+    let out = sh(&repo, &repo.base, &guard, &payload, bare);
+    out.expect_code(0);
     let answer: Value = serde_json::from_str(out.stdout.trim()).unwrap();
     let reason = answer["hookSpecificOutput"]["permissionDecisionReason"]
         .as_str()
         .unwrap();
     assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny");
     assert!(
-        reason.contains(&format!(
-            "Run instead: {} remove --path",
-            git_kardwt::ground::quote::sh_path(&exe())
-        )),
+        reason.contains("Run instead: git kardwt remove --path"),
         "{reason}"
     );
-    // The binary gone: the hook denies (exit 2), never allows.
-    let missing = repo.tmp.join("gone/git-kardwt");
-    let broken = guard.replace(&exe().display().to_string(), &missing.display().to_string());
-    assert_ne!(broken, guard);
-    let ls = json!({"tool_name": "Bash", "tool_input": {"command": "ls"}, "cwd": repo.base});
-    let out = sh(&repo, &repo.base, &broken, &ls.to_string(), None);
-    assert_eq!(out.code, 2, "{out}");
-    // The codex form too.
+
+    // The codex form too, and SessionStart is silent in the base.
     repo.kardwt_ok(&repo.base, &["runner", "install", "codex"]);
     let v: Value = serde_json::from_str(
         &std::fs::read_to_string(repo.base.join(".codex/hooks.json")).unwrap(),
     )
     .unwrap();
     let codex = ours(&v, "PreToolUse");
-    let out = sh(&repo, &repo.base, &codex, &ls.to_string(), None);
+    assert_eq!(codex, "git kardwt guard --format codex || exit 2");
+    let out = sh(&repo, &repo.base, &codex, &ls.to_string(), bare);
     out.expect_code(0);
-    let broken = codex.replace(&exe().display().to_string(), &missing.display().to_string());
-    assert_eq!(
-        sh(&repo, &repo.base, &broken, &ls.to_string(), None).code,
-        2
-    );
-    // SessionStart names the binary too, and is silent in the base.
     let start = ours(&v, "SessionStart");
-    assert_eq!(
-        start,
-        format!(
-            "{} runner codex session-start",
-            git_kardwt::ground::quote::sh_path(&exe())
-        )
-    );
+    assert_eq!(start, "git kardwt runner codex session-start");
     let payload = json!({"cwd": repo.base, "hook_event_name": "SessionStart", "source": "startup"});
-    let out = sh(&repo, &repo.base, &start, &payload.to_string(), None);
+    let out = sh(&repo, &repo.base, &start, &payload.to_string(), bare);
     out.expect_code(0);
     assert_eq!(
         (out.stdout.as_str(), out.stderr.as_str()),
         ("", ""),
         "{out}"
     );
-}
 
-#[test]
-fn other_runners_get_their_files_and_scripts_reach_the_binary_on_a_bare_path() {
-    let repo = TestRepo::new();
-    repo.write_rules(&repo.rules_with_prepare(false));
-    std::fs::create_dir_all(repo.base.join(".cursor")).unwrap();
-    std::fs::write(
-        repo.base.join(".cursor/worktrees.json"),
-        r#"{"setup-worktree": ["npm ci"]}"#,
-    )
-    .unwrap();
-    std::fs::write(
-        repo.base.join("conductor.json"),
-        r#"{"scripts": {"run": "npm run dev"}}"#,
-    )
-    .unwrap();
-    for runner in ["codex", "cursor", "conductor", "vibe-kanban"] {
-        repo.kardwt_ok(&repo.base, &["runner", "install", runner]);
-        let out = repo.kardwt(&repo.base, &["runner", "install", runner]);
-        out.expect_code(0);
-        assert!(!out.stderr.contains("kardwt: wrote"), "{runner}: {out}");
-    }
-    let cursor: Value = serde_json::from_str(
-        &std::fs::read_to_string(repo.base.join(".cursor/worktrees.json")).unwrap(),
-    )
-    .unwrap();
-    assert_eq!(cursor["setup-worktree"][0], "npm ci");
-    let conductor: Value =
-        serde_json::from_str(&std::fs::read_to_string(repo.base.join("conductor.json")).unwrap())
-            .unwrap();
-    assert_eq!(conductor["scripts"]["run"], "npm run dev");
+    // The alias runs its program in the directory git was called in, not at the top.
+    let exe = exe().to_string_lossy().into_owned();
+    let set_alias = |program: &str| {
+        repo.git(
+            &repo.base,
+            &[
+                "config",
+                "--global",
+                "alias.kardwt",
+                &set.replace(&exe, program),
+            ],
+        );
+    };
+    set_alias("/bin/pwd");
+    let sub = repo.base.join("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    let out = sh(&repo, &sub, "git kardwt -P", "", bare);
+    out.expect_code(0);
     assert_eq!(
-        conductor["scripts"]["setup"],
-        "bash .kardwt/conductor/setup.sh"
+        out.stdout.trim(),
+        sub.canonicalize().unwrap().to_str().unwrap()
     );
-    for script in [
-        "codex/setup.sh",
-        "codex/cleanup.sh",
-        "conductor/setup.sh",
-        "conductor/archive.sh",
-        "vibe-kanban/setup.sh",
-        "vibe-kanban/archive.sh",
-    ] {
-        let path = repo.base.join(".kardwt").join(script);
-        let mode = std::os::unix::fs::PermissionsExt::mode(&path.metadata().unwrap().permissions());
-        assert!(mode & 0o111 != 0, "{script} is not executable");
+
+    // The binary the alias names gone: the hooks deny (exit 2), never allow.
+    set_alias(&repo.tmp.join("gone/git-kardwt").to_string_lossy());
+    for hook in [&guard, &codex] {
+        let out = sh(&repo, &repo.base, hook, &ls.to_string(), bare);
+        assert_eq!(out.code, 2, "{hook}: {out}");
     }
-    // The cursor command and a setup script, run inside a new tree with a PATH that has no
-    // git-kardwt on it, prepare the tree.
-    let wt = repo.sibling("cursor-wt");
-    repo.add_unhooked_worktree(wt.to_str().unwrap(), "cursor/task");
-    let out = sh(
-        &repo,
-        &wt,
-        cursor["setup-worktree"][1].as_str().unwrap(),
-        "",
-        Some("/usr/bin:/bin"),
-    );
-    out.expect_code(0);
-    repo.kardwt(&repo.base, &["verify", "--path", wt.to_str().unwrap()])
-        .expect_code(0);
-    let wt = repo.sibling("codex-wt");
-    repo.add_unhooked_worktree(wt.to_str().unwrap(), "codex/task");
-    let setup = repo.base.join(".kardwt/codex/setup.sh");
-    let out = sh(
-        &repo,
-        &wt,
-        &format!("bash '{}'", setup.display()),
-        "",
-        Some("/usr/bin:/bin"),
-    );
-    out.expect_code(0);
-    repo.kardwt(&repo.base, &["verify", "--path", wt.to_str().unwrap()])
-        .expect_code(0);
 }
 
 #[test]
-fn install_never_replaces_what_another_tool_set() {
+fn an_alias_kardwt_did_not_write_is_refused_and_kept() {
     let repo = TestRepo::new();
-    let theirs = r#"{"scripts": {"setup": "npm install"}}"#;
-    std::fs::write(repo.base.join("conductor.json"), theirs).unwrap();
-    let out = repo.kardwt(&repo.base, &["runner", "install", "conductor"]);
+    repo.git(
+        &repo.base,
+        &["config", "--global", "alias.kardwt", "!echo mine"],
+    );
+    let out = repo.kardwt(&repo.base, &["runner", "install", "--user"]);
     out.expect_code(3);
-    assert!(out.stderr.contains("npm install"), "{out}");
-    assert_eq!(
-        std::fs::read_to_string(repo.base.join("conductor.json")).unwrap(),
-        theirs
-    );
-    assert!(!repo.base.join(".kardwt").exists(), "nothing is written");
-    // Not JSON: refused, untouched.
-    std::fs::create_dir_all(repo.base.join(".claude")).unwrap();
-    std::fs::write(settings(&repo), "{ not json").unwrap();
-    repo.kardwt(&repo.base, &["runner", "install", "claude"])
-        .expect_code(3);
-    assert_eq!(
-        std::fs::read_to_string(settings(&repo)).unwrap(),
-        "{ not json"
-    );
+    assert!(out.stderr.contains("did not write"), "{out}");
+    assert!(out.stderr.contains("--unset alias.kardwt"), "{out}");
+    assert_eq!(alias(&repo).as_deref(), Some("!echo mine"));
+    // Neither a runner nor --user: a usage error.
+    repo.kardwt(&repo.base, &["runner", "install"])
+        .expect_code(2);
 }

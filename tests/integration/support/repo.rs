@@ -87,6 +87,9 @@ impl TestRepo {
         assert!(tmp.to_string_lossy().contains(' '));
         let home = tmp.join("home");
         std::fs::create_dir(&home).unwrap();
+        // The user's own git config: a file of this test's (never /dev/null, which a write
+        // through `git config --global` would replace with a regular file).
+        std::fs::write(home.join(".gitconfig"), "").unwrap();
         let repo = TestRepo {
             origin: tmp.join("origin.git"),
             scratch: tmp.join("scratch"),
@@ -164,7 +167,7 @@ impl TestRepo {
             .env("HOME", &self.home)
             .env("XDG_CONFIG_HOME", self.home.join(".config"))
             .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_GLOBAL", self.home.join(".gitconfig"))
             .env("GIT_AUTHOR_NAME", "Test Author")
             .env("GIT_AUTHOR_EMAIL", "author@example.com")
             .env("GIT_AUTHOR_DATE", "2024-01-01T00:00:00Z")
