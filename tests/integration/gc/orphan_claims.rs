@@ -261,7 +261,10 @@ fn a_claim_naming_the_base_or_a_path_outside_its_root_is_malformed_and_never_act
     let out = repo.kardwt(&repo.base, &["add", "x3"]);
     out.expect_code(3);
     crate::support::pinned(&repo).bind(|| {
-        insta::assert_snapshot!("add_claim_malformed", format!("exit {}\n{}", out.code, out.stderr))
+        insta::assert_snapshot!(
+            "add_claim_malformed",
+            format!("exit {}\n{}", out.code, out.stderr)
+        )
     });
     std::thread::sleep(std::time::Duration::from_millis(300));
     assert!(

@@ -221,7 +221,8 @@ fn refused_installs_are_pinned_whole() {
     pinned(&repo).bind(|| insta::assert_snapshot!("refused_installs", all));
 }
 
-/// What kardwt cannot do for lack of the system's help: start git, write its output.
+/// What kardwt cannot do for lack of the system's help: start git, write its output, open its
+/// lock file.
 #[test]
 fn refusals_of_the_system_are_pinned_whole() {
     let repo = TestRepo::new();
@@ -248,5 +249,14 @@ fn refusals_of_the_system_are_pinned_whole() {
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stderr)
     ));
+    // A directory where card 5's lock file goes: kardwt makes its own lock files.
+    let lock = repo.common_dir().join("kardwt/cards/5.lock");
+    std::fs::create_dir_all(&lock).unwrap();
+    let before = repo.snapshot_base();
+    let out = repo.kardwt(&repo.base, &["add", "5"]);
+    assert_eq!(out.code, 3, "{out}");
+    all.push_str(&pinned_case("lock_file_not_a_file", &out));
+    repo.assert_nothing_created(&before, "an add whose lock file is a directory");
+    assert!(lock.is_dir());
     pinned(&repo).bind(|| insta::assert_snapshot!("refusals_of_the_system", all));
 }

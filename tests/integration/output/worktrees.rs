@@ -5,8 +5,8 @@ use std::path::Path;
 
 use crate::support::{pinned, pinned_case, TestRepo};
 
-/// A managed card 3, an unrecorded tree at card 6's path, card 7's branch checked out
-/// elsewhere, card 8's registered tree gone, a plain directory at card 9's path: what `add`,
+/// A managed card 3, an unrecorded tree at card 6's path (and one never checked out at card
+/// 12's), card 7's branch checked out elsewhere, card 8's registered tree gone, a plain directory at card 9's path: what `add`,
 /// `remove`, `release`, `select` and `prepare` refuse about each.
 #[test]
 fn refusals_about_a_tree_are_pinned_whole() {
@@ -22,11 +22,14 @@ fn refusals_about_a_tree_are_pinned_whole() {
     let nine = repo.card_path("9");
     std::fs::create_dir(&nine).unwrap();
     std::fs::write(nine.join("keep.txt"), "mine").unwrap();
+    let twelve = repo.card_path("12");
+    repo.worktree_add_unhooked(&["--no-checkout", "-b", "card/12", twelve.to_str().unwrap()]);
     let oid = repo.origin_main();
     let inside = three.join("sub");
     let six_s = six.to_str().unwrap();
     let cases: &[(&str, &[&str])] = &[
         ("add_unseeded", &["add", "6"]),
+        ("add_checkout_never_ran", &["add", "12"]),
         ("remove_unrecorded", &["remove", "6"]),
         ("release_unrecorded", &["release", "6"]),
         ("add_branch_checked_out_elsewhere", &["add", "7"]),
@@ -194,4 +197,36 @@ fn refused_removals_and_collections_are_pinned_whole() {
     run("status_claimed_twice", &["status", "3"], true);
     pinned(&repo).bind(|| insta::assert_snapshot!("refused_removals_and_collections", all));
     assert!(three.is_dir() && four.is_dir() && inner.join("notes.txt").is_file());
+}
+
+/// An orphan (a claim whose tree was removed behind kardwt's back) whose cleanup hook fails:
+/// `gc --apply` and the next `add` say so whole, and the claim is kept.
+#[test]
+fn an_orphan_whose_cleanup_hook_fails_is_pinned_whole() {
+    use crate::support::claims::claim_file;
+    use crate::support::cleanup::rules_with_cleanup;
+    let repo = TestRepo::new();
+    repo.write_rules(&rules_with_cleanup(&repo, "echo 'volume busy' >&2\nexit 1"));
+    let wt = repo.add_card("o1");
+    repo.git(
+        &repo.base,
+        &["worktree", "remove", "--force", wt.to_str().unwrap()],
+    );
+    let claim = std::fs::read_to_string(claim_file(&repo, "o1")).unwrap();
+    let mut all = String::new();
+    for (name, args) in [
+        ("gc_apply", &["gc", "--apply"][..]),
+        ("add", &["add", "o1"]),
+    ] {
+        let out = repo.kardwt(&repo.base, args);
+        assert_ne!(out.code, 0, "{name}: {out}");
+        all.push_str(&pinned_case(name, &out));
+        assert_eq!(
+            std::fs::read_to_string(claim_file(&repo, "o1")).unwrap(),
+            claim,
+            "{name}: the claim changed"
+        );
+    }
+    pinned(&repo).bind(|| insta::assert_snapshot!("orphan_cleanup_hook_failed", all));
+    assert!(!wt.exists());
 }

@@ -97,7 +97,10 @@ fn a_env_file_brought_in_by_a_merge_commit_is_refused() {
     let out = push(&repo, &wt, &["card/42"]);
     assert_blocked(&repo, &out, ".env", &merge);
     crate::support::pinned(&repo).bind(|| {
-        insta::assert_snapshot!("pre_push_env_by_merge", format!("exit {}\n{}", out.code, out.stderr))
+        insta::assert_snapshot!(
+            "pre_push_env_by_merge",
+            format!("exit {}\n{}", out.code, out.stderr)
+        )
     });
 }
 

@@ -21,6 +21,7 @@ pub fn settings(repo: &TestRepo) -> insta::Settings {
             r#""age_seconds": [SECONDS]"#,
         ),
         (r"\bpid \d+\b".into(), "pid [PID]"),
+        (r"giving up in \d+ s\b".into(), "giving up in [SECONDS] s"),
         (
             r"\b\d+ (second|minute|hour|day)s? ago\b".into(),
             "[AGE] ago",
