@@ -14,6 +14,8 @@ fn every_kind_of_invalid_rules_is_pinned_whole() {
         ("remote_dots", "worktree:\n  base:\n    remote: '..'\n"),
         ("ref_not_a_branch", "worktree:\n  base:\n    ref: main\n"),
         ("ref_format", "worktree:\n  base:\n    ref: refs/heads/a..b\n"),
+        ("ref_empty_tag", "worktree:\n  base:\n    ref: refs/tags/\n"),
+        ("remote_format", "worktree:\n  base:\n    remote: 'a b'\n"),
         (
             "bad_variable_name",
             "worktree:\n  environment:\n    passthrough: [OK, 1X]\n",

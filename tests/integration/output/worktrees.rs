@@ -148,8 +148,8 @@ fn refused_adoptions_are_pinned_whole() {
 }
 
 /// What `remove` and `gc` refuse about a managed tree: a locked one, one holding another
-/// repository, a base that cannot be fetched or was never fetched, a card claimed by two
-/// records.
+/// repository, a base that cannot be fetched or was never fetched, a record of another schema
+/// or naming no branch ref, a card claimed by two records.
 #[test]
 fn refused_removals_and_collections_are_pinned_whole() {
     let repo = TestRepo::new();
@@ -192,6 +192,15 @@ fn refused_removals_and_collections_are_pinned_whole() {
         &["gc", "--offline", "--branches"],
         false,
     );
+    // A record kardwt cannot read, or whose base is not a name git takes, is not kardwt's.
+    let mut rec = repo.record(&four);
+    rec.insert("schema".into(), toml::Value::Integer(2));
+    std::fs::write(repo.record_path(&four), toml::to_string(&rec).unwrap()).unwrap();
+    run("remove_record_of_another_schema", &["remove", "4"], true);
+    rec.insert("schema".into(), toml::Value::Integer(1));
+    rec.insert("base_ref".into(), toml::Value::String("main".into()));
+    std::fs::write(repo.record_path(&four), toml::to_string(&rec).unwrap()).unwrap();
+    run("remove_record_base_not_a_ref", &["remove", "4"], true);
     let record = std::fs::read(repo.record_path(&three)).unwrap();
     std::fs::write(repo.record_path(&four), &record).unwrap();
     run("status_claimed_twice", &["status", "3"], true);
