@@ -79,6 +79,12 @@ fn a_card_claimed_by_a_live_worktree_cannot_be_claimed_again() {
     let out = repo.kardwt(&repo.base, &["add", "c2"]);
     out.expect_code(3);
     assert!(out.stderr.contains("already claimed"), "{out}");
+    crate::support::pinned(&repo).bind(|| {
+        insta::assert_snapshot!(
+            "add_card_already_claimed",
+            format!("exit {}\n{}", out.code, out.stderr)
+        )
+    });
     assert!(!repo.card_path("c2").exists(), "{out}");
     assert!(!repo.card_branches().contains(&"card/c2".to_owned()));
     assert_eq!(

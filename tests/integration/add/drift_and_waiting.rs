@@ -224,6 +224,12 @@ fn a_person_hears_who_holds_a_lock_and_the_post_checkout_hook_stays_verdict_firs
     // A person's command: one line naming the holder, then the deadline's error (exit 5).
     let out = repo.kardwt(&repo.base, &["add", "k1"]);
     out.expect_code(5);
+    crate::support::pinned(&repo).bind(|| {
+        insta::assert_snapshot!(
+            "add_lock_deadline",
+            format!("exit {}\n{}", out.code, out.stderr)
+        )
+    });
     let said = "waiting for card k1's lock, held by pid 4242 (git kardwt prepare k1) since \
                 2026-12-01T01:12:03Z, preparing card k1; giving up in ";
     assert!(out.stderr.starts_with(said), "{out}");

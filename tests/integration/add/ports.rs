@@ -154,6 +154,12 @@ fn ports_skip_a_bound_port_and_held_ports_and_exhaustion_creates_nothing() {
         out.stderr.contains("[23000, 23005]"),
         "range not named:\n{out}"
     );
+    crate::support::pinned(&repo).bind(|| {
+        insta::assert_snapshot!(
+            "add_no_free_ports",
+            format!("exit {}\n{}", out.code, out.stderr)
+        )
+    });
     assert!(
         !repo.card_path("c").exists(),
         "a directory was created:\n{out}"

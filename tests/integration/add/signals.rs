@@ -321,6 +321,12 @@ fn a_remove_interrupted_during_its_cleanup_hook_leaves_a_failed_record_and_exits
     );
     assert_no_lock_held(&repo, "after the interrupted remove");
     ended.assert_exited_for(Signal::INT);
+    crate::support::pinned(&repo).bind(|| {
+        insta::assert_snapshot!(
+            "remove_interrupted",
+            format!("exit {}\n{}", out.code, out.stderr)
+        )
+    });
 
     // Running it again finishes.
     std::fs::remove_file(&hold).unwrap();

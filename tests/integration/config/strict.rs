@@ -363,10 +363,12 @@ fn config_check_refuses_exactly_what_add_refuses_about_hook_programs() {
             ),
         ),
     ];
+    let mut all = String::new();
     for (name, hooks) in cases {
         repo.write_rules(&format!("worktree:\n{helpers}{hooks}"));
         let check = repo.kardwt(&repo.base, &["config", "check"]);
         assert_eq!(check.code, 2, "{name}: config check accepted it:\n{check}");
+        all.push_str(&crate::support::pinned_case(name, &check));
         let json = repo.kardwt(&repo.base, &["config", "check", "--json"]);
         assert_eq!(
             json.code, 2,
@@ -408,6 +410,8 @@ fn config_check_refuses_exactly_what_add_refuses_about_hook_programs() {
         );
         assert!(check.stderr.contains("helpers: {stable_root: "), "{check}");
     }
+    crate::support::pinned(&repo)
+        .bind(|| insta::assert_snapshot!("hooks_not_beneath_stable_root", all));
     // The relative argv[0] is shown where it would go.
     repo.write_rules(&format!(
         "worktree:\n{helpers}  prepare:\n    argv: [scripts/prepare.sh]\n"

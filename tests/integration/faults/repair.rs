@@ -340,6 +340,18 @@ fn a_half_removed_tree_with_files_changed_since_is_kept_until_remove_force() {
     );
     let remove = repo.kardwt(&repo.base, &["remove", "h1"]);
     remove.expect_code(3);
+    crate::support::pinned(repo).bind(|| {
+        insta::assert_snapshot!(
+            "add_half_removed_with_new_files",
+            format!("exit {}\n{}", add.code, add.stderr)
+        )
+    });
+    crate::support::pinned(repo).bind(|| {
+        insta::assert_snapshot!(
+            "remove_half_removed_with_new_files",
+            format!("exit {}\n{}", remove.code, remove.stderr)
+        )
+    });
     assert_eq!(snapshot(&path), before, "a refusal deleted something");
     let findings = doctor_findings(repo);
     assert!(

@@ -44,6 +44,12 @@ fn include_failed_collects_a_clean_failed_or_preparing_tree_with_no_commit_of_it
     let out = repo.kardwt(&repo.base, &["prepare", "--path", f.to_str().unwrap()]);
     out.expect_code(4);
     assert_eq!(repo.record(&f)["state"].as_str(), Some("failed"), "{out}");
+    crate::support::pinned(&repo).bind(|| {
+        insta::assert_snapshot!(
+            "prepare_path_failed",
+            format!("exit {}\n{}", out.code, out.stderr)
+        )
+    });
     std::fs::remove_file(&flag).unwrap();
     // One left preparing (kardwt killed mid-prepare), one failed with a file the user made,
     // one failed with a commit of its own that is on no remote, one failed with a process in it.

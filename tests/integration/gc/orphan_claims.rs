@@ -258,7 +258,14 @@ fn a_claim_naming_the_base_or_a_path_outside_its_root_is_malformed_and_never_act
     }
     let applied = repo.kardwt(&repo.base, &["gc", "--apply"]);
     applied.expect_code(0);
-    repo.kardwt(&repo.base, &["add", "x3"]).expect_code(3);
+    let out = repo.kardwt(&repo.base, &["add", "x3"]);
+    out.expect_code(3);
+    crate::support::pinned(&repo).bind(|| {
+        insta::assert_snapshot!(
+            "add_claim_malformed",
+            format!("exit {}\n{}", out.code, out.stderr)
+        )
+    });
     std::thread::sleep(std::time::Duration::from_millis(300));
     assert!(
         sleeper.alive(),

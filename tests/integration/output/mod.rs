@@ -1,4 +1,7 @@
 //! Output pinned whole: refusals' stderr, `--json` shapes and the failure block, as snapshots
 //! (`snapshots/`, reviewed with `cargo insta review`), where the other tests check parts.
+mod command_line;
+mod config;
 mod refusals;
 mod shapes;
+mod worktrees;

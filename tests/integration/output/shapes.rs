@@ -60,3 +60,26 @@ fn every_other_json_has_its_shape() {
     shapes.insert("release".into(), release.json());
     pinned(&repo).bind(|| insta::assert_json_snapshot!("every_other_json", shapes));
 }
+
+/// `doctor --json` when all is well (rules with a prepare hook, hooks installed), whole.
+#[test]
+fn doctor_json_has_its_shape_when_healthy() {
+    let repo = TestRepo::new();
+    repo.write_rules(&repo.rules_with_prepare(false));
+    repo.install_hooks();
+    let out = repo.kardwt(&repo.base, &["doctor", "--json"]);
+    out.expect_code(0);
+    pinned(&repo).bind(|| insta::assert_json_snapshot!("doctor_json_healthy", out.json()));
+}
+
+/// `doctor --json` with problems (no hooks installed, a tree made with hooks bypassed), whole.
+#[test]
+fn doctor_json_has_its_shape_with_a_problem() {
+    let repo = TestRepo::new();
+    repo.write_rules(&repo.rules_with_prepare(false));
+    let unseeded = repo.sibling("unseeded");
+    repo.add_unhooked_worktree(unseeded.to_str().unwrap(), "feature/unseeded");
+    let out = repo.kardwt(&repo.base, &["doctor", "--json"]);
+    out.expect_code(1);
+    pinned(&repo).bind(|| insta::assert_json_snapshot!("doctor_json_problem", out.json()));
+}

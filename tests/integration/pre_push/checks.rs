@@ -46,6 +46,12 @@ fn a_commit_adding_a_forced_env_file_is_refused_and_never_reaches_the_remote() {
     let bad = commit(&repo, &wt, &[(".env.prod", "TOKEN=secret\n")], true, "oops");
     let out = push(&repo, &wt, &["card/42"]);
     assert_blocked(&repo, &out, ".env.prod", &bad);
+    crate::support::pinned(&repo).bind(|| {
+        insta::assert_snapshot!(
+            "pre_push_forced_env_file",
+            format!("exit {}\n{}", out.code, out.stderr)
+        )
+    });
     assert!(
         !ls_remote(&repo).contains("refs/heads/card/42"),
         "{}",
@@ -93,11 +99,23 @@ fn a_symlink_leaving_the_repository_is_refused() {
     let bad = commit_links(&repo, &wt, &[("docs/escape", "../../outside")], "escape");
     let out = push(&repo, &wt, &["card/42"]);
     assert_blocked(&repo, &out, "docs/escape", &bad);
+    crate::support::pinned(&repo).bind(|| {
+        insta::assert_snapshot!(
+            "pre_push_symlink_leaving",
+            format!("exit {}\n{}", out.code, out.stderr)
+        )
+    });
 
     repo.git(&wt, &["reset", "--quiet", "--hard", "HEAD~1"]);
     let bad = commit_links(&repo, &wt, &[("passwd", "/etc/passwd")], "absolute");
     let out = push(&repo, &wt, &["card/42"]);
     assert_blocked(&repo, &out, "passwd", &bad);
+    crate::support::pinned(&repo).bind(|| {
+        insta::assert_snapshot!(
+            "pre_push_absolute_symlink",
+            format!("exit {}\n{}", out.code, out.stderr)
+        )
+    });
     assert!(ls_remote(&repo).contains(&format!("{ok}\trefs/heads/card/42")));
 }
 
@@ -184,6 +202,12 @@ fn a_worktree_whose_record_was_edited_blocks_the_push() {
     let bad = commit(&repo, &wt, &[("more.txt", "ordinary too\n")], false, "more");
     let out = push(&repo, &wt, &["card/42"]);
     assert_blocked(&repo, &out, wt.to_str().unwrap(), &bad);
+    crate::support::pinned(&repo).bind(|| {
+        insta::assert_snapshot!(
+            "pre_push_unverified_tree",
+            format!("exit {}\n{}", out.code, out.stderr)
+        )
+    });
     assert!(ls_remote(&repo).contains(&format!("{ok}\trefs/heads/card/42")));
     assert_eq!(count_events(&repo, "push-blocked"), 1);
 }

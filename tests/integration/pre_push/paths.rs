@@ -96,6 +96,12 @@ fn a_env_file_brought_in_by_a_merge_commit_is_refused() {
     let merge = head(&repo, &wt);
     let out = push(&repo, &wt, &["card/42"]);
     assert_blocked(&repo, &out, ".env", &merge);
+    crate::support::pinned(&repo).bind(|| {
+        insta::assert_snapshot!(
+            "pre_push_env_by_merge",
+            format!("exit {}\n{}", out.code, out.stderr)
+        )
+    });
 }
 
 /// A tracked symlink retargeted (status M) out of the repository or to the base's shared
@@ -112,6 +118,14 @@ fn a_tracked_symlink_retargeted_out_or_to_the_shared_env_is_refused() {
         let bad = relink(&repo, &wt, "cfg", target, "retarget");
         let out = push(&repo, &wt, &["card/42"]);
         assert_blocked(&repo, &out, &format!("cfg -> {target}"), &bad);
+        if target == ".env" {
+            crate::support::pinned(&repo).bind(|| {
+                insta::assert_snapshot!(
+                    "pre_push_symlink_to_the_shared_env",
+                    format!("exit {}\n{}", out.code, out.stderr)
+                )
+            });
+        }
         undo(&repo, &wt);
     }
     for target in ["/etc/passwd", ".env"] {

@@ -49,6 +49,12 @@ fn a_copied_secret_committed_in_a_removed_tree_is_still_refused_from_the_base() 
     );
     let out = push(&repo, &repo.base, &["card/1"]);
     assert_blocked(&repo, &out, "docs/notes.txt", &oid);
+    crate::support::pinned(&repo).bind(|| {
+        insta::assert_snapshot!(
+            "pre_push_shared_secret",
+            format!("exit {}\n{}", out.code, out.stderr)
+        )
+    });
     // A second card, added after the first is gone, is blocked the same way.
     let out = repo.kardwt(&repo.base, &["add", "2"]);
     out.expect_code(0);

@@ -137,6 +137,12 @@ fn prepare_and_adopt_refuse_a_tree_whose_checkout_never_ran() {
     ] {
         let out = repo.kardwt(&repo.base, &args);
         out.expect_code(3);
+        crate::support::pinned(&repo).bind(|| {
+            insta::assert_snapshot!(
+                format!("{}_checkout_never_ran", args[0]),
+                format!("exit {}\n{}", out.code, out.stderr)
+            )
+        });
         assert_eq!(out.stdout, "", "{out}");
         assert!(
             out.stderr.contains("checkout never completed"),
@@ -177,6 +183,12 @@ fn prepare_refuses_a_tree_git_still_marks_initializing() {
     let p = wt.to_str().unwrap();
     let out = repo.kardwt(&repo.base, &["prepare", "--path", p]);
     out.expect_code(3);
+    crate::support::pinned(&repo).bind(|| {
+        insta::assert_snapshot!(
+            "prepare_initializing",
+            format!("exit {}\n{}", out.code, out.stderr)
+        )
+    });
     assert!(out.stderr.contains("initializing"), "{out}");
     assert!(!repo.record_path(&wt).exists(), "a record was written");
     repo.kardwt(&repo.base, &["verify", "--path", p])
@@ -197,6 +209,12 @@ fn prepare_refuses_missing_tracked_files_and_its_repair_keeps_the_users_edits() 
 
     let out = repo.kardwt(&repo.base, &["prepare", "--path", p]);
     out.expect_code(3);
+    crate::support::pinned(&repo).bind(|| {
+        insta::assert_snapshot!(
+            "prepare_missing_tracked_files",
+            format!("exit {}\n{}", out.code, out.stderr)
+        )
+    });
     assert!(
         out.stderr.contains("2 tracked file(s) are missing"),
         "{out}"
@@ -277,6 +295,12 @@ fn add_clears_the_empty_start_its_own_killed_run_left_and_nothing_else() {
         let before = (snapshot(dir), snapshot(admin));
         let out = repo.kardwt(&repo.base, &["add", card]);
         out.expect_code(3);
+        crate::support::pinned(&repo).bind(|| {
+            insta::assert_snapshot!(
+                format!("add_empty_start_{card}"),
+                format!("exit {}\n{}", out.code, out.stderr)
+            )
+        });
         assert_eq!(
             (snapshot(dir), snapshot(admin)),
             before,
@@ -294,6 +318,12 @@ fn prepare_never_records_a_second_claim_on_a_card() {
     let dup = repo.sibling("dup");
     let out = repo.kardwt(&repo.base, &["prepare", "--path", dup.to_str().unwrap()]);
     out.expect_code(3);
+    crate::support::pinned(&repo).bind(|| {
+        insta::assert_snapshot!(
+            "prepare_second_claim",
+            format!("exit {}\n{}", out.code, out.stderr)
+        )
+    });
     assert!(
         out.stderr.contains("card x is already claimed"),
         "the refusal does not name the conflict:\n{out}"
@@ -349,6 +379,12 @@ fn a_gone_directory_and_a_directory_in_a_files_place_are_missing_files() {
     let before = snapshot(&wt);
     let out = repo.kardwt(&repo.base, &["prepare", "--path", wt.to_str().unwrap()]);
     out.expect_code(3);
+    crate::support::pinned(&repo).bind(|| {
+        insta::assert_snapshot!(
+            "prepare_gone_directory",
+            format!("exit {}\n{}", out.code, out.stderr)
+        )
+    });
     assert!(
         out.stderr.contains("2 tracked file(s) are missing"),
         "{out}"

@@ -268,6 +268,12 @@ fn an_unreadable_info_exclude_is_never_written() {
 
     let out = repo.kardwt(&repo.base, &["add", "42"]);
     out.expect_code(4); // a failed preparation, the new tree undone
+    crate::support::pinned(&repo).bind(|| {
+        insta::assert_snapshot!(
+            "add_unreadable_info_exclude",
+            format!("exit {}\n{}", out.code, out.stderr)
+        )
+    });
     assert!(
         out.stderr.contains("info/exclude") && out.stderr.contains("symbolic links"),
         "the file or the reason is not named:\n{out}"

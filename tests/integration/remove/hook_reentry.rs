@@ -33,6 +33,12 @@ fn a_cleanup_hook_running_remove_fails_at_once_naming_the_parent_lock() {
         started.elapsed()
     );
     out.expect_code(4);
+    crate::support::pinned(&repo).bind(|| {
+        insta::assert_snapshot!(
+            "remove_hook_reentry",
+            format!("exit {}\n{}", out.code, out.stderr)
+        )
+    });
     assert!(
         out.stderr.contains("the repository lock")
             && out.stderr.contains("git kardwt remove 1")

@@ -179,6 +179,12 @@ fn a_failing_cleanup_hook_exits_4_and_keeps_the_tree() {
     let out = repo.kardwt(&repo.base, &["remove", "42"]);
     out.expect_code(4);
     assert!(out.stderr.contains("container still running"), "{out}");
+    crate::support::pinned(&repo).bind(|| {
+        insta::assert_snapshot!(
+            "remove_cleanup_hook_failed",
+            format!("exit {}\n{}", out.code, out.stderr)
+        )
+    });
     assert_eq!(cleanup_lines(&repo).len(), 2, "the hook did not run once");
     assert!(wt.join("src/lib.txt").is_file(), "the tree is gone:\n{out}");
     assert!(repo.is_registered(&wt), "unregistered:\n{out}");

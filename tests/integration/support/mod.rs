@@ -27,7 +27,7 @@ pub mod strace;
 mod xfs;
 
 pub use files::*;
-pub use pin::settings as pinned;
+pub use pin::{case as pinned_case, settings as pinned};
 pub use process::*;
 pub use repo::*;
 pub use rng::*;

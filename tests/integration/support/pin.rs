@@ -1,7 +1,7 @@
 //! Output pinned whole: the text a command printed with what changes from run to run (the
 //! test's temporary directory, object ids, times, durations, pids, ports) replaced by names, for
 //! `insta` snapshots that a reviewer reads as the user would see them.
-use super::TestRepo;
+use super::{Output, TestRepo};
 
 /// `insta` settings whose filters turn one run's text into the stable form snapshots keep.
 pub fn settings(repo: &TestRepo) -> insta::Settings {
@@ -9,24 +9,60 @@ pub fn settings(repo: &TestRepo) -> insta::Settings {
     s.set_prepend_module_to_snapshot(false);
     let tmp = regex_escape(&repo.tmp.to_string_lossy());
     let filters: Vec<(String, &str)> = vec![
+        (regex_escape(super::BIN), "[BIN]"),
         (tmp, "[TMP]"),
         (r"\b[0-9a-f]{64}\b".into(), "[OID256]"),
         (r"\b[0-9a-f]{40}\b".into(), "[OID]"),
         (r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\b".into(), "[TIME]"),
-        (r"\b\d+(\.\d+)? ?(ms|s)\b".into(), "[DURATION]"),
+        (r"\b\d+\.\d+ ?s\b|\b\d+ ?ms\b".into(), "[DURATION]"),
         (r#""(duration_ms|ms)": ?\d+"#.into(), r#""$1": [MS]"#),
         (
             r#""age_seconds": ?\d+"#.into(),
             r#""age_seconds": [SECONDS]"#,
         ),
         (r"\bpid \d+\b".into(), "pid [PID]"),
-        (r"\b[0-9a-f]{7,12}\b".into(), "[SHORT]"),
+        (r"giving up in \d+ s\b".into(), "giving up in [SECONDS] s"),
+        (
+            r"\b\d+ (second|minute|hour|day)s? ago\b".into(),
+            "[AGE] ago",
+        ),
+        (
+            r"\b(cache: (?:hit|miss) |prepare cache )[0-9a-f]{12}\b".into(),
+            "$1[KEY]",
+        ),
+        (short_hex(), "[SHORT]"),
         (r"doctor-try-\d+".into(), "doctor-try-[PID]"),
     ];
     for (re, with) in &filters {
         s.add_filter(re, *with);
     }
     s
+}
+
+/// A regex for 7 to 12 hex digits holding at least one letter (a short object id or key): a
+/// number of that many decimal digits (a size, a port) is left as it is.
+fn short_hex() -> String {
+    let alternatives: Vec<String> = (0..12)
+        .map(|k| {
+            format!(
+                "[0-9]{{{k}}}[a-f][0-9a-f]{{{},{}}}",
+                6usize.saturating_sub(k),
+                11 - k
+            )
+        })
+        .collect();
+    format!(r"\b(?:{})\b", alternatives.join("|"))
+}
+
+/// One case of a table of refusals as its snapshot shows it: the case's name, the exit code, the
+/// whole stderr and, when the command printed any, its stdout.
+pub fn case(name: &str, out: &Output) -> String {
+    let mut text = format!("## {name}: exit {}\n{}", out.code, out.stderr);
+    if !out.stdout.is_empty() {
+        text.push_str(&format!("--- stdout\n{}", out.stdout));
+    }
+    text.push('\n');
+    text
 }
 
 /// `text` with every character a regex treats specially escaped.

@@ -251,6 +251,34 @@ impl TestRepo {
         self.spawn("git", dir, &all).wait(COMMAND_TIMEOUT)
     }
 
+    /// The `git-kardwt` binary (by name, found on `PATH`) in `dir` with `stdin` piped in, as a
+    /// hook or a runner calls it. Does not assert.
+    pub fn kardwt_with_stdin(&self, dir: &Path, args: &[&str], stdin: &[u8]) -> Output {
+        use std::io::Write as _;
+        let mut cmd = self.command("git-kardwt", dir);
+        cmd.args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        let mut pipe = child.stdin.take().unwrap();
+        let input = stdin.to_vec();
+        // The command may stop reading early: a closed pipe is expected then.
+        let writer = std::thread::spawn(move || {
+            let _ = pipe.write_all(&input);
+        });
+        let out = child.wait_with_output().unwrap();
+        writer.join().unwrap();
+        let mut all = vec!["git-kardwt".to_owned()];
+        all.extend(args.iter().map(|a| a.to_string()));
+        Output {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            args: all,
+        }
+    }
+
     /// `git kardwt args…` in `dir`, asserting exit 0; returns stdout.
     #[track_caller]
     pub fn kardwt_ok(&self, dir: &Path, args: &[&str]) -> String {
