@@ -371,16 +371,26 @@ shq() {
     esac
 }
 
-# d. `git kardwt runner install claude` instead of a copied recipe, the client on a PATH
-# without git-kardwt: `claude -w` reaches kardwt by the absolute path the settings name, and
-# the guard's denial names that path for the model to run; a guard whose binary is gone denies.
+# d. The team flow: `git kardwt runner install claude` writes and the project commits
+# settings that name no path of one machine (`git kardwt …`); a teammate whose git-kardwt lives
+# elsewhere, off the client's PATH, runs `git-kardwt runner install --user` once (the alias in
+# their own git config), and `claude -w` reaches kardwt with the committed file unchanged; the
+# guard's denial names `git kardwt`, which reaches it the same way; with the binary the alias
+# names gone, the guard hook denies instead of letting the command through.
 scenario_claude_install() {
     new_env claude-install
     kardwt runner install claude || { why+=("git kardwt runner install claude failed"); finish claude-install; return; }
+    check "the committed settings name this machine's binary" not_grep "$KARDWT_BIN_DIR" "$repo/.claude/settings.json"
     git_ -C "$repo" add .claude/settings.json
     git_ -C "$repo" commit -q -m "kardwt's Claude Code hooks"
     git_ -C "$repo" push -q origin main
     local wt bare="$RUNNER_CLIENTS:$node_dir:/usr/local/bin:/usr/bin:/bin"
+    mkdir -p "$d/elsewhere"
+    cp "$KARDWT_BIN_DIR/git-kardwt" "$d/elsewhere/git-kardwt"
+    (cd "$repo" && client_path=$bare run_env "$d/elsewhere/git-kardwt" runner install --user 2>>"$d/kardwt.err") ||
+        why+=("git-kardwt runner install --user failed")
+    check "the alias does not name the teammate's binary" \
+        file_has "$home/.gitconfig" "$d/elsewhere/git-kardwt"
     wt=$(kardwt add 42) || { why+=("git kardwt add 42 failed"); finish claude-install; return; }
     start_server "{\"steps\":[{\"shell\":\"git worktree remove $wt\"}],\"final\":\"done\"}" || return
     (cd "$repo" && client_path=$bare claude_run "$d/claude" -w installed -p "Remove card 42's tree" --allowedTools Bash)
@@ -388,26 +398,17 @@ scenario_claude_install() {
     check "claude -w exited $code" test "$code" = 0
     check "git-kardwt is on the client's PATH" test ! -e "$(client_path=$bare run_env sh -c 'command -v git-kardwt')"
     check "git kardwt list does not show card installed ready" state_is installed ready
-    check "no denial naming the absolute path reached the model" \
-        logged "Run instead: $(shq "$KARDWT_BIN_DIR/git-kardwt") remove --path"
+    check "no denial naming git kardwt reached the model" logged "Run instead: git kardwt remove --path"
     check "card 42's tree is gone" test -d "$wt"
     finish claude-install
 
-    # The binary gone: the guard hook denies instead of letting the command through.
+    # The binary the alias names gone: the guard hook denies instead of letting the command through.
     new_env claude-install-missing
     kardwt runner install claude || { why+=("runner install failed"); finish claude-install-missing; return; }
-    local named gone
-    named=$(shq "$KARDWT_BIN_DIR/git-kardwt") gone=$(shq "$d/gone/git-kardwt")
-    python3 - "$repo/.claude/settings.json" "$named guard" "$gone guard" <<'PY'
-import sys
-p, old, new = sys.argv[1:]
-text = open(p).read()
-assert old in text, (old, text)
-open(p, "w").write(text.replace(old, new))
-PY
+    git_ config --global alias.kardwt "!f() { cd \"\${GIT_PREFIX:-.}\" && exec '$d/gone/git-kardwt' \"\$@\"; }; f"
     wt=$(kardwt add 42) || { why+=("git kardwt add 42 failed"); finish claude-install-missing; return; }
     start_server "{\"steps\":[{\"shell\":\"touch $d/ran\"}],\"final\":\"done\"}" || return
-    (cd "$repo" && claude_run "$d/claude" -p "Touch a file" --allowedTools Bash)
+    (cd "$repo" && client_path=$bare claude_run "$d/claude" -p "Touch a file" --allowedTools Bash)
     check "the model never asked for the command" logged '"tool_use": "Bash"'
     check "the command ran although the guard's binary is missing" test ! -e "$d/ran"
     finish claude-install-missing
@@ -453,6 +454,8 @@ codex_worktree_run() { # NAME SCRIPT_JSON
     printf 'SECRET=from-the-base\n' >"$repo/.env"
     git_ -C "$repo" commit -q -am "share .env"
     kardwt runner install codex || { why+=("git kardwt runner install codex failed"); return 1; }
+    # Codex runs on a PATH without git-kardwt below: this machine's alias reaches it.
+    kardwt runner install --user || { why+=("git kardwt runner install --user failed"); return 1; }
     git_ -C "$repo" add .codex .kardwt
     git_ -C "$repo" commit -q -m "kardwt's Codex hooks"
     git_ -C "$repo" push -q origin main
