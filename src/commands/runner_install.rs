@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context as _, Result};
 
 use crate::cli::{RunnerInstallArgs, RunnerKind};
-use crate::ground::error::refused;
+use crate::ground::error::{Code, Fail, Kind};
 use crate::install::runner_files::{self as rc, MergeError, Planned};
 use crate::session::context::Context;
 
@@ -67,10 +67,10 @@ pub fn run(ctx: &Context, args: &RunnerInstallArgs, out: &mut dyn Write) -> Resu
 fn plan(top: &Path, runner: RunnerKind, exe: &Path) -> Result<Vec<Planned>> {
     let json = |rel: &'static str, merged: Result<Option<String>, MergeError>| -> Result<Planned> {
         let content = merged.map_err(|why| {
-            refused(format!("{why}; nothing was written")).hint(format!(
-                "fix or move {} by hand, then run this again",
-                top.join(rel).display()
-            ))
+            Fail::from(Refusal::Unmergeable {
+                why,
+                file: top.join(rel),
+            })
         })?;
         Ok(Planned {
             rel,
@@ -84,14 +84,7 @@ fn plan(top: &Path, runner: RunnerKind, exe: &Path) -> Result<Vec<Planned>> {
             None => Some(want),
             Some(have) if have == want => None,
             Some(have) if rc::is_our_script(&have) => Some(want),
-            Some(_) => {
-                return Err(refused(format!(
-                    "{} exists and is not kardwt's recipe; nothing was written",
-                    top.join(rel).display()
-                ))
-                .hint("move it away, then run this again")
-                .into())
-            }
+            Some(_) => return Err(Fail::from(Refusal::NotOurs(top.join(rel))).into()),
         };
         Ok(Planned {
             rel,
@@ -200,12 +193,7 @@ fn checked(top: &Path, rel: &str) -> Result<PathBuf> {
         at.push(part);
         match at.symlink_metadata() {
             Ok(m) if m.file_type().is_symlink() => {
-                return Err(refused(format!(
-                    "{} is a symbolic link: kardwt writes runner configuration only into real files and directories",
-                    at.display()
-                ))
-                .hint("replace it with the file itself, then run this again")
-                .into())
+                return Err(Fail::from(Refusal::Symlink(at)).into())
             }
             _ => {}
         }
@@ -230,4 +218,38 @@ fn write_file(top: &Path, rel: &str, text: &str, executable: bool) -> Result<()>
         return Err(anyhow::Error::new(e).context(format!("could not write {}", path.display())));
     }
     Ok(())
+}
+
+/// Why a runner's files were not written: every one a refusal (exit 3), nothing written.
+#[derive(Debug, thiserror::Error)]
+enum Refusal {
+    /// A JSON file kardwt would merge into holds what it cannot merge with.
+    #[error("{why}; nothing was written")]
+    Unmergeable { why: MergeError, file: PathBuf },
+    #[error("{} exists and is not kardwt's recipe; nothing was written", .0.display())]
+    NotOurs(PathBuf),
+    #[error(
+        "{} is a symbolic link: kardwt writes runner configuration only into real files and \
+         directories",
+        .0.display()
+    )]
+    Symlink(PathBuf),
+}
+
+impl Kind for Refusal {
+    fn code(&self) -> Code {
+        Code::Refused
+    }
+    fn hints(&self) -> Vec<String> {
+        vec![match self {
+            Refusal::Unmergeable { file, .. } => {
+                format!(
+                    "fix or move {} by hand, then run this again",
+                    file.display()
+                )
+            }
+            Refusal::NotOurs(_) => "move it away, then run this again".into(),
+            Refusal::Symlink(_) => "replace it with the file itself, then run this again".into(),
+        }]
+    }
 }
