@@ -548,9 +548,11 @@ fn apply(
                     };
                 match remove::remove_verified(ctx, &report, &opts) {
                     Ok(_) => "removed".to_owned(),
-                    Err(e) => match e.downcast_ref::<remove::NoLongerCollectable>() {
-                        Some(kept) => format!("kept: {kept}"),
-                        None => format!("failed: {e:#}"),
+                    Err(e) => match crate::ground::error::kind_of::<remove::Refusal>(&e) {
+                        Some(kept @ remove::Refusal::NoLongerCollectable { .. }) => {
+                            format!("kept: {kept}")
+                        }
+                        _ => format!("failed: {e:#}"),
                     },
                 }
             };

@@ -32,11 +32,6 @@ pub struct Options {
     pub recheck: Option<Recheck>,
 }
 
-/// The recheck kept the tree: not a failure, the tree stays as it is (gc lists it as kept).
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct NoLongerCollectable(pub String);
-
 /// A judgement run again under the card's lock: the tree's path, admin dir, record and HEAD.
 pub type Recheck = Box<
     dyn Fn(
@@ -250,10 +245,10 @@ fn refusals(
     if let Some(recheck) = &opts.recheck {
         let head = crate::git::repo::read_head(admin);
         if let Some(why) = recheck(path, admin, rec, head.as_ref()) {
-            return Err(NoLongerCollectable(format!(
-                "{} is no longer collectable: {why}; nothing was released or removed",
-                path.display()
-            ))
+            return Err(Fail::from(Refusal::NoLongerCollectable {
+                path: path.to_owned(),
+                why,
+            })
             .into());
         }
     }
@@ -357,6 +352,12 @@ pub enum Refusal {
         path: PathBuf,
         unseen: crate::sys::process::Unseen,
     },
+    /// gc's recheck kept the tree: not a failure, the tree stays as it is (gc lists it as kept).
+    #[error(
+        "{} is no longer collectable: {why}; nothing was released or removed",
+        path.display()
+    )]
+    NoLongerCollectable { path: PathBuf, why: String },
     /// gc keeps a tree in use.
     #[error("{} is {why}; nothing was released or removed", path.display())]
     InUse { path: PathBuf, why: String },
@@ -384,7 +385,7 @@ impl Kind for Refusal {
     }
     fn hints(&self) -> Vec<String> {
         let hint = match self {
-            Refusal::Untouched { .. } => return Vec::new(),
+            Refusal::Untouched { .. } | Refusal::NoLongerCollectable { .. } => return Vec::new(),
             Refusal::GitRefused { card, .. } => format!(
                 "processes were released and the cleanup hook ran, so its record is now failed \
                  (git kardwt add {card} prepares it again); fix what git names and run remove again"
