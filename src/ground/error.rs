@@ -134,11 +134,6 @@ pub fn usage(message: impl Into<String>) -> Fail {
     Fail::new(Code::Usage, message)
 }
 
-/// A fail-closed refusal (exit 3).
-pub fn refused(message: impl Into<String>) -> Fail {
-    Fail::new(Code::Refused, message)
-}
-
 /// A plain failure (exit 1).
 pub fn failed(message: impl Into<String>) -> Fail {
     Fail::new(Code::Failed, message)
@@ -268,7 +263,8 @@ mod tests {
 
     #[test]
     fn code_of_wrapped_fail_is_found() {
-        let e = anyhow::Error::new(refused("foreign")).context("while adding card 9");
+        let e =
+            anyhow::Error::new(Fail::new(Code::Refused, "foreign")).context("while adding card 9");
         assert_eq!(exit_code(&e), 3);
         let text = render(&e);
         assert!(
