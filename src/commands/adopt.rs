@@ -3,7 +3,7 @@
 //! branch and git agrees on each. Writes a verified record (origin `adopt`, state `ready`) and
 //! nothing else: no rename, reset, clean, rebase or preparation.
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
@@ -11,7 +11,7 @@ use anyhow::Result;
 use crate::cli::AdoptArgs;
 use crate::git::repo::{self, Head};
 use crate::ground::card::CardId;
-use crate::ground::error::refused;
+use crate::ground::error::{Code, Fail, Kind};
 use crate::session::context::Context;
 use crate::state::record::{Origin, Reason, State};
 use crate::verify::{self, Verdict};
@@ -24,31 +24,26 @@ pub fn run(ctx: &Context, args: &AdoptArgs, out: &mut dyn Write) -> Result<i32> 
     let rules = ctx.rules()?;
     let cfg = &rules.config;
     let path = ctx.resolve_cli_path(&args.path);
-    let hint = HINT;
     let entry = cfg
         .adoptions
         .iter()
         .find(|a| a.card == card.as_str())
-        .ok_or_else(|| {
-            refused(format!("no worktree.adoptions entry declares card {card}")).hint(hint)
-        })?;
+        .ok_or_else(|| Fail::from(Refusal::NoEntry { card: card.clone() }))?;
     let same = |a: &Path, b: &Path| repo::absolutize(a) == repo::absolutize(b);
     if !same(&entry.path, &path) {
-        return Err(refused(format!(
-            "the adoptions entry for card {card} declares path {}, not {}",
-            entry.path.display(),
-            path.display()
-        ))
-        .hint(hint)
+        return Err(Fail::from(Refusal::OtherPath {
+            card,
+            declared: entry.path.clone(),
+            path,
+        })
         .into());
     }
     if !same(&entry.common_dir, &ctx.repo.common_dir) {
-        return Err(refused(format!(
-            "the adoptions entry for card {card} declares common dir {}, but this repository's is {}",
-            entry.common_dir.display(),
-            ctx.repo.common_dir.display()
-        ))
-        .hint(hint)
+        return Err(Fail::from(Refusal::OtherCommonDir {
+            card,
+            declared: entry.common_dir.clone(),
+            actual: ctx.repo.common_dir.clone(),
+        })
         .into());
     }
     // Judged once before the lock (a refusal never waits) and again under it: only what is on
@@ -118,33 +113,38 @@ fn judge(
     entries: &[verify::Entry],
     report: &verify::Report,
 ) -> Result<Judged> {
-    let hint = HINT;
     match report.verdict {
         Verdict::Unseeded => {}
-        Verdict::Verified if report.record.as_ref().is_some_and(|r| r.origin == Origin::Adopt) => {
+        Verdict::Verified
+            if report
+                .record
+                .as_ref()
+                .is_some_and(|r| r.origin == Origin::Adopt) =>
+        {
             return Ok(Judged::Adopted);
         }
-        _ => {
-            return Err(refused(format!("git does not agree: {}", report.explain()))
-                .hint("adopt takes over a registered linked worktree of this repository that has no kardwt record")
-                .into())
-        }
+        _ => return Err(Fail::from(Refusal::GitDisagrees(report.explain())).into()),
     }
     let head = report.head.clone();
     let Some(head) = head.filter(|h| *h == Head::Branch(entry.branch.clone())) else {
         let found = report.head.as_ref().map_or("nothing", Head::display);
-        return Err(refused(format!("the adoptions entry for card {card} declares branch {}, but {} has {found} checked out", entry.branch, path.display())).hint(hint).into());
+        return Err(Fail::from(Refusal::OtherBranch {
+            card: card.clone(),
+            branch: entry.branch.clone(),
+            path: path.to_owned(),
+            found: found.to_owned(),
+        })
+        .into());
     };
     if CardId::from_branch(&entry.branch).is_some_and(|c| c != *card) {
-        return Err(refused(format!(
-            "branch {} means another card than {card}",
-            entry.branch
-        ))
-        .hint(hint)
+        return Err(Fail::from(Refusal::AnotherCard {
+            branch: entry.branch.clone(),
+            card: card.clone(),
+        })
         .into());
     }
     if !verify::claims(entries, card.as_str()).is_empty() {
-        return Err(refused(format!("card {card} already has a worktree")).into());
+        return Err(Fail::from(Refusal::HasTree { card: card.clone() }).into());
     }
     let Some(admin) = report.admin.clone() else {
         anyhow::bail!("internal error: no admin dir for {}", path.display());
@@ -152,13 +152,77 @@ fn judge(
     // No half-made tree is ever ready, and adopt records `ready` without preparing, so the
     // tree must be whole.
     if let Some(why) = verify::checkout_incomplete(&report.path, &admin, verify::Probe::Files) {
-        return Err(refused(format!(
-            "{} cannot be adopted: {}",
-            report.path.display(),
-            why.describe()
-        ))
-        .hint(why.repair(&report.path))
+        return Err(Fail::from(Refusal::Incomplete {
+            path: report.path.clone(),
+            why,
+        })
         .into());
     }
     Ok(Judged::Adopt { admin, head })
+}
+
+/// Why `adopt` will not take a tree over: every one a refusal (exit 3), nothing written.
+#[derive(Debug, thiserror::Error)]
+enum Refusal {
+    #[error("no worktree.adoptions entry declares card {card}")]
+    NoEntry { card: CardId },
+    #[error(
+        "the adoptions entry for card {card} declares path {}, not {}",
+        declared.display(),
+        path.display()
+    )]
+    OtherPath {
+        card: CardId,
+        declared: PathBuf,
+        path: PathBuf,
+    },
+    #[error(
+        "the adoptions entry for card {card} declares common dir {}, but this repository's is {}",
+        declared.display(),
+        actual.display()
+    )]
+    OtherCommonDir {
+        card: CardId,
+        declared: PathBuf,
+        actual: PathBuf,
+    },
+    /// Not an unrecorded linked worktree of this repository: verification's words.
+    #[error("git does not agree: {0}")]
+    GitDisagrees(String),
+    #[error(
+        "the adoptions entry for card {card} declares branch {branch}, but {} has {found} checked \
+         out",
+        path.display()
+    )]
+    OtherBranch {
+        card: CardId,
+        branch: String,
+        path: PathBuf,
+        found: String,
+    },
+    #[error("branch {branch} means another card than {card}")]
+    AnotherCard { branch: String, card: CardId },
+    #[error("card {card} already has a worktree")]
+    HasTree { card: CardId },
+    #[error("{} cannot be adopted: {}", path.display(), why.describe())]
+    Incomplete {
+        path: PathBuf,
+        why: verify::Incomplete,
+    },
+}
+
+impl Kind for Refusal {
+    fn code(&self) -> Code {
+        Code::Refused
+    }
+    fn hints(&self) -> Vec<String> {
+        match self {
+            Refusal::GitDisagrees(_) => vec!["adopt takes over a registered linked worktree of \
+                                              this repository that has no kardwt record"
+                .into()],
+            Refusal::HasTree { .. } => Vec::new(),
+            Refusal::Incomplete { path, why } => vec![why.repair(path)],
+            _ => vec![HINT.into()],
+        }
+    }
 }

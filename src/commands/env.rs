@@ -9,7 +9,7 @@ use std::io::Write;
 use anyhow::Result;
 
 use crate::cli::{EnvArgs, EnvFormat};
-use crate::ground::error::{failed, refused};
+use crate::ground::error::{Code, Fail, Kind};
 use crate::session::context::Context;
 use crate::verify::{self, Verdict};
 
@@ -17,13 +17,12 @@ pub fn run(ctx: &Context, args: &EnvArgs, out: &mut dyn Write) -> Result<i32> {
     let entries = verify::scan(&ctx.repo)?;
     let (path, card) = ctx.target(&entries, &args.target)?;
     let report = verify::verify(&ctx.repo, &entries, &path, card.as_ref());
-    let hint = "env prints the facts of a worktree kardwt manages and verifies; git kardwt list shows them";
     let rec = match (report.verdict, &report.record) {
         (Verdict::Verified, Some(rec)) => rec,
         (Verdict::Base | Verdict::Foreign, _) => {
-            return Err(refused(report.explain()).hint(hint).into())
+            return Err(Fail::from(Refusal::Unverified(report.explain())).into())
         }
-        _ => return Err(failed(report.explain()).hint(hint).into()),
+        _ => return Err(Fail::from(Refusal::Unmanaged(report.explain())).into()),
     };
     let vars = facts(ctx, rec);
     match args.format {
@@ -58,4 +57,31 @@ fn facts(ctx: &Context, rec: &crate::state::record::Record) -> BTreeMap<&'static
         vars.insert("KARDWT_PORTS", all.join(" "));
     }
     vars
+}
+
+/// Why `env` prints no facts: verification's words for the tree.
+#[derive(Debug, thiserror::Error)]
+enum Refusal {
+    /// The base checkout or a tree kardwt does not verify (exit 3).
+    #[error("{0}")]
+    Unverified(String),
+    /// No ready record: unseeded, gone or absent (exit 1).
+    #[error("{0}")]
+    Unmanaged(String),
+}
+
+impl Kind for Refusal {
+    fn code(&self) -> Code {
+        match self {
+            Refusal::Unverified(_) => Code::Refused,
+            Refusal::Unmanaged(_) => Code::Failed,
+        }
+    }
+    fn hints(&self) -> Vec<String> {
+        vec![
+            "env prints the facts of a worktree kardwt manages and verifies; git kardwt list \
+              shows them"
+                .into(),
+        ]
+    }
 }

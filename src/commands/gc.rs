@@ -23,7 +23,7 @@ use serde::Serialize;
 
 use crate::cli::GcArgs;
 use crate::gc::collectable::Judgement::{Collect, Keep};
-use crate::ground::error::usage;
+use crate::ground::error::{Code, Fail, Kind};
 use crate::lifecycle::remove::Options;
 use crate::lifecycle::{dirty, remove};
 use crate::session::context::Context;
@@ -86,18 +86,15 @@ pub fn parse_duration(text: &str) -> Option<Duration> {
 }
 
 pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
-    let older_than = parse_duration(&args.older_than).ok_or_else(|| {
-        usage(format!(
-            "--older-than {:?} is not a duration",
-            args.older_than
-        ))
-        .hint("write it like 24h, 30m, 2d or 0s")
-    })?;
+    let older_than = parse_duration(&args.older_than)
+        .ok_or_else(|| Fail::from(NoDuration::OlderThan(args.older_than.clone())))?;
     let idle = match &args.idle {
         None => None,
-        Some(text) => Some(humantime::parse_duration(text).map_err(|e| {
-            usage(format!("--idle {text:?} is not a duration: {e}"))
-                .hint("write it like 2h, 3d or 90min")
+        Some(text) => Some(humantime::parse_duration(text).map_err(|error| {
+            Fail::from(NoDuration::Idle {
+                text: text.clone(),
+                error,
+            })
         })?),
     };
     let rules = ctx.rules()?;
@@ -551,15 +548,42 @@ fn apply(
                     };
                 match remove::remove_verified(ctx, &report, &opts) {
                     Ok(_) => "removed".to_owned(),
-                    Err(e) => match e.downcast_ref::<remove::NoLongerCollectable>() {
-                        Some(kept) => format!("kept: {kept}"),
-                        None => format!("failed: {e:#}"),
+                    Err(e) => match crate::ground::error::kind_of::<remove::Refusal>(&e) {
+                        Some(kept @ remove::Refusal::NoLongerCollectable { .. }) => {
+                            format!("kept: {kept}")
+                        }
+                        _ => format!("failed: {e:#}"),
                     },
                 }
             };
         c.outcome = Some(outcome);
     }
     Ok(())
+}
+
+/// A duration option gc cannot read (a usage error).
+#[derive(Debug, thiserror::Error)]
+enum NoDuration {
+    #[error("--older-than {0:?} is not a duration")]
+    OlderThan(String),
+    #[error("--idle {text:?} is not a duration: {error}")]
+    Idle {
+        text: String,
+        error: humantime::DurationError,
+    },
+}
+
+impl Kind for NoDuration {
+    fn code(&self) -> Code {
+        Code::Usage
+    }
+    fn hints(&self) -> Vec<String> {
+        vec![match self {
+            NoDuration::OlderThan(_) => "write it like 24h, 30m, 2d or 0s",
+            NoDuration::Idle { .. } => "write it like 2h, 3d or 90min",
+        }
+        .into()]
+    }
 }
 
 #[cfg(test)]

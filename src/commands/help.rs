@@ -16,7 +16,7 @@ use anyhow::Result;
 use clap::CommandFactory;
 
 use crate::cli::{Cli, HelpArgs};
-use crate::ground::error::usage;
+use crate::ground::error::{Code, Fail, Kind};
 
 /// `man/git-kardwt.1`, as `make install` installs it.
 pub const MANUAL: &str = include_str!("../../man/git-kardwt.1");
@@ -26,9 +26,7 @@ pub fn run(args: &HelpArgs, out: &mut dyn Write) -> Result<i32> {
         let mut cli = Cli::command();
         cli.build();
         let Some(sub) = cli.find_subcommand_mut(name) else {
-            return Err(usage(format!("no such command: {name}"))
-                .hint("git kardwt help lists every command in the manual")
-                .into());
+            return Err(Fail::from(NoSuchCommand(name.clone())).into());
         };
         write!(out, "{}", sub.render_long_help())?;
         return Ok(0);
@@ -193,6 +191,20 @@ fn text(line: &str) -> String {
         }
     }
     out
+}
+
+/// `help` was asked about a command kardwt does not have (a usage error).
+#[derive(Debug, thiserror::Error)]
+#[error("no such command: {0}")]
+struct NoSuchCommand(String);
+
+impl Kind for NoSuchCommand {
+    fn code(&self) -> Code {
+        Code::Usage
+    }
+    fn hints(&self) -> Vec<String> {
+        vec!["git kardwt help lists every command in the manual".into()]
+    }
 }
 
 #[cfg(test)]

@@ -4,17 +4,18 @@
 //! worktree (origin `hook`), seed and prepare it, and on failure remove it and exit non-zero
 //! so `git worktree add` itself fails with a retry-safe message. The prepare hook's output
 //! goes to the card's log file: the verdict block, which comes first, is all this prints.
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
 use crate::cli::PostCheckoutArgs;
-use crate::ground::error::Fail;
+use crate::ground::error::{code_or, Code, Fail, Kind};
 use crate::lifecycle::base::ADD_MARKER;
 use crate::seed::{self, Prep};
 use crate::session::context::Context;
 use crate::session::hold;
+use crate::session::hold::RemovalError;
 use crate::state::record::{self, Origin, Reason};
 use crate::{git::repo, state::events, verify};
 
@@ -73,19 +74,13 @@ fn seed_new_worktree(ctx: &Context, path: &Path, admin: &Path) -> Result<()> {
         );
         // The cause keeps its own exit code (a lock deadline stays 5, a rules error 2) and
         // prints as `caused by:`.
-        let mut fail = Fail::wrap(
-            crate::ground::error::Code::Failed,
-            format!("kardwt could not seed the new worktree {}; once this is fixed, a retry ({retry}) re-creates and re-prepares it", path.display()),
+        Fail::from(Refusal::Unseeded {
+            path: path.to_owned(),
+            retry: retry.clone(),
             why,
-        )
-        .hint("fix the rules file (git kardwt config check), or run git kardwt uninstall-hooks to stop seeding");
-        if let Err(refusal) = removed {
-            fail = fail.hint(format!(
-                "it could not be removed; remove it by hand before the retry: {} (why: {refusal})",
-                hold::manual_removal(path)
-            ));
-        }
-        fail.into()
+            unremoved: removed.err(),
+        })
+        .into()
     };
     let rules = ctx.rules().map_err(undo)?;
     let cfg = &rules.config;
@@ -221,30 +216,90 @@ fn refuse(
         "hook: refused",
         started.elapsed(),
     );
-    // "removed" only when it was.
-    let fate = match &removed {
-        Ok(()) => "it was removed (its branch is kept)",
-        Err(_) => "removing it failed (its branch is kept)",
-    };
-    let mut fail = Fail::new(
-        crate::ground::error::Code::Refused,
-        format!(
-            "kardwt refused the new worktree {}: {why}; {fate} and no record was written",
-            path.display()
-        ),
-    )
-    .hint(
-        "a worktree on branch card/<id> is card <id>'s, and each card has one worktree \
-         (git kardwt add <id> creates or reuses it); for another tree of the same commit use \
-         another branch or --detach",
-    );
-    if let Err(refusal) = removed {
-        fail = fail.hint(format!(
-            "remove it by hand: {} (why it could not be removed: {refusal})",
-            hold::manual_removal(path)
-        ));
+    Fail::from(Refusal::Refused {
+        path: path.to_owned(),
+        why,
+        unremoved: removed.err(),
+    })
+    .into()
+}
+
+/// Why the post-checkout hook undid the worktree git just made (`unremoved`: why even that
+/// failed).
+#[derive(Debug, thiserror::Error)]
+enum Refusal {
+    /// The rules or the pipeline failed: the cause keeps its own exit code (a lock deadline
+    /// stays 5, a rules error 2) and prints as `caused by:`.
+    #[error(
+        "kardwt could not seed the new worktree {}; once this is fixed, a retry ({retry}) \
+         re-creates and re-prepares it",
+        path.display()
+    )]
+    Unseeded {
+        path: PathBuf,
+        retry: String,
+        #[source]
+        why: anyhow::Error,
+        unremoved: Option<RemovalError>,
+    },
+    /// Another worktree holds the card, or the record would not verify.
+    #[error(
+        "kardwt refused the new worktree {}: {why}; {} and no record was written",
+        path.display(),
+        match unremoved {
+            None => "it was removed (its branch is kept)",
+            Some(_) => "removing it failed (its branch is kept)",
+        }
+    )]
+    Refused {
+        path: PathBuf,
+        why: String,
+        unremoved: Option<RemovalError>,
+    },
+}
+
+impl Kind for Refusal {
+    fn code(&self) -> Code {
+        match self {
+            Refusal::Unseeded { why, .. } => code_or(why, Code::Failed),
+            Refusal::Refused { .. } => Code::Refused,
+        }
     }
-    fail.into()
+    fn hints(&self) -> Vec<String> {
+        match self {
+            Refusal::Unseeded {
+                path, unremoved, ..
+            } => {
+                let mut hints = vec!["fix the rules file (git kardwt config check), or run git \
+                                      kardwt uninstall-hooks to stop seeding"
+                    .to_owned()];
+                hints.extend(unremoved.iter().map(|refusal| {
+                    format!(
+                        "it could not be removed; remove it by hand before the retry: {} (why: \
+                         {refusal})",
+                        hold::manual_removal(path)
+                    )
+                }));
+                hints
+            }
+            Refusal::Refused {
+                path, unremoved, ..
+            } => {
+                let mut hints = vec!["a worktree on branch card/<id> is card <id>'s, and each \
+                                      card has one worktree (git kardwt add <id> creates or \
+                                      reuses it); for another tree of the same commit use \
+                                      another branch or --detach"
+                    .to_owned()];
+                hints.extend(unremoved.iter().map(|refusal| {
+                    format!(
+                        "remove it by hand: {} (why it could not be removed: {refusal})",
+                        hold::manual_removal(path)
+                    )
+                }));
+                hints
+            }
+        }
+    }
 }
 
 #[cfg(test)]

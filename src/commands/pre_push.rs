@@ -20,13 +20,14 @@ use anyhow::{Context as _, Result};
 
 use crate::cli::PrePushArgs;
 use crate::git::push::{self, Entry, RefUpdate, Resolved};
-use crate::ground::error::failed;
+use crate::ground::error::{Code, Fail, Kind};
 use crate::session::context::Context;
 use crate::state::record::Loaded;
 use crate::verify::{self, Verdict};
 use crate::{git, state::events};
 
 /// Why a push is refused, and what to do instead.
+#[derive(Debug)]
 struct Refusal {
     why: String,
     hint: &'static str,
@@ -43,7 +44,7 @@ pub fn run(global: crate::cli::GlobalArgs, args: &PrePushArgs) -> Result<i32> {
     std::io::stdin()
         .read_to_string(&mut input)
         .context("could not read git's ref lines on stdin")?;
-    let updates = push::parse_updates(&input).map_err(|e| failed(e.to_string()))?;
+    let updates = push::parse_updates(&input).map_err(Fail::from)?;
     let entries = verify::scan(&ctx.repo)?;
     let here = ctx
         .repo
@@ -60,9 +61,11 @@ pub fn run(global: crate::cli::GlobalArgs, args: &PrePushArgs) -> Result<i32> {
             &refusal.why,
             started.elapsed(),
         );
-        failed(format!("push to {} blocked: {}", args.remote, refusal.why))
-            .hint(refusal.hint)
-            .into()
+        Fail::from(Blocked {
+            remote: args.remote.clone(),
+            refusal,
+        })
+        .into()
     };
 
     if here != ctx.repo.base {
@@ -523,5 +526,22 @@ impl Check<'_> {
             }
         }
         Ok(None)
+    }
+}
+
+/// A push the hook blocks (exit 1, so git stops it): to which remote, and why.
+#[derive(Debug, thiserror::Error)]
+#[error("push to {remote} blocked: {}", refusal.why)]
+struct Blocked {
+    remote: String,
+    refusal: Refusal,
+}
+
+impl Kind for Blocked {
+    fn code(&self) -> Code {
+        Code::Failed
+    }
+    fn hints(&self) -> Vec<String> {
+        vec![self.refusal.hint.to_owned()]
     }
 }

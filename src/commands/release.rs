@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::Result;
 
 use crate::cli::ReleaseArgs;
-use crate::ground::error::{failed, refused};
+use crate::ground::error::{Code, Fail, Kind};
 use crate::lifecycle::release::StepsJson;
 use crate::lifecycle::release::{release_gone, release_verified};
 use crate::session::context::Context;
@@ -22,22 +22,10 @@ pub fn run(ctx: &Context, args: &ReleaseArgs, out: &mut dyn Write) -> Result<i32
     let done = match report.verdict {
         Verdict::Verified => release_verified(ctx, &report, grace)?,
         Verdict::Prunable => release_gone(ctx, &report, grace)?,
-        Verdict::Unseeded => {
-            return Err(refused(format!(
-                "{} is not managed by kardwt (no record); nothing was released",
-                path.display()
-            ))
-            .hint(format!(
-                "record it first with git kardwt prepare --path {}",
-                crate::ground::quote::sh_path(&path)
-            ))
-            .into())
-        }
-        Verdict::Absent => return Err(failed(report.explain()).into()),
+        Verdict::Unseeded => return Err(Fail::from(Refusal::Unmanaged { path }).into()),
+        Verdict::Absent => return Err(Fail::from(Refusal::Absent(report.explain())).into()),
         Verdict::Base | Verdict::Foreign => {
-            return Err(refused(report.explain())
-                .hint("kardwt releases only worktrees it verifies")
-                .into())
+            return Err(Fail::from(Refusal::Unverified(report.explain())).into())
         }
     };
     if args.json {
@@ -58,4 +46,36 @@ pub fn run(ctx: &Context, args: &ReleaseArgs, out: &mut dyn Write) -> Result<i32
         writeln!(out, "released {}", done.path.display())?;
     }
     Ok(0)
+}
+
+/// Why `release` will not release the tree it was named.
+#[derive(Debug, thiserror::Error)]
+enum Refusal {
+    #[error("{} is not managed by kardwt (no record); nothing was released", path.display())]
+    Unmanaged { path: std::path::PathBuf },
+    /// Neither a directory nor a registration: verification's account of it.
+    #[error("{0}")]
+    Absent(String),
+    /// The base checkout or a tree kardwt does not verify: verification's words.
+    #[error("{0}")]
+    Unverified(String),
+}
+
+impl Kind for Refusal {
+    fn code(&self) -> Code {
+        match self {
+            Refusal::Absent(_) => Code::Failed,
+            Refusal::Unmanaged { .. } | Refusal::Unverified(_) => Code::Refused,
+        }
+    }
+    fn hints(&self) -> Vec<String> {
+        match self {
+            Refusal::Unmanaged { path } => vec![format!(
+                "record it first with git kardwt prepare --path {}",
+                crate::ground::quote::sh_path(path)
+            )],
+            Refusal::Absent(_) => Vec::new(),
+            Refusal::Unverified(_) => vec!["kardwt releases only worktrees it verifies".into()],
+        }
+    }
 }

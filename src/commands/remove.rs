@@ -2,12 +2,13 @@
 //! remove through [`crate::lifecycle::remove`], or clear what a failed removal left of the card's tree
 //! ([`crate::lifecycle::remnant`]); the steps on stdout (or one JSON object).
 use std::io::Write;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Result;
 
 use crate::cli::RemoveArgs;
-use crate::ground::error::{failed, refused};
+use crate::ground::error::{Code, Fail, Kind};
 use crate::lifecycle::release::StepsJson;
 use crate::lifecycle::remove::{remove_verified, Options, Processes, Removal};
 use crate::session::context::Context;
@@ -30,19 +31,11 @@ pub fn run(ctx: &Context, args: &RemoveArgs, out: &mut dyn Write) -> Result<i32>
     }
     match report.verdict {
         Verdict::Verified => {}
-        Verdict::Unseeded => {
-            return Err(refused(format!("{} is not managed by kardwt (no record)", path.display()))
-                .hint(format!("remove it with git worktree remove {}, or record it first with git kardwt prepare --path", crate::ground::quote::sh_path(&path)))
-                .into())
-        }
-        Verdict::Absent => return Err(failed(report.explain()).into()),
+        Verdict::Unseeded => return Err(Fail::from(Refusal::Unmanaged { path }).into()),
+        Verdict::Absent => return Err(Fail::from(Refusal::Absent(report.explain())).into()),
         Verdict::Prunable => return remove_gone(ctx, args, &report, out),
-        Verdict::Base | Verdict::Foreign => {
-            return Err(refused(report.explain()).hint(match report.verdict {
-                    Verdict::Base => "this is the base checkout (the main worktree the cards are made from), which kardwt never removes; git kardwt list shows the card worktrees, and git kardwt remove <card> removes one",
-                    _ => "kardwt removes only worktrees it verifies; inspect it and remove it by hand",
-                }).into())
-        }
+        Verdict::Base => return Err(Fail::from(Refusal::Base(report.explain())).into()),
+        Verdict::Foreign => return Err(Fail::from(Refusal::Foreign(report.explain())).into()),
     }
     let opts = Options {
         force: args.force,
@@ -72,11 +65,10 @@ fn remove_gone(
     if let Some(why) =
         crate::lifecycle::remove::prune_gone(ctx, &done.card, &report.path, deadline, note)?
     {
-        return Err(failed(format!(
-            "{} was gone and what its record held is released, but git could not prune its registration: {why}",
-            report.path.display()
-        ))
-        .hint("fix what git names, then run git worktree prune (a locked entry: git worktree unlock first)")
+        return Err(Fail::from(Refusal::Unpruned {
+            path: report.path.clone(),
+            why,
+        })
         .into());
     }
     done.steps.push(crate::lifecycle::step::Step {
@@ -117,4 +109,58 @@ fn print(out: &mut dyn Write, json: bool, removal: Removal) -> Result<i32> {
         writeln!(out, "removed {}", path.display())?;
     }
     Ok(0)
+}
+
+/// Why `remove` will not remove the tree it was named.
+#[derive(Debug, thiserror::Error)]
+enum Refusal {
+    #[error("{} is not managed by kardwt (no record)", path.display())]
+    Unmanaged { path: PathBuf },
+    /// Neither a directory nor a registration: verification's account of it.
+    #[error("{0}")]
+    Absent(String),
+    #[error("{0}")]
+    Base(String),
+    #[error("{0}")]
+    Foreign(String),
+    /// Its directory was gone and its resources are released; git would not prune it.
+    #[error(
+        "{} was gone and what its record held is released, but git could not prune its \
+         registration: {why}",
+        path.display()
+    )]
+    Unpruned {
+        path: PathBuf,
+        why: crate::lifecycle::remove::PruneRefused,
+    },
+}
+
+impl Kind for Refusal {
+    fn code(&self) -> Code {
+        match self {
+            Refusal::Absent(_) | Refusal::Unpruned { .. } => Code::Failed,
+            Refusal::Unmanaged { .. } | Refusal::Base(_) | Refusal::Foreign(_) => Code::Refused,
+        }
+    }
+    fn hints(&self) -> Vec<String> {
+        let hint = match self {
+            Refusal::Unmanaged { path } => format!(
+                "remove it with git worktree remove {}, or record it first with git kardwt \
+                 prepare --path",
+                crate::ground::quote::sh_path(path)
+            ),
+            Refusal::Absent(_) => return Vec::new(),
+            Refusal::Base(_) => "this is the base checkout (the main worktree the cards are made \
+                                 from), which kardwt never removes; git kardwt list shows the card \
+                                 worktrees, and git kardwt remove <card> removes one"
+                .into(),
+            Refusal::Foreign(_) => {
+                "kardwt removes only worktrees it verifies; inspect it and remove it by hand".into()
+            }
+            Refusal::Unpruned { .. } => "fix what git names, then run git worktree prune (a \
+                                         locked entry: git worktree unlock first)"
+                .into(),
+        };
+        vec![hint]
+    }
 }

@@ -18,7 +18,7 @@ use serde::Deserialize;
 
 use crate::cli::{ClaudeCommand, GlobalArgs};
 use crate::ground::card::CardId;
-use crate::ground::error::{self, usage};
+use crate::ground::error::{self, Code, Fail, Kind};
 use crate::guard::shell_quote;
 use crate::session::context::Context;
 use crate::state::record::Record;
@@ -59,7 +59,7 @@ pub fn card_for(name: &str) -> CardId {
 }
 
 /// Read the hook's JSON payload from stdin (only the first value; unknown fields ignored).
-fn payload<T: DeserializeOwned>(event: &str) -> Result<T> {
+fn payload<T: DeserializeOwned>(event: &'static str) -> Result<T> {
     let mut text = Vec::new();
     std::io::stdin()
         .lock()
@@ -68,14 +68,8 @@ fn payload<T: DeserializeOwned>(event: &str) -> Result<T> {
     let mut values = serde_json::Deserializer::from_slice(&text).into_iter::<T>();
     match values.next() {
         Some(Ok(v)) => Ok(v),
-        Some(Err(e)) => Err(usage(format!(
-            "the {event} payload on stdin is not the JSON Claude Code sends: {e}"
-        ))
-        .hint("git kardwt runner claude is run by Claude Code's hooks (githooks/runners/claude/hooks.json)")
-        .into()),
-        None => Err(usage(format!("no {event} payload on stdin"))
-            .hint("Claude Code sends the hook's JSON on stdin")
-            .into()),
+        Some(Err(error)) => Err(Fail::from(Payload::NotJson { event, error }).into()),
+        None => Err(Fail::from(Payload::Missing { event }).into()),
     }
 }
 
@@ -85,22 +79,11 @@ fn create(global: GlobalArgs, out: &mut dyn Write) -> Result<i32> {
     let card = card_for(&p.name);
     let cwd = match p.cwd {
         Some(cwd) if cwd.is_absolute() => cwd,
-        Some(cwd) => {
-            return Err(usage(format!(
-                "the payload's cwd {} is not an absolute path",
-                cwd.display()
-            ))
-            .hint("Claude Code runs the hook with the session's project directory as cwd")
-            .into())
-        }
+        Some(cwd) => return Err(Fail::from(Payload::RelativeCwd(cwd)).into()),
         None => std::env::current_dir()?,
     };
     if !cwd.is_dir() {
-        return Err(
-            usage(format!("cannot enter the payload's cwd {}", cwd.display()))
-                .hint("Claude Code runs the hook with the session's project directory as cwd")
-                .into(),
-        );
+        return Err(Fail::from(Payload::NoCwd(cwd)).into());
     }
     let ctx = Context::at(global, cwd, None)?;
     // The library `add` with `add`'s own defaults: no command line, no printed path.
@@ -423,6 +406,41 @@ fn remove_clean(ctx: &Context, report: &verify::Report, rec: &Record) -> Result<
         );
     }
     Ok(Disposal::Gone)
+}
+
+/// What is wrong with the payload Claude Code sent a hook on stdin: a usage error (exit 2).
+#[derive(Debug, thiserror::Error)]
+enum Payload {
+    #[error("the {event} payload on stdin is not the JSON Claude Code sends: {error}")]
+    NotJson {
+        event: &'static str,
+        error: serde_json::Error,
+    },
+    #[error("no {event} payload on stdin")]
+    Missing { event: &'static str },
+    #[error("the payload's cwd {} is not an absolute path", .0.display())]
+    RelativeCwd(PathBuf),
+    #[error("cannot enter the payload's cwd {}", .0.display())]
+    NoCwd(PathBuf),
+}
+
+impl Kind for Payload {
+    fn code(&self) -> Code {
+        Code::Usage
+    }
+    fn hints(&self) -> Vec<String> {
+        vec![match self {
+            Payload::NotJson { .. } => {
+                "git kardwt runner claude is run by Claude Code's hooks \
+                                        (githooks/runners/claude/hooks.json)"
+            }
+            Payload::Missing { .. } => "Claude Code sends the hook's JSON on stdin",
+            Payload::RelativeCwd(_) | Payload::NoCwd(_) => {
+                "Claude Code runs the hook with the session's project directory as cwd"
+            }
+        }
+        .into()]
+    }
 }
 
 #[cfg(test)]

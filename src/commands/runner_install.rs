@@ -18,7 +18,7 @@ use anyhow::{Context as _, Result};
 
 use crate::cli::{RunnerInstallArgs, RunnerKind};
 use crate::git;
-use crate::ground::error::refused;
+use crate::ground::error::{Code, Fail, Kind};
 use crate::install::runner_files::{self as rc, MergeError, Planned};
 use crate::session::context::Context;
 
@@ -81,12 +81,7 @@ fn user(top: &Path, print: bool) -> Result<()> {
     if let Some(file) = std::env::var_os("GIT_CONFIG_GLOBAL").map(PathBuf::from) {
         let regular = file.symlink_metadata().map(|m| m.is_file());
         if matches!(regular, Ok(false)) {
-            return Err(refused(format!(
-                "GIT_CONFIG_GLOBAL names {}, which is not a regular file: git would block reading it, or replace it to set alias.kardwt; nothing was written",
-                file.display()
-            ))
-            .hint("unset GIT_CONFIG_GLOBAL (or point it at your git config file), then run this again")
-            .into());
+            return Err(Fail::from(Refusal::NotAFile(file)).into());
         }
     }
     let have = git::user_config_get(top, "alias.kardwt");
@@ -96,11 +91,7 @@ fn user(top: &Path, print: bool) -> Result<()> {
             return Ok(());
         }
         Some(v) if !rc::is_our_alias(v) => {
-            return Err(refused(format!(
-                "your git config already has an alias.kardwt that kardwt did not write ({v:?}); nothing was written"
-            ))
-            .hint("remove it (git config --global --unset alias.kardwt), then run this again")
-            .into())
+            return Err(Fail::from(Refusal::TheirAlias(v.clone())).into())
         }
         _ => {}
     }
@@ -121,10 +112,10 @@ fn user(top: &Path, print: bool) -> Result<()> {
 fn plan(top: &Path, runner: RunnerKind) -> Result<Vec<Planned>> {
     let json = |rel: &'static str, merged: Result<Option<String>, MergeError>| -> Result<Planned> {
         let content = merged.map_err(|why| {
-            refused(format!("{why}; nothing was written")).hint(format!(
-                "fix or move {} by hand, then run this again",
-                top.join(rel).display()
-            ))
+            Fail::from(Refusal::Unmergeable {
+                why,
+                file: top.join(rel),
+            })
         })?;
         Ok(Planned {
             rel,
@@ -138,14 +129,7 @@ fn plan(top: &Path, runner: RunnerKind) -> Result<Vec<Planned>> {
             None => Some(want),
             Some(have) if have == want => None,
             Some(have) if rc::is_our_script(&have) => Some(want),
-            Some(_) => {
-                return Err(refused(format!(
-                    "{} exists and is not kardwt's recipe; nothing was written",
-                    top.join(rel).display()
-                ))
-                .hint("move it away, then run this again")
-                .into())
-            }
+            Some(_) => return Err(Fail::from(Refusal::NotOurs(top.join(rel))).into()),
         };
         Ok(Planned {
             rel,
@@ -252,12 +236,7 @@ fn checked(top: &Path, rel: &str) -> Result<PathBuf> {
         at.push(part);
         match at.symlink_metadata() {
             Ok(m) if m.file_type().is_symlink() => {
-                return Err(refused(format!(
-                    "{} is a symbolic link: kardwt writes runner configuration only into real files and directories",
-                    at.display()
-                ))
-                .hint("replace it with the file itself, then run this again")
-                .into())
+                return Err(Fail::from(Refusal::Symlink(at)).into())
             }
             _ => {}
         }
@@ -282,4 +261,55 @@ fn write_file(top: &Path, rel: &str, text: &str, executable: bool) -> Result<()>
         return Err(anyhow::Error::new(e).context(format!("could not write {}", path.display())));
     }
     Ok(())
+}
+
+/// Why a runner's files were not written: every one a refusal (exit 3), nothing written.
+#[derive(Debug, thiserror::Error)]
+enum Refusal {
+    /// A JSON file kardwt would merge into holds what it cannot merge with.
+    #[error("{why}; nothing was written")]
+    Unmergeable { why: MergeError, file: PathBuf },
+    #[error("{} exists and is not kardwt's recipe; nothing was written", .0.display())]
+    NotOurs(PathBuf),
+    #[error(
+        "{} is a symbolic link: kardwt writes runner configuration only into real files and \
+         directories",
+        .0.display()
+    )]
+    Symlink(PathBuf),
+    #[error(
+        "GIT_CONFIG_GLOBAL names {}, which is not a regular file: git would block reading it, or \
+         replace it to set alias.kardwt; nothing was written",
+        .0.display()
+    )]
+    NotAFile(PathBuf),
+    #[error(
+        "your git config already has an alias.kardwt that kardwt did not write ({0:?}); nothing \
+         was written"
+    )]
+    TheirAlias(String),
+}
+
+impl Kind for Refusal {
+    fn code(&self) -> Code {
+        Code::Refused
+    }
+    fn hints(&self) -> Vec<String> {
+        vec![match self {
+            Refusal::Unmergeable { file, .. } => {
+                format!(
+                    "fix or move {} by hand, then run this again",
+                    file.display()
+                )
+            }
+            Refusal::NotOurs(_) => "move it away, then run this again".into(),
+            Refusal::Symlink(_) => "replace it with the file itself, then run this again".into(),
+            Refusal::NotAFile(_) => "unset GIT_CONFIG_GLOBAL (or point it at your git config \
+                                     file), then run this again"
+                .into(),
+            Refusal::TheirAlias(_) => {
+                "remove it (git config --global --unset alias.kardwt), then run this again".into()
+            }
+        }]
+    }
 }

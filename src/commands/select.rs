@@ -9,7 +9,7 @@ use anyhow::Result;
 use crate::cli::SelectArgs;
 use crate::git::repo::Head;
 use crate::ground::card::CardId;
-use crate::ground::error::{refused, usage};
+use crate::ground::error::{Code, Fail, Kind};
 use crate::session::context::Context;
 use crate::state::record::State;
 use crate::verify::{self, Verdict};
@@ -17,9 +17,7 @@ use crate::verify::{self, Verdict};
 pub fn run(ctx: &Context, args: &SelectArgs, out: &mut dyn Write) -> Result<i32> {
     let card = CardId::parse(&args.card)?;
     if !args.existing_or_base {
-        return Err(usage("select needs --existing-or-base")
-            .hint("git kardwt select <card> --existing-or-base prints the card's ready worktree, else the base")
-            .into());
+        return Err(Fail::from(Refusal::NoFallback).into());
     }
     // Only the card's claim and its worktree's record are read, not every record.
     let default = ctx.root().join(card.dir_name());
@@ -28,11 +26,7 @@ pub fn run(ctx: &Context, args: &SelectArgs, out: &mut dyn Write) -> Result<i32>
     let report = verify::verify(&ctx.repo, &entries, &path, Some(&card));
     let fallback = match (report.verdict, report.state()) {
         (Verdict::Verified, Some(State::Ready)) => None,
-        (Verdict::Foreign, _) => {
-            return Err(refused(report.explain())
-                .hint("kardwt will not select it; inspect and repair or move it by hand")
-                .into())
-        }
+        (Verdict::Foreign, _) => return Err(Fail::from(Refusal::Foreign(report.explain())).into()),
         (Verdict::Verified, Some(state)) => {
             Some(format!("card {card}'s worktree is {}", state.as_str()))
         }
@@ -84,4 +78,36 @@ struct SelectJson<'a> {
     branch: Option<&'a str>,
     head: Option<&'a str>,
     drift: bool,
+}
+
+/// Why `select` prints no worktree.
+#[derive(Debug, thiserror::Error)]
+enum Refusal {
+    /// Only the base is a fallback, and it must be asked for (a usage error).
+    #[error("select needs --existing-or-base")]
+    NoFallback,
+    /// A tree kardwt does not verify: verification's words.
+    #[error("{0}")]
+    Foreign(String),
+}
+
+impl Kind for Refusal {
+    fn code(&self) -> Code {
+        match self {
+            Refusal::NoFallback => Code::Usage,
+            Refusal::Foreign(_) => Code::Refused,
+        }
+    }
+    fn hints(&self) -> Vec<String> {
+        vec![match self {
+            Refusal::NoFallback => {
+                "git kardwt select <card> --existing-or-base prints the \
+                                    card's ready worktree, else the base"
+            }
+            Refusal::Foreign(_) => {
+                "kardwt will not select it; inspect and repair or move it by hand"
+            }
+        }
+        .into()]
+    }
 }

@@ -43,11 +43,10 @@ pub fn decode(file: &Path, text: &str) -> Result<Config, Fail> {
         });
     if let Err(e) = worker {
         // Not the file's fault: the system refused a thread.
-        return Err(crate::ground::error::failed(format!(
-            "could not start a thread to decode {}: {e}",
-            file.display()
-        ))
-        .hint("a limit on processes or memory was reached; run the command again when fewer processes run"));
+        return Err(Fail::from(NoThread {
+            file: file.to_path_buf(),
+            error: e,
+        }));
     }
     let decoded = rx.recv_timeout(DECODE_BUDGET).ok();
     decoded
@@ -178,5 +177,26 @@ fn second_document(text: &str) -> Option<Result<yaml_serde::Location, yaml_serde
         Err((err, Some(_))) => err.location().map(Ok),
         Err((err, None)) => Some(Err(err)),
         Ok(()) => None,
+    }
+}
+
+/// The system refused the thread that decodes the rules: not the file's fault (exit 1).
+#[derive(Debug, thiserror::Error)]
+#[error("could not start a thread to decode {}: {error}", file.display())]
+struct NoThread {
+    file: std::path::PathBuf,
+    error: std::io::Error,
+}
+
+impl crate::ground::error::Kind for NoThread {
+    fn code(&self) -> crate::ground::error::Code {
+        crate::ground::error::Code::Failed
+    }
+    fn hints(&self) -> Vec<String> {
+        vec![
+            "a limit on processes or memory was reached; run the command again when fewer \
+              processes run"
+                .into(),
+        ]
     }
 }

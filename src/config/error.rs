@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
-use crate::ground::error::{usage, Fail};
+use crate::ground::error::{Code, Kind};
 
 #[derive(Debug, Error)]
 pub enum ConfigError {
@@ -60,22 +60,27 @@ pub fn stable_root_howto(example: &Path, hook: &str) -> String {
     )
 }
 
-impl From<ConfigError> for Fail {
-    fn from(err: ConfigError) -> Fail {
-        let fail = usage(err.to_string());
-        match err {
-            ConfigError::TooDeep { .. } => fail
-                .hint("write deep structures in block style, or move them out of the rules file"),
-            ConfigError::Invalid { key, .. } if key.ends_with("helpers.stable_root") => fail
-                .hint(format!(
+/// Every rules error is a usage error (exit 2).
+impl Kind for ConfigError {
+    fn code(&self) -> Code {
+        Code::Usage
+    }
+    fn hints(&self) -> Vec<String> {
+        match self {
+            ConfigError::TooDeep { .. } => vec![
+                "write deep structures in block style, or move them out of the rules file".into(),
+            ],
+            ConfigError::Invalid { key, .. } if key.ends_with("helpers.stable_root") => vec![
+                format!(
                     "hooks run only from beneath helpers.stable_root, an absolute directory \
                      outside every worktree: {STABLE_ROOT_WHY}"
-                ))
-                .hint(stable_root_howto(
+                ),
+                stable_root_howto(
                     Path::new("/usr/local/libexec/project-agent/prepare"),
                     "prepare",
-                )),
-            ConfigError::Invalid { .. } | ConfigError::Parser { .. } => fail,
+                ),
+            ],
+            ConfigError::Invalid { .. } | ConfigError::Parser { .. } => Vec::new(),
         }
     }
 }

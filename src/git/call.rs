@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 
-use crate::ground::error::{Code, Fail};
+use crate::ground::error::Fail;
 
 /// Is `KARDWT_TRACE=1` set? Read once.
 fn tracing() -> bool {
@@ -186,11 +186,10 @@ impl<'a> Call<'a> {
             .with_context(|| format!("`git {}` did not complete", shown(&self.args)))?;
         let Some(out) = captured else {
             trace(Some(self.dir), &self.args, started, None);
-            return Err(
-                Fail::new(Code::Deadline, "the action deadline passed while git ran")
-                    .hint("raise --timeout or worktree.action_timeout_seconds")
-                    .into(),
-            );
+            return Err(Fail::from(crate::sys::time::Overran {
+                during: "while git ran".into(),
+            })
+            .into());
         };
         trace(Some(self.dir), &self.args, started, out.status.code());
         Ok(Output {

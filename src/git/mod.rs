@@ -107,6 +107,15 @@ mod tests {
             "{}",
             f.message
         );
+        assert!(matches!(
+            f.kind(),
+            Some(super::remote::Unreachable::NoRef { what, .. }) if what == "refs/heads/nope"
+        ));
+        let f = super::remote_failure("origin", None, "its HEAD", raw);
+        assert!(matches!(
+            f.kind(),
+            Some(super::remote::Unreachable::NoRemote { remote }) if remote == "origin"
+        ));
     }
 
     #[test]

@@ -3,6 +3,8 @@
 //! symlinks of a pushed tree, and whether a path or a symlink target must not leave the machine.
 use std::collections::BTreeMap;
 
+use crate::ground::error::{Code, Kind};
+
 /// One line git gives pre-push on stdin.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RefUpdate {
@@ -36,6 +38,12 @@ pub fn is_oid(oid: &str) -> bool {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unexpected pre-push input line {0:?}")]
 pub struct BadLine(pub String);
+
+impl Kind for BadLine {
+    fn code(&self) -> Code {
+        Code::Failed
+    }
+}
 
 /// Parse git's `<local ref> <local oid> <remote ref> <remote oid>` lines; blank lines are
 /// skipped, a malformed one (or an object id that is not hex) is an error naming it.

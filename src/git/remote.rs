@@ -7,7 +7,7 @@ use anyhow::Result;
 
 use super::argv::Argv;
 use super::call::{run, Call, Output};
-use crate::ground::error::{Code, Fail};
+use crate::ground::error::{Code, Fail, Kind};
 use crate::sys::lock::RepoLock;
 
 /// Fetch exactly `refspec` from `remote`: no tags, no pruning, no FETCH_HEAD, no submodules,
@@ -78,34 +78,69 @@ pub fn symref_head(stdout: &str) -> Option<String> {
 /// remote's configured URL (`None`: no such remote); `what` names what was asked
 /// (`its HEAD`, `refs/heads/main`); `stderr` is git's own.
 pub fn remote_failure(remote: &str, url: Option<&str>, what: &str, stderr: &str) -> Fail {
-    let Some(url) = url else {
-        return Fail::new(
-            Code::Usage,
-            format!("this repository has no remote named {remote} to fetch the base from"),
-        )
-        .hint(format!(
-            "add it (git remote add {remote} <url>) or name another one with worktree.base.remote"
-        ));
+    let (remote, what) = (remote.to_owned(), what.to_owned());
+    let Some(url) = url.map(str::to_owned) else {
+        return Fail::from(Unreachable::NoRemote { remote });
     };
     if stderr.contains("couldn't find remote ref") {
-        return Fail::new(
-            Code::Usage,
-            format!("the remote {remote} ({url}) has no {what}"),
-        )
-        .hint(format!(
-            "set worktree.base.ref to a branch {remote} has (git ls-remote --heads {remote} lists them)"
-        ));
+        return Fail::from(Unreachable::NoRef { remote, url, what });
     }
-    Fail::new(
-        Code::Failed,
-        format!(
-            "could not reach the remote {remote} ({url}) to fetch {what}: {}",
-            git_cause(stderr)
-        ),
-    )
-    .hint(format!(
-        "check the URL (git remote set-url {remote} <url>), the network and your credentials, then retry"
-    ))
+    let cause = git_cause(stderr);
+    Fail::from(Unreachable::Unreached {
+        remote,
+        url,
+        what,
+        cause,
+    })
+}
+
+/// Why the base could not be fetched from a remote (`url`: its configured URL; `what`: what
+/// was asked, `its HEAD` or a ref).
+#[derive(Debug, thiserror::Error)]
+pub enum Unreachable {
+    /// No remote of that name: a setting to fix (exit 2).
+    #[error("this repository has no remote named {remote} to fetch the base from")]
+    NoRemote { remote: String },
+    /// The remote lacks the ref: a setting to fix (exit 2).
+    #[error("the remote {remote} ({url}) has no {what}")]
+    NoRef {
+        remote: String,
+        url: String,
+        what: String,
+    },
+    /// git could not reach it: `cause`, git's first error line (exit 1).
+    #[error("could not reach the remote {remote} ({url}) to fetch {what}: {cause}")]
+    Unreached {
+        remote: String,
+        url: String,
+        what: String,
+        cause: String,
+    },
+}
+
+impl Kind for Unreachable {
+    fn code(&self) -> Code {
+        match self {
+            Unreachable::NoRemote { .. } | Unreachable::NoRef { .. } => Code::Usage,
+            Unreachable::Unreached { .. } => Code::Failed,
+        }
+    }
+    fn hints(&self) -> Vec<String> {
+        vec![match self {
+            Unreachable::NoRemote { remote } => format!(
+                "add it (git remote add {remote} <url>) or name another one with \
+                 worktree.base.remote"
+            ),
+            Unreachable::NoRef { remote, .. } => format!(
+                "set worktree.base.ref to a branch {remote} has (git ls-remote --heads {remote} \
+                 lists them)"
+            ),
+            Unreachable::Unreached { remote, .. } => format!(
+                "check the URL (git remote set-url {remote} <url>), the network and your \
+                 credentials, then retry"
+            ),
+        }]
+    }
 }
 
 /// git's first `fatal:`/`error:` line without its prefix, on one line and capped (pure).

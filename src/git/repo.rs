@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use crate::ground::error::usage;
+use crate::ground::error::{Code, Fail, Kind};
 
 /// The repository kardwt works on, as seen from the caller's directory.
 pub struct Repo {
@@ -63,8 +63,10 @@ impl Repo {
             gix::discover(cwd)
         };
         let gix = found.map_err(|e| {
-            usage(format!("not in a git repository ({}): {e}", cwd.display()))
-                .hint("run git kardwt from inside the repository whose worktrees it manages")
+            Fail::from(NoRepo::Outside {
+                cwd: cwd.to_owned(),
+                why: e.to_string(),
+            })
         })?;
         let common_dir = canonical(gix.common_dir())?;
         let current = match gix.workdir() {
@@ -82,11 +84,9 @@ impl Repo {
             main.workdir().map(canonical).transpose()?
         };
         let base = base.ok_or_else(|| {
-            usage(format!(
-                "the repository at {} has no main worktree (it is bare)",
-                common_dir.display()
-            ))
-            .hint("git kardwt needs a non-bare base checkout to create worktrees from")
+            Fail::from(NoRepo::Bare {
+                common_dir: common_dir.clone(),
+            })
         })?;
         Ok(Repo {
             common_dir,
@@ -397,6 +397,32 @@ fn lexically_normal(p: &Path) -> PathBuf {
         }
     }
     out
+}
+
+/// Why there is no repository to work in (a usage error: where kardwt runs).
+#[derive(Debug, thiserror::Error)]
+pub enum NoRepo {
+    #[error("not in a git repository ({}): {why}", cwd.display())]
+    Outside { cwd: PathBuf, why: String },
+    #[error("the repository at {} has no main worktree (it is bare)", common_dir.display())]
+    Bare { common_dir: PathBuf },
+}
+
+impl Kind for NoRepo {
+    fn code(&self) -> Code {
+        Code::Usage
+    }
+    fn hints(&self) -> Vec<String> {
+        vec![match self {
+            NoRepo::Outside { .. } => {
+                "run git kardwt from inside the repository whose worktrees it manages"
+            }
+            NoRepo::Bare { .. } => {
+                "git kardwt needs a non-bare base checkout to create worktrees from"
+            }
+        }
+        .into()]
+    }
 }
 
 #[cfg(test)]

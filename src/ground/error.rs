@@ -4,6 +4,12 @@
 //! with that kind's code, anything else with 1 (failed). A [`Fail`] can wrap its cause
 //! ([`Fail::caused_by`], [`Fail::wrap`]): the cause stays in the chain (printed as `caused by:`,
 //! its hints kept) instead of becoming part of a string.
+//!
+//! Each domain names its errors in a `thiserror` enum that implements [`Kind`]: the variant fixes
+//! the exit code and the hints, and the one conversion `Fail::from` carries them, the typed error
+//! kept inside so a caller or a test matches the variant ([`Fail::kind`], [`kind_of`]) instead of
+//! a substring. In a function returning `anyhow::Result`, convert with `Fail::from` before `?`
+//! or `into()`: anyhow would otherwise take the enum as a plain error, which exits 1.
 use std::fmt;
 
 /// The exit codes of the contract.
@@ -34,6 +40,45 @@ pub struct Fail {
     pub hints: Vec<String>,
     /// The error this one wraps, kept whole (its own [`Fail`], code and chain included).
     pub source: Option<anyhow::Error>,
+    /// The typed error this one was made from, if any: its message is `message`, its source
+    /// this error's source.
+    kind: Option<Box<dyn std::error::Error + Send + Sync>>,
+}
+
+/// A domain's typed error: its variant fixes the exit code and the hints.
+pub trait Kind: std::error::Error + Send + Sync + 'static {
+    fn code(&self) -> Code;
+    fn hints(&self) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// The one conversion of every typed error into the [`Fail`] that carries its code and hints.
+impl<E: Kind> From<E> for Fail {
+    fn from(kind: E) -> Fail {
+        Fail {
+            code: kind.code(),
+            message: kind.to_string(),
+            hints: kind.hints(),
+            source: None,
+            kind: Some(Box::new(kind)),
+        }
+    }
+}
+
+/// The exit code of an error that wraps `cause`: the cause's own when it carries one (a lock
+/// deadline stays 5), else `fallback`.
+pub fn code_or(cause: &anyhow::Error, fallback: Code) -> Code {
+    code_of(cause).unwrap_or(fallback)
+}
+
+/// The first typed error of kind `K` in the chain, if any.
+pub fn kind_of<K: Kind>(err: &anyhow::Error) -> Option<&K> {
+    err.chain().find_map(|e| {
+        e.downcast_ref::<Fail>()
+            .and_then(Fail::kind::<K>)
+            .or_else(|| e.downcast_ref::<K>())
+    })
 }
 
 impl Fail {
@@ -43,7 +88,12 @@ impl Fail {
             message: message.into(),
             hints: Vec::new(),
             source: None,
+            kind: None,
         }
+    }
+    /// The typed error this one was made from, when it is a `K`.
+    pub fn kind<K: Kind>(&self) -> Option<&K> {
+        self.kind.as_ref()?.downcast_ref::<K>()
     }
     /// Wrap `cause` with a message, keeping the cause's exit code when it carries one
     /// (a lock deadline stays 5), else `fallback`.
@@ -70,6 +120,9 @@ impl fmt::Display for Fail {
 
 impl std::error::Error for Fail {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        if let Some(kind) = &self.kind {
+            return kind.source();
+        }
         self.source
             .as_ref()
             .map(|e| -> &(dyn std::error::Error + 'static) { e.as_ref() })
@@ -79,11 +132,6 @@ impl std::error::Error for Fail {
 /// A usage or configuration error (exit 2).
 pub fn usage(message: impl Into<String>) -> Fail {
     Fail::new(Code::Usage, message)
-}
-
-/// A fail-closed refusal (exit 3).
-pub fn refused(message: impl Into<String>) -> Fail {
-    Fail::new(Code::Refused, message)
 }
 
 /// A plain failure (exit 1).
@@ -215,7 +263,8 @@ mod tests {
 
     #[test]
     fn code_of_wrapped_fail_is_found() {
-        let e = anyhow::Error::new(refused("foreign")).context("while adding card 9");
+        let e =
+            anyhow::Error::new(Fail::new(Code::Refused, "foreign")).context("while adding card 9");
         assert_eq!(exit_code(&e), 3);
         let text = render(&e);
         assert!(
@@ -246,6 +295,57 @@ mod tests {
         );
         let plain = Fail::wrap(Code::Usage, "bad rules", anyhow::anyhow!("io"));
         assert_eq!(plain.code, Code::Usage);
+    }
+
+    /// A typed error as a domain writes one: a plain variant, one with hints, one wrapping a cause.
+    #[derive(Debug, thiserror::Error)]
+    enum Sample {
+        #[error("{0} is foreign")]
+        Foreign(String),
+        #[error("could not seed")]
+        Seed {
+            #[source]
+            cause: anyhow::Error,
+        },
+    }
+
+    impl Kind for Sample {
+        fn code(&self) -> Code {
+            match self {
+                Sample::Foreign(_) => Code::Refused,
+                Sample::Seed { cause } => code_or(cause, Code::Failed),
+            }
+        }
+        fn hints(&self) -> Vec<String> {
+            match self {
+                Sample::Foreign(_) => vec!["move it".into()],
+                Sample::Seed { .. } => vec!["retry".into()],
+            }
+        }
+    }
+
+    #[test]
+    fn a_typed_error_becomes_a_fail_with_its_variants_code_hints_and_cause() {
+        let e = anyhow::Error::new(Fail::from(Sample::Foreign("/x".into())));
+        assert_eq!(exit_code(&e), 3);
+        assert_eq!(render(&e), "error: /x is foreign\nhint: move it\n");
+        assert!(matches!(kind_of::<Sample>(&e), Some(Sample::Foreign(p)) if p == "/x"));
+
+        let deadline = anyhow::Error::new(Fail::new(Code::Deadline, "lock").hint("wait"))
+            .context("while taking the card lock");
+        let e = anyhow::Error::new(Fail::from(Sample::Seed { cause: deadline }));
+        assert_eq!(exit_code(&e), 5);
+        assert_eq!(
+            render(&e),
+            "error: could not seed\ncaused by: while taking the card lock\ncaused by: lock\n\
+             hint: retry\nhint: wait\n"
+        );
+        let e = anyhow::Error::new(Fail::from(Sample::Seed {
+            cause: anyhow::anyhow!("io"),
+        }))
+        .context("while adding");
+        assert_eq!(exit_code(&e), 1);
+        assert!(matches!(kind_of::<Sample>(&e), Some(Sample::Seed { .. })));
     }
 
     #[test]

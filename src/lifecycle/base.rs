@@ -6,9 +6,10 @@ use std::time::Instant;
 
 use anyhow::{Context as _, Result};
 
+use crate::config::NameError;
 use crate::config::{CheckoutMode, Config};
 use crate::ground::card::CardId;
-use crate::ground::error::usage;
+use crate::ground::error::{Code, Fail, Kind};
 use crate::{git, git::repo, sys::lock};
 
 /// The variable `add` sets on its own `git worktree add`, naming the target path, so that
@@ -54,10 +55,12 @@ impl Asked {
     /// `--base NAME`: `main`, `refs/heads/main`, `v1.2`, `refs/tags/v1.2` or a full commit id;
     /// anything git would not take as one (an option, `..`, another kind of ref) is a usage
     /// error (exit 2).
-    pub fn parse(name: &str) -> Result<Asked> {
-        let refuse = |why: crate::config::NameError| {
-            usage(format!("--base {}: {why}", crate::config::quote(name)))
-                .hint("--base takes a branch, tag or commit the remote has, e.g. --base release/1.2, --base v1.2 or a full commit id")
+    pub fn parse(name: &str) -> Result<Asked, Fail> {
+        let refuse = |why| {
+            Fail::from(Refusal::BadName {
+                name: name.to_owned(),
+                why,
+            })
         };
         let is_hex = |n: &str| {
             n.bytes()
@@ -153,12 +156,12 @@ fn resolve_name(base: &Path, remote: &str, name: &str, deadline: Instant) -> Res
     let has = |r: &str| out.stdout.lines().any(|l| l.split('\t').nth(1) == Some(r));
     match wanted.iter().find(|r| has(r)) {
         Some(r) => Ok(r.clone()),
-        None => Err(usage(format!(
-            "--base {name}: the remote {remote} has no branch or tag {name}; nothing was created"
-        ))
-        .hint(format!(
-            "give --base a branch, tag or commit {remote} has (git ls-remote --heads --tags {remote} lists its branches and tags)"
-        ))
+        None => Err(Fail::from(Refusal::Lacks {
+            remote: remote.to_owned(),
+            asked: name.to_owned(),
+            what: "branch or tag",
+            base_ref: name.to_owned(),
+        })
         .into()),
     }
 }
@@ -188,13 +191,12 @@ fn asked_failure(
         _ if base_ref.starts_with("refs/tags/") => "tag",
         _ => "branch",
     };
-    usage(format!(
-        "--base {}: the remote {remote} has no {what} {base_ref}; nothing was created",
-        asked.shown()
-    ))
-    .hint(format!(
-        "give --base a branch, tag or commit {remote} has (git ls-remote --heads --tags {remote} lists its branches and tags)"
-    ))
+    Fail::from(Refusal::Lacks {
+        remote: remote.to_owned(),
+        asked: asked.shown().to_owned(),
+        what,
+        base_ref: base_ref.to_owned(),
+    })
 }
 
 /// The branch the remote's HEAD names, as the remote reports it now.
@@ -205,18 +207,64 @@ pub fn remote_head(base: &Path, remote: &str, deadline: Instant) -> Result<Strin
         return Err(git::remote_failure(remote, url.as_deref(), "its HEAD", &out.stderr).into());
     }
     let head = git::symref_head(&out.stdout).ok_or_else(|| {
-        usage(format!("the remote {remote} reports no HEAD branch"))
-            .hint("name the base explicitly with worktree.base.ref (e.g. refs/heads/main)")
+        Fail::from(Refusal::NoHead {
+            remote: remote.to_owned(),
+        })
     })?;
     // What the remote says is outside input too: no value becomes an option.
     crate::config::check_branch_ref(&head).map_err(|why| {
-        usage(format!(
-            "the remote {remote} names HEAD {}: {why}",
-            crate::config::quote(&head)
-        ))
-        .hint("name the base explicitly with worktree.base.ref (e.g. refs/heads/main)")
+        Fail::from(Refusal::BadHead {
+            remote: remote.to_owned(),
+            head: head.clone(),
+            why,
+        })
     })?;
     Ok(head)
+}
+
+/// Why no base can be fetched for a new tree: every one a usage error (exit 2), since what
+/// names the base (`--base`, the rules, the remote's HEAD) is the user's to change.
+#[derive(Debug, thiserror::Error)]
+pub enum Refusal {
+    /// `--base` names nothing git would take as a branch, tag or commit.
+    #[error("--base {}: {why}", crate::config::quote(name))]
+    BadName { name: String, why: NameError },
+    /// The remote has no `what` (branch, tag, commit) `base_ref` that `--base asked` named.
+    #[error("--base {asked}: the remote {remote} has no {what} {base_ref}; nothing was created")]
+    Lacks {
+        remote: String,
+        asked: String,
+        what: &'static str,
+        base_ref: String,
+    },
+    #[error("the remote {remote} reports no HEAD branch")]
+    NoHead { remote: String },
+    #[error("the remote {remote} names HEAD {}: {why}", crate::config::quote(head))]
+    BadHead {
+        remote: String,
+        head: String,
+        why: NameError,
+    },
+}
+
+impl Kind for Refusal {
+    fn code(&self) -> Code {
+        Code::Usage
+    }
+    fn hints(&self) -> Vec<String> {
+        vec![match self {
+            Refusal::BadName { .. } => "--base takes a branch, tag or commit the remote has, e.g. \
+                                        --base release/1.2, --base v1.2 or a full commit id"
+                .into(),
+            Refusal::Lacks { remote, .. } => format!(
+                "give --base a branch, tag or commit {remote} has (git ls-remote --heads --tags \
+                 {remote} lists its branches and tags)"
+            ),
+            Refusal::NoHead { .. } | Refusal::BadHead { .. } => {
+                "name the base explicitly with worktree.base.ref (e.g. refs/heads/main)".into()
+            }
+        }]
+    }
 }
 
 /// The base a tree checked out on a kept branch really starts from: the fetched
@@ -241,4 +289,29 @@ pub fn behind(tree: &Path, rec: &crate::state::record::Record) -> Option<u64> {
     let args = ["rev-list", "--count", &format!("HEAD..{tracking}"), "--"];
     let out = git::raw_no_replace(tree, args.map(Into::into).to_vec(), None).ok()?;
     String::from_utf8_lossy(&out).trim().parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_base_git_would_not_take_is_a_bad_name_and_a_usage_error() {
+        assert_eq!(
+            Asked::parse("release/1.2").unwrap(),
+            Asked::Name("release/1.2".into())
+        );
+        let fail = Asked::parse("-x").unwrap_err();
+        assert_eq!(fail.code, Code::Usage);
+        let Some(Refusal::BadName { name, .. }) = fail.kind::<Refusal>() else {
+            panic!("not a bad name: {fail:?}");
+        };
+        assert_eq!(name, "-x");
+        assert!(matches!(
+            Asked::parse("refs/remotes/origin/x")
+                .unwrap_err()
+                .kind::<Refusal>(),
+            Some(Refusal::BadName { .. })
+        ));
+    }
 }

@@ -10,7 +10,7 @@ use anyhow::{Context as _, Result};
 
 use crate::config::{CheckoutMode, Config};
 use crate::ground::card::CardId;
-use crate::ground::error::refused;
+use crate::ground::error::Fail;
 use crate::seed::{self, Prep};
 use crate::session::context::Context;
 use crate::session::hold;
@@ -18,7 +18,11 @@ use crate::state::record::{self, Reason, Record, State};
 use crate::verify::{self, Verdict};
 use crate::{git::repo, sys::lock};
 
+mod refusal;
 mod unrecorded;
+
+use refusal::Leftover;
+pub use refusal::Refusal;
 
 /// What `add` is asked to do: the library form of `git kardwt add`'s arguments.
 #[derive(Debug, Clone, Default)]
@@ -98,15 +102,12 @@ pub fn add(ctx: &Context, args: &AddOptions) -> Result<Added> {
                 anyhow::bail!("internal error: a verified worktree without record");
             };
             if let Some(asked) = base.as_ref().filter(|b| !b.names(&rec.base_ref)) {
-                let asked = asked.shown();
-                return Err(refused(format!(
-                    "card {card}'s worktree {} was created from {}, not {asked}; nothing was changed",
-                    rec.path.display(),
-                    rec.base_ref
-                ))
-                .hint(format!(
-                    "run git kardwt add {card} without --base to reuse it, or remove it first (git kardwt remove {card}) to create it from {asked}"
-                ))
+                return Err(Fail::from(Refusal::OtherBase {
+                    card,
+                    path: rec.path,
+                    base_ref: rec.base_ref,
+                    asked: asked.shown().to_owned(),
+                })
                 .into());
             }
             action.reuse(rec, admin)?
@@ -114,13 +115,7 @@ pub fn add(ctx: &Context, args: &AddOptions) -> Result<Added> {
         Verdict::Unseeded if half_made(&report, cfg).is_some() => {
             let why = half_made(&report, cfg).unwrap_or(verify::Incomplete::NoIndex);
             if !hold::intended(common, &card, &path) {
-                return Err(refused(format!(
-                    "{} is a worktree kardwt has no record of, and {}; once it is repaired, run git kardwt add {card} again",
-                    path.display(),
-                    why.describe()
-                ))
-                .hint(why.repair(&path))
-                .into());
+                return Err(Fail::from(Refusal::HalfMade { path, card, why }).into());
             }
             // kardwt's own creation, interrupted before its record: never handed out, so it
             // is removed and created again (the branch is kept and checked out as it is).
@@ -139,27 +134,14 @@ pub fn add(ctx: &Context, args: &AddOptions) -> Result<Added> {
             }
             action.create(&path, &holder, None)?
         }
-        Verdict::Unseeded => {
-            return Err(refused(format!(
-                "{} is a worktree kardwt has no record of (unseeded)",
-                path.display()
-            ))
-            .hint(format!(
-                "to take it over as card {card}, run: git kardwt prepare --path {}",
-                crate::ground::quote::sh_path(&path)
-            ))
-            .into())
-        }
-        Verdict::Prunable => {
-            return Err(refused(format!(
-                "{} is registered with git but its directory is gone",
-                path.display()
-            ))
-            .hint("git kardwt gc --apply clears the stale registration (and reports what its record held), then run add again")
-            .into())
-        }
+        Verdict::Unseeded => return Err(Fail::from(Refusal::Unseeded { path, card }).into()),
+        Verdict::Prunable => return Err(Fail::from(Refusal::Prunable { path }).into()),
         Verdict::Base | Verdict::Foreign => {
-            return Err(refused(report.explain()).hint(report.fix_hint()).into())
+            return Err(Fail::from(Refusal::Unverified {
+                explain: report.explain(),
+                fix: report.fix_hint(),
+            })
+            .into())
         }
     };
     // `branch` is the recorded branch; where HEAD really is comes beside it, to show drift.
@@ -355,22 +337,11 @@ impl Action<'_> {
                 Some(self.card.as_str()),
                 path,
             );
-            crate::ground::error::failed(format!(
-                "removing {}, which an interrupted git kardwt add {} left half made, failed: {refusal}",
-                path.display(),
-                self.card
-            ))
-            .hint(match leftover {
-                Leftover::HalfMade => format!(
-                    "remove it by hand, then run git kardwt add {} again: git worktree remove --force --force {}",
-                    self.card,
-                    crate::ground::quote::sh_path(path)
-                ),
-                Leftover::BareStart => format!(
-                    "move {} away by hand, then run git kardwt add {} again",
-                    path.display(),
-                    self.card
-                ),
+            Fail::from(Refusal::LeftoverStays {
+                path: path.to_owned(),
+                card: self.card.clone(),
+                leftover,
+                refusal,
             })
         })?;
         crate::state::events::append(
@@ -416,15 +387,6 @@ impl Action<'_> {
         }
         repo::canonical(path)
     }
-}
-
-/// What an interrupted `add` can leave at the card's path, unrecorded.
-#[derive(Clone, Copy)]
-enum Leftover {
-    /// A registered tree whose checkout never completed.
-    HalfMade,
-    /// An empty directory without its `.git` file, git's entry for it still `initializing`.
-    BareStart,
 }
 
 /// Is the foreign `report` an empty directory an interrupted `add` of `card` created (its
@@ -496,28 +458,11 @@ fn refuse_if_branch_held(
         if report.verdict != Verdict::Unseeded {
             continue;
         }
-        let (state, hint) = match half_made(&report, cfg) {
-            Some(why) => (
-                format!(
-                    "{}; once it is repaired, run git kardwt add {card} again",
-                    why.describe()
-                ),
-                why.repair(&path),
-            ),
-            None => (
-                "unseeded".to_owned(),
-                format!(
-                    "to take it over as card {card}, run: git kardwt prepare --path {}",
-                    crate::ground::quote::sh_path(&path)
-                ),
-            ),
-        };
-        return Err(refused(format!(
-            "branch {} is checked out in {}, a worktree kardwt has no record of: {state}",
-            card.branch(),
-            path.display()
-        ))
-        .hint(hint)
+        return Err(Fail::from(Refusal::BranchHeld {
+            card: card.clone(),
+            path,
+            why: half_made(&report, cfg),
+        })
         .into());
     }
     Ok(())
@@ -536,15 +481,10 @@ fn refuse_inside_another_tree(base: &Path, path: &Path) -> Result<()> {
         if !holds_git || (base.starts_with(&dir) && base != dir) {
             continue;
         }
-        return Err(refused(format!(
-            "{} would be inside the worktree {}; nothing was created",
-            path.display(),
-            dir.display()
-        ))
-        .hint(
-            "choose a root outside every worktree (--root, or git config kardwt.root); the \
-             default is <base>.worktrees beside the base",
-        )
+        return Err(Fail::from(Refusal::InsideAnother {
+            path: path.to_owned(),
+            dir,
+        })
         .into());
     }
     Ok(())

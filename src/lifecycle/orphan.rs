@@ -6,7 +6,7 @@ use anyhow::Result;
 
 use crate::config::Config;
 use crate::ground::card::CardId;
-use crate::ground::error::{failed, refused, Code, Fail};
+use crate::ground::error::{Code, Fail, Kind};
 use crate::lifecycle::release::cleanup_program;
 use crate::lifecycle::step::Step;
 use crate::sandbox::{self, Phase};
@@ -51,12 +51,7 @@ pub fn drop_replaced_orphan(
     )?;
     match crate::state::claim::load(&ctx.repo.common_dir, &claim.card) {
         Some(Ok(now)) if now == *claim => {}
-        _ => {
-            return Err(failed(format!(
-                "card {card}'s claim changed while waiting for its lock; it was not dropped"
-            ))
-            .into())
-        }
+        _ => return Err(Fail::from(Refusal::Changed { card }).into()),
     }
     crate::state::claim::delete(&ctx.repo.common_dir, &claim.card);
     events::append(
@@ -93,11 +88,7 @@ pub fn release_orphan_locked(
         let why = claim
             .malformed(&ctx.repo.common_dir, Some(&ctx.repo.base))
             .unwrap_or_else(|| format!("{} is not an orphan's path", path.display()));
-        return Err(
-            refused(format!("card {card}'s claim is not released: {why}"))
-                .hint("git kardwt doctor reports it; inspect the claim by hand")
-                .into(),
-        );
+        return Err(Fail::from(Refusal::NotReleased { card, why }).into());
     };
     let cleanup = match (claim.released, kind) {
         // `release` ran the hook already, with the tree still there.
@@ -147,17 +138,11 @@ pub fn release_orphan_locked(
                 "orphan: cleanup hook",
                 outcome.duration,
             );
-            return Err(Fail::new(
-                Code::Hook,
-                format!(
-                    "the cleanup hook of orphan card {card} failed ({}); its claim is kept: {}",
-                    outcome.ending,
-                    sandbox::tail_chars(&outcome.tail, 300)
-                ),
-            )
-            .hint(match outcome.needed_locks.is_empty() {
-                true => "fix the hook and run git kardwt gc --apply again".to_owned(),
-                false => format!("it ran a kardwt command that needs a lock this command holds ({}): run that after this command, not from the hook", outcome.needed_locks.join("; ")),
+            return Err(Fail::from(Refusal::HookFailed {
+                card,
+                ending: outcome.ending,
+                tail: sandbox::tail_chars(&outcome.tail, 300),
+                needed_locks: outcome.needed_locks,
             })
             .into());
         }
@@ -188,4 +173,48 @@ pub fn release_orphan_locked(
         t.elapsed(),
     );
     Ok(steps)
+}
+
+/// Why an orphan claim was not dropped or released.
+#[derive(Debug, thiserror::Error)]
+pub enum Refusal {
+    #[error("card {card}'s claim changed while waiting for its lock; it was not dropped")]
+    Changed { card: CardId },
+    /// Judged again, the claim is malformed or its path holds a worktree again.
+    #[error("card {card}'s claim is not released: {why}")]
+    NotReleased { card: CardId, why: String },
+    /// Its cleanup hook failed (`needed_locks`: the kardwt locks a command it ran needed).
+    #[error("the cleanup hook of orphan card {card} failed ({ending}); its claim is kept: {tail}")]
+    HookFailed {
+        card: CardId,
+        ending: sandbox::Ending,
+        tail: String,
+        needed_locks: Vec<String>,
+    },
+}
+
+impl Kind for Refusal {
+    fn code(&self) -> Code {
+        match self {
+            Refusal::Changed { .. } => Code::Failed,
+            Refusal::NotReleased { .. } => Code::Refused,
+            Refusal::HookFailed { .. } => Code::Hook,
+        }
+    }
+    fn hints(&self) -> Vec<String> {
+        match self {
+            Refusal::Changed { .. } => Vec::new(),
+            Refusal::NotReleased { .. } => {
+                vec!["git kardwt doctor reports it; inspect the claim by hand".into()]
+            }
+            Refusal::HookFailed { needed_locks, .. } if needed_locks.is_empty() => {
+                vec!["fix the hook and run git kardwt gc --apply again".into()]
+            }
+            Refusal::HookFailed { needed_locks, .. } => vec![format!(
+                "it ran a kardwt command that needs a lock this command holds ({}): run that \
+                 after this command, not from the hook",
+                needed_locks.join("; ")
+            )],
+        }
+    }
 }

@@ -11,7 +11,7 @@ use anyhow::Result;
 use crate::config::{CheckoutMode, Config};
 use crate::git::repo;
 use crate::ground::card::CardId;
-use crate::ground::error::{failed, refused};
+use crate::ground::error::{Code, Fail, Kind};
 use crate::seed::{self, Prep};
 use crate::session::context::Context;
 use crate::session::hold;
@@ -40,11 +40,11 @@ pub fn prepare(ctx: &Context, path: &Path, asked: Option<CardId>) -> Result<Reco
     })?;
     let (now, rec) = plan(ctx, cfg, &locked.entries, &locked.report, asked)?;
     if now != card {
-        return Err(failed(format!(
-            "{} changed while waiting for card {card}'s lock: it is card {now} now; nothing was written",
-            path.display()
-        ))
-        .hint("run prepare again")
+        return Err(Fail::from(Refusal::Changed {
+            path: path.clone(),
+            card,
+            now,
+        })
         .into());
     }
     let admin = check(ctx, cfg, &locked.entries, &locked.report, &card, &rec)?;
@@ -90,7 +90,9 @@ fn plan(
     Ok(match report.verdict {
         Verdict::Unseeded => {
             let admin = report.admin.as_deref().unwrap_or(Path::new(""));
-            let card = asked.unwrap_or_else(|| crate::session::foreign::derive_card(entries, admin, report.head.as_ref()));
+            let card = asked.unwrap_or_else(|| {
+                crate::session::foreign::derive_card(entries, admin, report.head.as_ref())
+            });
             let rec = crate::session::foreign::outside_record(
                 ctx,
                 cfg,
@@ -108,11 +110,7 @@ fn plan(
             rec.path = report.path.clone();
             (card, rec)
         }
-        _ => {
-            return Err(refused(report.explain())
-                .hint("prepare works on a linked worktree of this repository: an unseeded one, a managed one, or one moved with git worktree move")
-                .into())
-        }
+        _ => return Err(Fail::from(Refusal::Unpreparable(report.explain())).into()),
     })
 }
 
@@ -135,20 +133,18 @@ fn check(
         _ => verify::Probe::Files,
     };
     if let Some(why) = verify::checkout_incomplete(&report.path, &admin, probe) {
-        return Err(refused(format!(
-            "{} is not ready to prepare: {}",
-            report.path.display(),
-            why.describe()
-        ))
-        .hint(why.repair(&report.path))
+        return Err(Fail::from(Refusal::NotReady {
+            path: report.path.clone(),
+            why,
+        })
         .into());
     }
     if let Some(why) = verify::would_reject(&ctx.repo, entries, &admin, rec) {
-        return Err(refused(format!(
-            "{} cannot be recorded as card {card}: {why}",
-            report.path.display()
-        ))
-        .hint("prepare records a worktree as the card its branch card/<id> names (or its admin dir name), which no other worktree may claim")
+        return Err(Fail::from(Refusal::Unrecordable {
+            path: report.path.clone(),
+            card: card.clone(),
+            why,
+        })
         .into());
     }
     Ok(admin)
@@ -177,4 +173,57 @@ fn moved(ctx: &Context, report: &Report) -> bool {
         && verify::inconsistency(rec).is_none()
         && report.card.as_deref().is_none_or(|c| c == rec.card)
         && repo::read_dot_git(&report.path).is_some()
+}
+
+/// Why `prepare` will not prepare a tree.
+#[derive(Debug, thiserror::Error)]
+pub enum Refusal {
+    /// The tree is another card's now than when it was named.
+    #[error(
+        "{} changed while waiting for card {card}'s lock: it is card {now} now; nothing was written",
+        path.display()
+    )]
+    Changed {
+        path: PathBuf,
+        card: CardId,
+        now: CardId,
+    },
+    /// Not a linked worktree prepare can take: verification's words.
+    #[error("{0}")]
+    Unpreparable(String),
+    #[error("{} is not ready to prepare: {}", path.display(), why.describe())]
+    NotReady {
+        path: PathBuf,
+        why: verify::Incomplete,
+    },
+    /// Verification would reject the record written for it.
+    #[error("{} cannot be recorded as card {card}: {why}", path.display())]
+    Unrecordable {
+        path: PathBuf,
+        card: CardId,
+        why: String,
+    },
+}
+
+impl Kind for Refusal {
+    fn code(&self) -> Code {
+        match self {
+            Refusal::Changed { .. } => Code::Failed,
+            _ => Code::Refused,
+        }
+    }
+    fn hints(&self) -> Vec<String> {
+        vec![match self {
+            Refusal::Changed { .. } => "run prepare again".into(),
+            Refusal::Unpreparable(_) => "prepare works on a linked worktree of this repository: \
+                                         an unseeded one, a managed one, or one moved with git \
+                                         worktree move"
+                .into(),
+            Refusal::NotReady { path, why } => why.repair(path),
+            Refusal::Unrecordable { .. } => "prepare records a worktree as the card its branch \
+                                             card/<id> names (or its admin dir name), which no \
+                                             other worktree may claim"
+                .into(),
+        }]
+    }
 }

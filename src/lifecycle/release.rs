@@ -10,7 +10,7 @@ use anyhow::Result;
 
 use crate::config::{Cleanup, Config};
 use crate::ground::card::CardId;
-use crate::ground::error::{failed, refused, Code, Fail};
+use crate::ground::error::{Code, Fail, Kind};
 use crate::lifecycle::step::Step;
 use crate::sandbox::{self, Phase};
 use crate::session::context::Context;
@@ -190,16 +190,11 @@ pub fn release_locked(
         return Ok((steps, None));
     }
     if !own_locks.is_empty() {
-        let fail = Fail::new(
-            Code::Hook,
-            format!(
-                "the cleanup hook of card {} failed: it ran a kardwt command that needs a lock this command holds while the hook runs ({}); {} is kept",
-                rec.card,
-                own_locks.join("; "),
-                path.display()
-            ),
-        )
-        .hint("a cleanup hook cannot run git kardwt add, remove or gc: run them after this command, not from the hook");
+        let fail = Fail::from(Refusal::HookOwnLock {
+            card: rec.card.clone(),
+            locks: own_locks.clone(),
+            path: path.to_owned(),
+        });
         return Ok((
             steps,
             Some(HookFailed {
@@ -216,21 +211,12 @@ pub fn release_locked(
         "cleanup hook",
         outcome.duration,
     );
-    let code = if outcome.ending == sandbox::Ending::Deadline {
-        Code::Deadline
-    } else {
-        Code::Hook
-    };
-    let tail = sandbox::tail_chars(&outcome.tail, 300);
-    let fail = Fail::new(
-        code,
-        format!(
-            "the cleanup hook of card {} failed ({}); {} is kept: {tail}",
-            rec.card,
-            outcome.ending,
-            path.display()
-        ),
-    );
+    let fail = Fail::from(Refusal::HookFailed {
+        card: rec.card.clone(),
+        ending: outcome.ending,
+        path: path.to_owned(),
+        tail: sandbox::tail_chars(&outcome.tail, 300),
+    });
     Ok((
         steps,
         Some(HookFailed {
@@ -333,11 +319,8 @@ pub fn release_gone(ctx: &Context, report: &verify::Report, grace: Duration) -> 
     };
     let load = || match record::load(&admin) {
         Loaded::Parsed(r) => Ok(*r),
-        Loaded::Absent => Err(refused(format!(
-            "{} is gone and was not managed by kardwt (no record); nothing was released",
-            path.display()
-        ))),
-        Loaded::Malformed(why) => Err(refused(why)),
+        Loaded::Absent => Err(Fail::from(Refusal::GoneUnmanaged { path: path.clone() })),
+        Loaded::Malformed(why) => Err(Fail::from(Refusal::Malformed(why))),
     };
     let card = CardId::parse(&load()?.card)?;
     let cfg = ctx.rules()?.config;
@@ -351,11 +334,7 @@ pub fn release_gone(ctx: &Context, report: &verify::Report, grace: Duration) -> 
     // Read again under the lock: only the record on disk now is written.
     let mut rec = load()?;
     if rec.card != card.as_str() {
-        return Err(failed(format!(
-            "the record of {} changed while waiting for card {card}'s lock; nothing was released",
-            path.display()
-        ))
-        .into());
+        return Err(Fail::from(Refusal::RecordChanged { path, card }).into());
     }
     let t = Instant::now();
     let released = match process::release(&path, grace, &[]) {
@@ -412,8 +391,8 @@ pub fn relock(
     ctx: &Context,
     report: &verify::Report,
     cfg: &Config,
-    verb: &str,
-    nothing: &str,
+    verb: &'static str,
+    nothing: &'static str,
 ) -> Result<Relocked> {
     let Some(seen) = &report.record else {
         anyhow::bail!("internal error: a verified worktree without record");
@@ -429,14 +408,13 @@ pub fn relock(
     let (Verdict::Verified, Some(rec), Some(admin)) =
         (now.verdict, now.record.clone(), now.admin.clone())
     else {
-        return Err(failed(format!(
-            "{} changed while waiting for card {card}'s lock: {}; {nothing}",
-            path.display(),
-            now.explain()
-        ))
-        .hint(format!(
-            "check it with git kardwt verify, then run {verb} again"
-        ))
+        return Err(Fail::from(Refusal::Changed {
+            path,
+            card,
+            explain: now.explain(),
+            verb,
+            nothing,
+        })
         .into());
     };
     Ok(Relocked {
@@ -447,4 +425,84 @@ pub fn relock(
         deadline,
         held,
     })
+}
+
+/// Why a release stopped, or what its cleanup hook's failure says.
+#[derive(Debug, thiserror::Error)]
+pub enum Refusal {
+    /// The hook ran a kardwt command that needs a lock this command holds.
+    #[error(
+        "the cleanup hook of card {card} failed: it ran a kardwt command that needs a lock this \
+         command holds while the hook runs ({}); {} is kept",
+        locks.join("; "),
+        path.display()
+    )]
+    HookOwnLock {
+        card: String,
+        locks: Vec<String>,
+        path: PathBuf,
+    },
+    /// The hook failed, or ran past the deadline: its output's tail.
+    #[error("the cleanup hook of card {card} failed ({ending}); {} is kept: {tail}", path.display())]
+    HookFailed {
+        card: String,
+        ending: sandbox::Ending,
+        path: PathBuf,
+        tail: String,
+    },
+    #[error(
+        "{} is gone and was not managed by kardwt (no record); nothing was released",
+        path.display()
+    )]
+    GoneUnmanaged { path: PathBuf },
+    /// The record of a gone tree does not parse: why.
+    #[error("{0}")]
+    Malformed(String),
+    #[error(
+        "the record of {} changed while waiting for card {card}'s lock; nothing was released",
+        path.display()
+    )]
+    RecordChanged { path: PathBuf, card: CardId },
+    /// The tree no longer verifies under the card's lock: `verb` did `nothing`.
+    #[error(
+        "{} changed while waiting for card {card}'s lock: {explain}; {nothing}",
+        path.display()
+    )]
+    Changed {
+        path: PathBuf,
+        card: CardId,
+        explain: String,
+        verb: &'static str,
+        nothing: &'static str,
+    },
+}
+
+impl Kind for Refusal {
+    fn code(&self) -> Code {
+        match self {
+            Refusal::HookOwnLock { .. } => Code::Hook,
+            Refusal::HookFailed { ending, .. } if *ending == sandbox::Ending::Deadline => {
+                Code::Deadline
+            }
+            Refusal::HookFailed { .. } => Code::Hook,
+            Refusal::GoneUnmanaged { .. } | Refusal::Malformed(_) => Code::Refused,
+            Refusal::RecordChanged { .. } | Refusal::Changed { .. } => Code::Failed,
+        }
+    }
+    fn hints(&self) -> Vec<String> {
+        match self {
+            Refusal::HookOwnLock { .. } => {
+                vec!["a cleanup hook cannot run git kardwt add, remove \
+                                                 or gc: run them after this command, not from the \
+                                                 hook"
+                    .into()]
+            }
+            Refusal::Changed { verb, .. } => {
+                vec![format!(
+                    "check it with git kardwt verify, then run {verb} again"
+                )]
+            }
+            _ => Vec::new(),
+        }
+    }
 }

@@ -19,11 +19,14 @@ use rustix::fs::{AtFlags, FileType};
 
 use crate::git::repo::Repo;
 use crate::ground::card::CardId;
-use crate::ground::error::{failed, refused};
+use crate::ground::error::Fail;
 use crate::lifecycle::step::Step;
 use crate::session::context::Context;
 use crate::state::claim::{self, Claim, ClaimState};
 use crate::{session::hold, state::events, sys::beneath, sys::lock};
+
+mod refusal;
+pub use refusal::Refusal;
 
 /// How many of the paths that block a clearing a message names.
 const SHOWN: usize = 5;
@@ -382,62 +385,35 @@ pub fn clear(ctx: &Context, rem: &Remnant, force: bool, deadline: Instant) -> Re
         .filter(|c| *c == rem.claim)
         .and_then(|c| recognise(&ctx.repo, c));
     let Some(rem) = same else {
-        return Err(failed(format!(
-            "{} changed while waiting for the repository lock; nothing was deleted",
-            path.display()
-        ))
-        .hint("check it with git kardwt doctor, then run the command again")
+        return Err(Fail::from(Refusal::Changed {
+            path: path.to_owned(),
+        })
         .into());
     };
-    let what = format!(
-        "{} is what a failed git worktree remove left of card {card}'s worktree (git no longer knows it)",
-        path.display()
-    );
-    if let Some(why) = crate::sys::process::in_use(path) {
-        return Err(
-            refused(format!("{what}, and it is {why}; nothing was deleted"))
-                .hint("stop that process, then run the command again")
-                .into(),
-        );
+    let (path, card) = (path.to_owned(), card.to_owned());
+    if let Some(why) = crate::sys::process::in_use(&path) {
+        return Err(Fail::from(Refusal::InUse { path, card, why }).into());
     }
-    let contents = inspect(path, rem.since()).map_err(|e| {
-        failed(format!(
-            "{what}, and reading it failed: {e}; nothing was deleted"
-        ))
-        .hint(format!(
-            "fix what the error names, then run the command again; or inspect {} and delete it by hand",
-            crate::ground::quote::sh_path(path)
-        ))
-    })?;
-    if let Some(b) = blocked(rem.since().is_some(), &contents, force) {
-        let hint = if b.forcible() {
-            format!(
-                "move what you want to keep out of {}, then run git kardwt remove --force {} (it deletes everything left there)",
-                crate::ground::quote::sh_path(path),
-                crate::ground::quote::sh(card)
-            )
-        } else {
-            "unmount it, then run the command again (kardwt never deletes into another file system)"
-                .to_owned()
-        };
-        return Err(refused(format!(
-            "{what}, and it {}; nothing was deleted",
-            b.describe()
-        ))
-        .hint(hint)
+    let contents = match inspect(&path, rem.since()) {
+        Ok(contents) => contents,
+        Err(error) => return Err(Fail::from(Refusal::Unreadable { path, card, error }).into()),
+    };
+    if let Some(blocked) = blocked(rem.since().is_some(), &contents, force) {
+        return Err(Fail::from(Refusal::Blocked {
+            path,
+            card,
+            blocked,
+        })
         .into());
     }
-    delete(path).map_err(|e| {
-        failed(format!("{what}; deleting it failed: {e}")).hint(format!(
-            "fix what the error names and run the command again, or delete {} by hand",
-            crate::ground::quote::sh_path(path)
-        ))
-    })?;
+    if let Err(error) = delete(&path) {
+        return Err(Fail::from(Refusal::Undeletable { path, card, error }).into());
+    }
     events::append(
         common,
         events::Kind::Removed,
-        card,
-        path,
+        &card,
+        &path,
         "half removed: what a failed git worktree remove left was deleted",
         started.elapsed(),
     );

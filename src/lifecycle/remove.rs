@@ -7,12 +7,12 @@
 //! SIGKILL, leaves a tree the next `add` prepares again and the next `remove` finishes;
 //! release ([`crate::lifecycle::release`]); unlink kardwt's own links; `git worktree remove`; keep the
 //! branch unless asked to delete it and it is merged into the recorded base (or forced).
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::Result;
 
-use crate::ground::error::{failed, Code, Fail};
+use crate::ground::error::{code_or, Code, Fail, Kind};
 pub(crate) use crate::lifecycle::release::Processes;
 use crate::lifecycle::step::Step;
 use crate::sandbox;
@@ -31,11 +31,6 @@ pub struct Options {
     /// why it is kept), so a commit made between judging and removing is never lost.
     pub recheck: Option<Recheck>,
 }
-
-/// The recheck kept the tree: not a failure, the tree stays as it is (gc lists it as kept).
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct NoLongerCollectable(pub String);
 
 /// A judgement run again under the card's lock: the tree's path, admin dir, record and HEAD.
 pub type Recheck = Box<
@@ -83,15 +78,12 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
     let mut steps = vec![refusals(ctx, &path, &admin, &rec, report.locked, opts)?];
     // Held from here to the end: a lock that cannot be taken refuses while nothing is
     // released yet, never between the release and the removal.
-    let untouched = |what: &str, e| {
-        Fail::wrap(
-            Code::Failed,
-            format!(
-                "{} was not removed: {what}; nothing was released or removed",
-                path.display()
-            ),
-            e,
-        )
+    let untouched = |what: &'static str, cause| {
+        Fail::from(Refusal::Untouched {
+            path: path.clone(),
+            what,
+            cause,
+        })
     };
     let repo_lock = crate::state::store::take_repo(&ctx.repo.common_dir, deadline, &holder)
         .map_err(|e| untouched("the repository lock could not be taken", e))?;
@@ -185,12 +177,7 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
     if !out.ok {
         let why = sandbox::tail_chars(out.stderr.trim(), 120);
         mark_failed(&why);
-        return Err(failed(format!(
-            "git worktree remove refused {}: {why}",
-            path.display()
-        ))
-        .hint(format!("processes were released and the cleanup hook ran, so its record is now failed (git kardwt add {card} prepares it again); fix what git names and run remove again"))
-        .into());
+        return Err(Fail::from(Refusal::GitRefused { path, why, card }).into());
     }
     steps.push(Step {
         step: "worktree",
@@ -241,70 +228,52 @@ fn refusals(
             Vec::new()
         }
         Err(e) => {
-            return Err(Fail::wrap(
-                Code::Failed,
-                format!(
-                    "{} was not removed: it could not be proven to hold no uncommitted work; nothing was released or removed",
-                    path.display()
-                ),
-                e,
-            )
-            .hint(format!(
-                "run the command again; if this repeats, git -C {} status names the problem; --force removes the tree with whatever it holds",
-                crate::ground::quote::sh_path(path)
-            ))
+            return Err(Fail::from(Refusal::Unproven {
+                path: path.to_owned(),
+                cause: e,
+            })
             .into())
         }
     };
     if !dirt.is_empty() && !opts.force {
-        let shown: Vec<&str> = dirt.iter().take(5).map(String::as_str).collect();
-        return Err(failed(format!(
-            "{} has uncommitted changes or untracked files ({}{}); nothing was released or removed",
-            path.display(),
-            shown.join(", "),
-            if dirt.len() > 5 { ", …" } else { "" }
-        ))
-        .hint("commit, stash or delete them, or pass --force to discard them")
+        return Err(Fail::from(Refusal::Dirty {
+            path: path.to_owned(),
+            dirt,
+        })
         .into());
     }
     if let Some(recheck) = &opts.recheck {
         let head = crate::git::repo::read_head(admin);
         if let Some(why) = recheck(path, admin, rec, head.as_ref()) {
-            return Err(NoLongerCollectable(format!(
-                "{} is no longer collectable: {why}; nothing was released or removed",
-                path.display()
-            ))
+            return Err(Fail::from(Refusal::NoLongerCollectable {
+                path: path.to_owned(),
+                why,
+            })
             .into());
         }
     }
     let blockers = dirty::removal_blockers(&ctx.repo.base, path, admin, locked, opts.force)?;
     if !blockers.is_empty() {
-        let checks: Vec<&str> = blockers.iter().map(|b| b.check.as_str()).collect();
-        let fixes: Vec<&str> = blockers.iter().map(|b| b.fix.as_str()).collect();
-        return Err(failed(format!(
-            "git worktree remove would refuse {}: {}; nothing was released or removed",
-            path.display(),
-            checks.join("; ")
-        ))
-        .hint(format!("{}; then run remove again", fixes.join("; ")))
+        return Err(Fail::from(Refusal::WouldRefuse {
+            path: path.to_owned(),
+            blockers,
+        })
         .into());
     }
     if let (Processes::Release(_), false, Err(unseen)) =
         (opts.processes, opts.force, crate::sys::process::can_see())
     {
-        return Err(failed(format!(
-            "{} cannot be released: {unseen}; nothing was released or removed",
-            path.display()
-        ))
-        .hint("end the processes working in it yourself, then pass --force (nothing is signalled then)")
+        return Err(Fail::from(Refusal::Unseen {
+            path: path.to_owned(),
+            unseen,
+        })
         .into());
     }
     if let (Processes::KeepInUse, Some(why)) = (opts.processes, crate::sys::process::in_use(path)) {
-        return Err(failed(format!(
-            "{} is {why}; nothing was released or removed",
-            path.display()
-        ))
-        .hint("automatic cleanup never ends a process: stop it, or remove the tree yourself with git kardwt remove")
+        return Err(Fail::from(Refusal::InUse {
+            path: path.to_owned(),
+            why,
+        })
         .into());
     }
     Ok(Step {
@@ -326,24 +295,144 @@ fn refuse_nested_trees(path: &Path) -> Result<()> {
     let Some(first) = nested.first() else {
         return Ok(());
     };
-    let shown = crate::ground::quote::sh_path(&path.join(first));
-    Err(failed(format!(
-        "{} holds another repository or worktree ({}{}); nothing was released or removed",
-        path.display(),
-        nested
-            .iter()
-            .take(5)
-            .map(String::as_str)
-            .collect::<Vec<_>>()
-            .join(", "),
-        if nested.len() > 5 { ", …" } else { "" }
-    ))
-    .hint(format!(
-        "check it for uncommitted work and unpushed commits (git -C {shown} status), move it out \
-         of the tree or delete it by hand (git worktree remove {shown}, for a worktree), then run \
-         remove again; --force does not remove it"
-    ))
+    let first = path.join(first);
+    Err(Fail::from(Refusal::Nested {
+        path: path.to_owned(),
+        first,
+        nested,
+    })
     .into())
+}
+
+/// Why a removal stopped, every one before anything was released but [`Refusal::GitRefused`].
+#[derive(Debug, thiserror::Error)]
+pub enum Refusal {
+    /// A lock or a record write failed before the release.
+    #[error("{} was not removed: {what}; nothing was released or removed", path.display())]
+    Untouched {
+        path: PathBuf,
+        what: &'static str,
+        #[source]
+        cause: anyhow::Error,
+    },
+    /// Released, then `git worktree remove` refused: what it said.
+    #[error("git worktree remove refused {}: {why}", path.display())]
+    GitRefused {
+        path: PathBuf,
+        why: String,
+        card: crate::ground::card::CardId,
+    },
+    #[error(
+        "{} was not removed: it could not be proven to hold no uncommitted work; nothing was \
+         released or removed",
+        path.display()
+    )]
+    Unproven {
+        path: PathBuf,
+        #[source]
+        cause: anyhow::Error,
+    },
+    #[error(
+        "{} has uncommitted changes or untracked files ({}); nothing was released or removed",
+        path.display(),
+        first_five(dirt)
+    )]
+    Dirty { path: PathBuf, dirt: Vec<String> },
+    #[error(
+        "git worktree remove would refuse {}: {}; nothing was released or removed",
+        path.display(),
+        blockers.iter().map(|b| b.check.as_str()).collect::<Vec<_>>().join("; ")
+    )]
+    WouldRefuse {
+        path: PathBuf,
+        blockers: Vec<dirty::Blocker>,
+    },
+    #[error("{} cannot be released: {unseen}; nothing was released or removed", path.display())]
+    Unseen {
+        path: PathBuf,
+        unseen: crate::sys::process::Unseen,
+    },
+    /// gc's recheck kept the tree: not a failure, the tree stays as it is (gc lists it as kept).
+    #[error(
+        "{} is no longer collectable: {why}; nothing was released or removed",
+        path.display()
+    )]
+    NoLongerCollectable { path: PathBuf, why: String },
+    /// gc keeps a tree in use.
+    #[error("{} is {why}; nothing was released or removed", path.display())]
+    InUse { path: PathBuf, why: String },
+    /// The tree holds another repository or worktree, `first` of them `nested`.
+    #[error(
+        "{} holds another repository or worktree ({}); nothing was released or removed",
+        path.display(),
+        first_five(nested)
+    )]
+    Nested {
+        path: PathBuf,
+        first: PathBuf,
+        nested: Vec<String>,
+    },
+}
+
+impl Kind for Refusal {
+    fn code(&self) -> Code {
+        match self {
+            Refusal::Untouched { cause, .. } | Refusal::Unproven { cause, .. } => {
+                code_or(cause, Code::Failed)
+            }
+            _ => Code::Failed,
+        }
+    }
+    fn hints(&self) -> Vec<String> {
+        let hint = match self {
+            Refusal::Untouched { .. } | Refusal::NoLongerCollectable { .. } => return Vec::new(),
+            Refusal::GitRefused { card, .. } => format!(
+                "processes were released and the cleanup hook ran, so its record is now failed \
+                 (git kardwt add {card} prepares it again); fix what git names and run remove again"
+            ),
+            Refusal::Unproven { path, .. } => format!(
+                "run the command again; if this repeats, git -C {} status names the problem; \
+                 --force removes the tree with whatever it holds",
+                crate::ground::quote::sh_path(path)
+            ),
+            Refusal::Dirty { .. } => {
+                "commit, stash or delete them, or pass --force to discard them".into()
+            }
+            Refusal::WouldRefuse { blockers, .. } => format!(
+                "{}; then run remove again",
+                blockers
+                    .iter()
+                    .map(|b| b.fix.as_str())
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
+            Refusal::Unseen { .. } => "end the processes working in it yourself, then pass \
+                                       --force (nothing is signalled then)"
+                .into(),
+            Refusal::InUse { .. } => "automatic cleanup never ends a process: stop it, or \
+                                      remove the tree yourself with git kardwt remove"
+                .into(),
+            Refusal::Nested { first, .. } => {
+                let shown = crate::ground::quote::sh_path(first);
+                format!(
+                    "check it for uncommitted work and unpushed commits (git -C {shown} status), \
+                     move it out of the tree or delete it by hand (git worktree remove {shown}, \
+                     for a worktree), then run remove again; --force does not remove it"
+                )
+            }
+        };
+        vec![hint]
+    }
+}
+
+/// The first five of `all`, and an ellipsis when there are more.
+fn first_five(all: &[String]) -> String {
+    let shown: Vec<&str> = all.iter().take(5).map(String::as_str).collect();
+    format!(
+        "{}{}",
+        shown.join(", "),
+        if all.len() > 5 { ", …" } else { "" }
+    )
 }
 
 /// Prune the registration of a worktree whose directory is gone (`git worktree remove` of the
@@ -435,4 +524,38 @@ pub fn merged_into_base(ctx: &Context, rec: &Record) -> bool {
         .into_iter()
         .chain((!rec.base_oid.is_empty()).then(|| rec.base_oid.clone()))
         .any(|base| git::is_ancestor(&ctx.repo.base, &branch, &base))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refusals_variant_fixes_its_code_and_a_wrapped_lock_keeps_its_own() {
+        let path = PathBuf::from("/r/card-1");
+        let dirt: Vec<String> = (1..=6).map(|i| format!("f{i}")).collect();
+        let dirty = Refusal::Dirty {
+            path: path.clone(),
+            dirt,
+        };
+        assert_eq!(dirty.code(), Code::Failed);
+        assert_eq!(
+            dirty.to_string(),
+            "/r/card-1 has uncommitted changes or untracked files (f1, f2, f3, f4, f5, …); \
+             nothing was released or removed"
+        );
+        let deadline = anyhow::Error::new(Fail::new(Code::Deadline, "the lock is held"));
+        let untouched = Refusal::Untouched {
+            path,
+            what: "the repository lock could not be taken",
+            cause: deadline,
+        };
+        assert_eq!(untouched.code(), Code::Deadline);
+        assert!(untouched.hints().is_empty());
+        let fail = Fail::from(untouched);
+        assert!(matches!(
+            fail.kind::<Refusal>(),
+            Some(Refusal::Untouched { .. })
+        ));
+    }
 }

@@ -18,9 +18,12 @@ use anyhow::{Context, Result};
 
 /// Kept here for callers that cap a child's output; it lives in [`crate::ground::cap`].
 pub(crate) use crate::ground::cap::tail_chars;
-use crate::ground::error::{usage, Fail};
+use crate::ground::error::Fail;
 
 mod log;
+mod unrunnable;
+
+pub use unrunnable::Unrunnable;
 
 /// Which hook runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -146,27 +149,26 @@ pub fn resolve_program(
     stable_root: Option<&Path>,
     key: &str,
 ) -> Result<PathBuf, Fail> {
-    let program = argv
-        .first()
-        .ok_or_else(|| usage(format!("{key}: the hook's argv is empty")))?;
+    let program = argv.first().ok_or_else(|| {
+        Fail::from(Unrunnable::EmptyArgv {
+            key: key.to_owned(),
+        })
+    })?;
     let root = stable_root.ok_or_else(|| {
-        usage(format!(
-            "{key}: a hook is configured but worktree.helpers.stable_root is not"
-        ))
+        Fail::from(Unrunnable::NoStableRoot {
+            key: key.to_owned(),
+        })
     })?;
     // Why, then how: a relative argv[0] is shown where it would go beneath the root.
     let example = root.join(Path::new(program).file_name().unwrap_or_default());
     let refuse = |why: String| {
-        usage(format!("{key}: refusing to run {program:?}: {why}"))
-            .hint(format!(
-                "hooks must be executable files beneath helpers.stable_root ({}): {}",
-                root.display(),
-                crate::config::STABLE_ROOT_WHY
-            ))
-            .hint(crate::config::stable_root_howto(
-                &example,
-                key.split('.').nth(1).unwrap_or("prepare"),
-            ))
+        Fail::from(Unrunnable::Refused {
+            key: key.to_owned(),
+            program: program.clone(),
+            why,
+            root: root.to_owned(),
+            example: example.clone(),
+        })
     };
     if !root.is_absolute() {
         return Err(refuse(format!(
@@ -581,8 +583,13 @@ mod tests {
         ] {
             let e = resolve_program(&bad, Some(&root), "worktree.prepare.argv").unwrap_err();
             assert_eq!(e.code, crate::ground::error::Code::Usage, "{bad:?}");
+            let refused = matches!(e.kind::<Unrunnable>(), Some(Unrunnable::Refused { .. }));
+            assert_eq!(refused, !bad.is_empty(), "{bad:?}");
         }
-        assert!(resolve_program(&s(&ok), None, "k").is_err());
+        let e = resolve_program(&[], Some(&root), "k").unwrap_err();
+        assert!(matches!(e.kind(), Some(Unrunnable::EmptyArgv { key }) if key == "k"));
+        let e = resolve_program(&s(&ok), None, "k").unwrap_err();
+        assert!(matches!(e.kind(), Some(Unrunnable::NoStableRoot { .. })));
     }
 
     #[test]

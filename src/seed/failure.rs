@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use crate::ground::card::CardId;
-use crate::ground::error::{Code, Fail};
+use crate::ground::error::{Code, Fail, Kind};
 use crate::sandbox::{self, Ending};
 
 /// Why preparation did not finish.
@@ -33,28 +33,29 @@ impl Failure {
             Some(_) => format!("a retry ({retry}) re-creates and re-prepares it"),
             None => format!("a retry ({retry}) prepares it again"),
         };
-        let (code, what) = match &self {
+        let (stop, what) = match &self {
             Failure::Hook(o) => match o.ending {
-                Ending::Exited(c) => (Code::Hook, format!("the prepare hook exited with {c}")),
+                Ending::Exited(c) => (Stop::Hook, format!("the prepare hook exited with {c}")),
                 Ending::Cap => (
-                    Code::Hook,
+                    Stop::Hook,
                     "the prepare hook ran past timeout_seconds and was killed".to_owned(),
                 ),
                 Ending::Deadline => (
-                    Code::Deadline,
+                    Stop::Deadline,
                     "the action deadline passed during the prepare hook".to_owned(),
                 ),
                 Ending::Signal(s) => (
-                    s.code(),
+                    Stop::Stopped(s.code()),
                     format!("interrupted by {}: the prepare hook was killed", s.name()),
                 ),
             },
             // A deadline or an interrupt keeps its own exit code (5, 129, 130, 143).
             Failure::Other(e) => match crate::ground::error::code_of(e) {
-                Some(c @ (Code::Deadline | Code::Hangup | Code::Interrupt | Code::Terminate)) => {
-                    (c, format!("{e:#}"))
+                Some(Code::Deadline) => (Stop::Deadline, format!("{e:#}")),
+                Some(c @ (Code::Hangup | Code::Interrupt | Code::Terminate)) => {
+                    (Stop::Stopped(c), format!("{e:#}"))
                 }
-                _ => (Code::Hook, format!("{e:#}")),
+                _ => (Stop::Hook, format!("{e:#}")),
             },
         };
         let mut paths = Vec::new();
@@ -107,7 +108,46 @@ impl Failure {
             Failure::Other(_) => "",
         };
         let (message, hint) = fit_error_block(&message, tail, &hint, &paths);
-        Fail::new(code, message).hint(hint).into()
+        Fail::from(Unprepared {
+            stop,
+            message,
+            hint,
+        })
+        .into()
+    }
+}
+
+/// What stopped a preparation, as far as the exit code tells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// The prepare hook failed, or what the pipeline ran in its place (exit 4).
+    Hook,
+    /// The action deadline passed (exit 5).
+    Deadline,
+    /// A signal stopped it: the code a shell reports for that signal (129, 130, 143).
+    Stopped(Code),
+}
+
+/// A failed preparation as its failure block says it, laid out to fit [`ERROR_BLOCK_MAX`]:
+/// `stop` fixes the exit code.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct Unprepared {
+    pub stop: Stop,
+    message: String,
+    hint: String,
+}
+
+impl Kind for Unprepared {
+    fn code(&self) -> Code {
+        match self.stop {
+            Stop::Hook => Code::Hook,
+            Stop::Deadline => Code::Deadline,
+            Stop::Stopped(code) => code,
+        }
+    }
+    fn hints(&self) -> Vec<String> {
+        vec![self.hint.clone()]
     }
 }
 

@@ -12,7 +12,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 
 use crate::config::{EnvSharing, Sharing, SkillsSharing};
-use crate::ground::error::{failed, Fail};
+use crate::ground::error::{Code, Fail, Kind};
 use crate::{git, sys::beneath, sys::lock};
 
 /// The skills directories shared by the fallback rule.
@@ -195,11 +195,28 @@ fn has_old_block(common_dir: &Path) -> bool {
 
 /// The error for an exclude file that cannot be read: nothing is written, no link is made.
 fn unreadable(path: &Path, e: &std::io::Error) -> Fail {
-    failed(format!(
-        "could not read {} ({e}), so it was not written and no skills link was made (the link \
-         would show in git status); make it a readable file, or set sharing.skills: disabled",
-        path.display()
-    ))
+    Fail::from(ExcludeUnread {
+        path: path.to_owned(),
+        error: e.to_string(),
+    })
+}
+
+/// The exclude file could not be read: nothing is written, no link is made (exit 1).
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "could not read {} ({error}), so it was not written and no skills link was made (the link \
+     would show in git status); make it a readable file, or set sharing.skills: disabled",
+    path.display()
+)]
+pub struct ExcludeUnread {
+    pub path: std::path::PathBuf,
+    pub error: String,
+}
+
+impl Kind for ExcludeUnread {
+    fn code(&self) -> Code {
+        Code::Failed
+    }
 }
 
 /// `text` (the exclude file's bytes) with kardwt's marked block first, holding the patterns of

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::net::{Ipv4Addr, TcpListener};
 
 use crate::config::Ports;
-use crate::ground::error::{failed, Fail};
+use crate::ground::error::{Code, Fail, Kind};
 
 /// A stable hash of the card id (FNV-1a), so the starting point survives restarts.
 fn start_offset(card: &str, span: u32) -> u32 {
@@ -50,13 +50,40 @@ pub fn allocate(
         }
     }
     if chosen.len() < usize::from(spec.count) {
-        return Err(failed(format!(
-            "no {} free port(s) left in worktree.ports.range [{}, {}] for card {card}: the others are held by other worktrees or in use",
-            spec.count, spec.range[0], spec.range[1]
-        ))
-        .hint("remove a worktree you no longer need (git kardwt remove, git kardwt gc) or widen the range"));
+        return Err(Fail::from(NoPorts {
+            count: spec.count,
+            range: spec.range,
+            card: card.to_string(),
+        }));
     }
     Ok(chosen)
+}
+
+/// Fewer free ports are left in the range than a card needs (exit 1).
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "no {count} free port(s) left in worktree.ports.range [{}, {}] for card {card}: the others \
+     are held by other worktrees or in use",
+    range[0],
+    range[1]
+)]
+pub struct NoPorts {
+    pub count: u16,
+    pub range: [u16; 2],
+    pub card: String,
+}
+
+impl Kind for NoPorts {
+    fn code(&self) -> Code {
+        Code::Failed
+    }
+    fn hints(&self) -> Vec<String> {
+        vec![
+            "remove a worktree you no longer need (git kardwt remove, git kardwt gc) or widen \
+              the range"
+                .into(),
+        ]
+    }
 }
 
 #[cfg(test)]

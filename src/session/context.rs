@@ -8,7 +8,7 @@ use crate::cli::{GlobalArgs, Target};
 use crate::config::{self, Config};
 use crate::git::repo::{self, Repo};
 use crate::ground::card::CardId;
-use crate::ground::error::{refused, usage, Fail};
+use crate::ground::error::{Code, Fail, Kind};
 use crate::verify::{self, Entry};
 
 pub struct Context {
@@ -148,9 +148,11 @@ impl Context {
                     .iter()
                     .map(|e| e.linked.admin.display().to_string())
                     .collect();
-                Err(refused(format!("card {card} is claimed by more than one record: {}", admins.join(", ")))
-                    .hint("remove the stray kardwt.toml by hand after checking which worktree is the card's")
-                    .into())
+                Err(Fail::from(Refusal::ManyRecords {
+                    card: card.clone(),
+                    admins,
+                })
+                .into())
             }
         }
     }
@@ -167,7 +169,7 @@ impl Context {
         }
         match &self.repo.current {
             Some(cur) => Ok((cur.clone(), None)),
-            None => Err(usage("not inside a worktree: name a card or pass --path").into()),
+            None => Err(Fail::from(Refusal::NoTarget).into()),
         }
     }
 }
@@ -182,30 +184,27 @@ fn inside_base(path: &Path, base: &Path) -> Result<Option<PathBuf>, Fail> {
     let meta = match path.symlink_metadata() {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => {
-            return Err(usage(format!(
-                "cannot read the rules file {}: {e}",
-                path.display()
-            )))
+        Err(error) => {
+            return Err(Fail::from(Refusal::RulesUnread {
+                path: path.to_owned(),
+                error,
+            }))
         }
     };
     if !meta.file_type().is_symlink() {
         return Ok(Some(path.to_path_buf()));
     }
-    let resolved = std::fs::canonicalize(path).map_err(|e| {
-        usage(format!(
-            "the rules file {} is a symlink that does not resolve: {e}",
-            path.display()
-        ))
-        .hint("fix or remove the symlink")
+    let resolved = std::fs::canonicalize(path).map_err(|error| {
+        Fail::from(Refusal::RulesDangle {
+            path: path.to_owned(),
+            error,
+        })
     })?;
     if !resolved.starts_with(base) {
-        return Err(usage(format!(
-            "the rules file {} is a symlink to {}, outside the base; it is not read",
-            path.display(),
-            resolved.display()
-        ))
-        .hint("make kardbrd.yml a file of the repository, or name another file with --rules"));
+        return Err(Fail::from(Refusal::RulesOutside {
+            path: path.to_owned(),
+            resolved,
+        }));
     }
     Ok(Some(resolved))
 }
@@ -218,11 +217,10 @@ fn read_rules_file(shown: &Path, read: &Path, nofollow: bool) -> Result<String, 
     use std::io::Read as _;
     use std::os::unix::fs::OpenOptionsExt as _;
     let cannot = |what: String| {
-        usage(format!(
-            "cannot read the rules file {}: {what}",
-            shown.display()
-        ))
-        .hint("fix --rules or git config kardwt.rules")
+        Fail::from(Refusal::RulesUnfit {
+            path: shown.to_owned(),
+            what,
+        })
     };
     let mut flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY;
     if nofollow {
@@ -259,4 +257,58 @@ fn read_rules_file(shown: &Path, read: &Path, nofollow: bool) -> Result<String, 
             e.utf8_error().valid_up_to()
         ))
     })
+}
+
+/// Why no worktree or no rules could be had: which card, which target, which rules file.
+#[derive(Debug, thiserror::Error)]
+pub enum Refusal {
+    /// More than one record claims the card: their admin dirs.
+    #[error("card {card} is claimed by more than one record: {}", admins.join(", "))]
+    ManyRecords { card: CardId, admins: Vec<String> },
+    /// Neither a card, `--path`, nor a worktree the command runs in.
+    #[error("not inside a worktree: name a card or pass --path")]
+    NoTarget,
+    #[error("cannot read the rules file {}: {error}", path.display())]
+    RulesUnread {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    #[error("the rules file {} is a symlink that does not resolve: {error}", path.display())]
+    RulesDangle {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    #[error(
+        "the rules file {} is a symlink to {}, outside the base; it is not read",
+        path.display(),
+        resolved.display()
+    )]
+    RulesOutside { path: PathBuf, resolved: PathBuf },
+    /// The rules file is no regular file of UTF-8 text within the limit: `what` it is.
+    #[error("cannot read the rules file {}: {what}", path.display())]
+    RulesUnfit { path: PathBuf, what: String },
+}
+
+impl Kind for Refusal {
+    fn code(&self) -> Code {
+        match self {
+            Refusal::ManyRecords { .. } => Code::Refused,
+            _ => Code::Usage,
+        }
+    }
+    fn hints(&self) -> Vec<String> {
+        let hint = match self {
+            Refusal::ManyRecords { .. } => {
+                "remove the stray kardwt.toml by hand after checking \
+                                            which worktree is the card's"
+            }
+            Refusal::NoTarget | Refusal::RulesUnread { .. } => return Vec::new(),
+            Refusal::RulesDangle { .. } => "fix or remove the symlink",
+            Refusal::RulesOutside { .. } => {
+                "make kardbrd.yml a file of the repository, or name another file with --rules"
+            }
+            Refusal::RulesUnfit { .. } => "fix --rules or git config kardwt.rules",
+        };
+        vec![hint.into()]
+    }
 }

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
+use crate::ground::error::{Code, Fail, Kind};
 use crate::state::record::{self, Record};
 
 /// Written last by the migration of a repository that had records but no claims.
@@ -332,28 +333,19 @@ fn intend_only(common_dir: &Path, card: &str, path: &Path, branch: &str) -> Resu
     }
     if let Some(Ok(old)) = old {
         if let Some(why) = old.malformed(common_dir, None) {
-            return Err(crate::ground::error::Fail::new(
-                crate::ground::error::Code::Refused,
-                format!("card {card}'s claim is malformed: {why}; nothing was created"),
-            )
-            .hint(format!(
-                "inspect {} and delete it by hand if no worktree of card {card} is in use",
-                file(common_dir, card).display()
-            ))
+            return Err(Fail::from(Refusal::Malformed {
+                card: card.to_owned(),
+                why,
+                file: file(common_dir, card),
+            })
             .into());
         }
         let same = crate::git::repo::absolutize(&old.path) == claim.path;
         if !same && old.state == ClaimState::Complete && !old.orphan(common_dir) {
-            return Err(crate::ground::error::Fail::new(
-                crate::ground::error::Code::Refused,
-                format!(
-                    "card {card} is already claimed by the worktree at {}",
-                    old.path.display()
-                ),
-            )
-            .hint(format!(
-                "use that worktree, or remove it first: git kardwt remove {card}"
-            ))
+            return Err(Fail::from(Refusal::Taken {
+                card: card.to_owned(),
+                path: old.path,
+            })
             .into());
         }
     }
@@ -533,6 +525,38 @@ pub fn migrate(common_dir: &Path) {
     // Best effort: without the marker the (idempotent) migration runs again next time.
     if crate::sys::fsio::create_dir_nofollow(common_dir, &d).is_ok() {
         crate::sys::fsio::write_atomic(&d, MIGRATED, b"1\n").ok();
+    }
+}
+
+/// Why a card's claim was not made: every one a refusal (exit 3), nothing created.
+#[derive(Debug, thiserror::Error)]
+pub enum Refusal {
+    /// The claim there is malformed (`file`: where it is).
+    #[error("card {card}'s claim is malformed: {why}; nothing was created")]
+    Malformed {
+        card: String,
+        why: String,
+        file: PathBuf,
+    },
+    /// Another worktree of the card, at `path`, holds the claim.
+    #[error("card {card} is already claimed by the worktree at {}", path.display())]
+    Taken { card: String, path: PathBuf },
+}
+
+impl Kind for Refusal {
+    fn code(&self) -> Code {
+        Code::Refused
+    }
+    fn hints(&self) -> Vec<String> {
+        vec![match self {
+            Refusal::Malformed { card, file, .. } => format!(
+                "inspect {} and delete it by hand if no worktree of card {card} is in use",
+                file.display()
+            ),
+            Refusal::Taken { card, .. } => {
+                format!("use that worktree, or remove it first: git kardwt remove {card}")
+            }
+        }]
     }
 }
 

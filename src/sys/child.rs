@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use rustix::event::{PollFd, PollFlags, Timespec};
 
-use crate::ground::error::{failed, Fail};
+use crate::ground::error::{Code, Fail, Kind};
 
 /// The longest a wait looks away: whatever readiness was missed is noticed within this.
 pub const SLICE: Duration = Duration::from_millis(50);
@@ -73,19 +73,56 @@ pub fn start(cmd: &mut Command, input: Vec<u8>, what: &str) -> Result<Child, Fai
 /// to do about it. Only a missing file means "not installed"; EAGAIN, ENOMEM, EMFILE and
 /// ENFILE are limits the system ran into, which a later run may not meet.
 pub fn not_started(what: &str, e: &io::Error) -> Fail {
-    let fail = failed(format!("could not start {what}: {e}"));
-    match e.raw_os_error().map(rustix::io::Errno::from_raw_os_error) {
-        Some(rustix::io::Errno::NOENT) => fail.hint(format!("is {what} installed, and on PATH?")),
+    let errno = e.raw_os_error().map(rustix::io::Errno::from_raw_os_error);
+    let why = match errno {
+        Some(rustix::io::Errno::NOENT) => Unstarted::Missing,
         Some(
             rustix::io::Errno::AGAIN
             | rustix::io::Errno::NOMEM
             | rustix::io::Errno::MFILE
             | rustix::io::Errno::NFILE,
-        ) => fail.hint(
-            "the system refused a new process: a limit on processes, memory or open files \
-             was reached (see `ulimit -a`); run the command again when fewer processes run",
-        ),
-        _ => fail,
+        ) => Unstarted::Limit,
+        _ => Unstarted::Other,
+    };
+    Fail::from(NotStarted {
+        what: what.to_owned(),
+        error: e.to_string(),
+        why,
+    })
+}
+
+/// A program that could not be started (exit 1): `error` in the system's words.
+#[derive(Debug, thiserror::Error)]
+#[error("could not start {what}: {error}")]
+pub struct NotStarted {
+    pub what: String,
+    pub error: String,
+    pub why: Unstarted,
+}
+
+/// What kept a program from starting, as far as it tells what to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unstarted {
+    /// No such file: not installed, or not on PATH.
+    Missing,
+    /// A limit the system ran into, which a later run may not meet.
+    Limit,
+    Other,
+}
+
+impl Kind for NotStarted {
+    fn code(&self) -> Code {
+        Code::Failed
+    }
+    fn hints(&self) -> Vec<String> {
+        match self.why {
+            Unstarted::Missing => vec![format!("is {} installed, and on PATH?", self.what)],
+            Unstarted::Limit => vec!["the system refused a new process: a limit on processes, \
+                                      memory or open files was reached (see `ulimit -a`); run \
+                                      the command again when fewer processes run"
+                .into()],
+            Unstarted::Other => Vec::new(),
+        }
     }
 }
 

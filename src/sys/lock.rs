@@ -17,7 +17,7 @@ use anyhow::{Context, Result};
 use fd_lock::RwLock;
 
 use crate::ground::card::CardId;
-use crate::ground::error::{Code, Fail};
+use crate::ground::error::{Code, Fail, Kind};
 
 /// After this long waiting for a lock, one stderr line names its holder.
 pub const SPEAK_AFTER: Duration = Duration::from_secs(1);
@@ -256,17 +256,18 @@ impl Lock {
         let file = match opened {
             Ok(file) => file,
             Err(e) => {
-                let fail = Fail::new(Code::Refused, format!("could not open {what}: {e}"));
-                return Err(match crate::sys::fsio::not_regular(&e) {
-                    Some(bad) => fail
-                        .hint(format!(
-                            "kardwt makes its own lock files: remove {} and try again",
-                            crate::ground::quote::sh_path(&bad.path)
-                        ))
+                return Err(
+                    match crate::sys::fsio::not_regular(&e).map(|b| b.path.clone()) {
+                        Some(bad) => Fail::from(Refusal::Planted {
+                            what,
+                            error: e,
+                            bad,
+                        })
                         .into(),
-                    None => anyhow::Error::new(e)
-                        .context(format!("could not open the lock file {}", path.display())),
-                });
+                        None => anyhow::Error::new(e)
+                            .context(format!("could not open the lock file {}", path.display())),
+                    },
+                );
             }
         };
         let writer = file
@@ -373,18 +374,12 @@ impl Lock {
             .as_deref()
             .and_then(|p| std::fs::File::open(p).ok())
             .and_then(|f| identity(&f));
-        let (lock, message) = ancestors.iter().find_map(|lock| {
+        let (lock, first) = ancestors.iter().find_map(|lock| {
             if Some(lock.id) == own && still_holds(lock) {
-                return Some((lock, format!(
-                    "{me} needs {}, which {} (pid {}) holds while the hook runs that this command runs in; waiting would wait for ever",
-                    self.what, lock.command, lock.pid
-                )));
+                return Some((lock, None));
             }
             if Some(lock.id) == before && still_holds(lock) {
-                return Some((lock, format!(
-                    "{me} needs {} (held by {}) and then {}, which {} (pid {}) holds while the hook runs that this command runs in; waiting could wait for ever",
-                    self.what, describe_holder(&self.path), lock.what, lock.command, lock.pid
-                )));
+                return Some((lock, Some(describe_holder(&self.path))));
             }
             None
         })?;
@@ -395,23 +390,22 @@ impl Lock {
             .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
             .open(lock.note_path())
             .and_then(|mut f| f.write_all(note.as_bytes()));
-        Some(Fail::new(Code::Refused, message).hint(format!(
-            "run it after {} has finished, not from its prepare or cleanup hook",
-            lock.command
-        )))
+        Some(Fail::from(Refusal::HeldAbove {
+            me: me.to_owned(),
+            what: self.what.clone(),
+            first,
+            held: lock.what.clone(),
+            command: lock.command.clone(),
+            pid: lock.pid,
+        }))
     }
 
     fn deadline_error(&self) -> Fail {
-        let who = describe_holder(&self.path);
-        Fail::new(
-            Code::Deadline,
-            format!(
-                "the action deadline passed while waiting for {} ({}), held by {who}",
-                self.what,
-                self.path.display()
-            ),
-        )
-        .hint("wait for that process to finish, or raise --timeout or worktree.action_timeout_seconds")
+        Fail::from(Refusal::Deadline {
+            what: self.what.clone(),
+            path: self.path.clone(),
+            who: describe_holder(&self.path),
+        })
     }
 }
 
@@ -515,9 +509,103 @@ pub fn take(
     Lock::open(common_dir, path, what)?.acquire(deadline, holder)
 }
 
+/// Why a lock was not taken.
+#[derive(Debug, thiserror::Error)]
+pub enum Refusal {
+    /// What stands at the lock file's path is no regular file (`bad`): never followed.
+    #[error("could not open {what}: {error}")]
+    Planted {
+        what: String,
+        error: std::io::Error,
+        bad: PathBuf,
+    },
+    /// `command` (pid `pid`), whose hook this command runs in, holds the lock `held` this one
+    /// needs: `what` itself, or (`first`: its holder) after `what`. Waiting would never end.
+    #[error(
+        "{me} needs {what}{}, which {command} (pid {pid}) holds while the hook runs that this \
+         command runs in; waiting {} wait for ever",
+        match first {
+            Some(holder) => format!(" (held by {holder}) and then {held}"),
+            None => String::new(),
+        },
+        if first.is_some() { "could" } else { "would" }
+    )]
+    HeldAbove {
+        me: String,
+        what: String,
+        first: Option<String>,
+        held: String,
+        command: String,
+        pid: u32,
+    },
+    /// The action deadline passed while `who` held it.
+    #[error(
+        "the action deadline passed while waiting for {what} ({}), held by {who}",
+        path.display()
+    )]
+    Deadline {
+        what: String,
+        path: PathBuf,
+        who: String,
+    },
+}
+
+impl Kind for Refusal {
+    fn code(&self) -> Code {
+        match self {
+            Refusal::Planted { .. } | Refusal::HeldAbove { .. } => Code::Refused,
+            Refusal::Deadline { .. } => Code::Deadline,
+        }
+    }
+    fn hints(&self) -> Vec<String> {
+        vec![match self {
+            Refusal::Planted { bad, .. } => format!(
+                "kardwt makes its own lock files: remove {} and try again",
+                crate::ground::quote::sh_path(bad)
+            ),
+            Refusal::HeldAbove { command, .. } => {
+                format!("run it after {command} has finished, not from its prepare or cleanup hook")
+            }
+            Refusal::Deadline { .. } => "wait for that process to finish, or raise --timeout or \
+                                         worktree.action_timeout_seconds"
+                .into(),
+        }]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_lock_held_above_says_whether_waiting_would_or_could_never_end() {
+        let held = |first: Option<&str>| Refusal::HeldAbove {
+            me: "git kardwt add 7".into(),
+            what: "card 7's lock".into(),
+            first: first.map(str::to_owned),
+            held: "the repository lock".into(),
+            command: "git kardwt remove 7".into(),
+            pid: 42,
+        };
+        assert_eq!(
+            held(None).to_string(),
+            "git kardwt add 7 needs card 7's lock, which git kardwt remove 7 (pid 42) holds while \
+             the hook runs that this command runs in; waiting would wait for ever"
+        );
+        assert_eq!(
+            held(Some("pid 9")).to_string(),
+            "git kardwt add 7 needs card 7's lock (held by pid 9) and then the repository lock, \
+             which git kardwt remove 7 (pid 42) holds while the hook runs that this command runs \
+             in; waiting could wait for ever"
+        );
+        assert_eq!(held(None).code(), Code::Refused);
+        let late = Refusal::Deadline {
+            what: "the repository lock".into(),
+            path: PathBuf::from("/r/.git/kardwt/lock"),
+            who: "pid 9".into(),
+        };
+        assert_eq!(late.code(), Code::Deadline);
+    }
 
     #[test]
     fn a_held_card_lock_is_busy_and_asking_creates_nothing() {

@@ -11,7 +11,7 @@ use std::sync::Once;
 
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 
-use crate::ground::error::{Code, Fail};
+use crate::ground::error::{Code, Fail, Kind};
 
 /// A signal that asks kardwt to stop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,10 +104,24 @@ pub fn interrupted() -> Option<Signal> {
 
 /// The error of a step stopped by `sig`, naming what it stopped.
 pub fn stopped(sig: Signal, during: &str) -> Fail {
-    Fail::new(
-        sig.code(),
-        format!("interrupted by {} {during}", sig.name()),
-    )
+    Fail::from(Stopped {
+        sig,
+        during: during.to_owned(),
+    })
+}
+
+/// A step `sig` stopped, `during` what (exit 128 + the signal).
+#[derive(Debug, thiserror::Error)]
+#[error("interrupted by {} {during}", sig.name())]
+pub struct Stopped {
+    pub sig: Signal,
+    pub during: String,
+}
+
+impl Kind for Stopped {
+    fn code(&self) -> Code {
+        self.sig.code()
+    }
 }
 
 /// `Err` (exit 128 + the signal) at a step boundary once a signal was received.

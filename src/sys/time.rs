@@ -2,6 +2,8 @@
 //! writes (records, claims, the event log, lock holders), through `humantime`.
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use crate::ground::error::{Code, Kind};
+
 /// The current time as RFC 3339 UTC with second precision (`2026-11-29T18:00:00Z`).
 pub fn now() -> String {
     rfc3339(now_secs())
@@ -30,6 +32,22 @@ pub fn now_secs() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
+}
+
+/// The action deadline passed `during` a step (`while git ran`): exit 5.
+#[derive(Debug, thiserror::Error)]
+#[error("the action deadline passed {during}")]
+pub struct Overran {
+    pub during: String,
+}
+
+impl Kind for Overran {
+    fn code(&self) -> Code {
+        Code::Deadline
+    }
+    fn hints(&self) -> Vec<String> {
+        vec!["raise --timeout or worktree.action_timeout_seconds".into()]
+    }
 }
 
 #[cfg(test)]

@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use super::{admin_of, Action};
+use super::{admin_of, Action, Refusal};
+use crate::ground::error::Fail;
 use crate::session::hold;
 use crate::state::record::{Origin, Reason, Record, State};
 use crate::sys::lock;
@@ -67,28 +68,22 @@ impl Action<'_> {
         why: anyhow::Error,
     ) -> anyhow::Error {
         let common = &self.prep.ctx.repo.common_dir;
-        let retry = self.retry();
         match hold::remove_half_made(repo_lock, &self.prep.ctx.repo.base, path) {
             Ok(()) => {
                 hold::clear_intent(common, self.card, path);
-                crate::ground::error::failed(format!(
-                    "recording card {}'s new worktree {} failed, so it was removed again (branch {} is kept): {why:#}",
-                    self.card,
-                    path.display(),
-                    self.card.branch()
-                ))
-                .hint(format!("once that is fixed, a retry ({retry}) creates it again"))
+                Fail::from(Refusal::Unmade {
+                    card: self.card.clone(),
+                    path: path.to_owned(),
+                    why,
+                })
                 .into()
             }
-            Err(refusal) => crate::ground::error::failed(format!(
-                "recording card {}'s new worktree {} failed ({why:#}), and removing it failed too: {refusal}",
-                self.card,
-                path.display()
-            ))
-            .hint(format!(
-                "remove it by hand, then run {retry}: git worktree remove --force --force {}",
-                crate::ground::quote::sh_path(path)
-            ))
+            Err(refusal) => Fail::from(Refusal::Unremoved {
+                card: self.card.clone(),
+                path: path.to_owned(),
+                why,
+                refusal,
+            })
             .into(),
         }
     }

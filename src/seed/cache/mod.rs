@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 
 use crate::config::{Config, Prepare};
-use crate::ground::error::{Code, Fail};
+use crate::ground::error::Fail;
 
 mod key;
 mod manifest;
@@ -176,11 +176,9 @@ pub fn bound(cfg: &Config) -> usize {
 fn stop_check(deadline: Instant, during: &str) -> Result<()> {
     crate::sys::signals::check(during)?;
     if Instant::now() >= deadline {
-        return Err(Fail::new(
-            Code::Deadline,
-            format!("the action deadline passed {during}"),
-        )
-        .hint("raise --timeout or worktree.action_timeout_seconds")
+        return Err(Fail::from(crate::sys::time::Overran {
+            during: during.to_owned(),
+        })
         .into());
     }
     Ok(())

@@ -17,7 +17,7 @@ use rustix::fs::{AtFlags, Mode, OFlags, SeekFrom};
 use rustix::io::Errno;
 
 use crate::config::CopyMethod as Method;
-use crate::ground::error::{Code, Fail};
+use crate::ground::error::Fail;
 
 /// The prefix of the temporary names copies are written under; a retry removes any left.
 pub const TMP_PREFIX: &str = ".kardwt-tmp-";
@@ -47,11 +47,9 @@ pub enum Outcome {
 pub fn check_deadline(deadline: Option<Instant>) -> Result<()> {
     crate::sys::signals::check("while copying from the base")?;
     match deadline {
-        Some(d) if Instant::now() >= d => Err(Fail::new(
-            Code::Deadline,
-            "the action deadline passed while copying from the base",
-        )
-        .hint("raise --timeout or worktree.action_timeout_seconds")
+        Some(d) if Instant::now() >= d => Err(Fail::from(crate::sys::time::Overran {
+            during: "while copying from the base".into(),
+        })
         .into()),
         _ => Ok(()),
     }
