@@ -230,8 +230,9 @@ fn rename_noreplace(dir: &OwnedFd, tmp: &str, name: &OsStr) -> Result<bool> {
     let _ = rustix::fs::unlinkat(dir, tmp, AtFlags::empty());
     done.with_context(|| {
         format!(
-            "cannot move a copy into place as {}",
-            name.to_string_lossy()
+            "cannot move a copy into place as {} (on {})",
+            name.to_string_lossy(),
+            crate::sys::fstype::of_fd(dir)
         )
     })
 }
@@ -265,7 +266,7 @@ fn copy_data(
             Err(e) if method == Method::Clone => {
                 return Err(anyhow::anyhow!(
                     "sharing.copy_method is clone, but the file system ({}) cannot clone: {e}",
-                    super::fd_fs_name(output)
+                    crate::sys::fstype::of_fd(output)
                 ))
             }
             Err(_) => {}
