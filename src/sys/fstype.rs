@@ -18,7 +18,6 @@ pub fn of_fd(fd: impl AsFd) -> String {
 #[cfg(any(target_os = "linux", target_os = "android"))]
 fn named(s: &rustix::fs::StatFs) -> String {
     // The field's type differs between architectures; the magic numbers are 32 bits.
-    #[allow(clippy::unnecessary_cast)]
     magic_name(s.f_type as u64)
 }
 
