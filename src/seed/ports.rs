@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 
 use rustix::io::Errno;
-use rustix::net::{AddressFamily, SocketFlags, SocketType};
+use rustix::net::{AddressFamily, SocketType};
 
 use crate::config::Ports;
 use crate::ground::error::{failed, Fail};
@@ -47,13 +47,14 @@ pub fn bindable(port: u16) -> bool {
             .all(|ip| binds(SocketAddr::new(ip.into(), port)) != Err(Errno::ADDRINUSE))
 }
 
-/// Bind a TCP socket to `addr`, without `SO_REUSEADDR`, and close it.
+/// Bind a TCP socket to `addr`, without `SO_REUSEADDR`, and close it at once (without
+/// `SOCK_CLOEXEC`, which macOS lacks: the probe runs before any hook is started).
 fn binds(addr: SocketAddr) -> Result<(), Errno> {
     let family = match addr {
         SocketAddr::V4(_) => AddressFamily::INET,
         SocketAddr::V6(_) => AddressFamily::INET6,
     };
-    let socket = rustix::net::socket_with(family, SocketType::STREAM, SocketFlags::CLOEXEC, None)?;
+    let socket = rustix::net::socket(family, SocketType::STREAM, None)?;
     rustix::net::bind(&socket, &addr)
 }
 
