@@ -1,9 +1,13 @@
 //! Per-worktree ports: `count` ports from `range`, none held by another record
-//! of this repository, each free to bind on 127.0.0.1 right now. The search starts at a point
-//! derived from the card id, so a card tends to get the same ports back. Called under the
-//! repository lock, so two creations never pick the same ports.
+//! of this repository, each free to bind right now on 127.0.0.1 and on every address (and on
+//! IPv6's, where there is IPv6). The search starts at a point derived from the card id, so a
+//! card tends to get the same ports back. Called under the repository lock, so two creations
+//! never pick the same ports.
 use std::collections::BTreeSet;
-use std::net::{Ipv4Addr, TcpListener};
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
+
+use rustix::io::Errno;
+use rustix::net::{AddressFamily, SocketType};
 
 use crate::config::Ports;
 use crate::ground::error::{Code, Fail, Kind};
@@ -28,9 +32,30 @@ pub fn search_order(card: &str, range: [u16; 2]) -> Vec<u16> {
         .collect()
 }
 
-/// Can a listener bind `port` on 127.0.0.1 now?
+/// Can a server bind `port` now, whichever address it listens on? Probed on 127.0.0.1 and on
+/// 0.0.0.0, then [::1] and [::], by sockets without `SO_REUSEADDR` (which std's listeners
+/// set): under BSD's rules (macOS) a socket with it binds 127.0.0.1 beside a listener on
+/// 0.0.0.0, so the port would look free while a server holds it. Any IPv4 refusal makes the
+/// port busy; on IPv6 only "in use" does (a machine without IPv6 refuses it all).
 pub fn bindable(port: u16) -> bool {
-    TcpListener::bind((Ipv4Addr::LOCALHOST, port)).is_ok()
+    let v4 = [Ipv4Addr::LOCALHOST, Ipv4Addr::UNSPECIFIED];
+    let v6 = [Ipv6Addr::LOCALHOST, Ipv6Addr::UNSPECIFIED];
+    v4.into_iter()
+        .all(|ip| binds(SocketAddr::new(ip.into(), port)).is_ok())
+        && v6
+            .into_iter()
+            .all(|ip| binds(SocketAddr::new(ip.into(), port)) != Err(Errno::ADDRINUSE))
+}
+
+/// Bind a TCP socket to `addr`, without `SO_REUSEADDR`, and close it at once (without
+/// `SOCK_CLOEXEC`, which macOS lacks: the probe runs before any hook is started).
+fn binds(addr: SocketAddr) -> Result<(), Errno> {
+    let family = match addr {
+        SocketAddr::V4(_) => AddressFamily::INET,
+        SocketAddr::V6(_) => AddressFamily::INET6,
+    };
+    let socket = rustix::net::socket(family, SocketType::STREAM, None)?;
+    rustix::net::bind(&socket, &addr)
 }
 
 /// Pick the ports for `card`, skipping `held` ones and those `free` says are taken.
@@ -97,6 +122,54 @@ mod tests {
         assert_eq!(a.iter().copied().collect::<BTreeSet<_>>().len(), 10);
         assert_eq!(a, search_order("42", [20000, 20009]));
         assert_eq!(search_order("x", [1024, 1024]), vec![1024]);
+    }
+
+    /// A free port now (the kernel's pick), kept by nothing.
+    fn free_port() -> u16 {
+        std::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port()
+    }
+
+    #[test]
+    fn a_listener_on_any_address_or_on_loopback_makes_a_port_busy() {
+        let any = std::net::TcpListener::bind((Ipv4Addr::UNSPECIFIED, 0)).unwrap();
+        let loopback = std::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+        let (p, q) = (
+            any.local_addr().unwrap().port(),
+            loopback.local_addr().unwrap().port(),
+        );
+        assert!(!bindable(p), "a listener on 0.0.0.0:{p} was not seen");
+        assert!(!bindable(q), "a listener on 127.0.0.1:{q} was not seen");
+        drop((any, loopback));
+        assert!(
+            bindable(p) && bindable(q),
+            "the probe holds the ports it tried"
+        );
+    }
+
+    #[test]
+    fn a_socket_bound_with_reuseaddr_makes_a_port_busy_as_it_would_under_bsd_rules() {
+        // Bound with SO_REUSEADDR but not listening: a socket that sets it too (std's
+        // listeners do) binds beside it even on Linux, as any would beside a listener under
+        // BSD's rules. The probe sets no SO_REUSEADDR, so it sees the port taken.
+        let port = free_port();
+        let addr = SocketAddr::new(Ipv4Addr::LOCALHOST.into(), port);
+        let bound = rustix::net::socket(AddressFamily::INET, SocketType::STREAM, None).unwrap();
+        rustix::net::sockopt::set_socket_reuseaddr(&bound, true).unwrap();
+        rustix::net::bind(&bound, &addr).unwrap();
+        let reusing = std::net::TcpListener::bind(addr);
+        assert!(
+            reusing.is_ok(),
+            "a socket with SO_REUSEADDR could not bind beside it"
+        );
+        drop(reusing);
+        assert!(
+            !bindable(port),
+            "port {port} looked free beside a bound socket"
+        );
     }
 
     #[test]

@@ -1,9 +1,11 @@
 //! The operating system, wrapped once: child processes, finding and signalling processes, the
 //! interrupt handling, kardwt's own file I/O (bounded reads, atomic writes, nothing planted
-//! followed), the cross-process locks, where kardwt keeps its files, and the clock.
+//! followed), file systems' names, the cross-process locks, where kardwt keeps its files, and
+//! the clock.
 pub(crate) mod beneath;
 pub(crate) mod child;
 pub(crate) mod fsio;
+pub(crate) mod fstype;
 pub(crate) mod layout;
 pub mod lock;
 pub(crate) mod process;

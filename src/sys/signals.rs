@@ -68,8 +68,7 @@ static INSTALL: Once = Once::new();
 /// Programs kardwt starts get the default dispositions back at `exec`.
 pub fn install() {
     INSTALL.call_once(|| {
-        let ignored =
-            ignored_mask(&std::fs::read_to_string("/proc/self/status").unwrap_or_default());
+        let ignored = ignored_at_start();
         for sig in Signal::ALL {
             let n = sig.number();
             if ignored & (1 << (n - 1)) != 0 {
@@ -82,14 +81,53 @@ pub fn install() {
     });
 }
 
-/// The signals ignored at start, as a bit mask (bit `n - 1` for signal `n`), from the `SigIgn:`
-/// line of `/proc/self/status` (pure; 0 when there is none, as off Linux).
+/// The signals this process ignores, as a bit mask (bit `n - 1` for signal `n`), read before
+/// any handler is installed. On Linux from `/proc/self/status`. Elsewhere (macOS, and the
+/// `portable` build) `ps` asks the kernel for it: the disposition cannot be read in-process
+/// without `unsafe` (`sigaction` with no new action), and macOS has no `/proc`. 0 when neither
+/// answers: every signal is then recorded, as before this was read.
+fn ignored_at_start() -> u64 {
+    #[cfg(all(target_os = "linux", not(feature = "portable")))]
+    {
+        ignored_mask(&std::fs::read_to_string("/proc/self/status").unwrap_or_default())
+    }
+    #[cfg(not(all(target_os = "linux", not(feature = "portable"))))]
+    {
+        ignored_by(std::process::id()).unwrap_or(0)
+    }
+}
+
+/// The signals `pid` ignores, as `ps -o sigignore=` prints them (Linux's procps and the BSDs',
+/// macOS's included, name the field alike), or `None` when `ps` does not answer.
+#[cfg(any(test, not(all(target_os = "linux", not(feature = "portable")))))]
+fn ignored_by(pid: u32) -> Option<u64> {
+    let out = std::process::Command::new("ps")
+        .args(["-o", "sigignore=", "-p", &pid.to_string()])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    hex_mask(&String::from_utf8_lossy(&out.stdout))
+}
+
+/// The signals ignored, from the `SigIgn:` line of a `/proc/<pid>/status` (pure; 0 when there
+/// is none).
+#[cfg(any(test, all(target_os = "linux", not(feature = "portable"))))]
 fn ignored_mask(status: &str) -> u64 {
     status
         .lines()
         .find_map(|l| l.strip_prefix("SigIgn:"))
-        .and_then(|hex| u64::from_str_radix(hex.trim(), 16).ok())
+        .and_then(hex_mask)
         .unwrap_or(0)
+}
+
+/// A signal mask written in hexadecimal (`0000000000000001`, or macOS's shorter `00000001`),
+/// blanks around it allowed (pure).
+fn hex_mask(text: &str) -> Option<u64> {
+    u64::from_str_radix(text.trim(), 16).ok()
 }
 
 /// The signal received, if any (the last one when several came).
@@ -162,6 +200,38 @@ mod tests {
         }
         assert_eq!(Signal::from_number(0), None);
         assert_eq!(Signal::from_number(9), None);
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn ignored_signals_are_read_from_ps_as_from_proc_status() {
+        // A child that ignores SIGHUP (as under nohup) and SIGTERM, read both ways.
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "trap '' HUP TERM; exec sleep 30"])
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let status = format!("/proc/{pid}/status");
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        let want = 1 << (SIGHUP - 1) | 1 << (SIGTERM - 1);
+        let mut seen = 0;
+        while std::time::Instant::now() < until {
+            seen = ignored_by(pid).unwrap();
+            let exec_done = std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                .is_ok_and(|c| c.trim() == "sleep");
+            if exec_done && seen & want == want {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let proc_says = ignored_mask(&std::fs::read_to_string(&status).unwrap());
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert_eq!(seen & want, want, "ps says {seen:#x}");
+        assert_eq!(seen, proc_says, "ps and {status} differ");
+        assert_eq!(seen & (1 << (SIGINT - 1)), 0, "SIGINT is not ignored");
+        assert_eq!(hex_mask(" 00000001\n"), Some(1), "macOS prints 8 digits");
+        assert_eq!(hex_mask("-\n"), None);
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! One file or symlink copied into a directory of the new tree: data goes to
 //! a temporary name beside the destination (`.kardwt-tmp-…`), which is renamed into place
 //! without replacing anything, so a destination is either absent or complete. Blocks are cloned
-//! where the file system can (`FICLONE`), else copied segment by segment between
+//! where the file system can (Linux's `FICLONE` into the temporary; on macOS `fclonefileat`
+//! makes the temporary as a clone), else copied segment by segment between
 //! `SEEK_DATA`/`SEEK_HOLE`, so sparse files stay sparse. The deadline is checked between
 //! segments and every 64 MiB.
 use std::ffi::OsStr;
@@ -102,16 +103,24 @@ pub fn copy(
         Err(e) => return Err(e).with_context(|| format!("cannot read {}", src.display())),
     }
     let tmp = temporary_name();
-    let output: File = rustix::fs::openat(
-        dir,
-        &tmp,
-        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::from_raw_mode(0o600),
-    )
-    .with_context(|| format!("cannot create a temporary file beside {}", src.display()))?
-    .into();
+    let (output, made_as_clone) = match clone_new(&input, dir, &tmp, method)
+        .with_context(|| format!("copying {}", src.display()))?
+    {
+        Some(clone) => (clone, true),
+        None => (
+            rustix::fs::openat(
+                dir,
+                &tmp,
+                OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                Mode::from_raw_mode(0o600),
+            )
+            .with_context(|| format!("cannot create a temporary file beside {}", src.display()))?
+            .into(),
+            false,
+        ),
+    };
     let written = (|| -> Result<(bool, Option<String>)> {
-        let cloned = copy_data(&input, &output, meta.len(), method, deadline)?;
+        let cloned = made_as_clone || copy_data(&input, &output, meta.len(), method, deadline)?;
         output.set_permissions(std::fs::Permissions::from_mode(meta.mode() & 0o7777))?;
         let times = FileTimes::new()
             .set_accessed(meta.accessed().unwrap_or(UNIX_EPOCH))
@@ -228,8 +237,9 @@ fn rename_noreplace(dir: &OwnedFd, tmp: &str, name: &OsStr) -> Result<bool> {
     let _ = rustix::fs::unlinkat(dir, tmp, AtFlags::empty());
     done.with_context(|| {
         format!(
-            "cannot move a copy into place as {}",
-            name.to_string_lossy()
+            "cannot move a copy into place as {} (on {})",
+            name.to_string_lossy(),
+            crate::sys::fstype::of_fd(dir)
         )
     })
 }
@@ -263,7 +273,7 @@ fn copy_data(
             Err(e) if method == Method::Clone => {
                 return Err(anyhow::anyhow!(
                     "sharing.copy_method is clone, but the file system ({}) cannot clone: {e}",
-                    super::fd_fs_name(output)
+                    crate::sys::fstype::of_fd(output)
                 ))
             }
             Err(_) => {}
@@ -371,11 +381,49 @@ fn clone_file(input: &File, output: &File) -> std::io::Result<()> {
     rustix::fs::ioctl_ficlone(output, input).map_err(std::io::Error::from)
 }
 
-// macOS: APFS can clone (clonefileat), not used yet: plain copies there (and in the `portable`
-// build).
+/// No clone into an open file here: macOS clones into a new name ([`clone_new`]), the `portable`
+/// build never clones.
 #[cfg(not(all(target_os = "linux", not(feature = "portable"))))]
 fn clone_file(_input: &File, _output: &File) -> std::io::Result<()> {
     Err(std::io::Error::from(std::io::ErrorKind::Unsupported))
+}
+
+/// Where the system clones into a new name (macOS's `fclonefileat`, APFS): the clone of `input`
+/// made as `tmp` in `dir` and opened, the temporary the copy would have been written to. The
+/// source is the file already opened without following a symlink, the destination a name in
+/// a directory opened beneath the tree, which `fclonefileat` creates and never follows (a name
+/// already there fails it). Not the owner: the caller's, as a copy's. `None` when not asked to
+/// clone, or when `auto` meets a file system that cannot (the copy follows).
+#[cfg(target_os = "macos")]
+fn clone_new(input: &File, dir: &OwnedFd, tmp: &str, method: Method) -> Result<Option<File>> {
+    if method == Method::Copy {
+        return Ok(None);
+    }
+    match rustix::fs::fclonefileat(input, dir, tmp, rustix::fs::CloneFlags::NOOWNERCOPY) {
+        Ok(()) => {}
+        Err(e) if method == Method::Clone => {
+            return Err(anyhow::anyhow!(
+                "sharing.copy_method is clone, but the file system ({}) cannot clone: {e}",
+                crate::sys::fstype::of_fd(dir)
+            ))
+        }
+        Err(_) => return Ok(None),
+    }
+    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    match rustix::fs::openat(dir, tmp, flags, Mode::empty()) {
+        Ok(clone) => Ok(Some(clone.into())),
+        Err(e) => {
+            let _ = rustix::fs::unlinkat(dir, tmp, AtFlags::empty());
+            Err(std::io::Error::from(e)).context("cannot open the clone just made")
+        }
+    }
+}
+
+/// Elsewhere a clone is made into the open temporary (`FICLONE`, in [`copy_data`]), or not at
+/// all.
+#[cfg(not(target_os = "macos"))]
+fn clone_new(_input: &File, _dir: &OwnedFd, _tmp: &str, _method: Method) -> Result<Option<File>> {
+    Ok(None)
 }
 
 /// Set the access and modification times of `name` in `dir` itself, a symlink included.

@@ -198,46 +198,10 @@ fn same_file_system(from: &Path, to: &Path) -> Result<()> {
         anyhow::bail!(
             "sharing.copy_method is clone, but {} ({}) and {} ({}) are on different file systems, and a clone cannot cross them",
             from.display(),
-            fs_name(from),
+            crate::sys::fstype::of_path(from),
             to.display(),
-            fs_name(to)
+            crate::sys::fstype::of_path(to)
         );
     }
     Ok(())
-}
-
-/// The name of the file system holding `path`, for messages.
-pub fn fs_name(path: &Path) -> String {
-    rustix::fs::statfs(path).map_or_else(|_| "unknown".to_owned(), |s| magic_name(s.f_type as u64))
-}
-
-fn fd_fs_name(file: &std::fs::File) -> String {
-    rustix::fs::fstatfs(file).map_or_else(|_| "unknown".to_owned(), |s| magic_name(s.f_type as u64))
-}
-
-/// A file system's name from its statfs magic number (pure).
-fn magic_name(magic: u64) -> String {
-    match (magic & 0xffff_ffff) as u32 {
-        0x5846_5342 => "xfs".to_owned(),
-        0x9123_683e => "btrfs".to_owned(),
-        0xef53 => "ext4".to_owned(),
-        0x0102_1994 => "tmpfs".to_owned(),
-        0x794c_7630 => "overlayfs".to_owned(),
-        0x6969 => "nfs".to_owned(),
-        0x2fc1_2fc1 => "zfs".to_owned(),
-        0xf2f5_2010 => "f2fs".to_owned(),
-        other => format!("file system type {other:#x}"),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn file_systems_are_named() {
-        assert_eq!(magic_name(0x5846_5342), "xfs");
-        assert_eq!(magic_name(0xef53), "ext4");
-        assert_eq!(magic_name(0x1234), "file system type 0x1234");
-    }
 }

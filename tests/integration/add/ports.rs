@@ -1,8 +1,8 @@
 //! Per-worktree ports, against real sockets: `count` ports from `range` per worktree,
-//! skipping ports another record holds and ports something else has bound on 127.0.0.1; the
-//! ports are recorded, handed to the prepare hook as `KARDWT_PORT`/`KARDWT_PORTS`, shown by
-//! `status --json` and `list --json`, freed by `remove`; exhaustion names the range and creates
-//! nothing. Every test uses its own range so tests running in parallel do not collide.
+//! skipping ports another record holds and ports something else has bound (on 127.0.0.1 or on
+//! every address); the ports are recorded, handed to the prepare hook as
+//! `KARDWT_PORT`/`KARDWT_PORTS`, shown by `status --json` and `list --json`, freed by `remove`;
+//! exhaustion names the range and creates nothing. Every test uses its own range so tests running in parallel do not collide.
 use std::collections::BTreeSet;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -195,6 +195,24 @@ fn ports_skip_a_bound_port_and_held_ports_and_exhaustion_creates_nothing() {
     );
     assert_eq!(record_ports(&repo, &b), pb);
     drop(listener);
+}
+
+/// A server listening on every address (0.0.0.0) holds its port as surely as one on
+/// 127.0.0.1: with one of each in `range: [23600, 23603]`, `count: 2`, the card gets the two
+/// others (under BSD's rules a probe with `SO_REUSEADDR` would bind beside the first).
+#[test]
+fn ports_skip_a_listener_on_every_address_and_one_on_loopback() {
+    let any = TcpListener::bind(("0.0.0.0", 23600))
+        .expect("port 23600 must be free for this test to hold it");
+    let loopback = TcpListener::bind(("127.0.0.1", 23601))
+        .expect("port 23601 must be free for this test to hold it");
+    let repo = TestRepo::new();
+    repo.write_rules(&rules_with_ports(&repo, 2, 23600, 23603));
+    let a = repo.add_card("a");
+    let mut got = assert_views_agree(&repo, "a", &a);
+    got.sort_unstable();
+    assert_eq!(got, [23602, 23603], "a held port was handed out");
+    drop((any, loopback));
 }
 
 /// Ports survive in the record and `status --json`; a card removed and created

@@ -333,3 +333,45 @@ fn a_remove_interrupted_during_its_cleanup_hook_leaves_a_failed_record_and_exits
     repo.kardwt_ok(&repo.base, &["remove", "42"]);
     assert!(!path.exists());
 }
+
+#[test]
+fn a_signal_ignored_when_kardwt_starts_stays_ignored() {
+    let repo = TestRepo::new();
+    let _reaper = Reaper(repo.tmp.clone());
+    let (pid_file, go) = (repo.tmp.join("hook.pid"), repo.tmp.join("GO"));
+    let script = repo.write_prepare(&format!(
+        "{}\nwhile [ ! -e {go} ]; do sleep 0.05; done",
+        write_pid(&pid_file),
+        go = sh_quote(&go)
+    ));
+    repo.write_rules(&repo.rules_for(&script, false));
+    // As `nohup` starts it: SIGHUP ignored, then kardwt exec'd in the same process.
+    let add = repo.spawn(
+        "sh",
+        &repo.base,
+        &[
+            "-c",
+            "trap '' HUP; exec \"$@\"",
+            "sh",
+            crate::support::BIN,
+            "add",
+            "46",
+        ],
+    );
+    let add = reach(add, &pid_file);
+    send(&add, Signal::HUP, To::Process);
+    std::thread::sleep(Duration::from_millis(300));
+    std::fs::write(&go, "").unwrap();
+    let ended = end(add);
+    let out = &ended.out;
+    assert_eq!(
+        ended.status.code(),
+        Some(0),
+        "a SIGHUP ignored at start stopped add:\n{out}"
+    );
+    assert_eq!(out.stdout, line(&repo.card_path("46")), "{out}");
+    assert_eq!(
+        repo.record(&repo.card_path("46"))["state"].as_str(),
+        Some("ready")
+    );
+}

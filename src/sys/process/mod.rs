@@ -1,12 +1,27 @@
 //! Finding and stopping the processes that hold a worktree (the first step of removal): every
-//! process whose current directory is inside the tree, read from `/proc/<pid>/cwd`, except
-//! the caller and its ancestors. SIGTERM first, SIGKILL after the grace period. Also the
-//! descendants of this process, which a hook may leave behind after leaving its process group
-//! (kardwt is their subreaper while a hook runs, see `sandbox/`).
-use std::path::Path;
+//! process whose current directory is inside the tree, except the caller and its ancestors.
+//! SIGTERM first, SIGKILL after the grace period. Also the descendants of this process, which a
+//! hook may leave behind after leaving its process group (kardwt is their subreaper while a hook
+//! runs on Linux, see `sandbox/`). What the system shows is read in `linux` (`/proc`) and
+//! `macos` (the kernel's process info, through `sysinfo`); what is done with it (who is spared,
+//! what is inside, who descends from whom) is here, the same everywhere.
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use rustix::process::{kill_process, Pid, Signal};
+
+#[cfg(target_os = "linux")]
+mod linux;
+#[cfg(target_os = "linux")]
+use linux as os;
+#[cfg(target_os = "macos")]
+mod macos;
+#[cfg(target_os = "macos")]
+use macos as os;
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+mod unseen;
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+use unseen as os;
 
 /// Why the processes of this machine cannot be seen. kardwt then never calls a tree unused:
 /// `remove` and `gc` refuse (`remove --force` goes on and signals nothing), `release` says it
@@ -15,35 +30,50 @@ use rustix::process::{kill_process, Pid, Signal};
 #[error("the processes inside it cannot be seen here ({0}), so nothing shows it is unused")]
 pub struct Unseen(String);
 
-/// Can kardwt see every process's current directory here? On Linux through `/proc`, which must
-/// be mounted and show this process's own entry; elsewhere not yet.
-pub fn can_see() -> Result<(), Unseen> {
-    if !cfg!(target_os = "linux") {
-        return Err(Unseen(
-            "kardwt reads processes' directories through Linux's /proc only".into(),
-        ));
+impl Unseen {
+    fn new(why: impl Into<String>) -> Unseen {
+        Unseen(why.into())
     }
-    std::fs::read_link("/proc/self/cwd")
-        .map(drop)
-        .map_err(|e| Unseen(format!("/proc/self/cwd cannot be read: {e}")))
+}
+
+/// Can kardwt see every process's current directory here? It must see its own: on Linux
+/// through `/proc` (mounted, showing this process's entry), on macOS through the kernel's
+/// process info; on any other system never.
+pub fn can_see() -> Result<(), Unseen> {
+    os::Table::take().map(drop)
 }
 
 /// The pids whose cwd lies inside `dir` (canonical), sparing this process and its ancestors;
 /// an error when processes cannot be seen at all.
 pub fn holding(dir: &Path) -> Result<Vec<i32>, Unseen> {
-    can_see()?;
-    let spared = ancestors();
-    let entries =
-        std::fs::read_dir("/proc").map_err(|e| Unseen(format!("/proc cannot be listed: {e}")))?;
-    let mut pids: Vec<i32> = entries
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| !spared.contains(pid))
-        .filter(|pid| {
-            std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| inside(&cwd, dir))
-        })
+    Ok(holders(&os::Table::take()?, dir, &[]))
+}
+
+/// The processes of `table` holding `dir` but none inside a `spared` directory, nor this
+/// process or its ancestors.
+fn holders(table: &os::Table, dir: &Path, spared: &[PathBuf]) -> Vec<i32> {
+    let me = std::process::id() as i32;
+    let ancestors = ancestors(me, |pid| table.parent(pid));
+    inside_only(table.cwds(), dir, spared, &ancestors)
+}
+
+/// Of the `(pid, cwd)` pairs, the pids whose cwd is inside `dir` and inside none of `spared`,
+/// leaving out `ancestors`: sorted, each once (pure).
+fn inside_only(
+    cwds: Vec<(i32, PathBuf)>,
+    dir: &Path,
+    spared: &[PathBuf],
+    ancestors: &[i32],
+) -> Vec<i32> {
+    let mut pids: Vec<i32> = cwds
+        .into_iter()
+        .filter(|(pid, _)| !ancestors.contains(pid))
+        .filter(|(_, cwd)| inside(cwd, dir) && !spared.iter().any(|s| inside(cwd, s)))
+        .map(|(pid, _)| pid)
         .collect();
     pids.sort_unstable();
-    Ok(pids)
+    pids.dedup();
+    pids
 }
 
 /// Does a process with pid `pid` exist (a zombie not yet reaped included; one run by another
@@ -59,11 +89,10 @@ pub fn exists(pid: i32) -> bool {
     )
 }
 
-/// The command name of `pid` (`/proc/<pid>/comm`), or `?` when it cannot be read.
+/// The command name of `pid`, or `?` when it cannot be read.
 pub fn name(pid: i32) -> String {
-    std::fs::read_to_string(format!("/proc/{pid}/comm"))
+    os::name(pid)
         .map(|n| n.trim_end().to_owned())
-        .ok()
         .filter(|n| !n.is_empty())
         .unwrap_or_else(|| "?".to_owned())
 }
@@ -90,8 +119,8 @@ pub fn in_use(dir: &Path) -> Option<String> {
     Some(format!("in use: {}{more}", shown.join(", ")))
 }
 
-/// Is the cwd `/proc` reports inside `dir`? A directory deleted under a process reads as
-/// `<path> (deleted)`: it still counts, so a tree a runner already deleted is released too.
+/// Is the cwd a system reports inside `dir`? A directory deleted under a process reads on Linux
+/// as `<path> (deleted)`: it still counts, so a tree a runner already deleted is released too.
 fn inside(cwd: &Path, dir: &Path) -> bool {
     if cwd.starts_with(dir) {
         return true;
@@ -101,33 +130,22 @@ fn inside(cwd: &Path, dir: &Path) -> bool {
         .is_some_and(|gone| Path::new(gone).starts_with(dir))
 }
 
-/// This process and every ancestor up to init.
-fn ancestors() -> Vec<i32> {
+/// `me` and every ancestor up to init, as `parent` links them (pure; a loop or a missing link
+/// ends the chain).
+fn ancestors(me: i32, parent: impl Fn(i32) -> Option<i32>) -> Vec<i32> {
     let mut out = Vec::new();
-    let mut pid = std::process::id() as i32;
+    let mut pid = me;
     while pid > 1 && !out.contains(&pid) {
         out.push(pid);
-        pid = parent_of(pid).unwrap_or(0);
+        pid = parent(pid).unwrap_or(0);
     }
     out
 }
 
-fn parent_of(pid: i32) -> Option<i32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name may hold spaces and parentheses: the fields after the last ')' are fixed.
-    let rest = &stat[stat.rfind(')')? + 1..];
-    rest.split_whitespace().nth(1)?.parse().ok()
-}
-
+/// Is `pid` running (neither gone nor a zombie, which has exited and only waits for its
+/// parent)? Where the system cannot tell, a process that exists counts as running.
 fn alive(pid: i32) -> bool {
-    // A zombie has exited; only its parent's wait is missing.
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| {
-            s.rfind(')')
-                .map(|i| s[i + 1..].trim_start().starts_with('Z'))
-        })
-        .is_some_and(|zombie| !zombie)
+    os::alive(pid).unwrap_or_else(|| exists(pid))
 }
 
 fn signal(pid: i32, sig: Signal) {
@@ -136,28 +154,24 @@ fn signal(pid: i32, sig: Signal) {
     }
 }
 
-/// Every live descendant of this process, found through `/proc/<pid>/stat` parent links (an
-/// orphan re-parented to us while we are the child subreaper is one). Empty off Linux.
+/// Every live descendant of this process, found through parent links (an orphan re-parented to
+/// us while we are the child subreaper is one). Empty where processes cannot be seen.
 pub fn descendants() -> Vec<i32> {
-    let me = std::process::id() as i32;
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    let parents: Vec<(i32, i32)> = entries
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
-        .filter_map(|pid| Some((pid, parent_of(pid)?)))
-        .collect();
-    let mut found = vec![me];
+    let parents = os::Table::take().map(|t| t.parents()).unwrap_or_default();
+    descendants_among(&parents, std::process::id() as i32)
+}
+
+/// The descendants of `root` among the `(pid, parent)` links, nearest first (pure).
+fn descendants_among(parents: &[(i32, i32)], root: i32) -> Vec<i32> {
+    let mut found = vec![root];
     let mut at = 0;
     while at < found.len() {
         let parent = found[at];
-        found.extend(
-            parents
-                .iter()
-                .filter(|&&(pid, ppid)| ppid == parent && !found.contains(&pid))
-                .map(|&(pid, _)| pid)
-                .collect::<Vec<_>>(),
-        );
+        for &(pid, ppid) in parents {
+            if ppid == parent && !found.contains(&pid) {
+                found.push(pid);
+            }
+        }
         at += 1;
     }
     found.remove(0);
@@ -240,18 +254,8 @@ impl std::fmt::Display for Released {
 /// SIGTERM every process holding `dir` but those inside one of the `spared` directories (trees
 /// nested in it, which are not its to release), wait up to `grace`, SIGKILL the survivors. An
 /// interrupt of kardwt cuts the grace short: the survivors are killed at once.
-pub fn release(
-    dir: &Path,
-    grace: Duration,
-    spared: &[std::path::PathBuf],
-) -> Result<Released, Unseen> {
-    let pids: Vec<i32> = holding(dir)?
-        .into_iter()
-        .filter(|pid| {
-            !std::fs::read_link(format!("/proc/{pid}/cwd"))
-                .is_ok_and(|cwd| spared.iter().any(|s| inside(&cwd, s)))
-        })
-        .collect();
+pub fn release(dir: &Path, grace: Duration, spared: &[PathBuf]) -> Result<Released, Unseen> {
+    let pids = holders(&os::Table::take()?, dir, spared);
     for &pid in &pids {
         signal(pid, Signal::TERM);
     }
@@ -299,10 +303,81 @@ mod tests {
     #[test]
     fn the_caller_and_its_ancestors_are_spared() {
         let me = std::process::id() as i32;
-        let chain = ancestors();
+        let table = os::Table::take().unwrap();
+        let chain = ancestors(me, |pid| table.parent(pid));
         assert_eq!(chain.first(), Some(&me));
+        assert!(chain.len() > 1, "no parent seen: {chain:?}");
         let cwd = std::env::current_dir().unwrap();
         assert!(!holding(&cwd).unwrap().contains(&me));
+    }
+
+    #[test]
+    fn ancestors_follow_parent_links_up_to_init_and_stop_at_a_loop_or_a_gap() {
+        let links = std::collections::HashMap::from([(40, 30), (30, 20), (20, 1), (7, 8), (8, 7)]);
+        let parent = |pid: i32| links.get(&pid).copied();
+        assert_eq!(ancestors(40, parent), [40, 30, 20]);
+        assert_eq!(ancestors(7, parent), [7, 8], "a loop ends the chain");
+        assert_eq!(ancestors(99, parent), [99], "an unknown parent ends it");
+        assert_eq!(
+            ancestors(1, parent),
+            Vec::<i32>::new(),
+            "init is never spared"
+        );
+    }
+
+    #[test]
+    fn holders_are_inside_the_dir_not_inside_a_spared_one_nor_ancestors_sorted_once() {
+        let tree = Path::new("/w/tree");
+        let cwds = vec![
+            (30, PathBuf::from("/w/tree/src")),
+            (12, PathBuf::from("/w/tree")),
+            (12, PathBuf::from("/w/tree")),
+            (50, PathBuf::from("/w/treehouse")),
+            (60, PathBuf::from("/w/tree/nested/deep")),
+            (70, PathBuf::from("/w/tree/gone (deleted)")),
+            (80, PathBuf::from("/elsewhere")),
+            (90, PathBuf::from("/w/tree/bin")),
+        ];
+        let spared = [PathBuf::from("/w/tree/nested")];
+        assert_eq!(inside_only(cwds, tree, &spared, &[90]), [12, 30, 70]);
+    }
+
+    #[test]
+    fn descendants_are_found_through_every_generation() {
+        let links = [(11, 10), (12, 10), (13, 11), (14, 13), (20, 1), (21, 20)];
+        assert_eq!(descendants_among(&links, 10), [11, 12, 13, 14]);
+        assert_eq!(descendants_among(&links, 14), Vec::<i32>::new());
+        let me = std::process::id() as i32;
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        assert!(descendants().contains(&(child.id() as i32)));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(!descendants().contains(&me));
+    }
+
+    #[test]
+    fn names_and_liveness_are_read_from_the_system() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let pid = child.id() as i32;
+        assert_eq!(name(pid), "sleep");
+        assert!(alive(pid));
+        child.kill().unwrap();
+        // Killed but not yet waited for: a zombie, which has exited.
+        let until = Instant::now() + Duration::from_secs(5);
+        while alive(pid) && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(!alive(pid), "a zombie counts as ended");
+        assert!(exists(pid), "a zombie still exists until it is reaped");
+        child.wait().unwrap();
+        assert!(!exists(pid) && !alive(pid));
+        assert_eq!(name(pid), "?");
     }
 
     #[test]
