@@ -56,8 +56,10 @@ fn change(repo: &TestRepo, rng: &mut Rng, wt: &Path, n: usize, tracked: usize) -
             done(format!("ignored build/out{n}/ and run{n}.log"), false)
         }
         4 => {
-            // In place of this tree's own link, if it has one (never written through it).
+            // In place of this tree's own link, if it has one (never written through it), or of
+            // the directory an earlier change of the case made there.
             let _ = std::fs::remove_file(wt.join("seed.sql"));
+            let _ = std::fs::remove_dir_all(wt.join("seed.sql"));
             std::fs::write(wt.join("seed.sql"), format!("my seed {n}\n")).unwrap();
             done("a real seed.sql, hidden by the link entry".into(), true)
         }
