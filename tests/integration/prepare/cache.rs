@@ -366,6 +366,33 @@ fn a_hit_on_a_real_xfs_loop_mount_clones_the_blocks() {
         used_kb < 16 * 1024,
         "{used_kb} KiB of new space for a 64 MiB hit"
     );
+    // Every file cloned, the entry's own files are hashed: one byte flipped there (the same
+    // size) is a miss all the same, and the next card prepares.
+    let entry = std::fs::read_dir(base.join(".git/kardwt/cache"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| !p.file_name().unwrap().to_string_lossy().starts_with('.'))
+        .unwrap();
+    {
+        use std::os::unix::fs::FileExt;
+        let part = entry.join("files/node_modules/blobs/part3.bin");
+        let f = std::fs::File::options()
+            .read(true)
+            .write(true)
+            .open(part)
+            .unwrap();
+        let mut b = [0u8];
+        f.read_exact_at(&mut b, 4_000_000).unwrap();
+        f.write_all_at(&[b[0] ^ 1], 4_000_000).unwrap();
+    }
+    let out = repo.kardwt(&base, &["add", "3"]);
+    out.expect_code(0);
+    assert_eq!(
+        repo.prepare_runs(),
+        ["1 cache=none", "3 cache=none"],
+        "the damaged entry was used:\n{out}"
+    );
 }
 
 #[test]
