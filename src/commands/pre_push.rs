@@ -319,8 +319,12 @@ impl Check<'_> {
                 push::show(&e.path)
             )));
         }
+        // Every linked path, not only the live records' links: after `remove` a symlink to a
+        // path kardwt linked into that tree is refused all the same.
         let mut shared: Vec<Vec<u8>> = shared_names;
-        shared.extend(self.links.iter().cloned());
+        if pushed.iter().any(Entry::touches_symlink) {
+            shared.extend(self.linked_paths());
+        }
         self.symlinks(pushed, &shared)
     }
 
@@ -331,14 +335,7 @@ impl Check<'_> {
     /// the size of a pushed blob.
     fn in_linked(&self, brought: &[&Entry]) -> Result<Option<String>> {
         let base = &self.ctx.repo.base;
-        let mut rels = self.links.clone();
-        let excluded = crate::seed::links::excluded_links(&self.ctx.repo.common_dir);
-        rels.extend(excluded.into_iter().map(String::into_bytes));
-        // Rules that do not decode are reported by the commands that use them, not here.
-        if let Ok(rules) = self.ctx.rules() {
-            let link = rules.config.sharing.link.iter();
-            rels.extend(link.map(|p| p.as_os_str().as_bytes().to_vec()));
-        }
+        let rels = self.linked_paths();
         let blobs: BTreeSet<&str> = brought
             .iter()
             .filter(|e| !e.is_symlink())
@@ -371,6 +368,20 @@ impl Check<'_> {
                     push::show(file)
                 ))
             }))
+    }
+
+    /// Every path kardwt links from the base: what the records, kardwt's block in
+    /// `info/exclude` (so a removed tree's links count) and the rules name.
+    fn linked_paths(&self) -> BTreeSet<Vec<u8>> {
+        let mut rels = self.links.clone();
+        let excluded = crate::seed::links::excluded_links(&self.ctx.repo.common_dir);
+        rels.extend(excluded.into_iter().map(String::into_bytes));
+        // Rules that do not decode are reported by the commands that use them, not here.
+        if let Ok(rules) = self.ctx.rules() {
+            let link = rules.config.sharing.link.iter();
+            rels.extend(link.map(|p| p.as_os_str().as_bytes().to_vec()));
+        }
+        rels
     }
 
     /// The repository's object format.

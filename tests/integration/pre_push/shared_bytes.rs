@@ -167,3 +167,28 @@ fn shared_bytes_committed_in_the_base_are_refused_though_the_base_then_tracks_th
     push(&repo, &wt, &["card/7"]).expect_code(0);
     assert!(ls_remote(&repo).contains(&ok));
 }
+
+#[test]
+fn a_symlink_to_a_linked_path_is_refused_after_the_linking_tree_is_removed() {
+    let repo = TestRepo::new();
+    repo.commit_files(&[(".gitignore", ".env\n.env.*\nseed.sql\n")], "ignore");
+    write(
+        &repo.base,
+        "seed.sql",
+        b"insert into keys values ('linked-8');\n",
+    );
+    repo.write_rules("worktree:\n  sharing:\n    link: [seed.sql]\n");
+    repo.install_hooks();
+    let wt = repo.add_card("8");
+    std::os::unix::fs::symlink("seed.sql", wt.join("creds.md")).unwrap();
+    repo.git(&wt, &["add", "creds.md"]);
+    repo.git(&wt, &["commit", "--quiet", "-m", "link"]);
+    let oid = crate::support::push::head(&repo, &wt);
+    let out = push(&repo, &wt, &["card/8"]);
+    assert_blocked(&repo, &out, "creds.md", &oid);
+    // The rules no longer link it and the tree is gone: kardwt's exclude block still says so.
+    repo.write_rules("worktree: {}\n");
+    repo.kardwt(&repo.base, &["remove", "8"]).expect_code(0);
+    let out = push(&repo, &repo.base, &["card/8"]);
+    assert_blocked(&repo, &out, "creds.md", &oid);
+}
