@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use crate::support::{sh_quote, tree_state, yaml_str, Output, Rng, TestRepo, COMMAND_TIMEOUT};
 
 /// How many generated repositories the default suite runs (each two cards and a few prepares).
-const DEFAULT_CASES: u64 = 40;
+const DEFAULT_CASES: u64 = 60;
 
 /// The facts a step may write into the outputs (per tree, or the same for every tree).
 const FACTS: [&str; 8] = [

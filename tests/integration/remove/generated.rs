@@ -11,7 +11,7 @@ use std::path::Path;
 use crate::support::{snapshot, Rng, TestRepo};
 
 /// How many generated trees the default suite judges (each one a card made and removed).
-const DEFAULT_CASES: u64 = 30;
+const DEFAULT_CASES: u64 = 60;
 
 /// One change to a fresh card tree, and whether it is work that removing the tree would lose.
 struct Change {
