@@ -7,8 +7,9 @@
 #   make test-runners              Claude Code and the Codex CLI from npm, driven offline against
 #                                  a scripted local model endpoint (tests/runners/)
 #   make test-slow                 the fuzzers and the stress test
-#   make test-generated            the generated removal test with many more cases (CASES=1000;
-#                                  SEED=<n> replays a printed seed)
+#   make test-generated            the generated tests (removal, the prepare cache, pre-push)
+#                                  with many more cases (CASES=1000 each; SEED=<n> replays a
+#                                  printed seed)
 #   make test-all                  all three
 #   make check-macos               type-check for aarch64- and x86_64-apple-darwin, from Linux
 #   make test-portable             the unit tests and the integration binary built with the
@@ -77,11 +78,14 @@ test-runners:
 	KARDWT_BIN_DIR="$(TARGET_DIR)/debug" RUNNER_CLIENTS="$(RUNNER_CLIENTS_DIR)/node_modules/.bin" \
 		bash tests/runners/run.sh $(SCENARIOS)
 
-# The generated removal test (tests/integration/remove/generated.rs), with many more cases than
-# the default suite runs; it prints its seed, and SEED=<n> replays one.
+# The generated tests (tests/integration/{remove,prepare,pre_push}/generated.rs: removal over
+# generated tree states, the prepare cache over generated inputs, hooks and damaged entries,
+# pre-push over generated placements of shared bytes), each with CASES cases instead of the
+# default suite's few dozen (about an hour in all on 2 cores at 1000); each prints its seed and
+# case count, and SEED=<n> replays one.
 CASES ?= 1000
 test-generated:
-	KARDWT_CASES=$(CASES) $(if $(SEED),KARDWT_SEED=$(SEED)) $(CARGO) test --test integration remove::generated -- --nocapture
+	KARDWT_CASES=$(CASES) $(if $(SEED),KARDWT_SEED=$(SEED)) $(CARGO) test --test integration generated:: -- --nocapture
 
 # Every other ignored test: the fuzzers (unit and through the binary), the stress test and the
 # pre-push timing test.

@@ -98,6 +98,7 @@ pub fn run(global: crate::cli::GlobalArgs, args: &PrePushArgs) -> Result<i32> {
             ignorecase: config_bool(&ctx, "core.ignorecase"),
             links,
             admins: entries.iter().map(|e| e.linked.admin.clone()).collect(),
+            public: public_tips(&ctx, args, &updates)?,
         };
         if let Some(why) = check.forbidden(&pushed)? {
             return Err(blocked(Refusal { why, hint: UNDO }, &card));
@@ -190,6 +191,23 @@ fn pushed_entries(
     Ok(push::parse_entries(&raw))
 }
 
+/// The commits `remote` already has, for [`Check::public`]: the old tips git gave on stdin that
+/// are at hand and the tips of its remote-tracking refs, each once.
+fn public_tips(ctx: &Context, args: &PrePushArgs, updates: &[RefUpdate]) -> Result<Vec<String>> {
+    let mut tips: Vec<String> = updates
+        .iter()
+        .filter(|u| !u.is_new() && ctx.repo.has_object(&u.remote_oid))
+        .map(|u| u.remote_oid.clone())
+        .collect();
+    if let Some(name) = tracking_remote(ctx, &args.remote, &args.url)? {
+        let tracking = git::branches_under(&ctx.repo.base, &format!("refs/remotes/{name}/"))?;
+        tips.extend(tracking.into_iter().map(|(_, oid)| oid));
+    }
+    tips.sort();
+    tips.dedup();
+    Ok(tips)
+}
+
 /// `git check-ignore -z --stdin` in `dir` (with `--no-index` when `no_index`): which of
 /// `paths` the ignore rules ignore.
 fn ignored(dir: &Path, paths: &[&[u8]], no_index: bool) -> Result<BTreeSet<Vec<u8>>> {
@@ -224,9 +242,34 @@ struct Check<'a> {
     links: BTreeSet<Vec<u8>>,
     /// The linked worktrees' admin dirs, where the blob ids of their copies are kept.
     admins: Vec<std::path::PathBuf>,
+    /// Commits the remote already has: its old tips git gave (those at hand) and the
+    /// remote-tracking refs' tips. Content in their trees is public, not a secret.
+    public: Vec<String>,
 }
 
 impl Check<'_> {
+    /// Of `candidates` (blob ids a pushed commit brings that equal a shared file), those the
+    /// remote already has in the tree of one of its commits: public content, not a secret (a
+    /// `.env` copied unchanged from a tracked `.env.example`). What the base merely tracks does
+    /// not count: committing a secret in the base would make it tracked. Read only when there
+    /// are candidates, one `ls-tree` per remote tip until every candidate is found.
+    fn public(&self, candidates: &BTreeSet<&str>) -> Result<BTreeSet<String>> {
+        let mut found = BTreeSet::new();
+        for tip in &self.public {
+            if found.len() == candidates.len() {
+                break;
+            }
+            let blobs = push::tree_blobs(&git::ls_tree_z(&self.ctx.repo.base, tip)?);
+            found.extend(
+                candidates
+                    .iter()
+                    .filter(|c| blobs.contains(**c))
+                    .map(|c| (*c).to_owned()),
+            );
+        }
+        Ok(found)
+    }
+
     /// The first reason found not to push `pushed`, if any.
     fn forbidden(&self, pushed: &[Entry]) -> Result<Option<String>> {
         let brought: Vec<&Entry> = push::introduced(pushed)
@@ -279,26 +322,23 @@ impl Check<'_> {
                 push::show(&e.path)
             )));
         }
+        // Every linked path, not only the live records' links: after `remove` a symlink to a
+        // path kardwt linked into that tree is refused all the same.
         let mut shared: Vec<Vec<u8>> = shared_names;
-        shared.extend(self.links.iter().cloned());
+        if pushed.iter().any(Entry::touches_symlink) {
+            shared.extend(self.linked_paths());
+        }
         self.symlinks(pushed, &shared)
     }
 
     /// A blob equal to a file at or beneath a path kardwt links from the base (`sharing.link`,
     /// whole directories at any depth, the skills directories: what the records, the rules and
-    /// the exclude block name), under any name, unless the base tracks that content. Sizes
+    /// the exclude block name), under any name, unless the remote already has that content. Sizes
     /// come first (one `git cat-file --batch-check`): a linked file is read only when it has
     /// the size of a pushed blob.
     fn in_linked(&self, brought: &[&Entry]) -> Result<Option<String>> {
         let base = &self.ctx.repo.base;
-        let mut rels = self.links.clone();
-        let excluded = crate::seed::links::excluded_links(&self.ctx.repo.common_dir);
-        rels.extend(excluded.into_iter().map(String::into_bytes));
-        // Rules that do not decode are reported by the commands that use them, not here.
-        if let Ok(rules) = self.ctx.rules() {
-            let link = rules.config.sharing.link.iter();
-            rels.extend(link.map(|p| p.as_os_str().as_bytes().to_vec()));
-        }
+        let rels = self.linked_paths();
         let blobs: BTreeSet<&str> = brought
             .iter()
             .filter(|e| !e.is_symlink())
@@ -316,7 +356,7 @@ impl Check<'_> {
         if found.is_empty() {
             return Ok(None);
         }
-        let tracked = push::staged_blobs(&git::ls_files_stage_raw(base)?);
+        let tracked = self.public(&found.keys().map(String::as_str).collect())?;
         let says = |e: &Entry| if e.status == b'A' { "adds" } else { "changes" };
         Ok(brought
             .iter()
@@ -333,6 +373,20 @@ impl Check<'_> {
             }))
     }
 
+    /// Every path kardwt links from the base: what the records, kardwt's block in
+    /// `info/exclude` (so a removed tree's links count) and the rules name.
+    fn linked_paths(&self) -> BTreeSet<Vec<u8>> {
+        let mut rels = self.links.clone();
+        let excluded = crate::seed::links::excluded_links(&self.ctx.repo.common_dir);
+        rels.extend(excluded.into_iter().map(String::into_bytes));
+        // Rules that do not decode are reported by the commands that use them, not here.
+        if let Ok(rules) = self.ctx.rules() {
+            let link = rules.config.sharing.link.iter();
+            rels.extend(link.map(|p| p.as_os_str().as_bytes().to_vec()));
+        }
+        rels
+    }
+
     /// The repository's object format.
     fn hash_kind(&self) -> gix::hash::Kind {
         match self.ctx.repo.config_string("extensions.objectformat") {
@@ -342,8 +396,8 @@ impl Check<'_> {
     }
 
     /// A blob equal to a file kardwt copied into a worktree (its id kept at copy time), unless
-    /// the base tracks that content; a file `.worktreeinclude` names, forced past the ignore
-    /// rules.
+    /// the remote already has that content; a file `.worktreeinclude` names, forced past the
+    /// ignore rules.
     fn copied(&self, brought: &[&Entry]) -> Result<Option<String>> {
         let says = |e: &Entry| if e.status == b'A' { "adds" } else { "changes" };
         // The repository's list outlives the trees; the admin dirs hold the ids of copies
@@ -357,7 +411,7 @@ impl Check<'_> {
             .filter(|e| !e.is_symlink() && copied.contains_key(&e.blob))
             .collect();
         if !hits.is_empty() {
-            let tracked = push::staged_blobs(&git::ls_files_stage_raw(&self.ctx.repo.base)?);
+            let tracked = self.public(&hits.iter().map(|e| e.blob.as_str()).collect())?;
             if let Some(e) = hits.iter().find(|e| !tracked.contains(&e.blob)) {
                 return Ok(Some(format!(
                     "commit {} {} {}, whose content is {}, a file kardwt copied into a worktree",
@@ -402,8 +456,8 @@ impl Check<'_> {
     /// The base's root-level `.env`/`.env.*` files that git ignores and does not track (what
     /// `sharing.env: link` links), non-empty regular files (followed through a symlink) of at
     /// most 16 MiB: their names, and their blob ids (as stored, and with CRLF made LF, as a
-    /// text conversion would commit them) mapped to the name, leaving out content the base
-    /// tracks. Whether git ignores or tracks them is asked only when it matters: some pushed
+    /// text conversion would commit them) mapped to the name, leaving out content the remote
+    /// already has. Whether git ignores or tracks them is asked only when it matters: some pushed
     /// blob has one of their ids, or the names are needed (`need_names`: a pushed commit
     /// touches a symlink).
     fn shared_from_base(&self, pushed: &[&Entry], need_names: bool) -> Result<Shared> {
@@ -452,9 +506,14 @@ impl Check<'_> {
         let shared = ignored(base, &refs, false)?;
         files.retain(|(name, _)| shared.contains(name));
         if hit(&files) {
-            // Content the base tracks is already in the repository, not a secret kardwt shares
-            // (a `.env` copied unchanged from a tracked `.env.example`).
-            let tracked = push::staged_blobs(&git::ls_files_stage_raw(base)?);
+            // Content the remote already has is not a secret kardwt shares (a `.env` copied
+            // unchanged from a tracked `.env.example`).
+            let candidates: BTreeSet<&str> = files
+                .iter()
+                .flat_map(|(_, ids)| ids.iter().map(String::as_str))
+                .filter(|id| pushed.iter().any(|e| e.blob == *id))
+                .collect();
+            let tracked = self.public(&candidates)?;
             for (_, ids) in &mut files {
                 ids.retain(|id| !tracked.contains(id));
             }

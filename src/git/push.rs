@@ -263,6 +263,20 @@ pub fn parse_tree_links(raw: &[u8]) -> TreeLinks {
         .collect()
 }
 
+/// The blob ids in `git ls-tree -r -z --full-tree` output (symlinks included).
+pub fn tree_blobs(raw: &[u8]) -> std::collections::BTreeSet<String> {
+    raw.split(|b| *b == 0)
+        .filter_map(|rec| {
+            let tab = rec.iter().position(|b| *b == b'\t')?;
+            let meta = String::from_utf8_lossy(&rec[..tab]);
+            match meta.split(' ').collect::<Vec<_>>().as_slice() {
+                [_, "blob", oid] => Some((*oid).to_owned()),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
 /// The contents `git cat-file --batch` printed, by object id (missing objects are left out).
 pub fn parse_batch(raw: &[u8]) -> BTreeMap<String, Vec<u8>> {
     let mut out = BTreeMap::new();
@@ -293,17 +307,6 @@ pub fn parse_batch_check(raw: &[u8]) -> BTreeMap<String, u64> {
         .filter_map(|l| match l.split(' ').collect::<Vec<_>>().as_slice() {
             [oid, "blob", size] => Some(((*oid).to_owned(), size.parse().ok()?)),
             _ => None,
-        })
-        .collect()
-}
-
-/// The blob ids in `git ls-files --stage -z` output (`<mode> <oid> <stage>\t<path>`).
-pub fn staged_blobs(raw: &[u8]) -> std::collections::BTreeSet<String> {
-    raw.split(|b| *b == 0)
-        .filter_map(|rec| {
-            let tab = rec.iter().position(|b| *b == b'\t')?;
-            let meta = String::from_utf8_lossy(&rec[..tab]);
-            meta.split(' ').nth(1).map(str::to_owned)
         })
         .collect()
 }
@@ -443,8 +446,8 @@ mod tests {
         assert_eq!(m["bbbb"], b"../");
         assert_eq!(m["cccc"], b"");
         assert_eq!(show(b"a\xffb"), "a\\xffb");
-        let staged = staged_blobs(b"100644 aaaa 0\t.env.example\x00120000 bbbb 0\tl\tnk\x00");
-        assert!(staged.contains("aaaa") && staged.contains("bbbb") && staged.len() == 2);
+        let blobs = tree_blobs(b"100644 blob aaaa\t.env.example\x00120000 blob bbbb\tl\tnk\x00160000 commit cccc\tsub\x00");
+        assert!(blobs.contains("aaaa") && blobs.contains("bbbb") && blobs.len() == 2);
         assert_eq!(crlf_to_lf(b"a\r\nb\rc\r\n"), b"a\nb\rc\n");
         let sizes = parse_batch_check(b"aaaa blob 12\nbbbb missing\ncccc tree 40\n");
         assert_eq!(sizes.into_iter().collect::<Vec<_>>(), [("aaaa".into(), 12)]);

@@ -227,9 +227,3 @@ pub fn check_ignore_z(dir: &Path, paths: Vec<u8>, no_index: bool) -> Result<Vec<
     args.extend(["-z".into(), "--stdin".into()]);
     raw_no_replace(dir, args, Some(paths))
 }
-
-/// `git ls-files --stage -z`, replace refs off.
-pub fn ls_files_stage_raw(dir: &Path) -> Result<Vec<u8>> {
-    let args = ["ls-files", "--stage", "-z"].map(OsString::from);
-    raw_no_replace(dir, args.to_vec(), None)
-}

@@ -125,6 +125,7 @@ pub fn release_orphan_locked(
             facts: &facts,
             passthrough: &cfg.environment.passthrough,
             extra: &[],
+            cached: false,
             cap: Duration::from_secs(hook.timeout_seconds),
             deadline,
             log: None,

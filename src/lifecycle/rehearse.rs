@@ -274,6 +274,7 @@ fn cleanup_hook(
         facts: &seed::facts(ctx, rec),
         passthrough: &cfg.environment.passthrough,
         extra: &[],
+        cached: false,
         cap: Duration::from_secs(hook.timeout_seconds),
         deadline,
         log: None,

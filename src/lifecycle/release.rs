@@ -159,6 +159,7 @@ pub fn release_locked(
         facts: &crate::seed::facts(ctx, rec),
         passthrough: &cfg.environment.passthrough,
         extra: &[],
+        cached: false,
         cap,
         deadline,
         log: None,

@@ -138,9 +138,21 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
         return Err(stopped.into());
     }
 
-    // 3. kardwt's own links, then the tree.
+    // 3. kardwt's own links, then the tree. A link committed since (`git add -f`) is tracked:
+    // git removes it with the tree, and unlinking it first would leave a deleted tracked file
+    // that makes `git worktree remove` refuse after the release.
+    let tracked: std::collections::HashSet<Vec<u8>> = if rec.links.is_empty() {
+        Default::default()
+    } else {
+        git::index_z(&path).map_or_else(
+            |_| Default::default(),
+            |index| index.into_iter().map(|e| e.path).collect(),
+        )
+    };
     for link in &rec.links {
-        if dirty::link_state(&ctx.repo.base, &path, link) == dirty::LinkState::Own {
+        if dirty::link_state(&ctx.repo.base, &path, link) == dirty::LinkState::Own
+            && !tracked.contains(link.as_bytes())
+        {
             let _ = std::fs::remove_file(path.join(link));
         }
     }

@@ -250,7 +250,9 @@ fn environment(facts: &Facts, phase: Phase, passthrough: &[String]) -> BTreeMap<
 }
 
 /// The facts that differ from tree to tree: what the prepare cache's key leaves out of the
-/// environment (ports included: a prepare whose outputs are cached is not given them).
+/// environment. A prepare whose outputs are cached is not given them (ports, the card, its
+/// branch, base commit, board and reason): too short to look for in the outputs, another tree
+/// would be handed them. The tree's path is given: the outputs are searched for it.
 const PER_TREE: [&str; 8] = [
     "KARDWT_CARD",
     "KARDWT_BOARD",
@@ -294,6 +296,8 @@ pub struct Hook<'a> {
     pub passthrough: &'a [String],
     /// Variables added after the facts (e.g. `KARDWT_CACHE=hit`).
     pub extra: &'a [(&'a str, &'a str)],
+    /// Its outputs are cached: the per-tree facts but the tree's path are withheld.
+    pub cached: bool,
     /// Its own cap (`timeout_seconds`) and the action's deadline.
     pub cap: Duration,
     pub deadline: Instant,
@@ -309,6 +313,9 @@ pub fn run_phase(hook: &Hook<'_>) -> Result<Outcome> {
     let mut env = environment(hook.facts, hook.phase, hook.passthrough);
     for (k, v) in hook.extra {
         env.insert((*k).to_owned(), (*v).to_owned());
+    }
+    if hook.cached {
+        env.retain(|k, _| k == "KARDWT_WORKTREE" || !PER_TREE.contains(&k.as_str()));
     }
     let prefix = format!("kardwt[{} {}]: ", hook.facts.card, hook.phase.as_str());
     let output = match hook.log {

@@ -311,12 +311,10 @@ impl Prep<'_> {
             }
             _ => false,
         };
-        let mut facts = facts(self.ctx, rec);
-        if cache.is_some() {
-            // Ports are too short to look for in the outputs: a prepare whose outputs are
-            // cached does not get them, so no tree is handed another's (`git kardwt env` has them).
-            facts.ports.clear();
-        }
+        // A prepare whose outputs are cached is not given the per-tree facts too short to look
+        // for in them (the ports, the card…), so no tree is handed another's (`git kardwt env`
+        // has them).
+        let facts = facts(self.ctx, rec);
         let log = sandbox::log_path(&self.ctx.repo.common_dir, &rec.card);
         let cap = Duration::from_secs(prep.timeout_seconds);
         let hook = sandbox::Hook {
@@ -327,6 +325,7 @@ impl Prep<'_> {
             facts: &facts,
             passthrough: &self.cfg.environment.passthrough,
             extra: if hit { &[("KARDWT_CACHE", "hit")] } else { &[] },
+            cached: cache.is_some(),
             cap,
             deadline: self.deadline,
             log: self.quiet.then_some(log.as_path()),

@@ -2,8 +2,8 @@
 //! beneath the entry's `files/`, with its mode and size (a symlink: its target), each file's
 //! SHA-256, and which outputs prepare left absent. An entry is used only when what is on disk
 //! matches its manifest exactly; anything else (a truncated file, a missing manifest, an extra
-//! file) is a miss, and so is a restored file whose bytes do not match its hash ([`verify`],
-//! on the restored copy, so a hit reads each byte once). Storing reads each file once, for its
+//! file) is a miss, and so is a file whose bytes do not match its hash ([`verify`], on the
+//! restored copy or on the entry a clone shares its blocks with, so a hit reads each byte once). Storing reads each file once, for its
 //! hash and for the tree's own path ([`seal`]). Walking never follows a symlink.
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};

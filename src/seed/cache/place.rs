@@ -1,12 +1,13 @@
 //! Cloning a cache entry's outputs into a tree, nothing followed on the way: all or nothing. The
 //! outputs are cloned through the copier into a staging directory at the tree's root
 //! (`.kardwt-cache-…`, on the tree's own file system), checked against the manifest, then each
-//! is renamed into place without replacing anything; before that the staged files' bytes are
-//! checked against the manifest's hashes (one read of each, of the copy being placed), and a
-//! mismatch is a damaged entry. Any failure removes what was placed and
-//! the staging directory, so prepare then runs in a tree without a partial output. Nothing is
-//! written through a symlink in the tree; the deadline and signals stop the clone (exit 5,
-//! 128 + signal) after the same cleanup.
+//! is renamed into place without replacing anything; before that the bytes are checked against
+//! the manifest's hashes (one read of each: of the copy being placed, or when every file was
+//! cloned, of the entry's files after the clone, whose blocks the clones share), and a mismatch
+//! is a damaged entry. Any failure removes what was placed and the staging directory, so
+//! prepare then runs in a tree without a partial output. Nothing is written through a symlink
+//! in the tree; the deadline and signals stop the clone (exit 5, 128 + signal) after the same
+//! cleanup.
 use std::ffi::{OsStr, OsString};
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
@@ -74,7 +75,17 @@ pub fn place(
     let cloned = clone_into(files, &tree.join(&staging), &outputs, deadline, progress);
     let placed = match cloned {
         Ok(summary) if summary.files + summary.links == m.copied() => {
-            match super::manifest::verify(&tree.join(&staging), m) {
+            // Every file cloned: the staged files share the entry's blocks, taken as they were
+            // at the clone, so hashing the entry's files now checks the very bytes placed
+            // (a damaged entry is a miss all the same) without reading each clone back
+            // through the disk, where a fresh clone has no cached page. Copies are checked as
+            // written, in the staging directory.
+            let checked = if summary.cloned == summary.files {
+                files.to_path_buf()
+            } else {
+                tree.join(&staging)
+            };
+            match super::manifest::verify(&checked, m) {
                 Ok(()) => {
                     move_into_place(&root, &staging, &outputs).map(|moved| moved.map(|()| summary))
                 }

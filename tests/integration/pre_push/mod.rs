@@ -2,5 +2,6 @@
 //! its commits are ordinary and is refused, nothing reaching the remote, when a commit brings in
 //! a secret or a symlink leaving the repository, whichever way it comes in.
 mod checks;
+mod generated;
 mod paths;
 mod shared_bytes;

@@ -115,3 +115,86 @@ fn a_file_inside_a_linked_directory_is_refused_under_any_name_and_depth() {
     push(&repo, &wt, &["card/6"]).expect_code(0);
     assert!(ls_remote(&repo).contains(&ok));
 }
+
+#[test]
+fn shared_bytes_committed_in_the_base_are_refused_though_the_base_then_tracks_them() {
+    let repo = TestRepo::new();
+    repo.commit_files(
+        &[(".gitignore", ".env\n.env.*\ndata/\nseed.sql\n")],
+        "ignore",
+    );
+    repo.git(&repo.base, &["pull", "--quiet", "--ff-only"]);
+    write(
+        &repo.base,
+        "seed.sql",
+        b"insert into keys values ('linked-file-7');\n",
+    );
+    write(
+        &repo.base,
+        "data/deep/creds.json",
+        b"{\"k\": \"linked-dir-7\"}\n",
+    );
+    write(
+        &repo.base,
+        "data/public.json",
+        b"{\"k\": \"already public\"}\n",
+    );
+    repo.write_rules("worktree:\n  sharing:\n    link: [data, seed.sql]\n");
+    repo.install_hooks();
+    let wt = repo.add_card("7");
+    repo.git(&repo.base, &["switch", "--quiet", "-c", "topic"]);
+    for (src, path) in [
+        ("seed.sql", "dump/seed-copy.sql"),
+        ("data/deep/creds.json", "fixtures/creds.json"),
+    ] {
+        let body = std::fs::read_to_string(repo.base.join(src)).unwrap();
+        let oid = commit(&repo, &repo.base, &[(path, &body)], false, "copy");
+        let out = push(&repo, &repo.base, &["topic"]);
+        assert_blocked(&repo, &out, path, &oid);
+        // The base tracked those bytes while the commit was there; from the card too.
+        let oid = commit(&repo, &wt, &[(path, &body)], false, "copy");
+        let out = push(&repo, &wt, &["card/7"]);
+        assert_blocked(&repo, &out, path, &oid);
+        repo.git(&wt, &["reset", "--quiet", "--hard", "HEAD~1"]);
+        repo.git(&repo.base, &["reset", "--quiet", "--hard", "HEAD~1"]);
+    }
+    // Bytes the remote already has in a commit are public: they pass.
+    let public = std::fs::read_to_string(repo.base.join("data/public.json")).unwrap();
+    repo.git(&repo.base, &["switch", "--quiet", "main"]);
+    repo.commit_files(&[("docs/public.json", &public)], "public");
+    repo.git(&repo.base, &["fetch", "--quiet", "origin"]);
+    let ok = commit(
+        &repo,
+        &wt,
+        &[("more/public.json", &public)],
+        false,
+        "public",
+    );
+    push(&repo, &wt, &["card/7"]).expect_code(0);
+    assert!(ls_remote(&repo).contains(&ok));
+}
+
+#[test]
+fn a_symlink_to_a_linked_path_is_refused_after_the_linking_tree_is_removed() {
+    let repo = TestRepo::new();
+    repo.commit_files(&[(".gitignore", ".env\n.env.*\nseed.sql\n")], "ignore");
+    write(
+        &repo.base,
+        "seed.sql",
+        b"insert into keys values ('linked-8');\n",
+    );
+    repo.write_rules("worktree:\n  sharing:\n    link: [seed.sql]\n");
+    repo.install_hooks();
+    let wt = repo.add_card("8");
+    std::os::unix::fs::symlink("seed.sql", wt.join("creds.md")).unwrap();
+    repo.git(&wt, &["add", "creds.md"]);
+    repo.git(&wt, &["commit", "--quiet", "-m", "link"]);
+    let oid = crate::support::push::head(&repo, &wt);
+    let out = push(&repo, &wt, &["card/8"]);
+    assert_blocked(&repo, &out, "creds.md", &oid);
+    // The rules no longer link it and the tree is gone: kardwt's exclude block still says so.
+    repo.write_rules("worktree: {}\n");
+    repo.kardwt(&repo.base, &["remove", "8"]).expect_code(0);
+    let out = push(&repo, &repo.base, &["card/8"]);
+    assert_blocked(&repo, &out, "creds.md", &oid);
+}

@@ -18,7 +18,8 @@ fn seed(repo: &TestRepo, lock: &str) {
     );
 }
 
-/// A prepare that logs `<card> cache=<KARDWT_CACHE or none>`, then builds `node_modules` from
+/// A prepare that logs `<card> cache=<KARDWT_CACHE or none>` (the card from the tree's name: a
+/// cached prepare is not given `KARDWT_CARD`), then builds `node_modules` from
 /// the lockfile (a file with its content, an executable, a symlink, a nested file), plus
 /// `extra` (shell).
 fn prepare(repo: &TestRepo, extra: &str) -> PathBuf {
@@ -26,7 +27,7 @@ fn prepare(repo: &TestRepo, extra: &str) -> PathBuf {
     repo.write_helper(
         "prepare",
         &format!(
-            "echo \"$KARDWT_CARD cache=${{KARDWT_CACHE:-none}}\" >> {log}\n\
+            "echo \"${{PWD##*card-}} cache=${{KARDWT_CACHE:-none}}\" >> {log}\n\
              {extra}\n\
              mkdir -p node_modules/pkg/lib node_modules/.bin\n\
              cp package-lock.json node_modules/pkg/lock-copy\n\
@@ -164,7 +165,7 @@ fn on_cache_hit_run_runs_prepare_with_kardwt_cache_hit_after_the_clone() {
     let script = prepare(
         &repo,
         &format!(
-            "test -f node_modules/pkg/big.bin && echo \"$KARDWT_CARD outputs present\" >> {log}"
+            "test -f node_modules/pkg/big.bin && echo \"${{PWD##*card-}} outputs present\" >> {log}"
         ),
     );
     repo.write_rules(&rules(&repo, &script, "    on_cache_hit: run\n"));
@@ -274,7 +275,7 @@ fn a_symlink_output_is_stored_as_a_symlink_never_followed() {
     let script = repo.write_helper(
         "prepare",
         &format!(
-            "echo \"$KARDWT_CARD cache=${{KARDWT_CACHE:-none}}\" >> {log}\n\
+            "echo \"${{PWD##*card-}} cache=${{KARDWT_CACHE:-none}}\" >> {log}\n\
              ln -s {} node_modules\n\
              mkdir -p vendor && ln -s {} vendor/deps\n",
             sh_quote(&outside),
@@ -365,6 +366,33 @@ fn a_hit_on_a_real_xfs_loop_mount_clones_the_blocks() {
         used_kb < 16 * 1024,
         "{used_kb} KiB of new space for a 64 MiB hit"
     );
+    // Every file cloned, the entry's own files are hashed: one byte flipped there (the same
+    // size) is a miss all the same, and the next card prepares.
+    let entry = std::fs::read_dir(base.join(".git/kardwt/cache"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| !p.file_name().unwrap().to_string_lossy().starts_with('.'))
+        .unwrap();
+    {
+        use std::os::unix::fs::FileExt;
+        let part = entry.join("files/node_modules/blobs/part3.bin");
+        let f = std::fs::File::options()
+            .read(true)
+            .write(true)
+            .open(part)
+            .unwrap();
+        let mut b = [0u8];
+        f.read_exact_at(&mut b, 4_000_000).unwrap();
+        f.write_all_at(&[b[0] ^ 1], 4_000_000).unwrap();
+    }
+    let out = repo.kardwt(&base, &["add", "3"]);
+    out.expect_code(0);
+    assert_eq!(
+        repo.prepare_runs(),
+        ["1 cache=none", "3 cache=none"],
+        "the damaged entry was used:\n{out}"
+    );
 }
 
 #[test]
@@ -432,33 +460,55 @@ fn outputs_naming_the_tree_path_are_not_stored_and_say_which_file_did() {
 }
 
 #[test]
-fn a_prepare_whose_outputs_are_cached_is_not_given_the_per_tree_ports() {
-    // They are too short to look for in the outputs: not given, they cannot be stored.
+fn a_prepare_whose_outputs_are_cached_is_not_given_the_per_tree_facts() {
+    // The ports, the card, its branch, base commit, board and reason are too short to look for
+    // in the outputs: not given, they cannot be stored and handed to another tree.
     let repo = TestRepo::new();
     seed(&repo, "v1\n");
+    let names = [
+        "KARDWT_PORT",
+        "KARDWT_PORTS",
+        "KARDWT_CARD",
+        "KARDWT_BRANCH",
+        "KARDWT_BASE_OID",
+        "KARDWT_BOARD",
+        "KARDWT_REASON",
+    ];
+    let writes: Vec<String> = names
+        .iter()
+        .map(|n| format!("echo \"{n}=${{{n}:-withheld}}\" >> facts.txt"))
+        .collect();
     let script = prepare(
         &repo,
-        "echo \"port=${KARDWT_PORT:-withheld} ports=${KARDWT_PORTS:-withheld}\" > ports.txt\n\
-         mkdir -p node_modules && cp ports.txt node_modules/ports.txt",
+        &format!(
+            "{}\necho \"tree=${{KARDWT_WORKTREE:-withheld}}\" >> facts.txt\n\
+             mkdir -p node_modules && grep -v tree= facts.txt > node_modules/facts.txt",
+            writes.join("\n")
+        ),
     );
     repo.write_rules(&format!(
         "{}  ports: {{count: 2, range: [47300, 47399]}}\n",
         rules(&repo, &script, "")
     ));
     let one = repo.add_card("1");
+    let withheld: String = names.iter().map(|n| format!("{n}=withheld\n")).collect();
     assert_eq!(
-        std::fs::read_to_string(one.join("ports.txt")).unwrap(),
-        "port=withheld ports=withheld\n"
+        std::fs::read_to_string(one.join("facts.txt")).unwrap(),
+        format!("{withheld}tree={}\n", one.display()),
+        "the tree's path is given (the outputs are searched for it), the rest withheld"
     );
     let two = repo.add_card("2");
     assert_eq!(repo.prepare_runs().len(), 1, "card 2 was not a hit");
     assert_eq!(
-        std::fs::read_to_string(two.join("node_modules/ports.txt")).unwrap(),
-        "port=withheld ports=withheld\n"
+        std::fs::read_to_string(two.join("node_modules/facts.txt")).unwrap(),
+        withheld
     );
-    // The tree still has its ports, through `git kardwt env`.
+    // The tree still has its ports and its card, through `git kardwt env`.
     let env = repo.kardwt_ok(&two, &["env"]);
-    assert!(env.contains("KARDWT_PORT="), "{env}");
+    assert!(
+        env.contains("KARDWT_PORT=") && env.contains("KARDWT_CARD="),
+        "{env}"
+    );
 }
 
 #[test]

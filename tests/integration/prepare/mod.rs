@@ -2,6 +2,7 @@
 //! sandbox, the prepare cache, and that no half-made tree is ever recorded ready.
 mod cache;
 mod card_lock;
+mod generated;
 mod hook_from_add;
 mod never_half_ready;
 mod sandbox;

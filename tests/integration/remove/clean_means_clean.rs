@@ -387,3 +387,26 @@ fn a_symlinked_info_exclude_is_updated_where_it_points() {
     assert!(after.ends_with(&user) && after.len() > user.len());
     assert_eq!(status(&repo, &wt), "", "kardwt's link shows in git status");
 }
+
+/// kardwt's link committed since (`git add -f .env`) is tracked: `remove` leaves it to git
+/// instead of unlinking it first, which left a deleted tracked file that made
+/// `git worktree remove` refuse after the release, the record failed.
+#[test]
+fn a_link_committed_in_the_tree_is_removed_with_it() {
+    let repo = TestRepo::new();
+    std::fs::write(repo.base.join(".env"), "TOKEN=base\n").unwrap();
+    repo.write_rules(&sharing_rules(&repo));
+    let wt = repo.add_card("1");
+    assert!(is_symlink(&wt.join(".env")));
+    repo.git(&wt, &["add", "-f", ".env"]);
+    repo.git(&wt, &["commit", "--quiet", "-m", "the link"]);
+    let out = repo.kardwt(&repo.base, &["remove", "1"]);
+    assert_eq!(out.code, 0, "{out}");
+    assert!(!wt.exists(), "{out}");
+    assert!(repo.branch_exists("card/1"));
+    assert_eq!(
+        std::fs::read_to_string(repo.base.join(".env")).unwrap(),
+        "TOKEN=base\n",
+        "the link's target changed"
+    );
+}

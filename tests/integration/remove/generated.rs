@@ -11,7 +11,7 @@ use std::path::Path;
 use crate::support::{snapshot, Rng, TestRepo};
 
 /// How many generated trees the default suite judges (each one a card made and removed).
-const DEFAULT_CASES: u64 = 30;
+const DEFAULT_CASES: u64 = 60;
 
 /// One change to a fresh card tree, and whether it is work that removing the tree would lose.
 struct Change {
@@ -56,8 +56,10 @@ fn change(repo: &TestRepo, rng: &mut Rng, wt: &Path, n: usize, tracked: usize) -
             done(format!("ignored build/out{n}/ and run{n}.log"), false)
         }
         4 => {
-            // In place of this tree's own link, if it has one (never written through it).
+            // In place of this tree's own link, if it has one (never written through it), or of
+            // the directory an earlier change of the case made there.
             let _ = std::fs::remove_file(wt.join("seed.sql"));
+            let _ = std::fs::remove_dir_all(wt.join("seed.sql"));
             std::fs::write(wt.join("seed.sql"), format!("my seed {n}\n")).unwrap();
             done("a real seed.sql, hidden by the link entry".into(), true)
         }

@@ -43,6 +43,27 @@ pub(crate) fn snapshot_excluding(dir: &Path, skip: Option<&Path>) -> BTreeMap<Pa
     out
 }
 
+/// Every entry under `dir` with its permission bits (0 for a symlink) and what
+/// [`snapshot`] keeps of it: names, contents, modes and symlink targets, byte for byte.
+pub fn tree_state(dir: &Path) -> BTreeMap<PathBuf, (u32, Vec<u8>)> {
+    let modes = {
+        let mut m = BTreeMap::new();
+        walk(dir, &mut |path, meta| {
+            let mode = if meta.file_type().is_symlink() {
+                0
+            } else {
+                meta.permissions().mode() & 0o7777
+            };
+            m.insert(path.strip_prefix(dir).unwrap().to_path_buf(), mode);
+        });
+        m
+    };
+    snapshot(dir)
+        .into_iter()
+        .map(|(rel, bytes)| (rel.clone(), (modes[&rel], bytes)))
+        .collect()
+}
+
 /// Modification times (and file types/sizes) of every entry under `dir`, itself included.
 pub fn mtimes(dir: &Path) -> BTreeMap<PathBuf, (SystemTime, u64, bool)> {
     let mut out = BTreeMap::new();
