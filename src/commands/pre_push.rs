@@ -208,25 +208,6 @@ fn public_tips(ctx: &Context, args: &PrePushArgs, updates: &[RefUpdate]) -> Resu
     Ok(tips)
 }
 
-/// `git check-ignore -z --stdin` in `dir` (with `--no-index` when `no_index`): which of
-/// `paths` the ignore rules ignore.
-fn ignored(dir: &Path, paths: &[&[u8]], no_index: bool) -> Result<BTreeSet<Vec<u8>>> {
-    if paths.is_empty() {
-        return Ok(BTreeSet::new());
-    }
-    let input: Vec<u8> = paths
-        .iter()
-        .flat_map(|p| p.iter().chain(&[0]))
-        .copied()
-        .collect();
-    let out = git::check_ignore_z(dir, input, no_index)?;
-    Ok(out
-        .split(|b| *b == 0)
-        .filter(|p| !p.is_empty())
-        .map(<[u8]>::to_vec)
-        .collect())
-}
-
 /// The files kardwt shares from the base: names, and blob ids mapped to the name.
 struct Shared {
     names: Vec<Vec<u8>>,
@@ -313,7 +294,7 @@ impl Check<'_> {
             .filter(|e| push::is_env_name(push::basename(&e.path), self.ignorecase))
             .collect();
         let paths: BTreeSet<&[u8]> = envs.iter().map(|e| &e.path[..]).collect();
-        let hit = ignored(self.here, &paths.into_iter().collect::<Vec<_>>(), true)?;
+        let hit = git::ignored_paths(self.here, &paths.into_iter().collect::<Vec<_>>(), true)?;
         if let Some(e) = envs.iter().find(|e| hit.contains(&e.path)) {
             return Ok(Some(format!(
                 "commit {} {} {}, which the ignore rules exclude: a secret forced past .gitignore",
@@ -436,7 +417,7 @@ impl Check<'_> {
             })
             .collect();
         let paths: BTreeSet<&[u8]> = named.iter().map(|e| &e.path[..]).collect();
-        let hit = ignored(self.here, &paths.into_iter().collect::<Vec<_>>(), true)?;
+        let hit = git::ignored_paths(self.here, &paths.into_iter().collect::<Vec<_>>(), true)?;
         Ok(named.iter().find(|e| hit.contains(&e.path)).map(|e| {
             format!(
                 "commit {} {} {}, which {} names and the ignore rules exclude: a file \
@@ -503,7 +484,7 @@ impl Check<'_> {
             });
         }
         let refs: Vec<&[u8]> = files.iter().map(|(n, _)| n.as_slice()).collect();
-        let shared = ignored(base, &refs, false)?;
+        let shared = git::ignored_paths(base, &refs, false)?;
         files.retain(|(name, _)| shared.contains(name));
         if hit(&files) {
             // Content the remote already has is not a secret kardwt shares (a `.env` copied

@@ -87,7 +87,10 @@ fn user(top: &Path, print: bool) -> Result<()> {
     let have = git::user_config_get(top, "alias.kardwt");
     match &have {
         Some(v) if *v == want => {
-            eprintln!("kardwt: alias.kardwt in your git config already reaches {}", exe.display());
+            eprintln!(
+                "kardwt: alias.kardwt in your git config already reaches {}",
+                exe.display()
+            );
             return Ok(());
         }
         Some(v) if !rc::is_our_alias(v) => {

@@ -36,7 +36,8 @@ pub(crate) use remote::{
 };
 pub(crate) use worktree::{
     branch_delete, check_ignore, check_ignore_z, checked_out_branches, flagged_z, hash_paths,
-    index_z, ls_ignored_untracked_z, status_z, worktree_add, worktree_remove, Force, NewWorktree,
+    ignored_paths, index_z, ls_ignored_untracked_z, status_z, worktree_add, worktree_remove, Force,
+    NewWorktree,
 };
 
 #[cfg(test)]

@@ -217,6 +217,29 @@ pub fn ls_ignored_untracked_z(dir: &Path) -> Result<Vec<u8>> {
     Ok(out.bytes)
 }
 
+/// `git check-ignore -z --stdin` in `dir` (with `--no-index` when `no_index`): which of
+/// `paths` the ignore rules ignore.
+pub fn ignored_paths(
+    dir: &Path,
+    paths: &[&[u8]],
+    no_index: bool,
+) -> Result<std::collections::BTreeSet<Vec<u8>>> {
+    if paths.is_empty() {
+        return Ok(std::collections::BTreeSet::new());
+    }
+    let input: Vec<u8> = paths
+        .iter()
+        .flat_map(|p| p.iter().chain(&[0]))
+        .copied()
+        .collect();
+    let out = check_ignore_z(dir, input, no_index)?;
+    Ok(out
+        .split(|b| *b == 0)
+        .filter(|p| !p.is_empty())
+        .map(<[u8]>::to_vec)
+        .collect())
+}
+
 /// `git check-ignore -z --stdin [--no-index]` with NUL-terminated paths on stdin: the ones the
 /// ignore rules ignore, NUL-separated.
 pub fn check_ignore_z(dir: &Path, paths: Vec<u8>, no_index: bool) -> Result<Vec<u8>> {
