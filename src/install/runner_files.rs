@@ -380,7 +380,7 @@ mod tests {
         assert_eq!(v["setup-worktree"][0], "npm ci");
         assert_eq!(v["setup-worktree"].as_array().unwrap().len(), 2);
         assert_eq!(merge_cursor(Some(&once)).unwrap(), None);
-        assert!(!once.contains('/'), "{once}");
+        assert!(!once.contains("git-kardwt"), "{once}");
 
         let once = merge_conductor(Some(r#"{"scripts":{"run":"npm run dev"}}"#))
             .unwrap()
