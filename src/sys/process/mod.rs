@@ -365,6 +365,11 @@ mod tests {
             .spawn()
             .unwrap();
         let pid = child.id() as i32;
+        // Until the child has exec'd it still carries the test thread's name.
+        let until = Instant::now() + Duration::from_secs(5);
+        while name(pid) != "sleep" && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(10));
+        }
         assert_eq!(name(pid), "sleep");
         assert!(alive(pid));
         child.kill().unwrap();
