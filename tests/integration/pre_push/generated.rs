@@ -237,19 +237,7 @@ fn innocuous(repo: &TestRepo, rng: &mut Rng, dir: &Path, shared: &[Shared], n: u
 
 #[test]
 fn no_push_carries_shared_bytes_and_ordinary_work_passes() {
-    let seed = std::env::var("KARDWT_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos() as u64
-        });
-    let cases = std::env::var("KARDWT_CASES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(DEFAULT_CASES);
+    let (seed, cases) = Rng::seed_and_cases(DEFAULT_CASES);
     eprintln!("pre-push over generated placements: seed {seed}, {cases} cases (KARDWT_SEED={seed} replays)");
     let started = std::time::Instant::now();
     let mut rng = Rng::new(seed);

@@ -391,19 +391,7 @@ fn reprepare(
 
 #[test]
 fn a_cache_hit_is_the_tree_prepare_makes_or_prepare_runs() {
-    let seed = std::env::var("KARDWT_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos() as u64
-        });
-    let cases = std::env::var("KARDWT_CASES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(DEFAULT_CASES);
+    let (seed, cases) = Rng::seed_and_cases(DEFAULT_CASES);
     eprintln!("prepare cache over generated hooks: seed {seed}, {cases} cases (KARDWT_SEED={seed} replays)");
     let started = std::time::Instant::now();
     let mut rng = Rng::new(seed);

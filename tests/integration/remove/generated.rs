@@ -120,19 +120,7 @@ fn change(repo: &TestRepo, rng: &mut Rng, wt: &Path, n: usize, tracked: usize) -
 
 #[test]
 fn remove_refuses_or_deletes_only_what_can_be_recreated() {
-    let seed = std::env::var("KARDWT_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos() as u64
-        });
-    let cases = std::env::var("KARDWT_CASES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(DEFAULT_CASES);
+    let (seed, cases) = Rng::seed_and_cases(DEFAULT_CASES);
     eprintln!(
         "remove over generated trees: seed {seed}, {cases} cases (KARDWT_SEED={seed} replays)"
     );

@@ -4,6 +4,19 @@
 pub struct Rng(u64);
 
 impl Rng {
+    /// A generated test's seed (`KARDWT_SEED`, else the clock) and case count (`KARDWT_CASES`,
+    /// else `default`).
+    pub fn seed_and_cases(default: u64) -> (u64, u64) {
+        let env = |name: &str| std::env::var(name).ok().and_then(|s| s.parse().ok());
+        let seed = env("KARDWT_SEED").unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64
+        });
+        (seed, env("KARDWT_CASES").unwrap_or(default))
+    }
+
     pub fn new(seed: u64) -> Rng {
         Rng(seed | 1)
     }
