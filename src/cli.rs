@@ -60,6 +60,7 @@ pub enum Command {
     Release(ReleaseArgs),
     #[command(subcommand)]
     Runner(RunnerCommand),
+    Trust(TrustArgs),
 }
 
 /// Create (or reuse) the worktree of a card from a freshly fetched base, then prepare it.
@@ -295,6 +296,18 @@ pub struct DoctorArgs {
     /// Print as JSON
     #[arg(long)]
     pub json: bool,
+}
+
+/// Trust the committed helpers (helpers.from_repository) once on this machine: show them, then
+/// copy them from the base's HEAD into your own store, pinned by content hash.
+///
+/// Hooks then run those copies, and only for a tree whose commit holds the same directory; a
+/// change from upstream runs nothing until it is trusted again.
+#[derive(Debug, Args)]
+pub struct TrustArgs {
+    /// Show what would be trusted and what changed since the last trusted version; copy nothing
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 /// Install (or uninstall) kardwt's hook shims where git looks for hooks.

@@ -286,6 +286,7 @@ fn dispatch(cli: Cli, out: &mut dyn std::io::Write) -> anyhow::Result<i32> {
         Command::UninstallHooks(_) => commands::install_hooks::uninstall(&ctx, out),
         Command::Config(ConfigCommand::Check(a)) => commands::config::check(&ctx, a, out),
         Command::Runner(RunnerCommand::Install(a)) => commands::runner_install::run(&ctx, a, out),
+        Command::Trust(a) => commands::trust::run(&ctx, a, out),
         Command::Hook(_)
         | Command::Guard(_)
         | Command::Completions(_)

@@ -1,6 +1,7 @@
 //! `git kardwt config check [--json]`: validate the rules strictly, apply
 //! every check `add` and `doctor` apply to them (each hook's `argv[0]` resolved beneath
-//! `stable_root`, by the same functions, so the refusal reads the same), and print the
+//! `stable_root`, or in the trusted copy of the committed helpers at the base's HEAD, by the
+//! same functions, so the refusal reads the same), and print the
 //! effective configuration, defaults filled in. Exit 2 on any configuration error. The YAML
 //! printed is itself a valid rules file meaning the same configuration: an unset value
 //! (`ref`, `ports`, a hook) is left out, never printed as the `null` the decoder refuses.
@@ -14,8 +15,9 @@ use crate::session::context::Context;
 pub fn check(ctx: &Context, args: &ConfigCheckArgs, out: &mut dyn Write) -> Result<i32> {
     let rules = ctx.rules()?;
     // What `add` (prepare) and `remove` (cleanup) would refuse before running anything.
-    crate::seed::prepare_program(&rules.config)?;
-    crate::lifecycle::release::cleanup_program(&rules.config)?;
+    // Committed helpers: as trusted for the base's HEAD.
+    let head = crate::git::head_oid(&ctx.repo.base);
+    crate::seed::check_hooks(ctx, &rules.config, head.as_deref())?;
     if args.json {
         writeln!(out, "{}", serde_json::to_string(&rules.config)?)?;
         return Ok(0);

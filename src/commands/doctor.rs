@@ -61,16 +61,26 @@ pub fn run(ctx: &Context, args: &DoctorArgs, out: &mut dyn Write) -> Result<i32>
                     r.config.cleanup.as_ref().map(|c| &c.argv),
                 ),
             ] {
-                if let Some(argv) = argv {
-                    let res = sandbox::resolve_program(
-                        argv,
-                        r.config.helpers.stable_root.as_deref(),
-                        key,
-                    );
+                let Some(argv) = argv else { continue };
+                for (commit, at) in helper_commits(ctx, &r.config) {
+                    let site = commit.as_deref().map(|commit| sandbox::Site {
+                        common_dir: &ctx.repo.common_dir,
+                        repo_dir: &ctx.repo.base,
+                        commit,
+                    });
+                    let res = sandbox::resolve_hook(argv, &r.config.helpers, key, site);
                     findings.push(match res {
-                        Ok(p) => finding(key, true, format!("{} is sound", p.display()), None),
+                        Ok(Some(p)) => {
+                            finding(key, true, format!("{} is sound{at}", p.display()), None)
+                        }
+                        Ok(None) => finding(key, true, format!("nothing to resolve{at}"), None),
                         Err(e) => {
-                            finding(key, false, e.to_string(), Some("fix the rules file".into()))
+                            let fix = e
+                                .hints
+                                .first()
+                                .cloned()
+                                .unwrap_or_else(|| "fix the rules file".into());
+                            finding(key, false, format!("{e}{at}"), Some(fix))
                         }
                     });
                 }
@@ -426,4 +436,32 @@ struct HooksFired<'a> {
     post_checkout: Option<&'a str>,
     #[serde(rename = "pre-push")]
     pre_push: Option<&'a str>,
+}
+
+/// The commits whose committed helpers doctor checks, each with how its findings say it: the
+/// base's HEAD and the last fetched tip of the base ref (where an upstream change shows
+/// first). One `(None, "")` when hooks run from `stable_root`.
+fn helper_commits(ctx: &Context, cfg: &crate::config::Config) -> Vec<(Option<String>, String)> {
+    if cfg.helpers.from_repository.is_none() {
+        return vec![(None, String::new())];
+    }
+    let mut out = vec![(
+        crate::git::head_oid(&ctx.repo.base),
+        " (at the base's HEAD)".to_owned(),
+    )];
+    let tracking = match &cfg.base.git_ref {
+        Some(r) => format!(
+            "refs/remotes/{}/{}",
+            cfg.base.remote,
+            r.strip_prefix("refs/heads/").unwrap_or(r)
+        ),
+        None => format!("refs/remotes/{}/HEAD", cfg.base.remote),
+    };
+    if let Some(tip) = crate::git::ref_commit(&ctx.repo.base, &tracking) {
+        if out[0].0.as_deref() != Some(tip.as_str()) {
+            let shown = tracking.strip_prefix("refs/remotes/").unwrap_or(&tracking);
+            out.push((Some(tip), format!(" (at {shown}, last fetched)")));
+        }
+    }
+    out
 }

@@ -84,8 +84,14 @@ fn seed_new_worktree(ctx: &Context, path: &Path, admin: &Path) -> Result<()> {
     };
     let rules = ctx.rules().map_err(undo)?;
     let cfg = &rules.config;
-    let program = seed::prepare_program(cfg).map_err(undo)?;
+    let program = seed::prepare_program(cfg, None).map_err(undo)?;
     let deadline = hold::after(started, cfg.action_timeout_seconds);
+    // Committed helpers run as trusted for the base commit the record will name: checked
+    // before anything is written (an untrusted change removes the new tree again).
+    if cfg.helpers.from_repository.is_some() {
+        let (_, base_oid) = crate::session::foreign::recorded_base(cfg, path, deadline);
+        seed::check_hooks(ctx, cfg, Some(&base_oid)).map_err(undo)?;
+    }
     // Card lock only (the repository lock is not needed to write our own admin dir): derive
     // the card, lock it, and derive again if another worktree claimed it meanwhile.
     let holder = "git kardwt hook post-checkout";

@@ -20,4 +20,5 @@ pub(crate) mod runner_codex;
 pub(crate) mod runner_install;
 pub(crate) mod select;
 pub(crate) mod status;
+pub(crate) mod trust;
 pub(crate) mod verify;

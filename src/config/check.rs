@@ -1,5 +1,7 @@
 //! The checks across fields and the defaults: the typed `worktree:` block in, the effective
 //! [`Config`] out, or a [`Problem`] naming the key path and the node its error points at.
+use std::path::{Path, PathBuf};
+
 use super::leaves::{Name, Port, RelPath};
 use super::locate::display_path;
 use super::locate::Seg::{self, Index, Key};
@@ -98,6 +100,13 @@ pub(super) fn build(wt: RawWorktree) -> Result<Config, Problem> {
     }
     if let Some(Block(h)) = wt.helpers.0 {
         cfg.helpers.stable_root = h.stable_root.0.map(|p| p.0);
+        cfg.helpers.from_repository = h.from_repository.0.map(|p| p.0);
+        if cfg.helpers.stable_root.is_some() && cfg.helpers.from_repository.is_some() {
+            return Err(problem(
+                &[Key("helpers"), Key("from_repository")],
+                "cannot be set with helpers.stable_root: hooks run from one of them",
+            ));
+        }
     }
     if let Some(Block(c)) = wt.checkout.0 {
         cfg.checkout.mode = c.mode.0.unwrap_or(CheckoutMode::Full);
@@ -191,7 +200,25 @@ pub(super) fn build(wt: RawWorktree) -> Result<Config, Problem> {
         ));
     }
 
-    if cfg.helpers.stable_root.is_none() {
+    if let Some(dir) = &cfg.helpers.from_repository {
+        for (hook, argv) in [
+            ("prepare", cfg.prepare.as_ref().map(|p| &p.argv)),
+            ("cleanup", cfg.cleanup.as_ref().map(|c| &c.argv)),
+        ] {
+            if let Some(program) = argv.and_then(|a| a.first()) {
+                if !beneath(Path::new(program), dir) {
+                    return Err(problem(
+                        &[Key(hook), Key("argv")],
+                        format!(
+                            "argv[0] {program:?} must be a path relative to the repository's root beneath helpers.from_repository ({})",
+                            dir.display()
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    if cfg.helpers.stable_root.is_none() && cfg.helpers.from_repository.is_none() {
         let hook = if cfg.prepare.is_some() {
             Some("prepare")
         } else if cfg.cleanup.is_some() {
@@ -269,4 +296,17 @@ fn adoptions(list: List<Block<RawAdoption>>) -> Result<Vec<Adoption>, Problem> {
         });
     }
     Ok(out)
+}
+
+/// Is the relative `program` a normal path strictly beneath the relative directory `dir`?
+fn beneath(program: &Path, dir: &Path) -> bool {
+    let normal: Option<PathBuf> = program
+        .components()
+        .filter(|c| !matches!(c, std::path::Component::CurDir))
+        .map(|c| match c {
+            std::path::Component::Normal(n) => Some(n),
+            _ => None,
+        })
+        .collect();
+    normal.is_some_and(|p| p != dir && p.starts_with(dir))
 }

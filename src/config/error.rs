@@ -79,6 +79,10 @@ impl Kind for ConfigError {
                     Path::new("/usr/local/libexec/project-agent/prepare"),
                     "prepare",
                 ),
+                "or, for a team, commit the scripts and name their directory \
+                 (`helpers: {from_repository: tools/kardwt}` and \
+                 `prepare: {argv: [tools/kardwt/prepare]}`); each machine runs git kardwt trust once"
+                    .into(),
             ],
             ConfigError::Invalid { .. } | ConfigError::Parser { .. } => Vec::new(),
         }

@@ -39,6 +39,9 @@ pub struct Base {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Helpers {
     pub stable_root: Option<PathBuf>,
+    /// A committed directory (relative to the repository's root) whose scripts each machine
+    /// trusts once (`git kardwt trust`); hooks' `argv[0]` then names a file beneath it.
+    pub from_repository: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -156,7 +159,10 @@ impl Default for Config {
                 remote: "origin".into(),
                 git_ref: None,
             },
-            helpers: Helpers { stable_root: None },
+            helpers: Helpers {
+                stable_root: None,
+                from_repository: None,
+            },
             checkout: Checkout {
                 mode: CheckoutMode::Full,
             },

@@ -51,6 +51,7 @@ block!(RawBase {
 });
 block!(RawHelpers {
     stable_root: AbsPath = "stable_root",
+    from_repository: RelPath = "from_repository",
 });
 block!(RawCheckout {
     mode: CheckoutMode = "mode",

@@ -144,6 +144,29 @@ pub fn ref_commit(dir: &Path, name: &str) -> Option<String> {
     .ok()
 }
 
+/// The id of the tree at `path` (relative to the root) in `commit`, when it is a directory
+/// there (`git ls-tree -d -z`).
+pub fn tree_id(dir: &Path, commit: &str, path: &str) -> Option<String> {
+    let args = ["ls-tree", "-d", "-z", "--full-tree", commit, "--", path].map(OsString::from);
+    let raw = raw_no_replace(dir, args.to_vec(), None).ok()?;
+    raw.split(|b| *b == 0).find_map(|rec| {
+        let tab = rec.iter().position(|b| *b == b'\t')?;
+        let meta = std::str::from_utf8(&rec[..tab]).ok()?;
+        match meta.split(' ').collect::<Vec<_>>().as_slice() {
+            ["040000", "tree", oid] if &rec[tab + 1..] == path.as_bytes() => {
+                Some((*oid).to_owned())
+            }
+            _ => None,
+        }
+    })
+}
+
+/// `git ls-tree -r -z --full-tree <commit> -- <path>`: the entries beneath one directory.
+pub fn ls_tree_path_z(dir: &Path, commit: &str, path: &str) -> Result<Vec<u8>> {
+    let args = ["ls-tree", "-r", "-z", "--full-tree", commit, "--", path].map(OsString::from);
+    raw_no_replace(dir, args.to_vec(), None)
+}
+
 /// The value of `key` in the user's own git config (`--global`: `~/.gitconfig` or
 /// `$XDG_CONFIG_HOME/git/config`), if it is set.
 pub fn user_config_get(dir: &Path, key: &str) -> Option<String> {

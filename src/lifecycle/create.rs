@@ -61,7 +61,7 @@ pub fn add(ctx: &Context, args: &AddOptions) -> Result<Added> {
         .transpose()?;
     let rules = ctx.rules()?;
     let cfg = &rules.config;
-    let program = seed::prepare_program(cfg)?;
+    let program = seed::prepare_program(cfg, None)?;
     let timeout = args.timeout.unwrap_or(cfg.action_timeout_seconds);
     let deadline = hold::after(Instant::now(), timeout);
     let common = &ctx.repo.common_dir;
@@ -202,6 +202,10 @@ impl Action<'_> {
             // A signal during the fetch stops here; once the tree exists, the
             // pipeline notices it and the tree is removed like any failed preparation's.
             crate::sys::signals::check("after fetching the base; nothing was created")?;
+            // Committed helpers must be trusted for the commit the tree will hold.
+            if self.cfg().helpers.from_repository.is_some() {
+                seed::check_hooks(self.prep.ctx, self.cfg(), Some(&oid))?;
+            }
             let kept_branch = self.prep.ctx.repo.branch_exists(&self.card.branch());
             // Before git creates anything, say this tree is ours: a kill then leaves it repairable.
             hold::write_intent(common, self.card, path)?;

@@ -103,7 +103,18 @@ pub fn release_orphan_locked(
             });
             None
         }
-        (false, crate::state::claim::Orphan::Gone) => cleanup_program(cfg)?,
+        (false, crate::state::claim::Orphan::Gone) => {
+            // The tree is gone: committed helpers run as trusted for the base's HEAD.
+            let head = crate::git::head_oid(&ctx.repo.base).unwrap_or_default();
+            cleanup_program(
+                cfg,
+                crate::sandbox::Site {
+                    common_dir: &ctx.repo.common_dir,
+                    repo_dir: &ctx.repo.base,
+                    commit: &head,
+                },
+            )?
+        }
     };
     if let Some((hook, program)) = cleanup {
         let facts = sandbox::Facts {

@@ -27,13 +27,18 @@ pub fn prepare(ctx: &Context, path: &Path, asked: Option<CardId>) -> Result<Reco
     let path = path.to_path_buf();
     let rules = ctx.rules()?;
     let cfg = &rules.config;
-    let program = seed::prepare_program(cfg)?;
+    let program = seed::prepare_program(cfg, None)?;
     let deadline = hold::after(Instant::now(), cfg.action_timeout_seconds);
     // Decided once before the lock (to know which card's lock to take, and to refuse without
     // waiting), then again under it: only what is on disk under the lock is written.
     let report = verify::verify(&ctx.repo, &entries, &path, asked.as_ref());
     let (card, rec) = plan(ctx, cfg, &entries, &report, asked.clone())?;
     check(ctx, cfg, &entries, &report, &card, &rec)?;
+    // Committed helpers run as trusted for the recorded base commit: checked before anything
+    // is written.
+    if cfg.helpers.from_repository.is_some() {
+        seed::check_hooks(ctx, cfg, Some(&rec.base_oid))?;
+    }
     let holder = format!("git kardwt prepare {card}");
     let locked = hold::lock_and_verify(ctx, &card, asked.as_ref(), deadline, &holder, |_| {
         Ok(path.clone())

@@ -98,7 +98,7 @@ fn attempt(
     steps: &mut Vec<Step>,
 ) -> Option<Option<std::path::PathBuf>> {
     let deadline = hold::after(Instant::now(), cfg.action_timeout_seconds);
-    let program = match seed::prepare_program(cfg) {
+    let program = match seed::prepare_program(cfg, None) {
         Ok(p) => p,
         Err(e) => {
             steps.push(Step::timed(
@@ -250,12 +250,14 @@ fn cleanup_hook(
 ) -> Option<Step> {
     let hook = cfg.cleanup.as_ref()?;
     let t = Instant::now();
-    let program = match sandbox::resolve_program(
+    let program = match sandbox::resolve_hook(
         &hook.argv,
-        cfg.helpers.stable_root.as_deref(),
+        &cfg.helpers,
         "worktree.cleanup.argv",
+        Some(seed::site_of(ctx, rec)),
     ) {
-        Ok(p) => p,
+        Ok(Some(p)) => p,
+        Ok(None) => return None,
         Err(e) => {
             return Some(Step::timed(
                 "cleanup hook",

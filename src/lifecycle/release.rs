@@ -35,18 +35,18 @@ pub struct Release {
     pub steps: Vec<Step>,
 }
 
-/// The configured cleanup hook and its resolved program, if any.
-pub fn cleanup_program(cfg: &Config) -> Result<Option<(&Cleanup, PathBuf)>> {
-    match &cfg.cleanup {
-        Some(c) => Ok(Some((
-            c,
-            sandbox::resolve_program(
-                &c.argv,
-                cfg.helpers.stable_root.as_deref(),
-                "worktree.cleanup.argv",
-            )?,
-        ))),
-        None => Ok(None),
+/// The configured cleanup hook and its resolved program, if any: committed helpers as trusted
+/// for `site`'s commit.
+pub fn cleanup_program<'c>(
+    cfg: &'c Config,
+    site: sandbox::Site<'_>,
+) -> Result<Option<(&'c Cleanup, PathBuf)>> {
+    let Some(c) = &cfg.cleanup else {
+        return Ok(None);
+    };
+    match sandbox::resolve_hook(&c.argv, &cfg.helpers, "worktree.cleanup.argv", Some(site))? {
+        Some(program) => Ok(Some((c, program))),
+        None => anyhow::bail!("internal error: the cleanup hook resolved to nothing"),
     }
 }
 
@@ -244,7 +244,6 @@ pub fn release_verified(
 ) -> Result<Release> {
     let rules = ctx.rules()?;
     let cfg = &rules.config;
-    let cleanup = cleanup_program(cfg)?;
     let Relocked {
         card: _,
         path,
@@ -253,6 +252,7 @@ pub fn release_verified(
         deadline,
         held: _held,
     } = relock(ctx, report, cfg, "release", "nothing was released")?;
+    let cleanup = cleanup_program(cfg, crate::seed::site_of(ctx, &rec))?;
     let (mut steps, hook_failed) = release_locked(
         ctx,
         cfg,

@@ -56,7 +56,6 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
     let started = Instant::now();
     let rules = ctx.rules()?;
     let cfg = &rules.config;
-    let cleanup = crate::lifecycle::release::cleanup_program(cfg)?;
     let crate::lifecycle::release::Relocked {
         card,
         path,
@@ -71,6 +70,7 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
         "remove",
         "nothing was released or removed",
     )?;
+    let cleanup = crate::lifecycle::release::cleanup_program(cfg, crate::seed::site_of(ctx, &rec))?;
     let report = &held.report;
     let holder = format!("git kardwt remove {card}");
 

@@ -21,6 +21,7 @@ pub(crate) use crate::ground::cap::tail_chars;
 use crate::ground::error::Fail;
 
 mod log;
+pub mod trusted;
 mod unrunnable;
 
 pub use unrunnable::Unrunnable;
@@ -140,6 +141,43 @@ impl Outcome {
             Ending::Cap | Ending::Deadline | Ending::Signal(_) => -1,
         }
     }
+}
+
+/// The tree a hook is for, when its program may come from the committed helpers: the
+/// repository (its common dir, a directory git runs in) and the commit whose helpers run.
+#[derive(Debug, Clone, Copy)]
+pub struct Site<'a> {
+    pub common_dir: &'a Path,
+    pub repo_dir: &'a Path,
+    pub commit: &'a str,
+}
+
+/// Resolve a hook's program from where the rules say programs come from: beneath
+/// `helpers.stable_root`, or the trusted copy of `helpers.from_repository` as committed at
+/// `site.commit` (`Ok(None)` when no site is known yet: the caller resolves it once the
+/// commit is). Refusals happen before anything runs.
+pub fn resolve_hook(
+    argv: &[String],
+    helpers: &crate::config::Helpers,
+    key: &str,
+    site: Option<Site<'_>>,
+) -> Result<Option<PathBuf>, Fail> {
+    let Some(dir) = &helpers.from_repository else {
+        return resolve_program(argv, helpers.stable_root.as_deref(), key).map(Some);
+    };
+    let Some(site) = site else {
+        return Ok(None);
+    };
+    let argv0 = argv.first().ok_or_else(|| {
+        Fail::from(Unrunnable::EmptyArgv {
+            key: key.to_owned(),
+        })
+    })?;
+    let (root, files) = trusted::trusted_root(site.common_dir, site.repo_dir, site.commit, dir)?;
+    let program = trusted::program_in(&root, &files, argv0, key, dir)?;
+    let mut checked = vec![program.to_string_lossy().into_owned()];
+    checked.extend(argv.iter().skip(1).cloned());
+    resolve_program(&checked, Some(&root), key).map(Some)
 }
 
 /// Resolve `argv[0]` and check it lies beneath `stable_root` as an executable regular file.

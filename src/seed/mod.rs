@@ -60,16 +60,49 @@ pub fn allocate_ports(ctx: &Context, cfg: &Config, card: &CardId) -> Result<Vec<
     )?)
 }
 
-/// Resolve the prepare hook's program, if one is configured (exit 2 when refused).
-pub fn prepare_program(cfg: &Config) -> Result<Option<PathBuf>> {
+/// Resolve the prepare hook's program, if one is configured (exit 2 when refused). Committed
+/// helpers resolve only for a known `site` (the tree's commit); without one this is `None`
+/// and [`Prep`] resolves them for the record's base commit before the hook runs.
+pub fn prepare_program(cfg: &Config, site: Option<sandbox::Site<'_>>) -> Result<Option<PathBuf>> {
     Ok(match &cfg.prepare {
-        Some(p) => Some(sandbox::resolve_program(
-            &p.argv,
-            cfg.helpers.stable_root.as_deref(),
-            "worktree.prepare.argv",
-        )?),
+        Some(p) => sandbox::resolve_hook(&p.argv, &cfg.helpers, "worktree.prepare.argv", site)?,
         None => None,
     })
+}
+
+/// Refuse, before anything is created, hooks that would not run for a tree at `commit`
+/// (committed helpers not trusted for it included); both hooks, so that a tree made now can
+/// also be removed.
+pub fn check_hooks(ctx: &Context, cfg: &Config, commit: Option<&str>) -> Result<()> {
+    let site = commit.map(|commit| sandbox::Site {
+        common_dir: &ctx.repo.common_dir,
+        repo_dir: &ctx.repo.base,
+        commit,
+    });
+    for (key, argv) in [
+        (
+            "worktree.prepare.argv",
+            cfg.prepare.as_ref().map(|p| &p.argv),
+        ),
+        (
+            "worktree.cleanup.argv",
+            cfg.cleanup.as_ref().map(|c| &c.argv),
+        ),
+    ] {
+        if let Some(argv) = argv {
+            sandbox::resolve_hook(argv, &cfg.helpers, key, site)?;
+        }
+    }
+    Ok(())
+}
+
+/// The site whose committed helpers prepare or clean the tree `rec` records: its base commit.
+pub fn site_of<'a>(ctx: &'a Context, rec: &'a Record) -> sandbox::Site<'a> {
+    sandbox::Site {
+        common_dir: &ctx.repo.common_dir,
+        repo_dir: &ctx.repo.base,
+        commit: &rec.base_oid,
+    }
 }
 
 /// Which steps of the pipeline a [`Prep::prepare`] runs.
@@ -288,8 +321,22 @@ impl Prep<'_> {
     /// tree's key: then they are cloned in and the hook is skipped (or runs with
     /// `KARDWT_CACHE=hit`). After a successful run on a miss the outputs are stored.
     fn run_hook(&self, rec: &mut Record, admin: &Path) -> Result<(), Failure> {
-        let (Some(prep), Some(program)) = (&self.cfg.prepare, self.program) else {
+        let Some(prep) = &self.cfg.prepare else {
             return Ok(());
+        };
+        // Committed helpers run as trusted for the commit the tree was made from.
+        let trusted;
+        let program = match self.program {
+            Some(p) => p,
+            None => {
+                match prepare_program(self.cfg, Some(site_of(self.ctx, rec)))
+                    .map_err(Failure::Other)?
+                {
+                    Some(p) => trusted = p,
+                    None => return Ok(()),
+                }
+                &trusted
+            }
         };
         let cache = self.consult_cache(rec, admin, program)?;
         let hit = match &cache {

@@ -25,4 +25,5 @@ mod remove;
 mod runner;
 mod select;
 mod status;
+mod trust;
 mod verify;

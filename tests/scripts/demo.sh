@@ -86,11 +86,12 @@ expect_status() {
 }
 
 # --- the project ---------------------------------------------------------------------------
-say "Setting up in $demo: a bare origin, a project, and a prepare helper"
+say "Setting up in $demo: a bare origin, and a project that commits its prepare script"
 
-helpers="$demo/helpers"
-mkdir -p "$helpers"
-cat >"$helpers/prepare" <<'EOF'
+git init -q --bare --initial-branch=main "$demo/origin.git"
+git init -q --initial-branch=main "$demo/seed"
+mkdir -p "$demo/seed/tools/kardwt"
+cat >"$demo/seed/tools/kardwt/prepare" <<'EOF'
 #!/bin/sh
 # The project's prepare helper: runs in the new worktree with a minimal environment.
 set -eu
@@ -99,28 +100,26 @@ echo "prepare: base commit $KARDWT_BASE_OID on $KARDWT_BRANCH"
 printf '%s %s\n' "$KARDWT_CARD" "$KARDWT_REASON" >>.prepared
 echo "prepare: wrote .prepared (stands in for installed dependencies)"
 EOF
-chmod 755 "$helpers/prepare"
-
-git init -q --bare --initial-branch=main "$demo/origin.git"
-git init -q --initial-branch=main "$demo/seed"
+chmod 755 "$demo/seed/tools/kardwt/prepare"
 (
     cd "$demo/seed"
     printf '# Demo project\n\nA tiny project whose cards get worktrees.\n' >README.md
     printf '.env\n.prepared\n' >.gitignore
     cat >kardbrd.yml <<EOF
-# The project's rules. git-kardwt reads only the worktree: block, always from the base.
+# The project's rules (kardbrd is the card board these worktrees serve). git-kardwt reads
+# only the worktree: block, always from the base; the same file on every machine.
 worktree:
   helpers:
-    stable_root: $helpers
+    from_repository: tools/kardwt
   prepare:
-    argv: [$helpers/prepare]
+    argv: [tools/kardwt/prepare]
     on_create: true
     on_reuse: false
     timeout_seconds: 60
   sharing:
     env: link
 EOF
-    git add README.md .gitignore kardbrd.yml
+    git add README.md .gitignore kardbrd.yml tools/kardwt/prepare
     git commit -q -m "Initial project with its kardbrd.yml"
     git remote add origin "$demo/origin.git"
     git push -q origin main
@@ -142,6 +141,11 @@ cd "$base"
 say "The base (the main worktree) has not fetched: origin is one commit ahead. kardwt will not touch the base"
 run git log --oneline -1
 run git status --short --branch
+
+say "The committed prepare script is not trusted on this machine yet: add refuses and creates nothing"
+expect_status 3 git kardwt add 42
+say "Trust it once (as direnv allow does): it is copied from the base's HEAD into your own store, pinned by hash"
+run git kardwt trust
 
 say "Create the worktree of card 42 from a freshly fetched origin/main; stdout is its path"
 capture path42 git kardwt add 42

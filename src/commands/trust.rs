@@ -1,0 +1,98 @@
+//! `git kardwt trust [--dry-run]`: show the committed helpers (`helpers.from_repository`) at
+//! the base's HEAD, each file new, changed or the same as in the version trusted before, and
+//! copy them into the user's own store outside every worktree, pinned by content hash, so that
+//! hooks run them (`sandbox/trusted.rs`). Reads committed objects only, never a worktree's files.
+use std::io::Write;
+
+use anyhow::Result;
+
+use crate::cli::TrustArgs;
+use crate::ground::error::{Code, Fail, Kind};
+use crate::sandbox::trusted::{self, Change};
+use crate::session::context::Context;
+
+/// Why there is nothing to trust: usage errors (exit 2).
+#[derive(Debug, thiserror::Error)]
+enum Nothing {
+    #[error("the rules set no worktree.helpers.from_repository: there are no committed helpers to trust")]
+    NoDirectory,
+    #[error("the base {0} has no commit yet: there is nothing committed to trust")]
+    Unborn(String),
+}
+
+impl Kind for Nothing {
+    fn code(&self) -> Code {
+        Code::Usage
+    }
+    fn hints(&self) -> Vec<String> {
+        match self {
+            Nothing::NoDirectory => vec![
+                "commit your prepare and cleanup scripts in a directory, name it in the rules \
+                 (worktree: {helpers: {from_repository: tools/kardwt}, prepare: {argv: [tools/kardwt/prepare]}}), \
+                 then run git kardwt trust"
+                    .into(),
+            ],
+            Nothing::Unborn(_) => vec!["commit the helpers, then run git kardwt trust".into()],
+        }
+    }
+}
+
+pub fn run(ctx: &Context, args: &TrustArgs, out: &mut dyn Write) -> Result<i32> {
+    let rules = ctx.rules()?;
+    let Some(dir) = rules.config.helpers.from_repository.clone() else {
+        return Err(Fail::from(Nothing::NoDirectory).into());
+    };
+    let base = &ctx.repo.base;
+    let Some(commit) = crate::git::head_oid(base) else {
+        return Err(Fail::from(Nothing::Unborn(base.display().to_string())).into());
+    };
+    let t = trusted::trust(&ctx.repo.common_dir, base, &commit, &dir, args.dry_run)?;
+    let verb = match (t.already, args.dry_run) {
+        (true, _) => "already trusted:",
+        (false, true) => "would trust",
+        (false, false) => "trusted",
+    };
+    writeln!(
+        out,
+        "{verb} {} at {} (the base's HEAD), {} file{}",
+        dir.display(),
+        short(&t.commit),
+        t.files.len(),
+        if t.files.len() == 1 { "" } else { "s" }
+    )?;
+    let width = t.files.iter().map(|(e, _)| e.path.len()).max().unwrap_or(0);
+    for (e, change) in &t.files {
+        let said = match change {
+            Change::New => "new",
+            Change::Changed => "changed",
+            Change::Same => "same",
+        };
+        writeln!(
+            out,
+            "  {said:<8} {:<width$}  {}sha256 {}",
+            e.path,
+            if e.executable { "executable, " } else { "" },
+            &e.sha256[..16]
+        )?;
+    }
+    let changed = t.files.iter().any(|(_, c)| *c != Change::Same);
+    if let Some(before) = t.before.as_deref().filter(|b| changed && *b != t.commit) {
+        writeln!(
+            out,
+            "what changed since the version trusted before: git diff {} {} -- {}",
+            short(before),
+            short(&t.commit),
+            dir.display()
+        )?;
+    }
+    let root = t.store.join(&t.tree);
+    match (t.already, args.dry_run) {
+        (false, true) => writeln!(out, "nothing copied (--dry-run)")?,
+        _ => writeln!(out, "hooks run the copies in {}", root.display())?,
+    }
+    Ok(0)
+}
+
+fn short(oid: &str) -> &str {
+    oid.get(..12).unwrap_or(oid)
+}
