@@ -175,9 +175,8 @@ pub fn resolve_hook(
     })?;
     let (root, files) = trusted::trusted_root(site.common_dir, site.repo_dir, site.commit, dir)?;
     let program = trusted::program_in(&root, &files, argv0, key, dir)?;
-    let mut checked = vec![program.to_string_lossy().into_owned()];
-    checked.extend(argv.iter().skip(1).cloned());
-    resolve_program(&checked, Some(&root), key).map(Some)
+    // The store's path is the user's and need not be UTF-8: it is checked as a path.
+    resolve_path(&program, Some(&root), key).map(Some)
 }
 
 /// Resolve `argv[0]` and check it lies beneath `stable_root` as an executable regular file.
@@ -192,13 +191,19 @@ pub fn resolve_program(
             key: key.to_owned(),
         })
     })?;
+    resolve_path(Path::new(program), stable_root, key)
+}
+
+/// [`resolve_program`] for a program given as a path.
+fn resolve_path(path: &Path, stable_root: Option<&Path>, key: &str) -> Result<PathBuf, Fail> {
+    let program = path.display().to_string();
     let root = stable_root.ok_or_else(|| {
         Fail::from(Unrunnable::NoStableRoot {
             key: key.to_owned(),
         })
     })?;
     // Why, then how: a relative argv[0] is shown where it would go beneath the root.
-    let example = root.join(Path::new(program).file_name().unwrap_or_default());
+    let example = root.join(path.file_name().unwrap_or_default());
     let refuse = |why: String| {
         Fail::from(Unrunnable::Refused {
             key: key.to_owned(),
@@ -214,7 +219,6 @@ pub fn resolve_program(
             root.display()
         )));
     }
-    let path = Path::new(program);
     if !path.is_absolute() {
         return Err(refuse("argv[0] is not an absolute path".into()));
     }

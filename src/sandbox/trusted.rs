@@ -40,7 +40,7 @@ pub enum Untrusted {
         store: PathBuf,
         why: String,
     },
-    #[error("helpers.from_repository: {dir} at commit {commit} holds {path}, {what}: only regular files are trusted")]
+    #[error("helpers.from_repository: {dir} at commit {commit} holds {path}, {what}: only regular files with UTF-8 names are trusted")]
     NotAFile {
         dir: String,
         commit: String,
@@ -55,12 +55,15 @@ pub enum Untrusted {
     },
     #[error("neither XDG_DATA_HOME nor HOME is set to an absolute directory: no place for trusted helpers")]
     NoHome,
+    #[error("the store of trusted helpers is not safe: {path} {why}")]
+    UnsafeStore { path: PathBuf, why: String },
 }
 
 impl Kind for Untrusted {
     fn code(&self) -> Code {
         match self {
             Untrusted::NotAHelper { .. } | Untrusted::NoHome => Code::Usage,
+            Untrusted::UnsafeStore { .. } => Code::Refused,
             _ => Code::Refused,
         }
     }
@@ -86,12 +89,20 @@ impl Kind for Untrusted {
                     .into(),
             ],
             Untrusted::NotAFile { .. } => {
-                vec!["keep only regular files (scripts) in the helpers directory".into()]
+                vec!["keep only regular files (scripts) with UTF-8 names in the helpers directory".into()]
             }
             Untrusted::NotAHelper { dir, .. } => vec![format!(
                 "argv[0] must name a committed executable file beneath {dir}, relative to the repository's root"
             )],
             Untrusted::NoHome => vec!["set HOME (or XDG_DATA_HOME) to your home directory".into()],
+            Untrusted::UnsafeStore { path, .. } => vec![
+                format!(
+                    "only you may write the store and the directories above it up to the data directory: \
+                     make {} yours and writable by you alone (chown, chmod go-w), or remove it \
+                     and run git kardwt trust again",
+                    path.display()
+                ),
+            ],
         }
     }
 }
@@ -157,9 +168,52 @@ pub fn store(common_dir: &Path) -> Result<PathBuf, Fail> {
         })
         .take(40)
         .collect();
-    Ok(data
+    let store = data
         .join("git-kardwt/trusted")
-        .join(format!("{name}-{}", &digest[..16])))
+        .join(format!("{name}-{}", &digest[..16]));
+    // `git-kardwt/` may also hold what `make install PREFIX=~/.local` put there (made under
+    // the user's umask): only others' write is refused there; kardwt makes the rest 0700.
+    safe_dir(&data.join("git-kardwt"), 0o002)?;
+    safe_dir(&data.join("git-kardwt/trusted"), 0o022)?;
+    safe_dir(&store, 0o022)?;
+    Ok(store)
+}
+
+/// A directory of the store, where it exists, must be a directory (a symlink is judged by what
+/// it leads to) owned by this user, with none of the write bits `unsafe_bits` for its group or
+/// others: whoever can write there could put a program and its manifest in place of what was
+/// trusted.
+fn safe_dir(dir: &Path, unsafe_bits: u32) -> Result<(), Fail> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = match std::fs::metadata(dir) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => {
+            return Err(Fail::from(Untrusted::UnsafeStore {
+                path: dir.to_owned(),
+                why: format!("cannot be read ({e})"),
+            }))
+        }
+    };
+    let why = if !meta.is_dir() {
+        Some("is not a directory".to_owned())
+    } else if meta.uid() != rustix::process::geteuid().as_raw() {
+        Some(format!("belongs to another user (uid {})", meta.uid()))
+    } else if meta.mode() & unsafe_bits != 0 {
+        Some(format!(
+            "is writable by its group or by others (mode {:o})",
+            meta.mode() & 0o7777
+        ))
+    } else {
+        None
+    };
+    match why {
+        Some(why) => Err(Fail::from(Untrusted::UnsafeStore {
+            path: dir.to_owned(),
+            why,
+        })),
+        None => Ok(()),
+    }
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -192,6 +246,7 @@ pub fn committed(repo_dir: &Path, commit: &str, dir: &Path) -> Result<Committed>
             continue;
         };
         let meta = String::from_utf8_lossy(&rec[..tab]).into_owned();
+        let named = std::str::from_utf8(&rec[tab + 1..]);
         let path = String::from_utf8_lossy(&rec[tab + 1..]).into_owned();
         let parts: Vec<&str> = meta.split(' ').collect();
         let refuse = |what: &str| {
@@ -202,6 +257,10 @@ pub fn committed(repo_dir: &Path, commit: &str, dir: &Path) -> Result<Committed>
                 what: what.to_owned(),
             })
         };
+        // A name is copied and matched as written: one that is not UTF-8 would be neither.
+        if named.is_err() {
+            return Err(refuse("a name that is not UTF-8").into());
+        }
         match parts.as_slice() {
             ["100755", "blob", oid] => files.push((path.clone(), (*oid).to_owned(), true)),
             ["100644", "blob", oid] => files.push((path.clone(), (*oid).to_owned(), false)),
@@ -394,9 +453,20 @@ pub fn trust(
         files: files.iter().map(|(e, _)| e.clone()).collect(),
     };
     let root = store.join(&c.tree);
-    let already = read_manifest(&store, &c.tree).is_some_and(|m| check_copy(&root, &m).is_ok());
+    let is_there = || read_manifest(&store, &c.tree).is_some_and(|m| check_copy(&root, &m).is_ok());
+    let mut already = is_there();
     if !dry_run && !already {
-        write_copy(&store, &root, &manifest, &bytes_of)?;
+        // One trust at a time writes the store: a second one waits, then finds the version
+        // there; what a killed one left half written is cleared first.
+        let mut lock = store_lock(&store)?;
+        let _held = lock
+            .write()
+            .with_context(|| format!("cannot lock {}/.lock", store.display()))?;
+        already = is_there();
+        if !already {
+            clear_incoming(&store);
+            write_copy(&store, &root, &manifest, &bytes_of)?;
+        }
     }
     Ok(Trusted {
         store,
@@ -408,14 +478,37 @@ pub fn trust(
     })
 }
 
-/// Write the files into a fresh directory beside `root`, rename it into place, then write the
-/// manifest: a version is trusted only once all of its bytes are there.
-fn write_copy(store: &Path, root: &Path, m: &Manifest, bytes: &[Vec<u8>]) -> Result<()> {
+/// The store's own lock (`<store>/.lock`, flock: free again when its holder dies), creating
+/// the store first.
+fn store_lock(store: &Path) -> Result<fd_lock::RwLock<std::fs::File>> {
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
         .create(store)
         .with_context(|| format!("cannot create {}", store.display()))?;
+    safe_dir(store, 0o022)?;
+    let path = store.join(".lock");
+    let file = crate::sys::fsio::open_lock_nofollow(&path)
+        .with_context(|| format!("cannot open the store's lock {}", path.display()))?;
+    Ok(fd_lock::RwLock::new(file))
+}
+
+/// Remove what killed trusts left: their `.incoming-*` directories (no trust runs but the
+/// lock's holder).
+fn clear_incoming(store: &Path) {
+    let Ok(entries) = std::fs::read_dir(store) else {
+        return;
+    };
+    for e in entries.flatten() {
+        if e.file_name().as_encoded_bytes().starts_with(b".incoming-") {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+}
+
+/// Write the files into a fresh directory beside `root`, rename it into place, then write the
+/// manifest: a version is trusted only once all of its bytes are there.
+fn write_copy(store: &Path, root: &Path, m: &Manifest, bytes: &[Vec<u8>]) -> Result<()> {
     let incoming = store.join(format!(".incoming-{}-{}", m.tree, std::process::id()));
     let _ = std::fs::remove_dir_all(&incoming);
     for (f, data) in m.files.iter().zip(bytes) {

@@ -33,3 +33,19 @@ make --no-print-directory uninstall PREFIX="$prefix" >/dev/null
 left=$(find "$prefix" -type f)
 [ -z "$left" ] || fail "make uninstall left: $left"
 echo "install-check: make uninstall removed everything"
+
+# The README's one-command user install (`make install PROFILE=dev PREFIX=~/.local`) reuses
+# the dev build that `make demo` and `make test` made: it compiles nothing and installs that
+# very binary, which works.
+cargo build --quiet --locked
+user=$(mktemp -d "${TMPDIR:-/tmp}/git-kardwt-user.XXXXXX")
+trap 'rm -rf "$prefix" "$user"' EXIT
+log=$(make --no-print-directory install PROFILE=dev PREFIX="$user" 2>&1) || fail "make install PROFILE=dev failed: $log"
+if grep -q 'Compiling' <<<"$log"; then
+	fail "make install PROFILE=dev compiled again instead of reusing the dev build: $log"
+fi
+cmp -s "$user/bin/git-kardwt" "${CARGO_TARGET_DIR:-target}/debug/git-kardwt" ||
+	fail "make install PROFILE=dev did not install the dev build"
+PATH="$user/bin:$PATH" git kardwt -h | grep -q "Usage: git kardwt" ||
+	fail "the dev install's git kardwt -h printed no usage"
+echo "install-check: make install PROFILE=dev compiled nothing and installed the dev build"

@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 
 use crate::support::*;
 
+mod adversary;
+
 /// The same rules on every machine: no absolute path in them.
 const RULES: &str = "worktree:
   helpers:
