@@ -109,6 +109,9 @@ pub struct VerifyArgs {
     /// Print every check's outcome, the state and the drift as JSON
     #[arg(long)]
     pub json: bool,
+    /// Print every check, not only the verdict and what failed
+    #[arg(short, long)]
+    pub verbose: bool,
 }
 
 /// Print the path to work in: the card's ready worktree, else the base. Changes nothing.
@@ -140,6 +143,9 @@ pub struct StatusArgs {
     /// Print as JSON
     #[arg(long)]
     pub json: bool,
+    /// Print every check, not only how many passed and what failed
+    #[arg(short, long)]
+    pub verbose: bool,
 }
 
 /// Print a managed worktree's facts (card, branch, base, ports) for its own processes.

@@ -149,14 +149,9 @@ pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result<i32>
     )?;
     let changed = config_changed.map_or("unknown".to_owned(), |c| c.to_string());
     writeln!(out, "config_changed:  {changed}")?;
-    writeln!(out, "checks:")?;
-    for c in &report.checks {
-        let mark = match c.ok {
-            Some(true) => "ok  ",
-            Some(false) => "FAIL",
-            None => "-   ",
-        };
-        writeln!(out, "  {mark} {:<18} {}", c.name, c.detail)?;
+    writeln!(out, "checks:          {}", verify::checks_summary(&report))?;
+    for c in verify::shown_checks(&report, args.verbose) {
+        writeln!(out, "  {}", verify::check_line(c))?;
     }
     Ok(absent_exit(&report))
 }

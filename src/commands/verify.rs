@@ -33,13 +33,9 @@ pub fn run(ctx: &Context, args: &VerifyArgs, out: &mut dyn Write) -> Result<i32>
         };
         writeln!(out, "{}", serde_json::to_string(&json)?)?;
     } else {
-        for c in &report.checks {
-            let mark = match c.ok {
-                Some(true) => "ok  ",
-                Some(false) => "FAIL",
-                None => "-   ",
-            };
-            writeln!(out, "{mark} {:<18} {}", c.name, c.detail)?;
+        // The verdict alone when every check passed; what failed, or with -v every check.
+        for c in verify::shown_checks(&report, args.verbose) {
+            writeln!(out, "{}", verify::check_line(c))?;
         }
         if report.drift() {
             writeln!(

@@ -22,7 +22,9 @@ use crate::state::record::{self, Loaded, Origin, Record};
 
 pub(crate) use drift::{drift_hint, drifted};
 pub(crate) use incomplete::{checkout_incomplete, Incomplete, Probe};
-pub(crate) use report::{Check, Report, ReportJson, Verdict, CHECKS};
+pub(crate) use report::{
+    check_line, checks_summary, shown_checks, Check, Report, ReportJson, Verdict, CHECKS,
+};
 pub(crate) use scan::{claims, scan, scan_card, scan_path, Entry, Index};
 
 /// Builds the ordered list of checks, stopping at the first failure.

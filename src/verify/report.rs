@@ -29,6 +29,56 @@ pub const CHECKS: [&str; 9] = [
     "card_unique",
 ];
 
+/// A check's name in words, for text output (`--json` keeps [`CHECKS`]' names).
+pub fn check_words(name: &str) -> &str {
+    match name {
+        "dot_git" => ".git file",
+        "gitdir" => "gitdir file",
+        "registered" => "registered with git",
+        "record_parses" => "record reads",
+        "record_location" => "record's path",
+        "record_card" => "record's card",
+        "record_consistent" => "record agrees",
+        "card_unique" => "card unique",
+        other => other,
+    }
+}
+
+/// One check as a line: `ok`, `FAIL` or `-` (not run), its name in words, its detail.
+pub fn check_line(c: &Check) -> String {
+    let mark = match c.ok {
+        Some(true) => "ok  ",
+        Some(false) => "FAIL",
+        None => "-   ",
+    };
+    format!("{mark} {:<19} {}", check_words(c.name), c.detail)
+}
+
+/// The checks a person is shown: those that failed, or with `verbose` every one.
+pub fn shown_checks(report: &Report, verbose: bool) -> impl Iterator<Item = &Check> {
+    report
+        .checks
+        .iter()
+        .filter(move |c| verbose || c.ok == Some(false))
+}
+
+/// The checks in a few words: `all 9 passed`, `5 passed, record's card failed`.
+pub fn checks_summary(report: &Report) -> String {
+    let passed = report.checks.iter().filter(|c| c.ok == Some(true)).count();
+    let failed: Vec<&str> = report
+        .checks
+        .iter()
+        .filter(|c| c.ok == Some(false))
+        .map(|c| check_words(c.name))
+        .collect();
+    match (passed, failed.as_slice()) {
+        (0, []) => "none ran".to_owned(),
+        (n, []) if n == report.checks.len() => format!("all {n} passed"),
+        (n, []) => format!("{n} passed, the rest did not run"),
+        (n, f) => format!("{n} passed, {} failed (-v shows every check)", f.join(", ")),
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
@@ -138,8 +188,9 @@ impl Report {
             Verdict::Base => format!("{p} is the base checkout, not a linked worktree"),
             Verdict::Foreign => match self.failed_check() {
                 Some(c) => format!(
-                    "{p} is foreign or malformed: check {} failed: {}",
-                    c.name, c.detail
+                    "{p} is foreign or malformed: the check {:?} failed: {}",
+                    check_words(c.name),
+                    c.detail
                 ),
                 None => format!("{p} is foreign or malformed"),
             },

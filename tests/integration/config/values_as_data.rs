@@ -92,7 +92,7 @@ fn a_tampered_record_base_is_refused_where_it_is_read() {
             assert_eq!(out.code, code, "{what}:\n{out}");
             let shown = format!("{out}");
             if args[0] == "status" {
-                assert!(shown.contains("FAIL record_parses"), "{what}:\n{out}");
+                assert!(shown.contains("FAIL record reads"), "{what}:\n{out}");
             }
             if args[0] != "gc" {
                 assert!(shown.contains(key), "{what} does not name {key}:\n{out}");

@@ -28,11 +28,11 @@ fn a_worktree_at_a_non_utf8_path_is_unseeded_not_foreign() {
 
     // Its `.git` file and its admin dir's `gitdir` name the path byte for byte: verify reads
     // them as git does and finds a registered worktree without a record.
-    let out = repo.kardwt(&wt, &["verify"]);
+    let out = repo.kardwt(&wt, &["verify", "-v"]);
     out.expect_code(1);
-    assert!(out.stdout.contains("ok   dot_git"), "{out}");
-    assert!(out.stdout.contains("ok   gitdir"), "{out}");
-    assert!(out.stdout.contains("ok   registered"), "{out}");
+    assert!(out.stdout.contains("ok   .git file"), "{out}");
+    assert!(out.stdout.contains("ok   gitdir file"), "{out}");
+    assert!(out.stdout.contains("ok   registered with git"), "{out}");
     assert!(out.stdout.contains("(unseeded)"), "{out}");
 
     // list shows it (a hand parser that wanted UTF-8 left it out).

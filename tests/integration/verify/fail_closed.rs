@@ -257,7 +257,7 @@ fn a_card_claimed_by_two_records_is_malformed() {
     // card 10's tree is not.
     let out = repo.kardwt(&repo.base, &["verify", "--path", eleven.to_str().unwrap()]);
     out.expect_code(3);
-    assert!(out.stdout.contains("FAIL card_unique"), "{out}");
+    assert!(out.stdout.contains("FAIL card unique"), "{out}");
     repo.kardwt_ok(&repo.base, &["verify", "10"]);
     let selected = repo.kardwt_ok(&repo.base, &["select", "10", "--existing-or-base"]);
     assert_eq!(selected.trim_end(), ten.to_str().unwrap());

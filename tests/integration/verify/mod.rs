@@ -3,3 +3,4 @@
 //! repaired.
 mod byte_safe_reads;
 mod fail_closed;
+mod one_line;
