@@ -70,7 +70,8 @@ pub enum Command {
 pub struct AddArgs {
     /// Card id: letters, digits, '.', '_' and '-'
     pub card: String,
-    /// Board name handed to hooks as KARDWT_BOARD and kept in the record
+    /// The board (tracker) the card comes from, for runners serving several: kept in the
+    /// record and handed to hooks as KARDWT_BOARD; the tree's name and branch stay the same
     #[arg(long, default_value = "")]
     pub board: String,
     /// Deadline of this whole action in seconds [default: worktree.action_timeout_seconds]

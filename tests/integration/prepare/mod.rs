@@ -5,4 +5,5 @@ mod card_lock;
 mod generated;
 mod hook_from_add;
 mod never_half_ready;
+mod sample;
 mod sandbox;
