@@ -257,6 +257,9 @@ fn dispatch(cli: Cli, out: &mut dyn std::io::Write) -> anyhow::Result<i32> {
     // A person runs these: a wait for a lock names its holder (not inside git's hooks, whose
     // verdict comes first).
     lock::speak_while_waiting(true);
+    // Progress is drawn for a person at a terminal, unless they asked for quiet.
+    let quiet = matches!(&cli.command, Command::Add(a) if a.quiet);
+    crate::sys::progress::enable(std::io::IsTerminal::is_terminal(&std::io::stderr()) && !quiet);
     let anchor = match &cli.command {
         Command::Verify(a) => a.target.path.as_deref(),
         Command::Status(a) => a.target.path.as_deref(),

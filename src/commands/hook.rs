@@ -3,7 +3,8 @@
 //! and worktrees `git kardwt add` creates itself (it marks them); otherwise record the new
 //! worktree (origin `hook`), seed and prepare it, and on failure remove it and exit non-zero
 //! so `git worktree add` itself fails with a retry-safe message. The prepare hook's output
-//! goes to the card's log file: the verdict block, which comes first, is all this prints.
+//! goes to the card's log file: on failure the verdict block, which comes first, is all this
+//! prints; on success one line says what was done and where that log is.
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -156,10 +157,37 @@ fn seed_new_worktree(ctx: &Context, path: &Path, admin: &Path) -> Result<()> {
             run_hook,
         },
     ) {
-        Ok(_) => Ok(()),
+        Ok(_) => {
+            // One line for the person who ran `git worktree add` (after success only: on a
+            // failure the verdict is the first and only text).
+            eprintln!(
+                "{}",
+                seeded_line(ctx, card.as_str(), path, run_hook, started.elapsed())
+            );
+            Ok(())
+        }
         Err(failure) => {
             Err(prep.undo_created_tree(&card, &retry, path, branch.as_deref(), failure))
         }
+    }
+}
+
+/// What the hook did, in one line, and where the prepare hook's whole output is.
+fn seeded_line(ctx: &Context, card: &str, path: &Path, prepared: bool, took: Duration) -> String {
+    let log = crate::sandbox::log_path(&ctx.repo.common_dir, card);
+    if prepared {
+        format!(
+            "kardwt: seeded and prepared {} as card {card} in {:.1}s; the prepare hook's output: {}",
+            path.display(),
+            took.as_secs_f64(),
+            log.display()
+        )
+    } else {
+        format!(
+            "kardwt: seeded {} as card {card} in {:.1}s (git kardwt status {card} shows what it holds)",
+            path.display(),
+            took.as_secs_f64()
+        )
     }
 }
 

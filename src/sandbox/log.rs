@@ -68,9 +68,8 @@ pub(super) enum Sink {
 impl Sink {
     pub(super) fn line(&self, line: &str) {
         match self {
-            Sink::Stderr(prefix) => {
-                let _ = writeln!(std::io::stderr().lock(), "{prefix}{line}");
-            }
+            // Above a spinner, when one is drawn.
+            Sink::Stderr(prefix) => crate::sys::progress::line(&format!("{prefix}{line}")),
             Sink::Log(log) => log.borrow_mut().line(line),
         }
     }

@@ -377,7 +377,17 @@ impl Prep<'_> {
             deadline: self.deadline,
             log: self.quiet.then_some(log.as_path()),
         };
+        // On a terminal: how long it has run, below its output.
+        let _spinner = match hook.log {
+            None => crate::sys::progress::Shown::spinner(format!(
+                "kardwt[{}]: preparing {}",
+                rec.card,
+                rec.path.display()
+            )),
+            Some(_) => crate::sys::progress::Shown::none(),
+        };
         let outcome = sandbox::run_phase(&hook).map_err(Failure::Other)?;
+        drop(_spinner);
         rec.last_hook = Some(outcome.last_hook(Phase::Prepare, cap));
         if outcome.succeeded() {
             let said = match &cache {

@@ -644,11 +644,13 @@ mod tests {
         assert_eq!(crate::ground::error::exit_code(&err), 5);
         assert!(err.to_string().contains("test one"), "{err}");
         drop(held);
+        // Free once its holder drops it. Not a single try: a child another test forks in the
+        // meantime holds a copy of the file until it execs.
         take(
             dir.path(),
             path,
             "the repository lock",
-            Instant::now(),
+            Instant::now() + Duration::from_secs(10),
             "three",
         )
         .unwrap();

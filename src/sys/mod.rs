@@ -1,7 +1,7 @@
 //! The operating system, wrapped once: child processes, finding and signalling processes, the
 //! interrupt handling, kardwt's own file I/O (bounded reads, atomic writes, nothing planted
-//! followed), file systems' names, the cross-process locks, where kardwt keeps its files, and
-//! the clock.
+//! followed), file systems' names, the cross-process locks, where kardwt keeps its files, the
+//! clock, and progress drawn on a terminal.
 pub(crate) mod beneath;
 pub(crate) mod child;
 pub(crate) mod fsio;
@@ -9,5 +9,6 @@ pub(crate) mod fstype;
 pub(crate) mod layout;
 pub mod lock;
 pub(crate) mod process;
+pub(crate) mod progress;
 pub(crate) mod signals;
 pub(crate) mod time;

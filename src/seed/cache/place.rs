@@ -72,7 +72,8 @@ pub fn place(
         crate::sys::time::now_secs()
     ));
     rustix::fs::mkdirat(&root, &staging, rustix::fs::Mode::from_raw_mode(0o700))?;
-    let cloned = clone_into(files, &tree.join(&staging), &outputs, deadline, progress);
+    let totals = progress.then(|| (m.copied(), m.bytes()));
+    let cloned = clone_into(files, &tree.join(&staging), &outputs, deadline, totals);
     let placed = match cloned {
         Ok(summary) if summary.files + summary.links == m.copied() => {
             // Every file cloned: the staged files share the entry's blocks, taken as they were
@@ -121,9 +122,19 @@ fn clone_into(
     staging: &Path,
     outputs: &[PathBuf],
     deadline: Instant,
-    progress: bool,
+    totals: Option<(u64, u64)>,
 ) -> Result<Summary> {
-    let mut copier = Copier::new(files, staging, Method::Auto, progress, Some(deadline), None)?;
+    let mut copier = Copier::new(
+        files,
+        staging,
+        Method::Auto,
+        totals.is_some(),
+        Some(deadline),
+        None,
+    )?;
+    if let Some((files, bytes)) = totals {
+        copier.expect("kardwt: restoring the cache", files, bytes);
+    }
     for out in outputs {
         copier.path(out, None)?;
     }

@@ -141,6 +141,22 @@ pub fn seed(
     let root =
         crate::sys::beneath::root(to).with_context(|| format!("cannot open {}", to.display()))?;
     let (approved, mut skipped) = land::judge(from, to, &root, wanted)?;
+    if progress && crate::sys::progress::on() {
+        let (mut files, mut bytes) = (0, 0);
+        for c in &approved {
+            let leave = |rel: &Path, is_dir: bool| {
+                include.as_ref().is_some_and(|i| i.leaves_out(rel, is_dir))
+            };
+            let (f, b) = walk::measure(
+                from,
+                &c.rel,
+                c.included.then_some(&leave as &walk::Leave<'_>),
+            );
+            files += f;
+            bytes += b;
+        }
+        copier.expect("kardwt: copying", files, bytes);
+    }
     let mut copies: Vec<String> = Vec::new();
     for c in &approved {
         let leave =

@@ -52,6 +52,36 @@ fn workers() -> usize {
 /// `.worktreeinclude` negation): called with the path and whether it is a directory.
 pub type Leave<'a> = dyn Fn(&Path, bool) -> bool + 'a;
 
+/// The files (and symlinks) and bytes a copy of `from/rel` would take, without what `leave`
+/// leaves out: the totals a progress bar counts against. What cannot be read counts nothing.
+pub fn measure(from: &Path, rel: &Path, leave: Option<&Leave<'_>>) -> (u64, u64) {
+    let (mut files, mut bytes) = (0, 0);
+    let mut pending = vec![rel.to_path_buf()];
+    while let Some(rel) = pending.pop() {
+        let Ok(meta) = std::fs::symlink_metadata(from.join(&rel)) else {
+            continue;
+        };
+        if !meta.is_dir() {
+            if copyable(&meta) {
+                files += 1;
+                bytes += if meta.is_file() { meta.len() } else { 0 };
+            }
+            continue;
+        }
+        let Ok(listing) = std::fs::read_dir(from.join(&rel)) else {
+            continue;
+        };
+        for entry in listing.flatten() {
+            let child = rel.join(entry.file_name());
+            let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+            if !leave.is_some_and(|leave| leave(&child, is_dir)) {
+                pending.push(child);
+            }
+        }
+    }
+    (files, bytes)
+}
+
 /// A copy from `from` (the base) into `to` (the new worktree): feed it relative paths, then
 /// [`Copier::finish`].
 pub struct Copier {
@@ -76,6 +106,8 @@ pub struct Copier {
     started: Instant,
     last_progress: Instant,
     progress: bool,
+    /// The bar drawn on a terminal, and the totals it counts against.
+    shown: Option<(crate::sys::progress::Shown, u64)>,
 }
 
 impl Copier {
@@ -150,6 +182,7 @@ impl Copier {
             started: now,
             last_progress: now,
             progress,
+            shown: None,
         })
     }
 
@@ -173,17 +206,28 @@ impl Copier {
             .map_err(|_| anyhow::anyhow!("the copy's workers stopped"))
     }
 
-    /// Past one second, one progress line on stderr a second.
+    /// Draw, for a person at a terminal, a bar of the files and bytes copied against
+    /// `files` and `bytes`, the totals expected (`what` names the copy).
+    pub fn expect(&mut self, what: &str, files: u64, bytes: u64) {
+        if self.progress && crate::sys::progress::on() {
+            let shown = crate::sys::progress::Shown::counted(what, files, bytes);
+            self.shown = Some((shown, files));
+        }
+    }
+
+    /// The bar's position, twenty times a second at most (the workers' tally).
     fn report_progress(&mut self) {
-        if !self.progress || self.last_progress.elapsed() < Duration::from_secs(1) {
+        let Some((shown, files)) = &self.shown else {
+            return;
+        };
+        if self.last_progress.elapsed() < Duration::from_millis(50) {
             return;
         }
         self.last_progress = Instant::now();
-        eprintln!(
-            "kardwt: copying into {}: {} files, {} MB so far",
-            self.to.display(),
-            self.tally.files.load(Ordering::Relaxed),
-            self.tally.bytes.load(Ordering::Relaxed) / 1_000_000
+        shown.set(
+            self.tally.files.load(Ordering::Relaxed) + self.tally.links.load(Ordering::Relaxed),
+            *files,
+            self.tally.bytes.load(Ordering::Relaxed),
         );
     }
 
@@ -345,6 +389,7 @@ impl Copier {
         for h in self.handles.drain(..) {
             let _ = h.join();
         }
+        self.shown = None;
         if let Some(e) = self.error.lock().ok().and_then(|mut e| e.take()) {
             return Err(e);
         }

@@ -2,6 +2,7 @@
 //! (`snapshots/`, reviewed with `cargo insta review`), where the other tests check parts.
 mod command_line;
 mod config;
+mod progress;
 mod refusals;
 mod shapes;
 mod worktrees;

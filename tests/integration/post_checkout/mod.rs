@@ -4,4 +4,5 @@
 mod base_without_origin_head;
 mod exit_codes;
 mod failure_verdict;
+mod one_line;
 mod seeding;
