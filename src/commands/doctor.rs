@@ -51,6 +51,7 @@ pub fn run(ctx: &Context, args: &DoctorArgs, out: &mut dyn Write) -> Result<i32>
                     format!("{} decodes", f.display())
                 });
             findings.push(finding("rules", true, detail, None));
+            let mut said = std::collections::HashSet::new();
             for (key, argv) in [
                 (
                     "worktree.prepare.argv",
@@ -63,6 +64,8 @@ pub fn run(ctx: &Context, args: &DoctorArgs, out: &mut dyn Write) -> Result<i32>
             ] {
                 let Some(argv) = argv else { continue };
                 for (commit, at) in helper_commits(ctx, &r.config) {
+                    // One cause once: the helpers directory not trusted at a commit is one
+                    // finding, not one per hook that would run from it.
                     let site = commit.as_deref().map(|commit| sandbox::Site {
                         common_dir: &ctx.repo.common_dir,
                         repo_dir: &ctx.repo.base,
@@ -74,6 +77,7 @@ pub fn run(ctx: &Context, args: &DoctorArgs, out: &mut dyn Write) -> Result<i32>
                             finding(key, true, format!("{} is sound{at}", p.display()), None)
                         }
                         Ok(None) => finding(key, true, format!("nothing to resolve{at}"), None),
+                        Err(e) if !said.insert(e.to_string()) => continue,
                         Err(e) => {
                             let fix = e
                                 .hints
@@ -457,8 +461,19 @@ fn helper_commits(ctx: &Context, cfg: &crate::config::Config) -> Vec<(Option<Str
         ),
         None => format!("refs/remotes/{}/HEAD", cfg.base.remote),
     };
+    // The fetched tip is checked too only where its helpers differ from the HEAD's.
+    let dir = cfg
+        .helpers
+        .from_repository
+        .as_ref()
+        .map(|d| d.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tree = |c: &str| crate::git::tree_id(&ctx.repo.base, c, &dir);
     if let Some(tip) = crate::git::ref_commit(&ctx.repo.base, &tracking) {
-        if out[0].0.as_deref() != Some(tip.as_str()) {
+        let same = out[0].0.as_deref().is_some_and(|head| {
+            head == tip || tree(head).is_some_and(|t| Some(t) == tree(&tip))
+        });
+        if !same {
             let shown = tracking.strip_prefix("refs/remotes/").unwrap_or(&tracking);
             out.push((Some(tip), format!(" (at {shown}, last fetched)")));
         }

@@ -92,6 +92,12 @@ fn untrusted_helpers_refuse_before_anything_is_created_and_trust_lets_them_run()
     let out = repo.kardwt(&repo.base, &["doctor"]);
     out.expect_code(1);
     assert!(out.stdout.contains("git kardwt trust"), "{out}");
+    // One cause once: not one finding per hook, nor again for the same fetched helpers.
+    assert_eq!(
+        out.stdout.matches("not trusted on this machine").count(),
+        1,
+        "{out}"
+    );
     assert!(!store(&repo).exists(), "nothing was trusted yet");
 
     // A dry run shows what it would trust and copies nothing.
