@@ -470,9 +470,10 @@ fn helper_commits(ctx: &Context, cfg: &crate::config::Config) -> Vec<(Option<Str
         .unwrap_or_default();
     let tree = |c: &str| crate::git::tree_id(&ctx.repo.base, c, &dir);
     if let Some(tip) = crate::git::ref_commit(&ctx.repo.base, &tracking) {
-        let same = out[0].0.as_deref().is_some_and(|head| {
-            head == tip || tree(head).is_some_and(|t| Some(t) == tree(&tip))
-        });
+        let same = out[0]
+            .0
+            .as_deref()
+            .is_some_and(|head| head == tip || tree(head).is_some_and(|t| Some(t) == tree(&tip)));
         if !same {
             let shown = tracking.strip_prefix("refs/remotes/").unwrap_or(&tracking);
             out.push((Some(tip), format!(" (at {shown}, last fetched)")));

@@ -1,6 +1,7 @@
 //! `git kardwt log [<card>] [--json] [--all]`: what happened to a card, read from
-//! the event log, even after its worktree and record are gone; the hook's `hook-noop` lines
-//! only with `--all`. Columns fit their content. Read-only.
+//! the event log, even after its worktree and record are gone; the hook's no-ops only with
+//! `--all`. Events are named in words (`--json` keeps their names); columns fit their
+//! content. Read-only.
 use std::io::Write;
 
 use anyhow::Result;
@@ -35,7 +36,8 @@ pub fn run(ctx: &Context, args: &LogArgs, out: &mut dyn Write) -> Result<i32> {
         }
     };
     let cards: Vec<String> = events.iter().map(card_of).collect();
-    let w_event = crate::ground::cap::width(events.iter().map(|e| e.event.as_str()), 7, 16);
+    let w_event =
+        crate::ground::cap::width(events.iter().map(|e| events::in_words(&e.event)), 7, 20);
     let w_card = crate::ground::cap::width(cards.iter().map(String::as_str), 4, 32);
     let w_outcome = crate::ground::cap::width(events.iter().map(|e| e.outcome.as_str()), 2, 40);
     for (e, card) in events.iter().zip(&cards) {
@@ -48,7 +50,7 @@ pub fn run(ctx: &Context, args: &LogArgs, out: &mut dyn Write) -> Result<i32> {
             out,
             "{} {}{}{}{:>6} ms  {}",
             e.time,
-            crate::ground::cap::cell(&e.event, at_event, w_event),
+            crate::ground::cap::cell(events::in_words(&e.event), at_event, w_event),
             crate::ground::cap::cell(card, at_card, w_card),
             crate::ground::cap::cell(&e.outcome, at_outcome, w_outcome),
             e.duration_ms,

@@ -54,6 +54,18 @@ impl Kind {
     }
 }
 
+/// An event's name as a person reads it (`hook-noop` is "nothing to do (hook)"); `--json`
+/// and the log file keep the names [`Kind::as_str`] writes.
+pub fn in_words(event: &str) -> &str {
+    match event {
+        "remove-refused" => "removal refused",
+        "push-blocked" => "push blocked",
+        "push-checked" => "push checked",
+        "hook-noop" => "nothing to do (hook)",
+        other => other,
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Event {
     pub time: String,
