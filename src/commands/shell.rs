@@ -73,7 +73,8 @@ impl Words {
             .filter(|a| !a.is_hide_set())
             .filter_map(|a| {
                 let long = a.get_long()?;
-                (long != "help" && long != "version")
+                // `--json` prints an object instead of the path: no switch to offer it for.
+                (!matches!(long, "help" | "version" | "json"))
                     .then(|| (long.to_owned(), a.get_action().takes_values()))
             })
             .collect();
@@ -170,10 +171,14 @@ mod tests {
             (FISH, ShellKind::Fish),
         ] {
             let text = words.fill(script, shell);
-            assert!(!text.contains('@'), "{shell:?}: {text}");
-            assert!(text.contains("--board"), "{shell:?}: {text}");
+            for mark in ["@SUBCOMMANDS@", "@OPTIONS@", "@VALUED@"] {
+                assert!(!text.contains(mark), "{shell:?}: {text}");
+            }
+            assert!(text.contains("board"), "{shell:?}: {text}");
+            assert!(!text.contains(" --json ") && !text.contains("-l json"), "{text}");
             assert!(text.contains(" list "), "{shell:?}: {text}");
         }
-        assert!(!words.subcommands.iter().any(|s| s == "hook"));
+        assert!(words.options.contains(&("timeout".to_owned(), true)));
+        assert!(words.options.contains(&("quiet".to_owned(), false)));
     }
 }
