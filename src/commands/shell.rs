@@ -175,7 +175,10 @@ mod tests {
                 assert!(!text.contains(mark), "{shell:?}: {text}");
             }
             assert!(text.contains("board"), "{shell:?}: {text}");
-            assert!(!text.contains(" --json ") && !text.contains("-l json"), "{text}");
+            assert!(
+                !text.contains(" --json ") && !text.contains("-l json"),
+                "{text}"
+            );
             assert!(text.contains(" list "), "{shell:?}: {text}");
         }
         assert!(words.options.contains(&("timeout".to_owned(), true)));

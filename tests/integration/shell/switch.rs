@@ -53,7 +53,9 @@ fn switch_in(shell: Shell) {
     // The failed switch registered nothing: only the tree of card 7 is new.
     let after = repo.worktrees();
     assert_eq!(after.len(), before.len() + 1, "{after:?}");
-    assert!(after.iter().any(|(p, b, _)| p == &created && b == "refs/heads/card/7"));
+    assert!(after
+        .iter()
+        .any(|(p, b, _)| p == &created && b == "refs/heads/card/7"));
     assert!(!repo.tmp.join("x").exists() && !repo.root().join("x").exists());
 }
 
