@@ -97,6 +97,48 @@ fn zsh_registers_its_completion_and_offers_card_ids() {
     assert!(got[3].is_empty(), "{out}");
 }
 
+/// zsh, through its line editor: an interactive zsh on a pseudo-terminal (zsh's own zpty) that
+/// ran compinit and loaded the script gets a Tab after each partial line, and writes the line
+/// the completion left to a file.
+#[test]
+fn zsh_completes_on_tab_in_its_line_editor() {
+    if !Shell::Zsh.present() {
+        return;
+    }
+    let repo = TestRepo::new();
+    for card in ["3", "10", "feature-x"] {
+        repo.add_card(card);
+    }
+    let mut script = String::from(
+        "zmodload zsh/zpty\n\
+         zpty z 'TERM=dumb zsh -f -i'\n\
+         zpty -w z 'PS1=\"> \"; autoload -Uz compinit; compinit -u -D; \
+         eval \"$(git kardwt shell init zsh)\"'\n",
+    );
+    for line in [
+        "kardwt sw",
+        "kardwt switch fe",
+        "kardwt switch 1",
+        "kardwt switch --ti",
+    ] {
+        // Tab, then to the start of the line to make it a `print` into the file, and run it.
+        script.push_str(&format!(
+            "zpty -w -n z $'{line}\\t'\n\
+             zpty -w -n z $'\\x01print -r -- \\x05>> \"$HOME/completed\"\\n'\n"
+        ));
+    }
+    // Every line has run once the shell answers this.
+    script.push_str("zpty -w z 'print D$((6*7))ONE'\nzpty -r z line '*D42ONE*'\nzpty -d z\n");
+    let out = Shell::Zsh.run(&repo, &repo.card_path("3"), &script);
+    out.expect_code(0);
+    let completed = std::fs::read_to_string(repo.home.join("completed")).unwrap_or_default();
+    assert_eq!(
+        completed,
+        "kardwt switch\nkardwt switch feature-x\nkardwt switch 10\nkardwt switch --timeout\n",
+        "{out}"
+    );
+}
+
 /// fish: its own completion engine (`complete -C`) answers for a command line.
 #[test]
 fn fish_completes_subcommands_card_ids_and_options() {
