@@ -61,6 +61,8 @@ pub enum Command {
     #[command(subcommand)]
     Runner(RunnerCommand),
     Trust(TrustArgs),
+    #[command(subcommand)]
+    Shell(ShellCommand),
 }
 
 /// Create (or reuse) the worktree of a card from a freshly fetched base, then prepare it.
@@ -315,6 +317,41 @@ pub struct TrustArgs {
     /// Show what would be trusted and what changed since the last trusted version; copy nothing
     #[arg(long)]
     pub dry_run: bool,
+}
+
+/// Shell integration: a `kardwt` function whose `kardwt switch <card>` goes to the card's tree.
+#[derive(Debug, Subcommand)]
+pub enum ShellCommand {
+    /// Print the shell function `kardwt` for your shell's startup file, with completion of
+    /// card ids: `eval "$(git kardwt shell init bash)"` in ~/.bashrc (zsh likewise, after
+    /// compinit), `git kardwt shell init fish | source` in config.fish.
+    ///
+    /// `kardwt switch <card> [add's options]` runs `git kardwt add`, which creates or reuses the
+    /// card's tree, and changes the shell's directory into it; on failure it keeps add's
+    /// messages and exit code and stays where it was. Any other `kardwt …` is `git kardwt …`.
+    Init(ShellInitArgs),
+    /// The card ids of this repository's worktrees, one per line, for completion. Read-only;
+    /// starts no git.
+    #[command(hide = true)]
+    Cards(ShellCardsArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ShellInitArgs {
+    /// The shell to define the function for
+    #[arg(value_enum)]
+    pub shell: ShellKind,
+}
+
+#[derive(Debug, Args)]
+pub struct ShellCardsArgs {}
+
+/// The shells `shell init` writes for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ShellKind {
+    Bash,
+    Zsh,
+    Fish,
 }
 
 /// Install (or uninstall) kardwt's hook shims where git looks for hooks.

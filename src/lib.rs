@@ -27,7 +27,7 @@ pub(crate) mod verify;
 
 use clap::Parser;
 
-use crate::cli::{Cli, Command, ConfigCommand, HookCommand, RunnerCommand};
+use crate::cli::{Cli, Command, ConfigCommand, HookCommand, RunnerCommand, ShellCommand};
 use crate::ground::error;
 use crate::session::context;
 use crate::sys::{lock, signals};
@@ -237,6 +237,10 @@ fn dispatch(cli: Cli, out: &mut dyn std::io::Write) -> anyhow::Result<i32> {
     if let Command::Help(a) = &cli.command {
         return commands::help::run(a, out);
     }
+    // The shell function is the same in any directory.
+    if let Command::Shell(ShellCommand::Init(a)) = &cli.command {
+        return commands::shell::init(a, out);
+    }
     // The guard judges commands for any directory, inside a repository or not.
     if let Command::Guard(a) = &cli.command {
         return commands::guard::run(a, out);
@@ -290,10 +294,12 @@ fn dispatch(cli: Cli, out: &mut dyn std::io::Write) -> anyhow::Result<i32> {
         Command::Config(ConfigCommand::Check(a)) => commands::config::check(&ctx, a, out),
         Command::Runner(RunnerCommand::Install(a)) => commands::runner_install::run(&ctx, a, out),
         Command::Trust(a) => commands::trust::run(&ctx, a, out),
+        Command::Shell(ShellCommand::Cards(_)) => commands::shell::cards(&ctx, out),
         Command::Hook(_)
         | Command::Guard(_)
         | Command::Completions(_)
         | Command::Help(_)
+        | Command::Shell(ShellCommand::Init(_))
         | Command::Runner(RunnerCommand::Claude(_) | RunnerCommand::Codex(_)) => {
             unreachable!("dispatched above")
         }

@@ -19,6 +19,7 @@ pub(crate) mod runner;
 pub(crate) mod runner_codex;
 pub(crate) mod runner_install;
 pub(crate) mod select;
+pub(crate) mod shell;
 pub(crate) mod status;
 pub(crate) mod trust;
 pub(crate) mod verify;

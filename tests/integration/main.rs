@@ -24,6 +24,7 @@ mod release;
 mod remove;
 mod runner;
 mod select;
+mod shell;
 mod status;
 mod trust;
 mod verify;
