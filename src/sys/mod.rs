@@ -1,6 +1,6 @@
 //! The operating system, wrapped once: child processes, finding and signalling processes, the
 //! interrupt handling, kardwt's own file I/O (bounded reads, atomic writes, nothing planted
-//! followed), file systems' names, the cross-process locks, where kardwt keeps its files, and
+//! followed), file systems' names, the cross-process locks, a small thread pool, where kardwt keeps its files, and
 //! the clock.
 pub(crate) mod beneath;
 pub(crate) mod child;
@@ -8,6 +8,7 @@ pub(crate) mod fsio;
 pub(crate) mod fstype;
 pub(crate) mod layout;
 pub mod lock;
+pub(crate) mod pool;
 pub(crate) mod process;
 pub(crate) mod signals;
 pub(crate) mod time;
