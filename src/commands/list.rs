@@ -246,6 +246,18 @@ struct Status {
     behind: Figure<u64>,
 }
 
+impl Status {
+    /// Did the budget end before one of its figures came back?
+    fn late(&self) -> bool {
+        [
+            matches!(self.dirty, Figure::Late),
+            matches!(self.ahead, Figure::Late),
+            matches!(self.behind, Figure::Late),
+        ]
+        .contains(&true)
+    }
+}
+
 impl serde::Serialize for Status {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
@@ -291,10 +303,18 @@ fn statuses(ctx: &Context, reports: &[Report], budget: f64) -> Vec<Status> {
             })
         })
         .collect();
-    crate::sys::pool::map(&asked, |a| match a {
+    // A git killed at the deadline may leave a child of its own (an fsmonitor hook): while the
+    // trees are read, such orphans come back to us, and when any tree ran late they are killed
+    // too, so nothing this command started outlives it.
+    let _reaper = crate::sys::process::Subreaper::begin();
+    let got = crate::sys::pool::map(&asked, |a| match a {
         Some(a) => read_status(a, deadline),
         None => Status::default(),
-    })
+    });
+    if got.iter().any(Status::late) {
+        crate::sys::process::kill_descendants();
+    }
+    got
 }
 
 /// The commit a tree's ahead and behind are counted against: its base branch's remote-tracking

@@ -192,3 +192,48 @@ fn json_status_adds_three_fields_and_plain_json_keeps_its_shape() {
         "{refused}"
     );
 }
+
+/// A git that does not answer (its fsmonitor hook never returns) is cut at the budget: the
+/// tree shows `?` (`null`), and neither git nor the hook it started is left running.
+#[cfg(not(feature = "portable"))]
+#[test]
+fn a_tree_whose_git_hangs_shows_question_marks_and_nothing_it_started_is_left() {
+    let repo = TestRepo::new();
+    let _reaper = crate::support::procs::Reaper(repo.tmp.clone());
+    let hung = repo.add_card("1");
+    let fine = repo.add_card("2");
+    let hook = repo.tmp.join("fsmonitor-hangs");
+    let started = repo.tmp.join("fsmonitor-started");
+    std::fs::write(
+        &hook,
+        format!(
+            "#!/bin/sh\ntouch {}\nexec sleep 600\n",
+            crate::support::sh_quote(&started)
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    // Only this tree's git reads the hook (a per-worktree setting in its admin dir).
+    repo.git(&repo.base, &["config", "extensions.worktreeConfig", "true"]);
+    repo.git(
+        &hung,
+        &[
+            "config",
+            "--worktree",
+            "core.fsmonitor",
+            // git runs the hook through the shell, and the test's directory holds a space.
+            &crate::support::sh_quote(&hook),
+        ],
+    );
+
+    let rows = with_status(&repo, &["--budget", "3"]);
+    assert!(
+        started.exists(),
+        "git never ran the hook it would have waited for"
+    );
+    assert_eq!(row(&rows, &hung)["dirty"], Value::Null, "{rows:#?}");
+    // The other tree is still listed (its figures depend on how many threads this machine
+    // gives the pool, so they are not asserted here).
+    assert_eq!(row(&rows, &fine)["state"], "ready", "{rows:#?}");
+    assert_nothing_running_under(&repo.tmp, "list past its budget");
+}
