@@ -237,3 +237,49 @@ fn a_tree_whose_git_hangs_shows_question_marks_and_nothing_it_started_is_left() 
     assert_eq!(row(&rows, &fine)["state"], "ready", "{rows:#?}");
     assert_nothing_running_under(&repo.tmp, "list past its budget");
 }
+
+/// Plain `list --json` stays as cheap as reading git's administration files: it starts no git
+/// (a `git` first on PATH that would leave a mark is never run), while `--status` does.
+#[test]
+fn plain_json_runs_no_git_and_status_does() {
+    let repo = TestRepo::new();
+    let wt = repo.add_card("6");
+    let dir = repo.tmp.join("marking-git");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mark = repo.tmp.join("git-ran");
+    let real = repo.git(&repo.base, &["--exec-path"]);
+    let real = std::path::Path::new(real.trim()).join("git");
+    std::fs::write(
+        dir.join("git"),
+        format!(
+            "#!/bin/sh\ntouch {}\nexec {} \"$@\"\n",
+            crate::support::sh_quote(&mark),
+            crate::support::sh_quote(&real)
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        dir.join("git"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let path = std::env::join_paths(
+        std::iter::once(dir).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        repo.spawn_with_env(
+            crate::support::BIN,
+            &repo.base,
+            args,
+            &[("PATH", path.as_os_str())],
+        )
+        .wait(std::time::Duration::from_secs(60))
+    };
+    let plain = run(&["list", "--json"]);
+    plain.expect_code(0);
+    assert!(plain.stdout.contains(wt.to_str().unwrap()), "{plain}");
+    assert!(!mark.exists(), "plain list --json ran git");
+    run(&["list", "--json", "--status"]).expect_code(0);
+    assert!(mark.exists(), "the marking git is not the one kardwt runs");
+}
