@@ -130,12 +130,28 @@ pub struct SelectArgs {
     pub json: bool,
 }
 
-/// List every linked worktree of the repository with card, state, branch and path.
+/// List every linked worktree of the repository: card, state, dirty, ahead, behind, age, branch, path.
 #[derive(Debug, Args)]
 pub struct ListArgs {
     /// Print one JSON array
     #[arg(long)]
     pub json: bool,
+    /// With --json: add each tree's dirty, ahead and behind (the table always shows them)
+    #[arg(long, requires = "json")]
+    pub status: bool,
+    /// Seconds the trees' status may take in all; a tree not answered by then shows `?`
+    #[arg(long, value_name = "SECS", default_value = "2", value_parser = budget)]
+    pub budget: f64,
+}
+
+/// A time budget in seconds: a finite number, zero or more (`0.5`).
+fn budget(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(secs) if secs.is_finite() && (0.0..=86_400.0).contains(&secs) => Ok(secs),
+        _ => Err(format!(
+            "{text:?} is not a number of seconds from 0 to 86400 (e.g. 2 or 0.5)"
+        )),
+    }
 }
 
 /// Show one worktree in full: record, checks, drift, links, ports, config_changed.

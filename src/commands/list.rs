@@ -1,11 +1,17 @@
-//! `git kardwt list [--json]`: every linked worktree with card, state, branch,
-//! drift and path, then the claims no worktree git knows stands behind (orphan, malformed,
-//! half-removed, interrupted). Read-only; reads admin dirs directly, spawning no git.
+//! `git kardwt list [--json [--status]] [--budget SECS]`: every linked worktree with card,
+//! state, branch, drift, age and path, then the claims no worktree git knows stands behind
+//! (orphan, malformed, half-removed, interrupted), card ids in natural order. The table (and
+//! `--json --status`) adds each tree's status: dirty, and commits ahead of and behind its
+//! recorded base, read by git in parallel within a time budget; a tree not answered within it
+//! shows `?` (`null`). Plain `--json` reads admin dirs directly and spawns no git.
 use std::io::Write;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
 use crate::cli::ListArgs;
+use crate::ground::cap;
 use crate::session::context::Context;
 use crate::state::record::Loaded;
 use crate::verify::{self, Report, Verdict};
@@ -39,45 +45,83 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut dyn Write) -> Result<i32> {
             .into_iter()
             .map(|(c, state)| (c, state.list_state()))
             .collect();
+    let now = crate::sys::time::now_secs();
+    let mut rows: Vec<Row> = reports
+        .iter()
+        .enumerate()
+        .map(|(i, r)| Row {
+            report: Some(i),
+            ..row(r, now)
+        })
+        .collect();
+    rows.extend(orphans.iter().map(|(o, state)| Row {
+        card: Some(&o.card),
+        state,
+        branch: (!o.branch.is_empty()).then_some(o.branch.as_str()),
+        head: None,
+        drift: false,
+        path: o.path.to_string_lossy(),
+        locked: false,
+        ports: &o.ports,
+        age_seconds: age_seconds(&o.created_at, now),
+        status: None,
+        report: None,
+    }));
+    // Card ids in natural order (3 before 10); rows without a card last, by path.
+    rows.sort_by(|a, b| match (a.card, b.card) {
+        (Some(x), Some(y)) => crate::ground::natural::compare(x, y).then(a.path.cmp(&b.path)),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => a.path.cmp(&b.path),
+    });
+    if !args.json || args.status {
+        let asked = statuses(ctx, &reports, args.budget);
+        for row in &mut rows {
+            row.status = Some(match row.report.and_then(|i| asked.get(i)) {
+                Some(status) => status.clone(),
+                None => Status::default(),
+            });
+        }
+    }
     if args.json {
-        let mut rows: Vec<Row> = reports.iter().map(row).collect();
-        rows.extend(orphans.iter().map(|(o, state)| Row {
-            card: Some(&o.card),
-            state,
-            branch: (!o.branch.is_empty()).then_some(o.branch.as_str()),
-            head: None,
-            drift: false,
-            path: o.path.to_string_lossy(),
-            locked: false,
-            ports: &o.ports,
-        }));
         writeln!(out, "{}", serde_json::to_string(&rows)?)?;
         return Ok(0);
     }
-    // The card column fits its ids (a long one stands on its own line: text::cell).
-    let cards = reports.iter().map(|r| r.card.as_deref().unwrap_or("-"));
-    let w = crate::ground::cap::width(
-        cards.chain(orphans.iter().map(|(o, _)| o.card.as_str())),
-        12,
-        32,
-    );
-    for r in &reports {
-        let head = r.head.as_ref().map_or("-", |h| h.display());
-        let drift = if r.drift() { " (drift)" } else { "" };
-        writeln!(
-            out,
-            "{}{:<9} {}{drift} {}",
-            crate::ground::cap::cell(r.card.as_deref().unwrap_or("-"), 0, w),
-            r.list_state(),
-            head,
-            r.path.display()
-        )?;
-    }
-    for (o, state) in &orphans {
-        let card = crate::ground::cap::cell(&o.card, 0, w);
-        writeln!(out, "{card}{state:<9} - {}", o.path.display())?;
-    }
+    table(&rows, out)?;
     Ok(0)
+}
+
+/// The table: a header and one aligned line per row, the path last (never cut).
+fn table(rows: &[Row], out: &mut dyn Write) -> std::io::Result<()> {
+    const HEADER: [&str; 7] = ["CARD", "STATE", "DIRTY", "AHEAD", "BEHIND", "AGE", "BRANCH"];
+    let cells: Vec<[String; 7]> = rows.iter().map(Row::cells).collect();
+    // Each column fits its cells (a long card id or branch stands on its own line: cap::cell).
+    let caps = [32, 12, 5, 8, 8, 6, 48];
+    let widths: Vec<usize> = (0..7)
+        .map(|c| {
+            let column = cells.iter().map(|line| line[c].as_str());
+            cap::width(column.chain([HEADER[c]]), 0, caps[c])
+        })
+        .collect();
+    let line = |cells: &[&str]| {
+        let mut text = String::new();
+        let mut start = 0;
+        for (c, cell) in cells.iter().take(7).enumerate() {
+            text.push_str(&cap::cell(cell, start, widths[c]));
+            start += widths[c] + 1;
+        }
+        text.push_str(cells[7]);
+        text
+    };
+    let mut header: Vec<&str> = HEADER.to_vec();
+    header.push("PATH");
+    writeln!(out, "{}", line(&header))?;
+    for (r, cells) in rows.iter().zip(&cells) {
+        let mut all: Vec<&str> = cells.iter().map(String::as_str).collect();
+        all.push(&r.path);
+        writeln!(out, "{}", line(&all))?;
+    }
+    Ok(())
 }
 
 /// A registered worktree whose directory is gone.
@@ -98,7 +142,7 @@ fn prunable(e: &verify::Entry, path: std::path::PathBuf) -> Report {
     }
 }
 
-/// One `list --json` row.
+/// One row of the list (`--json`: one object).
 #[derive(serde::Serialize)]
 struct Row<'a> {
     card: Option<&'a str>,
@@ -109,9 +153,40 @@ struct Row<'a> {
     path: std::borrow::Cow<'a, str>,
     locked: bool,
     ports: &'a [u16],
+    /// Seconds since the record (or claim) was created; `null` when it names no time.
+    age_seconds: Option<u64>,
+    /// Asked for (the table, `--json --status`): dirty, ahead, behind, flattened in.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    status: Option<Status>,
+    /// Which report the row shows (orphans have none), to attach its status.
+    #[serde(skip)]
+    report: Option<usize>,
 }
 
-fn row(r: &Report) -> Row<'_> {
+impl Row<'_> {
+    /// The table's cells, the path aside.
+    fn cells(&self) -> [String; 7] {
+        let status = self.status.clone().unwrap_or_default();
+        let mut branch = self.head.or(self.branch).unwrap_or("-").to_owned();
+        if self.drift {
+            branch.push_str(" (drift)");
+        }
+        [
+            self.card.unwrap_or("-").to_owned(),
+            self.state.to_owned(),
+            status
+                .dirty
+                .shown(|d| if *d { "yes" } else { "no" }.to_owned()),
+            status.ahead.shown(u64::to_string),
+            status.behind.shown(u64::to_string),
+            self.age_seconds
+                .map_or("-".into(), crate::ground::human::age),
+            branch,
+        ]
+    }
+}
+
+fn row(r: &Report, now: u64) -> Row<'_> {
     Row {
         card: r.card.as_deref(),
         state: r.list_state(),
@@ -121,5 +196,167 @@ fn row(r: &Report) -> Row<'_> {
         path: r.path.to_string_lossy(),
         locked: r.locked,
         ports: r.record.as_ref().map_or(&[], |rec| rec.ports.as_slice()),
+        age_seconds: r
+            .record
+            .as_ref()
+            .and_then(|rec| age_seconds(&rec.created_at, now)),
+        status: None,
+        report: None,
+    }
+}
+
+/// Seconds from `created_at` (RFC 3339, as kardwt writes it) to `now`; a time in the future
+/// (another machine's clock) is 0.
+fn age_seconds(created_at: &str, now: u64) -> Option<u64> {
+    crate::sys::time::parse_rfc3339(created_at).map(|t| now.saturating_sub(t))
+}
+
+/// One status figure of a tree: known, not back within the budget (`?`, `null`), or not
+/// applicable or not readable (`-`, `null`).
+#[derive(Debug, Clone, Default)]
+enum Figure<T> {
+    Known(T),
+    Late,
+    #[default]
+    None,
+}
+
+impl<T: Clone> Figure<T> {
+    fn shown(&self, show: impl FnOnce(&T) -> String) -> String {
+        match self {
+            Figure::Known(v) => show(v),
+            Figure::Late => "?".into(),
+            Figure::None => "-".into(),
+        }
+    }
+
+    fn known(&self) -> Option<T> {
+        match self {
+            Figure::Known(v) => Some(v.clone()),
+            _ => None,
+        }
+    }
+}
+
+/// A tree's status as git reported it.
+#[derive(Debug, Clone, Default)]
+struct Status {
+    dirty: Figure<bool>,
+    ahead: Figure<u64>,
+    behind: Figure<u64>,
+}
+
+impl Status {
+    /// Did the budget end before one of its figures came back?
+    fn late(&self) -> bool {
+        [
+            matches!(self.dirty, Figure::Late),
+            matches!(self.ahead, Figure::Late),
+            matches!(self.behind, Figure::Late),
+        ]
+        .contains(&true)
+    }
+}
+
+impl serde::Serialize for Status {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(3))?;
+        map.serialize_entry("dirty", &self.dirty.known())?;
+        map.serialize_entry("ahead", &self.ahead.known())?;
+        map.serialize_entry("behind", &self.behind.known())?;
+        map.end()
+    }
+}
+
+/// What one tree's status is read from: its directory, and the commit its base is now (the
+/// base branch's remote-tracking ref as last fetched, else the recorded base commit), when the
+/// tree has a record.
+struct Asked {
+    path: PathBuf,
+    base: Option<String>,
+}
+
+/// The status of every report, in their order, read in parallel (one small pool of threads,
+/// each running git in one tree at a time) until `budget` seconds from now; trees that do not
+/// verify (or are gone) are not read. Every git still running when the budget ends is killed
+/// and reaped before this returns.
+fn statuses(ctx: &Context, reports: &[Report], budget: f64) -> Vec<Status> {
+    let deadline = Instant::now() + Duration::from_secs_f64(budget);
+    let mut bases = std::collections::HashMap::new();
+    let asked: Vec<Option<Asked>> = reports
+        .iter()
+        .map(|r| {
+            let readable = matches!(r.verdict, Verdict::Verified | Verdict::Unseeded);
+            readable.then(|| Asked {
+                path: r.path.clone(),
+                base: r.record.as_ref().and_then(|rec| {
+                    bases
+                        .entry((
+                            rec.base_remote.clone(),
+                            rec.base_ref.clone(),
+                            rec.base_oid.clone(),
+                        ))
+                        .or_insert_with(|| compared_base(ctx, rec))
+                        .clone()
+                }),
+            })
+        })
+        .collect();
+    // A git killed at the deadline may leave a child of its own (an fsmonitor hook): while the
+    // trees are read, such orphans come back to us, and when any tree ran late they are killed
+    // too, so nothing this command started outlives it.
+    let _reaper = crate::sys::process::Subreaper::begin();
+    let got = crate::sys::pool::map(&asked, |a| match a {
+        Some(a) => read_status(a, deadline),
+        None => Status::default(),
+    });
+    if got.iter().any(Status::late) {
+        crate::sys::process::kill_descendants();
+    }
+    got
+}
+
+/// The commit a tree's ahead and behind are counted against: its base branch's remote-tracking
+/// ref (`refs/remotes/<remote>/<branch>`) as last fetched, when it exists; else the base
+/// commit the record names (a tag or commit base, or a ref fetched away since).
+fn compared_base(ctx: &Context, rec: &crate::state::record::Record) -> Option<String> {
+    crate::gc::collectable::tracking_ref(rec)
+        .and_then(|tracking| ctx.repo.ref_oid(&tracking).ok())
+        .or_else(|| (!rec.base_oid.is_empty()).then(|| rec.base_oid.clone()))
+}
+
+/// One tree's status, each figure `Late` when the deadline passed before git answered.
+fn read_status(a: &Asked, deadline: Instant) -> Status {
+    fn figure<T>(got: Result<T>, deadline: Instant) -> Figure<T> {
+        match got {
+            Ok(v) => Figure::Known(v),
+            Err(_) if Instant::now() >= deadline => Figure::Late,
+            Err(_) => Figure::None,
+        }
+    }
+    let late = || Instant::now() >= deadline;
+    let dirty = if late() {
+        Figure::Late
+    } else {
+        figure(crate::git::is_dirty(&a.path, Some(deadline)), deadline)
+    };
+    let counts = match &a.base {
+        None => Figure::None,
+        Some(_) if late() => Figure::Late,
+        Some(base) => figure(
+            crate::git::ahead_behind(&a.path, base, Some(deadline)),
+            deadline,
+        ),
+    };
+    let (ahead, behind) = match counts {
+        Figure::Known((ahead, behind)) => (Figure::Known(ahead), Figure::Known(behind)),
+        Figure::Late => (Figure::Late, Figure::Late),
+        Figure::None => (Figure::None, Figure::None),
+    };
+    Status {
+        dirty,
+        ahead,
+        behind,
     }
 }

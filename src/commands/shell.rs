@@ -2,7 +2,6 @@
 //! <card>` goes to the card's tree through `add` (the scripts are the files of `shell/`, their
 //! word lists filled in from the command line's definitions, so they stay in step); and the
 //! hidden `shell cards`, the card ids its completion offers, read from the records alone.
-use std::cmp::Ordering;
 use std::io::Write;
 
 use anyhow::Result;
@@ -42,7 +41,7 @@ pub fn cards(ctx: &Context, out: &mut dyn Write) -> Result<i32> {
             _ => None,
         })
         .collect();
-    cards.sort_by(|a, b| natural(a, b));
+    cards.sort_by(|a, b| crate::ground::natural::compare(a, b));
     cards.dedup();
     for card in cards {
         writeln!(out, "{card}")?;
@@ -112,55 +111,9 @@ impl Words {
     }
 }
 
-/// Card ids compared as people count: runs of digits by their value, the rest byte by byte.
-fn natural(a: &str, b: &str) -> Ordering {
-    let (mut a, mut b) = (a.as_bytes(), b.as_bytes());
-    loop {
-        match (a.first(), b.first()) {
-            (None, None) => return Ordering::Equal,
-            (None, Some(_)) => return Ordering::Less,
-            (Some(_), None) => return Ordering::Greater,
-            (Some(x), Some(y)) if x.is_ascii_digit() && y.is_ascii_digit() => {
-                let (da, ra) = split_digits(a);
-                let (db, rb) = split_digits(b);
-                let (ta, tb) = (trim_zeros(da), trim_zeros(db));
-                let by_value = ta.len().cmp(&tb.len()).then_with(|| ta.cmp(tb));
-                let order = by_value.then_with(|| da.len().cmp(&db.len()));
-                if order != Ordering::Equal {
-                    return order;
-                }
-                (a, b) = (ra, rb);
-            }
-            (Some(x), Some(y)) => {
-                if x != y {
-                    return x.cmp(y);
-                }
-                (a, b) = (&a[1..], &b[1..]);
-            }
-        }
-    }
-}
-
-fn split_digits(s: &[u8]) -> (&[u8], &[u8]) {
-    let n = s.iter().take_while(|c| c.is_ascii_digit()).count();
-    s.split_at(n)
-}
-
-fn trim_zeros(s: &[u8]) -> &[u8] {
-    let n = s.iter().take_while(|c| **c == b'0').count();
-    &s[n..]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn card_ids_sort_as_people_count() {
-        let mut ids = vec!["10", "3", "a-2", "a-10", "b", "03", "a-1x", "", "9z"];
-        ids.sort_by(|a, b| natural(a, b));
-        assert_eq!(ids, ["", "3", "03", "9z", "10", "a-1x", "a-2", "a-10", "b"]);
-    }
 
     #[test]
     fn every_placeholder_is_filled() {

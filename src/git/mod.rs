@@ -37,9 +37,9 @@ pub(crate) use remote::{
     fetch_ref, ls_remote_head, ls_remote_refs, remote_failure, remote_url, symref_head,
 };
 pub(crate) use worktree::{
-    branch_delete, check_ignore, check_ignore_z, checked_out_branches, flagged_z, hash_paths,
-    ignored_paths, index_z, ls_ignored_untracked_z, status_z, worktree_add, worktree_remove, Force,
-    NewWorktree,
+    ahead_behind, branch_delete, check_ignore, check_ignore_z, checked_out_branches, flagged_z,
+    hash_paths, ignored_paths, index_z, is_dirty, ls_ignored_untracked_z, status_z, worktree_add,
+    worktree_remove, Force, NewWorktree,
 };
 
 #[cfg(test)]

@@ -186,6 +186,12 @@ pub fn flagged_z(raw: &[u8]) -> Result<Vec<FlaggedEntry>, Garbled> {
     Ok(flagged)
 }
 
+/// `git rev-list --left-right --count`'s one line, `<left>\t<right>\n`, as two numbers.
+pub fn left_right_count(out: &str) -> Option<(u64, u64)> {
+    let (left, right) = out.trim_end_matches('\n').split_once('\t')?;
+    Some((left.parse().ok()?, right.parse().ok()?))
+}
+
 /// A path as people read it: UTF-8 kept as is, every other byte (and control characters)
 /// written the way git quotes them, `\ooo` in octal.
 pub fn display_path(bytes: &[u8]) -> String {
@@ -211,6 +217,15 @@ pub fn display_path(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn left_right_counts_are_two_numbers_or_nothing() {
+        assert_eq!(left_right_count("3\t12\n"), Some((3, 12)));
+        assert_eq!(left_right_count("0\t0"), Some((0, 0)));
+        assert_eq!(left_right_count("3 12\n"), None);
+        assert_eq!(left_right_count("x\t1\n"), None);
+        assert_eq!(left_right_count(""), None);
+    }
 
     #[test]
     fn only_flagged_stage_zero_entries_are_kept() {

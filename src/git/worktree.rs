@@ -110,6 +110,42 @@ pub fn status_z(
     completed(&out, "git status", worktree, parse::status_z)
 }
 
+/// Does `git status --porcelain` list anything in `worktree`: a tracked change, or an untracked
+/// file the ignore rules do not ignore? Read-only (`--no-optional-locks`: git neither takes the
+/// index lock nor refreshes the index, so a reader never blocks or disturbs a writer); git is
+/// killed and reaped when `deadline` passes first (an error then).
+pub fn is_dirty(worktree: &Path, deadline: Option<Instant>) -> Result<bool> {
+    let args = Argv::new(["--no-optional-locks", "status", "--porcelain", "-z"]);
+    let out = Call::new(worktree, args)
+        .untraced()
+        .deadline(deadline)
+        .output()?;
+    Ok(!completed(&out, "git status", worktree, parse::status_z)?.is_empty())
+}
+
+/// How many commits HEAD in `worktree` has that `base` lacks, and `base` has that HEAD lacks:
+/// `(ahead, behind)` (`git rev-list --left-right --count <base>...HEAD`). git is killed and
+/// reaped when `deadline` passes first (an error then).
+pub fn ahead_behind(worktree: &Path, base: &str, deadline: Option<Instant>) -> Result<(u64, u64)> {
+    let args = Argv::new(["rev-list", "--left-right", "--count"]).outside(format!("{base}...HEAD"));
+    let out = Call::new(worktree, args).deadline(deadline).output()?;
+    if !out.ok {
+        anyhow::bail!(
+            "`git rev-list --left-right --count {base}...HEAD` failed in {}: {}",
+            worktree.display(),
+            out.stderr.trim()
+        );
+    }
+    let (behind, ahead) = parse::left_right_count(&out.stdout).ok_or_else(|| {
+        anyhow::anyhow!(
+            "`git rev-list --left-right --count` printed {:?} in {}",
+            out.stdout.trim(),
+            worktree.display()
+        )
+    })?;
+    Ok((ahead, behind))
+}
+
 /// The index's entries (`git ls-files --stage -z` in `dir`), from a run that provably
 /// completed: see [`completed`].
 pub fn index_z(dir: &Path) -> Result<Vec<parse::IndexEntry>> {

@@ -314,7 +314,7 @@ fn run_to(
     };
     // Orphans of the hook (a `setsid` or double-forked descendant) come back to us, so they
     // are found and killed with the rest when the hook ends.
-    let _reaper = Subreaper::begin();
+    let _reaper = crate::sys::process::Subreaper::begin();
     let mut cmd = std::process::Command::new(program);
     cmd.args(&argv[1..])
         .current_dir(cwd)
@@ -392,33 +392,6 @@ fn watch(
 
 /// How long a signal may go unnoticed while a hook runs.
 const INTERRUPT_POLL: Duration = Duration::from_millis(50);
-
-/// This process as the child subreaper (Linux, `PR_SET_CHILD_SUBREAPER`) for as long as the
-/// guard lives: a descendant whose parent dies is re-parented to us, not to init. Elsewhere, in
-/// the `portable` build and if the kernel refuses, it does nothing: only the process group is killed then.
-struct Subreaper {
-    /// The kernel took it, so the drop has something to undo.
-    #[cfg(all(target_os = "linux", not(feature = "portable")))]
-    set: bool,
-}
-
-impl Subreaper {
-    fn begin() -> Subreaper {
-        Subreaper {
-            #[cfg(all(target_os = "linux", not(feature = "portable")))]
-            set: rustix::process::set_child_subreaper(Some(rustix::process::getpid())).is_ok(),
-        }
-    }
-}
-
-impl Drop for Subreaper {
-    fn drop(&mut self) {
-        #[cfg(all(target_os = "linux", not(feature = "portable")))]
-        if self.set {
-            let _ = rustix::process::set_child_subreaper(None);
-        }
-    }
-}
 
 /// Kill the hook's whole process group (the hook leads it), grandchildren included.
 fn kill_group(pid: Option<u32>) {

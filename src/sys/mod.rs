@@ -1,13 +1,14 @@
 //! The operating system, wrapped once: child processes, finding and signalling processes, the
 //! interrupt handling, kardwt's own file I/O (bounded reads, atomic writes, nothing planted
-//! followed), file systems' names, the cross-process locks, where kardwt keeps its files, the
-//! clock, and progress drawn on a terminal.
+//! followed), file systems' names, the cross-process locks, a small thread pool, where kardwt
+//! keeps its files, the clock, and progress drawn on a terminal.
 pub(crate) mod beneath;
 pub(crate) mod child;
 pub(crate) mod fsio;
 pub(crate) mod fstype;
 pub(crate) mod layout;
 pub mod lock;
+pub(crate) mod pool;
 pub(crate) mod process;
 pub(crate) mod progress;
 pub(crate) mod signals;

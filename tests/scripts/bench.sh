@@ -24,9 +24,13 @@
 #       `cp -a --reflink=always` of the outputs on an XFS loop mount (P11x, as root with
 #       mkfs.xfs) and vs `git worktree add` + `cp -a` on the work directory's file system
 #       (P11e), goal 1.5 each; a changed lockfile must be a miss (prepare runs)
+#   P12 `git kardwt list --json --status` (every tree's dirty, ahead, behind, read in parallel)
+#       with 50 trees of a small repository vs `git status --porcelain` run in each tree one
+#       after the other (goal 1.0: the pool pays for the second git call per tree)
 # P1 uses the minimum of many alternating trials (it sits inside the noise); the others the
 # median of several runs. Needs `git-kardwt` on PATH (make bench puts the release build first).
-# Sizes can be shrunk for a quick look: BENCH_FILES, BENCH_WORKTREES, BENCH_TRIALS.
+# Sizes can be shrunk for a quick look: BENCH_FILES, BENCH_WORKTREES, BENCH_TRIALS,
+# BENCH_STATUS_TREES (P12's trees).
 # BENCH_ONLY="P3 P4" runs only the named parts. BENCH_BEFORE=/path/to/an/older/git-kardwt
 # times it too in P3, P4 and P7, alternating with the current binary in the same trials, both run
 # directly (not through git): rows P3b/P4b/P7b (before) and P3a/P4a/P7a (after), against git.
@@ -35,7 +39,8 @@ set -euo pipefail
 FILES=${BENCH_FILES:-5000}
 WORKTREES=${BENCH_WORKTREES:-1000}
 TRIALS=${BENCH_TRIALS:-15}
-ONLY=" ${BENCH_ONLY:-P1 P2 P3 P4 P5 P6 P7 P8 P9 P10 P11} "
+STATUS_TREES=${BENCH_STATUS_TREES:-50}
+ONLY=" ${BENCH_ONLY:-P1 P2 P3 P4 P5 P6 P7 P8 P9 P10 P11 P12} "
 BEFORE=${BENCH_BEFORE:-}
 want() { [[ $ONLY == *" $1 "* ]]; }
 
@@ -463,6 +468,41 @@ if want P11; then
 		copy_notes+=("P11x skipped: an XFS loop mount needs root and mkfs.xfs (apt-get install xfsprogs)")
 	fi
 	copy_notes+=("P11 size: $P11_FILES files, $P11_MB MB, a $P11_SLEEP s prepare, median of $P11_RUNS")
+fi
+
+# P12: the status columns of `list` (each tree's dirty, ahead and behind, read by a pool of
+# git calls within the budget) vs `git status --porcelain` in every tree, one after the other.
+# Its own small repository (200 files), so many full checkouts stay cheap; one tree in four is
+# dirty, so git status has something to find.
+if want P12; then
+	echo "P12: list --json --status with $STATUS_TREES trees vs git status in each, sequentially" >&2
+	p12="$work/p12"
+	git init -q --bare -b main "$p12/origin.git"
+	git clone -q "$p12/origin.git" "$p12/seed" 2>/dev/null
+	(
+		cd "$p12/seed"
+		for f in $(seq 1 200); do echo "file $f" >"f$f.txt"; done
+		git add -A && git commit -qm "200 files" && git push -q origin main
+	)
+	git clone -q "$p12/origin.git" "$p12/base"
+	printf 'worktree:\n  base:\n    ref: refs/heads/main\n' >"$p12/base/kardbrd.yml"
+	echo /kardbrd.yml >>"$p12/base/.git/info/exclude"
+	p12_trees=()
+	for i in $(seq 1 "$STATUS_TREES"); do
+		p12_trees+=("$(git -C "$p12/base" kardwt add "s$i")")
+		if ((i % 4 == 0)); then echo changed >>"${p12_trees[-1]}/f1.txt"; fi
+	done
+	p12_sequential() { local t; for t in "${p12_trees[@]}"; do git -C "$t" status --porcelain; done; }
+	p12_json=$(git -C "$p12/base" kardwt list --json --status --budget 120)
+	if [[ $p12_json == *'"dirty":null'* ]]; then
+		echo "P12: a tree's status did not come back within the budget" >&2
+	fi
+	p12_k=() p12_g=()
+	for _ in $(seq 1 "$TRIALS"); do
+		p12_k+=("$(time_us git -C "$p12/base" kardwt list --json --status --budget 120)")
+		p12_g+=("$(time_us p12_sequential)")
+	done
+	row P12 "$(printf '%s\n' "${p12_k[@]}" | median)" "$(printf '%s\n' "${p12_g[@]}" | median)" 1.0
 fi
 
 echo

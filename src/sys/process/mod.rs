@@ -2,7 +2,7 @@
 //! process whose current directory is inside the tree, except the caller and its ancestors.
 //! SIGTERM first, SIGKILL after the grace period. Also the descendants of this process, which a
 //! hook may leave behind after leaving its process group (kardwt is their subreaper while a hook
-//! runs on Linux, see `sandbox/`). What the system shows is read in `linux` (`/proc`) and
+//! runs on Linux, see `sandbox/`, and while `list` reads the trees' status). What the system shows is read in `linux` (`/proc`) and
 //! `macos` (the kernel's process info, through `sysinfo`); what is done with it (who is spared,
 //! what is inside, who descends from whom) is here, the same everywhere.
 use std::path::{Path, PathBuf};
@@ -176,6 +176,34 @@ fn descendants_among(parents: &[(i32, i32)], root: i32) -> Vec<i32> {
     }
     found.remove(0);
     found
+}
+
+/// This process as the child subreaper (Linux, `PR_SET_CHILD_SUBREAPER`) for as long as the
+/// guard lives: a descendant whose parent dies is re-parented to us, not to init. Elsewhere, in
+/// the `portable` build and if the kernel refuses, it does nothing: what the caller kills then
+/// is its own children and their process group.
+pub struct Subreaper {
+    /// The kernel took it, so the drop has something to undo.
+    #[cfg(all(target_os = "linux", not(feature = "portable")))]
+    set: bool,
+}
+
+impl Subreaper {
+    pub fn begin() -> Subreaper {
+        Subreaper {
+            #[cfg(all(target_os = "linux", not(feature = "portable")))]
+            set: rustix::process::set_child_subreaper(Some(rustix::process::getpid())).is_ok(),
+        }
+    }
+}
+
+impl Drop for Subreaper {
+    fn drop(&mut self) {
+        #[cfg(all(target_os = "linux", not(feature = "portable")))]
+        if self.set {
+            let _ = rustix::process::set_child_subreaper(None);
+        }
+    }
 }
 
 /// SIGKILL every descendant of this process and reap those that became our children, until
