@@ -177,16 +177,16 @@ fn seeded_line(ctx: &Context, card: &str, path: &Path, prepared: bool, took: Dur
     let log = crate::sandbox::log_path(&ctx.repo.common_dir, card);
     if prepared {
         format!(
-            "kardwt: seeded and prepared {} as card {card} in {:.1}s; the prepare hook's output: {}",
+            "kardwt: seeded and prepared {} as card {card} in {}; the prepare hook's output: {}",
             path.display(),
-            took.as_secs_f64(),
+            crate::ground::human::duration(took),
             log.display()
         )
     } else {
         format!(
-            "kardwt: seeded {} as card {card} in {:.1}s (git kardwt status {card} shows what it holds)",
+            "kardwt: seeded {} as card {card} in {} (git kardwt status {card} shows what it holds)",
             path.display(),
-            took.as_secs_f64()
+            crate::ground::human::duration(took)
         )
     }
 }

@@ -48,12 +48,12 @@ pub fn run(ctx: &Context, args: &LogArgs, out: &mut dyn Write) -> Result<i32> {
         let at_outcome = at_card + w_card + 1;
         writeln!(
             out,
-            "{} {}{}{}{:>6} ms  {}",
+            "{} {}{}{}{:>7}  {}",
             e.time,
             crate::ground::cap::cell(events::in_words(&e.event), at_event, w_event),
             crate::ground::cap::cell(card, at_card, w_card),
             crate::ground::cap::cell(&e.outcome, at_outcome, w_outcome),
-            e.duration_ms,
+            crate::ground::human::duration(std::time::Duration::from_millis(e.duration_ms)),
             e.path
         )?;
     }

@@ -26,14 +26,15 @@ impl Step {
     }
 
     /// The step as one line, its name padded to `width`: `ok   ports         none held` (or
-    /// `-    …` when it did not succeed); a timed step reads `fetch  ok (12 ms) …` (or
+    /// `-    …` when it did not succeed); a timed step reads `fetch  ok (12ms) …` (or
     /// `FAILED`).
     pub fn line(&self, width: usize) -> String {
         match self.ms {
             Some(ms) => format!(
-                "{:<width$} {} ({ms} ms) {}",
+                "{:<width$} {} ({}) {}",
                 self.step,
                 if self.ok { "ok" } else { "FAILED" },
+                crate::ground::human::duration(std::time::Duration::from_millis(ms)),
                 self.detail
             ),
             None => format!(
@@ -60,7 +61,7 @@ mod tests {
         };
         assert_eq!(plain.line(13), "ok   ports         none held");
         let failed = Step::timed("fetch", false, Duration::from_millis(12), "no remote");
-        assert_eq!(failed.line(8), "fetch    FAILED (12 ms) no remote");
+        assert_eq!(failed.line(8), "fetch    FAILED (12ms) no remote");
         assert_eq!(
             serde_json::to_string(&plain).unwrap(),
             r#"{"step":"ports","ok":true,"detail":"none held"}"#

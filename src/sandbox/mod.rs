@@ -349,8 +349,8 @@ fn run_to(
     let tail = lines.tail;
     let duration = started.elapsed();
     sink.line(&format!(
-        "# kardwt: the hook {ending} after {:.1}s",
-        duration.as_secs_f64()
+        "# kardwt: the hook {ending} after {}",
+        crate::ground::human::duration(duration)
     ));
     Ok(Outcome {
         ending,

@@ -342,8 +342,9 @@ impl Prep<'_> {
         let hit = match &cache {
             Some((c, Lookup::Hit { files, bytes, took })) => {
                 let said = format!(
-                    "cache: hit {} ({files} files and symlinks, {bytes} bytes cloned)",
-                    c.short_key()
+                    "cache: hit {} ({files} files and symlinks, {} cloned)",
+                    c.short_key(),
+                    crate::ground::human::size(*bytes)
                 );
                 if prep.on_cache_hit == OnCacheHit::Skip {
                     if !self.quiet {

@@ -92,26 +92,26 @@ pub enum Killed {
 }
 
 impl LastHook {
-    /// How it ended, in words (pure): `exited 3 after 40 ms`, `was killed at its 1 s cap
-    /// (after 1003 ms)`.
+    /// How it ended, in words (pure): `exited 3 after 40ms`, `was killed at its 1s cap
+    /// (after 1.0s)`.
     pub fn describe(&self) -> String {
-        let ms = self.duration_ms;
+        let ms = crate::ground::human::duration(std::time::Duration::from_millis(self.duration_ms));
         match (self.killed, self.cap_seconds) {
             (Some(Killed::Cap), Some(cap)) => {
-                format!("was killed at its {cap} s cap (after {ms} ms)")
+                format!("was killed at its {cap}s cap (after {ms})")
             }
-            (Some(Killed::Cap), None) => format!("was killed at its cap (after {ms} ms)"),
+            (Some(Killed::Cap), None) => format!("was killed at its cap (after {ms})"),
             (Some(Killed::Deadline), _) => {
-                format!("was killed at the action deadline (after {ms} ms)")
+                format!("was killed at the action deadline (after {ms})")
             }
             (Some(Killed::Interrupted), _) => {
-                format!("was killed when kardwt was interrupted (after {ms} ms)")
+                format!("was killed when kardwt was interrupted (after {ms})")
             }
             // Records from before `killed`: -1 was the only mark of a kill.
             (None, _) if self.exit_code == -1 => {
-                format!("was killed at its cap or the action deadline (after {ms} ms)")
+                format!("was killed at its cap or the action deadline (after {ms})")
             }
-            (None, _) => format!("exited {} after {ms} ms", self.exit_code),
+            (None, _) => format!("exited {} after {ms}", self.exit_code),
         }
     }
 }

@@ -151,7 +151,11 @@ pub fn store(
             anyhow::bail!("another entry took its place");
         }
     }
-    Ok(format!("stored {} files, {} bytes", m.copied(), m.bytes()))
+    Ok(format!(
+        "stored {} files, {}",
+        m.copied(),
+        crate::ground::human::size(m.bytes())
+    ))
 }
 
 /// Write the entry under the temporary directory `tmp`: the outputs cloned into `files/`,
@@ -281,7 +285,8 @@ impl Tidy {
     pub fn lines(&self, applied: bool) -> Vec<String> {
         let describe = |s: &Shelved| match (s.files, s.bytes) {
             (Some(f), Some(b)) => format!(
-                "{f} files, {b} bytes, last used {}",
+                "{f} files, {}, last used {}",
+                crate::ground::human::size(b),
                 crate::sys::time::rfc3339(s.used)
             ),
             _ => "damaged (no readable manifest)".to_owned(),

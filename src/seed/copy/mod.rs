@@ -50,12 +50,12 @@ impl std::fmt::Display for Summary {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{} files ({} cloned), {} links, {} bytes in {} ms{}{}",
+            "{} files ({} cloned), {} links, {} in {}{}{}",
             self.files,
             self.cloned,
             self.links,
-            self.bytes,
-            self.duration.as_millis(),
+            crate::ground::human::size(self.bytes),
+            crate::ground::human::duration(self.duration),
             if self.kept > 0 {
                 format!(", {} existing entries kept", self.kept)
             } else {

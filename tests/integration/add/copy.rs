@@ -145,7 +145,7 @@ fn worktreeinclude_and_sharing_copy_on_add() {
                 .as_str()
                 .unwrap_or_default()
                 .starts_with("copied ")
-            && e["outcome"].as_str().unwrap_or_default().contains("bytes")),
+            && e["outcome"].as_str().unwrap_or_default().contains("B in ")),
         "{events:?}"
     );
 }

@@ -62,8 +62,8 @@ fn columns_stay_aligned_with_long_card_ids() {
     let log = repo.kardwt_ok(&repo.base, &["log"]);
     let created: Vec<usize> = log
         .lines()
-        .filter(|l| l.contains(" ms "))
-        .map(|l| at(l, " ms "))
+        .filter(|l| l.contains("  /"))
+        .map(|l| at(l, "  /"))
         .collect();
     assert!(created.len() >= 3, "{log}");
     assert!(created.iter().all(|&c| c == created[0]), "{log}");

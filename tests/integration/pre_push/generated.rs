@@ -181,7 +181,8 @@ fn carry(
         _ if s.is_link && dir != repo.base => {
             // kardwt's own link, forced past the ignore rules.
             repo.git(dir, &["add", "-f", "--", &s.path]);
-            repo.git(dir, &["commit", "--quiet", "-m", "forced"]);
+            // The same link may have been forced in by an earlier case in this tree already.
+            repo.git(dir, &["commit", "--quiet", "--allow-empty", "-m", "forced"]);
             (format!("kardwt's link {} forced in", s.path), None)
         }
         _ => {

@@ -26,7 +26,7 @@ fn status_says_a_hook_was_killed_at_its_cap_and_an_unknown_card_exits_1() {
     out.expect_code(0);
     assert!(
         out.stdout
-            .contains("last hook:       prepare was killed at its 1 s cap (after "),
+            .contains("last hook:       prepare was killed at its 1s cap (after "),
         "{out}"
     );
     assert!(!out.stdout.contains("exited -1"), "{out}");
