@@ -9,14 +9,33 @@ use crate::state::aside::{self, Deleting, Moved};
 pub type Attempt = Result<Moved, String>;
 
 /// Move the tree at `path` aside (under the repository lock, after every refusal and the
-/// release).
-pub fn move_aside(ctx: &Context, card: &str, path: &std::path::Path) -> Attempt {
+/// release). Unless forced, only a tree `git worktree remove` would delete: the same `git
+/// status` it runs first finds nothing (the cleanup hook may have left files); otherwise the
+/// tree stays, and git, run on it in place, refuses it in its own words as before.
+pub fn move_aside(ctx: &Context, card: &str, path: &std::path::Path, force: bool) -> Attempt {
+    // Tests of what git's own deletion leaves when it fails part way take the old path.
+    if std::env::var_os("KARDWT_TEST_REMOVE_IN_PLACE").is_some() {
+        return Err("deleted by git in place, as asked".into());
+    }
+    if !force {
+        match crate::git::status_z(path, &["--ignore-submodules=none"], &[]) {
+            Ok(entries) if entries.is_empty() => {}
+            Ok(_) => return Err("it holds modified or untracked files".into()),
+            Err(e) => return Err(format!("{e:#}")),
+        }
+    }
     aside::move_aside(&ctx.repo.common_dir, card, path)
 }
 
-/// git refused to forget the tree: back at its path, as if never moved.
-pub fn put_back(attempt: Attempt) {
+/// git failed: a tree it still has registered (its admin dir's `gitdir` is there) goes back at
+/// its path, as if never moved; one git forgot part of goes on being deleted, as git would
+/// have deleted it before failing on the admin dir.
+pub fn put_back(attempt: Attempt, admin: &std::path::Path) {
     if let Ok(moved) = attempt {
+        if !admin.join("gitdir").exists() {
+            aside::start_deleting(moved);
+            return;
+        }
         let (from, at) = (moved.aside.from.clone(), moved.aside.path.clone());
         if !aside::put_back(moved) {
             eprintln!(

@@ -163,7 +163,7 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
     };
     // The tree moved aside first (a rename, recorded), so git only forgets it and the bytes
     // go after returning; where it cannot move, git deletes it in place.
-    let moved = crate::lifecycle::aside::move_aside(ctx, &rec.card, &path);
+    let moved = crate::lifecycle::aside::move_aside(ctx, &rec.card, &path, opts.force);
     // Released but not removed: the record says `failed` since before the release (its
     // `updated_at` now says when git failed), so the next `add` prepares the tree again (reason
     // retry) instead of reusing it as ready.
@@ -185,13 +185,13 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
     match removed {
         Ok(out) if out.ok => {}
         Ok(out) => {
-            crate::lifecycle::aside::put_back(moved);
+            crate::lifecycle::aside::put_back(moved, &admin);
             let why = sandbox::tail_chars(out.stderr.trim(), 120);
             mark_failed(&why);
             return Err(Fail::from(Refusal::GitRefused { path, why, card }).into());
         }
         Err(e) => {
-            crate::lifecycle::aside::put_back(moved);
+            crate::lifecycle::aside::put_back(moved, &admin);
             mark_failed(&format!("{e:#}"));
             return Err(e);
         }

@@ -147,8 +147,9 @@ fn spawn_deleter(record: &Path) -> io::Result<()> {
         .stderr(std::process::Stdio::null());
     // It leaves the caller's session itself, first thing (`delete-aside`).
     let mut child = cmd.spawn()?;
-    // Reaped by a thread, not awaited: the caller returns at once; the child outlives it.
-    std::thread::spawn(move || child.wait());
+    // Reaped by a thread, not awaited: the caller returns at once and the child outlives it
+    // (with no thread to spare, it is reaped when the caller ends).
+    let _ = std::thread::Builder::new().spawn(move || child.wait());
     Ok(())
 }
 
