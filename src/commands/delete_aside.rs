@@ -29,10 +29,8 @@ pub fn run(args: &DeleteAsideArgs) -> Result<i32> {
     }
     // Tests stand in for a deleter killed before it deleted anything.
     if std::env::var_os("KARDWT_TEST_KILL_DELETER").is_some() {
-        let _ = rustix::process::kill_process(
-            rustix::process::getpid(),
-            rustix::process::Signal::KILL,
-        );
+        let _ =
+            rustix::process::kill_process(rustix::process::getpid(), rustix::process::Signal::KILL);
     }
     Ok(match crate::state::aside::delete(&args.record) {
         crate::state::aside::Outcome::Deleted | crate::state::aside::Outcome::Gone => 0,

@@ -75,7 +75,12 @@ pub fn move_aside(common_dir: &Path, card: &str, tree: &Path) -> Result<Moved, S
     let bytes = serde_json::to_vec(&aside).map_err(|e| e.to_string())?;
     crate::sys::fsio::create_dir_nofollow(common_dir, &records)
         .and_then(|()| crate::sys::fsio::write_atomic_new(&records, &file, &bytes))
-        .map_err(|e| format!("its move could not be recorded in {}: {e}", records.display()))?;
+        .map_err(|e| {
+            format!(
+                "its move could not be recorded in {}: {e}",
+                records.display()
+            )
+        })?;
     let record = records.join(&file);
     let hold = crate::sys::fsio::open_regular_nofollow(&record).ok();
     if let Some(f) = &hold {

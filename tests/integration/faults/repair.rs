@@ -222,7 +222,14 @@ fn faulted_remove(repo: &TestRepo, fault: &Fault, card: &str) -> Output {
     // leaves what this file repairs.
     let env = [("KARDWT_TEST_REMOVE_IN_PLACE", "1")];
     let out = repo
-        .injected_within_env(fault, BIN, &repo.base, &["remove", card], COMMAND_TIMEOUT, &env)
+        .injected_within_env(
+            fault,
+            BIN,
+            &repo.base,
+            &["remove", card],
+            COMMAND_TIMEOUT,
+            &env,
+        )
         .unwrap_or_else(|| panic!("remove {card} with {fault} hung"));
     settle(repo);
     out

@@ -22,7 +22,10 @@ fn tree_with_files(repo: &TestRepo, card: &str, n: usize) -> PathBuf {
 
 /// The moved-aside siblings of `wt` (`.<name>.kardwt-removing-…`).
 fn asides(wt: &Path) -> Vec<PathBuf> {
-    let prefix = format!(".{}.kardwt-removing-", wt.file_name().unwrap().to_string_lossy());
+    let prefix = format!(
+        ".{}.kardwt-removing-",
+        wt.file_name().unwrap().to_string_lossy()
+    );
     let mut out: Vec<PathBuf> = std::fs::read_dir(wt.parent().unwrap())
         .unwrap()
         .flatten()
@@ -120,7 +123,8 @@ fn gc_apply_deletes_a_move_a_killed_deleter_left() {
     let out = repo.kardwt(&repo.base, &["gc", "--apply", "--offline"]);
     out.expect_code(0);
     assert!(
-        out.stdout.contains(&format!("deleted: {}", aside.display())),
+        out.stdout
+            .contains(&format!("deleted: {}", aside.display())),
         "{out}"
     );
     assert!(!aside.exists(), "{out}");
