@@ -182,3 +182,40 @@ fn delete_aside_refuses_a_file_outside_kardwts_records() {
     assert_eq!(out.code, 2, "{out}");
     assert!(victim.is_dir(), "{out}");
 }
+
+/// A rename that fails with EXDEV (here injected by strace on the tree's own path, as when
+/// another file system is mounted at it): the tree is deleted in place before remove returns,
+/// and nothing is left aside or recorded.
+#[test]
+fn a_tree_that_cannot_be_renamed_is_deleted_in_place_before_remove_returns() {
+    let repo = TestRepo::new();
+    let wt = tree_with_files(&repo, "42", 50);
+    let syscalls = "rename,renameat,renameat2";
+    let args = [
+        "-qq",
+        "-o",
+        "/dev/null",
+        "-P",
+        wt.to_str().unwrap(),
+        "-e",
+        &format!("trace={syscalls}"),
+        "-e",
+        &format!("inject={syscalls}:error=EXDEV"),
+        BIN,
+        "remove",
+        "42",
+    ];
+    let cmd = repo.command(crate::support::strace::strace(), &repo.base);
+    let out = repo
+        .start_command(cmd, &repo.base, &args)
+        .wait(COMMAND_TIMEOUT);
+    out.expect_code(0);
+    assert!(
+        out.stdout
+            .contains("removed in place (it cannot be renamed within its file system (EXDEV))"),
+        "{out}"
+    );
+    assert!(!wt.exists() && !repo.is_registered(&wt), "{out}");
+    assert!(asides(&wt).is_empty(), "{out}");
+    assert!(records(&repo).is_empty(), "{out}");
+}
