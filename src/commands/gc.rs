@@ -13,7 +13,8 @@
 //! the gone entries (what `git worktree prune` drops, the guard's replacement for it, which
 //! never blocks by mistake): no live worktree is looked at, so none is ever removed.
 //! `--branches` adds the stale `card/*` branches (`crate::gc::branches`), judged after the
-//! trees.
+//! trees. Trees `remove` moved aside and a kill kept from being deleted are listed, and deleted
+//! in place with `--apply` (`crate::state::aside`).
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;

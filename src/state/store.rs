@@ -53,6 +53,10 @@ pub fn dead_temporaries(common_dir: &Path, admins: &[PathBuf]) -> Vec<PathBuf> {
         |dir: &Path, name: &str| crate::sys::fsio::dead_temporaries(dir, Some(OsStr::new(name)));
     let mut out = crate::sys::fsio::dead_temporaries(&crate::state::claim::dir(common_dir), None);
     out.extend(of(&common_dir.join("info"), "exclude"));
+    out.extend(crate::sys::fsio::dead_temporaries(
+        &crate::state::aside::dir(common_dir),
+        None,
+    ));
     let copied = crate::state::blobs::repo_file(common_dir);
     if let (Some(dir), Some(name)) = (copied.parent(), copied.file_name()) {
         out.extend(of(dir, &name.to_string_lossy()));
