@@ -184,7 +184,7 @@ demo:
 	$(SUBMAKE) install PROFILE=dev PREFIX="$$prefix" DESTDIR= >/dev/null; \
 	PATH="$$prefix/bin:$$PATH" MANPATH="$$prefix/share/man:" bash tests/scripts/demo.sh
 
-# kardwt's timings (P1-P11 of tests/scripts/bench.sh) as ratios against plain git, with the
+# kardwt's timings (P1-P13 of tests/scripts/bench.sh) as ratios against plain git, with the
 # release build first on PATH.
 # BENCH_FILES, BENCH_WORKTREES and BENCH_TRIALS shrink it for a quick look.
 bench: build

@@ -63,6 +63,15 @@ pub enum Command {
     Trust(TrustArgs),
     #[command(subcommand)]
     Shell(ShellCommand),
+    /// Delete a tree `remove` moved aside (started by kardwt, detached).
+    #[command(hide = true)]
+    DeleteAside(DeleteAsideArgs),
+}
+
+/// The record of one move aside, in `<common dir>/kardwt/aside/`.
+#[derive(Debug, Args)]
+pub struct DeleteAsideArgs {
+    pub record: PathBuf,
 }
 
 /// Create (or reuse) the worktree of a card from a freshly fetched base, then prepare it.

@@ -241,6 +241,10 @@ fn dispatch(cli: Cli, out: &mut dyn std::io::Write) -> anyhow::Result<i32> {
     if let Command::Shell(ShellCommand::Init(a)) = &cli.command {
         return commands::shell::init(a, out);
     }
+    // Started detached by remove: no repository to find, nothing to print.
+    if let Command::DeleteAside(a) = &cli.command {
+        return commands::delete_aside::run(a);
+    }
     // The guard judges commands for any directory, inside a repository or not.
     if let Command::Guard(a) = &cli.command {
         return commands::guard::run(a, out);
@@ -300,6 +304,7 @@ fn dispatch(cli: Cli, out: &mut dyn std::io::Write) -> anyhow::Result<i32> {
         | Command::Completions(_)
         | Command::Help(_)
         | Command::Shell(ShellCommand::Init(_))
+        | Command::DeleteAside(_)
         | Command::Runner(RunnerCommand::Claude(_) | RunnerCommand::Codex(_)) => {
             unreachable!("dispatched above")
         }

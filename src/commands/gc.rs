@@ -13,7 +13,8 @@
 //! the gone entries (what `git worktree prune` drops, the guard's replacement for it, which
 //! never blocks by mistake): no live worktree is looked at, so none is ever removed.
 //! `--branches` adds the stale `card/*` branches (`crate::gc::branches`), judged after the
-//! trees.
+//! trees. Trees `remove` moved aside and a kill kept from being deleted are listed, and deleted
+//! in place with `--apply` (`crate::state::aside`).
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -284,6 +285,8 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
         });
     }
 
+    // Trees a killed removal moved aside, before this run moves any.
+    let aside = crate::state::aside::Tidy::run(&ctx.repo.common_dir, args.apply);
     if args.apply {
         let policy = (idle, args.include_failed);
         apply(ctx, &rules.config, &entries, &mut candidates, policy)?;
@@ -320,6 +323,7 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
                 kept: &kept,
                 prepare_cache: &cache,
                 temporaries: &temporaries,
+                moved_aside: &aside.moved_aside,
                 branches: branches.as_ref(),
             })?
         )?;
@@ -411,11 +415,14 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
                 t.display()
             )?;
         }
+        for line in aside.lines() {
+            writeln!(out, "{line}")?;
+        }
         for line in branches.iter().flat_map(crate::gc::branches::Report::lines) {
             writeln!(out, "{line}")?;
         }
         let stale = branches.as_ref().is_some_and(|b| !b.candidates.is_empty());
-        let tidy = !cache.dropped.is_empty() || !temporaries.is_empty();
+        let tidy = !cache.dropped.is_empty() || !temporaries.is_empty() || aside.pending();
         if !args.apply && (!candidates.is_empty() || tidy || stale) {
             let flags = match (args.prunable, args.branches) {
                 (true, _) => " --prunable",
@@ -612,6 +619,8 @@ struct GcJson<'a> {
     prepare_cache: &'a crate::seed::cache::Tidy,
     /// Temporary files killed writes left: removed when applied.
     temporaries: &'a [std::path::PathBuf],
+    /// Trees removals moved aside and a kill kept from being deleted: deleted when applied.
+    moved_aside: &'a [crate::state::aside::Entry],
     /// `--branches`: the stale `card/*` branches.
     #[serde(skip_serializing_if = "Option::is_none")]
     branches: Option<&'a crate::gc::branches::Report>,

@@ -2,6 +2,7 @@
 pub(crate) mod add;
 pub(crate) mod adopt;
 pub(crate) mod config;
+pub(crate) mod delete_aside;
 pub(crate) mod doctor;
 pub(crate) mod env;
 pub(crate) mod gc;

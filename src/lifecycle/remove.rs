@@ -161,6 +161,9 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
     } else {
         git::Force::No
     };
+    // The tree moved aside first (a rename, recorded), so git only forgets it and the bytes
+    // go after returning; where it cannot move, git deletes it in place.
+    let moved = crate::lifecycle::aside::move_aside(ctx, &rec.card, &path, opts.force);
     // Released but not removed: the record says `failed` since before the release (its
     // `updated_at` now says when git failed), so the next `add` prepares the tree again (reason
     // retry) instead of reusing it as ready.
@@ -179,24 +182,21 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
         );
     };
     let removed = git::worktree_remove(&repo_lock, &ctx.repo.base, &path, force, Some(deadline));
-    let out = match removed {
-        Ok(out) => out,
+    match removed {
+        Ok(out) if out.ok => {}
+        Ok(out) => {
+            crate::lifecycle::aside::put_back(moved, &admin);
+            let why = sandbox::tail_chars(out.stderr.trim(), 120);
+            mark_failed(&why);
+            return Err(Fail::from(Refusal::GitRefused { path, why, card }).into());
+        }
         Err(e) => {
+            crate::lifecycle::aside::put_back(moved, &admin);
             mark_failed(&format!("{e:#}"));
             return Err(e);
         }
-    };
-    if !out.ok {
-        let why = sandbox::tail_chars(out.stderr.trim(), 120);
-        mark_failed(&why);
-        return Err(Fail::from(Refusal::GitRefused { path, why, card }).into());
     }
-    steps.push(Step {
-        step: "worktree",
-        ms: None,
-        ok: true,
-        detail: "removed".into(),
-    });
+    steps.push(crate::lifecycle::aside::delete(moved));
     // 4. The branch.
     let branch = branch_step(&repo_lock, ctx, &rec, opts);
     steps.push(branch);

@@ -1,7 +1,8 @@
 //! The one writer of kardwt's per-card state: a worktree's record and its card's claim change
 //! together here, and the repository lock is taken here so that records made
 //! before claims existed are migrated, and the temporaries killed writes left in the claims
-//! directory removed, by the first locked command. `record.rs` and `claim.rs`
+//! directory removed, by the first locked command, which also finishes what a killed
+//! removal moved aside (`aside.rs`). `record.rs` and `claim.rs`
 //! beside it stay below it, each knowing only its own file.
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -38,6 +39,8 @@ pub fn take_repo(common_dir: &Path, deadline: Instant, holder: &str) -> Result<R
         &crate::state::claim::dir(common_dir),
         None,
     ));
+    // Trees a killed removal moved aside and nobody is deleting: deleted now, detached.
+    crate::state::aside::finish_abandoned(common_dir);
     Ok(lock)
 }
 
@@ -50,6 +53,10 @@ pub fn dead_temporaries(common_dir: &Path, admins: &[PathBuf]) -> Vec<PathBuf> {
         |dir: &Path, name: &str| crate::sys::fsio::dead_temporaries(dir, Some(OsStr::new(name)));
     let mut out = crate::sys::fsio::dead_temporaries(&crate::state::claim::dir(common_dir), None);
     out.extend(of(&common_dir.join("info"), "exclude"));
+    out.extend(crate::sys::fsio::dead_temporaries(
+        &crate::state::aside::dir(common_dir),
+        None,
+    ));
     let copied = crate::state::blobs::repo_file(common_dir);
     if let (Some(dir), Some(name)) = (copied.parent(), copied.file_name()) {
         out.extend(of(dir, &name.to_string_lossy()));

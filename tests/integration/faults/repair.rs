@@ -218,7 +218,19 @@ fn sh(repo: &TestRepo, line: &str) -> Output {
 
 /// `git kardwt remove <card>` with `fault` injected into it and every process it starts.
 fn faulted_remove(repo: &TestRepo, fault: &Fault, card: &str) -> Output {
-    let out = repo.kardwt_injected(fault, &repo.base, &["remove", card]);
+    // git deletes the tree in place here (not moved aside first), so its failure part way
+    // leaves what this file repairs.
+    let env = [("KARDWT_TEST_REMOVE_IN_PLACE", "1")];
+    let out = repo
+        .injected_within_env(
+            fault,
+            BIN,
+            &repo.base,
+            &["remove", card],
+            COMMAND_TIMEOUT,
+            &env,
+        )
+        .unwrap_or_else(|| panic!("remove {card} with {fault} hung"));
     settle(repo);
     out
 }

@@ -363,10 +363,15 @@ fn sweep_clean(by: By, syscalls: &[&str], error: &str, follow: bool) -> (usize, 
                 half += 1;
                 continue;
             }
+            // Read from the admin dir: a kill between the move aside and git forgetting the
+            // tree leaves it registered with its directory gone.
+            let admin = repo.common_dir().join("worktrees/card-42");
             let state = repo
                 .is_registered(&wt)
-                .then(|| repo.record(&wt)["state"].as_str().map(str::to_owned))
-                .flatten();
+                .then(|| std::fs::read_to_string(admin.join("kardwt.toml")).ok())
+                .flatten()
+                .and_then(|t| t.parse::<toml::Table>().ok())
+                .and_then(|t| t.get("state")?.as_str().map(str::to_owned));
             if out.code == 0 {
                 assert!(!wt.exists(), "{what}: exit 0, tree kept:\n{out}");
             }

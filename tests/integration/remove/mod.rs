@@ -1,6 +1,7 @@
 //! `git kardwt remove`: release first (processes stopped, the cleanup hook run), then the tree
 //! removed; a dirty or unverified tree is refused before anything is released, kardwt's own links
 //! are told from user work, and faults never lose work.
+mod aside;
 mod clean_means_clean;
 mod faults;
 mod generated;

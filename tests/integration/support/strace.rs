@@ -86,6 +86,19 @@ impl TestRepo {
         args: &[&str],
         limit: std::time::Duration,
     ) -> Option<Output> {
+        self.injected_within_env(fault, program, dir, args, limit, &[])
+    }
+
+    /// [`TestRepo::injected_within`] with extra variables `env` set.
+    pub fn injected_within_env(
+        &self,
+        fault: &Fault,
+        program: &str,
+        dir: &Path,
+        args: &[&str],
+        limit: std::time::Duration,
+        env: &[(&str, &str)],
+    ) -> Option<Output> {
         use std::os::unix::process::CommandExt;
         // strace stops only at the injected call (cheap), with seccomp-bpf when following.
         let mut all: Vec<String> = vec!["-qq".into(), "-o".into(), "/dev/null".into()];
@@ -99,6 +112,7 @@ impl TestRepo {
         all.extend(args.iter().map(|a| a.to_string()));
         let mut cmd = self.command(strace(), dir);
         cmd.process_group(0).env("RUST_BACKTRACE", "0");
+        cmd.envs(env.iter().copied());
         let refs: Vec<&str> = all.iter().map(String::as_str).collect();
         let mut running = self.start_command(cmd, dir, &refs);
         let start = std::time::Instant::now();

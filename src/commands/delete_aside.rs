@@ -1,0 +1,40 @@
+//! `git kardwt delete-aside <record>` (hidden): the detached process `remove` starts to delete
+//! the bytes of a tree it moved aside, after `remove` has returned ([`crate::state::aside`]).
+//! It deletes only the directory its record names, and only while that is still the very
+//! directory that was moved (device and inode); it prints nothing.
+use anyhow::Result;
+
+use crate::cli::DeleteAsideArgs;
+use crate::ground::error::{Code, Fail};
+
+pub fn run(args: &DeleteAsideArgs) -> Result<i32> {
+    // Out of the caller's session and process group: its terminal's signals, and its end, do
+    // not end the deletion.
+    let _ = rustix::process::setsid();
+    let in_aside = args.record.parent().is_some_and(|d| {
+        d.file_name().is_some_and(|n| n == "aside")
+            && d.parent()
+                .and_then(|k| k.file_name())
+                .is_some_and(|n| n == "kardwt")
+    });
+    if !in_aside {
+        return Err(Fail::new(
+            Code::Usage,
+            format!(
+                "{} is not a record of a tree kardwt moved aside (<common dir>/kardwt/aside/)",
+                args.record.display()
+            ),
+        )
+        .into());
+    }
+    // Tests stand in for a deleter killed before it deleted anything.
+    if std::env::var_os("KARDWT_TEST_KILL_DELETER").is_some() {
+        let _ =
+            rustix::process::kill_process(rustix::process::getpid(), rustix::process::Signal::KILL);
+    }
+    Ok(match crate::state::aside::delete(&args.record) {
+        crate::state::aside::Outcome::Deleted | crate::state::aside::Outcome::Gone => 0,
+        crate::state::aside::Outcome::Busy => 0,
+        _ => 1,
+    })
+}

@@ -1,0 +1,67 @@
+//! The tree of a removal moved aside instead of deleted in place: renamed to a hidden sibling
+//! and recorded ([`crate::state::aside`]) just before git forgets it, put back when git refuses,
+//! and deleted by a detached process once git has forgotten it, so `remove` returns at once.
+use crate::lifecycle::step::Step;
+use crate::session::context::Context;
+use crate::state::aside::{self, Deleting, Moved};
+
+/// A move aside, or why the tree stays for git to delete in place.
+pub type Attempt = Result<Moved, String>;
+
+/// Move the tree at `path` aside (under the repository lock, after every refusal and the
+/// release). Unless forced, only a tree `git worktree remove` would delete: the same `git
+/// status` it runs first finds nothing (the cleanup hook may have left files); otherwise the
+/// tree stays, and git, run on it in place, refuses it in its own words as before.
+pub fn move_aside(ctx: &Context, card: &str, path: &std::path::Path, force: bool) -> Attempt {
+    // Tests of what git's own deletion leaves when it fails part way take the old path.
+    if std::env::var_os("KARDWT_TEST_REMOVE_IN_PLACE").is_some() {
+        return Err("deleted by git in place, as asked".into());
+    }
+    if !force {
+        match crate::git::status_z(path, &["--ignore-submodules=none"], &[]) {
+            Ok(entries) if entries.is_empty() => {}
+            Ok(_) => return Err("it holds modified or untracked files".into()),
+            Err(e) => return Err(format!("{e:#}")),
+        }
+    }
+    aside::move_aside(&ctx.repo.common_dir, card, path)
+}
+
+/// git failed: a tree it still has registered (its admin dir's `gitdir` is there) goes back at
+/// its path, as if never moved; one git forgot part of goes on being deleted, as git would
+/// have deleted it before failing on the admin dir.
+pub fn put_back(attempt: Attempt, admin: &std::path::Path) {
+    if let Ok(moved) = attempt {
+        if !admin.join("gitdir").exists() {
+            aside::start_deleting(moved);
+            return;
+        }
+        let (from, at) = (moved.aside.from.clone(), moved.aside.path.clone());
+        if !aside::put_back(moved) {
+            eprintln!(
+                "warning: the tree could not be renamed back from {} to {}; move it back by hand",
+                at.display(),
+                from.display()
+            );
+        }
+    }
+}
+
+/// git forgot the tree: its bytes deleted after returning (or now, when no process can
+/// start); the `worktree` step that says which.
+pub fn delete(attempt: Attempt) -> Step {
+    let detail = match attempt {
+        Err(why) => format!("removed in place ({why})"),
+        // Its files go in the background: the path is free already.
+        Ok(moved) => match aside::start_deleting(moved) {
+            Deleting::Background => "removed".into(),
+            Deleting::InPlace => "removed (moved aside and deleted: no process could start)".into(),
+        },
+    };
+    Step {
+        step: "worktree",
+        ms: None,
+        ok: true,
+        detail,
+    }
+}

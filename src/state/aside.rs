@@ -1,0 +1,360 @@
+//! Trees moved aside to be deleted: `remove` renames a judged tree to a hidden sibling
+//! (`.<name>.kardwt-removing-<nonce>`, same directory, so same file system) and returns; a
+//! detached `git kardwt delete-aside` deletes the bytes. Each move is recorded first, atomically,
+//! in `<common dir>/kardwt/aside/<nonce>.json` with the directory's device and inode, so only
+//! what kardwt moved is ever deleted: a recorded path that now holds anything else is refused.
+//! A move a kill left behind is finished by the next locked command (a new deleter) or by
+//! `gc --apply` (in place), and listed by `gc`.
+use std::io;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// What one record says: the tree `from` now lies at `path`, the directory `dev`/`ino`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Aside {
+    pub card: String,
+    pub from: PathBuf,
+    pub path: PathBuf,
+    pub dev: u64,
+    pub ino: u64,
+    pub moved_at: String,
+}
+
+/// A tree moved aside and its record file.
+#[derive(Debug)]
+pub struct Moved {
+    pub record: PathBuf,
+    pub aside: Aside,
+    /// The record's lock, held from just after it is written until the deleter starts, so no
+    /// other finisher takes the record for one whose tree is not there yet.
+    hold: Option<std::fs::File>,
+}
+
+/// The directory of the records.
+pub fn dir(common_dir: &Path) -> PathBuf {
+    crate::sys::layout::kardwt_dir(common_dir).join("aside")
+}
+
+/// The name a tree named `name` gets while it waits to be deleted (pure).
+pub fn aside_name(name: &std::ffi::OsStr, nonce: &str) -> std::ffi::OsString {
+    let mut out = std::ffi::OsString::from(".");
+    out.push(name);
+    out.push(format!(".kardwt-removing-{nonce}"));
+    out
+}
+
+/// Move the tree at `tree` aside: the record written (and synced) first, then the rename.
+/// `Err` names why it stayed where it was (another file system: `EXDEV`; no record could be
+/// written): the caller deletes it in place then.
+pub fn move_aside(common_dir: &Path, card: &str, tree: &Path) -> Result<Moved, String> {
+    let meta = tree
+        .symlink_metadata()
+        .map_err(|e| format!("{}: {e}", tree.display()))?;
+    if !meta.is_dir() {
+        return Err(format!("{} is not a directory", tree.display()));
+    }
+    let (Some(parent), Some(name)) = (tree.parent(), tree.file_name()) else {
+        return Err(format!("{} has no parent directory", tree.display()));
+    };
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let nonce = format!("{}-{nanos:x}", std::process::id());
+    let aside = Aside {
+        card: card.to_owned(),
+        from: tree.to_owned(),
+        path: parent.join(aside_name(name, &nonce)),
+        dev: meta.dev(),
+        ino: meta.ino(),
+        moved_at: crate::sys::time::now(),
+    };
+    let records = dir(common_dir);
+    let file = format!("{nonce}.json");
+    let bytes = serde_json::to_vec(&aside).map_err(|e| e.to_string())?;
+    crate::sys::fsio::create_dir_nofollow(common_dir, &records)
+        .and_then(|()| crate::sys::fsio::write_atomic_new(&records, &file, &bytes))
+        .map_err(|e| {
+            format!(
+                "its move could not be recorded in {}: {e}",
+                records.display()
+            )
+        })?;
+    let record = records.join(&file);
+    let hold = crate::sys::fsio::open_regular_nofollow(&record).ok();
+    if let Some(f) = &hold {
+        let _ = rustix::fs::flock(f, rustix::fs::FlockOperation::NonBlockingLockExclusive);
+    }
+    if let Err(e) = std::fs::rename(tree, &aside.path) {
+        let _ = std::fs::remove_file(&record);
+        let why = if e.raw_os_error() == Some(rustix::io::Errno::XDEV.raw_os_error()) {
+            "it cannot be renamed within its file system (EXDEV)".to_owned()
+        } else {
+            format!("renaming it failed: {e}")
+        };
+        return Err(why);
+    }
+    Ok(Moved {
+        record,
+        aside,
+        hold,
+    })
+}
+
+/// Undo a [`move_aside`] (git refused to forget the tree): the tree back at its path, the
+/// record dropped. `false` when it could not be renamed back (the record then stays, and the
+/// tree is deleted as any recorded move).
+pub fn put_back(moved: Moved) -> bool {
+    if std::fs::rename(&moved.aside.path, &moved.aside.from).is_err() {
+        return false;
+    }
+    let _ = std::fs::remove_file(&moved.record);
+    true
+}
+
+/// How the bytes of a moved tree are deleted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Deleting {
+    /// A detached process deletes them.
+    Background,
+    /// No process could be started: deleted before returning.
+    InPlace,
+}
+
+/// Delete the moved tree of `record` after returning: a detached `git kardwt delete-aside` (in
+/// its own session) (it survives the caller, reads and writes nothing of the caller's), or, when
+/// none can start, now.
+pub fn start_deleting(moved: Moved) -> Deleting {
+    let Moved { record, hold, .. } = moved;
+    drop(hold);
+    delete_later(&record)
+}
+
+/// [`start_deleting`] of a record alone.
+fn delete_later(record: &Path) -> Deleting {
+    if spawn_deleter(record).is_ok() {
+        return Deleting::Background;
+    }
+    let _ = delete(record);
+    Deleting::InPlace
+}
+
+fn spawn_deleter(record: &Path) -> io::Result<()> {
+    let exe = std::env::current_exe()?;
+    let mut cmd = std::process::Command::new(exe);
+    cmd.arg("delete-aside")
+        .arg(record)
+        .current_dir("/")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    // It leaves the caller's session itself, first thing (`delete-aside`).
+    let mut child = cmd.spawn()?;
+    // Reaped by a thread, not awaited: the caller returns at once and the child outlives it
+    // (with no thread to spare, it is reaped when the caller ends).
+    let _ = std::thread::Builder::new().spawn(move || child.wait());
+    Ok(())
+}
+
+/// What became of a record's move.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// The tree was deleted and its record dropped.
+    Deleted,
+    /// Nothing at the recorded path (deleted already, or never moved): the record is dropped.
+    Gone,
+    /// Another process is deleting it now.
+    Busy,
+    /// The recorded path holds something other than the moved tree: left as it is.
+    Refused(String),
+    /// Deleting failed part way: the record stays, for the next try.
+    Failed(String),
+    /// The record cannot be read.
+    Unreadable(String),
+}
+
+/// Judge the record at `record` without changing anything (`gc`'s dry run), or, with `apply`,
+/// delete the tree it names when the recorded path still holds that very directory.
+pub fn finish(record: &Path, apply: bool) -> (Option<Aside>, Outcome) {
+    let file = match crate::sys::fsio::open_regular_nofollow(record) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return (None, Outcome::Gone),
+        Err(e) => return (None, Outcome::Unreadable(e.to_string())),
+    };
+    // Held until the end: one deleter per record.
+    if rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_err() {
+        return (read(record).ok(), Outcome::Busy);
+    }
+    let aside = match read(record) {
+        Ok(a) => a,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return (None, Outcome::Gone),
+        Err(e) => return (None, Outcome::Unreadable(e.to_string())),
+    };
+    let outcome = judge(&aside);
+    if !apply {
+        return (Some(aside), outcome);
+    }
+    let outcome = match outcome {
+        Outcome::Gone => Outcome::Gone,
+        Outcome::Deleted => match std::fs::remove_dir_all(&aside.path) {
+            Ok(()) => Outcome::Deleted,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Outcome::Deleted,
+            Err(e) => return (Some(aside), Outcome::Failed(e.to_string())),
+        },
+        other => return (Some(aside), other),
+    };
+    let _ = std::fs::remove_file(record);
+    (Some(aside), outcome)
+}
+
+/// [`finish`] with `apply`.
+pub fn delete(record: &Path) -> Outcome {
+    finish(record, true).1
+}
+
+/// Does the recorded path still hold the moved tree? `Deleted` when it does (what deleting
+/// would do), `Gone` when nothing is there, `Refused` when something else is.
+fn judge(aside: &Aside) -> Outcome {
+    match aside.path.symlink_metadata() {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Outcome::Gone,
+        Err(e) => Outcome::Failed(e.to_string()),
+        Ok(m) if m.is_dir() && m.dev() == aside.dev && m.ino() == aside.ino => Outcome::Deleted,
+        Ok(_) => Outcome::Refused(format!(
+            "{} is not the tree kardwt moved there (another file or directory now stands \
+             at it)",
+            aside.path.display()
+        )),
+    }
+}
+
+fn read(record: &Path) -> io::Result<Aside> {
+    let bytes = crate::sys::fsio::read_bounded(record, 1 << 16)?
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "too large"))?;
+    serde_json::from_slice(&bytes).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+}
+
+/// The record files, sorted (temporaries of killed writes are not records).
+pub fn records(common_dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir(common_dir)) else {
+        return Vec::new();
+    };
+    let mut out: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| {
+            p.extension().is_some_and(|x| x == "json")
+                && !p
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// Under the repository lock: a deleter for every move no process is deleting (one a kill
+/// left). A recorded path that holds something else is a warning, and stays.
+pub fn finish_abandoned(common_dir: &Path) {
+    for record in records(common_dir) {
+        match finish(&record, false) {
+            (_, Outcome::Busy | Outcome::Unreadable(_)) => {}
+            (_, Outcome::Gone) => {
+                let _ = std::fs::remove_file(&record);
+            }
+            (_, Outcome::Refused(why)) => {
+                eprintln!(
+                    "warning: {why}; it is left as it is (git kardwt gc --apply forgets the \
+                     record)"
+                );
+            }
+            (_, Outcome::Deleted | Outcome::Failed(_)) => {
+                delete_later(&record);
+            }
+        }
+    }
+}
+
+/// `gc`'s account of the moves: each record, what was (or would be) done.
+#[derive(Debug, Serialize)]
+pub struct Tidy {
+    pub moved_aside: Vec<Entry>,
+}
+
+/// One record in [`Tidy`].
+#[derive(Debug, Serialize)]
+pub struct Entry {
+    pub card: String,
+    pub path: PathBuf,
+    pub from: PathBuf,
+    /// `deleted`, `would delete`, `being deleted`, `refused: …`, `failed: …`.
+    pub outcome: String,
+}
+
+impl Tidy {
+    /// Judge every record; with `apply`, delete what is still the moved tree (in place), and
+    /// forget a record whose path holds something else, leaving that as it is.
+    pub fn run(common_dir: &Path, apply: bool) -> Tidy {
+        let mut moved_aside = Vec::new();
+        for record in records(common_dir) {
+            let (aside, outcome) = finish(&record, apply);
+            let outcome = match outcome {
+                Outcome::Deleted if apply => "deleted".to_owned(),
+                Outcome::Deleted => "would delete".to_owned(),
+                Outcome::Gone => continue,
+                Outcome::Busy => "being deleted by another process".to_owned(),
+                Outcome::Refused(why) if apply => {
+                    let _ = std::fs::remove_file(&record);
+                    format!("not deleted: {why}; its record is forgotten")
+                }
+                Outcome::Refused(why) => format!("refused: {why}"),
+                Outcome::Failed(why) => format!("failed: {why}"),
+                Outcome::Unreadable(why) => format!("unreadable record: {why}"),
+            };
+            let (card, path, from) = aside.map_or_else(
+                || (String::new(), record.clone(), PathBuf::new()),
+                |a| (a.card, a.path, a.from),
+            );
+            moved_aside.push(Entry {
+                card,
+                path,
+                from,
+                outcome,
+            });
+        }
+        Tidy { moved_aside }
+    }
+
+    /// One line per record.
+    pub fn lines(&self) -> Vec<String> {
+        self.moved_aside
+            .iter()
+            .map(|e| {
+                format!(
+                    "{}: {}, the tree of card {} moved aside by remove (was {})",
+                    e.outcome,
+                    e.path.display(),
+                    e.card,
+                    e.from.display()
+                )
+            })
+            .collect()
+    }
+
+    /// Is anything left to do?
+    pub fn pending(&self) -> bool {
+        !self.moved_aside.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_aside_name_is_a_hidden_sibling_naming_the_tree() {
+        let name = aside_name(std::ffi::OsStr::new("card-42"), "7-ab");
+        assert_eq!(name, ".card-42.kardwt-removing-7-ab");
+    }
+}
