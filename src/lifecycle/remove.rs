@@ -73,6 +73,9 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
     let cleanup = crate::lifecycle::release::cleanup_program(cfg, crate::seed::site_of(ctx, &rec))?;
     let report = &held.report;
     let holder = format!("git kardwt remove {card}");
+    // On a terminal: the step it is at, and for how long.
+    let step = |what: &str| format!("kardwt: removing {card}: {what}");
+    let shown = crate::sys::progress::Shown::spinner(step("checking it"));
 
     // Every refusal comes before anything is released, the repository lock last.
     let mut steps = vec![refusals(ctx, &path, &admin, &rec, report.locked, opts)?];
@@ -101,6 +104,7 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
 
     // 1. Processes whose cwd is inside the tree; 2. the cleanup hook, while the directory
     // still exists (shared with `release`).
+    shown.message(step("releasing its processes, cleanup hook and ports"));
     let (released, hook_failed) = crate::lifecycle::release::release_locked(
         ctx,
         cfg,
@@ -163,6 +167,7 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
     };
     // The tree moved aside first (a rename, recorded), so git only forgets it and the bytes
     // go after returning; where it cannot move, git deletes it in place.
+    shown.message(step("moving it aside and unregistering it"));
     let moved = crate::lifecycle::aside::move_aside(ctx, &rec.card, &path, opts.force);
     // Released but not removed: the record says `failed` since before the release (its
     // `updated_at` now says when git failed), so the next `add` prepares the tree again (reason
@@ -197,6 +202,7 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
         }
     }
     steps.push(crate::lifecycle::aside::delete(moved));
+    drop(shown);
     // 4. The branch.
     let branch = branch_step(&repo_lock, ctx, &rec, opts);
     steps.push(branch);

@@ -99,6 +99,13 @@ impl Shown {
         }
     }
 
+    /// Say what is being done now (a removal's next step).
+    pub fn message(&self, msg: impl Into<Cow<'static, str>>) {
+        if let Some(bar) = &self.0 {
+            bar.set_message(msg);
+        }
+    }
+
     fn set_files(&self, files: u64, total: u64) {
         if let Some(bar) = &self.0 {
             bar.set_message(format!("{files}/{} files", total.max(files)));

@@ -95,3 +95,27 @@ fn add_on_a_terminal_shows_the_copy_and_the_prepare_as_they_go_and_through_pipes
         );
     }
 }
+
+#[test]
+fn remove_on_a_terminal_says_which_step_it_is_at() {
+    let repo = TestRepo::new();
+    let cleanup = repo.write_helper("cleanup", "echo 'stopping the dev server'; sleep 1.2\n");
+    repo.write_rules(&format!(
+        "worktree:\n  helpers:\n    stable_root: {}\n  cleanup:\n    argv: [{}]\n",
+        yaml_str(&repo.stable_root()),
+        yaml_str(&cleanup)
+    ));
+    repo.add_card("1");
+    repo.add_card("2");
+    let out = on_a_terminal(&repo, &repo.base, "remove 1");
+    out.expect_code(0);
+    assert!(
+        out.stdout
+            .contains("kardwt: removing 1: releasing its processes, cleanup hook and ports"),
+        "no step shown on the terminal:\n{out}"
+    );
+    assert!(out.stdout.contains("stopping the dev server"), "{out}");
+    let out = repo.kardwt(&repo.base, &["remove", "2"]);
+    out.expect_code(0);
+    assert!(!out.stderr.contains("kardwt: removing 2:"), "{out}");
+}
