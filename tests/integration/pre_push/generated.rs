@@ -178,7 +178,9 @@ fn carry(
             repo.git(dir, &["commit", "--quiet", "-m", "link"]);
             (format!("symlink {at} -> {target}"), None)
         }
-        _ if s.is_link && dir != repo.base => {
+        // (A reset after a refused push takes a link forced in before with it: then it is not
+        // there to force.)
+        _ if s.is_link && dir != repo.base && dir.join(&s.path).symlink_metadata().is_ok() => {
             // kardwt's own link, forced past the ignore rules.
             repo.git(dir, &["add", "-f", "--", &s.path]);
             // The same link may have been forced in by an earlier case in this tree already.
@@ -215,9 +217,16 @@ fn innocuous(repo: &TestRepo, rng: &mut Rng, dir: &Path, shared: &[Shared], n: u
             format!("README.md's content as {at}")
         }
         3 => {
+            // Its own directory per commit: two cards adding different examples at one path
+            // would only make a merge conflict of the second card's merge.
             let body = format!("TOKEN=\n# {n}\n");
-            commit(repo, dir, &[(".env.example", body.as_bytes())], "example");
-            ".env.example".into()
+            let at = if n == 0 {
+                ".env.example".to_owned()
+            } else {
+                format!("ex{n}/.env.example")
+            };
+            commit(repo, dir, &[(&at, body.as_bytes())], "example");
+            at
         }
         4 if dir.join("src/lib.txt").is_file() => {
             repo.git(dir, &["rm", "--quiet", "--", "src/lib.txt"]);
