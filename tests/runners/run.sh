@@ -194,7 +194,13 @@ state_is() { kardwt list 2>/dev/null | awk -v c="$1" -v s="$2" '$1 == c && $2 ==
 registered() { git_ -C "$repo" worktree list --porcelain | grep -qxF "worktree $1"; }
 not_registered() { ! registered "$1"; }
 # An event of `git kardwt log` (time, event, card, …).
-event_logged() { kardwt log 2>/dev/null | awk -v e="$1" -v c="$2" '$2 == e && $3 == c { f = 1 } END { exit !f }'; }
+# The event's name as the log records it (`log --json`; the text output names events in words).
+event_logged() {
+    kardwt log --json 2>/dev/null | python3 -c '
+import json, sys
+sys.exit(not any(e["event"] == sys.argv[1] and e["card"] == sys.argv[2] for e in json.load(sys.stdin)))
+' "$1" "$2"
+}
 file_has() { grep -qF -- "$2" "$1"; }
 
 # finish NAME NOTE: PASS when no check failed, else FAIL with the reasons.
