@@ -34,7 +34,7 @@ TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
 PROFILE  ?= release
 BIN      := $(TARGET_DIR)/$(if $(filter dev,$(PROFILE)),debug,$(PROFILE))/git-kardwt
 
-.PHONY: install-check all build test test-managers test-runners test-slow test-generated test-faults bench-faults test-all check-macos test-portable lint fmt man install uninstall demo bench clean
+.PHONY: install-check all build test test-managers test-runners test-slow test-generated test-faults bench-faults test-all check-macos test-portable lint fmt man install uninstall demo bench bench-scale clean
 
 all: build
 
@@ -189,6 +189,13 @@ demo:
 # BENCH_FILES, BENCH_WORKTREES and BENCH_TRIALS shrink it for a quick look.
 bench: build
 	PATH="$(abspath $(TARGET_DIR))/release:$$PATH" bash tests/scripts/bench.sh
+
+# kardwt among 10,000 worktrees (tests/scripts/bench-scale.sh): verify, list --json and add's
+# growth as ratios against plain git, gc and doctor in seconds, and how long the fixture took
+# to build. Not in CI (it takes long). BENCH_SCALE_DIR=<dir> keeps the fixture for the next run;
+# BENCH_SCALE_WORKTREES shrinks it.
+bench-scale: build
+	PATH="$(abspath $(TARGET_DIR))/release:$$PATH" bash tests/scripts/bench-scale.sh
 
 # Install into a throwaway prefix and check -h, `git help kardwt`, hooks, completions and
 # uninstall (tests/scripts/check-install.sh; needs man).

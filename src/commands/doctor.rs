@@ -307,11 +307,14 @@ fn worktree_findings(ctx: &Context, entries: &[verify::Entry], findings: &mut Ve
             .filter(|c| c.state == crate::state::claim::ClaimState::Intent)
             .map(|c| (c.path, c.card))
             .collect();
+    // Each tree verified through maps built once (a linear search per tree is quadratic).
+    let index = verify::Index::mapped(entries);
     for e in entries {
         let Some(path) = e.linked.path.clone() else {
             continue;
         };
-        let report = verify::verify(&ctx.repo, entries, &path, None);
+        let at = crate::git::repo::absolutize_keep_last(&path);
+        let report = verify::judge(&ctx.repo, &index, at, None);
         let p = crate::ground::quote::sh_path(&path);
         let (ok, detail, fix) = match (report.verdict, report.state()) {
             (Verdict::Verified, Some(State::Ready)) => continue,

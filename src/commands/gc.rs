@@ -24,6 +24,7 @@ use serde::Serialize;
 
 use crate::cli::GcArgs;
 use crate::gc::collectable::Judgement::{Collect, Keep};
+use crate::git::repo::absolutize_keep_last;
 use crate::ground::error::{Code, Fail, Kind};
 use crate::lifecycle::remove::Options;
 use crate::lifecycle::{dirty, remove};
@@ -67,24 +68,7 @@ struct Kept {
     command: Option<String>,
 }
 
-/// Parse `24h`, `30m`, `2d`, `45s` or plain seconds (pure).
-pub fn parse_duration(text: &str) -> Option<Duration> {
-    let text = text.trim();
-    let (num, unit) = match text.find(|c: char| !c.is_ascii_digit()) {
-        Some(i) => text.split_at(i),
-        None => (text, "s"),
-    };
-    let n: u64 = num.parse().ok()?;
-    let secs = match unit {
-        "s" => n,
-        "m" => n.checked_mul(60)?,
-        "h" => n.checked_mul(3600)?,
-        "d" => n.checked_mul(86_400)?,
-        "w" => n.checked_mul(604_800)?,
-        _ => return None,
-    };
-    Some(Duration::from_secs(secs))
-}
+pub use crate::ground::human::parse_duration;
 
 pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
     let older_than = parse_duration(&args.older_than)
@@ -122,6 +106,14 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
     } else {
         Vec::new()
     };
+    // Whether each tree's HEAD is pushed, asked of git once for all of them (not once a tree).
+    let remotes = if args.prunable {
+        None
+    } else {
+        collectable::OnRemotes::of_trees(&ctx.repo, &entries)
+    };
+    // Each tree verified through maps built once (a linear search per tree is quadratic).
+    let index = verify::Index::mapped(&entries);
     let mut candidates = Vec::new();
     let mut kept = Vec::new();
     let mut orphans = crate::state::claim::orphans(&ctx.repo.common_dir, &ctx.repo.base);
@@ -158,7 +150,7 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
             });
             continue;
         }
-        let report = verify::verify(&ctx.repo, &entries, &path, None);
+        let report = verify::judge(&ctx.repo, &index, absolutize_keep_last(&path), None);
         if report.verdict != Verdict::Verified {
             continue;
         }
@@ -171,7 +163,9 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
         }
         let judged = || {
             let head = report.head.as_ref();
-            collectable::judge(&path, &e.linked.admin, rec, head, idle, args.include_failed)
+            let admin = &e.linked.admin;
+            let failed = args.include_failed;
+            collectable::judge(&path, admin, rec, head, idle, failed, remotes.as_ref())
         };
         let reason = match rec.state {
             State::Ready => match judged() {
@@ -531,38 +525,43 @@ fn apply(
                 continue;
             }
         }
-        let outcome =
-            if c.prune {
-                match remove::prune_gone(ctx, &c.card, &c.path, deadline, "gc: directory was gone")?
-                {
-                    None => "pruned".to_owned(),
-                    Some(why) => format!("failed: {why}"),
-                }
-            } else {
-                let report = verify::verify(&ctx.repo, entries, &c.path, None);
-                let opts =
-                    Options {
-                        force: false,
-                        delete_branch: false,
-                        processes: remove::Processes::KeepInUse,
-                        // The same judgement, again under the card's lock (what the tree holds now).
-                        recheck: Some(Box::new(move |path, admin, rec, head| {
-                            match collectable::judge(path, admin, rec, head, idle, include_failed) {
-                                Collect(_) => None,
-                                Keep(why) => Some(why),
-                            }
-                        })),
-                    };
-                match remove::remove_verified(ctx, &report, &opts) {
-                    Ok(_) => "removed".to_owned(),
-                    Err(e) => match crate::ground::error::kind_of::<remove::Refusal>(&e) {
-                        Some(kept @ remove::Refusal::NoLongerCollectable { .. }) => {
-                            format!("kept: {kept}")
-                        }
-                        _ => format!("failed: {e:#}"),
+        let outcome = if c.prune {
+            match remove::prune_gone(ctx, &c.card, &c.path, deadline, "gc: directory was gone")? {
+                None => "pruned".to_owned(),
+                Some(why) => format!("failed: {why}"),
+            }
+        } else {
+            let report = verify::verify(&ctx.repo, entries, &c.path, None);
+            let opts = Options {
+                force: false,
+                delete_branch: false,
+                processes: remove::Processes::KeepInUse,
+                // The same judgement, again under the card's lock (what the tree holds now).
+                recheck: Some(Box::new(
+                    move |path, admin, rec, head| match collectable::judge(
+                        path,
+                        admin,
+                        rec,
+                        head,
+                        idle,
+                        include_failed,
+                        None,
+                    ) {
+                        Collect(_) => None,
+                        Keep(why) => Some(why),
                     },
-                }
+                )),
             };
+            match remove::remove_verified(ctx, &report, &opts) {
+                Ok(_) => "removed".to_owned(),
+                Err(e) => match crate::ground::error::kind_of::<remove::Refusal>(&e) {
+                    Some(kept @ remove::Refusal::NoLongerCollectable { .. }) => {
+                        format!("kept: {kept}")
+                    }
+                    _ => format!("failed: {e:#}"),
+                },
+            }
+        };
         c.outcome = Some(outcome);
     }
     Ok(())

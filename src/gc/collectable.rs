@@ -5,11 +5,13 @@
 //! or its changes already there: a squash or rebase merge); HEAD must be on a remote. Clean
 //! trees, git's own refusals and live processes are the caller's checks. Reads only: git is
 //! asked, never told.
-use std::path::Path;
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
 
 use crate::git;
-use crate::git::repo::Head;
-use crate::state::record::{Record, State};
+use crate::git::repo::{Head, Repo};
+use crate::state::record::{Loaded, Record, State};
+use crate::verify::Entry;
 
 /// The reflog messages that record a commit made in this worktree: `git commit` writes
 /// `commit: <subject>`, `commit (initial): …`, `commit (amend): …` and `commit (merge): …`
@@ -59,9 +61,76 @@ pub enum Judgement {
 
 use Judgement::{Collect, Keep};
 
-/// `Keep` when HEAD at `path` has commits on no remote, or when that cannot be told.
-fn unpushed(path: &Path) -> Option<Judgement> {
-    match git::unpushed_commit(path) {
+/// Which trees' HEADs are on no remote, asked of git once for all the trees gc judges: a HEAD
+/// is pushed exactly when a remote-tracking ref reaches it, so one `git rev-list --stdin --not
+/// --remotes` over every HEAD answers for each (a HEAD it lists is on no remote). Read before
+/// the judging; the judgement under a card's lock asks again, of that tree alone.
+pub struct OnRemotes {
+    /// Each tree's HEAD commit when asked, by path.
+    tips: HashMap<PathBuf, String>,
+    /// The HEADs of `tips` that no remote-tracking ref reaches.
+    unpushed: HashSet<String>,
+}
+
+impl OnRemotes {
+    /// Ask git about the HEAD commits `tips` (path, commit) in one walk, run in `dir`. None when
+    /// git could not answer: each tree is then asked on its own.
+    pub fn ask(dir: &Path, tips: Vec<(PathBuf, String)>) -> Option<OnRemotes> {
+        let mut heads: Vec<&str> = tips.iter().map(|(_, oid)| oid.as_str()).collect();
+        heads.sort_unstable();
+        heads.dedup();
+        let listed = git::not_on_remotes(dir, &heads).ok()?;
+        let unpushed = heads
+            .into_iter()
+            .filter(|h| listed.contains(*h))
+            .map(str::to_owned)
+            .collect();
+        Some(OnRemotes {
+            tips: tips.into_iter().collect(),
+            unpushed,
+        })
+    }
+
+    /// [`OnRemotes::ask`] about the HEAD of each live, unlocked managed worktree of `entries`,
+    /// read without git (a branch's commit through gix), in the base of `repo`.
+    pub fn of_trees(repo: &Repo, entries: &[Entry]) -> Option<OnRemotes> {
+        let tips = entries
+            .iter()
+            .filter_map(|e| {
+                let Loaded::Parsed(rec) = &e.record else {
+                    return None;
+                };
+                if e.linked.locked || e.linked.prunable {
+                    return None;
+                }
+                let oid = match git::repo::read_head(&e.linked.admin)? {
+                    Head::Detached(oid) => oid,
+                    Head::Branch(b) => repo.ref_oid(&format!("refs/heads/{b}")).ok()?,
+                };
+                Some((
+                    e.linked.path.clone().unwrap_or_else(|| rec.path.clone()),
+                    oid,
+                ))
+            })
+            .collect();
+        OnRemotes::ask(&repo.base, tips)
+    }
+
+    /// Is the HEAD of the tree at `path` on no remote (its commit when asked), if it was asked?
+    fn unpushed_at(&self, path: &Path) -> Option<Option<&str>> {
+        let tip = self.tips.get(path)?;
+        Some(self.unpushed.contains(tip).then_some(tip.as_str()))
+    }
+}
+
+/// `Keep` when HEAD at `path` has commits on no remote, or when that cannot be told; from
+/// `remotes` when it holds the tree, else from git.
+fn unpushed(path: &Path, remotes: Option<&OnRemotes>) -> Option<Judgement> {
+    let asked = match remotes.and_then(|r| r.unpushed_at(path)) {
+        Some(known) => Ok(known.map(str::to_owned)),
+        None => git::unpushed_commit(path),
+    };
+    match asked {
         Ok(Some(oid)) => Some(Keep(format!(
             "HEAD has commits that are on no remote (e.g. {oid})"
         ))),
@@ -73,14 +142,21 @@ fn unpushed(path: &Path) -> Option<Judgement> {
 }
 
 /// Judge the verified worktree at `path` (admin dir `admin`, record `rec`): `Collect` when its
-/// work landed, `Keep` otherwise. `head` is what its HEAD names.
-pub fn landed(path: &Path, admin: &Path, rec: &Record, head: Option<&Head>) -> Judgement {
+/// work landed, `Keep` otherwise. `head` is what its HEAD names; `remotes`, when it holds the
+/// tree, whether HEAD is pushed.
+pub fn landed(
+    path: &Path,
+    admin: &Path,
+    rec: &Record,
+    head: Option<&Head>,
+    remotes: Option<&OnRemotes>,
+) -> Judgement {
     let head_name = match head {
         Some(Head::Branch(b)) => b.clone(),
         Some(Head::Detached(oid)) => format!("detached HEAD {}", short(oid)),
         None => "HEAD".to_owned(),
     };
-    if let Some(keep) = unpushed(path) {
+    if let Some(keep) = unpushed(path, remotes) {
         return keep;
     }
     let reflog = match std::fs::read_to_string(admin.join("logs/HEAD")) {
@@ -141,8 +217,14 @@ pub fn landed(path: &Path, admin: &Path, rec: &Record, head: Option<&Head>) -> J
 /// on a remote and its HEAD reflog recording no commit made here (no reflog is no proof, so it
 /// is kept). One with commits of its own is judged like a ready tree, by [`landed`]. Age,
 /// clean and unused are the caller's checks.
-pub fn abandoned(path: &Path, admin: &Path, rec: &Record, head: Option<&Head>) -> Judgement {
-    if let Some(keep) = unpushed(path) {
+pub fn abandoned(
+    path: &Path,
+    admin: &Path,
+    rec: &Record,
+    head: Option<&Head>,
+    remotes: Option<&OnRemotes>,
+) -> Judgement {
+    if let Some(keep) = unpushed(path, remotes) {
         return keep;
     }
     let Ok(reflog) = std::fs::read_to_string(admin.join("logs/HEAD")) else {
@@ -153,12 +235,12 @@ pub fn abandoned(path: &Path, admin: &Path, rec: &Record, head: Option<&Head>) -
             "no commit of its own (its HEAD reflog records none) and HEAD is on a remote".into(),
         );
     }
-    landed(path, admin, rec, head)
+    landed(path, admin, rec, head, remotes)
 }
 
 /// The judgement for the tree's state as its record says now: a `ready` tree by [`landed`] (or
 /// [`idle`] with `idle_for`), a `failed` or `preparing` one by [`abandoned`] and a `released` one
-/// by [`landed`], those three only with `include_failed`.
+/// by [`landed`], those three only with `include_failed`. `remotes`: as for [`landed`].
 pub fn judge(
     path: &Path,
     admin: &Path,
@@ -166,9 +248,10 @@ pub fn judge(
     head: Option<&Head>,
     idle_for: Option<std::time::Duration>,
     include_failed: bool,
+    remotes: Option<&OnRemotes>,
 ) -> Judgement {
     match rec.state {
-        State::Ready => match (landed(path, admin, rec, head), idle_for) {
+        State::Ready => match (landed(path, admin, rec, head, remotes), idle_for) {
             (Keep(why), Some(d)) => match idle(admin, rec, d) {
                 Collect(reason) => Collect(reason),
                 Keep(not_idle) => Keep(format!("{why}; not idle: {not_idle}")),
@@ -179,8 +262,8 @@ pub fn judge(
             "it is {} (gc collects such a tree only with --include-failed)",
             rec.state.as_str()
         )),
-        State::Failed | State::Preparing => abandoned(path, admin, rec, head),
-        State::Released => landed(path, admin, rec, head),
+        State::Failed | State::Preparing => abandoned(path, admin, rec, head, remotes),
+        State::Released => landed(path, admin, rec, head, remotes),
     }
 }
 

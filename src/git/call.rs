@@ -36,11 +36,60 @@ fn trace(dir: Option<&Path>, args: &[OsString], started: Instant, code: Option<i
     line.push_str(&format!(" ({} ms, {exit})", started.elapsed().as_millis()));
     eprintln!("{line}");
 }
+/// Variables git reads that are never local to a repository: what git itself exports to a
+/// command it runs (`GIT_EXEC_PATH`), identities, prompts, transports, tracing and the global
+/// config's place. Exact names, or prefixes ending in `_` or `TRACE`.
+const NEVER_LOCAL: &[&str] = &[
+    "GIT_EXEC_PATH",
+    "GIT_AUTHOR_",
+    "GIT_COMMITTER_",
+    "GIT_SSL_",
+    "GIT_TRACE",
+    "GIT_ASKPASS",
+    "GIT_TERMINAL_PROMPT",
+    "GIT_PAGER",
+    "GIT_EDITOR",
+    "GIT_SEQUENCE_EDITOR",
+    "GIT_SSH",
+    "GIT_SSH_COMMAND",
+    "GIT_SSH_VARIANT",
+    "GIT_CONFIG_NOSYSTEM",
+    "GIT_CONFIG_GLOBAL",
+    "GIT_CONFIG_SYSTEM",
+    "GIT_HTTP_USER_AGENT",
+    "GIT_MERGE_VERBOSITY",
+    "GIT_CEILING_DIRECTORIES",
+    "GIT_DISCOVERY_ACROSS_FILESYSTEM",
+    "GIT_OPTIONAL_LOCKS",
+];
+
+/// Could `name` be a variable git treats as local to one repository? Every one git lists starts
+/// with `GIT_`; any `GIT_` name not known to be global counts, so a variable a newer git adds
+/// is still asked about.
+fn may_be_local(name: &OsStr) -> bool {
+    let Some(name) = name.to_str() else {
+        return name.as_encoded_bytes().starts_with(b"GIT_");
+    };
+    name.starts_with("GIT_")
+        && !NEVER_LOCAL.iter().any(|known| {
+            if known.ends_with('_') || known.ends_with("TRACE") {
+                name.starts_with(known)
+            } else {
+                name == *known
+            }
+        })
+}
+
 /// Variables git treats as local to one repository; fetched once per process, and only when a
-/// git process is actually spawned (reading commands never pay for it).
+/// git process is actually spawned (reading commands never pay for it) and the environment
+/// holds a variable that could be one (else there is nothing to remove, and no `git rev-parse`
+/// is started: most commands run with only `GIT_EXEC_PATH`, which git sets itself).
 fn local_env_vars() -> &'static [String] {
     static VARS: OnceLock<Vec<String>> = OnceLock::new();
     VARS.get_or_init(|| {
+        if !std::env::vars_os().any(|(name, _)| may_be_local(&name)) {
+            return Vec::new();
+        }
         let started = Instant::now();
         let mut cmd = Command::new("git");
         cmd.args(["rev-parse", "--local-env-vars"])
@@ -250,5 +299,48 @@ pub fn raw_no_replace(dir: &Path, args: Vec<OsString>, input: Option<Vec<u8>>) -
     match out.code {
         Some(0 | 1) => Ok(out.bytes),
         _ => anyhow::bail!("`git {shown}` failed: {}", out.stderr.trim()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::may_be_local;
+    use std::ffi::OsStr;
+
+    #[test]
+    fn every_variable_git_lists_as_local_may_be_local() {
+        // git's own list (2.47) and names a newer git could add: all are asked about.
+        for name in [
+            "GIT_DIR",
+            "GIT_WORK_TREE",
+            "GIT_INDEX_FILE",
+            "GIT_CONFIG",
+            "GIT_CONFIG_PARAMETERS",
+            "GIT_CONFIG_COUNT",
+            "GIT_OBJECT_DIRECTORY",
+            "GIT_COMMON_DIR",
+            "GIT_PREFIX",
+            "GIT_SOMETHING_NEW",
+        ] {
+            assert!(may_be_local(OsStr::new(name)), "{name}");
+        }
+    }
+
+    #[test]
+    fn global_variables_and_others_are_not_local() {
+        for name in [
+            "GIT_EXEC_PATH",
+            "GIT_AUTHOR_NAME",
+            "GIT_COMMITTER_EMAIL",
+            "GIT_SSL_CAINFO",
+            "GIT_TRACE2_PERF",
+            "GIT_CONFIG_GLOBAL",
+            "GIT_CONFIG_NOSYSTEM",
+            "GIT_CEILING_DIRECTORIES",
+            "HOME",
+            "KARDWT_TRACE",
+        ] {
+            assert!(!may_be_local(OsStr::new(name)), "{name}");
+        }
     }
 }

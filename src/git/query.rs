@@ -65,6 +65,20 @@ pub fn unpushed_commit(dir: &Path) -> Result<Option<String>> {
     Ok((!oid.is_empty()).then(|| oid.to_owned()))
 }
 
+/// Of the commits `heads`, those (and their ancestors) that no remote-tracking ref reaches:
+/// one walk, `git rev-list --stdin --not --remotes`, the heads on stdin (any number of them).
+pub fn not_on_remotes(dir: &Path, heads: &[&str]) -> Result<std::collections::HashSet<String>> {
+    if heads.is_empty() {
+        return Ok(Default::default());
+    }
+    let mut input = heads.join("\n");
+    input.push('\n');
+    let out = Call::new(dir, ["rev-list", "--stdin", "--not", "--remotes"])
+        .stdin(input.into_bytes())
+        .run()?;
+    Ok(out.lines().map(str::to_owned).collect())
+}
+
 /// pre-push's one pass over the pushed commits (`revs`: tips, `^boundaries`, `--not
 /// --remotes=<name>`, all made by the program from git's own output): every commit with its
 /// parents and its raw diff against each parent (a root against the empty tree), `-z`.

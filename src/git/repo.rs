@@ -144,17 +144,24 @@ impl Repo {
     /// `gitdir` before it is read, and its proxies read it again for `base()` and
     /// `is_prunable()` (bench P3/P7 in tests/scripts/PERFORMANCE.md).
     pub fn linked(&self) -> Result<Vec<Linked>> {
+        Ok(self
+            .admin_dirs()?
+            .into_iter()
+            .filter_map(linked_at)
+            .collect())
+    }
+
+    /// Every entry of `<common dir>/worktrees`, sorted: the admin dirs [`linked_at`] reads
+    /// (one `read_dir`; none when the directory does not exist).
+    pub fn admin_dirs(&self) -> Result<Vec<PathBuf>> {
         let dir = self.worktrees_dir();
         let entries = match std::fs::read_dir(&dir) {
             Ok(e) => e,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
             Err(e) => return Err(e).with_context(|| format!("could not list {}", dir.display())),
         };
-        let mut out: Vec<Linked> = entries
-            .filter_map(|e| e.ok())
-            .filter_map(|e| linked_at(e.path()))
-            .collect();
-        out.sort_by(|a, b| a.admin.cmp(&b.admin));
+        let mut out: Vec<PathBuf> = entries.filter_map(|e| e.ok()).map(|e| e.path()).collect();
+        out.sort();
         Ok(out)
     }
 }

@@ -54,6 +54,25 @@ pub fn age(secs: u64) -> String {
     }
 }
 
+/// Parse `24h`, `30m`, `2d`, `45s` or plain seconds (pure).
+pub fn parse_duration(text: &str) -> Option<std::time::Duration> {
+    let text = text.trim();
+    let (num, unit) = match text.find(|c: char| !c.is_ascii_digit()) {
+        Some(i) => text.split_at(i),
+        None => (text, "s"),
+    };
+    let n: u64 = num.parse().ok()?;
+    let secs = match unit {
+        "s" => n,
+        "m" => n.checked_mul(60)?,
+        "h" => n.checked_mul(3600)?,
+        "d" => n.checked_mul(86_400)?,
+        "w" => n.checked_mul(604_800)?,
+        _ => return None,
+    };
+    Some(std::time::Duration::from_secs(secs))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

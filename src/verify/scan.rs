@@ -14,16 +14,29 @@ pub struct Entry {
     pub record: Loaded,
 }
 
-/// Read every linked worktree's record.
+/// From this many worktrees on, [`scan`] reads them on every core (a thread costs about as
+/// much as reading a few dozen worktrees).
+const SCAN_IN_PARALLEL_FROM: usize = 64;
+
+/// Read every linked worktree's record, in the order of their admin dirs. Reading is most of
+/// what `add`, `list` and `gc` pay for each worktree of a repository that has thousands, so
+/// past [`SCAN_IN_PARALLEL_FROM`] they are read on every core (`sys::pool`).
 pub fn scan(repo: &Repo) -> anyhow::Result<Vec<Entry>> {
-    Ok(repo
-        .linked()?
-        .into_iter()
-        .map(|linked| Entry {
+    let admins = repo.admin_dirs()?;
+    let read = |admin: &PathBuf| {
+        repo::linked_at(admin.clone()).map(|linked| Entry {
             record: record::load(&linked.admin),
             linked,
         })
-        .collect())
+    };
+    Ok(if admins.len() < SCAN_IN_PARALLEL_FROM {
+        admins.iter().filter_map(read).collect()
+    } else {
+        crate::sys::pool::map(&admins, read)
+            .into_iter()
+            .flatten()
+            .collect()
+    })
 }
 
 /// The entries `verify` of the worktree at `path` needs, read without listing every

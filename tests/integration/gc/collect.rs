@@ -577,6 +577,26 @@ fn squash_and_rebase_merged_cards_are_collected_and_unpushed_work_is_kept() {
         "{report}"
     );
     assert!(kept["ex"].to_string().contains("on no remote"), "{report}");
+    // Whether each HEAD is pushed is asked of git once for all four trees, not once a tree.
+    let traced = repo
+        .spawn_with_env(
+            crate::support::BIN,
+            &repo.base,
+            &["gc", "--offline"],
+            &[("KARDWT_TRACE", std::ffi::OsStr::new("1"))],
+        )
+        .wait(crate::support::COMMAND_TIMEOUT);
+    traced.expect_code(0);
+    let walks: Vec<&str> = traced
+        .stderr
+        .lines()
+        .filter(|l| l.contains(" rev-list "))
+        .collect();
+    assert_eq!(walks.len(), 1, "{traced}");
+    assert!(
+        walks[0].contains("rev-list --stdin --not --remotes"),
+        "{traced}"
+    );
 
     let applied = gc_json(&repo, &["--apply"]);
     assert_eq!(cards(&applied), set(&["sq", "rb"]), "{applied}");
