@@ -208,10 +208,15 @@ pub fn all(common_dir: &Path) -> Vec<Claim> {
     let Ok(entries) = std::fs::read_dir(dir(common_dir)) else {
         return Vec::new();
     };
-    let mut out: Vec<Claim> = entries
+    let files: Vec<PathBuf> = entries
         .filter_map(|e| e.ok())
         .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
-        .filter_map(|e| parse_file(&e.path()))
+        .map(|e| e.path())
+        .collect();
+    // Thousands of claims are parsed on every core (as `verify::scan` reads records).
+    let mut out: Vec<Claim> = crate::sys::pool::map(&files, |f| parse_file(f))
+        .into_iter()
+        .flatten()
         .collect();
     out.sort_by(|a: &Claim, b| a.card.cmp(&b.card));
     out

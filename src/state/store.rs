@@ -61,9 +61,14 @@ pub fn dead_temporaries(common_dir: &Path, admins: &[PathBuf]) -> Vec<PathBuf> {
     if let (Some(dir), Some(name)) = (copied.parent(), copied.file_name()) {
         out.extend(of(dir, &name.to_string_lossy()));
     }
-    for admin in admins {
-        out.extend(of(admin, crate::state::record::FILE_NAME));
-        out.extend(of(admin, crate::state::blobs::FILE_NAME));
-    }
+    // One listing of each admin dir for both files, on every core (thousands of worktrees).
+    let names = [
+        OsStr::new(crate::state::record::FILE_NAME),
+        OsStr::new(crate::state::blobs::FILE_NAME),
+    ];
+    let each = crate::sys::pool::map(admins, |admin| {
+        crate::sys::fsio::dead_temporaries_of(admin, &names)
+    });
+    out.extend(each.into_iter().flatten());
     out
 }

@@ -339,6 +339,16 @@ const UNOWNED_TEMPORARY_AGE: std::time::Duration = std::time::Duration::from_sec
 /// regular files with its temporary names whose writer no longer exists, or, named by an older
 /// kardwt, untouched for an hour. A directory that cannot be listed has none.
 pub fn dead_temporaries(dir: &Path, of: Option<&OsStr>) -> Vec<PathBuf> {
+    dead_temporaries_where(dir, |name| of.is_none_or(|of| name == of))
+}
+
+/// [`dead_temporaries`] of any of the files `names` in `dir`, with one listing of `dir`.
+pub fn dead_temporaries_of(dir: &Path, names: &[&OsStr]) -> Vec<PathBuf> {
+    dead_temporaries_where(dir, |name| names.contains(&name))
+}
+
+/// The dead temporaries in `dir` of the files whose names `of` accepts.
+fn dead_temporaries_where(dir: &Path, of: impl Fn(&OsStr) -> bool) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
@@ -348,7 +358,7 @@ pub fn dead_temporaries(dir: &Path, of: Option<&OsStr>) -> Vec<PathBuf> {
             let Some(t) = temporary(&e.file_name()) else {
                 return false;
             };
-            if of.is_some_and(|of| OsStr::new(&t.of) != of) {
+            if !of(OsStr::new(&t.of)) {
                 return false;
             }
             // Not following a symlink: only a regular file is ever a temporary.
