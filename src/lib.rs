@@ -78,6 +78,9 @@ _git__kardwt() {
 /// should one happen all the same, it is reported as an error and exits 1, not 101.
 pub fn main() -> i32 {
     std::panic::set_hook(Box::new(|info| {
+        if crate::sys::contain::containing() {
+            return; // the caller turns it into an error of its own
+        }
         eprintln!("error: internal error (a bug in kardwt): {info}");
         eprintln!("hint: please report it with the command that was run");
     }));

@@ -307,6 +307,14 @@ fn worktree_findings(ctx: &Context, entries: &[verify::Entry], findings: &mut Ve
             .filter(|c| c.state == crate::state::claim::ClaimState::Intent)
             .map(|c| (c.path, c.card))
             .collect();
+    // A delegated checkout has no index until its prepare hook makes one: only git's mark counts.
+    let delegated = ctx
+        .rules()
+        .is_ok_and(|r| r.config.checkout.mode == crate::config::CheckoutMode::Delegated);
+    let unseeded_probe = match delegated {
+        true => verify::Probe::Mark,
+        false => verify::Probe::Files,
+    };
     // Each tree verified through maps built once (a linear search per tree is quadratic).
     let index = verify::Index::mapped(entries);
     for e in entries {
@@ -324,14 +332,33 @@ fn worktree_findings(ctx: &Context, entries: &[verify::Entry], findings: &mut Ve
                 "released: its processes, cleanup hook and ports were released".to_owned(),
                 format!("git kardwt remove --path {p} drops it; git kardwt prepare --path {p} uses it again"),
             ),
-            (Verdict::Unseeded, _) => (
-                false,
-                match intents.get(&path) {
+            (Verdict::Unseeded, _) => {
+                // prepare refuses a tree whose checkout never completed: an add killed
+                // during its own checkout is made again by the same add; any other is
+                // repaired as prepare would say.
+                let half = report
+                    .admin
+                    .as_deref()
+                    .and_then(|a| verify::checkout_incomplete(&path, a, unseeded_probe));
+                let card = intents.get(&path);
+                let detail = match card {
                     Some(card) => format!("unseeded: a git kardwt add of card {card} was interrupted before it recorded the tree"),
                     None => "unseeded: created without the trigger".to_owned(),
-                },
-                format!("git kardwt prepare --path {p}"),
-            ),
+                };
+                match (half, card) {
+                    (None, _) => (false, detail, format!("git kardwt prepare --path {p}")),
+                    (Some(why), Some(card)) => (
+                        false,
+                        format!("{detail}; {}", why.describe()),
+                        format!("git kardwt add {card}"),
+                    ),
+                    (Some(why), None) => (
+                        false,
+                        format!("{detail}; {}", why.describe()),
+                        why.repair(&path),
+                    ),
+                }
+            }
             // Prepare refuses a tree whose checkout never completed; its fix is
             // the one prepare would name.
             (Verdict::Verified, Some(s)) => match report

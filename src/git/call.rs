@@ -162,6 +162,19 @@ pub struct Output {
     pub bytes: Vec<u8>,
 }
 
+impl Output {
+    /// A step kardwt did in git's place that failed, told as git would tell it (on stderr).
+    pub fn failed(stderr: String) -> Output {
+        Output {
+            ok: false,
+            code: None,
+            stdout: String::new(),
+            stderr,
+            bytes: Vec::new(),
+        }
+    }
+}
+
 impl<'a> Call<'a> {
     pub fn new<I, S>(dir: &'a Path, args: I) -> Call<'a>
     where

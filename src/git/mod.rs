@@ -15,9 +15,11 @@
 //! | `push` | what pre-push reads on stdin, and object ids (pure) |
 //! | `repo` | locating the repository with gix: common dir, base, admin dirs |
 //! | `checkout` | whether a checkout matches its HEAD, judged in-process |
+//! | `materialize` | a new tree's plain checkout written in-process on every core |
 mod argv;
 mod call;
 pub(crate) mod checkout;
+pub(crate) mod materialize;
 pub(crate) mod parse;
 pub(crate) mod push;
 mod query;
@@ -38,8 +40,8 @@ pub(crate) use remote::{
 };
 pub(crate) use worktree::{
     ahead_behind, branch_delete, check_ignore, check_ignore_z, checked_out_branches, flagged_z,
-    hash_paths, ignored_paths, index_z, is_dirty, ls_ignored_untracked_z, status_z, worktree_add,
-    worktree_remove, Force, NewWorktree,
+    hash_paths, ignored_paths, index_z, is_dirty, ls_ignored_untracked_z, post_checkout_hook,
+    status_z, worktree_add, worktree_remove, Force, NewWorktree,
 };
 
 #[cfg(test)]

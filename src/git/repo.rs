@@ -104,6 +104,31 @@ impl Repo {
             .map(|v| v.to_string())
     }
 
+    /// Will kardwt check out `commit` itself for a new tree (see [`super::materialize`])?
+    pub fn plan_checkout(
+        &self,
+        commit: &str,
+    ) -> Result<super::materialize::Planned, super::materialize::Declined> {
+        super::materialize::plan(&self.gix, &self.common_dir, commit)
+    }
+
+    /// Could a post-checkout hook run here: `core.hooksPath` or a `hook.*` setting is set, or
+    /// the common dir's `hooks/post-checkout` exists (git says whether it runs)?
+    pub fn post_checkout_may_run(&self) -> bool {
+        let config = self.gix.config_snapshot();
+        config.string("core.hooksPath").is_some()
+            || config
+                .plumbing()
+                .sections_by_name("hook")
+                .is_some_and(|mut s| s.next().is_some())
+            || self
+                .common_dir
+                .join("hooks")
+                .join("post-checkout")
+                .symlink_metadata()
+                .is_ok()
+    }
+
     /// Does `refs/heads/<branch>` exist?
     pub fn branch_exists(&self, branch: &str) -> bool {
         matches!(

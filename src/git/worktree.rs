@@ -56,6 +56,27 @@ pub fn worktree_add(
         .output()
 }
 
+/// `git hook run --ignore-missing post-checkout -- <null> <commit> 1` in the new tree at
+/// `tree`, what `git worktree add` runs itself unless told `--no-checkout`: for a tree kardwt
+/// checked out in-process (mutates what the hooks mutate: under the repository lock). The
+/// marker is set as for `git worktree add`.
+pub fn post_checkout_hook(
+    _lock: &RepoLock,
+    new: &NewWorktree<'_>,
+    commit: &str,
+    deadline: Option<Instant>,
+) -> Result<Output> {
+    let null = "0".repeat(commit.len());
+    let args = Argv::new(["hook", "run", "--ignore-missing", "post-checkout", "--"])
+        .fixed(null)
+        .fixed(commit)
+        .fixed("1");
+    Call::new(new.path, args)
+        .env(new.marker, new.path)
+        .deadline(deadline)
+        .output()
+}
+
 /// `git worktree remove [--force [--force]] <path>` from `base` (mutates: under the
 /// repository lock).
 pub fn worktree_remove(

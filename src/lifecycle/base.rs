@@ -30,14 +30,35 @@ pub fn add_worktree_at(
 ) -> Result<git::Output> {
     let branch = card.branch();
     let existing = repo.branch_exists(&branch);
+    let delegated = cfg.checkout.mode == CheckoutMode::Delegated;
+    // The commit the tree will hold; kardwt checks it out itself where that is git's plain copy.
+    let commit = match existing {
+        true => repo.ref_oid(&format!("refs/heads/{branch}")).ok(),
+        false => Some(oid.to_owned()),
+    };
+    let planned = commit
+        .as_deref()
+        .filter(|_| !delegated)
+        .and_then(|c| repo.plan_checkout(c).ok().map(|p| (c, p)));
     let new = git::NewWorktree {
         path,
-        no_checkout: cfg.checkout.mode == CheckoutMode::Delegated,
+        no_checkout: delegated || planned.is_some(),
         new_branch: (!existing).then_some(branch.as_str()),
         start: if existing { &branch } else { oid },
         marker: ADD_MARKER,
     };
-    git::worktree_add(repo_lock, &repo.base, &new, Some(deadline))
+    let added = git::worktree_add(repo_lock, &repo.base, &new, Some(deadline))?;
+    let Some((commit, planned)) = planned.filter(|_| added.ok) else {
+        return Ok(added);
+    };
+    // What git's own checkout would have done after the files: its post-checkout hooks.
+    if let Err(e) = git::materialize::check_out(path, planned) {
+        return Ok(git::Output::failed(format!("{e:#}")));
+    }
+    if !repo.post_checkout_may_run() {
+        return Ok(added);
+    }
+    git::post_checkout_hook(repo_lock, &new, commit, Some(deadline))
 }
 
 /// What `--base` asked for, checked before anything runs.

@@ -1,9 +1,10 @@
 //! The operating system, wrapped once: child processes, finding and signalling processes, the
 //! interrupt handling, kardwt's own file I/O (bounded reads, atomic writes, nothing planted
 //! followed), file systems' names, the cross-process locks, a small thread pool, where kardwt
-//! keeps its files, the clock, and progress drawn on a terminal.
+//! keeps its files, the clock, progress drawn on a terminal, and a library's panic contained.
 pub(crate) mod beneath;
 pub(crate) mod child;
+pub(crate) mod contain;
 pub(crate) mod fsio;
 pub(crate) mod fstype;
 pub(crate) mod layout;

@@ -197,7 +197,19 @@ fn assert_next_add_repairs(repo: &TestRepo, what: &str) {
 /// One trial of `git kardwt add` with `fault` (on `path` only, when given); returns the
 /// faulted run's exit code.
 fn add_trial(fault: &Fault, path: impl Fn(&TestRepo) -> Option<PathBuf>) -> i32 {
+    add_trial_with(fault, path, false)
+}
+
+/// [`add_trial`], the checkout left to git (`checkout.workers` set) when `git_checks_out`.
+fn add_trial_with(
+    fault: &Fault,
+    path: impl Fn(&TestRepo) -> Option<PathBuf>,
+    git_checks_out: bool,
+) -> i32 {
     let repo = scene();
+    if git_checks_out {
+        repo.git(&repo.base, &["config", "checkout.workers", "1"]);
+    }
     let filter = path(&repo);
     let out = inject(
         &repo,
@@ -228,13 +240,22 @@ fn card_head(repo: &TestRepo) -> Option<PathBuf> {
 }
 
 /// (a) One failed open of the new tree's HEAD inside git's checkout: `git reset --hard` takes
-/// HEAD for unborn, empties the index, writes no file and exits 0. Never ready.
+/// HEAD for unborn, empties the index, writes no file and exits 0. Never ready. Also when
+/// kardwt checks the tree out itself (the open then fails kardwt's checkout).
 #[test]
 fn a_checkout_git_broke_silently_is_never_recorded_ready_by_add() {
-    let codes: Vec<i32> = (1..=6)
-        .map(|when| add_trial(&Fault::new("openat", "EACCES", when, true), card_head))
-        .collect();
-    assert_some_failed(&codes, "openat of the new tree's HEAD");
+    for git_checks_out in [true, false] {
+        let codes: Vec<i32> = (1..=6)
+            .map(|when| {
+                let fault = Fault::new("openat", "EACCES", when, true);
+                add_trial_with(&fault, card_head, git_checks_out)
+            })
+            .collect();
+        assert_some_failed(
+            &codes,
+            &format!("openat of the new tree's HEAD ({git_checks_out})"),
+        );
+    }
 }
 
 /// (a) The same inside a plain `git worktree add` seeded by the post-checkout hook.

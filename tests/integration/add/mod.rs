@@ -2,6 +2,7 @@
 //! copies, ports, the prepare hook) and recorded, and how it holds up against concurrent runs,
 //! kills, signals, planted files and failing system calls.
 mod base_tag_or_commit;
+mod checkout;
 mod claims;
 mod concurrency;
 mod copy;

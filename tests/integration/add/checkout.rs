@@ -1,0 +1,200 @@
+//! `git kardwt add` checks a plain tree out itself, on every core, with the same files, modes,
+//! links and index git's own checkout writes, and runs the post-checkout hooks git would have
+//! run; anything that could make git write other bytes leaves the checkout to git.
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::time::Duration;
+
+use crate::support::{TestRepo, BIN};
+
+/// `git kardwt add <card>` traced (exit 0); did git's `worktree add` check the files out
+/// itself (no `--no-checkout`)?
+fn add_traced(repo: &TestRepo, card: &str, extra: &[&str]) -> bool {
+    let mut args = vec!["add", card];
+    args.extend_from_slice(extra);
+    let out = repo
+        .spawn_with_env(BIN, &repo.base, &args, &[("KARDWT_TRACE", "1".as_ref())])
+        .wait(Duration::from_secs(60));
+    out.expect_code(0);
+    let add = out
+        .stderr
+        .lines()
+        .find(|l| l.contains(" worktree add "))
+        .unwrap_or_else(|| panic!("no traced worktree add:\n{out}"))
+        .to_owned();
+    !add.contains("--no-checkout")
+}
+
+/// A tracked file: its name, mode bits and content (a link's target).
+type FileSeen = (String, u32, Vec<u8>);
+
+/// What a tree holds, as git sees it: the index (`ls-files -s`), the status, and each file's
+/// content, mode and link target.
+fn as_git_sees(repo: &TestRepo, wt: &Path) -> (String, String, Vec<FileSeen>) {
+    let staged = repo.git(wt, &["ls-files", "-s"]);
+    let status = repo.git(wt, &["status", "--porcelain", "--untracked-files=all"]);
+    let mut files = Vec::new();
+    for name in repo.git(wt, &["ls-files"]).lines() {
+        let p = wt.join(name);
+        let meta = p.symlink_metadata().unwrap();
+        let body = match meta.file_type().is_symlink() {
+            true => std::fs::read_link(&p)
+                .unwrap()
+                .into_os_string()
+                .into_encoded_bytes(),
+            false => std::fs::read(&p).unwrap(),
+        };
+        files.push((name.to_owned(), meta.permissions().mode() & 0o777, body));
+    }
+    (staged, status, files)
+}
+
+fn plain_tree(repo: &TestRepo) {
+    let script = repo.scratch.join("bin/run.sh");
+    std::fs::create_dir_all(script.parent().unwrap()).unwrap();
+    std::fs::write(&script, "#!/bin/sh\necho run\n").unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::os::unix::fs::symlink("../src/lib.txt", repo.scratch.join("bin/lib")).unwrap();
+    repo.git(&repo.scratch, &["add", "-A"]);
+    repo.commit_files(&[("deep/a/b/c.txt", "deep\r\nline\n")], "a plain tree");
+}
+
+#[test]
+fn a_plain_tree_is_checked_out_in_process_exactly_as_git_checks_it_out() {
+    let repo = TestRepo::new();
+    plain_tree(&repo);
+    assert!(
+        !add_traced(&repo, "fast", &[]),
+        "kardwt checks a plain tree out itself"
+    );
+    let fast = repo.card_path("fast");
+    // git's own checkout of the same commit, beside it.
+    repo.git(&repo.base, &["config", "checkout.workers", "1"]);
+    assert!(
+        add_traced(&repo, "git", &[]),
+        "checkout.workers leaves it to git"
+    );
+    let by_git = repo.card_path("git");
+    let (staged, status, files) = as_git_sees(&repo, &fast);
+    let (git_staged, git_status, git_files) = as_git_sees(&repo, &by_git);
+    assert_eq!(staged, git_staged);
+    assert_eq!(status, "", "a fresh tree is clean");
+    assert_eq!(git_status, "");
+    assert_eq!(files, git_files);
+    assert!(files
+        .iter()
+        .any(|(n, m, _)| n == "bin/run.sh" && m & 0o111 != 0));
+    assert!(files
+        .iter()
+        .any(|(n, _, b)| n == "bin/lib" && b == b"../src/lib.txt"));
+    // Nothing is staged against HEAD, and the tree verifies.
+    assert_eq!(repo.git(&fast, &["diff", "--cached", "--name-only"]), "");
+    repo.kardwt(&fast, &["verify"]).expect_code(0);
+}
+
+#[test]
+fn attributes_submodules_sparse_checkout_and_line_ending_settings_leave_the_checkout_to_git() {
+    let repo = TestRepo::new();
+    repo.commit_files(
+        &[
+            ("docs/.gitattributes", "*.txt text eol=crlf\n"),
+            ("docs/a.txt", "a\n"),
+        ],
+        "attrs",
+    );
+    assert!(add_traced(&repo, "attrs", &[]), "a tracked attributes file");
+    // git's conversion happened: the file has CRLF on disk.
+    assert_eq!(
+        std::fs::read(repo.card_path("attrs").join("docs/a.txt")).unwrap(),
+        b"a\r\n"
+    );
+
+    let repo = TestRepo::new();
+    repo.git(&repo.base, &["config", "core.autocrlf", "true"]);
+    assert!(add_traced(&repo, "crlf", &[]), "core.autocrlf");
+
+    let repo = TestRepo::new();
+    std::fs::create_dir_all(repo.home.join(".config/git")).unwrap();
+    std::fs::write(repo.home.join(".config/git/attributes"), "*.md -text\n").unwrap();
+    assert!(add_traced(&repo, "user", &[]), "the user's attributes file");
+
+    let repo = TestRepo::new();
+    std::fs::write(repo.common_dir().join("info/attributes"), "*.md -text\n").unwrap();
+    assert!(
+        add_traced(&repo, "info", &[]),
+        "the repository's info/attributes"
+    );
+
+    let repo = TestRepo::new();
+    repo.git(
+        &repo.base,
+        &["sparse-checkout", "set", "--no-cone", "/src/"],
+    );
+    assert!(add_traced(&repo, "sparse", &[]), "sparse checkout");
+    assert!(
+        !repo.card_path("sparse").join("README.md").exists(),
+        "git kept the patterns"
+    );
+}
+
+#[test]
+fn one_core_leaves_the_checkout_to_git() {
+    let repo = TestRepo::new();
+    let out = repo
+        .spawn_with_env(
+            "taskset",
+            &repo.base,
+            &["-c", "0", BIN, "add", "solo"],
+            &[("KARDWT_TRACE", "1".as_ref())],
+        )
+        .wait(Duration::from_secs(60));
+    out.expect_code(0);
+    let add = out
+        .stderr
+        .lines()
+        .find(|l| l.contains(" worktree add "))
+        .unwrap();
+    assert!(!add.contains("--no-checkout"), "one core: {add}");
+}
+
+#[test]
+fn a_tree_checked_out_in_process_runs_the_post_checkout_hooks_git_would_have_run() {
+    let repo = TestRepo::new();
+    let log = repo.tmp.join("hook.log");
+    let hook = repo.common_dir().join("hooks/post-checkout");
+    std::fs::write(
+        &hook,
+        format!(
+            "#!/bin/sh\necho \"$1 $2 $3 $(pwd) $(git rev-parse --git-dir)\" >> '{}'\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert!(!add_traced(&repo, "hooked", &[]));
+    let wt = repo.card_path("hooked");
+    let head = repo.git(&wt, &["rev-parse", "HEAD"]);
+    let admin = repo.admin_dir(&wt);
+    let ran = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(
+        ran,
+        format!(
+            "{} {} 1 {} {}\n",
+            "0".repeat(40),
+            head.trim(),
+            wt.display(),
+            admin.display()
+        ),
+        "once, as git runs it after a checkout of a new worktree"
+    );
+
+    // A failing hook fails the add as git's would, and the new tree goes again.
+    std::fs::write(&hook, "#!/bin/sh\necho no >&2\nexit 3\n").unwrap();
+    let out = repo.kardwt(&repo.base, &["add", "refused"]);
+    assert_ne!(out.code, 0, "{out}");
+    assert!(!repo.card_path("refused").exists(), "{out}");
+    assert!(repo
+        .worktrees()
+        .iter()
+        .all(|(p, _, _)| !p.ends_with("card-refused")));
+}
