@@ -18,7 +18,10 @@ pub const ADD_MARKER: &str = "KARDWT_ADD_TARGET";
 
 /// `git worktree add` of card `card`'s tree at `path`, the step `add` and `doctor --try` share:
 /// a new branch `card/<id>` at `oid`, or the kept branch as it is; `--no-checkout` in delegated
-/// mode; marked so that kardwt's post-checkout hook leaves it to the caller.
+/// mode; marked so that kardwt's post-checkout hook leaves it to the caller. A plain full
+/// checkout is written by kardwt itself ([`git::materialize`]) after a `--no-checkout` add,
+/// followed by the post-checkout hooks git would have run; a failure of either is a failed
+/// `Output`, as git's own would be.
 pub fn add_worktree_at(
     repo_lock: &lock::RepoLock,
     repo: &repo::Repo,
@@ -36,9 +39,13 @@ pub fn add_worktree_at(
         true => repo.ref_oid(&format!("refs/heads/{branch}")).ok(),
         false => Some(oid.to_owned()),
     };
+    // The hooks git would run after its checkout run through `git hook run` (git 2.36).
+    let hooked = repo.post_checkout_may_run();
+    let hooks_run = |_: &&str| !hooked || git::has_hook_run(&repo.base);
     let planned = commit
         .as_deref()
         .filter(|_| !delegated)
+        .filter(hooks_run)
         .and_then(|c| repo.plan_checkout(c).ok().map(|p| (c, p)));
     let new = git::NewWorktree {
         path,
@@ -51,11 +58,11 @@ pub fn add_worktree_at(
     let Some((commit, planned)) = planned.filter(|_| added.ok) else {
         return Ok(added);
     };
-    // What git's own checkout would have done after the files: its post-checkout hooks.
     if let Err(e) = git::materialize::check_out(path, planned) {
         return Ok(git::Output::failed(format!("{e:#}")));
     }
-    if !repo.post_checkout_may_run() {
+    // What git's own checkout would have done after the files: its post-checkout hooks.
+    if !hooked {
         return Ok(added);
     }
     git::post_checkout_hook(repo_lock, &new, commit, Some(deadline))

@@ -5,7 +5,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::Duration;
 
-use crate::support::{TestRepo, BIN};
+use crate::support::{sh_quote, TestRepo, BIN};
 
 /// `git kardwt add <card>` traced (exit 0); did git's `worktree add` check the files out
 /// itself (no `--no-checkout`)?
@@ -197,4 +197,52 @@ fn a_tree_checked_out_in_process_runs_the_post_checkout_hooks_git_would_have_run
         .worktrees()
         .iter()
         .all(|(p, _, _)| !p.ends_with("card-refused")));
+}
+
+#[test]
+fn with_a_hook_and_a_git_without_hook_run_the_checkout_stays_with_git() {
+    let repo = TestRepo::new();
+    let log = repo.tmp.join("hook.log");
+    let hook = repo.common_dir().join("hooks/post-checkout");
+    let body = format!("#!/bin/sh\necho \"$1 $3\" >> {}\n", sh_quote(&log));
+    std::fs::write(&hook, body).unwrap();
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // A git first on PATH that says it is 2.35 and is the real one otherwise.
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let real = std::env::split_paths(&path)
+        .map(|d| d.join("git"))
+        .find(|g| g.is_file())
+        .expect("git on PATH");
+    let dir = repo.tmp.join("old-git");
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("git");
+    let body = format!(
+        "#!/bin/sh\nfor a; do last=$a; done\n[ \"$last\" = version ] && {{ echo 'git version 2.35.8'; exit 0; }}\nexec {} \"$@\"\n",
+        sh_quote(&real)
+    );
+    std::fs::write(&script, body).unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut dirs = vec![dir, Path::new(BIN).parent().unwrap().to_path_buf()];
+    dirs.extend(std::env::split_paths(&path));
+    let path = std::env::join_paths(dirs).unwrap();
+    let out = repo
+        .spawn_with_env(
+            BIN,
+            &repo.base,
+            &["add", "old"],
+            &[("KARDWT_TRACE", "1".as_ref()), ("PATH", path.as_os_str())],
+        )
+        .wait(Duration::from_secs(60));
+    out.expect_code(0);
+    let add = out
+        .stderr
+        .lines()
+        .find(|l| l.contains(" worktree add "))
+        .unwrap();
+    assert!(!add.contains("--no-checkout"), "git 2.35 checks out: {out}");
+    assert!(out.stderr.contains("git -C"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(&log).unwrap(),
+        format!("{} 1\n", "0".repeat(40))
+    );
 }
