@@ -27,7 +27,7 @@ RUNS=${BENCH_SCALE_RUNS:-5}
 if [[ -n ${BENCH_SCALE_DIR:-} ]]; then
 	mkdir -p "$BENCH_SCALE_DIR"
 	work=$(cd "$BENCH_SCALE_DIR" && pwd)
-	trap 'rm -rf "$work/base0" "$work/grow"' EXIT
+	trap 'rm -rf "$work/base0" "$work/base0.worktrees" "$work/grow"' EXIT
 else
 	work=$(mktemp -d "${TMPDIR:-/tmp}/kardwt-bench-scale.XXXXXX")
 	trap 'rm -rf "$work"' EXIT
@@ -121,7 +121,7 @@ pair list 1.5 git -C "$base" kardwt list --json -- git -C "$base" worktree list 
 
 # grow: add in a clone with no worktree (base0) and in the fixture, alternating between the two.
 echo "add with 0 and with $N worktrees" >&2
-rm -rf "$work/base0" "$work/grow"
+rm -rf "$work/base0" "$work/base0.worktrees" "$work/grow"
 git clone -q "$work/origin.git" "$work/base0"
 cp "$base/kardbrd.yml" "$work/base0/"
 echo /kardbrd.yml >>"$work/base0/.git/info/exclude"
