@@ -12,17 +12,36 @@ use crate::support::{sh_quote, TestRepo, BIN};
 fn add_traced(repo: &TestRepo, card: &str, extra: &[&str]) -> bool {
     let mut args = vec!["add", card];
     args.extend_from_slice(extra);
+    run_traced(repo, BIN, &args, &[]).1
+}
+
+/// `program args…` with `KARDWT_TRACE=1` and `env` (exit 0): its output, and whether git's
+/// `worktree add` checked the files out itself.
+fn run_traced(
+    repo: &TestRepo,
+    program: &str,
+    args: &[&str],
+    env: &[(&str, &std::ffi::OsStr)],
+) -> (crate::support::Output, bool) {
+    let mut env = env.to_vec();
+    env.push(("KARDWT_TRACE", "1".as_ref()));
     let out = repo
-        .spawn_with_env(BIN, &repo.base, &args, &[("KARDWT_TRACE", "1".as_ref())])
+        .spawn_with_env(program, &repo.base, args, &env)
         .wait(Duration::from_secs(60));
     out.expect_code(0);
     let add = out
         .stderr
         .lines()
         .find(|l| l.contains(" worktree add "))
-        .unwrap_or_else(|| panic!("no traced worktree add:\n{out}"))
-        .to_owned();
-    !add.contains("--no-checkout")
+        .unwrap_or_else(|| panic!("no traced worktree add:\n{out}"));
+    let by_git = !add.contains("--no-checkout");
+    (out, by_git)
+}
+
+/// Write an executable script at `path`.
+fn executable(path: &Path, body: &str) {
+    std::fs::write(path, body).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
 /// A tracked file: its name, mode bits and content (a link's target).
@@ -140,21 +159,8 @@ fn attributes_submodules_sparse_checkout_and_line_ending_settings_leave_the_chec
 #[test]
 fn one_core_leaves_the_checkout_to_git() {
     let repo = TestRepo::new();
-    let out = repo
-        .spawn_with_env(
-            "taskset",
-            &repo.base,
-            &["-c", "0", BIN, "add", "solo"],
-            &[("KARDWT_TRACE", "1".as_ref())],
-        )
-        .wait(Duration::from_secs(60));
-    out.expect_code(0);
-    let add = out
-        .stderr
-        .lines()
-        .find(|l| l.contains(" worktree add "))
-        .unwrap();
-    assert!(!add.contains("--no-checkout"), "one core: {add}");
+    let (out, by_git) = run_traced(&repo, "taskset", &["-c", "0", BIN, "add", "solo"], &[]);
+    assert!(by_git, "one core:\n{out}");
 }
 
 #[test]
@@ -162,15 +168,8 @@ fn a_tree_checked_out_in_process_runs_the_post_checkout_hooks_git_would_have_run
     let repo = TestRepo::new();
     let log = repo.tmp.join("hook.log");
     let hook = repo.common_dir().join("hooks/post-checkout");
-    std::fs::write(
-        &hook,
-        format!(
-            "#!/bin/sh\necho \"$1 $2 $3 $(pwd) $(git rev-parse --git-dir)\" >> '{}'\n",
-            log.display()
-        ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let body = "#!/bin/sh\necho \"$1 $2 $3 $(pwd) $(git rev-parse --git-dir)\" >> ";
+    executable(&hook, &format!("{body}{}\n", sh_quote(&log)));
     assert!(!add_traced(&repo, "hooked", &[]));
     let wt = repo.card_path("hooked");
     let head = repo.git(&wt, &["rev-parse", "HEAD"]);
@@ -204,9 +203,10 @@ fn with_a_hook_and_a_git_without_hook_run_the_checkout_stays_with_git() {
     let repo = TestRepo::new();
     let log = repo.tmp.join("hook.log");
     let hook = repo.common_dir().join("hooks/post-checkout");
-    let body = format!("#!/bin/sh\necho \"$1 $3\" >> {}\n", sh_quote(&log));
-    std::fs::write(&hook, body).unwrap();
-    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    executable(
+        &hook,
+        &format!("#!/bin/sh\necho \"$1 $3\" >> {}\n", sh_quote(&log)),
+    );
     // A git first on PATH that says it is 2.35 and is the real one otherwise.
     let path = std::env::var_os("PATH").unwrap_or_default();
     let real = std::env::split_paths(&path)
@@ -215,32 +215,20 @@ fn with_a_hook_and_a_git_without_hook_run_the_checkout_stays_with_git() {
         .expect("git on PATH");
     let dir = repo.tmp.join("old-git");
     std::fs::create_dir_all(&dir).unwrap();
-    let script = dir.join("git");
     let body = format!(
         "#!/bin/sh\nfor a; do last=$a; done\n[ \"$last\" = version ] && {{ echo 'git version 2.35.8'; exit 0; }}\nexec {} \"$@\"\n",
         sh_quote(&real)
     );
-    std::fs::write(&script, body).unwrap();
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    executable(&dir.join("git"), &body);
     let mut dirs = vec![dir, Path::new(BIN).parent().unwrap().to_path_buf()];
     dirs.extend(std::env::split_paths(&path));
     let path = std::env::join_paths(dirs).unwrap();
-    let out = repo
-        .spawn_with_env(
-            BIN,
-            &repo.base,
-            &["add", "old"],
-            &[("KARDWT_TRACE", "1".as_ref()), ("PATH", path.as_os_str())],
-        )
-        .wait(Duration::from_secs(60));
-    out.expect_code(0);
-    let add = out
-        .stderr
-        .lines()
-        .find(|l| l.contains(" worktree add "))
-        .unwrap();
-    assert!(!add.contains("--no-checkout"), "git 2.35 checks out: {out}");
-    assert!(out.stderr.contains("git -C"), "{out}");
+    let (out, by_git) = run_traced(&repo, BIN, &["add", "old"], &[("PATH", path.as_os_str())]);
+    assert!(by_git, "git 2.35 checks out:\n{out}");
+    assert!(
+        out.stderr.contains(" version "),
+        "git was asked its version:\n{out}"
+    );
     assert_eq!(
         std::fs::read_to_string(&log).unwrap(),
         format!("{} 1\n", "0".repeat(40))
