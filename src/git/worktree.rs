@@ -57,7 +57,7 @@ pub fn worktree_add(
 }
 
 /// `git hook run --ignore-missing post-checkout -- <null> <commit> 1` in the new tree at
-/// `tree`, what `git worktree add` runs itself unless told `--no-checkout`: for a tree kardwt
+/// `new.path`, what `git worktree add` runs itself unless told `--no-checkout`: for a tree kardwt
 /// checked out in-process (mutates what the hooks mutate: under the repository lock). The
 /// marker is set as for `git worktree add`.
 pub fn post_checkout_hook(
