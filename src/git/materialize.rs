@@ -293,9 +293,19 @@ pub fn check_out(tree: &Path, planned: Planned) -> Result<usize> {
             c.error_kind
         );
     }
-    index
-        .write(Default::default())
-        .with_context(|| format!("cannot write the index of {}", tree.display()))?;
+    // The cache tree git's `reset --hard` would have primed, from the same tree objects; where
+    // it does not cover every entry (it always should), the index is written without one.
+    let cache = super::cache_tree::of(&repo, planned.tree).ok().filter(|t| {
+        t.num_entries
+            .is_some_and(|n| n as usize == index.entries().len())
+    });
+    let written = match &cache {
+        Some(t) => super::cache_tree::write_index(index.path(), &index, t),
+        None => index
+            .write(Default::default())
+            .map_err(|e| anyhow::anyhow!("{e}")),
+    };
+    written.with_context(|| format!("cannot write the index of {}", tree.display()))?;
     Ok(out.files_updated)
 }
 

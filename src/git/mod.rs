@@ -16,7 +16,9 @@
 //! | `repo` | locating the repository with gix: common dir, base, admin dirs |
 //! | `checkout` | whether a checkout matches its HEAD, judged in-process |
 //! | `materialize` | a new tree's plain checkout written in-process on every core |
+//! | `cache_tree` | the cache tree git's checkout primes, and the index written with it |
 mod argv;
+mod cache_tree;
 mod call;
 pub(crate) mod checkout;
 pub(crate) mod materialize;

@@ -2,7 +2,7 @@
 # make bench: git-kardwt against plain git, measured in one run on this machine, as ratios.
 #   P1  `git switch` round trips with the kardwt post-checkout shim vs a bare `exit 0` hook
 #   P2  `git kardwt add` vs `git fetch origin main && git worktree add -b … FETCH_HEAD` on a
-#       repository of 5,000 files, alternating which goes first, median of 9 (goal 1.0: what
+#       repository of 5,000 files, alternating which goes first, median of 25 (goal 1.0: what
 #       kardwt adds is paid for by what it saves)
 #   P3  `git kardwt list --json` vs `git worktree list --porcelain` with 1,000 worktrees, half
 #       made by `git kardwt add`, half by `git worktree add` + `prepare --path`
@@ -34,7 +34,7 @@
 # P1 uses the minimum of many alternating trials (it sits inside the noise); the others the
 # median of several runs. Needs `git-kardwt` on PATH (make bench puts the release build first).
 # Sizes can be shrunk for a quick look: BENCH_FILES, BENCH_WORKTREES, BENCH_TRIALS,
-# BENCH_STATUS_TREES (P12's trees).
+# BENCH_STATUS_TREES (P12's trees), BENCH_P2_RUNS (P2's pairs).
 # BENCH_ONLY="P3 P4" runs only the named parts. BENCH_BEFORE=/path/to/an/older/git-kardwt
 # times it too in P3, P4 and P7, alternating with the current binary in the same trials, both run
 # directly (not through git): rows P3b/P4b/P7b (before) and P3a/P4a/P7a (after), against git.
@@ -82,7 +82,7 @@ fi
 # P2: creating a worktree from a fetched base, kardwt vs plain git, median of runs.
 if want P2; then
 echo "P2: add vs fetch + worktree add" >&2
-runs=${BENCH_P2_RUNS:-9}
+runs=${BENCH_P2_RUNS:-25}
 p2_k=() p2_g=()
 for i in $(seq 1 "$runs"); do
 	read -r k g < <(add_pair "$base" "$work" "bench$i")

@@ -68,6 +68,19 @@ fn as_git_sees(repo: &TestRepo, wt: &Path) -> (String, String, Vec<FileSeen>) {
     (staged, status, files)
 }
 
+/// The TREE extension (signature, size, data) of the index of the tree at `wt`, if it has one:
+/// the fixture's names never hold "TREE", so the first occurrence after the header is it.
+fn cache_tree_of(repo: &TestRepo, wt: &Path) -> Option<Vec<u8>> {
+    let index = repo.git(
+        wt,
+        &["rev-parse", "--path-format=absolute", "--git-path", "index"],
+    );
+    let bytes = std::fs::read(index.trim()).unwrap();
+    let at = bytes.windows(4).skip(12).position(|w| w == b"TREE")? + 12;
+    let size = u32::from_be_bytes(bytes[at + 4..at + 8].try_into().unwrap()) as usize;
+    Some(bytes[at..at + 8 + size].to_vec())
+}
+
 fn plain_tree(repo: &TestRepo) {
     let script = repo.scratch.join("bin/run.sh");
     std::fs::create_dir_all(script.parent().unwrap()).unwrap();
@@ -106,6 +119,14 @@ fn a_plain_tree_is_checked_out_in_process_exactly_as_git_checks_it_out() {
     assert!(files
         .iter()
         .any(|(n, _, b)| n == "bin/lib" && b == b"../src/lib.txt"));
+    // The index holds the cache tree git's checkout primes, byte for byte, and git trusts it.
+    let ours = cache_tree_of(&repo, &fast);
+    assert!(ours.is_some(), "the in-process index has a cache tree");
+    assert_eq!(ours, cache_tree_of(&repo, &by_git));
+    assert_eq!(
+        repo.git(&fast, &["write-tree"]),
+        repo.git(&fast, &["rev-parse", "HEAD^{tree}"])
+    );
     // Nothing is staged against HEAD, and the tree verifies.
     assert_eq!(repo.git(&fast, &["diff", "--cached", "--name-only"]), "");
     repo.kardwt(&fast, &["verify"]).expect_code(0);
@@ -233,4 +254,55 @@ fn with_a_hook_and_a_git_without_hook_run_the_checkout_stays_with_git() {
         std::fs::read_to_string(&log).unwrap(),
         format!("{} 1\n", "0".repeat(40))
     );
+}
+
+#[test]
+fn names_that_are_not_utf8_are_checked_out_in_process_byte_for_byte() {
+    use std::os::unix::ffi::OsStrExt;
+    let repo = TestRepo::new();
+    // Latin-1 "café.txt" and a directory "ü" (0xfc), neither valid UTF-8.
+    let name = std::ffi::OsStr::from_bytes(b"caf\xe9.txt");
+    let dir = std::ffi::OsStr::from_bytes(b"\xfc");
+    std::fs::write(repo.scratch.join(name), b"latin\n").unwrap();
+    std::fs::create_dir_all(repo.scratch.join(dir)).unwrap();
+    std::fs::write(repo.scratch.join(dir).join(name), b"nested\n").unwrap();
+    repo.git(&repo.scratch, &["add", "-A"]);
+    repo.commit_files(&[("plain.txt", "plain\n")], "names in Latin-1");
+    assert!(
+        !add_traced(&repo, "latin", &[]),
+        "kardwt checks such a tree out itself"
+    );
+    let fast = repo.card_path("latin");
+    repo.git(&repo.base, &["config", "checkout.workers", "1"]);
+    assert!(add_traced(&repo, "git", &[]));
+    let by_git = repo.card_path("git");
+    assert_eq!(
+        std::fs::read(fast.join(name)).unwrap(),
+        b"latin\n",
+        "the name's bytes, as committed"
+    );
+    assert_eq!(
+        std::fs::read(fast.join(dir).join(name)).unwrap(),
+        b"nested\n"
+    );
+    // The index as bytes (the harness's strings are lossy).
+    let staged = |wt: &Path| {
+        let out = std::process::Command::new("git")
+            .args(["ls-files", "-s", "-z"])
+            .current_dir(wt)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        out.stdout
+    };
+    assert_eq!(staged(&fast), staged(&by_git));
+    let index = staged(&fast);
+    let nested = b"\xfc/caf\xe9.txt";
+    assert!(index.windows(nested.len()).any(|w| w == nested));
+    assert_eq!(
+        repo.git(&fast, &["status", "--porcelain", "--untracked-files=all"]),
+        ""
+    );
+    assert_eq!(cache_tree_of(&repo, &fast), cache_tree_of(&repo, &by_git));
+    repo.kardwt(&fast, &["verify"]).expect_code(0);
 }
