@@ -8,7 +8,9 @@
 //! [`check_out`] then writes the files and the index of the new tree. [`config_declines`] and
 //! [`tree_declines`] are pure.
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
 use gix::bstr::ByteSlice;
@@ -67,6 +69,7 @@ const SETTINGS: &[(&str, Harmless)] = &[
     ("core.autocrlf", Harmless::False),
     ("core.eol", Harmless::Unset),
     ("core.symlinks", Harmless::True),
+    ("core.fileMode", Harmless::True),
     ("core.ignoreCase", Harmless::False),
     ("core.precomposeUnicode", Harmless::False),
     ("core.attributesFile", Harmless::Unset),
@@ -78,6 +81,9 @@ const SETTINGS: &[(&str, Harmless)] = &[
     ("index.sparse", Harmless::False),
     ("feature.manyFiles", Harmless::False),
     ("extensions.worktreeConfig", Harmless::False),
+    // A partial clone: git fetches the blobs it lacks while it checks out; gix does not.
+    ("extensions.partialClone", Harmless::Unset),
+    ("core.hooksPath", Harmless::Unset),
     // The user chose how git's checkout runs in parallel: git's checkout it is.
     ("checkout.workers", Harmless::Unset),
 ];
@@ -97,6 +103,20 @@ pub fn config_declines(get: impl Fn(&str, bool) -> Option<String>) -> Option<Str
         };
         (!fine).then(|| format!("{key}={value}"))
     })
+}
+
+/// Variables under which git's checkout may differ from what kardwt's reading of the
+/// configuration says: settings given on git's command line (`git -c`, which git passes on in
+/// `GIT_CONFIG_PARAMETERS`) or in `GIT_CONFIG_COUNT`, and the attributes of another tree.
+const ENV_VARS: &[&str] = &[
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+    "GIT_ATTR_SOURCE",
+];
+
+/// The first of [`ENV_VARS`] that `set` says is set (pure).
+pub fn env_declines(set: impl Fn(&str) -> bool) -> Option<&'static str> {
+    ENV_VARS.iter().copied().find(|v| set(v))
 }
 
 /// What in a tree's entries (path, mode) makes git's checkout differ from a byte copy, if
@@ -201,8 +221,28 @@ pub fn plan(repo: &gix::Repository, common_dir: &Path, commit: &str) -> Result<P
     if let Some(setting) = config_declines(get) {
         return Err(Declined::Config(setting));
     }
-    if std::env::var_os("GIT_ATTR_SOURCE").is_some() {
-        return Err(Declined::Config("GIT_ATTR_SOURCE".to_owned()));
+    // A partial clone (git 2.47 marks one by a promisor remote): git fetches the blobs it
+    // lacks while it checks out; gix does not.
+    let promisor = config
+        .plumbing()
+        .sections_by_name("remote")
+        .into_iter()
+        .flatten()
+        .find(|s| {
+            s.value("promisor").is_some_and(|v| {
+                let v = v.to_ascii_lowercase();
+                !matches!(v.as_slice(), b"false" | b"no" | b"off" | b"0")
+            })
+        });
+    if let Some(remote) = promisor {
+        let name = remote.header().subsection_name().map(|n| n.to_string());
+        return Err(Declined::Config(format!(
+            "remote.{}.promisor",
+            name.unwrap_or_default()
+        )));
+    }
+    if let Some(var) = env_declines(|k| std::env::var_os(k).is_some()) {
+        return Err(Declined::Config(var.to_owned()));
     }
     if let Some(file) = attribute_files(common_dir)
         .into_iter()
@@ -238,7 +278,7 @@ pub fn plan(repo: &gix::Repository, common_dir: &Path, commit: &str) -> Result<P
 /// Write `planned` into the tree git just created at `tree` with `--no-checkout`: its files on
 /// every core, then its index. Fails, writing no index, when the tree's HEAD is not the planned
 /// commit's or any file could not be written; the caller removes the tree then.
-pub fn check_out(tree: &Path, planned: Planned) -> Result<usize> {
+pub fn check_out(tree: &Path, planned: Planned, deadline: Instant) -> Result<usize> {
     let repo = gix::open(tree).with_context(|| format!("cannot open {}", tree.display()))?;
     let head = repo
         .head_tree_id()
@@ -261,22 +301,37 @@ pub fn check_out(tree: &Path, planned: Planned) -> Result<usize> {
         .clone()
         .into_arc()
         .context("cannot share the object database between threads")?;
-    // A signal is noticed right after (the pipeline's next step), and the tree removed then.
-    let never = AtomicBool::new(false);
-    // gix's pool panics when the system refuses a thread: that is a failed checkout here.
-    let out = crate::sys::contain::contained(|| {
-        gix::worktree::state::checkout(
-            &mut index,
-            tree,
-            objects,
-            &gix::progress::Discard,
-            &gix::progress::Discard,
-            &never,
-            opts,
-        )
+    // SIGINT, SIGTERM, SIGHUP or the deadline stop the writers between files, as they stop
+    // git's checkout; the caller removes the tree.
+    let stop = AtomicBool::new(false);
+    let (done, finished) = std::sync::mpsc::channel::<()>();
+    let out = std::thread::scope(|scope| {
+        let stop = &stop;
+        scope.spawn(move || watch(finished, stop, deadline));
+        // gix's pool panics when the system refuses a thread: that is a failed checkout here.
+        let out = crate::sys::contain::contained(|| {
+            gix::worktree::state::checkout(
+                &mut index,
+                tree,
+                objects,
+                &gix::progress::Discard,
+                &gix::progress::Discard,
+                stop,
+                opts,
+            )
+        });
+        drop(done);
+        out
     })
-    .map_err(|why| anyhow::anyhow!("checking out {} failed: {why}", tree.display()))?
-    .with_context(|| format!("checking out {} failed", tree.display()))?;
+    .map_err(|why| anyhow::anyhow!("checking out {} failed: {why}", tree.display()))?;
+    if stop.load(Ordering::Relaxed) {
+        let why = match crate::sys::signals::caught() {
+            Some(sig) => sig.name().to_owned(),
+            None => "the action deadline passed".to_owned(),
+        };
+        anyhow::bail!("checking out {} was stopped: {why}", tree.display());
+    }
+    let out = out.with_context(|| format!("checking out {} failed", tree.display()))?;
     if let Some(e) = out.errors.first() {
         anyhow::bail!(
             "checking out {} failed at {}: {}",
@@ -307,6 +362,21 @@ pub fn check_out(tree: &Path, planned: Planned) -> Result<usize> {
     };
     written.with_context(|| format!("cannot write the index of {}", tree.display()))?;
     Ok(out.files_updated)
+}
+
+/// Until `finished` closes: set `stop` once a signal came or `deadline` passed, looking every
+/// few milliseconds.
+fn watch(finished: Receiver<()>, stop: &AtomicBool, deadline: Instant) {
+    loop {
+        if crate::sys::signals::caught().is_some() || Instant::now() >= deadline {
+            stop.store(true, Ordering::Relaxed);
+            return;
+        }
+        match finished.recv_timeout(Duration::from_millis(5)) {
+            Err(RecvTimeoutError::Timeout) => continue,
+            _ => return,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -33,17 +33,18 @@ pub(crate) use call::{raw_no_replace, Output};
 pub(crate) use push::parse_batch;
 pub(crate) use query::{
     branches_under, cat_file_batch, cat_file_batch_check, changes_contained, config_get,
-    config_regexp_z, git_path, has_hook_run, head_oid, is_ancestor, log_raw_z, ls_tree_path_z,
-    ls_tree_z, merge_base, not_on_remotes, ref_commit, ref_exists, symbolic_ref, tree_id,
-    unpushed_commit, user_config_get, user_config_set,
+    config_regexp_z, git_path, head_oid, is_ancestor, log_raw_z, ls_tree_path_z, ls_tree_z,
+    merge_base, not_on_remotes, ref_commit, ref_exists, symbolic_ref, tree_id, unpushed_commit,
+    user_config_get, user_config_set,
 };
 pub(crate) use remote::{
     fetch_ref, ls_remote_head, ls_remote_refs, remote_failure, remote_url, symref_head,
 };
+pub(crate) use repo::PostCheckout;
 pub(crate) use worktree::{
     ahead_behind, branch_delete, check_ignore, check_ignore_z, checked_out_branches, flagged_z,
-    hash_paths, ignored_paths, index_z, is_dirty, ls_ignored_untracked_z, post_checkout_hook,
-    status_z, worktree_add, worktree_remove, Force, NewWorktree,
+    hash_paths, ignored_paths, index_z, is_dirty, ls_ignored_untracked_z, status_z, worktree_add,
+    worktree_remove, Force, NewWorktree,
 };
 
 #[cfg(test)]

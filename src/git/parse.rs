@@ -214,29 +214,9 @@ pub fn display_path(bytes: &[u8]) -> String {
     out
 }
 
-/// `git version 2.47.3` (or `git version 2.39.5 (Apple Git-154)`): (major, minor) (pure).
-pub fn git_version(text: &str) -> Option<(u32, u32)> {
-    let rest = text.trim().strip_prefix("git version ")?;
-    let mut parts = rest.split(|c: char| !c.is_ascii_digit());
-    let major = parts.next()?.parse().ok()?;
-    let minor = parts.next()?.parse().ok()?;
-    Some((major, minor))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn git_versions() {
-        assert_eq!(git_version("git version 2.47.3\n"), Some((2, 47)));
-        assert_eq!(
-            git_version("git version 2.39.5 (Apple Git-154)"),
-            Some((2, 39))
-        );
-        assert_eq!(git_version("git version 2.36.0.windows.1"), Some((2, 36)));
-        assert_eq!(git_version("hg 6.1"), None);
-    }
 
     #[test]
     fn left_right_counts_are_two_numbers_or_nothing() {

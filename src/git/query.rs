@@ -48,18 +48,6 @@ pub fn head_oid(dir: &Path) -> Option<String> {
     run(dir, ["rev-parse", "--verify", "--quiet", "HEAD"]).ok()
 }
 
-/// Does the git that runs have `git hook run` (git 2.36 and later)? Asked once a process
-/// (`git version`); no answer counts as no.
-pub fn has_hook_run(dir: &Path) -> bool {
-    static HAS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *HAS.get_or_init(|| {
-        run(dir, ["version"])
-            .ok()
-            .and_then(|v| super::parse::git_version(&v))
-            .is_some_and(|v| v >= (2, 36))
-    })
-}
-
 /// The ref the symbolic ref `name` points to, if it is one.
 pub fn symbolic_ref(dir: &Path, name: &str) -> Option<String> {
     run(dir, Argv::new(["symbolic-ref", "--quiet"]).outside(name)).ok()

@@ -34,6 +34,28 @@ pub struct Linked {
     pub prunable: bool,
 }
 
+/// The post-checkout hooks of a repository, as far as kardwt's own checkout cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PostCheckout {
+    None,
+    /// kardwt's shim as shipped: it returns at once for the tree `add` makes.
+    KardwtOnly,
+    Other,
+}
+
+/// Is `bytes` kardwt's post-checkout shim as shipped, whatever binary its `kardwt=` line names
+/// (pure)?
+pub fn is_shipped_shim(bytes: &[u8]) -> bool {
+    const SHIPPED: &str = include_str!("../../githooks/post-checkout");
+    let strip = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| !l.starts_with("kardwt="))
+            .map(str::to_owned)
+            .collect()
+    };
+    std::str::from_utf8(bytes).is_ok_and(|text| strip(text) == strip(SHIPPED))
+}
+
 /// What a worktree's HEAD names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Head {
@@ -112,21 +134,33 @@ impl Repo {
         super::materialize::plan(&self.gix, &self.common_dir, commit)
     }
 
-    /// Could a post-checkout hook run here: `core.hooksPath` or a `hook.*` setting is set, or
-    /// the common dir's `hooks/post-checkout` exists (git says whether it runs)?
-    pub fn post_checkout_may_run(&self) -> bool {
+    /// Which post-checkout hooks git would run after a checkout here: none, only kardwt's own
+    /// shim exactly as shipped (nothing chained behind it), or any other (`core.hooksPath` or a
+    /// `hook.*` setting set, or any other file at `hooks/post-checkout`).
+    pub fn post_checkout_hooks(&self) -> PostCheckout {
         let config = self.gix.config_snapshot();
-        config.string("core.hooksPath").is_some()
+        let configured = config.string("core.hooksPath").is_some()
             || config
                 .plumbing()
                 .sections_by_name("hook")
-                .is_some_and(|mut s| s.next().is_some())
-            || self
-                .common_dir
-                .join("hooks")
-                .join("post-checkout")
-                .symlink_metadata()
-                .is_ok()
+                .is_some_and(|mut s| s.next().is_some());
+        if configured {
+            return PostCheckout::Other;
+        }
+        let hook = self.common_dir.join("hooks").join("post-checkout");
+        if hook.symlink_metadata().is_err() {
+            return PostCheckout::None;
+        }
+        let chained = self
+            .common_dir
+            .join("hooks")
+            .join("post-checkout.kardwt-chained");
+        match std::fs::read(&hook) {
+            Ok(bytes) if is_shipped_shim(&bytes) && chained.symlink_metadata().is_err() => {
+                PostCheckout::KardwtOnly
+            }
+            _ => PostCheckout::Other,
+        }
     }
 
     /// Does `refs/heads/<branch>` exist?

@@ -39,14 +39,13 @@ pub fn add_worktree_at(
         true => repo.ref_oid(&format!("refs/heads/{branch}")).ok(),
         false => Some(oid.to_owned()),
     };
-    // The hooks git would run after its checkout run through `git hook run` (git 2.36).
-    let hooked = repo.post_checkout_may_run();
-    let hooks_run = |_: &&str| !hooked || git::has_hook_run(&repo.base);
+    // A hook of the user's runs as git runs it: git checks out. kardwt's own shim returns at
+    // once for the tree add makes (add seeds it itself), so it need not run at all.
+    let hooks = repo.post_checkout_hooks();
     let planned = commit
         .as_deref()
-        .filter(|_| !delegated)
-        .filter(hooks_run)
-        .and_then(|c| repo.plan_checkout(c).ok().map(|p| (c, p)));
+        .filter(|_| !delegated && hooks != git::PostCheckout::Other)
+        .and_then(|c| repo.plan_checkout(c).ok());
     let new = git::NewWorktree {
         path,
         no_checkout: delegated || planned.is_some(),
@@ -55,17 +54,13 @@ pub fn add_worktree_at(
         marker: ADD_MARKER,
     };
     let added = git::worktree_add(repo_lock, &repo.base, &new, Some(deadline))?;
-    let Some((commit, planned)) = planned.filter(|_| added.ok) else {
+    let Some(planned) = planned.filter(|_| added.ok) else {
         return Ok(added);
     };
-    if let Err(e) = git::materialize::check_out(path, planned) {
+    if let Err(e) = git::materialize::check_out(path, planned, deadline) {
         return Ok(git::Output::failed(format!("{e:#}")));
     }
-    // What git's own checkout would have done after the files: its post-checkout hooks.
-    if !hooked {
-        return Ok(added);
-    }
-    git::post_checkout_hook(repo_lock, &new, commit, Some(deadline))
+    Ok(added)
 }
 
 /// What `--base` asked for, checked before anything runs.

@@ -184,28 +184,53 @@ fn one_core_leaves_the_checkout_to_git() {
     assert!(by_git, "one core:\n{out}");
 }
 
+/// A post-checkout hook that logs its arguments, directory, git dir and whether `GIT_DIR` and
+/// `GIT_WORK_TREE` are set, appending to `log`.
+fn logging_hook(log: &Path) -> String {
+    format!(
+        "#!/bin/sh\necho \"$1 $2 $3 $(pwd) $(git rev-parse --git-dir) dir=${{GIT_DIR+set}} tree=${{GIT_WORK_TREE+set}}\" >> {}\n",
+        sh_quote(log)
+    )
+}
+
 #[test]
-fn a_tree_checked_out_in_process_runs_the_post_checkout_hooks_git_would_have_run() {
+fn a_post_checkout_hook_of_the_users_leaves_the_checkout_to_git_which_runs_it_as_always() {
     let repo = TestRepo::new();
     let log = repo.tmp.join("hook.log");
     let hook = repo.common_dir().join("hooks/post-checkout");
-    let body = "#!/bin/sh\necho \"$1 $2 $3 $(pwd) $(git rev-parse --git-dir)\" >> ";
-    executable(&hook, &format!("{body}{}\n", sh_quote(&log)));
-    assert!(!add_traced(&repo, "hooked", &[]));
+    executable(&hook, &logging_hook(&log));
+    assert!(add_traced(&repo, "hooked", &[]), "git checks out");
     let wt = repo.card_path("hooked");
     let head = repo.git(&wt, &["rev-parse", "HEAD"]);
     let admin = repo.admin_dir(&wt);
     let ran = std::fs::read_to_string(&log).unwrap();
+    // Exactly what a plain `git worktree add` gives the same hook.
+    std::fs::remove_file(&log).unwrap();
+    let plain = repo.tmp.join("plain");
+    repo.git(
+        &repo.base,
+        &[
+            "worktree",
+            "add",
+            "--detach",
+            plain.to_str().unwrap(),
+            head.trim(),
+        ],
+    );
+    let by_git = std::fs::read_to_string(&log).unwrap();
     assert_eq!(
         ran,
-        format!(
-            "{} {} 1 {} {}\n",
-            "0".repeat(40),
-            head.trim(),
-            wt.display(),
-            admin.display()
-        ),
+        by_git
+            .replace(plain.to_str().unwrap(), wt.to_str().unwrap())
+            .replace(
+                repo.admin_dir(&plain).to_str().unwrap(),
+                admin.to_str().unwrap()
+            ),
         "once, as git runs it after a checkout of a new worktree"
+    );
+    assert!(
+        ran.starts_with(&format!("{} {} 1 ", "0".repeat(40), head.trim())),
+        "{ran}"
     );
 
     // A failing hook fails the add as git's would, and the new tree goes again.
@@ -220,40 +245,36 @@ fn a_tree_checked_out_in_process_runs_the_post_checkout_hooks_git_would_have_run
 }
 
 #[test]
-fn with_a_hook_and_a_git_without_hook_run_the_checkout_stays_with_git() {
+fn kardwts_own_shim_alone_keeps_the_checkout_in_process_and_a_hook_chained_behind_it_does_not() {
     let repo = TestRepo::new();
-    let log = repo.tmp.join("hook.log");
-    let hook = repo.common_dir().join("hooks/post-checkout");
-    executable(
-        &hook,
-        &format!("#!/bin/sh\necho \"$1 $3\" >> {}\n", sh_quote(&log)),
-    );
-    // A git first on PATH that says it is 2.35 and is the real one otherwise.
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    let real = std::env::split_paths(&path)
-        .map(|d| d.join("git"))
-        .find(|g| g.is_file())
-        .expect("git on PATH");
-    let dir = repo.tmp.join("old-git");
-    std::fs::create_dir_all(&dir).unwrap();
-    let body = format!(
-        "#!/bin/sh\nfor a; do last=$a; done\n[ \"$last\" = version ] && {{ echo 'git version 2.35.8'; exit 0; }}\nexec {} \"$@\"\n",
-        sh_quote(&real)
-    );
-    executable(&dir.join("git"), &body);
-    let mut dirs = vec![dir, Path::new(BIN).parent().unwrap().to_path_buf()];
-    dirs.extend(std::env::split_paths(&path));
-    let path = std::env::join_paths(dirs).unwrap();
-    let (out, by_git) = run_traced(&repo, BIN, &["add", "old"], &[("PATH", path.as_os_str())]);
-    assert!(by_git, "git 2.35 checks out:\n{out}");
+    repo.install_hooks();
     assert!(
-        out.stderr.contains(" version "),
-        "git was asked its version:\n{out}"
+        !add_traced(&repo, "shimmed", &[]),
+        "only kardwt's shim: in-process"
     );
-    assert_eq!(
-        std::fs::read_to_string(&log).unwrap(),
-        format!("{} 1\n", "0".repeat(40))
-    );
+    repo.kardwt(&repo.card_path("shimmed"), &["verify"])
+        .expect_code(0);
+
+    // A hook that was there first runs behind the shim: git checks out and runs both.
+    let log = repo.tmp.join("hook.log");
+    let chained = repo.common_dir().join("hooks/post-checkout.kardwt-chained");
+    executable(&chained, &logging_hook(&log));
+    assert!(add_traced(&repo, "chained", &[]), "a chained hook: git");
+    let ran = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(ran.lines().count(), 1, "{ran}");
+    assert!(ran.starts_with(&"0".repeat(40)), "{ran}");
+    repo.kardwt(&repo.card_path("chained"), &["verify"])
+        .expect_code(0);
+
+    // An edited shim is not kardwt's as shipped: git checks out, and the edit runs.
+    std::fs::remove_file(&chained).unwrap();
+    let hook = repo.common_dir().join("hooks/post-checkout");
+    let shim = std::fs::read_to_string(&hook).unwrap();
+    let mark = repo.tmp.join("edited");
+    let edited = shim.replacen("\n", &format!("\ntouch {}\n", sh_quote(&mark)), 1);
+    executable(&hook, &edited);
+    assert!(add_traced(&repo, "edited", &[]), "an edited shim: git");
+    assert!(mark.exists(), "the edited shim ran");
 }
 
 #[test]
@@ -305,4 +326,105 @@ fn names_that_are_not_utf8_are_checked_out_in_process_byte_for_byte() {
     );
     assert_eq!(cache_tree_of(&repo, &fast), cache_tree_of(&repo, &by_git));
     repo.kardwt(&fast, &["verify"]).expect_code(0);
+}
+
+#[test]
+fn settings_given_on_gits_command_line_or_in_its_environment_reach_gits_checkout() {
+    let repo = TestRepo::new();
+    repo.commit_files(&[("text/a.txt", "a\nb\n")], "text");
+    let crlf = |card: &str| std::fs::read(repo.card_path(card).join("text/a.txt")).unwrap();
+
+    let (out, by_git) = run_traced(
+        &repo,
+        "git",
+        &["-c", "core.autocrlf=true", "kardwt", "add", "dash-c"],
+        &[],
+    );
+    assert!(by_git, "git -c: git checks out\n{out}");
+    assert_eq!(crlf("dash-c"), b"a\r\nb\r\n", "git -c core.autocrlf=true");
+
+    let env = [
+        ("GIT_CONFIG_COUNT", "1".as_ref()),
+        ("GIT_CONFIG_KEY_0", "core.autocrlf".as_ref()),
+        ("GIT_CONFIG_VALUE_0", "true".as_ref()),
+    ];
+    let (out, by_git) = run_traced(&repo, BIN, &["add", "count"], &env);
+    assert!(by_git, "GIT_CONFIG_COUNT: git checks out\n{out}");
+    assert_eq!(crlf("count"), b"a\r\nb\r\n", "GIT_CONFIG_COUNT");
+
+    // The user's hooks directory given with -c: git checks out and runs its hook.
+    let hooks = repo.tmp.join("my-hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    let log = repo.tmp.join("hook.log");
+    executable(&hooks.join("post-checkout"), &logging_hook(&log));
+    let flag = format!("core.hooksPath={}", hooks.display());
+    let (out, by_git) = run_traced(&repo, "git", &["-c", &flag, "kardwt", "add", "hooks"], &[]);
+    assert!(by_git, "git -c core.hooksPath: git checks out\n{out}");
+    let ran = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        ran.starts_with(&"0".repeat(40)),
+        "the user's hook ran: {ran}"
+    );
+    // And without any, the tree is kardwt's plain copy again (nothing was left set).
+    assert!(!add_traced(&repo, "plain", &[]));
+    assert_eq!(crlf("plain"), b"a\nb\n");
+}
+
+#[test]
+fn with_core_file_mode_false_an_executable_file_is_written_as_git_writes_it() {
+    let repo = TestRepo::new();
+    let script = repo.scratch.join("run.sh");
+    std::fs::write(&script, "#!/bin/sh\n").unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    repo.git(&repo.scratch, &["add", "run.sh"]);
+    repo.commit_files(&[("other.txt", "x\n")], "an executable file");
+    repo.git(&repo.base, &["config", "core.fileMode", "false"]);
+    assert!(add_traced(&repo, "modes", &[]), "core.fileMode=false: git");
+    let plain = repo.tmp.join("plain");
+    repo.git(
+        &repo.base,
+        &["worktree", "add", "--detach", plain.to_str().unwrap()],
+    );
+    let mode = |p: &Path| p.join("run.sh").metadata().unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&repo.card_path("modes")), mode(&plain));
+    assert_ne!(mode(&plain) & 0o111, 0, "git writes it executable");
+}
+
+#[test]
+fn in_a_blobless_partial_clone_add_checks_out_files_upstream_added_since() {
+    let repo = TestRepo::new();
+    repo.git(&repo.origin, &["config", "uploadpack.allowFilter", "true"]);
+    let url = format!("file://{}", repo.origin.display());
+    let partial = repo.tmp.join("partial");
+    repo.git(
+        &repo.tmp,
+        &[
+            "clone",
+            "--quiet",
+            "--filter=blob:none",
+            &url,
+            partial.to_str().unwrap(),
+        ],
+    );
+    // Upstream moves on with a file the partial clone has never seen.
+    repo.commit_files(&[("new/file.txt", "fresh\n")], "a new file");
+    let out = repo
+        .spawn_with_env(
+            BIN,
+            &partial,
+            &["add", "lazy"],
+            &[("KARDWT_TRACE", "1".as_ref())],
+        )
+        .wait(Duration::from_secs(60));
+    out.expect_code(0);
+    let wt = partial
+        .parent()
+        .unwrap()
+        .join("partial.worktrees/card-lazy");
+    assert_eq!(
+        std::fs::read(wt.join("new/file.txt")).unwrap(),
+        b"fresh\n",
+        "{out}"
+    );
+    assert_eq!(repo.git(&wt, &["status", "--porcelain"]), "");
 }
