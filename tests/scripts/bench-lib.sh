@@ -19,6 +19,16 @@ time_us() {
 	echo $((e - s))
 }
 
+# time_cpu_us CMD…: run CMD once with output discarded, print its wall time and its CPU time
+# (user + system, of CMD and every child it waited for, as bash's `time` counts them), both in
+# microseconds.
+time_cpu_us() {
+	local s e t TIMEFORMAT='%3U %3S'
+	s=$(now_us)
+	t=$({ time "$@" >/dev/null 2>&1; } 2>&1)
+	e=$(now_us)
+	awk -v w=$((e - s)) -v t="$t" 'BEGIN { split(t, a, " "); printf "%d %d\n", w, (a[1] + a[2]) * 1000000 }'
+}
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : int((a[NR/2]+a[NR/2+1])/2))}'; }
 minimum() { sort -n | head -n 1; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
@@ -75,16 +85,16 @@ make_origin() {
 
 # add_pair BASE DIR TAG: time `git kardwt add TAG`, then plain `git fetch` + `git worktree add`
 # of an equal tree, or the other way round when the last digit of TAG is odd (alternating), and
-# print both times, kardwt's first.
+# print both wall times, kardwt's first, then both CPU times (time_cpu_us), kardwt's first.
 add_pair() {
 	local base=$1 dir=$2 tag=$3 k g
 	plain() { git -C "$base" fetch -q origin main && git -C "$base" worktree add -q -b "plain/$tag" "$dir/plain-$tag" FETCH_HEAD; }
 	if [[ ${tag: -1} == [13579] ]]; then
-		g=$(time_us plain)
-		k=$(time_us git -C "$base" kardwt add "$tag")
+		g=$(time_cpu_us plain)
+		k=$(time_cpu_us git -C "$base" kardwt add "$tag")
 	else
-		k=$(time_us git -C "$base" kardwt add "$tag")
-		g=$(time_us plain)
+		k=$(time_cpu_us git -C "$base" kardwt add "$tag")
+		g=$(time_cpu_us plain)
 	fi
-	echo "$k $g"
+	echo "${k% *} ${g% *} ${k#* } ${g#* }"
 }

@@ -128,9 +128,9 @@ echo /kardbrd.yml >>"$work/base0/.git/info/exclude"
 mkdir -p "$work/grow"
 k0=() g0=() kn=() gn=()
 for i in $(seq 1 "$RUNS"); do
-	read -r a b < <(add_pair "$work/base0" "$work/grow" "zero$i")
+	read -r a b _ < <(add_pair "$work/base0" "$work/grow" "zero$i")
 	k0+=("$a") g0+=("$b")
-	read -r a b < <(add_pair "$base" "$work/grow" "many$i")
+	read -r a b _ < <(add_pair "$base" "$work/grow" "many$i")
 	kn+=("$a") gn+=("$b")
 done
 growth_row grow "$(printf '%s\n' "${k0[@]}" | median)" "$(printf '%s\n' "${kn[@]}" | median)" \

@@ -31,6 +31,9 @@
 #   P13 `git kardwt remove` of a clean tree of 12,000 files vs `git worktree remove` of an equal
 #       tree (goal 1.2), and its absolute time (goal under 0.3 s, printed under the table); the
 #       files kardwt moved aside are deleted after it returned, before the next trial starts
+#   P15 a plain `git worktree add` of a small repository (100 files) with kardwt's shims
+#       installed vs without (goal 1.5)
+#   P2cpu P2's CPU time (user + system of the commands and their children), goal 1.0
 # P1 uses the minimum of many alternating trials (it sits inside the noise); the others the
 # median of several runs. Needs `git-kardwt` on PATH (make bench puts the release build first).
 # Sizes can be shrunk for a quick look: BENCH_FILES, BENCH_WORKTREES, BENCH_TRIALS,
@@ -44,7 +47,7 @@ FILES=${BENCH_FILES:-5000}
 WORKTREES=${BENCH_WORKTREES:-1000}
 TRIALS=${BENCH_TRIALS:-15}
 STATUS_TREES=${BENCH_STATUS_TREES:-50}
-ONLY=" ${BENCH_ONLY:-P1 P2 P3 P4 P5 P6 P7 P8 P9 P10 P11 P12 P13} "
+ONLY=" ${BENCH_ONLY:-P1 P2 P3 P4 P5 P6 P7 P8 P9 P10 P11 P12 P13 P15} "
 BEFORE=${BENCH_BEFORE:-}
 want() { [[ $ONLY == *" $1 "* ]]; }
 
@@ -83,12 +86,33 @@ fi
 if want P2; then
 echo "P2: add vs fetch + worktree add" >&2
 runs=${BENCH_P2_RUNS:-25}
-p2_k=() p2_g=()
+p2_k=() p2_g=() p2_kc=() p2_gc=()
 for i in $(seq 1 "$runs"); do
-	read -r k g < <(add_pair "$base" "$work" "bench$i")
-	p2_k+=("$k") p2_g+=("$g")
+	read -r k g kc gc < <(add_pair "$base" "$work" "bench$i")
+	p2_k+=("$k") p2_g+=("$g") p2_kc+=("$kc") p2_gc+=("$gc")
 done
 row P2 "$(printf '%s\n' "${p2_k[@]}" | median)" "$(printf '%s\n' "${p2_g[@]}" | median)" 1.0
+# The same adds' CPU time (user + system): two threads must not cost twice git's work.
+row P2cpu "$(printf '%s\n' "${p2_kc[@]}" | median)" "$(printf '%s\n' "${p2_gc[@]}" | median)" 1.0
+fi
+
+# P15: a plain `git worktree add` of a small repository (100 files) with kardwt's shims
+# installed (install-hooks) vs without any hook, alternating, median of trials.
+if want P15; then
+echo "P15: git worktree add with the shims vs without ($TRIALS alternating trials)" >&2
+make_origin "$work/p15" 100
+p15=$work/p15/base
+p15_hooks=$(git -C "$p15" rev-parse --path-format=absolute --git-path hooks)
+git -C "$p15" kardwt install-hooks >/dev/null
+mkdir -p "$work/p15-shims" && mv "$p15_hooks/post-checkout" "$p15_hooks/pre-push" "$work/p15-shims/"
+p15_k=() p15_g=()
+for i in $(seq 1 "$TRIALS"); do
+	cp -p "$work/p15-shims/post-checkout" "$work/p15-shims/pre-push" "$p15_hooks/"
+	p15_k+=("$(time_us git -C "$p15" worktree add -q --detach "$work/p15-k$i")")
+	rm -f "$p15_hooks/post-checkout" "$p15_hooks/pre-push"
+	p15_g+=("$(time_us git -C "$p15" worktree add -q --detach "$work/p15-g$i")")
+done
+row P15 "$(printf '%s\n' "${p15_k[@]}" | median)" "$(printf '%s\n' "${p15_g[@]}" | median)" 1.5
 fi
 
 # P4: verify inside a worktree vs rev-parse HEAD, in a repository with the few worktrees of P2
@@ -148,7 +172,7 @@ fi
 p10_measure() {
 	local k=() g=() i a b
 	for i in $(seq 1 "${BENCH_P10_RUNS:-5}"); do
-		read -r a b < <(add_pair "$base" "$work" "grow$1-$i")
+		read -r a b _ < <(add_pair "$base" "$work" "grow$1-$i")
 		k+=("$a") g+=("$b")
 	done
 	echo "$(printf '%s\n' "${k[@]}" | median) $(printf '%s\n' "${g[@]}" | median)"
