@@ -36,8 +36,9 @@ struct Refusal {
 }
 
 const UNDO: &str = "nothing was pushed; take the file out of the pushed commits (`git rm --cached \
-                    <path>` and `git commit --amend`, or `git rebase -i` for an older commit), \
-                    then push again; pushing the same commits from another checkout is blocked too";
+                    <path>` and `git commit --amend`, or `git rebase -i` for an older commit; \
+                    a tag or a note: delete it), then push again; pushing the same commits from \
+                    another checkout is blocked too";
 
 pub fn run(global: crate::cli::GlobalArgs, args: &PrePushArgs) -> Result<i32> {
     let started = Instant::now();
@@ -106,7 +107,7 @@ pub fn run(global: crate::cli::GlobalArgs, args: &PrePushArgs) -> Result<i32> {
             kind: crate::state::blobs::hash_kind(&ctx.repo.common_dir),
             public: &known,
         };
-        if let Some(why) = check.forbidden(&pushed, &sent)? {
+        if let Some(why) = check.forbidden(&pushed, &sent, &updates)? {
             return Err(blocked(Refusal { why, hint: UNDO }, &card));
         }
     }
@@ -295,11 +296,12 @@ impl Check<'_> {
     }
 
     /// The first reason found not to push: `pushed` the commits' entries, `objects` every
-    /// object git would send.
+    /// object git would send, `updates` the pushed refs (to name them).
     fn forbidden(
         &self,
         pushed: &[Entry],
         objects: &BTreeMap<String, Vec<u8>>,
+        updates: &[RefUpdate],
     ) -> Result<Option<String>> {
         let sent = Sent {
             brought: push::introduced(pushed)
@@ -307,6 +309,7 @@ impl Check<'_> {
                 .filter(|e| e.mode != "160000")
                 .collect(),
             objects,
+            updates,
         };
         for e in &sent.brought {
             if let Some(l) = self.links.iter().find(|l| self.same(&e.path, l)) {

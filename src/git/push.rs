@@ -265,6 +265,8 @@ pub struct Sent<'a> {
     pub brought: Vec<&'a Entry>,
     /// Object id → the path `rev-list` first reached it at.
     pub objects: &'a BTreeMap<String, Vec<u8>>,
+    /// The pushed refs, to name the one that names an object itself.
+    pub updates: &'a [RefUpdate],
 }
 
 impl Sent<'_> {
@@ -278,7 +280,10 @@ impl Sent<'_> {
             Some(path) if !path.is_empty() => {
                 format!("the push sends {} as {oid}", show(path))
             }
-            _ => format!("the push sends the object {oid}"),
+            _ => match self.updates.iter().find(|u| u.local_oid == oid) {
+                Some(u) => format!("the push sends {} as {oid}", u.local_ref),
+                None => format!("the push sends the object {oid}"),
+            },
         }
     }
 }

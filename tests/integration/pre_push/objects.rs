@@ -150,7 +150,14 @@ fn shared_bytes_in_tags_and_notes_are_refused_like_in_commits() {
                     out.stderr.contains("blocked"),
                     "{what}: not refused:\n{out}"
                 );
+                // The blob (a lightweight tag names it: the tag is named too), or the commit.
                 let named = out.stderr.contains(&secret) || out.stderr.contains(&side);
+                if target == &secret && !annotated {
+                    assert!(
+                        out.stderr.contains(&refspec),
+                        "{what}: the tag is not named:\n{out}"
+                    );
+                }
                 assert!(
                     named,
                     "{what}: neither the object nor the commit is named:\n{out}"
