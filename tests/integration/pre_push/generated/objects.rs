@@ -1,8 +1,8 @@
 //! pre-push checked against git itself: generated histories and refs of every kind (branches
 //! with commits that add, rename, nest or delete a file, side branches, lightweight and
 //! annotated tags naming blobs, trees and commits, notes refs, several refs in one push)
-//! carrying the bytes of the linked `.env` as it is now or as it was before an edit, of a file
-//! in a linked directory, or harmless bytes. The oracle is `git rev-list --objects` of the
+//! carrying the bytes of the linked `.env` or of a file in a linked directory as it is now or
+//! as it was before an edit, or harmless bytes. The oracle is `git rev-list --objects` of the
 //! pushed refs less what the remote has, run here: the push is blocked exactly when an object
 //! git would send holds shared bytes, and the remote never holds any. The seed is printed;
 //! `KARDWT_SEED=<n>` replays it and `KARDWT_CASES=<n>` runs more cases.
@@ -24,6 +24,9 @@ struct World {
     shared: Vec<String>,
     /// The base's `.env` now.
     env: String,
+    /// The linked directory's files, and whether each was edited since the card was added
+    /// (once at most: kardwt remembers the version it linked and judges the one there now).
+    data: Vec<(String, bool)>,
     /// A counter for unique names and contents.
     n: usize,
     case: u64,
@@ -36,6 +39,7 @@ impl World {
         let env = format!("TOKEN=env-{case}-{:016x}\n", rng.next());
         std::fs::write(repo.base.join(".env"), &env).unwrap();
         let mut shared = vec![env.clone()];
+        let mut data = Vec::new();
         for i in 0..1 + rng.below(3) {
             let dirs: String = (0..rng.below(3)).map(|d| format!("d{d}/")).collect();
             let rel = format!("data/{dirs}creds{i}.json");
@@ -44,6 +48,7 @@ impl World {
             std::fs::create_dir_all(p.parent().unwrap()).unwrap();
             std::fs::write(p, &body).unwrap();
             shared.push(body);
+            data.push((rel, false));
         }
         repo.write_rules("worktree:\n  sharing:\n    env: link\n    link: [data]\n");
         repo.install_hooks();
@@ -53,6 +58,7 @@ impl World {
             tree,
             shared,
             env,
+            data,
             n: 0,
             case,
         }
@@ -262,6 +268,14 @@ fn a_push_is_blocked_exactly_when_git_would_send_shared_bytes() {
                 std::fs::write(w.repo.base.join(".env"), &w.env).unwrap();
                 // What pre-push judges today is shared from now on.
                 w.shared.push(w.env.clone());
+            }
+            let i = rng.below(w.data.len());
+            if rng.chance(1, 4) && !w.data[i].1 {
+                // A linked file edited: the version linked is an earlier one now.
+                let body = format!("{{\"key\": \"edited-{case}-{:016x}\"}}\n", rng.next());
+                std::fs::write(w.repo.base.join(&w.data[i].0), &body).unwrap();
+                w.data[i].1 = true;
+                w.shared.push(body);
             }
             let mut refspecs = Vec::new();
             let mut said = Vec::new();
