@@ -82,8 +82,10 @@ test-runners:
 
 # The generated tests (tests/integration/{remove,prepare,pre_push}/generated.rs: removal over
 # generated tree states, the prepare cache over generated inputs, hooks and damaged entries,
-# pre-push over generated placements of shared bytes), each with CASES cases instead of the
-# default suite's few dozen (about an hour in all on 2 cores at 1000); each prints its seed and
+# pre-push over generated placements of shared bytes, and pre_push/generated/objects.rs: pre-push
+# against `git rev-list --objects` over generated refs of every kind), each with CASES cases instead of the
+# default suite's few dozen (about an hour and a half in all on 2 cores at 1000, the rev-list one
+# some 35 minutes of it); each prints its seed and
 # case count, and SEED=<n> replays one.
 CASES ?= 1000
 test-generated:

@@ -1,14 +1,16 @@
 //! `git kardwt hook pre-push <remote> <url>`: block a push (exit 1,
-//! naming the reason, the path and the commit) from a managed worktree that fails verification,
-//! or of a commit new to that remote that brings in (added, modified or type-changed; a merge
-//! diffed against each parent, judged on what differs from all of them, its tree's symlinks
-//! on any change) a link kardwt made, a `.env`/`.env.*` at any depth that the ignore rules
-//! would ignore, a blob equal to a file kardwt shares from the base (a root `.env`, or any file
-//! beneath a linked path) or copied into a worktree (also after that tree is gone), a file
-//! `.worktreeinclude` names forced past the ignore rules, or a symlink that leaves the
-//! repository or reaches a shared file through the tree's other symlinks. Deletions pass.
-//! Everything is read with `-z` as bytes, in a handful of git processes whatever the commit
-//! count.
+//! naming the reason, the path and the commit or object) from a managed worktree that fails
+//! verification, or that sends an object holding bytes kardwt shared into a tree: of the
+//! objects git would send (`git rev-list --objects` of every pushed ref, branches, tags to
+//! commits, trees or blobs, notes, less what the remote has), a blob equal to a file kardwt
+//! shares from the base (a root `.env`, or any file beneath a linked path), to any version of
+//! those kardwt remembered, or to a file it copied into a worktree (also after that tree is
+//! gone). Of the pushed commits (added, modified or type-changed entries; a merge diffed against
+//! each parent, judged on what differs from all of them, its tree's symlinks on any change) it
+//! also blocks a link kardwt made, a `.env`/`.env.*` at any depth that the ignore rules would
+//! ignore, a file `.worktreeinclude` names forced past the ignore rules, or a symlink that
+//! leaves the repository or reaches a shared file through the tree's other symlinks. Deletions
+//! pass. Everything is read as bytes, in a handful of git processes whatever the ref count.
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 use std::io::Read;
@@ -19,7 +21,7 @@ use std::time::Instant;
 use anyhow::{Context as _, Result};
 
 use crate::cli::PrePushArgs;
-use crate::git::push::{self, Entry, RefUpdate, Resolved};
+use crate::git::push::{self, says, Entry, RefUpdate, Resolved, Sent};
 use crate::ground::error::{Code, Fail, Kind};
 use crate::session::context::Context;
 use crate::state::record::Loaded;
@@ -34,8 +36,9 @@ struct Refusal {
 }
 
 const UNDO: &str = "nothing was pushed; take the file out of the pushed commits (`git rm --cached \
-                    <path>` and `git commit --amend`, or `git rebase -i` for an older commit), \
-                    then push again; pushing the same commits from another checkout is blocked too";
+                    <path>` and `git commit --amend`, or `git rebase -i` for an older commit; \
+                    a tag or a note: delete it), then push again; pushing the same commits from \
+                    another checkout is blocked too";
 
 pub fn run(global: crate::cli::GlobalArgs, args: &PrePushArgs) -> Result<i32> {
     let started = Instant::now();
@@ -90,17 +93,21 @@ pub fn run(global: crate::cli::GlobalArgs, args: &PrePushArgs) -> Result<i32> {
         .flatten()
         .map(String::into_bytes)
         .collect();
-    let pushed = pushed_entries(&ctx, args, &updates)?;
-    if !pushed.is_empty() {
+    let tracking = tracking_remote(&ctx, &args.remote, &args.url)?;
+    let known = remote_tips(&ctx, tracking.as_deref(), &updates)?;
+    let pushed = pushed_entries(&ctx, tracking.as_deref(), &updates)?;
+    let sent = sent_objects(&ctx, &known, &updates)?;
+    if !pushed.is_empty() || !sent.is_empty() {
         let check = Check {
             ctx: &ctx,
             here: &here,
             ignorecase: config_bool(&ctx, "core.ignorecase"),
             links,
             admins: entries.iter().map(|e| e.linked.admin.clone()).collect(),
-            public: public_tips(&ctx, args, &updates)?,
+            kind: crate::state::blobs::hash_kind(&ctx.repo.common_dir),
+            public: &known,
         };
-        if let Some(why) = check.forbidden(&pushed)? {
+        if let Some(why) = check.forbidden(&pushed, &sent, &updates)? {
             return Err(blocked(Refusal { why, hint: UNDO }, &card));
         }
     }
@@ -169,7 +176,7 @@ fn tracking_remote(ctx: &Context, remote: &str, url: &str) -> Result<Option<Stri
 /// parent, a root commit against the empty tree.
 fn pushed_entries(
     ctx: &Context,
-    push_args: &PrePushArgs,
+    tracking: Option<&str>,
     updates: &[RefUpdate],
 ) -> Result<Vec<Entry>> {
     let tips: Vec<&RefUpdate> = updates.iter().filter(|u| !u.is_deletion()).collect();
@@ -183,7 +190,7 @@ fn pushed_entries(
             log.push(format!("^{}", u.remote_oid).into());
         }
     }
-    if let Some(name) = tracking_remote(ctx, &push_args.remote, &push_args.url)? {
+    if let Some(name) = tracking {
         log.push("--not".into());
         log.push(format!("--remotes={name}").into());
     }
@@ -191,15 +198,19 @@ fn pushed_entries(
     Ok(push::parse_entries(&raw))
 }
 
-/// The commits `remote` already has, for [`Check::public`]: the old tips git gave on stdin that
-/// are at hand and the tips of its remote-tracking refs, each once.
-fn public_tips(ctx: &Context, args: &PrePushArgs, updates: &[RefUpdate]) -> Result<Vec<String>> {
+/// What the remote already has, as far as this repository knows: the old tips git gave on
+/// stdin that are at hand and the tips of its remote-tracking refs, each once.
+fn remote_tips(
+    ctx: &Context,
+    tracking: Option<&str>,
+    updates: &[RefUpdate],
+) -> Result<Vec<String>> {
     let mut tips: Vec<String> = updates
         .iter()
         .filter(|u| !u.is_new() && ctx.repo.has_object(&u.remote_oid))
         .map(|u| u.remote_oid.clone())
         .collect();
-    if let Some(name) = tracking_remote(ctx, &args.remote, &args.url)? {
+    if let Some(name) = tracking {
         let tracking = git::branches_under(&ctx.repo.base, &format!("refs/remotes/{name}/"))?;
         tips.extend(tracking.into_iter().map(|(_, oid)| oid));
     }
@@ -208,7 +219,29 @@ fn public_tips(ctx: &Context, args: &PrePushArgs, updates: &[RefUpdate]) -> Resu
     Ok(tips)
 }
 
-/// The files kardwt shares from the base: names, and blob ids mapped to the name.
+/// Exactly the objects git would send: `git rev-list --objects` of every pushed local object
+/// (a commit, an annotated tag, a tree, a blob, a notes commit), not reachable from what the
+/// remote has (`known`), each with the path rev-list first reached it at. One process.
+fn sent_objects(
+    ctx: &Context,
+    known: &[String],
+    updates: &[RefUpdate],
+) -> Result<BTreeMap<String, Vec<u8>>> {
+    let mut revs: Vec<u8> = Vec::new();
+    for u in updates.iter().filter(|u| !u.is_deletion()) {
+        revs.extend_from_slice(format!("{}\n", u.local_oid).as_bytes());
+    }
+    if revs.is_empty() {
+        return Ok(BTreeMap::new());
+    }
+    for tip in known {
+        revs.extend_from_slice(format!("^{tip}\n").as_bytes());
+    }
+    let raw = git::rev_list_objects(&ctx.repo.base, revs)?;
+    Ok(push::parse_objects(&raw))
+}
+
+/// The base's root `.env` files kardwt shares: names, and blob ids mapped to the name.
 struct Shared {
     names: Vec<Vec<u8>>,
     blobs: BTreeMap<String, Vec<u8>>,
@@ -223,42 +256,62 @@ struct Check<'a> {
     links: BTreeSet<Vec<u8>>,
     /// The linked worktrees' admin dirs, where the blob ids of their copies are kept.
     admins: Vec<std::path::PathBuf>,
+    /// The repository's object format.
+    kind: gix::hash::Kind,
     /// Commits the remote already has: its old tips git gave (those at hand) and the
     /// remote-tracking refs' tips. Content in their trees is public, not a secret.
-    public: Vec<String>,
+    public: &'a [String],
 }
 
 impl Check<'_> {
-    /// Of `candidates` (blob ids a pushed commit brings that equal a shared file), those the
-    /// remote already has in the tree of one of its commits: public content, not a secret (a
-    /// `.env` copied unchanged from a tracked `.env.example`). What the base merely tracks does
-    /// not count: committing a secret in the base would make it tracked. Read only when there
-    /// are candidates, one `ls-tree` per remote tip until every candidate is found.
-    fn public(&self, candidates: &BTreeSet<&str>) -> Result<BTreeSet<String>> {
-        let mut found = BTreeSet::new();
-        for tip in &self.public {
-            if found.len() == candidates.len() {
+    /// Of the sent objects `holds` names, the first the remote does not already have in the
+    /// tree of one of its commits (public content, not a secret: a `.env` copied unchanged from
+    /// a tracked `.env.example`), with where it is sent and what `holds` says of it. What the
+    /// base merely tracks does not count: committing a secret in the base would make it
+    /// tracked. The remote's trees are read only when there is a hit, one `ls-tree` per
+    /// remote tip until every hit is found.
+    fn first_secret<'m>(
+        &self,
+        sent: &Sent<'_>,
+        holds: &'m BTreeMap<String, Vec<u8>>,
+    ) -> Result<Option<(String, &'m [u8])>> {
+        let hits: BTreeSet<&str> = sent
+            .objects
+            .keys()
+            .filter(|o| holds.contains_key(*o))
+            .map(String::as_str)
+            .collect();
+        let mut public = BTreeSet::new();
+        for tip in self.public {
+            if hits.is_empty() || public.len() == hits.len() {
                 break;
             }
             let blobs = push::tree_blobs(&git::ls_tree_z(&self.ctx.repo.base, tip)?);
-            found.extend(
-                candidates
-                    .iter()
-                    .filter(|c| blobs.contains(**c))
-                    .map(|c| (*c).to_owned()),
-            );
+            public.extend(hits.iter().filter(|h| blobs.contains(**h)).copied());
         }
-        Ok(found)
+        Ok(hits
+            .iter()
+            .find(|h| !public.contains(*h))
+            .map(|h| (sent.site(h), &holds[*h][..])))
     }
 
-    /// The first reason found not to push `pushed`, if any.
-    fn forbidden(&self, pushed: &[Entry]) -> Result<Option<String>> {
-        let brought: Vec<&Entry> = push::introduced(pushed)
-            .into_iter()
-            .filter(|e| e.mode != "160000")
-            .collect();
-        let says = |e: &Entry| if e.status == b'A' { "adds" } else { "changes" };
-        for e in &brought {
+    /// The first reason found not to push: `pushed` the commits' entries, `objects` every
+    /// object git would send, `updates` the pushed refs (to name them).
+    fn forbidden(
+        &self,
+        pushed: &[Entry],
+        objects: &BTreeMap<String, Vec<u8>>,
+        updates: &[RefUpdate],
+    ) -> Result<Option<String>> {
+        let sent = Sent {
+            brought: push::introduced(pushed)
+                .into_iter()
+                .filter(|e| e.mode != "160000")
+                .collect(),
+            objects,
+            updates,
+        };
+        for e in &sent.brought {
             if let Some(l) = self.links.iter().find(|l| self.same(&e.path, l)) {
                 return Ok(Some(format!(
                     "commit {} {} {}, a link kardwt shares from the base",
@@ -268,28 +321,38 @@ impl Check<'_> {
                 )));
             }
         }
-        let Shared {
-            names: shared_names,
-            blobs: shared_blobs,
-        } = self.shared_from_base(&brought, pushed.iter().any(Entry::touches_symlink))?;
-        for e in brought.iter().filter(|e| !e.is_symlink()) {
-            if let Some(name) = shared_blobs.get(&e.blob) {
-                return Ok(Some(format!(
-                    "commit {} {} {}, whose content is the base's {}, a file kardwt shares",
-                    e.commit,
-                    says(e),
-                    push::show(&e.path),
-                    push::show(name)
-                )));
-            }
+        // The repository's list outlives the trees; the admin dirs hold the ids of copies
+        // made before it existed.
+        let mut remembered = crate::state::blobs::load_repo(&self.ctx.repo.common_dir);
+        for admin in &self.admins {
+            remembered.extend(crate::state::blobs::load(admin));
         }
-        if let Some(why) = self.in_linked(&brought)? {
+        let need_names = pushed.iter().any(Entry::touches_symlink);
+        let shared = self.shared_from_base(objects, need_names, &remembered)?;
+        if let Some((site, name)) = self.first_secret(&sent, &shared.blobs)? {
+            return Ok(Some(format!(
+                "{site}, whose content is the base's {}, a file kardwt shares",
+                push::show(name)
+            )));
+        }
+        if let Some(why) = self.in_linked(&sent)? {
             return Ok(Some(why));
         }
-        if let Some(why) = self.copied(&brought)? {
+        let remembered: BTreeMap<String, Vec<u8>> = remembered
+            .into_iter()
+            .map(|(id, path)| (id, path.into_bytes()))
+            .collect();
+        if let Some((site, path)) = self.first_secret(&sent, &remembered)? {
+            return Ok(Some(format!(
+                "{site}, whose content is a version of {}, a file kardwt shared into a worktree",
+                push::show(path)
+            )));
+        }
+        if let Some(why) = self.forced_include(&sent.brought)? {
             return Ok(Some(why));
         }
-        let envs: Vec<&&Entry> = brought
+        let envs: Vec<&&Entry> = sent
+            .brought
             .iter()
             .filter(|e| push::is_env_name(push::basename(&e.path), self.ignorecase))
             .collect();
@@ -305,53 +368,37 @@ impl Check<'_> {
         }
         // Every linked path, not only the live records' links: after `remove` a symlink to a
         // path kardwt linked into that tree is refused all the same.
-        let mut shared: Vec<Vec<u8>> = shared_names;
-        if pushed.iter().any(Entry::touches_symlink) {
-            shared.extend(self.linked_paths());
+        let mut shared_paths: Vec<Vec<u8>> = shared.names;
+        if need_names {
+            shared_paths.extend(self.linked_paths());
         }
-        self.symlinks(pushed, &shared)
+        self.symlinks(pushed, &shared_paths)
     }
 
-    /// A blob equal to a file at or beneath a path kardwt links from the base (`sharing.link`,
-    /// whole directories at any depth, the skills directories: what the records, the rules and
-    /// the exclude block name), under any name, unless the remote already has that content. Sizes
-    /// come first (one `git cat-file --batch-check`): a linked file is read only when it has
-    /// the size of a pushed blob.
-    fn in_linked(&self, brought: &[&Entry]) -> Result<Option<String>> {
+    /// A sent blob equal to a file at or beneath a path kardwt links from the base
+    /// (`sharing.link`, whole directories at any depth, the skills directories: what the
+    /// records, the rules and the exclude block name), under any name. Sizes come first (one
+    /// `git cat-file --batch-check`): a linked file is read only when it has the size of a sent
+    /// blob.
+    fn in_linked(&self, sent: &Sent<'_>) -> Result<Option<String>> {
         let base = &self.ctx.repo.base;
         let rels = self.linked_paths();
-        let blobs: BTreeSet<&str> = brought
-            .iter()
-            .filter(|e| !e.is_symlink())
-            .map(|e| e.blob.as_str())
-            .collect();
-        if rels.is_empty() || blobs.is_empty() {
+        if rels.is_empty() || sent.objects.is_empty() {
             return Ok(None);
         }
-        let input: Vec<u8> = blobs
-            .iter()
+        let input: Vec<u8> = sent
+            .objects
+            .keys()
             .flat_map(|o| o.bytes().chain([b'\n']))
             .collect();
         let sizes = push::parse_batch_check(&git::cat_file_batch_check(base, input)?);
-        let found = crate::seed::linked::matching(base, &rels, &sizes, self.hash_kind());
-        if found.is_empty() {
-            return Ok(None);
-        }
-        let tracked = self.public(&found.keys().map(String::as_str).collect())?;
-        let says = |e: &Entry| if e.status == b'A' { "adds" } else { "changes" };
-        Ok(brought
-            .iter()
-            .filter(|e| !e.is_symlink() && !tracked.contains(&e.blob))
-            .find_map(|e| {
-                let file = found.get(&e.blob)?;
-                Some(format!(
-                    "commit {} {} {}, whose content is the base's {}, a file kardwt links",
-                    e.commit,
-                    says(e),
-                    push::show(&e.path),
-                    push::show(file)
-                ))
-            }))
+        let found = crate::seed::linked::matching(base, &rels, &sizes, self.kind);
+        Ok(self.first_secret(sent, &found)?.map(|(site, file)| {
+            format!(
+                "{site}, whose content is the base's {}, a file kardwt links",
+                push::show(file)
+            )
+        }))
     }
 
     /// Every path kardwt links from the base: what the records, kardwt's block in
@@ -368,41 +415,8 @@ impl Check<'_> {
         rels
     }
 
-    /// The repository's object format.
-    fn hash_kind(&self) -> gix::hash::Kind {
-        match self.ctx.repo.config_string("extensions.objectformat") {
-            Some(f) if f.eq_ignore_ascii_case("sha256") => gix::hash::Kind::Sha256,
-            _ => gix::hash::Kind::Sha1,
-        }
-    }
-
-    /// A blob equal to a file kardwt copied into a worktree (its id kept at copy time), unless
-    /// the remote already has that content; a file `.worktreeinclude` names, forced past the
-    /// ignore rules.
-    fn copied(&self, brought: &[&Entry]) -> Result<Option<String>> {
-        let says = |e: &Entry| if e.status == b'A' { "adds" } else { "changes" };
-        // The repository's list outlives the trees; the admin dirs hold the ids of copies
-        // made before it existed.
-        let mut copied = crate::state::blobs::load_repo(&self.ctx.repo.common_dir);
-        for admin in &self.admins {
-            copied.extend(crate::state::blobs::load(admin));
-        }
-        let hits: Vec<&&Entry> = brought
-            .iter()
-            .filter(|e| !e.is_symlink() && copied.contains_key(&e.blob))
-            .collect();
-        if !hits.is_empty() {
-            let tracked = self.public(&hits.iter().map(|e| e.blob.as_str()).collect())?;
-            if let Some(e) = hits.iter().find(|e| !tracked.contains(&e.blob)) {
-                return Ok(Some(format!(
-                    "commit {} {} {}, whose content is {}, a file kardwt copied into a worktree",
-                    e.commit,
-                    says(e),
-                    push::show(&e.path),
-                    copied.get(&e.blob).map_or("?", String::as_str)
-                )));
-            }
-        }
+    /// A file `.worktreeinclude` names, forced past the ignore rules.
+    fn forced_include(&self, brought: &[&Entry]) -> Result<Option<String>> {
         let Some(include) = crate::seed::copy::Include::load(&self.ctx.repo.base)
             .ok()
             .flatten()
@@ -437,14 +451,19 @@ impl Check<'_> {
     /// The base's root-level `.env`/`.env.*` files that git ignores and does not track (what
     /// `sharing.env: link` links), non-empty regular files (followed through a symlink) of at
     /// most 16 MiB: their names, and their blob ids (as stored, and with CRLF made LF, as a
-    /// text conversion would commit them) mapped to the name, leaving out content the remote
-    /// already has. Whether git ignores or tracks them is asked only when it matters: some pushed
-    /// blob has one of their ids, or the names are needed (`need_names`: a pushed commit
-    /// touches a symlink).
-    fn shared_from_base(&self, pushed: &[&Entry], need_names: bool) -> Result<Shared> {
+    /// text conversion would commit them) mapped to the name. Whether git ignores or tracks them
+    /// is asked only when it matters: a sent object has one of their ids, the names are needed
+    /// (`need_names`: a pushed commit touches a symlink), or their content is new to
+    /// `remembered` (then the new version is added to the repository's list, so it stays
+    /// blocked after the next edit).
+    fn shared_from_base(
+        &self,
+        sent: &BTreeMap<String, Vec<u8>>,
+        need_names: bool,
+        remembered: &BTreeMap<String, String>,
+    ) -> Result<Shared> {
         const MAX: u64 = 16 << 20;
         let base = &self.ctx.repo.base;
-        let kind = self.hash_kind();
         // Each candidate with its ids; two names may hold the same content.
         let mut files: Vec<(Vec<u8>, Vec<String>)> = Vec::new();
         let dir = std::fs::read_dir(base)
@@ -464,7 +483,7 @@ impl Check<'_> {
             }
             let hash = |content: &[u8]| -> Result<String> {
                 Ok(
-                    gix::objs::compute_hash(kind, gix::objs::Kind::Blob, content)
+                    gix::objs::compute_hash(self.kind, gix::objs::Kind::Blob, content)
                         .context("could not hash a shared file")?
                         .to_string(),
                 )
@@ -472,12 +491,10 @@ impl Check<'_> {
             let ids = vec![hash(&data)?, hash(&push::crlf_to_lf(&data))?];
             files.push((name, ids));
         }
-        let hit = |files: &[(Vec<u8>, Vec<String>)]| {
-            pushed
-                .iter()
-                .any(|e| files.iter().any(|(_, ids)| ids.contains(&e.blob)))
-        };
-        if files.is_empty() || !(hit(&files) || need_names) {
+        let ids = || files.iter().flat_map(|(_, ids)| ids);
+        let hit = ids().any(|id| sent.contains_key(id));
+        let new = ids().any(|id| !remembered.contains_key(id));
+        if files.is_empty() || !(hit || need_names || new) {
             return Ok(Shared {
                 names: Vec::new(),
                 blobs: BTreeMap::new(),
@@ -486,18 +503,14 @@ impl Check<'_> {
         let refs: Vec<&[u8]> = files.iter().map(|(n, _)| n.as_slice()).collect();
         let shared = git::ignored_paths(base, &refs, false)?;
         files.retain(|(name, _)| shared.contains(name));
-        if hit(&files) {
-            // Content the remote already has is not a secret kardwt shares (a `.env` copied
-            // unchanged from a tracked `.env.example`).
-            let candidates: BTreeSet<&str> = files
-                .iter()
-                .flat_map(|(_, ids)| ids.iter().map(String::as_str))
-                .filter(|id| pushed.iter().any(|e| e.blob == *id))
-                .collect();
-            let tracked = self.public(&candidates)?;
-            for (_, ids) in &mut files {
-                ids.retain(|id| !tracked.contains(id));
-            }
+        let versions: Vec<(String, String)> = files
+            .iter()
+            .flat_map(|(name, ids)| ids.iter().map(move |id| (id, name)))
+            .filter(|(id, _)| !remembered.contains_key(*id))
+            .map(|(id, name)| (id.clone(), String::from_utf8_lossy(name).into_owned()))
+            .collect();
+        if let Err(e) = crate::state::blobs::remember(&self.ctx.repo.common_dir, &versions) {
+            eprintln!("warning: could not remember the base's .env version for pre-push: {e:#}");
         }
         let blobs = files
             .iter()

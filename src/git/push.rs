@@ -1,4 +1,4 @@
-//! What the pre-push check inspects, pure: git's ref lines on stdin,
+//! What the pre-push check inspects, pure: git's ref lines on stdin, the objects a push sends,
 //! the entries `git log --raw -z --diff-merges=separate` reports (paths as raw bytes), the
 //! symlinks of a pushed tree, and whether a path or a symlink target must not leave the machine.
 use std::collections::BTreeMap;
@@ -84,9 +84,6 @@ impl Entry {
     /// Does this entry put content into the pushed tree (anything but a deletion)?
     pub fn brings(&self) -> bool {
         self.status != b'D'
-    }
-    pub fn is_symlink(&self) -> bool {
-        self.mode == "120000"
     }
     /// Does it touch a symlink (made, retargeted, or replaced by something else)?
     pub fn touches_symlink(&self) -> bool {
@@ -263,6 +260,42 @@ pub fn parse_tree_links(raw: &[u8]) -> TreeLinks {
         .collect()
 }
 
+/// What the push sends: the pushed commits' entries that bring content, and every object.
+pub struct Sent<'a> {
+    pub brought: Vec<&'a Entry>,
+    /// Object id → the path `rev-list` first reached it at.
+    pub objects: &'a BTreeMap<String, Vec<u8>>,
+    /// The pushed refs, to name the one that names an object itself.
+    pub updates: &'a [RefUpdate],
+}
+
+impl Sent<'_> {
+    /// Where the object `oid` is sent: the pushed commit that brings it, by path, or the object
+    /// with the path it was reached at (a tag or a notes ref may send it without a commit).
+    pub fn site(&self, oid: &str) -> String {
+        if let Some(e) = self.brought.iter().find(|e| e.blob == oid) {
+            return format!("commit {} {} {}", e.commit, says(e), show(&e.path));
+        }
+        match self.objects.get(oid) {
+            Some(path) if !path.is_empty() => {
+                format!("the push sends {} as {oid}", show(path))
+            }
+            _ => match self.updates.iter().find(|u| u.local_oid == oid) {
+                Some(u) => format!("the push sends {} as {oid}", u.local_ref),
+                None => format!("the push sends the object {oid}"),
+            },
+        }
+    }
+}
+
+pub fn says(e: &Entry) -> &'static str {
+    if e.status == b'A' {
+        "adds"
+    } else {
+        "changes"
+    }
+}
+
 /// The blob ids in `git ls-tree -r -z --full-tree` output (symlinks included).
 pub fn tree_blobs(raw: &[u8]) -> std::collections::BTreeSet<String> {
     raw.split(|b| *b == 0)
@@ -273,6 +306,19 @@ pub fn tree_blobs(raw: &[u8]) -> std::collections::BTreeSet<String> {
                 [_, "blob", oid] => Some((*oid).to_owned()),
                 _ => None,
             }
+        })
+        .collect()
+}
+
+/// The objects `git rev-list --objects` printed, each with the path it was first reached at
+/// (empty for a commit, a tag, a root tree or an object a ref names).
+pub fn parse_objects(raw: &[u8]) -> BTreeMap<String, Vec<u8>> {
+    raw.split(|b| *b == b'\n')
+        .filter_map(|line| {
+            let sp = line.iter().position(|b| *b == b' ').unwrap_or(line.len());
+            let oid = std::str::from_utf8(&line[..sp]).ok()?;
+            let path = line.get(sp + 1..).unwrap_or_default().to_vec();
+            is_oid(oid).then(|| (oid.to_owned(), path))
         })
         .collect()
 }
@@ -389,7 +435,7 @@ mod tests {
                 parents: 1,
             }
         );
-        assert!(e[1].touches_symlink() && e[1].is_symlink() && e[1].status == b'T');
+        assert!(e[1].touches_symlink() && e[1].status == b'T');
         assert_eq!(e[2].commit, "f2b8");
         assert_eq!(e[2].path, ".env.é".as_bytes());
         assert_eq!(e[3].path, b":x");
@@ -446,9 +492,16 @@ mod tests {
         assert_eq!(m["bbbb"], b"../");
         assert_eq!(m["cccc"], b"");
         assert_eq!(show(b"a\xffb"), "a\\xffb");
+        assert_eq!(crlf_to_lf(b"a\r\nb\rc\r\n"), b"a\nb\rc\n");
         let blobs = tree_blobs(b"100644 blob aaaa\t.env.example\x00120000 blob bbbb\tl\tnk\x00160000 commit cccc\tsub\x00");
         assert!(blobs.contains("aaaa") && blobs.contains("bbbb") && blobs.len() == 2);
-        assert_eq!(crlf_to_lf(b"a\r\nb\rc\r\n"), b"a\nb\rc\n");
+        let (a, b) = ("a".repeat(40), "b".repeat(40));
+        let objects = parse_objects(format!("{a}\n{b} d/e f\nnot an oid\n").as_bytes());
+        assert_eq!(objects.len(), 2);
+        assert_eq!(
+            (&objects[&a][..], &objects[&b][..]),
+            (&b""[..], &b"d/e f"[..])
+        );
         let sizes = parse_batch_check(b"aaaa blob 12\nbbbb missing\ncccc tree 40\n");
         assert_eq!(sizes.into_iter().collect::<Vec<_>>(), [("aaaa".into(), 12)]);
     }

@@ -102,6 +102,14 @@ pub fn log_raw_z(dir: &Path, revs: Vec<OsString>) -> Result<Vec<u8>> {
     raw_no_replace(dir, args, None)
 }
 
+/// `git rev-list --objects --stdin` with `revs` (one a line, `^<oid>` for what is not wanted)
+/// on stdin: every object reachable from the wanted and not from the unwanted, one process
+/// for any number of refs. Each line is `<oid>` or `<oid> <path>` (a path cut at a newline).
+pub fn rev_list_objects(dir: &Path, revs: Vec<u8>) -> Result<Vec<u8>> {
+    let args = ["rev-list", "--objects", "--stdin"].map(OsString::from);
+    raw_no_replace(dir, args.to_vec(), Some(revs))
+}
+
 /// `git ls-tree -r -z --full-tree <commit>`: every entry of a commit's tree.
 pub fn ls_tree_z(dir: &Path, commit: &str) -> Result<Vec<u8>> {
     let args = ["ls-tree", "-r", "-z", "--full-tree", commit, "--"].map(OsString::from);

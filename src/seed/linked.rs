@@ -2,7 +2,9 @@
 //! and the skills directories), matched against blobs a push carries: by size first, from
 //! file metadata alone, so a large linked directory costs one `stat` per entry and no byte is
 //! read until a file has the size of a pushed blob; only those are hashed. Symlinks beneath a
-//! linked path are not followed (a link's own path may be one).
+//! linked path are not followed (a link's own path may be one). When kardwt links them, the
+//! small files' ids are remembered ([`versions`]), so a version that changed since still
+//! cannot leave.
 use std::collections::{BTreeMap, BTreeSet};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
@@ -28,7 +30,7 @@ pub fn matching(
         {
             continue;
         }
-        for (file, size) in candidates(base, rel, &sizes) {
+        for (file, size) in candidates(base, rel, &|s| sizes.contains(&s)) {
             let Some(id) = blob_id(&base.join(&file), size, kind) else {
                 continue;
             };
@@ -42,15 +44,63 @@ pub fn matching(
     found
 }
 
+/// Linked files larger than this are not remembered (while there, pre-push still finds them by
+/// size), nor more than [`REMEMBER_BUDGET`] bytes at one linking.
+const REMEMBER_MAX: u64 = 1 << 20;
+const REMEMBER_BUDGET: u64 = 64 << 20;
+
+/// The blob ids of the non-empty regular files at or beneath `rels` in `base` (what a linking
+/// shares today), each with its path relative to `base`: up to 1 MiB a file and 64 MiB in all.
+/// A `.env`-like file's content with CRLF made LF (as a text conversion would commit it) is
+/// one more id.
+pub fn versions(base: &Path, rels: &[String], kind: gix::hash::Kind) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut budget = REMEMBER_BUDGET;
+    for rel in rels {
+        let rel = Path::new(rel);
+        if !rel.components().all(|c| matches!(c, Component::Normal(_))) {
+            continue;
+        }
+        for (file, size) in candidates(base, rel, &|s| s > 0 && s <= REMEMBER_MAX) {
+            if size > budget {
+                return out;
+            }
+            budget -= size;
+            let Ok(mut f) = crate::sys::fsio::open_regular_following(&base.join(&file)) else {
+                continue;
+            };
+            let mut data = Vec::new();
+            if std::io::Read::read_to_end(&mut std::io::Read::take(&mut f, REMEMBER_MAX), &mut data)
+                .is_err()
+            {
+                continue;
+            }
+            let shown = file.to_string_lossy().into_owned();
+            let name = file.file_name().map_or(&b""[..], |n| n.as_bytes());
+            let env = crate::git::push::is_env_name(name, false);
+            let mut bodies = vec![data.clone()];
+            if env {
+                bodies.push(crate::git::push::crlf_to_lf(&data));
+            }
+            for body in bodies.iter().filter(|b| !b.is_empty()) {
+                if let Ok(id) = gix::objs::compute_hash(kind, gix::objs::Kind::Blob, body) {
+                    out.push((id.to_string(), shown.clone()));
+                }
+            }
+        }
+    }
+    out
+}
+
 /// The regular files at or beneath `rel` (the path itself followed if a symlink, nothing
-/// beneath it) whose size is one of `sizes`, relative to `base`.
-fn candidates(base: &Path, rel: &Path, sizes: &BTreeSet<u64>) -> Vec<(PathBuf, u64)> {
+/// beneath it) whose size `wanted` accepts, relative to `base`.
+fn candidates(base: &Path, rel: &Path, wanted: &dyn Fn(u64) -> bool) -> Vec<(PathBuf, u64)> {
     let mut out = Vec::new();
     let Ok(top) = std::fs::metadata(base.join(rel)) else {
         return out;
     };
     if top.is_file() {
-        if sizes.contains(&top.len()) {
+        if wanted(top.len()) {
             out.push((rel.to_path_buf(), top.len()));
         }
         return out;
@@ -69,7 +119,7 @@ fn candidates(base: &Path, rel: &Path, sizes: &BTreeSet<u64>) -> Vec<(PathBuf, u
                 todo.push(path);
             } else if kind.is_file() {
                 match entry.metadata() {
-                    Ok(m) if sizes.contains(&m.len()) => out.push((path, m.len())),
+                    Ok(m) if wanted(m.len()) => out.push((path, m.len())),
                     _ => {}
                 }
             }
@@ -118,7 +168,12 @@ mod tests {
         let found = matching(base.path(), &rels, &wanted, kind);
         assert_eq!(found.len(), 1);
         assert_eq!(found[&id], b"data/a/b/secret.csv");
-        let sizes = [15].into();
-        assert_eq!(candidates(base.path(), Path::new("data"), &sizes).len(), 1);
+        assert_eq!(
+            candidates(base.path(), Path::new("data"), &|s| s == 15).len(),
+            1
+        );
+        let kept = versions(base.path(), &["data".into()], kind);
+        assert_eq!(kept.len(), 2, "{kept:?}");
+        assert!(kept.contains(&(id, "data/a/b/secret.csv".into())));
     }
 }

@@ -160,6 +160,7 @@ impl Prep<'_> {
             match links {
                 Ok(links) => {
                     let made = links.len();
+                    remember_linked(&self.ctx.repo.base, &rec.common_dir, &links);
                     for l in links {
                         if !rec.links.contains(&l) {
                             rec.links.push(l);
@@ -557,6 +558,20 @@ impl Prep<'_> {
 }
 
 /// The `KARDWT_*` facts of a record, for a hook run with the record's current reason.
+/// Remember the versions of what was just linked (`links`, relative to `base`) in the
+/// repository's list of shared blob ids, so pre-push blocks them after they change. A list that
+/// cannot be written is said on stderr: pre-push still judges the files' content of the day.
+fn remember_linked(base: &Path, common_dir: &Path, links: &[String]) {
+    if links.is_empty() {
+        return;
+    }
+    let kind = crate::state::blobs::hash_kind(common_dir);
+    let versions = linked::versions(base, links, kind);
+    if let Err(e) = crate::state::blobs::remember(common_dir, &versions) {
+        eprintln!("warning: could not remember the linked files' versions for pre-push: {e:#}");
+    }
+}
+
 pub fn facts(ctx: &Context, rec: &Record) -> Facts {
     Facts {
         card: rec.card.clone(),

@@ -1,10 +1,13 @@
-//! The blob ids of the files kardwt copied into a tree, kept twice: beside the
-//! tree's record in `<admin dir>/kardwt-copied` (so an interrupted copy, retried, does not read
-//! again what it finished) and for the whole repository in `<common dir>/kardwt/copied`, which
-//! outlives the tree: pre-push blocks any pushed blob with one of these ids, under any name and
-//! from any checkout, after the tree that held the copy is gone. Both hold one
-//! `<oid> <path>` per NUL-terminated entry; the repository's file keeps the oldest first and
-//! is bounded (past [`MAX_BYTES`] the oldest ids go, said on stderr).
+//! The blob ids of every version of the bytes kardwt shared into a tree: the
+//! copies pre-push protects, kept beside the tree's record in `<admin dir>/kardwt-copied` (so an
+//! interrupted copy, retried, does not read again what it finished), and, for the whole
+//! repository in `<common dir>/kardwt/copied`, those ids with every version of a linked `.env`
+//! or linked directory's file kardwt saw (when it linked them, and when pre-push found the
+//! base's `.env` changed). The repository's list outlives the trees and the versions: pre-push
+//! blocks any pushed blob with one of these ids, under any name and from any checkout, after
+//! the file changed or the tree that held it is gone. Both hold one `<oid> <path>` per
+//! NUL-terminated entry; the repository's file is append-only, oldest first, and bounded (past
+//! [`MAX_BYTES`] the oldest ids go, said on stderr).
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -60,12 +63,15 @@ pub fn keep(admin: &Path, copied: Vec<(String, PathBuf)>) -> Result<()> {
     }
     crate::sys::fsio::write_atomic(admin, FILE_NAME, &encode(&all))
         .with_context(|| format!("could not write {}", admin.join(FILE_NAME).display()))?;
-    keep_for_repo(&common_dir_of(admin), &copied)
+    remember(&common_dir_of(admin), &copied)
 }
 
-/// Append the ids not yet there to the repository's list, under its own lock (two copies at
-/// once each keep theirs), dropping the oldest past the bound.
-fn keep_for_repo(common_dir: &Path, copied: &[(String, String)]) -> Result<()> {
+/// Append the ids not yet there (blob id, the path it was shared as) to the repository's list,
+/// under its own lock (two copies at once each keep theirs), dropping the oldest past the bound.
+pub fn remember(common_dir: &Path, copied: &[(String, String)]) -> Result<()> {
+    if copied.is_empty() {
+        return Ok(());
+    }
     let dir = crate::sys::layout::kardwt_dir(common_dir);
     let _held = crate::sys::lock::take(
         common_dir,
@@ -129,7 +135,23 @@ pub fn load(admin: &Path) -> BTreeMap<String, String> {
     parse(&read(&admin.join(FILE_NAME))).into_iter().collect()
 }
 
-/// The blob ids the repository keeps, each with the path it was first copied to.
+/// The object format of the repository whose common dir is `common_dir` (its config), for
+/// the blob ids kept: SHA-1 unless it says `objectformat = sha256`.
+pub fn hash_kind(common_dir: &Path) -> gix::hash::Kind {
+    let config =
+        crate::git::repo::read_bounded(&common_dir.join("config"), 1 << 20).unwrap_or_default();
+    let sha256 = String::from_utf8_lossy(&config).lines().any(|l| {
+        let l = l.to_ascii_lowercase();
+        l.contains("objectformat") && l.contains("sha256")
+    });
+    if sha256 {
+        gix::hash::Kind::Sha256
+    } else {
+        gix::hash::Kind::Sha1
+    }
+}
+
+/// The blob ids the repository keeps, each with the path it was first shared as.
 pub fn load_repo(common_dir: &Path) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     for (id, path) in parse(&read(&repo_file(common_dir))) {

@@ -3,7 +3,9 @@
 //! tree ([`land`]), then copied ([`walk`], one file at a time by [`file`]) beneath its root
 //! without following anything planted there, atomically, sparse files kept sparse, within the
 //! action's deadline. Nothing existing is ever overwritten; what cannot be copied is skipped and
-//! reported, never a failure. The blob ids of the files copied are kept beside the record, so
+//! reported, never a failure. The blob ids of the copies pre-push protects (each file copied
+//! by name, and `.env`/`.env.*` files at any depth of a copied directory, up to 1 MiB; not the
+//! thousands of dependency files a copied directory holds) are kept beside the record, so
 //! pre-push can block them under any name.
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -123,7 +125,8 @@ pub fn seed(
             shown: rel.to_string_lossy().into_owned(),
         });
     }
-    let hash = Some(hash_kind(admin));
+    let common_dir = crate::state::blobs::common_dir_of(admin);
+    let hash = Some(crate::state::blobs::hash_kind(&common_dir));
     // A retry does not read again what an interrupted copy completed and kept the id of.
     let known = crate::state::blobs::load(admin)
         .into_values()
@@ -186,23 +189,6 @@ pub fn seed(
     }
     crate::state::blobs::keep(admin, blobs)?;
     Ok(Some(Seeded { copies, summary }))
-}
-
-/// The object format of the repository administering `admin` (its common dir's config), for
-/// the blob ids kept: SHA-1 unless it says `objectformat = sha256`.
-fn hash_kind(admin: &Path) -> gix::hash::Kind {
-    let common = crate::state::blobs::common_dir_of(admin);
-    let config =
-        crate::git::repo::read_bounded(&common.join("config"), 1 << 20).unwrap_or_default();
-    let sha256 = String::from_utf8_lossy(&config).lines().any(|l| {
-        let l = l.to_ascii_lowercase();
-        l.contains("objectformat") && l.contains("sha256")
-    });
-    if sha256 {
-        gix::hash::Kind::Sha256
-    } else {
-        gix::hash::Kind::Sha1
-    }
 }
 
 /// With `sharing.copy_method: clone`, fail before anything is copied when `from` and `to` are

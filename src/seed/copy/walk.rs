@@ -6,6 +6,7 @@
 //! memory and open directories do not grow with the tree.
 use std::collections::HashSet;
 use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
@@ -23,7 +24,8 @@ struct Job {
     rel: PathBuf,
     meta: std::fs::Metadata,
     dir: Arc<OwnedFd>,
-    /// Keep its blob id (false when an earlier copy into this tree already kept it).
+    /// Keep its blob id: a file copied by name or a `.env`-like file in a copied directory,
+    /// unless an earlier copy into this tree already kept it.
     hash: bool,
 }
 
@@ -198,7 +200,7 @@ impl Copier {
     }
 
     fn send(&mut self, mut job: Job) -> Result<()> {
-        job.hash = !self.known.contains(&job.rel);
+        job.hash = job.hash && !self.known.contains(&job.rel);
         self.report_progress();
         file::check_deadline(self.deadline)?;
         let tx = self.tx.as_ref().context("the copy has finished")?;
@@ -279,11 +281,15 @@ impl Copier {
                     pending.push((child, entry.file_name(), Arc::clone(&dst)));
                 } else if copyable(&meta) {
                     let dir = Arc::clone(&dst);
+                    // Of a copied directory's files, only `.env`-like ones are protected (and
+                    // hashed): not the thousands of dependency files it may hold.
+                    let name = entry.file_name();
+                    let hash = crate::git::push::is_env_name(name.as_bytes(), false);
                     self.send(Job {
                         rel: child,
                         meta,
                         dir,
-                        hash: true,
+                        hash,
                     })?;
                 }
             }

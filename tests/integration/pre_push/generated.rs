@@ -13,6 +13,8 @@ use std::path::{Path, PathBuf};
 use crate::support::push::{head, push};
 use crate::support::{Rng, TestRepo};
 
+mod objects;
+
 /// How many generated repositories the default suite runs (each a few pushes).
 const DEFAULT_CASES: u64 = 50;
 

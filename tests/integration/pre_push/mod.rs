@@ -3,5 +3,6 @@
 //! a secret or a symlink leaving the repository, whichever way it comes in.
 mod checks;
 mod generated;
+mod objects;
 mod paths;
 mod shared_bytes;

@@ -1,7 +1,8 @@
 //! Bytes kardwt shared or copied stay blocked wherever they end up: a file copied into a tree
 //! and committed there under another name is refused from any checkout after the tree is
 //! removed (the branch kept), and a file inside a linked directory is refused under any name
-//! and at any depth, while ordinary work still goes through.
+//! and at any depth, while ordinary work still goes through. Of a copied directory, its `.env`
+//! files are protected, not its dependencies.
 use std::path::Path;
 
 use crate::support::push::{assert_blocked, commit, ls_remote, push};
@@ -197,4 +198,33 @@ fn a_symlink_to_a_linked_path_is_refused_after_the_linking_tree_is_removed() {
     repo.kardwt(&repo.base, &["remove", "8"]).expect_code(0);
     let out = push(&repo, &repo.base, &["card/8"]);
     assert_blocked(&repo, &out, "creds.md", &oid);
+}
+
+/// Of a copied directory, pre-push protects the `.env` files (only those are hashed at copy
+/// time): a copy of one is refused under any name, while a dependency file's content, which
+/// any clone of the project can fetch again, goes through.
+#[test]
+fn the_env_files_of_a_copied_directory_are_protected_and_its_dependencies_are_not() {
+    let repo = TestRepo::new();
+    repo.commit_files(&[(".gitignore", ".env\n.env.*\nvendor/\n")], "ignore");
+    write(&repo.base, "vendor/pkg/.env.local", b"TOKEN=vendored-9\n");
+    write(&repo.base, "vendor/pkg/index.js", b"module.exports = 9;\n");
+    repo.write_rules("worktree:\n  sharing:\n    copy: [vendor]\n");
+    repo.install_hooks();
+    let wt = repo.add_card("9");
+    assert!(wt.join("vendor/pkg/.env.local").is_file(), "not copied");
+    let oid = commit(
+        &repo,
+        &wt,
+        &[("docs/env.txt", "TOKEN=vendored-9\n")],
+        false,
+        "env",
+    );
+    let out = push(&repo, &wt, &["card/9"]);
+    assert_blocked(&repo, &out, "docs/env.txt", &oid);
+    repo.git(&wt, &["reset", "--quiet", "--hard", "HEAD~1"]);
+    let files = [("lib/index.js", "module.exports = 9;\n")];
+    let ok = commit(&repo, &wt, &files, false, "vendored code");
+    push(&repo, &wt, &["card/9"]).expect_code(0);
+    assert!(ls_remote(&repo).contains(&ok));
 }
