@@ -43,7 +43,11 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut dyn Write) -> Result<i32> {
     let orphans: Vec<(crate::state::claim::Claim, &str)> =
         crate::lifecycle::remnant::unbacked(&ctx.repo, &entries, &recorded)
             .into_iter()
-            .map(|(c, state)| (c, state.list_state()))
+            .map(|(mut c, state)| {
+                // A malformed claim's card may be anything: shown with its controls escaped.
+                c.card = crate::ground::quote::shown(&c.card, 128);
+                (c, state.list_state())
+            })
             .collect();
     let now = crate::sys::time::now_secs();
     let mut rows: Vec<Row> = reports

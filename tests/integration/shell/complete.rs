@@ -168,3 +168,49 @@ fn fish_completes_subcommands_card_ids_and_options() {
         "{out}"
     );
 }
+
+/// Whatever `git kardwt shell cards` prints (an older kardwt, a damaged store), bash's
+/// completion offers it as words and never expands it: `compgen -W` would run a `$(…)` in it.
+#[test]
+fn bash_completion_never_expands_what_it_reads() {
+    if !Shell::Bash.present() {
+        return;
+    }
+    let repo = TestRepo::new();
+    let fake = repo.tmp.join("fake-bin");
+    std::fs::create_dir_all(&fake).unwrap();
+    // Relative to where completion runs (the base): the temporary directory's name has spaces.
+    let witness = repo.base.join("pwned");
+    let git = fake.join("git");
+    std::fs::write(
+        &git,
+        "#!/bin/sh\nprintf '%s\\n' 'a$(touch pwned)' 'ab`touch pwned`' '$HOME' 'b*'\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&git, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let script = format!(
+        "{load}\nPATH={fake}:\"$PATH\"\n\
+         COMP_WORDS=(kardwt switch a); COMP_CWORD=2; _kardwt; printf '%s\\n' \"${{COMPREPLY[@]}}\" --\n\
+         COMP_WORDS=(kardwt switch ''); COMP_CWORD=2; _kardwt; printf '%s\\n' \"${{COMPREPLY[@]}}\"\n",
+        load = Shell::Bash.load(),
+        fake = crate::support::sh_quote(&fake)
+    );
+    let out = Shell::Bash.run(&repo, &repo.base, &script);
+    out.expect_code(0);
+    let w = "pwned";
+    assert_eq!(
+        answers(&out.stdout),
+        [
+            vec![format!("a$(touch {w})"), format!("ab`touch {w}`")],
+            vec![
+                format!("a$(touch {w})"),
+                format!("ab`touch {w}`"),
+                "$HOME".to_owned(),
+                "b*".to_owned()
+            ],
+        ],
+        "{out}"
+    );
+    assert!(!witness.exists(), "completion ran what it read:\n{out}");
+}
