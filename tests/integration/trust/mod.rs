@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use crate::support::*;
 
 mod adversary;
+mod older_cards;
 
 /// The same rules on every machine: no absolute path in them.
 const RULES: &str = "worktree:
