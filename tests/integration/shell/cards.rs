@@ -102,3 +102,35 @@ fn a_record_whose_card_is_not_an_id_is_refused_and_completion_runs_nothing() {
         );
     }
 }
+
+/// A claim whose card is not a card id is malformed: `list` shows its row without a card (a
+/// script reading `--json` may hand cards to a shell), `doctor` says why, `gc --apply` leaves
+/// it as it is.
+#[test]
+fn a_claim_whose_card_is_not_an_id_is_malformed_and_never_shown_as_a_card() {
+    use crate::support::claims::claim_file;
+    let repo = TestRepo::new();
+    let tree = repo.add_card("c1");
+    let template = std::fs::read_to_string(claim_file(&repo, "c1")).unwrap();
+    let gone = repo.root().join("card-evil");
+    let text = template
+        .replace("\"c1\"", "\"$(touch pwned)\"")
+        .replace(tree.to_str().unwrap(), gone.to_str().unwrap());
+    std::fs::write(claim_file(&repo, "evil"), &text).unwrap();
+
+    let rows = repo.list_json();
+    let row = rows
+        .iter()
+        .find(|r| r["path"] == gone.to_str().unwrap())
+        .unwrap_or_else(|| panic!("list does not show the claim: {rows:#?}"));
+    assert_eq!(row["state"], "malformed", "{row}");
+    assert!(row["card"].is_null(), "{row}");
+    let doctor = repo.kardwt(&repo.base, &["doctor"]);
+    assert!(doctor.stdout.contains("not a valid card id"), "{doctor}");
+    repo.kardwt(&repo.base, &["gc", "--apply"]).expect_code(0);
+    assert_eq!(
+        std::fs::read_to_string(claim_file(&repo, "evil")).unwrap(),
+        text
+    );
+    assert_eq!(repo.kardwt_ok(&repo.base, &["shell", "cards"]), "c1\n");
+}
