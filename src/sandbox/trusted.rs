@@ -304,7 +304,8 @@ pub fn trusted_root(
         Fail::from(Untrusted::Tampered {
             dir: dir_s.clone(),
             store: root.clone(),
-            why,
+            // It names a file of the manifest: shown with its control characters written out.
+            why: crate::ground::quote::visible(&why).into_owned(),
         })
     })?;
     Ok((root, manifest.files))

@@ -286,4 +286,15 @@ fn names_holding_control_characters_are_shown_escaped() {
             assert!(out.stdout.contains(shown), "{args:?}: {shown}:\n{out}");
         }
     }
+    // A trusted copy of such a file that changed is refused naming it, escaped too.
+    let copy = walk(&store(&repo))
+        .into_iter()
+        .find(|p| p.to_string_lossy().contains("/r\u{1b}"))
+        .expect("the trusted copy");
+    std::fs::write(&copy, "#!/bin/sh\nexit 1\n").unwrap();
+    let out = repo.kardwt(&repo.base, &["add", "1"]);
+    out.expect_code(3);
+    assert!(out.stderr.contains("does not match its manifest"), "{out}");
+    assert!(out.stderr.contains(r"tools/kardwt/r\e[2A"), "{out}");
+    assert!(!out.stderr.contains('\u{1b}'), "{out:?}");
 }
