@@ -109,11 +109,11 @@ fn valid_key(key: &str) -> bool {
 }
 
 /// The argv git runs for `git ARGV…` (global options already read): `argv` itself when its
-/// first word is one of git's own commands or `kardwt`, else the alias expanded (as often as it names
-/// another alias). `None` when git would not run one of its own commands or it cannot be known:
-/// no such alias, a shell alias, a loop, a value not known here or not understood. Aliases the
-/// command line does not set are asked of `config` (the repository's configuration, read
-/// through the [`World`], which also says what is on the PATH).
+/// first word is one of git's own commands or `kardwt`, else the alias expanded (as often as it
+/// names another alias). `None` when git would not run one of its own commands or it cannot be
+/// known: no such alias, a shell alias, a loop, a value not known here or not understood.
+/// Aliases the command line does not set are asked of `config` (the repository's configuration,
+/// read through the [`World`], which also says what is on the PATH).
 pub(super) fn expand<'a>(
     argv: &'a [Word],
     cmdline: &CmdlineAliases,

@@ -3,7 +3,8 @@
 //! [`super::glob`]), `git worktree prune` that would drop a managed entry; following `cd`,
 //! `pushd` and `popd` ([`super::dirs`]), `git -C`, `--git-dir`, git's aliases
 //! ([`super::alias`]), `command`, and long-option abbreviations the way the shell, git and GNU
-//! rm read them; and kardwt's own `trust`, however it is reached ([`super::kardwt`]). Anything not understood for certain is silence (no [`Denial`]).
+//! rm read them; and kardwt's own `trust`, however it is reached ([`super::kardwt`]). Anything
+//! not understood for certain is silence (no [`Denial`]).
 use std::borrow::Cow;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};

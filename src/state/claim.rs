@@ -112,9 +112,10 @@ impl Claim {
         self.orphan_kind(common_dir, None).is_some()
     }
 
-    /// Why this claim is malformed, if it is: its card is not a card id, its path is not absolute and
-    /// normal, is not strictly beneath the root it was made under, or is the base (or the
-    /// common dir) or one of their ancestors. A malformed claim is reported, never acted on.
+    /// Why this claim is malformed, if it is: its card is not a card id, its path is not
+    /// absolute and normal, is not strictly beneath the root it was made under, or is the base
+    /// (or the common dir) or one of their ancestors. A malformed claim is reported, never acted
+    /// on.
     /// `base` defaults to the common dir's parent.
     pub fn malformed(&self, common_dir: &Path, base: Option<&Path>) -> Option<String> {
         use std::path::Component;

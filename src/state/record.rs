@@ -209,7 +209,10 @@ pub enum RecordError {
     #[error("{0}")]
     Base(crate::config::NameError),
     /// Its card is not a card id (a tampered record): the card as shown, and why.
-    #[error("its card '{0}' is not a valid card id ({1}): the record was changed by hand or tampered with")]
+    #[error(
+        "its card '{0}' is not a valid card id ({1}): the record was changed by hand or tampered \
+         with"
+    )]
     Card(String, String),
 }
 
