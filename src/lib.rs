@@ -46,9 +46,9 @@ _git_kardwt() {
 "#;
 
 /// Completes card ids where a command takes one (`status 4<TAB>`), from
-/// `git kardwt list --json` in the current directory; everything else is clap's.
+/// `git kardwt shell cards` in the current directory; everything else is clap's.
 const BASH_CARDS: &str = r#"
-# Card ids for the commands that take one, from `git kardwt list --json`.
+# Card ids for the commands that take one, from `git kardwt shell cards`.
 _git__kardwt() {
     _git__kardwt_clap "$@"
     local cur="$2" sub="" skip="" w
@@ -68,9 +68,12 @@ _git__kardwt() {
     case "${COMP_WORDS[COMP_CWORD-1]}" in
         --path|--grace|--root|--rules|--timeout|--board|--format) return 0 ;;
     esac
-    local cards
-    cards=$(git kardwt list --json 2>/dev/null | grep -o '"card":"[^"]*"' | cut -d'"' -f4)
-    COMPREPLY=( $(compgen -W "$cards" -- "$cur") )
+    # Each id a word of its own, compared as text: compgen -W would expand what it is given.
+    local card
+    COMPREPLY=()
+    while IFS= read -r card; do
+        case "$card" in "$cur"*) COMPREPLY+=("$card") ;; esac
+    done < <(git kardwt shell cards 2>/dev/null)
 }
 "#;
 

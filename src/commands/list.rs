@@ -43,7 +43,11 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut dyn Write) -> Result<i32> {
     let orphans: Vec<(crate::state::claim::Claim, &str)> =
         crate::lifecycle::remnant::unbacked(&ctx.repo, &entries, &recorded)
             .into_iter()
-            .map(|(c, state)| (c, state.list_state()))
+            .map(|(mut c, state)| {
+                // A malformed claim's card may be anything: shown with its controls escaped.
+                c.card = crate::ground::quote::shown(&c.card, 128);
+                (c, state.list_state())
+            })
             .collect();
     let now = crate::sys::time::now_secs();
     let mut rows: Vec<Row> = reports
@@ -55,7 +59,7 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut dyn Write) -> Result<i32> {
         })
         .collect();
     rows.extend(orphans.iter().map(|(o, state)| Row {
-        card: Some(&o.card),
+        card: claimed_card(&o.card),
         state,
         branch: (!o.branch.is_empty()).then_some(o.branch.as_str()),
         head: None,
@@ -122,6 +126,14 @@ fn table(rows: &[Row], out: &mut dyn Write) -> std::io::Result<()> {
         writeln!(out, "{}", line(&all))?;
     }
     Ok(())
+}
+
+/// A claim's card as a row shows it: a malformed claim's may be anything, and only an id is
+/// shown (a script reading `--json` may hand it to a shell).
+fn claimed_card(card: &str) -> Option<&str> {
+    crate::ground::card::why_invalid(card)
+        .is_none()
+        .then_some(card)
 }
 
 /// A registered worktree whose directory is gone.

@@ -2,12 +2,14 @@
 //! the base's HEAD, each file new, changed or the same as in the version trusted before, and
 //! copy them into the user's own store outside every worktree, pinned by content hash, so that
 //! hooks run them (`sandbox/trusted.rs`). Reads committed objects only, never a worktree's files.
+//! Every name it shows for a person to judge has its control characters written out.
 use std::io::Write;
 
 use anyhow::Result;
 
 use crate::cli::TrustArgs;
 use crate::ground::error::{Code, Fail, Kind};
+use crate::ground::quote::{self, visible};
 use crate::sandbox::trusted::{self, Change};
 use crate::session::context::Context;
 
@@ -52,16 +54,19 @@ pub fn run(ctx: &Context, args: &TrustArgs, out: &mut dyn Write) -> Result<i32> 
         (false, true) => "would trust",
         (false, false) => "trusted",
     };
+    let dir_shown = visible(&dir.to_string_lossy()).into_owned();
     writeln!(
         out,
-        "{verb} {} at {} (the base's HEAD), {} file{}",
-        dir.display(),
+        "{verb} {dir_shown} at {} (the base's HEAD), {} file{}",
         short(&t.commit),
         t.files.len(),
         if t.files.len() == 1 { "" } else { "s" }
     )?;
-    let width = t.files.iter().map(|(e, _)| e.path.len()).max().unwrap_or(0);
-    for (e, change) in &t.files {
+    // Every name is shown with its control characters written out: a committed name holding
+    // a carriage return or an escape sequence could otherwise paint over what is judged.
+    let names: Vec<_> = t.files.iter().map(|(e, _)| visible(&e.path)).collect();
+    let width = names.iter().map(|n| n.chars().count()).max().unwrap_or(0);
+    for ((e, change), name) in t.files.iter().zip(&names) {
         let said = match change {
             Change::New => "new",
             Change::Changed => "changed",
@@ -69,8 +74,7 @@ pub fn run(ctx: &Context, args: &TrustArgs, out: &mut dyn Write) -> Result<i32> 
         };
         writeln!(
             out,
-            "  {said:<8} {:<width$}  {}sha256 {}",
-            e.path,
+            "  {said:<8} {name:<width$}  {}sha256 {}",
             if e.executable { "executable, " } else { "" },
             &e.sha256[..16]
         )?;
@@ -82,13 +86,17 @@ pub fn run(ctx: &Context, args: &TrustArgs, out: &mut dyn Write) -> Result<i32> 
             "what changed since the version trusted before: git diff {} {} -- {}",
             short(before),
             short(&t.commit),
-            dir.display()
+            visible(&quote::sh(&dir.to_string_lossy()))
         )?;
     }
     let root = t.store.join(&t.tree);
     match (t.already, args.dry_run) {
         (false, true) => writeln!(out, "nothing copied (--dry-run)")?,
-        _ => writeln!(out, "hooks run the copies in {}", root.display())?,
+        _ => writeln!(
+            out,
+            "hooks run the copies in {}",
+            visible(&root.to_string_lossy())
+        )?,
     }
     Ok(0)
 }

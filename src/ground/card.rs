@@ -109,7 +109,8 @@ impl std::fmt::Display for CardId {
     }
 }
 
-fn why_invalid(raw: &str) -> Option<&'static str> {
+/// Why `raw` is not a card id, or `None` when it is one.
+pub fn why_invalid(raw: &str) -> Option<&'static str> {
     let Some(first) = raw.chars().next() else {
         return Some("it is empty");
     };

@@ -109,11 +109,11 @@ fn valid_key(key: &str) -> bool {
 }
 
 /// The argv git runs for `git ARGV…` (global options already read): `argv` itself when its
-/// first word is one of git's own commands, else the alias expanded (as often as it names
-/// another alias). `None` when git would not run one of its own commands or it cannot be known:
-/// no such alias, a shell alias, a loop, a value not known here or not understood. Aliases the
-/// command line does not set are asked of `config` (the repository's configuration, read
-/// through the [`World`], which also says what is on the PATH).
+/// first word is one of git's own commands or `kardwt`, else the alias expanded (as often as it
+/// names another alias). `None` when git would not run one of its own commands or it cannot be
+/// known: no such alias, a shell alias, a loop, a value not known here or not understood.
+/// Aliases the command line does not set are asked of `config` (the repository's configuration,
+/// read through the [`World`], which also says what is on the PATH).
 pub(super) fn expand<'a>(
     argv: &'a [Word],
     cmdline: &CmdlineAliases,
@@ -124,7 +124,8 @@ pub(super) fn expand<'a>(
     let mut seen: Vec<String> = Vec::new();
     for _ in 0..=CHAIN_MAX {
         let name = argv.first()?.text.clone();
-        if GIT_COMMANDS.contains(&name.as_str()) {
+        // kardwt itself (the `git-kardwt` program running this guard) is judged by its rule.
+        if GIT_COMMANDS.contains(&name.as_str()) || name == "kardwt" {
             return Some(argv);
         }
         // A `git-NAME` program runs before an alias of that name is looked at.

@@ -1,7 +1,8 @@
 //! The agent command guard's pure core: [`judge_line`] tokenizes a command line
 //! ([`lex`]) and applies the rules ([`rules`]) that find a removal of a worktree kardwt
-//! manages. Nothing here reads the disk or runs anything: the questions only the disk can
-//! answer go through [`World`] ([`world`]).
+//! manages, or an approval of helpers only a person may give ([`kardwt`]). Nothing here reads
+//! the disk or runs anything: the questions only the disk can answer go through [`World`]
+//! ([`world`]).
 //!
 //! Invariant: anything the tokenizer or the rules cannot judge for certain ends in silence (no
 //! [`Denial`]); a deny is only ever produced for a command whose argv was fully understood,
@@ -12,6 +13,7 @@ use std::path::Path;
 mod alias;
 mod dirs;
 mod glob;
+mod kardwt;
 pub(crate) mod lex;
 pub(crate) mod rules;
 pub(crate) mod world;

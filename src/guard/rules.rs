@@ -3,7 +3,8 @@
 //! [`super::glob`]), `git worktree prune` that would drop a managed entry; following `cd`,
 //! `pushd` and `popd` ([`super::dirs`]), `git -C`, `--git-dir`, git's aliases
 //! ([`super::alias`]), `command`, and long-option abbreviations the way the shell, git and GNU
-//! rm read them. Anything not understood for certain is silence (no [`Denial`]).
+//! rm read them; and kardwt's own `trust`, however it is reached ([`super::kardwt`]). Anything
+//! not understood for certain is silence (no [`Denial`]).
 use std::borrow::Cow;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -134,6 +135,7 @@ fn judge_all(
                 return Err(CannotJudge("exports a GIT_* or CDPATH variable"));
             }
             "git" if !first.globs => denials.extend(judge_git(&argv[1..], &mut place)?),
+            "git-kardwt" | "kardwt" => denials.extend(super::kardwt::judge(&argv[..1], &argv[1..])),
             "rm" if !first.globs => {
                 denials.extend(judge_rm(&argv[1..], place.dir.as_deref(), world))
             }
@@ -252,6 +254,13 @@ fn judge_git(args: &[Word], place: &mut Place) -> Result<Option<Denial>, CannotJ
             }
         }
     };
+    if command[0].text == "kardwt" {
+        let shown: Vec<Word> = std::iter::once(Word::literal("git"))
+            .chain(args[..i].iter().cloned())
+            .chain([Word::literal("kardwt")])
+            .collect();
+        return Ok(super::kardwt::judge(&shown, &command[1..]));
+    }
     if command[0].text != "worktree" {
         return Ok(None);
     }

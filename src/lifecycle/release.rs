@@ -35,6 +35,9 @@ pub struct Release {
     pub steps: Vec<Step>,
 }
 
+/// A configured cleanup hook and its resolved program.
+pub type CleanupRun<'c> = (&'c Cleanup, PathBuf);
+
 /// The configured cleanup hook and its resolved program, if any: committed helpers as trusted
 /// for `site`'s commit.
 pub fn cleanup_program<'c>(
@@ -47,6 +50,55 @@ pub fn cleanup_program<'c>(
     match sandbox::resolve_hook(&c.argv, &cfg.helpers, "worktree.cleanup.argv", Some(site))? {
         Some(program) => Ok(Some((c, program))),
         None => anyhow::bail!("internal error: the cleanup hook resolved to nothing"),
+    }
+}
+
+/// The cleanup hook a removal (`force`: `remove --force`) or a release of the tree at `path`
+/// runs, resolved before anything is touched. When its program cannot run (its committed helper
+/// is not trusted on this machine, or is not among the helpers of the commit the card was made
+/// from: a team that adds a cleanup script never gave one to the older cards), `force` goes on
+/// without it and the second value is the step that says what was not run and why; anything
+/// else is a refusal naming `remove --force` and `trust`.
+pub fn cleanup_for_removal<'c>(
+    cfg: &'c Config,
+    site: sandbox::Site<'_>,
+    path: &Path,
+    force: bool,
+) -> Result<(Option<CleanupRun<'c>>, Option<Step>)> {
+    let Some(c) = &cfg.cleanup else {
+        return Ok((None, None));
+    };
+    let key = "worktree.cleanup.argv";
+    match sandbox::resolve_hook(&c.argv, &cfg.helpers, key, Some(site)) {
+        Ok(Some(program)) => Ok((Some((c, program)), None)),
+        Ok(None) => anyhow::bail!("internal error: the cleanup hook resolved to nothing"),
+        Err(why) if force => Ok((
+            None,
+            Some(Step {
+                step: "cleanup hook",
+                ms: None,
+                ok: false,
+                detail: format!("not run (--force): {}", why.message),
+            }),
+        )),
+        Err(mut why) => {
+            let at = site.commit.get(..12).unwrap_or(site.commit);
+            let forced = crate::ground::quote::sh_path(path);
+            if cfg.helpers.from_repository.is_some() {
+                why = why.hint(format!(
+                    "a card's cleanup hook runs the committed helpers of the commit it was made \
+                     from ({at}) as a person trusted them on this machine (git kardwt trust); a \
+                     helper committed since does not run for it"
+                ));
+            }
+            Err(why
+                .hint(format!(
+                    "to remove the tree without its cleanup hook: git kardwt remove --path \
+                     {forced} --force (which also removes uncommitted work: check git -C \
+                     {forced} status first)"
+                ))
+                .into())
+        }
     }
 }
 
@@ -252,7 +304,7 @@ pub fn release_verified(
         deadline,
         held: _held,
     } = relock(ctx, report, cfg, "release", "nothing was released")?;
-    let cleanup = cleanup_program(cfg, crate::seed::site_of(ctx, &rec))?;
+    let (cleanup, _) = cleanup_for_removal(cfg, crate::seed::site_of(ctx, &rec), &path, false)?;
     let (mut steps, hook_failed) = release_locked(
         ctx,
         cfg,

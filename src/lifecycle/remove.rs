@@ -70,7 +70,9 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
         "remove",
         "nothing was released or removed",
     )?;
-    let cleanup = crate::lifecycle::release::cleanup_program(cfg, crate::seed::site_of(ctx, &rec))?;
+    let site = crate::seed::site_of(ctx, &rec);
+    let (cleanup, not_run) =
+        crate::lifecycle::release::cleanup_for_removal(cfg, site, &path, opts.force)?;
     let report = &held.report;
     let holder = format!("git kardwt remove {card}");
     // On a terminal: the step it is at, and for how long.
@@ -119,6 +121,7 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
         },
     )?;
     steps.extend(released);
+    steps.extend(not_run);
     if let Some(crate::lifecycle::release::HookFailed {
         fail,
         own_lock: true,

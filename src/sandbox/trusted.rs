@@ -71,7 +71,7 @@ impl Kind for Untrusted {
         match self {
             Untrusted::NotTrusted { dir, before, .. } => {
                 let mut h = vec![format!(
-                    "read what the scripts do, then trust them once on this machine: git kardwt trust (it copies {dir} from the base's HEAD; pull the base first if the change came from upstream)"
+                    "a person must read what the scripts do, then trust them once on this machine by running git kardwt trust themselves (an agent must not: ask the user; git kardwt trust --dry-run shows the files). It copies {dir} from the base's HEAD; pull the base first if the change came from upstream"
                 )];
                 if let Some(b) = before {
                     h.push(format!(
@@ -82,7 +82,7 @@ impl Kind for Untrusted {
                 h
             }
             Untrusted::Tampered { .. } => vec![
-                "the copy is not what was trusted; trust it again: git kardwt trust".into(),
+                "the copy is not what was trusted: a person should find out why, then trust the helpers again by running git kardwt trust themselves (an agent must not: ask the user)".into(),
             ],
             Untrusted::NotInCommit { .. } => vec![
                 "commit the helpers directory the rules name, or fix helpers.from_repository"
@@ -251,9 +251,9 @@ pub fn committed(repo_dir: &Path, commit: &str, dir: &Path) -> Result<Committed>
         let parts: Vec<&str> = meta.split(' ').collect();
         let refuse = |what: &str| {
             Fail::from(Untrusted::NotAFile {
-                dir: dir_s.clone(),
+                dir: crate::ground::quote::visible(&dir_s).into_owned(),
                 commit: commit.to_owned(),
-                path: path.clone(),
+                path: crate::ground::quote::visible(&path).into_owned(),
                 what: what.to_owned(),
             })
         };
@@ -304,7 +304,8 @@ pub fn trusted_root(
         Fail::from(Untrusted::Tampered {
             dir: dir_s.clone(),
             store: root.clone(),
-            why,
+            // It names a file of the manifest: shown with its control characters written out.
+            why: crate::ground::quote::visible(&why).into_owned(),
         })
     })?;
     Ok((root, manifest.files))

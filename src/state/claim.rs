@@ -112,12 +112,19 @@ impl Claim {
         self.orphan_kind(common_dir, None).is_some()
     }
 
-    /// Why this claim is malformed, if it is: its path is not absolute and
-    /// normal, is not strictly beneath the root it was made under, or is the base (or the
-    /// common dir) or one of their ancestors. A malformed claim is reported, never acted on.
+    /// Why this claim is malformed, if it is: its card is not a card id, its path is not
+    /// absolute and normal, is not strictly beneath the root it was made under, or is the base
+    /// (or the common dir) or one of their ancestors. A malformed claim is reported, never acted
+    /// on.
     /// `base` defaults to the common dir's parent.
     pub fn malformed(&self, common_dir: &Path, base: Option<&Path>) -> Option<String> {
         use std::path::Component;
+        if let Some(why) = crate::ground::card::why_invalid(&self.card) {
+            return Some(format!(
+                "its card '{}' is not a valid card id ({why})",
+                crate::ground::quote::shown(&self.card, 40)
+            ));
+        }
         let p = &self.path;
         let normal = p.is_absolute()
             && p.components()

@@ -2,7 +2,8 @@
 //! `<common dir>/kardwt/events.jsonl` under the log's own lock (never the repository lock,
 //! which a parent `git kardwt add` may hold while its hook runs), rotated at 1 MiB. Writing
 //! is best effort: a log that cannot be written never fails an action, but says so on
-//! stderr. Reading skips a line that does not decode, with a warning naming it.
+//! stderr. Reading skips a line that does not decode, or whose card is not a card id, with a
+//! warning naming it.
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -166,6 +167,15 @@ fn parse_into(bytes: &[u8], path: &Path, card: Option<&str>, found: &mut Read) {
             continue;
         }
         match serde_json::from_slice::<Event>(line) {
+            // kardwt writes only card ids (or none): any other card was written by someone
+            // else, and is neither shown nor matched.
+            Ok(e) if !e.card.is_empty() && crate::ground::card::why_invalid(&e.card).is_some() => {
+                found.warnings.push(format!(
+                    "{} line {}: its card is not a valid card id; skipped",
+                    path.display(),
+                    n + 1
+                ))
+            }
             Ok(e) if card.is_none_or(|c| e.card == c) => found.events.push(e),
             Ok(_) => {}
             Err(_) => found.warnings.push(format!(

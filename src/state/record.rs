@@ -208,6 +208,12 @@ pub enum RecordError {
     /// Its base names a remote or ref git would take as something else.
     #[error("{0}")]
     Base(crate::config::NameError),
+    /// Its card is not a card id (a tampered record): the card as shown, and why.
+    #[error(
+        "its card '{0}' is not a valid card id ({1}): the record was changed by hand or tampered \
+         with"
+    )]
+    Card(String, String),
 }
 
 /// Parse a record's text; a schema other than 1 is refused.
@@ -218,6 +224,14 @@ pub fn parse(text: &str) -> Result<Record, RecordError> {
     }
     // Its base is handed to git later: a tampered one is never used.
     crate::config::check_recorded_base(&r.base_remote, &r.base_ref).map_err(RecordError::Base)?;
+    // Its card names branches, directories and locks, and is printed for shells to complete:
+    // one that is not an id is never acted on, nor shown raw.
+    if let Some(why) = crate::ground::card::why_invalid(&r.card) {
+        return Err(RecordError::Card(
+            crate::ground::quote::shown(&r.card, 40),
+            why.to_owned(),
+        ));
+    }
     Ok(r)
 }
 
@@ -283,5 +297,16 @@ mod tests {
         assert_eq!(parse(&text).unwrap_err(), RecordError::Schema(2));
         assert!(parse("card = ").is_err());
         assert!(parse(&toml::to_string(&sample()).unwrap().replace("ready", "done")).is_err());
+    }
+
+    #[test]
+    fn refuses_a_card_that_is_not_an_id() {
+        for card in ["$(touch x)", "a;touch x", "", "-x", "a\nb", "a\u{1b}[2J"] {
+            let mut r = sample();
+            r.card = card.into();
+            let err = parse(&toml::to_string(&r).unwrap()).unwrap_err();
+            assert!(matches!(err, RecordError::Card(..)), "{card:?}: {err}");
+            assert!(!err.to_string().contains('\u{1b}'), "{err}");
+        }
     }
 }

@@ -18,6 +18,7 @@ pub const ALIASES: &[(&str, &str)] = &[
     ("status", "worktree remove"),
     ("optwt", "--no-pager worktree remove"),
     ("quote", "worktree remove 'unclosed"),
+    ("kt", "kardwt trust"),
 ];
 
 /// The table, one `command => replacement` a line (see its header).

@@ -13,7 +13,14 @@ _kardwt() {
         case "$prev" in @VALUED@) return 0 ;; esac
         case "$cur" in
             -*) COMPREPLY=($(compgen -W "@OPTIONS@" -- "$cur")) ;;
-            *) COMPREPLY=($(compgen -W "$(command git kardwt shell cards 2>/dev/null)" -- "$cur")) ;;
+            # Each id as a word of its own, compared as text: compgen -W would expand what it
+            # is given, so nothing read from the repository is ever handed to it.
+            *)
+                local card
+                while IFS= read -r card; do
+                    case "$card" in "$cur"*) COMPREPLY+=("$card") ;; esac
+                done < <(command git kardwt shell cards 2>/dev/null)
+                ;;
         esac
         return 0
     fi

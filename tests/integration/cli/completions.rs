@@ -121,3 +121,44 @@ printf '%s\n' "${{COMPREPLY[@]}}"
     assert_eq!(complete_in("git kardwt gc --ap"), ["--apply"]);
     assert!(complete_in("git kardwt status --js").contains(&"--json".to_owned()));
 }
+
+/// Whatever the card ids read back hold, bash's completion of `git-kardwt <command> <card>`
+/// offers them as words and never expands them (`compgen -W` would run a `$(…)` in them).
+#[test]
+fn bash_completion_of_card_ids_never_expands_what_it_reads() {
+    let repo = crate::support::TestRepo::new();
+    let fake = repo.tmp.join("fake-bin");
+    std::fs::create_dir_all(&fake).unwrap();
+    let git = fake.join("git");
+    // Both a JSON row (what `list --json` gives) and a plain line (what `shell cards` gives).
+    std::fs::write(
+        &git,
+        "#!/bin/sh\nprintf '%s\\n' '[{\"card\":\"a$(touch pwned)\"}]' 'a$(touch pwned)'\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&git, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let script = format!(
+        "source <(git-kardwt completions bash)\nPATH={}:\"$PATH\"\n\
+         COMP_WORDS=(git-kardwt status a); COMP_CWORD=2; COMPREPLY=()\n\
+         _git__kardwt git-kardwt a status\nprintf '%s\\n' \"${{COMPREPLY[@]}}\"\n",
+        crate::support::sh_quote(&fake)
+    );
+    let out = repo
+        .command("bash", &repo.base)
+        .arg("-c")
+        .arg(&script)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !repo.base.join("pwned").exists(),
+        "completion ran what it read:\n{stdout}"
+    );
+    assert_eq!(stdout, "a$(touch pwned)\n");
+}

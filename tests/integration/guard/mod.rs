@@ -3,3 +3,4 @@
 mod attack;
 mod end_to_end;
 mod globs;
+mod human_steps;

@@ -102,3 +102,38 @@ fn columns_stay_aligned_with_long_card_ids() {
     );
     assert!(!out.stdout.contains("defaults decodes"), "{out}");
 }
+
+/// A line whose card is not a card id (kardwt writes none) is skipped with a warning naming
+/// it, like a line that does not decode: its card is never printed nor matched.
+#[test]
+fn an_event_whose_card_is_not_an_id_is_skipped_with_a_warning() {
+    let repo = TestRepo::new();
+    repo.add_card("1");
+    let log = repo.common_dir().join("kardwt/events.jsonl");
+    let lines = std::fs::read_to_string(&log).unwrap().lines().count();
+    let planted = serde_json::json!({
+        "time": "2026-12-01T00:00:00Z",
+        "event": "created",
+        "card": "\u{1b}[2J$(touch pwned)",
+        "path": "/x",
+        "outcome": "ok",
+        "duration_ms": 1,
+    });
+    let mut f = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+    use std::io::Write;
+    writeln!(f, "{planted}").unwrap();
+    let out = repo.kardwt(&repo.base, &["log", "--all"]);
+    out.expect_code(0);
+    assert!(
+        !out.stdout.contains('\u{1b}') && !out.stdout.contains("touch"),
+        "{out}"
+    );
+    assert!(
+        out.stderr.contains(&format!(
+            "line {}: its card is not a valid card id; skipped",
+            lines + 1
+        )),
+        "{out}"
+    );
+    assert!(out.stdout.lines().any(|l| l.contains(" 1 ")), "{out}");
+}

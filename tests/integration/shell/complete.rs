@@ -168,3 +168,78 @@ fn fish_completes_subcommands_card_ids_and_options() {
         "{out}"
     );
 }
+
+/// Whatever `git kardwt shell cards` prints (an older kardwt, a damaged store), each shell's
+/// completion offers it as words and never expands it: bash's `compgen -W` would run a `$(…)`
+/// in it.
+#[test]
+fn completion_never_expands_what_it_reads() {
+    let repo = TestRepo::new();
+    let fake = repo.tmp.join("fake-bin");
+    std::fs::create_dir_all(&fake).unwrap();
+    // Relative to where completion runs (the base): the temporary directory's name has spaces.
+    let witness = repo.base.join("pwned");
+    let git = fake.join("git");
+    std::fs::write(
+        &git,
+        "#!/bin/sh\nprintf '%s\\n' 'a$(touch pwned)' 'ab`touch pwned`' '$HOME' 'b*' 'c(touch pwned)'\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&git, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("PATH={}:\"$PATH\"", crate::support::sh_quote(&fake));
+    let all = [
+        "a$(touch pwned)",
+        "ab`touch pwned`",
+        "$HOME",
+        "b*",
+        "c(touch pwned)",
+    ];
+    for shell in super::SHELLS {
+        if !shell.present() {
+            continue;
+        }
+        let script = match shell {
+            Shell::Bash => format!(
+                "{load}\n{path}\n\
+                 COMP_WORDS=(kardwt switch a); COMP_CWORD=2; _kardwt; printf '%s\\n' \"${{COMPREPLY[@]}}\" --\n\
+                 COMP_WORDS=(kardwt switch ''); COMP_CWORD=2; _kardwt; printf '%s\\n' \"${{COMPREPLY[@]}}\"\n",
+                load = shell.load()
+            ),
+            Shell::Zsh => format!(
+                "autoload -Uz compinit && compinit -u -D\n{load}\n{path}\n\
+                 compadd() {{ local -a a; a=(\"$@\"); print -rl -- \"${{(@)a[${{a[(i)--]}}+1,-1]}}\"; }}\n\
+                 ask() {{ local -a words; words=(\"$@\"); local CURRENT=$#; local PREFIX=${{@[-1]}}; _kardwt; }}\n\
+                 ask kardwt switch a; print -- --; ask kardwt switch ''\n",
+                load = shell.load()
+            ),
+            Shell::Fish => format!(
+                "{load}\nset -x PATH {fake} $PATH\n\
+                 complete -C 'kardwt switch a' | string replace -r '\\t.*' ''\nprintf '%s\\n' --\n\
+                 complete -C 'kardwt switch ' | string replace -r '\\t.*' ''\n",
+                load = shell.load(),
+                fake = crate::support::sh_quote(&fake)
+            ),
+        };
+        let out = shell.run(&repo, &repo.base, &script);
+        out.expect_code(0);
+        let mut got = answers(&out.stdout);
+        // zsh hands compadd every id and lets its matcher filter them; fish sorts them.
+        for answer in &mut got {
+            answer.sort();
+        }
+        let mut every: Vec<String> = all.iter().map(|s| s.to_string()).collect();
+        every.sort();
+        let with_a: Vec<String> = every
+            .iter()
+            .filter(|w| w.starts_with('a'))
+            .cloned()
+            .collect();
+        let first = if shell == Shell::Zsh { &every } else { &with_a };
+        assert_eq!(got, [first.clone(), every.clone()], "{shell:?}:\n{out}");
+        assert!(
+            !witness.exists(),
+            "{shell:?}: completion ran what it read:\n{out}"
+        );
+    }
+}

@@ -232,3 +232,69 @@ fn a_store_beneath_a_data_directory_that_is_not_utf8_works() {
         "the store went to HOME instead of XDG_DATA_HOME"
     );
 }
+
+/// Committed names that hold escape sequences, a carriage return or a newline are shown with
+/// those written out: one line per file, so a changed `prepare` cannot be painted over to read
+/// "same", nor the line naming the diff to read be erased.
+#[test]
+fn names_holding_control_characters_are_shown_escaped() {
+    let repo = TestRepo::new();
+    let mut files = scripts(&repo, "v1");
+    files.truncate(1);
+    commit_scripts(&repo, &files, true);
+    repo.write_rules(RULES);
+    repo.kardwt_ok(&repo.base, &["trust"]);
+    let mut v2 = scripts(&repo, "v2");
+    v2.truncate(1);
+    // Sorted after `prepare`: each would repaint the lines above it on a terminal.
+    let odd = [
+        "tools/kardwt/q\r  same     tools/kardwt/prepare",
+        "tools/kardwt/r\u{1b}[2A\u{1b}[2K  same     tools/kardwt/prepare\u{1b}[1B\u{1b}[2K",
+        "tools/kardwt/s\nsame     tools/kardwt/prepare",
+        "tools/kardwt/t\u{202e}eraperp",
+    ];
+    for name in odd {
+        v2.push((name.to_owned(), "#!/bin/sh\n".to_owned()));
+    }
+    commit_scripts(&repo, &v2, true);
+    for args in [&["trust", "--dry-run"][..], &["trust"]] {
+        let out = repo.kardwt(&repo.base, args);
+        out.expect_code(0);
+        assert!(
+            !out.stdout
+                .chars()
+                .any(|c| (c.is_control() && c != '\n') || c == '\u{202e}'),
+            "{args:?}: a control character reached the terminal:\n{out:?}"
+        );
+        // The header, five files, the diff to read, the last line.
+        assert_eq!(out.stdout.lines().count(), 8, "{args:?}:\n{out}");
+        assert!(
+            out.stdout.contains("changed  tools/kardwt/prepare"),
+            "{out}"
+        );
+        assert!(
+            out.stdout
+                .contains("what changed since the version trusted before: git diff"),
+            "{out}"
+        );
+        for shown in [
+            r"tools/kardwt/q\r  same",
+            r"tools/kardwt/r\e[2A\e[2K",
+            r"tools/kardwt/s\nsame",
+            r"tools/kardwt/t\u{202e}eraperp",
+        ] {
+            assert!(out.stdout.contains(shown), "{args:?}: {shown}:\n{out}");
+        }
+    }
+    // A trusted copy of such a file that changed is refused naming it, escaped too.
+    let copy = walk(&store(&repo))
+        .into_iter()
+        .find(|p| p.to_string_lossy().contains("/r\u{1b}"))
+        .expect("the trusted copy");
+    std::fs::write(&copy, "#!/bin/sh\nexit 1\n").unwrap();
+    let out = repo.kardwt(&repo.base, &["add", "1"]);
+    out.expect_code(3);
+    assert!(out.stderr.contains("does not match its manifest"), "{out}");
+    assert!(out.stderr.contains(r"tools/kardwt/r\e[2A"), "{out}");
+    assert!(!out.stderr.contains('\u{1b}'), "{out:?}");
+}

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use crate::support::*;
 
 mod adversary;
+mod older_cards;
 
 /// The same rules on every machine: no absolute path in them.
 const RULES: &str = "worktree:
@@ -71,6 +72,11 @@ fn names_trust(out: &Output) {
     assert!(
         out.stderr.contains("git kardwt trust"),
         "the refusal does not name the command:\n{out}"
+    );
+    // A person reviews and approves; an agent reading the refusal is sent to its user.
+    assert!(
+        out.stderr.contains("a person must") && out.stderr.contains("ask the user"),
+        "the refusal invites whoever reads it to approve:\n{out}"
     );
 }
 

@@ -1,0 +1,64 @@
+//! The steps only a person may take stay a person's: an agent's `git kardwt trust`, reached
+//! through any spelling, is denied through the real hook payload with a reason that sends it
+//! to the user, and what it may run instead (the dry run) approves nothing.
+use crate::support::guarded::*;
+use crate::support::TestRepo;
+
+#[test]
+fn an_agents_trust_is_denied_and_sent_to_the_user() {
+    let repo = managed_repo();
+    // git reads the alias from the repository's configuration, as an agent could set it.
+    repo.git(&repo.base, &["config", "alias.approve", "kardwt trust"]);
+    for command in [
+        "git kardwt trust",
+        "git -C .. -C base kardwt trust",
+        "git approve",
+        "git-kardwt trust",
+        "kardwt trust",
+    ] {
+        let out = guard(
+            &repo,
+            &repo.tmp,
+            &["--format", "claude"],
+            &payload("Bash", command, &repo.base),
+        );
+        out.expect_code(0);
+        let json = out.json();
+        let answer = &json["hookSpecificOutput"];
+        assert_eq!(answer["permissionDecision"], "deny", "{command}: {out}");
+        let reason = answer["permissionDecisionReason"].as_str().unwrap();
+        assert!(
+            reason.contains("only a person may make")
+                && reason.contains("ask the user")
+                && reason.contains("trust --dry-run"),
+            "{command}: {reason}"
+        );
+    }
+    for allowed in ["git kardwt trust --dry-run", "git kardwt trust --help"] {
+        let out = guard(
+            &repo,
+            &repo.tmp,
+            &["--format", "claude"],
+            &payload("Bash", allowed, &repo.base),
+        );
+        out.expect_code(0);
+        assert_eq!(out.stdout, "", "{allowed}: {out}");
+    }
+}
+
+/// The replacement the guard gives is safe to run: it shows and copies nothing.
+#[test]
+fn the_replacement_of_a_denied_trust_copies_nothing() {
+    let repo = TestRepo::new();
+    let out = repo.kardwt(
+        &repo.base,
+        &["guard", "--format", "text", "--command", "git kardwt trust"],
+    );
+    out.expect_code(2);
+    let replacement = out
+        .stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("hint: run instead: "))
+        .unwrap_or_else(|| panic!("no replacement:\n{out}"));
+    assert!(replacement.ends_with("trust --dry-run"), "{out}");
+}
