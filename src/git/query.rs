@@ -70,6 +70,23 @@ pub fn git_path(dir: &Path, what: &str) -> Result<String> {
     run(dir, ["rev-parse", "--git-path", what])
 }
 
+/// The common dir of the repository git finds from `dir`, absolute (asked of git itself, for
+/// a repository kardwt could not open).
+pub fn common_dir_of(dir: &Path) -> Option<std::path::PathBuf> {
+    run(
+        dir,
+        ["rev-parse", "--path-format=absolute", "--git-common-dir"],
+    )
+    .ok()
+    .filter(|d| !d.is_empty())
+    .map(std::path::PathBuf::from)
+}
+
+/// Does the repository's own config file (`--local`) set any `kardwt.*` key?
+pub fn local_config_names_kardwt(dir: &Path) -> bool {
+    run(dir, ["config", "--local", "--get-regexp", "^kardwt\\."]).is_ok_and(|o| !o.is_empty())
+}
+
 /// One commit HEAD has that no remote-tracking ref reaches, if any.
 pub fn unpushed_commit(dir: &Path) -> Result<Option<String>> {
     let out = run(dir, ["rev-list", "-n", "1", "HEAD", "--not", "--remotes"])?;

@@ -104,6 +104,14 @@ impl Repo {
             .map(|v| v.to_string())
     }
 
+    /// Does the repository keep its refs in reftable (`extensions.refStorage=reftable`)? gix
+    /// reads only loose and packed refs: there `HEAD` is a placeholder and every ref it reads
+    /// is missing or wrong.
+    pub fn is_reftable(&self) -> bool {
+        self.config_string("extensions.refStorage")
+            .is_some_and(|v| v.eq_ignore_ascii_case("reftable"))
+    }
+
     /// Will kardwt check out `commit` itself for a new tree (see [`super::materialize`])?
     pub fn plan_checkout(
         &self,
