@@ -60,13 +60,6 @@ pub fn post_checkout(global: crate::cli::GlobalArgs, args: &PostCheckoutArgs) ->
         noop("already recorded");
         return Ok(0);
     }
-    if ctx.repo.is_reftable() {
-        aside(
-            "the repository keeps its refs in reftable (extensions.refStorage=reftable), \
-             which kardwt cannot read",
-        );
-        return Ok(0);
-    }
     let head = repo::read_head(&admin);
     if let Some(why) = head.as_ref().and_then(not_a_card_branch) {
         aside(&why);

@@ -78,6 +78,8 @@ const SETTINGS: &[(&str, Harmless)] = &[
     ("index.sparse", Harmless::False),
     ("feature.manyFiles", Harmless::False),
     ("extensions.worktreeConfig", Harmless::False),
+    // HEAD of the new tree is read through git there (gix reads no reftable).
+    ("extensions.refStorage", Harmless::Exactly("files")),
     // The user chose how git's checkout runs in parallel: git's checkout it is.
     ("checkout.workers", Harmless::Unset),
 ];

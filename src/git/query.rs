@@ -82,6 +82,24 @@ pub fn common_dir_of(dir: &Path) -> Option<std::path::PathBuf> {
     .map(std::path::PathBuf::from)
 }
 
+/// What HEAD of the repository at `dir` names, asked of git (for refs gix cannot read, as in
+/// a reftable repository): the branch (short name) when HEAD is symbolic, else the commit.
+/// `None` when git cannot say.
+pub fn head_of(dir: &Path) -> Option<super::repo::Head> {
+    if let Ok(full) = run(dir, ["symbolic-ref", "--quiet", "HEAD"]) {
+        let short = full.strip_prefix("refs/heads/").unwrap_or(&full);
+        return Some(super::repo::Head::Branch(short.to_owned()));
+    }
+    run(dir, ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"])
+        .ok()
+        .map(super::repo::Head::Detached)
+}
+
+/// The tree HEAD of the repository at `dir` names, asked of git.
+pub fn head_tree(dir: &Path) -> Result<String> {
+    run(dir, ["rev-parse", "--verify", "HEAD^{tree}"])
+}
+
 /// Does the repository's own config file (`--local`) set any `kardwt.*` key?
 pub fn local_config_names_kardwt(dir: &Path) -> bool {
     run(dir, ["config", "--local", "--get-regexp", "^kardwt\\."]).is_ok_and(|o| !o.is_empty())

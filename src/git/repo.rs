@@ -17,6 +17,9 @@ pub struct Repo {
     pub base: PathBuf,
     /// Top level of the worktree the caller stands in, canonical, if any.
     pub current: Option<PathBuf>,
+    /// Refs kept in reftable (`extensions.refStorage=reftable`): gix reads only loose and
+    /// packed refs, so refs are asked of git there.
+    reftable: bool,
     gix: gix::Repository,
 }
 
@@ -88,10 +91,12 @@ impl Repo {
                 common_dir: common_dir.clone(),
             })
         })?;
+        let reftable = is_reftable(&gix);
         Ok(Repo {
             common_dir,
             base,
             current,
+            reftable,
             gix,
         })
     }
@@ -102,14 +107,6 @@ impl Repo {
             .config_snapshot()
             .string(key)
             .map(|v| v.to_string())
-    }
-
-    /// Does the repository keep its refs in reftable (`extensions.refStorage=reftable`)? gix
-    /// reads only loose and packed refs: there `HEAD` is a placeholder and every ref it reads
-    /// is missing or wrong.
-    pub fn is_reftable(&self) -> bool {
-        self.config_string("extensions.refStorage")
-            .is_some_and(|v| v.eq_ignore_ascii_case("reftable"))
     }
 
     /// Will kardwt check out `commit` itself for a new tree (see [`super::materialize`])?
@@ -139,6 +136,9 @@ impl Repo {
 
     /// Does `refs/heads/<branch>` exist?
     pub fn branch_exists(&self, branch: &str) -> bool {
+        if self.reftable {
+            return super::query::ref_exists(&self.base, &format!("refs/heads/{branch}"));
+        }
         matches!(
             self.gix
                 .try_find_reference(format!("refs/heads/{branch}").as_str()),
@@ -148,6 +148,10 @@ impl Repo {
 
     /// The commit a ref points at (peeled), read without starting git.
     pub fn ref_oid(&self, name: &str) -> Result<String> {
+        if self.reftable {
+            return super::query::ref_commit(&self.base, name)
+                .with_context(|| format!("{name} does not exist"));
+        }
         let reference = self
             .gix
             .try_find_reference(name)
@@ -309,11 +313,28 @@ pub fn absolutize(path: &Path) -> PathBuf {
     }
 }
 
+/// Does the repository `gix` opened keep its refs in reftable (`extensions.refStorage`)? gix
+/// reads only loose and packed refs: there `HEAD` is a placeholder and every ref it reads is
+/// missing or wrong, so kardwt asks git.
+pub fn is_reftable(gix: &gix::Repository) -> bool {
+    gix.config_snapshot()
+        .string("extensions.refStorage")
+        .is_some_and(|v| v.eq_ignore_ascii_case(b"reftable"))
+}
+
+/// What git writes as HEAD in a reftable repository, for older tools: the real HEAD is in
+/// the reftable beside it.
+const REFTABLE_HEAD: &[u8] = b"ref: refs/heads/.invalid\n";
+
 /// Read a worktree's HEAD from its admin dir (`ref: refs/heads/x` or an object id), with gix's
 /// loose-ref decoder: a HEAD it cannot decode (not a ref name, not a whole object id of either
-/// hash) is `None`.
+/// hash) is `None`. In a reftable repository, where the file is a placeholder, git says.
 pub fn read_head(admin: &Path) -> Option<Head> {
-    parse_head(&read_small(&admin.join("HEAD"))?)
+    let bytes = read_small(&admin.join("HEAD"))?;
+    if bytes == REFTABLE_HEAD {
+        return super::query::head_of(admin);
+    }
+    parse_head(&bytes)
 }
 
 /// Decode the bytes of a HEAD file with gix (SHA-1 or SHA-256 object ids).

@@ -53,10 +53,6 @@ pub struct Added {
 /// The runner commands call this directly.
 pub fn add(ctx: &Context, args: &AddOptions) -> Result<Added> {
     let card = CardId::parse(&args.card)?;
-    if ctx.repo.is_reftable() {
-        let base = ctx.repo.base.clone();
-        return Err(Fail::from(Refusal::Reftable { card, base }).into());
-    }
     // `--base`: a branch, tag or commit, checked before anything runs.
     let base = args
         .base

@@ -101,13 +101,6 @@ pub enum Refusal {
         why: anyhow::Error,
         refusal: RemovalError,
     },
-    /// The repository keeps its refs where kardwt cannot read them.
-    #[error(
-        "kardwt cannot add card {card} in {}: the repository keeps its refs in reftable \
-         (extensions.refStorage=reftable), which kardwt cannot read; nothing was changed",
-        base.display()
-    )]
-    Reftable { card: CardId, base: PathBuf },
 }
 
 impl Kind for Refusal {
@@ -175,11 +168,6 @@ impl Kind for Refusal {
             Refusal::Unmade { card, .. } => {
                 format!("once that is fixed, a retry (git kardwt add {card}) creates it again")
             }
-            Refusal::Reftable { card, .. } => format!(
-                "create the tree with git itself (git worktree add -b card/{card} <path>), which \
-                 kardwt's hooks leave as git made it; or move the refs back to files first (git \
-                 refs migrate --ref-format=files, git 2.46 or later)"
-            ),
             Refusal::Unremoved { card, path, .. } => format!(
                 "remove it by hand, then run git kardwt add {card}: git worktree remove --force \
                  --force {}",

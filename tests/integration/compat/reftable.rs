@@ -1,6 +1,6 @@
-//! Reftable repositories (`extensions.refStorage=reftable`), whose refs kardwt cannot read:
-//! a plain `git worktree add` keeps its tree and succeeds, whatever its branch, and
-//! `git kardwt add` refuses before doing anything, naming the setting.
+//! Reftable repositories (`extensions.refStorage=reftable`), whose refs gix cannot read and
+//! kardwt asks git for: a plain `git worktree add` is seeded and keeps its tree, and
+//! `git kardwt add`, `verify`, `list` and `remove` work as in a repository of loose refs.
 use super::*;
 
 /// A reftable clone of origin beside the base, with kardwt's shims installed.
@@ -26,59 +26,62 @@ fn reftable_clone(repo: &TestRepo) -> PathBuf {
     clone
 }
 
-/// Every file under `dir` with its bytes (the `.git` directory included).
-fn everything(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut all = files_of(dir);
-    all.extend(
-        files_of(&dir.join(".git"))
-            .into_iter()
-            .map(|(p, b)| (Path::new(".git").join(p), b)),
-    );
-    all
+/// The record of the linked worktree `name` of `clone`, parsed.
+fn record_of(clone: &Path, name: &str) -> toml::Table {
+    let path = clone.join(format!(".git/worktrees/{name}/kardwt.toml"));
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("no record at {}: {e}", path.display()));
+    text.parse().unwrap()
 }
 
 #[test]
-fn a_plain_worktree_add_in_a_reftable_repository_keeps_its_tree_and_succeeds() {
+fn a_plain_worktree_add_in_a_reftable_repository_is_seeded_and_keeps_its_tree() {
     let repo = TestRepo::new();
     let clone = reftable_clone(&repo);
-    for (name, branch) in [("plain", "plain"), ("card-7", "card/7")] {
+    for (name, branch, card) in [("plain", "plain", "plain"), ("seven", "card/7", "7")] {
         let path = repo.sibling(name);
         let out = repo.git_output(
             &clone,
             &["worktree", "add", "-b", branch, path.to_str().unwrap()],
         );
         out.expect_code(0);
-        assert!(
-            !out.stderr.contains("kardwt"),
-            "spoke through a pipe:\n{out}"
-        );
         assert_intact(&repo, &path);
-        assert!(!clone
-            .join(format!(".git/worktrees/{name}/kardwt.toml"))
-            .exists());
+        let record = record_of(&clone, name);
+        assert_eq!(record["card"].as_str(), Some(card), "{record:?}");
+        assert_eq!(record["branch"].as_str(), Some(branch), "{record:?}");
+        assert_eq!(record["state"].as_str(), Some("ready"), "{record:?}");
+        repo.kardwt(&path, &["verify"]).expect_code(0);
     }
-    let notes = noop_notes(&clone.join(".git"));
-    assert_eq!(notes.len(), 2, "{notes:?}");
-    assert!(
-        notes[0].contains("extensions.refStorage=reftable"),
-        "{notes:?}"
-    );
+    assert!(noop_notes(&clone.join(".git")).is_empty());
 }
 
 #[test]
-fn add_in_a_reftable_repository_refuses_naming_the_setting_and_changes_nothing() {
+fn add_verify_list_and_remove_work_in_a_reftable_repository() {
     let repo = TestRepo::new();
     let clone = reftable_clone(&repo);
-    repo.commit_on_origin("origin moves on");
-    let before = everything(&clone);
+    let main = repo.commit_on_origin("origin moves on");
     let out = repo.kardwt(&clone, &["add", "9"]);
-    out.expect_code(3);
-    assert!(
-        out.stderr
-            .contains("refs in reftable (extensions.refStorage=reftable)"),
-        "{out}"
+    out.expect_code(0);
+    let path = PathBuf::from(out.stdout.trim());
+    assert_eq!(path, repo.sibling("reftable.worktrees/card-9"));
+    assert_intact(&repo, &path);
+    assert_eq!(repo.git(&path, &["rev-parse", "HEAD"]).trim(), main);
+    assert_eq!(
+        repo.git(&path, &["symbolic-ref", "HEAD"]).trim(),
+        "refs/heads/card/9"
     );
-    assert!(out.stderr.contains("hint: "), "{out}");
-    assert!(everything(&clone) == before, "add changed the repository");
-    assert!(!repo.sibling("reftable.worktrees").exists());
+    let record = record_of(&clone, "card-9");
+    assert_eq!(record["base_oid"].as_str(), Some(main.as_str()));
+    repo.kardwt(&clone, &["verify", "9"]).expect_code(0);
+    let list = repo.kardwt(&clone, &["list", "--json"]);
+    list.expect_code(0);
+    assert!(list.stdout.contains("\"branch\":\"card/9\""), "{list}");
+    // Reused, not made again.
+    let again = repo.kardwt(&clone, &["add", "9"]);
+    again.expect_code(0);
+    assert_eq!(again.stdout.trim(), path.to_str().unwrap());
+    repo.kardwt(&clone, &["remove", "9"]).expect_code(0);
+    assert!(!path.exists());
+    let branches = repo.git(&clone, &["for-each-ref", "refs/heads/card/"]);
+    assert!(branches.contains("refs/heads/card/9"), "{branches}");
 }
