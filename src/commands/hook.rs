@@ -30,6 +30,9 @@ pub fn post_checkout(global: crate::cli::GlobalArgs, args: &PostCheckoutArgs) ->
     if !is_null_oid(&args.old) || args.flag != "1" {
         return Ok(0);
     }
+    if clone_elsewhere() {
+        return Ok(0);
+    }
     let Some(ctx) = unmanaged::hook_context(global, "post-checkout")? else {
         return Ok(0);
     };
@@ -66,6 +69,29 @@ pub fn post_checkout(global: crate::cli::GlobalArgs, args: &PostCheckoutArgs) ->
         return Ok(0);
     }
     seed_new_worktree(&ctx, &path, &admin, head).map(|()| 0)
+}
+
+/// Is this `git clone --separate-git-dir`'s checkout: git runs the hook in the new main
+/// checkout with `GIT_DIR` naming the git dir elsewhere, which the checkout's `.git` names too
+/// (a linked worktree's admin dir, as `git hook run` names it, has a `commondir`: not this)?
+/// Then that checkout is remembered as the base (git records it nowhere a linked worktree can
+/// read), and there is nothing else to do.
+fn clone_elsewhere() -> bool {
+    let Some(git_dir) = std::env::var_os("GIT_DIR") else {
+        return false;
+    };
+    let Ok(cwd) = std::env::current_dir().and_then(std::fs::canonicalize) else {
+        return false;
+    };
+    let named = repo::read_dot_git(&cwd).and_then(|d| std::fs::canonicalize(d).ok());
+    let given = std::fs::canonicalize(cwd.join(git_dir)).ok();
+    match named.zip(given) {
+        Some((named, given)) if named == given && !given.join("commondir").exists() => {
+            crate::state::remember_base(&given, &cwd);
+            true
+        }
+        _ => false,
+    }
 }
 
 /// Why a worktree on `head` is none of kardwt's business, if it is not: its branch is under

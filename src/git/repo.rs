@@ -84,7 +84,10 @@ impl Repo {
             let main = gix
                 .main_repo()
                 .context("could not open the main worktree")?;
-            main.workdir().map(canonical).transpose()?
+            match main.workdir() {
+                Some(w) => Some(canonical(w)?),
+                None => remembered_base(&common_dir),
+            }
         };
         let base = base.ok_or_else(|| {
             Fail::from(NoRepo::Bare {
@@ -99,6 +102,16 @@ impl Repo {
             reftable,
             gix,
         })
+    }
+
+    /// Is the base's git dir elsewhere (its `.git` a file naming it, as `git clone
+    /// --separate-git-dir` makes it)? Then git records the base nowhere a linked worktree can
+    /// read, and kardwt remembers it ([`remembered_base`]).
+    pub fn git_dir_elsewhere(&self) -> bool {
+        self.base
+            .join(".git")
+            .symlink_metadata()
+            .is_ok_and(|m| m.is_file())
     }
 
     /// A git config value as a string, if set.
@@ -222,6 +235,17 @@ pub fn linked_at(admin: PathBuf) -> Option<Linked> {
         locked,
         prunable,
     })
+}
+
+/// The main worktree kardwt remembered for the repository whose common dir is `common_dir`
+/// (see [`Repo::git_dir_elsewhere`]), when it still is one: its `.git` names this common dir.
+pub fn remembered_base(common_dir: &Path) -> Option<PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    let bytes = read_small(&crate::sys::layout::base_file(common_dir))?;
+    let named = Path::new(std::ffi::OsStr::from_bytes(bytes.strip_suffix(b"\n")?));
+    let base = std::fs::canonicalize(named).ok()?;
+    let git_dir = std::fs::canonicalize(read_dot_git(&base)?).ok()?;
+    (git_dir == common_dir).then_some(base)
 }
 
 /// An absolute path without `.` or `..` components (git writes such paths; others are

@@ -1,4 +1,4 @@
-//! Bare, mirror and separate-git-dir repositories that kardwt's shared shims reach: a plain
+//! Bare and mirror repositories that kardwt's shared shims reach: a plain
 //! `git worktree add` keeps its tree and succeeds, a push from a bare or mirror repository goes
 //! through, with a note in the event log (on stderr only at a terminal). Where kardwt is set
 //! up, it still fails closed.
@@ -94,33 +94,6 @@ fn pushes_from_a_bare_and_a_mirror_repository_go_through() {
         "the mirror push did not copy every ref"
     );
     assert!(noop_notes(&mirror)[0].starts_with("pre-push: nothing to do"));
-}
-
-#[test]
-fn a_separate_git_dir_clone_and_its_worktree_add_succeed_with_their_trees() {
-    let repo = TestRepo::new();
-    shared_hooks(&repo);
-    let git_dir = repo.sibling("elsewhere.git");
-    let main = repo.sibling("checkout");
-    let origin = repo.origin.to_str().unwrap();
-    let out = repo.git_output(
-        &repo.tmp,
-        &[
-            "clone",
-            "--quiet",
-            "--separate-git-dir",
-            git_dir.to_str().unwrap(),
-            origin,
-            main.to_str().unwrap(),
-        ],
-    );
-    out.expect_code(0);
-    assert_intact(&repo, &main);
-    let linked = repo.sibling("linked");
-    let out = repo.git_output(&main, &["worktree", "add", linked.to_str().unwrap()]);
-    out.expect_code(0);
-    assert_intact(&repo, &linked);
-    assert!(!git_dir.join("worktrees/linked/kardwt.toml").exists());
 }
 
 #[test]

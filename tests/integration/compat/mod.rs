@@ -7,6 +7,7 @@ mod card_branch;
 mod chained_stdin;
 mod quiet;
 mod reftable;
+mod separate_git_dir;
 
 use std::path::{Path, PathBuf};
 
