@@ -1,10 +1,12 @@
 //! `git kardwt hook post-checkout <old> <new> <flag>`: what git's post-checkout
 //! runs after `git worktree add` in any tool. No-op for ordinary checkouts, clones, the base,
-//! and worktrees `git kardwt add` creates itself (it marks them); otherwise record the new
+//! worktrees `git kardwt add` creates itself (it marks them), trees on a `card/` branch that
+//! names no card, and repositories kardwt has nothing to do in (noted: see
+//! `session/unmanaged.rs`), which all keep what git made; otherwise record the new
 //! worktree (origin `hook`), seed and prepare it, and on failure remove it and exit non-zero
 //! so `git worktree add` itself fails with a retry-safe message. The prepare hook's output
 //! goes to the card's log file: on failure the verdict block, which comes first, is all this
-//! prints; on success one line says what was done and where that log is.
+//! prints; on success, at a terminal, one line says what was done and where that log is.
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 

@@ -1,5 +1,6 @@
 //! Where kardwt's hooks have nothing to do and leave git's operation as it was: a repository
-//! with no main worktree (bare, or its git dir elsewhere) or one kardwt cannot open, unless
+//! with no main worktree kardwt can find (bare, or a git dir elsewhere whose checkout kardwt
+//! has not seen) or one kardwt cannot open, unless
 //! kardwt is set up there (then the hook fails closed, as before). Such a hook exits 0, deletes
 //! nothing, and leaves a note in the event log, and on stderr only when that is a terminal.
 use std::io::IsTerminal;
