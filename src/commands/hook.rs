@@ -1,10 +1,12 @@
 //! `git kardwt hook post-checkout <old> <new> <flag>`: what git's post-checkout
 //! runs after `git worktree add` in any tool. No-op for ordinary checkouts, clones, the base,
-//! and worktrees `git kardwt add` creates itself (it marks them); otherwise record the new
+//! worktrees `git kardwt add` creates itself (it marks them), trees on a `card/` branch that
+//! names no card, and repositories kardwt has nothing to do in (noted: see
+//! `session/unmanaged.rs`), which all keep what git made; otherwise record the new
 //! worktree (origin `hook`), seed and prepare it, and on failure remove it and exit non-zero
 //! so `git worktree add` itself fails with a retry-safe message. The prepare hook's output
 //! goes to the card's log file: on failure the verdict block, which comes first, is all this
-//! prints; on success one line says what was done and where that log is.
+//! prints; on success, at a terminal, one line says what was done and where that log is.
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -17,6 +19,7 @@ use crate::seed::{self, Prep};
 use crate::session::context::Context;
 use crate::session::hold;
 use crate::session::hold::RemovalError;
+use crate::session::unmanaged;
 use crate::state::record::{self, Origin, Reason};
 use crate::{git::repo, state::events, verify};
 
@@ -29,10 +32,18 @@ pub fn post_checkout(global: crate::cli::GlobalArgs, args: &PostCheckoutArgs) ->
     if !is_null_oid(&args.old) || args.flag != "1" {
         return Ok(0);
     }
-    let ctx = Context::new(global)?;
+    if clone_elsewhere() {
+        return Ok(0);
+    }
+    let Some(ctx) = unmanaged::hook_context(global, "post-checkout")? else {
+        return Ok(0);
+    };
     let Some(path) = ctx.repo.current.clone().filter(|p| *p != ctx.repo.base) else {
         return Ok(0); // a clone or the base itself: not a linked worktree.
     };
+    // Never changes what git did: only a note says why kardwt left the tree alone.
+    let aside =
+        |why: &str| unmanaged::note(Some(&ctx.repo.common_dir), &path, "post-checkout", why);
     let noop = |why: &str| {
         events::append(
             &ctx.repo.common_dir,
@@ -54,13 +65,57 @@ pub fn post_checkout(global: crate::cli::GlobalArgs, args: &PostCheckoutArgs) ->
         noop("already recorded");
         return Ok(0);
     }
-    seed_new_worktree(&ctx, &path, &admin).map(|()| 0)
+    let head = repo::read_head(&admin);
+    if let Some(why) = head.as_ref().and_then(not_a_card_branch) {
+        aside(&why);
+        return Ok(0);
+    }
+    seed_new_worktree(&ctx, &path, &admin, head).map(|()| 0)
+}
+
+/// Is this `git clone --separate-git-dir`'s checkout: git runs the hook in the new main
+/// checkout with `GIT_DIR` naming the git dir elsewhere, which the checkout's `.git` names too
+/// (a linked worktree's admin dir, as `git hook run` names it, has a `commondir`: not this)?
+/// Then that checkout is remembered as the base (git records it nowhere a linked worktree can
+/// read), and there is nothing else to do.
+fn clone_elsewhere() -> bool {
+    let Some(git_dir) = std::env::var_os("GIT_DIR") else {
+        return false;
+    };
+    let Ok(cwd) = std::env::current_dir().and_then(std::fs::canonicalize) else {
+        return false;
+    };
+    let named = repo::read_dot_git(&cwd).and_then(|d| std::fs::canonicalize(d).ok());
+    let given = std::fs::canonicalize(cwd.join(git_dir)).ok();
+    match named.zip(given) {
+        Some((named, given)) if named == given && !given.join("commondir").exists() => {
+            crate::state::remember_base(&given, &cwd);
+            true
+        }
+        _ => false,
+    }
+}
+
+/// Why a worktree on `head` is none of kardwt's business, if it is not: its branch is under
+/// `card/` but names no valid card id (`card/ui/login`), so it cannot be that card's tree.
+fn not_a_card_branch(head: &repo::Head) -> Option<String> {
+    let repo::Head::Branch(branch) = head else {
+        return None;
+    };
+    let id = branch.strip_prefix("card/")?;
+    crate::ground::card::CardId::from_branch(branch)
+        .is_none()
+        .then(|| format!("its branch {branch} is under card/ but {id:?} is not a valid card id"))
 }
 
 /// Record, seed and prepare a worktree git just created; undo it on any failure.
-fn seed_new_worktree(ctx: &Context, path: &Path, admin: &Path) -> Result<()> {
+fn seed_new_worktree(
+    ctx: &Context,
+    path: &Path,
+    admin: &Path,
+    head: Option<repo::Head>,
+) -> Result<()> {
     let started = Instant::now();
-    let head = repo::read_head(admin);
     let (retry, branch) = retry_command(path, head.as_ref());
     // Never called while this process holds the repository lock (the undo takes it).
     let undo = |why: anyhow::Error| -> anyhow::Error {
@@ -158,12 +213,15 @@ fn seed_new_worktree(ctx: &Context, path: &Path, admin: &Path) -> Result<()> {
         },
     ) {
         Ok(_) => {
-            // One line for the person who ran `git worktree add` (after success only: on a
-            // failure the verdict is the first and only text).
-            eprintln!(
-                "{}",
-                seeded_line(ctx, card.as_str(), path, run_hook, started.elapsed())
-            );
+            // One line for the person who ran `git worktree add` at a terminal (after success
+            // only: on a failure the verdict is the first and only text); `--quiet`, a pipe or
+            // a script gets git's own output only.
+            if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+                eprintln!(
+                    "{}",
+                    seeded_line(ctx, card.as_str(), path, run_hook, started.elapsed())
+                );
+            }
             Ok(())
         }
         Err(failure) => {
@@ -219,14 +277,6 @@ fn refusal(
     admin: &Path,
     rec: &record::Record,
 ) -> Option<String> {
-    if let Some(id) = rec.branch.strip_prefix("card/") {
-        if crate::ground::card::CardId::from_branch(&rec.branch).is_none() {
-            return Some(format!(
-                "its branch {} is under card/ but {id:?} is not a valid card id",
-                rec.branch
-            ));
-        }
-    }
     // Whether git's checkout completed is the pipeline's first step: its
     // failure removes the tree like any failed seeding, naming the retry.
     verify::would_reject(repo, entries, admin, rec)

@@ -42,11 +42,14 @@ const UNDO: &str = "nothing was pushed; take the file out of the pushed commits 
 
 pub fn run(global: crate::cli::GlobalArgs, args: &PrePushArgs) -> Result<i32> {
     let started = Instant::now();
-    let ctx = Context::new(global)?;
+    // Read whole before anything else, so git never writes into a closed pipe.
     let mut input = String::new();
     std::io::stdin()
         .read_to_string(&mut input)
         .context("could not read git's ref lines on stdin")?;
+    let Some(ctx) = crate::session::unmanaged::hook_context(global, "pre-push")? else {
+        return Ok(0);
+    };
     let updates = push::parse_updates(&input).map_err(Fail::from)?;
     let entries = verify::scan(&ctx.repo)?;
     let here = ctx

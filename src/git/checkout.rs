@@ -86,10 +86,20 @@ pub fn gap(tree: &Path, admin: &Path, follow: Follow) -> Option<Gap> {
         Ok(r) => r,
         Err(e) => return unreadable("cannot open the repository", &e),
     };
-    // An unborn HEAD (`git worktree add --orphan`) has the empty tree.
-    let head_tree = match repo.head_tree_id_or_empty() {
-        Ok(id) => id.detach(),
-        Err(e) => return unreadable("cannot read HEAD's tree", &e),
+    // An unborn HEAD (`git worktree add --orphan`) has the empty tree. Refs in reftable,
+    // which gix cannot read, are asked of git.
+    let head_tree = if super::repo::is_reftable(&repo) {
+        let id =
+            super::query::head_tree(tree).and_then(|hex| Ok(ObjectId::from_hex(hex.as_bytes())?));
+        match id {
+            Ok(id) => id,
+            Err(e) => return unreadable("cannot read HEAD's tree", &e),
+        }
+    } else {
+        match repo.head_tree_id_or_empty() {
+            Ok(id) => id.detach(),
+            Err(e) => return unreadable("cannot read HEAD's tree", &e),
+        }
     };
     // Never an index a GIT_INDEX_FILE names: the worktree's own.
     let skip_hash = repo

@@ -84,6 +84,8 @@ const SETTINGS: &[(&str, Harmless)] = &[
     // A partial clone: git fetches the blobs it lacks while it checks out; gix does not.
     ("extensions.partialClone", Harmless::Unset),
     ("core.hooksPath", Harmless::Unset),
+    // HEAD of the new tree is read through git there (gix reads no reftable).
+    ("extensions.refStorage", Harmless::Exactly("files")),
     // The user chose how git's checkout runs in parallel: git's checkout it is.
     ("checkout.workers", Harmless::Unset),
 ];

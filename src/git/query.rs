@@ -58,6 +58,41 @@ pub fn git_path(dir: &Path, what: &str) -> Result<String> {
     run(dir, ["rev-parse", "--git-path", what])
 }
 
+/// The common dir of the repository git finds from `dir`, absolute (asked of git itself, for
+/// a repository kardwt could not open).
+pub fn common_dir_of(dir: &Path) -> Option<std::path::PathBuf> {
+    run(
+        dir,
+        ["rev-parse", "--path-format=absolute", "--git-common-dir"],
+    )
+    .ok()
+    .filter(|d| !d.is_empty())
+    .map(std::path::PathBuf::from)
+}
+
+/// What HEAD of the repository at `dir` names, asked of git (for refs gix cannot read, as in
+/// a reftable repository): the branch (short name) when HEAD is symbolic, else the commit.
+/// `None` when git cannot say.
+pub fn head_of(dir: &Path) -> Option<super::repo::Head> {
+    if let Ok(full) = run(dir, ["symbolic-ref", "--quiet", "HEAD"]) {
+        let short = full.strip_prefix("refs/heads/").unwrap_or(&full);
+        return Some(super::repo::Head::Branch(short.to_owned()));
+    }
+    run(dir, ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"])
+        .ok()
+        .map(super::repo::Head::Detached)
+}
+
+/// The tree HEAD of the repository at `dir` names, asked of git.
+pub fn head_tree(dir: &Path) -> Result<String> {
+    run(dir, ["rev-parse", "--verify", "HEAD^{tree}"])
+}
+
+/// Does the repository's own config file (`--local`) set any `kardwt.*` key?
+pub fn local_config_names_kardwt(dir: &Path) -> bool {
+    run(dir, ["config", "--local", "--get-regexp", "^kardwt\\."]).is_ok_and(|o| !o.is_empty())
+}
+
 /// One commit HEAD has that no remote-tracking ref reaches, if any.
 pub fn unpushed_commit(dir: &Path) -> Result<Option<String>> {
     let out = run(dir, ["rev-list", "-n", "1", "HEAD", "--not", "--remotes"])?;

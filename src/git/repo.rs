@@ -17,6 +17,9 @@ pub struct Repo {
     pub base: PathBuf,
     /// Top level of the worktree the caller stands in, canonical, if any.
     pub current: Option<PathBuf>,
+    /// Refs kept in reftable (`extensions.refStorage=reftable`): gix reads only loose and
+    /// packed refs, so refs are asked of git there.
+    reftable: bool,
     gix: gix::Repository,
 }
 
@@ -103,19 +106,34 @@ impl Repo {
             let main = gix
                 .main_repo()
                 .context("could not open the main worktree")?;
-            main.workdir().map(canonical).transpose()?
+            match main.workdir() {
+                Some(w) => Some(canonical(w)?),
+                None => remembered_base(&common_dir),
+            }
         };
         let base = base.ok_or_else(|| {
             Fail::from(NoRepo::Bare {
                 common_dir: common_dir.clone(),
             })
         })?;
+        let reftable = is_reftable(&gix);
         Ok(Repo {
             common_dir,
             base,
             current,
+            reftable,
             gix,
         })
+    }
+
+    /// Is the base's git dir elsewhere (its `.git` a file naming it, as `git clone
+    /// --separate-git-dir` makes it)? Then git records the base nowhere a linked worktree can
+    /// read, and kardwt remembers it ([`remembered_base`]).
+    pub fn git_dir_elsewhere(&self) -> bool {
+        self.base
+            .join(".git")
+            .symlink_metadata()
+            .is_ok_and(|m| m.is_file())
     }
 
     /// A git config value as a string, if set.
@@ -165,6 +183,9 @@ impl Repo {
 
     /// Does `refs/heads/<branch>` exist?
     pub fn branch_exists(&self, branch: &str) -> bool {
+        if self.reftable {
+            return super::query::ref_exists(&self.base, &format!("refs/heads/{branch}"));
+        }
         matches!(
             self.gix
                 .try_find_reference(format!("refs/heads/{branch}").as_str()),
@@ -174,6 +195,10 @@ impl Repo {
 
     /// The commit a ref points at (peeled), read without starting git.
     pub fn ref_oid(&self, name: &str) -> Result<String> {
+        if self.reftable {
+            return super::query::ref_commit(&self.base, name)
+                .with_context(|| format!("{name} does not exist"));
+        }
         let reference = self
             .gix
             .try_find_reference(name)
@@ -244,6 +269,17 @@ pub fn linked_at(admin: PathBuf) -> Option<Linked> {
         locked,
         prunable,
     })
+}
+
+/// The main worktree kardwt remembered for the repository whose common dir is `common_dir`
+/// (see [`Repo::git_dir_elsewhere`]), when it still is one: its `.git` names this common dir.
+pub fn remembered_base(common_dir: &Path) -> Option<PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    let bytes = read_small(&crate::sys::layout::base_file(common_dir))?;
+    let named = Path::new(std::ffi::OsStr::from_bytes(bytes.strip_suffix(b"\n")?));
+    let base = std::fs::canonicalize(named).ok()?;
+    let git_dir = std::fs::canonicalize(read_dot_git(&base)?).ok()?;
+    (git_dir == common_dir).then_some(base)
 }
 
 /// An absolute path without `.` or `..` components (git writes such paths; others are
@@ -335,11 +371,28 @@ pub fn absolutize(path: &Path) -> PathBuf {
     }
 }
 
+/// Does the repository `gix` opened keep its refs in reftable (`extensions.refStorage`)? gix
+/// reads only loose and packed refs: there `HEAD` is a placeholder and every ref it reads is
+/// missing or wrong, so kardwt asks git.
+pub fn is_reftable(gix: &gix::Repository) -> bool {
+    gix.config_snapshot()
+        .string("extensions.refStorage")
+        .is_some_and(|v| v.eq_ignore_ascii_case(b"reftable"))
+}
+
+/// What git writes as HEAD in a reftable repository, for older tools: the real HEAD is in
+/// the reftable beside it.
+const REFTABLE_HEAD: &[u8] = b"ref: refs/heads/.invalid\n";
+
 /// Read a worktree's HEAD from its admin dir (`ref: refs/heads/x` or an object id), with gix's
 /// loose-ref decoder: a HEAD it cannot decode (not a ref name, not a whole object id of either
-/// hash) is `None`.
+/// hash) is `None`. In a reftable repository, where the file is a placeholder, git says.
 pub fn read_head(admin: &Path) -> Option<Head> {
-    parse_head(&read_small(&admin.join("HEAD"))?)
+    let bytes = read_small(&admin.join("HEAD"))?;
+    if bytes == REFTABLE_HEAD {
+        return super::query::head_of(admin);
+    }
+    parse_head(&bytes)
 }
 
 /// Decode the bytes of a HEAD file with gix (SHA-1 or SHA-256 object ids).

@@ -53,6 +53,10 @@ impl Context {
                 }
             }
         };
+        // A base whose git dir is elsewhere is remembered, so its linked worktrees find it.
+        if repo.current.as_ref() == Some(&repo.base) && repo.git_dir_elsewhere() {
+            crate::state::remember_base(&repo.common_dir, &repo.base);
+        }
         Ok(Context { cwd, global, repo })
     }
 

@@ -8,6 +8,12 @@ pub fn kardwt_dir(common_dir: &Path) -> PathBuf {
     common_dir.join("kardwt")
 }
 
+/// Where kardwt remembers the main worktree of a repository whose git dir is elsewhere
+/// (`git clone --separate-git-dir`): git records it nowhere, so a linked worktree finds it here.
+pub fn base_file(common_dir: &Path) -> PathBuf {
+    kardwt_dir(common_dir).join("base")
+}
+
 /// The repository lock's file.
 pub fn repo_lock_path(common_dir: &Path) -> PathBuf {
     kardwt_dir(common_dir).join("lock")

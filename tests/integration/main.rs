@@ -7,6 +7,7 @@ mod support;
 mod add;
 mod adopt;
 mod cli;
+mod compat;
 mod config;
 mod doctor;
 mod env;
