@@ -334,6 +334,9 @@ fn the_hook_inside_git_kardwt_add_is_a_no_op() {
     let repo = TestRepo::new();
     repo.share_env_with_prepare();
     repo.install_hooks();
+    // git's own checkout, so that git runs the hook inside add (kardwt's in-process checkout
+    // has no hook to run where kardwt's shim is the only one).
+    repo.git(&repo.base, &["config", "checkout.workers", "1"]);
     let wt = repo.add_card("42");
     let rec = repo.record(&wt);
     assert_eq!(rec["origin"].as_str(), Some("add"), "{rec:?}");
