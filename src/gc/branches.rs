@@ -1,10 +1,15 @@
 //! `gc --branches`: stale `card/*` branches. A branch is a candidate when
-//! no worktree has it checked out (the main one included) and its tip is integrated into the
+//! no worktree has it checked out (the main one included), its tip is integrated into the
 //! freshly fetched base (the rules' `base.ref`, or the remote's HEAD): merged, or squash- or
-//! rebase-merged, by the integration test gc judges trees with ([`collectable::branch_landed`]).
+//! rebase-merged, by the integration test gc judges trees with ([`collectable::branch_landed`]),
+//! and deleting it loses no commit: every commit on it is reachable from a ref kardwt did not
+//! make (a remote-tracking ref, a tag, a branch outside `card/`) or makes a change a commit of
+//! the base also makes (`git cherry`'s rule), judged commit by commit, never by tips or trees.
 //! Every other `card/*` branch is kept, with the reason. Deletion (`--apply`) takes the
 //! repository lock and judges each branch again under it (still no worktree, still the tip
-//! that was judged, still integrated) before `git branch -D`.
+//! that was judged, still integrated, still nothing lost) before `git branch -D`.
+use std::collections::HashSet;
+use std::path::Path;
 use std::time::Instant;
 
 use anyhow::Result;
@@ -17,6 +22,9 @@ use crate::{gc::collectable, git, session::hold};
 
 /// Where the branches gc looks at live.
 const PREFIX: &str = "refs/heads/card/";
+
+/// The same, below `refs/heads/`: the branches whose commits do not count as kept elsewhere.
+const MINE: &str = "card/";
 
 /// One `card/*` branch and what gc makes of it.
 #[derive(Debug, Serialize)]
@@ -126,19 +134,66 @@ fn base(
     Ok((tracking, oid))
 }
 
-/// Judge one branch at `oid`: `Collect` to delete it, `Keep` to keep it.
+/// The commits of the branches `tips` that no ref kardwt did not make reaches (one walk for
+/// all), or why that could not be told.
+type Lonely = Result<HashSet<String>, String>;
+
+fn lonely(dir: &Path, tips: &[&str]) -> Lonely {
+    git::on_no_other_ref(dir, tips, MINE).map_err(|e| format!("{e:#}"))
+}
+
+/// Judge one branch at `oid`: `Collect` to delete it, `Keep` to keep it. `lonely`: the
+/// commits on no ref but kardwt's branches, asked for this tip among others.
 fn judge_one(
-    dir: &std::path::Path,
+    dir: &Path,
     checked_out: &[(String, String)],
     full: &str,
     oid: &str,
     base: &(String, String),
+    lonely: &Lonely,
 ) -> Judgement {
     if let Some((path, _)) = checked_out.iter().find(|(_, b)| b == full) {
         return Judgement::Keep(format!("checked out in the worktree at {path}"));
     }
     let name = base.0.strip_prefix("refs/remotes/").unwrap_or(&base.0);
-    collectable::branch_landed(dir, &base.1, name, oid)
+    match collectable::branch_landed(dir, &base.1, name, oid) {
+        Judgement::Collect(why) => match would_lose(dir, &base.1, name, oid, lonely) {
+            Some(keep) => keep,
+            None => Judgement::Collect(why),
+        },
+        keep => keep,
+    }
+}
+
+/// `Keep` when deleting the branch at `tip` would leave a commit on no ref: one that only
+/// kardwt's branches reach and whose change no commit of the base (`base`, named `name`) makes.
+/// A branch whose commits cancel out has the base's tree and still holds work; a squash merge
+/// is no commit's equivalent, so such a branch goes only while the remote still has it.
+fn would_lose(dir: &Path, base: &str, name: &str, tip: &str, lonely: &Lonely) -> Option<Judgement> {
+    let cannot = |e: &str| {
+        Some(Judgement::Keep(format!(
+            "could not tell whether its commits are kept elsewhere: {e}"
+        )))
+    };
+    let lonely = match lonely {
+        Ok(set) => set,
+        Err(e) => return cannot(e),
+    };
+    let unmatched = match git::without_equivalent(dir, base, tip) {
+        Ok(list) => list,
+        Err(e) => return cannot(&format!("{e:#}")),
+    };
+    let lost: Vec<&String> = unmatched.iter().filter(|c| lonely.contains(*c)).collect();
+    let first = lost.first()?;
+    let more = match lost.len() - 1 {
+        0 => String::new(),
+        n => format!(" (and {n} more)"),
+    };
+    Some(Judgement::Keep(format!(
+        "commit {}{more} is on no other ref and {name} has no commit with the same change: \
+         deleting the branch would lose it",
+        first.get(..12).unwrap_or(first)
+    )))
 }
 
 /// List the `card/*` branches and judge each; with `apply`, delete the candidates.
@@ -165,8 +220,10 @@ pub fn run(ctx: &Context, cfg: &Config, offline: bool, apply: bool) -> Result<Re
     };
     report.base = Some(base.0.clone());
     let checked_out = git::checked_out_branches(dir)?;
+    let tips: Vec<&str> = branches.iter().map(|(_, oid)| oid.as_str()).collect();
+    let lonely = lonely(dir, &tips);
     for (full, oid) in branches {
-        let (reason, list) = match judge_one(dir, &checked_out, &full, &oid, &base) {
+        let (reason, list) = match judge_one(dir, &checked_out, &full, &oid, &base, &lonely) {
             Judgement::Collect(r) => (r, &mut report.candidates),
             Judgement::Keep(r) => (r, &mut report.kept),
         };
@@ -184,7 +241,7 @@ pub fn run(ctx: &Context, cfg: &Config, offline: bool, apply: bool) -> Result<Re
 }
 
 /// Delete the candidates under the repository lock, each judged again first: a branch that
-/// moved, was checked out or is no longer integrated since is kept.
+/// moved, was checked out, is no longer integrated or would now lose a commit is kept.
 fn delete(
     ctx: &Context,
     base: &(String, String),
@@ -195,6 +252,8 @@ fn delete(
     let lock =
         crate::state::store::take_repo(&ctx.repo.common_dir, deadline, "git kardwt gc --branches")?;
     let checked_out = git::checked_out_branches(dir)?;
+    let tips: Vec<&str> = candidates.iter().map(|c| c.oid.as_str()).collect();
+    let lonely = lonely(dir, &tips);
     for c in candidates.iter_mut() {
         crate::sys::signals::check("during gc --branches --apply, before its next branch")?;
         let full = format!("refs/heads/{}", c.branch);
@@ -204,7 +263,7 @@ fn delete(
             Some(o) if o != c.oid => {
                 Judgement::Keep(format!("it moved to {o} since it was judged"))
             }
-            Some(o) => judge_one(dir, &checked_out, &full, o, base),
+            Some(o) => judge_one(dir, &checked_out, &full, o, base, &lonely),
         };
         c.outcome = Some(match again {
             Judgement::Keep(why) => format!("kept: {why}"),

@@ -91,6 +91,47 @@ pub fn not_on_remotes(dir: &Path, heads: &[&str]) -> Result<std::collections::Ha
     Ok(out.lines().map(str::to_owned).collect())
 }
 
+/// Of the commits `tips` and their ancestors, those no ref outside `refs/heads/<mine>*` reaches:
+/// not a remote-tracking ref, not a tag, not another local branch. One walk, `git rev-list
+/// --stdin --not --remotes --tags --exclude=<mine>* --branches`, the tips on stdin. `mine` is
+/// the branch prefix under `refs/heads/` whose refs do not count (`card/`).
+pub fn on_no_other_ref(
+    dir: &Path,
+    tips: &[&str],
+    mine: &str,
+) -> Result<std::collections::HashSet<String>> {
+    if tips.is_empty() {
+        return Ok(Default::default());
+    }
+    let mut input = tips.join("\n");
+    input.push('\n');
+    let args = Argv::new([
+        "rev-list".to_owned(),
+        "--stdin".to_owned(),
+        "--not".to_owned(),
+        "--remotes".to_owned(),
+        "--tags".to_owned(),
+        format!("--exclude={mine}*"),
+        "--branches".to_owned(),
+    ]);
+    let out = Call::new(dir, args).stdin(input.into_bytes()).run()?;
+    Ok(out.lines().map(str::to_owned).collect())
+}
+
+/// The commits of `tip` that `base` lacks and that make no change a commit of `base` (since
+/// their merge base) also makes: `git rev-list --cherry-mark --right-only <base>...<tip>`'s
+/// `+` lines, `git cherry`'s rule (patch ids; a merge commit never matches), oldest first.
+pub fn without_equivalent(dir: &Path, base: &str, tip: &str) -> Result<Vec<String>> {
+    let args = Argv::new(["rev-list", "--reverse", "--cherry-mark", "--right-only"])
+        .outside(format!("{base}...{tip}"));
+    let out = run(dir, args)?;
+    Ok(out
+        .lines()
+        .filter_map(|l| l.strip_prefix('+'))
+        .map(str::to_owned)
+        .collect())
+}
+
 /// pre-push's one pass over the pushed commits (`revs`: tips, `^boundaries`, `--not
 /// --remotes=<name>`, all made by the program from git's own output): every commit with its
 /// parents and its raw diff against each parent (a root against the empty tree), `-z`.
