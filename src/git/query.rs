@@ -132,6 +132,32 @@ pub fn without_equivalent(dir: &Path, base: &str, tip: &str) -> Result<Vec<Strin
         .collect())
 }
 
+/// Does a remote-tracking ref of `remote` (`refs/remotes/<remote>/…`) reach the commit `oid`
+/// (a full object id)? `git for-each-ref --count=1 --contains`.
+pub fn tracking_contains(dir: &Path, remote: &str, oid: &str) -> Result<bool> {
+    let args = Argv::new([
+        "for-each-ref".to_owned(),
+        "--count=1".to_owned(),
+        "--format=%(refname)".to_owned(),
+        format!("--contains={oid}"),
+    ])
+    .outside(format!("refs/remotes/{remote}/"));
+    Ok(!run(dir, args)?.trim().is_empty())
+}
+
+/// Is the commit `oid` one of `tips` or an ancestor of one? Tips this repository lacks are
+/// skipped (`--ignore-missing`): one `git rev-list -n 1 --stdin` walk, `oid ^tip…` on stdin.
+pub fn reachable_from_any(dir: &Path, oid: &str, tips: &[&str]) -> Result<bool> {
+    let mut input = format!("{oid}\n");
+    for t in tips {
+        input.push_str(&format!("^{t}\n"));
+    }
+    let out = Call::new(dir, ["rev-list", "-n", "1", "--ignore-missing", "--stdin"])
+        .stdin(input.into_bytes())
+        .run()?;
+    Ok(out.trim().is_empty())
+}
+
 /// pre-push's one pass over the pushed commits (`revs`: tips, `^boundaries`, `--not
 /// --remotes=<name>`, all made by the program from git's own output): every commit with its
 /// parents and its raw diff against each parent (a root against the empty tree), `-z`.
