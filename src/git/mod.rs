@@ -35,8 +35,8 @@ pub(crate) use query::{
     branches_under, cat_file_batch, cat_file_batch_check, changes_contained, config_get,
     config_regexp_z, git_path, has_hook_run, head_oid, is_ancestor, log_raw_z, ls_tree_path_z,
     ls_tree_z, merge_base, not_on_remotes, on_no_other_ref, reachable_from_any, ref_commit,
-    ref_exists, symbolic_ref, tracking_contains, tree_id, unpushed_commit, user_config_get,
-    user_config_set, without_equivalent,
+    ref_exists, reflog_commits, symbolic_ref, tracking_contains, tree_id, unpushed_commit,
+    user_config_get, user_config_set, without_equivalent,
 };
 pub(crate) use remote::{
     fetch_ref, ls_remote_head, ls_remote_refs, remote_failure, remote_url, symref_head,

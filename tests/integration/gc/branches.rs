@@ -153,3 +153,42 @@ fn a_rebased_branch_goes_and_a_squashed_one_gone_from_the_remote_is_kept() {
     );
     assert!(repo.branch_exists("card/sq") && !repo.branch_exists("card/rb"));
 }
+
+/// A commit amended away stays in the branch's reflog, which goes with the branch: a merged
+/// card with one is kept, naming that commit. Once the reflog no longer holds it (the user
+/// expired it), nothing is lost and the branch goes.
+#[test]
+fn a_merged_branch_whose_reflog_holds_an_amended_commit_is_kept() {
+    let repo = TestRepo::new();
+    let am = repo.add_card("am");
+    write_and_commit(&repo, &am, "draft", "first try\n");
+    let amended = repo.git(&am, &["rev-parse", "HEAD"]).trim().to_owned();
+    std::fs::write(am.join("draft.txt"), "second try\n").unwrap();
+    repo.git(&am, &["commit", "--quiet", "--all", "--amend", "--no-edit"]);
+    repo.push_and_merge(&am, "card/am");
+    repo.kardwt_ok(&repo.base, &["remove", "am"]);
+
+    let (gone, kept) = branches(&repo, true);
+    assert!(gone.is_empty(), "{gone:?}");
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert!(
+        kept[0].1.contains(&format!(
+            "commit {}, on the branch or in its reflog, is on no other ref",
+            &amended[..12]
+        )),
+        "{kept:?}"
+    );
+    assert!(repo.branch_exists("card/am"));
+
+    repo.git(
+        &repo.base,
+        &[
+            "reflog",
+            "expire",
+            "--expire-unreachable=now",
+            "refs/heads/card/am",
+        ],
+    );
+    let (gone, kept) = branches(&repo, true);
+    assert_eq!(gone, ["card/am"], "{kept:?}");
+}

@@ -3,4 +3,5 @@
 mod abandoned;
 mod branches;
 mod collect;
+mod generated;
 mod orphan_claims;
