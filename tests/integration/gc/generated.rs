@@ -101,7 +101,7 @@ fn commits(repo: &TestRepo, rng: &mut Rng, wt: &Path, n: usize, outside: &Path) 
     let mut done = Vec::new();
     let k = 1 + rng.below(3);
     for j in 0..k {
-        let step = match rng.below(6) {
+        let step = match rng.below(7) {
             0 => {
                 std::fs::write(wt.join(format!("g{n}-{j}.txt")), format!("new {n} {j}\n")).unwrap();
                 repo.git(wt, &["add", "-A"]);
@@ -124,6 +124,14 @@ fn commits(repo: &TestRepo, rng: &mut Rng, wt: &Path, n: usize, outside: &Path) 
                 continue;
             }
             3 => "empty",
+            6 if j > 0 => {
+                // The last commit amended: the one it replaces stays only in the reflogs.
+                std::fs::write(wt.join(format!("amend-{n}-{j}.txt")), "amended\n").unwrap();
+                repo.git(wt, &["add", "-A"]);
+                repo.git(wt, &["commit", "--quiet", "--amend", "--no-edit"]);
+                done.push("amend".to_owned());
+                continue;
+            }
             4 => {
                 let link = wt.join(format!("out-{n}"));
                 if !link.exists() {
