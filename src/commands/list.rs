@@ -258,18 +258,6 @@ struct Status {
     behind: Figure<u64>,
 }
 
-impl Status {
-    /// Did the budget end before one of its figures came back?
-    fn late(&self) -> bool {
-        [
-            matches!(self.dirty, Figure::Late),
-            matches!(self.ahead, Figure::Late),
-            matches!(self.behind, Figure::Late),
-        ]
-        .contains(&true)
-    }
-}
-
 impl serde::Serialize for Status {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
@@ -292,7 +280,7 @@ struct Asked {
 /// The status of every report, in their order, read in parallel (one small pool of threads,
 /// each running git in one tree at a time) until `budget` seconds from now; trees that do not
 /// verify (or are gone) are not read. Every git still running when the budget ends is killed
-/// and reaped before this returns.
+/// with its process group and reaped before this returns.
 fn statuses(ctx: &Context, reports: &[Report], budget: f64) -> Vec<Status> {
     let deadline = Instant::now() + Duration::from_secs_f64(budget);
     let mut bases = std::collections::HashMap::new();
@@ -315,18 +303,13 @@ fn statuses(ctx: &Context, reports: &[Report], budget: f64) -> Vec<Status> {
             })
         })
         .collect();
-    // A git killed at the deadline may leave a child of its own (an fsmonitor hook): while the
-    // trees are read, such orphans come back to us, and when any tree ran late they are killed
-    // too, so nothing this command started outlives it.
-    let _reaper = crate::sys::process::Subreaper::begin();
-    let got = crate::sys::pool::map(&asked, |a| match a {
+    // Each git runs in a process group of its own, and one killed at the deadline takes its
+    // group with it (an fsmonitor hook it started): only what a late tree's git started, never
+    // what another tree's git left running on purpose (a daemon in a session of its own).
+    crate::sys::pool::map(&asked, |a| match a {
         Some(a) => read_status(a, deadline),
         None => Status::default(),
-    });
-    if got.iter().any(Status::late) {
-        crate::sys::process::kill_descendants();
-    }
-    got
+    })
 }
 
 /// The commit a tree's ahead and behind are counted against: its base branch's remote-tracking

@@ -1,10 +1,16 @@
 //! `gc --branches`: stale `card/*` branches. A branch is a candidate when
-//! no worktree has it checked out (the main one included) and its tip is integrated into the
+//! no worktree has it checked out (the main one included), its tip is integrated into the
 //! freshly fetched base (the rules' `base.ref`, or the remote's HEAD): merged, or squash- or
-//! rebase-merged, by the integration test gc judges trees with ([`collectable::branch_landed`]).
+//! rebase-merged, by the integration test gc judges trees with ([`collectable::branch_landed`]),
+//! and deleting it loses no commit: every commit on it or named by its reflog is reachable from
+//! a ref kardwt did not make (a remote-tracking ref, a tag, a branch outside `card/`) or makes a
+//! change a commit of the base also makes (`git cherry`'s rule), judged commit by commit, never
+//! by tips or trees.
 //! Every other `card/*` branch is kept, with the reason. Deletion (`--apply`) takes the
 //! repository lock and judges each branch again under it (still no worktree, still the tip
-//! that was judged, still integrated) before `git branch -D`.
+//! that was judged, still integrated, still nothing lost) before `git branch -D`.
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
 use std::time::Instant;
 
 use anyhow::Result;
@@ -17,6 +23,9 @@ use crate::{gc::collectable, git, session::hold};
 
 /// Where the branches gc looks at live.
 const PREFIX: &str = "refs/heads/card/";
+
+/// The same, below `refs/heads/`: the branches whose commits do not count as kept elsewhere.
+const MINE: &str = "card/";
 
 /// One `card/*` branch and what gc makes of it.
 #[derive(Debug, Serialize)]
@@ -126,19 +135,98 @@ fn base(
     Ok((tracking, oid))
 }
 
-/// Judge one branch at `oid`: `Collect` to delete it, `Keep` to keep it.
+/// What gc asks git once for all the branches it judges: the commits each branch's reflog has
+/// named (an amended or reset commit stays there, and goes with the branch), and which of
+/// those and the tips' commits no ref kardwt did not make reaches. Or why it could not be told.
+type History = Result<Asked, String>;
+
+struct Asked {
+    /// By full branch ref.
+    reflogs: HashMap<String, Vec<String>>,
+    lonely: HashSet<String>,
+}
+
+/// [`History`] of the branches `(full ref, tip)`: two git processes for all of them.
+fn history(dir: &Path, branches: &[(String, &str)]) -> History {
+    let refs: Vec<&str> = branches.iter().map(|(r, _)| r.as_str()).collect();
+    let reflogs = git::reflog_commits(dir, &refs).map_err(|e| format!("{e:#}"))?;
+    let mut heads: Vec<&str> = branches.iter().map(|(_, tip)| *tip).collect();
+    heads.extend(reflogs.values().flatten().map(String::as_str));
+    heads.sort_unstable();
+    heads.dedup();
+    let lonely = git::on_no_other_ref(dir, &heads, MINE).map_err(|e| format!("{e:#}"))?;
+    Ok(Asked { reflogs, lonely })
+}
+
+/// Judge one branch at `oid`: `Collect` to delete it, `Keep` to keep it. `history`: its
+/// reflog and the commits on no ref but kardwt's branches, asked for it among others.
 fn judge_one(
-    dir: &std::path::Path,
+    dir: &Path,
     checked_out: &[(String, String)],
     full: &str,
     oid: &str,
     base: &(String, String),
+    history: &History,
 ) -> Judgement {
     if let Some((path, _)) = checked_out.iter().find(|(_, b)| b == full) {
         return Judgement::Keep(format!("checked out in the worktree at {path}"));
     }
     let name = base.0.strip_prefix("refs/remotes/").unwrap_or(&base.0);
-    collectable::branch_landed(dir, &base.1, name, oid)
+    match collectable::branch_landed(dir, &base.1, name, oid) {
+        Judgement::Collect(why) => match would_lose(dir, &base.1, name, full, oid, history) {
+            Some(keep) => keep,
+            None => Judgement::Collect(why),
+        },
+        keep => keep,
+    }
+}
+
+/// `Keep` when deleting the branch `full` at `tip` would leave a commit on no ref or reflog:
+/// one of the branch or its reflog that only kardwt's branches reach and whose change no commit
+/// of the base (`base`, named `name`) makes. A branch whose commits cancel out has the base's
+/// tree and still holds work; a squash merge is no commit's equivalent, so such a branch goes
+/// only while the remote still has it.
+fn would_lose(
+    dir: &Path,
+    base: &str,
+    name: &str,
+    full: &str,
+    tip: &str,
+    history: &History,
+) -> Option<Judgement> {
+    let cannot = |e: &str| {
+        Some(Judgement::Keep(format!(
+            "could not tell whether its commits are kept elsewhere: {e}"
+        )))
+    };
+    let asked = match history {
+        Ok(asked) => asked,
+        Err(e) => return cannot(e),
+    };
+    let mut heads = vec![tip];
+    if let Some(logged) = asked.reflogs.get(full) {
+        heads.extend(logged.iter().map(String::as_str).filter(|h| *h != tip));
+    }
+    heads.sort_unstable();
+    heads.dedup();
+    let unmatched = match git::without_equivalent(dir, base, &heads) {
+        Ok(list) => list,
+        Err(e) => return cannot(&format!("{e:#}")),
+    };
+    let lost: Vec<&String> = unmatched
+        .iter()
+        .filter(|c| asked.lonely.contains(*c))
+        .collect();
+    let first = lost.first()?;
+    let more = match lost.len() - 1 {
+        0 => String::new(),
+        n => format!(" (and {n} more)"),
+    };
+    Some(Judgement::Keep(format!(
+        "commit {}{more}, on the branch or in its reflog, is on no other ref and {name} has no \
+         commit with the same change: deleting the branch would lose it",
+        first.get(..12).unwrap_or(first)
+    )))
 }
 
 /// List the `card/*` branches and judge each; with `apply`, delete the candidates.
@@ -165,14 +253,19 @@ pub fn run(ctx: &Context, cfg: &Config, offline: bool, apply: bool) -> Result<Re
     };
     report.base = Some(base.0.clone());
     let checked_out = git::checked_out_branches(dir)?;
-    for (full, oid) in branches {
-        let (reason, list) = match judge_one(dir, &checked_out, &full, &oid, &base) {
+    let judged: Vec<(String, &str)> = branches
+        .iter()
+        .map(|(full, oid)| (full.clone(), oid.as_str()))
+        .collect();
+    let history = history(dir, &judged);
+    for (full, oid) in &branches {
+        let (reason, list) = match judge_one(dir, &checked_out, full, oid, &base, &history) {
             Judgement::Collect(r) => (r, &mut report.candidates),
             Judgement::Keep(r) => (r, &mut report.kept),
         };
         list.push(Branch {
-            branch: short(&full),
-            oid,
+            branch: short(full),
+            oid: oid.clone(),
             reason,
             outcome: None,
         });
@@ -184,7 +277,7 @@ pub fn run(ctx: &Context, cfg: &Config, offline: bool, apply: bool) -> Result<Re
 }
 
 /// Delete the candidates under the repository lock, each judged again first: a branch that
-/// moved, was checked out or is no longer integrated since is kept.
+/// moved, was checked out, is no longer integrated or would now lose a commit is kept.
 fn delete(
     ctx: &Context,
     base: &(String, String),
@@ -195,6 +288,11 @@ fn delete(
     let lock =
         crate::state::store::take_repo(&ctx.repo.common_dir, deadline, "git kardwt gc --branches")?;
     let checked_out = git::checked_out_branches(dir)?;
+    let judged: Vec<(String, &str)> = candidates
+        .iter()
+        .map(|c| (format!("refs/heads/{}", c.branch), c.oid.as_str()))
+        .collect();
+    let history = history(dir, &judged);
     for c in candidates.iter_mut() {
         crate::sys::signals::check("during gc --branches --apply, before its next branch")?;
         let full = format!("refs/heads/{}", c.branch);
@@ -204,7 +302,7 @@ fn delete(
             Some(o) if o != c.oid => {
                 Judgement::Keep(format!("it moved to {o} since it was judged"))
             }
-            Some(o) => judge_one(dir, &checked_out, &full, o, base),
+            Some(o) => judge_one(dir, &checked_out, &full, o, base, &history),
         };
         c.outcome = Some(match again {
             Judgement::Keep(why) => format!("kept: {why}"),

@@ -149,6 +149,7 @@ pub(super) struct Call<'a> {
     stdin: Option<Vec<u8>>,
     deadline: Option<Instant>,
     untraced: bool,
+    own_group: bool,
 }
 
 /// The outcome of a finished git call.
@@ -188,6 +189,7 @@ impl<'a> Call<'a> {
             stdin: None,
             deadline: None,
             untraced: false,
+            own_group: false,
         }
     }
 
@@ -207,6 +209,14 @@ impl<'a> Call<'a> {
     /// to prove it completed, a user's tracing is not a failure.
     pub fn untraced(mut self) -> Call<'a> {
         self.untraced = true;
+        self
+    }
+
+    /// Start git in a process group of its own; killed at the deadline, the whole group goes
+    /// (a hook git started and left in it), and only that group: what git or its hooks moved
+    /// into a session of its own (a daemon) is not this call's to end.
+    pub fn own_group(mut self) -> Call<'a> {
+        self.own_group = true;
         self
     }
 
@@ -242,7 +252,13 @@ impl<'a> Call<'a> {
         for (k, v) in &self.env {
             cmd.env(k, v);
         }
-        let child = crate::sys::child::start(&mut cmd, self.stdin.unwrap_or_default(), "git")?;
+        if self.own_group {
+            std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        }
+        let mut child = crate::sys::child::start(&mut cmd, self.stdin.unwrap_or_default(), "git")?;
+        if self.own_group {
+            child = child.leads_group();
+        }
         let captured = child
             .capture(self.deadline)
             .with_context(|| format!("`git {}` did not complete", shown(&self.args)))?;

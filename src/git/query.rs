@@ -114,6 +114,114 @@ pub fn not_on_remotes(dir: &Path, heads: &[&str]) -> Result<std::collections::Ha
     Ok(out.lines().map(str::to_owned).collect())
 }
 
+/// Of the commits `tips` and their ancestors, those no ref outside `refs/heads/<mine>*` reaches:
+/// not a remote-tracking ref, not a tag, not another local branch. One walk, `git rev-list
+/// --stdin --not --remotes --tags --exclude=<mine>* --branches`, the tips on stdin (one this
+/// repository no longer has is skipped). `mine` is the branch prefix under `refs/heads/` whose
+/// refs do not count (`card/`).
+pub fn on_no_other_ref(
+    dir: &Path,
+    tips: &[&str],
+    mine: &str,
+) -> Result<std::collections::HashSet<String>> {
+    if tips.is_empty() {
+        return Ok(Default::default());
+    }
+    let mut input = tips.join("\n");
+    input.push('\n');
+    let args = Argv::new([
+        "rev-list".to_owned(),
+        "--ignore-missing".to_owned(),
+        "--stdin".to_owned(),
+        "--not".to_owned(),
+        "--remotes".to_owned(),
+        "--tags".to_owned(),
+        format!("--exclude={mine}*"),
+        "--branches".to_owned(),
+    ]);
+    let out = Call::new(dir, args).stdin(input.into_bytes()).run()?;
+    Ok(out.lines().map(str::to_owned).collect())
+}
+
+/// The commits of `heads` that `base` lacks and that make no change a commit of `base` (since
+/// their merge base) also makes: `git rev-list --cherry-mark --right-only <base>...<head>…`'s
+/// `+` lines, `git cherry`'s rule (patch ids; a merge commit never matches), oldest first. A
+/// head this repository no longer has is skipped.
+pub fn without_equivalent(dir: &Path, base: &str, heads: &[&str]) -> Result<Vec<String>> {
+    let mut args = Argv::new([
+        "rev-list",
+        "--reverse",
+        "--ignore-missing",
+        "--cherry-mark",
+        "--right-only",
+    ]);
+    for head in heads {
+        args = args.outside(format!("{base}...{head}"));
+    }
+    let out = run(dir, args)?;
+    Ok(out
+        .lines()
+        .filter_map(|l| l.strip_prefix('+'))
+        .map(str::to_owned)
+        .collect())
+}
+
+/// The commits the reflogs of `refs` (full ref names) have named, by ref: one `git log
+/// --walk-reflogs` for all of them. A ref without a reflog has none.
+pub fn reflog_commits(
+    dir: &Path,
+    refs: &[&str],
+) -> Result<std::collections::HashMap<String, Vec<String>>> {
+    let mut out: std::collections::HashMap<String, Vec<String>> = Default::default();
+    if refs.is_empty() {
+        return Ok(out);
+    }
+    let mut args = Argv::new([
+        "log",
+        "--walk-reflogs",
+        "--no-show-signature",
+        "--format=%gD %H",
+    ]);
+    for r in refs {
+        args = args.outside(*r);
+    }
+    let args: Vec<OsString> = args.into_iter().chain([OsString::from("--")]).collect();
+    for line in run(dir, args)?.lines() {
+        let Some((entry, oid)) = line.rsplit_once(' ') else {
+            continue;
+        };
+        let name = entry.rsplit_once("@{").map_or(entry, |(n, _)| n);
+        out.entry(name.to_owned()).or_default().push(oid.to_owned());
+    }
+    Ok(out)
+}
+
+/// Does a remote-tracking ref of `remote` (`refs/remotes/<remote>/…`) reach the commit `oid`
+/// (a full object id)? `git for-each-ref --count=1 --contains`.
+pub fn tracking_contains(dir: &Path, remote: &str, oid: &str) -> Result<bool> {
+    let args = Argv::new([
+        "for-each-ref".to_owned(),
+        "--count=1".to_owned(),
+        "--format=%(refname)".to_owned(),
+        format!("--contains={oid}"),
+    ])
+    .outside(format!("refs/remotes/{remote}/"));
+    Ok(!run(dir, args)?.trim().is_empty())
+}
+
+/// Is the commit `oid` one of `tips` or an ancestor of one? Tips this repository lacks are
+/// skipped (`--ignore-missing`): one `git rev-list -n 1 --stdin` walk, `oid ^tip…` on stdin.
+pub fn reachable_from_any(dir: &Path, oid: &str, tips: &[&str]) -> Result<bool> {
+    let mut input = format!("{oid}\n");
+    for t in tips {
+        input.push_str(&format!("^{t}\n"));
+    }
+    let out = Call::new(dir, ["rev-list", "-n", "1", "--ignore-missing", "--stdin"])
+        .stdin(input.into_bytes())
+        .run()?;
+    Ok(out.trim().is_empty())
+}
+
 /// pre-push's one pass over the pushed commits (`revs`: tips, `^boundaries`, `--not
 /// --remotes=<name>`, all made by the program from git's own output): every commit with its
 /// parents and its raw diff against each parent (a root against the empty tree), `-z`.

@@ -134,6 +134,7 @@ pub fn is_dirty(worktree: &Path, deadline: Option<Instant>) -> Result<bool> {
     let args = Argv::new(["--no-optional-locks", "status", "--porcelain", "-z"]);
     let out = Call::new(worktree, args)
         .untraced()
+        .own_group()
         .deadline(deadline)
         .output()?;
     Ok(!completed(&out, "git status", worktree, parse::status_z)?.is_empty())
@@ -144,7 +145,10 @@ pub fn is_dirty(worktree: &Path, deadline: Option<Instant>) -> Result<bool> {
 /// reaped when `deadline` passes first (an error then).
 pub fn ahead_behind(worktree: &Path, base: &str, deadline: Option<Instant>) -> Result<(u64, u64)> {
     let args = Argv::new(["rev-list", "--left-right", "--count"]).outside(format!("{base}...HEAD"));
-    let out = Call::new(worktree, args).deadline(deadline).output()?;
+    let out = Call::new(worktree, args)
+        .own_group()
+        .deadline(deadline)
+        .output()?;
     if !out.ok {
         anyhow::bail!(
             "`git rev-list --left-right --count {base}...HEAD` failed in {}: {}",

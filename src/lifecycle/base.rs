@@ -146,6 +146,9 @@ pub fn fetch_base(
     } else {
         (base_ref.clone(), None)
     };
+    // A commit already here fetches without asking the remote anything: whether the remote
+    // has it is then asked below.
+    let here_before = stored.is_none() && repo.has_object(&base_ref);
     let out = git::fetch_ref(repo_lock, base, remote, &refspec, Some(deadline))?;
     if !out.ok {
         let url = git::remote_url(base, remote);
@@ -165,7 +168,35 @@ pub fn fetch_base(
         None if repo.has_object(&base_ref) => base_ref.clone(),
         None => anyhow::bail!("the commit {base_ref} is not in the repository after fetching it"),
     };
+    if here_before && !remote_has(base, remote, &base_ref, deadline)? {
+        return Err(Fail::from(Refusal::NotOnRemote {
+            remote: remote.to_owned(),
+            commit: base_ref,
+        })
+        .into());
+    }
     Ok((base_ref, oid))
+}
+
+/// Does `remote` have the commit `oid` that this repository has? Yes when one of its
+/// remote-tracking refs reaches it, or one of the refs it lists now (`git ls-remote`) whose
+/// commit is here. A commit only a ref this repository has not fetched reaches is not proven.
+fn remote_has(base: &Path, remote: &str, oid: &str, deadline: Instant) -> Result<bool> {
+    if git::tracking_contains(base, remote, oid)? {
+        return Ok(true);
+    }
+    let out = git::ls_remote_refs(base, remote, &[], Some(deadline))?;
+    if !out.ok {
+        let url = git::remote_url(base, remote);
+        return Err(git::remote_failure(remote, url.as_deref(), oid, &out.stderr).into());
+    }
+    let tips: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter_map(|l| l.split('\t').next())
+        .filter(|t| !t.is_empty())
+        .collect();
+    git::reachable_from_any(base, oid, &tips)
 }
 
 /// A short `--base` name as the remote has it: its branch of that name, else its tag.
@@ -260,6 +291,12 @@ pub enum Refusal {
         what: &'static str,
         base_ref: String,
     },
+    /// `--base` named a commit this repository has and the remote is not shown to have.
+    #[error(
+        "--base {commit}: this repository has that commit, but no branch or tag of the remote \
+         {remote} reaches it; nothing was created"
+    )]
+    NotOnRemote { remote: String, commit: String },
     #[error("the remote {remote} reports no HEAD branch")]
     NoHead { remote: String },
     #[error("the remote {remote} names HEAD {}: {why}", crate::config::quote(head))]
@@ -282,6 +319,11 @@ impl Kind for Refusal {
             Refusal::Lacks { remote, .. } => format!(
                 "give --base a branch, tag or commit {remote} has (git ls-remote --heads --tags \
                  {remote} lists its branches and tags)"
+            ),
+            Refusal::NotOnRemote { remote, commit } => format!(
+                "a card starts from a commit {remote} has: push it first (git push {remote} \
+                 {commit}:refs/heads/<branch>), or, when {remote} has it on a branch this \
+                 repository has not fetched, run git fetch {remote}; then run the command again"
             ),
             Refusal::NoHead { .. } | Refusal::BadHead { .. } => {
                 "name the base explicitly with worktree.base.ref (e.g. refs/heads/main)".into()

@@ -40,6 +40,8 @@ pub struct Child {
     status: Option<ExitStatus>,
     /// How long the next wait with nothing to poll sleeps (doubles up to [`SLICE`]).
     idle: Duration,
+    /// It was spawned as the leader of a process group of its own: a kill reaches the group.
+    leads_group: bool,
 }
 
 /// Everything a child wrote, and how it ended.
@@ -65,6 +67,7 @@ pub fn start(cmd: &mut Command, input: Vec<u8>, what: &str) -> Result<Child, Fai
         err: child.stderr.take(),
         status: None,
         idle: Duration::from_millis(1),
+        leads_group: false,
         child,
     })
 }
@@ -296,8 +299,26 @@ impl Child {
         }))
     }
 
-    /// SIGKILL it (if it still runs) and reap it. Its descendants are the caller's concern.
+    /// It was spawned in a process group of its own (`process_group(0)`): a kill is sent to
+    /// that group, so what it started and left in its group goes with it, and nothing else.
+    pub fn leads_group(mut self) -> Child {
+        self.leads_group = true;
+        self
+    }
+
+    /// SIGKILL it (if it still runs) and reap it. Its descendants are the caller's concern,
+    /// except those still in its own process group when it leads one: the group is killed while
+    /// it runs, or while one of its streams is still held open (a member of the group, most
+    /// likely; the group's id is not reused while any member lives).
     pub fn kill(&mut self) {
+        if self.leads_group && (self.status.is_none() || self.streams_open()) {
+            let group = i32::try_from(self.child.id())
+                .ok()
+                .and_then(rustix::process::Pid::from_raw);
+            if let Some(group) = group {
+                let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+            }
+        }
         if self.status.is_none() {
             let _ = self.child.kill();
             self.status = self.child.wait().ok();

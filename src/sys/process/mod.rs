@@ -2,7 +2,7 @@
 //! process whose current directory is inside the tree, except the caller and its ancestors.
 //! SIGTERM first, SIGKILL after the grace period. Also the descendants of this process, which a
 //! hook may leave behind after leaving its process group (kardwt is their subreaper while a hook
-//! runs on Linux, see `sandbox/`, and while `list` reads the trees' status). What the system shows is read in `linux` (`/proc`) and
+//! runs on Linux, see `sandbox/`). What the system shows is read in `linux` (`/proc`) and
 //! `macos` (the kernel's process info, through `sysinfo`); what is done with it (who is spared,
 //! what is inside, who descends from whom) is here, the same everywhere.
 use std::path::{Path, PathBuf};

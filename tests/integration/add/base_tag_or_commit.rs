@@ -110,3 +110,71 @@ fn add_base_of_a_tag_or_commit_the_remote_lacks_creates_nothing_and_names_the_op
     out.expect_code(2);
     assert!(out.stderr.contains("--base"), "{out}");
 }
+
+/// A commit only this repository has (made here, never pushed) is no commit the remote has:
+/// `add --base` refuses it, naming the commit and saying to push it, and creates nothing (the
+/// fetch of a commit already here asks the remote nothing, so it proves nothing). Once the
+/// remote has it, on a branch this repository never fetched, the same command creates the card.
+#[test]
+fn add_base_of_a_commit_only_this_repository_has_creates_nothing_until_it_is_pushed() {
+    let repo = TestRepo::new();
+    repo.write_rules(&repo.rules_with_prepare(false));
+    repo.git(&repo.base, &["switch", "--quiet", "-c", "local-only"]);
+    std::fs::write(repo.base.join("LOCAL"), "only here\n").unwrap();
+    repo.git(&repo.base, &["add", "LOCAL"]);
+    repo.git(&repo.base, &["commit", "--quiet", "-m", "local work"]);
+    let local = repo
+        .git(&repo.base, &["rev-parse", "HEAD"])
+        .trim()
+        .to_owned();
+    repo.git(&repo.base, &["switch", "--quiet", "main"]);
+
+    let refs = repo.all_refs();
+    let base_before = repo.snapshot_base();
+    let trees = repo.git(&repo.base, &["worktree", "list", "--porcelain"]);
+    let out = repo.kardwt(&repo.base, &["add", "6", "--base", &local]);
+    out.expect_code(2);
+    assert!(
+        out.stderr.starts_with(&format!(
+            "error: --base {local}: this repository has that commit, but no branch or tag of \
+             the remote origin reaches it; nothing was created"
+        )),
+        "{out}"
+    );
+    assert!(
+        out.stderr.contains(&format!(
+            "push it first (git push origin {local}:refs/heads/"
+        )),
+        "{out}"
+    );
+    assert!(!repo.card_path("6").exists(), "{out}");
+    assert!(!repo.branch_exists("card/6"), "{out}");
+    assert_eq!(repo.all_refs(), refs, "{out}");
+    assert_eq!(repo.snapshot_base(), base_before, "{out}");
+    assert_eq!(
+        repo.git(&repo.base, &["worktree", "list", "--porcelain"]),
+        trees,
+        "{out}"
+    );
+
+    // Pushed, then the remote-tracking ref dropped: only the remote's own refs show it.
+    repo.git(
+        &repo.base,
+        &[
+            "push",
+            "--quiet",
+            "origin",
+            &format!("{local}:refs/heads/pushed"),
+        ],
+    );
+    repo.git(
+        &repo.base,
+        &["update-ref", "-d", "refs/remotes/origin/pushed"],
+    );
+    repo.kardwt_ok(&repo.base, &["add", "6", "--base", &local]);
+    assert_eq!(
+        repo.git(&repo.card_path("6"), &["rev-parse", "HEAD"])
+            .trim(),
+        local
+    );
+}

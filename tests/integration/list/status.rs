@@ -238,6 +238,81 @@ fn a_tree_whose_git_hangs_shows_question_marks_and_nothing_it_started_is_left() 
     assert_nothing_running_under(&repo.tmp, "list past its budget");
 }
 
+/// An executable script at `path` with `body` after the `#!/bin/sh` line.
+#[cfg(not(feature = "portable"))]
+fn script(path: &Path, body: &str) {
+    std::fs::write(path, format!("#!/bin/sh\n{body}")).unwrap();
+    std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+}
+
+/// Past the budget, `list` kills what the late tree's git started and nothing else: a daemon
+/// that another tree's git left running on purpose (its fsmonitor hook starts one in a session
+/// of its own, and that tree answered in time) is still alive after `list` returns, while the
+/// late tree's git and the hook it waits for are gone.
+#[cfg(not(feature = "portable"))]
+#[test]
+fn past_the_budget_only_the_late_trees_git_is_killed_and_another_trees_daemon_lives() {
+    let repo = TestRepo::new();
+    let _reaper = crate::support::procs::Reaper(repo.tmp.clone());
+    let quick = repo.add_card("1");
+    let slow = repo.add_card("2");
+    let pids = repo.tmp.join("daemon-pids");
+    let starts = repo.tmp.join("fsmonitor-starts-daemon");
+    script(
+        &starts,
+        &format!(
+            "setsid sleep 300 </dev/null >/dev/null 2>&1 &\necho $! >> {}\nexit 1\n",
+            crate::support::sh_quote(&pids)
+        ),
+    );
+    let hangs = repo.tmp.join("fsmonitor-hangs");
+    let started = repo.tmp.join("fsmonitor-started");
+    script(
+        &hangs,
+        &format!(
+            "touch {}\nexec sleep 600\n",
+            crate::support::sh_quote(&started)
+        ),
+    );
+    repo.git(&repo.base, &["config", "extensions.worktreeConfig", "true"]);
+    for (tree, hook) in [(&quick, &starts), (&slow, &hangs)] {
+        let quoted = crate::support::sh_quote(hook);
+        repo.git(tree, &["config", "--worktree", "core.fsmonitor", &quoted]);
+    }
+
+    let rows = with_status(&repo, &["--budget", "3"]);
+    assert!(started.exists(), "the slow tree's git never ran its hook");
+    assert_eq!(row(&rows, &slow)["dirty"], Value::Null, "{rows:#?}");
+    let daemons: Vec<i32> = std::fs::read_to_string(&pids)
+        .unwrap_or_else(|_| panic!("the quick tree's git never ran its hook: {rows:#?}"))
+        .lines()
+        .map(|l| l.trim().parse().unwrap())
+        .collect();
+    assert!(!daemons.is_empty());
+    assert_ne!(row(&rows, &quick)["dirty"], Value::Null, "{rows:#?}");
+    // What the slow tree's git started is gone; the quick tree's daemons all live on.
+    assert!(
+        crate::support::wait_until(std::time::Duration::from_secs(30), || {
+            crate::support::procs::processes_under(&slow).is_empty()
+        }),
+        "left running in the late tree: {:?}",
+        crate::support::procs::processes_under(&slow)
+    );
+    let alive: Vec<i32> = crate::support::procs::processes_under(&quick)
+        .into_iter()
+        .map(|(pid, _)| pid)
+        .collect();
+    for pid in &daemons {
+        assert!(
+            alive.contains(pid),
+            "list killed the daemon {pid} of a tree that answered in time ({alive:?})"
+        );
+    }
+    for pid in daemons {
+        crate::support::procs::sigkill(pid);
+    }
+}
+
 /// Plain `list --json` stays as cheap as reading git's administration files: it starts no git
 /// (a `git` first on PATH that would leave a mark is never run), while `--status` does.
 #[test]
