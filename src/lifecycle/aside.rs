@@ -48,20 +48,36 @@ pub fn put_back(attempt: Attempt, admin: &std::path::Path) {
 }
 
 /// git forgot the tree: its bytes deleted after returning (or now, when no process can
-/// start); the `worktree` step that says which.
+/// start); the `worktree` step that says which, and where bytes not yet deleted lie.
 pub fn delete(attempt: Attempt) -> Step {
-    let detail = match attempt {
-        Err(why) => format!("removed in place ({why})"),
+    let (ok, detail) = match attempt {
+        Err(why) => (true, format!("removed in place ({why})")),
         // Its files go in the background: the path is free already.
-        Ok(moved) => match aside::start_deleting(moved) {
-            Deleting::Background => "removed".into(),
-            Deleting::InPlace => "removed (moved aside and deleted: no process could start)".into(),
-        },
+        Ok(moved) => {
+            let at = moved.aside.path.display().to_string();
+            match aside::start_deleting(moved) {
+                Deleting::Background => (
+                    true,
+                    format!(
+                        "removed; its files are being deleted in the background from {at} (list, \
+                         doctor and gc name what cannot be)"
+                    ),
+                ),
+                Deleting::InPlace(Ok(())) => (
+                    true,
+                    "removed (moved aside and deleted: no process could start)".into(),
+                ),
+                Deleting::InPlace(Err(why)) => (
+                    false,
+                    format!("unregistered, but not all deleted: {why} (git kardwt gc --apply tries again)"),
+                ),
+            }
+        }
     };
     Step {
         step: "worktree",
         ms: None,
-        ok: true,
+        ok,
         detail,
     }
 }
