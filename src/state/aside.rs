@@ -4,7 +4,10 @@
 //! in `<common dir>/kardwt/aside/<nonce>.json` with the directory's device and inode, so only
 //! what kardwt moved is ever deleted: a recorded path that now holds anything else is refused.
 //! A move a kill left behind is finished by the next locked command (a new deleter) or by
-//! `gc --apply` (in place), and listed by `gc`.
+//! `gc --apply` (in place), and listed by `gc`. Deleting stays on the tree's file system
+//! (nothing with a mount in it, nothing mounted later); a deletion that fails is counted in
+//! the record with what stays, retried by itself [`ATTEMPTS`] times in all, and named by
+//! `list`, `doctor` and `gc`.
 use std::io;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
