@@ -27,6 +27,34 @@ pub fn move_aside(ctx: &Context, card: &str, path: &std::path::Path, force: bool
     aside::move_aside(&ctx.repo.common_dir, card, path)
 }
 
+/// A tree that stays in place for git, which deletes across whatever is mounted in it: one
+/// mounted since the refusals (by the cleanup hook, say) stops the removal here, after the
+/// release, the record still `failed`.
+pub fn refuse_late_mounts(attempt: &Attempt, path: &std::path::Path) -> anyhow::Result<()> {
+    let mounted = match attempt {
+        Err(_) => crate::sys::mounts::under(path).unwrap_or_default(),
+        Ok(_) => Vec::new(),
+    };
+    let Some(first) = mounted.first() else {
+        return Ok(());
+    };
+    let at = path.join(first);
+    Err(crate::ground::error::Fail::new(
+        crate::ground::error::Code::Refused,
+        format!(
+            "{} has a file system mounted in it since it was checked ({}); it was released but \
+             not removed",
+            path.display(),
+            at.display()
+        ),
+    )
+    .hint(format!(
+        "unmount it (umount {}), then run remove again (its record is failed)",
+        crate::ground::quote::sh_path(&at)
+    ))
+    .into())
+}
+
 /// git failed: a tree it still has registered (its admin dir's `gitdir` is there) goes back at
 /// its path, as if never moved; one git forgot part of goes on being deleted, as git would
 /// have deleted it before failing on the admin dir.

@@ -169,11 +169,7 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
     // go after returning; where it cannot move, git deletes it in place.
     shown.message(step("moving it aside and unregistering it"));
     let moved = crate::lifecycle::aside::move_aside(ctx, &rec.card, &path, opts.force);
-    // git deletes a tree that stayed in place across whatever is mounted in it: one mounted
-    // since the refusals (by the cleanup hook, say) stops it here, the record still `failed`.
-    if moved.is_err() {
-        refuse_mounts(&path)?;
-    }
+    crate::lifecycle::aside::refuse_late_mounts(&moved, &path)?;
     // Released but not removed: the record says `failed` since before the release (its
     // `updated_at` now says when git failed), so the next `add` prepares the tree again (reason
     // retry) instead of reusing it as ready.

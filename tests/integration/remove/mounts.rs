@@ -144,3 +144,85 @@ fn the_deleter_leaves_what_was_mounted_after_the_move_alone() {
     assert!(!aside.exists() && records(&repo).is_empty(), "{out}");
     assert_eq!(snapshot(&outside), outside_before);
 }
+
+/// The cleanup hook mounts a tmpfs in the tree after the refusals were made: where the tree is
+/// moved aside, its deleter deletes nothing across the mount and the failure is named; where it
+/// stays in place for git (a rename failing with EXDEV, injected), remove stops before git
+/// deletes anything, exit 3, naming the mount. The mounted bytes are whole either way.
+#[test]
+fn a_mount_made_by_the_cleanup_hook_after_the_checks_is_never_deleted_across() {
+    let repo = TestRepo::new();
+    repo.commit_files(
+        &[(".gitignore", "data/\ncache/\n")],
+        "ignore data and cache",
+    );
+    let hook = "mount -t tmpfs tmpfs \"$KARDWT_WORKTREE/data\" && \
+                echo mounted > \"$KARDWT_WORKTREE/data/precious.db\"";
+    repo.write_rules(&crate::support::cleanup::rules_with_cleanup(&repo, hook));
+    let wt = card_with_ignored_dirs(&repo, "42");
+    let Some(_guard) = Mounted::expected(&repo.tmp, &wt.join("data")) else {
+        return;
+    };
+    let out = repo.kardwt(&repo.base, &["remove", "42"]);
+    out.expect_code(0);
+    let aside = super::aside::asides(&wt).pop().expect("moved aside");
+    let record = records(&repo).pop().expect("recorded");
+    let counted = crate::support::wait_until(std::time::Duration::from_secs(60), || {
+        std::fs::read_to_string(&record).is_ok_and(|t| t.contains("\"attempts\":1"))
+    });
+    assert!(counted, "the deleter did not count its refusal:\n{out}");
+    assert!(
+        crate::support::mount::mounted(&aside.join("data")),
+        "the hook's mount is gone:\n{out}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(aside.join("data/precious.db")).unwrap(),
+        "mounted\n"
+    );
+    assert!(
+        std::fs::read_to_string(&record)
+            .unwrap()
+            .contains("a file system is mounted in it"),
+        "{out}"
+    );
+
+    // In place: a rename that fails (EXDEV) leaves the tree for git, which would delete across
+    // the mount; remove stops first.
+    let wt = card_with_ignored_dirs(&repo, "43");
+    let Some(_guard) = Mounted::expected(&repo.tmp, &wt.join("data")) else {
+        return;
+    };
+    let syscalls = "rename,renameat,renameat2";
+    let args = [
+        "-qq",
+        "-o",
+        "/dev/null",
+        "-P",
+        wt.to_str().unwrap(),
+        "-e",
+        &format!("trace={syscalls}"),
+        "-e",
+        &format!("inject={syscalls}:error=EXDEV"),
+        crate::support::BIN,
+        "remove",
+        "43",
+    ];
+    let cmd = repo.command(crate::support::strace::strace(), &repo.base);
+    let out = repo
+        .start_command(cmd, &repo.base, &args)
+        .wait(crate::support::COMMAND_TIMEOUT);
+    out.expect_code(3);
+    assert!(
+        out.stderr.contains(&format!(
+            "has a file system mounted in it since it was checked ({})",
+            wt.join("data").display()
+        )) && out.stderr.contains("it was released but not removed"),
+        "{out}"
+    );
+    assert!(repo.is_registered(&wt), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(wt.join("data/precious.db")).unwrap(),
+        "mounted\n",
+        "{out}"
+    );
+}

@@ -24,6 +24,15 @@ impl Mounted {
         Self::mount(scope, at, &["--bind", from.to_str().unwrap()])
     }
 
+    /// A guard for a mount something else makes at `at` (a hook): unmounted on drop, wherever
+    /// it moved within `scope`. `None` (with a notice) when not root.
+    pub fn expected(scope: &Path, at: &Path) -> Option<Mounted> {
+        root("mount").then(|| Mounted {
+            at: at.to_path_buf(),
+            scope: scope.to_path_buf(),
+        })
+    }
+
     fn mount(scope: &Path, at: &Path, args: &[&str]) -> Option<Mounted> {
         if !root("mount") {
             return None;
