@@ -1,9 +1,9 @@
 //! `git kardwt doctor [--json] [--try]`: are the hooks installed where git
 //! looks and is `git-kardwt` reachable on PATH; does the rules file decode; are `stable_root`
 //! and the hook executables sound; which worktrees are unseeded, failed or prunable, which
-//! claims are orphans, malformed, half-removed trees or interrupted intents, and which
-//! temporary files killed writes left (each with the command that fixes it); when the hook
-//! last fired. `--try` rehearses a whole creation on a throwaway card, runs the cleanup hook
+//! claims are orphans, malformed, half-removed trees or interrupted intents, which trees
+//! removals moved aside could not be deleted, and which temporary files killed writes left
+//! (each with the command that fixes it); when the hook last fired. `--try` rehearses a whole creation on a throwaway card, runs the cleanup hook
 //! as `remove` would and removes it again. Exit 1 when a problem was found.
 use std::io::Write;
 use std::path::Path;
@@ -399,6 +399,31 @@ fn worktree_findings(ctx: &Context, entries: &[verify::Entry], findings: &mut Ve
 /// before git created their tree, temporary files of killed writes.
 fn leftover_findings(ctx: &Context, entries: &[verify::Entry], findings: &mut Vec<Finding>) {
     use crate::lifecycle::remnant::Unbacked;
+    // Trees removals moved aside whose deletion failed: their bytes stay there.
+    for a in crate::state::aside::failing(&ctx.repo.common_dir) {
+        let shown = crate::ground::quote::sh_path(&a.path);
+        let retried = if a.attempts >= crate::state::aside::ATTEMPTS {
+            "no longer retried by itself"
+        } else {
+            "retried by the next command that takes the repository lock"
+        };
+        findings.push(finding(
+            &format!("moved aside {shown}"),
+            false,
+            format!(
+                "card {}'s tree, removed from {}, could not be deleted ({} attempt{}, {retried}): {}",
+                a.card,
+                a.from.display(),
+                a.attempts,
+                if a.attempts == 1 { "" } else { "s" },
+                a.failed
+            ),
+            Some(format!(
+                "fix what stops the deletion (an immutable file: chattr -i; a mount: umount), then \
+                 git kardwt gc --apply; or delete {shown} by hand and run git kardwt gc --apply"
+            )),
+        ));
+    }
     let every = std::collections::HashSet::new();
     for (claim, state) in crate::lifecycle::remnant::unbacked(&ctx.repo, entries, &every) {
         let card = crate::ground::quote::sh(&claim.card);

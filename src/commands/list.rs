@@ -1,6 +1,7 @@
 //! `git kardwt list [--json [--status]] [--budget SECS]`: every linked worktree with card,
 //! state, branch, drift, age and path, then the claims no worktree git knows stands behind
-//! (orphan, malformed, half-removed, interrupted), card ids in natural order. The table (and
+//! (orphan, malformed, half-removed, interrupted) and the trees removals moved aside whose
+//! deletion failed (undeleted), card ids in natural order. The table (and
 //! `--json --status`) adds each tree's status: dirty, and commits ahead of and behind its
 //! recorded base, read by git in parallel within a time budget; a tree not answered within it
 //! shows `?` (`null`). Plain `--json` reads admin dirs directly and spawns no git.
@@ -49,6 +50,8 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut dyn Write) -> Result<i32> {
                 (c, state.list_state())
             })
             .collect();
+    // Trees removals moved aside whose deletion failed: their bytes stay there.
+    let undeleted = crate::state::aside::failing(&ctx.repo.common_dir);
     let now = crate::sys::time::now_secs();
     let mut rows: Vec<Row> = reports
         .iter()
@@ -68,6 +71,19 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut dyn Write) -> Result<i32> {
         locked: false,
         ports: &o.ports,
         age_seconds: age_seconds(&o.created_at, now),
+        status: None,
+        report: None,
+    }));
+    rows.extend(undeleted.iter().map(|a| Row {
+        card: Some(&a.card),
+        state: "undeleted",
+        branch: None,
+        head: None,
+        drift: false,
+        path: a.path.to_string_lossy(),
+        locked: false,
+        ports: &[],
+        age_seconds: age_seconds(&a.moved_at, now),
         status: None,
         report: None,
     }));

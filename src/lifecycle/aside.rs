@@ -27,6 +27,34 @@ pub fn move_aside(ctx: &Context, card: &str, path: &std::path::Path, force: bool
     aside::move_aside(&ctx.repo.common_dir, card, path)
 }
 
+/// A tree that stays in place for git, which deletes across whatever is mounted in it: one
+/// mounted since the refusals (by the cleanup hook, say) stops the removal here, after the
+/// release, the record still `failed`.
+pub fn refuse_late_mounts(attempt: &Attempt, path: &std::path::Path) -> anyhow::Result<()> {
+    let mounted = match attempt {
+        Err(_) => crate::sys::mounts::under(path).unwrap_or_default(),
+        Ok(_) => Vec::new(),
+    };
+    let Some(first) = mounted.first() else {
+        return Ok(());
+    };
+    let at = path.join(first);
+    Err(crate::ground::error::Fail::new(
+        crate::ground::error::Code::Refused,
+        format!(
+            "{} has a file system mounted in it since it was checked ({}); it was released but \
+             not removed",
+            path.display(),
+            at.display()
+        ),
+    )
+    .hint(format!(
+        "unmount it (umount {}), then run remove again (its record is failed)",
+        crate::ground::quote::sh_path(&at)
+    ))
+    .into())
+}
+
 /// git failed: a tree it still has registered (its admin dir's `gitdir` is there) goes back at
 /// its path, as if never moved; one git forgot part of goes on being deleted, as git would
 /// have deleted it before failing on the admin dir.
@@ -48,20 +76,36 @@ pub fn put_back(attempt: Attempt, admin: &std::path::Path) {
 }
 
 /// git forgot the tree: its bytes deleted after returning (or now, when no process can
-/// start); the `worktree` step that says which.
+/// start); the `worktree` step that says which, and where bytes not yet deleted lie.
 pub fn delete(attempt: Attempt) -> Step {
-    let detail = match attempt {
-        Err(why) => format!("removed in place ({why})"),
+    let (ok, detail) = match attempt {
+        Err(why) => (true, format!("removed in place ({why})")),
         // Its files go in the background: the path is free already.
-        Ok(moved) => match aside::start_deleting(moved) {
-            Deleting::Background => "removed".into(),
-            Deleting::InPlace => "removed (moved aside and deleted: no process could start)".into(),
-        },
+        Ok(moved) => {
+            let at = moved.aside.path.display().to_string();
+            match aside::start_deleting(moved) {
+                Deleting::Background => (
+                    true,
+                    format!(
+                        "removed; its files are being deleted in the background from {at} (list, \
+                         doctor and gc name what cannot be)"
+                    ),
+                ),
+                Deleting::InPlace(Ok(())) => (
+                    true,
+                    "removed (moved aside and deleted: no process could start)".into(),
+                ),
+                Deleting::InPlace(Err(why)) => (
+                    false,
+                    format!("unregistered, but not all deleted: {why} (git kardwt gc --apply tries again)"),
+                ),
+            }
+        }
     };
     Step {
         step: "worktree",
         ms: None,
-        ok: true,
+        ok,
         detail,
     }
 }

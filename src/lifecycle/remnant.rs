@@ -31,6 +31,9 @@ pub use refusal::Refusal;
 /// How many of the paths that block a clearing a message names.
 const SHOWN: usize = 5;
 
+/// A moment as seconds and nanoseconds since the epoch.
+type Since = (u64, u32);
+
 /// A card's tree that a failed removal left half deleted: its claim, which names the path.
 #[derive(Debug, Clone)]
 pub struct Remnant {
@@ -46,9 +49,10 @@ impl Remnant {
         &self.claim.card
     }
 
-    /// When the removal that left it failed (seconds since the epoch), if kardwt saw it fail.
-    fn since(&self) -> Option<u64> {
-        crate::sys::time::parse_rfc3339(&self.claim.half_removed)
+    /// When the removal that left it failed (seconds and nanoseconds since the epoch), if
+    /// kardwt saw it fail.
+    fn since(&self) -> Option<Since> {
+        crate::sys::time::parse_precise(&self.claim.half_removed)
     }
 }
 
@@ -154,10 +158,11 @@ pub struct Contents {
 }
 
 /// Read what `path` holds. `since`: when the removal that left it failed; an entry whose status
-/// changed in a later second counts as changed (its contents, mode, links or name: `ctime`,
-/// which no one sets back), directories (the tree itself included) and everything beneath them
-/// alike: git's own deletions changed theirs before the failure, so a later change is not its.
-pub fn inspect(path: &Path, since: Option<u64>) -> std::io::Result<Contents> {
+/// changed at or after it, to the nanosecond, counts as changed (its contents, mode, links or
+/// name: `ctime`, which no one sets back), directories (the tree itself included) and
+/// everything beneath them alike: git's own deletions changed theirs before the failure, so a
+/// change not provably before it is not its.
+pub fn inspect(path: &Path, since: Option<Since>) -> std::io::Result<Contents> {
     let (parent, name) = split(path)?;
     let parent_fd = beneath::root(parent)?;
     let root = open_below(&parent_fd, name, Path::new(""))?;
@@ -168,10 +173,18 @@ pub fn inspect(path: &Path, since: Option<u64>) -> std::io::Result<Contents> {
         return Ok(out);
     }
     // The tree itself: an entry moved in (or out) after the failure changed it.
-    if changed_after(true, rustix::fs::fstat(&root)?.st_ctime, since) {
+    let st = rustix::fs::fstat(&root)?;
+    if changed_after(true, ctime(&st), since) {
         out.note_changed(Path::new("."));
     }
     walk(&root, Path::new(""), dev, since, &mut out)?;
+    // Bind mounts of the same file system share its device: the mount table names them.
+    for at in crate::sys::mounts::under(path)? {
+        if !out.mounts.contains(&at) {
+            out.mounts.push(at);
+        }
+    }
+    out.mounts.sort();
     Ok(out)
 }
 
@@ -198,7 +211,7 @@ fn walk(
     dir: &OwnedFd,
     rel: &Path,
     dev: rustix::fs::Dev,
-    since: Option<u64>,
+    since: Option<Since>,
     out: &mut Contents,
 ) -> std::io::Result<()> {
     let names: Vec<OsString> = rustix::fs::Dir::read_from(dir)?
@@ -218,7 +231,7 @@ fn walk(
             out.mounts.push(at);
             continue;
         }
-        if changed_after(is_dir, st.st_ctime, since) {
+        if changed_after(is_dir, ctime(&st), since) {
             out.note_changed(&at);
         }
         if is_dir {
@@ -229,16 +242,28 @@ fn walk(
     Ok(())
 }
 
+/// An entry's change time, seconds and nanoseconds.
+fn ctime(st: &rustix::fs::Stat) -> (i64, i64) {
+    #[allow(clippy::unnecessary_cast)]
+    (st.st_ctime as i64, st.st_ctime_nsec as i64)
+}
+
 /// Did an entry change after the failed removal at `since` (pure)? Its `ctime` says when its
 /// status last changed: a directory's moves with it (a directory moved in keeps its files'
 /// old times, not its own) and with every entry made, moved or deleted in it, so one touched
-/// after the failure is new. Unmarked (`None`), every non-directory counts; an empty
-/// directory holds nothing to lose.
-fn changed_after(is_dir: bool, ctime: i64, since: Option<u64>) -> bool {
-    match since {
-        Some(s) => u64::try_from(ctime).unwrap_or(0) > s,
-        None => !is_dir,
-    }
+/// after the failure is new. Only a change provably before the failure is git's: one stamped
+/// at the very moment counts as after, and one stamped at a whole second (a file system that
+/// keeps no finer times) could be anywhere in that second. Unmarked (`None`), every
+/// non-directory counts; an empty directory holds nothing to lose.
+fn changed_after(is_dir: bool, (secs, nanos): (i64, i64), since: Option<Since>) -> bool {
+    let Some((s, n)) = since else {
+        return !is_dir;
+    };
+    let (secs, nanos) = (i128::from(secs), i128::from(nanos));
+    let at = i128::from(s) * 1_000_000_000 + i128::from(n);
+    // The latest moment the change may have been made.
+    let latest = secs * 1_000_000_000 + if nanos == 0 { 999_999_999 } else { nanos };
+    latest >= at
 }
 
 impl Contents {
@@ -422,10 +447,17 @@ pub fn clear(ctx: &Context, rem: &Remnant, force: bool, deadline: Instant) -> Re
     })
 }
 
-/// Delete the directory `path` and everything in it, never following a symlink.
+/// Delete the directory `path` and everything in it on its own file system, never following
+/// a symlink; what stays is an error that names it.
 fn delete(path: &Path) -> std::io::Result<()> {
-    let (parent, name) = split(path)?;
-    beneath::remove_tree(&beneath::root(parent)?, name)
+    match crate::sys::onefs::delete(path)? {
+        None => Ok(()),
+        Some(left) => Err(std::io::Error::other(format!(
+            "{}; they stay in {}",
+            left.describe(),
+            path.display()
+        ))),
+    }
 }
 
 /// `git kardwt remove` of a remnant: under the card's lock, clear it, then release its claim
@@ -572,6 +604,22 @@ mod tests {
     }
 
     #[test]
+    fn a_change_not_provably_before_the_failure_is_new() {
+        let at = Some((100, 500));
+        assert!(!changed_after(false, (100, 499), at));
+        assert!(
+            changed_after(false, (100, 500), at),
+            "equality counts as after"
+        );
+        assert!(changed_after(false, (100, 501), at));
+        assert!(!changed_after(false, (99, 999_999_999), at));
+        // A whole-second stamp may be any moment of that second.
+        assert!(changed_after(false, (100, 0), at));
+        assert!(!changed_after(false, (99, 0), at));
+        assert!(changed_after(false, (5, 1), None) && !changed_after(true, (5, 1), None));
+    }
+
+    #[test]
     fn inspecting_never_follows_a_symlink_and_counts_new_files() {
         let (tree, outside) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
         let rem = tree.path().join("card-7");
@@ -580,10 +628,10 @@ mod tests {
         std::fs::write(outside.path().join("keep"), "x").unwrap();
         std::os::unix::fs::symlink(outside.path(), rem.join("out")).unwrap();
         let now = crate::sys::time::now_secs();
-        let c = inspect(&rem, Some(now + 10)).unwrap();
+        let c = inspect(&rem, Some((now + 10, 0))).unwrap();
         assert_eq!((c.entries, c.changed), (4, 0), "{c:?}");
         // Recent: the files, the link, and the directories (the tree itself too).
-        let c = inspect(&rem, Some(now.saturating_sub(10))).unwrap();
+        let c = inspect(&rem, Some((now.saturating_sub(10), 0))).unwrap();
         assert_eq!(c.changed, 5, "{c:?}");
         assert!(c.changed_shown.contains(&PathBuf::from(".")), "{c:?}");
         assert!(c.changed_shown.contains(&PathBuf::from("src/deep/f")));

@@ -172,6 +172,7 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
     // go after returning; where it cannot move, git deletes it in place.
     shown.message(step("moving it aside and unregistering it"));
     let moved = crate::lifecycle::aside::move_aside(ctx, &rec.card, &path, opts.force);
+    crate::lifecycle::aside::refuse_late_mounts(&moved, &path)?;
     // Released but not removed: the record says `failed` since before the release (its
     // `updated_at` now says when git failed), so the next `add` prepares the tree again (reason
     // retry) instead of reusing it as ready.
@@ -239,6 +240,7 @@ fn refusals(
     locked: bool,
     opts: &Options,
 ) -> Result<Step> {
+    refuse_mounts(path)?;
     refuse_nested_trees(path)?;
     let mut unjudged = None;
     let dirt = match dirty::dirty(&ctx.repo.base, &ctx.repo.common_dir, path, rec) {
@@ -325,6 +327,27 @@ fn refuse_nested_trees(path: &Path) -> Result<()> {
     .into())
 }
 
+/// A tree with a file system mounted in it (or at it) is refused, forced or not: deleting it
+/// would delete the mounted file system's files, which are not the tree's.
+fn refuse_mounts(path: &Path) -> Result<()> {
+    let mounts = crate::sys::mounts::under(path).map_err(|e| {
+        Fail::from(Refusal::Unproven {
+            path: path.to_owned(),
+            cause: anyhow::Error::new(e)
+                .context("could not tell whether a file system is mounted in it"),
+        })
+    })?;
+    if mounts.is_empty() {
+        return Ok(());
+    }
+    let mounts = mounts.iter().map(|m| path.join(m)).collect();
+    Err(Fail::from(Refusal::Mounted {
+        path: path.to_owned(),
+        mounts,
+    })
+    .into())
+}
+
 /// Why a removal stopped, every one before anything was released but [`Refusal::GitRefused`].
 #[derive(Debug, thiserror::Error)]
 pub enum Refusal {
@@ -393,6 +416,13 @@ pub enum Refusal {
         first: PathBuf,
         nested: Vec<String>,
     },
+    /// A file system is mounted in the tree (or at it): `mounts`, absolute.
+    #[error(
+        "{} has a file system mounted in it ({}); nothing was released or removed",
+        path.display(),
+        mounts.iter().map(|m| m.display().to_string()).collect::<Vec<_>>().join(", ")
+    )]
+    Mounted { path: PathBuf, mounts: Vec<PathBuf> },
 }
 
 impl Kind for Refusal {
@@ -401,6 +431,7 @@ impl Kind for Refusal {
             Refusal::Untouched { cause, .. } | Refusal::Unproven { cause, .. } => {
                 code_or(cause, Code::Failed)
             }
+            Refusal::Mounted { .. } => Code::Refused,
             _ => Code::Failed,
         }
     }
@@ -433,6 +464,14 @@ impl Kind for Refusal {
             Refusal::InUse { .. } => "automatic cleanup never ends a process: stop it, or \
                                       remove the tree yourself with git kardwt remove"
                 .into(),
+            Refusal::Mounted { mounts, .. } => format!(
+                "unmount it (umount {}), then run remove again; --force does not remove it: \
+                 kardwt never deletes across a file system boundary",
+                mounts
+                    .first()
+                    .map(|m| crate::ground::quote::sh_path(m))
+                    .unwrap_or_default()
+            ),
             Refusal::Nested { first, .. } => {
                 let shown = crate::ground::quote::sh_path(first);
                 format!(

@@ -4,7 +4,10 @@
 //! in `<common dir>/kardwt/aside/<nonce>.json` with the directory's device and inode, so only
 //! what kardwt moved is ever deleted: a recorded path that now holds anything else is refused.
 //! A move a kill left behind is finished by the next locked command (a new deleter) or by
-//! `gc --apply` (in place), and listed by `gc`.
+//! `gc --apply` (in place), and listed by `gc`. Deleting stays on the tree's file system
+//! (nothing with a mount in it, nothing mounted later); a deletion that fails is counted in
+//! the record with what stays, retried by itself [`ATTEMPTS`] times in all, and named by
+//! `list`, `doctor` and `gc`.
 use std::io;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -20,7 +23,21 @@ pub struct Aside {
     pub dev: u64,
     pub ino: u64,
     pub moved_at: String,
+    /// How many deletions of it failed, and why the last one did (what stays, and where).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub attempts: u32,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub failed: String,
 }
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// How many failed deletions of a tree are retried by themselves (each locked command starts a
+/// deleter for a move no one is deleting); after that only `gc --apply` tries again, and
+/// `list`, `doctor` and `gc` name what stays.
+pub const ATTEMPTS: u32 = 3;
 
 /// A tree moved aside and its record file.
 #[derive(Debug)]
@@ -69,6 +86,8 @@ pub fn move_aside(common_dir: &Path, card: &str, tree: &Path) -> Result<Moved, S
         dev: meta.dev(),
         ino: meta.ino(),
         moved_at: crate::sys::time::now(),
+        attempts: 0,
+        failed: String::new(),
     };
     let records = dir(common_dir);
     let file = format!("{nonce}.json");
@@ -114,13 +133,13 @@ pub fn put_back(moved: Moved) -> bool {
 }
 
 /// How the bytes of a moved tree are deleted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Deleting {
     /// A detached process deletes them.
     Background,
-    /// No process could be started: deleted before returning.
-    InPlace,
+    /// No process could be started: deleted before returning, or not all (what stays, and
+    /// where).
+    InPlace(Result<(), String>),
 }
 
 /// Delete the moved tree of `record` after returning: a detached `git kardwt delete-aside` (in
@@ -137,8 +156,11 @@ fn delete_later(record: &Path) -> Deleting {
     if spawn_deleter(record).is_ok() {
         return Deleting::Background;
     }
-    let _ = delete(record);
-    Deleting::InPlace
+    Deleting::InPlace(match delete(record) {
+        Outcome::Deleted | Outcome::Gone => Ok(()),
+        Outcome::Busy => Err("another process is deleting it".into()),
+        Outcome::Refused(why) | Outcome::Failed(why) | Outcome::Unreadable(why) => Err(why),
+    })
 }
 
 fn spawn_deleter(record: &Path) -> io::Result<()> {
@@ -198,15 +220,58 @@ pub fn finish(record: &Path, apply: bool) -> (Option<Aside>, Outcome) {
     }
     let outcome = match outcome {
         Outcome::Gone => Outcome::Gone,
-        Outcome::Deleted => match std::fs::remove_dir_all(&aside.path) {
+        Outcome::Deleted => match delete_tree(&aside.path) {
             Ok(()) => Outcome::Deleted,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Outcome::Deleted,
-            Err(e) => return (Some(aside), Outcome::Failed(e.to_string())),
+            Err(why) => {
+                let aside = note_failure(record, aside, &why);
+                return (Some(aside), Outcome::Failed(why));
+            }
         },
         other => return (Some(aside), other),
     };
     let _ = std::fs::remove_file(record);
     (Some(aside), outcome)
+}
+
+/// Delete the moved tree at `path` on its own file system only: refused whole when a file
+/// system is mounted in it, and whatever is mounted while it is deleted is left alone. `Err`
+/// says what stays, and where.
+fn delete_tree(path: &Path) -> Result<(), String> {
+    let mounts = crate::sys::mounts::under(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if !mounts.is_empty() {
+        let shown: Vec<String> = mounts
+            .iter()
+            .map(|m| path.join(m).display().to_string())
+            .collect();
+        return Err(format!(
+            "a file system is mounted in it ({}); nothing was deleted: kardwt never deletes across \
+             a mount",
+            shown.join(", ")
+        ));
+    }
+    match crate::sys::onefs::delete(path) {
+        Ok(None) => Ok(()),
+        Ok(Some(left)) => Err(format!(
+            "{}; they stay in {}",
+            left.describe(),
+            path.display()
+        )),
+        Err(e) => Err(format!("{}: {e}; nothing was deleted", path.display())),
+    }
+}
+
+/// Count a failed deletion in the record (under its lock): one more attempt, and why.
+fn note_failure(record: &Path, mut aside: Aside, why: &str) -> Aside {
+    aside.attempts = aside.attempts.saturating_add(1);
+    aside.failed = why.to_owned();
+    if let (Some(dir), Some(name), Ok(bytes)) = (
+        record.parent(),
+        record.file_name(),
+        serde_json::to_vec(&aside),
+    ) {
+        let _ = crate::sys::fsio::write_atomic(dir, name, &bytes);
+    }
+    aside
 }
 
 /// [`finish`] with `apply`.
@@ -254,6 +319,16 @@ pub fn records(common_dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// The moves whose deletion failed at least once and are still there (read only, no lock):
+/// what `list` and `doctor` report.
+pub fn failing(common_dir: &Path) -> Vec<Aside> {
+    records(common_dir)
+        .iter()
+        .filter_map(|r| read(r).ok())
+        .filter(|a| a.attempts > 0 && judge(a) == Outcome::Deleted)
+        .collect()
+}
+
 /// Under the repository lock: a deleter for every move no process is deleting (one a kill
 /// left). A recorded path that holds something else is a warning, and stays.
 pub fn finish_abandoned(common_dir: &Path) {
@@ -269,6 +344,8 @@ pub fn finish_abandoned(common_dir: &Path) {
                      record)"
                 );
             }
+            // Failed too often: left for gc --apply, and named by list, doctor and gc.
+            (Some(a), Outcome::Deleted) if a.attempts >= ATTEMPTS => {}
             (_, Outcome::Deleted | Outcome::Failed(_)) => {
                 delete_later(&record);
             }
@@ -301,7 +378,15 @@ impl Tidy {
             let (aside, outcome) = finish(&record, apply);
             let outcome = match outcome {
                 Outcome::Deleted if apply => "deleted".to_owned(),
-                Outcome::Deleted => "would delete".to_owned(),
+                Outcome::Deleted => match &aside {
+                    Some(a) if a.attempts > 0 => format!(
+                        "not deleted after {} attempt{} ({}); gc --apply tries again",
+                        a.attempts,
+                        if a.attempts == 1 { "" } else { "s" },
+                        a.failed
+                    ),
+                    _ => "would delete".to_owned(),
+                },
                 Outcome::Gone => continue,
                 Outcome::Busy => "being deleted by another process".to_owned(),
                 Outcome::Refused(why) if apply => {

@@ -53,7 +53,8 @@ pub struct Claim {
     #[serde(default, skip_serializing_if = "path_is_empty")]
     pub root: PathBuf,
     /// When a `git worktree remove` of this claim's tree failed after git had forgotten the
-    /// tree (its admin dir gone, files left), RFC 3339; empty otherwise. What is
+    /// tree (its admin dir gone, files left), RFC 3339 to the nanosecond (to the second when
+    /// written by older versions); empty otherwise. What is
     /// left is cleared without `--force` only when nothing in it changed after this moment
     /// (`crate::lifecycle::remnant`).
     #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -474,9 +475,10 @@ pub fn mark_half_removed(common_dir: &Path, card: Option<&str>, path: &Path) {
     let Some(mut claim) = claim else {
         return;
     };
-    claim.half_removed = crate::sys::time::now();
+    // To the nanosecond: a change in the same second after the failure is new work.
+    claim.half_removed = crate::sys::time::mark();
     claim.released = true;
-    claim.updated_at = claim.half_removed.clone();
+    claim.updated_at = crate::sys::time::now();
     if let Err(e) = put(common_dir, &claim, true) {
         eprintln!(
             "warning: could not note in {} that {} was left half removed: {e}",

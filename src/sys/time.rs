@@ -27,6 +27,45 @@ pub fn parse_rfc3339(text: &str) -> Option<u64> {
     at.duration_since(UNIX_EPOCH).ok().map(|d| d.as_secs())
 }
 
+/// A moment to compare file change times against, to the nanosecond (RFC 3339 with nine
+/// fractional digits): now, returned once every local file system stamps a later change at or
+/// after it. File systems stamp changes from the kernel's coarse clock, which lags the precise
+/// one by up to a tick, so on Linux this waits (a few milliseconds, bounded) until the coarse
+/// clock has passed the moment with a margin; what changed before it is stamped before it.
+pub fn mark() -> String {
+    let at = SystemTime::now();
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        let want = at
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            .saturating_add(Duration::from_millis(2));
+        for _ in 0..100 {
+            let c = rustix::time::clock_gettime(rustix::time::ClockId::RealtimeCoarse);
+            let coarse = Duration::new(
+                u64::try_from(c.tv_sec).unwrap_or(0),
+                u32::try_from(c.tv_nsec).unwrap_or(0),
+            );
+            if coarse >= want {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+    humantime::format_rfc3339_nanos(at).to_string()
+}
+
+/// Parse an RFC 3339 UTC time kardwt wrote, to the second ([`now`]) or finer ([`mark`]), to
+/// seconds and nanoseconds since the epoch.
+pub fn parse_precise(text: &str) -> Option<(u64, u32)> {
+    if !text.ends_with('Z') || text.len() < 20 {
+        return None;
+    }
+    let at = humantime::parse_rfc3339(text).ok()?;
+    let d = at.duration_since(UNIX_EPOCH).ok()?;
+    Some((d.as_secs(), d.subsec_nanos()))
+}
+
 /// Seconds since the epoch now.
 pub fn now_secs() -> u64 {
     SystemTime::now()
@@ -62,6 +101,26 @@ mod tests {
         assert_eq!(parse_rfc3339("2026-13-01T00:00:00Z"), None);
         assert_eq!(parse_rfc3339("yesterday"), None);
         assert_eq!(parse_rfc3339("2026-11-29T18:00:05.5Z"), None);
+    }
+
+    #[test]
+    fn a_mark_keeps_its_nanoseconds_and_second_times_parse_too() {
+        let before = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
+        let (s, n) = parse_precise(&mark()).unwrap();
+        let got = Duration::new(s, n);
+        assert!(
+            got >= before && got < before + Duration::from_secs(5),
+            "{got:?}"
+        );
+        assert_eq!(
+            parse_precise("2026-11-29T18:00:05Z"),
+            Some((1_795_975_205, 0))
+        );
+        assert_eq!(
+            parse_precise("2026-11-29T18:00:05.000000250Z"),
+            Some((1_795_975_205, 250))
+        );
+        assert_eq!(parse_precise("yesterday"), None);
     }
 
     #[test]

@@ -657,3 +657,122 @@ fn after_a_kill_anywhere_in_add_doctors_fixes_work_and_make_the_tree_add_makes()
     }
     s.assert_untouched("kills");
 }
+
+/// A directory moved into a half-removed tree within the very second its removal failed is
+/// new work all the same: change times are compared to the nanosecond, and one not provably
+/// before the failure counts as after it. First with the failure marked at the start of a
+/// second (as a mark to the second reads) and the directory moved in within that second; then
+/// with the mark kardwt writes itself and a directory moved in at once.
+#[test]
+fn a_directory_moved_in_within_the_second_of_the_failure_keeps_the_tree() {
+    let s = scene();
+    let repo = &s.repo;
+    let work = |name: &str| {
+        let work = repo.tmp.join(name);
+        std::fs::create_dir_all(work.join("deep")).unwrap();
+        std::fs::write(work.join("deep/draft.txt"), "mine\n").unwrap();
+        work
+    };
+    let secs = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+    };
+    let (first, second) = (work("my work"), work("more work"));
+    let path = half_remove(repo, "h3");
+    // A fresh second, most of it ahead: the failure is marked at its start, and the directory
+    // lands in it (50 ms in, past the tick by which file systems' clock may lag).
+    let failed_at = secs().as_secs();
+    while secs().as_secs() == failed_at || !(50..300).contains(&secs().subsec_millis()) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let second_of_move = secs().as_secs();
+    let claim_file = repo.common_dir().join("kardwt/claims/h3");
+    let mut claim: toml::Table =
+        toml::from_str(&std::fs::read_to_string(&claim_file).unwrap()).unwrap();
+    let mark = std::time::UNIX_EPOCH + Duration::from_secs(second_of_move);
+    claim.insert(
+        "half_removed".into(),
+        humantime::format_rfc3339_seconds(mark).to_string().into(),
+    );
+    std::fs::write(&claim_file, toml::to_string(&claim).unwrap()).unwrap();
+    std::fs::rename(&first, path.join("src/my work")).unwrap();
+    assert_eq!(secs().as_secs(), second_of_move, "the move left the second");
+    let before = snapshot(&path);
+    for args in [&["remove", "h3"][..], &["add", "h3"]] {
+        let out = repo.kardwt(&repo.base, args);
+        out.expect_code(3);
+        assert!(
+            out.stderr.contains("my work") && out.stderr.contains("nothing was deleted"),
+            "{out}"
+        );
+        assert_eq!(
+            snapshot(&path),
+            before,
+            "a refusal deleted something:\n{out}"
+        );
+    }
+
+    // kardwt's own mark, and a directory moved in the moment remove returned.
+    let path = half_remove(repo, "h4");
+    std::fs::rename(&second, path.join("src/more work")).unwrap();
+    let before = snapshot(&path);
+    let out = repo.kardwt(&repo.base, &["add", "h4"]);
+    out.expect_code(3);
+    assert!(out.stderr.contains("more work"), "{out}");
+    assert_eq!(
+        snapshot(&path),
+        before,
+        "a refusal deleted something:\n{out}"
+    );
+    repo.kardwt_ok(&repo.base, &["remove", "--force", "h4"]);
+    repo.kardwt_ok(&repo.base, &["remove", "--force", "h3"]);
+    s.assert_untouched("moved in within the second");
+}
+
+/// A directory elsewhere on the same file system bind-mounted into a half-removed tree (the
+/// same device, so only the mount table tells): clearing it is refused even when forced,
+/// naming the mount, and the bound directory keeps every byte; unmounted, it is cleared.
+#[test]
+fn a_half_removed_tree_with_a_bind_mount_inside_is_never_cleared() {
+    let s = scene();
+    let repo = &s.repo;
+    let path = half_remove(repo, "m1");
+    let outside = repo.sibling("bound");
+    std::fs::create_dir_all(outside.join("deep")).unwrap();
+    std::fs::write(outside.join("deep/keep.txt"), "outside\n").unwrap();
+    let outside_before = snapshot(&outside);
+    let Some(bind) = crate::support::mount::Mounted::bind(&repo.tmp, &outside, &path.join("src"))
+    else {
+        return;
+    };
+    let before = snapshot(&path);
+    for args in [&["remove", "--force", "m1"][..], &["add", "m1"]] {
+        let out = repo.kardwt(&repo.base, args);
+        out.expect_code(3);
+        assert!(
+            out.stderr.contains("a file system is mounted in it (src)")
+                && out.stderr.contains("nothing was deleted"),
+            "{out}"
+        );
+        assert_eq!(
+            snapshot(&path),
+            before,
+            "a refusal deleted something:\n{out}"
+        );
+    }
+    assert_eq!(
+        snapshot(&outside),
+        outside_before,
+        "the bound directory changed"
+    );
+    drop(bind);
+    repo.kardwt_ok(&repo.base, &["remove", "--force", "m1"]);
+    assert!(!path.exists());
+    assert_eq!(
+        snapshot(&outside),
+        outside_before,
+        "the bound directory changed"
+    );
+    s.assert_untouched("bind mount");
+}

@@ -8,7 +8,7 @@ use std::time::Duration;
 use crate::support::{wait_until, TestRepo, BIN, COMMAND_TIMEOUT};
 
 /// A card tree holding `n` committed files (so it is clean), card `card`.
-fn tree_with_files(repo: &TestRepo, card: &str, n: usize) -> PathBuf {
+pub(super) fn tree_with_files(repo: &TestRepo, card: &str, n: usize) -> PathBuf {
     let wt = repo.add_card(card);
     for i in 0..n {
         let dir = wt.join(format!("d{}", i % 20));
@@ -21,7 +21,7 @@ fn tree_with_files(repo: &TestRepo, card: &str, n: usize) -> PathBuf {
 }
 
 /// The moved-aside siblings of `wt` (`.<name>.kardwt-removing-…`).
-fn asides(wt: &Path) -> Vec<PathBuf> {
+pub(super) fn asides(wt: &Path) -> Vec<PathBuf> {
     let prefix = format!(
         ".{}.kardwt-removing-",
         wt.file_name().unwrap().to_string_lossy()
@@ -37,7 +37,7 @@ fn asides(wt: &Path) -> Vec<PathBuf> {
 }
 
 /// The records of moves aside.
-fn records(repo: &TestRepo) -> Vec<PathBuf> {
+pub(super) fn records(repo: &TestRepo) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(repo.common_dir().join("kardwt/aside")) else {
         return Vec::new();
     };
@@ -50,7 +50,7 @@ fn records(repo: &TestRepo) -> Vec<PathBuf> {
 
 /// `remove` of card 42 with its deleter killed (SIGKILL, by itself) before it deleted a file:
 /// the tree is gone from its path and unregistered, and lies aside, recorded, whole.
-fn killed_removal(repo: &TestRepo) -> (PathBuf, PathBuf) {
+pub(super) fn killed_removal(repo: &TestRepo) -> (PathBuf, PathBuf) {
     let wt = tree_with_files(repo, "42", 50);
     let out = repo
         .spawn_with_env(

@@ -7,6 +7,8 @@ mod faults;
 mod generated;
 mod hidden_work;
 mod hook_reentry;
+mod mounts;
 mod release_first;
+mod undeletable;
 mod unseen_processes;
 mod what_it_reads;

@@ -16,6 +16,7 @@ pub mod cleanup;
 mod files;
 pub mod guarded;
 mod harness;
+pub mod mount;
 mod pin;
 mod process;
 pub mod procs;

@@ -1,6 +1,7 @@
 //! Output pinned whole: the text a command printed with what changes from run to run (the
-//! test's temporary directory, object ids, times, durations, pids, ports) replaced by names, for
-//! `insta` snapshots that a reviewer reads as the user would see them.
+//! test's temporary directory, object ids, times, durations, pids, ports, the names of trees
+//! moved aside) replaced by names, for `insta` snapshots that a reviewer reads as the user
+//! would see them.
 use super::{Output, TestRepo};
 
 /// `insta` settings whose filters turn one run's text into the stable form snapshots keep.
@@ -11,6 +12,10 @@ pub fn settings(repo: &TestRepo) -> insta::Settings {
     let filters: Vec<(String, &str)> = vec![
         (regex_escape(super::BIN), "[BIN]"),
         (tmp, "[TMP]"),
+        (
+            r"\.kardwt-removing-\d+-[0-9a-f]+".into(),
+            ".kardwt-removing-[NONCE]",
+        ),
         (r"\b[0-9a-f]{64}\b".into(), "[OID256]"),
         (r"\b[0-9a-f]{40}\b".into(), "[OID]"),
         (r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\b".into(), "[TIME]"),
