@@ -2,7 +2,7 @@
 //! them, so a hit never hands one tree another's identity: its absolute path and its git dir's
 //! (as given and with symlinks resolved), its directory name, its git dir's name, its branch and
 //! its card id, each name also with its separators (`/ . _ -`) turned into `-`, into `_` or
-//! dropped, all matched in any ASCII case. A spelling shorter than [`SHORTEST`] bytes is not
+//! dropped, and the fields of the locks held while the hook ran, all matched in any ASCII case. A spelling shorter than [`SHORTEST`] bytes is not
 //! looked for (it would turn up by chance in large outputs): a tree whose directory name, git
 //! dir name or branch is that short never stores its outputs; a card id that short is looked
 //! for only inside the longer names (a prepare whose outputs are cached is not given it).
@@ -84,6 +84,13 @@ impl Finder {
         for (n, what) in names {
             for spelled in spellings(&n) {
                 add(spelled, what);
+            }
+        }
+        // The locks held while the hook ran (`KARDWT_HELD_LOCKS`, given to it so a kardwt command
+        // it runs fails at once): each field names this card's lock or the command holding it.
+        for line in crate::sys::lock::held_for_hooks().lines() {
+            for field in line.split('\t') {
+                add(field.as_bytes().to_vec(), "held lock");
             }
         }
         let automaton = AhoCorasick::builder()

@@ -1,8 +1,8 @@
 //! A prepare-cache hit carries no other tree's identity: outputs that hold the tree's directory
 //! name, its git dir, its branch or its card id (in the spellings kardwt looks for: as is, any
 //! case, separators turned into `-`, `_` or dropped) are not stored, the event naming the file and
-//! what it named, and the next card prepares itself; a file named after the tree is not stored
-//! either; a tree whose directory name or branch is too short to look for never stores.
+//! what it named, and the next card prepares itself; so are outputs holding the locks held for
+//! the tree (`KARDWT_HELD_LOCKS`) and a file named after the tree; a tree whose directory name or branch is too short to look for never stores.
 use std::path::{Path, PathBuf};
 
 use crate::support::{sh_quote, TestRepo};
@@ -159,6 +159,19 @@ fn outputs_holding_a_card_id_long_enough_to_look_for_are_not_stored() {
         "this tree's card login-form",
         ("login-form", "signup-page"),
         "card = login-form",
+    );
+}
+
+#[test]
+fn outputs_holding_the_locks_held_for_the_tree_are_not_stored() {
+    // KARDWT_HELD_LOCKS is given to every hook (a kardwt command it runs fails at once on a
+    // lock its parent holds); its fields name the card's lock and the command holding it.
+    never_stored(
+        "printf '%s\\n' \"$KARDWT_HELD_LOCKS\" | cut -f3 > node_modules/holder",
+        "node_modules/holder",
+        "this tree's held lock git kardwt add 1",
+        ("1", "2"),
+        "add 1",
     );
 }
 
