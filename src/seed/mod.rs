@@ -396,7 +396,13 @@ impl Prep<'_> {
                 None => "ok".to_owned(),
                 Some((c, Lookup::Hit { .. })) => format!("ok; cache: hit {}", c.short_key()),
                 Some((c, Lookup::Miss(why))) => {
-                    let stored = c.store(&rec.path).map_err(|e| {
+                    let tree = cache::Tree {
+                        path: &rec.path,
+                        admin,
+                        card: &rec.card,
+                        branch: &rec.branch,
+                    };
+                    let stored = c.store(&tree).map_err(|e| {
                         self.mark_failed(rec, admin);
                         self.log(
                             events::Kind::Failed,

@@ -113,7 +113,8 @@ pub fn digest(fingerprint: &str, argv: &[String], parts: &Parts) -> String {
         h.update(value);
         h.update(b"\n");
     };
-    field("kardwt-prepare-cache", b"2");
+    // 3: entries stored before outputs were searched for the tree's names are never used.
+    field("kardwt-prepare-cache", b"3");
     field("rules", fingerprint.as_bytes());
     for arg in argv {
         field("argv", arg.as_bytes());

@@ -3,13 +3,16 @@
 //! SHA-256, and which outputs prepare left absent. An entry is used only when what is on disk
 //! matches its manifest exactly; anything else (a truncated file, a missing manifest, an extra
 //! file) is a miss, and so is a file whose bytes do not match its hash ([`verify`], on the
-//! restored copy or on the entry a clone shares its blocks with, so a hit reads each byte once). Storing reads each file once, for its
-//! hash and for the tree's own path ([`seal`]). Walking never follows a symlink.
+//! restored copy or on the entry a clone shares its blocks with, so a hit reads each byte once).
+//! Storing reads each file once, for its hash and for the tree's identity ([`seal`]). Walking
+//! never follows a symlink.
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
 use serde::{Deserialize, Serialize};
+
+use super::identity::Finder;
 
 /// The manifest's file name in an entry.
 pub const FILE: &str = "manifest.json";
@@ -193,23 +196,21 @@ pub fn new(key: &str, outputs: Vec<Output>, entries: Vec<Entry>) -> Manifest {
     }
 }
 
-/// SHA-256 of the file at `path` (a final symlink not followed), and whether its bytes hold
-/// one of `needles`: one read, through `buf` (reused from file to file: a fresh buffer per
-/// small file would cost more than its bytes).
+/// SHA-256 of the file at `path` (a final symlink not followed), and what of the tree's
+/// identity its bytes hold when `finder` looks for it: one read, through `buf` (reused from
+/// file to file: a fresh buffer per small file would cost more than its bytes).
 fn read_once(
     path: &Path,
-    needles: &[Vec<u8>],
+    finder: Option<&Finder>,
     buf: &mut Vec<u8>,
-) -> std::io::Result<(String, bool)> {
+) -> std::io::Result<(String, Option<String>)> {
     use sha2::{Digest, Sha256};
     use std::io::Read as _;
     let mut file = crate::sys::fsio::open_regular_nofollow(path)?;
-    let finders: Vec<memchr::memmem::Finder<'_>> =
-        needles.iter().map(memchr::memmem::Finder::new).collect();
-    let keep = needles.iter().map(Vec::len).max().unwrap_or(1).max(1) - 1;
+    let keep = finder.map_or(1, Finder::longest).max(1) - 1;
     let mut h = Sha256::new();
     buf.resize(keep + (256 << 10), 0);
-    let (mut held, mut found) = (0, false);
+    let (mut held, mut found) = (0, None);
     loop {
         let n = file.read(&mut buf[held..])?;
         if n == 0 {
@@ -217,7 +218,9 @@ fn read_once(
         }
         h.update(&buf[held..held + n]);
         let len = held + n;
-        found = found || finders.iter().any(|f| f.find(&buf[..len]).is_some());
+        if found.is_none() {
+            found = finder.and_then(|f| f.find(&buf[..len]));
+        }
         // The last bytes stay, so a needle across two reads is still seen.
         let tail = len.min(keep);
         buf.copy_within(len - tail..len, 0);
@@ -227,44 +230,36 @@ fn read_once(
     Ok((hex, found))
 }
 
-/// Hash every file `entries` lists beneath `files`, and refuse the entry when a file or a
-/// symlink's target holds one of `needles` (the tree's own path, in every spelling known):
+/// Hash every file `entries` lists beneath `files`, and refuse the entry when a name, a file
+/// or a symlink's target holds what `finder` looks for (the tree's path, names, branch, card):
 /// outputs that name their tree are not relocatable. The error names the first such path.
-pub fn seal(files: &Path, entries: &mut [Entry], needles: &[Vec<u8>]) -> Result<()> {
-    let names = |bytes: &[u8]| {
-        needles
-            .iter()
-            .any(|n| memchr::memmem::find(bytes, n).is_some())
-    };
-    let shown = || {
-        needles
-            .first()
-            .map(|n| String::from_utf8_lossy(n).into_owned())
-            .unwrap_or_default()
-    };
+pub fn seal(files: &Path, entries: &mut [Entry], finder: &Finder) -> Result<()> {
     let mut buf = Vec::new();
     for e in entries.iter_mut() {
+        if let Some(found) = finder.find(e.path.as_bytes()) {
+            anyhow::bail!(
+                "{} is named after {found}, so it cannot serve another tree",
+                e.path
+            );
+        }
         match e.kind {
             Kind::File => {
-                let (hash, found) = read_once(&files.join(&e.path), needles, &mut buf)
+                let (hash, found) = read_once(&files.join(&e.path), Some(finder), &mut buf)
                     .with_context(|| format!("cannot read the stored {}", e.path))?;
-                if found {
-                    anyhow::bail!(
-                        "{} names this tree's path {}, so it cannot serve another tree",
-                        e.path,
-                        shown()
-                    );
+                if let Some(found) = found {
+                    anyhow::bail!("{} names {found}, so it cannot serve another tree", e.path);
                 }
                 e.sha256 = Some(hash);
             }
-            Kind::Link if e.target.as_deref().is_some_and(|t| names(t.as_bytes())) => {
-                anyhow::bail!(
-                    "the symlink {} points into this tree ({}), so it cannot serve another tree",
-                    e.path,
-                    shown()
-                );
+            Kind::Link => {
+                if let Some(found) = e.target.as_deref().and_then(|t| finder.find(t.as_bytes())) {
+                    anyhow::bail!(
+                        "the symlink {} points to {found}, so it cannot serve another tree",
+                        e.path
+                    );
+                }
             }
-            _ => {}
+            Kind::Dir => {}
         }
     }
     Ok(())
@@ -292,7 +287,7 @@ pub fn verify(root: &Path, m: &Manifest) -> Result<(), Unusable> {
 fn verify_files(root: &Path, files: &[&Entry]) -> Result<(), Unusable> {
     let mut buf = Vec::new();
     for e in files {
-        match read_once(&root.join(&e.path), &[], &mut buf) {
+        match read_once(&root.join(&e.path), None, &mut buf) {
             Ok((hash, _)) if e.sha256.as_deref() == Some(hash.as_str()) => {}
             Ok(_) => return Err(Unusable::Mismatch(e.path.clone())),
             Err(err) => {
@@ -331,6 +326,18 @@ fn differs(listed: &[Entry], found: &[Entry]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::seed::cache::identity::Tree;
+
+    /// What the tree at `path` (card `card-1`, branch `card/1`) is searched for by.
+    fn finder(path: &str) -> Finder {
+        Finder::of(&Tree {
+            path: Path::new(path),
+            admin: Path::new("/nowhere/repo/.git/worktrees/card-1"),
+            card: "1",
+            branch: "card/1",
+        })
+        .unwrap()
+    }
 
     fn entry(dir: &Path) -> Manifest {
         let files = dir.join("files");
@@ -338,7 +345,7 @@ mod tests {
         std::fs::write(files.join("node_modules/pkg/index.js"), "x = 1\n").unwrap();
         std::os::unix::fs::symlink("pkg/index.js", files.join("node_modules/main.js")).unwrap();
         let mut entries = scan(&files).unwrap();
-        seal(&files, &mut entries, &[b"/nowhere/tree".to_vec()]).unwrap();
+        seal(&files, &mut entries, &finder("/nowhere/card-1")).unwrap();
         let outputs = vec![Output {
             path: "node_modules".into(),
             present: true,
@@ -386,32 +393,56 @@ mod tests {
     }
 
     #[test]
-    fn sealing_finds_the_tree_path_anywhere_even_across_reads_and_hashes_the_rest() {
+    fn sealing_finds_the_tree_anywhere_even_across_reads_and_hashes_the_rest() {
         let dir = tempfile::tempdir().unwrap();
         let files = dir.path();
         let needle = b"/work/trees/card-1".to_vec();
+        let finder = finder("/work/trees/card-1");
         let mut body = vec![b'x'; (1 << 20) - 5];
         body.extend_from_slice(&needle);
         body.extend_from_slice(b"/lib/python\n");
         std::fs::write(files.join("venv.pth"), &body).unwrap();
         std::fs::write(files.join("plain"), b"nothing here").unwrap();
         let mut entries = scan(files).unwrap();
-        let err = seal(files, &mut entries, std::slice::from_ref(&needle)).unwrap_err();
+        let err = seal(files, &mut entries, &finder).unwrap_err();
         assert!(
-            format!("{err:#}").contains("venv.pth names this tree's path"),
+            format!("{err:#}").contains("venv.pth names this tree's path /work/trees/card-1,"),
             "{err:#}"
         );
         std::fs::remove_file(files.join("venv.pth")).unwrap();
         std::os::unix::fs::symlink("/work/trees/card-1/src", files.join("proj")).unwrap();
         let mut entries = scan(files).unwrap();
-        let err = seal(files, &mut entries, std::slice::from_ref(&needle)).unwrap_err();
+        let err = seal(files, &mut entries, &finder).unwrap_err();
         assert!(
-            format!("{err:#}").contains("symlink proj points into this tree"),
+            format!("{err:#}").contains("symlink proj points to this tree's path"),
             "{err:#}"
         );
         std::fs::remove_file(files.join("proj")).unwrap();
+        // The directory name alone, in another case, across two reads (the first read fills
+        // the buffer: what is kept of the last read and 256 KiB).
+        let first_read = finder.longest() - 1 + (256 << 10);
+        let mut body = vec![b'y'; first_read - "COMPOSE=".len() - 3];
+        body.extend_from_slice(b"COMPOSE=CARD-1\n");
+        std::fs::write(files.join("compose.env"), &body).unwrap();
         let mut entries = scan(files).unwrap();
-        seal(files, &mut entries, &[needle]).unwrap();
+        let err = seal(files, &mut entries, &finder).unwrap_err();
+        assert!(
+            format!("{err:#}").contains("compose.env names this tree's directory name card-1,"),
+            "{err:#}"
+        );
+        std::fs::remove_file(files.join("compose.env")).unwrap();
+        // A name that holds it.
+        std::fs::create_dir(files.join("card_1.d")).unwrap();
+        let mut entries = scan(files).unwrap();
+        let err = seal(files, &mut entries, &finder).unwrap_err();
+        assert!(
+            format!("{err:#}")
+                .contains("card_1.d is named after this tree's directory name card_1"),
+            "{err:#}"
+        );
+        std::fs::remove_dir(files.join("card_1.d")).unwrap();
+        let mut entries = scan(files).unwrap();
+        seal(files, &mut entries, &finder).unwrap();
         assert_eq!(entries[0].sha256.as_deref().map(str::len), Some(64));
     }
 }

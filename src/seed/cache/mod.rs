@@ -4,8 +4,9 @@
 //! a temporary name with a manifest and renamed into place; a later tree with the same key gets
 //! them cloned in ([`place`]) and the hook is skipped (or run with `KARDWT_CACHE=hit`). A
 //! damaged or partial entry (a file whose restored bytes do not match the manifest's hash
-//! included) is a miss and is replaced, never an error; outputs that hold the tree's own path
-//! are not stored (they would hand the next tree this one's files); at most
+//! included) is a miss and is replaced, never an error; outputs that name their tree (its path,
+//! directory name, git dir, branch or card, see [`identity`]) are not stored (they would hand
+//! the next tree this one's files or identity); at most
 //! `prepare.cache_entries` entries are kept, the least recently used (the entry directory's
 //! mtime, touched on each hit) dropped first. Every step is careful: nothing is written
 //! through a symlink in the tree or the cache, and the deadline and signals stop it (exit 5,
@@ -13,6 +14,7 @@
 //!
 //! | file | one job |
 //! |---|---|
+//! | `identity` | what names a tree, in the spellings looked for in its outputs before storing them |
 //! | `key` | the key: the rules, the argv, the program's bytes, the environment, the inputs on disk |
 //! | `manifest` | what an entry holds, and whether what is on disk still matches it |
 //! | `place` | cloning an entry's outputs into a tree, all or nothing |
@@ -25,11 +27,13 @@ use anyhow::Result;
 use crate::config::{Config, Prepare};
 use crate::ground::error::Fail;
 
+mod identity;
 mod key;
 mod manifest;
 mod place;
 mod shelf;
 
+pub(crate) use identity::Tree;
 pub(crate) use shelf::Tidy;
 
 /// The prepare cache of one tree: its key and the rules that made it.
@@ -125,11 +129,11 @@ impl<'a> Cache<'a> {
         }
     }
 
-    /// Store `tree`'s outputs under the key after a successful prepare (unless a usable entry
-    /// holds them already), then keep at most `prepare.cache_entries` entries. The answer says
-    /// what was done; a failure to store is a warning in it, never an error. `Err` only when
-    /// interrupted or past the deadline.
-    pub fn store(&self, tree: &Path) -> Result<String> {
+    /// Store the outputs of `tree` under the key after a successful prepare (unless a usable
+    /// entry holds them already, or they name the tree), then keep at most
+    /// `prepare.cache_entries` entries. The answer says what was done; a failure to store is a
+    /// warning in it, never an error. `Err` only when interrupted or past the deadline.
+    pub fn store(&self, tree: &Tree<'_>) -> Result<String> {
         let stored = shelf::store(
             &self.common_dir,
             &self.key,

@@ -237,7 +237,14 @@ mod tests {
             present: true,
         };
         let mut entries = scan(files).unwrap();
-        seal(files, &mut entries, &[]).unwrap();
+        let tree = crate::seed::cache::identity::Tree {
+            path: Path::new("/nowhere/card-1"),
+            admin: Path::new("/nowhere/.git/worktrees/card-1"),
+            card: "1",
+            branch: "card/1",
+        };
+        let finder = crate::seed::cache::identity::Finder::of(&tree).unwrap();
+        seal(files, &mut entries, &finder).unwrap();
         let outputs = vec![
             out("node_modules"),
             out("vendor/lib"),

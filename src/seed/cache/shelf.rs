@@ -10,6 +10,7 @@ use std::time::Instant;
 
 use anyhow::{Context as _, Result};
 
+use super::identity::{Finder, Tree};
 use super::manifest::{self, Manifest, Output};
 use crate::seed::copy::{Copier, Method};
 use crate::sys::beneath;
@@ -93,12 +94,12 @@ pub fn discard(common_dir: &Path, key: &str) {
     }
 }
 
-/// Store the `outputs` of `tree` as the entry of `key`, unless a usable one is there; says
-/// what was done.
+/// Store the `outputs` of `who`'s tree as the entry of `key`, unless a usable one is there;
+/// says what was done. Outputs that name the tree are not stored (an error saying where).
 pub fn store(
     common_dir: &Path,
     key: &str,
-    tree: &Path,
+    who: &Tree<'_>,
     outputs: &[PathBuf],
     deadline: Instant,
 ) -> Result<String> {
@@ -109,6 +110,8 @@ pub fn store(
             return Ok("already stored".into());
         }
     }
+    let finder = Finder::of(who)?;
+    let tree = who.path;
     let tree_root = beneath::root(tree)?;
     let mut listed = Vec::new();
     for out in outputs {
@@ -129,7 +132,7 @@ pub fn store(
     let tmp_name = format!(".tmp-{}-{key}", std::process::id());
     let tmp = cache.join(&tmp_name);
     remove(&cache, &tmp_name);
-    let written = write_entry(&tmp, key, tree, listed, deadline);
+    let written = write_entry(&tmp, key, tree, &finder, listed, deadline);
     let m = match written {
         Ok(m) => m,
         Err(e) => {
@@ -159,11 +162,12 @@ pub fn store(
 }
 
 /// Write the entry under the temporary directory `tmp`: the outputs cloned into `files/`,
-/// then the manifest of what is there.
+/// then the manifest of what is there, unless they hold what `finder` looks for.
 fn write_entry(
     tmp: &Path,
     key: &str,
     tree: &Path,
+    finder: &Finder,
     outputs: Vec<Output>,
     deadline: Instant,
 ) -> Result<Manifest> {
@@ -177,25 +181,11 @@ fn write_entry(
     copier.finish()?;
     super::stop_check(deadline, "while storing prepare's outputs in the cache")?;
     let mut entries = manifest::scan(&files)?;
-    manifest::seal(&files, &mut entries, &spellings(tree))?;
+    manifest::seal(&files, &mut entries, finder)?;
     super::stop_check(deadline, "while storing prepare's outputs in the cache")?;
     let m = manifest::new(key, outputs, entries);
     crate::sys::fsio::write_atomic_new(tmp, manifest::FILE, &serde_json::to_vec(&m)?)?;
     Ok(m)
-}
-
-/// The spellings of `tree`'s absolute path an output could hold: as given and with every
-/// symlink resolved.
-fn spellings(tree: &Path) -> Vec<Vec<u8>> {
-    use std::os::unix::ffi::OsStrExt;
-    let mut out = vec![tree.as_os_str().as_bytes().to_vec()];
-    if let Ok(real) = std::fs::canonicalize(tree) {
-        let real = real.as_os_str().as_bytes().to_vec();
-        if !out.contains(&real) {
-            out.push(real);
-        }
-    }
-    out
 }
 
 /// The entries, most recently used first.

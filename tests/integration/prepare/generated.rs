@@ -1,8 +1,8 @@
 //! The prepare cache over generated inputs, hooks and damage: committed inputs (a lockfile, a
 //! directory of patches, one never committed), uncommitted edits and new untracked inputs, hooks
 //! that build their outputs from the inputs (modes, symlinks, empty directories), that write
-//! the tree's path, the ports, an argument, a passed-through variable or one of the tree's
-//! facts into them, a helper edited between two cards, and stored entries damaged (a byte
+//! the tree's path, directory name, git dir or branch (in a file or a name), the ports, an
+//! argument, a passed-through variable or one of the tree's facts into them, a helper edited between two cards, and stored entries damaged (a byte
 //! flipped at the same size, a file removed or added, a mode changed). For every later
 //! prepare, either the hook ran (a miss), or the tree after the hit is byte for byte (names,
 //! contents, modes, symlinks) the tree a prepare run in it gives: the same command run again
@@ -36,7 +36,7 @@ struct World {
     passthrough: bool,
     arg: Option<String>,
     steps: Vec<String>,
-    /// A step writes the tree's path: its outputs must never be stored.
+    /// A step writes the tree's path or names: its outputs must never be stored.
     names_tree: bool,
     /// A step reads `KARDWT_REASON`, which differs between `add` and `prepare`.
     reads_reason: bool,
@@ -93,8 +93,13 @@ fn world(rng: &mut Rng) -> World {
                     "printf 'home = %s/.venv\\n' \"$PWD\" > node_modules/pyvenv.cfg",
                     "printf '#!%s/node_modules/.venv/bin/python\\n' \"$KARDWT_WORKTREE\" > node_modules/tool",
                     "ln -sfn \"$PWD/src\" node_modules/proj",
+                    "printf 'COMPOSE_PROJECT_NAME=%s\\n' \"$(basename \"$PWD\")\" > node_modules/.env.compose",
+                    "basename \"$PWD\" | tr a-z- A-Z_ > node_modules/project",
+                    "mkdir -p \"node_modules/.cache/${PWD##*/}\"",
+                    "git branch --show-current > node_modules/built-from",
+                    "git rev-parse --absolute-git-dir > node_modules/gitdir",
                 ]);
-                (step.to_owned(), "the tree's path".to_owned())
+                (step.to_owned(), "the tree's path or names".to_owned())
             }
             3 => (
                 "printf '%s|%s\\n' \"${KARDWT_PORT:-none}\" \"${KARDWT_PORTS:-none}\" > node_modules/port"

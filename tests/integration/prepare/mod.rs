@@ -4,6 +4,7 @@ mod cache;
 mod card_lock;
 mod generated;
 mod hook_from_add;
+mod identity;
 mod never_half_ready;
 mod sample;
 mod sandbox;
