@@ -309,7 +309,11 @@ pub fn check_out(tree: &Path, planned: Planned, deadline: Instant) -> Result<usi
     let (done, finished) = std::sync::mpsc::channel::<()>();
     let out = std::thread::scope(|scope| {
         let stop = &stop;
-        scope.spawn(move || watch(finished, stop, deadline));
+        // Without a watcher (the system refused a thread) the checkout runs to its end, and a
+        // signal is noticed right after it.
+        let _ = std::thread::Builder::new()
+            .name("kardwt-checkout-watch".to_owned())
+            .spawn_scoped(scope, move || watch(finished, stop, deadline));
         // gix's pool panics when the system refuses a thread: that is a failed checkout here.
         let out = crate::sys::contain::contained(|| {
             gix::worktree::state::checkout(

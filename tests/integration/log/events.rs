@@ -9,8 +9,11 @@ fn log_shows_one_seeded_per_seeding_and_hides_hook_noops_unless_all() {
     std::fs::write(repo.base.join(".worktreeinclude"), ".env\n").unwrap();
     repo.write_rules(&repo.rules_with_prepare(false));
     repo.install_hooks();
+    // git's own checkout inside add, so that git runs the post-checkout hook there and it does
+    // nothing (kardwt's in-process checkout has no hook to run where its shim is the only one).
+    repo.git(&repo.base, &["config", "checkout.workers", "1"]);
     repo.add_card("1");
-    // A branch switch in the base: the post-checkout hook fires and does nothing.
+    // A branch switch in the base: the shim leaves before starting kardwt.
     repo.git(&repo.base, &["switch", "--quiet", "-c", "other"]);
     repo.git(&repo.base, &["switch", "--quiet", "main"]);
 
