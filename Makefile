@@ -82,7 +82,7 @@ test-runners:
 
 # The generated tests (tests/integration/{remove,prepare,pre_push,gc}/generated.rs: removal over
 # generated tree states, the prepare cache over generated inputs, hooks and damaged entries,
-# pre-push over generated placements of shared bytes, gc --branches and remove over generated
+# pre-push over generated placements of shared bytes, gc --branches and remove (mounts too) over generated
 # branch topologies, and pre_push/generated/objects.rs: pre-push against `git rev-list --objects`
 # over generated refs of every kind), each with CASES cases instead of the default suite's few
 # dozen (about two hours in all on 2 cores at 1000, the rev-list one some 35 minutes of it);

@@ -210,7 +210,8 @@ pub struct PrepareArgs {
 /// Remove a card's worktree, releasing first: processes, the cleanup hook, then the tree.
 ///
 /// Refuses a dirty tree before releasing anything unless --force. The branch is kept unless
-/// --delete-branch and it is merged into the recorded base (or --force).
+/// --delete-branch, it is merged into the recorded base (or --force), and deleting it loses no
+/// commit: each one on it or named by its reflog is on another ref, or its change is in the base.
 #[derive(Debug, Args)]
 pub struct RemoveArgs {
     #[command(flatten)]
@@ -219,6 +220,7 @@ pub struct RemoveArgs {
     #[arg(long)]
     pub force: bool,
     /// Also delete the branch when it is merged into the recorded base (any branch with --force)
+    /// and no commit would be lost
     #[arg(long)]
     pub delete_branch: bool,
     /// Seconds between SIGTERM and SIGKILL for processes inside the worktree

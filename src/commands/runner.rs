@@ -392,7 +392,7 @@ fn remove_clean(ctx: &Context, report: &verify::Report, rec: &Record) -> Result<
         eprintln!("kardwt: removed {shown} and its branch {branch} (released first; it had no commits beyond its base)");
     } else if !own_branch {
         eprintln!("kardwt: removed {shown} (released first); kept branch {branch}: kardwt did not create it");
-    } else if !crate::lifecycle::remove::merged_into_base(ctx, rec) {
+    } else if !crate::lifecycle::card_branch::merged_into_base(ctx, rec) {
         eprintln!(
             "kardwt: removed {shown} (released first); kept branch {branch}: it has commits beyond its base {} (delete it with git -C {} branch -D {branch})",
             rec.base_ref,

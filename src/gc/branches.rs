@@ -9,7 +9,6 @@
 //! Every other `card/*` branch is kept, with the reason. Deletion (`--apply`) takes the
 //! repository lock and judges each branch again under it (still no worktree, still the tip
 //! that was judged, still integrated, still nothing lost) before `git branch -D`.
-use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::time::Instant;
 
@@ -18,14 +17,12 @@ use serde::Serialize;
 
 use crate::config::Config;
 use crate::gc::collectable::Judgement;
+use crate::git::branch_loss::History;
 use crate::session::context::Context;
 use crate::{gc::collectable, git, session::hold};
 
 /// Where the branches gc looks at live.
 const PREFIX: &str = "refs/heads/card/";
-
-/// The same, below `refs/heads/`: the branches whose commits do not count as kept elsewhere.
-const MINE: &str = "card/";
 
 /// One `card/*` branch and what gc makes of it.
 #[derive(Debug, Serialize)]
@@ -135,27 +132,11 @@ fn base(
     Ok((tracking, oid))
 }
 
-/// What gc asks git once for all the branches it judges: the commits each branch's reflog has
-/// named (an amended or reset commit stays there, and goes with the branch), and which of
-/// those and the tips' commits no ref kardwt did not make reaches. Or why it could not be told.
-type History = Result<Asked, String>;
-
-struct Asked {
-    /// By full branch ref.
-    reflogs: HashMap<String, Vec<String>>,
-    lonely: HashSet<String>,
-}
-
-/// [`History`] of the branches `(full ref, tip)`: two git processes for all of them.
+/// What gc asks git once for all the branches it judges (their reflogs, and which commits only
+/// kardwt's branches reach), for the decision every deletion of a card branch shares.
 fn history(dir: &Path, branches: &[(String, &str)]) -> History {
-    let refs: Vec<&str> = branches.iter().map(|(r, _)| r.as_str()).collect();
-    let reflogs = git::reflog_commits(dir, &refs).map_err(|e| format!("{e:#}"))?;
-    let mut heads: Vec<&str> = branches.iter().map(|(_, tip)| *tip).collect();
-    heads.extend(reflogs.values().flatten().map(String::as_str));
-    heads.sort_unstable();
-    heads.dedup();
-    let lonely = git::on_no_other_ref(dir, &heads, MINE).map_err(|e| format!("{e:#}"))?;
-    Ok(Asked { reflogs, lonely })
+    let asked: Vec<(&str, &str)> = branches.iter().map(|(r, t)| (r.as_str(), *t)).collect();
+    History::ask(dir, &asked)
 }
 
 /// Judge one branch at `oid`: `Collect` to delete it, `Keep` to keep it. `history`: its
@@ -173,60 +154,16 @@ fn judge_one(
     }
     let name = base.0.strip_prefix("refs/remotes/").unwrap_or(&base.0);
     match collectable::branch_landed(dir, &base.1, name, oid) {
-        Judgement::Collect(why) => match would_lose(dir, &base.1, name, full, oid, history) {
-            Some(keep) => keep,
-            None => Judgement::Collect(why),
-        },
+        // A squash merge is no commit's equivalent, so such a branch goes only while the
+        // remote still has its commits.
+        Judgement::Collect(why) => {
+            match history.may_delete(dir, Some((base.1.as_str(), name)), full, oid) {
+                Ok(()) => Judgement::Collect(why),
+                Err(lose) => Judgement::Keep(lose.to_string()),
+            }
+        }
         keep => keep,
     }
-}
-
-/// `Keep` when deleting the branch `full` at `tip` would leave a commit on no ref or reflog:
-/// one of the branch or its reflog that only kardwt's branches reach and whose change no commit
-/// of the base (`base`, named `name`) makes. A branch whose commits cancel out has the base's
-/// tree and still holds work; a squash merge is no commit's equivalent, so such a branch goes
-/// only while the remote still has it.
-fn would_lose(
-    dir: &Path,
-    base: &str,
-    name: &str,
-    full: &str,
-    tip: &str,
-    history: &History,
-) -> Option<Judgement> {
-    let cannot = |e: &str| {
-        Some(Judgement::Keep(format!(
-            "could not tell whether its commits are kept elsewhere: {e}"
-        )))
-    };
-    let asked = match history {
-        Ok(asked) => asked,
-        Err(e) => return cannot(e),
-    };
-    let mut heads = vec![tip];
-    if let Some(logged) = asked.reflogs.get(full) {
-        heads.extend(logged.iter().map(String::as_str).filter(|h| *h != tip));
-    }
-    heads.sort_unstable();
-    heads.dedup();
-    let unmatched = match git::without_equivalent(dir, base, &heads) {
-        Ok(list) => list,
-        Err(e) => return cannot(&format!("{e:#}")),
-    };
-    let lost: Vec<&String> = unmatched
-        .iter()
-        .filter(|c| asked.lonely.contains(*c))
-        .collect();
-    let first = lost.first()?;
-    let more = match lost.len() - 1 {
-        0 => String::new(),
-        n => format!(" (and {n} more)"),
-    };
-    Some(Judgement::Keep(format!(
-        "commit {}{more}, on the branch or in its reflog, is on no other ref and {name} has no \
-         commit with the same change: deleting the branch would lose it",
-        first.get(..12).unwrap_or(first)
-    )))
 }
 
 /// List the `card/*` branches and judge each; with `apply`, delete the candidates.

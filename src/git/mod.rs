@@ -9,6 +9,7 @@
 //! | `call` | the single spawner: scrubbed environment, deadline, trace |
 //! | `argv` | the [`Argv`] builder, outside operands after `--end-of-options` |
 //! | `worktree` | worktree add and remove, branch delete, status and ls-files of a tree |
+//! | `branch_loss` | whether deleting a `card/*` branch would lose a commit (every deletion asks) |
 //! | `query` | ancestry, merge bases, HEAD, refs, git paths and config, pre-push plumbing |
 //! | `remote` | fetch, ls-remote, a remote's URL, what a failure tells the user |
 //! | `parse` | git's output, parsed (pure) |
@@ -18,6 +19,7 @@
 //! | `materialize` | a new tree's plain checkout written in-process on every core |
 //! | `cache_tree` | the cache tree git's checkout primes, and the index written with it |
 mod argv;
+pub(crate) mod branch_loss;
 mod cache_tree;
 mod call;
 pub(crate) mod checkout;

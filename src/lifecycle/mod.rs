@@ -3,6 +3,7 @@
 //! left), with the proofs of cleanliness those rest on.
 pub(crate) mod aside;
 pub(crate) mod base;
+pub(crate) mod card_branch;
 pub(crate) mod create;
 pub(crate) mod dirty;
 pub(crate) mod flagged;

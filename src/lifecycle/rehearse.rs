@@ -328,8 +328,18 @@ fn cleanup(ctx: &Context, card: &CardId, path: Option<&Path>, steps: &mut Vec<St
                     ));
                 }
             }
-            if let Err(e) = git::branch_delete(&repo_lock, &ctx.repo.base, &card.branch()) {
-                problems.push(format!("{e:#}"));
+            let branch = card.branch();
+            // Whatever the prepare committed on it is kept, as every card branch's commits are.
+            match git::branch_loss::may_delete_branch(&ctx.repo.base, None, &branch) {
+                Err(lose) => problems.push(format!(
+                    "kept branch {branch}: {lose}; check it with git log {branch}, then delete \
+                     it by hand: git branch -D {branch}"
+                )),
+                Ok(()) => {
+                    if let Err(e) = git::branch_delete(&repo_lock, &ctx.repo.base, &branch) {
+                        problems.push(format!("{e:#}"));
+                    }
+                }
             }
         }
         Err(e) => problems.push(format!("{e:#}")),

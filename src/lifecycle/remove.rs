@@ -19,7 +19,7 @@ use crate::sandbox;
 use crate::session::context::Context;
 use crate::state::record::{Reason, Record, State};
 use crate::verify::{self};
-use crate::{git, lifecycle::dirty, state::events, sys::lock};
+use crate::{git, lifecycle::dirty, state::events};
 
 /// How to remove.
 pub struct Options {
@@ -208,7 +208,13 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
     steps.push(crate::lifecycle::aside::delete(moved));
     drop(shown);
     // 4. The branch.
-    let branch = branch_step(&repo_lock, ctx, &rec, opts);
+    let branch = crate::lifecycle::card_branch::branch_step(
+        &repo_lock,
+        ctx,
+        &rec,
+        opts.delete_branch,
+        opts.force,
+    );
     steps.push(branch);
     // 5. The card's claim, last.
     crate::state::claim::forget(&ctx.repo.common_dir, &rec.card, &path);
@@ -534,57 +540,6 @@ pub fn prune_gone(
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct PruneRefused(pub String);
-
-/// Delete the branch when asked and merged into the recorded base, or when forced.
-fn branch_step(repo_lock: &lock::RepoLock, ctx: &Context, rec: &Record, args: &Options) -> Step {
-    let step = |ok, detail: String| Step {
-        step: "branch",
-        ms: None,
-        ok,
-        detail,
-    };
-    if rec.branch.is_empty() {
-        return step(true, "no branch recorded".into());
-    }
-    if !args.delete_branch {
-        return step(true, format!("{} kept", rec.branch));
-    }
-    let merged = merged_into_base(ctx, rec);
-    if !merged && !args.force {
-        return step(
-            false,
-            format!(
-                "{} kept: not merged into {} (use --force to delete it anyway)",
-                rec.branch, rec.base_ref
-            ),
-        );
-    }
-    match git::branch_delete(repo_lock, &ctx.repo.base, &rec.branch) {
-        Ok(_) => step(
-            true,
-            format!(
-                "{} deleted{}",
-                rec.branch,
-                if merged { "" } else { " (forced)" }
-            ),
-        ),
-        Err(e) => step(false, format!("{} kept: {e:#}", rec.branch)),
-    }
-}
-
-/// Is the branch's tip contained in the recorded base (its remote-tracking ref, or the
-/// recorded base commit)?
-pub fn merged_into_base(ctx: &Context, rec: &Record) -> bool {
-    let branch = format!("refs/heads/{}", rec.branch);
-    let tracking = rec
-        .base_ref
-        .strip_prefix("refs/heads/")
-        .map(|b| format!("refs/remotes/{}/{b}", rec.base_remote));
-    tracking
-        .into_iter()
-        .chain((!rec.base_oid.is_empty()).then(|| rec.base_oid.clone()))
-        .any(|base| git::is_ancestor(&ctx.repo.base, &branch, &base))
-}
 
 #[cfg(test)]
 mod tests {

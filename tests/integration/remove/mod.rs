@@ -3,6 +3,7 @@
 //! are told from user work, and faults never lose work.
 mod aside;
 mod clean_means_clean;
+mod delete_branch;
 mod faults;
 mod generated;
 mod hidden_work;

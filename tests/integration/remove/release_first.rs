@@ -202,7 +202,7 @@ fn a_failing_cleanup_hook_exits_4_and_keeps_the_tree() {
 }
 
 /// `--delete-branch` deletes a merged branch, keeps an unmerged one, and deletes
-/// it with `--force`; without `--delete-branch` nothing is deleted.
+/// it with `--force` once pushed; without `--delete-branch` nothing is deleted.
 #[test]
 fn delete_branch_deletes_only_a_merged_branch_unless_forced() {
     let repo = TestRepo::new();
@@ -239,9 +239,11 @@ fn delete_branch_deletes_only_a_merged_branch_unless_forced() {
         .unwrap_or_else(|| panic!("no branch step:\n{out}"));
     assert_eq!(branch_step["ok"], false, "{out}");
 
-    // Unmerged with --force: deleted.
+    // Unmerged with --force, its commit pushed: deleted (unpushed it would be lost, and is
+    // kept: remove/delete_branch.rs).
     let wt = repo.add_card("43");
     commit_in(&wt);
+    repo.git(&wt, &["push", "--quiet", "origin", "card/43"]);
     let out = repo.kardwt(&repo.base, &["remove", "43", "--delete-branch", "--force"]);
     out.expect_code(0);
     assert!(
