@@ -78,3 +78,18 @@ impl Repo {
         Ok(Some(blob.data.clone()))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_bare_common_dir_named_dot_git_has_a_project() {
+        assert_eq!(
+            bare_project(Path::new("/w/project/.git")),
+            Some(PathBuf::from("/w/project"))
+        );
+        assert_eq!(bare_project(Path::new("/w/project.git")), None);
+        assert_eq!(bare_project(Path::new("/w/project/.git/modules/x")), None);
+    }
+}

@@ -206,6 +206,11 @@ fn without_the_fetch_refspec_or_a_shared_directory_nothing_is_shared_and_project
     assert!(out.stderr.contains("kardwt.sharedFrom"), "{out}");
     assert_eq!(out.stderr.matches("nothing shared").count(), 1, "{out}");
     repo.kardwt(&card, &["verify"]).expect_code(0);
+    // From inside a card, the next card lands beside it, not in a tree of its own.
+    let out = repo.kardwt(&card, &["add", "8"]);
+    out.expect_code(0);
+    assert_eq!(PathBuf::from(out.stdout.trim()), project.join("card-8"));
+    repo.kardwt(&card, &["remove", "8"]).expect_code(0);
     assert_eq!(names_in(&project), [".env", ".git", "card-7"]);
     repo.kardwt(&card, &["remove", "7"]).expect_code(0);
     assert_eq!(names_in(&project), [".env", ".git"]);
