@@ -211,6 +211,15 @@ impl Context {
         }
     }
 
+    /// The commit committed helpers are trusted and checked at: the base's HEAD, or in the bare
+    /// layout the base commit (a bare clone's own HEAD branch is not what fetches move).
+    pub fn head_commit(&self) -> Option<String> {
+        match self.repo.layout {
+            Layout::Checkout => crate::git::head_oid(&self.repo.base),
+            Layout::Bare { .. } => self.base_commit(),
+        }
+    }
+
     /// What hooks and `git kardwt env` are given as `KARDWT_BASE`: the base checkout, or in
     /// the bare layout the shared directory (empty when none is named: there is no checkout).
     pub fn base_shown(&self) -> PathBuf {

@@ -3,7 +3,8 @@
 //! plain `git worktree add`, verify, list, pre-push, remove and gc work there; the rules come
 //! from the base commit's committed `kardbrd.yml`, shared files from `kardwt.sharedFrom`, and
 //! nothing but `.git`, the cards and what the user put there ever appears in `project/`.
-//! A bare repository of another shape (`foo.git`) is refused by `add`, touching nothing.
+//! `select` has no base checkout to fall back to there. A bare repository of another shape
+//! (`foo.git`) is refused by `add`, touching nothing.
 use super::*;
 
 /// Commit `kardbrd.yml` with `yaml` on origin's main (through the scratch clone).
@@ -206,6 +207,17 @@ fn without_the_fetch_refspec_or_a_shared_directory_nothing_is_shared_and_project
     assert!(out.stderr.contains("kardwt.sharedFrom"), "{out}");
     assert_eq!(out.stderr.matches("nothing shared").count(), 1, "{out}");
     repo.kardwt(&card, &["verify"]).expect_code(0);
+    // The rules in force are the committed ones of the fetched base.
+    let out = repo.kardwt(&project, &["config", "check"]);
+    out.expect_code(0);
+    let named = format!("{}:kardbrd.yml: ok", repo.origin_main());
+    assert!(out.stderr.contains(&named), "{out}");
+    assert!(out.stdout.contains("env: link"), "{out}");
+    // No base checkout to fall back to: select says why and prints no path.
+    let out = repo.kardwt(&project, &["select", "9", "--existing-or-base"]);
+    out.expect_code(3);
+    assert_eq!(out.stdout, "", "{out}");
+    assert!(out.stderr.contains("no base checkout"), "{out}");
     // From inside a card, the next card lands beside it, not in a tree of its own.
     let out = repo.kardwt(&card, &["add", "8"]);
     out.expect_code(0);
