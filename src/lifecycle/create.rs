@@ -67,13 +67,20 @@ pub fn add(ctx: &Context, args: &AddOptions) -> Result<Added> {
     let rules = match ctx.repo.is_bare_layout() {
         true => {
             let asked = base.as_ref();
-            crate::lifecycle::base::fetch_for_rules(
+            let fetched = crate::lifecycle::base::fetch_for_rules(
                 &ctx.repo,
                 &rules.config,
                 asked,
                 deadline,
                 &holder,
-            )?;
+            );
+            // A reuse needs no fetch (a new tree's own fetch then fails with the whole story).
+            if let Err(e) = fetched {
+                eprintln!(
+                    "warning: could not fetch the base to read its rules ({e:#}); the rules \
+                     of the last fetched base apply"
+                );
+            }
             ctx.rules()?
         }
         false => rules,

@@ -207,6 +207,19 @@ fn without_the_fetch_refspec_or_a_shared_directory_nothing_is_shared_and_project
     assert!(out.stderr.contains("kardwt.sharedFrom"), "{out}");
     assert_eq!(out.stderr.matches("nothing shared").count(), 1, "{out}");
     repo.kardwt(&card, &["verify"]).expect_code(0);
+    // The remote out of reach: a ready card is still reused, with the last fetched rules.
+    let git_dir = project.join(".git");
+    let gone = repo.sibling("gone.git");
+    let url = repo.origin.to_str().unwrap();
+    repo.git(
+        &git_dir,
+        &["remote", "set-url", "origin", gone.to_str().unwrap()],
+    );
+    let out = repo.kardwt(&project, &["add", "7"]);
+    out.expect_code(0);
+    assert_eq!(PathBuf::from(out.stdout.trim()), card);
+    assert!(out.stderr.contains("could not fetch the base"), "{out}");
+    repo.git(&git_dir, &["remote", "set-url", "origin", url]);
     // The rules in force are the committed ones of the fetched base.
     let out = repo.kardwt(&project, &["config", "check"]);
     out.expect_code(0);
