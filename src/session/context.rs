@@ -97,7 +97,8 @@ impl Context {
             .join(format!("{name}.worktrees"))
     }
 
-    /// The rules file and whether it was named explicitly.
+    /// The rules file and whether it was named explicitly (in the bare layout the default is
+    /// shown as `<base commit>:kardbrd.yml`).
     pub fn rules_path(&self) -> (PathBuf, bool) {
         if let Some(r) = &self.global.rules {
             return (self.resolve_cli_path(r), true);
@@ -108,6 +109,10 @@ impl Context {
             .filter(|r| !r.is_empty())
         {
             return (self.resolve_config_path(&r), true);
+        }
+        if self.repo.is_bare_layout() {
+            let commit = self.base_commit().unwrap_or_else(|| "HEAD".into());
+            return (PathBuf::from(format!("{commit}:kardbrd.yml")), false);
         }
         (self.repo.base.join("kardbrd.yml"), false)
     }

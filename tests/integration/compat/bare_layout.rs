@@ -226,6 +226,15 @@ fn without_the_fetch_refspec_or_a_shared_directory_nothing_is_shared_and_project
     let named = format!("{}:kardbrd.yml: ok", repo.origin_main());
     assert!(out.stderr.contains(&named), "{out}");
     assert!(out.stdout.contains("env: link"), "{out}");
+    // --rules names a file of the user's instead.
+    let own = repo.sibling("own rules.yml");
+    std::fs::write(&own, "worktree:\n  sharing:\n    env: disabled\n").unwrap();
+    let out = repo.kardwt(
+        &project,
+        &["--rules", own.to_str().unwrap(), "config", "check"],
+    );
+    out.expect_code(0);
+    assert!(out.stdout.contains("env: disabled"), "{out}");
     // No base checkout to fall back to: select says why and prints no path.
     let out = repo.kardwt(&project, &["select", "9", "--existing-or-base"]);
     out.expect_code(3);
