@@ -16,7 +16,7 @@ pub fn check(ctx: &Context, args: &ConfigCheckArgs, out: &mut dyn Write) -> Resu
     let rules = ctx.rules()?;
     // What `add` (prepare) and `remove` (cleanup) would refuse before running anything.
     // Committed helpers: as trusted for the base's HEAD.
-    let head = crate::git::head_oid(&ctx.repo.base);
+    let head = ctx.head_commit();
     crate::seed::check_hooks(ctx, &rules.config, head.as_deref())?;
     if args.json {
         writeln!(out, "{}", serde_json::to_string(&rules.config)?)?;

@@ -504,10 +504,7 @@ fn helper_commits(ctx: &Context, cfg: &crate::config::Config) -> Vec<(Option<Str
     if cfg.helpers.from_repository.is_none() {
         return vec![(None, String::new())];
     }
-    let mut out = vec![(
-        crate::git::head_oid(&ctx.repo.base),
-        " (at the base's HEAD)".to_owned(),
-    )];
+    let mut out = vec![(ctx.head_commit(), " (at the base's HEAD)".to_owned())];
     let tracking = match &cfg.base.git_ref {
         Some(r) => format!(
             "refs/remotes/{}/{}",

@@ -47,7 +47,10 @@ fn facts(ctx: &Context, rec: &crate::state::record::Record) -> BTreeMap<&'static
         ("KARDWT_CARD", rec.card.clone()),
         ("KARDWT_WORKTREE", rec.path.to_string_lossy().into_owned()),
         ("KARDWT_BRANCH", rec.branch.clone()),
-        ("KARDWT_BASE", ctx.repo.base.to_string_lossy().into_owned()),
+        (
+            "KARDWT_BASE",
+            ctx.base_shown().to_string_lossy().into_owned(),
+        ),
         ("KARDWT_BASE_REF", rec.base_ref.clone()),
         ("KARDWT_BASE_OID", rec.base_oid.clone()),
     ]);

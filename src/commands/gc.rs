@@ -199,7 +199,7 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
             }
             State::Failed | State::Preparing | State::Released => continue,
         };
-        let dirt = match dirty::dirty(&ctx.repo.base, &ctx.repo.common_dir, &path, rec) {
+        let dirt = match dirty::dirty(&ctx.links_from(), &ctx.repo.common_dir, &path, rec) {
             Ok(dirt) => dirt,
             // Only a tree proven clean is collected; one gc cannot judge stays.
             Err(e) => {

@@ -291,7 +291,7 @@ impl Check<'_> {
             .flat_map(|o| o.bytes().chain([b'\n']))
             .collect();
         let sizes = push::parse_batch_check(&git::cat_file_batch_check(base, input)?);
-        let found = crate::seed::linked::matching(base, &rels, &sizes, self.kind);
+        let found = crate::seed::linked::matching(&self.ctx.links_from(), &rels, &sizes, self.kind);
         Ok(self.first_secret(sent, &found)?.map(|(site, file)| {
             format!(
                 "{site}, whose content is the base's {}, a file kardwt links",
@@ -362,7 +362,13 @@ impl Check<'_> {
         remembered: &BTreeMap<String, String>,
     ) -> Result<Shared> {
         const MAX: u64 = 16 << 20;
-        let base = &self.ctx.repo.base;
+        let Some((base, checkout)) = self.ctx.shared_from() else {
+            return Ok(Shared {
+                names: Vec::new(),
+                blobs: BTreeMap::new(),
+            });
+        };
+        let base = &base;
         // Each candidate with its ids; two names may hold the same content.
         let mut files: Vec<(Vec<u8>, Vec<String>)> = Vec::new();
         let dir = std::fs::read_dir(base)
@@ -400,7 +406,11 @@ impl Check<'_> {
             });
         }
         let refs: Vec<&[u8]> = files.iter().map(|(n, _)| n.as_slice()).collect();
-        let shared = git::ignored_paths(base, &refs, false)?;
+        // A shared directory that is no checkout has no ignore rules: all of them are shared.
+        let shared = match checkout {
+            true => git::ignored_paths(base, &refs, false)?,
+            false => refs.iter().map(|r| r.to_vec()).collect(),
+        };
         files.retain(|(name, _)| shared.contains(name));
         let versions: Vec<(String, String)> = files
             .iter()

@@ -239,7 +239,7 @@ fn remove(ctx: &Context, path: &Path) -> Result<Disposal> {
             let (Some(rec), Some(admin)) = (&report.record, &report.admin) else {
                 anyhow::bail!("internal error: a verified worktree without record");
             };
-            let dirt = dirty::dirty(&ctx.repo.base, &ctx.repo.common_dir, path, rec)?;
+            let dirt = dirty::dirty(&ctx.links_from(), &ctx.repo.common_dir, path, rec)?;
             let blockers =
                 dirty::removal_blockers(&ctx.repo.base, path, admin, report.locked, false)?;
             let nested = dirty::nested_trees(path)?;

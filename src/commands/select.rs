@@ -32,6 +32,10 @@ pub fn run(ctx: &Context, args: &SelectArgs, out: &mut dyn Write) -> Result<i32>
         }
         _ => Some(report.explain()),
     };
+    // The bare layout has no checkout to fall back to: nothing is printed that is not one.
+    if let (Some(why), true) = (&fallback, ctx.repo.is_bare_layout()) {
+        return Err(Fail::from(Refusal::NoBase(why.clone())).into());
+    }
     let drift = report.drift();
     if let (true, Some(head), Some(expected)) =
         (drift, report.head.as_ref(), report.expected_branch())
@@ -89,13 +93,16 @@ enum Refusal {
     /// A tree kardwt does not verify: verification's words.
     #[error("{0}")]
     Foreign(String),
+    /// The card's tree cannot be selected and the repository is bare: why.
+    #[error("{0}, and the repository is bare: there is no base checkout to fall back to")]
+    NoBase(String),
 }
 
 impl Kind for Refusal {
     fn code(&self) -> Code {
         match self {
             Refusal::NoFallback => Code::Usage,
-            Refusal::Foreign(_) => Code::Refused,
+            Refusal::Foreign(_) | Refusal::NoBase(_) => Code::Refused,
         }
     }
     fn hints(&self) -> Vec<String> {
@@ -107,6 +114,7 @@ impl Kind for Refusal {
             Refusal::Foreign(_) => {
                 "kardwt will not select it; inspect and repair or move it by hand"
             }
+            Refusal::NoBase(_) => "git kardwt add <card> creates or prepares the card's tree",
         }
         .into()]
     }

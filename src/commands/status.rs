@@ -28,7 +28,7 @@ pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result<i32>
             r.links
                 .iter()
                 .map(|l| {
-                    let state = link_word(&dirty::link_state(&ctx.repo.base, &report.path, l));
+                    let state = link_word(&dirty::link_state(&ctx.links_from(), &report.path, l));
                     (l.clone(), state)
                 })
                 .collect()

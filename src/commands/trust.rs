@@ -45,7 +45,7 @@ pub fn run(ctx: &Context, args: &TrustArgs, out: &mut dyn Write) -> Result<i32> 
         return Err(Fail::from(Nothing::NoDirectory).into());
     };
     let base = &ctx.repo.base;
-    let Some(commit) = crate::git::head_oid(base) else {
+    let Some(commit) = ctx.head_commit() else {
         return Err(Fail::from(Nothing::Unborn(base.display().to_string())).into());
     };
     let t = trusted::trust(&ctx.repo.common_dir, base, &commit, &dir, args.dry_run)?;

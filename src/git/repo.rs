@@ -9,12 +9,23 @@ use anyhow::{Context, Result};
 
 use crate::ground::error::{Code, Fail, Kind};
 
+mod bare;
+use bare::bare_project;
+pub use bare::Layout;
+
 /// The repository kardwt works on, as seen from the caller's directory.
 pub struct Repo {
     /// `git rev-parse --git-common-dir`, absolute and canonical.
     pub common_dir: PathBuf,
-    /// The main worktree (the trusted checkout), canonical.
+    /// The main worktree (the trusted checkout), canonical; in the bare layout the common dir
+    /// itself, where kardwt runs git (see [`Layout::Bare`]).
     pub base: PathBuf,
+    /// Whether a checkout holds the rules and the shared files, or the repository is bare.
+    pub layout: Layout,
+    /// The base `add` fetched in this process in the bare layout (`(what was asked, base_ref,
+    /// commit)`), so that it is fetched once: the rules are read from it before the tree is
+    /// made at it.
+    pub fetched: std::sync::OnceLock<(String, String, String)>,
     /// Top level of the worktree the caller stands in, canonical, if any.
     pub current: Option<PathBuf>,
     /// Refs kept in reftable (`extensions.refStorage=reftable`): gix reads only loose and
@@ -94,22 +105,34 @@ impl Repo {
             })
         })?;
         let common_dir = canonical(gix.common_dir())?;
+        // A bare common dir (`core.bare`): gix gives `project/` a work dir when it finds
+        // `project/.git` from there, but that directory is no checkout.
+        let bare = gix.config_snapshot().boolean("core.bare") == Some(true)
+            || (gix.kind() != gix::repository::Kind::LinkedWorkTree && gix.workdir().is_none());
+        let linked = gix.kind() == gix::repository::Kind::LinkedWorkTree;
         let current = match gix.workdir() {
+            Some(_) if bare && !linked => None,
             Some(w) => Some(canonical(w)?),
             None => None,
         };
-        let base = if gix.kind() != gix::repository::Kind::LinkedWorkTree {
-            current.clone()
+        let (base, layout) = if bare {
+            match bare_project(&common_dir) {
+                Some(project) => (Some(common_dir.clone()), Layout::Bare { project }),
+                None => (None, Layout::Checkout),
+            }
+        } else if !linked {
+            (current.clone(), Layout::Checkout)
         } else if common_dir.file_name().is_some_and(|n| n == ".git") {
-            common_dir.parent().map(Path::to_path_buf)
+            (common_dir.parent().map(Path::to_path_buf), Layout::Checkout)
         } else {
             let main = gix
                 .main_repo()
                 .context("could not open the main worktree")?;
-            match main.workdir() {
+            let base = match main.workdir() {
                 Some(w) => Some(canonical(w)?),
                 None => remembered_base(&common_dir),
-            }
+            };
+            (base, Layout::Checkout)
         };
         let base = base.ok_or_else(|| {
             Fail::from(NoRepo::Bare {
@@ -120,6 +143,8 @@ impl Repo {
         Ok(Repo {
             common_dir,
             base,
+            layout,
+            fetched: std::sync::OnceLock::new(),
             current,
             reftable,
             gix,
@@ -537,7 +562,8 @@ impl Kind for NoRepo {
                 "run git kardwt from inside the repository whose worktrees it manages"
             }
             NoRepo::Bare { .. } => {
-                "git kardwt needs a non-bare base checkout to create worktrees from"
+                "git kardwt needs a base checkout, or the bare layout: `git clone --bare <url> \
+                 <project>/.git`, with the cards beside it in <project>"
             }
         }
         .into()]

@@ -130,6 +130,45 @@ pub fn fetch_base(
     asked: Option<&Asked>,
     deadline: Instant,
 ) -> Result<(String, String)> {
+    let key = asked.map_or("", Asked::shown);
+    if let Some((_, base_ref, oid)) = repo.fetched.get().filter(|(k, _, _)| k == key) {
+        return Ok((base_ref.clone(), oid.clone()));
+    }
+    let fetched = fetch_once(repo_lock, repo, cfg, asked, deadline)?;
+    if repo.is_bare_layout() {
+        let _ = repo
+            .fetched
+            .set((key.to_owned(), fetched.0.clone(), fetched.1.clone()));
+    }
+    Ok(fetched)
+}
+
+/// In the bare layout the rules live in the base commit: fetch the base first (under the
+/// repository lock, held only for the fetch), so that the rules a new tree is prepared by are
+/// the ones committed in the very commit it is made at. The rules known before (the last
+/// fetched base's) name the remote and ref fetched. Nothing to do with a base checkout.
+pub fn fetch_for_rules(
+    repo: &repo::Repo,
+    cfg: &Config,
+    asked: Option<&Asked>,
+    deadline: Instant,
+    holder: &str,
+) -> Result<()> {
+    if !repo.is_bare_layout() {
+        return Ok(());
+    }
+    let repo_lock = crate::state::store::take_repo(&repo.common_dir, deadline, holder)?;
+    fetch_base(&repo_lock, repo, cfg, asked, deadline).map(drop)
+}
+
+/// [`fetch_base`] itself: one fetch.
+fn fetch_once(
+    repo_lock: &lock::RepoLock,
+    repo: &crate::git::repo::Repo,
+    cfg: &Config,
+    asked: Option<&Asked>,
+    deadline: Instant,
+) -> Result<(String, String)> {
     let base = &repo.base;
     let remote = &cfg.base.remote;
     let base_ref = match (asked, cfg.base.git_ref.as_deref()) {

@@ -60,12 +60,34 @@ pub fn add(ctx: &Context, args: &AddOptions) -> Result<Added> {
         .map(crate::lifecycle::base::Asked::parse)
         .transpose()?;
     let rules = ctx.rules()?;
+    let timeout = args.timeout.unwrap_or(rules.config.action_timeout_seconds);
+    let deadline = hold::after(Instant::now(), timeout);
+    let holder = format!("git kardwt add {card}");
+    // In the bare layout the rules are those of the base the tree will be made at.
+    let rules = match ctx.repo.is_bare_layout() {
+        true => {
+            let asked = base.as_ref();
+            let fetched = crate::lifecycle::base::fetch_for_rules(
+                &ctx.repo,
+                &rules.config,
+                asked,
+                deadline,
+                &holder,
+            );
+            // A reuse needs no fetch (a new tree's own fetch then fails with the whole story).
+            if let Err(e) = fetched {
+                eprintln!(
+                    "warning: could not fetch the base to read its rules ({e:#}); the rules \
+                     of the last fetched base apply"
+                );
+            }
+            ctx.rules()?
+        }
+        false => rules,
+    };
     let cfg = &rules.config;
     let program = seed::prepare_program(cfg, None)?;
-    let timeout = args.timeout.unwrap_or(cfg.action_timeout_seconds);
-    let deadline = hold::after(Instant::now(), timeout);
     let common = &ctx.repo.common_dir;
-    let holder = format!("git kardwt add {card}");
     let hold::Locked {
         card_lock,
         entries,

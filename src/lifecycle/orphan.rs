@@ -105,7 +105,7 @@ pub fn release_orphan_locked(
         }
         (false, crate::state::claim::Orphan::Gone) => {
             // The tree is gone: committed helpers run as trusted for the base's HEAD.
-            let head = crate::git::head_oid(&ctx.repo.base).unwrap_or_default();
+            let head = ctx.head_commit().unwrap_or_default();
             cleanup_program(
                 cfg,
                 crate::sandbox::Site {
@@ -121,7 +121,7 @@ pub fn release_orphan_locked(
             card: claim.card.clone(),
             board: String::new(),
             worktree: path.clone(),
-            base: ctx.repo.base.clone(),
+            base: ctx.base_shown(),
             common_dir: ctx.repo.common_dir.clone(),
             branch: claim.branch.clone(),
             base_oid: String::new(),

@@ -157,7 +157,7 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
         )
     };
     for link in &rec.links {
-        if dirty::link_state(&ctx.repo.base, &path, link) == dirty::LinkState::Own
+        if dirty::link_state(&ctx.links_from(), &path, link) == dirty::LinkState::Own
             && !tracked.contains(link.as_bytes())
         {
             let _ = std::fs::remove_file(path.join(link));
@@ -249,7 +249,7 @@ fn refusals(
     refuse_mounts(path)?;
     refuse_nested_trees(path)?;
     let mut unjudged = None;
-    let dirt = match dirty::dirty(&ctx.repo.base, &ctx.repo.common_dir, path, rec) {
+    let dirt = match dirty::dirty(&ctx.links_from(), &ctx.repo.common_dir, path, rec) {
         Ok(dirt) => dirt,
         // --force discards whatever the tree holds: not knowing what that is stops nothing.
         Err(e) if opts.force => {

@@ -49,6 +49,20 @@ pub fn matching(
 const REMEMBER_MAX: u64 = 1 << 20;
 const REMEMBER_BUDGET: u64 = 64 << 20;
 
+/// Remember the versions of what was just linked (`links`, relative to `base`) in the
+/// repository's list of shared blob ids, so pre-push blocks them after they change. A list that
+/// cannot be written is said on stderr: pre-push still judges the files' content of the day.
+pub fn remember(base: &Path, common_dir: &Path, links: &[String]) {
+    if links.is_empty() {
+        return;
+    }
+    let kind = crate::state::blobs::hash_kind(common_dir);
+    let versions = versions(base, links, kind);
+    if let Err(e) = crate::state::blobs::remember(common_dir, &versions) {
+        eprintln!("warning: could not remember the linked files' versions for pre-push: {e:#}");
+    }
+}
+
 /// The blob ids of the non-empty regular files at or beneath `rels` in `base` (what a linking
 /// shares today), each with its path relative to `base`: up to 1 MiB a file and 64 MiB in all.
 /// A `.env`-like file's content with CRLF made LF (as a text conversion would commit it) is

@@ -27,11 +27,14 @@ pub fn is_env_name(name: &str) -> bool {
 }
 
 /// Create the links `sharing` asks for in `worktree`, from `base`. Returns what was linked.
+/// A `base` that is no checkout (`checkout` false: the bare layout's shared directory) has no
+/// ignore rules: every `.env`/`.env.*` file in it is shared.
 /// The exclude block is written first (under the repository lock, waiting until `deadline`):
 /// when it cannot be, no link is made and the error says why.
 pub fn share(
     sharing: &Sharing,
     base: &Path,
+    checkout: bool,
     worktree: &Path,
     common_dir: &Path,
     deadline: Instant,
@@ -63,7 +66,7 @@ pub fn share(
     }
     let mut links = Vec::new();
     let names = match sharing.env {
-        EnvSharing::Link => ignored_env_files(base)?,
+        EnvSharing::Link => ignored_env_files(base, checkout)?,
         EnvSharing::Disabled => Vec::new(),
     };
     if names.is_empty() && hidden.is_empty() {
@@ -77,6 +80,20 @@ pub fn share(
         }
     }
     Ok(links)
+}
+
+/// Say once, where a person watches (`watched`), that the rules ask for sharing into
+/// `worktree` and the bare layout names no directory to share from (`kardwt.sharedFrom`).
+pub fn nothing_shared(sharing: &Sharing, worktree: &Path, watched: bool) {
+    let asked =
+        sharing.env == EnvSharing::Link || !sharing.link.is_empty() || !sharing.copy.is_empty();
+    if asked && watched {
+        eprintln!(
+            "kardwt: nothing shared into {}: the repository is bare and git config \
+             kardwt.sharedFrom names no directory to share from",
+            worktree.display()
+        );
+    }
 }
 
 /// What is at `rel` in the base (not following a symlink), `None` when nothing is. A read
@@ -93,7 +110,7 @@ fn in_base(base: &Path, rel: &str) -> Result<Option<std::fs::Metadata>> {
 
 /// The base's root-level `.env`/`.env.*` files that git ignores and does not track. Every
 /// entry of the base's root is read, or the listing is an error (never a shorter list).
-fn ignored_env_files(base: &Path) -> Result<Vec<String>> {
+fn ignored_env_files(base: &Path, checkout: bool) -> Result<Vec<String>> {
     let unreadable = || format!("could not read the directory {}", base.display());
     let mut candidates: Vec<String> = Vec::new();
     for entry in std::fs::read_dir(base).with_context(unreadable)? {
@@ -111,10 +128,10 @@ fn ignored_env_files(base: &Path) -> Result<Vec<String>> {
             candidates.push(name);
         }
     }
-    if candidates.is_empty() {
+    candidates.sort();
+    if candidates.is_empty() || !checkout {
         return Ok(candidates);
     }
-    candidates.sort();
     // check-ignore leaves tracked files out, so what it prints is ignored and untracked.
     let ignored = git::check_ignore(base, &candidates)?;
     Ok(candidates

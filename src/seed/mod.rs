@@ -150,17 +150,31 @@ impl Prep<'_> {
         // lost to `git reset --hard` or `git clean` is back.
         if seed || rec.reason == Reason::Reuse {
             let started = Instant::now();
-            let links = links::share(
-                &self.cfg.sharing,
-                &self.ctx.repo.base,
-                &rec.path,
-                &rec.common_dir,
-                self.deadline,
-            );
+            let from = self.ctx.shared_from();
+            let links = match &from {
+                Some((dir, checkout)) => {
+                    let sharing = &self.cfg.sharing;
+                    links::share(
+                        sharing,
+                        dir,
+                        *checkout,
+                        &rec.path,
+                        &rec.common_dir,
+                        self.deadline,
+                    )
+                }
+                None => {
+                    let watched = rec.origin != Origin::Hook && !self.quiet;
+                    links::nothing_shared(&self.cfg.sharing, &rec.path, watched);
+                    Ok(Vec::new())
+                }
+            };
             match links {
                 Ok(links) => {
                     let made = links.len();
-                    remember_linked(&self.ctx.repo.base, &rec.common_dir, &links);
+                    if let Some((dir, _)) = &from {
+                        linked::remember(dir, &rec.common_dir, &links);
+                    }
                     for l in links {
                         if !rec.links.contains(&l) {
                             rec.links.push(l);
@@ -262,8 +276,12 @@ impl Prep<'_> {
         let started = Instant::now();
         // Progress lines are for a person watching `add`; the hook prints only its verdict.
         let progress = rec.origin != Origin::Hook;
-        let (base, to) = (&self.ctx.repo.base, &rec.path);
-        match copy::seed(&self.cfg.sharing, base, to, admin, progress, self.deadline) {
+        let Some((base, checkout)) = self.ctx.shared_from() else {
+            return Ok(None);
+        };
+        let to = &rec.path;
+        let sharing = &self.cfg.sharing;
+        match copy::seed(sharing, &base, checkout, to, admin, progress, self.deadline) {
             Ok(None) => Ok(None),
             Ok(Some(seeded)) => {
                 // A second run copies only what is missing: keep what earlier runs recorded.
@@ -564,26 +582,12 @@ impl Prep<'_> {
 }
 
 /// The `KARDWT_*` facts of a record, for a hook run with the record's current reason.
-/// Remember the versions of what was just linked (`links`, relative to `base`) in the
-/// repository's list of shared blob ids, so pre-push blocks them after they change. A list that
-/// cannot be written is said on stderr: pre-push still judges the files' content of the day.
-fn remember_linked(base: &Path, common_dir: &Path, links: &[String]) {
-    if links.is_empty() {
-        return;
-    }
-    let kind = crate::state::blobs::hash_kind(common_dir);
-    let versions = linked::versions(base, links, kind);
-    if let Err(e) = crate::state::blobs::remember(common_dir, &versions) {
-        eprintln!("warning: could not remember the linked files' versions for pre-push: {e:#}");
-    }
-}
-
 pub fn facts(ctx: &Context, rec: &Record) -> Facts {
     Facts {
         card: rec.card.clone(),
         board: rec.board.clone(),
         worktree: rec.path.clone(),
-        base: ctx.repo.base.clone(),
+        base: ctx.base_shown(),
         common_dir: rec.common_dir.clone(),
         branch: rec.branch.clone(),
         base_oid: rec.base_oid.clone(),

@@ -6,7 +6,7 @@ use anyhow::{Context as _, Result};
 
 use crate::cli::{GlobalArgs, Target};
 use crate::config::{self, Config};
-use crate::git::repo::{self, Repo};
+use crate::git::repo::{self, Layout, Repo};
 use crate::ground::card::CardId;
 use crate::ground::error::{Code, Fail, Kind};
 use crate::verify::{self, Entry};
@@ -65,13 +65,14 @@ impl Context {
         repo::absolutize(&self.cwd.join(p))
     }
 
-    /// A path from git config, relative ones against the base.
+    /// A path from git config, relative ones against the base (the project directory in the
+    /// bare layout).
     fn resolve_config_path(&self, p: &str) -> PathBuf {
-        repo::absolutize(&self.repo.base.join(p))
+        repo::absolutize(&self.repo.project_dir().join(p))
     }
 
     /// The worktree root: `--root`, else `kardwt.root`, else `<base>.worktrees`
-    /// beside the base.
+    /// beside the base; in the bare layout the project directory, beside `.git`.
     pub fn root(&self) -> PathBuf {
         if let Some(r) = &self.global.root {
             return self.resolve_cli_path(r);
@@ -83,6 +84,9 @@ impl Context {
         {
             return self.resolve_config_path(&r);
         }
+        if let Layout::Bare { project } = &self.repo.layout {
+            return project.clone();
+        }
         let base = &self.repo.base;
         let name = base
             .file_name()
@@ -93,7 +97,8 @@ impl Context {
             .join(format!("{name}.worktrees"))
     }
 
-    /// The rules file and whether it was named explicitly.
+    /// The rules file and whether it was named explicitly (in the bare layout the default is
+    /// shown as `<base commit>:kardbrd.yml`).
     pub fn rules_path(&self) -> (PathBuf, bool) {
         if let Some(r) = &self.global.rules {
             return (self.resolve_cli_path(r), true);
@@ -105,6 +110,10 @@ impl Context {
         {
             return (self.resolve_config_path(&r), true);
         }
+        if self.repo.is_bare_layout() {
+            let commit = self.base_commit().unwrap_or_else(|| "HEAD".into());
+            return (PathBuf::from(format!("{commit}:kardbrd.yml")), false);
+        }
         (self.repo.base.join("kardbrd.yml"), false)
     }
 
@@ -114,6 +123,9 @@ impl Context {
     /// [`MAX_RULES_BYTES`], checked before it is read.
     pub fn rules(&self) -> Result<Rules> {
         let (path, explicit) = self.rules_path();
+        if !explicit && self.repo.is_bare_layout() {
+            return self.committed_rules();
+        }
         let read = if explicit {
             path.clone()
         } else {
@@ -134,6 +146,99 @@ impl Context {
             config: config::decode(&path, &text)?,
             file: Some(path),
         })
+    }
+
+    /// The bare layout's rules: `kardbrd.yml` as committed in the base commit (see
+    /// [`Context::base_commit`]), never a file of any tree; defaults when there is none.
+    fn committed_rules(&self) -> Result<Rules> {
+        let Some(commit) = self.base_commit() else {
+            return Ok(Rules {
+                config: Config::default(),
+                file: None,
+            });
+        };
+        let shown = PathBuf::from(format!("{commit}:kardbrd.yml"));
+        let unfit = |e: anyhow::Error| {
+            Fail::from(Refusal::RulesUnfit {
+                path: shown.clone(),
+                what: format!("{e:#}"),
+            })
+        };
+        let bytes = self
+            .repo
+            .committed_file(&commit, "kardbrd.yml", MAX_RULES_BYTES)
+            .map_err(unfit)?;
+        let Some(bytes) = bytes else {
+            return Ok(Rules {
+                config: Config::default(),
+                file: None,
+            });
+        };
+        let text =
+            String::from_utf8(bytes).map_err(|_| unfit(anyhow::anyhow!("it is not UTF-8 text")))?;
+        Ok(Rules {
+            config: config::decode(&shown, &text)?,
+            file: Some(shown),
+        })
+    }
+
+    /// The commit whose committed rules the bare layout reads: the base `add` has just fetched,
+    /// else the last fetched base of `origin` (`refs/remotes/origin/HEAD`, else
+    /// `refs/remotes/origin/<the branch HEAD names>`), else `HEAD`; `None` in an empty
+    /// repository.
+    pub fn base_commit(&self) -> Option<String> {
+        if let Some((_, _, commit)) = self.repo.fetched.get() {
+            return Some(commit.clone());
+        }
+        let dir = &self.repo.base;
+        let tracking = crate::git::symbolic_ref(dir, "HEAD")
+            .and_then(|h| h.strip_prefix("refs/heads/").map(str::to_owned))
+            .map(|b| format!("refs/remotes/origin/{b}"));
+        ["refs/remotes/origin/HEAD".to_owned()]
+            .into_iter()
+            .chain(tracking)
+            .chain(["HEAD".to_owned()])
+            .find_map(|r| crate::git::ref_commit(dir, &r))
+    }
+
+    /// Where shared files (`.env` links, `sharing.link`, `sharing.copy`, skills) come from,
+    /// and whether that is a checkout (then only files git ignores are shared): the base, or
+    /// in the bare layout the directory git config `kardwt.sharedFrom` names (relative to the
+    /// project directory); `None` there when it names none: nothing is shared.
+    pub fn shared_from(&self) -> Option<(PathBuf, bool)> {
+        match self.repo.layout {
+            Layout::Checkout => Some((self.repo.base.clone(), true)),
+            Layout::Bare { .. } => self
+                .repo
+                .config_string("kardwt.sharedFrom")
+                .filter(|d| !d.is_empty())
+                .map(|d| (self.resolve_config_path(&d), false)),
+        }
+    }
+
+    /// The commit committed helpers are trusted and checked at: the base's HEAD, or in the bare
+    /// layout the base commit (a bare clone's own HEAD branch is not what fetches move).
+    pub fn head_commit(&self) -> Option<String> {
+        match self.repo.layout {
+            Layout::Checkout => crate::git::head_oid(&self.repo.base),
+            Layout::Bare { .. } => self.base_commit(),
+        }
+    }
+
+    /// What hooks and `git kardwt env` are given as `KARDWT_BASE`: the base checkout, or in
+    /// the bare layout the shared directory (empty when none is named: there is no checkout).
+    pub fn base_shown(&self) -> PathBuf {
+        match self.repo.layout {
+            Layout::Checkout => self.repo.base.clone(),
+            Layout::Bare { .. } => self.shared_from().unwrap_or_default().0,
+        }
+    }
+
+    /// The directory kardwt's links point into ([`Context::shared_from`]'s, else the base),
+    /// against which a link in a tree is judged kardwt's own.
+    pub fn links_from(&self) -> PathBuf {
+        self.shared_from()
+            .map_or_else(|| self.repo.base.clone(), |(dir, _)| dir)
     }
 
     /// Where a card's worktree is: the one path its records name, else `<root>/card-<id>`.

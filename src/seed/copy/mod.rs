@@ -83,16 +83,23 @@ pub struct Seeded {
 /// Copy into the new worktree `to` (administered in `admin`) what it needs from the base
 /// `from`: every ignored, untracked base path matching `.worktreeinclude`, then each
 /// `sharing.copy` path, where the new tree ignores it and nothing on the way is planted. Each
-/// path left out is reported on stderr. `None` when there is nothing to copy.
+/// path left out is reported on stderr. `None` when there is nothing to copy. A `from` that is
+/// no checkout (`checkout` false: the bare layout's shared directory) has no ignore rules:
+/// only `sharing.copy` is copied from it.
+#[allow(clippy::too_many_arguments)]
 pub fn seed(
     sharing: &crate::config::Sharing,
     from: &Path,
+    checkout: bool,
     to: &Path,
     admin: &Path,
     progress: bool,
     deadline: Instant,
 ) -> Result<Option<Seeded>> {
-    let include = Include::load(from)?;
+    let include = match checkout {
+        true => Include::load(from)?,
+        false => None,
+    };
     if include.is_none() && sharing.copy.is_empty() {
         return Ok(None);
     }

@@ -1,8 +1,9 @@
 //! Repositories and options git supports where kardwt has nothing to do: with kardwt's shims
 //! reaching them (a shared `core.hooksPath`), git's operation goes on exactly as without them
-//! (bare, mirror and separate-git-dir repositories, reftable refs, branches under `card/` that
+//! (bare, mirror and separate-git-dir repositories, the bare layout `project/.git`, reftable refs, branches under `card/` that
 //! name no card, `--quiet`, a chained hook's stdin).
 mod bare;
+mod bare_layout;
 mod card_branch;
 mod chained_stdin;
 mod quiet;
