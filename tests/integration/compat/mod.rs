@@ -5,6 +5,7 @@
 mod bare;
 mod card_branch;
 mod chained_stdin;
+mod flows;
 mod quiet;
 mod reftable;
 mod separate_git_dir;
