@@ -56,6 +56,12 @@ const NAMES: &[&[u8]] = &[
     b".hidden",
     b"x.y.z",
     b"UPPER",
+    b"back\\slash",
+    b"trail. ",
+    b"col:on*?",
+    b"CON",
+    b"aux.txt",
+    b"tab\tnew\nline",
 ];
 
 /// What a file's name says about its bytes (so attribute rules never see a CRLF blob they would
@@ -214,6 +220,15 @@ fn generate_tree(rng: &mut Rng, dir: &Path) -> String {
             String::from_utf8_lossy(&at)
         ));
     }
+    if rng.chance(1, 12) {
+        // A name git's default core.protectNTFS refuses to check out (an 8.3 alias of `.git`).
+        let refused: &[&[u8]] = &[b"git~1", b"GIT~1"];
+        let name: &[u8] = rng.pick::<&[u8]>(refused);
+        let rel = join(&random_dir(rng), name);
+        if put(&rel, b"refused\n", false) {
+            notes.push(format!("the refused {:?}", String::from_utf8_lossy(&rel)));
+        }
+    }
     if files.is_empty() {
         put(b"only.txt", b"only\n", false);
     }
@@ -287,6 +302,8 @@ fn add_submodule(repo: &TestRepo) {
 /// What one case compared, for the summary.
 struct Outcome {
     in_process: bool,
+    /// git refused the tree (and so did add).
+    refused: bool,
 }
 
 /// Run one case: commit a generated tree on origin's main, add card `card` and git's own tree
@@ -302,7 +319,9 @@ fn one_case(
     let mut described = generate_tree(rng, &repo.scratch);
     let s = &repo.scratch;
     repo.git(s, &["rm", "-r", "-q", "--cached", "--ignore-unmatch", "."]);
-    repo.git(s, &["add", "-A"]);
+    // Names git refuses to check out (`git~1`, `CON`…, under its default core.protectNTFS) get
+    // into some trees, as a tree made elsewhere can hold them.
+    repo.git(s, &["-c", "core.protectNTFS=false", "add", "-A"]);
     if rng.chance(1, 6) {
         add_submodule(repo);
         described.push_str("; a submodule");
@@ -345,12 +364,11 @@ fn one_case(
             .wait(Duration::from_secs(120))
     };
     let added = run(&["kardwt", "add", card], true);
-    assert_eq!(added.code, 0, "{label}: kardwt add failed\n{added}");
-    let ours = PathBuf::from(added.stdout.trim());
     let in_process = added
         .stderr
         .lines()
         .any(|l| l.contains(" worktree add ") && l.contains("--no-checkout"));
+    let ours = repo.card_path(card);
     let theirs = repo.tmp.join(format!("git-{card}"));
     let by_git = run(
         &[
@@ -362,7 +380,20 @@ fn one_case(
         ],
         false,
     );
-    assert_eq!(by_git.code, 0, "{label}: git worktree add failed\n{by_git}");
+    // Where git refuses the tree, so does add, and it leaves none behind.
+    if by_git.code != 0 || added.code != 0 {
+        assert!(
+            by_git.code != 0 && added.code != 0,
+            "{label}: one checked out what the other refused (in process: {in_process})\n\
+             {added}\n{by_git}"
+        );
+        assert!(!ours.exists(), "{label}: a refused tree was left\n{added}");
+        return Outcome {
+            in_process,
+            refused: true,
+        };
+    }
+    assert_eq!(added.stdout.trim(), ours.to_str().unwrap(), "{label}");
     assert_eq!(
         repo.git(&ours, &["rev-parse", "HEAD"]).trim(),
         commit,
@@ -425,7 +456,10 @@ fn one_case(
             repo.git(&repo.base, &["config", "--unset-all", k]);
         }
     }
-    Outcome { in_process }
+    Outcome {
+        in_process,
+        refused: false,
+    }
 }
 
 #[test]
@@ -438,7 +472,7 @@ fn add_checks_out_what_git_worktree_add_checks_out_over_generated_trees_settings
     let started = std::time::Instant::now();
     let mut rng = Rng::new(seed);
     let mut repos: Vec<Option<TestRepo>> = Format::ALL.iter().map(|_| None).collect();
-    let mut in_process = 0;
+    let (mut in_process, mut refused) = (0, 0);
     for case in 0..cases {
         // Every format in turn, settings and where they are given at random.
         let which = case as usize % Format::ALL.len();
@@ -456,9 +490,11 @@ fn add_checks_out_what_git_worktree_add_checks_out_over_generated_trees_settings
         );
         let out = one_case(repo, &mut rng, &format!("g{case}"), settings, given, &label);
         in_process += out.in_process as u64;
+        refused += out.refused as u64;
     }
     eprintln!(
-        "{cases} cases ({in_process} checked out in process, {} by git) in {:.1?}",
+        "{cases} cases ({in_process} checked out in process, {} by git, {refused} refused by \
+         both) in {:.1?}",
         cases - in_process,
         started.elapsed()
     );
