@@ -7,7 +7,8 @@
 #   make test-runners              Claude Code and the Codex CLI from npm, driven offline against
 #                                  a scripted local model endpoint (tests/runners/)
 #   make test-slow                 the fuzzers and the stress test
-#   make test-generated            the generated tests (removal, the prepare cache, pre-push, gc)
+#   make test-generated            the generated tests (removal, the prepare cache, pre-push, gc,
+#                                  add's checkout against git's)
 #                                  with many more cases (CASES=1000 each; SEED=<n> replays a
 #                                  printed seed)
 #   make test-all                  all three
@@ -80,11 +81,12 @@ test-runners:
 	KARDWT_BIN_DIR="$(TARGET_DIR)/debug" RUNNER_CLIENTS="$(RUNNER_CLIENTS_DIR)/node_modules/.bin" \
 		bash tests/runners/run.sh $(SCENARIOS)
 
-# The generated tests (tests/integration/{remove,prepare,pre_push,gc}/generated.rs: removal over
+# The generated tests (tests/integration/{remove,prepare,pre_push,gc,add}/generated.rs: removal over
 # generated tree states, the prepare cache over generated inputs, hooks and damaged entries,
 # pre-push over generated placements of shared bytes, gc --branches and remove (mounts too) over generated
 # branch topologies, and pre_push/generated/objects.rs: pre-push against `git rev-list --objects`
-# over generated refs of every kind), each with CASES cases instead of the default suite's few
+# over generated refs of every kind; add/generated.rs: add's checkout against `git worktree add`'s
+# over generated trees, settings and formats, some 14 minutes at 1000), each with CASES cases instead of the default suite's few
 # dozen (about two hours in all on 2 cores at 1000, the rev-list one some 35 minutes of it);
 # each prints its seed and
 # case count, and SEED=<n> replays one.

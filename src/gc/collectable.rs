@@ -1,5 +1,6 @@
 //! gc's judgement of one managed worktree: collectable only on evidence
-//! that work happened in it and landed. Its own HEAD reflog (`<admin>/logs/HEAD`) must show a
+//! that work happened in it and landed. Its own HEAD reflog (`<admin>/logs/HEAD`, or git's
+//! reading of it where the refs are in reftable) must show a
 //! commit made in this worktree; HEAD (whatever branch is checked out, not the recorded one)
 //! and every such commit must be integrated into the base's remote-tracking ref (an ancestor,
 //! or its changes already there: a squash or rebase merge); HEAD must be on a remote. Clean
@@ -48,6 +49,16 @@ pub fn commits_made_here(reflog: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// The HEAD reflog of the worktree at `path` (admin dir `admin`): its loose `logs/HEAD`, or
+/// where there is none (a reftable repository keeps reflogs in its tables) as git tells it.
+/// `None` when neither holds an entry.
+fn head_reflog(path: &Path, admin: &Path) -> Option<String> {
+    match std::fs::read_to_string(admin.join("logs/HEAD")) {
+        Ok(text) => Some(text),
+        Err(_) => git::head_reflog(path).ok().filter(|t| !t.is_empty()),
+    }
 }
 
 /// gc's judgement of a tree or a branch, with the reason either way.
@@ -159,9 +170,9 @@ pub fn landed(
     if let Some(keep) = unpushed(path, remotes) {
         return keep;
     }
-    let reflog = match std::fs::read_to_string(admin.join("logs/HEAD")) {
-        Ok(text) => text,
-        Err(_) => {
+    let reflog = match head_reflog(path, admin) {
+        Some(text) => text,
+        None => {
             return Keep(
                 "it has no HEAD reflog, so nothing shows that work was made and landed here".into(),
             )
@@ -227,7 +238,7 @@ pub fn abandoned(
     if let Some(keep) = unpushed(path, remotes) {
         return keep;
     }
-    let Ok(reflog) = std::fs::read_to_string(admin.join("logs/HEAD")) else {
+    let Some(reflog) = head_reflog(path, admin) else {
         return Keep("it has no HEAD reflog, so nothing shows it has no commit of its own".into());
     };
     if commits_made_here(&reflog).is_empty() {
@@ -252,7 +263,7 @@ pub fn judge(
 ) -> Judgement {
     match rec.state {
         State::Ready => match (landed(path, admin, rec, head, remotes), idle_for) {
-            (Keep(why), Some(d)) => match idle(admin, rec, d) {
+            (Keep(why), Some(d)) => match idle(path, admin, rec, d) {
                 Collect(reason) => Collect(reason),
                 Keep(not_idle) => Keep(format!("{why}; not idle: {not_idle}")),
             },
@@ -274,8 +285,8 @@ pub fn judge(
 /// prepare, reuse and release). Not the index: any `git status`, gc's own clean check
 /// included, rewrites it; and edits that change no HEAD leave the tree dirty, which keeps it.
 /// `Collect` when idle; clean and unused are the caller's checks, as for [`landed`].
-pub fn idle(admin: &Path, rec: &Record, idle_for: std::time::Duration) -> Judgement {
-    let Ok(reflog) = std::fs::read_to_string(admin.join("logs/HEAD")) else {
+pub fn idle(path: &Path, admin: &Path, rec: &Record, idle_for: std::time::Duration) -> Judgement {
+    let Some(reflog) = head_reflog(path, admin) else {
         return Keep("it has no HEAD reflog, so nothing shows it has no commit of its own".into());
     };
     let made = commits_made_here(&reflog).len();
@@ -293,6 +304,7 @@ pub fn idle(admin: &Path, rec: &Record, idle_for: std::time::Duration) -> Judgem
     };
     let touched = [
         mtime("logs/HEAD"),
+        reflog_last_time(&reflog),
         crate::sys::time::parse_rfc3339(&rec.updated_at),
     ]
     .into_iter()

@@ -1,6 +1,7 @@
 //! The single spawner of `git`: every call runs through `sys/child.rs` (no helper threads, no
 //! signal wakeups) with the variables that `git rev-parse --local-env-vars` lists removed (an
-//! inherited `GIT_INDEX_FILE` from a hook would otherwise corrupt another worktree's index), and
+//! inherited `GIT_INDEX_FILE` from a hook would otherwise corrupt another worktree's index) but
+//! the settings given on git's command line or in `GIT_CONFIG_COUNT`, and
 //! is traced on stderr under `KARDWT_TRACE=1` (command and duration, one line). Nothing outside
 //! `git/` builds a [`Call`].
 use std::ffi::{OsStr, OsString};
@@ -140,6 +141,16 @@ fn local_env_vars() -> &'static [String] {
     })
 }
 
+/// Does the variable `name` carry configuration given on git's command line or through
+/// `GIT_CONFIG_COUNT` (`GIT_CONFIG_PARAMETERS`, `GIT_CONFIG_COUNT`, `GIT_CONFIG_KEY_<n>`,
+/// `GIT_CONFIG_VALUE_<n>`)? (pure)
+fn is_command_line_config(name: &str) -> bool {
+    name == "GIT_CONFIG_PARAMETERS"
+        || name == "GIT_CONFIG_COUNT"
+        || name.starts_with("GIT_CONFIG_KEY_")
+        || name.starts_with("GIT_CONFIG_VALUE_")
+}
+
 /// One git call being built: `git -C dir args…`, with optional extra variables, stdin and
 /// deadline. Private to `git/`: nothing else spawns git.
 pub(super) struct Call<'a> {
@@ -239,8 +250,15 @@ impl<'a> Call<'a> {
             })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        // Settings the user gave git on its command line (`git -c x=y kardwt …`) or in
+        // `GIT_CONFIG_COUNT` stay: they apply to every git this command runs, as they do to
+        // the processes git itself starts (git keeps them even for a submodule's repository).
+        // Without them kardwt's `git status` of a tree checked out under
+        // `-c core.autocrlf=true` would call its files modified.
         for var in local_env_vars() {
-            cmd.env_remove(var);
+            if !is_command_line_config(var) {
+                cmd.env_remove(var);
+            }
         }
         if self.untraced {
             for (key, _) in std::env::vars_os() {

@@ -86,6 +86,8 @@ const SETTINGS: &[(&str, Harmless)] = &[
     ("core.hooksPath", Harmless::Unset),
     // HEAD of the new tree is read through git there (gix reads no reftable).
     ("extensions.refStorage", Harmless::Exactly("files")),
+    // SHA-256 objects: this build of gix reads SHA-1 ones only.
+    ("extensions.objectFormat", Harmless::Exactly("sha1")),
     // The user chose how git's checkout runs in parallel: git's checkout it is.
     ("checkout.workers", Harmless::Unset),
 ];
@@ -412,6 +414,11 @@ mod tests {
         );
         let sparse = |k: &str, _: bool| (k == "core.sparseCheckout").then(|| "true".to_owned());
         assert!(config_declines(sparse).is_some());
+        let sha256 = |k: &str, _: bool| (k == "extensions.objectFormat").then(|| "sha256".into());
+        assert_eq!(
+            config_declines(sha256).as_deref(),
+            Some("extensions.objectFormat=sha256")
+        );
         let v4 = |k: &str, _: bool| (k == "index.version").then(|| "4".to_owned());
         assert_eq!(config_declines(v4).as_deref(), Some("index.version=4"));
     }

@@ -35,10 +35,10 @@ pub(crate) use call::{raw_no_replace, Output};
 pub(crate) use push::parse_batch;
 pub(crate) use query::{
     branches_under, cat_file_batch, cat_file_batch_check, changes_contained, common_dir_of,
-    config_get, config_regexp_z, git_path, head_oid, is_ancestor, local_config_names_kardwt,
-    log_raw_z, ls_tree_path_z, ls_tree_z, merge_base, not_on_remotes, on_no_other_ref,
-    reachable_from_any, ref_commit, ref_exists, reflog_commits, rev_list_objects, symbolic_ref,
-    tracking_contains, tree_id, unpushed_commit, user_config_get, user_config_set,
+    config_get, config_regexp_z, git_path, head_oid, head_reflog, is_ancestor,
+    local_config_names_kardwt, log_raw_z, ls_tree_path_z, ls_tree_z, merge_base, not_on_remotes,
+    on_no_other_ref, reachable_from_any, ref_commit, ref_exists, reflog_commits, rev_list_objects,
+    symbolic_ref, tracking_contains, tree_id, unpushed_commit, user_config_get, user_config_set,
     without_equivalent,
 };
 pub(crate) use remote::{

@@ -166,6 +166,45 @@ pub fn without_equivalent(dir: &Path, base: &str, heads: &[&str]) -> Result<Vec<
         .collect())
 }
 
+/// The HEAD reflog of the worktree at `worktree` as git keeps it in a loose `logs/HEAD`
+/// (`<old> <new> <ident> <time> <zone>\t<message>` per line, oldest first), asked of git
+/// (`git log --walk-reflogs`) for a ref store without loose logs (reftable). Each entry's old
+/// id is the one before it (git's walk prints only the new). Empty when there is none.
+pub fn head_reflog(worktree: &Path) -> Result<String> {
+    let args = [
+        "log",
+        "--walk-reflogs",
+        "--no-show-signature",
+        "--date=raw",
+        "--format=%H%x09%gd%x09%gn <%ge>%x09%gs",
+        "HEAD",
+        "--",
+    ];
+    let out = run(worktree, args)?;
+    let mut entries: Vec<(&str, &str, &str, &str)> = Vec::new();
+    for line in out.lines() {
+        let mut f = line.splitn(4, '\t');
+        let (Some(new), Some(selector), Some(ident), Some(message)) =
+            (f.next(), f.next(), f.next(), f.next())
+        else {
+            continue;
+        };
+        // `HEAD@{<time> <zone>}` under --date=raw.
+        let when = selector
+            .rsplit_once("@{")
+            .map_or("", |(_, w)| w.trim_end_matches('}'));
+        entries.push((new, ident, when, message));
+    }
+    let zero = "0".repeat(entries.first().map_or(40, |e| e.0.len()));
+    let mut text = String::new();
+    let mut old = zero.as_str();
+    for (new, ident, when, message) in entries.iter().rev() {
+        text.push_str(&format!("{old} {new} {ident} {when}\t{message}\n"));
+        old = new;
+    }
+    Ok(text)
+}
+
 /// The commits the reflogs of `refs` (full ref names) have named, by ref: one `git log
 /// --walk-reflogs` for all of them. A ref without a reflog has none.
 pub fn reflog_commits(

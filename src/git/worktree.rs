@@ -50,26 +50,13 @@ pub fn worktree_add(
         args = args.fixed("-b").fixed(branch);
     }
     let args = args.outside(new.path).outside(new.start);
-    let mut call = Call::new(base, args).env(new.marker, new.path);
     // Settings the user gave git on its command line (`git -c x=y kardwt add`) or in
-    // `GIT_CONFIG_COUNT` reach the checkout, as they reach `git -c x=y worktree add`'s.
-    for (key, value) in std::env::vars_os() {
-        if is_command_line_config(&key) {
-            call = call.env(key, value);
-        }
-    }
-    call.deadline(deadline).output()
-}
-
-/// Does the variable `name` carry configuration given on git's command line or through
-/// `GIT_CONFIG_COUNT` (`GIT_CONFIG_PARAMETERS`, `GIT_CONFIG_COUNT`, `GIT_CONFIG_KEY_<n>`,
-/// `GIT_CONFIG_VALUE_<n>`)? (pure)
-fn is_command_line_config(name: &std::ffi::OsStr) -> bool {
-    let name = name.to_string_lossy();
-    name == "GIT_CONFIG_PARAMETERS"
-        || name == "GIT_CONFIG_COUNT"
-        || name.starts_with("GIT_CONFIG_KEY_")
-        || name.starts_with("GIT_CONFIG_VALUE_")
+    // `GIT_CONFIG_COUNT` reach the checkout, as they reach `git -c x=y worktree add`'s (every
+    // call keeps them).
+    Call::new(base, args)
+        .env(new.marker, new.path)
+        .deadline(deadline)
+        .output()
 }
 
 /// `git worktree remove [--force [--force]] <path>` from `base` (mutates: under the

@@ -10,6 +10,7 @@ mod copy_upstream;
 mod creation;
 mod drift_and_waiting;
 mod faults;
+mod generated;
 mod killed;
 mod lost_links_and_remote_errors;
 mod planted_files;

@@ -6,6 +6,7 @@ mod bare;
 mod bare_layout;
 mod card_branch;
 mod chained_stdin;
+mod flows;
 mod quiet;
 mod reftable;
 mod separate_git_dir;

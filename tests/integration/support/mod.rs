@@ -14,6 +14,7 @@
 pub mod claims;
 pub mod cleanup;
 mod files;
+mod formats;
 pub mod guarded;
 mod harness;
 pub mod mount;
@@ -28,6 +29,7 @@ pub mod strace;
 mod xfs;
 
 pub use files::*;
+pub use formats::*;
 pub use pin::{case as pinned_case, settings as pinned};
 pub use process::*;
 pub use repo::*;
