@@ -22,7 +22,8 @@ pub fn under(tree: &Path) -> std::io::Result<Vec<PathBuf>> {
 
 /// The mount points of a `/proc/self/mountinfo` text at `tree` or beneath it, relative to it
 /// (pure). The fifth field is the mount point, with space, tab, newline and backslash written
-/// as octal escapes.
+/// as octal escapes. Read on Linux only; tested everywhere.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub fn in_table(table: &[u8], tree: &Path) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = table
         .split(|b| *b == b'\n')
@@ -36,6 +37,7 @@ pub fn in_table(table: &[u8], tree: &Path) -> Vec<PathBuf> {
 }
 
 /// `\040` and the like back to their bytes (pure).
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 fn unescape(field: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(field.len());
     let mut i = 0;
@@ -62,10 +64,7 @@ fn unescape(field: &[u8]) -> Vec<u8> {
 fn walk(tree: &Path) -> std::io::Result<Vec<PathBuf>> {
     let parent_dev = tree
         .parent()
-        .map(|p| {
-            p.symlink_metadata()
-                .map(|m| std::os::unix::fs::MetadataExt::dev(&m))
-        })
+        .map(|p| rustix::fs::lstat(p).map(|st| st.st_dev))
         .transpose()?;
     let root = crate::sys::beneath::root(tree)?;
     let dev = rustix::fs::fstat(&root)?.st_dev;
