@@ -100,8 +100,23 @@ pub fn run(global: crate::cli::GlobalArgs, args: &PrePushArgs) -> Result<i32> {
         .collect();
     let tracking = tracking_remote(&ctx, &args.remote, &args.url)?;
     let known = remote_tips(&ctx, tracking.as_deref(), &updates)?;
-    let pushed = pushed_entries(&ctx, tracking.as_deref(), &updates)?;
-    let sent = sent_objects(&ctx, &known, &updates)?;
+    // The pushed commits' entries and the objects git would send, read side by side (two git
+    // processes); one after the other where the system refuses a thread.
+    let base = ctx.repo.base.clone();
+    let (pushed, sent) = std::thread::scope(|scope| {
+        let sending = std::thread::Builder::new()
+            .spawn_scoped(scope, || sent_objects(&base, &known, &updates))
+            .ok();
+        let pushed = pushed_entries(&ctx, tracking.as_deref(), &updates);
+        let sent = match sending {
+            Some(thread) => thread
+                .join()
+                .unwrap_or_else(|_| Err(anyhow::anyhow!("reading the sent objects failed"))),
+            None => sent_objects(&base, &known, &updates),
+        };
+        (pushed, sent)
+    });
+    let (pushed, sent) = (pushed?, sent?);
     if !pushed.is_empty() || !sent.is_empty() {
         let check = Check {
             ctx: &ctx,

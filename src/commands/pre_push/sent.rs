@@ -3,6 +3,7 @@
 //! lists for every pushed ref less what the remote has. Reads only.
 use std::collections::BTreeMap;
 use std::ffi::OsString;
+use std::path::Path;
 
 use anyhow::Result;
 
@@ -98,7 +99,7 @@ pub(super) fn remote_tips(
 /// (a commit, an annotated tag, a tree, a blob, a notes commit), not reachable from what the
 /// remote has (`known`), each with the path rev-list first reached it at. One process.
 pub(super) fn sent_objects(
-    ctx: &Context,
+    base: &Path,
     known: &[String],
     updates: &[RefUpdate],
 ) -> Result<BTreeMap<String, Vec<u8>>> {
@@ -112,6 +113,6 @@ pub(super) fn sent_objects(
     for tip in known {
         revs.extend_from_slice(format!("^{tip}\n").as_bytes());
     }
-    let raw = git::rev_list_objects(&ctx.repo.base, revs)?;
+    let raw = git::rev_list_objects(base, revs)?;
     Ok(push::parse_objects(&raw))
 }
