@@ -297,8 +297,13 @@ copy_trial_g() { # BASE N CP-FLAGS…: plain git, then cp -a
 	git -C "$base" worktree add -q -b "plain-$n" "$base/../plain-$n" main &&
 		cp -a "$@" "$base/target" "$base/../plain-$n/"
 }
-copy_cleanup() { # BASE N
+copy_cleanup() { # BASE N: both trees gone, kardwt's background deletion of its copy finished too
 	git -C "$1" kardwt remove --force "copy-$2" >/dev/null 2>&1 || true
+	# (else the next trial's copy competes with the deletion of this one's 20,000 files)
+	for _ in $(seq 1 600); do
+		compgen -G "$1.worktrees/.*.kardwt-removing-*" >/dev/null || break
+		sleep 0.1
+	done
 	git -C "$1" worktree remove --force "$1/../plain-$2" >/dev/null 2>&1 || true
 	rm -rf "$1/../plain-$2"
 	git -C "$1" branch -q -D "plain-$2" "card/copy-$2" >/dev/null 2>&1 || true
