@@ -64,6 +64,29 @@ const NEVER_LOCAL: &[&str] = &[
     "GIT_OPTIONAL_LOCKS",
 ];
 
+/// The variables git 2.47 treats as local to one repository (`git rev-parse --local-env-vars`).
+const KNOWN_LOCAL: &[&str] = &[
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_CONFIG",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_IMPLICIT_WORK_TREE",
+    "GIT_GRAFT_FILE",
+    "GIT_INDEX_FILE",
+    "GIT_NO_REPLACE_OBJECTS",
+    "GIT_REPLACE_REF_BASE",
+    "GIT_PREFIX",
+    "GIT_SHALLOW_FILE",
+    "GIT_COMMON_DIR",
+];
+
+fn known_local() -> Vec<String> {
+    KNOWN_LOCAL.iter().map(|s| (*s).to_owned()).collect()
+}
+
 /// Could `name` be a variable git treats as local to one repository? Every one git lists starts
 /// with `GIT_`; any `GIT_` name not known to be global counts, so a variable a newer git adds
 /// is still asked about.
@@ -88,8 +111,18 @@ fn may_be_local(name: &OsStr) -> bool {
 fn local_env_vars() -> &'static [String] {
     static VARS: OnceLock<Vec<String>> = OnceLock::new();
     VARS.get_or_init(|| {
-        if !std::env::vars_os().any(|(name, _)| may_be_local(&name)) {
+        let mut present = std::env::vars_os().filter(|(name, _)| may_be_local(name));
+        let Some(first) = present.next() else {
             return Vec::new();
+        };
+        // Only variables git's list as of 2.47 names (git sets `GIT_PREFIX` for every hook):
+        // that list is the answer for them, and no `git rev-parse` is started.
+        let known = |name: &OsStr| KNOWN_LOCAL.iter().any(|k| name == OsStr::new(k));
+        if std::iter::once(first)
+            .chain(present)
+            .all(|(name, _)| known(&name))
+        {
+            return known_local();
         }
         let started = Instant::now();
         let mut cmd = Command::new("git");
@@ -116,28 +149,7 @@ fn local_env_vars() -> &'static [String] {
                 .collect()
         });
         // git's own list as of 2.47, in case asking git failed.
-        listed.unwrap_or_else(|| {
-            [
-                "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-                "GIT_CONFIG",
-                "GIT_CONFIG_PARAMETERS",
-                "GIT_CONFIG_COUNT",
-                "GIT_OBJECT_DIRECTORY",
-                "GIT_DIR",
-                "GIT_WORK_TREE",
-                "GIT_IMPLICIT_WORK_TREE",
-                "GIT_GRAFT_FILE",
-                "GIT_INDEX_FILE",
-                "GIT_NO_REPLACE_OBJECTS",
-                "GIT_REPLACE_REF_BASE",
-                "GIT_PREFIX",
-                "GIT_SHALLOW_FILE",
-                "GIT_COMMON_DIR",
-            ]
-            .iter()
-            .map(|s| (*s).to_owned())
-            .collect()
-        })
+        listed.unwrap_or_else(known_local)
     })
 }
 

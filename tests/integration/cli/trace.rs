@@ -95,6 +95,9 @@ fn git_is_asked_for_its_local_variables_only_when_one_could_be_set() {
     let plain = add("v1", &[]);
     assert!(!plain.contains("--local-env-vars"), "{plain}");
     assert!(plain.lines().all(|l| !l.contains(" rev-parse ")), "{plain}");
+    // A variable git's own list names (git sets GIT_PREFIX for every hook): the list answers.
+    let known = add("v3", &[("GIT_PREFIX", std::ffi::OsStr::new(""))]);
+    assert!(!known.contains("--local-env-vars"), "{known}");
     let asked = add("v2", &[("GIT_SOMETHING_NEW", std::ffi::OsStr::new("1"))]);
     assert!(
         asked
