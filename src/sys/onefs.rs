@@ -81,12 +81,17 @@ pub fn delete(path: &Path) -> std::io::Result<Option<Left>> {
         )));
     };
     let parent = crate::sys::beneath::root(parent)?;
-    let parent_dev = rustix::fs::fstat(&parent)?.st_dev;
+    delete_at(&parent, name)
+}
+
+/// [`delete`] for the entry `name` in the open directory `parent`.
+pub fn delete_at(parent: &OwnedFd, name: &OsStr) -> std::io::Result<Option<Left>> {
+    let parent_dev = rustix::fs::fstat(parent)?.st_dev;
     let mut left = Left::default();
-    match crate::sys::mounts::mount_point(&parent, name, parent_dev)? {
+    match crate::sys::mounts::mount_point(parent, name, parent_dev)? {
         None => {
             // Not a directory (or gone): the entry itself.
-            return match rustix::fs::unlinkat(&parent, name, AtFlags::empty()) {
+            return match rustix::fs::unlinkat(parent, name, AtFlags::empty()) {
                 Ok(()) | Err(Errno::NOENT) => Ok(None),
                 Err(e) => Err(e.into()),
             };
@@ -97,14 +102,14 @@ pub fn delete(path: &Path) -> std::io::Result<Option<Left>> {
         }
         Some(false) => {}
     }
-    let root = match rustix::fs::openat(&parent, name, DIR, Mode::empty()) {
+    let root = match rustix::fs::openat(parent, name, DIR, Mode::empty()) {
         Ok(d) => d,
         Err(Errno::NOENT) => return Ok(None),
         Err(e) => return Err(e.into()),
     };
     empty(&root, Path::new(""), parent_dev, &mut left);
     if left.count == 0 {
-        match rustix::fs::unlinkat(&parent, name, AtFlags::REMOVEDIR) {
+        match rustix::fs::unlinkat(parent, name, AtFlags::REMOVEDIR) {
             Ok(()) | Err(Errno::NOENT) => {}
             Err(e) => left.note(Path::new(""), words(e)),
         }

@@ -1,10 +1,12 @@
 //! One file or symlink copied into a directory of the new tree: data goes to
 //! a temporary name beside the destination (`.kardwt-tmp-…`), which is renamed into place
-//! without replacing anything, so a destination is either absent or complete. Blocks are cloned
-//! where the file system can (Linux's `FICLONE` into the temporary; on macOS `fclonefileat`
-//! makes the temporary as a clone), else copied segment by segment between
-//! `SEEK_DATA`/`SEEK_HOLE`, so sparse files stay sparse. The deadline is checked between
-//! segments and every 64 MiB.
+//! without replacing anything, so a destination is either absent or complete. In a directory
+//! this copy made under a temporary name itself (a whole directory copied where none was,
+//! renamed into place once complete by the walk), files are written at their own names
+//! directly: the directory is the temporary. Blocks are cloned where the file system can
+//! (Linux's `FICLONE` into the new file; on macOS `fclonefileat` makes it as a clone), else
+//! copied segment by segment between `SEEK_DATA`/`SEEK_HOLE`, so sparse files stay sparse.
+//! The deadline is checked between segments and every 64 MiB.
 use std::ffi::OsStr;
 use std::fs::{File, FileTimes, Metadata};
 use std::os::fd::OwnedFd;
@@ -59,17 +61,25 @@ pub fn check_deadline(deadline: Option<Instant>) -> Result<()> {
 /// How `copy` hashes what it copied: `None` keeps no blob ids.
 pub type Hash = Option<gix::hash::Kind>;
 
-/// Copy `src` (whose `lstat` is `meta`) to `name` in the directory `dir` of the new tree.
+/// Where a copy goes: `dir` is a directory of the new tree, or (`fresh`) one this copy made
+/// under a temporary name and fills alone, where nothing else is and no temporary is needed.
+pub struct Dest<'a> {
+    pub dir: &'a OwnedFd,
+    pub fresh: bool,
+}
+
+/// Copy `src` (whose `lstat` is `meta`) to `name` in the directory `to` of the new tree.
 pub fn copy(
     src: &Path,
     meta: &Metadata,
-    dir: &OwnedFd,
+    to: Dest<'_>,
     name: &OsStr,
     method: Method,
     deadline: Option<Instant>,
     hash: Hash,
 ) -> Result<Outcome> {
-    if crate::sys::beneath::kind_at(dir, name).is_some() {
+    let Dest { dir, fresh } = to;
+    if !fresh && crate::sys::beneath::kind_at(dir, name).is_some() {
         let blob = blob_of_earlier_copy(src, meta, dir, name, hash)?;
         return Ok(Outcome::Kept { blob });
     }
@@ -102,20 +112,31 @@ pub fn copy(
         Ok(_) => return Ok(Outcome::Gone),
         Err(e) => return Err(e).with_context(|| format!("cannot read {}", src.display())),
     }
-    let tmp = temporary_name();
-    let (output, made_as_clone) = match clone_new(&input, dir, &tmp, method)
+    let tmp = match fresh {
+        true => name.to_owned(),
+        false => temporary_name().into(),
+    };
+    let tmp = tmp.as_os_str();
+    let (output, made_as_clone) = match clone_new(&input, dir, tmp, method)
         .with_context(|| format!("copying {}", src.display()))?
     {
         Some(clone) => (clone, true),
         None => (
-            rustix::fs::openat(
+            match rustix::fs::openat(
                 dir,
-                &tmp,
+                tmp,
                 OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
                 Mode::from_raw_mode(0o600),
-            )
-            .with_context(|| format!("cannot create a temporary file beside {}", src.display()))?
-            .into(),
+            ) {
+                Ok(fd) => fd.into(),
+                // Planted in the directory this copy made: kept, never replaced.
+                Err(Errno::EXIST) if fresh => return Ok(Outcome::Kept { blob: None }),
+                Err(e) => {
+                    return Err(std::io::Error::from(e)).with_context(|| {
+                        format!("cannot create a temporary file beside {}", src.display())
+                    })
+                }
+            },
             false,
         ),
     };
@@ -135,12 +156,12 @@ pub fn copy(
     let (cloned, blob) = match written {
         Ok(w) => w,
         Err(e) => {
-            let _ = rustix::fs::unlinkat(dir, &tmp, AtFlags::empty());
+            let _ = rustix::fs::unlinkat(dir, tmp, AtFlags::empty());
             return Err(e.context(format!("copying {}", src.display())));
         }
     };
     drop(output);
-    if !rename_noreplace(dir, &tmp, name)? {
+    if !fresh && !rename_noreplace(dir, tmp, name)? {
         return Ok(Outcome::Kept { blob: None });
     }
     Ok(Outcome::File { cloned, blob })
@@ -209,11 +230,13 @@ fn changed_under_the_copy(e: &std::io::Error) -> bool {
     )
 }
 
-fn temporary_name() -> String {
+/// A name no other copy uses: the prefix, the process id and a sequence number.
+pub fn temporary_name() -> String {
     static SEQ: AtomicU64 = AtomicU64::new(0);
+    static PID: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
     format!(
         "{TMP_PREFIX}{}-{}",
-        std::process::id(),
+        PID.get_or_init(std::process::id),
         SEQ.fetch_add(1, Ordering::Relaxed)
     )
 }
@@ -221,7 +244,7 @@ fn temporary_name() -> String {
 /// Rename `tmp` to `name` in `dir` unless `name` exists (then `tmp` is removed and the answer
 /// is false): `renameat2(RENAME_NOREPLACE)`, or where the file system lacks it a hard link
 /// (which never replaces either) and an unlink.
-fn rename_noreplace(dir: &OwnedFd, tmp: &str, name: &OsStr) -> Result<bool> {
+fn rename_noreplace(dir: &OwnedFd, tmp: &OsStr, name: &OsStr) -> Result<bool> {
     let done = match crate::sys::beneath::renameat_noreplace(dir, tmp, dir, name) {
         Ok(()) => return Ok(true),
         Err(Errno::EXIST) => Ok(false),
@@ -244,17 +267,26 @@ fn rename_noreplace(dir: &OwnedFd, tmp: &str, name: &OsStr) -> Result<bool> {
     })
 }
 
-/// Remove the temporaries an interrupted copy left in `dir` (regular files only).
+/// Remove the temporaries an interrupted copy left in `dir`: files, and directories it was
+/// filling (deleted on their own file system only, never through a symlink).
 pub fn remove_temporaries(dir: &OwnedFd) {
     let Ok(listing) = rustix::fs::Dir::read_from(dir) else {
         return;
     };
     for entry in listing.flatten() {
         let name = entry.file_name().to_bytes();
-        if name.starts_with(TMP_PREFIX.as_bytes())
-            && entry.file_type() == rustix::fs::FileType::RegularFile
-        {
-            let _ = rustix::fs::unlinkat(dir, entry.file_name(), AtFlags::empty());
+        if !name.starts_with(TMP_PREFIX.as_bytes()) {
+            continue;
+        }
+        match entry.file_type() {
+            rustix::fs::FileType::RegularFile => {
+                let _ = rustix::fs::unlinkat(dir, entry.file_name(), AtFlags::empty());
+            }
+            rustix::fs::FileType::Directory => {
+                use std::os::unix::ffi::OsStrExt as _;
+                let _ = crate::sys::onefs::delete_at(dir, OsStr::from_bytes(name));
+            }
+            _ => {}
         }
     }
 }
@@ -395,7 +427,7 @@ fn clone_file(_input: &File, _output: &File) -> std::io::Result<()> {
 /// already there fails it). Not the owner: the caller's, as a copy's. `None` when not asked to
 /// clone, or when `auto` meets a file system that cannot (the copy follows).
 #[cfg(target_os = "macos")]
-fn clone_new(input: &File, dir: &OwnedFd, tmp: &str, method: Method) -> Result<Option<File>> {
+fn clone_new(input: &File, dir: &OwnedFd, tmp: &OsStr, method: Method) -> Result<Option<File>> {
     if method == Method::Copy {
         return Ok(None);
     }
@@ -422,7 +454,7 @@ fn clone_new(input: &File, dir: &OwnedFd, tmp: &str, method: Method) -> Result<O
 /// Elsewhere a clone is made into the open temporary (`FICLONE`, in [`copy_data`]), or not at
 /// all.
 #[cfg(not(target_os = "macos"))]
-fn clone_new(_input: &File, _dir: &OwnedFd, _tmp: &str, _method: Method) -> Result<Option<File>> {
+fn clone_new(_input: &File, _dir: &OwnedFd, _tmp: &OsStr, _method: Method) -> Result<Option<File>> {
     Ok(None)
 }
 
@@ -467,7 +499,10 @@ mod tests {
         let out = copy(
             &src,
             &meta,
-            &dir,
+            Dest {
+                dir: &dir,
+                fresh: false,
+            },
             OsStr::new("sparse"),
             Method::Copy,
             None,
@@ -493,7 +528,10 @@ mod tests {
         let again = copy(
             &src,
             &meta,
-            &dir,
+            Dest {
+                dir: &dir,
+                fresh: false,
+            },
             OsStr::new("sparse"),
             Method::Copy,
             None,
@@ -512,7 +550,10 @@ mod tests {
         let out = copy(
             &a.path().join("f"),
             &meta,
-            &dir,
+            Dest {
+                dir: &dir,
+                fresh: false,
+            },
             OsStr::new("f"),
             Method::Auto,
             None,
@@ -544,7 +585,10 @@ mod tests {
             match copy(
                 &src,
                 &meta,
-                &dir,
+                Dest {
+                    dir: &dir,
+                    fresh: false,
+                },
                 OsStr::new(name),
                 Method::Auto,
                 None,

@@ -1,10 +1,13 @@
 //! The copier: walks what is to be copied from the base, opens or makes
 //! each destination directory beneath the new tree's root (never through a symlink), and hands
-//! files to workers that copy many at once. A destination blocked by something that is not a
-//! real directory is skipped and reported; temporaries an interrupted copy left in a directory
-//! that already existed are removed; the deadline stops the copy (exit 5). The walk streams:
-//! memory and open directories do not grow with the tree.
+//! files to workers that copy many at once. A directory the new tree lacks is filled under a
+//! temporary name and renamed into place once complete (one rename, not one per file), so it
+//! is absent or whole; one that is there already gets each file atomically. A destination
+//! blocked by something that is not a real directory is skipped and reported; temporaries an
+//! interrupted copy left in a directory that already existed are removed; the deadline stops
+//! the copy (exit 5). The walk streams: memory and open directories do not grow with the tree.
 use std::collections::HashSet;
+use std::ffi::{OsStr, OsString};
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -14,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
 
-use super::file::{self, Hash, Outcome};
+use super::file::{self, Dest, Hash, Outcome};
 use super::Summary;
 use crate::config::CopyMethod as Method;
 use crate::sys::beneath;
@@ -27,6 +30,17 @@ struct Job {
     /// Keep its blob id: a file copied by name or a `.env`-like file in a copied directory,
     /// unless an earlier copy into this tree already kept it.
     hash: bool,
+    /// `dir` is one this copy made under a temporary name and fills alone.
+    fresh: bool,
+}
+
+/// A directory being filled under a temporary name `tmp` in the directory `parent` (relative
+/// to the root), to be renamed to `name` (`rel`) once complete.
+struct Staged {
+    parent: PathBuf,
+    tmp: OsString,
+    name: OsString,
+    rel: PathBuf,
 }
 
 /// Counters and results the workers share.
@@ -97,6 +111,8 @@ pub struct Copier {
     deadline: Option<Instant>,
     /// Directories this copy created, with the base's metadata to give them at the end.
     created: Vec<(PathBuf, std::fs::Metadata)>,
+    /// Directories being filled under temporary names, renamed into place by `finish`.
+    staged: Vec<Staged>,
     /// Existing directories already cleared of temporaries.
     cleared: HashSet<PathBuf>,
     /// The last destination directory opened for a single entry.
@@ -177,6 +193,7 @@ impl Copier {
             error,
             deadline,
             created: Vec::new(),
+            staged: Vec::new(),
             cleared: HashSet::new(),
             last: None,
             skipped: Vec::new(),
@@ -256,13 +273,17 @@ impl Copier {
         };
         // Depth first, one directory listing at a time: pending directories and their
         // destination parents only (as many open directories as the tree is deep).
-        let mut pending = vec![(rel.to_path_buf(), name.to_owned(), parent_fd)];
-        while let Some((dir, name, parent_fd)) = pending.pop() {
+        let mut pending = vec![(rel.to_path_buf(), name.to_owned(), parent_fd, false)];
+        while let Some((dir, name, parent_fd, in_fresh)) = pending.pop() {
             if self.failed() {
                 break;
             }
             file::check_deadline(self.deadline)?;
-            let Some(dst) = self.open_child(&parent_fd, &name, &dir)? else {
+            let opened = match in_fresh {
+                true => self.make_fresh(&parent_fd, &name, &dir)?,
+                false => self.open_or_stage(&parent_fd, &name, &dir)?,
+            };
+            let Some((dst, fresh)) = opened else {
                 continue;
             };
             let dst = Arc::new(dst);
@@ -278,7 +299,7 @@ impl Copier {
                     continue;
                 }
                 if meta.is_dir() {
-                    pending.push((child, entry.file_name(), Arc::clone(&dst)));
+                    pending.push((child, entry.file_name(), Arc::clone(&dst), fresh));
                 } else if copyable(&meta) {
                     let dir = Arc::clone(&dst);
                     // Of a copied directory's files, only `.env`-like ones are protected (and
@@ -290,6 +311,7 @@ impl Copier {
                         meta,
                         dir,
                         hash,
+                        fresh,
                     })?;
                 }
             }
@@ -319,6 +341,7 @@ impl Copier {
             meta,
             dir,
             hash: true,
+            fresh: false,
         })
     }
 
@@ -340,6 +363,110 @@ impl Copier {
                 Ok(None)
             }
         }
+    }
+
+    /// The destination directory `name` in `parent_fd` (at its final place) for the base's
+    /// `dir`: the one there (not fresh), or where there is none a new one under a temporary
+    /// name (fresh), renamed into place by `finish`; `None` when something that is not a
+    /// directory is there (kept, reported).
+    fn open_or_stage(
+        &mut self,
+        parent_fd: &OwnedFd,
+        name: &OsStr,
+        dir: &Path,
+    ) -> Result<Option<(OwnedFd, bool)>> {
+        let flags = rustix::fs::OFlags::RDONLY
+            | rustix::fs::OFlags::DIRECTORY
+            | rustix::fs::OFlags::NOFOLLOW
+            | rustix::fs::OFlags::CLOEXEC;
+        match rustix::fs::openat(parent_fd, name, flags, rustix::fs::Mode::empty()) {
+            Ok(fd) => {
+                self.clear_once(dir, &fd);
+                return Ok(Some((fd, false)));
+            }
+            Err(rustix::io::Errno::NOENT) => {}
+            Err(_) => return Ok(self.open_child(parent_fd, name, dir)?.map(|fd| (fd, false))),
+        }
+        let tmp = OsString::from(file::temporary_name());
+        let Some((fd, _)) = self.make_fresh(parent_fd, &tmp, dir)? else {
+            return Ok(None);
+        };
+        self.staged.push(Staged {
+            parent: dir.parent().unwrap_or(Path::new("")).to_path_buf(),
+            tmp,
+            name: name.to_owned(),
+            rel: dir.to_path_buf(),
+        });
+        Ok(Some((fd, true)))
+    }
+
+    /// Make the directory `name` in `parent_fd` (for the base's `dir`) and open it, fresh:
+    /// `None` when something is there already (in a directory this copy fills alone, planted:
+    /// skipped, reported).
+    fn make_fresh(
+        &mut self,
+        parent_fd: &OwnedFd,
+        name: &OsStr,
+        dir: &Path,
+    ) -> Result<Option<(OwnedFd, bool)>> {
+        let path = self.to.join(dir);
+        let unmade = || format!("cannot create {}", path.display());
+        match rustix::fs::mkdirat(parent_fd, name, rustix::fs::Mode::from_raw_mode(0o755)) {
+            Ok(()) => {}
+            Err(rustix::io::Errno::EXIST) => {
+                self.tally.kept.fetch_add(1, Ordering::Relaxed);
+                self.skip(dir, "something appeared there during the copy");
+                return Ok(None);
+            }
+            Err(e) => return Err(std::io::Error::from(e)).with_context(unmade),
+        }
+        self.note_made(vec![dir.to_path_buf()]);
+        let flags = rustix::fs::OFlags::RDONLY
+            | rustix::fs::OFlags::DIRECTORY
+            | rustix::fs::OFlags::NOFOLLOW
+            | rustix::fs::OFlags::CLOEXEC;
+        let fd = rustix::fs::openat(parent_fd, name, flags, rustix::fs::Mode::empty())
+            .map_err(std::io::Error::from)
+            .with_context(unmade)?;
+        Ok(Some((fd, true)))
+    }
+
+    /// Rename each directory filled under a temporary name into place; one something
+    /// appeared at meanwhile is kept, and the copy deleted (reported).
+    fn unstage(&mut self) -> Result<()> {
+        for staged in std::mem::take(&mut self.staged) {
+            let parent = match beneath::open_dir(&self.root, &staged.parent, None) {
+                Ok(Ok(fd)) => fd,
+                Ok(Err(blocked)) => {
+                    self.skip(&staged.rel, blocked);
+                    continue;
+                }
+                Err(e) => {
+                    let parent = self.to.join(&staged.parent);
+                    return Err(e).with_context(|| format!("cannot open {}", parent.display()));
+                }
+            };
+            let placed = beneath::rename_noreplace(&parent, &staged.tmp, &parent, &staged.name)
+                .with_context(|| {
+                    format!(
+                        "cannot move a copy into place as {}",
+                        self.to.join(&staged.rel).display()
+                    )
+                });
+            match placed {
+                Ok(true) => {}
+                Ok(false) => {
+                    let _ = crate::sys::onefs::delete_at(&parent, &staged.tmp);
+                    self.tally.kept.fetch_add(1, Ordering::Relaxed);
+                    self.skip(&staged.rel, "something appeared there during the copy");
+                }
+                Err(e) => {
+                    let _ = crate::sys::onefs::delete_at(&parent, &staged.tmp);
+                    return Err(e);
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Open (or make) the destination directory `name` in `parent_fd` for the base's `dir`;
@@ -390,15 +517,12 @@ impl Copier {
     /// Wait for the workers, give the directories this copy created the base's modes and
     /// mtimes (deepest first), and say what was done.
     pub fn finish(mut self) -> Result<(Summary, Vec<(String, PathBuf)>)> {
-        drop(self.tx.take());
-        self.last = None;
-        for h in self.handles.drain(..) {
-            let _ = h.join();
-        }
+        self.stop();
         self.shown = None;
         if let Some(e) = self.error.lock().ok().and_then(|mut e| e.take()) {
             return Err(e);
         }
+        self.unstage()?;
         let mut created = std::mem::take(&mut self.created);
         created.sort_by_key(|(p, _)| std::cmp::Reverse(p.components().count()));
         for (rel, meta) in &created {
@@ -429,6 +553,32 @@ impl Copier {
     }
 }
 
+impl Copier {
+    /// Close the queue and wait for the workers.
+    fn stop(&mut self) {
+        drop(self.tx.take());
+        self.last = None;
+        for h in self.handles.drain(..) {
+            let _ = h.join();
+        }
+    }
+}
+
+/// A copy that failed or was stopped leaves no directory half filled under a temporary name.
+impl Drop for Copier {
+    fn drop(&mut self) {
+        if self.staged.is_empty() {
+            return;
+        }
+        self.stop();
+        for staged in std::mem::take(&mut self.staged) {
+            if let Ok(Ok(parent)) = beneath::open_dir(&self.root, &staged.parent, None) {
+                let _ = crate::sys::onefs::delete_at(&parent, &staged.tmp);
+            }
+        }
+    }
+}
+
 /// Regular files and symlinks are copied; FIFOs, sockets and devices never.
 fn copyable(meta: &std::fs::Metadata) -> bool {
     meta.file_type().is_symlink() || meta.is_file()
@@ -447,7 +597,11 @@ fn run_job(
     };
     let src = from.join(&job.rel);
     let hash = hash.filter(|_| job.hash);
-    match file::copy(&src, &job.meta, &job.dir, name, method, deadline, hash)? {
+    let to = Dest {
+        dir: &job.dir,
+        fresh: job.fresh,
+    };
+    match file::copy(&src, &job.meta, to, name, method, deadline, hash)? {
         Outcome::File { cloned, blob } => {
             tally.files.fetch_add(1, Ordering::Relaxed);
             tally.bytes.fetch_add(job.meta.len(), Ordering::Relaxed);
@@ -530,6 +684,59 @@ mod tests {
         let target = std::fs::read_link(b.path().join("node_modules/pkg/main.js")).unwrap();
         assert_eq!(target, Path::new("elsewhere"));
         assert_eq!(s.method_used(), "copy");
+    }
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn a_missing_directory_appears_whole_only_when_the_copy_finishes() {
+        let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        tree(a.path());
+        let mut c = Copier::new(a.path(), b.path(), Method::Auto, false, None, None).unwrap();
+        c.path(Path::new("node_modules"), None).unwrap();
+        // Filling: only a temporary name is there.
+        let during = names(b.path());
+        assert!(
+            during.len() == 1 && during[0].starts_with(file::TMP_PREFIX),
+            "{during:?}"
+        );
+        let s = c.finish().unwrap().0;
+        assert_eq!((s.files, s.links, s.kept), (2, 2, 0), "{s}");
+        assert_eq!(names(b.path()), ["node_modules"]);
+        let mode = std::fs::metadata(b.path().join("node_modules/pkg/run.sh"))
+            .unwrap()
+            .mode();
+        assert_eq!(mode & 0o7777, 0o751);
+    }
+
+    #[test]
+    fn what_appears_at_the_name_during_the_copy_is_kept_and_the_copy_dropped() {
+        let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        tree(a.path());
+        let mut c = Copier::new(a.path(), b.path(), Method::Auto, false, None, None).unwrap();
+        c.path(Path::new("node_modules"), None).unwrap();
+        std::fs::create_dir_all(b.path().join("node_modules/mine")).unwrap();
+        let s = c.finish().unwrap().0;
+        assert_eq!(s.kept, 1, "{s}");
+        assert_eq!(names(b.path()), ["node_modules"]);
+        assert_eq!(names(&b.path().join("node_modules")), ["mine"]);
+    }
+
+    #[test]
+    fn a_copy_dropped_unfinished_leaves_no_temporary_directory() {
+        let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        tree(a.path());
+        let mut c = Copier::new(a.path(), b.path(), Method::Auto, false, None, None).unwrap();
+        c.path(Path::new("node_modules"), None).unwrap();
+        drop(c);
+        assert!(names(b.path()).is_empty(), "{:?}", names(b.path()));
     }
 
     #[test]

@@ -25,6 +25,10 @@ fn write(root: &Path, rel: &str, body: &str) {
     std::fs::write(p, body).unwrap();
 }
 
+fn read(root: &Path, rel: &str) -> String {
+    std::fs::read_to_string(root.join(rel)).unwrap()
+}
+
 fn added(repo: &TestRepo, args: &[&str]) -> (PathBuf, String) {
     let out = repo.kardwt(&repo.base, args);
     out.expect_code(0);
@@ -185,6 +189,7 @@ fn copies_are_sparse_finished_on_retry_and_bounded_by_the_deadline() {
     let repo = TestRepo::new();
     repo.commit_files(&[(".gitignore", ".env\n.env.*\nbig/\n")], "ignore");
     write(&repo.base, "big/a.txt", "a\n");
+    write(&repo.base, "big/sub/deep/b.txt", "b\n");
     let sparse = std::fs::File::create(repo.base.join("big/sparse.bin")).unwrap();
     sparse.set_len(64 << 20).unwrap();
     sparse.write_all_at(&[1u8; 4096], 16 << 20).unwrap();
@@ -203,6 +208,12 @@ fn copies_are_sparse_finished_on_retry_and_bounded_by_the_deadline() {
     let leftover = tree.join("big/.kardwt-tmp-4242-7");
     std::fs::write(&leftover, "half a copy").unwrap();
     std::fs::remove_file(tree.join("big/a.txt")).unwrap();
+    // And a directory it was filling under a temporary name, holding a symlink out of the
+    // tree that the cleanup must not follow; the directory it was for is missing.
+    let half_dir = tree.join("big/.kardwt-tmp-4242-8");
+    write(&half_dir, "deep/b.txt", "half\n");
+    std::os::unix::fs::symlink(repo.base.join("big"), half_dir.join("out")).unwrap();
+    std::fs::remove_dir_all(tree.join("big/sub")).unwrap();
     // Past the deadline, the copy stops: exit 5, the record failed, nothing handed out.
     let out = repo.kardwt(&repo.base, &["add", "1", "--timeout", "0"]);
     out.expect_code(5);
@@ -211,10 +222,17 @@ fn copies_are_sparse_finished_on_retry_and_bounded_by_the_deadline() {
     // The retry finishes it: temporaries removed, missing files copied, then ready.
     added(&repo, &["add", "1"]);
     assert!(!leftover.exists(), "the leftover temporary is still there");
-    assert_eq!(
-        std::fs::read_to_string(tree.join("big/a.txt")).unwrap(),
-        "a\n"
+    assert!(
+        !half_dir.exists(),
+        "the half-filled directory is still there"
     );
+    assert_eq!(
+        read(&repo.base, "big/a.txt"),
+        "a\n",
+        "the cleanup followed a symlink"
+    );
+    assert_eq!(read(&tree, "big/sub/deep/b.txt"), "b\n");
+    assert_eq!(read(&tree, "big/a.txt"), "a\n");
     assert_eq!(repo.record(&tree)["state"].as_str(), Some("ready"));
 }
 
