@@ -145,14 +145,17 @@ fn seed_new_worktree(
     // Committed helpers run as trusted for the base commit the record will name: checked
     // before anything is written (an untrusted change removes the new tree again).
     if cfg.helpers.from_repository.is_some() {
-        let (_, base_oid) = crate::session::foreign::recorded_base(cfg, path, deadline);
+        let (_, base_oid) = crate::session::foreign::recorded_base(&ctx.repo, cfg, path, deadline);
         seed::check_hooks(ctx, cfg, Some(&base_oid)).map_err(undo)?;
     }
     // Card lock only (the repository lock is not needed to write our own admin dir): derive
     // the card, lock it, and derive again if another worktree claimed it meanwhile.
     let holder = "git kardwt hook post-checkout";
-    // A card another worktree holds is refused at once, not after waiting for its lock.
-    let first = verify::scan(&ctx.repo).map_err(undo)?;
+    // A card another worktree holds is refused at once, not after waiting for its lock. The
+    // claims say who holds the card the tree's name gives (every worktree is listed only under
+    // the lock, below, which decides).
+    let named = crate::session::foreign::derive_card(&[], admin, head.as_ref());
+    let first = verify::scan_path_card(&ctx.repo, path, Some(named.as_str())).map_err(undo)?;
     let wanted = crate::session::foreign::derive_card(&first, admin, head.as_ref());
     if let Some(why) = verify::claimed_elsewhere(&first, admin, wanted.as_str()) {
         return Err(refuse(ctx, path, &wanted, why, started));

@@ -235,6 +235,21 @@ impl Repo {
         Ok(id.to_string())
     }
 
+    /// The commit HEAD of the worktree at `worktree` names, when the ref `name` names the same
+    /// commit (a tree made at the base's tip: then that commit is their merge base), read
+    /// without starting git. `None` when they differ, or where refs are git's to read
+    /// (reftable).
+    pub fn head_at_ref(&self, worktree: &Path, name: &str) -> Option<String> {
+        if self.reftable {
+            return None;
+        }
+        let at = match read_head(&read_dot_git(worktree)?)? {
+            Head::Detached(oid) => oid,
+            Head::Branch(b) => self.ref_oid(&format!("refs/heads/{b}")).ok()?,
+        };
+        (self.ref_oid(name).ok()? == at).then_some(at)
+    }
+
     /// Is the object with this hex id in the object database?
     pub fn has_object(&self, hex: &str) -> bool {
         gix::ObjectId::from_hex(hex.as_bytes()).is_ok_and(|id| self.gix.has_object(id))

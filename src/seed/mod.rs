@@ -117,14 +117,22 @@ pub struct Steps {
 impl Prep<'_> {
     /// Seed (when `steps.seed`) and run the prepare hook (when `steps.run_hook`), in the
     /// order, then mark the record ready; on failure mark it failed and say why. An interrupt
-    /// is a failure noticed between the steps (and inside copies and the hook).
+    /// is a failure noticed between the steps (and inside copies and the hook). The caller has
+    /// written `rec` (state `preparing` where anything is to be done): it is written again
+    /// once it changes.
     pub fn prepare(&self, mut rec: Record, admin: &Path, steps: Steps) -> Result<Record, Failure> {
         let Steps { seed, run_hook } = steps;
+        // What the caller wrote: written again below only where it changed.
+        let before = rec.clone();
         let delegated = self.cfg.checkout.mode == CheckoutMode::Delegated;
         if rec.base_ref.is_empty() {
             // A record written before a base could be found gets one now (never silently empty).
-            let (base_ref, base_oid) =
-                crate::session::foreign::recorded_base(self.cfg, &rec.path, self.deadline);
+            let (base_ref, base_oid) = crate::session::foreign::recorded_base(
+                &self.ctx.repo,
+                self.cfg,
+                &rec.path,
+                self.deadline,
+            );
             if !base_ref.is_empty() {
                 rec.base_ref = base_ref;
                 rec.base_oid = base_oid;
@@ -180,7 +188,11 @@ impl Prep<'_> {
                             rec.links.push(l);
                         }
                     }
-                    crate::state::store::write(admin, &rec).map_err(Failure::Other)?;
+                    // Written at once when it changed (the links are shared state: never
+                    // left unrecorded while the pipeline goes on).
+                    if rec != before {
+                        crate::state::store::write(admin, &rec).map_err(Failure::Other)?;
+                    }
                     // A seeding logs one `seeded` event, after its copies (below).
                     if !seed && made > 0 {
                         let outcome = format!("linked {made} lost shared path(s) again");

@@ -48,7 +48,12 @@ pub const REMOTE_ASK_SECS: u64 = 20;
 /// remote-tracking ref exists); and the merge base of HEAD with it. Falls back to HEAD itself
 /// when the remote's branch is not known locally. An empty ref means all of these failed:
 /// [`empty_base_why`] says so.
-pub fn recorded_base(cfg: &Config, worktree: &Path, deadline: Instant) -> (String, String) {
+pub fn recorded_base(
+    repo: &crate::git::repo::Repo,
+    cfg: &Config,
+    worktree: &Path,
+    deadline: Instant,
+) -> (String, String) {
     let remote = &cfg.base.remote;
     let tracking = |r: &str| {
         format!(
@@ -82,9 +87,12 @@ pub fn recorded_base(cfg: &Config, worktree: &Path, deadline: Instant) -> (Strin
                 .and_then(sound)
                 .filter(|r| git::ref_exists(worktree, &tracking(r)))
         });
-    let merge_base = base_ref
-        .as_ref()
-        .and_then(|r| git::merge_base(worktree, "HEAD", &tracking(r)));
+    // A tree made at the base's tip (the usual case) needs no git to say so.
+    let merge_base = base_ref.as_ref().and_then(|r| {
+        let tracking = tracking(r);
+        repo.head_at_ref(worktree, &tracking)
+            .or_else(|| git::merge_base(worktree, "HEAD", &tracking))
+    });
     let oid = merge_base.or_else(|| git::head_oid(worktree));
     (base_ref.unwrap_or_default(), oid.unwrap_or_default())
 }
@@ -108,8 +116,12 @@ pub fn outside_record(
     reason: crate::state::record::Reason,
 ) -> Record {
     let ask = cfg.action_timeout_seconds.min(REMOTE_ASK_SECS);
-    let (base_ref, base_oid) =
-        recorded_base(cfg, path, crate::session::hold::after(Instant::now(), ask));
+    let (base_ref, base_oid) = recorded_base(
+        &ctx.repo,
+        cfg,
+        path,
+        crate::session::hold::after(Instant::now(), ask),
+    );
     let now = crate::sys::time::now();
     let branch = match head {
         Some(crate::git::repo::Head::Branch(b)) => b.clone(),

@@ -25,7 +25,7 @@ pub(crate) use incomplete::{checkout_incomplete, Incomplete, Probe};
 pub(crate) use report::{
     check_line, checks_summary, shown_checks, Check, Report, ReportJson, Verdict, CHECKS,
 };
-pub(crate) use scan::{claims, scan, scan_card, scan_path, Entry, Index};
+pub(crate) use scan::{claims, scan, scan_card, scan_path, scan_path_card, Entry, Index};
 
 /// Builds the ordered list of checks, stopping at the first failure.
 struct Checks {

@@ -126,7 +126,12 @@ pub fn scan_card(repo: &Repo, card: &str, default: &Path) -> anyhow::Result<Vec<
 
 /// The entries `verify` of the worktree at `path` needs (see [`scan_for`]), else all.
 pub fn scan_path(repo: &Repo, path: &Path) -> anyhow::Result<Vec<Entry>> {
-    match scan_for(repo, path, None) {
+    scan_path_card(repo, path, None)
+}
+
+/// [`scan_path`], with the holder of `card` too.
+pub fn scan_path_card(repo: &Repo, path: &Path, card: Option<&str>) -> anyhow::Result<Vec<Entry>> {
+    match scan_for(repo, path, card) {
         Some(entries) => Ok(entries),
         None => scan(repo),
     }
