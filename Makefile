@@ -146,6 +146,7 @@ check-macos:
 lint:
 	$(CARGO) clippy --all-targets -- -D warnings
 	$(CARGO) fmt --check
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --document-private-items --no-deps
 
 fmt:
 	$(CARGO) fmt

@@ -1,5 +1,7 @@
 //! The command line: clap definitions, one `…Args` struct per subcommand. Doc comments are the
-//! help text; `man/git-kardwt.1` documents the same options (a test keeps them in step).
+//! help text; `man/git-kardwt.1` documents the same options (a test keeps them in step). Their
+//! `<placeholders>` are help text, not HTML.
+#![allow(rustdoc::invalid_html_tags)]
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};

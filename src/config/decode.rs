@@ -24,7 +24,7 @@ use crate::ground::error::Fail;
 /// Decode the rules file's text. `file` only names the file in errors.
 ///
 /// Without a top-level `worktree:` key (including an empty or comment-only file) the result is
-/// [`Config::default`]. Every error is a usage error (exit 2) whose message reads
+/// `Config::default`. Every error is a usage error (exit 2) whose message reads
 /// `<file>: <key path>: <what is wrong> at line L column C` (the location where known).
 pub fn decode(file: &Path, text: &str) -> Result<Config, Fail> {
     if flow_work(text) <= MAX_FLOW_WORK {

@@ -1,6 +1,6 @@
 //! The strict leaves of the schema: each type reads one scalar node and refuses any other
 //! kind ("expected X, found Y") or value (naming the allowed ones), quoting what it found
-//! with [`quote`]. The enums of the model are read here too.
+//! with `quote`. The enums of the model are read here too.
 use std::path::{Path, PathBuf};
 
 use super::model::{CheckoutMode, CopyMethod, EnvSharing, OnCacheHit, SkillsSharing};

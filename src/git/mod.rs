@@ -7,7 +7,7 @@
 //! | file | one job |
 //! |---|---|
 //! | `call` | the single spawner: scrubbed environment, deadline, trace |
-//! | `argv` | the [`Argv`] builder, outside operands after `--end-of-options` |
+//! | `argv` | the `Argv` builder, outside operands after `--end-of-options` |
 //! | `worktree` | worktree add and remove, branch delete, status and ls-files of a tree |
 //! | `branch_loss` | whether deleting a `card/*` branch would lose a commit (every deletion asks) |
 //! | `query` | ancestry, merge bases, HEAD, refs, git paths and config, pre-push plumbing |

@@ -2,7 +2,7 @@
 //! `commands/hook.rs` answers): `argv[0]` must resolve through every symlink to an executable
 //! regular file beneath the absolute `stable_root`; the program runs in the worktree with a
 //! minimal environment, in its own process group that is killed whole at its cap or the action
-//! deadline (descendants that leave the group too, see `sys/process.rs`); its output is
+//! deadline (descendants that leave the group too, see `sys/process/`); its output is
 //! streamed to stderr prefixed with card and phase, or written only to the card's log file (so
 //! the verdict alone reaches stderr), and the tail of its stderr kept for error messages. It is
 //! watched from this thread (`sys/child.rs`): no helper thread, no signal wakeup to fail.

@@ -33,7 +33,7 @@ pub fn search_order(card: &str, range: [u16; 2]) -> Vec<u16> {
 }
 
 /// Can a server bind `port` now, whichever address it listens on? Probed on 127.0.0.1 and on
-/// 0.0.0.0, then [::1] and [::], by sockets without `SO_REUSEADDR` (which std's listeners
+/// 0.0.0.0, then `[::1]` and `[::]`, by sockets without `SO_REUSEADDR` (which std's listeners
 /// set): under BSD's rules (macOS) a socket with it binds 127.0.0.1 beside a listener on
 /// 0.0.0.0, so the port would look free while a server holds it. Any IPv4 refusal makes the
 /// port busy; on IPv6 only "in use" does (a machine without IPv6 refuses it all).

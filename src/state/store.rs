@@ -21,7 +21,7 @@ pub fn write(admin: &Path, record: &Record) -> Result<()> {
     crate::state::claim::complete(admin, record)
 }
 
-/// [`write`] on a path that is already failing or finishing (the record says `failed`, or what
+/// [`write()`] on a path that is already failing or finishing (the record says `failed`, or what
 /// the last hook did): a record that cannot be written is a warning on stderr, since the
 /// message that follows assumes it was.
 pub fn write_or_warn(admin: &Path, record: &Record) {

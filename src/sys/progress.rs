@@ -2,7 +2,7 @@
 //! while a hook runs, a bar of files and bytes against their totals while a copy or a cache
 //! restore runs, and the step a removal is at. Nothing is drawn unless the dispatcher turned it
 //! on ([`enable`]: stderr is a terminal, the command is one a person runs and is not `--quiet`);
-//! lines printed while something is drawn go above it ([`line`]).
+//! lines printed while something is drawn go above it ([`line()`]).
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
@@ -12,7 +12,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 static ON: AtomicBool = AtomicBool::new(false);
 
-/// What is drawn now, so that [`line`] prints above it.
+/// What is drawn now, so that [`line()`] prints above it.
 static SHOWN: Mutex<Option<ProgressBar>> = Mutex::new(None);
 
 /// Draw progress (`true`) or not (`false`, the default: hooks, pipes, `--quiet`).

@@ -1,6 +1,6 @@
 //! Copying what a new worktree needs from the base: whole paths
 //! (`sharing.copy`) and `.worktreeinclude` matches, judged where they would land in the new
-//! tree ([`land`]), then copied ([`walk`], one file at a time by [`file`]) beneath its root
+//! tree ([`land`]), then copied ([`walk`], one file at a time by `file`) beneath its root
 //! without following anything planted there, atomically, sparse files kept sparse, within the
 //! action's deadline. Nothing existing is ever overwritten; what cannot be copied is skipped and
 //! reported, never a failure. The blob ids of the copies pre-push protects (each file copied
