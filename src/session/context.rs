@@ -15,9 +15,14 @@ pub struct Context {
     pub cwd: PathBuf,
     pub global: GlobalArgs,
     pub repo: Repo,
+    /// The rules as [`Context::rules`] last read them, with the path they were read from: read
+    /// and decoded once per command, again only where the path changes (the bare layout's
+    /// rules file is the base commit's, which a fetch moves).
+    read: std::sync::Mutex<Option<(PathBuf, Rules)>>,
 }
 
 /// The configuration in force and where it came from.
+#[derive(Debug, Clone)]
 pub struct Rules {
     pub config: Config,
     /// The rules file read, or `None` when the default file is absent (defaults apply).
@@ -57,7 +62,12 @@ impl Context {
         if repo.current.as_ref() == Some(&repo.base) && repo.git_dir_elsewhere() {
             crate::state::remember_base(&repo.common_dir, &repo.base);
         }
-        Ok(Context { cwd, global, repo })
+        Ok(Context {
+            cwd,
+            global,
+            repo,
+            read: std::sync::Mutex::new(None),
+        })
     }
 
     /// A path given on the command line, absolute against the caller's directory.
@@ -123,6 +133,21 @@ impl Context {
     /// [`MAX_RULES_BYTES`], checked before it is read.
     pub fn rules(&self) -> Result<Rules> {
         let (path, explicit) = self.rules_path();
+        if let Ok(read) = self.read.lock() {
+            if let Some((_, rules)) = read.as_ref().filter(|(from, _)| *from == path) {
+                return Ok(rules.clone());
+            }
+        }
+        let rules = self.read_rules(&path, explicit)?;
+        if let Ok(mut read) = self.read.lock() {
+            *read = Some((path, rules.clone()));
+        }
+        Ok(rules)
+    }
+
+    /// [`Context::rules`] read from `path` (named by the user when `explicit`).
+    fn read_rules(&self, path: &Path, explicit: bool) -> Result<Rules> {
+        let path = path.to_path_buf();
         if !explicit && self.repo.is_bare_layout() {
             return self.committed_rules();
         }
