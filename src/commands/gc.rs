@@ -15,7 +15,8 @@
 //! `--branches` adds the stale `card/*` branches (`crate::gc::branches`), judged after the
 //! trees. Trees `remove` moved aside and a kill kept from being deleted are listed, and deleted
 //! in place with `--apply` (`crate::state::aside`). The plan is `crate::gc::plan`'s, the
-//! collecting `crate::gc::apply`'s; this file orchestrates and prints.
+//! collecting `crate::gc::apply`'s, each tree through the one removability decision; this file
+//! orchestrates and prints.
 use std::io::Write;
 
 use anyhow::Result;

@@ -1,7 +1,8 @@
 //! gc's plan: which trees it would collect and which it keeps, and why. Candidates are
 //! registered entries whose directory is gone, orphan claims, and managed trees whose own work
-//! landed (or that were left failed long enough), judged against freshly fetched bases, then
-//! clean, removable by git and unused, or kept with its reason. Nothing here changes anything but the remote-tracking refs of the bases.
+//! landed (or that were left failed long enough), judged against freshly fetched bases; each
+//! then passes the one removability decision ([`crate::lifecycle::removable`]) or is kept with
+//! its reason. Nothing here changes anything but the remote-tracking refs of the bases.
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -10,7 +11,7 @@ use serde::Serialize;
 
 use crate::gc::collectable::{self, Judgement::Collect, Judgement::Keep};
 use crate::git::repo::absolutize_keep_last;
-use crate::lifecycle::dirty;
+use crate::lifecycle::removable::{self, Processes, Unremovable};
 use crate::session::context::Context;
 use crate::state::claim::{Claim, Orphan};
 use crate::state::record::{Loaded, State};
@@ -173,7 +174,10 @@ pub fn plan(
             command,
         };
         if e.linked.locked {
-            kept.push(keep("locked (git worktree lock)".into(), None));
+            // Never collected: said as the removability decision says it.
+            let blockers = vec![crate::lifecycle::dirty::lock_blocker(&path)];
+            let why = Unremovable::WouldRefuse { blockers };
+            kept.push(keep(why.said_of("it"), None));
             continue;
         }
         if e.linked.prunable {
@@ -245,49 +249,29 @@ pub fn plan(
             }
             State::Failed | State::Preparing | State::Released => continue,
         };
-        let dirt = match dirty::dirty(&ctx.links_from(), &ctx.repo.common_dir, &path, rec) {
-            Ok(dirt) => dirt,
-            // Only a tree proven clean is collected; one gc cannot judge stays.
-            Err(e) => {
-                kept.push(keep(
-                    format!("{reason}, but {e:#}; gc collects only a tree proven clean"),
-                    None,
-                ));
-                continue;
-            }
+        // The decision `remove` makes again under the card's lock: what `--apply` would refuse
+        // is kept here, with the same words (a tree in use stays: gc never ends a process).
+        let tree = removable::Tree {
+            path: &path,
+            admin: &e.linked.admin,
+            rec,
+            locked: e.linked.locked,
         };
-        if !dirt.is_empty() {
-            let cmd = format!(
-                "git kardwt remove --path {} --force",
-                crate::ground::quote::sh_path(&path)
-            );
-            kept.push(keep(
-                format!("{reason}, but it has uncommitted changes or untracked files"),
-                Some(cmd),
-            ));
-            continue;
-        }
-        let blockers = dirty::removal_blockers(
-            &ctx.repo.base,
-            &path,
-            &e.linked.admin,
-            e.linked.locked,
-            false,
-        )?;
-        if !blockers.is_empty() {
-            let checks: Vec<&str> = blockers.iter().map(|b| b.check.as_str()).collect();
-            kept.push(keep(
+        let how = removable::How {
+            force: false,
+            processes: Processes::KeepInUse,
+        };
+        if let Err(why) = removable::decide(ctx, &tree, how) {
+            let command = matches!(why, Unremovable::Dirty { .. }).then(|| {
                 format!(
-                    "{reason}, but git worktree remove would refuse it: {}",
-                    checks.join("; ")
-                ),
-                None,
+                    "git kardwt remove --path {} --force",
+                    crate::ground::quote::sh_path(&path)
+                )
+            });
+            kept.push(keep(
+                format!("{reason}, but {}", why.said_whole("it")),
+                command,
             ));
-            continue;
-        }
-        // Last, so the other reasons still show: a tree someone is using stays.
-        if let Some(why) = crate::sys::process::in_use(&path) {
-            kept.push(keep(why, None));
             continue;
         }
         candidates.push(Candidate {

@@ -1,8 +1,8 @@
 //! Removing a verified worktree, release first, the service `remove`, `gc` and the runner
-//! commands share. Every refusal comes before anything is released: a dirty tree (link-aware,
-//! `dirty.rs` beside it) or one not proven clean, whatever
-//! `git worktree remove` would refuse (a lock, submodules), gc's tree in use, and the
-//! repository lock, held from then to the end. Then the record says `failed` (reason
+//! commands share. Every refusal comes before anything is released: gc's judgement again, the
+//! one removability decision (`removable.rs` beside it: mounts, nested trees, uncommitted work,
+//! what `git worktree remove` would refuse, processes), and the repository lock, held from
+//! then to the end. Then the record says `failed` (reason
 //! `remove`) before anything is released, so a removal stopped at any later point, even by
 //! SIGKILL, leaves a tree the next `add` prepares again and the next `remove` finishes;
 //! release ([`crate::lifecycle::release`]); unlink kardwt's own links; `git worktree remove`; keep the
@@ -14,6 +14,7 @@ use anyhow::Result;
 
 use crate::ground::error::{code_or, Code, Fail, Kind};
 pub(crate) use crate::lifecycle::release::Processes;
+use crate::lifecycle::removable::{self, Removable, Unremovable};
 use crate::lifecycle::step::Step;
 use crate::sandbox;
 use crate::session::context::Context;
@@ -233,11 +234,9 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
     })
 }
 
-/// Every refusal of a removal but the repository lock, made before anything is released: a
-/// tree holding another repository or worktree, forced or not; a dirty tree, or one not proven
-/// clean (unless forced: then it is removed with whatever it holds); gc's judgement again;
-/// whatever `git worktree remove` would refuse; gc's tree in use. The `clean` step when none
-/// refuses.
+/// Every refusal of a removal but the repository lock, made before anything is released: gc's
+/// judgement again, then the one removability decision ([`removable::decide`]). The `clean`
+/// step when none refuses.
 fn refusals(
     ctx: &Context,
     path: &Path,
@@ -246,31 +245,6 @@ fn refusals(
     locked: bool,
     opts: &Options,
 ) -> Result<Step> {
-    refuse_mounts(path)?;
-    refuse_nested_trees(path)?;
-    let mut unjudged = None;
-    let dirt = match dirty::dirty(&ctx.links_from(), &ctx.repo.common_dir, path, rec) {
-        Ok(dirt) => dirt,
-        // --force discards whatever the tree holds: not knowing what that is stops nothing.
-        Err(e) if opts.force => {
-            unjudged = Some(format!("{e:#}"));
-            Vec::new()
-        }
-        Err(e) => {
-            return Err(Fail::from(Refusal::Unproven {
-                path: path.to_owned(),
-                cause: e,
-            })
-            .into())
-        }
-    };
-    if !dirt.is_empty() && !opts.force {
-        return Err(Fail::from(Refusal::Dirty {
-            path: path.to_owned(),
-            dirt,
-        })
-        .into());
-    }
     if let Some(recheck) = &opts.recheck {
         let head = crate::git::repo::read_head(admin);
         if let Some(why) = recheck(path, admin, rec, head.as_ref()) {
@@ -281,77 +255,29 @@ fn refusals(
             .into());
         }
     }
-    let blockers = dirty::removal_blockers(&ctx.repo.base, path, admin, locked, opts.force)?;
-    if !blockers.is_empty() {
-        return Err(Fail::from(Refusal::WouldRefuse {
-            path: path.to_owned(),
-            blockers,
-        })
-        .into());
-    }
-    if let (Processes::Release(_), false, Err(unseen)) =
-        (opts.processes, opts.force, crate::sys::process::can_see())
-    {
-        return Err(Fail::from(Refusal::Unseen {
-            path: path.to_owned(),
-            unseen,
-        })
-        .into());
-    }
-    if let (Processes::KeepInUse, Some(why)) = (opts.processes, crate::sys::process::in_use(path)) {
-        return Err(Fail::from(Refusal::InUse {
-            path: path.to_owned(),
-            why,
-        })
-        .into());
-    }
+    let tree = removable::Tree {
+        path,
+        admin,
+        rec,
+        locked,
+    };
+    let how = removable::How {
+        force: opts.force,
+        processes: opts.processes,
+    };
+    let removable = removable::decide(ctx, &tree, how)
+        .map_err(|why| Fail::from(Refusal::refused(path.to_owned(), why)))?;
+    let (ok, detail) = match removable {
+        Removable::Clean => (true, "clean".into()),
+        Removable::Forced { dirty } => (false, format!("{dirty} dirty paths, forced")),
+        Removable::ForcedUnjudged(why) => (false, format!("not judged, forced: {why}")),
+    };
     Ok(Step {
         step: "clean",
         ms: None,
-        ok: dirt.is_empty() && unjudged.is_none(),
-        detail: match unjudged {
-            Some(why) => format!("not judged, forced: {why}"),
-            None if dirt.is_empty() => "clean".into(),
-            None => format!("{} dirty paths, forced", dirt.len()),
-        },
+        ok,
+        detail,
     })
-}
-
-/// A repository or worktree nested in the tree is refused, forced or not: deleting it could
-/// lose commits no other clone has, and nothing in it was released.
-fn refuse_nested_trees(path: &Path) -> Result<()> {
-    let nested = dirty::nested_trees(path)?;
-    let Some(first) = nested.first() else {
-        return Ok(());
-    };
-    let first = path.join(first);
-    Err(Fail::from(Refusal::Nested {
-        path: path.to_owned(),
-        first,
-        nested,
-    })
-    .into())
-}
-
-/// A tree with a file system mounted in it (or at it) is refused, forced or not: deleting it
-/// would delete the mounted file system's files, which are not the tree's.
-fn refuse_mounts(path: &Path) -> Result<()> {
-    let mounts = crate::sys::mounts::under(path).map_err(|e| {
-        Fail::from(Refusal::Unproven {
-            path: path.to_owned(),
-            cause: anyhow::Error::new(e)
-                .context("could not tell whether a file system is mounted in it"),
-        })
-    })?;
-    if mounts.is_empty() {
-        return Ok(());
-    }
-    let mounts = mounts.iter().map(|m| path.join(m)).collect();
-    Err(Fail::from(Refusal::Mounted {
-        path: path.to_owned(),
-        mounts,
-    })
-    .into())
 }
 
 /// Why a removal stopped, every one before anything was released but [`Refusal::GitRefused`].
@@ -372,35 +298,12 @@ pub enum Refusal {
         why: String,
         card: crate::ground::card::CardId,
     },
-    #[error(
-        "{} was not removed: it could not be proven to hold no uncommitted work; nothing was \
-         released or removed",
-        path.display()
-    )]
+    /// A check could not finish ([`Unremovable::Unproven`], its cause kept as the source).
+    #[error("{}; nothing was released or removed", unproven(path))]
     Unproven {
         path: PathBuf,
         #[source]
         cause: anyhow::Error,
-    },
-    #[error(
-        "{} has uncommitted changes or untracked files ({}); nothing was released or removed",
-        path.display(),
-        first_five(dirt)
-    )]
-    Dirty { path: PathBuf, dirt: Vec<String> },
-    #[error(
-        "git worktree remove would refuse {}: {}; nothing was released or removed",
-        path.display(),
-        blockers.iter().map(|b| b.check.as_str()).collect::<Vec<_>>().join("; ")
-    )]
-    WouldRefuse {
-        path: PathBuf,
-        blockers: Vec<dirty::Blocker>,
-    },
-    #[error("{} cannot be released: {unseen}; nothing was released or removed", path.display())]
-    Unseen {
-        path: PathBuf,
-        unseen: crate::sys::process::Unseen,
     },
     /// gc's recheck kept the tree: not a failure, the tree stays as it is (gc lists it as kept).
     #[error(
@@ -408,27 +311,24 @@ pub enum Refusal {
         path.display()
     )]
     NoLongerCollectable { path: PathBuf, why: String },
-    /// gc keeps a tree in use.
-    #[error("{} is {why}; nothing was released or removed", path.display())]
-    InUse { path: PathBuf, why: String },
-    /// The tree holds another repository or worktree, `first` of them `nested`.
-    #[error(
-        "{} holds another repository or worktree ({}); nothing was released or removed",
-        path.display(),
-        first_five(nested)
-    )]
-    Nested {
-        path: PathBuf,
-        first: PathBuf,
-        nested: Vec<String>,
-    },
-    /// A file system is mounted in the tree (or at it): `mounts`, absolute.
-    #[error(
-        "{} has a file system mounted in it ({}); nothing was released or removed",
-        path.display(),
-        mounts.iter().map(|m| m.display().to_string()).collect::<Vec<_>>().join(", ")
-    )]
-    Mounted { path: PathBuf, mounts: Vec<PathBuf> },
+    /// The removability decision's every other answer.
+    #[error("{}; nothing was released or removed", why.said_of(&path.display().to_string()))]
+    Unremovable { path: PathBuf, why: Unremovable },
+}
+
+/// [`Unremovable::Unproven`]'s wording about `path`.
+fn unproven(path: &Path) -> String {
+    removable::unproven(&path.display().to_string())
+}
+
+impl Refusal {
+    /// The refusal of the tree at `path` the decision answered with `why`.
+    fn refused(path: PathBuf, why: Unremovable) -> Refusal {
+        match why {
+            Unremovable::Unproven { cause } => Refusal::Unproven { path, cause },
+            why => Refusal::Unremovable { path, why },
+        }
+    }
 }
 
 impl Kind for Refusal {
@@ -437,7 +337,10 @@ impl Kind for Refusal {
             Refusal::Untouched { cause, .. } | Refusal::Unproven { cause, .. } => {
                 code_or(cause, Code::Failed)
             }
-            Refusal::Mounted { .. } => Code::Refused,
+            Refusal::Unremovable {
+                why: Unremovable::Mounted { .. },
+                ..
+            } => Code::Refused,
             _ => Code::Failed,
         }
     }
@@ -448,57 +351,60 @@ impl Kind for Refusal {
                 "processes were released and the cleanup hook ran, so its record is now failed \
                  (git kardwt add {card} prepares it again); fix what git names and run remove again"
             ),
-            Refusal::Unproven { path, .. } => format!(
-                "run the command again; if this repeats, git -C {} status names the problem; \
-                 --force removes the tree with whatever it holds",
-                crate::ground::quote::sh_path(path)
-            ),
-            Refusal::Dirty { .. } => {
-                "commit, stash or delete them, or pass --force to discard them".into()
-            }
-            Refusal::WouldRefuse { blockers, .. } => format!(
-                "{}; then run remove again",
-                blockers
-                    .iter()
-                    .map(|b| b.fix.as_str())
-                    .collect::<Vec<_>>()
-                    .join("; ")
-            ),
-            Refusal::Unseen { .. } => "end the processes working in it yourself, then pass \
-                                       --force (nothing is signalled then)"
-                .into(),
-            Refusal::InUse { .. } => "automatic cleanup never ends a process: stop it, or \
-                                      remove the tree yourself with git kardwt remove"
-                .into(),
-            Refusal::Mounted { mounts, .. } => format!(
-                "unmount it (umount {}), then run remove again; --force does not remove it: \
-                 kardwt never deletes across a file system boundary",
-                mounts
-                    .first()
-                    .map(|m| crate::ground::quote::sh_path(m))
-                    .unwrap_or_default()
-            ),
-            Refusal::Nested { first, .. } => {
-                let shown = crate::ground::quote::sh_path(first);
-                format!(
-                    "check it for uncommitted work and unpushed commits (git -C {shown} status), \
-                     move it out of the tree or delete it by hand (git worktree remove {shown}, \
-                     for a worktree), then run remove again; --force does not remove it"
-                )
-            }
+            Refusal::Unproven { path, .. } => unproven_fix(path),
+            Refusal::Unremovable { path, why } => fix(path, why),
         };
         vec![hint]
     }
 }
 
-/// The first five of `all`, and an ellipsis when there are more.
-fn first_five(all: &[String]) -> String {
-    let shown: Vec<&str> = all.iter().take(5).map(String::as_str).collect();
+/// What to do about a tree not proven clean.
+fn unproven_fix(path: &Path) -> String {
     format!(
-        "{}{}",
-        shown.join(", "),
-        if all.len() > 5 { ", …" } else { "" }
+        "run the command again; if this repeats, git -C {} status names the problem; \
+         --force removes the tree with whatever it holds",
+        crate::ground::quote::sh_path(path)
     )
+}
+
+/// What to do by hand about `why`, the tree at `path`'s, then run remove again.
+fn fix(path: &Path, why: &Unremovable) -> String {
+    match why {
+        Unremovable::Unproven { .. } => unproven_fix(path),
+        Unremovable::Dirty { .. } => {
+            "commit, stash or delete them, or pass --force to discard them".into()
+        }
+        Unremovable::WouldRefuse { blockers } => format!(
+            "{}; then run remove again",
+            blockers
+                .iter()
+                .map(|b| b.fix.as_str())
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
+        Unremovable::Unseen { .. } => "end the processes working in it yourself, then pass \
+                                       --force (nothing is signalled then)"
+            .into(),
+        Unremovable::InUse { .. } => "automatic cleanup never ends a process: stop it, or \
+                                      remove the tree yourself with git kardwt remove"
+            .into(),
+        Unremovable::Mounted { mounts } => format!(
+            "unmount it (umount {}), then run remove again; --force does not remove it: \
+             kardwt never deletes across a file system boundary",
+            mounts
+                .first()
+                .map(|m| crate::ground::quote::sh_path(m))
+                .unwrap_or_default()
+        ),
+        Unremovable::Nested { first, .. } => {
+            let shown = crate::ground::quote::sh_path(first);
+            format!(
+                "check it for uncommitted work and unpushed commits (git -C {shown} status), \
+                 move it out of the tree or delete it by hand (git worktree remove {shown}, \
+                 for a worktree), then run remove again; --force does not remove it"
+            )
+        }
+    }
 }
 
 /// Prune the registration of a worktree whose directory is gone (`git worktree remove` of the
@@ -549,9 +455,9 @@ mod tests {
     fn a_refusals_variant_fixes_its_code_and_a_wrapped_lock_keeps_its_own() {
         let path = PathBuf::from("/r/card-1");
         let dirt: Vec<String> = (1..=6).map(|i| format!("f{i}")).collect();
-        let dirty = Refusal::Dirty {
+        let dirty = Refusal::Unremovable {
             path: path.clone(),
-            dirt,
+            why: Unremovable::Dirty { dirt },
         };
         assert_eq!(dirty.code(), Code::Failed);
         assert_eq!(
