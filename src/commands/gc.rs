@@ -33,15 +33,15 @@ pub use crate::ground::human::parse_duration;
 
 pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
     let older_than = parse_duration(&args.older_than)
-        .ok_or_else(|| Fail::from(NoDuration::OlderThan(args.older_than.clone())))?;
+        .ok_or_else(|| NoDuration::OlderThan(args.older_than.clone()))?;
     let idle = match &args.idle {
         None => None,
-        Some(text) => Some(humantime::parse_duration(text).map_err(|error| {
-            Fail::from(NoDuration::Idle {
+        Some(text) => Some(
+            humantime::parse_duration(text).map_err(|error| NoDuration::Idle {
                 text: text.clone(),
                 error,
-            })
-        })?),
+            })?,
+        ),
     };
     let rules = ctx.rules()?;
     let entries = verify::scan(&ctx.repo)?;
@@ -218,28 +218,49 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
     Ok(i32::from(failed))
 }
 
-/// A duration option gc cannot read (a usage error).
-#[derive(Debug, thiserror::Error)]
+/// A duration option gc cannot read: a usage error (exit 2). Not an error type itself: `?` makes
+/// it the [`Fail`] that says so, so it cannot leave as a plain exit 1.
+#[derive(Debug)]
 enum NoDuration {
-    #[error("--older-than {0:?} is not a duration")]
     OlderThan(String),
-    #[error("--idle {text:?} is not a duration: {error}")]
     Idle {
         text: String,
         error: humantime::DurationError,
     },
 }
 
-impl Kind for NoDuration {
+impl std::fmt::Display for NoDuration {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NoDuration::OlderThan(text) => write!(f, "--older-than {text:?} is not a duration"),
+            NoDuration::Idle { text, error } => {
+                write!(f, "--idle {text:?} is not a duration: {error}")
+            }
+        }
+    }
+}
+
+/// [`NoDuration`] as an error of its kind.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct Unreadable(NoDuration);
+
+impl Kind for Unreadable {
     fn code(&self) -> Code {
         Code::Usage
     }
     fn hints(&self) -> Vec<String> {
-        vec![match self {
+        vec![match self.0 {
             NoDuration::OlderThan(_) => "write it like 24h, 30m, 2d or 0s",
             NoDuration::Idle { .. } => "write it like 2h, 3d or 90min",
         }
         .into()]
+    }
+}
+
+impl From<NoDuration> for anyhow::Error {
+    fn from(no: NoDuration) -> anyhow::Error {
+        anyhow::Error::new(Fail::from(Unreadable(no)))
     }
 }
 

@@ -70,8 +70,8 @@ fn payload<T: DeserializeOwned>(event: &'static str) -> Result<T> {
     let mut values = serde_json::Deserializer::from_slice(&text).into_iter::<T>();
     match values.next() {
         Some(Ok(v)) => Ok(v),
-        Some(Err(error)) => Err(Fail::from(Payload::NotJson { event, error }).into()),
-        None => Err(Fail::from(Payload::Missing { event }).into()),
+        Some(Err(error)) => Err(Payload::NotJson { event, error }.into()),
+        None => Err(Payload::Missing { event }.into()),
     }
 }
 
@@ -81,11 +81,11 @@ fn create(global: GlobalArgs, out: &mut dyn Write) -> Result<i32> {
     let card = card_for(&p.name);
     let cwd = match p.cwd {
         Some(cwd) if cwd.is_absolute() => cwd,
-        Some(cwd) => return Err(Fail::from(Payload::RelativeCwd(cwd)).into()),
+        Some(cwd) => return Err(Payload::RelativeCwd(cwd).into()),
         None => std::env::current_dir()?,
     };
     if !cwd.is_dir() {
-        return Err(Fail::from(Payload::NoCwd(cwd)).into());
+        return Err(Payload::NoCwd(cwd).into());
     }
     let ctx = Context::at(global, cwd, None)?;
     // The library `add` with `add`'s own defaults: no command line, no printed path.
@@ -404,28 +404,58 @@ fn remove_clean(ctx: &Context, report: &verify::Report, rec: &Record) -> Result<
     Ok(Disposal::Gone)
 }
 
-/// What is wrong with the payload Claude Code sent a hook on stdin: a usage error (exit 2).
-#[derive(Debug, thiserror::Error)]
+/// What is wrong with the payload Claude Code sent a hook on stdin: a usage error (exit 2). Not
+/// an error type itself: `?` makes it the [`Fail`] that says so, never a plain exit 1.
+#[derive(Debug)]
 enum Payload {
-    #[error("the {event} payload on stdin is not the JSON Claude Code sends: {error}")]
     NotJson {
         event: &'static str,
         error: serde_json::Error,
     },
-    #[error("no {event} payload on stdin")]
-    Missing { event: &'static str },
-    #[error("the payload's cwd {} is not an absolute path", .0.display())]
+    Missing {
+        event: &'static str,
+    },
     RelativeCwd(PathBuf),
-    #[error("cannot enter the payload's cwd {}", .0.display())]
     NoCwd(PathBuf),
 }
 
-impl Kind for Payload {
+impl std::fmt::Display for Payload {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Payload::NotJson { event, error } => write!(
+                f,
+                "the {event} payload on stdin is not the JSON Claude Code sends: {error}"
+            ),
+            Payload::Missing { event } => write!(f, "no {event} payload on stdin"),
+            Payload::RelativeCwd(cwd) => {
+                write!(
+                    f,
+                    "the payload's cwd {} is not an absolute path",
+                    cwd.display()
+                )
+            }
+            Payload::NoCwd(cwd) => write!(f, "cannot enter the payload's cwd {}", cwd.display()),
+        }
+    }
+}
+
+/// [`Payload`] as an error of its kind.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct BadPayload(Payload);
+
+impl From<Payload> for anyhow::Error {
+    fn from(payload: Payload) -> anyhow::Error {
+        anyhow::Error::new(Fail::from(BadPayload(payload)))
+    }
+}
+
+impl Kind for BadPayload {
     fn code(&self) -> Code {
         Code::Usage
     }
     fn hints(&self) -> Vec<String> {
-        vec![match self {
+        vec![match self.0 {
             Payload::NotJson { .. } => {
                 "git kardwt runner claude is run by Claude Code's hooks \
                                         (githooks/runners/claude/hooks.json)"

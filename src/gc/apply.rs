@@ -97,8 +97,8 @@ fn collect(
     };
     Ok(match remove::remove_verified(ctx, &report, &opts) {
         Ok(_) => Outcome::Collected(Collected::Removed),
-        Err(e) => match crate::ground::error::kind_of::<remove::Refusal>(&e) {
-            Some(kept @ remove::Refusal::NoLongerCollectable { .. }) => {
+        Err(e) => match crate::ground::error::kind_of::<remove::Refused>(&e) {
+            Some(remove::Refused(kept @ remove::Refusal::NoLongerCollectable { .. })) => {
                 Outcome::Kept(kept.to_string())
             }
             _ => Outcome::Failed(format!("{e:#}")),

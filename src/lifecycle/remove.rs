@@ -84,12 +84,10 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
     let mut steps = vec![refusals(ctx, &path, &admin, &rec, report.locked, opts)?];
     // Held from here to the end: a lock that cannot be taken refuses while nothing is
     // released yet, never between the release and the removal.
-    let untouched = |what: &'static str, cause| {
-        Fail::from(Refusal::Untouched {
-            path: path.clone(),
-            what,
-            cause,
-        })
+    let untouched = |what: &'static str, cause| Refusal::Untouched {
+        path: path.clone(),
+        what,
+        cause,
     };
     let repo_lock = crate::state::store::take_repo(&ctx.repo.common_dir, deadline, &holder)
         .map_err(|e| untouched("the repository lock could not be taken", e))?;
@@ -198,7 +196,7 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
             crate::lifecycle::aside::put_back(moved, &admin);
             let why = sandbox::tail_chars(out.stderr.trim(), 120);
             mark_failed(&why);
-            return Err(Fail::from(Refusal::GitRefused { path, why, card }).into());
+            return Err(Refusal::GitRefused { path, why, card }.into());
         }
         Err(e) => {
             crate::lifecycle::aside::put_back(moved, &admin);
@@ -248,10 +246,10 @@ fn refusals(
     if let Some(recheck) = &opts.recheck {
         let head = crate::git::repo::read_head(admin);
         if let Some(why) = recheck(path, admin, rec, head.as_ref()) {
-            return Err(Fail::from(Refusal::NoLongerCollectable {
+            return Err(Refusal::NoLongerCollectable {
                 path: path.to_owned(),
                 why,
-            })
+            }
             .into());
         }
     }
@@ -265,8 +263,8 @@ fn refusals(
         force: opts.force,
         processes: opts.processes,
     };
-    let removable = removable::decide(ctx, &tree, how)
-        .map_err(|why| Fail::from(Refusal::refused(path.to_owned(), why)))?;
+    let removable =
+        removable::decide(ctx, &tree, how).map_err(|why| Refusal::refused(path.to_owned(), why))?;
     let (ok, detail) = match removable {
         Removable::Clean => (true, "clean".into()),
         Removable::Forced { dirty } => (false, format!("{dirty} dirty paths, forced")),
@@ -281,44 +279,87 @@ fn refusals(
 }
 
 /// Why a removal stopped, every one before anything was released but [`Refusal::GitRefused`].
-#[derive(Debug, thiserror::Error)]
+/// Not an error type itself: `?` turns it into the error whose exit code its variant fixes
+/// ([`Refused`], in a [`Fail`]), so no refusal can reach `main` as a plain exit 1.
+#[derive(Debug)]
 pub enum Refusal {
     /// A lock or a record write failed before the release.
-    #[error("{} was not removed: {what}; nothing was released or removed", path.display())]
     Untouched {
         path: PathBuf,
         what: &'static str,
-        #[source]
         cause: anyhow::Error,
     },
     /// Released, then `git worktree remove` refused: what it said.
-    #[error("git worktree remove refused {}: {why}", path.display())]
     GitRefused {
         path: PathBuf,
         why: String,
         card: crate::ground::card::CardId,
     },
     /// A check could not finish ([`Unremovable::Unproven`], its cause kept as the source).
-    #[error("{}; nothing was released or removed", unproven(path))]
-    Unproven {
-        path: PathBuf,
-        #[source]
-        cause: anyhow::Error,
-    },
+    Unproven { path: PathBuf, cause: anyhow::Error },
     /// gc's recheck kept the tree: not a failure, the tree stays as it is (gc lists it as kept).
-    #[error(
-        "{} is no longer collectable: {why}; nothing was released or removed",
-        path.display()
-    )]
     NoLongerCollectable { path: PathBuf, why: String },
     /// The removability decision's every other answer.
-    #[error("{}; nothing was released or removed", why.said_of(&path.display().to_string()))]
     Unremovable { path: PathBuf, why: Unremovable },
 }
 
-/// [`Unremovable::Unproven`]'s wording about `path`.
-fn unproven(path: &Path) -> String {
-    removable::unproven(&path.display().to_string())
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        const UNTOUCHED: &str = "nothing was released or removed";
+        match self {
+            Refusal::Untouched { path, what, .. } => {
+                write!(f, "{} was not removed: {what}; {UNTOUCHED}", path.display())
+            }
+            Refusal::GitRefused { path, why, .. } => {
+                write!(f, "git worktree remove refused {}: {why}", path.display())
+            }
+            Refusal::Unproven { path, .. } => write!(
+                f,
+                "{}; {UNTOUCHED}",
+                removable::unproven(&path.display().to_string())
+            ),
+            Refusal::NoLongerCollectable { path, why } => write!(
+                f,
+                "{} is no longer collectable: {why}; {UNTOUCHED}",
+                path.display()
+            ),
+            Refusal::Unremovable { path, why } => {
+                write!(
+                    f,
+                    "{}; {UNTOUCHED}",
+                    why.said_of(&path.display().to_string())
+                )
+            }
+        }
+    }
+}
+
+/// A [`Refusal`] as an error: its message, its cause as the source, its code and hints.
+#[derive(Debug)]
+pub struct Refused(pub Refusal);
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for Refused {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.0 {
+            Refusal::Untouched { cause, .. } | Refusal::Unproven { cause, .. } => {
+                Some(cause.as_ref())
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The one way a refusal leaves: as the [`Fail`] its variant's code fixes.
+impl From<Refusal> for anyhow::Error {
+    fn from(refusal: Refusal) -> anyhow::Error {
+        anyhow::Error::new(Fail::from(Refused(refusal)))
+    }
 }
 
 impl Refusal {
@@ -331,9 +372,9 @@ impl Refusal {
     }
 }
 
-impl Kind for Refusal {
+impl Kind for Refused {
     fn code(&self) -> Code {
-        match self {
+        match &self.0 {
             Refusal::Untouched { cause, .. } | Refusal::Unproven { cause, .. } => {
                 code_or(cause, Code::Failed)
             }
@@ -345,7 +386,7 @@ impl Kind for Refusal {
         }
     }
     fn hints(&self) -> Vec<String> {
-        let hint = match self {
+        let hint = match &self.0 {
             Refusal::Untouched { .. } | Refusal::NoLongerCollectable { .. } => return Vec::new(),
             Refusal::GitRefused { card, .. } => format!(
                 "processes were released and the cleanup hook ran, so its record is now failed \
@@ -455,10 +496,10 @@ mod tests {
     fn a_refusals_variant_fixes_its_code_and_a_wrapped_lock_keeps_its_own() {
         let path = PathBuf::from("/r/card-1");
         let dirt: Vec<String> = (1..=6).map(|i| format!("f{i}")).collect();
-        let dirty = Refusal::Unremovable {
+        let dirty = Refused(Refusal::Unremovable {
             path: path.clone(),
             why: Unremovable::Dirty { dirt },
-        };
+        });
         assert_eq!(dirty.code(), Code::Failed);
         assert_eq!(
             dirty.to_string(),
@@ -471,12 +512,18 @@ mod tests {
             what: "the repository lock could not be taken",
             cause: deadline,
         };
-        assert_eq!(untouched.code(), Code::Deadline);
-        assert!(untouched.hints().is_empty());
-        let fail = Fail::from(untouched);
+        assert!(Refused(Refusal::NoLongerCollectable {
+            path: PathBuf::from("/r/card-2"),
+            why: "x".into()
+        })
+        .hints()
+        .is_empty());
+        // `?` (here `from`) is the only way out, and it keeps the code the variant fixes.
+        let err = anyhow::Error::from(untouched);
+        assert_eq!(crate::ground::error::code_of(&err), Some(Code::Deadline));
         assert!(matches!(
-            fail.kind::<Refusal>(),
-            Some(Refusal::Untouched { .. })
+            crate::ground::error::kind_of::<Refused>(&err),
+            Some(Refused(Refusal::Untouched { .. }))
         ));
     }
 }
