@@ -175,3 +175,51 @@ fn first_five(all: &[String]) -> String {
         if all.len() > 5 { ", …" } else { "" }
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_reason_has_one_wording_about_its_subject() {
+        let blocker = dirty::lock_blocker(Path::new("/r/card-1"));
+        let many: Vec<String> = (1..=7).map(|i| format!("f{i}")).collect();
+        let cases = [
+            Unremovable::Mounted {
+                mounts: vec![PathBuf::from("/r/card-1/data")],
+            },
+            Unremovable::Nested {
+                first: PathBuf::from("/r/card-1/build/inner"),
+                nested: vec!["build/inner".into()],
+            },
+            Unremovable::Unproven {
+                cause: anyhow::anyhow!("git status failed"),
+            },
+            Unremovable::Dirty { dirt: many },
+            Unremovable::WouldRefuse {
+                blockers: vec![blocker],
+            },
+            Unremovable::InUse {
+                why: "in use: pid 42 sleep".into(),
+            },
+        ];
+        let said: Vec<String> = cases.iter().map(|c| c.said_whole("it")).collect();
+        assert_eq!(
+            said,
+            [
+                "it has a file system mounted in it (/r/card-1/data)",
+                "it holds another repository or worktree (build/inner)",
+                "it could not be proven to hold no uncommitted work: git status failed",
+                "it has uncommitted changes or untracked files (f1, f2, f3, f4, f5, …)",
+                "git worktree remove would refuse it: it is locked (git worktree lock)",
+                "it is in use: pid 42 sleep",
+            ]
+        );
+        let releasable: Vec<bool> = cases.iter().map(Unremovable::releasable).collect();
+        assert_eq!(releasable, [false, true, false, true, true, false]);
+        assert_eq!(
+            cases[3].said_of("/r/card-1"),
+            "/r/card-1 has uncommitted changes or untracked files (f1, f2, f3, f4, f5, …)"
+        );
+    }
+}
