@@ -43,8 +43,12 @@ pub enum Unremovable {
     /// It holds another repository or worktree, `first` of them (absolute) `nested`. Forced
     /// or not.
     Nested { first: PathBuf, nested: Vec<String> },
-    /// A check could not finish, so nothing is proven.
-    Unproven { cause: anyhow::Error },
+    /// A check could not finish, so nothing is proven; `forcible` when `--force` would pass it
+    /// (only the check for uncommitted work: a mount or a nested tree stops a forced removal too).
+    Unproven {
+        cause: anyhow::Error,
+        forcible: bool,
+    },
     /// Uncommitted changes or untracked files (link-aware, flagged index entries included).
     Dirty { dirt: Vec<String> },
     /// What `git worktree remove` would refuse: a lock, the main worktree, submodules.
@@ -93,7 +97,9 @@ impl Unremovable {
     /// [`Self::said_of`], with the cause of an unfinished check where one line must say it all.
     pub fn said_whole(&self, subject: &str) -> String {
         match self {
-            Unremovable::Unproven { cause } => format!("{}: {cause:#}", self.said_of(subject)),
+            Unremovable::Unproven { cause, .. } => {
+                format!("{}: {cause:#}", self.said_of(subject))
+            }
             _ => self.said_of(subject),
         }
     }
@@ -118,15 +124,20 @@ impl Unremovable {
 /// asked to keep one).
 pub fn decide(ctx: &Context, tree: &Tree, how: How) -> Result<Removable, Unremovable> {
     let path = tree.path;
-    let mounts = crate::sys::mounts::under(path).map_err(|e| Unremovable::Unproven {
-        cause: anyhow::Error::new(e)
-            .context("could not tell whether a file system is mounted in it"),
+    let unproven = |cause| Unremovable::Unproven {
+        cause,
+        forcible: false,
+    };
+    let mounts = crate::sys::mounts::under(path).map_err(|e| {
+        unproven(
+            anyhow::Error::new(e).context("could not tell whether a file system is mounted in it"),
+        )
     })?;
     if !mounts.is_empty() {
         let mounts = mounts.iter().map(|m| path.join(m)).collect();
         return Err(Unremovable::Mounted { mounts });
     }
-    let nested = dirty::nested_trees(path).map_err(|cause| Unremovable::Unproven { cause })?;
+    let nested = dirty::nested_trees(path).map_err(unproven)?;
     if let Some(first) = nested.first() {
         let first = path.join(first);
         return Err(Unremovable::Nested { first, nested });
@@ -138,11 +149,16 @@ pub fn decide(ctx: &Context, tree: &Tree, how: How) -> Result<Removable, Unremov
         Ok(dirt) => return Err(Unremovable::Dirty { dirt }),
         // --force discards whatever the tree holds: not knowing what that is stops nothing.
         Err(e) if how.force => Removable::ForcedUnjudged(format!("{e:#}")),
-        Err(cause) => return Err(Unremovable::Unproven { cause }),
+        Err(cause) => {
+            return Err(Unremovable::Unproven {
+                cause,
+                forcible: true,
+            })
+        }
     };
     let blockers =
         dirty::removal_blockers(&ctx.repo.base, path, tree.admin, tree.locked, how.force)
-            .map_err(|cause| Unremovable::Unproven { cause })?;
+            .map_err(unproven)?;
     if !blockers.is_empty() {
         return Err(Unremovable::WouldRefuse { blockers });
     }
@@ -194,6 +210,7 @@ mod tests {
             },
             Unremovable::Unproven {
                 cause: anyhow::anyhow!("git status failed"),
+                forcible: true,
             },
             Unremovable::Dirty { dirt: many },
             Unremovable::WouldRefuse {

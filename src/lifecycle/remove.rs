@@ -296,7 +296,11 @@ pub enum Refusal {
         card: crate::ground::card::CardId,
     },
     /// A check could not finish ([`Unremovable::Unproven`], its cause kept as the source).
-    Unproven { path: PathBuf, cause: anyhow::Error },
+    Unproven {
+        path: PathBuf,
+        cause: anyhow::Error,
+        forcible: bool,
+    },
     /// gc's recheck kept the tree: not a failure, the tree stays as it is (gc lists it as kept).
     NoLongerCollectable { path: PathBuf, why: String },
     /// The removability decision's every other answer.
@@ -366,7 +370,11 @@ impl Refusal {
     /// The refusal of the tree at `path` the decision answered with `why`.
     fn refused(path: PathBuf, why: Unremovable) -> Refusal {
         match why {
-            Unremovable::Unproven { cause } => Refusal::Unproven { path, cause },
+            Unremovable::Unproven { cause, forcible } => Refusal::Unproven {
+                path,
+                cause,
+                forcible,
+            },
             why => Refusal::Unremovable { path, why },
         }
     }
@@ -392,26 +400,30 @@ impl Kind for Refused {
                 "processes were released and the cleanup hook ran, so its record is now failed \
                  (git kardwt add {card} prepares it again); fix what git names and run remove again"
             ),
-            Refusal::Unproven { path, .. } => unproven_fix(path),
+            Refusal::Unproven { path, forcible, .. } => unproven_fix(path, *forcible),
             Refusal::Unremovable { path, why } => fix(path, why),
         };
         vec![hint]
     }
 }
 
-/// What to do about a tree not proven clean.
-fn unproven_fix(path: &Path) -> String {
+/// What to do about a tree not proven clean (`--force` too, when it would pass the check).
+fn unproven_fix(path: &Path, forcible: bool) -> String {
     format!(
-        "run the command again; if this repeats, git -C {} status names the problem; \
-         --force removes the tree with whatever it holds",
-        crate::ground::quote::sh_path(path)
+        "run the command again; if this repeats, git -C {} status names the problem{}",
+        crate::ground::quote::sh_path(path),
+        if forcible {
+            "; --force removes the tree with whatever it holds"
+        } else {
+            ""
+        }
     )
 }
 
 /// What to do by hand about `why`, the tree at `path`'s, then run remove again.
 fn fix(path: &Path, why: &Unremovable) -> String {
     match why {
-        Unremovable::Unproven { .. } => unproven_fix(path),
+        Unremovable::Unproven { forcible, .. } => unproven_fix(path, *forcible),
         Unremovable::Dirty { .. } => {
             "commit, stash or delete them, or pass --force to discard them".into()
         }
@@ -525,5 +537,28 @@ mod tests {
             crate::ground::error::kind_of::<Refused>(&err),
             Some(Refused(Refusal::Untouched { .. }))
         ));
+    }
+
+    #[test]
+    fn only_an_unproven_check_force_passes_suggests_force() {
+        let hint = |forcible| {
+            let path = PathBuf::from("/r/card-1");
+            let cause = anyhow::anyhow!("could not read a directory");
+            Refused(Refusal::Unproven {
+                path,
+                cause,
+                forcible,
+            })
+            .hints()
+        };
+        let status = "run the command again; if this repeats, git -C /r/card-1 status names the \
+                      problem";
+        assert_eq!(hint(false), [status.to_owned()]);
+        assert_eq!(
+            hint(true),
+            [format!(
+                "{status}; --force removes the tree with whatever it holds"
+            )]
+        );
     }
 }
