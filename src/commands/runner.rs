@@ -3,7 +3,8 @@
 //! a card id (pure, deterministic), runs `add` in the repository of the payload's `cwd` and
 //! prints the worktree's canonical path as the last stdout line. Remove releases first, removes
 //! a clean tree (with its branch when that has no commits beyond its base, as Claude does for
-//! its own worktrees), keeps a dirty one (event `remove-refused`), and releases what an
+//! its own worktrees), keeps one the removability decision refuses (event `remove-refused`;
+//! released first when what it holds is known, as a dirty tree), and releases what an
 //! already-deleted tree's record still holds. Claude Code reads the exit status:
 //! 0 only when the worktree is gone afterwards, else 1 and one stderr line
 //! `kept <path>: <why>; <the command that finishes the job>`.
@@ -20,10 +21,11 @@ use crate::cli::{ClaudeCommand, GlobalArgs};
 use crate::ground::card::CardId;
 use crate::ground::error::{self, Code, Fail, Kind};
 use crate::guard::shell_quote;
+use crate::lifecycle::removable::{self, Unremovable};
 use crate::session::context::Context;
 use crate::state::record::Record;
 use crate::verify::{self, Verdict};
-use crate::{git::repo, lifecycle::dirty, state::events};
+use crate::{git::repo, state::events};
 
 /// The most a hook payload may hold.
 const STDIN_CAP: u64 = 1 << 20;
@@ -68,8 +70,8 @@ fn payload<T: DeserializeOwned>(event: &'static str) -> Result<T> {
     let mut values = serde_json::Deserializer::from_slice(&text).into_iter::<T>();
     match values.next() {
         Some(Ok(v)) => Ok(v),
-        Some(Err(error)) => Err(Fail::from(Payload::NotJson { event, error }).into()),
-        None => Err(Fail::from(Payload::Missing { event }).into()),
+        Some(Err(error)) => Err(Payload::NotJson { event, error }.into()),
+        None => Err(Payload::Missing { event }.into()),
     }
 }
 
@@ -79,11 +81,11 @@ fn create(global: GlobalArgs, out: &mut dyn Write) -> Result<i32> {
     let card = card_for(&p.name);
     let cwd = match p.cwd {
         Some(cwd) if cwd.is_absolute() => cwd,
-        Some(cwd) => return Err(Fail::from(Payload::RelativeCwd(cwd)).into()),
+        Some(cwd) => return Err(Payload::RelativeCwd(cwd).into()),
         None => std::env::current_dir()?,
     };
     if !cwd.is_dir() {
-        return Err(Fail::from(Payload::NoCwd(cwd)).into());
+        return Err(Payload::NoCwd(cwd).into());
     }
     let ctx = Context::at(global, cwd, None)?;
     // The library `add` with `add`'s own defaults: no command line, no printed path.
@@ -239,63 +241,57 @@ fn remove(ctx: &Context, path: &Path) -> Result<Disposal> {
             let (Some(rec), Some(admin)) = (&report.record, &report.admin) else {
                 anyhow::bail!("internal error: a verified worktree without record");
             };
-            let dirt = dirty::dirty(&ctx.links_from(), &ctx.repo.common_dir, path, rec)?;
-            let blockers =
-                dirty::removal_blockers(&ctx.repo.base, path, admin, report.locked, false)?;
-            let nested = dirty::nested_trees(path)?;
-            if dirt.is_empty() && blockers.is_empty() && nested.is_empty() {
-                return remove_clean(ctx, &report, rec);
-            }
-            let mut why: Vec<String> = dirt.iter().take(5).cloned().collect();
-            if dirt.len() > 5 {
-                why.push("…".into());
-            }
-            let checks: Vec<String> = blockers.iter().map(|b| b.check.clone()).collect();
-            let mut said = Vec::new();
-            if !nested.is_empty() {
-                said.push(format!(
-                    "it holds another repository or worktree ({})",
-                    nested.join(", ")
-                ));
-                why.extend(nested.iter().map(|n| format!("{n} (a nested repository)")));
-            }
-            if !dirt.is_empty() {
-                said.push(format!(
-                    "it has uncommitted changes or untracked files ({})",
-                    why.join(", ")
-                ));
-            }
-            if !checks.is_empty() {
-                said.push(format!(
-                    "git worktree remove would refuse it ({})",
-                    checks.join(", ")
-                ));
-            }
-            why.extend(checks);
-            let released = crate::lifecycle::release::release_verified(ctx, &report, GRACE);
+            let tree = removable::Tree {
+                path,
+                admin,
+                rec,
+                locked: report.locked,
+            };
+            let how = removable::How {
+                force: false,
+                processes: removable::Processes::Release(GRACE),
+            };
+            let why = match removable::decide(ctx, &tree, how) {
+                Ok(_) => return remove_clean(ctx, &report, rec),
+                Err(why) => why,
+            };
+            // Claude is done with the tree: what it holds stays, what it ran is released,
+            // unless that is unknown or not safe.
+            let what = if why.releasable() {
+                match crate::lifecycle::release::release_verified(ctx, &report, GRACE) {
+                    Ok(_) => "its processes, cleanup hook and ports were released".to_owned(),
+                    Err(e) => format!("releasing it failed: {e:#}"),
+                }
+            } else {
+                "nothing was released".to_owned()
+            };
+            let said = why.said_whole("it");
             events::append(
                 &ctx.repo.common_dir,
                 crate::state::events::Kind::RemoveRefused,
                 &rec.card,
                 path,
-                &format!("kept: {}", why.join(", ")),
+                &format!("kept: {said}"),
                 Duration::ZERO,
             );
-            let what = match &released {
-                Ok(_) => "its processes, cleanup hook and ports were released".to_owned(),
-                Err(e) => format!("releasing it failed: {e:#}"),
-            };
-            let mut fixes: Vec<&str> = blockers.iter().map(|b| b.fix.as_str()).collect();
-            if !nested.is_empty() {
-                fixes.push("move the nested repository or worktree out of the tree");
-            }
-            let first = if fixes.is_empty() {
-                "commit or stash what you want to keep".to_owned()
-            } else {
-                fixes.join("; ")
+            let first = match &why {
+                Unremovable::WouldRefuse { blockers } => blockers
+                    .iter()
+                    .map(|b| b.fix.as_str())
+                    .collect::<Vec<_>>()
+                    .join("; "),
+                Unremovable::Nested { .. } => {
+                    "move the nested repository or worktree out of the tree".to_owned()
+                }
+                Unremovable::Mounted { .. } => "unmount what is mounted in it".to_owned(),
+                Unremovable::Unseen { .. } => "end the processes working in it yourself".to_owned(),
+                Unremovable::Unproven { .. } => "fix that".to_owned(),
+                Unremovable::Dirty { .. } | Unremovable::InUse { .. } => {
+                    "commit or stash what you want to keep".to_owned()
+                }
             };
             Ok(kept(
-                format!("{}; {what}", said.join(" and ")),
+                format!("{said}; {what}"),
                 format!("{first}, then: {finish}"),
             ))
         }
@@ -408,28 +404,58 @@ fn remove_clean(ctx: &Context, report: &verify::Report, rec: &Record) -> Result<
     Ok(Disposal::Gone)
 }
 
-/// What is wrong with the payload Claude Code sent a hook on stdin: a usage error (exit 2).
-#[derive(Debug, thiserror::Error)]
+/// What is wrong with the payload Claude Code sent a hook on stdin: a usage error (exit 2). Not
+/// an error type itself: `?` makes it the [`Fail`] that says so, never a plain exit 1.
+#[derive(Debug)]
 enum Payload {
-    #[error("the {event} payload on stdin is not the JSON Claude Code sends: {error}")]
     NotJson {
         event: &'static str,
         error: serde_json::Error,
     },
-    #[error("no {event} payload on stdin")]
-    Missing { event: &'static str },
-    #[error("the payload's cwd {} is not an absolute path", .0.display())]
+    Missing {
+        event: &'static str,
+    },
     RelativeCwd(PathBuf),
-    #[error("cannot enter the payload's cwd {}", .0.display())]
     NoCwd(PathBuf),
 }
 
-impl Kind for Payload {
+impl std::fmt::Display for Payload {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Payload::NotJson { event, error } => write!(
+                f,
+                "the {event} payload on stdin is not the JSON Claude Code sends: {error}"
+            ),
+            Payload::Missing { event } => write!(f, "no {event} payload on stdin"),
+            Payload::RelativeCwd(cwd) => {
+                write!(
+                    f,
+                    "the payload's cwd {} is not an absolute path",
+                    cwd.display()
+                )
+            }
+            Payload::NoCwd(cwd) => write!(f, "cannot enter the payload's cwd {}", cwd.display()),
+        }
+    }
+}
+
+/// [`Payload`] as an error of its kind.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct BadPayload(Payload);
+
+impl From<Payload> for anyhow::Error {
+    fn from(payload: Payload) -> anyhow::Error {
+        anyhow::Error::new(Fail::from(BadPayload(payload)))
+    }
+}
+
+impl Kind for BadPayload {
     fn code(&self) -> Code {
         Code::Usage
     }
     fn hints(&self) -> Vec<String> {
-        vec![match self {
+        vec![match self.0 {
             Payload::NotJson { .. } => {
                 "git kardwt runner claude is run by Claude Code's hooks \
                                         (githooks/runners/claude/hooks.json)"

@@ -230,10 +230,7 @@ pub fn removal_blockers(
         });
     }
     if locked || admin.join("locked").exists() {
-        blockers.push(Blocker {
-            check: "it is locked (git worktree lock)".into(),
-            fix: format!("unlock it first: git worktree unlock {shown}"),
-        });
+        blockers.push(lock_blocker(worktree));
     }
     if !force {
         if let Some(sub) = populated_submodule(worktree, admin)? {
@@ -250,6 +247,17 @@ pub fn removal_blockers(
         }
     }
     Ok(blockers)
+}
+
+/// A lock on the worktree at `worktree`: git refuses to remove it, forced once or not.
+pub fn lock_blocker(worktree: &Path) -> Blocker {
+    Blocker {
+        check: "it is locked (git worktree lock)".into(),
+        fix: format!(
+            "unlock it first: git worktree unlock {}",
+            crate::ground::quote::sh_path(worktree)
+        ),
+    }
 }
 
 fn same_dir(a: &Path, b: &Path) -> bool {

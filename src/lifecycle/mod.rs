@@ -12,6 +12,7 @@ pub(crate) mod prepare;
 pub(crate) mod rehearse;
 pub(crate) mod release;
 pub(crate) mod remnant;
+pub(crate) mod removable;
 pub(crate) mod remove;
 pub(crate) mod step;
 pub(crate) mod walk;

@@ -1,8 +1,8 @@
 //! Removing a verified worktree, release first, the service `remove`, `gc` and the runner
-//! commands share. Every refusal comes before anything is released: a dirty tree (link-aware,
-//! `dirty.rs` beside it) or one not proven clean, whatever
-//! `git worktree remove` would refuse (a lock, submodules), gc's tree in use, and the
-//! repository lock, held from then to the end. Then the record says `failed` (reason
+//! commands share. Every refusal comes before anything is released: gc's judgement again, the
+//! one removability decision (`removable.rs` beside it: mounts, nested trees, uncommitted work,
+//! what `git worktree remove` would refuse, processes), and the repository lock, held from
+//! then to the end. Then the record says `failed` (reason
 //! `remove`) before anything is released, so a removal stopped at any later point, even by
 //! SIGKILL, leaves a tree the next `add` prepares again and the next `remove` finishes;
 //! release ([`crate::lifecycle::release`]); unlink kardwt's own links; `git worktree remove`; keep the
@@ -14,6 +14,7 @@ use anyhow::Result;
 
 use crate::ground::error::{code_or, Code, Fail, Kind};
 pub(crate) use crate::lifecycle::release::Processes;
+use crate::lifecycle::removable::{self, Removable, Unremovable};
 use crate::lifecycle::step::Step;
 use crate::sandbox;
 use crate::session::context::Context;
@@ -83,12 +84,10 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
     let mut steps = vec![refusals(ctx, &path, &admin, &rec, report.locked, opts)?];
     // Held from here to the end: a lock that cannot be taken refuses while nothing is
     // released yet, never between the release and the removal.
-    let untouched = |what: &'static str, cause| {
-        Fail::from(Refusal::Untouched {
-            path: path.clone(),
-            what,
-            cause,
-        })
+    let untouched = |what: &'static str, cause| Refusal::Untouched {
+        path: path.clone(),
+        what,
+        cause,
     };
     let repo_lock = crate::state::store::take_repo(&ctx.repo.common_dir, deadline, &holder)
         .map_err(|e| untouched("the repository lock could not be taken", e))?;
@@ -197,7 +196,7 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
             crate::lifecycle::aside::put_back(moved, &admin);
             let why = sandbox::tail_chars(out.stderr.trim(), 120);
             mark_failed(&why);
-            return Err(Fail::from(Refusal::GitRefused { path, why, card }).into());
+            return Err(Refusal::GitRefused { path, why, card }.into());
         }
         Err(e) => {
             crate::lifecycle::aside::put_back(moved, &admin);
@@ -233,11 +232,9 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
     })
 }
 
-/// Every refusal of a removal but the repository lock, made before anything is released: a
-/// tree holding another repository or worktree, forced or not; a dirty tree, or one not proven
-/// clean (unless forced: then it is removed with whatever it holds); gc's judgement again;
-/// whatever `git worktree remove` would refuse; gc's tree in use. The `clean` step when none
-/// refuses.
+/// Every refusal of a removal but the repository lock, made before anything is released: gc's
+/// judgement again, then the one removability decision ([`removable::decide`]). The `clean`
+/// step when none refuses.
 fn refusals(
     ctx: &Context,
     path: &Path,
@@ -246,259 +243,221 @@ fn refusals(
     locked: bool,
     opts: &Options,
 ) -> Result<Step> {
-    refuse_mounts(path)?;
-    refuse_nested_trees(path)?;
-    let mut unjudged = None;
-    let dirt = match dirty::dirty(&ctx.links_from(), &ctx.repo.common_dir, path, rec) {
-        Ok(dirt) => dirt,
-        // --force discards whatever the tree holds: not knowing what that is stops nothing.
-        Err(e) if opts.force => {
-            unjudged = Some(format!("{e:#}"));
-            Vec::new()
-        }
-        Err(e) => {
-            return Err(Fail::from(Refusal::Unproven {
-                path: path.to_owned(),
-                cause: e,
-            })
-            .into())
-        }
-    };
-    if !dirt.is_empty() && !opts.force {
-        return Err(Fail::from(Refusal::Dirty {
-            path: path.to_owned(),
-            dirt,
-        })
-        .into());
-    }
     if let Some(recheck) = &opts.recheck {
         let head = crate::git::repo::read_head(admin);
         if let Some(why) = recheck(path, admin, rec, head.as_ref()) {
-            return Err(Fail::from(Refusal::NoLongerCollectable {
+            return Err(Refusal::NoLongerCollectable {
                 path: path.to_owned(),
                 why,
-            })
+            }
             .into());
         }
     }
-    let blockers = dirty::removal_blockers(&ctx.repo.base, path, admin, locked, opts.force)?;
-    if !blockers.is_empty() {
-        return Err(Fail::from(Refusal::WouldRefuse {
-            path: path.to_owned(),
-            blockers,
-        })
-        .into());
-    }
-    if let (Processes::Release(_), false, Err(unseen)) =
-        (opts.processes, opts.force, crate::sys::process::can_see())
-    {
-        return Err(Fail::from(Refusal::Unseen {
-            path: path.to_owned(),
-            unseen,
-        })
-        .into());
-    }
-    if let (Processes::KeepInUse, Some(why)) = (opts.processes, crate::sys::process::in_use(path)) {
-        return Err(Fail::from(Refusal::InUse {
-            path: path.to_owned(),
-            why,
-        })
-        .into());
-    }
+    let tree = removable::Tree {
+        path,
+        admin,
+        rec,
+        locked,
+    };
+    let how = removable::How {
+        force: opts.force,
+        processes: opts.processes,
+    };
+    let removable =
+        removable::decide(ctx, &tree, how).map_err(|why| Refusal::refused(path.to_owned(), why))?;
+    let (ok, detail) = match removable {
+        Removable::Clean => (true, "clean".into()),
+        Removable::Forced { dirty } => (false, format!("{dirty} dirty paths, forced")),
+        Removable::ForcedUnjudged(why) => (false, format!("not judged, forced: {why}")),
+    };
     Ok(Step {
         step: "clean",
         ms: None,
-        ok: dirt.is_empty() && unjudged.is_none(),
-        detail: match unjudged {
-            Some(why) => format!("not judged, forced: {why}"),
-            None if dirt.is_empty() => "clean".into(),
-            None => format!("{} dirty paths, forced", dirt.len()),
-        },
+        ok,
+        detail,
     })
-}
-
-/// A repository or worktree nested in the tree is refused, forced or not: deleting it could
-/// lose commits no other clone has, and nothing in it was released.
-fn refuse_nested_trees(path: &Path) -> Result<()> {
-    let nested = dirty::nested_trees(path)?;
-    let Some(first) = nested.first() else {
-        return Ok(());
-    };
-    let first = path.join(first);
-    Err(Fail::from(Refusal::Nested {
-        path: path.to_owned(),
-        first,
-        nested,
-    })
-    .into())
-}
-
-/// A tree with a file system mounted in it (or at it) is refused, forced or not: deleting it
-/// would delete the mounted file system's files, which are not the tree's.
-fn refuse_mounts(path: &Path) -> Result<()> {
-    let mounts = crate::sys::mounts::under(path).map_err(|e| {
-        Fail::from(Refusal::Unproven {
-            path: path.to_owned(),
-            cause: anyhow::Error::new(e)
-                .context("could not tell whether a file system is mounted in it"),
-        })
-    })?;
-    if mounts.is_empty() {
-        return Ok(());
-    }
-    let mounts = mounts.iter().map(|m| path.join(m)).collect();
-    Err(Fail::from(Refusal::Mounted {
-        path: path.to_owned(),
-        mounts,
-    })
-    .into())
 }
 
 /// Why a removal stopped, every one before anything was released but [`Refusal::GitRefused`].
-#[derive(Debug, thiserror::Error)]
+/// Not an error type itself: `?` turns it into the error whose exit code its variant fixes
+/// ([`Refused`], in a [`Fail`]), so no refusal can reach `main` as a plain exit 1.
+#[derive(Debug)]
 pub enum Refusal {
     /// A lock or a record write failed before the release.
-    #[error("{} was not removed: {what}; nothing was released or removed", path.display())]
     Untouched {
         path: PathBuf,
         what: &'static str,
-        #[source]
         cause: anyhow::Error,
     },
     /// Released, then `git worktree remove` refused: what it said.
-    #[error("git worktree remove refused {}: {why}", path.display())]
     GitRefused {
         path: PathBuf,
         why: String,
         card: crate::ground::card::CardId,
     },
-    #[error(
-        "{} was not removed: it could not be proven to hold no uncommitted work; nothing was \
-         released or removed",
-        path.display()
-    )]
+    /// A check could not finish ([`Unremovable::Unproven`], its cause kept as the source).
     Unproven {
         path: PathBuf,
-        #[source]
         cause: anyhow::Error,
-    },
-    #[error(
-        "{} has uncommitted changes or untracked files ({}); nothing was released or removed",
-        path.display(),
-        first_five(dirt)
-    )]
-    Dirty { path: PathBuf, dirt: Vec<String> },
-    #[error(
-        "git worktree remove would refuse {}: {}; nothing was released or removed",
-        path.display(),
-        blockers.iter().map(|b| b.check.as_str()).collect::<Vec<_>>().join("; ")
-    )]
-    WouldRefuse {
-        path: PathBuf,
-        blockers: Vec<dirty::Blocker>,
-    },
-    #[error("{} cannot be released: {unseen}; nothing was released or removed", path.display())]
-    Unseen {
-        path: PathBuf,
-        unseen: crate::sys::process::Unseen,
+        forcible: bool,
     },
     /// gc's recheck kept the tree: not a failure, the tree stays as it is (gc lists it as kept).
-    #[error(
-        "{} is no longer collectable: {why}; nothing was released or removed",
-        path.display()
-    )]
     NoLongerCollectable { path: PathBuf, why: String },
-    /// gc keeps a tree in use.
-    #[error("{} is {why}; nothing was released or removed", path.display())]
-    InUse { path: PathBuf, why: String },
-    /// The tree holds another repository or worktree, `first` of them `nested`.
-    #[error(
-        "{} holds another repository or worktree ({}); nothing was released or removed",
-        path.display(),
-        first_five(nested)
-    )]
-    Nested {
-        path: PathBuf,
-        first: PathBuf,
-        nested: Vec<String>,
-    },
-    /// A file system is mounted in the tree (or at it): `mounts`, absolute.
-    #[error(
-        "{} has a file system mounted in it ({}); nothing was released or removed",
-        path.display(),
-        mounts.iter().map(|m| m.display().to_string()).collect::<Vec<_>>().join(", ")
-    )]
-    Mounted { path: PathBuf, mounts: Vec<PathBuf> },
+    /// The removability decision's every other answer.
+    Unremovable { path: PathBuf, why: Unremovable },
 }
 
-impl Kind for Refusal {
-    fn code(&self) -> Code {
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        const UNTOUCHED: &str = "nothing was released or removed";
         match self {
+            Refusal::Untouched { path, what, .. } => {
+                write!(f, "{} was not removed: {what}; {UNTOUCHED}", path.display())
+            }
+            Refusal::GitRefused { path, why, .. } => {
+                write!(f, "git worktree remove refused {}: {why}", path.display())
+            }
+            Refusal::Unproven { path, .. } => write!(
+                f,
+                "{}; {UNTOUCHED}",
+                removable::unproven(&path.display().to_string())
+            ),
+            Refusal::NoLongerCollectable { path, why } => write!(
+                f,
+                "{} is no longer collectable: {why}; {UNTOUCHED}",
+                path.display()
+            ),
+            Refusal::Unremovable { path, why } => {
+                write!(
+                    f,
+                    "{}; {UNTOUCHED}",
+                    why.said_of(&path.display().to_string())
+                )
+            }
+        }
+    }
+}
+
+/// A [`Refusal`] as an error: its message, its cause as the source, its code and hints.
+#[derive(Debug)]
+pub struct Refused(pub Refusal);
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for Refused {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.0 {
+            Refusal::Untouched { cause, .. } | Refusal::Unproven { cause, .. } => {
+                Some(cause.as_ref())
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The one way a refusal leaves: as the [`Fail`] its variant's code fixes.
+impl From<Refusal> for anyhow::Error {
+    fn from(refusal: Refusal) -> anyhow::Error {
+        anyhow::Error::new(Fail::from(Refused(refusal)))
+    }
+}
+
+impl Refusal {
+    /// The refusal of the tree at `path` the decision answered with `why`.
+    fn refused(path: PathBuf, why: Unremovable) -> Refusal {
+        match why {
+            Unremovable::Unproven { cause, forcible } => Refusal::Unproven {
+                path,
+                cause,
+                forcible,
+            },
+            why => Refusal::Unremovable { path, why },
+        }
+    }
+}
+
+impl Kind for Refused {
+    fn code(&self) -> Code {
+        match &self.0 {
             Refusal::Untouched { cause, .. } | Refusal::Unproven { cause, .. } => {
                 code_or(cause, Code::Failed)
             }
-            Refusal::Mounted { .. } => Code::Refused,
+            Refusal::Unremovable {
+                why: Unremovable::Mounted { .. },
+                ..
+            } => Code::Refused,
             _ => Code::Failed,
         }
     }
     fn hints(&self) -> Vec<String> {
-        let hint = match self {
+        let hint = match &self.0 {
             Refusal::Untouched { .. } | Refusal::NoLongerCollectable { .. } => return Vec::new(),
             Refusal::GitRefused { card, .. } => format!(
                 "processes were released and the cleanup hook ran, so its record is now failed \
                  (git kardwt add {card} prepares it again); fix what git names and run remove again"
             ),
-            Refusal::Unproven { path, .. } => format!(
-                "run the command again; if this repeats, git -C {} status names the problem; \
-                 --force removes the tree with whatever it holds",
-                crate::ground::quote::sh_path(path)
-            ),
-            Refusal::Dirty { .. } => {
-                "commit, stash or delete them, or pass --force to discard them".into()
-            }
-            Refusal::WouldRefuse { blockers, .. } => format!(
-                "{}; then run remove again",
-                blockers
-                    .iter()
-                    .map(|b| b.fix.as_str())
-                    .collect::<Vec<_>>()
-                    .join("; ")
-            ),
-            Refusal::Unseen { .. } => "end the processes working in it yourself, then pass \
-                                       --force (nothing is signalled then)"
-                .into(),
-            Refusal::InUse { .. } => "automatic cleanup never ends a process: stop it, or \
-                                      remove the tree yourself with git kardwt remove"
-                .into(),
-            Refusal::Mounted { mounts, .. } => format!(
-                "unmount it (umount {}), then run remove again; --force does not remove it: \
-                 kardwt never deletes across a file system boundary",
-                mounts
-                    .first()
-                    .map(|m| crate::ground::quote::sh_path(m))
-                    .unwrap_or_default()
-            ),
-            Refusal::Nested { first, .. } => {
-                let shown = crate::ground::quote::sh_path(first);
-                format!(
-                    "check it for uncommitted work and unpushed commits (git -C {shown} status), \
-                     move it out of the tree or delete it by hand (git worktree remove {shown}, \
-                     for a worktree), then run remove again; --force does not remove it"
-                )
-            }
+            Refusal::Unproven { path, forcible, .. } => unproven_fix(path, *forcible),
+            Refusal::Unremovable { path, why } => fix(path, why),
         };
         vec![hint]
     }
 }
 
-/// The first five of `all`, and an ellipsis when there are more.
-fn first_five(all: &[String]) -> String {
-    let shown: Vec<&str> = all.iter().take(5).map(String::as_str).collect();
+/// What to do about a tree not proven clean (`--force` too, when it would pass the check).
+fn unproven_fix(path: &Path, forcible: bool) -> String {
     format!(
-        "{}{}",
-        shown.join(", "),
-        if all.len() > 5 { ", …" } else { "" }
+        "run the command again; if this repeats, git -C {} status names the problem{}",
+        crate::ground::quote::sh_path(path),
+        if forcible {
+            "; --force removes the tree with whatever it holds"
+        } else {
+            ""
+        }
     )
+}
+
+/// What to do by hand about `why`, the tree at `path`'s, then run remove again.
+fn fix(path: &Path, why: &Unremovable) -> String {
+    match why {
+        Unremovable::Unproven { forcible, .. } => unproven_fix(path, *forcible),
+        Unremovable::Dirty { .. } => {
+            "commit, stash or delete them, or pass --force to discard them".into()
+        }
+        Unremovable::WouldRefuse { blockers } => format!(
+            "{}; then run remove again",
+            blockers
+                .iter()
+                .map(|b| b.fix.as_str())
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
+        Unremovable::Unseen { .. } => "end the processes working in it yourself, then pass \
+                                       --force (nothing is signalled then)"
+            .into(),
+        Unremovable::InUse { .. } => "automatic cleanup never ends a process: stop it, or \
+                                      remove the tree yourself with git kardwt remove"
+            .into(),
+        Unremovable::Mounted { mounts } => format!(
+            "unmount it (umount {}), then run remove again; --force does not remove it: \
+             kardwt never deletes across a file system boundary",
+            mounts
+                .first()
+                .map(|m| crate::ground::quote::sh_path(m))
+                .unwrap_or_default()
+        ),
+        Unremovable::Nested { first, .. } => {
+            let shown = crate::ground::quote::sh_path(first);
+            format!(
+                "check it for uncommitted work and unpushed commits (git -C {shown} status), \
+                 move it out of the tree or delete it by hand (git worktree remove {shown}, \
+                 for a worktree), then run remove again; --force does not remove it"
+            )
+        }
+    }
 }
 
 /// Prune the registration of a worktree whose directory is gone (`git worktree remove` of the
@@ -549,10 +508,10 @@ mod tests {
     fn a_refusals_variant_fixes_its_code_and_a_wrapped_lock_keeps_its_own() {
         let path = PathBuf::from("/r/card-1");
         let dirt: Vec<String> = (1..=6).map(|i| format!("f{i}")).collect();
-        let dirty = Refusal::Dirty {
+        let dirty = Refused(Refusal::Unremovable {
             path: path.clone(),
-            dirt,
-        };
+            why: Unremovable::Dirty { dirt },
+        });
         assert_eq!(dirty.code(), Code::Failed);
         assert_eq!(
             dirty.to_string(),
@@ -565,12 +524,41 @@ mod tests {
             what: "the repository lock could not be taken",
             cause: deadline,
         };
-        assert_eq!(untouched.code(), Code::Deadline);
-        assert!(untouched.hints().is_empty());
-        let fail = Fail::from(untouched);
+        assert!(Refused(Refusal::NoLongerCollectable {
+            path: PathBuf::from("/r/card-2"),
+            why: "x".into()
+        })
+        .hints()
+        .is_empty());
+        // `?` (here `from`) is the only way out, and it keeps the code the variant fixes.
+        let err = anyhow::Error::from(untouched);
+        assert_eq!(crate::ground::error::code_of(&err), Some(Code::Deadline));
         assert!(matches!(
-            fail.kind::<Refusal>(),
-            Some(Refusal::Untouched { .. })
+            crate::ground::error::kind_of::<Refused>(&err),
+            Some(Refused(Refusal::Untouched { .. }))
         ));
+    }
+
+    #[test]
+    fn only_an_unproven_check_force_passes_suggests_force() {
+        let hint = |forcible| {
+            let path = PathBuf::from("/r/card-1");
+            let cause = anyhow::anyhow!("could not read a directory");
+            Refused(Refusal::Unproven {
+                path,
+                cause,
+                forcible,
+            })
+            .hints()
+        };
+        let status = "run the command again; if this repeats, git -C /r/card-1 status names the \
+                      problem";
+        assert_eq!(hint(false), [status.to_owned()]);
+        assert_eq!(
+            hint(true),
+            [format!(
+                "{status}; --force removes the tree with whatever it holds"
+            )]
+        );
     }
 }

@@ -609,7 +609,8 @@ fn squash_and_rebase_merged_cards_are_collected_and_unpushed_work_is_kept() {
 }
 
 /// gc never ends a process. A merged, pushed, clean card (a candidate a moment
-/// before) with a process sitting in it is kept by `--apply` as "in use: pid N sleep"; the
+/// before) with a process sitting in it is kept by `--apply` as "…, but it is in use: pid N
+/// sleep"; the
 /// process is still alive afterwards and nothing of the tree, its record or its registration
 /// changed.
 #[test]
@@ -629,7 +630,7 @@ fn gc_apply_keeps_a_tree_in_use_and_signals_nothing() {
     assert_eq!(cards(&v), BTreeSet::new(), "{v}");
     let reason = kept(&v)["busy"]["reason"].as_str().unwrap().to_owned();
     assert!(
-        reason.starts_with("in use: pid ") && reason.contains(" sleep"),
+        reason.contains(", but it is in use: pid ") && reason.ends_with(" sleep"),
         "{v}"
     );
     assert_eq!(

@@ -9,6 +9,7 @@ mod generated;
 mod hidden_work;
 mod hook_reentry;
 mod mounts;
+mod one_decision;
 mod release_first;
 mod undeletable;
 mod unseen_processes;
