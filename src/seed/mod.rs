@@ -16,7 +16,7 @@ use crate::ground::card::CardId;
 use crate::sandbox::{self, Facts, Phase};
 use crate::session::context::Context;
 use crate::state::events;
-use crate::state::record::{self, Origin, PrepareCache, Reason, Record, State};
+use crate::state::record::{Origin, PrepareCache, Reason, Record, State};
 use crate::verify::Probe;
 
 pub(crate) mod cache;
@@ -25,6 +25,8 @@ pub(crate) mod failure;
 pub(crate) mod linked;
 pub(crate) mod links;
 pub(crate) mod ports;
+
+pub(crate) use ports::allocate_ports;
 
 /// Everything preparation needs besides the record.
 pub struct Prep<'a> {
@@ -36,28 +38,6 @@ pub struct Prep<'a> {
     /// Send the prepare hook's output only to the card's log file, not to stderr (the
     /// post-checkout hook and `add --quiet`).
     pub quiet: bool,
-}
-
-/// Allocate the configured ports for `card` (none when `worktree.ports` is absent). Call it
-/// under the repository lock: it reads which ports the other records hold.
-pub fn allocate_ports(ctx: &Context, cfg: &Config, card: &CardId) -> Result<Vec<u16>> {
-    let Some(spec) = &cfg.ports else {
-        return Ok(Vec::new());
-    };
-    let held: std::collections::BTreeSet<u16> = crate::verify::scan(&ctx.repo)?
-        .iter()
-        .filter_map(|e| match &e.record {
-            record::Loaded::Parsed(r) if r.card != card.as_str() => Some(r.ports.clone()),
-            _ => None,
-        })
-        .flatten()
-        .collect();
-    Ok(self::ports::allocate(
-        card.as_str(),
-        spec,
-        &held,
-        self::ports::bindable,
-    )?)
 }
 
 /// Resolve the prepare hook's program, if one is configured (exit 2 when refused). Committed

@@ -12,6 +12,29 @@ use rustix::net::{AddressFamily, SocketType};
 use crate::config::Ports;
 use crate::ground::error::{Code, Fail, Kind};
 
+/// Allocate the configured ports for `card` (none when `worktree.ports` is absent). Call it
+/// under the repository lock: it reads which ports the other records hold.
+pub fn allocate_ports(
+    ctx: &crate::session::context::Context,
+    cfg: &crate::config::Config,
+    card: &crate::ground::card::CardId,
+) -> anyhow::Result<Vec<u16>> {
+    let Some(spec) = &cfg.ports else {
+        return Ok(Vec::new());
+    };
+    let held: std::collections::BTreeSet<u16> = crate::verify::scan(&ctx.repo)?
+        .iter()
+        .filter_map(|e| match &e.record {
+            crate::state::record::Loaded::Parsed(r) if r.card != card.as_str() => {
+                Some(r.ports.clone())
+            }
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    Ok(allocate(card.as_str(), spec, &held, bindable)?)
+}
+
 /// A stable hash of the card id (FNV-1a), so the starting point survives restarts.
 fn start_offset(card: &str, span: u32) -> u32 {
     let mut h: u32 = 0x811c_9dc5;
