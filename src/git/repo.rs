@@ -10,8 +10,11 @@ use anyhow::{Context, Result};
 use crate::ground::error::{Code, Fail, Kind};
 
 mod bare;
+mod elsewhere;
 use bare::bare_project;
 pub use bare::Layout;
+use elsewhere::configured_work_tree;
+pub use elsewhere::remembered_base;
 
 /// The repository kardwt works on, as seen from the caller's directory.
 pub struct Repo {
@@ -130,15 +133,22 @@ impl Repo {
                 .context("could not open the main worktree")?;
             let base = match main.workdir() {
                 Some(w) => Some(canonical(w)?),
-                None => remembered_base(&common_dir),
+                None => remembered_base(&common_dir).or_else(|| configured_work_tree(&main)),
             };
             (base, Layout::Checkout)
         };
         let base = base.ok_or_else(|| {
-            Fail::from(NoRepo::Bare {
-                common_dir: common_dir.clone(),
+            let common_dir = common_dir.clone();
+            Fail::from(match bare {
+                true => NoRepo::Bare { common_dir },
+                false => NoRepo::Elsewhere { common_dir },
             })
         })?;
+        // A main worktree git finds through `core.worktree` (or `GIT_DIR` and
+        // `GIT_WORK_TREE`), with no `.git` in it: kardwt names the git dir to the git it runs.
+        if layout == Layout::Checkout && base.join(".git").symlink_metadata().is_err() {
+            super::call::detached_work_tree(&base, &common_dir);
+        }
         let reftable = is_reftable(&gix);
         Ok(Repo {
             common_dir,
@@ -294,17 +304,6 @@ pub fn linked_at(admin: PathBuf) -> Option<Linked> {
         locked,
         prunable,
     })
-}
-
-/// The main worktree kardwt remembered for the repository whose common dir is `common_dir`
-/// (see [`Repo::git_dir_elsewhere`]), when it still is one: its `.git` names this common dir.
-pub fn remembered_base(common_dir: &Path) -> Option<PathBuf> {
-    use std::os::unix::ffi::OsStrExt;
-    let bytes = read_small(&crate::sys::layout::base_file(common_dir))?;
-    let named = Path::new(std::ffi::OsStr::from_bytes(bytes.strip_suffix(b"\n")?));
-    let base = std::fs::canonicalize(named).ok()?;
-    let git_dir = std::fs::canonicalize(read_dot_git(&base)?).ok()?;
-    (git_dir == common_dir).then_some(base)
 }
 
 /// An absolute path without `.` or `..` components (git writes such paths; others are
@@ -550,6 +549,14 @@ pub enum NoRepo {
     Outside { cwd: PathBuf, why: String },
     #[error("the repository at {} has no main worktree (it is bare)", common_dir.display())]
     Bare { common_dir: PathBuf },
+    /// A git dir elsewhere whose checkout neither `core.worktree` nor kardwt's memory names
+    /// (`GIT_DIR` and `GIT_WORK_TREE` alone, or a checkout kardwt has not seen).
+    #[error(
+        "the repository at {} names no main worktree: its git dir is elsewhere, and neither \
+         core.worktree nor a run of kardwt in the checkout says where that is",
+        common_dir.display()
+    )]
+    Elsewhere { common_dir: PathBuf },
 }
 
 impl Kind for NoRepo {
@@ -559,14 +566,19 @@ impl Kind for NoRepo {
     fn hints(&self) -> Vec<String> {
         vec![match self {
             NoRepo::Outside { .. } => {
-                "run git kardwt from inside the repository whose worktrees it manages"
+                "run git kardwt from inside the repository whose worktrees it manages".to_owned()
             }
             NoRepo::Bare { .. } => {
                 "git kardwt needs a base checkout, or the bare layout: `git clone --bare <url> \
                  <project>/.git`, with the cards beside it in <project>"
+                    .to_owned()
             }
-        }
-        .into()]
+            NoRepo::Elsewhere { common_dir } => format!(
+                "name the checkout: git --git-dir={} config core.worktree <checkout>, or run \
+                 git kardwt list once in the checkout",
+                common_dir.display()
+            ),
+        }]
     }
 }
 
