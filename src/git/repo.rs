@@ -579,8 +579,8 @@ impl Kind for NoRepo {
                     .to_owned()
             }
             NoRepo::Elsewhere { common_dir } => format!(
-                "name the checkout: git --git-dir={} config core.worktree <checkout>, or run \
-                 git kardwt list once in the checkout",
+                "name the checkout: git --git-dir={} config core.worktree <checkout> (a checkout \
+                 whose .git file names this git dir is found once git kardwt has run in it)",
                 common_dir.display()
             ),
         }]
