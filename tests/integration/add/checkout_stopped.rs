@@ -107,7 +107,7 @@ fn a_signal_stops_kardwts_own_checkout_part_way_and_the_tree_is_removed() {
     ];
     for (card, sig, group) in rounds {
         let slowed = slow_add(&repo, card, &[]);
-        let kardwt = slowed.traced_pid();
+        let kardwt = slowed.traced_pid(BIN);
         // Its first links are there: the checkout runs, and slowly from here on.
         let links = repo.card_path(card).join("links");
         let reached = wait_until(Duration::from_secs(60), || entries(&links) >= FAST as usize);
@@ -117,14 +117,16 @@ fn a_signal_stops_kardwts_own_checkout_part_way_and_the_tree_is_removed() {
                 Signal::KILL,
             );
         }
-        match group {
-            false => kill_process(Pid::from_raw(kardwt as i32).unwrap(), sig).unwrap(),
-            true => {
-                kill_process_group(Pid::from_raw(slowed.strace.pid() as i32).unwrap(), sig).unwrap()
-            }
-        }
+        let sent = match group {
+            false => kill_process(Pid::from_raw(kardwt as i32).unwrap(), sig),
+            true => kill_process_group(Pid::from_raw(slowed.strace.pid() as i32).unwrap(), sig),
+        };
         let (out, made) = slowed.wait(Duration::from_secs(300), LINK_CALLS);
         assert!(reached, "card {card}: the checkout never began:\n{out}");
+        assert!(
+            sent.is_ok(),
+            "card {card}: kardwt (pid {kardwt}) had ended before the signal ({made} links):\n{out}"
+        );
         let code = 128 + sig.as_raw();
         assert_eq!(out.code, code, "card {card}:\n{out}");
         assert!(out.stderr.contains("interrupted by SIG"), "{out}");

@@ -192,9 +192,15 @@ pub struct Slowed {
 }
 
 impl Slowed {
-    /// The pid of the program strace runs (its one child), waiting for strace to start it.
-    pub fn traced_pid(&self) -> u32 {
+    /// The pid of the program strace runs, waiting for strace to start it: the child of strace
+    /// whose command line begins with `program` (strace forks short-lived children of its own
+    /// to probe the kernel first).
+    pub fn traced_pid(&self, program: &str) -> u32 {
         let tasks = PathBuf::from(format!("/proc/{}/task", self.strace.pid()));
+        let runs = |pid: &u32| {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            cmdline.split(|b| *b == 0).next() == Some(program.as_bytes())
+        };
         let mut found = None;
         wait_until(std::time::Duration::from_secs(30), || {
             let children = std::fs::read_dir(&tasks)
@@ -202,14 +208,15 @@ impl Slowed {
                 .flatten()
                 .flatten()
                 .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
-                .collect::<String>();
+                .collect::<Vec<String>>();
             found = children
-                .split_whitespace()
-                .next()
-                .and_then(|p| p.parse().ok());
+                .iter()
+                .flat_map(|c| c.split_whitespace())
+                .filter_map(|p| p.parse().ok())
+                .find(runs);
             found.is_some()
         });
-        found.expect("strace never started its program")
+        found.unwrap_or_else(|| panic!("strace never started {program}"))
     }
 
     /// Wait for strace to end (at most `timeout`): the program's output and exit code, and
