@@ -7,14 +7,16 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use crate::ground::error::{Code, Fail, Kind};
+use crate::ground::error::Fail;
 
 mod bare;
 mod elsewhere;
+mod no_repo;
 use bare::bare_project;
 pub use bare::Layout;
 use elsewhere::configured_work_tree;
 pub use elsewhere::remembered_base;
+pub use no_repo::NoRepo;
 
 /// The repository kardwt works on, as seen from the caller's directory.
 pub struct Repo {
@@ -545,46 +547,6 @@ fn lexically_normal(p: &Path) -> PathBuf {
         }
     }
     out
-}
-
-/// Why there is no repository to work in (a usage error: where kardwt runs).
-#[derive(Debug, thiserror::Error)]
-pub enum NoRepo {
-    #[error("not in a git repository ({}): {why}", cwd.display())]
-    Outside { cwd: PathBuf, why: String },
-    #[error("the repository at {} has no main worktree (it is bare)", common_dir.display())]
-    Bare { common_dir: PathBuf },
-    /// A git dir elsewhere whose checkout neither `core.worktree` nor kardwt's memory names
-    /// (`GIT_DIR` and `GIT_WORK_TREE` alone, or a checkout kardwt has not seen).
-    #[error(
-        "the repository at {} names no main worktree: its git dir is elsewhere, and neither \
-         core.worktree nor a run of kardwt in the checkout says where that is",
-        common_dir.display()
-    )]
-    Elsewhere { common_dir: PathBuf },
-}
-
-impl Kind for NoRepo {
-    fn code(&self) -> Code {
-        Code::Usage
-    }
-    fn hints(&self) -> Vec<String> {
-        vec![match self {
-            NoRepo::Outside { .. } => {
-                "run git kardwt from inside the repository whose worktrees it manages".to_owned()
-            }
-            NoRepo::Bare { .. } => {
-                "git kardwt needs a base checkout, or the bare layout: `git clone --bare <url> \
-                 <project>/.git`, with the cards beside it in <project>"
-                    .to_owned()
-            }
-            NoRepo::Elsewhere { common_dir } => format!(
-                "name the checkout: git --git-dir={} config core.worktree <checkout> (a checkout \
-                 whose .git file names this git dir is found once git kardwt has run in it)",
-                common_dir.display()
-            ),
-        }]
-    }
 }
 
 #[cfg(test)]
