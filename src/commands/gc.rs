@@ -96,7 +96,7 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
             .into_iter()
             .filter_map(|(remote, base_ref)| {
                 let tracking = collectable::tracking_ref_of(&remote, &base_ref)?;
-                let age = collectable::fetched_ago(&ctx.repo, &tracking);
+                let age = collectable::fetched_ago(&ctx.repo.common_dir, &tracking);
                 Some(LastFetch {
                     tracking_ref: tracking,
                     age_seconds: age,

@@ -206,7 +206,8 @@ pub fn head_reflog(worktree: &Path) -> Result<String> {
 }
 
 /// When (Unix seconds) the reflog of `name` (a full ref name) last recorded a move, asked of
-/// git (for a ref store without loose logs: reftable); `None` without a reflog.
+/// git run in `dir` (a worktree or a git dir), for a ref store without loose logs
+/// (reftable); `None` without a reflog.
 pub fn reflog_time(dir: &Path, name: &str) -> Option<u64> {
     let args = Argv::new([
         "log",

@@ -173,11 +173,6 @@ impl Repo {
             .is_ok_and(|m| m.is_file())
     }
 
-    /// Are the refs (and their reflogs) kept in reftable, where only git reads them?
-    pub fn refs_in_reftable(&self) -> bool {
-        self.reftable
-    }
-
     /// A git config value as a string, if set.
     pub fn config_string(&self, key: &str) -> Option<String> {
         self.gix
