@@ -347,10 +347,13 @@ pub fn tracking_ref_of(remote: &str, base_ref: &str) -> Option<String> {
 /// far as the repository tells: the newer of its reflog's last entry (a fetch that moved it)
 /// and `FETCH_HEAD`'s mtime when that names the branch (a `git fetch` that found nothing new).
 /// A ref with no reflog has not moved since the clone wrote it: then the clone's entry in the
-/// reflog of `refs/remotes/<remote>/HEAD`.
+/// reflog of `refs/remotes/<remote>/HEAD`. A reflog with no loose file (a reftable
+/// repository keeps them in its tables) is asked of git.
 pub fn fetched_ago(common_dir: &Path, tracking: &str) -> Option<u64> {
-    let reflog_time =
-        |r: &str| reflog_last_time(&std::fs::read_to_string(common_dir.join("logs").join(r)).ok()?);
+    let reflog_time = |r: &str| match std::fs::read_to_string(common_dir.join("logs").join(r)) {
+        Ok(text) => reflog_last_time(&text),
+        Err(_) => crate::git::reflog_time(common_dir, r),
+    };
     let mut parts = tracking.splitn(4, '/');
     let remote = parts.nth(2).unwrap_or_default();
     let branch = parts.next().unwrap_or_default();

@@ -14,6 +14,16 @@ use anyhow::{Context, Result};
 
 use crate::ground::error::Fail;
 
+/// A work tree tied to its git dir by configuration (`core.worktree`) rather than by a `.git`
+/// entry in it: (work tree, git dir), set once the repository is found. git run there finds no
+/// repository by itself, so it is named on git's command line.
+static DETACHED: OnceLock<(std::path::PathBuf, std::path::PathBuf)> = OnceLock::new();
+
+/// Say that `work_tree` has no `.git` and its git dir is `git_dir` (the first call wins).
+pub fn detached_work_tree(work_tree: &Path, git_dir: &Path) {
+    let _ = DETACHED.set((work_tree.to_path_buf(), git_dir.to_path_buf()));
+}
+
 /// Is `KARDWT_TRACE=1` set? Read once.
 fn tracing() -> bool {
     static ON: OnceLock<bool> = OnceLock::new();
@@ -252,7 +262,15 @@ impl<'a> Call<'a> {
     /// Run git to completion, capturing both streams.
     pub fn output(self) -> Result<Output> {
         let started = Instant::now();
-        let mut all: Vec<OsString> = vec!["-C".into(), self.dir.as_os_str().to_owned()];
+        let mut all: Vec<OsString> = Vec::new();
+        if let Some((work_tree, git_dir)) = DETACHED.get().filter(|(w, _)| w == self.dir) {
+            for (option, path) in [("--git-dir=", git_dir), ("--work-tree=", work_tree)] {
+                let mut arg = OsString::from(option);
+                arg.push(path);
+                all.push(arg);
+            }
+        }
+        all.extend(["-C".into(), self.dir.as_os_str().to_owned()]);
         all.extend(self.args.iter().cloned());
         let mut cmd = Command::new("git");
         cmd.args(all)

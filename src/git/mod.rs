@@ -37,9 +37,9 @@ pub(crate) use query::{
     branches_under, cat_file_batch, cat_file_batch_check, changes_contained, common_dir_of,
     config_get, config_regexp_z, git_path, head_oid, head_reflog, is_ancestor,
     local_config_names_kardwt, log_raw_z, ls_tree_path_z, ls_tree_z, merge_base, not_on_remotes,
-    on_no_other_ref, reachable_from_any, ref_commit, ref_exists, reflog_commits, rev_list_objects,
-    symbolic_ref, tracking_contains, tree_id, unpushed_commit, user_config_get, user_config_set,
-    without_equivalent,
+    on_no_other_ref, reachable_from_any, ref_commit, ref_exists, reflog_commits, reflog_time,
+    rev_list_objects, symbolic_ref, tracking_contains, tree_id, unpushed_commit, user_config_get,
+    user_config_set, without_equivalent,
 };
 pub(crate) use remote::{
     fetch_ref, ls_remote_head, ls_remote_refs, remote_failure, remote_url, symref_head,

@@ -205,6 +205,26 @@ pub fn head_reflog(worktree: &Path) -> Result<String> {
     Ok(text)
 }
 
+/// When (Unix seconds) the reflog of `name` (a full ref name) last recorded a move, asked of
+/// git run in `dir` (a worktree or a git dir), for a ref store without loose logs
+/// (reftable); `None` without a reflog.
+pub fn reflog_time(dir: &Path, name: &str) -> Option<u64> {
+    let args = Argv::new([
+        "log",
+        "--walk-reflogs",
+        "--no-show-signature",
+        "--max-count=1",
+        "--date=unix",
+        "--format=%gd",
+    ])
+    .outside(name);
+    let args: Vec<OsString> = args.into_iter().chain([OsString::from("--")]).collect();
+    let out = Call::new(dir, args).untraced().output().ok()?;
+    // `<short name>@{<time>}` under --date=unix.
+    let (_, when) = out.stdout.trim_end().rsplit_once("@{")?;
+    when.strip_suffix('}')?.parse().ok()
+}
+
 /// The commits the reflogs of `refs` (full ref names) have named, by ref: one `git log
 /// --walk-reflogs` for all of them. A ref without a reflog has none.
 pub fn reflog_commits(

@@ -7,11 +7,16 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use crate::ground::error::{Code, Fail, Kind};
+use crate::ground::error::Fail;
 
 mod bare;
+mod elsewhere;
+mod no_repo;
 use bare::bare_project;
 pub use bare::Layout;
+use elsewhere::configured_work_tree;
+pub use elsewhere::remembered_base;
+pub use no_repo::NoRepo;
 
 /// The repository kardwt works on, as seen from the caller's directory.
 pub struct Repo {
@@ -130,15 +135,22 @@ impl Repo {
                 .context("could not open the main worktree")?;
             let base = match main.workdir() {
                 Some(w) => Some(canonical(w)?),
-                None => remembered_base(&common_dir),
+                None => remembered_base(&common_dir).or_else(|| configured_work_tree(&main)),
             };
             (base, Layout::Checkout)
         };
         let base = base.ok_or_else(|| {
-            Fail::from(NoRepo::Bare {
-                common_dir: common_dir.clone(),
+            let common_dir = common_dir.clone();
+            Fail::from(match bare {
+                true => NoRepo::Bare { common_dir },
+                false => NoRepo::Elsewhere { common_dir },
             })
         })?;
+        // A main worktree git finds through `core.worktree` (or `GIT_DIR` and
+        // `GIT_WORK_TREE`), with no `.git` in it: kardwt names the git dir to the git it runs.
+        if layout == Layout::Checkout && base.join(".git").symlink_metadata().is_err() {
+            super::call::detached_work_tree(&base, &common_dir);
+        }
         let reftable = is_reftable(&gix);
         Ok(Repo {
             common_dir,
@@ -309,17 +321,6 @@ pub fn linked_at(admin: PathBuf) -> Option<Linked> {
         locked,
         prunable,
     })
-}
-
-/// The main worktree kardwt remembered for the repository whose common dir is `common_dir`
-/// (see [`Repo::git_dir_elsewhere`]), when it still is one: its `.git` names this common dir.
-pub fn remembered_base(common_dir: &Path) -> Option<PathBuf> {
-    use std::os::unix::ffi::OsStrExt;
-    let bytes = read_small(&crate::sys::layout::base_file(common_dir))?;
-    let named = Path::new(std::ffi::OsStr::from_bytes(bytes.strip_suffix(b"\n")?));
-    let base = std::fs::canonicalize(named).ok()?;
-    let git_dir = std::fs::canonicalize(read_dot_git(&base)?).ok()?;
-    (git_dir == common_dir).then_some(base)
 }
 
 /// An absolute path without `.` or `..` components (git writes such paths; others are
@@ -556,33 +557,6 @@ fn lexically_normal(p: &Path) -> PathBuf {
         }
     }
     out
-}
-
-/// Why there is no repository to work in (a usage error: where kardwt runs).
-#[derive(Debug, thiserror::Error)]
-pub enum NoRepo {
-    #[error("not in a git repository ({}): {why}", cwd.display())]
-    Outside { cwd: PathBuf, why: String },
-    #[error("the repository at {} has no main worktree (it is bare)", common_dir.display())]
-    Bare { common_dir: PathBuf },
-}
-
-impl Kind for NoRepo {
-    fn code(&self) -> Code {
-        Code::Usage
-    }
-    fn hints(&self) -> Vec<String> {
-        vec![match self {
-            NoRepo::Outside { .. } => {
-                "run git kardwt from inside the repository whose worktrees it manages"
-            }
-            NoRepo::Bare { .. } => {
-                "git kardwt needs a base checkout, or the bare layout: `git clone --bare <url> \
-                 <project>/.git`, with the cards beside it in <project>"
-            }
-        }
-        .into()]
-    }
 }
 
 #[cfg(test)]

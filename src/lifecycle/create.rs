@@ -405,6 +405,13 @@ impl Action<'_> {
             } else {
                 String::new()
             };
+            // The deadline stopped the checkout (kardwt's own, or git's): exit 5, as anywhere.
+            if Instant::now() >= self.prep.deadline {
+                return Err(Fail::from(crate::sys::time::Overran {
+                    during: format!("while checking out {}{kept}", path.display()),
+                })
+                .into());
+            }
             anyhow::bail!(
                 "`git worktree add` of {} failed{kept}: {}",
                 path.display(),

@@ -30,7 +30,12 @@ pub fn hook_context(global: GlobalArgs, hook: &str) -> Result<Option<Context>> {
     let (common_dir, why) = match no_repo {
         Some(NoRepo::Bare { common_dir }) => (
             Some(common_dir.clone()),
-            "the repository has no main worktree (it is bare, or its git dir is elsewhere)"
+            "the repository has no main worktree (it is bare)".to_owned(),
+        ),
+        Some(NoRepo::Elsewhere { common_dir }) => (
+            Some(common_dir.clone()),
+            "the repository's git dir is elsewhere and names no main worktree (core.worktree \
+             is not set)"
                 .to_owned(),
         ),
         _ => (

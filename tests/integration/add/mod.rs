@@ -3,6 +3,7 @@
 //! kills, signals, planted files and failing system calls.
 mod base_tag_or_commit;
 mod checkout;
+mod checkout_stopped;
 mod claims;
 mod concurrency;
 mod copy;

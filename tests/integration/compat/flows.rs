@@ -3,15 +3,15 @@
 //! through the pre-push hook (one allowed, one blocked for committing the shared `.env`),
 //! `remove` and `gc --apply`, run alike in SHA-256 and reftable repositories, blobless,
 //! treeless and shallow clones, with `core.fileMode=false`, `core.symlinks=false` or
-//! `extensions.worktreeConfig`, with a submodule, and with settings given through `git -c` and
-//! `GIT_CONFIG_COUNT`.
+//! `extensions.worktreeConfig`, with a submodule, and with settings given through `git -c`,
+//! `GIT_CONFIG_PARAMETERS` and `GIT_CONFIG_COUNT`.
 use std::ffi::OsStr;
 
 use super::*;
 use crate::support::push::{assert_blocked, commit, ls_remote};
 
 /// How the commands of a flow reach git: settings on every command line (`git -c`) or in the
-/// environment (`GIT_CONFIG_COUNT`), or neither.
+/// environment (`GIT_CONFIG_PARAMETERS`, `GIT_CONFIG_COUNT`), or neither.
 #[derive(Default)]
 struct Given {
     dash_c: Vec<String>,
@@ -27,6 +27,19 @@ impl Given {
         Given {
             dash_c,
             env: Vec::new(),
+        }
+    }
+
+    /// In `GIT_CONFIG_PARAMETERS` as a tool exports it (git's own quoting: `'key'='value'`,
+    /// space-separated), not through `git -c`.
+    fn parameters(settings: &[(&str, &str)]) -> Given {
+        let quoted: Vec<String> = settings
+            .iter()
+            .map(|(k, v)| format!("'{k}'='{v}'"))
+            .collect();
+        Given {
+            dash_c: Vec::new(),
+            env: vec![("GIT_CONFIG_PARAMETERS".to_owned(), quoted.join(" "))],
         }
     }
 
@@ -293,4 +306,22 @@ fn the_main_flows_work_with_settings_given_by_git_dash_c() {
 fn the_main_flows_work_with_settings_given_in_git_config_count() {
     let repo = TestRepo::new();
     main_flows(&repo, "GIT_CONFIG_COUNT", Given::count(SETTINGS));
+}
+
+#[test]
+fn the_main_flows_work_with_settings_given_in_git_config_parameters() {
+    let repo = TestRepo::new();
+    let given = Given::parameters(SETTINGS);
+    // git reads them as given.
+    let (var, value) = &given.env[0];
+    let seen = repo
+        .spawn_with_env(
+            "git",
+            &repo.base,
+            &["config", "core.autocrlf"],
+            &[(var.as_str(), value.as_ref())],
+        )
+        .wait(COMMAND_TIMEOUT);
+    assert_eq!(seen.stdout, "true\n", "{seen}");
+    main_flows(&repo, "GIT_CONFIG_PARAMETERS", given);
 }

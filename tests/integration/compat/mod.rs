@@ -6,6 +6,7 @@ mod bare;
 mod bare_layout;
 mod card_branch;
 mod chained_stdin;
+mod core_worktree;
 mod flows;
 mod quiet;
 mod reftable;

@@ -85,3 +85,30 @@ fn add_verify_list_and_remove_work_in_a_reftable_repository() {
     let branches = repo.git(&clone, &["for-each-ref", "refs/heads/card/"]);
     assert!(branches.contains("refs/heads/card/9"), "{branches}");
 }
+
+/// `gc --offline` says how long ago the base was last fetched from the reflog git keeps in the
+/// reftable (there is no `logs/` directory to read), in its text and in its JSON.
+#[test]
+fn gc_offline_says_how_old_the_last_fetch_is_in_a_reftable_repository() {
+    let repo = TestRepo::new();
+    let clone = reftable_clone(&repo);
+    assert!(!clone.join(".git/logs/refs/remotes/origin/main").exists());
+    let out = repo.kardwt(&clone, &["add", "5"]);
+    out.expect_code(0);
+    // The fetch moved nothing: the clone's entry, written at the test's committer date, is the
+    // last (2024-01-01, more than a day ago).
+    let out = repo.kardwt(&clone, &["gc", "--offline", "--json"]);
+    out.expect_code(0);
+    let v = out.json();
+    assert_eq!(v["offline"][0]["tracking_ref"], "refs/remotes/origin/main");
+    let age = v["offline"][0]["age_seconds"].as_u64();
+    assert!(age.is_some_and(|a| a > 86_400), "{v}");
+    let out = repo.kardwt(&clone, &["gc", "--offline"]);
+    out.expect_code(0);
+    assert!(
+        out.stdout.lines().any(|l| l
+            .starts_with("judged against refs/remotes/origin/main as last fetched, updated ")
+            && l.contains(" days ago")),
+        "{out}"
+    );
+}

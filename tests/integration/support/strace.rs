@@ -183,3 +183,88 @@ impl TestRepo {
         (out, most)
     }
 }
+
+/// A command slowed down under strace (see [`TestRepo::spawn_slowed`]): strace itself (the
+/// leader of a process group of its own) and the file it logs the slowed calls to.
+pub struct Slowed {
+    pub strace: Running,
+    pub log: PathBuf,
+}
+
+impl Slowed {
+    /// The pid of the program strace runs, waiting for strace to start it: the child of strace
+    /// whose command line begins with `program` (strace forks short-lived children of its own
+    /// to probe the kernel first).
+    pub fn traced_pid(&self, program: &str) -> u32 {
+        let tasks = PathBuf::from(format!("/proc/{}/task", self.strace.pid()));
+        let runs = |pid: &u32| {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            cmdline.split(|b| *b == 0).next() == Some(program.as_bytes())
+        };
+        let mut found = None;
+        wait_until(std::time::Duration::from_secs(30), || {
+            let children = std::fs::read_dir(&tasks)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
+                .collect::<Vec<String>>();
+            found = children
+                .iter()
+                .flat_map(|c| c.split_whitespace())
+                .filter_map(|p| p.parse().ok())
+                .find(runs);
+            found.is_some()
+        });
+        found.unwrap_or_else(|| panic!("strace never started {program}"))
+    }
+
+    /// Wait for strace to end (at most `timeout`): the program's output and exit code, and
+    /// how many calls of `syscalls` it and its children made (the calls strace logged).
+    #[track_caller]
+    pub fn wait(self, timeout: std::time::Duration, syscalls: &[&str]) -> (Output, usize) {
+        let out = self.strace.wait(timeout);
+        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let calls = text
+            .lines()
+            .filter(|l| syscalls.iter().any(|s| l.contains(&format!(" {s}("))))
+            .count();
+        (out, calls)
+    }
+}
+
+impl TestRepo {
+    /// Start `program args…` in `dir` (with `env` on top of the hermetic environment) under
+    /// strace, following every process and thread: from the `after`th call of each of
+    /// `syscalls` on (counted per thread), each returns `delay_us` microseconds late. Every
+    /// call of them is logged to `<tmp>/<log>`. Does not wait.
+    pub fn spawn_slowed(
+        &self,
+        syscalls: &[&str],
+        delay_us: u32,
+        after: u32,
+        log: &str,
+        (program, dir, args): (&str, &Path, &[&str]),
+        env: &[(&str, &str)],
+    ) -> Slowed {
+        use std::os::unix::process::CommandExt;
+        let log = self.tmp.join(log);
+        let set = syscalls.join(",");
+        let mut all: Vec<String> = vec!["-qq".into(), "-f".into(), "--seccomp-bpf".into()];
+        all.extend(["-o".into(), log.to_string_lossy().into_owned()]);
+        all.extend(["-e".into(), format!("trace={set}")]);
+        all.extend(["-e".into(), "signal=none".into()]);
+        all.extend([
+            "-e".into(),
+            format!("inject={set}:delay_exit={delay_us}:when={after}+"),
+        ]);
+        all.push(program.to_owned());
+        all.extend(args.iter().map(|a| a.to_string()));
+        let mut cmd = self.command(strace(), dir);
+        cmd.process_group(0).env("RUST_BACKTRACE", "0");
+        cmd.envs(env.iter().copied());
+        let refs: Vec<&str> = all.iter().map(String::as_str).collect();
+        let strace = self.start_command(cmd, dir, &refs);
+        Slowed { strace, log }
+    }
+}
