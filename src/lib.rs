@@ -5,6 +5,22 @@
 //! `commands` > `gc` > `install` > `lifecycle` > `seed` > `session` > `sandbox` > `verify` >
 //! `state` > `git` > `sys` > `config`, `guard` > `ground`. `cli` (the command line's
 //! definitions, importing nothing) may be read from any floor.
+//!
+//! | folder | what it holds |
+//! |---|---|
+//! | `commands/` | one file per subcommand: orchestration and printing only, typed `--json` structs |
+//! | `gc/` | what `gc` may collect: `plan` (typed outcomes), `apply`, `collectable` (a tree only on evidence), `branches` |
+//! | `install/` | what kardwt writes into a repository: git hook `shims`, the agent `runner_files` |
+//! | `lifecycle/` | the services: `create` (the library `add`), `base` (fetch, `git worktree add`), `prepare` (a tree found by hand), `rehearse` (`doctor --try`), `release`, `remove`, `aside` (the tree moved aside, deleted after returning), `removable` (the one decision whether a tree may be removed), `remnant` (what a cut-short removal left), `dirty` and `walk` (clean only on proof) |
+//! | `seed/` | the one seeding pipeline every path into a tree runs (`mod.rs`): `links`, `linked` (the files behind links, for pre-push), `copy/`, `ports`, the prepare `cache/`, the `failure` block |
+//! | `session/` | what a command acts from: `context` (read once), `hold` (a card's lock, its tree verified again under it), `foreign` (records for trees kardwt did not make), `disk` (the disk as the agent command guard asks about it) |
+//! | `sandbox/` | the one runner of the rules' prepare and cleanup hooks |
+//! | `verify/` | the ordered ownership checks: scan, report, drift, incomplete checkouts |
+//! | `state/` | kardwt's files per card: `record`, `claim`, copied `blobs` (per tree and for the repository), `events`, `aside` (the records of trees moved aside to be deleted), and `store`, their one writer |
+//! | `git/` | the only place that spawns `git`; `repo` (gix), `checkout` (judged in-process), `materialize` (a plain new tree written on every core) with `cache_tree` (the cache tree git's checkout primes), pure parsers |
+//! | `sys/` | the operating system: `child` (every child process), `process/` (one logic over `/proc` and macOS's process info), `signals`, `fsio` and `beneath` (nothing planted followed), `fstype` (file systems' names), `mounts` and `onefs` (mount points; deleting on one file system only), `lock`, `layout`, `time` |
+//! | `config/`, `guard/` | pure: the rules file, strictly decoded; the agent command guard |
+//! | `ground/` | what all stand on: `error` kinds, `out` (output that never panics), `card` ids, `quote`, `cap` |
 // First: the `eprintln!` and `eprint!` of `ground::out`, which never panic, replace the standard
 // ones in every module declared after it.
 #[macro_use]
