@@ -213,6 +213,7 @@ fn seed_new_worktree(
         crate::seed::Steps {
             seed: true,
             run_hook,
+            written: false,
         },
     ) {
         Ok(_) => {

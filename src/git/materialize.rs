@@ -356,6 +356,15 @@ pub fn check_out(tree: &Path, planned: Planned, deadline: Instant) -> Result<usi
             c.error_kind
         );
     }
+    // Every entry written: the caller relies on it and looks at no file again.
+    if out.files_updated != index.entries().len() {
+        anyhow::bail!(
+            "checking out {} wrote {} of its {} entries",
+            tree.display(),
+            out.files_updated,
+            index.entries().len()
+        );
+    }
     // The cache tree git's `reset --hard` would have primed, from the same tree objects; where
     // it does not cover every entry (it always should), the index is written without one.
     let cache = super::cache_tree::of(&repo, planned.tree).ok().filter(|t| {

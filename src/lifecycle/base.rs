@@ -21,7 +21,8 @@ pub const ADD_MARKER: &str = "KARDWT_ADD_TARGET";
 /// mode; marked so that kardwt's post-checkout hook leaves it to the caller. A plain full
 /// checkout is written by kardwt itself ([`git::materialize`]) after a `--no-checkout` add,
 /// followed by the post-checkout hooks git would have run; a failure of either is a failed
-/// `Output`, as git's own would be.
+/// `Output`, as git's own would be. With it: whether kardwt wrote the checkout itself, every
+/// file of it (then nothing need look again whether the checkout is whole).
 pub fn add_worktree_at(
     repo_lock: &lock::RepoLock,
     repo: &repo::Repo,
@@ -30,7 +31,7 @@ pub fn add_worktree_at(
     path: &Path,
     oid: &str,
     deadline: Instant,
-) -> Result<git::Output> {
+) -> Result<(git::Output, bool)> {
     let branch = card.branch();
     let existing = repo.branch_exists(&branch);
     let delegated = cfg.checkout.mode == CheckoutMode::Delegated;
@@ -55,12 +56,12 @@ pub fn add_worktree_at(
     };
     let added = git::worktree_add(repo_lock, &repo.base, &new, Some(deadline))?;
     let Some(planned) = planned.filter(|_| added.ok) else {
-        return Ok(added);
+        return Ok((added, false));
     };
     if let Err(e) = git::materialize::check_out(path, planned, deadline) {
-        return Ok(git::Output::failed(format!("{e:#}")));
+        return Ok((git::Output::failed(format!("{e:#}")), false));
     }
-    Ok(added)
+    Ok((added, true))
 }
 
 /// What `--base` asked for, checked before anything runs.

@@ -206,7 +206,7 @@ impl Action<'_> {
         self.release_orphan()?;
         self.card_lock
             .doing(&format!("creating card {}'s worktree", self.card));
-        let (record, admin) = {
+        let (record, admin, written) = {
             let common = &self.prep.ctx.repo.common_dir;
             let repo_lock = crate::state::store::take_repo(common, self.prep.deadline, holder)?;
             if let Some(leftover) = leftover {
@@ -231,8 +231,8 @@ impl Action<'_> {
             let kept_branch = self.prep.ctx.repo.branch_exists(&self.card.branch());
             // Before git creates anything, say this tree is ours: a kill then leaves it repairable.
             hold::write_intent(common, self.card, path)?;
-            let path = match self.add_worktree(&repo_lock, path, &oid) {
-                Ok(p) => p,
+            let (path, written) = match self.add_worktree(&repo_lock, path, &oid) {
+                Ok(added) => added,
                 Err(e) => {
                     if !path.exists() {
                         hold::clear_intent(common, self.card, path);
@@ -253,7 +253,7 @@ impl Action<'_> {
                 "ok",
                 started.elapsed(),
             );
-            (rec, admin)
+            (rec, admin, written)
         };
         let run_hook = self.cfg().prepare.as_ref().is_some_and(|p| p.on_create);
         let path = record.path.clone();
@@ -265,6 +265,7 @@ impl Action<'_> {
             crate::seed::Steps {
                 seed: true,
                 run_hook,
+                written,
             },
         ) {
             Ok(rec) => Ok(rec),
@@ -328,6 +329,7 @@ impl Action<'_> {
             crate::seed::Steps {
                 seed: retry,
                 run_hook,
+                written: false,
             },
         ) {
             Ok(rec) => {
@@ -382,8 +384,13 @@ impl Action<'_> {
     }
 
     /// `git worktree add` at `path`: a new branch at `oid`, or the kept branch as it is.
-    fn add_worktree(&self, repo_lock: &lock::RepoLock, path: &Path, oid: &str) -> Result<PathBuf> {
-        let out = crate::lifecycle::base::add_worktree_at(
+    fn add_worktree(
+        &self,
+        repo_lock: &lock::RepoLock,
+        path: &Path,
+        oid: &str,
+    ) -> Result<(PathBuf, bool)> {
+        let (out, written) = crate::lifecycle::base::add_worktree_at(
             repo_lock,
             &self.prep.ctx.repo,
             self.cfg(),
@@ -418,7 +425,7 @@ impl Action<'_> {
                 out.stderr.trim()
             );
         }
-        repo::canonical(path)
+        Ok((repo::canonical(path)?, written))
     }
 }
 

@@ -78,6 +78,7 @@ pub fn prepare(ctx: &Context, path: &Path, asked: Option<CardId>) -> Result<Reco
             crate::seed::Steps {
                 seed: true,
                 run_hook: cfg.prepare.is_some(),
+                written: false,
             },
         )
         .map_err(|f| f.into_error(&card, &retry, None))?;

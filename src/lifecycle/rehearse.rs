@@ -141,7 +141,8 @@ fn attempt(
     // `add`'s own step, not a copy of it.
     let created = crate::lifecycle::base::add_worktree_at(
         &repo_lock, &ctx.repo, cfg, card, path, &base.1, deadline,
-    );
+    )
+    .map(|(out, _)| out);
     drop(repo_lock);
     match created {
         Ok(o) if o.ok => steps.push(Step::timed(
@@ -201,6 +202,7 @@ fn attempt(
                     crate::seed::Steps {
                         seed: true,
                         run_hook: cfg.prepare.is_some(),
+                        written: false,
                     },
                 )
             });

@@ -92,6 +92,9 @@ pub struct Steps {
     pub seed: bool,
     /// The prepare hook.
     pub run_hook: bool,
+    /// kardwt wrote this new tree's checkout itself, every file of it, in this process: its
+    /// entries need no second look (a checkout git made is looked at file by file).
+    pub written: bool,
 }
 
 impl Prep<'_> {
@@ -101,7 +104,11 @@ impl Prep<'_> {
     /// written `rec` (state `preparing` where anything is to be done): it is written again
     /// once it changes.
     pub fn prepare(&self, mut rec: Record, admin: &Path, steps: Steps) -> Result<Record, Failure> {
-        let Steps { seed, run_hook } = steps;
+        let Steps {
+            seed,
+            run_hook,
+            written,
+        } = steps;
         // What the caller wrote: written again below only where it changed.
         let before = rec.clone();
         let delegated = self.cfg.checkout.mode == CheckoutMode::Delegated;
@@ -125,6 +132,7 @@ impl Prep<'_> {
         // before anything is seeded into it; a delegated checkout, after the hook made it.
         if seed && !delegated {
             let probe = match rec.reason {
+                Reason::Create if written => Probe::Index,
                 Reason::Create => Probe::Head,
                 _ => Probe::Files,
             };
