@@ -1,0 +1,273 @@
+//! The prepare cache shared through an S3-compatible object store (`prepare.cache_remote`).
+//! Files are stored once by content (`blobs/sha256/<ab>/<hash>`, shared between entries) and
+//! each entry as a manifest (`entries/<platform>/<key>.json`, platform: operating system,
+//! architecture, C library) listing every path, kind, mode, size, hash and link target. On a
+//! local miss the manifest and its blobs are fetched into a new local entry, each blob checked
+//! against its size and hash as it arrives: anything missing, truncated, altered or unsafe (a
+//! path leaving the entry, a file beneath a symlink, a mode beyond the permission bits) is a
+//! miss, and nothing of it is kept. A machine whose user or CI opts in writes: blobs first,
+//! each only where missing, then the manifest, never overwriting one (create-only PUTs).
+//! The stored document is an envelope (`format`, `body`: the manifest's JSON as text, and
+//! `signatures` over those exact bytes, empty for now) so signing needs no new format.
+//!
+//! | file | one job |
+//! |---|---|
+//! | `creds` | the machine's credentials |
+//! | `s3` | GET, HEAD and create-only PUT against the store |
+//! | `sigv4` | signing a request |
+use std::collections::BTreeSet;
+use std::io::Write as _;
+use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
+use std::path::{Component, Path};
+use std::time::Instant;
+
+use anyhow::{bail, Context as _, Result};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::manifest::{Kind, Manifest};
+use crate::config::CacheRemote;
+
+mod creds;
+mod s3;
+mod sigv4;
+
+/// The envelope's format.
+const FORMAT: u32 = 1;
+/// The largest manifest read.
+const MAX_MANIFEST: u64 = 256 << 20;
+
+/// The document stored per entry.
+#[derive(Serialize, Deserialize)]
+struct Envelope {
+    format: u32,
+    /// The [`Published`] JSON, as the exact bytes a signature covers.
+    body: String,
+    /// Signatures over `body` (none written yet; a reader does not rely on them yet).
+    #[serde(default)]
+    signatures: Vec<serde_json::Value>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Published {
+    platform: String,
+    manifest: Manifest,
+}
+
+/// The remote of a cache: where, for which platform, and whether this machine writes.
+pub struct Remote {
+    store: s3::Store,
+    platform: String,
+    pub write: bool,
+}
+
+impl Remote {
+    pub fn new(remote: &CacheRemote, write: bool, deadline: Instant) -> Remote {
+        Remote {
+            store: s3::Store::new(remote, deadline),
+            platform: platform(),
+            write,
+        }
+    }
+
+    /// Where the store is, for messages.
+    pub fn describe(&self) -> String {
+        self.store.describe()
+    }
+
+    fn manifest_name(&self, key: &str) -> String {
+        format!("entries/{}/{key}.json", self.platform)
+    }
+
+    /// Fetch the entry of `key` into `tmp` (an empty directory of kardwt's own): its files
+    /// beneath `tmp/files`, each checked; the manifest of what was written, `None` when the
+    /// store has no entry. `Err`: why it cannot be used (nothing of it is to be kept).
+    pub fn fetch(&self, key: &str, outputs: &[String], tmp: &Path) -> Result<Option<Manifest>> {
+        let Some(bytes) = self.store.get(&self.manifest_name(key), MAX_MANIFEST)? else {
+            return Ok(None);
+        };
+        let envelope: Envelope =
+            serde_json::from_slice(&bytes).context("its manifest is not one kardwt wrote")?;
+        if envelope.format != FORMAT {
+            bail!(
+                "its manifest is of format {}, not {FORMAT}",
+                envelope.format
+            );
+        }
+        let published: Published = serde_json::from_str(&envelope.body)
+            .context("its manifest's body is not one kardwt wrote")?;
+        let m = published.manifest;
+        if published.platform != self.platform || m.key != key || !m.is_current() {
+            bail!("its manifest names another key, platform or version");
+        }
+        let listed: Vec<&str> = m.outputs.iter().map(|o| o.path.as_str()).collect();
+        if listed != outputs {
+            bail!("its manifest names other outputs");
+        }
+        safe(&m)?;
+        let files = tmp.join("files");
+        std::fs::create_dir(&files)?;
+        for e in &m.entries {
+            super::stop_check(self.deadline(), "while fetching prepare's outputs")?;
+            let at = files.join(&e.path);
+            match e.kind {
+                Kind::Dir => std::fs::create_dir(&at)?,
+                Kind::Link => std::os::unix::fs::symlink(e.target.as_deref().unwrap_or(""), &at)?,
+                Kind::File => self.fetch_file(e, &at)?,
+            }
+        }
+        for e in m.entries.iter().rev().filter(|e| e.kind == Kind::Dir) {
+            let perms = std::fs::Permissions::from_mode(e.mode);
+            std::fs::set_permissions(files.join(&e.path), perms)?;
+        }
+        Ok(Some(m))
+    }
+
+    fn deadline(&self) -> Instant {
+        self.store.deadline()
+    }
+
+    /// Fetch one file's blob to `at` (created new), checking its size and hash.
+    fn fetch_file(&self, e: &super::manifest::Entry, at: &Path) -> Result<()> {
+        let hash = e.sha256.as_deref().unwrap_or_default();
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(at)?;
+        let mut h = Sha256::new();
+        let got = self
+            .store
+            .get_into(&blob_name(hash), e.size, &mut |chunk| {
+                h.update(chunk);
+                file.write_all(chunk)?;
+                Ok(())
+            })?
+            .with_context(|| format!("{}'s content is missing from the store", e.path))?;
+        if got != e.size {
+            bail!(
+                "{}'s content is truncated ({got} of {} bytes)",
+                e.path,
+                e.size
+            );
+        }
+        if sigv4::hex(&h.finalize()) != hash {
+            bail!("{}'s content does not match its hash", e.path);
+        }
+        file.set_permissions(std::fs::Permissions::from_mode(e.mode))?;
+        Ok(())
+    }
+
+    /// Upload the local entry at `dir` (its manifest `m`): the blobs the store lacks, then the
+    /// manifest unless one is there. Says what was done.
+    pub fn publish(&self, dir: &Path, m: &Manifest) -> Result<String> {
+        let name = self.manifest_name(&m.key);
+        if self.store.exists(&name)? {
+            return Ok("already on the remote".to_owned());
+        }
+        let (mut sent, mut bytes) = (0u64, 0u64);
+        let mut seen = BTreeSet::new();
+        for e in m.entries.iter().filter(|e| e.kind == Kind::File) {
+            let hash = e.sha256.as_deref().context("a file without a hash")?;
+            if !seen.insert(hash) {
+                continue;
+            }
+            super::stop_check(self.deadline(), "while uploading prepare's outputs")?;
+            let blob = blob_name(hash);
+            if self.store.exists(&blob)? {
+                continue;
+            }
+            let body = crate::sys::fsio::read_bounded(&dir.join("files").join(&e.path), u64::MAX)?
+                .with_context(|| format!("cannot read the stored {}", e.path))?;
+            if sigv4::sha256_hex(&body) != hash {
+                bail!("the stored {} changed since it was stored", e.path);
+            }
+            if self.store.put_new(&blob, &body, hash)? == s3::Put::Created {
+                sent += 1;
+                bytes += body.len() as u64;
+            }
+        }
+        let body = serde_json::to_string(&Published {
+            platform: self.platform.clone(),
+            manifest: m.clone(),
+        })?;
+        let doc = serde_json::to_vec(&Envelope {
+            format: FORMAT,
+            body,
+            signatures: Vec::new(),
+        })?;
+        let put = self.store.put_new(&name, &doc, &sigv4::sha256_hex(&doc))?;
+        let files = format!("{sent} new files ({})", crate::ground::human::size(bytes));
+        Ok(match put {
+            s3::Put::Created => format!("uploaded {files} and the manifest"),
+            s3::Put::Exists => format!("uploaded {files}; another machine's manifest was there"),
+        })
+    }
+}
+
+fn blob_name(hash: &str) -> String {
+    format!("blobs/sha256/{}/{hash}", hash.get(..2).unwrap_or("00"))
+}
+
+/// `<os>-<arch>-<C library>`: outputs are shared only between machines alike in these.
+fn platform() -> String {
+    let libc = if std::env::consts::OS != "linux" {
+        "system"
+    } else if std::fs::read_dir("/lib").is_ok_and(|d| {
+        d.flatten()
+            .any(|e| e.file_name().to_string_lossy().starts_with("ld-musl-"))
+    }) {
+        "musl"
+    } else {
+        "gnu"
+    };
+    format!("{}-{}-{libc}", std::env::consts::OS, std::env::consts::ARCH)
+}
+
+/// Refuse a manifest whose entries could write outside the entry or through a symlink: every
+/// path plain and relative, sorted without repeats, its parent a directory listed before it,
+/// beneath an output; files with a hash; modes within the permission bits.
+fn safe(m: &Manifest) -> Result<()> {
+    let mut dirs = BTreeSet::new();
+    let mut last: Option<&str> = None;
+    for e in &m.entries {
+        let p = Path::new(&e.path);
+        let plain = !e.path.is_empty()
+            && !e.path.ends_with('/')
+            && !e.path.contains("//")
+            && p.components().all(|c| matches!(c, Component::Normal(_)));
+        if !plain || last.is_some_and(|l| l >= e.path.as_str()) {
+            bail!("its manifest lists an unsafe or unsorted path");
+        }
+        last = Some(&e.path);
+        // An output, a directory above one, or beneath a directory listed before it.
+        let output = m.outputs.iter().filter(|o| o.present).any(|o| {
+            let o = Path::new(&o.path);
+            o == p || p.starts_with(o) || (e.kind == Kind::Dir && o.starts_with(p))
+        });
+        let parent_ok = output
+            && e.path
+                .rsplit_once('/')
+                .is_none_or(|(parent, _)| dirs.contains(parent));
+        if !parent_ok {
+            bail!("its manifest lists {} outside a listed directory", e.path);
+        }
+        let hash_ok = e.sha256.as_deref().is_some_and(|h| {
+            h.len() == 64
+                && h.bytes()
+                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        });
+        match e.kind {
+            Kind::Dir => {
+                dirs.insert(e.path.as_str());
+            }
+            Kind::File if !hash_ok => bail!("its manifest lacks {}'s hash", e.path),
+            Kind::Link if e.target.is_none() => bail!("its manifest lacks {}'s target", e.path),
+            _ => {}
+        }
+        if e.mode & !0o777 != 0 {
+            bail!("its manifest gives {} special mode bits", e.path);
+        }
+    }
+    Ok(())
+}
