@@ -332,3 +332,137 @@ fn a_machine_writes_only_where_its_user_says_so() {
         prepared(&repo, "2")
     );
 }
+
+/// The writer's entry as stored: its manifest's object name and the envelope.
+fn stored_manifest(repo: &TestRepo, server: &Seaweed) -> (String, serde_json::Value) {
+    let key = std::fs::read_dir(repo.common_dir().join("kardwt/cache"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .find(|n| !n.starts_with('.'))
+        .unwrap();
+    // The platform as kardwt names it: the C library is musl where its loader is installed.
+    let musl = std::fs::read_dir("/lib").is_ok_and(|d| {
+        d.flatten()
+            .any(|e| e.file_name().to_string_lossy().starts_with("ld-musl-"))
+    });
+    let libc = match (std::env::consts::OS, musl) {
+        ("linux", true) => "musl",
+        ("linux", false) => "gnu",
+        _ => "system",
+    };
+    let (os, arch) = (std::env::consts::OS, std::env::consts::ARCH);
+    let name = format!("team/web/entries/{os}-{arch}-{libc}/{key}.json");
+    let bytes = server.read(&name);
+    (name, serde_json::from_slice(&bytes).unwrap())
+}
+
+#[test]
+fn a_manifest_replaced_to_write_outside_the_tree_is_a_miss() {
+    let Some(server) = Seaweed::start() else {
+        return;
+    };
+    let repo = TestRepo::new();
+    write_one(&repo, &server);
+    let (name, mut envelope) = stored_manifest(&repo, &server);
+    let mut body: serde_json::Value =
+        serde_json::from_str(envelope["body"].as_str().unwrap()).unwrap();
+    let entries = body["manifest"]["entries"].as_array_mut().unwrap();
+    let mut evil = entries
+        .iter()
+        .find(|e| e["path"] == "node_modules/pkg/lib/index.js")
+        .unwrap()
+        .clone();
+    evil["path"] = "node_modules/../../../escaped.js".into();
+    entries.push(evil);
+    envelope["body"] = body.to_string().into();
+    server.overwrite(&name, envelope.to_string().as_bytes());
+
+    another_machine(&repo);
+    write_rules(&repo, &server.endpoint);
+    let out = add(&repo, "2", &READER);
+    out.expect_code(0);
+    assert_eq!(
+        repo.prepare_runs(),
+        ["ran", "ran"],
+        "prepare did not run:\n{out}"
+    );
+    assert!(out.stderr.contains("unsafe or unsorted path"), "{out}");
+    for dir in [&repo.tmp, &repo.root(), &repo.base] {
+        assert!(!dir.join("escaped.js").exists());
+    }
+    assert!(leftovers(&repo).is_empty(), "{:?}", leftovers(&repo));
+}
+
+#[test]
+fn a_truncated_blob_is_a_miss() {
+    let Some(server) = Seaweed::start() else {
+        return;
+    };
+    let repo = TestRepo::new();
+    write_one(&repo, &server);
+    let (_, envelope) = stored_manifest(&repo, &server);
+    let body: serde_json::Value = serde_json::from_str(envelope["body"].as_str().unwrap()).unwrap();
+    let big = body["manifest"]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["path"] == "node_modules/pkg/big.bin")
+        .unwrap();
+    let hash = big["sha256"].as_str().unwrap();
+    let name = format!("team/web/blobs/sha256/{}/{hash}", &hash[..2]);
+    let whole = server.read(&name);
+    assert_eq!(whole.len(), 300_000);
+    server.overwrite(&name, &whole[..1000]);
+    another_machine(&repo);
+    write_rules(&repo, &server.endpoint);
+    let out = add(&repo, "2", &READER);
+    out.expect_code(0);
+    assert_eq!(
+        repo.prepare_runs(),
+        ["ran", "ran"],
+        "prepare did not run:\n{out}"
+    );
+    assert!(
+        out.stderr
+            .contains("big.bin's content is truncated (1000 of 300000 bytes)"),
+        "{out}"
+    );
+    assert!(leftovers(&repo).is_empty(), "{:?}", leftovers(&repo));
+}
+
+/// A store that accepts connections and never answers costs a bounded wait, then a miss.
+#[test]
+fn a_silent_store_is_a_miss_within_a_bounded_time() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for s in listener.incoming() {
+            held.push(s);
+        }
+    });
+    let repo = TestRepo::new();
+    repo.commit_files(
+        &[
+            (".gitignore", ".env\n.env.*\nnode_modules/\n"),
+            ("package-lock.json", "v1\n"),
+        ],
+        "lockfile",
+    );
+    write_rules(&repo, &format!("http://127.0.0.1:{port}"));
+    let t = Instant::now();
+    let out = add(&repo, "1", &READER);
+    out.expect_code(0);
+    let took = t.elapsed();
+    assert!(took < Duration::from_secs(25), "took {took:?}");
+    assert_eq!(repo.prepare_runs(), ["ran"]);
+    let lines: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.contains("remote"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{out}");
+    assert!(lines[0].contains("did not answer in time"), "{out}");
+    eprintln!("a silent store cost {took:?}");
+}

@@ -31,18 +31,23 @@ fn free_ports(n: usize) -> Vec<u16> {
         .collect()
 }
 
-/// One HTTP/1.0 request to 127.0.0.1:`port`; the whole answer (empty when none).
-fn http(port: u16, request: &[u8]) -> String {
+/// One HTTP/1.0 request to 127.0.0.1:`port`; the whole answer's bytes (empty when none).
+fn http_bytes(port: u16, request: &[u8]) -> Vec<u8> {
     let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) else {
-        return String::new();
+        return Vec::new();
     };
     let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
     if s.write_all(request).is_err() {
-        return String::new();
+        return Vec::new();
     }
     let mut out = Vec::new();
     let _ = s.read_to_end(&mut out);
-    String::from_utf8_lossy(&out).into_owned()
+    out
+}
+
+/// [`http_bytes`] as text.
+fn http(port: u16, request: &[u8]) -> String {
+    String::from_utf8_lossy(&http_bytes(port, request)).into_owned()
 }
 
 impl Seaweed {
@@ -140,6 +145,19 @@ impl Seaweed {
             answer.starts_with("HTTP/1.1 201") || answer.starts_with("HTTP/1.0 201"),
             "{answer}"
         );
+    }
+
+    /// The object `name`'s bytes (through the filer).
+    pub fn read(&self, name: &str) -> Vec<u8> {
+        let req = format!("GET /buckets/{BUCKET}/{name} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
+        let answer = http_bytes(self.filer_port, req.as_bytes());
+        let end = answer
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .unwrap_or(answer.len());
+        let head = String::from_utf8_lossy(&answer[..end]);
+        assert!(head.contains(" 200 "), "{head}");
+        answer[(end + 4).min(answer.len())..].to_vec()
     }
 
     /// Stop the server (its port then refuses connections).

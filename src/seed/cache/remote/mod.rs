@@ -271,3 +271,70 @@ fn safe(m: &Manifest) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::manifest::{self, Entry, Output};
+    use super::*;
+
+    fn entry(path: &str, kind: Kind) -> Entry {
+        Entry {
+            path: path.into(),
+            kind,
+            mode: if kind == Kind::Link { 0 } else { 0o755 },
+            size: 0,
+            target: (kind == Kind::Link).then(|| "x".to_owned()),
+            sha256: (kind == Kind::File).then(|| "ab".repeat(32)),
+        }
+    }
+
+    fn with(entries: Vec<Entry>) -> Manifest {
+        let outputs = vec![Output {
+            path: "sub/node_modules".into(),
+            present: true,
+        }];
+        manifest::new("k", outputs, entries)
+    }
+
+    fn good() -> Vec<Entry> {
+        vec![
+            entry("sub", Kind::Dir),
+            entry("sub/node_modules", Kind::Dir),
+            entry("sub/node_modules/a", Kind::File),
+            entry("sub/node_modules/l", Kind::Link),
+        ]
+    }
+
+    #[test]
+    fn a_manifest_that_could_write_outside_its_entry_is_refused() {
+        safe(&with(good())).unwrap();
+        let refused = |change: &dyn Fn(&mut Vec<Entry>)| {
+            let mut e = good();
+            change(&mut e);
+            let why = safe(&with(e)).unwrap_err().to_string();
+            assert!(why.starts_with("its manifest"), "{why}");
+        };
+        // Leaving the entry, or naming it oddly.
+        for bad in [
+            "sub/node_modules/../../x",
+            "/etc/x",
+            "sub/node_modules/./a",
+            "sub//node_modules/b",
+            "",
+        ] {
+            refused(&|e| e.push(entry(bad, Kind::File)));
+        }
+        // A file beneath a symlink (written through it), or beneath an unlisted directory.
+        refused(&|e| e.push(entry("sub/node_modules/l/x", Kind::File)));
+        refused(&|e| e.push(entry("sub/node_modules/d/x", Kind::File)));
+        // Outside every output, though beneath a listed directory.
+        refused(&|e| e.insert(1, entry("sub/elsewhere", Kind::File)));
+        // Unsorted or repeated paths.
+        refused(&|e| e.swap(2, 3));
+        refused(&|e| e.push(entry("sub/node_modules/l", Kind::Link)));
+        // A file without a hash, a link without a target, special mode bits.
+        refused(&|e| e[2].sha256 = Some("zz".into()));
+        refused(&|e| e[3].target = None);
+        refused(&|e| e[2].mode = 0o4755);
+    }
+}

@@ -12,6 +12,8 @@ use crate::config::CacheRemote;
 
 /// The longest a connection may take to open.
 const CONNECT: Duration = Duration::from_secs(5);
+/// The longest a store may stay silent in the middle of a request (its headers or a body).
+const STALL: Duration = Duration::from_secs(10);
 /// The longest one request may take, within the deadline.
 const PER_REQUEST: Duration = Duration::from_secs(300);
 
@@ -60,6 +62,8 @@ impl Store {
             .http_status_as_error(false)
             .max_redirects(0)
             .timeout_connect(Some(CONNECT))
+            .timeout_per_read(Some(STALL))
+            .timeout_per_write(Some(STALL))
             .user_agent(concat!("git-kardwt/", env!("CARGO_PKG_VERSION")))
             .build()
             .into();
@@ -242,7 +246,7 @@ impl Store {
 /// ureq's error in a few words (never a header: no credential).
 fn describe(e: &ureq::Error) -> String {
     match e {
-        ureq::Error::Timeout(_) => "timed out".to_owned(),
+        ureq::Error::Timeout(_) => "the store did not answer in time".to_owned(),
         ureq::Error::ConnectionFailed => "cannot connect".to_owned(),
         ureq::Error::Io(io) => io.to_string(),
         other => other.to_string(),
