@@ -182,6 +182,25 @@ pub(super) fn build(wt: RawWorktree) -> Result<Config, Problem> {
     if let Some(Block(e)) = wt.environment.0 {
         let names = e.passthrough.0.map_or_else(Vec::new, |l| l.0);
         cfg.environment.passthrough = names.into_iter().map(|n| n.0).collect();
+        let shared = cfg
+            .prepare
+            .as_ref()
+            .is_some_and(|p| p.cache_remote.is_some());
+        let credential = cfg.environment.passthrough.iter().position(|n| {
+            [
+                "AWS_ACCESS_KEY_ID",
+                "AWS_SECRET_ACCESS_KEY",
+                "AWS_SESSION_TOKEN",
+            ]
+            .contains(&n.as_str())
+        });
+        if let Some(i) = credential.filter(|_| shared) {
+            return Err(problem(
+                &[Key("environment"), Key("passthrough"), Index(i)],
+                "is a credential of prepare.cache_remote's store, never handed to hooks; \
+                 give the hook its own variable",
+            ));
+        }
     }
     if let Some(Block(p)) = wt.ports.0 {
         cfg.ports = Some(ports(p)?);

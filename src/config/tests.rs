@@ -1188,4 +1188,20 @@ fn a_cache_remote_is_refused_unless_whole_and_credential_free() {
         &cached("    cache_remote:\n      url: s3://bkt\n      region: x\n"),
         &["worktree.prepare.cache_remote", "needs prepare.outputs"],
     );
+    // The store's credentials are never handed to a hook; without a store they may be.
+    let passing = "  environment:\n    passthrough: [NPM_TOKEN, AWS_SECRET_ACCESS_KEY]\n";
+    err(
+        &format!(
+            "{}{passing}",
+            remote("      url: s3://bkt\n      region: x\n")
+        ),
+        &[
+            "worktree.environment.passthrough[1]",
+            "never handed to hooks",
+        ],
+    );
+    ok(&format!(
+        "{}{passing}",
+        cached("    outputs: [node_modules]\n")
+    ));
 }
