@@ -19,13 +19,14 @@ use std::collections::BTreeSet;
 use std::io::Write as _;
 use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
 use std::path::{Component, Path};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;
 
 use anyhow::{bail, Context as _, Result};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::manifest::{Kind, Manifest};
+use super::manifest::{Entry, Kind, Manifest};
 use crate::config::CacheRemote;
 
 mod creds;
@@ -34,6 +35,8 @@ mod sigv4;
 
 /// The envelope's format.
 const FORMAT: u32 = 1;
+/// Transfers at once (the store's latency, not its bandwidth, bounds many small files).
+const TRANSFERS: usize = 8;
 /// The largest manifest read.
 const MAX_MANIFEST: u64 = 256 << 20;
 
@@ -107,15 +110,20 @@ impl Remote {
         safe(&m)?;
         let files = tmp.join("files");
         std::fs::create_dir(&files)?;
-        for e in &m.entries {
-            super::stop_check(self.deadline(), "while fetching prepare's outputs")?;
+        // Directories and links in order (a parent before its children), then the files,
+        // several at once.
+        for e in m.entries.iter().filter(|e| e.kind != Kind::File) {
             let at = files.join(&e.path);
             match e.kind {
                 Kind::Dir => std::fs::create_dir(&at)?,
-                Kind::Link => std::os::unix::fs::symlink(e.target.as_deref().unwrap_or(""), &at)?,
-                Kind::File => self.fetch_file(e, &at)?,
+                _ => std::os::unix::fs::symlink(e.target.as_deref().unwrap_or(""), &at)?,
             }
         }
+        let wanted: Vec<&Entry> = m.entries.iter().filter(|e| e.kind == Kind::File).collect();
+        at_once(&wanted, |e| {
+            super::stop_check(self.deadline(), "while fetching prepare's outputs")?;
+            self.fetch_file(e, &files.join(&e.path))
+        })?;
         for e in m.entries.iter().rev().filter(|e| e.kind == Kind::Dir) {
             let perms = std::fs::Permissions::from_mode(e.mode);
             std::fs::set_permissions(files.join(&e.path), perms)?;
@@ -128,7 +136,7 @@ impl Remote {
     }
 
     /// Fetch one file's blob to `at` (created new), checking its size and hash.
-    fn fetch_file(&self, e: &super::manifest::Entry, at: &Path) -> Result<()> {
+    fn fetch_file(&self, e: &Entry, at: &Path) -> Result<()> {
         let hash = e.sha256.as_deref().unwrap_or_default();
         let mut file = std::fs::OpenOptions::new()
             .write(true)
@@ -165,17 +173,19 @@ impl Remote {
         if self.store.exists(&name)? {
             return Ok("already on the remote".to_owned());
         }
-        let (mut sent, mut bytes) = (0u64, 0u64);
+        let (sent, bytes) = (AtomicU64::new(0), AtomicU64::new(0));
         let mut seen = BTreeSet::new();
-        for e in m.entries.iter().filter(|e| e.kind == Kind::File) {
+        let unique: Vec<&Entry> = m
+            .entries
+            .iter()
+            .filter(|e| e.kind == Kind::File && seen.insert(e.sha256.as_deref()))
+            .collect();
+        at_once(&unique, |e| {
             let hash = e.sha256.as_deref().context("a file without a hash")?;
-            if !seen.insert(hash) {
-                continue;
-            }
             super::stop_check(self.deadline(), "while uploading prepare's outputs")?;
             let blob = blob_name(hash);
             if self.store.exists(&blob)? {
-                continue;
+                return Ok(());
             }
             let body = crate::sys::fsio::read_bounded(&dir.join("files").join(&e.path), u64::MAX)?
                 .with_context(|| format!("cannot read the stored {}", e.path))?;
@@ -183,10 +193,12 @@ impl Remote {
                 bail!("the stored {} changed since it was stored", e.path);
             }
             if self.store.put_new(&blob, &body, hash)? == s3::Put::Created {
-                sent += 1;
-                bytes += body.len() as u64;
+                sent.fetch_add(1, Ordering::Relaxed);
+                bytes.fetch_add(body.len() as u64, Ordering::Relaxed);
             }
-        }
+            Ok(())
+        })?;
+        let (sent, bytes) = (sent.into_inner(), bytes.into_inner());
         let body = serde_json::to_string(&Published {
             platform: self.platform.clone(),
             manifest: m.clone(),
@@ -202,6 +214,40 @@ impl Remote {
             s3::Put::Created => format!("uploaded {files} and the manifest"),
             s3::Put::Exists => format!("uploaded {files}; another machine's manifest was there"),
         })
+    }
+}
+
+/// Run `job` on each of `items`, on up to [`TRANSFERS`] threads (fewer where no more can be
+/// started), all stopping at the first failure, which is the answer.
+fn at_once<T: Sync>(items: &[T], job: impl Fn(&T) -> Result<()> + Sync) -> Result<()> {
+    let next = AtomicUsize::new(0);
+    let failed = std::sync::Mutex::new(None);
+    let work = || {
+        while failed.lock().is_ok_and(|f| f.is_none()) {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(item) = items.get(i) else { return };
+            if let Err(e) = job(item) {
+                if let Ok(mut f) = failed.lock() {
+                    f.get_or_insert(e);
+                }
+            }
+        }
+    };
+    std::thread::scope(|scope| {
+        for _ in 1..TRANSFERS.min(items.len()) {
+            if std::thread::Builder::new()
+                .spawn_scoped(scope, work)
+                .is_err()
+            {
+                break;
+            }
+        }
+        work();
+    });
+    match failed.into_inner() {
+        Ok(None) => Ok(()),
+        Ok(Some(e)) => Err(e),
+        Err(_) => bail!("a transfer stopped"),
     }
 }
 
@@ -274,7 +320,7 @@ fn safe(m: &Manifest) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::manifest::{self, Entry, Output};
+    use super::super::manifest::{self, Output};
     use super::*;
 
     fn entry(path: &str, kind: Kind) -> Entry {
