@@ -183,6 +183,8 @@ fn a_writers_prepare_is_a_readers_remote_hit_byte_for_byte() {
     assert_eq!(local_entries(&repo), 1, "the fetched entry is kept locally");
     assert!(leftovers(&repo).is_empty(), "{:?}", leftovers(&repo));
     repo.kardwt_ok(&repo.base, &["verify", "3"]);
+    let shown = repo.kardwt_ok(&repo.base, &["status", "3"]);
+    assert!(shown.contains("remote hit"), "{shown}");
     // The next card on the reader is a local hit.
     add(&repo, "4", &READER).expect_code(0);
     assert!(prepared(&repo, "4").starts_with("cache: hit"));
