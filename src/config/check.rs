@@ -6,8 +6,8 @@ use super::leaves::{Name, Port, RelPath};
 use super::locate::display_path;
 use super::locate::Seg::{self, Index, Key};
 use super::model::{
-    Adoption, CheckoutMode, Cleanup, Config, EnvSharing, Ports, Prepare, SkillsSharing,
-    DEFAULT_CACHE_ENTRIES, DEFAULT_CLEANUP_TIMEOUT, DEFAULT_PREPARE_TIMEOUT,
+    Adoption, CacheRemote, CheckoutMode, Cleanup, Config, EnvSharing, Ports, Prepare,
+    SkillsSharing, DEFAULT_CACHE_ENTRIES, DEFAULT_CLEANUP_TIMEOUT, DEFAULT_PREPARE_TIMEOUT,
 };
 use super::read::{join_key, Block, Given, List};
 use super::schema::{RawAdoption, RawPorts, RawWorktree, ROOT_KEY};
@@ -124,7 +124,38 @@ pub(super) fn build(wt: RawWorktree) -> Result<Config, Problem> {
             outputs: outputs(p.outputs)?,
             on_cache_hit: p.on_cache_hit.0.unwrap_or_default(),
             cache_entries: p.cache_entries.0.map_or(DEFAULT_CACHE_ENTRIES, |n| n.0),
+            cache_remote: None,
         });
+        if let Some(Block(r)) = p.cache_remote.0 {
+            let at = [Key("prepare"), Key("cache_remote")];
+            let (bucket, prefix) = require(r.url, &at, "url")?.0;
+            let endpoint = r.endpoint.0.map(|e| e.0);
+            let region = match (r.region.0, &endpoint) {
+                (Some(r), _) => r.0,
+                (None, Some(_)) => "us-east-1".to_owned(),
+                (None, None) => {
+                    return Err(problem(
+                        &at,
+                        "names no region: AWS S3 needs the bucket's (region: us-east-1…), \
+                         or give the endpoint of an S3-compatible store",
+                    ))
+                }
+            };
+            if cfg.prepare.as_ref().is_some_and(|p| p.outputs.is_empty()) {
+                return Err(problem(
+                    &at,
+                    "needs prepare.outputs: without outputs there is no cache to share",
+                ));
+            }
+            if let Some(p) = cfg.prepare.as_mut() {
+                p.cache_remote = Some(CacheRemote {
+                    bucket,
+                    prefix,
+                    endpoint,
+                    region,
+                });
+            }
+        }
     }
     let mut cleanup_cap = None;
     if let Some(Block(c)) = wt.cleanup.0 {
@@ -151,6 +182,25 @@ pub(super) fn build(wt: RawWorktree) -> Result<Config, Problem> {
     if let Some(Block(e)) = wt.environment.0 {
         let names = e.passthrough.0.map_or_else(Vec::new, |l| l.0);
         cfg.environment.passthrough = names.into_iter().map(|n| n.0).collect();
+        let shared = cfg
+            .prepare
+            .as_ref()
+            .is_some_and(|p| p.cache_remote.is_some());
+        let credential = cfg.environment.passthrough.iter().position(|n| {
+            [
+                "AWS_ACCESS_KEY_ID",
+                "AWS_SECRET_ACCESS_KEY",
+                "AWS_SESSION_TOKEN",
+            ]
+            .contains(&n.as_str())
+        });
+        if let Some(i) = credential.filter(|_| shared) {
+            return Err(problem(
+                &[Key("environment"), Key("passthrough"), Index(i)],
+                "is a credential of prepare.cache_remote's store, never handed to hooks; \
+                 give the hook its own variable",
+            ));
+        }
     }
     if let Some(Block(p)) = wt.ports.0 {
         cfg.ports = Some(ports(p)?);

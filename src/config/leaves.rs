@@ -53,6 +53,81 @@ leaves! {
     Positive(u64) = |node| integer(node, 1, u64::MAX);
     /// A TCP port kardwt may hand out.
     Port(u16) = |node| integer(node, MIN_PORT, u16::MAX);
+    /// `s3://<bucket>[/<prefix>]`: the bucket and the prefix (no trailing `/`, maybe empty).
+    S3Url((String, String)) = |node| {
+        let s = nonempty(node)?;
+        s3_url(&s).map_err(|why| NodeError::Check { why: why.into(), value: s })
+    };
+    /// An `http://` or `https://` URL naming a host (and port) only.
+    EndpointUrl(String) = |node| {
+        let s = nonempty(node)?;
+        if s.contains('@') {
+            // Never quoted: it may hold a password.
+            return Err(NodeError::Wrong {
+                expected: "an endpoint without a user or password (credentials come from \
+                           the machine, never the rules)".into(),
+                found: "a URL holding one (not shown)".into(),
+            });
+        }
+        checked(s, endpoint).map(|e| e.trim_end_matches('/').to_owned())
+    };
+    /// A region's name: lowercase letters, digits and `-`.
+    Region(String) = |node| checked(nonempty(node)?, |r: &str| {
+        if r.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-') {
+            Ok(())
+        } else {
+            Err("not a region (lowercase letters, digits and '-', like us-east-1 or auto)")
+        }
+    });
+}
+
+/// The bucket and prefix of `s3://<bucket>[/<prefix>]`, or why not.
+fn s3_url(s: &str) -> Result<(String, String), &'static str> {
+    let rest = s
+        .strip_prefix("s3://")
+        .ok_or("not an s3:// URL (s3://<bucket>/<prefix>)")?;
+    let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+    let ends_ok = |c: Option<u8>| c.is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
+    let bucket_ok = (3..=63).contains(&bucket.len())
+        && bucket
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'.' || b == b'-')
+        && ends_ok(bucket.bytes().next())
+        && ends_ok(bucket.bytes().last());
+    if !bucket_ok {
+        return Err("not a bucket name (3 to 63 lowercase letters, digits, '.' and '-')");
+    }
+    let prefix = prefix.trim_end_matches('/');
+    let prefix_ok = prefix.is_empty()
+        || prefix.split('/').all(|part| {
+            !part.is_empty()
+                && part != "."
+                && part != ".."
+                && part
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+        });
+    if !prefix_ok {
+        return Err("the prefix may hold only letters, digits, '.', '_', '-' and single '/'");
+    }
+    Ok((bucket.to_owned(), prefix.to_owned()))
+}
+
+/// An endpoint URL: `http(s)://host[:port]`, no user, path, query or fragment.
+fn endpoint(s: &str) -> Result<(), &'static str> {
+    let rest = s
+        .strip_prefix("https://")
+        .or_else(|| s.strip_prefix("http://"))
+        .ok_or("not an http:// or https:// URL")?;
+    let host = rest.strip_suffix('/').unwrap_or(rest);
+    if host.is_empty()
+        || !host
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b".-:[]".contains(&b))
+    {
+        return Err("must name a host and port only (no path, query or fragment)");
+    }
+    Ok(())
 }
 
 fn text(node: Node<'_>, expected: &str) -> Result<String, NodeError> {

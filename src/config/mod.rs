@@ -29,8 +29,8 @@ mod schema;
 pub use decode::decode;
 pub(crate) use error::{stable_root_howto, STABLE_ROOT_WHY};
 pub(crate) use model::{
-    Adoption, CheckoutMode, Cleanup, Config, CopyMethod, EnvSharing, Helpers, OnCacheHit, Ports,
-    Prepare, Sharing, SkillsSharing,
+    Adoption, CacheRemote, CheckoutMode, Cleanup, Config, CopyMethod, EnvSharing, Helpers,
+    OnCacheHit, Ports, Prepare, Sharing, SkillsSharing,
 };
 pub(crate) use names::{check_base_ref, check_branch_ref, check_recorded_base, quote, NameError};
 

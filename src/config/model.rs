@@ -72,6 +72,22 @@ pub struct Prepare {
     pub on_cache_hit: OnCacheHit,
     /// At most this many cache entries per repository, least recently used dropped.
     pub cache_entries: u64,
+    /// An object store the cache is shared through (left out of the fingerprint when unset).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_remote: Option<CacheRemote>,
+}
+
+/// `prepare.cache_remote`: an S3-compatible bucket holding prepare-cache entries. Holds no
+/// credential: those come from the machine.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CacheRemote {
+    pub bucket: String,
+    /// Beneath which every object is stored; empty: the bucket's top.
+    pub prefix: String,
+    /// `http(s)://host[:port]` of an S3-compatible store (path-style requests); `None`: AWS S3.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<String>,
+    pub region: String,
 }
 
 /// `prepare.on_cache_hit`: whether the prepare hook still runs when its outputs came from the

@@ -5,7 +5,8 @@ use serde::de::{IgnoredAny, MapAccess};
 use serde::Deserialize;
 
 use super::leaves::{
-    AbsPath, BranchRef, Card, EnvName, Flag, Name, Port, Positive, RelPath, Remote,
+    AbsPath, BranchRef, Card, EndpointUrl, EnvName, Flag, Name, Port, Positive, Region, RelPath,
+    Remote, S3Url,
 };
 use super::model::{CheckoutMode, CopyMethod, EnvSharing, OnCacheHit, SkillsSharing};
 use super::node_error::NodeError;
@@ -65,6 +66,12 @@ block!(RawPrepare {
     outputs: List<RelPath> = "outputs",
     on_cache_hit: OnCacheHit = "on_cache_hit",
     cache_entries: Positive = "cache_entries",
+    cache_remote: Block<RawCacheRemote> = "cache_remote",
+});
+block!(RawCacheRemote {
+    url: S3Url = "url",
+    endpoint: EndpointUrl = "endpoint",
+    region: Region = "region",
 });
 block!(RawCleanup {
     argv: List<Name> = "argv",

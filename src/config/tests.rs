@@ -89,6 +89,7 @@ fn full_example_decodes() {
             outputs: Vec::new(),
             on_cache_hit: OnCacheHit::Skip,
             cache_entries: 4,
+            cache_remote: None,
         })
     );
     assert_eq!(
@@ -1075,4 +1076,132 @@ fn prepare_cache_choices_are_strict() {
         &cached("    cache_entry: 4\n"),
         &["cache_entry", "cache_entries"],
     );
+}
+
+/// `prepare` with outputs and a `cache_remote` block of `lines` (indented under it).
+fn remote(lines: &str) -> String {
+    cached(&format!(
+        "    outputs: [node_modules]\n    cache_remote:\n{lines}"
+    ))
+}
+
+#[test]
+fn a_cache_remote_decodes_with_its_defaults() {
+    let p = ok(&remote(
+        "      url: s3://team-cache/kardwt/web/\n      endpoint: http://127.0.0.1:8333/\n",
+    ))
+    .prepare
+    .unwrap();
+    let r = p.cache_remote.unwrap();
+    assert_eq!(
+        (r.bucket.as_str(), r.prefix.as_str()),
+        ("team-cache", "kardwt/web")
+    );
+    assert_eq!(r.endpoint.as_deref(), Some("http://127.0.0.1:8333"));
+    assert_eq!(r.region, "us-east-1");
+    let r = ok(&remote(
+        "      url: s3://my.bucket\n      region: eu-west-3\n",
+    ))
+    .prepare
+    .unwrap()
+    .cache_remote
+    .unwrap();
+    assert_eq!(
+        (r.prefix.as_str(), r.endpoint, r.region.as_str()),
+        ("", None, "eu-west-3")
+    );
+    // Unset, it is left out of the fingerprint: rules without it keep their cards' fingerprints.
+    let plain = ok(&cached("    outputs: [node_modules]\n"));
+    let json = serde_json::to_string(&plain).unwrap();
+    assert!(!json.contains("cache_remote"), "{json}");
+}
+
+#[test]
+fn a_cache_remote_is_refused_unless_whole_and_credential_free() {
+    for (lines, want) in [
+        (
+            "      endpoint: http://h:1\n",
+            &["worktree.prepare.cache_remote", "url"][..],
+        ),
+        (
+            "      url: https://b/p\n      region: x\n",
+            &["cache_remote.url", "not an s3:// URL"],
+        ),
+        (
+            "      url: s3://Up_per/p\n      region: x\n",
+            &["cache_remote.url", "not a bucket name"],
+        ),
+        (
+            "      url: s3://ab\n      region: x\n",
+            &["cache_remote.url", "not a bucket name"],
+        ),
+        (
+            "      url: s3://bkt/a//b\n      region: x\n",
+            &["cache_remote.url", "prefix"],
+        ),
+        (
+            "      url: s3://bkt/a/../b\n      region: x\n",
+            &["cache_remote.url", "prefix"],
+        ),
+        (
+            "      url: s3://bkt/a b\n      region: x\n",
+            &["cache_remote.url", "prefix"],
+        ),
+        (
+            "      url: s3://bkt\n",
+            &["cache_remote", "names no region"],
+        ),
+        (
+            "      url: s3://bkt\n      region: US East\n",
+            &["cache_remote.region", "not a region"],
+        ),
+        (
+            "      url: s3://bkt\n      endpoint: ftp://h\n",
+            &["cache_remote.endpoint", "not an http:// or https:// URL"],
+        ),
+        (
+            "      url: s3://bkt\n      endpoint: https://h:9000/path\n",
+            &["cache_remote.endpoint", "host and port only"],
+        ),
+        (
+            "      url: s3://bkt\n      endpoint: https://AKID:secret@h\n",
+            &["cache_remote.endpoint", "credentials come from the machine"],
+        ),
+        (
+            "      url: s3://bkt\n      region: x\n      access_key: AKID\n",
+            &["access_key", "unknown key"],
+        ),
+        (
+            "      url: 3\n      region: x\n",
+            &["cache_remote.url", "expected a string"],
+        ),
+    ] {
+        err(&remote(lines), want);
+    }
+    // The endpoint's password is never printed.
+    let msg = err(
+        &remote("      url: s3://bkt\n      endpoint: https://AKID:hunter2@h\n"),
+        &[],
+    );
+    assert!(!msg.contains("hunter2") && !msg.contains("AKID"), "{msg}");
+    err(
+        &cached("    cache_remote:\n      url: s3://bkt\n      region: x\n"),
+        &["worktree.prepare.cache_remote", "needs prepare.outputs"],
+    );
+    // The store's credentials are never handed to a hook; without a store they may be.
+    let passing = "  environment:\n    passthrough: [NPM_TOKEN, AWS_SECRET_ACCESS_KEY]\n";
+    err(
+        &format!(
+            "{}{passing}",
+            remote("      url: s3://bkt\n      region: x\n")
+        ),
+        &[
+            "worktree.environment.passthrough[1]",
+            "never handed to hooks",
+        ],
+    );
+    ok(&format!(
+        "{}{passing}",
+        cached("    outputs: [node_modules]\n")
+    ));
 }

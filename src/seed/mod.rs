@@ -359,12 +359,8 @@ impl Prep<'_> {
         };
         let cache = self.consult_cache(rec, admin, program)?;
         let hit = match &cache {
-            Some((c, Lookup::Hit { files, bytes, took })) => {
-                let said = format!(
-                    "cache: hit {} ({files} files and symlinks, {} cloned)",
-                    c.short_key(),
-                    crate::ground::human::size(*bytes)
-                );
+            Some((c, hit @ Lookup::Hit { took, .. })) => {
+                let said = hit.said(c.short_key());
                 if prep.on_cache_hit == OnCacheHit::Skip {
                     if !self.quiet {
                         eprintln!(
@@ -412,7 +408,9 @@ impl Prep<'_> {
         if outcome.succeeded() {
             let said = match &cache {
                 None => "ok".to_owned(),
-                Some((c, Lookup::Hit { .. })) => format!("ok; cache: hit {}", c.short_key()),
+                Some((c, hit @ Lookup::Hit { .. })) => {
+                    format!("ok; cache: {} {}", hit.outcome(), c.short_key())
+                }
                 Some((c, Lookup::Miss(why))) => {
                     let tree = cache::Tree {
                         path: &rec.path,
@@ -472,6 +470,7 @@ impl Prep<'_> {
             program,
             env,
             self.deadline,
+            cache::writes(self.ctx.repo.config_string("kardwt.cacheWrite")),
         );
         let cache = match opened {
             Ok(Some(c)) => c,
@@ -495,10 +494,7 @@ impl Prep<'_> {
                 return Err(Failure::Other(e));
             }
         };
-        let outcome = match lookup {
-            Lookup::Hit { .. } => "hit",
-            Lookup::Miss(_) => "miss",
-        };
+        let outcome = lookup.outcome();
         rec.prepare_cache = Some(PrepareCache {
             key: cache.key.clone(),
             outcome: outcome.to_owned(),

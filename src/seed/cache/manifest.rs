@@ -82,6 +82,11 @@ impl Manifest {
         self.entries.iter().map(|e| e.size).sum()
     }
 
+    /// Is it of the version this kardwt writes?
+    pub fn is_current(&self) -> bool {
+        self.version == VERSION
+    }
+
     /// Read the manifest of the entry at `dir`; `None` when it is missing, unreadable or not a
     /// manifest of this version.
     pub fn load(dir: &Path) -> Option<Manifest> {

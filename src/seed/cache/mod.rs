@@ -18,6 +18,7 @@
 //! | `key` | the key: the rules, the argv, the program's bytes, the environment, the inputs on disk |
 //! | `manifest` | what an entry holds, and whether what is on disk still matches it |
 //! | `place` | cloning an entry's outputs into a tree, all or nothing |
+//! | `remote` | the cache shared through an S3-compatible object store |
 //! | `shelf` | the cache directory: storing an entry, listing, trimming |
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -31,6 +32,7 @@ mod identity;
 mod key;
 mod manifest;
 mod place;
+mod remote;
 mod shelf;
 
 pub(crate) use identity::Tree;
@@ -42,25 +44,52 @@ pub struct Cache<'a> {
     prep: &'a Prepare,
     pub key: String,
     deadline: Instant,
+    /// The shared store, when the rules name one.
+    remote: Option<remote::Remote>,
 }
 
 /// What looking the key up found.
 pub enum Lookup {
-    /// The outputs are in the tree: this many files and symlinks, bytes, how long.
+    /// The outputs are in the tree: this many files and symlinks, bytes, how long, and
+    /// whether the entry came from the shared store.
     Hit {
         files: u64,
         bytes: u64,
         took: Duration,
+        remote: bool,
     },
     /// Nothing usable: why (the hook runs).
     Miss(String),
+}
+
+impl Lookup {
+    /// `hit`, `remote hit` or `miss`: the word the record and the events use.
+    pub fn outcome(&self) -> &'static str {
+        match self {
+            Lookup::Hit { remote: true, .. } => "remote hit",
+            Lookup::Hit { .. } => "hit",
+            Lookup::Miss(_) => "miss",
+        }
+    }
+
+    /// `cache: hit <key> (<n> files and symlinks, <size> cloned)`, or `cache: remote hit …`.
+    pub fn said(&self, short_key: &str) -> String {
+        match self {
+            Lookup::Hit { files, bytes, .. } => format!(
+                "cache: {} {short_key} ({files} files and symlinks, {} cloned)",
+                self.outcome(),
+                crate::ground::human::size(*bytes)
+            ),
+            Lookup::Miss(why) => format!("cache: miss {short_key} ({why})"),
+        }
+    }
 }
 
 impl<'a> Cache<'a> {
     /// The cache for `tree` under `cfg`'s rules: `None` when the rules name no
     /// `prepare.outputs` (no cache).
     /// `program` is the prepare hook's resolved `argv[0]`, `env` the environment it gets less
-    /// the per-tree values.
+    /// the per-tree values; `write`: this machine uploads to the rules' shared store.
     pub fn open(
         common_dir: &Path,
         cfg: &'a Config,
@@ -68,6 +97,7 @@ impl<'a> Cache<'a> {
         program: &Path,
         env: std::collections::BTreeMap<String, String>,
         deadline: Instant,
+        write: bool,
     ) -> Result<Option<Cache<'a>>> {
         let Some(prep) = cfg.prepare.as_ref().filter(|p| !p.outputs.is_empty()) else {
             return Ok(None);
@@ -82,6 +112,10 @@ impl<'a> Cache<'a> {
             prep,
             key: key::digest(&cfg.fingerprint(), &prep.argv, &parts),
             deadline,
+            remote: prep
+                .cache_remote
+                .as_ref()
+                .map(|r| remote::Remote::new(r, write, deadline)),
         }))
     }
 
@@ -96,8 +130,61 @@ impl<'a> Cache<'a> {
     pub fn restore(&self, tree: &Path, progress: bool) -> Result<Lookup> {
         let started = Instant::now();
         let Some(dir) = shelf::entry_dir(&self.common_dir, &self.key) else {
+            return self.fetch(tree, progress, started);
+        };
+        self.restore_from(&dir, tree, progress, started, false)
+    }
+
+    /// On a local miss: the entry from the shared store, when the rules name one and it holds a
+    /// usable one, stored locally and cloned in as a local hit is. Any failure is a miss saying
+    /// why (one line on stderr when the store failed, not when it lacks the entry).
+    fn fetch(&self, tree: &Path, progress: bool, started: Instant) -> Result<Lookup> {
+        let Some(remote) = &self.remote else {
             return Ok(Lookup::Miss("no entry".into()));
         };
+        if progress && std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+            eprintln!(
+                "kardwt: prepare cache {}: fetching from {}",
+                self.short_key(),
+                remote.describe()
+            );
+        }
+        let outputs: Vec<String> = self
+            .prep
+            .outputs
+            .iter()
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect();
+        let fetched = shelf::adopt(&self.common_dir, &self.key, |tmp| {
+            remote.fetch(&self.key, &outputs, tmp)
+        });
+        match fetched {
+            Ok(Some(())) => {}
+            Ok(None) => return Ok(Lookup::Miss("no entry, none on the remote".into())),
+            Err(e) if crate::sys::signals::interrupted().is_some() => return Err(e),
+            Err(e) if Instant::now() >= self.deadline => return Err(e),
+            Err(e) => {
+                let why = format!("{e:#}");
+                eprintln!("kardwt: warning: prepare cache remote not used: {why}");
+                return Ok(Lookup::Miss(format!("no entry; remote: {why}")));
+            }
+        }
+        match shelf::entry_dir(&self.common_dir, &self.key) {
+            Some(dir) => self.restore_from(&dir, tree, progress, started, true),
+            None => Ok(Lookup::Miss("no entry".into())),
+        }
+    }
+
+    /// Clone the entry at `dir` into `tree` when usable.
+    fn restore_from(
+        &self,
+        dir: &Path,
+        tree: &Path,
+        progress: bool,
+        started: Instant,
+        remote: bool,
+    ) -> Result<Lookup> {
+        let dir = dir.to_path_buf();
         let manifest = match manifest::check(&dir, &self.key) {
             Ok(m) => m,
             Err(why) => {
@@ -116,6 +203,7 @@ impl<'a> Cache<'a> {
                     files: summary.files + summary.links,
                     bytes: summary.bytes,
                     took: started.elapsed(),
+                    remote,
                 })
             }
             Err(unplaced) if unplaced.damaged => {
@@ -161,8 +249,45 @@ impl<'a> Cache<'a> {
         }
         let keep = usize::try_from(self.prep.cache_entries).unwrap_or(usize::MAX);
         shelf::trim(&self.common_dir, keep);
-        Ok(said)
+        Ok(match self.publish() {
+            Some(sent) => format!("{said}; remote: {sent}"),
+            None => said,
+        })
     }
+
+    /// Upload the entry of the key to the shared store where this machine writes; what was
+    /// done, or why not (also a warning on stderr).
+    fn publish(&self) -> Option<String> {
+        let remote = self.remote.as_ref().filter(|r| r.write)?;
+        let dir = shelf::entry_dir(&self.common_dir, &self.key)?;
+        let sent = manifest::check(&dir, &self.key)
+            .map_err(anyhow::Error::from)
+            .and_then(|m| remote.publish(&dir, &m));
+        Some(match sent {
+            Ok(sent) => sent,
+            Err(e) => {
+                let why = format!("not uploaded: {e:#}");
+                eprintln!("kardwt: warning: prepare cache remote {why}");
+                why
+            }
+        })
+    }
+}
+
+/// Does this machine upload to the rules' shared store? Where `KARDWT_CACHE_WRITE` says so
+/// (`1`, `true`, `yes`, `on`; `0`, `false`… says no, over git config), else where git config
+/// `kardwt.cacheWrite` (`git_value`) does. Reading needs no opt-in.
+pub fn writes(git_value: Option<String>) -> bool {
+    let yes = |v: &str| match v.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Some(true),
+        "" | "0" | "false" | "no" | "off" => Some(false),
+        _ => None,
+    };
+    std::env::var("KARDWT_CACHE_WRITE")
+        .ok()
+        .and_then(|v| yes(&v))
+        .or_else(|| git_value.as_deref().and_then(yes))
+        .unwrap_or(false)
 }
 
 /// The number of entries the rules keep: `prepare.cache_entries`, 0 when they name no outputs.

@@ -161,6 +161,34 @@ pub fn store(
     ))
 }
 
+/// Make the entry of `key` from what `fill` writes into a new temporary directory (its
+/// `files/`, and the manifest it returns), renamed into place whole; `Ok(None)` when `fill`
+/// found nothing. Nothing of a failed or empty fill is kept.
+pub fn adopt(
+    common_dir: &Path,
+    key: &str,
+    fill: impl FnOnce(&Path) -> Result<Option<Manifest>>,
+) -> Result<Option<()>> {
+    let cache = root(common_dir, true).context("the cache directory is not a directory")?;
+    let tmp_name = format!(".tmp-{}-{key}", std::process::id());
+    let tmp = cache.join(&tmp_name);
+    remove(&cache, &tmp_name);
+    std::fs::create_dir(&tmp)?;
+    let filled = fill(&tmp).and_then(|m| {
+        let Some(m) = m else { return Ok(None) };
+        crate::sys::fsio::write_atomic_new(&tmp, manifest::FILE, &serde_json::to_vec(&m)?)?;
+        let fd = beneath::root(&cache)?;
+        if !beneath::rename_noreplace(&fd, OsStr::new(&tmp_name), &fd, OsStr::new(key))? {
+            anyhow::bail!("another entry took its place");
+        }
+        Ok(Some(()))
+    });
+    if !matches!(filled, Ok(Some(()))) {
+        remove(&cache, &tmp_name);
+    }
+    filled
+}
+
 /// Write the entry under the temporary directory `tmp`: the outputs cloned into `files/`,
 /// then the manifest of what is there, unless they hold what `finder` looks for.
 fn write_entry(

@@ -6,5 +6,6 @@ mod generated;
 mod hook_from_add;
 mod identity;
 mod never_half_ready;
+mod remote;
 mod sample;
 mod sandbox;

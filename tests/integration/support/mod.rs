@@ -25,6 +25,7 @@ pub mod push;
 pub mod recipes;
 mod repo;
 mod rng;
+pub mod seaweed;
 pub mod strace;
 mod xfs;
 

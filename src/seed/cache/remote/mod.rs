@@ -1,0 +1,386 @@
+//! The prepare cache shared through an S3-compatible object store (`prepare.cache_remote`).
+//! Files are stored once by content (`blobs/sha256/<ab>/<hash>`, shared between entries) and
+//! each entry as a manifest (`entries/<platform>/<key>.json`, platform: operating system,
+//! architecture, C library) listing every path, kind, mode, size, hash and link target. On a
+//! local miss the manifest and its blobs are fetched into a new local entry, each blob checked
+//! against its size and hash as it arrives: anything missing, truncated, altered or unsafe (a
+//! path leaving the entry, a file beneath a symlink, a mode beyond the permission bits) is a
+//! miss, and nothing of it is kept. A machine whose user or CI opts in writes: blobs first,
+//! each only where missing, then the manifest, never overwriting one (create-only PUTs).
+//! The stored document is an envelope (`format`, `body`: the manifest's JSON as text, and
+//! `signatures` over those exact bytes, empty for now) so signing needs no new format.
+//!
+//! | file | one job |
+//! |---|---|
+//! | `creds` | the machine's credentials |
+//! | `s3` | GET, HEAD and create-only PUT against the store |
+//! | `sigv4` | signing a request |
+use std::collections::BTreeSet;
+use std::io::Write as _;
+use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
+use std::path::{Component, Path};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::Instant;
+
+use anyhow::{bail, Context as _, Result};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::manifest::{Entry, Kind, Manifest};
+use crate::config::CacheRemote;
+
+mod creds;
+mod s3;
+mod sigv4;
+
+/// The envelope's format.
+const FORMAT: u32 = 1;
+/// Transfers at once (the store's latency, not its bandwidth, bounds many small files).
+const TRANSFERS: usize = 8;
+/// The largest manifest read.
+const MAX_MANIFEST: u64 = 256 << 20;
+
+/// The document stored per entry.
+#[derive(Serialize, Deserialize)]
+struct Envelope {
+    format: u32,
+    /// The [`Published`] JSON, as the exact bytes a signature covers.
+    body: String,
+    /// Signatures over `body` (none written yet; a reader does not rely on them yet).
+    #[serde(default)]
+    signatures: Vec<serde_json::Value>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Published {
+    platform: String,
+    manifest: Manifest,
+}
+
+/// The remote of a cache: where, for which platform, and whether this machine writes.
+pub struct Remote {
+    store: s3::Store,
+    platform: String,
+    pub write: bool,
+}
+
+impl Remote {
+    pub fn new(remote: &CacheRemote, write: bool, deadline: Instant) -> Remote {
+        Remote {
+            store: s3::Store::new(remote, deadline),
+            platform: platform(),
+            write,
+        }
+    }
+
+    /// Where the store is, for messages.
+    pub fn describe(&self) -> String {
+        self.store.describe()
+    }
+
+    fn manifest_name(&self, key: &str) -> String {
+        format!("entries/{}/{key}.json", self.platform)
+    }
+
+    /// Fetch the entry of `key` into `tmp` (an empty directory of kardwt's own): its files
+    /// beneath `tmp/files`, each checked; the manifest of what was written, `None` when the
+    /// store has no entry. `Err`: why it cannot be used (nothing of it is to be kept).
+    pub fn fetch(&self, key: &str, outputs: &[String], tmp: &Path) -> Result<Option<Manifest>> {
+        let Some(bytes) = self.store.get(&self.manifest_name(key), MAX_MANIFEST)? else {
+            return Ok(None);
+        };
+        let envelope: Envelope =
+            serde_json::from_slice(&bytes).context("its manifest is not one kardwt wrote")?;
+        if envelope.format != FORMAT {
+            bail!(
+                "its manifest is of format {}, not {FORMAT}",
+                envelope.format
+            );
+        }
+        let published: Published = serde_json::from_str(&envelope.body)
+            .context("its manifest's body is not one kardwt wrote")?;
+        let m = published.manifest;
+        if published.platform != self.platform || m.key != key || !m.is_current() {
+            bail!("its manifest names another key, platform or version");
+        }
+        let listed: Vec<&str> = m.outputs.iter().map(|o| o.path.as_str()).collect();
+        if listed != outputs {
+            bail!("its manifest names other outputs");
+        }
+        safe(&m)?;
+        let files = tmp.join("files");
+        std::fs::create_dir(&files)?;
+        // Directories and links in order (a parent before its children), then the files,
+        // several at once.
+        for e in m.entries.iter().filter(|e| e.kind != Kind::File) {
+            let at = files.join(&e.path);
+            match e.kind {
+                Kind::Dir => std::fs::create_dir(&at)?,
+                _ => std::os::unix::fs::symlink(e.target.as_deref().unwrap_or(""), &at)?,
+            }
+        }
+        let wanted: Vec<&Entry> = m.entries.iter().filter(|e| e.kind == Kind::File).collect();
+        at_once(&wanted, |e| {
+            super::stop_check(self.deadline(), "while fetching prepare's outputs")?;
+            self.fetch_file(e, &files.join(&e.path))
+        })?;
+        for e in m.entries.iter().rev().filter(|e| e.kind == Kind::Dir) {
+            let perms = std::fs::Permissions::from_mode(e.mode);
+            std::fs::set_permissions(files.join(&e.path), perms)?;
+        }
+        Ok(Some(m))
+    }
+
+    fn deadline(&self) -> Instant {
+        self.store.deadline()
+    }
+
+    /// Fetch one file's blob to `at` (created new), checking its size and hash.
+    fn fetch_file(&self, e: &Entry, at: &Path) -> Result<()> {
+        let hash = e.sha256.as_deref().unwrap_or_default();
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(at)?;
+        let mut h = Sha256::new();
+        let got = self
+            .store
+            .get_into(&blob_name(hash), e.size, &mut |chunk| {
+                h.update(chunk);
+                file.write_all(chunk)?;
+                Ok(())
+            })?
+            .with_context(|| format!("{}'s content is missing from the store", e.path))?;
+        if got != e.size {
+            bail!(
+                "{}'s content is truncated ({got} of {} bytes)",
+                e.path,
+                e.size
+            );
+        }
+        if sigv4::hex(&h.finalize()) != hash {
+            bail!("{}'s content does not match its hash", e.path);
+        }
+        file.set_permissions(std::fs::Permissions::from_mode(e.mode))?;
+        Ok(())
+    }
+
+    /// Upload the local entry at `dir` (its manifest `m`): the blobs the store lacks, then the
+    /// manifest unless one is there. Says what was done.
+    pub fn publish(&self, dir: &Path, m: &Manifest) -> Result<String> {
+        let name = self.manifest_name(&m.key);
+        if self.store.exists(&name)? {
+            return Ok("already on the remote".to_owned());
+        }
+        let (sent, bytes) = (AtomicU64::new(0), AtomicU64::new(0));
+        let mut seen = BTreeSet::new();
+        let unique: Vec<&Entry> = m
+            .entries
+            .iter()
+            .filter(|e| e.kind == Kind::File && seen.insert(e.sha256.as_deref()))
+            .collect();
+        at_once(&unique, |e| {
+            let hash = e.sha256.as_deref().context("a file without a hash")?;
+            super::stop_check(self.deadline(), "while uploading prepare's outputs")?;
+            let blob = blob_name(hash);
+            if self.store.exists(&blob)? {
+                return Ok(());
+            }
+            let body = crate::sys::fsio::read_bounded(&dir.join("files").join(&e.path), u64::MAX)?
+                .with_context(|| format!("cannot read the stored {}", e.path))?;
+            if sigv4::sha256_hex(&body) != hash {
+                bail!("the stored {} changed since it was stored", e.path);
+            }
+            if self.store.put_new(&blob, &body, hash)? == s3::Put::Created {
+                sent.fetch_add(1, Ordering::Relaxed);
+                bytes.fetch_add(body.len() as u64, Ordering::Relaxed);
+            }
+            Ok(())
+        })?;
+        let (sent, bytes) = (sent.into_inner(), bytes.into_inner());
+        let body = serde_json::to_string(&Published {
+            platform: self.platform.clone(),
+            manifest: m.clone(),
+        })?;
+        let doc = serde_json::to_vec(&Envelope {
+            format: FORMAT,
+            body,
+            signatures: Vec::new(),
+        })?;
+        let put = self.store.put_new(&name, &doc, &sigv4::sha256_hex(&doc))?;
+        let files = format!("{sent} new files ({})", crate::ground::human::size(bytes));
+        Ok(match put {
+            s3::Put::Created => format!("uploaded {files} and the manifest"),
+            s3::Put::Exists => format!("uploaded {files}; another machine's manifest was there"),
+        })
+    }
+}
+
+/// Run `job` on each of `items`, on up to [`TRANSFERS`] threads (fewer where no more can be
+/// started), all stopping at the first failure, which is the answer.
+fn at_once<T: Sync>(items: &[T], job: impl Fn(&T) -> Result<()> + Sync) -> Result<()> {
+    let next = AtomicUsize::new(0);
+    let failed = std::sync::Mutex::new(None);
+    let work = || {
+        while failed.lock().is_ok_and(|f| f.is_none()) {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(item) = items.get(i) else { return };
+            if let Err(e) = job(item) {
+                if let Ok(mut f) = failed.lock() {
+                    f.get_or_insert(e);
+                }
+            }
+        }
+    };
+    std::thread::scope(|scope| {
+        for _ in 1..TRANSFERS.min(items.len()) {
+            if std::thread::Builder::new()
+                .spawn_scoped(scope, work)
+                .is_err()
+            {
+                break;
+            }
+        }
+        work();
+    });
+    match failed.into_inner() {
+        Ok(None) => Ok(()),
+        Ok(Some(e)) => Err(e),
+        Err(_) => bail!("a transfer stopped"),
+    }
+}
+
+fn blob_name(hash: &str) -> String {
+    format!("blobs/sha256/{}/{hash}", hash.get(..2).unwrap_or("00"))
+}
+
+/// `<os>-<arch>-<C library>`: outputs are shared only between machines alike in these.
+fn platform() -> String {
+    let libc = if std::env::consts::OS != "linux" {
+        "system"
+    } else if std::fs::read_dir("/lib").is_ok_and(|d| {
+        d.flatten()
+            .any(|e| e.file_name().to_string_lossy().starts_with("ld-musl-"))
+    }) {
+        "musl"
+    } else {
+        "gnu"
+    };
+    format!("{}-{}-{libc}", std::env::consts::OS, std::env::consts::ARCH)
+}
+
+/// Refuse a manifest whose entries could write outside the entry or through a symlink: every
+/// path plain and relative, sorted without repeats, its parent a directory listed before it,
+/// beneath an output; files with a hash; modes within the permission bits.
+fn safe(m: &Manifest) -> Result<()> {
+    let mut dirs = BTreeSet::new();
+    let mut last: Option<&str> = None;
+    for e in &m.entries {
+        let p = Path::new(&e.path);
+        let plain = !e.path.is_empty()
+            && !e.path.ends_with('/')
+            && !e.path.contains("//")
+            && p.components().all(|c| matches!(c, Component::Normal(_)));
+        if !plain || last.is_some_and(|l| l >= e.path.as_str()) {
+            bail!("its manifest lists an unsafe or unsorted path");
+        }
+        last = Some(&e.path);
+        // An output, a directory above one, or beneath a directory listed before it.
+        let output = m.outputs.iter().filter(|o| o.present).any(|o| {
+            let o = Path::new(&o.path);
+            o == p || p.starts_with(o) || (e.kind == Kind::Dir && o.starts_with(p))
+        });
+        let parent_ok = output
+            && e.path
+                .rsplit_once('/')
+                .is_none_or(|(parent, _)| dirs.contains(parent));
+        if !parent_ok {
+            bail!("its manifest lists {} outside a listed directory", e.path);
+        }
+        let hash_ok = e.sha256.as_deref().is_some_and(|h| {
+            h.len() == 64
+                && h.bytes()
+                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        });
+        match e.kind {
+            Kind::Dir => {
+                dirs.insert(e.path.as_str());
+            }
+            Kind::File if !hash_ok => bail!("its manifest lacks {}'s hash", e.path),
+            Kind::Link if e.target.is_none() => bail!("its manifest lacks {}'s target", e.path),
+            _ => {}
+        }
+        if e.mode & !0o777 != 0 {
+            bail!("its manifest gives {} special mode bits", e.path);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::manifest::{self, Output};
+    use super::*;
+
+    fn entry(path: &str, kind: Kind) -> Entry {
+        Entry {
+            path: path.into(),
+            kind,
+            mode: if kind == Kind::Link { 0 } else { 0o755 },
+            size: 0,
+            target: (kind == Kind::Link).then(|| "x".to_owned()),
+            sha256: (kind == Kind::File).then(|| "ab".repeat(32)),
+        }
+    }
+
+    fn with(entries: Vec<Entry>) -> Manifest {
+        let outputs = vec![Output {
+            path: "sub/node_modules".into(),
+            present: true,
+        }];
+        manifest::new("k", outputs, entries)
+    }
+
+    fn good() -> Vec<Entry> {
+        vec![
+            entry("sub", Kind::Dir),
+            entry("sub/node_modules", Kind::Dir),
+            entry("sub/node_modules/a", Kind::File),
+            entry("sub/node_modules/l", Kind::Link),
+        ]
+    }
+
+    #[test]
+    fn a_manifest_that_could_write_outside_its_entry_is_refused() {
+        safe(&with(good())).unwrap();
+        let refused = |change: &dyn Fn(&mut Vec<Entry>)| {
+            let mut e = good();
+            change(&mut e);
+            let why = safe(&with(e)).unwrap_err().to_string();
+            assert!(why.starts_with("its manifest"), "{why}");
+        };
+        // Leaving the entry, or naming it oddly.
+        for bad in [
+            "sub/node_modules/../../x",
+            "/etc/x",
+            "sub/node_modules/./a",
+            "sub//node_modules/b",
+            "",
+        ] {
+            refused(&|e| e.push(entry(bad, Kind::File)));
+        }
+        // A file beneath a symlink (written through it), or beneath an unlisted directory.
+        refused(&|e| e.push(entry("sub/node_modules/l/x", Kind::File)));
+        refused(&|e| e.push(entry("sub/node_modules/d/x", Kind::File)));
+        // Outside every output, though beneath a listed directory.
+        refused(&|e| e.insert(1, entry("sub/elsewhere", Kind::File)));
+        // Unsorted or repeated paths.
+        refused(&|e| e.swap(2, 3));
+        refused(&|e| e.push(entry("sub/node_modules/l", Kind::Link)));
+        // A file without a hash, a link without a target, special mode bits.
+        refused(&|e| e[2].sha256 = Some("zz".into()));
+        refused(&|e| e[3].target = None);
+        refused(&|e| e[2].mode = 0o4755);
+    }
+}

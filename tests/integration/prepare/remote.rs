@@ -1,0 +1,470 @@
+//! The prepare cache shared through a real S3-compatible server (SeaweedFS on 127.0.0.1): a
+//! writer machine's prepare is a reader machine's remote hit, byte for byte; a blob altered on
+//! the server and a stopped server are misses (prepare runs, one line says why) leaving no
+//! partial entry; credentials never reach the hook, the events or the messages. Two machines
+//! are two clones in turn at the same paths (as CI runners are), each with its own home and
+//! local cache.
+use std::ffi::OsStr;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use crate::support::seaweed::{Seaweed, ACCESS_KEY, BUCKET, SECRET_KEY};
+use crate::support::{sh_quote, snapshot, Output, TestRepo};
+
+/// The prepare: logs a line, dumps its environment to `<tmp>/hook-env`, builds node_modules.
+fn prepare(repo: &TestRepo) -> PathBuf {
+    let log = sh_quote(&repo.prepare_log());
+    let env = sh_quote(&repo.tmp.join("hook-env"));
+    repo.write_helper(
+        "prepare",
+        &format!(
+            "echo ran >> {log}\n\
+             env >> {env}\n\
+             mkdir -p node_modules/pkg/lib node_modules/.bin node_modules/empty\n\
+             cp package-lock.json node_modules/pkg/lock-copy\n\
+             printf 'module.exports = 1\\n' > node_modules/pkg/lib/index.js\n\
+             printf 'module.exports = 1\\n' > node_modules/pkg/lib/same.js\n\
+             printf '#!/bin/sh\\n' > node_modules/.bin/tool && chmod 751 node_modules/.bin/tool\n\
+             ln -sf ../pkg/lib/index.js node_modules/.bin/index\n\
+             head -c 300000 /dev/urandom > node_modules/pkg/big.bin\n"
+        ),
+    )
+}
+
+/// One machine's setup: the lockfile on origin, the rules naming the server.
+fn setup(repo: &TestRepo, server: &Seaweed) {
+    repo.commit_files(
+        &[
+            (".gitignore", ".env\n.env.*\nnode_modules/\n"),
+            ("package-lock.json", "v1\n"),
+        ],
+        "lockfile",
+    );
+    write_rules(repo, &server.endpoint);
+}
+
+fn write_rules(repo: &TestRepo, endpoint: &str) {
+    let script = prepare(repo);
+    repo.write_rules(&format!(
+        "{}    inputs: [package-lock.json]\n    outputs: [node_modules]\n    cache_remote:\n      url: s3://{BUCKET}/team/web\n      endpoint: {endpoint}\n",
+        repo.rules_for(&script, false)
+    ));
+}
+
+/// `git kardwt add <card>` with `env` set, as the machine's user runs it.
+fn add(repo: &TestRepo, card: &str, env: &[(&str, &str)]) -> Output {
+    let env: Vec<(&str, &OsStr)> = env.iter().map(|(k, v)| (*k, OsStr::new(*v))).collect();
+    repo.spawn_with_env("git", &repo.base, &["kardwt", "add", card], &env)
+        .wait(Duration::from_secs(120))
+}
+
+/// The writer's credentials, in its home's credentials file (the reader's come from the
+/// environment).
+fn writer_credentials(repo: &TestRepo) {
+    let aws = repo.home.join(".aws");
+    std::fs::create_dir_all(&aws).unwrap();
+    std::fs::write(
+        aws.join("credentials"),
+        format!(
+            "[default]\naws_access_key_id = {ACCESS_KEY}\naws_secret_access_key = {SECRET_KEY}\n"
+        ),
+    )
+    .unwrap();
+}
+
+const READER: [(&str, &str); 2] = [
+    ("AWS_ACCESS_KEY_ID", ACCESS_KEY),
+    ("AWS_SECRET_ACCESS_KEY", SECRET_KEY),
+];
+
+/// Turn this test's machine into another one at the same paths: the writer's base, trees and
+/// home moved aside, a fresh clone of origin (no local cache) and an empty home. Returns
+/// where the writer's trees went.
+fn another_machine(repo: &TestRepo) -> PathBuf {
+    let aside = repo.tmp.join("writer");
+    std::fs::create_dir(&aside).unwrap();
+    std::fs::rename(&repo.base, aside.join("base")).unwrap();
+    std::fs::rename(repo.root(), aside.join("trees")).unwrap();
+    std::fs::rename(&repo.home, aside.join("home")).unwrap();
+    std::fs::create_dir(&repo.home).unwrap();
+    std::fs::write(repo.home.join(".gitconfig"), "").unwrap();
+    repo.git(&repo.tmp, &["clone", "--quiet", "origin.git", "base"]);
+    let exclude = repo.common_dir().join("info/exclude");
+    let mut text = std::fs::read_to_string(&exclude).unwrap_or_default();
+    text.push_str("/kardbrd.yml\n");
+    std::fs::write(&exclude, text).unwrap();
+    aside.join("trees")
+}
+
+fn prepared(repo: &TestRepo, card: &str) -> String {
+    let events = repo.events(Some(card));
+    let e = events
+        .iter()
+        .rev()
+        .find(|e| e["event"] == "prepared")
+        .unwrap_or_else(|| panic!("no prepared event for {card}: {events:?}"));
+    e["outcome"].as_str().unwrap().to_owned()
+}
+
+/// The local cache's leftovers of a fetch (temporary entries).
+fn leftovers(repo: &TestRepo) -> Vec<String> {
+    std::fs::read_dir(repo.common_dir().join("kardwt/cache"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect()
+}
+
+fn local_entries(repo: &TestRepo) -> usize {
+    std::fs::read_dir(repo.common_dir().join("kardwt/cache"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        .count()
+}
+
+/// The writer's first card: prepare runs and its entry is uploaded. Returns its tree.
+fn write_one(repo: &TestRepo, server: &Seaweed) -> PathBuf {
+    setup(repo, server);
+    writer_credentials(repo);
+    let out = add(repo, "1", &[("KARDWT_CACHE_WRITE", "1")]);
+    out.expect_code(0);
+    assert_eq!(repo.prepare_runs(), ["ran"]);
+    let said = prepared(repo, "1");
+    assert!(
+        said.contains("cache: miss") && said.contains("remote: uploaded 4 new files"),
+        "{said}\n{out}"
+    );
+    repo.card_path("1")
+}
+
+#[test]
+fn a_writers_prepare_is_a_readers_remote_hit_byte_for_byte() {
+    let Some(server) = Seaweed::start() else {
+        return;
+    };
+    let repo = TestRepo::new();
+    let one = write_one(&repo, &server);
+    let written = snapshot(&one.join("node_modules"));
+    assert!(written.len() >= 8, "{written:?}");
+    // A second card on the writer is a local hit, and uploads nothing again.
+    let out = add(&repo, "2", &[("KARDWT_CACHE_WRITE", "1")]);
+    out.expect_code(0);
+    assert!(prepared(&repo, "2").starts_with("cache: hit"), "{out}");
+
+    let trees = another_machine(&repo);
+    write_rules(&repo, &server.endpoint);
+    let t = Instant::now();
+    let out = add(&repo, "3", &READER);
+    out.expect_code(0);
+    assert_eq!(
+        repo.prepare_runs(),
+        ["ran"],
+        "the reader's prepare ran:\n{out}"
+    );
+    let three = repo.card_path("3");
+    assert!(
+        snapshot(&three.join("node_modules")) == written,
+        "the trees differ"
+    );
+    assert!(snapshot(&trees.join("card-1/node_modules")) == written);
+    let tool = std::fs::metadata(three.join("node_modules/.bin/tool")).unwrap();
+    assert_eq!(
+        std::os::unix::fs::PermissionsExt::mode(&tool.permissions()) & 0o7777,
+        0o751
+    );
+    let said = prepared(&repo, "3");
+    assert!(said.starts_with("cache: remote hit"), "{said}");
+    let rec = repo.record(&three);
+    assert_eq!(rec["prepare_cache"]["outcome"].as_str(), Some("remote hit"));
+    assert_eq!(local_entries(&repo), 1, "the fetched entry is kept locally");
+    assert!(leftovers(&repo).is_empty(), "{:?}", leftovers(&repo));
+    repo.kardwt_ok(&repo.base, &["verify", "3"]);
+    let shown = repo.kardwt_ok(&repo.base, &["status", "3"]);
+    assert!(shown.contains("remote hit"), "{shown}");
+    // The next card on the reader is a local hit.
+    add(&repo, "4", &READER).expect_code(0);
+    assert!(prepared(&repo, "4").starts_with("cache: hit"));
+    eprintln!("reader's first card ready in {:?}", t.elapsed());
+
+    // Neither the hook's environment nor the events nor any message hold a credential.
+    let hook_env = std::fs::read_to_string(repo.tmp.join("hook-env")).unwrap();
+    assert!(hook_env.contains("KARDWT_PHASE=prepare"), "{hook_env}");
+    let events =
+        std::fs::read_to_string(repo.common_dir().join("kardwt/events.jsonl")).unwrap_or_default();
+    let writer_events =
+        std::fs::read_to_string(repo.tmp.join("writer/base/.git/kardwt/events.jsonl"))
+            .unwrap_or_default();
+    assert!(!writer_events.is_empty() && !events.is_empty());
+    for text in [&hook_env, &events, &writer_events, &out.stdout, &out.stderr] {
+        assert!(
+            !text.contains(SECRET_KEY) && !text.contains(ACCESS_KEY) && !text.contains("AWS_"),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn an_altered_blob_is_a_miss_and_prepare_runs() {
+    let Some(server) = Seaweed::start() else {
+        return;
+    };
+    let repo = TestRepo::new();
+    write_one(&repo, &server);
+    // The server now serves other bytes (of the same size) for one file's content.
+    let manifest = std::fs::read_dir(repo.common_dir().join("kardwt/cache"))
+        .unwrap()
+        .flatten()
+        .find(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        .map(|e| e.path().join("manifest.json"))
+        .unwrap();
+    let m: serde_json::Value = serde_json::from_slice(&std::fs::read(manifest).unwrap()).unwrap();
+    let index = m["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["path"] == "node_modules/pkg/lib/index.js")
+        .unwrap();
+    let hash = index["sha256"].as_str().unwrap();
+    server.overwrite(
+        &format!("team/web/blobs/sha256/{}/{hash}", &hash[..2]),
+        b"module.exports = 2\n",
+    );
+
+    another_machine(&repo);
+    write_rules(&repo, &server.endpoint);
+    let out = add(&repo, "2", &READER);
+    out.expect_code(0);
+    assert_eq!(
+        repo.prepare_runs(),
+        ["ran", "ran"],
+        "prepare did not run:\n{out}"
+    );
+    let lines: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.contains("remote not used"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{out}");
+    // index.js or same.js (the same content, one blob): whichever transfer ends first.
+    let named = ["index.js", "same.js"]
+        .map(|f| format!("node_modules/pkg/lib/{f}'s content does not match its hash"));
+    assert!(named.iter().any(|n| lines[0].contains(n.as_str())), "{out}");
+    let said = prepared(&repo, "2");
+    assert!(
+        said.contains("cache: miss") && said.contains("does not match"),
+        "{said}"
+    );
+    let two = repo.card_path("2");
+    assert_eq!(
+        std::fs::read_to_string(two.join("node_modules/pkg/lib/index.js")).unwrap(),
+        "module.exports = 1\n"
+    );
+    assert!(leftovers(&repo).is_empty(), "{:?}", leftovers(&repo));
+    assert_eq!(
+        local_entries(&repo),
+        1,
+        "only prepare's own entry is stored"
+    );
+    // The reader's hook ran with the credentials in kardwt's environment: not in the hook's.
+    let hook_env = std::fs::read_to_string(repo.tmp.join("hook-env")).unwrap();
+    assert_eq!(
+        hook_env.matches("KARDWT_PHASE=prepare").count(),
+        2,
+        "{hook_env}"
+    );
+    assert!(
+        !hook_env.contains(SECRET_KEY) && !hook_env.contains("AWS_"),
+        "{hook_env}"
+    );
+}
+
+#[test]
+fn a_stopped_server_is_a_miss_within_seconds() {
+    let Some(mut server) = Seaweed::start() else {
+        return;
+    };
+    let repo = TestRepo::new();
+    setup(&repo, &server);
+    server.stop();
+    let t = Instant::now();
+    let out = add(&repo, "1", &READER);
+    out.expect_code(0);
+    let took = t.elapsed();
+    assert!(took < Duration::from_secs(15), "took {took:?}");
+    assert_eq!(repo.prepare_runs(), ["ran"]);
+    let lines: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.contains("remote"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{out}");
+    assert!(lines[0].contains("Connection refused"), "{out}");
+    assert!(leftovers(&repo).is_empty());
+    // Nothing is written without the opt-in either: the writer's warning is not there.
+    assert!(!out.stderr.contains("not uploaded"), "{out}");
+}
+
+/// Reading needs no opt-in and writing does: a reader's miss uploads nothing.
+#[test]
+fn a_machine_writes_only_where_its_user_says_so() {
+    let Some(server) = Seaweed::start() else {
+        return;
+    };
+    let repo = TestRepo::new();
+    setup(&repo, &server);
+    writer_credentials(&repo);
+    add(&repo, "1", &[]).expect_code(0);
+    let said = prepared(&repo, "1");
+    assert!(
+        said.contains("none on the remote") && !said.contains("uploaded"),
+        "{said}"
+    );
+    // git config opts in.
+    repo.git(&repo.base, &["config", "kardwt.cacheWrite", "true"]);
+    let dir = repo.common_dir().join("kardwt/cache");
+    std::fs::remove_dir_all(&dir).unwrap();
+    add(&repo, "2", &[]).expect_code(0);
+    assert!(
+        prepared(&repo, "2").contains("remote: uploaded"),
+        "{}",
+        prepared(&repo, "2")
+    );
+}
+
+/// The writer's entry as stored: its manifest's object name and the envelope.
+fn stored_manifest(repo: &TestRepo, server: &Seaweed) -> (String, serde_json::Value) {
+    let key = std::fs::read_dir(repo.common_dir().join("kardwt/cache"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .find(|n| !n.starts_with('.'))
+        .unwrap();
+    // The platform as kardwt names it: the C library is musl where its loader is installed.
+    let musl = std::fs::read_dir("/lib").is_ok_and(|d| {
+        d.flatten()
+            .any(|e| e.file_name().to_string_lossy().starts_with("ld-musl-"))
+    });
+    let libc = match (std::env::consts::OS, musl) {
+        ("linux", true) => "musl",
+        ("linux", false) => "gnu",
+        _ => "system",
+    };
+    let (os, arch) = (std::env::consts::OS, std::env::consts::ARCH);
+    let name = format!("team/web/entries/{os}-{arch}-{libc}/{key}.json");
+    let bytes = server.read(&name);
+    (name, serde_json::from_slice(&bytes).unwrap())
+}
+
+#[test]
+fn a_manifest_replaced_to_write_outside_the_tree_is_a_miss() {
+    let Some(server) = Seaweed::start() else {
+        return;
+    };
+    let repo = TestRepo::new();
+    write_one(&repo, &server);
+    let (name, mut envelope) = stored_manifest(&repo, &server);
+    let mut body: serde_json::Value =
+        serde_json::from_str(envelope["body"].as_str().unwrap()).unwrap();
+    let entries = body["manifest"]["entries"].as_array_mut().unwrap();
+    let mut evil = entries
+        .iter()
+        .find(|e| e["path"] == "node_modules/pkg/lib/index.js")
+        .unwrap()
+        .clone();
+    evil["path"] = "node_modules/../../../escaped.js".into();
+    entries.push(evil);
+    envelope["body"] = body.to_string().into();
+    server.overwrite(&name, envelope.to_string().as_bytes());
+
+    another_machine(&repo);
+    write_rules(&repo, &server.endpoint);
+    let out = add(&repo, "2", &READER);
+    out.expect_code(0);
+    assert_eq!(
+        repo.prepare_runs(),
+        ["ran", "ran"],
+        "prepare did not run:\n{out}"
+    );
+    assert!(out.stderr.contains("unsafe or unsorted path"), "{out}");
+    for dir in [&repo.tmp, &repo.root(), &repo.base] {
+        assert!(!dir.join("escaped.js").exists());
+    }
+    assert!(leftovers(&repo).is_empty(), "{:?}", leftovers(&repo));
+}
+
+#[test]
+fn a_truncated_blob_is_a_miss() {
+    let Some(server) = Seaweed::start() else {
+        return;
+    };
+    let repo = TestRepo::new();
+    write_one(&repo, &server);
+    let (_, envelope) = stored_manifest(&repo, &server);
+    let body: serde_json::Value = serde_json::from_str(envelope["body"].as_str().unwrap()).unwrap();
+    let big = body["manifest"]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["path"] == "node_modules/pkg/big.bin")
+        .unwrap();
+    let hash = big["sha256"].as_str().unwrap();
+    let name = format!("team/web/blobs/sha256/{}/{hash}", &hash[..2]);
+    let whole = server.read(&name);
+    assert_eq!(whole.len(), 300_000);
+    server.overwrite(&name, &whole[..1000]);
+    another_machine(&repo);
+    write_rules(&repo, &server.endpoint);
+    let out = add(&repo, "2", &READER);
+    out.expect_code(0);
+    assert_eq!(
+        repo.prepare_runs(),
+        ["ran", "ran"],
+        "prepare did not run:\n{out}"
+    );
+    assert!(
+        out.stderr
+            .contains("big.bin's content is truncated (1000 of 300000 bytes)"),
+        "{out}"
+    );
+    assert!(leftovers(&repo).is_empty(), "{:?}", leftovers(&repo));
+}
+
+/// A store that accepts connections and never answers costs a bounded wait, then a miss.
+#[test]
+fn a_silent_store_is_a_miss_within_a_bounded_time() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for s in listener.incoming() {
+            held.push(s);
+        }
+    });
+    let repo = TestRepo::new();
+    repo.commit_files(
+        &[
+            (".gitignore", ".env\n.env.*\nnode_modules/\n"),
+            ("package-lock.json", "v1\n"),
+        ],
+        "lockfile",
+    );
+    write_rules(&repo, &format!("http://127.0.0.1:{port}"));
+    let t = Instant::now();
+    let out = add(&repo, "1", &READER);
+    out.expect_code(0);
+    let took = t.elapsed();
+    assert!(took < Duration::from_secs(25), "took {took:?}");
+    assert_eq!(repo.prepare_runs(), ["ran"]);
+    let lines: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.contains("remote"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{out}");
+    assert!(lines[0].contains("did not answer in time"), "{out}");
+    eprintln!("a silent store cost {took:?}");
+}

