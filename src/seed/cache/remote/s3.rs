@@ -65,6 +65,7 @@ impl Store {
             .timeout_per_read(Some(STALL))
             .timeout_per_write(Some(STALL))
             .user_agent(concat!("git-kardwt/", env!("CARGO_PKG_VERSION")))
+            .tls_config(tls())
             .build()
             .into();
         let prefix = if remote.prefix.is_empty() {
@@ -244,6 +245,16 @@ impl Store {
 }
 
 /// ureq's error in a few words (never a header: no credential).
+/// The TLS stack: the system's own on macOS (native-tls), rustls elsewhere.
+fn tls() -> ureq::tls::TlsConfig {
+    let provider = if cfg!(target_os = "macos") {
+        ureq::tls::TlsProvider::NativeTls
+    } else {
+        ureq::tls::TlsProvider::Rustls
+    };
+    ureq::tls::TlsConfig::builder().provider(provider).build()
+}
+
 fn describe(e: &ureq::Error) -> String {
     match e {
         ureq::Error::Timeout(_) => "the store did not answer in time".to_owned(),
