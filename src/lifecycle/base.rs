@@ -72,6 +72,9 @@ pub enum Asked {
     Name(String),
     /// A full commit id.
     Commit(String),
+    /// `pr/<n>`: a pull request's head, GitHub's `refs/pull/<n>/head` or GitLab's
+    /// `refs/merge-requests/<n>/head`, whichever the remote has.
+    Pr { shown: String, number: u64 },
 }
 
 impl Asked {
@@ -92,6 +95,13 @@ impl Asked {
         if (name.len() == 40 || name.len() == 64) && is_hex(name) {
             return Ok(Asked::Commit(name.to_owned()));
         }
+        if let Some(n) = name.strip_prefix("pr/") {
+            let number = crate::config::check_pr_number(n).map_err(refuse)?;
+            return Ok(Asked::Pr {
+                shown: name.to_owned(),
+                number,
+            });
+        }
         if name.starts_with("refs/") {
             crate::config::check_base_ref(name).map_err(refuse)?;
             return Ok(Asked::Ref(name.to_owned()));
@@ -107,6 +117,9 @@ impl Asked {
             Asked::Name(n) => [format!("refs/heads/{n}"), format!("refs/tags/{n}")]
                 .iter()
                 .any(|r| r == recorded),
+            Asked::Pr { number, .. } => crate::config::pr_refs(*number)
+                .iter()
+                .any(|r| r == recorded),
         }
     }
 
@@ -114,6 +127,7 @@ impl Asked {
     pub fn shown(&self) -> &str {
         match self {
             Asked::Ref(r) | Asked::Name(r) | Asked::Commit(r) => r,
+            Asked::Pr { shown, .. } => shown,
         }
     }
 }
@@ -173,12 +187,14 @@ fn fetch_once(
     let remote = &cfg.base.remote;
     let base_ref = match (asked, cfg.base.git_ref.as_deref()) {
         (Some(Asked::Name(n)), _) => resolve_name(base, remote, n, deadline)?,
+        (Some(Asked::Pr { shown, number }), _) => {
+            resolve_pr(base, remote, shown, *number, deadline)?
+        }
         (Some(Asked::Ref(r) | Asked::Commit(r)), _) => r.clone(),
         (None, Some(r)) => r.to_owned(),
         (None, None) => remote_head(base, remote, deadline)?,
     };
-    let (refspec, stored) = if let Some(branch) = base_ref.strip_prefix("refs/heads/") {
-        let tracking = format!("refs/remotes/{remote}/{branch}");
+    let (refspec, stored) = if let Some(tracking) = tracking_ref_of(remote, &base_ref) {
         (format!("+{base_ref}:{tracking}"), Some(tracking))
     } else if base_ref.starts_with("refs/tags/") {
         (format!("{base_ref}:{base_ref}"), Some(base_ref.clone()))
@@ -259,6 +275,51 @@ fn resolve_name(base: &Path, remote: &str, name: &str, deadline: Instant) -> Res
     }
 }
 
+/// `--base pr/<n>` as the remote has it: GitHub's `refs/pull/<n>/head`, else GitLab's
+/// `refs/merge-requests/<n>/head`; a remote with neither is refused naming both.
+fn resolve_pr(
+    base: &Path,
+    remote: &str,
+    shown: &str,
+    number: u64,
+    deadline: Instant,
+) -> Result<String> {
+    let wanted = crate::config::pr_refs(number);
+    let out = git::ls_remote_refs(base, remote, &wanted, Some(deadline))?;
+    if !out.ok {
+        let url = git::remote_url(base, remote);
+        return Err(git::remote_failure(remote, url.as_deref(), shown, &out.stderr).into());
+    }
+    let has = |r: &str| out.stdout.lines().any(|l| l.split('\t').nth(1) == Some(r));
+    match wanted.iter().find(|r| has(r)) {
+        Some(r) => Ok(r.clone()),
+        None => Err(Fail::from(Refusal::NoPr {
+            remote: remote.to_owned(),
+            asked: shown.to_owned(),
+            tried: wanted,
+        })
+        .into()),
+    }
+}
+
+/// Where kardwt keeps `base_ref` of `remote` as last fetched (pure): a branch at its
+/// remote-tracking ref `refs/remotes/<remote>/<branch>`; a pull request's head
+/// (`refs/pull/<n>/head`, `refs/merge-requests/<n>/head`) at
+/// `refs/kardwt/remotes/<remote>/pull/<n>/head` (or `…/merge-requests/<n>/head`): not under
+/// `refs/remotes/<remote>/`, where a branch of the remote named `pr/<n>` would land and which
+/// `git fetch --prune` empties of whatever no branch of the remote backs. `None` for a tag or a
+/// commit (a tag is kept at its own name, a commit by the card's branch).
+pub fn tracking_ref_of(remote: &str, base_ref: &str) -> Option<String> {
+    if let Some(branch) = base_ref.strip_prefix("refs/heads/") {
+        return Some(format!("refs/remotes/{remote}/{branch}"));
+    }
+    let pr = base_ref.strip_prefix("refs/")?;
+    crate::config::check_base_ref(base_ref)
+        .ok()
+        .filter(|_| pr.starts_with("pull/") || pr.starts_with("merge-requests/"))
+        .map(|_| format!("refs/kardwt/remotes/{remote}/{pr}"))
+}
+
 /// A fetch of what `--base` named failed: when the remote lacks it, say so naming `--base`
 /// (not a setting the user did not touch); any other failure as `fail` says it.
 fn asked_failure(
@@ -281,6 +342,7 @@ fn asked_failure(
     }
     let what = match asked {
         Asked::Commit(_) => "commit",
+        Asked::Pr { .. } => "pull request head",
         _ if base_ref.starts_with("refs/tags/") => "tag",
         _ => "branch",
     };
@@ -336,6 +398,17 @@ pub enum Refusal {
          {remote} reaches it; nothing was created"
     )]
     NotOnRemote { remote: String, commit: String },
+    /// `--base pr/<n>`: the remote has neither ref a forge keeps a change's head at.
+    #[error(
+        "--base {asked}: the remote {remote} has neither {} nor {}; nothing was created",
+        tried[0],
+        tried[1]
+    )]
+    NoPr {
+        remote: String,
+        asked: String,
+        tried: [String; 2],
+    },
     #[error("the remote {remote} reports no HEAD branch")]
     NoHead { remote: String },
     #[error("the remote {remote} names HEAD {}: {why}", crate::config::quote(head))]
@@ -352,6 +425,15 @@ impl Kind for Refusal {
     }
     fn hints(&self) -> Vec<String> {
         vec![match self {
+            Refusal::BadName {
+                why: NameError::PrNumber,
+                ..
+            } => "--base pr/<n> takes the number of a pull (or merge) request, e.g. --base pr/7"
+                .into(),
+            Refusal::NoPr { remote, tried, .. } => format!(
+                "check the number (git ls-remote {remote} {} {} lists what {remote} has)",
+                tried[0], tried[1]
+            ),
             Refusal::BadName { .. } => "--base takes a branch, tag or commit the remote has, e.g. \
                                         --base release/1.2, --base v1.2 or a full commit id"
                 .into(),
@@ -384,11 +466,10 @@ pub fn base_of_kept_branch(tree: &Path, fetched: &str) -> String {
     git::merge_base(tree, fetched, &tip).unwrap_or_else(|| fetched.to_owned())
 }
 
-/// How many commits of the base's remote-tracking ref (`refs/remotes/<remote>/<branch>` of
-/// the record, as last fetched) the tree's HEAD lacks; `None` when either cannot be read.
+/// How many commits of the base's remote-tracking ref ([`tracking_ref_of`] the record, as
+/// last fetched) the tree's HEAD lacks; `None` when either cannot be read.
 pub fn behind(tree: &Path, rec: &crate::state::record::Record) -> Option<u64> {
-    let branch = rec.base_ref.strip_prefix("refs/heads/")?;
-    let tracking = format!("refs/remotes/{}/{branch}", rec.base_remote);
+    let tracking = tracking_ref_of(&rec.base_remote, &rec.base_ref)?;
     // Program-made operands: `HEAD..` first, so nothing can read as an option.
     let args = ["rev-list", "--count", &format!("HEAD..{tracking}"), "--"];
     let out = git::raw_no_replace(tree, args.map(Into::into).to_vec(), None).ok()?;
@@ -398,6 +479,31 @@ pub fn behind(tree: &Path, rec: &crate::state::record::Record) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pull_request_head_is_kept_outside_the_remote_tracking_refs() {
+        let kept = |r| tracking_ref_of("origin", r);
+        assert_eq!(
+            kept("refs/heads/main").as_deref(),
+            Some("refs/remotes/origin/main")
+        );
+        assert_eq!(
+            kept("refs/pull/7/head").as_deref(),
+            Some("refs/kardwt/remotes/origin/pull/7/head")
+        );
+        assert_eq!(
+            kept("refs/merge-requests/7/head").as_deref(),
+            Some("refs/kardwt/remotes/origin/merge-requests/7/head")
+        );
+        for none in [
+            "refs/tags/v1",
+            "refs/pull/07/head",
+            "refs/pull/7/merge",
+            "refs/pulls",
+        ] {
+            assert_eq!(kept(none), None, "{none}");
+        }
+    }
 
     #[test]
     fn a_base_git_would_not_take_is_a_bad_name_and_a_usage_error() {
@@ -411,6 +517,25 @@ mod tests {
             panic!("not a bad name: {fail:?}");
         };
         assert_eq!(name, "-x");
+        assert_eq!(
+            Asked::parse("pr/12").unwrap(),
+            Asked::Pr {
+                shown: "pr/12".into(),
+                number: 12
+            }
+        );
+        for bad in [
+            "pr/0",
+            "pr/012",
+            "pr/+1",
+            "pr/-1",
+            "pr/1x",
+            "pr/",
+            "pr/99999999999999999999",
+        ] {
+            let fail = Asked::parse(bad).unwrap_err();
+            assert_eq!(fail.code, Code::Usage, "{bad}");
+        }
         assert!(matches!(
             Asked::parse("refs/remotes/origin/x")
                 .unwrap_err()
