@@ -130,6 +130,15 @@ fn add_base_pr_starts_a_card_at_the_pull_request_head_and_judges_it_behind_when_
     let json = repo.kardwt(&repo.base, &["verify", "7", "--json"]);
     assert_eq!(json.json()["behind"].as_u64(), Some(1), "{json}");
 
+    // gc --offline judges against the kept head as last fetched, and says so.
+    let out = repo.kardwt(&repo.base, &["gc", "--offline"]);
+    out.expect_code(0);
+    assert!(
+        out.stdout
+            .contains(&format!("judged against {kept} as last fetched")),
+        "{out}"
+    );
+
     // A plain `git fetch --prune` leaves kardwt's copy alone (it is no remote-tracking ref).
     repo.git(&repo.base, &["fetch", "--quiet", "--prune", "origin"]);
     assert_eq!(repo.git(&repo.base, &["rev-parse", kept]).trim(), moved);
@@ -156,10 +165,21 @@ fn add_base_pr_starts_a_card_at_the_pull_request_head_and_judges_it_behind_when_
         "{v}"
     );
 
-    for card in ["7", "9"] {
-        repo.kardwt_ok(&repo.base, &["remove", card]);
+    // The remote's ref itself is a base too; a card on the request's head is merged into it,
+    // so its branch may go with it.
+    repo.kardwt_ok(&repo.base, &["add", "8", "--base", "refs/pull/7/head"]);
+    assert_eq!(
+        repo.git(&repo.card_path("8"), &["rev-parse", "HEAD"])
+            .trim(),
+        moved
+    );
+    for card in ["7", "8"] {
+        repo.kardwt_ok(&repo.base, &["remove", card, "--delete-branch"]);
         assert!(!repo.card_path(card).exists());
+        assert!(!repo.branch_exists(&format!("card/{card}")));
     }
+    repo.kardwt_ok(&repo.base, &["remove", "9"]);
+    assert!(!repo.card_path("9").exists());
 }
 
 #[test]
