@@ -232,3 +232,95 @@ fn add_base_pr_refuses_a_bad_number_or_a_request_the_remote_lacks_and_creates_no
     );
     unchanged(&out);
 }
+
+/// A GitLab remote of its own (only `refs/merge-requests/<n>/head`, no `refs/pull/`), named as
+/// the base remote by the rules: the merge request's head, kept under that remote's name.
+#[test]
+fn add_base_pr_on_a_gitlab_remote_takes_the_merge_request_head() {
+    let repo = TestRepo::new();
+    let gitlab = repo.sibling("gitlab.git");
+    let url = gitlab.to_str().unwrap();
+    repo.git(
+        &repo.tmp,
+        &[
+            "clone",
+            "--quiet",
+            "--bare",
+            repo.origin.to_str().unwrap(),
+            url,
+        ],
+    );
+    repo.git(&repo.base, &["remote", "add", "gitlab", url]);
+    repo.git(&repo.scratch, &["remote", "add", "gitlab", url]);
+    let rules = repo.rules_with_prepare(false);
+    repo.write_rules(&format!("{rules}  base:\n    remote: gitlab\n"));
+    let main = repo.origin_main();
+    let s = &repo.scratch;
+    let push = |parent: &str, name: &str| {
+        repo.git(s, &["switch", "--quiet", "--detach", parent]);
+        std::fs::write(s.join(name), "mr\n").unwrap();
+        repo.git(s, &["add", name]);
+        repo.git(s, &["commit", "--quiet", "-m", name]);
+        let oid = repo.git(s, &["rev-parse", "HEAD"]).trim().to_owned();
+        repo.git(
+            s,
+            &[
+                "push",
+                "--quiet",
+                "--force",
+                "gitlab",
+                "HEAD:refs/merge-requests/3/head",
+            ],
+        );
+        repo.git(s, &["switch", "--quiet", "main"]);
+        oid
+    };
+    let mr = push(&main, "MR3");
+
+    repo.kardwt_ok(&repo.base, &["add", "3", "--base", "pr/3"]);
+    let wt = repo.card_path("3");
+    assert_eq!(repo.git(&wt, &["rev-parse", "HEAD"]).trim(), mr);
+    assert_eq!(
+        repo.git(&wt, &["symbolic-ref", "--short", "HEAD"]).trim(),
+        "card/3"
+    );
+    let rec = repo.record(&wt);
+    assert_eq!(rec["base_remote"].as_str(), Some("gitlab"), "{rec:?}");
+    assert_eq!(
+        rec["base_ref"].as_str(),
+        Some("refs/merge-requests/3/head"),
+        "{rec:?}"
+    );
+    let kept = "refs/kardwt/remotes/gitlab/merge-requests/3/head";
+    assert_eq!(repo.git(&repo.base, &["rev-parse", kept]).trim(), mr);
+    let status = repo.kardwt_ok(&repo.base, &["status", "3"]);
+    assert!(
+        status.contains(&format!("behind:          0 commits of {kept}")),
+        "{status}"
+    );
+
+    let moved = push(&mr, "MR3-more");
+    repo.kardwt(&repo.base, &["gc"]).expect_code(0);
+    assert_eq!(repo.git(&repo.base, &["rev-parse", kept]).trim(), moved);
+    let status = repo.kardwt_ok(&repo.base, &["status", "3"]);
+    assert!(
+        status.contains(&format!("behind:          1 commit of {kept}")),
+        "{status}"
+    );
+    let row = listed(&repo, "3");
+    assert_eq!(row["behind"].as_u64(), Some(1), "{row}");
+
+    // origin has no such request: asked of origin (the rules' remote changed back), refused.
+    repo.write_rules(&rules);
+    let out = repo.kardwt(&repo.base, &["add", "4", "--base", "pr/3"]);
+    out.expect_code(2);
+    assert!(
+        out.stderr
+            .contains("refs/pull/3/head nor refs/merge-requests/3/head"),
+        "{out}"
+    );
+    assert!(!repo.card_path("4").exists(), "{out}");
+
+    repo.kardwt_ok(&repo.base, &["remove", "3"]);
+    assert!(!wt.exists());
+}
