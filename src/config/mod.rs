@@ -33,8 +33,8 @@ pub(crate) use model::{
     Prepare, Sharing, SkillsSharing,
 };
 pub(crate) use names::{
-    check_base_ref, check_branch_ref, check_pr_number, check_recorded_base, pr_refs, quote,
-    NameError,
+    check_base_ref, check_branch_ref, check_pr_number, check_recorded_base, is_pr_ref, pr_refs,
+    quote, NameError,
 };
 
 #[cfg(test)]

@@ -123,6 +123,16 @@ impl Asked {
         }
     }
 
+    /// Does this name a pull request's head (`pr/<n>`, or the remote's ref itself)? Its
+    /// commit is anyone's who opened the request, so its rules are never read.
+    pub fn is_pr(&self) -> bool {
+        match self {
+            Asked::Pr { .. } => true,
+            Asked::Ref(r) => crate::config::is_pr_ref(r),
+            Asked::Name(_) | Asked::Commit(_) => false,
+        }
+    }
+
     /// As the user gave it, for messages.
     pub fn shown(&self) -> &str {
         match self {
@@ -149,7 +159,9 @@ pub fn fetch_base(
         return Ok((base_ref.clone(), oid.clone()));
     }
     let fetched = fetch_once(repo_lock, repo, cfg, asked, deadline)?;
-    if repo.is_bare_layout() {
+    // The base fetched here is what the bare layout reads the rules of; a pull request's
+    // head never is (see `fetch_for_rules`).
+    if repo.is_bare_layout() && !asked.is_some_and(Asked::is_pr) {
         let _ = repo
             .fetched
             .set((key.to_owned(), fetched.0.clone(), fetched.1.clone()));
@@ -160,7 +172,9 @@ pub fn fetch_base(
 /// In the bare layout the rules live in the base commit: fetch the base first (under the
 /// repository lock, held only for the fetch), so that the rules a new tree is prepared by are
 /// the ones committed in the very commit it is made at. The rules known before (the last
-/// fetched base's) name the remote and ref fetched. Nothing to do with a base checkout.
+/// fetched base's) name the remote and ref fetched. Nothing to do with a base checkout, nor for
+/// a pull request's head: anyone who can open a request could otherwise choose the hooks that
+/// run on this machine, so such a card is prepared by the rules of the last fetched base.
 pub fn fetch_for_rules(
     repo: &repo::Repo,
     cfg: &Config,
@@ -168,7 +182,7 @@ pub fn fetch_for_rules(
     deadline: Instant,
     holder: &str,
 ) -> Result<()> {
-    if !repo.is_bare_layout() {
+    if !repo.is_bare_layout() || asked.is_some_and(Asked::is_pr) {
         return Ok(());
     }
     let repo_lock = crate::state::store::take_repo(&repo.common_dir, deadline, holder)?;

@@ -2,6 +2,8 @@
 //! else GitLab's `refs/merge-requests/<n>/head`, fetched into `refs/kardwt/remotes/<remote>/…`,
 //! recorded by the remote's ref name and judged like any base (behind, gc); a bad number or a
 //! request the remote lacks creates nothing.
+use std::path::PathBuf;
+
 use crate::support::TestRepo;
 
 /// Push a new commit (a file `name`) on top of `parent` to origin's `dest` ref, through the
@@ -323,4 +325,77 @@ fn add_base_pr_on_a_gitlab_remote_takes_the_merge_request_head() {
 
     repo.kardwt_ok(&repo.base, &["remove", "3"]);
     assert!(!wt.exists());
+}
+
+/// In the bare layout the rules are the base commit's; a pull request's head is anyone's who
+/// opened the request, so a card made from it is prepared by the rules of the last fetched
+/// base, never by the request's own (here they would link `.env` into the tree).
+#[test]
+fn in_the_bare_layout_a_pull_request_never_brings_its_own_rules() {
+    let repo = TestRepo::new();
+    let s = &repo.scratch;
+    std::fs::write(
+        s.join("kardbrd.yml"),
+        "worktree:\n  sharing:\n    env: disabled\n",
+    )
+    .unwrap();
+    repo.git(s, &["add", "kardbrd.yml"]);
+    repo.git(s, &["commit", "--quiet", "-m", "rules"]);
+    repo.git(s, &["push", "--quiet", "origin", "main"]);
+    std::fs::write(
+        s.join("kardbrd.yml"),
+        "worktree:\n  sharing:\n    env: link\n",
+    )
+    .unwrap();
+    repo.git(s, &["commit", "--quiet", "-am", "the request's own rules"]);
+    let head = repo.git(s, &["rev-parse", "HEAD"]).trim().to_owned();
+    repo.git(
+        s,
+        &[
+            "push",
+            "--quiet",
+            "origin",
+            "HEAD:refs/pull/7/head",
+            "HEAD:refs/heads/side",
+        ],
+    );
+    repo.git(s, &["reset", "--quiet", "--hard", "HEAD~1"]);
+
+    let project = repo.sibling("project");
+    let git_dir = project.join(".git");
+    let origin = repo.origin.to_str().unwrap();
+    repo.git(
+        &repo.tmp,
+        &[
+            "clone",
+            "--quiet",
+            "--bare",
+            origin,
+            git_dir.to_str().unwrap(),
+        ],
+    );
+    let fetch = "+refs/heads/*:refs/remotes/origin/*";
+    repo.git(&git_dir, &["config", "remote.origin.fetch", fetch]);
+    let shared = project.join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    std::fs::write(shared.join(".env"), "SECRET=1\n").unwrap();
+    repo.git(&git_dir, &["config", "kardwt.sharedFrom", "shared"]);
+    repo.kardwt_ok(&project, &["install-hooks"]);
+
+    for (card, base) in [("7", "pr/7"), ("8", "refs/pull/7/head")] {
+        let out = repo.kardwt(&project, &["add", card, "--base", base]);
+        out.expect_code(0);
+        let wt = PathBuf::from(out.stdout.trim());
+        assert_eq!(repo.git(&wt, &["rev-parse", "HEAD"]).trim(), head, "{out}");
+        assert!(wt.join("kardbrd.yml").is_file(), "{out}");
+        assert!(
+            wt.join(".env").symlink_metadata().is_err(),
+            "the request's rules were read:\n{out}"
+        );
+    }
+    // The same commit as a branch of the remote is the team's own: its rules apply.
+    let out = repo.kardwt(&project, &["add", "9", "--base", "side"]);
+    out.expect_code(0);
+    let wt = PathBuf::from(out.stdout.trim());
+    assert!(wt.join(".env").symlink_metadata().is_ok(), "{out}");
 }
