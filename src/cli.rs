@@ -96,8 +96,9 @@ pub struct AddArgs {
     /// Write the prepare hook's output only to <common dir>/kardwt/logs/<card>.log, not stderr
     #[arg(long)]
     pub quiet: bool,
-    /// Create from this branch, tag or commit of the remote (fetched like the default base)
-    /// instead of worktree.base.ref; kept in the record, which verify, drift and gc judge against
+    /// Create from this branch, tag or commit of the remote, or pr/<n> (a pull or merge
+    /// request's head), fetched like the default base instead of worktree.base.ref; kept in the
+    /// record, which verify, drift and gc judge against
     #[arg(long, value_name = "REF")]
     pub base: Option<String>,
 }

@@ -32,7 +32,10 @@ pub(crate) use model::{
     Adoption, CacheRemote, CheckoutMode, Cleanup, Config, CopyMethod, EnvSharing, Helpers,
     OnCacheHit, Ports, Prepare, Sharing, SkillsSharing,
 };
-pub(crate) use names::{check_base_ref, check_branch_ref, check_recorded_base, quote, NameError};
+pub(crate) use names::{
+    check_base_ref, check_branch_ref, check_pr_number, check_recorded_base, is_pr_ref, pr_refs,
+    quote, NameError,
+};
 
 #[cfg(test)]
 mod tests;

@@ -68,6 +68,11 @@ pub enum NameError {
         "must be a full branch ref (refs/heads/…), a tag ref (refs/tags/…) or a full commit id"
     )]
     NotBase,
+    #[error(
+        "a pull request's number must be a positive decimal number, without sign or leading \
+         zero (e.g. pr/7)"
+    )]
+    PrNumber,
     /// A rule of `git check-ref-format` the name breaks.
     #[error("{0}")]
     RefFormat(&'static str),
@@ -96,9 +101,40 @@ pub fn check_branch_ref(name: &str) -> Result<(), NameError> {
     }
 }
 
+/// The number of a pull request as `pr/<n>` names it: a positive decimal number, no sign, no
+/// leading zero, at most 18 digits (so it fits any counter a forge keeps).
+pub fn check_pr_number(n: &str) -> Result<u64, NameError> {
+    let digits = !n.is_empty() && n.len() <= 18 && n.bytes().all(|b| b.is_ascii_digit());
+    match n.parse::<u64>() {
+        Ok(v) if digits && !n.starts_with('0') => Ok(v),
+        _ => Err(NameError::PrNumber),
+    }
+}
+
+/// The refs a forge keeps a change's head at, in the order they are asked for: GitHub's
+/// `refs/pull/<n>/head`, then GitLab's `refs/merge-requests/<n>/head`.
+pub fn pr_refs(n: u64) -> [String; 2] {
+    [
+        format!("refs/pull/{n}/head"),
+        format!("refs/merge-requests/{n}/head"),
+    ]
+}
+
+/// Is `name` one of [`pr_refs`] with a number [`check_pr_number`] takes?
+pub fn is_pr_ref(name: &str) -> bool {
+    ["refs/pull/", "refs/merge-requests/"].iter().any(|p| {
+        name.strip_prefix(p)
+            .and_then(|rest| rest.strip_suffix("/head"))
+            .is_some_and(|n| check_pr_number(n).is_ok())
+    })
+}
+
 /// What a record's base may be: a full branch ref, a full tag ref (`refs/tags/<tag>`) that git
-/// accepts, or a full commit id (what `add --base` takes).
+/// accepts, a pull request's head ([`pr_refs`]) or a full commit id (what `add --base` takes).
 pub fn check_base_ref(name: &str) -> Result<(), NameError> {
+    if is_pr_ref(name) {
+        return Ok(());
+    }
     let hex = |n: &str| {
         n.bytes()
             .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))

@@ -336,11 +336,10 @@ pub fn tracking_ref(rec: &Record) -> Option<String> {
     tracking_ref_of(&rec.base_remote, &rec.base_ref)
 }
 
-/// The remote-tracking ref of `base_ref` on `remote` (pure).
+/// The remote-tracking ref of `base_ref` on `remote` (pure): a branch's, or where kardwt keeps a
+/// pull request's head ([`crate::lifecycle::base::tracking_ref_of`]).
 pub fn tracking_ref_of(remote: &str, base_ref: &str) -> Option<String> {
-    base_ref
-        .strip_prefix("refs/heads/")
-        .map(|b| format!("refs/remotes/{remote}/{b}"))
+    crate::lifecycle::base::tracking_ref_of(remote, base_ref)
 }
 
 /// How many seconds ago `tracking` (`refs/remotes/<remote>/<branch>`) was last updated, as

@@ -347,8 +347,10 @@ fn fetch_bases(
         crate::state::store::take_repo(&ctx.repo.common_dir, deadline, "git kardwt gc (fetch)")?;
     let mut failed = Vec::new();
     for (remote, base_ref) in bases {
-        let branch = base_ref.strip_prefix("refs/heads/").unwrap_or(&base_ref);
-        let refspec = format!("+{base_ref}:refs/remotes/{remote}/{branch}");
+        let Some(tracking) = collectable::tracking_ref_of(&remote, &base_ref) else {
+            continue; // bases() holds only bases with a tracking ref
+        };
+        let refspec = format!("+{base_ref}:{tracking}");
         let why = match git::fetch_ref(
             &repo_lock,
             &ctx.repo.base,

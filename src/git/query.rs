@@ -93,24 +93,44 @@ pub fn local_config_names_kardwt(dir: &Path) -> bool {
     run(dir, ["config", "--local", "--get-regexp", "^kardwt\\."]).is_ok_and(|o| !o.is_empty())
 }
 
-/// One commit HEAD has that no remote-tracking ref reaches, if any.
+/// Where kardwt keeps the pull request heads it fetched (`<remote>/pull/<n>/head`, …), as a
+/// `--glob`: refs of a remote as last fetched, like the remote-tracking refs.
+const KEPT_REMOTE_REFS: &str = "--glob=refs/kardwt/remotes/*";
+
+/// One commit HEAD has that no remote-tracking ref (nor a pull request head kardwt fetched)
+/// reaches, if any.
 pub fn unpushed_commit(dir: &Path) -> Result<Option<String>> {
-    let out = run(dir, ["rev-list", "-n", "1", "HEAD", "--not", "--remotes"])?;
+    let args = [
+        "rev-list",
+        "-n",
+        "1",
+        "HEAD",
+        "--not",
+        "--remotes",
+        KEPT_REMOTE_REFS,
+    ];
+    let out = run(dir, args)?;
     let oid = out.trim();
     Ok((!oid.is_empty()).then(|| oid.to_owned()))
 }
 
-/// Of the commits `heads`, those (and their ancestors) that no remote-tracking ref reaches:
-/// one walk, `git rev-list --stdin --not --remotes`, the heads on stdin (any number of them).
+/// Of the commits `heads`, those (and their ancestors) that no remote-tracking ref (nor a pull
+/// request head kardwt fetched) reaches: one walk, `git rev-list --stdin --not --remotes
+/// --glob=refs/kardwt/remotes/*`, the heads on stdin (any number of them).
 pub fn not_on_remotes(dir: &Path, heads: &[&str]) -> Result<std::collections::HashSet<String>> {
     if heads.is_empty() {
         return Ok(Default::default());
     }
     let mut input = heads.join("\n");
     input.push('\n');
-    let out = Call::new(dir, ["rev-list", "--stdin", "--not", "--remotes"])
-        .stdin(input.into_bytes())
-        .run()?;
+    let args = [
+        "rev-list",
+        "--stdin",
+        "--not",
+        "--remotes",
+        KEPT_REMOTE_REFS,
+    ];
+    let out = Call::new(dir, args).stdin(input.into_bytes()).run()?;
     Ok(out.lines().map(str::to_owned).collect())
 }
 

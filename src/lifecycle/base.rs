@@ -73,6 +73,9 @@ pub enum Asked {
     Name(String),
     /// A full commit id.
     Commit(String),
+    /// `pr/<n>`: a pull request's head, GitHub's `refs/pull/<n>/head` or GitLab's
+    /// `refs/merge-requests/<n>/head`, whichever the remote has.
+    Pr { shown: String, number: u64 },
 }
 
 impl Asked {
@@ -93,6 +96,13 @@ impl Asked {
         if (name.len() == 40 || name.len() == 64) && is_hex(name) {
             return Ok(Asked::Commit(name.to_owned()));
         }
+        if let Some(n) = name.strip_prefix("pr/") {
+            let number = crate::config::check_pr_number(n).map_err(refuse)?;
+            return Ok(Asked::Pr {
+                shown: name.to_owned(),
+                number,
+            });
+        }
         if name.starts_with("refs/") {
             crate::config::check_base_ref(name).map_err(refuse)?;
             return Ok(Asked::Ref(name.to_owned()));
@@ -108,6 +118,19 @@ impl Asked {
             Asked::Name(n) => [format!("refs/heads/{n}"), format!("refs/tags/{n}")]
                 .iter()
                 .any(|r| r == recorded),
+            Asked::Pr { number, .. } => crate::config::pr_refs(*number)
+                .iter()
+                .any(|r| r == recorded),
+        }
+    }
+
+    /// Does this name a pull request's head (`pr/<n>`, or the remote's ref itself)? Its
+    /// commit is anyone's who opened the request, so its rules are never read.
+    pub fn is_pr(&self) -> bool {
+        match self {
+            Asked::Pr { .. } => true,
+            Asked::Ref(r) => crate::config::is_pr_ref(r),
+            Asked::Name(_) | Asked::Commit(_) => false,
         }
     }
 
@@ -115,6 +138,7 @@ impl Asked {
     pub fn shown(&self) -> &str {
         match self {
             Asked::Ref(r) | Asked::Name(r) | Asked::Commit(r) => r,
+            Asked::Pr { shown, .. } => shown,
         }
     }
 }
@@ -136,7 +160,9 @@ pub fn fetch_base(
         return Ok((base_ref.clone(), oid.clone()));
     }
     let fetched = fetch_once(repo_lock, repo, cfg, asked, deadline)?;
-    if repo.is_bare_layout() {
+    // The base fetched here is what the bare layout reads the rules of; a pull request's
+    // head never is (see `fetch_for_rules`).
+    if repo.is_bare_layout() && !asked.is_some_and(Asked::is_pr) {
         let _ = repo
             .fetched
             .set((key.to_owned(), fetched.0.clone(), fetched.1.clone()));
@@ -147,7 +173,9 @@ pub fn fetch_base(
 /// In the bare layout the rules live in the base commit: fetch the base first (under the
 /// repository lock, held only for the fetch), so that the rules a new tree is prepared by are
 /// the ones committed in the very commit it is made at. The rules known before (the last
-/// fetched base's) name the remote and ref fetched. Nothing to do with a base checkout.
+/// fetched base's) name the remote and ref fetched. Nothing to do with a base checkout, nor for
+/// a pull request's head: anyone who can open a request could otherwise choose the hooks that
+/// run on this machine, so such a card is prepared by the rules of the last fetched base.
 pub fn fetch_for_rules(
     repo: &repo::Repo,
     cfg: &Config,
@@ -155,7 +183,7 @@ pub fn fetch_for_rules(
     deadline: Instant,
     holder: &str,
 ) -> Result<()> {
-    if !repo.is_bare_layout() {
+    if !repo.is_bare_layout() || asked.is_some_and(Asked::is_pr) {
         return Ok(());
     }
     let repo_lock = crate::state::store::take_repo(&repo.common_dir, deadline, holder)?;
@@ -174,12 +202,14 @@ fn fetch_once(
     let remote = &cfg.base.remote;
     let base_ref = match (asked, cfg.base.git_ref.as_deref()) {
         (Some(Asked::Name(n)), _) => resolve_name(base, remote, n, deadline)?,
+        (Some(Asked::Pr { shown, number }), _) => {
+            resolve_pr(base, remote, shown, *number, deadline)?
+        }
         (Some(Asked::Ref(r) | Asked::Commit(r)), _) => r.clone(),
         (None, Some(r)) => r.to_owned(),
         (None, None) => remote_head(base, remote, deadline)?,
     };
-    let (refspec, stored) = if let Some(branch) = base_ref.strip_prefix("refs/heads/") {
-        let tracking = format!("refs/remotes/{remote}/{branch}");
+    let (refspec, stored) = if let Some(tracking) = tracking_ref_of(remote, &base_ref) {
         (format!("+{base_ref}:{tracking}"), Some(tracking))
     } else if base_ref.starts_with("refs/tags/") {
         (format!("{base_ref}:{base_ref}"), Some(base_ref.clone()))
@@ -260,6 +290,51 @@ fn resolve_name(base: &Path, remote: &str, name: &str, deadline: Instant) -> Res
     }
 }
 
+/// `--base pr/<n>` as the remote has it: GitHub's `refs/pull/<n>/head`, else GitLab's
+/// `refs/merge-requests/<n>/head`; a remote with neither is refused naming both.
+fn resolve_pr(
+    base: &Path,
+    remote: &str,
+    shown: &str,
+    number: u64,
+    deadline: Instant,
+) -> Result<String> {
+    let wanted = crate::config::pr_refs(number);
+    let out = git::ls_remote_refs(base, remote, &wanted, Some(deadline))?;
+    if !out.ok {
+        let url = git::remote_url(base, remote);
+        return Err(git::remote_failure(remote, url.as_deref(), shown, &out.stderr).into());
+    }
+    let has = |r: &str| out.stdout.lines().any(|l| l.split('\t').nth(1) == Some(r));
+    match wanted.iter().find(|r| has(r)) {
+        Some(r) => Ok(r.clone()),
+        None => Err(Fail::from(Refusal::NoPr {
+            remote: remote.to_owned(),
+            asked: shown.to_owned(),
+            tried: wanted,
+        })
+        .into()),
+    }
+}
+
+/// Where kardwt keeps `base_ref` of `remote` as last fetched (pure): a branch at its
+/// remote-tracking ref `refs/remotes/<remote>/<branch>`; a pull request's head
+/// (`refs/pull/<n>/head`, `refs/merge-requests/<n>/head`) at
+/// `refs/kardwt/remotes/<remote>/pull/<n>/head` (or `…/merge-requests/<n>/head`): not under
+/// `refs/remotes/<remote>/`, where a branch of the remote named `pr/<n>` would land and which
+/// `git fetch --prune` empties of whatever no branch of the remote backs. `None` for a tag or a
+/// commit (a tag is kept at its own name, a commit by the card's branch).
+pub fn tracking_ref_of(remote: &str, base_ref: &str) -> Option<String> {
+    if let Some(branch) = base_ref.strip_prefix("refs/heads/") {
+        return Some(format!("refs/remotes/{remote}/{branch}"));
+    }
+    let pr = base_ref.strip_prefix("refs/")?;
+    crate::config::check_base_ref(base_ref)
+        .ok()
+        .filter(|_| pr.starts_with("pull/") || pr.starts_with("merge-requests/"))
+        .map(|_| format!("refs/kardwt/remotes/{remote}/{pr}"))
+}
+
 /// A fetch of what `--base` named failed: when the remote lacks it, say so naming `--base`
 /// (not a setting the user did not touch); any other failure as `fail` says it.
 fn asked_failure(
@@ -282,6 +357,7 @@ fn asked_failure(
     }
     let what = match asked {
         Asked::Commit(_) => "commit",
+        Asked::Pr { .. } => "pull request head",
         _ if base_ref.starts_with("refs/tags/") => "tag",
         _ => "branch",
     };
@@ -337,6 +413,17 @@ pub enum Refusal {
          {remote} reaches it; nothing was created"
     )]
     NotOnRemote { remote: String, commit: String },
+    /// `--base pr/<n>`: the remote has neither ref a forge keeps a change's head at.
+    #[error(
+        "--base {asked}: the remote {remote} has neither {} nor {}; nothing was created",
+        tried[0],
+        tried[1]
+    )]
+    NoPr {
+        remote: String,
+        asked: String,
+        tried: [String; 2],
+    },
     #[error("the remote {remote} reports no HEAD branch")]
     NoHead { remote: String },
     #[error("the remote {remote} names HEAD {}: {why}", crate::config::quote(head))]
@@ -353,6 +440,15 @@ impl Kind for Refusal {
     }
     fn hints(&self) -> Vec<String> {
         vec![match self {
+            Refusal::BadName {
+                why: NameError::PrNumber,
+                ..
+            } => "--base pr/<n> takes the number of a pull (or merge) request, e.g. --base pr/7"
+                .into(),
+            Refusal::NoPr { remote, tried, .. } => format!(
+                "check the number (git ls-remote {remote} {} {} lists what {remote} has)",
+                tried[0], tried[1]
+            ),
             Refusal::BadName { .. } => "--base takes a branch, tag or commit the remote has, e.g. \
                                         --base release/1.2, --base v1.2 or a full commit id"
                 .into(),
@@ -385,11 +481,10 @@ pub fn base_of_kept_branch(tree: &Path, fetched: &str) -> String {
     git::merge_base(tree, fetched, &tip).unwrap_or_else(|| fetched.to_owned())
 }
 
-/// How many commits of the base's remote-tracking ref (`refs/remotes/<remote>/<branch>` of
-/// the record, as last fetched) the tree's HEAD lacks; `None` when either cannot be read.
+/// How many commits of the base's remote-tracking ref ([`tracking_ref_of`] the record, as
+/// last fetched) the tree's HEAD lacks; `None` when either cannot be read.
 pub fn behind(tree: &Path, rec: &crate::state::record::Record) -> Option<u64> {
-    let branch = rec.base_ref.strip_prefix("refs/heads/")?;
-    let tracking = format!("refs/remotes/{}/{branch}", rec.base_remote);
+    let tracking = tracking_ref_of(&rec.base_remote, &rec.base_ref)?;
     // Program-made operands: `HEAD..` first, so nothing can read as an option.
     let args = ["rev-list", "--count", &format!("HEAD..{tracking}"), "--"];
     let out = git::raw_no_replace(tree, args.map(Into::into).to_vec(), None).ok()?;
@@ -399,6 +494,31 @@ pub fn behind(tree: &Path, rec: &crate::state::record::Record) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pull_request_head_is_kept_outside_the_remote_tracking_refs() {
+        let kept = |r| tracking_ref_of("origin", r);
+        assert_eq!(
+            kept("refs/heads/main").as_deref(),
+            Some("refs/remotes/origin/main")
+        );
+        assert_eq!(
+            kept("refs/pull/7/head").as_deref(),
+            Some("refs/kardwt/remotes/origin/pull/7/head")
+        );
+        assert_eq!(
+            kept("refs/merge-requests/7/head").as_deref(),
+            Some("refs/kardwt/remotes/origin/merge-requests/7/head")
+        );
+        for none in [
+            "refs/tags/v1",
+            "refs/pull/07/head",
+            "refs/pull/7/merge",
+            "refs/pulls",
+        ] {
+            assert_eq!(kept(none), None, "{none}");
+        }
+    }
 
     #[test]
     fn a_base_git_would_not_take_is_a_bad_name_and_a_usage_error() {
@@ -412,6 +532,25 @@ mod tests {
             panic!("not a bad name: {fail:?}");
         };
         assert_eq!(name, "-x");
+        assert_eq!(
+            Asked::parse("pr/12").unwrap(),
+            Asked::Pr {
+                shown: "pr/12".into(),
+                number: 12
+            }
+        );
+        for bad in [
+            "pr/0",
+            "pr/012",
+            "pr/+1",
+            "pr/-1",
+            "pr/1x",
+            "pr/",
+            "pr/99999999999999999999",
+        ] {
+            let fail = Asked::parse(bad).unwrap_err();
+            assert_eq!(fail.code, Code::Usage, "{bad}");
+        }
         assert!(matches!(
             Asked::parse("refs/remotes/origin/x")
                 .unwrap_err()

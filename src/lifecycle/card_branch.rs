@@ -68,10 +68,7 @@ pub fn branch_step(
 /// The base whose commits' changes count as kept: the recorded base's remote-tracking ref, or
 /// the recorded base itself when it is a ref outside kardwt's branches. `(commit, name)`.
 fn base_of(ctx: &Context, rec: &Record) -> Option<(String, String)> {
-    let tracking = rec
-        .base_ref
-        .strip_prefix("refs/heads/")
-        .map(|b| format!("refs/remotes/{}/{b}", rec.base_remote));
+    let tracking = crate::lifecycle::base::tracking_ref_of(&rec.base_remote, &rec.base_ref);
     let own = rec
         .base_ref
         .starts_with("refs/")
@@ -92,10 +89,7 @@ fn base_of(ctx: &Context, rec: &Record) -> Option<(String, String)> {
 /// recorded base commit)?
 pub fn merged_into_base(ctx: &Context, rec: &Record) -> bool {
     let branch = format!("refs/heads/{}", rec.branch);
-    let tracking = rec
-        .base_ref
-        .strip_prefix("refs/heads/")
-        .map(|b| format!("refs/remotes/{}/{b}", rec.base_remote));
+    let tracking = crate::lifecycle::base::tracking_ref_of(&rec.base_remote, &rec.base_ref);
     tracking
         .into_iter()
         .chain((!rec.base_oid.is_empty()).then(|| rec.base_oid.clone()))

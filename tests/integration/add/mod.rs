@@ -1,6 +1,7 @@
 //! `git kardwt add`: a card's worktree made from a freshly fetched base, or reused, seeded (links,
 //! copies, ports, the prepare hook) and recorded, and how it holds up against concurrent runs,
 //! kills, signals, planted files and failing system calls.
+mod base_pr;
 mod base_tag_or_commit;
 mod checkout;
 mod checkout_stopped;
