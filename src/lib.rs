@@ -11,8 +11,8 @@
 //! | `commands/` | one file per subcommand: orchestration and printing only, typed `--json` structs |
 //! | `gc/` | what `gc` may collect: `plan` (typed outcomes), `apply`, `collectable` (a tree only on evidence), `branches` |
 //! | `install/` | what kardwt writes into a repository: git hook `shims`, the agent `runner_files` |
-//! | `lifecycle/` | the services: `create` (the library `add`), `base` (fetch, `git worktree add`), `prepare` (a tree found by hand), `rehearse` (`doctor --try`), `release`, `remove`, `aside` (the tree moved aside, deleted after returning), `removable` (the one decision whether a tree may be removed), `remnant` (what a cut-short removal left), `dirty` and `walk` (clean only on proof) |
-//! | `seed/` | the one seeding pipeline every path into a tree runs (`mod.rs`): `links`, `linked` (the files behind links, for pre-push), `copy/`, `ports`, the prepare `cache/`, the `failure` block |
+//! | `lifecycle/` | the services: `create` (the library `add`), `base` (fetch, `git worktree add`), `prepare` (a tree found by hand), `rehearse` (`doctor --try`), `release`, `remove`, `move_aside` (the tree moved aside, deleted after returning), `removable` (the one decision whether a tree may be removed), `remnant` (what a cut-short removal left), `dirty` and `walk` (clean only on proof) |
+//! | `seed/` | the one seeding pipeline every path into a tree runs (`mod.rs`): `links`, `shared_files` (the files behind links, for pre-push), `copy/`, `ports`, the prepare `cache/`, the `failure` block |
 //! | `session/` | what a command acts from: `context` (read once), `hold` (a card's lock, its tree verified again under it), `foreign` (records for trees kardwt did not make), `disk` (the disk as the agent command guard asks about it) |
 //! | `sandbox/` | the one runner of the rules' prepare and cleanup hooks |
 //! | `verify/` | the ordered ownership checks: scan, report, drift, incomplete checkouts |

@@ -33,8 +33,8 @@ pub fn run(args: &DeleteAsideArgs) -> Result<i32> {
             rustix::process::kill_process(rustix::process::getpid(), rustix::process::Signal::KILL);
     }
     Ok(match crate::state::aside::delete(&args.record) {
-        crate::state::aside::Outcome::Deleted | crate::state::aside::Outcome::Gone => 0,
-        crate::state::aside::Outcome::Busy => 0,
+        crate::state::aside::Deletion::Deleted | crate::state::aside::Deletion::Gone => 0,
+        crate::state::aside::Deletion::Busy => 0,
         _ => 1,
     })
 }

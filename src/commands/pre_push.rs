@@ -69,7 +69,7 @@ pub fn run(global: crate::cli::GlobalArgs, args: &PrePushArgs) -> Result<i32> {
             &refusal.why,
             started.elapsed(),
         );
-        Fail::from(Blocked {
+        Fail::from(PushBlocked {
             remote: args.remote.clone(),
             refusal,
         })
@@ -306,7 +306,8 @@ impl Check<'_> {
             .flat_map(|o| o.bytes().chain([b'\n']))
             .collect();
         let sizes = push::parse_batch_check(&git::cat_file_batch_check(base, input)?);
-        let found = crate::seed::linked::matching(&self.ctx.links_from(), &rels, &sizes, self.kind);
+        let found =
+            crate::seed::shared_files::matching(&self.ctx.links_from(), &rels, &sizes, self.kind);
         Ok(self.first_secret(sent, &found)?.map(|(site, file)| {
             format!(
                 "{site}, whose content is the base's {}, a file kardwt links",
@@ -509,12 +510,12 @@ impl Check<'_> {
 /// A push the hook blocks (exit 1, so git stops it): to which remote, and why.
 #[derive(Debug, thiserror::Error)]
 #[error("push to {remote} blocked: {}", refusal.why)]
-struct Blocked {
+struct PushBlocked {
     remote: String,
     refusal: Refusal,
 }
 
-impl Kind for Blocked {
+impl Kind for PushBlocked {
     fn code(&self) -> Code {
         Code::Failed
     }

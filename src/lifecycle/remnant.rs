@@ -277,7 +277,7 @@ impl Contents {
 
 /// Why a remnant may not be cleared, if it may not (pure).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Blocked {
+pub enum Uncleared {
     /// A file system is mounted in it: never cleared, even with `--force`.
     Mounted(Vec<PathBuf>),
     /// Files in it changed after the removal failed: new work, perhaps (`--force` clears).
@@ -287,7 +287,7 @@ pub enum Blocked {
     Unmarked { count: u64 },
 }
 
-impl Blocked {
+impl Uncleared {
     /// In words, after "and it …".
     pub fn describe(&self) -> String {
         let list = |paths: &[PathBuf], count: u64| {
@@ -298,15 +298,15 @@ impl Blocked {
             shown.join(", ")
         };
         match self {
-            Blocked::Mounted(m) => format!(
+            Uncleared::Mounted(m) => format!(
                 "a file system is mounted in it ({})",
                 list(m, m.len() as u64)
             ),
-            Blocked::Changed { count, shown } => format!(
+            Uncleared::Changed { count, shown } => format!(
                 "holds {count} entries changed or moved in after that removal failed ({}), new work perhaps",
                 list(shown, *count)
             ),
-            Blocked::Unmarked { count } => format!(
+            Uncleared::Unmarked { count } => format!(
                 "holds {count} file(s) kardwt cannot tell from new work (it did not see that removal fail)"
             ),
         }
@@ -314,25 +314,25 @@ impl Blocked {
 
     /// Does `--force` clear it anyway?
     pub fn forcible(&self) -> bool {
-        !matches!(self, Blocked::Mounted(_))
+        !matches!(self, Uncleared::Mounted(_))
     }
 }
 
 /// May a remnant holding `contents` be cleared (pure)? `marked`: kardwt saw its removal fail.
-pub fn blocked(marked: bool, contents: &Contents, force: bool) -> Option<Blocked> {
+pub fn blocked(marked: bool, contents: &Contents, force: bool) -> Option<Uncleared> {
     if !contents.mounts.is_empty() {
-        return Some(Blocked::Mounted(contents.mounts.clone()));
+        return Some(Uncleared::Mounted(contents.mounts.clone()));
     }
     if force || contents.changed == 0 {
         return None;
     }
     Some(if marked {
-        Blocked::Changed {
+        Uncleared::Changed {
             count: contents.changed,
             shown: contents.changed_shown.clone(),
         }
     } else {
-        Blocked::Unmarked {
+        Uncleared::Unmarked {
             count: contents.changed,
         }
     })
@@ -341,7 +341,7 @@ pub fn blocked(marked: bool, contents: &Contents, force: bool) -> Option<Blocked
 /// The command that clears `rem` as it is now (`doctor`), or why none does: `add` for what an
 /// interrupted `add` left (its claim still an intent: the tree was never handed out, and the
 /// card is wanted), else `remove`; `remove --force` when something in it changed since.
-pub fn fix(rem: &Remnant, contents: &Contents) -> Result<String, Blocked> {
+pub fn fix(rem: &Remnant, contents: &Contents) -> Result<String, Uncleared> {
     let card = crate::ground::quote::sh(rem.card());
     match blocked(rem.since().is_some(), contents, false) {
         None if rem.claim.state == ClaimState::Intent => Ok(format!("git kardwt add {card}")),
@@ -424,7 +424,7 @@ pub fn clear(ctx: &Context, rem: &Remnant, force: bool, deadline: Instant) -> Re
         Err(error) => return Err(Fail::from(Refusal::Unreadable { path, card, error }).into()),
     };
     if let Some(blocked) = blocked(rem.since().is_some(), &contents, force) {
-        return Err(Fail::from(Refusal::Blocked {
+        return Err(Fail::from(Refusal::Uncleared {
             path,
             card,
             blocked,
@@ -592,7 +592,7 @@ mod tests {
         );
         assert!(matches!(
             blocked(false, &changed, false),
-            Some(Blocked::Unmarked { count: 2 })
+            Some(Uncleared::Unmarked { count: 2 })
         ));
         assert_eq!(blocked(false, &changed, true), None);
         let mounted = Contents {

@@ -170,8 +170,8 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
     // The tree moved aside first (a rename, recorded), so git only forgets it and the bytes
     // go after returning; where it cannot move, git deletes it in place.
     shown.message(step("moving it aside and unregistering it"));
-    let moved = crate::lifecycle::aside::move_aside(ctx, &rec.card, &path, opts.force);
-    crate::lifecycle::aside::refuse_late_mounts(&moved, &path)?;
+    let moved = crate::lifecycle::move_aside::move_aside(ctx, &rec.card, &path, opts.force);
+    crate::lifecycle::move_aside::refuse_late_mounts(&moved, &path)?;
     // Released but not removed: the record says `failed` since before the release (its
     // `updated_at` now says when git failed), so the next `add` prepares the tree again (reason
     // retry) instead of reusing it as ready.
@@ -193,18 +193,18 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
     match removed {
         Ok(out) if out.ok => {}
         Ok(out) => {
-            crate::lifecycle::aside::put_back(moved, &admin);
+            crate::lifecycle::move_aside::put_back(moved, &admin);
             let why = sandbox::tail_chars(out.stderr.trim(), 120);
             mark_failed(&why);
             return Err(Refusal::GitRefused { path, why, card }.into());
         }
         Err(e) => {
-            crate::lifecycle::aside::put_back(moved, &admin);
+            crate::lifecycle::move_aside::put_back(moved, &admin);
             mark_failed(&format!("{e:#}"));
             return Err(e);
         }
     }
-    steps.push(crate::lifecycle::aside::delete(moved));
+    steps.push(crate::lifecycle::move_aside::delete(moved));
     drop(shown);
     // 4. The branch.
     let branch = crate::lifecycle::card_branch::branch_step(

@@ -37,7 +37,7 @@ pub enum Kind {
 
 /// What to do with one entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Step {
+pub enum Visit {
     /// Known to git (tracked, listed, ignored) or nothing git reports.
     Skip,
     /// A directory git neither ignores nor listed whole: read it.
@@ -73,9 +73,9 @@ impl Known {
     }
 
     /// The step for the entry at `rel` of kind `kind` (pure).
-    pub fn step(&self, rel: &[u8], kind: Kind) -> Step {
+    pub fn step(&self, rel: &[u8], kind: Kind) -> Visit {
         match kind {
-            Kind::Other => Step::Skip,
+            Kind::Other => Visit::Skip,
             Kind::Dir => {
                 let mut slashed = rel.to_vec();
                 slashed.push(b'/');
@@ -84,9 +84,9 @@ impl Known {
                     || self.gitlinks.contains(rel)
                     || self.listed.contains(&slashed);
                 if known {
-                    Step::Skip
+                    Visit::Skip
                 } else {
-                    Step::Descend
+                    Visit::Descend
                 }
             }
             Kind::File => {
@@ -94,9 +94,9 @@ impl Known {
                     || self.listed.contains(rel)
                     || self.ignored.contains(rel);
                 if known {
-                    Step::Skip
+                    Visit::Skip
                 } else {
-                    Step::Unseen
+                    Visit::Unseen
                 }
             }
         }
@@ -137,9 +137,9 @@ pub fn unseen(worktree: &Path, known: &Known) -> Result<Vec<Vec<u8>>> {
                 Kind::Other
             };
             match known.step(&path, kind) {
-                Step::Skip => {}
-                Step::Descend => dirs.push((entry.path(), path)),
-                Step::Unseen => found.push(path),
+                Visit::Skip => {}
+                Visit::Descend => dirs.push((entry.path(), path)),
+                Visit::Unseen => found.push(path),
             }
         }
     }
@@ -215,25 +215,25 @@ mod tests {
     #[test]
     fn what_git_knows_is_skipped_and_the_rest_is_unseen() {
         let k = known();
-        assert_eq!(k.step(b"src/lib.txt", Kind::File), Step::Skip);
-        assert_eq!(k.step(b"notes.txt", Kind::File), Step::Skip);
-        assert_eq!(k.step(b".env", Kind::File), Step::Skip);
-        assert_eq!(k.step(b"build/x.o", Kind::File), Step::Skip);
-        assert_eq!(k.step(b"src/new.txt", Kind::File), Step::Unseen);
-        assert_eq!(k.step(b"build/y.o", Kind::File), Step::Unseen);
-        assert_eq!(k.step(b"run.sock", Kind::Other), Step::Skip);
+        assert_eq!(k.step(b"src/lib.txt", Kind::File), Visit::Skip);
+        assert_eq!(k.step(b"notes.txt", Kind::File), Visit::Skip);
+        assert_eq!(k.step(b".env", Kind::File), Visit::Skip);
+        assert_eq!(k.step(b"build/x.o", Kind::File), Visit::Skip);
+        assert_eq!(k.step(b"src/new.txt", Kind::File), Visit::Unseen);
+        assert_eq!(k.step(b"build/y.o", Kind::File), Visit::Unseen);
+        assert_eq!(k.step(b"run.sock", Kind::Other), Visit::Skip);
     }
 
     #[test]
     fn directories_are_read_unless_git_answered_for_them_whole() {
         let k = known();
-        assert_eq!(k.step(b"node_modules", Kind::Dir), Step::Skip);
-        assert_eq!(k.step(b"vendor/sm", Kind::Dir), Step::Skip);
-        assert_eq!(k.step(b"nested", Kind::Dir), Step::Skip);
-        assert_eq!(k.step(b"src", Kind::Dir), Step::Descend);
+        assert_eq!(k.step(b"node_modules", Kind::Dir), Visit::Skip);
+        assert_eq!(k.step(b"vendor/sm", Kind::Dir), Visit::Skip);
+        assert_eq!(k.step(b"nested", Kind::Dir), Visit::Skip);
+        assert_eq!(k.step(b"src", Kind::Dir), Visit::Descend);
         // Listed as files, not whole: read (its files are each checked).
-        assert_eq!(k.step(b"build", Kind::Dir), Step::Descend);
-        assert_eq!(k.step(b"node_module", Kind::Dir), Step::Descend);
+        assert_eq!(k.step(b"build", Kind::Dir), Visit::Descend);
+        assert_eq!(k.step(b"node_module", Kind::Dir), Visit::Descend);
     }
 
     #[test]

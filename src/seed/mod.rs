@@ -22,9 +22,9 @@ use crate::verify::Probe;
 pub(crate) mod cache;
 pub(crate) mod copy;
 pub(crate) mod failure;
-pub(crate) mod linked;
 pub(crate) mod links;
 pub(crate) mod ports;
+pub(crate) mod shared_files;
 
 pub(crate) use ports::allocate_ports;
 
@@ -169,7 +169,7 @@ impl Prep<'_> {
                 Ok(links) => {
                     let made = links.len();
                     if let Some((dir, _)) = &from {
-                        linked::remember(dir, &rec.common_dir, &links);
+                        shared_files::remember(dir, &rec.common_dir, &links);
                     }
                     for l in links {
                         if !rec.links.contains(&l) {

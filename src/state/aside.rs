@@ -157,9 +157,9 @@ fn delete_later(record: &Path) -> Deleting {
         return Deleting::Background;
     }
     Deleting::InPlace(match delete(record) {
-        Outcome::Deleted | Outcome::Gone => Ok(()),
-        Outcome::Busy => Err("another process is deleting it".into()),
-        Outcome::Refused(why) | Outcome::Failed(why) | Outcome::Unreadable(why) => Err(why),
+        Deletion::Deleted | Deletion::Gone => Ok(()),
+        Deletion::Busy => Err("another process is deleting it".into()),
+        Deletion::Refused(why) | Deletion::Failed(why) | Deletion::Unreadable(why) => Err(why),
     })
 }
 
@@ -182,7 +182,7 @@ fn spawn_deleter(record: &Path) -> io::Result<()> {
 
 /// What became of a record's move.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
+pub enum Deletion {
     /// The tree was deleted and its record dropped.
     Deleted,
     /// Nothing at the recorded path (deleted already, or never moved): the record is dropped.
@@ -199,32 +199,32 @@ pub enum Outcome {
 
 /// Judge the record at `record` without changing anything (`gc`'s dry run), or, with `apply`,
 /// delete the tree it names when the recorded path still holds that very directory.
-pub fn finish(record: &Path, apply: bool) -> (Option<Aside>, Outcome) {
+pub fn finish(record: &Path, apply: bool) -> (Option<Aside>, Deletion) {
     let file = match crate::sys::fsio::open_regular_nofollow(record) {
         Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return (None, Outcome::Gone),
-        Err(e) => return (None, Outcome::Unreadable(e.to_string())),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return (None, Deletion::Gone),
+        Err(e) => return (None, Deletion::Unreadable(e.to_string())),
     };
     // Held until the end: one deleter per record.
     if rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_err() {
-        return (read(record).ok(), Outcome::Busy);
+        return (read(record).ok(), Deletion::Busy);
     }
     let aside = match read(record) {
         Ok(a) => a,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return (None, Outcome::Gone),
-        Err(e) => return (None, Outcome::Unreadable(e.to_string())),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return (None, Deletion::Gone),
+        Err(e) => return (None, Deletion::Unreadable(e.to_string())),
     };
     let outcome = judge(&aside);
     if !apply {
         return (Some(aside), outcome);
     }
     let outcome = match outcome {
-        Outcome::Gone => Outcome::Gone,
-        Outcome::Deleted => match delete_tree(&aside.path) {
-            Ok(()) => Outcome::Deleted,
+        Deletion::Gone => Deletion::Gone,
+        Deletion::Deleted => match delete_tree(&aside.path) {
+            Ok(()) => Deletion::Deleted,
             Err(why) => {
                 let aside = note_failure(record, aside, &why);
-                return (Some(aside), Outcome::Failed(why));
+                return (Some(aside), Deletion::Failed(why));
             }
         },
         other => return (Some(aside), other),
@@ -275,18 +275,18 @@ fn note_failure(record: &Path, mut aside: Aside, why: &str) -> Aside {
 }
 
 /// [`finish`] with `apply`.
-pub fn delete(record: &Path) -> Outcome {
+pub fn delete(record: &Path) -> Deletion {
     finish(record, true).1
 }
 
 /// Does the recorded path still hold the moved tree? `Deleted` when it does (what deleting
 /// would do), `Gone` when nothing is there, `Refused` when something else is.
-fn judge(aside: &Aside) -> Outcome {
+fn judge(aside: &Aside) -> Deletion {
     match aside.path.symlink_metadata() {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Outcome::Gone,
-        Err(e) => Outcome::Failed(e.to_string()),
-        Ok(m) if m.is_dir() && m.dev() == aside.dev && m.ino() == aside.ino => Outcome::Deleted,
-        Ok(_) => Outcome::Refused(format!(
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Deletion::Gone,
+        Err(e) => Deletion::Failed(e.to_string()),
+        Ok(m) if m.is_dir() && m.dev() == aside.dev && m.ino() == aside.ino => Deletion::Deleted,
+        Ok(_) => Deletion::Refused(format!(
             "{} is not the tree kardwt moved there (another file or directory now stands \
              at it)",
             aside.path.display()
@@ -325,7 +325,7 @@ pub fn failing(common_dir: &Path) -> Vec<Aside> {
     records(common_dir)
         .iter()
         .filter_map(|r| read(r).ok())
-        .filter(|a| a.attempts > 0 && judge(a) == Outcome::Deleted)
+        .filter(|a| a.attempts > 0 && judge(a) == Deletion::Deleted)
         .collect()
 }
 
@@ -334,19 +334,19 @@ pub fn failing(common_dir: &Path) -> Vec<Aside> {
 pub fn finish_abandoned(common_dir: &Path) {
     for record in records(common_dir) {
         match finish(&record, false) {
-            (_, Outcome::Busy | Outcome::Unreadable(_)) => {}
-            (_, Outcome::Gone) => {
+            (_, Deletion::Busy | Deletion::Unreadable(_)) => {}
+            (_, Deletion::Gone) => {
                 let _ = std::fs::remove_file(&record);
             }
-            (_, Outcome::Refused(why)) => {
+            (_, Deletion::Refused(why)) => {
                 eprintln!(
                     "warning: {why}; it is left as it is (git kardwt gc --apply forgets the \
                      record)"
                 );
             }
             // Failed too often: left for gc --apply, and named by list, doctor and gc.
-            (Some(a), Outcome::Deleted) if a.attempts >= ATTEMPTS => {}
-            (_, Outcome::Deleted | Outcome::Failed(_)) => {
+            (Some(a), Deletion::Deleted) if a.attempts >= ATTEMPTS => {}
+            (_, Deletion::Deleted | Deletion::Failed(_)) => {
                 delete_later(&record);
             }
         }
@@ -377,8 +377,8 @@ impl Tidy {
         for record in records(common_dir) {
             let (aside, outcome) = finish(&record, apply);
             let outcome = match outcome {
-                Outcome::Deleted if apply => "deleted".to_owned(),
-                Outcome::Deleted => match &aside {
+                Deletion::Deleted if apply => "deleted".to_owned(),
+                Deletion::Deleted => match &aside {
                     Some(a) if a.attempts > 0 => format!(
                         "not deleted after {} attempt{} ({}); gc --apply tries again",
                         a.attempts,
@@ -387,15 +387,15 @@ impl Tidy {
                     ),
                     _ => "would delete".to_owned(),
                 },
-                Outcome::Gone => continue,
-                Outcome::Busy => "being deleted by another process".to_owned(),
-                Outcome::Refused(why) if apply => {
+                Deletion::Gone => continue,
+                Deletion::Busy => "being deleted by another process".to_owned(),
+                Deletion::Refused(why) if apply => {
                     let _ = std::fs::remove_file(&record);
                     format!("not deleted: {why}; its record is forgotten")
                 }
-                Outcome::Refused(why) => format!("refused: {why}"),
-                Outcome::Failed(why) => format!("failed: {why}"),
-                Outcome::Unreadable(why) => format!("unreadable record: {why}"),
+                Deletion::Refused(why) => format!("refused: {why}"),
+                Deletion::Failed(why) => format!("failed: {why}"),
+                Deletion::Unreadable(why) => format!("unreadable record: {why}"),
             };
             let (card, path, from) = aside.map_or_else(
                 || (String::new(), record.clone(), PathBuf::new()),

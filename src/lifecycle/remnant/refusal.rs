@@ -1,7 +1,7 @@
 //! Why a half-removed tree was not cleared: each variant fixes its exit code and hints.
 use std::path::{Path, PathBuf};
 
-use super::Blocked;
+use super::Uncleared;
 use crate::ground::error::{Code, Kind};
 use crate::ground::quote::{sh, sh_path};
 
@@ -27,10 +27,10 @@ pub enum Refusal {
     },
     /// What it holds stops the clearing (mounted, or changed after the failed removal).
     #[error("{}, and it {}; nothing was deleted", left(path, card), blocked.describe())]
-    Blocked {
+    Uncleared {
         path: PathBuf,
         card: String,
-        blocked: Blocked,
+        blocked: Uncleared,
     },
     #[error("{}; deleting it failed: {error}", left(path, card))]
     Undeletable {
@@ -52,7 +52,7 @@ fn left(path: &Path, card: &str) -> String {
 impl Kind for Refusal {
     fn code(&self) -> Code {
         match self {
-            Refusal::InUse { .. } | Refusal::Blocked { .. } => Code::Refused,
+            Refusal::InUse { .. } | Refusal::Uncleared { .. } => Code::Refused,
             Refusal::Changed { .. } | Refusal::Unreadable { .. } | Refusal::Undeletable { .. } => {
                 Code::Failed
             }
@@ -69,7 +69,7 @@ impl Kind for Refusal {
                  it by hand",
                 sh_path(path)
             ),
-            Refusal::Blocked {
+            Refusal::Uncleared {
                 path,
                 card,
                 blocked,
@@ -79,7 +79,7 @@ impl Kind for Refusal {
                 sh_path(path),
                 sh(card)
             ),
-            Refusal::Blocked { .. } => "unmount it, then run the command again (kardwt never \
+            Refusal::Uncleared { .. } => "unmount it, then run the command again (kardwt never \
                                         deletes into another file system)"
                 .into(),
             Refusal::Undeletable { path, .. } => format!(

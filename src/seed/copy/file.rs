@@ -29,7 +29,7 @@ pub const TMP_PREFIX: &str = ".kardwt-tmp-";
 pub const MAX_HASHED: u64 = 1 << 20;
 
 /// What copying one entry did.
-pub enum Outcome {
+pub enum Copied {
     /// Copied; `cloned` when the blocks are shared with the base; `blob` its id when hashed.
     File {
         cloned: bool,
@@ -77,24 +77,24 @@ pub fn copy(
     method: Method,
     deadline: Option<Instant>,
     hash: Hash,
-) -> Result<Outcome> {
+) -> Result<Copied> {
     let Dest { dir, fresh } = to;
     if !fresh && crate::sys::beneath::kind_at(dir, name).is_some() {
         let blob = blob_of_earlier_copy(src, meta, dir, name, hash)?;
-        return Ok(Outcome::Kept { blob });
+        return Ok(Copied::Kept { blob });
     }
     if meta.file_type().is_symlink() {
         let target = match std::fs::read_link(src) {
             Ok(t) => t,
-            Err(e) if changed_under_the_copy(&e) => return Ok(Outcome::Gone),
+            Err(e) if changed_under_the_copy(&e) => return Ok(Copied::Gone),
             Err(e) => return Err(e).with_context(|| format!("cannot read {}", src.display())),
         };
         // A symlink is made in one step: no temporary needed.
         if !crate::sys::beneath::symlink(dir, name, &target)? {
-            return Ok(Outcome::Kept { blob: None });
+            return Ok(Copied::Kept { blob: None });
         }
         let _ = set_times_at(dir, name, meta);
-        return Ok(Outcome::Link);
+        return Ok(Copied::Link);
     }
     // Never follow a symlink swapped in, never block on a FIFO swapped in.
     let input = match std::fs::OpenOptions::new()
@@ -103,13 +103,13 @@ pub fn copy(
         .open(src)
     {
         Ok(f) => f,
-        Err(e) if changed_under_the_copy(&e) => return Ok(Outcome::Gone),
+        Err(e) if changed_under_the_copy(&e) => return Ok(Copied::Gone),
         // A base file that cannot be read fails the copy, never leaves it out.
         Err(e) => return Err(e).with_context(|| format!("cannot read {}", src.display())),
     };
     match input.metadata() {
         Ok(m) if m.is_file() => {}
-        Ok(_) => return Ok(Outcome::Gone),
+        Ok(_) => return Ok(Copied::Gone),
         Err(e) => return Err(e).with_context(|| format!("cannot read {}", src.display())),
     }
     let tmp = match fresh {
@@ -130,7 +130,7 @@ pub fn copy(
             ) {
                 Ok(fd) => fd.into(),
                 // Planted in the directory this copy made: kept, never replaced.
-                Err(Errno::EXIST) if fresh => return Ok(Outcome::Kept { blob: None }),
+                Err(Errno::EXIST) if fresh => return Ok(Copied::Kept { blob: None }),
                 Err(e) => {
                     return Err(std::io::Error::from(e)).with_context(|| {
                         format!("cannot create a temporary file beside {}", src.display())
@@ -162,9 +162,9 @@ pub fn copy(
     };
     drop(output);
     if !fresh && !rename_noreplace(dir, tmp, name)? {
-        return Ok(Outcome::Kept { blob: None });
+        return Ok(Copied::Kept { blob: None });
     }
-    Ok(Outcome::File { cloned, blob })
+    Ok(Copied::File { cloned, blob })
 }
 
 /// The blob id of `src` (whose `lstat` is `meta`) when the file already at `name` in `dir` is
@@ -511,7 +511,7 @@ mod tests {
         .unwrap();
         assert!(matches!(
             out,
-            Outcome::File {
+            Copied::File {
                 cloned: false,
                 blob: None
             }
@@ -537,7 +537,7 @@ mod tests {
             None,
             None,
         );
-        assert!(matches!(again.unwrap(), Outcome::Kept { blob: None }));
+        assert!(matches!(again.unwrap(), Copied::Kept { blob: None }));
     }
 
     #[test]
@@ -559,7 +559,7 @@ mod tests {
             None,
             hash,
         );
-        let Ok(Outcome::File { blob, .. }) = out else {
+        let Ok(Copied::File { blob, .. }) = out else {
             panic!("not copied")
         };
         // `printf 'hello\n' | git hash-object --stdin`
@@ -594,7 +594,7 @@ mod tests {
                 None,
                 hash,
             ) {
-                Ok(Outcome::Kept { blob }) => blob,
+                Ok(Copied::Kept { blob }) => blob,
                 _ => panic!("{name} was not kept"),
             }
         };

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
 
-use super::file::{self, Dest, Hash, Outcome};
+use super::file::{self, Copied, Dest, Hash};
 use super::Summary;
 use crate::config::CopyMethod as Method;
 use crate::sys::beneath;
@@ -476,7 +476,7 @@ fn run_job(
         fresh: job.fresh,
     };
     match file::copy(&src, &job.meta, to, name, method, deadline, hash)? {
-        Outcome::File { cloned, blob } => {
+        Copied::File { cloned, blob } => {
             tally.files.fetch_add(1, Ordering::Relaxed);
             tally.bytes.fetch_add(job.meta.len(), Ordering::Relaxed);
             if cloned {
@@ -486,16 +486,16 @@ fn run_job(
                 blobs.push((id, job.rel.clone()));
             }
         }
-        Outcome::Link => {
+        Copied::Link => {
             tally.links.fetch_add(1, Ordering::Relaxed);
         }
-        Outcome::Kept { blob } => {
+        Copied::Kept { blob } => {
             tally.kept.fetch_add(1, Ordering::Relaxed);
             if let (Some(id), Ok(mut blobs)) = (blob, tally.blobs.lock()) {
                 blobs.push((id, job.rel.clone()));
             }
         }
-        Outcome::Gone => {}
+        Copied::Gone => {}
     }
     Ok(())
 }
