@@ -50,7 +50,7 @@ pub fn run(ctx: &Context, args: &AdoptArgs, out: &mut dyn Write) -> Result<i32> 
     // disk under the card's lock is acted on.
     let entries = verify::scan(&ctx.repo)?;
     let report = verify::verify(&ctx.repo, &entries, &path, Some(&card));
-    if let Judged::Adopted = judge(entry, &card, &path, &entries, &report)? {
+    if let Judged::Adopted = git_agrees(entry, &card, &path, &entries, &report)? {
         writeln!(out, "{}", report.path.display())?;
         return Ok(0);
     }
@@ -64,7 +64,7 @@ pub fn run(ctx: &Context, args: &AdoptArgs, out: &mut dyn Write) -> Result<i32> 
         |_| Ok(path.clone()),
     )?;
     let report = &locked.report;
-    let (admin, head) = match judge(entry, &card, &path, &locked.entries, report)? {
+    let (admin, head) = match git_agrees(entry, &card, &path, &locked.entries, report)? {
         Judged::Adopted => {
             writeln!(out, "{}", report.path.display())?;
             return Ok(0);
@@ -106,7 +106,7 @@ enum Judged {
 }
 
 /// Does git agree with the adoptions entry for `card` on the worktree of `report`?
-fn judge(
+fn git_agrees(
     entry: &crate::config::Adoption,
     card: &CardId,
     path: &Path,

@@ -322,7 +322,7 @@ fn worktree_findings(ctx: &Context, entries: &[verify::Entry], findings: &mut Ve
             continue;
         };
         let at = crate::git::repo::absolutize_keep_last(&path);
-        let report = verify::judge(&ctx.repo, &index, at, None);
+        let report = verify::verify_resolved(&ctx.repo, &index, at, None);
         let p = crate::ground::quote::sh_path(&path);
         let (ok, detail, fix) = match (report.verdict, report.state()) {
             (Verdict::Verified, Some(State::Ready)) => continue,

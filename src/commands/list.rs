@@ -27,7 +27,7 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut dyn Write) -> Result<i32> {
         .iter()
         .map(|e| match &e.linked.path {
             Some(path) if !e.linked.prunable => {
-                verify::judge(&ctx.repo, &index, parents.keep_last(path), None)
+                verify::verify_resolved(&ctx.repo, &index, parents.keep_last(path), None)
             }
             path => prunable(e, path.clone().unwrap_or_default()),
         })

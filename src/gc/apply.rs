@@ -81,7 +81,7 @@ fn collect(
         processes: remove::Processes::KeepInUse,
         // The same judgement, again under the card's lock (what the tree holds now).
         recheck: Some(Box::new(
-            move |path, admin, rec, head| match collectable::judge(
+            move |path, admin, rec, head| match collectable::verdict(
                 path,
                 admin,
                 rec,

@@ -141,7 +141,7 @@ fn history(dir: &Path, branches: &[(String, &str)]) -> History {
 
 /// Judge one branch at `oid`: `Collect` to delete it, `Keep` to keep it. `history`: its
 /// reflog and the commits on no ref but kardwt's branches, asked for it among others.
-fn judge_one(
+fn branch_verdict(
     dir: &Path,
     checked_out: &[(String, String)],
     full: &str,
@@ -196,7 +196,7 @@ pub fn run(ctx: &Context, cfg: &Config, offline: bool, apply: bool) -> Result<Re
         .collect();
     let history = history(dir, &judged);
     for (full, oid) in &branches {
-        let (reason, list) = match judge_one(dir, &checked_out, full, oid, &base, &history) {
+        let (reason, list) = match branch_verdict(dir, &checked_out, full, oid, &base, &history) {
             Judgement::Collect(r) => (r, &mut report.candidates),
             Judgement::Keep(r) => (r, &mut report.kept),
         };
@@ -239,7 +239,7 @@ fn delete(
             Some(o) if o != c.oid => {
                 Judgement::Keep(format!("it moved to {o} since it was judged"))
             }
-            Some(o) => judge_one(dir, &checked_out, &full, o, base, &history),
+            Some(o) => branch_verdict(dir, &checked_out, &full, o, base, &history),
         };
         c.outcome = Some(match again {
             Judgement::Keep(why) => format!("kept: {why}"),

@@ -192,7 +192,7 @@ pub fn landed(
             crate::session::foreign::empty_base_why(&rec.base_remote)
         ));
     }
-    let Some(tracking) = judged_base(rec) else {
+    let Some(tracking) = work_base(rec) else {
         return Keep(format!(
             "{head_name} cannot be checked for a merge: no commit of the base {} is recorded",
             rec.base_ref
@@ -252,7 +252,7 @@ pub fn abandoned(
 /// The judgement for the tree's state as its record says now: a `ready` tree by [`landed`] (or
 /// [`idle`] with `idle_for`), a `failed` or `preparing` one by [`abandoned`] and a `released` one
 /// by [`landed`], those three only with `include_failed`. `remotes`: as for [`landed`].
-pub fn judge(
+pub fn verdict(
     path: &Path,
     admin: &Path,
     rec: &Record,
@@ -327,7 +327,7 @@ pub fn idle(path: &Path, admin: &Path, rec: &Record, idle_for: std::time::Durati
 
 /// What a tree's work is judged against: a branch base's remote-tracking ref, or the commit
 /// a tag or commit base named when the tree was made (recorded as `base_oid`).
-pub fn judged_base(rec: &Record) -> Option<String> {
+pub fn work_base(rec: &Record) -> Option<String> {
     tracking_ref(rec).or_else(|| (!rec.base_oid.is_empty()).then(|| rec.base_oid.clone()))
 }
 

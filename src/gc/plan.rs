@@ -195,7 +195,7 @@ pub fn plan(
             });
             continue;
         }
-        let report = verify::judge(&ctx.repo, &index, absolutize_keep_last(&path), None);
+        let report = verify::verify_resolved(&ctx.repo, &index, absolutize_keep_last(&path), None);
         if report.verdict != Verdict::Verified {
             continue;
         }
@@ -211,7 +211,7 @@ pub fn plan(
             let admin = &e.linked.admin;
             let failed = policy.include_failed;
             let idle = policy.idle;
-            collectable::judge(&path, admin, rec, head, idle, failed, remotes.as_ref())
+            collectable::verdict(&path, admin, rec, head, idle, failed, remotes.as_ref())
         };
         let reason = match rec.state {
             State::Ready => match judged() {

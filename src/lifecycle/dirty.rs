@@ -99,7 +99,7 @@ pub fn combine(status: Vec<String>, links: &[(String, LinkState)]) -> Vec<String
 /// what git should have listed and did not (a directory git could not read is silently empty
 /// to it). Any failure among them is an error: the caller refuses, it never removes.
 pub fn dirty(base: &Path, common_dir: &Path, worktree: &Path, rec: &Record) -> Result<Vec<String>> {
-    judge(base, common_dir, worktree, rec).with_context(|| {
+    uncommitted_paths(base, common_dir, worktree, rec).with_context(|| {
         format!(
             "could not tell whether {} holds uncommitted work",
             worktree.display()
@@ -107,7 +107,12 @@ pub fn dirty(base: &Path, common_dir: &Path, worktree: &Path, rec: &Record) -> R
     })
 }
 
-fn judge(base: &Path, common_dir: &Path, worktree: &Path, rec: &Record) -> Result<Vec<String>> {
+fn uncommitted_paths(
+    base: &Path,
+    common_dir: &Path,
+    worktree: &Path,
+    rec: &Record,
+) -> Result<Vec<String>> {
     // Ignored paths listed too (a directory matching an ignore rule as one `dir/`): what the
     // walk skips, and what the skills check looks for.
     let status = git::status_z(

@@ -12,7 +12,7 @@ use crate::git::{self, parse::FlaggedEntry};
 /// The flagged entries of the index of the worktree at `worktree` whose file differs from the
 /// index, each with why, as people read them; empty when none does.
 pub fn changed(worktree: &Path) -> Result<Vec<String>> {
-    judge(worktree).with_context(|| {
+    flagged_paths(worktree).with_context(|| {
         format!(
             "could not compare the files marked skip-worktree or assume-unchanged in {} with the index",
             worktree.display()
@@ -20,7 +20,7 @@ pub fn changed(worktree: &Path) -> Result<Vec<String>> {
     })
 }
 
-fn judge(worktree: &Path) -> Result<Vec<String>> {
+fn flagged_paths(worktree: &Path) -> Result<Vec<String>> {
     let mut dirt = Vec::new();
     let mut files: Vec<&FlaggedEntry> = Vec::new();
     let mut links: Vec<(&FlaggedEntry, Vec<u8>)> = Vec::new();

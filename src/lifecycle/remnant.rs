@@ -74,7 +74,7 @@ enum Standing {
 /// worktree there and what stands there (pure)? An intent's path counts as a complete
 /// claim's: an `add` undone or repaired may have failed the same way. A malformed claim is
 /// never acted on.
-fn judge(malformed: bool, registered: bool, standing: &Standing) -> bool {
+fn is_remnant(malformed: bool, registered: bool, standing: &Standing) -> bool {
     !malformed && !registered && matches!(standing, Standing::Bare | Standing::Forgotten)
 }
 
@@ -113,7 +113,7 @@ fn recognise_among(repo: &Repo, registered: &HashSet<PathBuf>, claim: Claim) -> 
         .malformed(&repo.common_dir, Some(&repo.base))
         .is_some();
     let standing = standing(&repo.common_dir, &claim.path);
-    judge(malformed, is_registered(&claim, registered), &standing).then_some(Remnant { claim })
+    is_remnant(malformed, is_registered(&claim, registered), &standing).then_some(Remnant { claim })
 }
 
 /// `claim` as a remnant, judged against git's worktrees read now (`None` when they cannot be
@@ -563,13 +563,13 @@ mod tests {
 
     #[test]
     fn only_a_claimed_unregistered_directory_git_forgot_is_a_remnant() {
-        assert!(judge(false, false, &Standing::Forgotten));
-        assert!(judge(false, false, &Standing::Bare));
+        assert!(is_remnant(false, false, &Standing::Forgotten));
+        assert!(is_remnant(false, false, &Standing::Bare));
         // A live worktree, another repository's, a symlink, a malformed claim: never.
-        assert!(!judge(false, false, &Standing::Other));
-        assert!(!judge(false, false, &Standing::NoDirectory));
-        assert!(!judge(false, true, &Standing::Forgotten));
-        assert!(!judge(true, false, &Standing::Forgotten));
+        assert!(!is_remnant(false, false, &Standing::Other));
+        assert!(!is_remnant(false, false, &Standing::NoDirectory));
+        assert!(!is_remnant(false, true, &Standing::Forgotten));
+        assert!(!is_remnant(true, false, &Standing::Forgotten));
     }
 
     #[test]

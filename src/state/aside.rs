@@ -214,7 +214,7 @@ pub fn finish(record: &Path, apply: bool) -> (Option<Aside>, Deletion) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return (None, Deletion::Gone),
         Err(e) => return (None, Deletion::Unreadable(e.to_string())),
     };
-    let outcome = judge(&aside);
+    let outcome = still_there(&aside);
     if !apply {
         return (Some(aside), outcome);
     }
@@ -281,7 +281,7 @@ pub fn delete(record: &Path) -> Deletion {
 
 /// Does the recorded path still hold the moved tree? `Deleted` when it does (what deleting
 /// would do), `Gone` when nothing is there, `Refused` when something else is.
-fn judge(aside: &Aside) -> Deletion {
+fn still_there(aside: &Aside) -> Deletion {
     match aside.path.symlink_metadata() {
         Err(e) if e.kind() == io::ErrorKind::NotFound => Deletion::Gone,
         Err(e) => Deletion::Failed(e.to_string()),
@@ -325,7 +325,7 @@ pub fn failing(common_dir: &Path) -> Vec<Aside> {
     records(common_dir)
         .iter()
         .filter_map(|r| read(r).ok())
-        .filter(|a| a.attempts > 0 && judge(a) == Deletion::Deleted)
+        .filter(|a| a.attempts > 0 && still_there(a) == Deletion::Deleted)
         .collect()
 }
 

@@ -70,7 +70,7 @@ impl Incomplete {
 
 /// The pure judgement behind [`checkout_incomplete`]: the content of `<admin>/locked` (if
 /// any), whether the index exists, and `git ls-files --deleted -z`'s output (`None`: not asked).
-pub fn judge_checkout(
+pub fn incomplete_from(
     locked: Option<&str>,
     has_index: bool,
     deleted: Option<&str>,
@@ -113,10 +113,10 @@ pub fn checkout_incomplete(path: &Path, admin: &Path, probe: Probe) -> Option<In
         .ok()
         .map(|b| String::from_utf8_lossy(&b).into_owned());
     if probe == Probe::Mark {
-        return judge_checkout(locked.as_deref(), true, None);
+        return incomplete_from(locked.as_deref(), true, None);
     }
     let has_index = admin.join("index").is_file();
-    if let Some(why) = judge_checkout(locked.as_deref(), has_index, None) {
+    if let Some(why) = incomplete_from(locked.as_deref(), has_index, None) {
         return Some(why);
     }
     let follow = match probe {

@@ -64,12 +64,12 @@ impl Checks {
 pub fn verify(repo: &Repo, entries: &[Entry], path: &Path, card: Option<&CardId>) -> Report {
     // A symlink at the last component is judged as itself, never as what it points to.
     let path = repo::absolutize_keep_last(path);
-    judge(repo, &Index::linear(entries), path, card)
+    verify_resolved(repo, &Index::linear(entries), path, card)
 }
 
 /// [`verify`] of a path already resolved as [`repo::absolutize_keep_last`] resolves it, looking
 /// entries up through `index` (`list` judges every worktree with one [`Index::mapped`]).
-pub fn judge(repo: &Repo, index: &Index, path: PathBuf, card: Option<&CardId>) -> Report {
+pub fn verify_resolved(repo: &Repo, index: &Index, path: PathBuf, card: Option<&CardId>) -> Report {
     let mut report = Report {
         path: path.clone(),
         card: card.map(|c| c.to_string()),
@@ -397,22 +397,25 @@ pub fn inconsistency(rec: &Record) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::incomplete::judge_checkout;
+    use super::incomplete::incomplete_from;
     use super::*;
     use crate::git::repo::Head;
 
     #[test]
     fn a_checkout_is_complete_only_unlocked_indexed_and_whole() {
-        assert_eq!(judge_checkout(None, true, Some("")), None);
-        assert_eq!(judge_checkout(Some("my reason\n"), true, Some("")), None);
+        assert_eq!(incomplete_from(None, true, Some("")), None);
+        assert_eq!(incomplete_from(Some("my reason\n"), true, Some("")), None);
         assert_eq!(
-            judge_checkout(Some("initializing\n"), true, Some("")),
+            incomplete_from(Some("initializing\n"), true, Some("")),
             Some(Incomplete::Initializing)
         );
-        assert_eq!(judge_checkout(None, false, None), Some(Incomplete::NoIndex));
+        assert_eq!(
+            incomplete_from(None, false, None),
+            Some(Incomplete::NoIndex)
+        );
         // Not materialized yet (delegated): only git's mark is judged.
-        assert_eq!(judge_checkout(None, true, None), None);
-        let missing = judge_checkout(None, true, Some("a\0b c\0d\0e\0"));
+        assert_eq!(incomplete_from(None, true, None), None);
+        let missing = incomplete_from(None, true, Some("a\0b c\0d\0e\0"));
         assert_eq!(
             missing,
             Some(Incomplete::Missing(

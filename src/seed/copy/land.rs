@@ -26,7 +26,7 @@ pub struct Candidate {
 
 /// The candidates that may be copied into the tree at `root` (`to` on disk), and a line for
 /// each left out.
-pub fn judge(
+pub fn admitted(
     from: &Path,
     to: &Path,
     root: &OwnedFd,

@@ -150,7 +150,7 @@ pub fn seed(
     .with_known(known);
     let root =
         crate::sys::beneath::root(to).with_context(|| format!("cannot open {}", to.display()))?;
-    let (approved, mut skipped) = land::judge(from, to, &root, wanted)?;
+    let (approved, mut skipped) = land::admitted(from, to, &root, wanted)?;
     if progress && crate::sys::progress::on() {
         let (mut files, mut bytes) = (0, 0);
         for c in &approved {
