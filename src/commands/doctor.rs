@@ -51,6 +51,26 @@ pub fn run(ctx: &Context, args: &DoctorArgs, out: &mut dyn Write) -> Result<i32>
                     format!("{} decodes", f.display())
                 });
             findings.push(finding("rules", true, detail, None));
+            // The prepare cache's store: asked once, for at most a few seconds.
+            let remote = r
+                .config
+                .prepare
+                .as_ref()
+                .and_then(|p| p.cache_remote.as_ref());
+            if let Some(remote) = remote {
+                let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+                findings.push(match crate::seed::cache::remote_answers(remote, deadline) {
+                    Ok(at) => finding("prepare.cache_remote", true, format!("{at} answers"), None),
+                    Err(why) => finding(
+                        "prepare.cache_remote",
+                        false,
+                        format!("{why}; every card prepares on this machine until it does"),
+                        Some(
+                            "check the endpoint, the network and this machine's credentials (AWS_ACCESS_KEY_ID, ~/.aws/credentials)".into(),
+                        ),
+                    ),
+                });
+            }
             let mut said = std::collections::HashSet::new();
             for (key, argv) in [
                 (

@@ -38,6 +38,19 @@ mod shelf;
 pub(crate) use identity::Tree;
 pub(crate) use shelf::Tidy;
 
+/// Does the store `remote` names answer this machine within `deadline`: where it is, or why
+/// not (what it answered, or that it did not), for `doctor`.
+pub fn remote_answers(
+    remote: &crate::config::CacheRemote,
+    deadline: std::time::Instant,
+) -> std::result::Result<String, String> {
+    let r = remote::Remote::new(remote, false, deadline);
+    match r.answers() {
+        Ok(()) => Ok(r.describe()),
+        Err(e) => Err(format!("{} does not answer: {e:#}", r.describe())),
+    }
+}
+
 /// The prepare cache of one tree: its key and the rules that made it.
 pub struct Cache<'a> {
     common_dir: PathBuf,

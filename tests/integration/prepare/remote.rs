@@ -468,3 +468,49 @@ fn a_silent_store_is_a_miss_within_a_bounded_time() {
     assert!(lines[0].contains("did not answer in time"), "{out}");
     eprintln!("a silent store cost {took:?}");
 }
+
+/// `doctor` asks the store once: it answers (a HEAD of an entry that need not exist), or the
+/// finding fails naming the store and why, with what to check; the credentials never shown.
+#[test]
+fn doctor_says_whether_the_store_answers() {
+    let Some(mut server) = Seaweed::start() else {
+        return;
+    };
+    let repo = TestRepo::new();
+    setup(&repo, &server);
+    let finding = |env: &[(&str, &str)]| {
+        let env: Vec<(&str, &OsStr)> = env.iter().map(|(k, v)| (*k, OsStr::new(*v))).collect();
+        let out = repo
+            .spawn_with_env("git", &repo.base, &["kardwt", "doctor", "--json"], &env)
+            .wait(Duration::from_secs(60));
+        assert!(!out.to_string().contains(SECRET_KEY), "{out}");
+        let json = out.json();
+        let found = json["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["check"] == "prepare.cache_remote")
+            .cloned();
+        (
+            out,
+            found.unwrap_or_else(|| panic!("no prepare.cache_remote check: {json:#}")),
+        )
+    };
+    let (out, ok) = finding(&READER);
+    assert_eq!(ok["ok"], true, "{out}");
+    let detail = ok["detail"].as_str().unwrap();
+    assert!(
+        detail.contains(BUCKET) && detail.ends_with("answers"),
+        "{detail}"
+    );
+    server.stop();
+    let (out, down) = finding(&READER);
+    assert_ne!(out.code, 0, "{out}");
+    assert_eq!(down["ok"], false, "{out}");
+    let detail = down["detail"].as_str().unwrap();
+    assert!(detail.contains("does not answer"), "{detail}");
+    assert!(
+        down["fix"].as_str().unwrap().contains("credentials"),
+        "{out}"
+    );
+}

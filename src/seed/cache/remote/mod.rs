@@ -78,6 +78,14 @@ impl Remote {
         self.store.describe()
     }
 
+    /// Does the store answer this machine (a `HEAD` of an entry that need not exist: found or
+    /// not found is an answer)? `Err`: what it answered instead, or why it did not.
+    pub fn answers(&self) -> Result<()> {
+        self.store
+            .exists(&self.manifest_name("kardwt-doctor"))
+            .map(|_| ())
+    }
+
     fn manifest_name(&self, key: &str) -> String {
         format!("entries/{}/{key}.json", self.platform)
     }
