@@ -9,6 +9,11 @@ use crate::support::TestRepo;
 /// Push a new commit (a file `name`) on top of `parent` to origin's `dest` ref, through the
 /// scratch clone, leaving the scratch clone on main; returns the commit.
 fn push_change(repo: &TestRepo, parent: &str, name: &str, dest: &str) -> String {
+    push_change_to(repo, "origin", parent, name, dest)
+}
+
+/// [`push_change`] to the scratch clone's remote `remote`.
+fn push_change_to(repo: &TestRepo, remote: &str, parent: &str, name: &str, dest: &str) -> String {
     let s = &repo.scratch;
     repo.git(s, &["switch", "--quiet", "--detach", parent]);
     std::fs::write(s.join(name), format!("{name}\n")).unwrap();
@@ -21,7 +26,7 @@ fn push_change(repo: &TestRepo, parent: &str, name: &str, dest: &str) -> String 
             "push",
             "--quiet",
             "--force",
-            "origin",
+            remote,
             &format!("HEAD:{dest}"),
         ],
     );
@@ -257,25 +262,8 @@ fn add_base_pr_on_a_gitlab_remote_takes_the_merge_request_head() {
     let rules = repo.rules_with_prepare(false);
     repo.write_rules(&format!("{rules}  base:\n    remote: gitlab\n"));
     let main = repo.origin_main();
-    let s = &repo.scratch;
     let push = |parent: &str, name: &str| {
-        repo.git(s, &["switch", "--quiet", "--detach", parent]);
-        std::fs::write(s.join(name), "mr\n").unwrap();
-        repo.git(s, &["add", name]);
-        repo.git(s, &["commit", "--quiet", "-m", name]);
-        let oid = repo.git(s, &["rev-parse", "HEAD"]).trim().to_owned();
-        repo.git(
-            s,
-            &[
-                "push",
-                "--quiet",
-                "--force",
-                "gitlab",
-                "HEAD:refs/merge-requests/3/head",
-            ],
-        );
-        repo.git(s, &["switch", "--quiet", "main"]);
-        oid
+        push_change_to(&repo, "gitlab", parent, name, "refs/merge-requests/3/head")
     };
     let mr = push(&main, "MR3");
 

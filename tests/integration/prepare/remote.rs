@@ -31,6 +31,25 @@ fn prepare(repo: &TestRepo) -> PathBuf {
     )
 }
 
+/// A reader's `add` of card 1 that misses the store for `why`: within `within`, prepare ran,
+/// and one line about the remote says `why`. Its output and how long it took.
+fn reader_misses(repo: &TestRepo, why: &str, within: Duration) -> (Output, Duration) {
+    let t = Instant::now();
+    let out = add(repo, "1", &READER);
+    out.expect_code(0);
+    let took = t.elapsed();
+    assert!(took < within, "took {took:?}");
+    assert_eq!(repo.prepare_runs(), ["ran"]);
+    let lines: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.contains("remote"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{out}");
+    assert!(lines[0].contains(why), "{out}");
+    (out, took)
+}
+
 /// One machine's setup: the lockfile on origin, the rules naming the server.
 fn setup(repo: &TestRepo, server: &Seaweed) {
     repo.commit_files(
@@ -290,19 +309,7 @@ fn a_stopped_server_is_a_miss_within_seconds() {
     let repo = TestRepo::new();
     setup(&repo, &server);
     server.stop();
-    let t = Instant::now();
-    let out = add(&repo, "1", &READER);
-    out.expect_code(0);
-    let took = t.elapsed();
-    assert!(took < Duration::from_secs(15), "took {took:?}");
-    assert_eq!(repo.prepare_runs(), ["ran"]);
-    let lines: Vec<&str> = out
-        .stderr
-        .lines()
-        .filter(|l| l.contains("remote"))
-        .collect();
-    assert_eq!(lines.len(), 1, "{out}");
-    assert!(lines[0].contains("Connection refused"), "{out}");
+    let (out, _) = reader_misses(&repo, "Connection refused", Duration::from_secs(15));
     assert!(leftovers(&repo).is_empty());
     // Nothing is written without the opt-in either: the writer's warning is not there.
     assert!(!out.stderr.contains("not uploaded"), "{out}");
@@ -453,19 +460,7 @@ fn a_silent_store_is_a_miss_within_a_bounded_time() {
         "lockfile",
     );
     write_rules(&repo, &format!("http://127.0.0.1:{port}"));
-    let t = Instant::now();
-    let out = add(&repo, "1", &READER);
-    out.expect_code(0);
-    let took = t.elapsed();
-    assert!(took < Duration::from_secs(25), "took {took:?}");
-    assert_eq!(repo.prepare_runs(), ["ran"]);
-    let lines: Vec<&str> = out
-        .stderr
-        .lines()
-        .filter(|l| l.contains("remote"))
-        .collect();
-    assert_eq!(lines.len(), 1, "{out}");
-    assert!(lines[0].contains("did not answer in time"), "{out}");
+    let (_, took) = reader_misses(&repo, "did not answer in time", Duration::from_secs(25));
     eprintln!("a silent store cost {took:?}");
 }
 
