@@ -50,6 +50,21 @@ fn reader_misses(repo: &TestRepo, why: &str, within: Duration) -> (Output, Durat
     (out, took)
 }
 
+/// The second machine (after one wrote its entry) adds card 2 as a reader, and the store's
+/// entry is a miss: its own prepare ran. Its output.
+fn reader_prepares_again(repo: &TestRepo, server: &Seaweed) -> Output {
+    another_machine(repo);
+    write_rules(repo, &server.endpoint);
+    let out = add(repo, "2", &READER);
+    out.expect_code(0);
+    assert_eq!(
+        repo.prepare_runs(),
+        ["ran", "ran"],
+        "prepare did not run:\n{out}"
+    );
+    out
+}
+
 /// One machine's setup: the lockfile on origin, the rules naming the server.
 fn setup(repo: &TestRepo, server: &Seaweed) {
     repo.commit_files(
@@ -253,15 +268,7 @@ fn an_altered_blob_is_a_miss_and_prepare_runs() {
         b"module.exports = 2\n",
     );
 
-    another_machine(&repo);
-    write_rules(&repo, &server.endpoint);
-    let out = add(&repo, "2", &READER);
-    out.expect_code(0);
-    assert_eq!(
-        repo.prepare_runs(),
-        ["ran", "ran"],
-        "prepare did not run:\n{out}"
-    );
+    let out = reader_prepares_again(&repo, &server);
     let lines: Vec<&str> = out
         .stderr
         .lines()
@@ -387,15 +394,7 @@ fn a_manifest_replaced_to_write_outside_the_tree_is_a_miss() {
     envelope["body"] = body.to_string().into();
     server.overwrite(&name, envelope.to_string().as_bytes());
 
-    another_machine(&repo);
-    write_rules(&repo, &server.endpoint);
-    let out = add(&repo, "2", &READER);
-    out.expect_code(0);
-    assert_eq!(
-        repo.prepare_runs(),
-        ["ran", "ran"],
-        "prepare did not run:\n{out}"
-    );
+    let out = reader_prepares_again(&repo, &server);
     assert!(out.stderr.contains("unsafe or unsorted path"), "{out}");
     for dir in [&repo.tmp, &repo.root(), &repo.base] {
         assert!(!dir.join("escaped.js").exists());
@@ -423,15 +422,7 @@ fn a_truncated_blob_is_a_miss() {
     let whole = server.read(&name);
     assert_eq!(whole.len(), 300_000);
     server.overwrite(&name, &whole[..1000]);
-    another_machine(&repo);
-    write_rules(&repo, &server.endpoint);
-    let out = add(&repo, "2", &READER);
-    out.expect_code(0);
-    assert_eq!(
-        repo.prepare_runs(),
-        ["ran", "ran"],
-        "prepare did not run:\n{out}"
-    );
+    let out = reader_prepares_again(&repo, &server);
     assert!(
         out.stderr
             .contains("big.bin's content is truncated (1000 of 300000 bytes)"),
