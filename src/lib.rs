@@ -96,6 +96,7 @@ _git__kardwt() {
 /// Run the command line and return the process exit code. A panic is a bug, never an outcome:
 /// should one happen all the same, it is reported as an error and exits 1, not 101.
 pub fn main() -> i32 {
+    ground::trace::start();
     std::panic::set_hook(Box::new(|info| {
         if crate::sys::contain::containing() {
             return; // the caller turns it into an error of its own
@@ -116,7 +117,10 @@ fn run() -> i32 {
         return finish(ground::out::outcome(result, out.finish()));
     }
     let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
+        Ok(cli) => {
+            ground::trace::phase("arguments parsed");
+            cli
+        }
         Err(e) => {
             // The guard's own usage errors never deny: exit 2 reads as one.
             if e.use_stderr() && commands::guard::is_guard_argv(std::env::args_os()) {

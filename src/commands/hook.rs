@@ -38,6 +38,7 @@ pub fn post_checkout(global: crate::cli::GlobalArgs, args: &PostCheckoutArgs) ->
     let Some(ctx) = unmanaged::hook_context(global, "post-checkout")? else {
         return Ok(0);
     };
+    crate::ground::trace::phase("hook: repository read");
     let Some(path) = ctx.repo.current.clone().filter(|p| *p != ctx.repo.base) else {
         return Ok(0); // a clone or the base itself: not a linked worktree.
     };
@@ -139,6 +140,7 @@ fn seed_new_worktree(
         .into()
     };
     let rules = ctx.rules().map_err(undo)?;
+    crate::ground::trace::phase("hook: rules read");
     let cfg = &rules.config;
     let program = seed::prepare_program(cfg, None).map_err(undo)?;
     let deadline = hold::after(started, cfg.action_timeout_seconds);
@@ -160,6 +162,7 @@ fn seed_new_worktree(
     if let Some(why) = verify::claimed_elsewhere(&first, admin, wanted.as_str()) {
         return Err(refuse(ctx, path, &wanted, why, started));
     }
+    crate::ground::trace::phase("hook: claims checked");
     let mut card = wanted;
     let (_card_lock, entries) = loop {
         let locked = hold::lock_and_verify(ctx, &card, None, deadline, holder, |_| {
@@ -172,6 +175,7 @@ fn seed_new_worktree(
         }
         card = now;
     };
+    crate::ground::trace::phase("hook: card locked, worktrees read");
     if !matches!(record::load(admin), record::Loaded::Absent) {
         // Recorded by another command while this hook waited: that record stands.
         return Ok(());
@@ -190,9 +194,22 @@ fn seed_new_worktree(
     if let Some(why) = refusal(&ctx.repo, &entries, admin, &rec) {
         return Err(refuse(ctx, path, &card, why, started));
     }
+    crate::ground::trace::phase("hook: record judged");
     // Ports come from the pipeline, like every other path's (one pipeline for all).
-    let recorded = crate::state::store::write(admin, &rec);
-    recorded.map_err(undo)?;
+    let run_hook = cfg.prepare.as_ref().is_some_and(|p| p.on_create);
+    // Seeding that takes time (copies, ports, the prepare hook) runs under a `preparing`
+    // record, so that `list` and `status` say what is going on. Seeding that is a few links at
+    // most writes the record once, `ready`, when it is done: until then the tree has no record
+    // and `verify` refuses it as unseeded, as it refuses `preparing`.
+    let quick = !run_hook
+        && cfg.ports.is_none()
+        && !ctx
+            .shared_from()
+            .is_some_and(|(from, checkout)| seed::may_copy(&cfg.sharing, &from, checkout));
+    if !quick {
+        crate::state::store::write(admin, &rec).map_err(undo)?;
+        crate::ground::trace::phase("hook: record written");
+    }
     let prep = Prep {
         ctx,
         cfg,
@@ -206,7 +223,6 @@ fn seed_new_worktree(
         "hook",
         started.elapsed(),
     );
-    let run_hook = cfg.prepare.as_ref().is_some_and(|p| p.on_create);
     match prep.prepare(
         rec,
         admin,
@@ -214,9 +230,11 @@ fn seed_new_worktree(
             seed: true,
             run_hook,
             written: false,
+            recorded: !quick,
         },
     ) {
         Ok(_) => {
+            crate::ground::trace::phase("hook: prepared");
             // One line for the person who ran `git worktree add` at a terminal (after success
             // only: on a failure the verdict is the first and only text); `--quiet`, a pipe or
             // a script gets git's own output only.

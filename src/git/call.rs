@@ -24,10 +24,9 @@ pub fn detached_work_tree(work_tree: &Path, git_dir: &Path) {
     let _ = DETACHED.set((work_tree.to_path_buf(), git_dir.to_path_buf()));
 }
 
-/// Is `KARDWT_TRACE=1` set? Read once.
+/// Is `KARDWT_TRACE=1` set?
 fn tracing() -> bool {
-    static ON: OnceLock<bool> = OnceLock::new();
-    *ON.get_or_init(|| std::env::var_os("KARDWT_TRACE").is_some_and(|v| v == "1"))
+    crate::ground::trace::on()
 }
 
 /// One trace line for a finished git call: `kardwt trace: git -C <dir> <args> (<ms> ms, exit <code>)`.

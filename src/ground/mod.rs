@@ -13,3 +13,4 @@ pub mod error;
 pub mod human;
 pub(crate) mod natural;
 pub mod quote;
+pub mod trace;

@@ -266,6 +266,7 @@ impl Action<'_> {
                 seed: true,
                 run_hook,
                 written,
+                recorded: true,
             },
         ) {
             Ok(rec) => Ok(rec),
@@ -330,6 +331,7 @@ impl Action<'_> {
                 seed: retry,
                 run_hook,
                 written: false,
+                recorded: true,
             },
         ) {
             Ok(rec) => {

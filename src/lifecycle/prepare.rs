@@ -79,6 +79,7 @@ pub fn prepare(ctx: &Context, path: &Path, asked: Option<CardId>) -> Result<Reco
                 seed: true,
                 run_hook: cfg.prepare.is_some(),
                 written: false,
+                recorded: true,
             },
         )
         .map_err(|f| f.into_error(&card, &retry, None))?;

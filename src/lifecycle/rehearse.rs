@@ -203,6 +203,7 @@ fn attempt(
                         seed: true,
                         run_hook: cfg.prepare.is_some(),
                         written: false,
+                        recorded: true,
                     },
                 )
             });

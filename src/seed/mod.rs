@@ -40,6 +40,13 @@ pub struct Prep<'a> {
     pub quiet: bool,
 }
 
+/// May seeding a tree from `from` (a checkout when `checkout`) copy anything: `sharing.copy`
+/// names paths, or the base has a `.worktreeinclude`? (Without, seeding is links at most.)
+pub fn may_copy(sharing: &crate::config::Sharing, from: &Path, checkout: bool) -> bool {
+    !sharing.copy.is_empty()
+        || (checkout && from.join(copy::INCLUDE_FILE).symlink_metadata().is_ok())
+}
+
 /// Resolve the prepare hook's program, if one is configured (exit 2 when refused). Committed
 /// helpers resolve only for a known `site` (the tree's commit); without one this is `None`
 /// and [`Prep`] resolves them for the record's base commit before the hook runs.
@@ -95,19 +102,23 @@ pub struct Steps {
     /// kardwt wrote this new tree's checkout itself, every file of it, in this process: its
     /// entries need no second look (a checkout git made is looked at file by file).
     pub written: bool,
+    /// The caller wrote the record before. `false`: seeding is a few links at most, and the
+    /// record is written once, when the tree is ready (or failed).
+    pub recorded: bool,
 }
 
 impl Prep<'_> {
     /// Seed (when `steps.seed`) and run the prepare hook (when `steps.run_hook`), in the
     /// order, then mark the record ready; on failure mark it failed and say why. An interrupt
     /// is a failure noticed between the steps (and inside copies and the hook). The caller has
-    /// written `rec` (state `preparing` where anything is to be done): it is written again
-    /// once it changes.
+    /// written `rec` (state `preparing` where anything is to be done), or, where seeding is a
+    /// few links at most, not yet (`steps.recorded`): it is written once it changes.
     pub fn prepare(&self, mut rec: Record, admin: &Path, steps: Steps) -> Result<Record, Failure> {
         let Steps {
             seed,
             run_hook,
             written,
+            recorded,
         } = steps;
         // What the caller wrote: written again below only where it changed.
         let before = rec.clone();
@@ -138,6 +149,7 @@ impl Prep<'_> {
             };
             self.confirm_checkout(&mut rec, admin, probe)?;
         }
+        crate::ground::trace::phase("prepare: checkout confirmed");
         if delegated && run_hook {
             self.ensure_ports(&mut rec, admin)?;
             self.run_hook(&mut rec, admin)?;
@@ -178,7 +190,7 @@ impl Prep<'_> {
                     }
                     // Written at once when it changed (the links are shared state: never
                     // left unrecorded while the pipeline goes on).
-                    if rec != before {
+                    if rec != before && recorded {
                         crate::state::store::write(admin, &rec).map_err(Failure::Other)?;
                     }
                     // A seeding logs one `seeded` event, after its copies (below).
@@ -205,6 +217,7 @@ impl Prep<'_> {
             }
             // Every seeded tree (created, retried, prepared by hand) gets its copies
             // before the prepare hook runs; a reuse only shares again.
+            crate::ground::trace::phase("prepare: shared");
             if seed {
                 self.stop_if_interrupted(&mut rec, admin, "before copying")?;
                 let copied = self.copy(&mut rec, admin)?;
@@ -232,9 +245,11 @@ impl Prep<'_> {
             true => Probe::Files,
             false => Probe::Index,
         };
+        crate::ground::trace::phase("prepare: seeded");
         self.confirm_checkout(&mut rec, admin, last)?;
         rec.state = State::Ready;
         rec.updated_at = crate::sys::time::now();
+        crate::ground::trace::phase("prepare: ready checked");
         crate::state::store::write(admin, &rec).map_err(Failure::Other)?;
         Ok(rec)
     }

@@ -378,7 +378,8 @@ pub fn complete(admin: &Path, rec: &Record) -> Result<()> {
 fn complete_only(admin: &Path, rec: &Record) -> Result<()> {
     let common = &rec.common_dir;
     let parent = rec.path.parent().map(Path::to_path_buf).unwrap_or_default();
-    let (created_at, root) = match load(common, &rec.card) {
+    let existing = load(common, &rec.card);
+    let (created_at, root) = match &existing {
         // Another live worktree's claim is never taken over (verification refuses this one).
         Some(Ok(old))
             if old.state == ClaimState::Complete
@@ -391,9 +392,9 @@ fn complete_only(admin: &Path, rec: &Record) -> Result<()> {
         // The root it was made under, while the tree stays beneath it (a tree moved elsewhere
         // and recorded again is claimed under its new parent).
         Some(Ok(old)) if rec.path.starts_with(&old.root) && rec.path != old.root => {
-            (old.created_at, old.root)
+            (old.created_at.clone(), old.root.clone())
         }
-        Some(Ok(old)) => (old.created_at, parent),
+        Some(Ok(old)) => (old.created_at.clone(), parent),
         _ => (rec.created_at.clone(), parent),
     };
     let claim = Claim {
@@ -414,8 +415,16 @@ fn complete_only(admin: &Path, rec: &Record) -> Result<()> {
         root,
         half_removed: String::new(),
     };
-    if load(common, &rec.card).is_some_and(|c| c.is_ok_and(|c| c == claim)) {
-        return Ok(());
+    // A claim that already says all this is left as it is (only its time would change).
+    if let Some(Ok(old)) = &existing {
+        if *old
+            == (Claim {
+                updated_at: old.updated_at.clone(),
+                ..claim.clone()
+            })
+        {
+            return Ok(());
+        }
     }
     put(common, &claim, true).with_context(|| {
         format!(

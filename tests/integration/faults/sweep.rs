@@ -48,6 +48,8 @@ enum Scenario {
     AddFresh,
     AddReuse,
     HookedWorktreeAdd,
+    /// A plain `git worktree add` whose seeding is one link (recorded once, ready).
+    HookedQuickAdd,
     RemoveClean,
     RemoveDirty,
     Release,
@@ -55,11 +57,17 @@ enum Scenario {
 }
 
 impl Scenario {
+    /// A plain `git worktree add` through the hook.
+    fn hooked(self) -> bool {
+        matches!(self, Scenario::HookedWorktreeAdd | Scenario::HookedQuickAdd)
+    }
+
     fn name(self) -> &'static str {
         match self {
             Scenario::AddFresh => "add",
             Scenario::AddReuse => "add-reuse",
             Scenario::HookedWorktreeAdd => "git-worktree-add",
+            Scenario::HookedQuickAdd => "git-worktree-add-quick",
             Scenario::RemoveClean => "remove",
             Scenario::RemoveDirty => "remove-dirty",
             Scenario::Release => "release",
@@ -102,11 +110,16 @@ fn scene(scenario: Scenario) -> Scene {
         "{}    copy: [.env.cache]\n  ports: {{count: 1, range: [31000, 31999]}}\n",
         repo.rules_sharing(&script)
     ));
+    if scenario == Scenario::HookedQuickAdd {
+        // Seeding is the `.env` link alone: no copies, ports or prepare hook.
+        std::fs::remove_file(repo.base.join(".worktreeinclude")).unwrap();
+        repo.write_rules("worktree:\n  sharing:\n    env: link\n");
+    }
     repo.install_hooks();
     let tree = repo.card_path(CARD);
     match scenario {
         Scenario::AddFresh => {}
-        Scenario::HookedWorktreeAdd => {}
+        Scenario::HookedWorktreeAdd | Scenario::HookedQuickAdd => {}
         Scenario::AddReuse | Scenario::RemoveClean | Scenario::Release => {
             repo.kardwt_ok(&repo.base, &["add", CARD]);
         }
@@ -137,7 +150,7 @@ fn command(scenario: Scenario, tree: &Path) -> (String, Vec<String>) {
     let kardwt = |args: &[&str]| (BIN.to_owned(), args.iter().map(|a| a.to_string()).collect());
     match scenario {
         Scenario::AddFresh | Scenario::AddReuse => kardwt(&["add", CARD]),
-        Scenario::HookedWorktreeAdd => (
+        Scenario::HookedWorktreeAdd | Scenario::HookedQuickAdd => (
             "git".to_owned(),
             vec![
                 "worktree".into(),
@@ -166,7 +179,7 @@ fn state(repo: &TestRepo, tree: &Path) -> Option<String> {
 }
 
 /// Why a tree recorded `ready` is not complete (empty: complete).
-fn incomplete(repo: &TestRepo, tree: &Path) -> Vec<String> {
+fn incomplete(repo: &TestRepo, tree: &Path, quick: bool) -> Vec<String> {
     let mut why = Vec::new();
     let listed = repo.git_output(tree, &["ls-files", "-z"]);
     let head = repo.git_output(tree, &["ls-tree", "-r", "-z", "--name-only", "HEAD"]);
@@ -183,6 +196,9 @@ fn incomplete(repo: &TestRepo, tree: &Path) -> Vec<String> {
         .unwrap_or(false);
     if !linked || std::fs::read_to_string(&env).ok().as_deref() != Some("TOKEN=base\n") {
         why.push(".env is not linked to the base's".to_owned());
+    }
+    if quick {
+        return why; // the link is all its seeding
     }
     for file in ["blob.bin", "deep/small.txt"] {
         let want = std::fs::read(repo.base.join(".env.cache").join(file)).unwrap();
@@ -290,7 +306,7 @@ fn check_after_fault(scenario: Scenario, scene: &Scene, out: &Output) -> Vec<Str
         bad.push("the base checkout changed".to_owned());
     }
     if state(repo, &scene.tree).as_deref() == Some("ready") {
-        for why in incomplete(repo, &scene.tree) {
+        for why in incomplete(repo, &scene.tree, scenario == Scenario::HookedQuickAdd) {
             bad.push(format!("recorded ready but {why}"));
         }
     }
@@ -371,7 +387,7 @@ fn check_repair(scenario: Scenario, scene: &Scene) -> Vec<String> {
             } else if state(repo, tree).as_deref() != Some("ready") {
                 bad.push("the next add exits 0 but the tree is not ready".to_owned());
             } else {
-                for why in incomplete(repo, tree) {
+                for why in incomplete(repo, tree, scenario == Scenario::HookedQuickAdd) {
                     bad.push(format!("after the next add: {why}"));
                 }
             }
@@ -379,7 +395,7 @@ fn check_repair(scenario: Scenario, scene: &Scene) -> Vec<String> {
                 bad.extend(lost_work(tree));
             }
         }
-        Scenario::HookedWorktreeAdd => {
+        Scenario::HookedWorktreeAdd | Scenario::HookedQuickAdd => {
             if repo.is_registered(tree) && state(repo, tree).as_deref() != Some("ready") {
                 let path = tree.to_string_lossy().into_owned();
                 let out = repair_step(repo, &["prepare", "--path", &path], &mut bad);
@@ -417,7 +433,7 @@ fn check_repair(scenario: Scenario, scene: &Scene) -> Vec<String> {
             if state(repo, tree).as_deref() != Some("ready") {
                 bad.push("the tree is not ready after the repair".to_owned());
             } else {
-                for why in incomplete(repo, tree) {
+                for why in incomplete(repo, tree, scenario == Scenario::HookedQuickAdd) {
                     bad.push(format!("after the repair: {why}"));
                 }
             }
@@ -435,7 +451,7 @@ fn check_repair(scenario: Scenario, scene: &Scene) -> Vec<String> {
             if again.code != 0 {
                 bad.push(format!("the card cannot be added again:\n{again}"));
             } else {
-                for why in incomplete(repo, tree) {
+                for why in incomplete(repo, tree, scenario == Scenario::HookedQuickAdd) {
                     bad.push(format!("after adding it again: {why}"));
                 }
             }
@@ -531,7 +547,7 @@ fn sweep(scenario: Scenario) {
             // SIGKILL at kardwt's own calls only: with -f it would kill git, not kardwt.
             let modes: &[&str] = if follow { &[errno] } else { &[errno, "KILL"] };
             for mode in modes {
-                if scenario == Scenario::HookedWorktreeAdd && !follow {
+                if scenario.hooked() && !follow {
                     continue; // kardwt runs only as git's child there
                 }
                 let mut trials = 0;
@@ -623,6 +639,12 @@ fn faults_add_reuse() {
 #[ignore = "make test-faults (bounded) or make bench-faults (every call)"]
 fn faults_hooked_worktree_add() {
     sweep(Scenario::HookedWorktreeAdd);
+}
+
+#[test]
+#[ignore = "make test-faults (bounded) or make bench-faults (every call)"]
+fn faults_hooked_quick_worktree_add() {
+    sweep(Scenario::HookedQuickAdd);
 }
 
 #[test]

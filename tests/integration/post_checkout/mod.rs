@@ -6,3 +6,4 @@ mod exit_codes;
 mod failure_verdict;
 mod one_line;
 mod seeding;
+mod writes;

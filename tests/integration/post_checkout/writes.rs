@@ -1,0 +1,70 @@
+//! How often the hook writes a new tree's record: once, `ready`, where seeding is a few links at
+//! most (every write waits for the disk, and the hook runs on every plain `git worktree add`);
+//! first `preparing` where seeding takes time (a prepare hook), so `list` says what goes on.
+use std::path::Path;
+
+use crate::support::strace::strace;
+use crate::support::TestRepo;
+
+/// `git worktree add --detach <path>` in the base under `strace -f`, tracing renames; returns
+/// how many renamed a file into place as the new tree's record, and as a claim.
+fn renames_into_place(repo: &TestRepo, path: &Path) -> (usize, usize) {
+    let log = repo.tmp.join(format!(
+        "renames-{}.log",
+        path.file_name().unwrap().to_string_lossy()
+    ));
+    let out = repo
+        .command(strace(), &repo.base)
+        .arg("-f")
+        .arg("-qq")
+        .arg("-e")
+        .arg("trace=rename,renameat,renameat2")
+        .arg("-o")
+        .arg(&log)
+        .args(["git", "worktree", "add", "--quiet", "--detach"])
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let into = |tail: &str| {
+        text.lines()
+            .filter(|l| l.contains("= 0") && l.contains(tail))
+            .count()
+    };
+    let claim = format!(
+        "/kardwt/claims/{}\"",
+        path.file_name().unwrap().to_string_lossy()
+    );
+    (into("/kardwt.toml\""), into(&claim))
+}
+
+#[test]
+fn a_tree_with_nothing_slow_to_seed_is_recorded_ready_in_one_write() {
+    let repo = TestRepo::new();
+    // The rules share the base's `.env` (a link): quick seeding.
+    std::fs::write(repo.base.join(".env"), "TOKEN=base\n").unwrap();
+    repo.write_rules("worktree:\n  sharing:\n    env: link\n");
+    repo.install_hooks();
+    let wt = repo.sibling("quick");
+    let (records, claims) = renames_into_place(&repo, &wt);
+    assert_eq!(repo.record(&wt)["state"].as_str(), Some("ready"));
+    assert!(wt.join(".env").symlink_metadata().unwrap().is_symlink());
+    // Once `ready` with its link, never first `preparing`: one record write, one claim.
+    assert_eq!((records, claims), (1, 1));
+}
+
+#[test]
+fn a_tree_with_a_prepare_hook_is_recorded_preparing_first() {
+    let repo = TestRepo::new();
+    let script = repo.write_prepare("");
+    repo.write_rules(&repo.rules_sharing(&script));
+    repo.install_hooks();
+    let wt = repo.sibling("slow");
+    let (records, claims) = renames_into_place(&repo, &wt);
+    assert_eq!(repo.record(&wt)["state"].as_str(), Some("ready"));
+    assert_eq!(repo.prepare_runs().len(), 1);
+    // `preparing` while the hook runs, then `ready`; the claim once.
+    assert!(records >= 2, "{records} record write(s)");
+    assert_eq!(claims, 1);
+}
