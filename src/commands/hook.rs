@@ -163,17 +163,20 @@ fn seed_new_worktree(
         return Err(refuse(ctx, path, &wanted, why, started));
     }
     crate::ground::trace::phase("hook: claims checked");
+    // Under the card's lock, the claims name the card's holder (none, nearly always): only
+    // this tree and that one are read. A card someone holds makes the free name one that every
+    // worktree decides, as without claims.
     let mut card = wanted;
+    let mut narrow = true;
     let (_card_lock, entries) = loop {
-        let locked = hold::lock_and_verify(ctx, &card, None, deadline, holder, |_| {
-            Ok(path.to_path_buf())
-        })
-        .map_err(undo)?;
-        let now = crate::session::foreign::derive_card(&locked.entries, admin, head.as_ref());
+        let (lock, entries) =
+            hold::lock_and_scan(ctx, &card, path, narrow, deadline, holder).map_err(undo)?;
+        let now = crate::session::foreign::derive_card(&entries, admin, head.as_ref());
         if now == card {
-            break (locked.card_lock, locked.entries);
+            break (lock, entries);
         }
         card = now;
+        narrow = false;
     };
     crate::ground::trace::phase("hook: card locked, worktrees read");
     if !matches!(record::load(admin), record::Loaded::Absent) {

@@ -54,6 +54,26 @@ pub fn lock_and_verify(
     })
 }
 
+/// Take card `card`'s lock for the tree at `path` that git has just made (the post-checkout
+/// hook), then read the worktrees it is judged against: when `narrow`, through the claims
+/// only this tree and the holder of `card` (as `verify` reads them: see
+/// `verify::scan_path_card`), else every worktree. No report: the tree has no record yet.
+pub fn lock_and_scan(
+    ctx: &Context,
+    card: &CardId,
+    path: &Path,
+    narrow: bool,
+    deadline: Instant,
+    holder: &str,
+) -> Result<(crate::sys::lock::Held, Vec<crate::verify::Entry>)> {
+    let card_lock = crate::sys::lock::take_card(&ctx.repo.common_dir, card, deadline, holder)?;
+    let entries = match narrow {
+        true => crate::verify::scan_path_card(&ctx.repo, path, Some(card.as_str()))?,
+        false => crate::verify::scan(&ctx.repo)?,
+    };
+    Ok((card_lock, entries))
+}
+
 /// Say, before git creates anything, that the tree `add` makes for
 /// `card` at `path` is ours: the card's claim in state `intent` (see [`crate::state::claim`]).
 pub fn write_intent(common_dir: &Path, card: &CardId, path: &Path) -> Result<()> {

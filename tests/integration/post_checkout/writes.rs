@@ -68,3 +68,33 @@ fn a_tree_with_a_prepare_hook_is_recorded_preparing_first() {
     assert!(records >= 2, "{records} record write(s)");
     assert_eq!(claims, 1);
 }
+
+#[test]
+fn the_hook_reads_no_other_worktrees_record_when_nobody_holds_the_card() {
+    let repo = TestRepo::new();
+    repo.install_hooks();
+    for name in ["other-1", "other-2", "other-3"] {
+        repo.worktree_add(&["--quiet", "--detach", &repo.sibling(name).to_string_lossy()])
+            .expect_code(0);
+    }
+    let wt = repo.sibling("new");
+    let log = repo.tmp.join("opens.log");
+    let out = repo
+        .command(strace(), &repo.base)
+        .args(["-f", "-qq", "-e", "trace=openat", "-o"])
+        .arg(&log)
+        .args(["git", "worktree", "add", "--quiet", "--detach"])
+        .arg(&wt)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(repo.record(&wt)["state"].as_str(), Some("ready"));
+    // The claims say nobody holds card `new`: the other trees' records stay unread (a
+    // repository of a thousand worktrees costs the hook what one of three does).
+    let text = std::fs::read_to_string(&log).unwrap();
+    let read: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("/worktrees/other-") && l.contains("kardwt.toml"))
+        .collect();
+    assert!(read.is_empty(), "{read:#?}");
+}
