@@ -256,7 +256,8 @@ pub struct GuardArgs {
     /// Directory the command would run in [default: the payload's cwd, else the current one]
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<std::path::PathBuf>,
-    /// How to answer a deny: claude (JSON on stdout, exit 0), codex or text (stderr, exit 2)
+    /// How to answer a deny: claude or gemini (JSON on stdout, exit 0), codex or text
+    /// (stderr, exit 2)
     #[arg(long, value_enum, default_value_t = GuardFormat::Claude)]
     pub format: GuardFormat,
 }
@@ -265,6 +266,7 @@ pub struct GuardArgs {
 pub enum GuardFormat {
     Claude,
     Codex,
+    Gemini,
     Text,
 }
 
@@ -483,7 +485,7 @@ pub enum RunnerCommand {
     ///
     /// claude: .claude/settings.json (PreToolUse guard, WorktreeCreate, WorktreeRemove).
     /// codex: .codex/hooks.json (PreToolUse guard, SessionStart),
-    /// .kardwt/codex/{setup,cleanup}.sh.
+    /// .kardwt/codex/{setup,cleanup}.sh. gemini: .gemini/settings.json (BeforeTool guard).
     /// cursor: .cursor/worktrees.json (setup-worktree). conductor: conductor.json (setup,
     /// archive), .kardwt/conductor/{setup,archive}.sh. vibe-kanban:
     /// .kardwt/vibe-kanban/{setup,archive}.sh. Other entries are kept; a second run changes
@@ -509,6 +511,7 @@ pub struct RunnerInstallArgs {
 pub enum RunnerKind {
     Claude,
     Codex,
+    Gemini,
     Cursor,
     Conductor,
     VibeKanban,

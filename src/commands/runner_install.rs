@@ -153,6 +153,7 @@ fn plan(top: &Path, runner: RunnerKind) -> Result<Vec<Planned>> {
             script(".kardwt/codex/setup.sh", CODEX_SETUP)?,
             script(".kardwt/codex/cleanup.sh", CODEX_CLEANUP)?,
         ],
+        RunnerKind::Gemini => vec![hooks(".gemini/settings.json", rc::gemini_hooks())?],
         RunnerKind::Cursor => {
             let rel = ".cursor/worktrees.json";
             vec![json(rel, rc::merge_cursor(read(top, rel)?.as_deref()))?]
@@ -201,6 +202,10 @@ fn still_to_do(runner: RunnerKind, top: &Path, user: bool) -> Vec<String> {
             "in the Codex app's local environment, set the setup script to `bash .kardwt/codex/setup.sh` and the cleanup script to `bash .kardwt/codex/cleanup.sh`".into(),
             "trees of `codex exec --worktree` ($CODEX_HOME/worktrees/…) are prepared by the SessionStart hook once the hooks are trusted; for a tree made before that: git kardwt prepare --path <tree>".into(),
         ],
+        RunnerKind::Gemini => vec![
+            commit(".gemini/settings.json"),
+            "trust the folder once in an interactive `gemini` (its folder-trust prompt; `--skip-trust` trusts it for one run): Gemini CLI runs no project hook in an untrusted folder, and a headless `gemini -p` refuses to start there".into(),
+        ],
         RunnerKind::Cursor => vec![commit(".cursor/worktrees.json")],
         RunnerKind::Conductor => vec![commit("conductor.json and .kardwt/conductor/")],
         RunnerKind::VibeKanban => vec![
@@ -211,7 +216,7 @@ fn still_to_do(runner: RunnerKind, top: &Path, user: bool) -> Vec<String> {
     if !user {
         todo.push(format!(
             "the entries run `git kardwt`, found on the PATH the runner gives its hooks; on each machine where git-kardwt is not on that PATH (an app started from the desktop, a binary outside the PATH), run `git-kardwt runner install --user` once{}",
-            if matches!(runner, RunnerKind::Claude | RunnerKind::Codex) {
+            if matches!(runner, RunnerKind::Claude | RunnerKind::Codex | RunnerKind::Gemini) {
                 ": until then the guard hook denies every shell command"
             } else {
                 ""

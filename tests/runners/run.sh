@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Drives the real Claude Code and Codex CLIs, offline, against the scripted model endpoint
+# Drives the real Claude Code, Codex and Gemini CLIs, offline, against the scripted model endpoint
 # (tests/runners/model_server.py) with the real git-kardwt on PATH, and prints PASS/FAIL per
 # scenario. `make test-runners` builds the binary and installs the clients first.
 #
 #   tests/runners/run.sh [SCENARIO...]      (all when none is named; see `scenarios` below)
 #
-# Needs: KARDWT_BIN_DIR (holds git-kardwt), RUNNER_CLIENTS (holds claude and codex), python3,
+# Needs: KARDWT_BIN_DIR (holds git-kardwt), RUNNER_CLIENTS (holds claude, codex, gemini), python3,
 # git. Every client run gets a fresh HOME, CODEX_HOME, repository and model server under one
 # temporary directory, and a clean environment (env -i): no credentials, config or network
 # beyond 127.0.0.1. The directory is removed when everything passed (KEEP=1 keeps it); a
@@ -173,6 +173,29 @@ codex_run() {
     run_env CODEX_HOME="$codex_dir" KARDWT_MODEL_KEY=kardwt-test \
         timeout "$CLIENT_TIMEOUT" codex exec --json -s danger-full-access "$@" \
         </dev/null >"$out.out" 2>"$out.err"
+}
+
+# gemini_home: Gemini CLI's user settings in $home (API-key auth, which takes its base URL from
+# GOOGLE_GEMINI_BASE_URL; no usage statistics, no update check) and the project's folder trusted
+# as its trust prompt records it: untrusted, Gemini CLI runs no project hook, and `gemini -p`
+# refuses to start.
+gemini_home() {
+    mkdir -p "$home/.gemini"
+    cat >"$home/.gemini/settings.json" <<'EOF'
+{"security": {"auth": {"selectedType": "gemini-api-key"}},
+ "privacy": {"usageStatisticsEnabled": false},
+ "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false}}
+EOF
+    printf '{"%s": "TRUST_FOLDER"}\n' "$repo" >"$home/.gemini/trustedFolders.json"
+}
+
+# gemini_run OUT ARGS...: `gemini -p` in $PWD against the server, every tool call approved
+# (--yolo: a command the guard does not stop really runs).
+gemini_run() {
+    local out=$1
+    shift
+    run_env GOOGLE_GEMINI_BASE_URL="http://127.0.0.1:$port" GEMINI_API_KEY=kardwt-test \
+        timeout "$CLIENT_TIMEOUT" gemini "$@" --yolo -o json </dev/null >"$out.out" 2>"$out.err"
 }
 
 # --- checks ---------------------------------------------------------------------------------
@@ -516,13 +539,54 @@ scenario_codex_exec_worktree() {
     finish codex-exec-worktree-prepare-fails "codex exit $code; $(grep -c '"POST"' "$d/requests.jsonl") model requests"
 }
 
+# f. Gemini CLI: `git kardwt runner install gemini`, committed; its BeforeTool hook denies
+# `git worktree remove` and `rm -rf` of a card's tree (the model gets kardwt's reason as the
+# tool's error) and lets a harmless command run.
+scenario_gemini_guard() {
+    new_env gemini-guard
+    kardwt runner install gemini || { why+=("git kardwt runner install gemini failed"); finish gemini-guard; return; }
+    check "the committed settings name this machine's binary" not_grep "$KARDWT_BIN_DIR" "$repo/.gemini/settings.json"
+    git_ -C "$repo" add .gemini/settings.json
+    git_ -C "$repo" commit -q -m "kardwt's Gemini CLI hook"
+    local wt1 wt2
+    wt1=$(kardwt add 41) && wt2=$(kardwt add 42) || { why+=("git kardwt add failed"); finish gemini-guard; return; }
+    gemini_home
+    start_server "{\"steps\":[{\"shell\":\"git worktree remove $wt1\"},{\"shell\":\"rm -rf $wt2\"},{\"shell\":\"echo harmless >$d/ran\"}],\"final\":\"done\"}" || return
+    (cd "$repo" && gemini_run "$d/gemini" -p "Remove the worktrees of cards 41 and 42")
+    local code=$?
+    check "gemini exited $code" test "$code" = 0
+    check "the model was never asked for the shell" logged '"function_call": "run_shell_command"'
+    check "no error with kardwt's denial reached the model" \
+        logged 'Tool execution blocked: denied by git kardwt guard'
+    check "the denial did not name the command to run" logged 'Run instead: git kardwt remove --path'
+    check "card 41's tree is gone" test -d "$wt1"
+    check "card 41's tree is no longer registered" registered "$wt1"
+    check "card 42's tree is gone" test -d "$wt2"
+    check "card 41 is not ready" state_is 41 ready
+    check "card 42 is not ready" state_is 42 ready
+    check "the harmless command did not run" file_has "$d/ran" harmless
+    finish gemini-guard
+
+    # Gemini CLI on a PATH without git-kardwt (and no alias): the hook cannot reach kardwt, says
+    # so on stderr and exits 2, which Gemini CLI takes as a deny; the command never runs.
+    local bare="$RUNNER_CLIENTS:$node_dir:/usr/local/bin:/usr/bin:/bin"
+    start_server "{\"steps\":[{\"shell\":\"touch $d/ran-unguarded\"}],\"final\":\"done\"}" || return
+    (cd "$repo" && client_path=$bare gemini_run "$d/gemini-missing" -p "Touch a file")
+    check "git-kardwt is on the client's PATH" test ! -e "$(client_path=$bare run_env sh -c 'command -v git-kardwt')"
+    check "the model was never asked for the shell" logged '"function_call": "run_shell_command"'
+    check "the command ran although the guard could not" test ! -e "$d/ran-unguarded"
+    check "the model was not told the guard could not run" \
+        logged 'Tool execution blocked: git: '"'"'kardwt'"'"' is not a git command'
+    finish gemini-guard-missing
+}
+
 scenarios=(claude_guard codex_guard claude_worktree claude_worktree_prepare_fails claude_exit_clean
-    claude_exit_dirty claude_install codex_exec_worktree)
+    claude_exit_dirty claude_install codex_exec_worktree gemini_guard)
 [ $# -gt 0 ] && scenarios=("$@")
 
 d="$root/versions" home="$root/versions"
 mkdir -p "$home"
-echo "clients: $(run_env claude --version 2>/dev/null | head -1); $(run_env codex --version 2>/dev/null | grep -v WARNING | head -1)"
+echo "clients: $(run_env claude --version 2>/dev/null | head -1); $(run_env codex --version 2>/dev/null | grep -v WARNING | head -1); gemini $(run_env gemini --version 2>/dev/null | tail -1)"
 echo "git-kardwt: $KARDWT_BIN_DIR/git-kardwt; scratch: $root"
 if [ -n "${KARDWT_RUNNERS_NETNS:-}" ]; then
     echo "network: loopback only ($KARDWT_RUNNERS_NETNS)"

@@ -1,6 +1,8 @@
 //! The agent runners: `git kardwt runner claude worktree-create | worktree-remove`, `runner codex
-//! session-start`, `runner install`, and the recipes shipped under `githooks/runners/`.
+//! session-start`, `runner install` (Gemini CLI's guard too), and the recipes shipped under
+//! `githooks/runners/`.
 mod claude;
 mod codex;
+mod gemini;
 mod install;
 mod recipes;
