@@ -539,6 +539,37 @@ scenario_codex_exec_worktree() {
     finish codex-exec-worktree-prepare-fails "codex exit $code; $(grep -c '"POST"' "$d/requests.jsonl") model requests"
 }
 
+# g. The Claude Code plugin: the real client adds the marketplace shipped in
+# githooks/runners/claude-plugin/ and installs its plugin (user scope, in this HOME); then, with
+# no .claude/settings.json in the project at all, the plugin's hooks make the `claude -w` tree
+# through kardwt and its guard denies `git worktree remove` of a card's tree while a harmless
+# command runs.
+scenario_claude_plugin() {
+    new_env claude-plugin
+    local market="$here/../../githooks/runners/claude-plugin" wt
+    market=$(cd "$market" && pwd -P)
+    run_env claude plugin marketplace add "$market" >"$d/market.out" 2>&1 ||
+        why+=("claude plugin marketplace add failed: $(tail -1 "$d/market.out")")
+    run_env claude plugin install kardwt@git-kardwt >"$d/install.out" 2>&1 ||
+        why+=("claude plugin install kardwt@git-kardwt failed: $(tail -1 "$d/install.out")")
+    run_env claude plugin list >"$d/list.out" 2>&1
+    check "claude plugin list does not show kardwt@git-kardwt" file_has "$d/list.out" 'kardwt@git-kardwt'
+    check "the project has settings of its own" test ! -e "$repo/.claude"
+    wt=$(kardwt add 42) || { why+=("git kardwt add 42 failed"); finish claude-plugin; return; }
+    start_server "{\"steps\":[{\"shell\":\"git worktree remove $wt\"},{\"shell\":\"pwd -P >$d/ran; cat .prepared >>$d/ran\"}],\"final\":\"done\"}" || return
+    (cd "$repo" && claude_run "$d/claude" -w plugin-card -p "Remove card 42's tree" --allowedTools Bash)
+    local code=$? made="$wts/card-plugin-card"
+    check "claude -w exited $code" test "$code" = 0
+    check "the model was never asked for Bash" logged '"tool_use": "Bash"'
+    check "no tool_result with kardwt's denial reached the model" logged 'denied by git kardwt guard'
+    check "card 42's tree is gone" test -d "$wt"
+    check "card 42 is not ready" state_is 42 ready
+    check "git kardwt list does not show card plugin-card ready (WorktreeCreate)" state_is plugin-card ready
+    check "the harmless command did not run in the kardwt tree, prepared" \
+        test "$(cat "$d/ran" 2>/dev/null)" = "$made"$'\n'"prepared"
+    finish claude-plugin "$(grep -m1 -o 'kardwt@git-kardwt[^"]*' "$d/list.out")"
+}
+
 # f. Gemini CLI: `git kardwt runner install gemini`, committed; its BeforeTool hook denies
 # `git worktree remove` and `rm -rf` of a card's tree (the model gets kardwt's reason as the
 # tool's error) and lets a harmless command run.
@@ -581,7 +612,7 @@ scenario_gemini_guard() {
 }
 
 scenarios=(claude_guard codex_guard claude_worktree claude_worktree_prepare_fails claude_exit_clean
-    claude_exit_dirty claude_install codex_exec_worktree gemini_guard)
+    claude_exit_dirty claude_install codex_exec_worktree claude_plugin gemini_guard)
 [ $# -gt 0 ] && scenarios=("$@")
 
 d="$root/versions" home="$root/versions"

@@ -1,8 +1,9 @@
 //! The agent runners: `git kardwt runner claude worktree-create | worktree-remove`, `runner codex
 //! session-start`, `runner install` (Gemini CLI's guard too), and the recipes shipped under
-//! `githooks/runners/`.
+//! `githooks/runners/` (the Claude Code plugin too).
 mod claude;
 mod codex;
 mod gemini;
 mod install;
+mod plugin;
 mod recipes;
