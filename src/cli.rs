@@ -486,6 +486,7 @@ pub enum RunnerCommand {
     /// claude: .claude/settings.json (PreToolUse guard, WorktreeCreate, WorktreeRemove).
     /// codex: .codex/hooks.json (PreToolUse guard, SessionStart),
     /// .kardwt/codex/{setup,cleanup}.sh. gemini: .gemini/settings.json (BeforeTool guard).
+    /// opencode: .opencode/plugin/kardwt.js (tool.execute.before guard).
     /// cursor: .cursor/worktrees.json (setup-worktree). conductor: conductor.json (setup,
     /// archive), .kardwt/conductor/{setup,archive}.sh. vibe-kanban:
     /// .kardwt/vibe-kanban/{setup,archive}.sh. Other entries are kept; a second run changes
@@ -512,6 +513,7 @@ pub enum RunnerKind {
     Claude,
     Codex,
     Gemini,
+    Opencode,
     Cursor,
     Conductor,
     VibeKanban,

@@ -28,6 +28,7 @@ const CONDUCTOR_SETUP: &str = include_str!("../../githooks/runners/conductor/set
 const CONDUCTOR_ARCHIVE: &str = include_str!("../../githooks/runners/conductor/archive.sh");
 const VK_SETUP: &str = include_str!("../../githooks/runners/vibe-kanban/setup.sh");
 const VK_ARCHIVE: &str = include_str!("../../githooks/runners/vibe-kanban/archive.sh");
+const OPENCODE_PLUGIN: &str = include_str!("../../githooks/runners/opencode/kardwt.js");
 
 pub fn run(ctx: &Context, args: &RunnerInstallArgs, out: &mut dyn Write) -> Result<i32> {
     let top = ctx
@@ -126,7 +127,7 @@ fn plan(top: &Path, runner: RunnerKind) -> Result<Vec<Planned>> {
             executable: false,
         })
     };
-    let script = |rel: &'static str, template: &str| -> Result<Planned> {
+    let file = |rel: &'static str, template: &str, executable: bool| -> Result<Planned> {
         let want = template.to_owned();
         let content = match read(top, rel)? {
             None => Some(want),
@@ -137,9 +138,10 @@ fn plan(top: &Path, runner: RunnerKind) -> Result<Vec<Planned>> {
         Ok(Planned {
             rel,
             content,
-            executable: true,
+            executable,
         })
     };
+    let script = |rel: &'static str, template: &str| file(rel, template, true);
     let hooks = |rel: &'static str, hooks: Vec<rc::Hook>| -> Result<Planned> {
         json(
             rel,
@@ -154,6 +156,7 @@ fn plan(top: &Path, runner: RunnerKind) -> Result<Vec<Planned>> {
             script(".kardwt/codex/cleanup.sh", CODEX_CLEANUP)?,
         ],
         RunnerKind::Gemini => vec![hooks(".gemini/settings.json", rc::gemini_hooks())?],
+        RunnerKind::Opencode => vec![file(".opencode/plugin/kardwt.js", OPENCODE_PLUGIN, false)?],
         RunnerKind::Cursor => {
             let rel = ".cursor/worktrees.json";
             vec![json(rel, rc::merge_cursor(read(top, rel)?.as_deref()))?]
@@ -206,6 +209,7 @@ fn still_to_do(runner: RunnerKind, top: &Path, user: bool) -> Vec<String> {
             commit(".gemini/settings.json"),
             "trust the folder once in an interactive `gemini` (its folder-trust prompt; `--skip-trust` trusts it for one run): Gemini CLI runs no project hook in an untrusted folder, and a headless `gemini -p` refuses to start there".into(),
         ],
+        RunnerKind::Opencode => vec![commit(".opencode/plugin/kardwt.js")],
         RunnerKind::Cursor => vec![commit(".cursor/worktrees.json")],
         RunnerKind::Conductor => vec![commit("conductor.json and .kardwt/conductor/")],
         RunnerKind::VibeKanban => vec![
@@ -216,7 +220,10 @@ fn still_to_do(runner: RunnerKind, top: &Path, user: bool) -> Vec<String> {
     if !user {
         todo.push(format!(
             "the entries run `git kardwt`, found on the PATH the runner gives its hooks; on each machine where git-kardwt is not on that PATH (an app started from the desktop, a binary outside the PATH), run `git-kardwt runner install --user` once{}",
-            if matches!(runner, RunnerKind::Claude | RunnerKind::Codex | RunnerKind::Gemini) {
+            if matches!(
+                runner,
+                RunnerKind::Claude | RunnerKind::Codex | RunnerKind::Gemini | RunnerKind::Opencode
+            ) {
                 ": until then the guard hook denies every shell command"
             } else {
                 ""

@@ -337,7 +337,7 @@ pub fn merge_conductor(existing: Option<&str>) -> Result<Option<String>, MergeEr
 /// Is `text` (a file found where a script goes) one of kardwt's recipe scripts (the shipped
 /// one, or an older install that named one machine's binary)?
 pub fn is_our_script(text: &str) -> bool {
-    text.contains("# kardwt-binary")
+    text.contains("# kardwt-binary") || text.contains("// kardwt-binary")
 }
 
 /// The start of the user's `alias.kardwt` as kardwt writes it (how it knows its own).

@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
-"""A scripted model endpoint on 127.0.0.1 for `make test-runners`: it answers Claude Code (the
-Anthropic Messages API, streamed as SSE), the Codex CLI (the OpenAI Responses API, streamed as
-SSE) and Gemini CLI (the Gemini API's generateContent, plain or streamed as SSE) from a script,
-and logs every request it receives. Python 3 standard library only.
+"""A scripted model endpoint on 127.0.0.1 for `make test-runners`: it answers Claude Code and
+OpenCode (the Anthropic Messages API, streamed as SSE), the Codex CLI (the OpenAI Responses API,
+streamed as SSE) and Gemini CLI (the Gemini API's generateContent, plain or streamed as SSE)
+from a script, and logs every request it receives. Python 3 standard library only.
 
     model_server.py --script SCRIPT.json --log REQUESTS.jsonl --port-file PORT
 
 SCRIPT.json: {"steps": [STEP, ...], "final": "text"}. STEP is {"shell": "command"} (Claude's
-Bash tool, Codex's shell tool, Gemini CLI's run_shell_command, whichever the request offers) or {"tool": NAME, "input": {...}}
+Bash tool, OpenCode's bash, Codex's shell tool, Gemini CLI's run_shell_command, whichever the
+request offers) or {"tool": NAME, "input": {...}}
 (any tool by name, e.g. Claude's ExitWorktree). The server is stateless: the step it plays is
 the number of tool results already in the conversation it is sent, so a retried request gets
 the same answer. When every step has its result it answers with the final text. A request
@@ -175,8 +176,9 @@ class Handler(BaseHTTPRequestHandler):
         n = count_anthropic_results(body)
         step = step_for(n) if tools else None
         block = None
-        if step is not None and "shell" in step and "Bash" in tools:
-            block = {"name": "Bash", "input": {"command": step["shell"], "description": "scripted step"}}
+        shell = next((t for t in ("Bash", "bash") if t in tools), None)  # Claude Code's, OpenCode's
+        if step is not None and "shell" in step and shell:
+            block = {"name": shell, "input": {"command": step["shell"], "description": "scripted step"}}
         elif step is not None and step.get("tool"):
             # Not only the listed tools: Claude's deferred tools (ExitWorktree) are named in a
             # system message and loaded through ToolSearch.

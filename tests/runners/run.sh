@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# Drives the real Claude Code, Codex and Gemini CLIs, offline, against the scripted model endpoint
-# (tests/runners/model_server.py) with the real git-kardwt on PATH, and prints PASS/FAIL per
-# scenario. `make test-runners` builds the binary and installs the clients first.
+# Drives the real Claude Code, Codex, Gemini CLI and OpenCode clients, offline, against the
+# scripted model endpoint (tests/runners/model_server.py) with the real git-kardwt on PATH, and
+# prints PASS/FAIL per scenario. `make test-runners` builds the binary and installs the clients
+# first.
 #
 #   tests/runners/run.sh [SCENARIO...]      (all when none is named; see `scenarios` below)
 #
-# Needs: KARDWT_BIN_DIR (holds git-kardwt), RUNNER_CLIENTS (holds claude, codex, gemini), python3,
-# git. Every client run gets a fresh HOME, CODEX_HOME, repository and model server under one
-# temporary directory, and a clean environment (env -i): no credentials, config or network
-# beyond 127.0.0.1. The directory is removed when everything passed (KEEP=1 keeps it); a
-# failure keeps it and names it. Exit 0 only when every scenario passed.
+# Needs: KARDWT_BIN_DIR (holds git-kardwt), RUNNER_CLIENTS (holds claude, codex, gemini and
+# opencode), python3, git. Every client run gets a fresh HOME, CODEX_HOME, repository and model
+# server under one temporary directory, and a clean environment (env -i): no credentials, config
+# or network beyond 127.0.0.1. The directory is removed when everything passed (KEEP=1 keeps
+# it); a failure keeps it and names it. Exit 0 only when every scenario passed.
 set -uo pipefail
 
 # Offline for real where we can: re-run in a network namespace holding only loopback (as root,
@@ -570,6 +571,70 @@ scenario_claude_plugin() {
     finish claude-plugin "$(grep -m1 -o 'kardwt@git-kardwt[^"]*' "$d/list.out")"
 }
 
+# opencode_run OUT ARGS...: `opencode run` in $PWD against the server (Anthropic Messages API
+# through OpenCode's bundled @ai-sdk/anthropic), as a provider declared in the config content;
+# no models.dev fetch, no update check; bash and directories outside the project allowed (so a
+# command the guard does not stop really runs).
+opencode_run() {
+    local out=$1
+    shift
+    local config
+    config=$(printf '{"provider": {"kardwt": {"npm": "@ai-sdk/anthropic", "name": "kardwt scripted",
+ "options": {"baseURL": "http://127.0.0.1:%s/v1", "apiKey": "kardwt-test"},
+ "models": {"scripted": {"name": "scripted", "tool_call": true}}}},
+ "model": "kardwt/scripted", "autoupdate": false, "share": "disabled",
+ "permission": {"bash": "allow", "external_directory": "allow"}}' "$port")
+    # OpenCode installs @opencode-ai/plugin from npm into every config directory it reads (the
+    # user's and the project's .opencode/) unless its package-lock.json already names it; offline
+    # that costs over a minute of retries. Recorded as installed (kardwt's plugin imports none).
+    local dir
+    for dir in "$home/.config/opencode" "$PWD/.opencode"; do
+        mkdir -p "$dir/node_modules"
+        [ -e "$dir/package-lock.json" ] ||
+            printf '{"packages": {"": {"dependencies": {"@opencode-ai/plugin": "*"}}}}\n' >"$dir/package-lock.json"
+    done
+    run_env OPENCODE_CONFIG_CONTENT="$config" OPENCODE_DISABLE_MODELS_FETCH=true \
+        OPENCODE_DISABLE_AUTOUPDATE=1 timeout "$CLIENT_TIMEOUT" opencode run --format json "$@" \
+        </dev/null >"$out.out" 2>"$out.err"
+}
+
+# h. OpenCode: `git kardwt runner install opencode`, committed; its plugin's tool.execute.before
+# denies `git worktree remove` and `rm -rf` of a card's tree (the model gets kardwt's reason as
+# the tool's error), lets a harmless command run, and denies everything on a PATH without
+# git-kardwt.
+scenario_opencode_guard() {
+    new_env opencode-guard
+    kardwt runner install opencode || { why+=("git kardwt runner install opencode failed"); finish opencode-guard; return; }
+    check "the committed plugin names this machine's binary" not_grep "$KARDWT_BIN_DIR" "$repo/.opencode/plugin/kardwt.js"
+    git_ -C "$repo" add .opencode
+    git_ -C "$repo" commit -q -m "kardwt's OpenCode plugin"
+    local wt1 wt2
+    wt1=$(kardwt add 41) && wt2=$(kardwt add 42) || { why+=("git kardwt add failed"); finish opencode-guard; return; }
+    start_server "{\"steps\":[{\"shell\":\"git worktree remove $wt1\"},{\"shell\":\"rm -rf $wt2\"},{\"shell\":\"echo harmless >$d/ran\"}],\"final\":\"done\"}" || return
+    (cd "$repo" && opencode_run "$d/opencode" "Remove the worktrees of cards 41 and 42")
+    local code=$?
+    check "opencode exited $code" test "$code" = 0
+    check "the model was never asked for bash" logged '"tool_use": "bash"'
+    check "no tool_result with kardwt's denial reached the model" logged 'denied by git kardwt guard'
+    check "the denial did not name the command to run" logged 'run instead: git kardwt remove --path'
+    check "card 41's tree is gone" test -d "$wt1"
+    check "card 41's tree is no longer registered" registered "$wt1"
+    check "card 42's tree is gone" test -d "$wt2"
+    check "card 41 is not ready" state_is 41 ready
+    check "card 42 is not ready" state_is 42 ready
+    check "the harmless command did not run" file_has "$d/ran" harmless
+    finish opencode-guard
+
+    local bare="$RUNNER_CLIENTS:$node_dir:/usr/local/bin:/usr/bin:/bin"
+    start_server "{\"steps\":[{\"shell\":\"touch $d/ran-unguarded\"}],\"final\":\"done\"}" || return
+    (cd "$repo" && client_path=$bare opencode_run "$d/opencode-missing" "Touch a file")
+    check "git-kardwt is on the client's PATH" test ! -e "$(client_path=$bare run_env sh -c 'command -v git-kardwt')"
+    check "the model was never asked for bash" logged '"tool_use": "bash"'
+    check "the command ran although the guard could not" test ! -e "$d/ran-unguarded"
+    check "the model was not told the guard could not run" logged "git: 'kardwt' is not a git command"
+    finish opencode-guard-missing
+}
+
 # f. Gemini CLI: `git kardwt runner install gemini`, committed; its BeforeTool hook denies
 # `git worktree remove` and `rm -rf` of a card's tree (the model gets kardwt's reason as the
 # tool's error) and lets a harmless command run.
@@ -612,12 +677,12 @@ scenario_gemini_guard() {
 }
 
 scenarios=(claude_guard codex_guard claude_worktree claude_worktree_prepare_fails claude_exit_clean
-    claude_exit_dirty claude_install codex_exec_worktree claude_plugin gemini_guard)
+    claude_exit_dirty claude_install codex_exec_worktree claude_plugin gemini_guard opencode_guard)
 [ $# -gt 0 ] && scenarios=("$@")
 
 d="$root/versions" home="$root/versions"
 mkdir -p "$home"
-echo "clients: $(run_env claude --version 2>/dev/null | head -1); $(run_env codex --version 2>/dev/null | grep -v WARNING | head -1); gemini $(run_env gemini --version 2>/dev/null | tail -1)"
+echo "clients: $(run_env claude --version 2>/dev/null | head -1); $(run_env codex --version 2>/dev/null | grep -v WARNING | head -1); gemini $(run_env gemini --version 2>/dev/null | tail -1); opencode $(run_env opencode --version 2>/dev/null | tail -1)"
 echo "git-kardwt: $KARDWT_BIN_DIR/git-kardwt; scratch: $root"
 if [ -n "${KARDWT_RUNNERS_NETNS:-}" ]; then
     echo "network: loopback only ($KARDWT_RUNNERS_NETNS)"
