@@ -100,11 +100,20 @@ pub fn codex_hooks() -> Vec<Hook> {
     ]
 }
 
-/// Gemini CLI's hook: the BeforeTool guard on its shell tool. Gemini CLI reads a failing hook's
-/// stdout, else its stderr, as the reason, and lets the call through when both are empty: a
-/// guard that cannot run says so on stderr and exits 2, which denies.
+/// Gemini CLI's hooks: the BeforeTool guard on its shell tool, and SessionStart, which prepares
+/// the tree of a `gemini --worktree` session (made with git's hooks off). Gemini CLI reads a
+/// failing hook's stdout, else its stderr, as the reason, and lets the call through when both
+/// are empty: a guard that cannot run says so on stderr and exits 2, which denies.
 pub fn gemini_hooks() -> Vec<Hook> {
-    vec![Hook {
+    vec![
+        Hook {
+            event: "SessionStart",
+            matcher: None,
+            command: format!("{PROGRAM} runner gemini session-start"),
+            timeout: HOOK_TIMEOUT * 1000,
+            sign: " runner gemini session-start",
+        },
+        Hook {
         event: "BeforeTool",
         matcher: Some("run_shell_command"),
         command: format!(
@@ -112,7 +121,8 @@ pub fn gemini_hooks() -> Vec<Hook> {
         ),
         timeout: GEMINI_HOOK_TIMEOUT_MS,
         sign: " guard --format gemini",
-    }]
+        },
+    ]
 }
 
 /// Is `command` kardwt's own entry of the kind `sign` names?

@@ -676,8 +676,62 @@ scenario_gemini_guard() {
     finish gemini-guard-missing
 }
 
+# i. `gemini --worktree NAME` (experimental.worktrees in the user's settings) in a repository set up
+# with `git kardwt runner install gemini` (and kardwt's git hook shims, which Gemini CLI's
+# `git worktree add` does not run: it empties core.hooksPath): the SessionStart hook seeds and
+# prepares the tree under .gemini/worktrees/ before the first model request; with a failing
+# prepare the tree is listed failed and the model is told not to work there.
+gemini_worktree_run() { # NAME SCRIPT_JSON
+    new_env "$1"
+    kardwt install-hooks >/dev/null
+    kardwt runner install gemini || { why+=("git kardwt runner install gemini failed"); return 1; }
+    git_ -C "$repo" add .gemini
+    git_ -C "$repo" commit -q -m "kardwt's Gemini CLI hooks"
+    [ -e "$d/fail" ] && touch "$helpers/fail-prepare"
+    gemini_home
+    python3 - "$home/.gemini/settings.json" <<'PY'
+import json, sys
+p = sys.argv[1]
+s = json.load(open(p))
+s["experimental"] = {"worktrees": True}
+json.dump(s, open(p, "w"))
+PY
+    start_server "$2" || return 1
+    (cd "$repo" && gemini_run "$d/gemini" --worktree feat -p "Work in a worktree of your own")
+    code=$?
+    wt="$repo/.gemini/worktrees/feat"
+    check "no tree at $wt" test -d "$wt"
+}
+
+scenario_gemini_worktree() {
+    local code wt
+    gemini_worktree_run gemini-worktree '{"steps":[{"shell":"pwd -P; cat .prepared"}],"final":"done"}' ||
+        { finish gemini-worktree; return; }
+    check "gemini --worktree exited $code" test "$code" = 0
+    check "the model's command did not run in the prepared tree" logged "$wt\\nprepared"
+    check "git kardwt list --json does not show the Gemini tree ready" path_state "$wt" ready
+    check "git kardwt verify --path fails on the Gemini tree" kardwt verify --path "$wt"
+    finish gemini-worktree "SessionStart prepared $wt"
+
+    mkdir -p "$root/gemini-worktree-prepare-fails" && touch "$root/gemini-worktree-prepare-fails/fail"
+    gemini_worktree_run gemini-worktree-prepare-fails '{"steps":[{"shell":"pwd -P"}],"final":"done"}' ||
+        { finish gemini-worktree-prepare-fails; return; }
+    check "git kardwt list --json does not show the Gemini tree failed" path_state "$wt" failed
+    check "the user was not told (stderr)" file_has "$d/gemini.err" "kardwt could not prepare the Gemini CLI worktree"
+    check "the model was not told not to work there" logged "This worktree is not prepared: do not work in it"
+    finish gemini-worktree-prepare-fails "gemini exit $code; $(grep -c '"POST"' "$d/requests.jsonl") model requests"
+}
+# The row of `git kardwt list --json` for PATH has STATE.
+path_state() { # PATH STATE
+    kardwt list --json | python3 -c '
+import json, sys
+rows = [r for r in json.load(sys.stdin) if r["path"] == sys.argv[1]]
+sys.exit(not (len(rows) == 1 and rows[0]["state"] == sys.argv[2]))
+' "$1" "$2"
+}
+
 scenarios=(claude_guard codex_guard claude_worktree claude_worktree_prepare_fails claude_exit_clean
-    claude_exit_dirty claude_install codex_exec_worktree claude_plugin gemini_guard opencode_guard)
+    claude_exit_dirty claude_install codex_exec_worktree claude_plugin gemini_guard gemini_worktree opencode_guard)
 [ $# -gt 0 ] && scenarios=("$@")
 
 d="$root/versions" home="$root/versions"

@@ -1,9 +1,10 @@
-//! `git kardwt runner install gemini` and the guard as Gemini CLI's BeforeTool hook, fed the
-//! payload Gemini CLI 0.61.0 sends (its bundle's packages/core/src/hooks/hookEventHandler.ts):
+//! `git kardwt runner install gemini` and its two hooks, fed the payloads Gemini CLI 0.61.0
+//! sends (its bundle's packages/core/src/hooks/hookEventHandler.ts). The guard as BeforeTool:
 //! merged into `.gemini/settings.json` beside the project's own settings, naming no path of one
 //! machine; a destructive command on a card's tree is denied with the `git kardwt remove …` line,
 //! a harmless one passes with nothing printed, and a guard that cannot run denies with its reason
-//! on stderr (Gemini CLI lets through a failing hook that printed nothing).
+//! on stderr (Gemini CLI lets through a failing hook that printed nothing). `runner gemini
+//! session-start` as SessionStart: prepares the tree `gemini --worktree` made.
 use std::path::Path;
 
 use serde_json::{json, Value};
@@ -173,4 +174,125 @@ fn gemini_guard_denies_removing_a_card_tree_allows_the_rest_and_denies_when_it_c
         "{out}"
     );
     assert!(wt.is_dir());
+}
+
+/// Gemini CLI's SessionStart payload for a session in `cwd`.
+fn session_payload(cwd: &Path) -> String {
+    json!({
+        "session_id": "47f609e9",
+        "transcript_path": "/nonexistent/session.jsonl",
+        "cwd": cwd,
+        "hook_event_name": "SessionStart",
+        "timestamp": "2026-12-06T03:26:14.830Z",
+        "source": "startup",
+    })
+    .to_string()
+}
+
+/// A tree made as `gemini --worktree feat` makes it (its bundle's
+/// packages/core/src/services/worktreeService.ts, with utils/gitUtils.ts's environment):
+/// `git worktree add <base>/.gemini/worktrees/feat -b worktree-feat` with core.hooksPath
+/// emptied, so no hook of kardwt's runs.
+fn gemini_tree(repo: &TestRepo) -> std::path::PathBuf {
+    let wt = repo.base.join(".gemini/worktrees/feat");
+    let wt_str = wt.to_str().unwrap();
+    repo.git(
+        &repo.base,
+        &[
+            "-c",
+            "core.hooksPath=",
+            "worktree",
+            "add",
+            wt_str,
+            "-b",
+            "worktree-feat",
+        ],
+    );
+    wt
+}
+
+/// The installed SessionStart command, run in `dir` as Gemini CLI runs it.
+fn session_start(repo: &TestRepo, dir: &Path, payload: &str) -> Output {
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(settings(repo)).unwrap()).unwrap();
+    let command = v["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(command, "git kardwt runner gemini session-start");
+    run_sh(repo, dir, &command, payload, &[])
+}
+
+fn state(repo: &TestRepo, wt: &Path) -> String {
+    let out = repo.kardwt(&repo.base, &["list", "--json"]);
+    let canonical = wt.canonicalize().unwrap();
+    out.json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| Path::new(r["path"].as_str().unwrap()) == canonical)
+        .map(|r| r["state"].as_str().unwrap().to_owned())
+        .unwrap_or_else(|| panic!("{} is not listed:\n{out}", wt.display()))
+}
+
+/// Fails on the code before it: `runner gemini` was no command, so the tree stayed `unseeded`.
+#[test]
+fn gemini_session_start_prepares_a_gemini_worktree_and_tells_the_model_when_it_cannot() {
+    let repo = TestRepo::new();
+    let flag = repo.tmp.join("fail");
+    let script = repo.write_prepare(&format!(
+        "if [ -e '{}' ]; then echo 'missing token FOO_TOKEN' >&2; exit 1; fi",
+        flag.display()
+    ));
+    repo.write_rules(&repo.rules_for(&script, false));
+    repo.kardwt_ok(&repo.base, &["runner", "install", "gemini"]);
+    let wt = gemini_tree(&repo);
+    assert_eq!(state(&repo, &wt), "unseeded");
+
+    // A failing prepare: recorded failed; the user (systemMessage) and the model
+    // (additionalContext) are told, since Gemini CLI reads nothing else of a SessionStart answer.
+    std::fs::write(&flag, "").unwrap();
+    let out = session_start(&repo, &wt, &session_payload(&wt));
+    out.expect_code(0);
+    let answer: Value = serde_json::from_str(out.stdout.trim())
+        .unwrap_or_else(|e| panic!("stdout is not Gemini CLI's JSON ({e}): {out}"));
+    let why = answer["systemMessage"].as_str().unwrap();
+    assert!(
+        why.contains("kardwt could not prepare the Gemini CLI worktree"),
+        "{why}"
+    );
+    assert!(why.contains("kardwt prepare --path"), "{why}");
+    let context = answer["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(context.contains("do not work in it"), "{context}");
+    assert_eq!(state(&repo, &wt), "failed");
+
+    // Fixed: the next session prepares it, silently on stdout (Gemini CLI reads stdout).
+    std::fs::remove_file(&flag).unwrap();
+    let out = session_start(&repo, &wt, &session_payload(&wt));
+    out.expect_code(0);
+    assert_eq!(out.stdout, "", "{out}");
+    assert!(out.stderr.contains("prepared and ready"), "{out}");
+    assert_eq!(state(&repo, &wt), "ready");
+    repo.kardwt(&repo.base, &["verify", "--path", wt.to_str().unwrap()])
+        .expect_code(0);
+
+    // The base: silent. A tree Gemini CLI did not make: one note, left unseeded.
+    let out = session_start(&repo, &repo.base, &session_payload(&repo.base));
+    out.expect_code(0);
+    assert_eq!(
+        (out.stdout.as_str(), out.stderr.as_str()),
+        ("", ""),
+        "{out}"
+    );
+    let other = repo.sibling("by-hand");
+    repo.add_unhooked_worktree(other.to_str().unwrap(), "by/hand");
+    let out = session_start(&repo, &other, &session_payload(&other));
+    out.expect_code(0);
+    assert_eq!(out.stdout, "");
+    assert!(
+        out.stderr.contains("not a tree of `gemini --worktree`"),
+        "{out}"
+    );
+    assert_eq!(state(&repo, &other), "unseeded");
 }
