@@ -208,7 +208,7 @@ fn still_to_do(runner: RunnerKind, top: &Path, user: bool) -> Vec<String> {
         RunnerKind::Gemini => vec![
             commit(".gemini/settings.json"),
             "trust the folder once in an interactive `gemini` (its folder-trust prompt; `--skip-trust` trusts it for one run): Gemini CLI runs no project hook in an untrusted folder, and a headless `gemini -p` refuses to start there".into(),
-            "trees of `gemini --worktree` (.gemini/worktrees/…) are prepared by the SessionStart hook; when Gemini CLI removes one itself, `git kardwt gc` releases what it held".into(),
+            "trees of `gemini --worktree` (.gemini/worktrees/…) are prepared by the SessionStart hook; Gemini CLI leaves them in place when a session ends: `git kardwt remove --path <tree>` releases and removes one".into(),
         ],
         RunnerKind::Opencode => vec![commit(".opencode/plugin/kardwt.js")],
         RunnerKind::Cursor => vec![commit(".cursor/worktrees.json")],

@@ -295,4 +295,9 @@ fn gemini_session_start_prepares_a_gemini_worktree_and_tells_the_model_when_it_c
         "{out}"
     );
     assert_eq!(state(&repo, &other), "unseeded");
+
+    // Gemini CLI 0.61.0 never drops its trees: `remove --path` releases and removes one.
+    repo.kardwt(&repo.base, &["remove", "--path", wt.to_str().unwrap()])
+        .expect_code(0);
+    assert!(!wt.exists());
 }
