@@ -543,8 +543,8 @@ scenario_codex_exec_worktree() {
 # g. The Claude Code plugin: the real client adds the marketplace shipped in
 # githooks/runners/claude-plugin/ and installs its plugin (user scope, in this HOME); then, with
 # no .claude/settings.json in the project at all, the plugin's hooks make the `claude -w` tree
-# through kardwt and its guard denies `git worktree remove` of a card's tree while a harmless
-# command runs.
+# through kardwt, the model loads its skill, and its guard denies `git worktree remove` of a
+# card's tree while a harmless command runs.
 scenario_claude_plugin() {
     new_env claude-plugin
     local market="$here/../../githooks/runners/claude-plugin" wt
@@ -557,11 +557,13 @@ scenario_claude_plugin() {
     check "claude plugin list does not show kardwt@git-kardwt" file_has "$d/list.out" 'kardwt@git-kardwt'
     check "the project has settings of its own" test ! -e "$repo/.claude"
     wt=$(kardwt add 42) || { why+=("git kardwt add 42 failed"); finish claude-plugin; return; }
-    start_server "{\"steps\":[{\"shell\":\"git worktree remove $wt\"},{\"shell\":\"pwd -P >$d/ran; cat .prepared >>$d/ran\"}],\"final\":\"done\"}" || return
-    (cd "$repo" && claude_run "$d/claude" -w plugin-card -p "Remove card 42's tree" --allowedTools Bash)
+    start_server "{\"steps\":[{\"tool\":\"Skill\",\"input\":{\"skill\":\"kardwt:kardwt-cards\"}},{\"shell\":\"git worktree remove $wt\"},{\"shell\":\"pwd -P >$d/ran; cat .prepared >>$d/ran\"}],\"final\":\"done\"}" || return
+    (cd "$repo" && claude_run "$d/claude" -w plugin-card -p "Remove card 42's tree" --allowedTools Bash Skill)
     local code=$? made="$wts/card-plugin-card"
     check "claude -w exited $code" test "$code" = 0
     check "the model was never asked for Bash" logged '"tool_use": "Bash"'
+    check "the plugin's skill is not offered to the model" logged '- kardwt:kardwt-cards: How to work with cards'
+    check "the skill's text did not reach the model" logged 'guard hook denies such a command'
     check "no tool_result with kardwt's denial reached the model" logged 'denied by git kardwt guard'
     check "card 42's tree is gone" test -d "$wt"
     check "card 42 is not ready" state_is 42 ready
