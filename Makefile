@@ -4,8 +4,9 @@
 #                                  throwaway prefix, run tests/scripts/demo.sh
 #   make test                      the default test suite: offline, no fuzzers or stress
 #   make test-managers             the real hook managers, installed from PyPI and npm
-#   make test-runners              Claude Code and the Codex CLI from npm, driven offline against
-#                                  a scripted local model endpoint (tests/runners/)
+#   make test-runners              Claude Code, the Codex CLI, Gemini CLI and OpenCode from npm,
+#                                  driven offline against a scripted local model endpoint
+#                                  (tests/runners/)
 #   make test-slow                 the fuzzers and the stress test
 #   make test-generated            the generated tests (removal, the prepare cache, pre-push, gc,
 #                                  add's checkout against git's)
@@ -66,17 +67,22 @@ test-managers:
 # keeps the scratch directory.
 CLAUDE_CODE_VERSION := 2.1.328
 CODEX_VERSION       := 0.169.0
+GEMINI_CLI_VERSION  := 0.61.0
+OPENCODE_VERSION    := 1.18.33
 RUNNER_CLIENTS_DIR  := $(TARGET_DIR)/runner-clients
 test-runners:
 	$(CARGO) build --bin git-kardwt
 	@set -e; dir="$(RUNNER_CLIENTS_DIR)"; \
 	have() { node -p "require(require('path').resolve('$$dir/node_modules/$$1/package.json')).version" 2>/dev/null || true; }; \
 	if [ "$$(have @anthropic-ai/claude-code)" != "$(CLAUDE_CODE_VERSION)" ] || \
-	   [ "$$(have @openai/codex)" != "$(CODEX_VERSION)" ]; then \
-		echo "npm install --prefix $$dir @anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION) @openai/codex@$(CODEX_VERSION)"; \
+	   [ "$$(have @openai/codex)" != "$(CODEX_VERSION)" ] || \
+	   [ "$$(have @google/gemini-cli)" != "$(GEMINI_CLI_VERSION)" ] || \
+	   [ "$$(have opencode-ai)" != "$(OPENCODE_VERSION)" ]; then \
+		echo "npm install --prefix $$dir @anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION) @openai/codex@$(CODEX_VERSION) @google/gemini-cli@$(GEMINI_CLI_VERSION) opencode-ai@$(OPENCODE_VERSION)"; \
 		rm -rf "$$dir"; mkdir -p "$$dir"; \
 		npm install --prefix "$$dir" --no-audit --no-fund --loglevel=error \
-			"@anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION)" "@openai/codex@$(CODEX_VERSION)"; \
+			"@anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION)" "@openai/codex@$(CODEX_VERSION)" \
+			"@google/gemini-cli@$(GEMINI_CLI_VERSION)" "opencode-ai@$(OPENCODE_VERSION)"; \
 	fi
 	KARDWT_BIN_DIR="$(TARGET_DIR)/debug" RUNNER_CLIENTS="$(RUNNER_CLIENTS_DIR)/node_modules/.bin" \
 		bash tests/runners/run.sh $(SCENARIOS)

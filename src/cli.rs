@@ -256,7 +256,8 @@ pub struct GuardArgs {
     /// Directory the command would run in [default: the payload's cwd, else the current one]
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<std::path::PathBuf>,
-    /// How to answer a deny: claude (JSON on stdout, exit 0), codex or text (stderr, exit 2)
+    /// How to answer a deny: claude or gemini (JSON on stdout, exit 0), codex or text
+    /// (stderr, exit 2)
     #[arg(long, value_enum, default_value_t = GuardFormat::Claude)]
     pub format: GuardFormat,
 }
@@ -265,6 +266,7 @@ pub struct GuardArgs {
 pub enum GuardFormat {
     Claude,
     Codex,
+    Gemini,
     Text,
 }
 
@@ -478,12 +480,18 @@ pub enum RunnerCommand {
     /// `codex exec --worktree` session.
     #[command(subcommand)]
     Codex(CodexCommand),
+    /// Gemini CLI's SessionStart hook event (JSON on stdin): prepares the tree of a
+    /// `gemini --worktree` session.
+    #[command(subcommand)]
+    Gemini(GeminiCommand),
     /// Merge kardwt's entries into a runner's own configuration in this repository, naming
     /// this binary by its absolute path; says on stderr what is still to do by hand.
     ///
     /// claude: .claude/settings.json (PreToolUse guard, WorktreeCreate, WorktreeRemove).
     /// codex: .codex/hooks.json (PreToolUse guard, SessionStart),
-    /// .kardwt/codex/{setup,cleanup}.sh.
+    /// .kardwt/codex/{setup,cleanup}.sh. gemini: .gemini/settings.json (BeforeTool guard,
+    /// SessionStart running `runner gemini session-start`).
+    /// opencode: .opencode/plugin/kardwt.js (tool.execute.before guard).
     /// cursor: .cursor/worktrees.json (setup-worktree). conductor: conductor.json (setup,
     /// archive), .kardwt/conductor/{setup,archive}.sh. vibe-kanban:
     /// .kardwt/vibe-kanban/{setup,archive}.sh. Other entries are kept; a second run changes
@@ -509,6 +517,8 @@ pub struct RunnerInstallArgs {
 pub enum RunnerKind {
     Claude,
     Codex,
+    Gemini,
+    Opencode,
     Cursor,
     Conductor,
     VibeKanban,
@@ -531,6 +541,15 @@ pub enum CodexCommand {
     /// made under $CODEX_HOME/worktrees/ and is not ready; silent for the base and a ready
     /// tree, a one-line note for anything else. Exits 0 (a failed prepare stops the session
     /// with Codex's `continue: false`).
+    SessionStart(RunnerHookArgs),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum GeminiCommand {
+    /// SessionStart: seed and prepare the worktree of the payload's `cwd` when it is one Gemini
+    /// CLI made under .gemini/worktrees/ of the repository and is not ready; silent for the base
+    /// and a ready tree, a one-line note for anything else. Exits 0 (a failed prepare is told
+    /// to the user and to the model).
     SessionStart(RunnerHookArgs),
 }
 

@@ -187,7 +187,10 @@ fn finish(result: anyhow::Result<i32>) -> i32 {
 fn answers_a_runner(command: &Command) -> bool {
     matches!(
         command,
-        Command::Guard(_) | Command::Runner(RunnerCommand::Claude(_) | RunnerCommand::Codex(_))
+        Command::Guard(_)
+            | Command::Runner(
+                RunnerCommand::Claude(_) | RunnerCommand::Codex(_) | RunnerCommand::Gemini(_)
+            )
     )
 }
 
@@ -288,6 +291,9 @@ fn dispatch(cli: Cli, out: &mut dyn std::io::Write) -> anyhow::Result<i32> {
     if let Command::Runner(RunnerCommand::Codex(c)) = &cli.command {
         return commands::runner_codex::codex(cli.global, c, out);
     }
+    if let Command::Runner(RunnerCommand::Gemini(c)) = &cli.command {
+        return commands::runner_codex::gemini(cli.global, c, out);
+    }
     // A person runs these: a wait for a lock names its holder (not inside git's hooks, whose
     // verdict comes first).
     lock::speak_while_waiting(true);
@@ -331,7 +337,9 @@ fn dispatch(cli: Cli, out: &mut dyn std::io::Write) -> anyhow::Result<i32> {
         | Command::Help(_)
         | Command::Shell(ShellCommand::Init(_))
         | Command::DeleteAside(_)
-        | Command::Runner(RunnerCommand::Claude(_) | RunnerCommand::Codex(_)) => {
+        | Command::Runner(
+            RunnerCommand::Claude(_) | RunnerCommand::Codex(_) | RunnerCommand::Gemini(_),
+        ) => {
             unreachable!("dispatched above")
         }
     }

@@ -102,27 +102,34 @@ fn pending_command(args: &GuardArgs) -> Option<(String, Option<PathBuf>)> {
     parse_payload(stdin.lock().take(STDIN_CAP))
 }
 
-/// Claude Code's `{"tool_name":"Bash","tool_input":{"command":…},"cwd":…}`; anything else
-/// (not JSON, cut off by the cap, not the Bash tool, no string command) is `None`. Only the
-/// first JSON value is read, so a caller that keeps stdin open cannot make the guard hang.
+/// Claude Code's and Codex's `{"tool_name":"Bash","tool_input":{"command":…},"cwd":…}`, or
+/// Gemini CLI's BeforeTool `{"tool_name":"run_shell_command","tool_input":{"command":…,
+/// "dir_path":…},"cwd":…}` (its shell runs in `dir_path` resolved against `cwd`, the project
+/// root); anything else (not JSON, cut off by the cap, not a shell tool, no string command) is
+/// `None`. Only the first JSON value is read, so a caller that keeps stdin open cannot make the
+/// guard hang.
 fn parse_payload(input: impl Read) -> Option<(String, Option<PathBuf>)> {
     let value: serde_json::Value = serde_json::Deserializer::from_reader(input)
         .into_iter()
         .next()?
         .ok()?;
-    if value.get("tool_name")?.as_str()? != "Bash" {
+    if !matches!(
+        value.get("tool_name")?.as_str()?,
+        "Bash" | "run_shell_command"
+    ) {
         return None;
     }
-    let command = value
-        .get("tool_input")?
-        .get("command")?
-        .as_str()?
-        .to_owned();
-    let cwd = value
-        .get("cwd")
-        .and_then(|c| c.as_str())
-        .filter(|c| !c.is_empty())
-        .map(PathBuf::from);
+    let input = value.get("tool_input")?;
+    let command = input.get("command")?.as_str()?.to_owned();
+    let text = |v: Option<&serde_json::Value>| {
+        v.and_then(|c| c.as_str())
+            .filter(|c| !c.is_empty())
+            .map(PathBuf::from)
+    };
+    let cwd = match (text(value.get("cwd")), text(input.get("dir_path"))) {
+        (Some(root), Some(dir)) => Some(root.join(dir)),
+        (root, dir) => dir.or(root),
+    };
     Some((command, cwd))
 }
 
@@ -181,6 +188,19 @@ fn answer(
                 std::io::stderr(),
                 "denied by git kardwt guard: {reason}. Run instead: {replacement}"
             );
+            2
+        }
+        GuardFormat::Gemini => {
+            // Gemini CLI's BeforeTool hook output: a `deny` decision, its reason given to the
+            // model as the tool's error.
+            let reason =
+                format!("denied by git kardwt guard: {reason}. Run instead: {replacement}");
+            let answer = serde_json::json!({"decision": "deny", "reason": reason});
+            if writeln!(out, "{answer}").is_ok() && out.flush().is_ok() {
+                return 0;
+            }
+            // Exit 2 with text on stderr is Gemini CLI's other way to deny.
+            let _ = writeln!(std::io::stderr(), "{reason}");
             2
         }
         GuardFormat::Codex | GuardFormat::Text => {
@@ -246,6 +266,41 @@ mod tests {
                 String::from_utf8_lossy(bad)
             );
         }
+    }
+
+    #[test]
+    fn gemini_shell_payloads_are_read_where_the_shell_runs() {
+        let payload = br#"{"hook_event_name":"BeforeTool","tool_name":"run_shell_command","tool_input":{"command":"ls","dir_path":"sub"},"cwd":"/p"}"#;
+        assert_eq!(
+            parse_payload(&payload[..]),
+            Some(("ls".into(), Some("/p/sub".into())))
+        );
+        let absolute = br#"{"tool_name":"run_shell_command","tool_input":{"command":"ls","dir_path":"/q"},"cwd":"/p"}"#;
+        assert_eq!(
+            parse_payload(&absolute[..]),
+            Some(("ls".into(), Some("/q".into())))
+        );
+        let none = br#"{"tool_name":"run_shell_command","tool_input":{"command":"ls"},"cwd":"/p"}"#;
+        assert_eq!(
+            parse_payload(&none[..]),
+            Some(("ls".into(), Some("/p".into())))
+        );
+        let other = br#"{"tool_name":"read_file","tool_input":{"command":"ls"}}"#;
+        assert_eq!(parse_payload(&other[..]), None);
+    }
+
+    #[test]
+    fn gemini_answer_is_a_deny_decision() {
+        let mut out = Vec::new();
+        let d = Denial {
+            reason: "r".into(),
+            replacement: "git kardwt gc --apply".into(),
+        };
+        assert_eq!(answer(&[d], GuardFormat::Gemini, None, &mut out), 0);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "{\"decision\":\"deny\",\"reason\":\"denied by git kardwt guard: r. Run instead: git kardwt gc --apply\"}\n"
+        );
     }
 
     #[test]

@@ -1,26 +1,30 @@
-//! `git kardwt runner codex session-start`: Codex's SessionStart hook event.
+//! `git kardwt runner codex session-start` and `runner gemini session-start`: the SessionStart
+//! hook event of the clients that make their own worktrees with git's hooks switched off.
 //! `codex exec --worktree` (Codex CLI 0.169.0) makes its tree with
 //! `git -c core.hooksPath=/dev/null worktree add --detach --no-checkout` and
-//! `git reset --hard`, so kardwt's post-checkout shim never runs, and the CLI runs no
-//! local-environment setup script. SessionStart is the first thing that runs inside that tree
-//! (payload `cwd` = the tree): this seeds and prepares it.
+//! `git reset --hard`; `gemini --worktree` (Gemini CLI 0.61.0) runs `git worktree add
+//! <repo>/.gemini/worktrees/<name> -b worktree-<name>` with `core.hooksPath` emptied: kardwt's
+//! post-checkout shim never runs, and neither runs a setup script. SessionStart is the first
+//! thing that runs inside that tree (payload `cwd` = the tree): this seeds and prepares it.
 //!
-//! Invariants: only a tree under Codex's own worktrees directory (`$CODEX_HOME/worktrees/`,
-//! else `~/.codex/worktrees/`) that is not ready is prepared (an unseeded one is recorded
-//! detached, with no expected branch); the base and a ready tree are left alone without a
-//! word; anything else (no repository, a tree kardwt does not manage, a payload it cannot
-//! read) gets one stderr line and nothing is written. The exit status is always 0: Codex would
-//! only warn about another. A failed prepare (the tree recorded `failed`) prints kardwt's
-//! verdict on stderr and Codex's `{"continue": false, "stopReason": …}` on stdout, so no agent
-//! works in a tree that is not ready; otherwise stdout stays empty (Codex reads it as the
-//! hook's answer).
+//! Invariants: only a tree under the client's own worktrees directory (Codex:
+//! `$CODEX_HOME/worktrees/`, else `~/.codex/worktrees/`; Gemini CLI: the repository's
+//! `.gemini/worktrees/`) that is not ready is prepared (an unseeded one is recorded, detached
+//! or on its branch); the base and a ready tree are left alone without a word; anything else (no
+//! repository, a tree kardwt does not manage, a payload it cannot read) gets one stderr line and
+//! nothing is written. The exit status is always 0: the clients would only warn about another.
+//! A failed prepare (the tree recorded `failed`) prints kardwt's verdict on stderr and the
+//! client's answer on stdout: Codex's `{"continue": false, "stopReason": …}`, so no agent works
+//! in a tree that is not ready; Gemini CLI, which reads only `systemMessage` and
+//! `additionalContext` of a SessionStart answer, is told through both. Otherwise stdout stays
+//! empty (the clients read it as the hook's answer).
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use serde::Deserialize;
 
-use crate::cli::{CodexCommand, GlobalArgs};
+use crate::cli::{CodexCommand, GeminiCommand, GlobalArgs};
 use crate::session::context::Context;
 use crate::state::record::State;
 use crate::verify::{self, Verdict};
@@ -35,24 +39,54 @@ struct SessionStart {
     cwd: Option<PathBuf>,
 }
 
-pub fn codex(global: GlobalArgs, cmd: &CodexCommand, out: &mut dyn Write) -> Result<i32> {
-    match cmd {
-        CodexCommand::SessionStart(_) => {
-            if let Err(e) = session_start(global, out) {
-                eprintln!(
-                    "kardwt: SessionStart: {}; nothing was prepared",
-                    one_line(&format!("{e:#}"))
-                );
-            }
-            Ok(0)
+/// The client whose SessionStart this is.
+#[derive(Debug, Clone, Copy)]
+enum Client {
+    Codex,
+    Gemini,
+}
+
+impl Client {
+    fn name(self) -> &'static str {
+        match self {
+            Client::Codex => "Codex",
+            Client::Gemini => "Gemini CLI",
+        }
+    }
+    fn program(self) -> &'static str {
+        match self {
+            Client::Codex => "codex",
+            Client::Gemini => "gemini",
         }
     }
 }
 
-/// Prepare the session's tree when it is Codex's and not ready; say why not on stderr.
-fn session_start(global: GlobalArgs, out: &mut dyn Write) -> Result<()> {
+pub fn codex(global: GlobalArgs, cmd: &CodexCommand, out: &mut dyn Write) -> Result<i32> {
+    match cmd {
+        CodexCommand::SessionStart(_) => Ok(hook(global, Client::Codex, out)),
+    }
+}
+
+pub fn gemini(global: GlobalArgs, cmd: &GeminiCommand, out: &mut dyn Write) -> Result<i32> {
+    match cmd {
+        GeminiCommand::SessionStart(_) => Ok(hook(global, Client::Gemini, out)),
+    }
+}
+
+fn hook(global: GlobalArgs, client: Client, out: &mut dyn Write) -> i32 {
+    if let Err(e) = session_start(global, client, out) {
+        eprintln!(
+            "kardwt: SessionStart: {}; nothing was prepared",
+            one_line(&format!("{e:#}"))
+        );
+    }
+    0
+}
+
+/// Prepare the session's tree when it is the client's and not ready; say why not on stderr.
+fn session_start(global: GlobalArgs, client: Client, out: &mut dyn Write) -> Result<()> {
     let started = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
-    let cwd = match payload_cwd() {
+    let cwd = match payload_cwd(client) {
         Ok(Some(cwd)) if cwd.is_absolute() => cwd,
         Ok(_) => started,
         Err(why) => {
@@ -89,18 +123,24 @@ fn session_start(global: GlobalArgs, out: &mut dyn Write) -> Result<()> {
         crate::ground::quote::sh_path(&ctx.repo.base),
         crate::ground::quote::sh_path(&tree)
     );
-    let codex_tree = codex_worktrees().is_some_and(|dir| tree.starts_with(dir));
-    if !codex_tree || !matches!(report.verdict, Verdict::Unseeded | Verdict::Verified) {
+    let name = client.name();
+    let dir = match client {
+        Client::Codex => codex_worktrees(),
+        Client::Gemini => ctx.repo.base.join(".gemini/worktrees").canonicalize().ok(),
+    };
+    let theirs = dir.is_some_and(|dir| tree.starts_with(dir));
+    if !theirs || !matches!(report.verdict, Verdict::Unseeded | Verdict::Verified) {
         eprintln!(
-            "kardwt: {}; not a tree of `codex --worktree`, so left as it is ({retry} prepares it)",
-            one_line(&report.explain())
+            "kardwt: {}; not a tree of `{} --worktree`, so left as it is ({retry} prepares it)",
+            one_line(&report.explain()),
+            client.program()
         );
         return Ok(());
     }
     match crate::lifecycle::prepare::prepare(&ctx, &tree, None) {
         Ok(rec) => {
             eprintln!(
-                "kardwt: Codex worktree {} is card {}, prepared and ready",
+                "kardwt: {name} worktree {} is card {}, prepared and ready",
                 tree.display(),
                 rec.card
             );
@@ -108,12 +148,25 @@ fn session_start(global: GlobalArgs, out: &mut dyn Write) -> Result<()> {
         Err(e) => {
             eprint!("{}", crate::ground::error::render(&e));
             let why = format!(
-                "kardwt could not prepare the Codex worktree {}: {}; fix it, then: {retry}",
+                "kardwt could not prepare the {name} worktree {}: {}; fix it, then: {retry}",
                 tree.display(),
                 one_line(&format!("{e:#}"))
             );
-            let answer =
-                serde_json::json!({"continue": false, "stopReason": why, "systemMessage": why});
+            let answer = match client {
+                Client::Codex => {
+                    serde_json::json!({"continue": false, "stopReason": why, "systemMessage": why})
+                }
+                Client::Gemini => serde_json::json!({
+                    "systemMessage": why,
+                    "hookSpecificOutput": {
+                        "hookEventName": "SessionStart",
+                        "additionalContext": format!(
+                            "{why}. This worktree is not prepared: do not work in it; tell the \
+                             user, and stop."
+                        ),
+                    },
+                }),
+            };
             writeln!(out, "{answer}")?;
         }
     }
@@ -125,12 +178,12 @@ fn session_start(global: GlobalArgs, out: &mut dyn Write) -> Result<()> {
 enum PayloadError {
     #[error("could not read the SessionStart payload: {0}")]
     Read(std::io::Error),
-    #[error("the SessionStart payload on stdin is not the JSON Codex sends: {0}")]
-    NotJson(serde_json::Error),
+    #[error("the SessionStart payload on stdin is not the JSON {0} sends: {1}")]
+    NotJson(&'static str, serde_json::Error),
 }
 
 /// The payload's `cwd`, `Ok(None)` when stdin holds none.
-fn payload_cwd() -> Result<Option<PathBuf>, PayloadError> {
+fn payload_cwd(client: Client) -> Result<Option<PathBuf>, PayloadError> {
     let mut text = Vec::new();
     std::io::stdin()
         .lock()
@@ -143,7 +196,7 @@ fn payload_cwd() -> Result<Option<PathBuf>, PayloadError> {
     let mut values = serde_json::Deserializer::from_slice(&text).into_iter::<SessionStart>();
     match values.next() {
         Some(Ok(p)) => Ok(p.cwd),
-        Some(Err(e)) => Err(PayloadError::NotJson(e)),
+        Some(Err(e)) => Err(PayloadError::NotJson(client.name(), e)),
         None => Ok(None),
     }
 }

@@ -28,6 +28,7 @@ const CONDUCTOR_SETUP: &str = include_str!("../../githooks/runners/conductor/set
 const CONDUCTOR_ARCHIVE: &str = include_str!("../../githooks/runners/conductor/archive.sh");
 const VK_SETUP: &str = include_str!("../../githooks/runners/vibe-kanban/setup.sh");
 const VK_ARCHIVE: &str = include_str!("../../githooks/runners/vibe-kanban/archive.sh");
+const OPENCODE_PLUGIN: &str = include_str!("../../githooks/runners/opencode/kardwt.js");
 
 pub fn run(ctx: &Context, args: &RunnerInstallArgs, out: &mut dyn Write) -> Result<i32> {
     let top = ctx
@@ -126,7 +127,7 @@ fn plan(top: &Path, runner: RunnerKind) -> Result<Vec<Planned>> {
             executable: false,
         })
     };
-    let script = |rel: &'static str, template: &str| -> Result<Planned> {
+    let file = |rel: &'static str, template: &str, executable: bool| -> Result<Planned> {
         let want = template.to_owned();
         let content = match read(top, rel)? {
             None => Some(want),
@@ -137,9 +138,10 @@ fn plan(top: &Path, runner: RunnerKind) -> Result<Vec<Planned>> {
         Ok(Planned {
             rel,
             content,
-            executable: true,
+            executable,
         })
     };
+    let script = |rel: &'static str, template: &str| file(rel, template, true);
     let hooks = |rel: &'static str, hooks: Vec<rc::Hook>| -> Result<Planned> {
         json(
             rel,
@@ -153,6 +155,8 @@ fn plan(top: &Path, runner: RunnerKind) -> Result<Vec<Planned>> {
             script(".kardwt/codex/setup.sh", CODEX_SETUP)?,
             script(".kardwt/codex/cleanup.sh", CODEX_CLEANUP)?,
         ],
+        RunnerKind::Gemini => vec![hooks(".gemini/settings.json", rc::gemini_hooks())?],
+        RunnerKind::Opencode => vec![file(".opencode/plugin/kardwt.js", OPENCODE_PLUGIN, false)?],
         RunnerKind::Cursor => {
             let rel = ".cursor/worktrees.json";
             vec![json(rel, rc::merge_cursor(read(top, rel)?.as_deref()))?]
@@ -201,6 +205,12 @@ fn still_to_do(runner: RunnerKind, top: &Path, user: bool) -> Vec<String> {
             "in the Codex app's local environment, set the setup script to `bash .kardwt/codex/setup.sh` and the cleanup script to `bash .kardwt/codex/cleanup.sh`".into(),
             "trees of `codex exec --worktree` ($CODEX_HOME/worktrees/…) are prepared by the SessionStart hook once the hooks are trusted; for a tree made before that: git kardwt prepare --path <tree>".into(),
         ],
+        RunnerKind::Gemini => vec![
+            commit(".gemini/settings.json"),
+            "trust the folder once in an interactive `gemini` (its folder-trust prompt; `--skip-trust` trusts it for one run): Gemini CLI runs no project hook in an untrusted folder, and a headless `gemini -p` refuses to start there".into(),
+            "trees of `gemini --worktree` (.gemini/worktrees/…) are prepared by the SessionStart hook; Gemini CLI leaves them in place when a session ends: `git kardwt remove --path <tree>` releases and removes one".into(),
+        ],
+        RunnerKind::Opencode => vec![commit(".opencode/plugin/kardwt.js")],
         RunnerKind::Cursor => vec![commit(".cursor/worktrees.json")],
         RunnerKind::Conductor => vec![commit("conductor.json and .kardwt/conductor/")],
         RunnerKind::VibeKanban => vec![
@@ -211,7 +221,10 @@ fn still_to_do(runner: RunnerKind, top: &Path, user: bool) -> Vec<String> {
     if !user {
         todo.push(format!(
             "the entries run `git kardwt`, found on the PATH the runner gives its hooks; on each machine where git-kardwt is not on that PATH (an app started from the desktop, a binary outside the PATH), run `git-kardwt runner install --user` once{}",
-            if matches!(runner, RunnerKind::Claude | RunnerKind::Codex) {
+            if matches!(
+                runner,
+                RunnerKind::Claude | RunnerKind::Codex | RunnerKind::Gemini | RunnerKind::Opencode
+            ) {
                 ": until then the guard hook denies every shell command"
             } else {
                 ""

@@ -21,12 +21,18 @@ pub const HOOK_TIMEOUT: u64 = 960;
 /// `alias.kardwt` ([`user_alias`]). Never a path of one machine.
 const PROGRAM: &str = "git kardwt";
 
-/// One hook of a Claude-style `hooks` table: the event, its matcher, the command, and what in a
-/// command marks an entry as this one of kardwt's (so a reinstall replaces it in place).
+/// Gemini CLI counts a hook's timeout in milliseconds (its default is 60 s), and lets the tool
+/// call through when the hook times out.
+pub const GEMINI_HOOK_TIMEOUT_MS: u64 = 60_000;
+
+/// One hook of a Claude-style `hooks` table: the event, its matcher, the command, its timeout
+/// in the client's unit, and what in a command marks an entry as this one of kardwt's (so a
+/// reinstall replaces it in place).
 pub struct Hook {
     pub event: &'static str,
     pub matcher: Option<&'static str>,
     pub command: String,
+    pub timeout: u64,
     pub sign: &'static str,
 }
 
@@ -53,18 +59,21 @@ pub fn claude_hooks() -> Vec<Hook> {
             event: "PreToolUse",
             matcher: Some("Bash"),
             command: guard_command("claude"),
+            timeout: HOOK_TIMEOUT,
             sign: " guard --format claude",
         },
         Hook {
             event: "WorktreeCreate",
             matcher: None,
             command: format!("{PROGRAM} runner claude worktree-create"),
+            timeout: HOOK_TIMEOUT,
             sign: " runner claude worktree-create",
         },
         Hook {
             event: "WorktreeRemove",
             matcher: None,
             command: format!("{PROGRAM} runner claude worktree-remove"),
+            timeout: HOOK_TIMEOUT,
             sign: " runner claude worktree-remove",
         },
     ]
@@ -78,13 +87,40 @@ pub fn codex_hooks() -> Vec<Hook> {
             event: "PreToolUse",
             matcher: Some("Bash"),
             command: guard_command("codex"),
+            timeout: HOOK_TIMEOUT,
             sign: " guard --format codex",
         },
         Hook {
             event: "SessionStart",
             matcher: None,
             command: format!("{PROGRAM} runner codex session-start"),
+            timeout: HOOK_TIMEOUT,
             sign: " runner codex session-start",
+        },
+    ]
+}
+
+/// Gemini CLI's hooks: the BeforeTool guard on its shell tool, and SessionStart, which prepares
+/// the tree of a `gemini --worktree` session (made with git's hooks off). Gemini CLI reads a
+/// failing hook's stdout, else its stderr, as the reason, and lets the call through when both
+/// are empty: a guard that cannot run says so on stderr and exits 2, which denies.
+pub fn gemini_hooks() -> Vec<Hook> {
+    vec![
+        Hook {
+            event: "SessionStart",
+            matcher: None,
+            command: format!("{PROGRAM} runner gemini session-start"),
+            timeout: HOOK_TIMEOUT * 1000,
+            sign: " runner gemini session-start",
+        },
+        Hook {
+        event: "BeforeTool",
+        matcher: Some("run_shell_command"),
+        command: format!(
+            "{PROGRAM} guard --format gemini || {{ echo 'denied: git kardwt guard could not run' >&2; exit 2; }}"
+        ),
+        timeout: GEMINI_HOOK_TIMEOUT_MS,
+        sign: " guard --format gemini",
         },
     ]
 }
@@ -176,7 +212,7 @@ pub fn merge_hooks(
         .as_object_mut()
         .ok_or_else(|| shape(file, "\"hooks\"", "an object"))?;
     for hook in hooks {
-        let entry = json!({"type": "command", "command": hook.command, "timeout": HOOK_TIMEOUT});
+        let entry = json!({"type": "command", "command": hook.command, "timeout": hook.timeout});
         let groups = table
             .entry(hook.event)
             .or_insert_with(|| Value::Array(Vec::new()))
@@ -202,7 +238,7 @@ pub fn merge_hooks(
                 // Keep a timeout someone raised above ours.
                 let timeout = h.get("timeout").and_then(Value::as_u64).unwrap_or(0);
                 let mut mine = entry.clone();
-                if timeout > HOOK_TIMEOUT {
+                if timeout > hook.timeout {
                     mine["timeout"] = json!(timeout);
                 }
                 *h = mine;
@@ -311,7 +347,7 @@ pub fn merge_conductor(existing: Option<&str>) -> Result<Option<String>, MergeEr
 /// Is `text` (a file found where a script goes) one of kardwt's recipe scripts (the shipped
 /// one, or an older install that named one machine's binary)?
 pub fn is_our_script(text: &str) -> bool {
-    text.contains("# kardwt-binary")
+    text.contains("# kardwt-binary") || text.contains("// kardwt-binary")
 }
 
 /// The start of the user's `alias.kardwt` as kardwt writes it (how it knows its own).
@@ -369,6 +405,27 @@ mod tests {
         assert_eq!(moved, once);
         assert!(merge_hooks(Some("[1]"), "s", &claude_hooks()).is_err());
         assert!(merge_hooks(Some(r#"{"hooks":3}"#), "s", &claude_hooks()).is_err());
+    }
+
+    #[test]
+    fn gemini_guard_merges_into_its_settings_in_milliseconds() {
+        let theirs = r#"{"security":{"auth":{"selectedType":"gemini-api-key"}}}"#;
+        let once = merge_hooks(Some(theirs), "s", &gemini_hooks())
+            .unwrap()
+            .unwrap();
+        let v: Value = serde_json::from_str(&once).unwrap();
+        assert_eq!(v["security"]["auth"]["selectedType"], "gemini-api-key");
+        let group = &v["hooks"]["BeforeTool"][0];
+        assert_eq!(group["matcher"], "run_shell_command");
+        assert_eq!(group["hooks"][0]["timeout"], 60_000);
+        assert!(group["hooks"][0]["command"]
+            .as_str()
+            .unwrap()
+            .starts_with("git kardwt guard --format gemini || "));
+        assert_eq!(
+            merge_hooks(Some(&once), "s", &gemini_hooks()).unwrap(),
+            None
+        );
     }
 
     #[test]

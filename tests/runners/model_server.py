@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""A scripted model endpoint on 127.0.0.1 for `make test-runners`: it answers Claude Code (the
-Anthropic Messages API, streamed as SSE) and the Codex CLI (the OpenAI Responses API, streamed
-as SSE) from a script, and logs every request it receives. Python 3 standard library only.
+"""A scripted model endpoint on 127.0.0.1 for `make test-runners`: it answers Claude Code and
+OpenCode (the Anthropic Messages API, streamed as SSE), the Codex CLI (the OpenAI Responses API,
+streamed as SSE) and Gemini CLI (the Gemini API's generateContent, plain or streamed as SSE)
+from a script, and logs every request it receives. Python 3 standard library only.
 
     model_server.py --script SCRIPT.json --log REQUESTS.jsonl --port-file PORT
 
 SCRIPT.json: {"steps": [STEP, ...], "final": "text"}. STEP is {"shell": "command"} (Claude's
-Bash tool, Codex's shell tool, whichever the request offers) or {"tool": NAME, "input": {...}}
+Bash tool, OpenCode's bash, Codex's shell tool, Gemini CLI's run_shell_command, whichever the
+request offers) or {"tool": NAME, "input": {...}}
 (any tool by name, e.g. Claude's ExitWorktree). The server is stateless: the step it plays is
 the number of tool results already in the conversation it is sent, so a retried request gets
 the same answer. When every step has its result it answers with the final text. A request
@@ -60,6 +62,39 @@ def count_openai_results(body):
         for i in items
         if isinstance(i, dict) and i.get("type") in ("function_call_output", "custom_tool_call_output")
     )
+
+
+def tool_names_gemini(body):
+    names = []
+    for t in body.get("tools") or []:
+        for f in (t.get("functionDeclarations") or []) if isinstance(t, dict) else []:
+            if isinstance(f, dict):
+                names.append(f.get("name"))
+    return names
+
+
+def count_gemini_results(body):
+    n = 0
+    for c in body.get("contents") or []:
+        if isinstance(c, dict) and c.get("role") == "user":
+            n += sum(1 for p in c.get("parts") or [] if isinstance(p, dict) and "functionResponse" in p)
+    return n
+
+
+def from_schema(schema):
+    """A value of the shape a JSON schema asks for (Gemini CLI's side requests, e.g. its model
+    router's classifier, ask for JSON and retry until they get it)."""
+    kind = str((schema or {}).get("type") or "object").lower()
+    if kind == "object":
+        return {k: from_schema(v) for k, v in ((schema or {}).get("properties") or {}).items()}
+    if kind == "array":
+        return []
+    if kind in ("integer", "number"):
+        return 1
+    if kind == "boolean":
+        return False
+    enum = (schema or {}).get("enum")
+    return enum[0] if enum else "scripted"
 
 
 def step_for(n):
@@ -124,6 +159,12 @@ class Handler(BaseHTTPRequestHandler):
         elif path.endswith("/responses"):
             entry["answer"] = self.openai(body or {})
             log(entry)
+        elif path.endswith(":countTokens"):
+            log(entry)
+            self._send(200, "application/json", json.dumps({"totalTokens": 10}))
+        elif path.endswith(":generateContent") or path.endswith(":streamGenerateContent"):
+            entry["answer"] = self.gemini(body or {}, path.endswith(":streamGenerateContent"))
+            log(entry)
         else:
             log(entry)
             self._send(404, "application/json", json.dumps({"error": {"message": "not scripted"}}))
@@ -135,8 +176,9 @@ class Handler(BaseHTTPRequestHandler):
         n = count_anthropic_results(body)
         step = step_for(n) if tools else None
         block = None
-        if step is not None and "shell" in step and "Bash" in tools:
-            block = {"name": "Bash", "input": {"command": step["shell"], "description": "scripted step"}}
+        shell = next((t for t in ("Bash", "bash") if t in tools), None)  # Claude Code's, OpenCode's
+        if step is not None and "shell" in step and shell:
+            block = {"name": shell, "input": {"command": step["shell"], "description": "scripted step"}}
         elif step is not None and step.get("tool"):
             # Not only the listed tools: Claude's deferred tools (ExitWorktree) are named in a
             # system message and loaded through ToolSearch.
@@ -231,6 +273,39 @@ class Handler(BaseHTTPRequestHandler):
                                               "response": dict(response, status="completed", output=[item],
                                                                usage=usage)}))
         self._sse(events)
+        return answer
+
+
+    # --- Gemini API (generateContent) ----------------------------------------------------------
+
+    def gemini(self, body, stream):
+        tools = tool_names_gemini(body)
+        n = count_gemini_results(body)
+        step = step_for(n) if tools else None
+        part = None
+        if step is not None and "shell" in step and "run_shell_command" in tools:
+            part = {"functionCall": {"name": "run_shell_command",
+                                     "args": {"command": step["shell"], "description": "scripted step"}}}
+        elif step is not None and step.get("tool"):
+            part = {"functionCall": {"name": step["tool"], "args": step.get("input") or {}}}
+        if part is not None:
+            answer = {"function_call": part["functionCall"]["name"], "args": part["functionCall"]["args"], "step": n}
+        else:
+            text = (SCRIPT.get("final") or "done") if tools else "Scripted side answer"
+            config = body.get("generationConfig") or {}
+            if not tools and config.get("responseMimeType") == "application/json":
+                text = json.dumps(from_schema(config.get("responseJsonSchema") or config.get("responseSchema")))
+            part = {"text": text}
+            answer = {"text": text, "step": n, "tools": bool(tools)}
+        response = {
+            "candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
+            "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
+            "modelVersion": "gemini-scripted",
+        }
+        if stream:
+            self._sse([(None, response)])
+        else:
+            self._send(200, "application/json", json.dumps(response))
         return answer
 
 

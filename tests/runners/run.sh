@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# Drives the real Claude Code and Codex CLIs, offline, against the scripted model endpoint
-# (tests/runners/model_server.py) with the real git-kardwt on PATH, and prints PASS/FAIL per
-# scenario. `make test-runners` builds the binary and installs the clients first.
+# Drives the real Claude Code, Codex, Gemini CLI and OpenCode clients, offline, against the
+# scripted model endpoint (tests/runners/model_server.py) with the real git-kardwt on PATH, and
+# prints PASS/FAIL per scenario. `make test-runners` builds the binary and installs the clients
+# first.
 #
 #   tests/runners/run.sh [SCENARIO...]      (all when none is named; see `scenarios` below)
 #
-# Needs: KARDWT_BIN_DIR (holds git-kardwt), RUNNER_CLIENTS (holds claude and codex), python3,
-# git. Every client run gets a fresh HOME, CODEX_HOME, repository and model server under one
-# temporary directory, and a clean environment (env -i): no credentials, config or network
-# beyond 127.0.0.1. The directory is removed when everything passed (KEEP=1 keeps it); a
-# failure keeps it and names it. Exit 0 only when every scenario passed.
+# Needs: KARDWT_BIN_DIR (holds git-kardwt), RUNNER_CLIENTS (holds claude, codex, gemini and
+# opencode), python3, git. Every client run gets a fresh HOME, CODEX_HOME, repository and model
+# server under one temporary directory, and a clean environment (env -i): no credentials, config
+# or network beyond 127.0.0.1. The directory is removed when everything passed (KEEP=1 keeps
+# it); a failure keeps it and names it. Exit 0 only when every scenario passed.
 set -uo pipefail
 
 # Offline for real where we can: re-run in a network namespace holding only loopback (as root,
@@ -173,6 +174,29 @@ codex_run() {
     run_env CODEX_HOME="$codex_dir" KARDWT_MODEL_KEY=kardwt-test \
         timeout "$CLIENT_TIMEOUT" codex exec --json -s danger-full-access "$@" \
         </dev/null >"$out.out" 2>"$out.err"
+}
+
+# gemini_home: Gemini CLI's user settings in $home (API-key auth, which takes its base URL from
+# GOOGLE_GEMINI_BASE_URL; no usage statistics, no update check) and the project's folder trusted
+# as its trust prompt records it: untrusted, Gemini CLI runs no project hook, and `gemini -p`
+# refuses to start.
+gemini_home() {
+    mkdir -p "$home/.gemini"
+    cat >"$home/.gemini/settings.json" <<'EOF'
+{"security": {"auth": {"selectedType": "gemini-api-key"}},
+ "privacy": {"usageStatisticsEnabled": false},
+ "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false}}
+EOF
+    printf '{"%s": "TRUST_FOLDER"}\n' "$repo" >"$home/.gemini/trustedFolders.json"
+}
+
+# gemini_run OUT ARGS...: `gemini -p` in $PWD against the server, every tool call approved
+# (--yolo: a command the guard does not stop really runs).
+gemini_run() {
+    local out=$1
+    shift
+    run_env GOOGLE_GEMINI_BASE_URL="http://127.0.0.1:$port" GEMINI_API_KEY=kardwt-test \
+        timeout "$CLIENT_TIMEOUT" gemini "$@" --yolo -o json </dev/null >"$out.out" 2>"$out.err"
 }
 
 # --- checks ---------------------------------------------------------------------------------
@@ -516,13 +540,205 @@ scenario_codex_exec_worktree() {
     finish codex-exec-worktree-prepare-fails "codex exit $code; $(grep -c '"POST"' "$d/requests.jsonl") model requests"
 }
 
+# g. The Claude Code plugin: the real client adds the marketplace shipped in
+# githooks/runners/claude-plugin/ and installs its plugin (user scope, in this HOME); then, with
+# no .claude/settings.json in the project at all, the plugin's hooks make the `claude -w` tree
+# through kardwt, the model loads its skill, and its guard denies `git worktree remove` of a
+# card's tree while a harmless command runs.
+scenario_claude_plugin() {
+    new_env claude-plugin
+    local market="$here/../../githooks/runners/claude-plugin" wt
+    market=$(cd "$market" && pwd -P)
+    run_env claude plugin marketplace add "$market" >"$d/market.out" 2>&1 ||
+        why+=("claude plugin marketplace add failed: $(tail -1 "$d/market.out")")
+    run_env claude plugin install kardwt@git-kardwt >"$d/install.out" 2>&1 ||
+        why+=("claude plugin install kardwt@git-kardwt failed: $(tail -1 "$d/install.out")")
+    run_env claude plugin list >"$d/list.out" 2>&1
+    check "claude plugin list does not show kardwt@git-kardwt" file_has "$d/list.out" 'kardwt@git-kardwt'
+    check "the project has settings of its own" test ! -e "$repo/.claude"
+    wt=$(kardwt add 42) || { why+=("git kardwt add 42 failed"); finish claude-plugin; return; }
+    start_server "{\"steps\":[{\"tool\":\"Skill\",\"input\":{\"skill\":\"kardwt:kardwt-cards\"}},{\"shell\":\"git worktree remove $wt\"},{\"shell\":\"pwd -P >$d/ran; cat .prepared >>$d/ran\"}],\"final\":\"done\"}" || return
+    (cd "$repo" && claude_run "$d/claude" -w plugin-card -p "Remove card 42's tree" --allowedTools Bash Skill)
+    local code=$? made="$wts/card-plugin-card"
+    check "claude -w exited $code" test "$code" = 0
+    check "the model was never asked for Bash" logged '"tool_use": "Bash"'
+    check "the plugin's skill is not offered to the model" logged '- kardwt:kardwt-cards: How to work with cards'
+    check "the skill's text did not reach the model" logged 'guard hook denies such a command'
+    check "no tool_result with kardwt's denial reached the model" logged 'denied by git kardwt guard'
+    check "card 42's tree is gone" test -d "$wt"
+    check "card 42 is not ready" state_is 42 ready
+    check "git kardwt list does not show card plugin-card ready (WorktreeCreate)" state_is plugin-card ready
+    check "the harmless command did not run in the kardwt tree, prepared" \
+        test "$(cat "$d/ran" 2>/dev/null)" = "$made"$'\n'"prepared"
+    finish claude-plugin "$(grep -m1 -o 'kardwt@git-kardwt[^"]*' "$d/list.out")"
+}
+
+# opencode_run OUT ARGS...: `opencode run` in $PWD against the server (Anthropic Messages API
+# through OpenCode's bundled @ai-sdk/anthropic), as a provider declared in the config content;
+# no models.dev fetch, no update check; bash and directories outside the project allowed (so a
+# command the guard does not stop really runs).
+opencode_run() {
+    local out=$1
+    shift
+    local config
+    config=$(printf '{"provider": {"kardwt": {"npm": "@ai-sdk/anthropic", "name": "kardwt scripted",
+ "options": {"baseURL": "http://127.0.0.1:%s/v1", "apiKey": "kardwt-test"},
+ "models": {"scripted": {"name": "scripted", "tool_call": true}}}},
+ "model": "kardwt/scripted", "autoupdate": false, "share": "disabled",
+ "permission": {"bash": "allow", "external_directory": "allow"}}' "$port")
+    # OpenCode installs @opencode-ai/plugin from npm into every config directory it reads (the
+    # user's and the project's .opencode/) unless its package-lock.json already names it; offline
+    # that costs over a minute of retries. Recorded as installed (kardwt's plugin imports none).
+    local dir
+    for dir in "$home/.config/opencode" "$PWD/.opencode"; do
+        mkdir -p "$dir/node_modules"
+        [ -e "$dir/package-lock.json" ] ||
+            printf '{"packages": {"": {"dependencies": {"@opencode-ai/plugin": "*"}}}}\n' >"$dir/package-lock.json"
+    done
+    run_env OPENCODE_CONFIG_CONTENT="$config" OPENCODE_DISABLE_MODELS_FETCH=true \
+        OPENCODE_DISABLE_AUTOUPDATE=1 timeout "$CLIENT_TIMEOUT" opencode run --format json "$@" \
+        </dev/null >"$out.out" 2>"$out.err"
+}
+
+# h. OpenCode: `git kardwt runner install opencode`, committed; its plugin's tool.execute.before
+# denies `git worktree remove` and `rm -rf` of a card's tree (the model gets kardwt's reason as
+# the tool's error), lets a harmless command run, and denies everything on a PATH without
+# git-kardwt.
+scenario_opencode_guard() {
+    new_env opencode-guard
+    kardwt runner install opencode || { why+=("git kardwt runner install opencode failed"); finish opencode-guard; return; }
+    check "the committed plugin names this machine's binary" not_grep "$KARDWT_BIN_DIR" "$repo/.opencode/plugin/kardwt.js"
+    git_ -C "$repo" add .opencode
+    git_ -C "$repo" commit -q -m "kardwt's OpenCode plugin"
+    local wt1 wt2
+    wt1=$(kardwt add 41) && wt2=$(kardwt add 42) || { why+=("git kardwt add failed"); finish opencode-guard; return; }
+    start_server "{\"steps\":[{\"shell\":\"git worktree remove $wt1\"},{\"shell\":\"rm -rf $wt2\"},{\"shell\":\"echo harmless >$d/ran\"}],\"final\":\"done\"}" || return
+    (cd "$repo" && opencode_run "$d/opencode" "Remove the worktrees of cards 41 and 42")
+    local code=$?
+    check "opencode exited $code" test "$code" = 0
+    check "the model was never asked for bash" logged '"tool_use": "bash"'
+    check "no tool_result with kardwt's denial reached the model" logged 'denied by git kardwt guard'
+    check "the denial did not name the command to run" logged 'run instead: git kardwt remove --path'
+    check "card 41's tree is gone" test -d "$wt1"
+    check "card 41's tree is no longer registered" registered "$wt1"
+    check "card 42's tree is gone" test -d "$wt2"
+    check "card 41 is not ready" state_is 41 ready
+    check "card 42 is not ready" state_is 42 ready
+    check "the harmless command did not run" file_has "$d/ran" harmless
+    finish opencode-guard
+
+    local bare="$RUNNER_CLIENTS:$node_dir:/usr/local/bin:/usr/bin:/bin"
+    start_server "{\"steps\":[{\"shell\":\"touch $d/ran-unguarded\"}],\"final\":\"done\"}" || return
+    (cd "$repo" && client_path=$bare opencode_run "$d/opencode-missing" "Touch a file")
+    check "git-kardwt is on the client's PATH" test ! -e "$(client_path=$bare run_env sh -c 'command -v git-kardwt')"
+    check "the model was never asked for bash" logged '"tool_use": "bash"'
+    check "the command ran although the guard could not" test ! -e "$d/ran-unguarded"
+    check "the model was not told the guard could not run" logged "git: 'kardwt' is not a git command"
+    finish opencode-guard-missing
+}
+
+# f. Gemini CLI: `git kardwt runner install gemini`, committed; its BeforeTool hook denies
+# `git worktree remove` and `rm -rf` of a card's tree (the model gets kardwt's reason as the
+# tool's error) and lets a harmless command run.
+scenario_gemini_guard() {
+    new_env gemini-guard
+    kardwt runner install gemini || { why+=("git kardwt runner install gemini failed"); finish gemini-guard; return; }
+    check "the committed settings name this machine's binary" not_grep "$KARDWT_BIN_DIR" "$repo/.gemini/settings.json"
+    git_ -C "$repo" add .gemini/settings.json
+    git_ -C "$repo" commit -q -m "kardwt's Gemini CLI hook"
+    local wt1 wt2
+    wt1=$(kardwt add 41) && wt2=$(kardwt add 42) || { why+=("git kardwt add failed"); finish gemini-guard; return; }
+    gemini_home
+    start_server "{\"steps\":[{\"shell\":\"git worktree remove $wt1\"},{\"shell\":\"rm -rf $wt2\"},{\"shell\":\"echo harmless >$d/ran\"}],\"final\":\"done\"}" || return
+    (cd "$repo" && gemini_run "$d/gemini" -p "Remove the worktrees of cards 41 and 42")
+    local code=$?
+    check "gemini exited $code" test "$code" = 0
+    check "the model was never asked for the shell" logged '"function_call": "run_shell_command"'
+    check "no error with kardwt's denial reached the model" \
+        logged 'Tool execution blocked: denied by git kardwt guard'
+    check "the denial did not name the command to run" logged 'Run instead: git kardwt remove --path'
+    check "card 41's tree is gone" test -d "$wt1"
+    check "card 41's tree is no longer registered" registered "$wt1"
+    check "card 42's tree is gone" test -d "$wt2"
+    check "card 41 is not ready" state_is 41 ready
+    check "card 42 is not ready" state_is 42 ready
+    check "the harmless command did not run" file_has "$d/ran" harmless
+    finish gemini-guard
+
+    # Gemini CLI on a PATH without git-kardwt (and no alias): the hook cannot reach kardwt, says
+    # so on stderr and exits 2, which Gemini CLI takes as a deny; the command never runs.
+    local bare="$RUNNER_CLIENTS:$node_dir:/usr/local/bin:/usr/bin:/bin"
+    start_server "{\"steps\":[{\"shell\":\"touch $d/ran-unguarded\"}],\"final\":\"done\"}" || return
+    (cd "$repo" && client_path=$bare gemini_run "$d/gemini-missing" -p "Touch a file")
+    check "git-kardwt is on the client's PATH" test ! -e "$(client_path=$bare run_env sh -c 'command -v git-kardwt')"
+    check "the model was never asked for the shell" logged '"function_call": "run_shell_command"'
+    check "the command ran although the guard could not" test ! -e "$d/ran-unguarded"
+    check "the model was not told the guard could not run" \
+        logged 'Tool execution blocked: git: '"'"'kardwt'"'"' is not a git command'
+    finish gemini-guard-missing
+}
+
+# i. `gemini --worktree NAME` (experimental.worktrees in the user's settings) in a repository set up
+# with `git kardwt runner install gemini` (and kardwt's git hook shims, which Gemini CLI's
+# `git worktree add` does not run: it empties core.hooksPath): the SessionStart hook seeds and
+# prepares the tree under .gemini/worktrees/ before the first model request; with a failing
+# prepare the tree is listed failed and the model is told not to work there.
+gemini_worktree_run() { # NAME SCRIPT_JSON
+    new_env "$1"
+    kardwt install-hooks >/dev/null
+    kardwt runner install gemini || { why+=("git kardwt runner install gemini failed"); return 1; }
+    git_ -C "$repo" add .gemini
+    git_ -C "$repo" commit -q -m "kardwt's Gemini CLI hooks"
+    [ -e "$d/fail" ] && touch "$helpers/fail-prepare"
+    gemini_home
+    python3 - "$home/.gemini/settings.json" <<'PY'
+import json, sys
+p = sys.argv[1]
+s = json.load(open(p))
+s["experimental"] = {"worktrees": True}
+json.dump(s, open(p, "w"))
+PY
+    start_server "$2" || return 1
+    (cd "$repo" && gemini_run "$d/gemini" --worktree feat -p "Work in a worktree of your own")
+    code=$?
+    wt="$repo/.gemini/worktrees/feat"
+    check "no tree at $wt" test -d "$wt"
+}
+
+scenario_gemini_worktree() {
+    local code wt
+    gemini_worktree_run gemini-worktree '{"steps":[{"shell":"pwd -P; cat .prepared"}],"final":"done"}' ||
+        { finish gemini-worktree; return; }
+    check "gemini --worktree exited $code" test "$code" = 0
+    check "the model's command did not run in the prepared tree" logged "$wt\\nprepared"
+    check "git kardwt list --json does not show the Gemini tree ready" path_state "$wt" ready
+    check "git kardwt verify --path fails on the Gemini tree" kardwt verify --path "$wt"
+    finish gemini-worktree "SessionStart prepared $wt"
+
+    mkdir -p "$root/gemini-worktree-prepare-fails" && touch "$root/gemini-worktree-prepare-fails/fail"
+    gemini_worktree_run gemini-worktree-prepare-fails '{"steps":[{"shell":"pwd -P"}],"final":"done"}' ||
+        { finish gemini-worktree-prepare-fails; return; }
+    check "git kardwt list --json does not show the Gemini tree failed" path_state "$wt" failed
+    check "the user was not told (stderr)" file_has "$d/gemini.err" "kardwt could not prepare the Gemini CLI worktree"
+    check "the model was not told not to work there" logged "This worktree is not prepared: do not work in it"
+    finish gemini-worktree-prepare-fails "gemini exit $code; $(grep -c '"POST"' "$d/requests.jsonl") model requests"
+}
+# The row of `git kardwt list --json` for PATH has STATE.
+path_state() { # PATH STATE
+    kardwt list --json | python3 -c '
+import json, sys
+rows = [r for r in json.load(sys.stdin) if r["path"] == sys.argv[1]]
+sys.exit(not (len(rows) == 1 and rows[0]["state"] == sys.argv[2]))
+' "$1" "$2"
+}
+
 scenarios=(claude_guard codex_guard claude_worktree claude_worktree_prepare_fails claude_exit_clean
-    claude_exit_dirty claude_install codex_exec_worktree)
+    claude_exit_dirty claude_install codex_exec_worktree claude_plugin gemini_guard gemini_worktree opencode_guard)
 [ $# -gt 0 ] && scenarios=("$@")
 
 d="$root/versions" home="$root/versions"
 mkdir -p "$home"
-echo "clients: $(run_env claude --version 2>/dev/null | head -1); $(run_env codex --version 2>/dev/null | grep -v WARNING | head -1)"
+echo "clients: $(run_env claude --version 2>/dev/null | head -1); $(run_env codex --version 2>/dev/null | grep -v WARNING | head -1); gemini $(run_env gemini --version 2>/dev/null | tail -1); opencode $(run_env opencode --version 2>/dev/null | tail -1)"
 echo "git-kardwt: $KARDWT_BIN_DIR/git-kardwt; scratch: $root"
 if [ -n "${KARDWT_RUNNERS_NETNS:-}" ]; then
     echo "network: loopback only ($KARDWT_RUNNERS_NETNS)"

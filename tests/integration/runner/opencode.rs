@@ -1,0 +1,51 @@
+//! `git kardwt runner install opencode`: OpenCode's plugin (`.opencode/plugin/kardwt.js`, the
+//! recipe shipped as `githooks/runners/opencode/kardwt.js`) written once, naming no path of one
+//! machine, never over a file that is not kardwt's. `make test-runners` has the real OpenCode
+//! load it and deny.
+use std::path::Path;
+
+use crate::support::recipes::runners_dir;
+use crate::support::{TestRepo, BIN};
+
+#[test]
+fn opencode_install_writes_the_shipped_plugin_once_and_never_over_another_file() {
+    let repo = TestRepo::new();
+    let plugin = repo.base.join(".opencode/plugin/kardwt.js");
+    let shipped = std::fs::read_to_string(runners_dir().join("opencode/kardwt.js")).unwrap();
+    let printed = repo.kardwt_ok(&repo.base, &["runner", "install", "opencode", "--print"]);
+    assert!(printed.contains("tool.execute.before"), "{printed}");
+    assert!(!plugin.exists());
+
+    let out = repo.kardwt(&repo.base, &["runner", "install", "opencode"]);
+    out.expect_code(0);
+    assert!(
+        out.stderr
+            .contains("still to do: commit .opencode/plugin/kardwt.js"),
+        "{out}"
+    );
+    let text = std::fs::read_to_string(&plugin).unwrap();
+    assert_eq!(text, shipped);
+    let exe = Path::new(BIN).canonicalize().unwrap();
+    assert!(!text.contains(&*exe.to_string_lossy()), "{text}");
+    // It runs `git kardwt guard` before OpenCode's bash tool, and denies when that cannot run.
+    for needed in [
+        "\"tool.execute.before\"",
+        "input.tool !== \"bash\"",
+        "[\"kardwt\", \"guard\", \"--format\", \"text\"",
+        "throw new Error(",
+    ] {
+        assert!(text.contains(needed), "the plugin lacks {needed}");
+    }
+
+    let again = repo.kardwt(&repo.base, &["runner", "install", "opencode"]);
+    again.expect_code(0);
+    assert!(again.stderr.contains("already up to date"), "{again}");
+
+    // Someone else's plugin of that name: refused, kept, nothing written.
+    let theirs = "export const Mine = async () => ({});\n";
+    std::fs::write(&plugin, theirs).unwrap();
+    let out = repo.kardwt(&repo.base, &["runner", "install", "opencode"]);
+    out.expect_code(3);
+    assert!(out.stderr.contains("is not kardwt's recipe"), "{out}");
+    assert_eq!(std::fs::read_to_string(&plugin).unwrap(), theirs);
+}
