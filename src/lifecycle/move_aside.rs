@@ -13,10 +13,6 @@ pub type Attempt = Result<Moved, String>;
 /// status` it runs first finds nothing (the cleanup hook may have left files); otherwise the
 /// tree stays, and git, run on it in place, refuses it in its own words as before.
 pub fn move_aside(ctx: &Context, card: &str, path: &std::path::Path, force: bool) -> Attempt {
-    // Tests of what git's own deletion leaves when it fails part way take the old path.
-    if std::env::var_os("KARDWT_TEST_REMOVE_IN_PLACE").is_some() {
-        return Err("deleted by git in place, as asked".into());
-    }
     if !force {
         match crate::git::status_z(path, &["--ignore-submodules=none"], &[]) {
             Ok(entries) if entries.is_empty() => {}

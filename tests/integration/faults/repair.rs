@@ -216,19 +216,19 @@ fn sh(repo: &TestRepo, line: &str) -> Output {
         .wait(COMMAND_TIMEOUT)
 }
 
-/// `git kardwt remove <card>` with `fault` injected into it and every process it starts.
+/// `git kardwt remove <card>` with `fault` injected into it and every process it starts, and
+/// the tree deleted by git in place: kardwt's move aside fails (its first rename(2) is that
+/// move, its records are renamed into place with renameat; git renames nothing while
+/// removing), so git's failure part way leaves what this file repairs.
 fn faulted_remove(repo: &TestRepo, fault: &Fault, card: &str) -> Output {
-    // git deletes the tree in place here (not moved aside first), so its failure part way
-    // leaves what this file repairs.
-    let env = [("KARDWT_TEST_REMOVE_IN_PLACE", "1")];
+    let in_place = Fault::new("rename", "EXDEV", 1, true);
     let out = repo
-        .injected_within_env(
-            fault,
+        .injected_all_within(
+            &[fault.clone(), in_place],
             BIN,
             &repo.base,
             &["remove", card],
             COMMAND_TIMEOUT,
-            &env,
         )
         .unwrap_or_else(|| panic!("remove {card} with {fault} hung"));
     settle(repo);
