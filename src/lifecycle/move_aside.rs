@@ -6,7 +6,7 @@ use crate::session::context::Context;
 use crate::state::aside::{self, Deleting, Moved};
 
 /// A move aside, or why the tree stays for git to delete in place.
-pub type Attempt = Result<Moved, String>;
+pub type Attempt = anyhow::Result<Moved>;
 
 /// Move the tree at `path` aside (under the repository lock, after every refusal and the
 /// release). Unless forced, only a tree `git worktree remove` would delete: the same `git
@@ -16,8 +16,8 @@ pub fn move_aside(ctx: &Context, card: &str, path: &std::path::Path, force: bool
     if !force {
         match crate::git::status_z(path, &["--ignore-submodules=none"], &[]) {
             Ok(entries) if entries.is_empty() => {}
-            Ok(_) => return Err("it holds modified or untracked files".into()),
-            Err(e) => return Err(format!("{e:#}")),
+            Ok(_) => anyhow::bail!("it holds modified or untracked files"),
+            Err(e) => return Err(e),
         }
     }
     aside::move_aside(&ctx.repo.common_dir, card, path)
@@ -75,7 +75,7 @@ pub fn put_back(attempt: Attempt, admin: &std::path::Path) {
 /// start); the `worktree` step that says which, and where bytes not yet deleted lie.
 pub fn delete(attempt: Attempt) -> Step {
     let (ok, detail) = match attempt {
-        Err(why) => (true, format!("removed in place ({why})")),
+        Err(why) => (true, format!("removed in place ({why:#})")),
         // Its files go in the background: the path is free already.
         Ok(moved) => {
             let at = moved.aside.path.display().to_string();
