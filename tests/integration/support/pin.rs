@@ -31,6 +31,7 @@ pub fn settings(repo: &TestRepo) -> insta::Settings {
             r"\b\d+ (second|minute|hour|day)s? ago\b".into(),
             "[AGE] ago",
         ),
+        (r"\b\d+s ago\b".into(), "[AGE] ago"),
         (
             r"\b(cache: (?:hit|miss) |prepare cache )[0-9a-f]{12}\b".into(),
             "$1[KEY]",
