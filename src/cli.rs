@@ -157,12 +157,10 @@ pub struct ListArgs {
 }
 
 /// A time budget in seconds: a finite number, zero or more (`0.5`).
-fn budget(text: &str) -> Result<f64, String> {
+fn budget(text: &str) -> anyhow::Result<f64> {
     match text.parse::<f64>() {
         Ok(secs) if secs.is_finite() && (0.0..=86_400.0).contains(&secs) => Ok(secs),
-        _ => Err(format!(
-            "{text:?} is not a number of seconds from 0 to 86400 (e.g. 2 or 0.5)"
-        )),
+        _ => anyhow::bail!("{text:?} is not a number of seconds from 0 to 86400 (e.g. 2 or 0.5)"),
     }
 }
 

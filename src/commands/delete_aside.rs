@@ -27,11 +27,6 @@ pub fn run(args: &DeleteAsideArgs) -> Result<i32> {
         )
         .into());
     }
-    // Tests stand in for a deleter killed before it deleted anything.
-    if std::env::var_os("KARDWT_TEST_KILL_DELETER").is_some() {
-        let _ =
-            rustix::process::kill_process(rustix::process::getpid(), rustix::process::Signal::KILL);
-    }
     Ok(match crate::state::aside::delete(&args.record) {
         crate::state::aside::Deletion::Deleted | crate::state::aside::Deletion::Gone => 0,
         crate::state::aside::Deletion::Busy => 0,

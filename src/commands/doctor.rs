@@ -64,7 +64,7 @@ pub fn run(ctx: &Context, args: &DoctorArgs, out: &mut dyn Write) -> Result<i32>
                     Err(why) => finding(
                         "prepare.cache_remote",
                         false,
-                        format!("{why}; every card prepares on this machine until it does"),
+                        format!("{why:#}; every card prepares on this machine until it does"),
                         Some(
                             "check the endpoint, the network and this machine's credentials (AWS_ACCESS_KEY_ID, ~/.aws/credentials)".into(),
                         ),

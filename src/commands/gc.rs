@@ -77,12 +77,7 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
     // Stale card/* branches, judged after the trees (a tree collected above frees its
     // branch for the same run).
     let branches = if args.branches {
-        Some(crate::gc::branches::run(
-            ctx,
-            &rules.config,
-            args.offline,
-            args.apply,
-        )?)
+        Some(crate::gc::branches::run(ctx, &rules.config, args)?)
     } else {
         None
     };

@@ -167,7 +167,8 @@ fn branch_verdict(
 }
 
 /// List the `card/*` branches and judge each; with `apply`, delete the candidates.
-pub fn run(ctx: &Context, cfg: &Config, offline: bool, apply: bool) -> Result<Report> {
+pub fn run(ctx: &Context, cfg: &Config, args: &crate::cli::GcArgs) -> Result<Report> {
+    let (offline, apply) = (args.offline, args.apply);
     let dir = &ctx.repo.base;
     let deadline = hold::after(Instant::now(), cfg.action_timeout_seconds);
     let branches = git::branches_under(dir, PREFIX)?;

@@ -7,14 +7,24 @@ use crate::session::context::Context;
 use crate::state::record::Record;
 use crate::sys::lock;
 
-/// Delete the branch when asked (`delete`), merged into the recorded base (or `force`d), and
-/// nothing on it would be lost; otherwise keep it, saying why and how to delete it by hand.
+/// What removal was asked to do with the card's branch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BranchAsked {
+    /// Keep it (no `--delete-branch`).
+    Keep,
+    /// `--delete-branch`: delete it when merged into the recorded base.
+    Delete,
+    /// `--delete-branch --force`: merged or not.
+    DeleteForced,
+}
+
+/// Delete the branch when asked, merged into the recorded base (or forced), and nothing on it
+/// would be lost; otherwise keep it, saying why and how to delete it by hand.
 pub fn branch_step(
     repo_lock: &lock::RepoLock,
     ctx: &Context,
     rec: &Record,
-    delete: bool,
-    force: bool,
+    asked: BranchAsked,
 ) -> Step {
     let step = |ok, detail: String| Step {
         step: "branch",
@@ -26,11 +36,11 @@ pub fn branch_step(
     if branch.is_empty() {
         return step(true, "no branch recorded".into());
     }
-    if !delete {
+    if asked == BranchAsked::Keep {
         return step(true, format!("{branch} kept"));
     }
     let merged = merged_into_base(ctx, rec);
-    if !merged && !force {
+    if !merged && asked != BranchAsked::DeleteForced {
         return step(
             false,
             format!(

@@ -214,17 +214,17 @@ pub struct Blocker {
     pub fix: String,
 }
 
-/// Why `git worktree remove` (unforced when `force` is false) would refuse the worktree at
+/// Why `git worktree remove`, pushed as hard as `force`, would refuse the worktree at
 /// `worktree` administered in `admin`, checked before anything is released. Mirrors git's
 /// `remove_worktree` and `check_clean_worktree` (builtin/worktree.c): the main worktree, a lock
-/// (even forced, git wants `-f -f`), and, unforced, populated submodules. Dirtiness is
+/// (unless forced twice: `-f -f`), and, unforced, populated submodules. Dirtiness is
 /// [`dirty`]'s job.
 pub fn removal_blockers(
     base: &Path,
     worktree: &Path,
     admin: &Path,
     locked: bool,
-    force: bool,
+    force: git::Force,
 ) -> Result<Vec<Blocker>> {
     let shown = crate::ground::quote::sh_path(worktree);
     let mut blockers = Vec::new();
@@ -234,10 +234,10 @@ pub fn removal_blockers(
             fix: "kardwt removes only linked worktrees".into(),
         });
     }
-    if locked || admin.join("locked").exists() {
+    if force != git::Force::Twice && (locked || admin.join("locked").exists()) {
         blockers.push(lock_blocker(worktree));
     }
-    if !force {
+    if force == git::Force::No {
         if let Some(sub) = populated_submodule(worktree, admin)? {
             blockers.push(Blocker {
                 check: format!(

@@ -6,22 +6,18 @@ use crate::session::context::Context;
 use crate::state::aside::{self, Deleting, Moved};
 
 /// A move aside, or why the tree stays for git to delete in place.
-pub type Attempt = Result<Moved, String>;
+pub type Attempt = anyhow::Result<Moved>;
 
 /// Move the tree at `path` aside (under the repository lock, after every refusal and the
 /// release). Unless forced, only a tree `git worktree remove` would delete: the same `git
 /// status` it runs first finds nothing (the cleanup hook may have left files); otherwise the
 /// tree stays, and git, run on it in place, refuses it in its own words as before.
 pub fn move_aside(ctx: &Context, card: &str, path: &std::path::Path, force: bool) -> Attempt {
-    // Tests of what git's own deletion leaves when it fails part way take the old path.
-    if std::env::var_os("KARDWT_TEST_REMOVE_IN_PLACE").is_some() {
-        return Err("deleted by git in place, as asked".into());
-    }
     if !force {
         match crate::git::status_z(path, &["--ignore-submodules=none"], &[]) {
             Ok(entries) if entries.is_empty() => {}
-            Ok(_) => return Err("it holds modified or untracked files".into()),
-            Err(e) => return Err(format!("{e:#}")),
+            Ok(_) => anyhow::bail!("it holds modified or untracked files"),
+            Err(e) => return Err(e),
         }
     }
     aside::move_aside(&ctx.repo.common_dir, card, path)
@@ -79,7 +75,7 @@ pub fn put_back(attempt: Attempt, admin: &std::path::Path) {
 /// start); the `worktree` step that says which, and where bytes not yet deleted lie.
 pub fn delete(attempt: Attempt) -> Step {
     let (ok, detail) = match attempt {
-        Err(why) => (true, format!("removed in place ({why})")),
+        Err(why) => (true, format!("removed in place ({why:#})")),
         // Its files go in the background: the path is free already.
         Ok(moved) => {
             let at = moved.aside.path.display().to_string();

@@ -70,12 +70,20 @@ enum Standing {
     Other,
 }
 
-/// Is a claim's path a remnant, given whether the claim is malformed, whether git registers a
-/// worktree there and what stands there (pure)? An intent's path counts as a complete
-/// claim's: an `add` undone or repaired may have failed the same way. A malformed claim is
-/// never acted on.
-fn is_remnant(malformed: bool, registered: bool, standing: &Standing) -> bool {
-    !malformed && !registered && matches!(standing, Standing::Bare | Standing::Forgotten)
+/// A claim as a remnant is recognised by: malformed (never acted on), or well formed with git
+/// registering a worktree at its path or not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ClaimSeen {
+    Malformed,
+    Registered,
+    Unregistered,
+}
+
+/// Is a claim's path a remnant, given what the claim is and what stands there (pure)? An
+/// intent's path counts as a complete claim's: an `add` undone or repaired may have failed the
+/// same way. A malformed claim is never acted on.
+fn is_remnant(claim: ClaimSeen, standing: &Standing) -> bool {
+    claim == ClaimSeen::Unregistered && matches!(standing, Standing::Bare | Standing::Forgotten)
 }
 
 /// Read what stands at `path`, never following a symlink there.
@@ -109,11 +117,18 @@ fn is_registered(claim: &Claim, registered: &HashSet<PathBuf>) -> bool {
 
 /// `claim` as a remnant of `repo`, judged against the worktrees git registers.
 fn recognise_among(repo: &Repo, registered: &HashSet<PathBuf>, claim: Claim) -> Option<Remnant> {
-    let malformed = claim
+    let seen = if claim
         .malformed(&repo.common_dir, Some(&repo.base))
-        .is_some();
+        .is_some()
+    {
+        ClaimSeen::Malformed
+    } else if is_registered(&claim, registered) {
+        ClaimSeen::Registered
+    } else {
+        ClaimSeen::Unregistered
+    };
     let standing = standing(&repo.common_dir, &claim.path);
-    is_remnant(malformed, is_registered(&claim, registered), &standing).then_some(Remnant { claim })
+    is_remnant(seen, &standing).then_some(Remnant { claim })
 }
 
 /// `claim` as a remnant, judged against git's worktrees read now (`None` when they cannot be
@@ -318,15 +333,24 @@ impl Uncleared {
     }
 }
 
-/// May a remnant holding `contents` be cleared (pure)? `marked`: kardwt saw its removal fail.
-pub fn blocked(marked: bool, contents: &Contents, force: bool) -> Option<Uncleared> {
+/// How a remnant is to be cleared.
+#[derive(Debug, Clone, Copy)]
+pub struct Clearing {
+    /// kardwt saw its removal fail.
+    pub marked: bool,
+    /// `--force`: changed files do not stop it.
+    pub force: bool,
+}
+
+/// May a remnant holding `contents` be cleared `how` (pure)?
+pub fn blocked(contents: &Contents, how: Clearing) -> Option<Uncleared> {
     if !contents.mounts.is_empty() {
         return Some(Uncleared::Mounted(contents.mounts.clone()));
     }
-    if force || contents.changed == 0 {
+    if how.force || contents.changed == 0 {
         return None;
     }
-    Some(if marked {
+    Some(if how.marked {
         Uncleared::Changed {
             count: contents.changed,
             shown: contents.changed_shown.clone(),
@@ -338,12 +362,20 @@ pub fn blocked(marked: bool, contents: &Contents, force: bool) -> Option<Unclear
     })
 }
 
+/// Clearing `rem`, forced or not.
+fn clearing(rem: &Remnant, force: bool) -> Clearing {
+    Clearing {
+        marked: rem.since().is_some(),
+        force,
+    }
+}
+
 /// The command that clears `rem` as it is now (`doctor`), or why none does: `add` for what an
 /// interrupted `add` left (its claim still an intent: the tree was never handed out, and the
 /// card is wanted), else `remove`; `remove --force` when something in it changed since.
 pub fn fix(rem: &Remnant, contents: &Contents) -> Result<String, Uncleared> {
     let card = crate::ground::quote::sh(rem.card());
-    match blocked(rem.since().is_some(), contents, false) {
+    match blocked(contents, clearing(rem, false)) {
         None if rem.claim.state == ClaimState::Intent => Ok(format!("git kardwt add {card}")),
         None => Ok(format!("git kardwt remove {card}")),
         Some(b) if b.forcible() => Ok(format!("git kardwt remove --force {card}")),
@@ -372,7 +404,7 @@ pub fn advice(rem: &Remnant) -> (String, String) {
     let left = format!("{what} {} entries", contents.entries);
     match (
         fix(rem, &contents),
-        blocked(rem.since().is_some(), &contents, false),
+        blocked(&contents, clearing(rem, false)),
     ) {
         (Ok(cmd), None) => (left, cmd),
         (Ok(cmd), Some(b)) => (
@@ -423,7 +455,7 @@ pub fn clear(ctx: &Context, rem: &Remnant, force: bool, deadline: Instant) -> Re
         Ok(contents) => contents,
         Err(error) => return Err(Fail::from(Refusal::Unreadable { path, card, error }).into()),
     };
-    if let Some(blocked) = blocked(rem.since().is_some(), &contents, force) {
+    if let Some(blocked) = blocked(&contents, clearing(&rem, force)) {
         return Err(Fail::from(Refusal::Uncleared {
             path,
             card,
@@ -563,13 +595,14 @@ mod tests {
 
     #[test]
     fn only_a_claimed_unregistered_directory_git_forgot_is_a_remnant() {
-        assert!(is_remnant(false, false, &Standing::Forgotten));
-        assert!(is_remnant(false, false, &Standing::Bare));
+        use ClaimSeen::{Malformed, Registered, Unregistered};
+        assert!(is_remnant(Unregistered, &Standing::Forgotten));
+        assert!(is_remnant(Unregistered, &Standing::Bare));
         // A live worktree, another repository's, a symlink, a malformed claim: never.
-        assert!(!is_remnant(false, false, &Standing::Other));
-        assert!(!is_remnant(false, false, &Standing::NoDirectory));
-        assert!(!is_remnant(false, true, &Standing::Forgotten));
-        assert!(!is_remnant(true, false, &Standing::Forgotten));
+        assert!(!is_remnant(Unregistered, &Standing::Other));
+        assert!(!is_remnant(Unregistered, &Standing::NoDirectory));
+        assert!(!is_remnant(Registered, &Standing::Forgotten));
+        assert!(!is_remnant(Malformed, &Standing::Forgotten));
     }
 
     #[test]
@@ -578,28 +611,66 @@ mod tests {
             entries: 3,
             ..Contents::default()
         };
-        assert_eq!(blocked(true, &clean, false), None);
+        assert_eq!(
+            blocked(
+                &clean,
+                Clearing {
+                    marked: true,
+                    force: false
+                }
+            ),
+            None
+        );
         let changed = Contents {
             entries: 3,
             changed: 2,
             changed_shown: vec!["a".into(), "b".into()],
             mounts: Vec::new(),
         };
-        let b = blocked(true, &changed, false).unwrap();
+        let b = blocked(
+            &changed,
+            Clearing {
+                marked: true,
+                force: false,
+            },
+        )
+        .unwrap();
         assert!(
             b.forcible() && b.describe().contains("2 entries changed"),
             "{b:?}"
         );
         assert!(matches!(
-            blocked(false, &changed, false),
+            blocked(
+                &changed,
+                Clearing {
+                    marked: false,
+                    force: false
+                }
+            ),
             Some(Uncleared::Unmarked { count: 2 })
         ));
-        assert_eq!(blocked(false, &changed, true), None);
+        assert_eq!(
+            blocked(
+                &changed,
+                Clearing {
+                    marked: false,
+                    force: true
+                }
+            ),
+            None
+        );
         let mounted = Contents {
             mounts: vec!["cache".into()],
             ..changed
         };
-        let b = blocked(true, &mounted, true).unwrap();
+        let b = blocked(
+            &mounted,
+            Clearing {
+                marked: true,
+                force: true,
+            },
+        )
+        .unwrap();
         assert!(!b.forcible() && b.describe().contains("cache"), "{b:?}");
     }
 

@@ -156,9 +156,12 @@ pub fn decide(ctx: &Context, tree: &Tree, how: How) -> Result<Removable, Unremov
             })
         }
     };
-    let blockers =
-        dirty::removal_blockers(&ctx.repo.base, path, tree.admin, tree.locked, how.force)
-            .map_err(unproven)?;
+    let force = match how.force {
+        true => crate::git::Force::Once,
+        false => crate::git::Force::No,
+    };
+    let blockers = dirty::removal_blockers(&ctx.repo.base, path, tree.admin, tree.locked, force)
+        .map_err(unproven)?;
     if !blockers.is_empty() {
         return Err(Unremovable::WouldRefuse { blockers });
     }

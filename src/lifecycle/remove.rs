@@ -207,13 +207,13 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
     steps.push(crate::lifecycle::move_aside::delete(moved));
     drop(shown);
     // 4. The branch.
-    let branch = crate::lifecycle::card_branch::branch_step(
-        &repo_lock,
-        ctx,
-        &rec,
-        opts.delete_branch,
-        opts.force,
-    );
+    use crate::lifecycle::card_branch::BranchAsked;
+    let asked = match (opts.delete_branch, opts.force) {
+        (false, _) => BranchAsked::Keep,
+        (true, false) => BranchAsked::Delete,
+        (true, true) => BranchAsked::DeleteForced,
+    };
+    let branch = crate::lifecycle::card_branch::branch_step(&repo_lock, ctx, &rec, asked);
     steps.push(branch);
     // 5. The card's claim, last.
     crate::state::claim::forget(&ctx.repo.common_dir, &rec.card, &path);

@@ -305,7 +305,7 @@ pub fn trusted_root(
             dir: dir_s.clone(),
             store: root.clone(),
             // It names a file of the manifest: shown with its control characters written out.
-            why: crate::ground::quote::visible(&why).into_owned(),
+            why: crate::ground::quote::visible(&format!("{why:#}")).into_owned(),
         })
     })?;
     Ok((root, manifest.files))
@@ -357,18 +357,18 @@ fn newest(store: &Path) -> Option<Manifest> {
 }
 
 /// Does the copy at `root` hold exactly the manifest's bytes (no more files, no fewer)?
-fn check_copy(root: &Path, m: &Manifest) -> Result<(), String> {
+fn check_copy(root: &Path, m: &Manifest) -> Result<()> {
     for f in &m.files {
         let path = root.join(&f.path);
-        let meta = std::fs::symlink_metadata(&path).map_err(|e| format!("{}: {e}", f.path))?;
+        let meta = std::fs::symlink_metadata(&path).with_context(|| f.path.clone())?;
         if !meta.is_file() {
-            return Err(format!("{} is not a regular file", f.path));
+            anyhow::bail!("{} is not a regular file", f.path);
         }
         let bytes = crate::sys::fsio::read_bounded(&path, MAX_FILE)
-            .map_err(|e| format!("{}: {e}", f.path))?
-            .ok_or_else(|| format!("{} is too large", f.path))?;
+            .with_context(|| f.path.clone())?
+            .with_context(|| format!("{} is too large", f.path))?;
         if hex(&Sha256::digest(&bytes)) != f.sha256 {
-            return Err(format!("{} changed since it was trusted", f.path));
+            anyhow::bail!("{} changed since it was trusted", f.path);
         }
     }
     Ok(())
@@ -581,13 +581,13 @@ mod tests {
         let m = manifest(vec![entry.clone()]);
         assert!(check_copy(d.path(), &m).is_ok());
         std::fs::write(d.path().join("tools/p"), b"#!/bin/sh\nrm -rf ~\n").unwrap();
-        let why = check_copy(d.path(), &m).unwrap_err();
+        let why = format!("{:#}", check_copy(d.path(), &m).unwrap_err());
         assert!(why.contains("changed since it was trusted"), "{why}");
         std::fs::remove_file(d.path().join("tools/p")).unwrap();
         std::os::unix::fs::symlink("/bin/sh", d.path().join("tools/p")).unwrap();
-        assert!(check_copy(d.path(), &m)
-            .unwrap_err()
-            .contains("not a regular file"));
+        assert!(
+            format!("{:#}", check_copy(d.path(), &m).unwrap_err()).contains("not a regular file")
+        );
     }
 
     #[test]

@@ -296,7 +296,11 @@ impl Prep<'_> {
         };
         let to = &rec.path;
         let sharing = &self.cfg.sharing;
-        match copy::seed(sharing, &base, checkout, to, admin, progress, self.deadline) {
+        let source = match checkout {
+            true => copy::Source::Checkout,
+            false => copy::Source::Shared,
+        };
+        match copy::seed(sharing, &base, source, to, admin, progress, self.deadline) {
             Ok(None) => Ok(None),
             Ok(Some(seeded)) => {
                 // A second run copies only what is missing: keep what earlier runs recorded.

@@ -65,15 +65,16 @@ pub fn aside_name(name: &std::ffi::OsStr, nonce: &str) -> std::ffi::OsString {
 /// Move the tree at `tree` aside: the record written (and synced) first, then the rename.
 /// `Err` names why it stayed where it was (another file system: `EXDEV`; no record could be
 /// written): the caller deletes it in place then.
-pub fn move_aside(common_dir: &Path, card: &str, tree: &Path) -> Result<Moved, String> {
+pub fn move_aside(common_dir: &Path, card: &str, tree: &Path) -> anyhow::Result<Moved> {
+    use anyhow::Context as _;
     let meta = tree
         .symlink_metadata()
-        .map_err(|e| format!("{}: {e}", tree.display()))?;
+        .with_context(|| tree.display().to_string())?;
     if !meta.is_dir() {
-        return Err(format!("{} is not a directory", tree.display()));
+        anyhow::bail!("{} is not a directory", tree.display());
     }
     let (Some(parent), Some(name)) = (tree.parent(), tree.file_name()) else {
-        return Err(format!("{} has no parent directory", tree.display()));
+        anyhow::bail!("{} has no parent directory", tree.display());
     };
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -91,15 +92,10 @@ pub fn move_aside(common_dir: &Path, card: &str, tree: &Path) -> Result<Moved, S
     };
     let records = dir(common_dir);
     let file = format!("{nonce}.json");
-    let bytes = serde_json::to_vec(&aside).map_err(|e| e.to_string())?;
+    let bytes = serde_json::to_vec(&aside)?;
     crate::sys::fsio::create_dir_nofollow(common_dir, &records)
         .and_then(|()| crate::sys::fsio::write_atomic_new(&records, &file, &bytes))
-        .map_err(|e| {
-            format!(
-                "its move could not be recorded in {}: {e}",
-                records.display()
-            )
-        })?;
+        .with_context(|| format!("its move could not be recorded in {}", records.display()))?;
     let record = records.join(&file);
     let hold = crate::sys::fsio::open_regular_nofollow(&record).ok();
     if let Some(f) = &hold {
@@ -107,12 +103,10 @@ pub fn move_aside(common_dir: &Path, card: &str, tree: &Path) -> Result<Moved, S
     }
     if let Err(e) = std::fs::rename(tree, &aside.path) {
         let _ = std::fs::remove_file(&record);
-        let why = if e.raw_os_error() == Some(rustix::io::Errno::XDEV.raw_os_error()) {
-            "it cannot be renamed within its file system (EXDEV)".to_owned()
-        } else {
-            format!("renaming it failed: {e}")
-        };
-        return Err(why);
+        if e.raw_os_error() == Some(rustix::io::Errno::XDEV.raw_os_error()) {
+            anyhow::bail!("it cannot be renamed within its file system (EXDEV)");
+        }
+        return Err(anyhow::Error::new(e).context("renaming it failed"));
     }
     Ok(Moved {
         record,
@@ -223,6 +217,7 @@ pub fn finish(record: &Path, apply: bool) -> (Option<Aside>, Deletion) {
         Deletion::Deleted => match delete_tree(&aside.path) {
             Ok(()) => Deletion::Deleted,
             Err(why) => {
+                let why = format!("{why:#}");
                 let aside = note_failure(record, aside, &why);
                 return (Some(aside), Deletion::Failed(why));
             }
@@ -236,27 +231,31 @@ pub fn finish(record: &Path, apply: bool) -> (Option<Aside>, Deletion) {
 /// Delete the moved tree at `path` on its own file system only: refused whole when a file
 /// system is mounted in it, and whatever is mounted while it is deleted is left alone. `Err`
 /// says what stays, and where.
-fn delete_tree(path: &Path) -> Result<(), String> {
-    let mounts = crate::sys::mounts::under(path).map_err(|e| format!("{}: {e}", path.display()))?;
+fn delete_tree(path: &Path) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    let mounts = crate::sys::mounts::under(path).with_context(|| path.display().to_string())?;
     if !mounts.is_empty() {
         let shown: Vec<String> = mounts
             .iter()
             .map(|m| path.join(m).display().to_string())
             .collect();
-        return Err(format!(
+        anyhow::bail!(
             "a file system is mounted in it ({}); nothing was deleted: kardwt never deletes across \
              a mount",
             shown.join(", ")
-        ));
+        );
     }
     match crate::sys::onefs::delete(path) {
         Ok(None) => Ok(()),
-        Ok(Some(left)) => Err(format!(
+        Ok(Some(left)) => Err(anyhow::anyhow!(
             "{}; they stay in {}",
             left.describe(),
             path.display()
         )),
-        Err(e) => Err(format!("{}: {e}; nothing was deleted", path.display())),
+        Err(e) => Err(anyhow::anyhow!(
+            "{}: {e}; nothing was deleted",
+            path.display()
+        )),
     }
 }
 

@@ -11,17 +11,31 @@ pub fn containing() -> bool {
     CONTAINING.load(Ordering::SeqCst) > 0
 }
 
+/// A contained call panicked: its message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Panicked(pub String);
+
+impl std::fmt::Display for Panicked {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Panicked {}
+
 /// Run `f`; a panic inside it is `Err` with its message, reported by nobody but the caller.
-pub fn contained<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+pub fn contained<T>(f: impl FnOnce() -> T) -> Result<T, Panicked> {
     CONTAINING.fetch_add(1, Ordering::SeqCst);
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
     CONTAINING.fetch_sub(1, Ordering::SeqCst);
     outcome.map_err(|payload| {
-        payload
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-            .unwrap_or_else(|| "a panic without a message".to_owned())
+        Panicked(
+            payload
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+                .unwrap_or_else(|| "a panic without a message".to_owned()),
+        )
     })
 }
 
@@ -31,7 +45,7 @@ mod tests {
     fn a_panic_is_an_error_and_the_count_goes_back() {
         assert_eq!(super::contained(|| 7), Ok(7));
         let e = super::contained(|| -> i32 { panic!("no thread: {}", 11) }).unwrap_err();
-        assert_eq!(e, "no thread: 11");
+        assert_eq!(e.to_string(), "no thread: 11");
         assert!(!super::containing());
     }
 }

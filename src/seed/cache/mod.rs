@@ -43,11 +43,11 @@ pub(crate) use shelf::Tidy;
 pub fn remote_answers(
     remote: &crate::config::CacheRemote,
     deadline: std::time::Instant,
-) -> std::result::Result<String, String> {
+) -> Result<String> {
     let r = remote::Remote::new(remote, false, deadline);
     match r.answers() {
         Ok(()) => Ok(r.describe()),
-        Err(e) => Err(format!("{} does not answer: {e:#}", r.describe())),
+        Err(e) => Err(e.context(format!("{} does not answer", r.describe()))),
     }
 }
 

@@ -80,25 +80,33 @@ pub struct Seeded {
     pub summary: Summary,
 }
 
+/// What a copy's `from` is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// A checkout: its ignore rules and `.worktreeinclude` apply.
+    Checkout,
+    /// The bare layout's shared directory.
+    Shared,
+}
+
 /// Copy into the new worktree `to` (administered in `admin`) what it needs from the base
 /// `from`: every ignored, untracked base path matching `.worktreeinclude`, then each
 /// `sharing.copy` path, where the new tree ignores it and nothing on the way is planted. Each
 /// path left out is reported on stderr. `None` when there is nothing to copy. A `from` that is
-/// no checkout (`checkout` false: the bare layout's shared directory) has no ignore rules:
-/// only `sharing.copy` is copied from it.
+/// no checkout ([`Source::Shared`]) has no ignore rules: only `sharing.copy` is copied from it.
 #[allow(clippy::too_many_arguments)]
 pub fn seed(
     sharing: &crate::config::Sharing,
     from: &Path,
-    checkout: bool,
+    source: Source,
     to: &Path,
     admin: &Path,
     progress: bool,
     deadline: Instant,
 ) -> Result<Option<Seeded>> {
-    let include = match checkout {
-        true => Include::load(from)?,
-        false => None,
+    let include = match source {
+        Source::Checkout => Include::load(from)?,
+        Source::Shared => None,
     };
     if include.is_none() && sharing.copy.is_empty() {
         return Ok(None);

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-use crate::support::{line, sh_quote, wait_until, TestRepo, COMMAND_TIMEOUT};
+use crate::support::{line, pinned, pinned_case, sh_quote, wait_until, TestRepo, COMMAND_TIMEOUT};
 
 /// `git rev-parse HEAD` and `git symbolic-ref -q HEAD` of `wt`, to show kardwt never moved it.
 fn head_of(repo: &TestRepo, wt: &Path) -> (String, String) {
@@ -21,102 +21,38 @@ fn reuse_and_select_name_a_switched_or_detached_head_and_never_move_it() {
     repo.write_rules(&repo.rules_with_prepare(false));
     let wt = repo.add_card("42");
 
-    // On its branch: no hint, `head` is the branch, no drift.
-    let out = repo.kardwt(&repo.base, &["add", "42", "--json"]);
-    out.expect_code(0);
-    let v = out.json();
-    assert_eq!(v["branch"], "card/42", "{out}");
-    assert_eq!(v["head"], "card/42", "{out}");
-    assert_eq!(v["drift"], false, "{out}");
-    assert!(!out.stderr.contains("hint:"), "{out}");
-    let out = repo.kardwt(
-        &repo.base,
-        &["select", "42", "--existing-or-base", "--json"],
-    );
-    out.expect_code(0);
-    assert_eq!(out.json()["drift"], false, "{out}");
-    assert_eq!(out.json()["head"], "card/42", "{out}");
-    assert!(!out.stderr.contains("hint:"), "{out}");
+    // On its branch: no hint, `head` is the branch, no drift. On another branch or a detached
+    // HEAD: a hint naming it and how to switch back, `head` and `drift` saying so, the path
+    // still selected; and no Rust debug text for the reader.
+    let select = ["select", "42", "--existing-or-base"];
+    let select_json = ["select", "42", "--existing-or-base", "--json"];
+    let mut shown = String::new();
+    let mut run = |when: &str, args: &[&str]| {
+        let out = repo.kardwt(&repo.base, args);
+        out.expect_code(0);
+        shown.push_str(&pinned_case(&format!("{when}: {}", args.join(" ")), &out));
+    };
+    run("on its branch", &["add", "42", "--json"]);
+    run("on its branch", &select_json);
 
-    // Another branch.
     repo.git(&wt, &["switch", "--quiet", "-c", "other"]);
     let before = head_of(&repo, &wt);
-    let out = repo.kardwt(&repo.base, &["add", "42"]);
-    out.expect_code(0);
-    assert_eq!(out.stdout, line(&wt), "{out}");
-    let hint = format!(
-        "hint: card 42's worktree {} is on branch other, not on its branch card/42",
-        wt.display()
-    );
-    assert!(out.stderr.contains(&hint), "{out}");
-    assert!(
-        out.stderr
-            .contains(&format!("git -C '{}' switch card/42", wt.display())),
-        "{out}"
-    );
-    let out = repo.kardwt(&repo.base, &["add", "42", "--json"]);
-    out.expect_code(0);
-    let v = out.json();
-    assert_eq!(v["branch"], "card/42", "the recorded branch stays: {out}");
-    assert_eq!(v["head"], "other", "{out}");
-    assert_eq!(v["drift"], true, "{out}");
-    assert!(out.stderr.contains(&hint), "{out}");
-    for json in [false, true] {
-        let mut args = vec!["select", "42", "--existing-or-base"];
-        if json {
-            args.push("--json");
-        }
-        let out = repo.kardwt(&repo.base, &args);
-        out.expect_code(0);
-        assert!(out.stderr.contains(&hint), "{out}");
-        if json {
-            let v = out.json();
-            assert_eq!(
-                v["path"],
-                wt.to_str().unwrap(),
-                "drift does not block: {out}"
-            );
-            assert_eq!(v["head"], "other", "{out}");
-            assert_eq!(v["drift"], true, "{out}");
-            assert_eq!(v["branch"], "card/42", "{out}");
-        } else {
-            assert_eq!(out.stdout, line(&wt), "{out}");
-        }
+    for args in [
+        &["add", "42"][..],
+        &["add", "42", "--json"],
+        &select,
+        &select_json,
+    ] {
+        run("on branch other", args);
     }
     assert_eq!(head_of(&repo, &wt), before, "kardwt moved HEAD");
 
-    // Detached.
     repo.git(&wt, &["switch", "--quiet", "--detach"]);
     let before = head_of(&repo, &wt);
-    let oid = before.0.trim().to_owned();
-    let out = repo.kardwt(&repo.base, &["add", "42", "--json"]);
-    out.expect_code(0);
-    let v = out.json();
-    assert_eq!(v["branch"], "card/42", "{out}");
-    assert_eq!(v["head"], oid.as_str(), "{out}");
-    assert_eq!(v["drift"], true, "{out}");
-    let detached = format!(
-        "hint: card 42's worktree {} has a detached HEAD at {}, not on its branch card/42",
-        wt.display(),
-        &oid[..12]
-    );
-    assert!(out.stderr.contains(&detached), "{out}");
-    let out = repo.kardwt(
-        &repo.base,
-        &["select", "42", "--existing-or-base", "--json"],
-    );
-    out.expect_code(0);
-    assert_eq!(out.json()["head"], oid.as_str(), "{out}");
-    assert_eq!(out.json()["drift"], true, "{out}");
-    assert!(out.stderr.contains(&detached), "{out}");
+    run("detached", &["add", "42", "--json"]);
+    run("detached", &select_json);
     assert_eq!(head_of(&repo, &wt), before, "kardwt moved HEAD");
-    // No Rust debug text reaches the reader.
-    for text in [&out.stderr, &out.stdout] {
-        assert!(
-            !text.contains("Detached(") && !text.contains("Some("),
-            "{out}"
-        );
-    }
+    pinned(&repo).bind(|| insta::assert_snapshot!("add_and_select_of_a_drifted_tree", shown));
 }
 
 #[test]

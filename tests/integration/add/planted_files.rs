@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::support::{snapshot, Output, TestRepo};
+use crate::support::{pinned, pinned_case, snapshot, Output, TestRepo};
 
 /// Far above the few seconds these commands take; far below the harness's own cap, so that a
 /// hang on a FIFO fails quickly.
@@ -56,6 +56,7 @@ fn a_symlink_planted_as_a_hook_log_is_never_written_through() {
     std::os::unix::fs::symlink(outside.join("made"), logs.join("7.log")).unwrap();
     std::os::unix::fs::symlink(outside.join("keep"), logs.join("8.log")).unwrap();
     let before = snapshot(&outside);
+    let mut shown = String::new();
     for card in ["7", "8"] {
         let out = kardwt(&repo, &["add", "--quiet", card]);
         assert_eq!(
@@ -64,15 +65,13 @@ fn a_symlink_planted_as_a_hook_log_is_never_written_through() {
             "something outside changed:\n{out}"
         );
         out.expect_code(0);
-        assert!(
-            out.stderr.contains("is a symlink, not a regular file"),
-            "{out}"
-        );
+        shown.push_str(&pinned_case(card, &out));
         let log = logs.join(format!("{card}.log"));
         assert!(is_file(&log), "{}", log.display());
         let text = std::fs::read_to_string(&log).unwrap();
         assert!(text.starts_with("# kardwt: "), "{text}");
     }
+    pinned(&repo).bind(|| insta::assert_snapshot!("planted_symlink_as_hook_log", shown));
 }
 
 /// A FIFO planted as a hook log: `add --quiet` neither waits on it nor moves it to `.log.1`;
@@ -85,10 +84,12 @@ fn a_fifo_planted_as_a_hook_log_is_replaced_with_a_warning() {
     let before = snapshot(&outside);
     let out = kardwt(&repo, &["add", "--quiet", "7"]);
     out.expect_code(0);
-    assert!(
-        out.stderr.contains("is a FIFO, not a regular file"),
-        "{out}"
-    );
+    pinned(&repo).bind(|| {
+        insta::assert_snapshot!(
+            "planted_fifo_as_hook_log",
+            pinned_case("add --quiet 7", &out)
+        )
+    });
     assert!(is_file(&log));
     assert!(!logs.join("7.log.1").exists(), "the FIFO was not kept");
     assert_eq!(snapshot(&outside), before);
@@ -104,11 +105,8 @@ fn a_fifo_planted_as_a_claim_blocks_nothing() {
     let before = snapshot(&outside);
     let out = kardwt(&repo, &["add", "7"]);
     out.expect_code(0);
-    assert!(
-        out.stderr.contains("is a FIFO, not a regular file"),
-        "{out}"
-    );
-    assert!(out.stderr.contains("it is replaced"), "{out}");
+    pinned(&repo)
+        .bind(|| insta::assert_snapshot!("planted_fifo_as_claim", pinned_case("add 7", &out)));
     assert!(is_file(&claim));
     assert!(std::fs::read_to_string(&claim)
         .unwrap()
@@ -131,13 +129,13 @@ fn a_fifo_planted_as_the_event_log_blocks_nothing() {
     let before = snapshot(&outside);
     let out = kardwt(&repo, &["add", "7"]);
     out.expect_code(0);
-    assert!(out.stderr.contains("could not write event"), "{out}");
-    assert!(
-        out.stderr.contains("is a FIFO, not a regular file"),
-        "{out}"
-    );
     let log = kardwt(&repo, &["log"]);
-    assert!(log.stderr.contains("is a FIFO"), "{log}");
+    pinned(&repo).bind(|| {
+        insta::assert_snapshot!(
+            "planted_fifo_as_event_log",
+            pinned_case("add 7", &out) + &pinned_case("log", &log)
+        )
+    });
     assert_eq!(snapshot(&outside), before);
 }
 
@@ -149,13 +147,14 @@ fn a_fifo_or_symlink_planted_as_a_card_lock_is_refused() {
     mkfifo(&repo, &cards.join("7.lock"));
     std::os::unix::fs::symlink(outside.join("made"), cards.join("8.lock")).unwrap();
     let before = snapshot(&outside);
+    let mut shown = String::new();
     for (card, what) in [("7", "a FIFO"), ("8", "a symlink")] {
         let out = kardwt(&repo, &["add", card]);
         out.expect_code(3);
-        assert!(out.stderr.contains(&format!("is {what}")), "{out}");
-        assert!(out.stderr.contains("hint: "), "{out}");
+        shown.push_str(&pinned_case(what, &out));
         assert!(!repo.card_path(card).exists(), "{out}");
     }
+    pinned(&repo).bind(|| insta::assert_snapshot!("planted_card_locks", shown));
     assert_eq!(snapshot(&outside), before);
     // Removing it, as the hint says, repairs the card.
     std::fs::remove_file(cards.join("7.lock")).unwrap();
@@ -170,12 +169,9 @@ fn a_symlink_planted_as_a_kardwt_directory_is_refused_not_followed() {
     std::fs::remove_dir(&claims).unwrap();
     std::os::unix::fs::symlink(&outside, &claims).unwrap();
     let before = snapshot(&outside);
-    let out = kardwt(&repo, &["add", "7"]);
-    assert_ne!(out.code, 0, "{out}");
-    assert!(
-        out.stderr.contains("is a symlink, not a directory"),
-        "{out}"
-    );
+    let claims_out = kardwt(&repo, &["add", "7"]);
+    assert_ne!(claims_out.code, 0, "{claims_out}");
+    let out = &claims_out;
     assert!(!repo.card_path("7").exists(), "{out}");
     assert_eq!(snapshot(&outside), before, "no claim written through it");
 
@@ -184,10 +180,12 @@ fn a_symlink_planted_as_a_kardwt_directory_is_refused_not_followed() {
     std::os::unix::fs::symlink(&outside, &kardwt_dir).unwrap();
     let out = kardwt(&repo, &["add", "8"]);
     assert_ne!(out.code, 0, "{out}");
-    assert!(
-        out.stderr.contains("is a symlink, not a directory"),
-        "{out}"
-    );
+    pinned(&repo).bind(|| {
+        insta::assert_snapshot!(
+            "planted_kardwt_directories",
+            pinned_case("kardwt/claims", &claims_out) + &pinned_case("kardwt/", &out)
+        )
+    });
     assert!(!repo.card_path("8").exists(), "{out}");
     assert_eq!(snapshot(&outside), before, "no lock written through it");
 }

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::support::{sh_quote, Output, TestRepo};
+use crate::support::{pinned, pinned_case, sh_quote, Output, TestRepo};
 
 /// A hang guard, not a timing assertion: the old code blocked forever on some of these inputs.
 const HANG: Duration = Duration::from_secs(30);
@@ -121,38 +121,35 @@ fn a_rules_file_that_is_not_a_small_regular_file_is_refused_unread() {
         .status()
         .unwrap();
     assert!(status.success());
-    for args in [&["config", "check"][..], &["add", "1"]] {
+    let mut shown = String::new();
+    let mut refused = |what: &str, args: &[&str]| {
         let out = kardwt_in(&repo, args);
-        assert_eq!(out.code, 2, "FIFO, {args:?}:\n{out}");
-        assert!(out.stderr.contains("not a regular file"), "{out}");
+        assert_eq!(out.code, 2, "{what}, {args:?}:\n{out}");
+        shown.push_str(&pinned_case(&format!("{what}: {}", args.join(" ")), &out));
+    };
+    for args in [&["config", "check"][..], &["add", "1"]] {
+        refused("a FIFO", args);
     }
     std::fs::remove_file(repo.rules_path()).unwrap();
 
     // A device named explicitly is refused too; the default name may not even lead there.
-    let out = kardwt_in(&repo, &["--rules", "/dev/zero", "config", "check"]);
-    assert_eq!(out.code, 2, "{out}");
-    assert!(out.stderr.contains("not a regular file"), "{out}");
+    refused("a device", &["--rules", "/dev/zero", "config", "check"]);
     std::os::unix::fs::symlink("/dev/zero", repo.rules_path()).unwrap();
     for args in [&["config", "check"][..], &["add", "1"]] {
-        let out = kardwt_in(&repo, args);
-        assert_eq!(out.code, 2, "-> /dev/zero, {args:?}:\n{out}");
-        assert!(out.stderr.contains("outside the base"), "{out}");
+        refused("a link to a device", args);
     }
     std::fs::remove_file(repo.rules_path()).unwrap();
 
     // A directory.
     std::fs::create_dir(repo.rules_path()).unwrap();
-    let out = kardwt_in(&repo, &["config", "check"]);
-    assert_eq!(out.code, 2, "{out}");
-    assert!(out.stderr.contains("a directory"), "{out}");
+    refused("a directory", &["config", "check"]);
     std::fs::remove_dir(repo.rules_path()).unwrap();
 
     // More than 1 MiB, even of comments; exactly 1 MiB is read.
     let mut text = "# ".repeat(1 << 19);
     repo.write_rules(&format!("{text}x"));
-    let out = kardwt_in(&repo, &["config", "check"]);
-    assert_eq!(out.code, 2, "{out}");
-    assert!(out.stderr.contains("larger than 1048576 bytes"), "{out}");
+    refused("1 MiB and a byte", &["config", "check"]);
+    pinned(&repo).bind(|| insta::assert_snapshot!("rules_files_refused_unread", shown));
     text.truncate((1 << 20) - 1);
     repo.write_rules(&format!("{text}\n"));
     kardwt_in(&repo, &["config", "check"]).expect_code(0);
@@ -168,9 +165,8 @@ fn a_default_rules_symlink_must_resolve_inside_the_base() {
     let outside: PathBuf = repo.tmp.join("outside.yml");
     std::fs::write(&outside, rules).unwrap();
     std::os::unix::fs::symlink(&outside, repo.rules_path()).unwrap();
-    let out = kardwt_in(&repo, &["config", "check"]);
-    assert_eq!(out.code, 2, "{out}");
-    assert!(out.stderr.contains("outside the base"), "{out}");
+    let outside_out = kardwt_in(&repo, &["config", "check"]);
+    assert_eq!(outside_out.code, 2, "{outside_out}");
     let out = kardwt_in(&repo, &["add", "1"]);
     assert_eq!(out.code, 2, "{out}");
 
@@ -179,7 +175,13 @@ fn a_default_rules_symlink_must_resolve_inside_the_base() {
     std::os::unix::fs::symlink(repo.base.join("nowhere.yml"), repo.rules_path()).unwrap();
     let out = kardwt_in(&repo, &["config", "check"]);
     assert_eq!(out.code, 2, "{out}");
-    assert!(out.stderr.contains("does not resolve"), "{out}");
+    pinned(&repo).bind(|| {
+        insta::assert_snapshot!(
+            "rules_symlinks_refused",
+            pinned_case("to a file outside the base", &outside_out)
+                + &pinned_case("dangling", &out)
+        )
+    });
 
     // Inside the base it is followed; a path named with --rules is the user's own choice.
     std::fs::remove_file(repo.rules_path()).unwrap();

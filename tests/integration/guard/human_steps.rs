@@ -2,13 +2,15 @@
 //! through any spelling, is denied through the real hook payload with a reason that sends it
 //! to the user, and what it may run instead (the dry run) approves nothing.
 use crate::support::guarded::*;
-use crate::support::TestRepo;
+use crate::support::{pinned, TestRepo};
 
 #[test]
 fn an_agents_trust_is_denied_and_sent_to_the_user() {
     let repo = managed_repo();
     // git reads the alias from the repository's configuration, as an agent could set it.
     repo.git(&repo.base, &["config", "alias.approve", "kardwt trust"]);
+    // Each denied, with the same reason: only a person may trust, ask the user, the dry run.
+    let mut answers = serde_json::Map::new();
     for command in [
         "git kardwt trust",
         "git -C .. -C base kardwt trust",
@@ -23,17 +25,9 @@ fn an_agents_trust_is_denied_and_sent_to_the_user() {
             &payload("Bash", command, &repo.base),
         );
         out.expect_code(0);
-        let json = out.json();
-        let answer = &json["hookSpecificOutput"];
-        assert_eq!(answer["permissionDecision"], "deny", "{command}: {out}");
-        let reason = answer["permissionDecisionReason"].as_str().unwrap();
-        assert!(
-            reason.contains("only a person may make")
-                && reason.contains("ask the user")
-                && reason.contains("trust --dry-run"),
-            "{command}: {reason}"
-        );
+        answers.insert(command.into(), out.json());
     }
+    pinned(&repo).bind(|| insta::assert_json_snapshot!("guard_denies_an_agents_trust", answers));
     for allowed in ["git kardwt trust --dry-run", "git kardwt trust --help"] {
         let out = guard(
             &repo,

@@ -83,3 +83,40 @@ fn doctor_json_has_its_shape_with_a_problem() {
     out.expect_code(1);
     pinned(&repo).bind(|| insta::assert_json_snapshot!("doctor_json_problem", out.json()));
 }
+
+/// The `--json` variants not shown above, whole: `list --json --status` of a dirty tree,
+/// `select` falling back to the base, `add` reusing a tree, `env --format json`, `status` of
+/// the base, and `verify --json` of a tree whose record names another card (its JSON on
+/// stdout, the refusal on stderr, exit 3).
+#[test]
+fn the_other_json_variants_have_their_shapes() {
+    let repo = TestRepo::new();
+    let wt = repo.add_card("5");
+    std::fs::write(wt.join("notes.txt"), "mine\n").unwrap();
+    let mut shapes = serde_json::Map::new();
+    for (name, args) in [
+        ("list_status", &["list", "--json", "--status"][..]),
+        (
+            "select_base",
+            &["select", "6", "--existing-or-base", "--json"],
+        ),
+        ("add_reuse", &["add", "5", "--json"]),
+        ("env", &["env", "5", "--format", "json"]),
+        ("status_of_the_base", &["status", "--json"]),
+    ] {
+        let out = repo.kardwt(&repo.base, args);
+        assert_eq!(out.code, 0, "{name}: {out}");
+        shapes.insert(name.into(), out.json());
+    }
+    repo.edit_record(&wt, "card", "9");
+    let foreign = repo.kardwt(&repo.base, &["verify", "5", "--json"]);
+    shapes.insert(
+        "verify_foreign".into(),
+        serde_json::json!({
+            "exit": foreign.code,
+            "stdout": foreign.json(),
+            "stderr": foreign.stderr,
+        }),
+    );
+    pinned(&repo).bind(|| insta::assert_json_snapshot!("other_json_variants", shapes));
+}

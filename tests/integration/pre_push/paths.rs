@@ -67,7 +67,12 @@ fn a_forced_env_file_with_any_byte_in_its_name_is_refused() {
     let bad = commit(&repo, &wt, &[(".env.é", "TOKEN=x\n")], true, "accent");
     let out = push(&repo, &wt, &["card/42"]);
     assert_blocked(&repo, &out, ".env.é", &bad);
-    assert!(out.stderr.contains("git rm --cached"), "{out}");
+    crate::support::pinned(&repo).bind(|| {
+        insta::assert_snapshot!(
+            "pre_push_env_file_with_any_byte",
+            crate::support::pinned_case("push card/42", &out)
+        )
+    });
 
     undo(&repo, &wt);
     let name = OsStr::from_bytes(b".env.\xff");
@@ -229,7 +234,12 @@ fn a_copy_or_hardlink_of_the_shared_env_is_refused_under_any_name() {
     );
     let out = push(&repo, &wt, &["card/42"]);
     assert_blocked(&repo, &out, "conf/settings.txt", &bad);
-    assert!(out.stderr.contains("the base's .env"), "{out}");
+    crate::support::pinned(&repo).bind(|| {
+        insta::assert_snapshot!(
+            "pre_push_copy_of_the_base_env",
+            crate::support::pinned_case("push card/42", &out)
+        )
+    });
     undo(&repo, &wt);
 
     std::fs::hard_link(repo.base.join(".env"), wt.join("hard")).unwrap();

@@ -145,15 +145,6 @@ fn prepare_and_adopt_refuse_a_tree_whose_checkout_never_ran() {
             )
         });
         assert_eq!(out.stdout, "", "{out}");
-        assert!(
-            out.stderr.contains("checkout never completed"),
-            "{args:?}: the refusal does not say why:\n{out}"
-        );
-        assert!(
-            out.stderr
-                .contains(&format!("git worktree remove --force --force '{p}'")),
-            "{args:?}: the refusal does not name the repair:\n{out}"
-        );
         assert_eq!(snapshot(&half), before, "{args:?} changed the tree");
         assert_eq!(
             snapshot(&repo.admin_dir(&half)),
@@ -190,7 +181,6 @@ fn prepare_refuses_a_tree_git_still_marks_initializing() {
             format!("exit {}\n{}", out.code, out.stderr)
         )
     });
-    assert!(out.stderr.contains("initializing"), "{out}");
     assert!(!repo.record_path(&wt).exists(), "a record was written");
     repo.kardwt(&repo.base, &["verify", "--path", p])
         .expect_code(1);
@@ -216,10 +206,6 @@ fn prepare_refuses_missing_tracked_files_and_its_repair_keeps_the_users_edits() 
             format!("exit {}\n{}", out.code, out.stderr)
         )
     });
-    assert!(
-        out.stderr.contains("2 tracked file(s) are missing"),
-        "{out}"
-    );
     assert_eq!(
         snapshot(&wt),
         before,
@@ -326,10 +312,6 @@ fn prepare_never_records_a_second_claim_on_a_card() {
         )
     });
     assert!(
-        out.stderr.contains("card x is already claimed"),
-        "the refusal does not name the conflict:\n{out}"
-    );
-    assert!(
         !repo.record_path(&dup).exists(),
         "a second claim was written"
     );
@@ -386,9 +368,5 @@ fn a_gone_directory_and_a_directory_in_a_files_place_are_missing_files() {
             format!("exit {}\n{}", out.code, out.stderr)
         )
     });
-    assert!(
-        out.stderr.contains("2 tracked file(s) are missing"),
-        "{out}"
-    );
     assert_eq!(snapshot(&wt), before);
 }

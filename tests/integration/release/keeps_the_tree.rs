@@ -3,7 +3,7 @@
 //! what kardwt does not manage is refused and nothing changes.
 use crate::support::cleanup::{cleanup_lines, event_names, rules_with_cleanup, Sleeper};
 use crate::support::recipes::*;
-use crate::support::TestRepo;
+use crate::support::{pinned, pinned_case, TestRepo};
 
 #[test]
 fn release_keeps_the_tree_and_add_prepares_it_again() {
@@ -63,16 +63,26 @@ fn release_refuses_what_it_does_not_manage_and_changes_nothing() {
     let loose = repo.sibling("loose");
     repo.add_unhooked_worktree(loose.to_str().unwrap(), "feature/loose");
     let before = repo.snapshot_base();
-    let out = repo.kardwt(&repo.base, &["release", "--path", loose.to_str().unwrap()]);
-    out.expect_code(3);
-    assert!(out.stderr.contains("not managed"), "{out}");
-    repo.kardwt(&repo.base, &["release", "nope"]).expect_code(1);
-    repo.kardwt(&repo.base, &["release", "../x"]).expect_code(2);
-    repo.kardwt(
-        &repo.base,
-        &["release", "--path", repo.base.to_str().unwrap()],
-    )
-    .expect_code(3);
+    let mut shown = String::new();
+    for (what, args, code) in [
+        (
+            "unmanaged",
+            vec!["release", "--path", loose.to_str().unwrap()],
+            3,
+        ),
+        ("unknown card", vec!["release", "nope"], 1),
+        ("invalid card", vec!["release", "../x"], 2),
+        (
+            "the base",
+            vec!["release", "--path", repo.base.to_str().unwrap()],
+            3,
+        ),
+    ] {
+        let out = repo.kardwt(&repo.base, &args);
+        out.expect_code(code);
+        shown.push_str(&pinned_case(what, &out));
+    }
+    pinned(&repo).bind(|| insta::assert_snapshot!("release_refusals", shown));
     assert!(cleanup_lines(&repo).is_empty());
     assert!(!repo.admin_dir(&loose).join("kardwt.toml").exists());
     assert_eq!(repo.snapshot_base(), before);

@@ -12,7 +12,7 @@ use std::time::Duration;
 use crate::support::cleanup::{cleanup_lines, cleanup_rules, Sleeper};
 use crate::support::procs::{open_lock_file, processes_under, repo_lock};
 use crate::support::strace::Fault;
-use crate::support::{snapshot, wait_until, Output, TestRepo, BIN};
+use crate::support::{pinned, pinned_case, snapshot, wait_until, Output, TestRepo, BIN};
 
 /// A repository sharing the base's `.env` into each tree, with the standard prepare script and
 /// the logging cleanup hook, `action_timeout_seconds: N` appended when given.
@@ -190,11 +190,12 @@ fn remove_takes_the_repository_lock_before_releasing_anything() {
 
     let out = repo.kardwt(&repo.base, &["remove", "42", "--grace", "1"]);
     out.expect_code(5);
-    assert!(
-        out.stderr.contains("nothing was released or removed"),
-        "{out}"
-    );
-    assert!(out.stderr.contains("repository lock"), "{out}");
+    pinned(&repo).bind(|| {
+        insta::assert_snapshot!(
+            "remove_repository_lock_held",
+            pinned_case("remove 42 --grace 1", &out)
+        )
+    });
     assert_untouched(&repo, &wt, &before, Some(&mut sleeper), "lock held", &out);
     assert_eq!(repo.record(&wt)["state"].as_str(), Some("ready"));
 
@@ -249,13 +250,13 @@ fn gc_takes_the_repository_lock_before_releasing_anything() {
     let wt = repo.add_card("42");
     land(&repo, &wt, "card/42");
     let dry = repo.kardwt(&repo.base, &["gc", "--offline"]);
-    assert!(dry.stdout.contains("would collect card 42"), "{dry}");
+    let mut shown = pinned_case("gc --offline", &dry);
 
     let mut holder = fd_lock::RwLock::new(open_lock_file(&repo_lock(&repo)));
     let guard = holder.write().unwrap();
     let out = repo.kardwt(&repo.base, &["gc", "--apply", "--offline"]);
     assert_not_collected(&wt, &out);
-    assert!(out.stderr.contains("nothing was released"), "{out}");
+    shown.push_str(&pinned_case("gc --apply --offline, the lock held", &out));
     assert!(is_link(&wt.join(".env")), ".env was unlinked:\n{out}");
     assert!(cleanup_lines(&repo).is_empty(), "cleanup ran:\n{out}");
     assert_eq!(repo.record(&wt)["state"].as_str(), Some("ready"));
@@ -264,7 +265,8 @@ fn gc_takes_the_repository_lock_before_releasing_anything() {
     drop(holder);
     let out = repo.kardwt(&repo.base, &["gc", "--apply", "--offline"]);
     out.expect_code(0);
-    assert!(out.stdout.contains("collected card 42"), "{out}");
+    shown.push_str(&pinned_case("gc --apply --offline", &out));
+    pinned(&repo).bind(|| insta::assert_snapshot!("gc_repository_lock_held", shown));
     assert!(!wt.exists() && !repo.is_registered(&wt), "{out}");
 }
 
@@ -289,7 +291,12 @@ fn gc_never_reports_a_failed_removal_as_collected() {
     land(&repo, &wt, "card/42");
     let out = repo.kardwt(&repo.base, &["gc", "--apply", "--offline"]);
     assert_not_collected(&wt, &out);
-    assert!(out.stderr.contains("cannot stop the database"), "{out}");
+    pinned(&repo).bind(|| {
+        insta::assert_snapshot!(
+            "gc_cleanup_hook_failed",
+            pinned_case("gc --apply --offline", &out)
+        )
+    });
     // Released, not removed: the record says so, and the next gc (its hook fixed) with
     // --include-failed, or remove, finishes.
     assert_eq!(repo.record(&wt)["state"].as_str(), Some("failed"));

@@ -5,7 +5,7 @@
 
 use super::aside::{killed_removal, records};
 use crate::support::mount::Mounted;
-use crate::support::{snapshot, TestRepo};
+use crate::support::{pinned, pinned_case, snapshot, TestRepo};
 
 /// A repository whose cards ignore `data/` and `cache/`, and card `card` with both made.
 fn card_with_ignored_dirs(repo: &TestRepo, card: &str) -> std::path::PathBuf {
@@ -38,21 +38,17 @@ fn a_tree_with_a_file_system_mounted_in_it_is_refused_and_the_mounted_bytes_stay
     let (before, other_before, outside_before) =
         (snapshot(&wt), snapshot(&other), snapshot(&outside));
 
-    for (card, tree, mount) in [("42", &wt, &tmpfs.at), ("43", &other, &bind.at)] {
+    // Each names the mount, says nothing was released, and how to unmount it.
+    let mut shown = String::new();
+    for (card, tree, what) in [("42", &wt, "tmpfs"), ("43", &other, "bind mount")] {
         for args in [&["remove", card][..], &["remove", "--force", card]] {
             let out = repo.kardwt(&repo.base, args);
             out.expect_code(3);
-            assert!(
-                out.stderr.contains(&format!(
-                    "has a file system mounted in it ({})",
-                    mount.display()
-                )) && out.stderr.contains("nothing was released or removed")
-                    && out.stderr.contains("hint: unmount it"),
-                "{args:?}: {out}"
-            );
+            shown.push_str(&pinned_case(&format!("{what}: {}", args.join(" ")), &out));
             assert!(repo.is_registered(tree), "{args:?}: {out}");
         }
     }
+    pinned(&repo).bind(|| insta::assert_snapshot!("remove_refuses_mounts", shown));
     assert_eq!(snapshot(&wt), before, "the refusal changed the tree");
     assert_eq!(
         snapshot(&other),
@@ -123,24 +119,18 @@ fn the_deleter_leaves_what_was_mounted_after_the_move_alone() {
         "{failed}"
     );
 
-    let out = repo.kardwt(&repo.base, &["gc", "--apply", "--offline"]);
-    assert!(
-        out.stdout.contains(&format!(
-            "failed: a file system is mounted in it ({}",
-            aside.join("d3").display()
-        )),
-        "{out}"
-    );
+    let mounted = repo.kardwt(&repo.base, &["gc", "--apply", "--offline"]);
     check("gc --apply");
 
     drop((tmpfs, bind));
     let out = repo.kardwt(&repo.base, &["gc", "--apply", "--offline"]);
     out.expect_code(0);
-    assert!(
-        out.stdout
-            .contains(&format!("deleted: {}", aside.display())),
-        "{out}"
-    );
+    pinned(&repo).bind(|| {
+        insta::assert_snapshot!(
+            "gc_leaves_mounts_in_a_moved_tree",
+            pinned_case("mounted", &mounted) + &pinned_case("unmounted", &out)
+        )
+    });
     assert!(!aside.exists() && records(&repo).is_empty(), "{out}");
     assert_eq!(snapshot(&outside), outside_before);
 }
@@ -212,13 +202,12 @@ fn a_mount_made_by_the_cleanup_hook_after_the_checks_is_never_deleted_across() {
         .start_command(cmd, &repo.base, &args)
         .wait(crate::support::COMMAND_TIMEOUT);
     out.expect_code(3);
-    assert!(
-        out.stderr.contains(&format!(
-            "has a file system mounted in it since it was checked ({})",
-            wt.join("data").display()
-        )) && out.stderr.contains("it was released but not removed"),
-        "{out}"
-    );
+    pinned(&repo).bind(|| {
+        insta::assert_snapshot!(
+            "remove_refuses_a_late_mount",
+            pinned_case("remove 43", &out)
+        )
+    });
     assert!(repo.is_registered(&wt), "{out}");
     assert_eq!(
         std::fs::read_to_string(wt.join("data/precious.db")).unwrap(),

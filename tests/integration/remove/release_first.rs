@@ -8,7 +8,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::support::cleanup::*;
-use crate::support::TestRepo;
+use crate::support::{pinned, pinned_case, TestRepo};
 
 /// The sleep is gone, the hook saw the tree, the tree is unregistered and gone,
 /// the branch remains, the base is untouched; `--json` reports every step.
@@ -115,12 +115,9 @@ fn a_dirty_tree_is_refused_before_anything_is_released() {
     let admin = repo.admin_dir(&wt);
 
     std::fs::write(wt.join("scratch.txt"), "work in progress\n").unwrap();
-    let out = repo.kardwt(&repo.base, &["remove", "42", "--grace", "1"]);
-    out.expect_code(1);
-    assert!(
-        out.stderr.contains("scratch.txt"),
-        "the file is not named:\n{out}"
-    );
+    let untracked = repo.kardwt(&repo.base, &["remove", "42", "--grace", "1"]);
+    untracked.expect_code(1);
+    let out = &untracked;
     assert_eq!(
         std::fs::read_to_string(wt.join("scratch.txt")).unwrap(),
         "work in progress\n"
@@ -150,6 +147,13 @@ fn a_dirty_tree_is_refused_before_anything_is_released() {
         "cleanup ran:\n{out}"
     );
     assert!(wt.join("src/lib.txt").is_file() && repo.is_registered(&wt));
+    // Each names what it found, and that nothing was released.
+    pinned(&repo).bind(|| {
+        insta::assert_snapshot!(
+            "remove_dirty_before_release",
+            pinned_case("untracked", &untracked) + &pinned_case("tracked change", &out)
+        )
+    });
 
     // --force discards the change and releases everything.
     let out = repo.kardwt(&repo.base, &["remove", "42", "--force", "--grace", "1"]);
@@ -178,7 +182,6 @@ fn a_failing_cleanup_hook_exits_4_and_keeps_the_tree() {
 
     let out = repo.kardwt(&repo.base, &["remove", "42"]);
     out.expect_code(4);
-    assert!(out.stderr.contains("container still running"), "{out}");
     crate::support::pinned(&repo).bind(|| {
         insta::assert_snapshot!(
             "remove_cleanup_hook_failed",
@@ -192,7 +195,6 @@ fn a_failing_cleanup_hook_exits_4_and_keeps_the_tree() {
     let rec = repo.record(&wt);
     assert_eq!(rec["state"].as_str(), Some("failed"), "{rec:?}");
     assert_eq!(rec["reason"].as_str(), Some("remove"), "{rec:?}");
-    assert!(out.stderr.contains("record is now failed"), "{out}");
     let verified = repo.kardwt(&repo.base, &["verify", "42"]);
     assert!(verified.stdout.contains("state failed"), "{verified}");
 
@@ -398,11 +400,9 @@ fn a_tree_with_a_submodule_is_refused_before_anything_is_released() {
 
     let out = repo.kardwt(&repo.base, &["remove", "42", "--grace", "1"]);
     out.expect_code(1);
-    assert!(
-        out.stderr.contains("submodule sm"),
-        "the check is not named:\n{out}"
-    );
-    assert!(out.stderr.contains("nothing was released"), "{out}");
+    pinned(&repo).bind(|| {
+        insta::assert_snapshot!("remove_submodule_refused", pinned_case("submodule", &out))
+    });
     assert!(sleeper.alive(), "the process was killed:\n{out}");
     assert!(cleanup_lines(&repo).is_empty(), "cleanup ran:\n{out}");
     assert!(
@@ -434,17 +434,16 @@ fn a_locked_tree_is_refused_before_anything_is_released() {
         &["worktree", "lock", "--reason", "mine", wt.to_str().unwrap()],
     );
     let mut sleeper = Sleeper::start(&repo, &wt);
+    let mut shown = String::new();
     for args in [&["remove", "42"][..], &["remove", "42", "--force"]] {
         let out = repo.kardwt(&repo.base, &[args, &["--grace", "1"]].concat());
         out.expect_code(1);
-        assert!(
-            out.stderr.contains("locked") && out.stderr.contains("git worktree unlock"),
-            "{out}"
-        );
         assert!(sleeper.alive(), "the process was killed:\n{out}");
         assert!(cleanup_lines(&repo).is_empty(), "cleanup ran:\n{out}");
         assert!(repo.is_registered(&wt), "{out}");
+        shown.push_str(&pinned_case(&args.join(" "), &out));
     }
+    pinned(&repo).bind(|| insta::assert_snapshot!("remove_locked_refused", shown));
 }
 
 /// When `git worktree remove` refuses after the release anyway (here the cleanup hook
@@ -462,8 +461,12 @@ fn a_removal_git_refuses_after_the_release_leaves_the_record_failed() {
 
     let out = repo.kardwt(&repo.base, &["remove", "42", "--grace", "1"]);
     out.expect_code(1);
-    assert!(out.stderr.contains("git worktree remove refused"), "{out}");
-    assert!(out.stderr.contains("record is now failed"), "{out}");
+    pinned(&repo).bind(|| {
+        insta::assert_snapshot!(
+            "remove_refused_by_git_after_release",
+            pinned_case("git refuses", &out)
+        )
+    });
     assert!(
         wt.join("cleanup.out").is_file() && repo.is_registered(&wt),
         "{out}"
@@ -501,6 +504,7 @@ fn remove_path_of_a_symlink_to_a_worktree_refuses_and_removes_nothing() {
     std::os::unix::fs::symlink(&wt, &link).unwrap();
     let mut sleeper = Sleeper::start(&repo, &wt.join("src"));
     let before = crate::support::snapshot(&wt);
+    let mut shown = String::new();
     for cwd in [repo.base.clone(), repo.tmp.clone()] {
         let arg = if cwd == repo.tmp {
             "link-42".to_owned()
@@ -509,9 +513,9 @@ fn remove_path_of_a_symlink_to_a_worktree_refuses_and_removes_nothing() {
         };
         let out = repo.kardwt(&cwd, &["remove", "--path", &arg, "--force"]);
         out.expect_code(3);
-        assert!(out.stderr.contains("symbolic link"), "{out}");
-        assert!(out.stderr.contains("link-42"), "{out}");
+        shown.push_str(&pinned_case(&arg, &out));
     }
+    pinned(&repo).bind(|| insta::assert_snapshot!("remove_path_symlink", shown));
     assert!(sleeper.alive());
     assert!(link.symlink_metadata().unwrap().file_type().is_symlink());
     assert!(repo.is_registered(&wt));
@@ -526,16 +530,16 @@ fn remove_in_the_base_says_what_the_base_is_and_never_advises_deleting_it() {
     let repo = TestRepo::new();
     repo.add_card("42");
     let before = repo.snapshot_base();
+    let mut shown = String::new();
     for args in [
         vec!["remove", "--path", repo.base.to_str().unwrap()],
         vec!["remove", "--path", ".", "--force"],
     ] {
         let out = repo.kardwt(&repo.base, &args);
         out.expect_code(3);
-        assert!(out.stderr.contains("base checkout"), "{out}");
-        assert!(out.stderr.contains("git kardwt list"), "{out}");
-        assert!(!out.stderr.contains("by hand"), "{out}");
+        shown.push_str(&pinned_case(&args.join(" "), &out));
     }
+    pinned(&repo).bind(|| insta::assert_snapshot!("remove_the_base", shown));
     assert_eq!(repo.snapshot_base(), before, "the base changed");
     assert!(repo.card_path("42").is_dir());
 }
@@ -550,9 +554,9 @@ fn remove_of_a_card_whose_directory_is_gone_releases_and_prunes_it() {
     repo.write_rules(&crate::support::cleanup::rules_with_cleanup(&repo, ""));
     let wt = repo.add_card("g1");
     std::fs::remove_dir_all(&wt).unwrap();
-    let out = repo.kardwt(&repo.base, &["remove", "g1"]);
-    assert_eq!(out.code, 0, "{out}");
-    assert!(out.stdout.contains("registration is pruned"), "{out}");
+    let gone = repo.kardwt(&repo.base, &["remove", "g1"]);
+    assert_eq!(gone.code, 0, "{gone}");
+    let out = &gone;
     assert!(!repo.is_registered(&wt), "{out}");
     assert!(
         event_names(&repo, "g1").iter().any(|e| e == "removed"),
@@ -565,7 +569,12 @@ fn remove_of_a_card_whose_directory_is_gone_releases_and_prunes_it() {
     let before = repo.all_refs();
     let out = repo.kardwt(&repo.base, &["remove", "--path", foreign.to_str().unwrap()]);
     assert_eq!(out.code, 3, "{out}");
-    assert!(out.stderr.contains("not managed by kardwt"), "{out}");
+    pinned(&repo).bind(|| {
+        insta::assert_snapshot!(
+            "remove_gone_directories",
+            pinned_case("card g1", &gone) + &pinned_case("unmanaged", &out)
+        )
+    });
     assert_eq!(repo.all_refs(), before);
     assert!(repo
         .git(&repo.base, &["worktree", "list", "--porcelain"])

@@ -1,6 +1,6 @@
 //! Output pinned whole: the text a command printed with what changes from run to run (the
 //! test's temporary directory, object ids, times, durations, pids, ports, the names of trees
-//! moved aside) replaced by names, for `insta` snapshots that a reviewer reads as the user
+//! moved aside, the hashes of trusted helpers and their store) replaced by names, for `insta` snapshots that a reviewer reads as the user
 //! would see them.
 use super::{Output, TestRepo};
 
@@ -31,6 +31,9 @@ pub fn settings(repo: &TestRepo) -> insta::Settings {
             r"\b\d+ (second|minute|hour|day)s? ago\b".into(),
             "[AGE] ago",
         ),
+        (r"\b\d+s ago\b".into(), "[AGE] ago"),
+        (r"\bsha256 [0-9a-f]{16}\b".into(), "sha256 [SHA256]"),
+        (r"(git-kardwt/trusted/)[^/\s]+".into(), "$1[REPO]"),
         (
             r"\b(cache: (?:hit|miss) |prepare cache )[0-9a-f]{12}\b".into(),
             "$1[KEY]",

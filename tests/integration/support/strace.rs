@@ -86,33 +86,35 @@ impl TestRepo {
         args: &[&str],
         limit: std::time::Duration,
     ) -> Option<Output> {
-        self.injected_within_env(fault, program, dir, args, limit, &[])
+        self.injected_all_within(std::slice::from_ref(fault), program, dir, args, limit)
     }
 
-    /// [`TestRepo::injected_within`] with extra variables `env` set.
-    pub fn injected_within_env(
+    /// [`TestRepo::injected_within`] with several faults at once, each its own `-e inject=`
+    /// (every process kardwt starts is followed when any one fault asks for it).
+    pub fn injected_all_within(
         &self,
-        fault: &Fault,
+        faults: &[Fault],
         program: &str,
         dir: &Path,
         args: &[&str],
         limit: std::time::Duration,
-        env: &[(&str, &str)],
     ) -> Option<Output> {
         use std::os::unix::process::CommandExt;
-        // strace stops only at the injected call (cheap), with seccomp-bpf when following.
+        // strace stops only at the injected calls (cheap), with seccomp-bpf when following.
         let mut all: Vec<String> = vec!["-qq".into(), "-o".into(), "/dev/null".into()];
-        if fault.follow {
+        if faults.iter().any(|f| f.follow) {
             all.push("-f".into());
             all.push("--seccomp-bpf".into());
         }
-        all.extend(["-e".into(), format!("trace={}", fault.syscall)]);
-        all.extend(["-e".into(), fault.expression()]);
+        let syscalls: Vec<&str> = faults.iter().map(|f| f.syscall.as_str()).collect();
+        all.extend(["-e".into(), format!("trace={}", syscalls.join(","))]);
+        for fault in faults {
+            all.extend(["-e".into(), fault.expression()]);
+        }
         all.push(program.to_owned());
         all.extend(args.iter().map(|a| a.to_string()));
         let mut cmd = self.command(strace(), dir);
         cmd.process_group(0).env("RUST_BACKTRACE", "0");
-        cmd.envs(env.iter().copied());
         let refs: Vec<&str> = all.iter().map(String::as_str).collect();
         let mut running = self.start_command(cmd, dir, &refs);
         let start = std::time::Instant::now();
