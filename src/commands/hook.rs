@@ -226,6 +226,7 @@ fn seed_new_worktree(
         "hook",
         started.elapsed(),
     );
+    crate::ground::trace::phase("hook: created logged");
     match prep.prepare(
         rec,
         admin,

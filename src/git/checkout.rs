@@ -115,6 +115,7 @@ pub fn gap(tree: &Path, admin: &Path, follow: Follow) -> Option<Gap> {
         Ok(i) => i,
         Err(e) => return unreadable("cannot read the index", &e),
     };
+    crate::ground::trace::phase("checkout: repository and index read");
     let head_is_empty = head_tree == ObjectId::empty_tree(repo.object_hash());
     if index.entries().is_empty() && !head_is_empty {
         return Some(Gap::EmptyIndex);
@@ -149,6 +150,7 @@ pub fn gap(tree: &Path, admin: &Path, follow: Follow) -> Option<Gap> {
             return Some(Gap::Unmatched(n, head.len(), first));
         }
     }
+    crate::ground::trace::phase("checkout: index judged");
     missing_files(tree, &index)
 }
 
