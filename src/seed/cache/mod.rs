@@ -51,6 +51,19 @@ pub fn remote_answers(
     }
 }
 
+/// This user's public key for signing the shared store's entries, `ed25519:<hex>` (the key
+/// pair made on first use).
+pub fn signing_key() -> Result<String> {
+    let key = remote::keys::own(true)?.ok_or_else(|| anyhow::anyhow!("no signing key"))?;
+    Ok(remote::keys::show(&key.verifying_key()))
+}
+
+/// Trust the shared store's signer `key` (`ed25519:<hex>`) for this user; `dry_run` writes
+/// nothing. Whether it was trusted already, and the file that says so.
+pub fn trust_signer(key: &str, dry_run: bool) -> Result<(bool, PathBuf)> {
+    remote::keys::trust(key, dry_run)
+}
+
 /// The prepare cache of one tree: its key and the rules that made it.
 pub struct Cache<'a> {
     common_dir: PathBuf,

@@ -7,5 +7,6 @@ mod hook_from_add;
 mod identity;
 mod never_half_ready;
 mod remote;
+mod remote_signed;
 mod sample;
 mod sandbox;

@@ -8,12 +8,17 @@
 //! miss, and nothing of it is kept. A machine whose user or CI opts in writes: blobs first,
 //! each only where missing, then the manifest, never overwriting one (create-only PUTs).
 //! The stored document is an envelope (`format`, `body`: the manifest's JSON as text, and
-//! `signatures` over those exact bytes, empty for now) so signing needs no new format.
+//! `signatures` over those exact bytes): the writer signs with its user's key, and a reader
+//! uses an entry only when a signature verifies under a key its user trusts; an entry unsigned,
+//! signed by no one trusted or whose signature does not match is a miss, checked before
+//! anything of it is read or written (whoever can write the store cannot poison the cache).
 //!
 //! | file | one job |
 //! |---|---|
 //! | `creds` | the machine's credentials |
+//! | `keys` | this user's signing key and the signers it trusts |
 //! | `s3` | GET, HEAD and create-only PUT against the store |
+//! | `signed` | signing a manifest, and accepting only trusted signatures |
 //! | `sigv4` | signing a request |
 use std::collections::BTreeSet;
 use std::io::Write as _;
@@ -30,7 +35,9 @@ use super::manifest::{Entry, Kind, Manifest};
 use crate::config::CacheRemote;
 
 mod creds;
+pub(crate) mod keys;
 mod s3;
+mod signed;
 mod sigv4;
 
 /// The envelope's format.
@@ -46,9 +53,9 @@ struct Envelope {
     format: u32,
     /// The [`Published`] JSON, as the exact bytes a signature covers.
     body: String,
-    /// Signatures over `body` (none written yet; a reader does not rely on them yet).
+    /// Signatures over `body`.
     #[serde(default)]
-    signatures: Vec<serde_json::Value>,
+    signatures: Vec<signed::Signature>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -105,6 +112,8 @@ impl Remote {
                 envelope.format
             );
         }
+        let trusted = keys::trusted().context("cannot read the signers this machine trusts")?;
+        signed::check(&envelope.body, &envelope.signatures, &trusted)?;
         let published: Published = serde_json::from_str(&envelope.body)
             .context("its manifest's body is not one kardwt wrote")?;
         let m = published.manifest;
@@ -181,6 +190,8 @@ impl Remote {
         if self.store.exists(&name)? {
             return Ok("already on the remote".to_owned());
         }
+        // The key first: without one nothing is uploaded.
+        let key = keys::own(true)?.context("no signing key")?;
         let (sent, bytes) = (AtomicU64::new(0), AtomicU64::new(0));
         let mut seen = BTreeSet::new();
         let unique: Vec<&Entry> = m
@@ -211,10 +222,11 @@ impl Remote {
             platform: self.platform.clone(),
             manifest: m.clone(),
         })?;
+        let signatures = vec![signed::sign(&body, &key)];
         let doc = serde_json::to_vec(&Envelope {
             format: FORMAT,
             body,
-            signatures: Vec::new(),
+            signatures,
         })?;
         let put = self.store.put_new(&name, &doc, &sigv4::sha256_hex(&doc))?;
         let files = format!("{sent} new files ({})", crate::ground::human::size(bytes));
