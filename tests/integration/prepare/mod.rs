@@ -7,6 +7,7 @@ mod hook_from_add;
 mod identity;
 mod never_half_ready;
 mod remote;
+mod remote_elsewhere;
 mod remote_signed;
 mod sample;
 mod sandbox;
