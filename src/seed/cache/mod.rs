@@ -136,7 +136,7 @@ impl<'a> Cache<'a> {
         Ok(Some(Cache {
             common_dir: common_dir.to_path_buf(),
             prep,
-            key: key::digest(&cfg.fingerprint(), &prep.argv, &parts),
+            key: key::digest(&outputs_fingerprint(cfg), &prep.argv, &parts),
             deadline,
             remote: prep
                 .cache_remote
@@ -298,6 +298,18 @@ impl<'a> Cache<'a> {
             }
         })
     }
+}
+
+/// The rules' fingerprint less where the cache is kept (`prepare.cache_remote`, which a
+/// machine on another network may reach through another endpoint, and
+/// `prepare.cache_entries`): they decide nothing of the outputs.
+fn outputs_fingerprint(cfg: &Config) -> String {
+    let mut rules = cfg.clone();
+    if let Some(p) = rules.prepare.as_mut() {
+        p.cache_remote = None;
+        p.cache_entries = 0;
+    }
+    rules.fingerprint()
 }
 
 /// Does this machine upload to the rules' shared store? Where `KARDWT_CACHE_WRITE` says so
