@@ -275,28 +275,39 @@ impl<'a> Cache<'a> {
         }
         let keep = usize::try_from(self.prep.cache_entries).unwrap_or(usize::MAX);
         shelf::trim(&self.common_dir, keep);
-        Ok(match self.publish() {
+        Ok(match self.publish()? {
             Some(sent) => format!("{said}; remote: {sent}"),
             None => said,
         })
     }
 
     /// Upload the entry of the key to the shared store where this machine writes; what was
-    /// done, or why not (also a warning on stderr).
-    fn publish(&self) -> Option<String> {
-        let remote = self.remote.as_ref().filter(|r| r.write)?;
-        let dir = shelf::entry_dir(&self.common_dir, &self.key)?;
+    /// done, or why not (also a warning on stderr). `Err` only when interrupted or past the
+    /// deadline (what went up is blobs without a manifest: no entry).
+    fn publish(&self) -> Result<Option<String>> {
+        let Some(remote) = self.remote.as_ref().filter(|r| r.write) else {
+            return Ok(None);
+        };
+        let Some(dir) = shelf::entry_dir(&self.common_dir, &self.key) else {
+            return Ok(None);
+        };
         let sent = manifest::check(&dir, &self.key)
             .map_err(anyhow::Error::from)
             .and_then(|m| remote.publish(&dir, &m));
-        Some(match sent {
+        Ok(Some(match sent {
             Ok(sent) => sent,
+            Err(e)
+                if crate::sys::signals::interrupted().is_some()
+                    || Instant::now() >= self.deadline =>
+            {
+                return Err(e)
+            }
             Err(e) => {
                 let why = format!("not uploaded: {e:#}");
                 eprintln!("kardwt: warning: prepare cache remote {why}");
                 why
             }
-        })
+        }))
     }
 }
 

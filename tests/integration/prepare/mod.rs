@@ -9,5 +9,6 @@ mod never_half_ready;
 mod remote;
 mod remote_elsewhere;
 mod remote_signed;
+mod remote_stopped;
 mod sample;
 mod sandbox;

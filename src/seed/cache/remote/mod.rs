@@ -20,11 +20,13 @@
 //! | `s3` | GET, HEAD and create-only PUT against the store |
 //! | `signed` | signing a manifest, and accepting only trusted signatures |
 //! | `sigv4` | signing a request |
+//! | `transfers` | transfers on threads, waited for so that Ctrl-C and the deadline stop them at once |
 use std::collections::BTreeSet;
 use std::io::Write as _;
 use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
 use std::path::{Component, Path};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{bail, Context as _, Result};
@@ -39,6 +41,7 @@ pub(crate) mod keys;
 mod s3;
 mod signed;
 mod sigv4;
+mod transfers;
 
 /// The envelope's format.
 const FORMAT: u32 = 1;
@@ -101,7 +104,11 @@ impl Remote {
     /// beneath `tmp/files`, each checked; the manifest of what was written, `None` when the
     /// store has no entry. `Err`: why it cannot be used (nothing of it is to be kept).
     pub fn fetch(&self, key: &str, outputs: &[String], tmp: &Path) -> Result<Option<Manifest>> {
-        let Some(bytes) = self.store.get(&self.manifest_name(key), MAX_MANIFEST)? else {
+        let (store, name) = (self.store.clone(), self.manifest_name(key));
+        let got = transfers::one(self.deadline(), FETCHING, move || {
+            store.get(&name, MAX_MANIFEST)
+        })?;
+        let Some(bytes) = got else {
             return Ok(None);
         };
         let envelope: Envelope =
@@ -136,10 +143,15 @@ impl Remote {
                 _ => std::os::unix::fs::symlink(e.target.as_deref().unwrap_or(""), &at)?,
             }
         }
-        let wanted: Vec<&Entry> = m.entries.iter().filter(|e| e.kind == Kind::File).collect();
-        at_once(&wanted, |e| {
-            super::stop_check(self.deadline(), "while fetching prepare's outputs")?;
-            self.fetch_file(e, &files.join(&e.path))
+        let wanted: Vec<Entry> = m
+            .entries
+            .iter()
+            .filter(|e| e.kind == Kind::File)
+            .cloned()
+            .collect();
+        let (store, into) = (self.store.clone(), files.clone());
+        transfers::at_once(wanted, TRANSFERS, self.deadline(), FETCHING, move |e| {
+            fetch_file(&store, e, &into.join(&e.path))
         })?;
         for e in m.entries.iter().rev().filter(|e| e.kind == Kind::Dir) {
             let perms = std::fs::Permissions::from_mode(e.mode);
@@ -152,72 +164,38 @@ impl Remote {
         self.store.deadline()
     }
 
-    /// Fetch one file's blob to `at` (created new), checking its size and hash.
-    fn fetch_file(&self, e: &Entry, at: &Path) -> Result<()> {
-        let hash = e.sha256.as_deref().unwrap_or_default();
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(at)?;
-        let mut h = Sha256::new();
-        let got = self
-            .store
-            .get_into(&blob_name(hash), e.size, &mut |chunk| {
-                h.update(chunk);
-                file.write_all(chunk)?;
-                Ok(())
-            })?
-            .with_context(|| format!("{}'s content is missing from the store", e.path))?;
-        if got != e.size {
-            bail!(
-                "{}'s content is truncated ({got} of {} bytes)",
-                e.path,
-                e.size
-            );
-        }
-        if sigv4::hex(&h.finalize()) != hash {
-            bail!("{}'s content does not match its hash", e.path);
-        }
-        file.set_permissions(std::fs::Permissions::from_mode(e.mode))?;
-        Ok(())
-    }
-
     /// Upload the local entry at `dir` (its manifest `m`): the blobs the store lacks, then the
     /// manifest unless one is there. Says what was done.
     pub fn publish(&self, dir: &Path, m: &Manifest) -> Result<String> {
         let name = self.manifest_name(&m.key);
-        if self.store.exists(&name)? {
+        let deadline = self.deadline();
+        let (store, head) = (self.store.clone(), name.clone());
+        if transfers::one(deadline, UPLOADING, move || store.exists(&head))? {
             return Ok("already on the remote".to_owned());
         }
         // The key first: without one nothing is uploaded.
         let key = keys::own(true)?.context("no signing key")?;
-        let (sent, bytes) = (AtomicU64::new(0), AtomicU64::new(0));
+        let sent = Arc::new((AtomicU64::new(0), AtomicU64::new(0)));
         let mut seen = BTreeSet::new();
-        let unique: Vec<&Entry> = m
+        let unique: Vec<Entry> = m
             .entries
             .iter()
             .filter(|e| e.kind == Kind::File && seen.insert(e.sha256.as_deref()))
+            .cloned()
             .collect();
-        at_once(&unique, |e| {
-            let hash = e.sha256.as_deref().context("a file without a hash")?;
-            super::stop_check(self.deadline(), "while uploading prepare's outputs")?;
-            let blob = blob_name(hash);
-            if self.store.exists(&blob)? {
-                return Ok(());
-            }
-            let body = crate::sys::fsio::read_bounded(&dir.join("files").join(&e.path), u64::MAX)?
-                .with_context(|| format!("cannot read the stored {}", e.path))?;
-            if sigv4::sha256_hex(&body) != hash {
-                bail!("the stored {} changed since it was stored", e.path);
-            }
-            if self.store.put_new(&blob, &body, hash)? == s3::Put::Created {
-                sent.fetch_add(1, Ordering::Relaxed);
-                bytes.fetch_add(body.len() as u64, Ordering::Relaxed);
-            }
+        let (store, files, counts) = (self.store.clone(), dir.join("files"), Arc::clone(&sent));
+        transfers::at_once(unique, TRANSFERS, deadline, UPLOADING, move |e| {
+            let bytes = upload_file(&store, e, &files.join(&e.path))?;
+            counts
+                .0
+                .fetch_add(u64::from(bytes.is_some()), Ordering::Relaxed);
+            counts.1.fetch_add(bytes.unwrap_or(0), Ordering::Relaxed);
             Ok(())
         })?;
-        let (sent, bytes) = (sent.into_inner(), bytes.into_inner());
+        let (sent, bytes) = (
+            sent.0.load(Ordering::Relaxed),
+            sent.1.load(Ordering::Relaxed),
+        );
         let body = serde_json::to_string(&Published {
             platform: self.platform.clone(),
             manifest: m.clone(),
@@ -228,7 +206,11 @@ impl Remote {
             body,
             signatures,
         })?;
-        let put = self.store.put_new(&name, &doc, &sigv4::sha256_hex(&doc))?;
+        let store = self.store.clone();
+        let put = transfers::one(deadline, UPLOADING, move || {
+            let hash = sigv4::sha256_hex(&doc);
+            store.put_new(&name, &doc[..], &hash)
+        })?;
         let files = format!("{sent} new files ({})", crate::ground::human::size(bytes));
         Ok(match put {
             s3::Put::Created => format!("uploaded {files} and the manifest"),
@@ -237,37 +219,72 @@ impl Remote {
     }
 }
 
-/// Run `job` on each of `items`, on up to [`TRANSFERS`] threads (fewer where no more can be
-/// started), all stopping at the first failure, which is the answer.
-fn at_once<T: Sync>(items: &[T], job: impl Fn(&T) -> Result<()> + Sync) -> Result<()> {
-    let next = AtomicUsize::new(0);
-    let failed = std::sync::Mutex::new(None);
-    let work = || {
-        while failed.lock().is_ok_and(|f| f.is_none()) {
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            let Some(item) = items.get(i) else { return };
-            if let Err(e) = job(item) {
-                if let Ok(mut f) = failed.lock() {
-                    f.get_or_insert(e);
-                }
-            }
-        }
-    };
-    std::thread::scope(|scope| {
-        for _ in 1..TRANSFERS.min(items.len()) {
-            if std::thread::Builder::new()
-                .spawn_scoped(scope, work)
-                .is_err()
-            {
-                break;
-            }
-        }
-        work();
-    });
-    match failed.into_inner() {
-        Ok(None) => Ok(()),
-        Ok(Some(e)) => Err(e),
-        Err(_) => bail!("a transfer stopped"),
+/// What a transfer stopped by a signal or the deadline was doing.
+const FETCHING: &str = "while fetching prepare's outputs";
+const UPLOADING: &str = "while uploading prepare's outputs";
+
+/// Fetch one file's blob to `at` (created new), checking its size and hash.
+fn fetch_file(store: &s3::Store, e: &Entry, at: &Path) -> Result<()> {
+    let hash = e.sha256.as_deref().unwrap_or_default();
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(at)?;
+    let mut h = Sha256::new();
+    let got = store
+        .get_into(&blob_name(hash), e.size, &mut |chunk| {
+            h.update(chunk);
+            file.write_all(chunk)?;
+            Ok(())
+        })?
+        .with_context(|| format!("{}'s content is missing from the store", e.path))?;
+    if got != e.size {
+        bail!(
+            "{}'s content is truncated ({got} of {} bytes)",
+            e.path,
+            e.size
+        );
+    }
+    if sigv4::hex(&h.finalize()) != hash {
+        bail!("{}'s content does not match its hash", e.path);
+    }
+    file.set_permissions(std::fs::Permissions::from_mode(e.mode))?;
+    Ok(())
+}
+
+/// Upload the stored file at `path` (entry `e`) unless the store has its blob: checked against
+/// its hash as it is read, then streamed to the store. The bytes sent, `None` when none were.
+fn upload_file(store: &s3::Store, e: &Entry, path: &Path) -> Result<Option<u64>> {
+    let hash = e.sha256.as_deref().context("a file without a hash")?;
+    let blob = blob_name(hash);
+    if store.exists(&blob)? {
+        return Ok(None);
+    }
+    let cannot = || format!("cannot read the stored {}", e.path);
+    let mut file = crate::sys::fsio::open_regular_nofollow(path).with_context(cannot)?;
+    let mut h = Sha256::new();
+    let read = std::io::copy(&mut file, &mut HashWriter(&mut h)).with_context(cannot)?;
+    if read != e.size || sigv4::hex(&h.finalize()) != hash {
+        bail!("the stored {} changed since it was stored", e.path);
+    }
+    std::io::Seek::rewind(&mut file).with_context(cannot)?;
+    match store.put_new(&blob, file, hash)? {
+        s3::Put::Created => Ok(Some(read)),
+        s3::Put::Exists => Ok(None),
+    }
+}
+
+/// Bytes written into it are hashed, and go nowhere else.
+struct HashWriter<'a>(&'a mut Sha256);
+
+impl std::io::Write for HashWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.update(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 
