@@ -64,6 +64,33 @@ pub fn trust_signer(key: &str, dry_run: bool) -> Result<(bool, PathBuf)> {
     remote::keys::trust(key, dry_run)
 }
 
+/// Whose entries of the shared store this user uses, for `doctor`: where it writes, the key it
+/// signs with; else the signers it trusts, or (`Err`) that it trusts none, so every entry is a
+/// miss. Makes no key.
+pub fn signers(writes: bool) -> std::result::Result<String, String> {
+    let own = remote::keys::own(false).map_err(|e| format!("{e:#}"))?;
+    if writes {
+        return Ok(match own {
+            Some(k) => format!(
+                "this machine uploads, signed with {}",
+                remote::keys::show(&k.verifying_key())
+            ),
+            None => "this machine uploads, signed with a key made at its first upload".into(),
+        });
+    }
+    let trusted = remote::keys::trusted().map_err(|e| format!("{e:#}"))?;
+    let others = trusted.len() - usize::from(own.is_some());
+    match others {
+        0 => Err(
+            "this user trusts no signer of the shared prepare cache: every entry is a miss".into(),
+        ),
+        n => Ok(format!(
+            "this user trusts {n} signer{} of the shared prepare cache",
+            if n == 1 { "" } else { "s" }
+        )),
+    }
+}
+
 /// The prepare cache of one tree: its key and the rules that made it.
 pub struct Cache<'a> {
     common_dir: PathBuf,

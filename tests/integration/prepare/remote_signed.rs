@@ -11,7 +11,7 @@ use ed25519_dalek::{Signer as _, SigningKey};
 
 use super::remote::{
     add, another_machine, leftovers, local_entries, prepared, reader_prepares_again,
-    stored_manifest, write_one, write_rules, writer_key, READER,
+    stored_manifest, trust_signer, write_one, write_rules, writer_key, READER,
 };
 use crate::support::seaweed::Seaweed;
 use crate::support::{Output, TestRepo};
@@ -19,12 +19,18 @@ use crate::support::{Output, TestRepo};
 /// What a signature covers besides the body (the format of kardwt's shared manifests).
 const CONTEXT: &str = "git-kardwt prepare cache manifest, format 1\n";
 
+/// The public key (as kardwt shows it) whose 32 secret bytes are `secret`.
+pub(super) fn public_key(secret: [u8; 32]) -> String {
+    let key = SigningKey::from_bytes(&secret);
+    format!("ed25519:{}", hex(key.verifying_key().as_bytes()))
+}
+
 /// A signature entry over `body` by the key whose 32 secret bytes are `secret`.
 pub(super) fn signature(secret: [u8; 32], body: &str) -> serde_json::Value {
     let key = SigningKey::from_bytes(&secret);
     let sig = key.sign(format!("{CONTEXT}{body}").as_bytes());
     serde_json::json!({
-        "key": format!("ed25519:{}", hex(key.verifying_key().as_bytes())),
+        "key": public_key(secret),
         "signature": hex(&sig.to_bytes()),
     })
 }
@@ -226,4 +232,68 @@ fn a_blob_swapped_under_a_valid_manifest_is_a_miss() {
     nothing_of_the_store_kept(&repo, "does not match its hash");
     let big = std::fs::read(repo.card_path("2").join("node_modules/pkg/big.bin")).unwrap();
     assert_ne!(big, swapped);
+}
+
+/// `doctor` says whose entries this user would use: none trusted is a failed finding saying
+/// every entry is a miss, with how to trust one; a writer is told the key it signs with.
+#[test]
+fn doctor_says_when_this_user_trusts_no_signer() {
+    let repo = TestRepo::new();
+    write_rules(&repo, "http://127.0.0.1:9");
+    let signers = |env: &[(&str, &str)]| {
+        let env: Vec<(&str, &std::ffi::OsStr)> = env
+            .iter()
+            .map(|(k, v)| (*k, std::ffi::OsStr::new(*v)))
+            .collect();
+        let out = repo
+            .spawn_with_env("git", &repo.base, &["kardwt", "doctor", "--json"], &env)
+            .wait(std::time::Duration::from_secs(60));
+        let json = out.json();
+        json["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["check"] == "prepare.cache_remote signers")
+            .cloned()
+            .unwrap_or_else(|| panic!("no signers check: {json:#}"))
+    };
+    let none = signers(&[]);
+    assert_eq!(none["ok"], false, "{none}");
+    assert!(
+        none["detail"]
+            .as_str()
+            .unwrap()
+            .contains("every entry is a miss"),
+        "{none}"
+    );
+    assert!(
+        none["fix"]
+            .as_str()
+            .unwrap()
+            .contains("git kardwt trust --signer KEY"),
+        "{none}"
+    );
+    let writer = signers(&[("KARDWT_CACHE_WRITE", "1")]);
+    assert_eq!(writer["ok"], true, "{writer}");
+    let mine = writer_key(&repo);
+    let writer = signers(&[("KARDWT_CACHE_WRITE", "1")]);
+    assert!(
+        writer["detail"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!("signed with {mine}")),
+        "{writer}"
+    );
+    // Its own key does not count as a signer trusted for reading others' entries.
+    assert_eq!(signers(&[])["ok"], false);
+    trust_signer(&repo, &public_key([9; 32]));
+    let one = signers(&[]);
+    assert_eq!(one["ok"], true, "{one}");
+    assert!(
+        one["detail"]
+            .as_str()
+            .unwrap()
+            .contains("trusts 1 signer of"),
+        "{one}"
+    );
 }
