@@ -99,6 +99,9 @@ pub struct Cache<'a> {
     deadline: Instant,
     /// The shared store, when the rules name one.
     remote: Option<remote::Remote>,
+    /// The paths of this machine's clone (its base and common dir) that outputs must not name
+    /// to be uploaded.
+    machine: Vec<String>,
 }
 
 /// What looking the key up found.
@@ -155,6 +158,23 @@ impl<'a> Cache<'a> {
         let Some(prep) = cfg.prepare.as_ref().filter(|p| !p.outputs.is_empty()) else {
             return Ok(None);
         };
+        // Where this machine keeps its clone, as given and resolved: outputs naming it are kept
+        // here but never uploaded (the key does not hold it).
+        let mut machine: Vec<String> = ["KARDWT_BASE", "KARDWT_COMMON_DIR"]
+            .iter()
+            .filter_map(|k| env.get(*k))
+            .flat_map(|v| {
+                let real = std::fs::canonicalize(v).ok();
+                [
+                    Some(v.clone()),
+                    real.map(|r| r.to_string_lossy().into_owned()),
+                ]
+            })
+            .flatten()
+            .filter(|v| v.len() >= identity::SHORTEST)
+            .collect();
+        machine.sort();
+        machine.dedup();
         let parts = key::Parts {
             program: key::file_digest(program)?,
             env,
@@ -169,6 +189,7 @@ impl<'a> Cache<'a> {
                 .cache_remote
                 .as_ref()
                 .map(|r| remote::Remote::new(r, write, deadline)),
+            machine,
         }))
     }
 
@@ -320,7 +341,7 @@ impl<'a> Cache<'a> {
         };
         let sent = manifest::check(&dir, &self.key)
             .map_err(anyhow::Error::from)
-            .and_then(|m| remote.publish(&dir, &m));
+            .and_then(|m| remote.publish(&dir, &m, &self.machine));
         Ok(Some(match sent {
             Ok(sent) => sent,
             Err(e)

@@ -84,3 +84,74 @@ fn a_clone_at_another_path_with_another_home_hits_the_writers_entry() {
         prepared(&repo, "1")
     );
 }
+
+/// Outputs that name where the writer keeps its clone (its base's path) would hand another
+/// machine a path it does not have: kept in the writer's local cache, never uploaded.
+#[test]
+fn outputs_naming_the_writers_clone_are_kept_here_but_not_uploaded() {
+    let Some(server) = Seaweed::start() else {
+        return;
+    };
+    let repo = TestRepo::new();
+    repo.commit_files(
+        &[
+            (".gitignore", ".env\n.env.*\nnode_modules/\n"),
+            ("package-lock.json", "v1\n"),
+        ],
+        "lockfile",
+    );
+    let log = crate::support::sh_quote(&repo.prepare_log());
+    let script = repo.write_helper(
+        "prepare",
+        &format!(
+            "echo ran >> {log}\nmkdir -p node_modules/pkg\n\
+             head -c 300000 /dev/zero > node_modules/pkg/padding\n\
+             printf 'root = %s/shared\\n' \"$KARDWT_BASE\" > node_modules/pkg/config\n"
+        ),
+    );
+    repo.write_rules(&format!(
+        "{}    inputs: [package-lock.json]\n    outputs: [node_modules]\n    cache_remote:\n      url: s3://{}/team/web\n      endpoint: {}\n",
+        repo.rules_for(&script, false),
+        crate::support::seaweed::BUCKET,
+        server.endpoint
+    ));
+    let aws = repo.home.join(".aws");
+    std::fs::create_dir_all(&aws).unwrap();
+    std::fs::write(
+        aws.join("credentials"),
+        format!(
+            "[default]\naws_access_key_id = {}\naws_secret_access_key = {}\n",
+            crate::support::seaweed::ACCESS_KEY,
+            crate::support::seaweed::SECRET_KEY
+        ),
+    )
+    .unwrap();
+    let env = [("KARDWT_CACHE_WRITE", OsStr::new("1"))];
+    let out = repo
+        .spawn_with_env("git", &repo.base, &["kardwt", "add", "1"], &env)
+        .wait(Duration::from_secs(120));
+    out.expect_code(0);
+    let said = prepared(&repo, "1");
+    let base = repo.base.to_str().unwrap();
+    assert!(
+        said.contains("stored 2 files")
+            && said.contains(&format!(
+                "not uploaded: the file node_modules/pkg/config names {base}"
+            )),
+        "{said}\n{out}"
+    );
+    assert_eq!(
+        out.stderr
+            .lines()
+            .filter(|l| l.contains("not uploaded"))
+            .count(),
+        1,
+        "{out}"
+    );
+    // Kept here: the next card is a local hit.
+    let out = repo
+        .spawn_with_env("git", &repo.base, &["kardwt", "add", "2"], &env)
+        .wait(Duration::from_secs(120));
+    out.expect_code(0);
+    assert!(prepared(&repo, "2").starts_with("cache: hit"), "{out}");
+}

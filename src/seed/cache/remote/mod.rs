@@ -166,13 +166,16 @@ impl Remote {
 
     /// Upload the local entry at `dir` (its manifest `m`): the blobs the store lacks, then the
     /// manifest unless one is there. Says what was done.
-    pub fn publish(&self, dir: &Path, m: &Manifest) -> Result<String> {
+    /// Outputs that name one of `machine` (where this machine keeps its clone) are not
+    /// uploaded: another machine's clone is elsewhere.
+    pub fn publish(&self, dir: &Path, m: &Manifest, machine: &[String]) -> Result<String> {
         let name = self.manifest_name(&m.key);
         let deadline = self.deadline();
         let (store, head) = (self.store.clone(), name.clone());
         if transfers::one(deadline, UPLOADING, move || store.exists(&head))? {
             return Ok("already on the remote".to_owned());
         }
+        names_none(&dir.join("files"), m, machine)?;
         // The key first: without one nothing is uploaded.
         let key = keys::own(true)?.context("no signing key")?;
         let sent = Arc::new((AtomicU64::new(0), AtomicU64::new(0)));
@@ -273,6 +276,54 @@ fn upload_file(store: &s3::Store, e: &Entry, path: &Path) -> Result<Option<u64>>
         s3::Put::Created => Ok(Some(read)),
         s3::Put::Exists => Ok(None),
     }
+}
+
+/// Refuse the entry when a name, a symlink's target or a file beneath `files` holds one of
+/// `paths` (each file read once, a match across two reads seen).
+fn names_none(files: &Path, m: &Manifest, paths: &[String]) -> Result<()> {
+    use std::io::Read as _;
+    let Ok(finder) = aho_corasick::AhoCorasick::new(paths) else {
+        bail!("cannot search the outputs for this machine's paths");
+    };
+    let named = |what: &str, path: &str, i: usize| {
+        anyhow::anyhow!(
+            "{what} {path} names {}, where this machine keeps its clone: another machine's is elsewhere",
+            paths[i]
+        )
+    };
+    let keep = paths.iter().map(String::len).max().unwrap_or(1).max(1) - 1;
+    let mut buf = vec![0u8; keep + (256 << 10)];
+    for e in &m.entries {
+        let target = e.target.as_deref().unwrap_or_default();
+        for (what, text) in [
+            ("the path", e.path.as_str()),
+            ("the symlink target of", target),
+        ] {
+            if let Some(hit) = finder.find(text) {
+                return Err(named(what, &e.path, hit.pattern().as_usize()));
+            }
+        }
+        if e.kind != Kind::File {
+            continue;
+        }
+        let mut file = crate::sys::fsio::open_regular_nofollow(&files.join(&e.path))
+            .with_context(|| format!("cannot read the stored {}", e.path))?;
+        let mut held = 0;
+        loop {
+            let n = file.read(&mut buf[held..])?;
+            if n == 0 {
+                break;
+            }
+            let len = held + n;
+            if let Some(hit) = finder.find(&buf[..len]) {
+                return Err(named("the file", &e.path, hit.pattern().as_usize()));
+            }
+            let tail = len.min(keep);
+            buf.copy_within(len - tail..len, 0);
+            held = tail;
+        }
+    }
+    Ok(())
 }
 
 /// Bytes written into it are hashed, and go nowhere else.
