@@ -341,12 +341,21 @@ pub struct DoctorArgs {
 /// copy them from the base's HEAD into your own store, pinned by content hash.
 ///
 /// Hooks then run those copies, and only for a tree whose commit holds the same directory; a
-/// change from upstream runs nothing until it is trusted again.
+/// change from upstream runs nothing until it is trusted again. With --signer, trust instead
+/// whoever signs the shared prepare cache with that key; --public-key prints your own.
 #[derive(Debug, Args)]
 pub struct TrustArgs {
     /// Show what would be trusted and what changed since the last trusted version; copy nothing
     #[arg(long)]
     pub dry_run: bool,
+    /// Trust the shared prepare cache's entries signed with KEY (ed25519:<hex>, as
+    /// --public-key prints it on the machine that writes them), for every repository of yours
+    #[arg(long, value_name = "KEY", conflicts_with = "public_key")]
+    pub signer: Option<String>,
+    /// Print your public key for signing the shared prepare cache (made on first use), for
+    /// readers to trust with --signer
+    #[arg(long, conflicts_with = "dry_run")]
+    pub public_key: bool,
 }
 
 /// Shell integration: a `kardwt` function whose `kardwt switch <card>` goes to the card's tree.

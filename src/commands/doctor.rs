@@ -70,6 +70,19 @@ pub fn run(ctx: &Context, args: &DoctorArgs, out: &mut dyn Write) -> Result<i32>
                         ),
                     ),
                 });
+                let writes =
+                    crate::seed::cache::writes(ctx.repo.config_string("kardwt.cacheWrite"));
+                findings.push(match crate::seed::cache::signers(writes) {
+                    Ok(who) => finding("prepare.cache_remote signers", true, who, None),
+                    Err(why) => finding(
+                        "prepare.cache_remote signers",
+                        false,
+                        why,
+                        Some(
+                            "ask whoever writes the cache for their key (git kardwt trust --public-key, run as them), check it is theirs, then git kardwt trust --signer KEY".into(),
+                        ),
+                    ),
+                });
             }
             let mut said = std::collections::HashSet::new();
             for (key, argv) in [

@@ -3,6 +3,8 @@
 //! copy them into the user's own store outside every worktree, pinned by content hash, so that
 //! hooks run them (`sandbox/trusted.rs`). Reads committed objects only, never a worktree's files.
 //! Every name it shows for a person to judge has its control characters written out.
+//! `--signer KEY` trusts a signer of the shared prepare cache instead, `--public-key` prints
+//! this user's own signing key.
 use std::io::Write;
 
 use anyhow::Result;
@@ -40,6 +42,13 @@ impl Kind for Nothing {
 }
 
 pub fn run(ctx: &Context, args: &TrustArgs, out: &mut dyn Write) -> Result<i32> {
+    if args.public_key {
+        writeln!(out, "{}", crate::seed::cache::signing_key()?)?;
+        return Ok(0);
+    }
+    if let Some(key) = &args.signer {
+        return signer(key, args.dry_run, out);
+    }
     let rules = ctx.rules()?;
     let Some(dir) = rules.config.helpers.from_repository.clone() else {
         return Err(Fail::from(Nothing::NoDirectory).into());
@@ -96,6 +105,22 @@ pub fn run(ctx: &Context, args: &TrustArgs, out: &mut dyn Write) -> Result<i32> 
             out,
             "hooks run the copies in {}",
             visible(&root.to_string_lossy())
+        )?,
+    }
+    Ok(0)
+}
+
+/// Trust the shared prepare cache's signer `key`: what was done, and where it is kept.
+fn signer(key: &str, dry_run: bool, out: &mut dyn Write) -> Result<i32> {
+    let (already, path) = crate::seed::cache::trust_signer(key, dry_run)?;
+    let key = key.trim();
+    match (already, dry_run) {
+        (true, _) => writeln!(out, "already trusted: signer {key}")?,
+        (false, true) => writeln!(out, "would trust signer {key} (nothing written: --dry-run)")?,
+        (false, false) => writeln!(
+            out,
+            "trusted signer {key}: the prepare cache's entries it signs are used on this machine ({})",
+            visible(&path.to_string_lossy())
         )?,
     }
     Ok(0)

@@ -1,8 +1,9 @@
 //! The guard's rule for kardwt itself: `trust` approves the committed helpers to run on this
 //! machine, a review a person makes, so an agent's `git kardwt trust` is denied however it is
 //! spelled (`git kardwt`, `git -C DIR kardwt`, an alias of git's expanding to `kardwt …`, the
-//! `git-kardwt` program, the `kardwt` shell function), while `trust --dry-run`, which only
-//! shows, and `--help` are silence. Pure: no disk.
+//! `git-kardwt` program, the `kardwt` shell function), and so is `trust --signer KEY`, which
+//! makes this machine use the shared prepare cache's entries that key signs; `trust --dry-run`,
+//! which only shows, `--public-key` and `--help` are silence. Pure: no disk.
 use super::lex::Word;
 use super::rules::shell_quote;
 use super::Denial;
@@ -25,11 +26,22 @@ pub(super) fn judge(shown: &[Word], args: &[Word]) -> Option<Denial> {
     // Options after the subcommand: a dry run approves nothing, help prints and exits, anything
     // else clap refuses (nothing runs).
     let mut globals = Vec::new();
+    let mut signer = false;
     let mut i = 0;
     while let Some(w) = after.get(i) {
         let t = w.text.as_str();
         match t {
-            "--dry-run" | "-h" | "--help" | "-V" | "--version" => return None,
+            "--dry-run" | "--public-key" | "-h" | "--help" | "-V" | "--version" => return None,
+            "--signer" => {
+                globals.extend(after.get(i..i + 2)?);
+                signer = true;
+                i += 2;
+            }
+            _ if t.starts_with("--signer=") => {
+                globals.push(w);
+                signer = true;
+                i += 1;
+            }
             _ if VALUED.contains(&t) => {
                 globals.extend(after.get(i..i + 2)?);
                 i += 2;
@@ -49,11 +61,17 @@ pub(super) fn judge(shown: &[Word], args: &[Word]) -> Option<Denial> {
         .map(|w| shell_quote(&w.text))
         .chain(["--dry-run".to_owned()])
         .collect();
+    let reason = if signer {
+        "`git kardwt trust --signer` makes this machine use the prepare outputs that key \
+         signs in the shared cache, a decision only a person may make: ask the user to check \
+         whose key it is and run the command themselves"
+    } else {
+        "`git kardwt trust` approves the committed helpers to run on this machine, a \
+         review only a person may make: ask the user to read the helpers and run \
+         git kardwt trust themselves (the dry run below shows what they would approve)"
+    };
     Some(Denial {
-        reason: "`git kardwt trust` approves the committed helpers to run on this machine, a \
-                 review only a person may make: ask the user to read the helpers and run \
-                 git kardwt trust themselves (the dry run below shows what they would approve)"
-            .into(),
+        reason: reason.into(),
         replacement: words.join(" "),
     })
 }
@@ -100,8 +118,20 @@ mod tests {
             judged("--rules r.yml trust --root=/w").as_deref(),
             Some("git kardwt --rules r.yml trust --root=/w --dry-run")
         );
+        // Trusting a signer of the shared cache is a person's decision too.
+        assert_eq!(
+            judged("trust --signer ed25519:ab").as_deref(),
+            Some("git kardwt trust --signer ed25519:ab --dry-run")
+        );
+        assert_eq!(
+            judged("trust --signer=ed25519:ab").as_deref(),
+            Some("git kardwt trust --signer=ed25519:ab --dry-run")
+        );
         for silent in [
             "trust --dry-run",
+            "trust --signer ed25519:ab --dry-run",
+            "trust --public-key",
+            "trust --signer",
             "trust --help",
             "trust -h",
             "--help trust",

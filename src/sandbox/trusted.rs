@@ -55,7 +55,7 @@ pub enum Untrusted {
     },
     #[error("neither XDG_DATA_HOME nor HOME is set to an absolute directory: no place for trusted helpers")]
     NoHome,
-    #[error("the store of trusted helpers is not safe: {path} {why}")]
+    #[error("the store of what this user trusts is not safe: {path} {why}")]
     UnsafeStore { path: PathBuf, why: String },
 }
 
@@ -137,16 +137,7 @@ struct Manifest {
 /// The user's store for this repository's trusted helpers:
 /// `${XDG_DATA_HOME:-$HOME/.local/share}/git-kardwt/trusted/<base name>-<hash of common dir>`.
 pub fn store(common_dir: &Path) -> Result<PathBuf, Fail> {
-    let data = std::env::var_os("XDG_DATA_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .map(PathBuf::from)
-                .filter(|p| p.is_absolute())
-                .map(|h| h.join(".local/share"))
-        })
-        .ok_or_else(|| Fail::from(Untrusted::NoHome))?;
+    let data = data_home().ok_or_else(|| Fail::from(Untrusted::NoHome))?;
     let canonical = std::fs::canonicalize(common_dir).unwrap_or_else(|_| common_dir.to_owned());
     let digest = hex(&Sha256::digest(canonical.as_os_str().as_encoded_bytes()));
     // The base's directory name, for a person reading the store.
@@ -179,11 +170,25 @@ pub fn store(common_dir: &Path) -> Result<PathBuf, Fail> {
     Ok(store)
 }
 
+/// The user's data directory, `${XDG_DATA_HOME:-$HOME/.local/share}` (each absolute), where
+/// kardwt keeps what this user trusts beneath `git-kardwt/`.
+pub fn data_home() -> Option<PathBuf> {
+    std::env::var_os("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .filter(|p| p.is_absolute())
+                .map(|h| h.join(".local/share"))
+        })
+}
+
 /// A directory of the store, where it exists, must be a directory (a symlink is judged by what
 /// it leads to) owned by this user, with none of the write bits `unsafe_bits` for its group or
 /// others: whoever can write there could put a program and its manifest in place of what was
 /// trusted.
-fn safe_dir(dir: &Path, unsafe_bits: u32) -> Result<(), Fail> {
+pub fn safe_dir(dir: &Path, unsafe_bits: u32) -> Result<(), Fail> {
     use std::os::unix::fs::MetadataExt;
     let meta = match std::fs::metadata(dir) {
         Ok(m) => m,

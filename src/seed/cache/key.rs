@@ -4,7 +4,9 @@
 //! each input as it is on disk in the tree when prepare runs (a file's bytes, a symlink's
 //! target, a directory's whole content, or `absent`), so an uncommitted edit is a key of its
 //! own, never the committed input's. Two trees get the same key exactly when prepare would
-//! start from the same rules, program, environment and input content. [`digest`] is pure.
+//! start from the same rules, program, environment and input content. Where this machine keeps
+//! things is not part of it (the home, the base's path, the common dir: [`MACHINE`]), so two
+//! machines set up differently share entries through the store. [`digest`] is pure.
 use std::collections::BTreeMap;
 use std::io::Read as _;
 use std::os::unix::ffi::OsStrExt;
@@ -104,6 +106,10 @@ fn on_disk(tree: &Path, rel: &Path) -> Result<String> {
     Ok(format!("dir:{}", hex(&h.finalize())))
 }
 
+/// The hook's variables that say only where this machine keeps things: left out of the key.
+/// Outputs that name the tree itself are never stored (`identity.rs`).
+const MACHINE: [&str; 3] = ["HOME", "KARDWT_BASE", "KARDWT_COMMON_DIR"];
+
 /// The key: 64 hex digits.
 pub fn digest(fingerprint: &str, argv: &[String], parts: &Parts) -> String {
     let mut h = Sha256::new();
@@ -113,14 +119,19 @@ pub fn digest(fingerprint: &str, argv: &[String], parts: &Parts) -> String {
         h.update(value);
         h.update(b"\n");
     };
-    // 3: entries stored before outputs were searched for the tree's names are never used.
-    field("kardwt-prepare-cache", b"3");
+    // 3: entries stored before outputs were searched for the tree's names are never used;
+    // 4: the key no longer holds the machine's paths.
+    field("kardwt-prepare-cache", b"4");
     field("rules", fingerprint.as_bytes());
     for arg in argv {
         field("argv", arg.as_bytes());
     }
     field("program", parts.program.as_bytes());
-    for (name, value) in &parts.env {
+    for (name, value) in parts
+        .env
+        .iter()
+        .filter(|(n, _)| !MACHINE.contains(&n.as_str()))
+    {
         field("env", name.as_bytes());
         field("value", value.as_bytes());
     }
@@ -149,7 +160,7 @@ mod tests {
     #[test]
     fn every_part_changes_the_key_and_nothing_else_does() {
         let argv = vec!["/opt/h/prepare".to_owned()];
-        let p = |prog, lock| parts(prog, &[("HOME", "/h")], lock);
+        let p = |prog, lock| parts(prog, &[("HOME", "/h"), ("LANG", "C")], lock);
         let k = digest("sha256:a", &argv, &p("aa", "1111"));
         assert_eq!(k.len(), 64);
         assert_eq!(k, digest("sha256:a", &argv, &p("aa", "1111")));
@@ -158,7 +169,22 @@ mod tests {
         assert_ne!(k, digest("sha256:a", &argv, &p("bb", "1111")));
         assert_ne!(
             k,
-            digest("sha256:a", &argv, &parts("aa", &[("HOME", "/g")], "1111"))
+            digest(
+                "sha256:a",
+                &argv,
+                &parts("aa", &[("LANG", "de_DE")], "1111")
+            )
+        );
+        // Where the machine keeps things is not part of it.
+        let elsewhere = [
+            ("HOME", "/g"),
+            ("LANG", "C"),
+            ("KARDWT_BASE", "/elsewhere/repo"),
+            ("KARDWT_COMMON_DIR", "/elsewhere/repo/.git"),
+        ];
+        assert_eq!(
+            k,
+            digest("sha256:a", &argv, &parts("aa", &elsewhere, "1111"))
         );
         let other = vec!["/opt/h/prepare2".to_owned()];
         assert_ne!(k, digest("sha256:a", &other, &p("aa", "1111")));

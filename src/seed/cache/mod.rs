@@ -51,6 +51,46 @@ pub fn remote_answers(
     }
 }
 
+/// This user's public key for signing the shared store's entries, `ed25519:<hex>` (the key
+/// pair made on first use).
+pub fn signing_key() -> Result<String> {
+    let key = remote::keys::own(true)?.ok_or_else(|| anyhow::anyhow!("no signing key"))?;
+    Ok(remote::keys::show(&key.verifying_key()))
+}
+
+/// Trust the shared store's signer `key` (`ed25519:<hex>`) for this user; `dry_run` writes
+/// nothing. Whether it was trusted already, and the file that says so.
+pub fn trust_signer(key: &str, dry_run: bool) -> Result<(bool, PathBuf)> {
+    remote::keys::trust(key, dry_run)
+}
+
+/// Whose entries of the shared store this user uses, for `doctor`: where it writes, the key it
+/// signs with; else the signers it trusts, or (`Err`) that it trusts none, so every entry is a
+/// miss. Makes no key.
+pub fn signers(writes: bool) -> std::result::Result<String, String> {
+    let own = remote::keys::own(false).map_err(|e| format!("{e:#}"))?;
+    if writes {
+        return Ok(match own {
+            Some(k) => format!(
+                "this machine uploads, signed with {}",
+                remote::keys::show(&k.verifying_key())
+            ),
+            None => "this machine uploads, signed with a key made at its first upload".into(),
+        });
+    }
+    let trusted = remote::keys::trusted().map_err(|e| format!("{e:#}"))?;
+    let others = trusted.len() - usize::from(own.is_some());
+    match others {
+        0 => Err(
+            "this user trusts no signer of the shared prepare cache: every entry is a miss".into(),
+        ),
+        n => Ok(format!(
+            "this user trusts {n} signer{} of the shared prepare cache",
+            if n == 1 { "" } else { "s" }
+        )),
+    }
+}
+
 /// The prepare cache of one tree: its key and the rules that made it.
 pub struct Cache<'a> {
     common_dir: PathBuf,
@@ -59,6 +99,9 @@ pub struct Cache<'a> {
     deadline: Instant,
     /// The shared store, when the rules name one.
     remote: Option<remote::Remote>,
+    /// The paths of this machine's clone (its base and common dir) that outputs must not name
+    /// to be uploaded.
+    machine: Vec<String>,
 }
 
 /// What looking the key up found.
@@ -115,6 +158,23 @@ impl<'a> Cache<'a> {
         let Some(prep) = cfg.prepare.as_ref().filter(|p| !p.outputs.is_empty()) else {
             return Ok(None);
         };
+        // Where this machine keeps its clone, as given and resolved: outputs naming it are kept
+        // here but never uploaded (the key does not hold it).
+        let mut machine: Vec<String> = ["KARDWT_BASE", "KARDWT_COMMON_DIR"]
+            .iter()
+            .filter_map(|k| env.get(*k))
+            .flat_map(|v| {
+                let real = std::fs::canonicalize(v).ok();
+                [
+                    Some(v.clone()),
+                    real.map(|r| r.to_string_lossy().into_owned()),
+                ]
+            })
+            .flatten()
+            .filter(|v| v.len() >= identity::SHORTEST)
+            .collect();
+        machine.sort();
+        machine.dedup();
         let parts = key::Parts {
             program: key::file_digest(program)?,
             env,
@@ -123,12 +183,13 @@ impl<'a> Cache<'a> {
         Ok(Some(Cache {
             common_dir: common_dir.to_path_buf(),
             prep,
-            key: key::digest(&cfg.fingerprint(), &prep.argv, &parts),
+            key: key::digest(&outputs_fingerprint(cfg), &prep.argv, &parts),
             deadline,
             remote: prep
                 .cache_remote
                 .as_ref()
                 .map(|r| remote::Remote::new(r, write, deadline)),
+            machine,
         }))
     }
 
@@ -262,29 +323,52 @@ impl<'a> Cache<'a> {
         }
         let keep = usize::try_from(self.prep.cache_entries).unwrap_or(usize::MAX);
         shelf::trim(&self.common_dir, keep);
-        Ok(match self.publish() {
+        Ok(match self.publish()? {
             Some(sent) => format!("{said}; remote: {sent}"),
             None => said,
         })
     }
 
     /// Upload the entry of the key to the shared store where this machine writes; what was
-    /// done, or why not (also a warning on stderr).
-    fn publish(&self) -> Option<String> {
-        let remote = self.remote.as_ref().filter(|r| r.write)?;
-        let dir = shelf::entry_dir(&self.common_dir, &self.key)?;
+    /// done, or why not (also a warning on stderr). `Err` only when interrupted or past the
+    /// deadline (what went up is blobs without a manifest: no entry).
+    fn publish(&self) -> Result<Option<String>> {
+        let Some(remote) = self.remote.as_ref().filter(|r| r.write) else {
+            return Ok(None);
+        };
+        let Some(dir) = shelf::entry_dir(&self.common_dir, &self.key) else {
+            return Ok(None);
+        };
         let sent = manifest::check(&dir, &self.key)
             .map_err(anyhow::Error::from)
-            .and_then(|m| remote.publish(&dir, &m));
-        Some(match sent {
+            .and_then(|m| remote.publish(&dir, &m, &self.machine));
+        Ok(Some(match sent {
             Ok(sent) => sent,
+            Err(e)
+                if crate::sys::signals::interrupted().is_some()
+                    || Instant::now() >= self.deadline =>
+            {
+                return Err(e)
+            }
             Err(e) => {
                 let why = format!("not uploaded: {e:#}");
                 eprintln!("kardwt: warning: prepare cache remote {why}");
                 why
             }
-        })
+        }))
     }
+}
+
+/// The rules' fingerprint less where the cache is kept (`prepare.cache_remote`, which a
+/// machine on another network may reach through another endpoint, and
+/// `prepare.cache_entries`): they decide nothing of the outputs.
+fn outputs_fingerprint(cfg: &Config) -> String {
+    let mut rules = cfg.clone();
+    if let Some(p) = rules.prepare.as_mut() {
+        p.cache_remote = None;
+        p.cache_entries = 0;
+    }
+    rules.fingerprint()
 }
 
 /// Does this machine upload to the rules' shared store? Where `KARDWT_CACHE_WRITE` says so

@@ -28,7 +28,27 @@ fn an_agents_trust_is_denied_and_sent_to_the_user() {
         answers.insert(command.into(), out.json());
     }
     pinned(&repo).bind(|| insta::assert_json_snapshot!("guard_denies_an_agents_trust", answers));
-    for allowed in ["git kardwt trust --dry-run", "git kardwt trust --help"] {
+    // Trusting a signer of the shared prepare cache is a person's decision too.
+    let out = guard(
+        &repo,
+        &repo.tmp,
+        &["--format", "claude"],
+        &payload("Bash", "git kardwt trust --signer ed25519:3b3b", &repo.base),
+    );
+    let json = out.json();
+    let answer = &json["hookSpecificOutput"];
+    assert_eq!(answer["permissionDecision"], "deny", "{out}");
+    let reason = answer["permissionDecisionReason"].as_str().unwrap();
+    assert!(
+        reason.contains("trust --signer` makes this machine use")
+            && reason.contains("trust --signer ed25519:3b3b --dry-run"),
+        "{reason}"
+    );
+    for allowed in [
+        "git kardwt trust --dry-run",
+        "git kardwt trust --help",
+        "git kardwt trust --public-key",
+    ] {
         let out = guard(
             &repo,
             &repo.tmp,

@@ -7,5 +7,8 @@ mod hook_from_add;
 mod identity;
 mod never_half_ready;
 mod remote;
+mod remote_elsewhere;
+mod remote_signed;
+mod remote_stopped;
 mod sample;
 mod sandbox;

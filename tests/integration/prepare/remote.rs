@@ -3,7 +3,7 @@
 //! the server and a stopped server are misses (prepare runs, one line says why) leaving no
 //! partial entry; credentials never reach the hook, the events or the messages. Two machines
 //! are two clones in turn at the same paths (as CI runners are), each with its own home and
-//! local cache.
+//! local cache; the reader trusts the writer's signing key (`remote_signed.rs`: what it refuses).
 use std::ffi::OsStr;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -50,11 +50,13 @@ fn reader_misses(repo: &TestRepo, why: &str, within: Duration) -> (Output, Durat
     (out, took)
 }
 
-/// The second machine (after one wrote its entry) adds card 2 as a reader, and the store's
-/// entry is a miss: its own prepare ran. Its output.
-fn reader_prepares_again(repo: &TestRepo, server: &Seaweed) -> Output {
+/// The second machine (after one wrote its entry) trusts the writer's signing key, adds card 2
+/// as a reader, and the store's entry is a miss: its own prepare ran. Its output.
+pub(super) fn reader_prepares_again(repo: &TestRepo, server: &Seaweed) -> Output {
+    let key = writer_key(repo);
     another_machine(repo);
     write_rules(repo, &server.endpoint);
+    trust_signer(repo, &key);
     let out = add(repo, "2", &READER);
     out.expect_code(0);
     assert_eq!(
@@ -63,6 +65,22 @@ fn reader_prepares_again(repo: &TestRepo, server: &Seaweed) -> Output {
         "prepare did not run:\n{out}"
     );
     out
+}
+
+/// The writer's public signing key, as `trust --public-key` prints it on the writer.
+pub(super) fn writer_key(repo: &TestRepo) -> String {
+    let key = repo.kardwt_ok(&repo.base, &["trust", "--public-key"]);
+    assert!(
+        key.starts_with("ed25519:") && key.trim().len() == 72,
+        "{key}"
+    );
+    key.trim().to_owned()
+}
+
+/// This machine's user trusts the signer `key`, as a person would.
+pub(super) fn trust_signer(repo: &TestRepo, key: &str) {
+    let said = repo.kardwt_ok(&repo.base, &["trust", "--signer", key]);
+    assert!(said.starts_with("trusted signer ed25519:"), "{said}");
 }
 
 /// One machine's setup: the lockfile on origin, the rules naming the server.
@@ -77,7 +95,7 @@ fn setup(repo: &TestRepo, server: &Seaweed) {
     write_rules(repo, &server.endpoint);
 }
 
-fn write_rules(repo: &TestRepo, endpoint: &str) {
+pub(super) fn write_rules(repo: &TestRepo, endpoint: &str) {
     let script = prepare(repo);
     repo.write_rules(&format!(
         "{}    inputs: [package-lock.json]\n    outputs: [node_modules]\n    cache_remote:\n      url: s3://{BUCKET}/team/web\n      endpoint: {endpoint}\n",
@@ -86,7 +104,7 @@ fn write_rules(repo: &TestRepo, endpoint: &str) {
 }
 
 /// `git kardwt add <card>` with `env` set, as the machine's user runs it.
-fn add(repo: &TestRepo, card: &str, env: &[(&str, &str)]) -> Output {
+pub(super) fn add(repo: &TestRepo, card: &str, env: &[(&str, &str)]) -> Output {
     let env: Vec<(&str, &OsStr)> = env.iter().map(|(k, v)| (*k, OsStr::new(*v))).collect();
     repo.spawn_with_env("git", &repo.base, &["kardwt", "add", card], &env)
         .wait(Duration::from_secs(120))
@@ -106,7 +124,7 @@ fn writer_credentials(repo: &TestRepo) {
     .unwrap();
 }
 
-const READER: [(&str, &str); 2] = [
+pub(super) const READER: [(&str, &str); 2] = [
     ("AWS_ACCESS_KEY_ID", ACCESS_KEY),
     ("AWS_SECRET_ACCESS_KEY", SECRET_KEY),
 ];
@@ -114,7 +132,7 @@ const READER: [(&str, &str); 2] = [
 /// Turn this test's machine into another one at the same paths: the writer's base, trees and
 /// home moved aside, a fresh clone of origin (no local cache) and an empty home. Returns
 /// where the writer's trees went.
-fn another_machine(repo: &TestRepo) -> PathBuf {
+pub(super) fn another_machine(repo: &TestRepo) -> PathBuf {
     let aside = repo.tmp.join("writer");
     std::fs::create_dir(&aside).unwrap();
     std::fs::rename(&repo.base, aside.join("base")).unwrap();
@@ -130,7 +148,7 @@ fn another_machine(repo: &TestRepo) -> PathBuf {
     aside.join("trees")
 }
 
-fn prepared(repo: &TestRepo, card: &str) -> String {
+pub(super) fn prepared(repo: &TestRepo, card: &str) -> String {
     let events = repo.events(Some(card));
     let e = events
         .iter()
@@ -141,7 +159,7 @@ fn prepared(repo: &TestRepo, card: &str) -> String {
 }
 
 /// The local cache's leftovers of a fetch (temporary entries).
-fn leftovers(repo: &TestRepo) -> Vec<String> {
+pub(super) fn leftovers(repo: &TestRepo) -> Vec<String> {
     std::fs::read_dir(repo.common_dir().join("kardwt/cache"))
         .into_iter()
         .flatten()
@@ -151,7 +169,7 @@ fn leftovers(repo: &TestRepo) -> Vec<String> {
         .collect()
 }
 
-fn local_entries(repo: &TestRepo) -> usize {
+pub(super) fn local_entries(repo: &TestRepo) -> usize {
     std::fs::read_dir(repo.common_dir().join("kardwt/cache"))
         .into_iter()
         .flatten()
@@ -161,7 +179,7 @@ fn local_entries(repo: &TestRepo) -> usize {
 }
 
 /// The writer's first card: prepare runs and its entry is uploaded. Returns its tree.
-fn write_one(repo: &TestRepo, server: &Seaweed) -> PathBuf {
+pub(super) fn write_one(repo: &TestRepo, server: &Seaweed) -> PathBuf {
     setup(repo, server);
     writer_credentials(repo);
     let out = add(repo, "1", &[("KARDWT_CACHE_WRITE", "1")]);
@@ -189,8 +207,12 @@ fn a_writers_prepare_is_a_readers_remote_hit_byte_for_byte() {
     out.expect_code(0);
     assert!(prepared(&repo, "2").starts_with("cache: hit"), "{out}");
 
+    let key = writer_key(&repo);
+    let (_, envelope) = stored_manifest(&repo, &server);
+    assert_eq!(envelope["signatures"][0]["key"], key.as_str(), "{envelope}");
     let trees = another_machine(&repo);
     write_rules(&repo, &server.endpoint);
+    trust_signer(&repo, &key);
     let t = Instant::now();
     let out = add(&repo, "3", &READER);
     out.expect_code(0);
@@ -350,7 +372,7 @@ fn a_machine_writes_only_where_its_user_says_so() {
 }
 
 /// The writer's entry as stored: its manifest's object name and the envelope.
-fn stored_manifest(repo: &TestRepo, server: &Seaweed) -> (String, serde_json::Value) {
+pub(super) fn stored_manifest(repo: &TestRepo, server: &Seaweed) -> (String, serde_json::Value) {
     let key = std::fs::read_dir(repo.common_dir().join("kardwt/cache"))
         .unwrap()
         .flatten()
@@ -391,7 +413,13 @@ fn a_manifest_replaced_to_write_outside_the_tree_is_a_miss() {
         .clone();
     evil["path"] = "node_modules/../../../escaped.js".into();
     entries.push(evil);
-    envelope["body"] = body.to_string().into();
+    // Signed with the writer's own key, as a writer gone rogue (or its stolen key) would.
+    let body = body.to_string();
+    envelope["signatures"] = serde_json::json!([super::remote_signed::signature(
+        super::remote_signed::writer_secret(&repo),
+        &body
+    )]);
+    envelope["body"] = body.into();
     server.overwrite(&name, envelope.to_string().as_bytes());
 
     let out = reader_prepares_again(&repo, &server);

@@ -6,6 +6,8 @@ use std::io::{Read as _, Write as _};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The identity the server accepts.
@@ -147,6 +149,17 @@ impl Seaweed {
         );
     }
 
+    /// Is there an object `name` (through the filer)?
+    pub fn has(&self, name: &str) -> bool {
+        let req = format!("HEAD /buckets/{BUCKET}/{name} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
+        let answer = http(self.filer_port, req.as_bytes());
+        assert!(
+            answer.starts_with("HTTP/1.1 ") || answer.starts_with("HTTP/1.0 "),
+            "{answer}"
+        );
+        answer[9..].starts_with("200")
+    }
+
     /// The object `name`'s bytes (through the filer).
     pub fn read(&self, name: &str) -> Vec<u8> {
         let req = format!("GET /buckets/{BUCKET}/{name} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
@@ -158,6 +171,26 @@ impl Seaweed {
         let head = String::from_utf8_lossy(&answer[..end]);
         assert!(head.contains(" 200 "), "{head}");
         answer[(end + 4).min(answer.len())..].to_vec()
+    }
+
+    /// An endpoint in front of the server that passes every request on, except that a GET of an
+    /// object whose name holds `stall` gets its headers and half its body, then nothing more,
+    /// and a PUT of one is taken and never answered, the connection held open: a store that
+    /// hangs mid-transfer. The endpoint, and how many
+    /// transfers it has stalled so far.
+    pub fn stalling(&self, stall: &'static str) -> (String, Arc<AtomicUsize>) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let upstream: u16 = self.endpoint.rsplit(':').next().unwrap().parse().unwrap();
+        let stalled = Arc::new(AtomicUsize::new(0));
+        let count = Arc::clone(&stalled);
+        std::thread::spawn(move || {
+            for client in listener.incoming().flatten() {
+                let count = Arc::clone(&count);
+                std::thread::spawn(move || relay(client, upstream, stall, &count));
+            }
+        });
+        (format!("http://127.0.0.1:{port}"), stalled)
     }
 
     /// Stop the server (its port then refuses connections).
@@ -177,5 +210,89 @@ impl Seaweed {
 impl Drop for Seaweed {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+/// The head of an HTTP message (through the blank line) from `r`, `None` at the end.
+fn read_head(r: &mut impl std::io::BufRead) -> Option<String> {
+    let mut head = String::new();
+    loop {
+        let mut line = String::new();
+        if r.read_line(&mut line).ok()? == 0 {
+            return None;
+        }
+        head.push_str(&line);
+        if line == "\r\n" {
+            return Some(head);
+        }
+    }
+}
+
+fn content_length(head: &str) -> usize {
+    head.lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case("content-length")
+                .then(|| v.trim().parse().ok())?
+        })
+        .unwrap_or(0)
+}
+
+/// Pass one client connection's requests on to the server on 127.0.0.1:`upstream`, one at a
+/// time, stalling the GETs of names that hold `stall` halfway through their body.
+fn relay(client: TcpStream, upstream: u16, stall: &str, stalled: &AtomicUsize) {
+    let Ok(server) = TcpStream::connect(("127.0.0.1", upstream)) else {
+        return;
+    };
+    let (mut to_client, mut to_server) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+    let mut from_client = std::io::BufReader::new(client);
+    let mut from_server = std::io::BufReader::new(server);
+    while let Some(head) = read_head(&mut from_client) {
+        let mut body = vec![0u8; content_length(&head)];
+        if from_client.read_exact(&mut body).is_err() {
+            return;
+        }
+        let request_line = head.lines().next().unwrap_or_default().to_owned();
+        if request_line.starts_with("PUT ") && request_line.contains(stall) {
+            // Taken in whole, never passed on, never answered.
+            stalled.fetch_add(1, Ordering::SeqCst);
+            loop {
+                std::thread::sleep(Duration::from_secs(3600));
+            }
+        }
+        if to_server.write_all(head.as_bytes()).is_err() || to_server.write_all(&body).is_err() {
+            return;
+        }
+        let Some(answer) = read_head(&mut from_server) else {
+            return;
+        };
+        let head_request = request_line.starts_with("HEAD ");
+        let mut body = vec![
+            0u8;
+            if head_request {
+                0
+            } else {
+                content_length(&answer)
+            }
+        ];
+        if from_server.read_exact(&mut body).is_err() {
+            return;
+        }
+        let _ = to_client.write_all(answer.as_bytes());
+        if request_line.starts_with("GET ")
+            && request_line.contains(stall)
+            && answer.contains(" 200 ")
+        {
+            let _ = to_client.write_all(&body[..body.len() / 2]);
+            let _ = to_client.flush();
+            stalled.fetch_add(1, Ordering::SeqCst);
+            // Hold the connection open and say nothing more.
+            loop {
+                std::thread::sleep(Duration::from_secs(3600));
+            }
+        }
+        if to_client.write_all(&body).is_err() {
+            return;
+        }
     }
 }

@@ -9,6 +9,7 @@ use crate::support::*;
 
 mod adversary;
 mod older_cards;
+mod signers;
 
 /// The same rules on every machine: no absolute path in them.
 const RULES: &str = "worktree:

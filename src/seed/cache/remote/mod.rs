@@ -8,18 +8,25 @@
 //! miss, and nothing of it is kept. A machine whose user or CI opts in writes: blobs first,
 //! each only where missing, then the manifest, never overwriting one (create-only PUTs).
 //! The stored document is an envelope (`format`, `body`: the manifest's JSON as text, and
-//! `signatures` over those exact bytes, empty for now) so signing needs no new format.
+//! `signatures` over those exact bytes): the writer signs with its user's key, and a reader
+//! uses an entry only when a signature verifies under a key its user trusts; an entry unsigned,
+//! signed by no one trusted or whose signature does not match is a miss, checked before
+//! anything of it is read or written (whoever can write the store cannot poison the cache).
 //!
 //! | file | one job |
 //! |---|---|
 //! | `creds` | the machine's credentials |
+//! | `keys` | this user's signing key and the signers it trusts |
 //! | `s3` | GET, HEAD and create-only PUT against the store |
+//! | `signed` | signing a manifest, and accepting only trusted signatures |
 //! | `sigv4` | signing a request |
+//! | `transfers` | transfers on threads, waited for so that Ctrl-C and the deadline stop them at once |
 use std::collections::BTreeSet;
 use std::io::Write as _;
 use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
 use std::path::{Component, Path};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{bail, Context as _, Result};
@@ -30,8 +37,11 @@ use super::manifest::{Entry, Kind, Manifest};
 use crate::config::CacheRemote;
 
 mod creds;
+pub(crate) mod keys;
 mod s3;
+mod signed;
 mod sigv4;
+mod transfers;
 
 /// The envelope's format.
 const FORMAT: u32 = 1;
@@ -46,9 +56,9 @@ struct Envelope {
     format: u32,
     /// The [`Published`] JSON, as the exact bytes a signature covers.
     body: String,
-    /// Signatures over `body` (none written yet; a reader does not rely on them yet).
+    /// Signatures over `body`.
     #[serde(default)]
-    signatures: Vec<serde_json::Value>,
+    signatures: Vec<signed::Signature>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -94,7 +104,11 @@ impl Remote {
     /// beneath `tmp/files`, each checked; the manifest of what was written, `None` when the
     /// store has no entry. `Err`: why it cannot be used (nothing of it is to be kept).
     pub fn fetch(&self, key: &str, outputs: &[String], tmp: &Path) -> Result<Option<Manifest>> {
-        let Some(bytes) = self.store.get(&self.manifest_name(key), MAX_MANIFEST)? else {
+        let (store, name) = (self.store.clone(), self.manifest_name(key));
+        let got = transfers::one(self.deadline(), FETCHING, move || {
+            store.get(&name, MAX_MANIFEST)
+        })?;
+        let Some(bytes) = got else {
             return Ok(None);
         };
         let envelope: Envelope =
@@ -105,6 +119,8 @@ impl Remote {
                 envelope.format
             );
         }
+        let trusted = keys::trusted().context("cannot read the signers this machine trusts")?;
+        signed::check(&envelope.body, &envelope.signatures, &trusted)?;
         let published: Published = serde_json::from_str(&envelope.body)
             .context("its manifest's body is not one kardwt wrote")?;
         let m = published.manifest;
@@ -127,10 +143,15 @@ impl Remote {
                 _ => std::os::unix::fs::symlink(e.target.as_deref().unwrap_or(""), &at)?,
             }
         }
-        let wanted: Vec<&Entry> = m.entries.iter().filter(|e| e.kind == Kind::File).collect();
-        at_once(&wanted, |e| {
-            super::stop_check(self.deadline(), "while fetching prepare's outputs")?;
-            self.fetch_file(e, &files.join(&e.path))
+        let wanted: Vec<Entry> = m
+            .entries
+            .iter()
+            .filter(|e| e.kind == Kind::File)
+            .cloned()
+            .collect();
+        let (store, into) = (self.store.clone(), files.clone());
+        transfers::at_once(wanted, TRANSFERS, self.deadline(), FETCHING, move |e| {
+            fetch_file(&store, e, &into.join(&e.path))
         })?;
         for e in m.entries.iter().rev().filter(|e| e.kind == Kind::Dir) {
             let perms = std::fs::Permissions::from_mode(e.mode);
@@ -143,80 +164,56 @@ impl Remote {
         self.store.deadline()
     }
 
-    /// Fetch one file's blob to `at` (created new), checking its size and hash.
-    fn fetch_file(&self, e: &Entry, at: &Path) -> Result<()> {
-        let hash = e.sha256.as_deref().unwrap_or_default();
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(at)?;
-        let mut h = Sha256::new();
-        let got = self
-            .store
-            .get_into(&blob_name(hash), e.size, &mut |chunk| {
-                h.update(chunk);
-                file.write_all(chunk)?;
-                Ok(())
-            })?
-            .with_context(|| format!("{}'s content is missing from the store", e.path))?;
-        if got != e.size {
-            bail!(
-                "{}'s content is truncated ({got} of {} bytes)",
-                e.path,
-                e.size
-            );
-        }
-        if sigv4::hex(&h.finalize()) != hash {
-            bail!("{}'s content does not match its hash", e.path);
-        }
-        file.set_permissions(std::fs::Permissions::from_mode(e.mode))?;
-        Ok(())
-    }
-
     /// Upload the local entry at `dir` (its manifest `m`): the blobs the store lacks, then the
     /// manifest unless one is there. Says what was done.
-    pub fn publish(&self, dir: &Path, m: &Manifest) -> Result<String> {
+    /// Outputs that name one of `machine` (where this machine keeps its clone) are not
+    /// uploaded: another machine's clone is elsewhere.
+    pub fn publish(&self, dir: &Path, m: &Manifest, machine: &[String]) -> Result<String> {
         let name = self.manifest_name(&m.key);
-        if self.store.exists(&name)? {
+        let deadline = self.deadline();
+        let (store, head) = (self.store.clone(), name.clone());
+        if transfers::one(deadline, UPLOADING, move || store.exists(&head))? {
             return Ok("already on the remote".to_owned());
         }
-        let (sent, bytes) = (AtomicU64::new(0), AtomicU64::new(0));
+        names_none(&dir.join("files"), m, machine)?;
+        // The key first: without one nothing is uploaded.
+        let key = keys::own(true)?.context("no signing key")?;
+        let sent = Arc::new((AtomicU64::new(0), AtomicU64::new(0)));
         let mut seen = BTreeSet::new();
-        let unique: Vec<&Entry> = m
+        let unique: Vec<Entry> = m
             .entries
             .iter()
             .filter(|e| e.kind == Kind::File && seen.insert(e.sha256.as_deref()))
+            .cloned()
             .collect();
-        at_once(&unique, |e| {
-            let hash = e.sha256.as_deref().context("a file without a hash")?;
-            super::stop_check(self.deadline(), "while uploading prepare's outputs")?;
-            let blob = blob_name(hash);
-            if self.store.exists(&blob)? {
-                return Ok(());
-            }
-            let body = crate::sys::fsio::read_bounded(&dir.join("files").join(&e.path), u64::MAX)?
-                .with_context(|| format!("cannot read the stored {}", e.path))?;
-            if sigv4::sha256_hex(&body) != hash {
-                bail!("the stored {} changed since it was stored", e.path);
-            }
-            if self.store.put_new(&blob, &body, hash)? == s3::Put::Created {
-                sent.fetch_add(1, Ordering::Relaxed);
-                bytes.fetch_add(body.len() as u64, Ordering::Relaxed);
-            }
+        let (store, files, counts) = (self.store.clone(), dir.join("files"), Arc::clone(&sent));
+        transfers::at_once(unique, TRANSFERS, deadline, UPLOADING, move |e| {
+            let bytes = upload_file(&store, e, &files.join(&e.path))?;
+            counts
+                .0
+                .fetch_add(u64::from(bytes.is_some()), Ordering::Relaxed);
+            counts.1.fetch_add(bytes.unwrap_or(0), Ordering::Relaxed);
             Ok(())
         })?;
-        let (sent, bytes) = (sent.into_inner(), bytes.into_inner());
+        let (sent, bytes) = (
+            sent.0.load(Ordering::Relaxed),
+            sent.1.load(Ordering::Relaxed),
+        );
         let body = serde_json::to_string(&Published {
             platform: self.platform.clone(),
             manifest: m.clone(),
         })?;
+        let signatures = vec![signed::sign(&body, &key)];
         let doc = serde_json::to_vec(&Envelope {
             format: FORMAT,
             body,
-            signatures: Vec::new(),
+            signatures,
         })?;
-        let put = self.store.put_new(&name, &doc, &sigv4::sha256_hex(&doc))?;
+        let store = self.store.clone();
+        let put = transfers::one(deadline, UPLOADING, move || {
+            let hash = sigv4::sha256_hex(&doc);
+            store.put_new(&name, &doc[..], &hash)
+        })?;
         let files = format!("{sent} new files ({})", crate::ground::human::size(bytes));
         Ok(match put {
             s3::Put::Created => format!("uploaded {files} and the manifest"),
@@ -225,37 +222,120 @@ impl Remote {
     }
 }
 
-/// Run `job` on each of `items`, on up to [`TRANSFERS`] threads (fewer where no more can be
-/// started), all stopping at the first failure, which is the answer.
-fn at_once<T: Sync>(items: &[T], job: impl Fn(&T) -> Result<()> + Sync) -> Result<()> {
-    let next = AtomicUsize::new(0);
-    let failed = std::sync::Mutex::new(None);
-    let work = || {
-        while failed.lock().is_ok_and(|f| f.is_none()) {
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            let Some(item) = items.get(i) else { return };
-            if let Err(e) = job(item) {
-                if let Ok(mut f) = failed.lock() {
-                    f.get_or_insert(e);
-                }
+/// What a transfer stopped by a signal or the deadline was doing.
+const FETCHING: &str = "while fetching prepare's outputs";
+const UPLOADING: &str = "while uploading prepare's outputs";
+
+/// Fetch one file's blob to `at` (created new), checking its size and hash.
+fn fetch_file(store: &s3::Store, e: &Entry, at: &Path) -> Result<()> {
+    let hash = e.sha256.as_deref().unwrap_or_default();
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(at)?;
+    let mut h = Sha256::new();
+    let got = store
+        .get_into(&blob_name(hash), e.size, &mut |chunk| {
+            h.update(chunk);
+            file.write_all(chunk)?;
+            Ok(())
+        })?
+        .with_context(|| format!("{}'s content is missing from the store", e.path))?;
+    if got != e.size {
+        bail!(
+            "{}'s content is truncated ({got} of {} bytes)",
+            e.path,
+            e.size
+        );
+    }
+    if sigv4::hex(&h.finalize()) != hash {
+        bail!("{}'s content does not match its hash", e.path);
+    }
+    file.set_permissions(std::fs::Permissions::from_mode(e.mode))?;
+    Ok(())
+}
+
+/// Upload the stored file at `path` (entry `e`) unless the store has its blob: checked against
+/// its hash as it is read, then streamed to the store. The bytes sent, `None` when none were.
+fn upload_file(store: &s3::Store, e: &Entry, path: &Path) -> Result<Option<u64>> {
+    let hash = e.sha256.as_deref().context("a file without a hash")?;
+    let blob = blob_name(hash);
+    if store.exists(&blob)? {
+        return Ok(None);
+    }
+    let cannot = || format!("cannot read the stored {}", e.path);
+    let mut file = crate::sys::fsio::open_regular_nofollow(path).with_context(cannot)?;
+    let mut h = Sha256::new();
+    let read = std::io::copy(&mut file, &mut HashWriter(&mut h)).with_context(cannot)?;
+    if read != e.size || sigv4::hex(&h.finalize()) != hash {
+        bail!("the stored {} changed since it was stored", e.path);
+    }
+    std::io::Seek::rewind(&mut file).with_context(cannot)?;
+    match store.put_new(&blob, file, hash)? {
+        s3::Put::Created => Ok(Some(read)),
+        s3::Put::Exists => Ok(None),
+    }
+}
+
+/// Refuse the entry when a name, a symlink's target or a file beneath `files` holds one of
+/// `paths` (each file read once, a match across two reads seen).
+fn names_none(files: &Path, m: &Manifest, paths: &[String]) -> Result<()> {
+    use std::io::Read as _;
+    let Ok(finder) = aho_corasick::AhoCorasick::new(paths) else {
+        bail!("cannot search the outputs for this machine's paths");
+    };
+    let named = |what: &str, path: &str, i: usize| {
+        anyhow::anyhow!(
+            "{what} {path} names {}, where this machine keeps its clone: another machine's is elsewhere",
+            paths[i]
+        )
+    };
+    let keep = paths.iter().map(String::len).max().unwrap_or(1).max(1) - 1;
+    let mut buf = vec![0u8; keep + (256 << 10)];
+    for e in &m.entries {
+        let target = e.target.as_deref().unwrap_or_default();
+        for (what, text) in [
+            ("the path", e.path.as_str()),
+            ("the symlink target of", target),
+        ] {
+            if let Some(hit) = finder.find(text) {
+                return Err(named(what, &e.path, hit.pattern().as_usize()));
             }
         }
-    };
-    std::thread::scope(|scope| {
-        for _ in 1..TRANSFERS.min(items.len()) {
-            if std::thread::Builder::new()
-                .spawn_scoped(scope, work)
-                .is_err()
-            {
+        if e.kind != Kind::File {
+            continue;
+        }
+        let mut file = crate::sys::fsio::open_regular_nofollow(&files.join(&e.path))
+            .with_context(|| format!("cannot read the stored {}", e.path))?;
+        let mut held = 0;
+        loop {
+            let n = file.read(&mut buf[held..])?;
+            if n == 0 {
                 break;
             }
+            let len = held + n;
+            if let Some(hit) = finder.find(&buf[..len]) {
+                return Err(named("the file", &e.path, hit.pattern().as_usize()));
+            }
+            let tail = len.min(keep);
+            buf.copy_within(len - tail..len, 0);
+            held = tail;
         }
-        work();
-    });
-    match failed.into_inner() {
-        Ok(None) => Ok(()),
-        Ok(Some(e)) => Err(e),
-        Err(_) => bail!("a transfer stopped"),
+    }
+    Ok(())
+}
+
+/// Bytes written into it are hashed, and go nowhere else.
+struct HashWriter<'a>(&'a mut Sha256);
+
+impl std::io::Write for HashWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.update(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 

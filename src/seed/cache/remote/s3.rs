@@ -1,7 +1,8 @@
 //! A small synchronous S3 client for the shared prepare cache: GET (streamed, bounded), HEAD,
 //! and a create-only PUT (`If-None-Match: *`), signed with the machine's credentials (or
 //! unsigned where it has none: a public bucket), each request bounded by a connect timeout
-//! and by the action's deadline. Errors say what failed and never hold a credential.
+//! and by the action's deadline. A PUT streams its body (a file is never read whole). Errors
+//! say what failed and never hold a credential.
 use std::io::Read;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -20,6 +21,7 @@ const PER_REQUEST: Duration = Duration::from_secs(300);
 /// The payload hash of a request without a body.
 const EMPTY_SHA256: &str = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 
+#[derive(Clone)]
 pub struct Store {
     agent: ureq::Agent,
     /// `scheme://host[:port]`
@@ -149,24 +151,24 @@ impl Store {
         (url, headers)
     }
 
+    /// `method` on the object `name` with `body` (whose SHA-256 is `payload`).
     fn call(
         &self,
         method: &str,
         name: &str,
-        body: Option<(&[u8], &str)>,
+        body: impl ureq::AsSendBody,
+        payload: &str,
         extra: &[(&str, &str)],
     ) -> Result<ureq::http::Response<ureq::Body>> {
-        let payload = body.map_or(EMPTY_SHA256, |(_, h)| h);
         let (url, headers) = self.prepare(method, name, payload, extra);
         let left = self.left()?;
         let mut req = ureq::http::Request::builder().method(method).uri(&url);
         for (k, v) in &headers {
             req = req.header(k.as_str(), v.as_str());
         }
-        let config = self.agent.configure_request(
-            req.body(body.map_or(&[][..], |(b, _)| b))
-                .context("cannot build the request")?,
-        );
+        let config = self
+            .agent
+            .configure_request(req.body(body).context("cannot build the request")?);
         let req = config.timeout_global(Some(left)).build();
         self.agent
             .run(req)
@@ -175,7 +177,7 @@ impl Store {
 
     /// The object `name`'s bytes, at most `limit` of them; `None` when there is none.
     pub fn get(&self, name: &str, limit: u64) -> Result<Option<Vec<u8>>> {
-        let mut resp = self.call("GET", name, None, &[])?;
+        let mut resp = self.call("GET", name, &[][..], EMPTY_SHA256, &[])?;
         match resp.status().as_u16() {
             200 => {}
             404 => return Ok(None),
@@ -198,7 +200,7 @@ impl Store {
         limit: u64,
         sink: &mut dyn FnMut(&[u8]) -> Result<()>,
     ) -> Result<Option<u64>> {
-        let resp = self.call("GET", name, None, &[])?;
+        let resp = self.call("GET", name, &[][..], EMPTY_SHA256, &[])?;
         match resp.status().as_u16() {
             200 => {}
             404 => return Ok(None),
@@ -224,7 +226,7 @@ impl Store {
 
     /// Is there an object `name`?
     pub fn exists(&self, name: &str) -> Result<bool> {
-        let resp = self.call("HEAD", name, None, &[])?;
+        let resp = self.call("HEAD", name, &[][..], EMPTY_SHA256, &[])?;
         match resp.status().as_u16() {
             200 => Ok(true),
             404 => Ok(false),
@@ -232,9 +234,10 @@ impl Store {
         }
     }
 
-    /// Write `body` (whose SHA-256 is `sha256`) as `name` unless an object is there already.
-    pub fn put_new(&self, name: &str, body: &[u8], sha256: &str) -> Result<Put> {
-        let resp = self.call("PUT", name, Some((body, sha256)), &[("If-None-Match", "*")])?;
+    /// Write `body` (whose SHA-256 is `sha256`, signed into the request so that a store checking
+    /// it refuses other bytes) as `name` unless an object is there already.
+    pub fn put_new(&self, name: &str, body: impl ureq::AsSendBody, sha256: &str) -> Result<Put> {
+        let resp = self.call("PUT", name, body, sha256, &[("If-None-Match", "*")])?;
         match resp.status().as_u16() {
             200 | 201 | 204 => Ok(Put::Created),
             // 409: a concurrent conditional write of the same name won.
