@@ -82,7 +82,7 @@ pub fn unmatched(
 pub fn gap(tree: &Path, admin: &Path, follow: Follow) -> Option<Gap> {
     let unreadable =
         |what: &str, e: &dyn std::fmt::Display| Some(Gap::Unreadable(format!("{what}: {e}")));
-    let repo = match gix::open(tree) {
+    let repo = match super::repo::open_worktree(tree) {
         Ok(r) => r,
         Err(e) => return unreadable("cannot open the repository", &e),
     };

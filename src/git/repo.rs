@@ -93,6 +93,27 @@ impl Head {
     }
 }
 
+/// The repositories this process found from a worktree (without `GIT_DIR`), by that worktree:
+/// a second look at the same tree (the check of its checkout) reuses the handle, its config
+/// already read, instead of opening the repository again.
+static FOUND: std::sync::OnceLock<std::sync::Mutex<Vec<(PathBuf, gix::ThreadSafeRepository)>>> =
+    std::sync::OnceLock::new();
+
+/// The repository of the worktree `tree`, as `gix::open(tree)` opens it: the handle
+/// [`Repo::discover`] found there when there is one.
+pub fn open_worktree(tree: &Path) -> gix::Result<gix::Repository> {
+    let found = FOUND.get().and_then(|f| {
+        let f = f.lock().ok()?;
+        f.iter()
+            .find(|(at, _)| at == tree)
+            .map(|(_, r)| r.to_thread_local())
+    });
+    match found {
+        Some(repo) => Ok(repo),
+        None => gix::open(tree),
+    }
+}
+
 impl Repo {
     /// Find the repository containing `cwd`, or the one git's own environment names:
     /// `git --git-dir=X kardwt …` exports `GIT_DIR` (and `GIT_WORK_TREE`) to us, and acts on X
@@ -152,6 +173,11 @@ impl Repo {
             super::call::detached_work_tree(&base, &common_dir);
         }
         let reftable = is_reftable(&gix);
+        if let (Some(at), None) = (&current, std::env::var_os("GIT_DIR")) {
+            if let Ok(mut found) = FOUND.get_or_init(Default::default).lock() {
+                found.push((at.clone(), gix.clone().into_sync()));
+            }
+        }
         Ok(Repo {
             common_dir,
             base,
