@@ -13,9 +13,9 @@ use crate::git::repo::{self, Head};
 use crate::ground::card::CardId;
 use crate::ground::error::{Code, Fail, Kind};
 use crate::session::context::Context;
-use crate::state::record::{Origin, Reason, State};
+use crate::session::hold;
+use crate::state::{Origin, Reason, State};
 use crate::verify::{self, Verdict};
-use crate::{session::hold, state::events};
 
 const HINT: &str = "adoption needs an entry in worktree.adoptions of the rules file declaring exactly this card, path, common_dir and branch";
 
@@ -81,10 +81,9 @@ pub fn run(ctx: &Context, args: &AdoptArgs, out: &mut dyn Write) -> Result<i32> 
         Reason::Adopt,
     );
     rec.state = State::Ready;
-    crate::state::store::write(&admin, &rec)?;
-    events::append(
-        &ctx.repo.common_dir,
-        crate::state::events::Kind::Adopted,
+    crate::state::write(&admin, &rec)?;
+    crate::state::Cards::at(&ctx.repo.common_dir).log(
+        crate::state::EventKind::Adopted,
         card.as_str(),
         &report.path,
         "ok",

@@ -32,9 +32,9 @@ pub fn run(args: &DeleteAsideArgs) -> Result<i32> {
         let _ =
             rustix::process::kill_process(rustix::process::getpid(), rustix::process::Signal::KILL);
     }
-    Ok(match crate::state::aside::delete(&args.record) {
-        crate::state::aside::Deletion::Deleted | crate::state::aside::Deletion::Gone => 0,
-        crate::state::aside::Deletion::Busy => 0,
+    Ok(match crate::state::delete_aside(&args.record) {
+        crate::state::Deletion::Deleted | crate::state::Deletion::Gone => 0,
+        crate::state::Deletion::Busy => 0,
         _ => 1,
     })
 }

@@ -15,10 +15,10 @@ use serde::Serialize;
 use crate::cli::DoctorArgs;
 use crate::lifecycle::rehearse::rehearse;
 use crate::lifecycle::step::Step;
+use crate::sandbox;
 use crate::session::context::Context;
-use crate::state::record::State;
+use crate::state::State;
 use crate::verify::{self, Verdict};
-use crate::{sandbox, state::events};
 
 #[derive(Debug, Serialize)]
 struct Finding {
@@ -121,14 +121,14 @@ pub fn run(ctx: &Context, args: &DoctorArgs, out: &mut dyn Write) -> Result<i32>
     worktree_findings(ctx, &entries, &mut findings);
     leftover_findings(ctx, &entries, &mut findings);
     // Orphans: claims that outlived their worktree (or its directory).
-    for (o, kind) in crate::state::claim::orphans(&ctx.repo.common_dir, &ctx.repo.base) {
+    for (o, kind) in crate::state::Cards::at(&ctx.repo.common_dir).orphans(&ctx.repo.base) {
         let detail = match kind {
-            crate::state::claim::Orphan::Gone => format!(
+            crate::state::Orphan::Gone => format!(
                 "card {}'s claim names {}, which git no longer has: its cleanup and ports were never released",
                 o.card,
                 o.path.display()
             ),
-            crate::state::claim::Orphan::Replaced => format!(
+            crate::state::Orphan::Replaced => format!(
                 "card {}'s claim names {}, which now holds another worktree: the claim is stale",
                 o.card,
                 o.path.display()
@@ -142,7 +142,7 @@ pub fn run(ctx: &Context, args: &DoctorArgs, out: &mut dyn Write) -> Result<i32>
         ));
     }
     // Malformed claims are reported, never acted on.
-    for (c, why) in crate::state::claim::malformed(&ctx.repo.common_dir, &ctx.repo.base) {
+    for (c, why) in crate::state::Cards::at(&ctx.repo.common_dir).malformed(&ctx.repo.base) {
         findings.push(finding(
             "claim",
             false,
@@ -152,14 +152,18 @@ pub fn run(ctx: &Context, args: &DoctorArgs, out: &mut dyn Write) -> Result<i32>
             ),
             Some(format!(
                 "inspect {} and delete it by hand if no worktree of card {} is in use",
-                crate::state::claim::file(&ctx.repo.common_dir, &c.card).display(),
+                crate::state::Cards::at(&ctx.repo.common_dir)
+                    .claim_file(&c.card)
+                    .display(),
                 c.card
             )),
         ));
     }
     // When each hook last fired, from the events only that hook writes.
-    let events = events::read(&ctx.repo.common_dir, None).events;
-    let last = |fired: fn(&events::Event) -> bool| {
+    let events = crate::state::Cards::at(&ctx.repo.common_dir)
+        .events(None)
+        .events;
+    let last = |fired: fn(&crate::state::LoggedEvent) -> bool| {
         events
             .iter()
             .rev()
@@ -322,9 +326,10 @@ fn hooks_findings(ctx: &Context, findings: &mut Vec<Finding>) {
 fn worktree_findings(ctx: &Context, entries: &[verify::Entry], findings: &mut Vec<Finding>) {
     // The intents of interrupted adds, by the path they name: what made an unseeded tree.
     let intents: std::collections::HashMap<std::path::PathBuf, String> =
-        crate::state::claim::all(&ctx.repo.common_dir)
+        crate::state::Cards::at(&ctx.repo.common_dir)
+            .claims()
             .into_iter()
-            .filter(|c| c.state == crate::state::claim::ClaimState::Intent)
+            .filter(|c| c.state == crate::state::ClaimState::Intent)
             .map(|c| (c.path, c.card))
             .collect();
     // A delegated checkout has no index until its prepare hook makes one: only git's mark counts.
@@ -420,9 +425,9 @@ fn worktree_findings(ctx: &Context, entries: &[verify::Entry], findings: &mut Ve
 fn leftover_findings(ctx: &Context, entries: &[verify::Entry], findings: &mut Vec<Finding>) {
     use crate::lifecycle::remnant::Unbacked;
     // Trees removals moved aside whose deletion failed: their bytes stay there.
-    for a in crate::state::aside::failing(&ctx.repo.common_dir) {
+    for a in crate::state::Cards::at(&ctx.repo.common_dir).failing_asides() {
         let shown = crate::ground::quote::sh_path(&a.path);
-        let retried = if a.attempts >= crate::state::aside::ATTEMPTS {
+        let retried = if a.attempts >= crate::state::ATTEMPTS {
             "no longer retried by itself"
         } else {
             "retried by the next command that takes the repository lock"
@@ -478,7 +483,7 @@ fn leftover_findings(ctx: &Context, entries: &[verify::Entry], findings: &mut Ve
         }
     }
     let admins: Vec<std::path::PathBuf> = entries.iter().map(|e| e.linked.admin.clone()).collect();
-    let temporaries = crate::state::store::dead_temporaries(&ctx.repo.common_dir, &admins);
+    let temporaries = crate::state::Cards::at(&ctx.repo.common_dir).dead_temporaries(&admins);
     if !temporaries.is_empty() {
         let shown: Vec<String> = temporaries
             .iter()

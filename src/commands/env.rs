@@ -42,7 +42,7 @@ pub fn run(ctx: &Context, args: &EnvArgs, out: &mut dyn Write) -> Result<i32> {
 }
 
 /// The variables, by name (pure but for the base's path): ports only when the record holds some.
-fn facts(ctx: &Context, rec: &crate::state::record::Record) -> BTreeMap<&'static str, String> {
+fn facts(ctx: &Context, rec: &crate::state::Record) -> BTreeMap<&'static str, String> {
     let mut vars = BTreeMap::from([
         ("KARDWT_CARD", rec.card.clone()),
         ("KARDWT_WORKTREE", rec.path.to_string_lossy().into_owned()),

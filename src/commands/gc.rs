@@ -60,7 +60,7 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
     } = crate::gc::plan::plan(ctx, &rules.config, &entries, &policy)?;
 
     // Trees a killed removal moved aside, before this run moves any.
-    let aside = crate::state::aside::Tidy::run(&ctx.repo.common_dir, args.apply);
+    let aside = crate::state::Tidy::run(&ctx.repo.common_dir, args.apply);
     if args.apply {
         let again = (idle, args.include_failed);
         crate::gc::apply::apply(ctx, &rules.config, &entries, &mut candidates, again)?;
@@ -70,7 +70,7 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
     let cache = crate::seed::cache::Tidy::run(&ctx.repo.common_dir, bound, args.apply);
     // The temporary files killed writes left, removed with --apply.
     let admins: Vec<_> = entries.iter().map(|e| e.linked.admin.clone()).collect();
-    let mut temporaries = crate::state::store::dead_temporaries(&ctx.repo.common_dir, &admins);
+    let mut temporaries = crate::state::Cards::at(&ctx.repo.common_dir).dead_temporaries(&admins);
     if args.apply {
         temporaries = crate::sys::fsio::remove_files(&temporaries);
     }
@@ -291,7 +291,7 @@ struct GcJson<'a> {
     /// Temporary files killed writes left: removed when applied.
     temporaries: &'a [std::path::PathBuf],
     /// Trees removals moved aside and a kill kept from being deleted: deleted when applied.
-    moved_aside: &'a [crate::state::aside::Entry],
+    moved_aside: &'a [crate::state::Entry],
     /// `--branches`: the stale `card/*` branches.
     #[serde(skip_serializing_if = "Option::is_none")]
     branches: Option<&'a crate::gc::branches::Report>,

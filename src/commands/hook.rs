@@ -20,8 +20,8 @@ use crate::session::context::Context;
 use crate::session::hold;
 use crate::session::hold::RemovalError;
 use crate::session::unmanaged;
-use crate::state::record::{self, Origin, Reason};
-use crate::{git::repo, state::events, verify};
+use crate::state::{Origin, Reason};
+use crate::{git::repo, verify};
 
 /// Is `oid` git's null object id (all zeros, SHA-1 or SHA-256)?
 pub fn is_null_oid(oid: &str) -> bool {
@@ -45,9 +45,8 @@ pub fn post_checkout(global: crate::cli::GlobalArgs, args: &PostCheckoutArgs) ->
     let aside =
         |why: &str| unmanaged::note(Some(&ctx.repo.common_dir), &path, "post-checkout", why);
     let noop = |why: &str| {
-        events::append(
-            &ctx.repo.common_dir,
-            crate::state::events::Kind::HookNoop,
+        crate::state::Cards::at(&ctx.repo.common_dir).log(
+            crate::state::EventKind::HookNoop,
             "",
             &path,
             why,
@@ -61,7 +60,10 @@ pub fn post_checkout(global: crate::cli::GlobalArgs, args: &PostCheckoutArgs) ->
     let Some(admin) = repo::read_dot_git(&path).and_then(|a| std::fs::canonicalize(a).ok()) else {
         return Ok(0);
     };
-    if !matches!(record::load(&admin), record::Loaded::Absent) {
+    if !matches!(
+        crate::state::load_record(&admin),
+        crate::state::Loaded::Absent
+    ) {
         noop("already recorded");
         return Ok(0);
     }
@@ -120,9 +122,8 @@ fn seed_new_worktree(
     // Never called while this process holds the repository lock (the undo takes it).
     let undo = |why: anyhow::Error| -> anyhow::Error {
         let removed = hold::undo_worktree(ctx, path, started);
-        events::append(
-            &ctx.repo.common_dir,
-            crate::state::events::Kind::Failed,
+        crate::state::Cards::at(&ctx.repo.common_dir).log(
+            crate::state::EventKind::Failed,
             "",
             path,
             "hook: configuration",
@@ -172,7 +173,10 @@ fn seed_new_worktree(
         }
         card = now;
     };
-    if !matches!(record::load(admin), record::Loaded::Absent) {
+    if !matches!(
+        crate::state::load_record(admin),
+        crate::state::Loaded::Absent
+    ) {
         // Recorded by another command while this hook waited: that record stands.
         return Ok(());
     }
@@ -191,7 +195,7 @@ fn seed_new_worktree(
         return Err(refuse(ctx, path, &card, why, started));
     }
     // Ports come from the pipeline, like every other path's (one pipeline for all).
-    let recorded = crate::state::store::write(admin, &rec);
+    let recorded = crate::state::write(admin, &rec);
     recorded.map_err(undo)?;
     let prep = Prep {
         ctx,
@@ -201,7 +205,7 @@ fn seed_new_worktree(
         quiet: true,
     };
     prep.log(
-        crate::state::events::Kind::Created,
+        crate::state::EventKind::Created,
         &rec,
         "hook",
         started.elapsed(),
@@ -279,7 +283,7 @@ fn refusal(
     repo: &repo::Repo,
     entries: &[verify::Entry],
     admin: &Path,
-    rec: &record::Record,
+    rec: &crate::state::Record,
 ) -> Option<String> {
     // Whether git's checkout completed is the pipeline's first step: its
     // failure removes the tree like any failed seeding, naming the retry.
@@ -296,9 +300,8 @@ fn refuse(
     started: Instant,
 ) -> anyhow::Error {
     let removed = hold::undo_worktree(ctx, path, started);
-    events::append(
-        &ctx.repo.common_dir,
-        crate::state::events::Kind::Failed,
+    crate::state::Cards::at(&ctx.repo.common_dir).log(
+        crate::state::EventKind::Failed,
         card.as_str(),
         path,
         "hook: refused",

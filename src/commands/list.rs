@@ -14,7 +14,7 @@ use anyhow::Result;
 use crate::cli::ListArgs;
 use crate::ground::cap;
 use crate::session::context::Context;
-use crate::state::record::Loaded;
+use crate::state::Loaded;
 use crate::verify::{self, Report, Verdict};
 
 pub fn run(ctx: &Context, args: &ListArgs, out: &mut dyn Write) -> Result<i32> {
@@ -41,7 +41,7 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut dyn Write) -> Result<i32> {
             _ => None,
         })
         .collect();
-    let orphans: Vec<(crate::state::claim::Claim, &str)> =
+    let orphans: Vec<(crate::state::Claim, &str)> =
         crate::lifecycle::remnant::unbacked(&ctx.repo, &entries, &recorded)
             .into_iter()
             .map(|(mut c, state)| {
@@ -51,7 +51,7 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut dyn Write) -> Result<i32> {
             })
             .collect();
     // Trees removals moved aside whose deletion failed: their bytes stay there.
-    let undeleted = crate::state::aside::failing(&ctx.repo.common_dir);
+    let undeleted = crate::state::Cards::at(&ctx.repo.common_dir).failing_asides();
     let now = crate::sys::time::now_secs();
     let mut rows: Vec<Row> = reports
         .iter()
@@ -331,7 +331,7 @@ fn statuses(ctx: &Context, reports: &[Report], budget: f64) -> Vec<Status> {
 /// The commit a tree's ahead and behind are counted against: its base branch's remote-tracking
 /// ref (`refs/remotes/<remote>/<branch>`) as last fetched, when it exists; else the base
 /// commit the record names (a tag or commit base, or a ref fetched away since).
-fn compared_base(ctx: &Context, rec: &crate::state::record::Record) -> Option<String> {
+fn compared_base(ctx: &Context, rec: &crate::state::Record) -> Option<String> {
     crate::gc::collectable::tracking_ref(rec)
         .and_then(|tracking| ctx.repo.ref_oid(&tracking).ok())
         .or_else(|| (!rec.base_oid.is_empty()).then(|| rec.base_oid.clone()))

@@ -20,12 +20,12 @@ use std::time::Instant;
 use anyhow::{Context as _, Result};
 
 use crate::cli::PrePushArgs;
+use crate::git;
 use crate::git::push::{self, says, Entry, RefUpdate, Resolved, Sent};
 use crate::ground::error::{Code, Fail, Kind};
 use crate::session::context::Context;
-use crate::state::record::Loaded;
+use crate::state::Loaded;
 use crate::verify::{self, Verdict};
-use crate::{git, state::events};
 
 mod sent;
 use sent::{pushed_entries, remote_tips, sent_objects, tracking_remote};
@@ -61,9 +61,8 @@ pub fn run(global: crate::cli::GlobalArgs, args: &PrePushArgs) -> Result<i32> {
         .unwrap_or_else(|| ctx.repo.base.clone());
     let mut card = String::new();
     let blocked = |refusal: Refusal, card: &str| -> anyhow::Error {
-        events::append(
-            &ctx.repo.common_dir,
-            crate::state::events::Kind::PushBlocked,
+        crate::state::Cards::at(&ctx.repo.common_dir).log(
+            crate::state::EventKind::PushBlocked,
             card,
             &here,
             &refusal.why,
@@ -124,16 +123,15 @@ pub fn run(global: crate::cli::GlobalArgs, args: &PrePushArgs) -> Result<i32> {
             ignorecase: config_bool(&ctx, "core.ignorecase"),
             links,
             admins: entries.iter().map(|e| e.linked.admin.clone()).collect(),
-            kind: crate::state::blobs::hash_kind(&ctx.repo.common_dir),
+            kind: crate::state::Cards::at(&ctx.repo.common_dir).hash_kind(),
             public: &known,
         };
         if let Some(why) = check.forbidden(&pushed, &sent, &updates)? {
             return Err(blocked(Refusal { why, hint: UNDO }, &card));
         }
     }
-    events::append(
-        &ctx.repo.common_dir,
-        crate::state::events::Kind::PushChecked,
+    crate::state::Cards::at(&ctx.repo.common_dir).log(
+        crate::state::EventKind::PushChecked,
         &card,
         &here,
         "ok",
@@ -237,9 +235,9 @@ impl Check<'_> {
         }
         // The repository's list outlives the trees; the admin dirs hold the ids of copies
         // made before it existed.
-        let mut remembered = crate::state::blobs::load_repo(&self.ctx.repo.common_dir);
+        let mut remembered = crate::state::Cards::at(&self.ctx.repo.common_dir).remembered_blobs();
         for admin in &self.admins {
-            remembered.extend(crate::state::blobs::load(admin));
+            remembered.extend(crate::state::copied_blobs(admin));
         }
         let need_names = pushed.iter().any(Entry::touches_symlink);
         let shared = self.shared_from_base(objects, need_names, &remembered)?;
@@ -434,7 +432,8 @@ impl Check<'_> {
             .filter(|(id, _)| !remembered.contains_key(*id))
             .map(|(id, name)| (id.clone(), String::from_utf8_lossy(name).into_owned()))
             .collect();
-        if let Err(e) = crate::state::blobs::remember(&self.ctx.repo.common_dir, &versions) {
+        if let Err(e) = crate::state::Cards::at(&self.ctx.repo.common_dir).remember_blobs(&versions)
+        {
             eprintln!("warning: could not remember the base's .env version for pre-push: {e:#}");
         }
         let blobs = files

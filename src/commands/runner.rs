@@ -18,14 +18,14 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
 use crate::cli::{ClaudeCommand, GlobalArgs};
+use crate::git::repo;
 use crate::ground::card::CardId;
 use crate::ground::error::{self, Code, Fail, Kind};
 use crate::guard::shell_quote;
 use crate::lifecycle::removable::{self, Unremovable};
 use crate::session::context::Context;
-use crate::state::record::Record;
+use crate::state::Record;
 use crate::verify::{self, Verdict};
-use crate::{git::repo, state::events};
 
 /// The most a hook payload may hold.
 const STDIN_CAP: u64 = 1 << 20;
@@ -266,9 +266,8 @@ fn remove(ctx: &Context, path: &Path) -> Result<Disposal> {
                 "nothing was released".to_owned()
             };
             let said = why.said_whole("it");
-            events::append(
-                &ctx.repo.common_dir,
-                crate::state::events::Kind::RemoveRefused,
+            crate::state::Cards::at(&ctx.repo.common_dir).log(
+                crate::state::EventKind::RemoveRefused,
                 &rec.card,
                 path,
                 &format!("kept: {said}"),
@@ -322,7 +321,8 @@ fn remove(ctx: &Context, path: &Path) -> Result<Disposal> {
         Verdict::Absent => {
             // An orphan: git no longer knows it, but the card's claim still names it.
             let common = &ctx.repo.common_dir;
-            let orphan = crate::state::claim::orphans(common, &ctx.repo.base)
+            let orphan = crate::state::Cards::at(common)
+                .orphans(&ctx.repo.base)
                 .into_iter()
                 .map(|(c, _)| c)
                 .find(|c| c.path == path);
@@ -340,7 +340,7 @@ fn remove(ctx: &Context, path: &Path) -> Result<Disposal> {
             let deadline =
                 crate::session::hold::after(std::time::Instant::now(), cfg.action_timeout_seconds);
             let steps = crate::lifecycle::orphan::release_orphan(ctx, &cfg, &claim, deadline)?;
-            crate::state::claim::delete(common, &claim.card);
+            crate::state::Cards::at(common).delete_claim(&claim.card);
             let details: Vec<String> = steps
                 .iter()
                 .map(|s| format!("{}: {}", s.step, s.detail))

@@ -22,7 +22,7 @@ use serde::Deserialize;
 
 use crate::cli::{CodexCommand, GlobalArgs};
 use crate::session::context::Context;
-use crate::state::record::State;
+use crate::state::State;
 use crate::verify::{self, Verdict};
 
 /// The most a hook payload may hold.

@@ -11,7 +11,7 @@ use crate::git::repo::Head;
 use crate::ground::card::CardId;
 use crate::ground::error::{Code, Fail, Kind};
 use crate::session::context::Context;
-use crate::state::record::State;
+use crate::state::State;
 use crate::verify::{self, Verdict};
 
 pub fn run(ctx: &Context, args: &SelectArgs, out: &mut dyn Write) -> Result<i32> {

@@ -9,7 +9,7 @@ use clap::CommandFactory;
 
 use crate::cli::{Cli, ShellInitArgs, ShellKind};
 use crate::session::context::Context;
-use crate::state::record::Loaded;
+use crate::state::Loaded;
 use crate::verify;
 
 /// The function itself, one text for bash and zsh.

@@ -179,8 +179,8 @@ fn link_word(state: &dirty::LinkState) -> &'static str {
 }
 
 /// Who made the worktree, in words (pure).
-fn made_by(origin: crate::state::record::Origin) -> &'static str {
-    use crate::state::record::Origin;
+fn made_by(origin: crate::state::Origin) -> &'static str {
+    use crate::state::Origin;
     match origin {
         Origin::Add => "git kardwt add",
         Origin::Hook => "git worktree add (the post-checkout hook seeded it)",
@@ -195,7 +195,7 @@ fn made_by(origin: crate::state::record::Origin) -> &'static str {
 struct StatusJson<'a> {
     #[serde(flatten)]
     report: crate::verify::ReportJson<'a>,
-    record: Option<&'a crate::state::record::Record>,
+    record: Option<&'a crate::state::Record>,
     links: Vec<LinkJson<'a>>,
     base_ref_missing: Option<&'a str>,
     ports: &'a [u16],

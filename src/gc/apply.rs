@@ -10,7 +10,7 @@ use crate::gc::plan::{Candidate, Collected, Outcome};
 use crate::lifecycle::remove::{self, Options};
 use crate::session::context::Context;
 use crate::session::hold;
-use crate::state::claim::Orphan;
+use crate::state::Orphan;
 use crate::verify;
 
 /// Collect every candidate; `idle` and `include_failed` judge each tree again.
@@ -61,7 +61,7 @@ fn collect(
         }
         if !c.prune {
             // Its claim, last.
-            crate::state::claim::delete(&ctx.repo.common_dir, &claim.card);
+            crate::state::Cards::at(&ctx.repo.common_dir).delete_claim(&claim.card);
             return Ok(Outcome::Collected(Collected::Released));
         }
     }

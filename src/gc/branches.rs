@@ -106,12 +106,9 @@ fn base(
 ) -> Result<(String, String), NoBase> {
     let remote = &cfg.base.remote;
     if !offline {
-        let lock = crate::state::store::take_repo(
-            &ctx.repo.common_dir,
-            deadline,
-            "git kardwt gc --branches (fetch)",
-        )
-        .map_err(NoBase::Lock)?;
+        let lock = crate::state::Cards::at(&ctx.repo.common_dir)
+            .lock(deadline, "git kardwt gc --branches (fetch)")
+            .map_err(NoBase::Lock)?;
         let (base_ref, oid) = crate::lifecycle::base::fetch_base(
             &lock, &ctx.repo, cfg, None, deadline,
         )
@@ -223,7 +220,7 @@ fn delete(
 ) -> Result<()> {
     let dir = &ctx.repo.base;
     let lock =
-        crate::state::store::take_repo(&ctx.repo.common_dir, deadline, "git kardwt gc --branches")?;
+        crate::state::Cards::at(&ctx.repo.common_dir).lock(deadline, "git kardwt gc --branches")?;
     let checked_out = git::checked_out_branches(dir)?;
     let judged: Vec<(String, &str)> = candidates
         .iter()

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use crate::git;
 use crate::git::repo::{Head, Repo};
-use crate::state::record::{Loaded, Record, State};
+use crate::state::{Loaded, Record, State};
 use crate::verify::Entry;
 
 /// The reflog messages that record a commit made in this worktree: `git commit` writes

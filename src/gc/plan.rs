@@ -13,8 +13,8 @@ use crate::gc::collectable::{self, Judgement::Collect, Judgement::Keep};
 use crate::git::repo::absolutize_keep_last;
 use crate::lifecycle::removable::{self, Processes, Unremovable};
 use crate::session::context::Context;
-use crate::state::claim::{Claim, Orphan};
-use crate::state::record::{Loaded, State};
+use crate::state::{Claim, Orphan};
+use crate::state::{Loaded, State};
 use crate::verify::{self, Verdict};
 use crate::{git, sandbox, session::hold};
 
@@ -158,7 +158,7 @@ pub fn plan(
     let index = verify::Index::mapped(entries);
     let mut candidates = Vec::new();
     let mut kept = Vec::new();
-    let mut orphans = crate::state::claim::orphans(&ctx.repo.common_dir, &ctx.repo.base);
+    let mut orphans = crate::state::Cards::at(&ctx.repo.common_dir).orphans(&ctx.repo.base);
     for e in entries {
         let Loaded::Parsed(rec) = &e.record else {
             continue;
@@ -344,7 +344,7 @@ fn fetch_bases(
     }
     let deadline = hold::after(std::time::Instant::now(), cfg.action_timeout_seconds);
     let repo_lock =
-        crate::state::store::take_repo(&ctx.repo.common_dir, deadline, "git kardwt gc (fetch)")?;
+        crate::state::Cards::at(&ctx.repo.common_dir).lock(deadline, "git kardwt gc (fetch)")?;
     let mut failed = Vec::new();
     for (remote, base_ref) in bases {
         let Some(tracking) = collectable::tracking_ref_of(&remote, &base_ref) else {

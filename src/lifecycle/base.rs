@@ -186,7 +186,7 @@ pub fn fetch_for_rules(
     if !repo.is_bare_layout() || asked.is_some_and(Asked::is_pr) {
         return Ok(());
     }
-    let repo_lock = crate::state::store::take_repo(&repo.common_dir, deadline, holder)?;
+    let repo_lock = crate::state::Cards::at(&repo.common_dir).lock(deadline, holder)?;
     fetch_base(&repo_lock, repo, cfg, asked, deadline).map(drop)
 }
 
@@ -483,7 +483,7 @@ pub fn base_of_kept_branch(tree: &Path, fetched: &str) -> String {
 
 /// How many commits of the base's remote-tracking ref ([`tracking_ref_of`] the record, as
 /// last fetched) the tree's HEAD lacks; `None` when either cannot be read.
-pub fn behind(tree: &Path, rec: &crate::state::record::Record) -> Option<u64> {
+pub fn behind(tree: &Path, rec: &crate::state::Record) -> Option<u64> {
     let tracking = tracking_ref_of(&rec.base_remote, &rec.base_ref)?;
     // Program-made operands: `HEAD..` first, so nothing can read as an option.
     let args = ["rev-list", "--count", &format!("HEAD..{tracking}"), "--"];

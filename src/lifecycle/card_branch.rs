@@ -4,7 +4,7 @@
 use crate::git;
 use crate::lifecycle::step::Step;
 use crate::session::context::Context;
-use crate::state::record::Record;
+use crate::state::Record;
 use crate::sys::lock;
 
 /// Delete the branch when asked (`delete`), merged into the recorded base (or `force`d), and

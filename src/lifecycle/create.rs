@@ -14,7 +14,7 @@ use crate::ground::error::Fail;
 use crate::seed::{self, Prep};
 use crate::session::context::Context;
 use crate::session::hold;
-use crate::state::record::{self, Reason, Record, State};
+use crate::state::{Reason, Record, State};
 use crate::verify::{self, Verdict};
 use crate::{git::repo, sys::lock};
 
@@ -208,7 +208,7 @@ impl Action<'_> {
             .doing(&format!("creating card {}'s worktree", self.card));
         let (record, admin, written) = {
             let common = &self.prep.ctx.repo.common_dir;
-            let repo_lock = crate::state::store::take_repo(common, self.prep.deadline, holder)?;
+            let repo_lock = crate::state::Cards::at(common).lock(self.prep.deadline, holder)?;
             if let Some(leftover) = leftover {
                 self.remove_leftover(&repo_lock, path, leftover)?;
             }
@@ -248,7 +248,7 @@ impl Action<'_> {
                 Err(e) => return Err(self.unmake(&repo_lock, &path, e)),
             };
             self.prep.log(
-                crate::state::events::Kind::Created,
+                crate::state::EventKind::Created,
                 &rec,
                 "ok",
                 started.elapsed(),
@@ -280,7 +280,7 @@ impl Action<'_> {
     /// before the card is claimed again. Holds the card's lock (the caller's).
     fn release_orphan(&self) -> Result<()> {
         let common = &self.prep.ctx.repo.common_dir;
-        let Some(Ok(claim)) = crate::state::claim::load(common, self.card.as_str()) else {
+        let Some(Ok(claim)) = crate::state::Cards::at(common).claim(self.card.as_str()) else {
             return Ok(());
         };
         if !claim.orphan(common) {
@@ -294,7 +294,7 @@ impl Action<'_> {
             &claim,
             self.prep.deadline,
         )?;
-        crate::state::claim::delete(common, self.card.as_str());
+        crate::state::Cards::at(common).delete_claim(self.card.as_str());
         Ok(())
     }
 
@@ -315,7 +315,7 @@ impl Action<'_> {
             rec.state = State::Preparing;
         }
         rec.updated_at = crate::sys::time::now();
-        crate::state::store::write(&admin, &rec)?;
+        crate::state::write(&admin, &rec)?;
         self.card_lock
             .doing(&if run_hook || reason == Reason::Retry {
                 format!("preparing card {}'s worktree again", self.card)
@@ -334,7 +334,7 @@ impl Action<'_> {
         ) {
             Ok(rec) => {
                 self.prep.log(
-                    crate::state::events::Kind::Reused,
+                    crate::state::EventKind::Reused,
                     &rec,
                     reason.as_str(),
                     Duration::ZERO,
@@ -360,11 +360,8 @@ impl Action<'_> {
         };
         removed.map_err(|refusal| {
             // Git may have forgotten it all the same: the claim says when.
-            crate::state::claim::mark_half_removed(
-                &self.prep.ctx.repo.common_dir,
-                Some(self.card.as_str()),
-                path,
-            );
+            crate::state::Cards::at(&self.prep.ctx.repo.common_dir)
+                .mark_half_removed(Some(self.card.as_str()), path);
             Fail::from(Refusal::LeftoverStays {
                 path: path.to_owned(),
                 card: self.card.clone(),
@@ -372,9 +369,8 @@ impl Action<'_> {
                 refusal,
             })
         })?;
-        crate::state::events::append(
-            &self.prep.ctx.repo.common_dir,
-            crate::state::events::Kind::Removed,
+        crate::state::Cards::at(&self.prep.ctx.repo.common_dir).log(
+            crate::state::EventKind::Removed,
             self.card.as_str(),
             path,
             "half made by an interrupted add",
@@ -486,7 +482,7 @@ fn refuse_if_branch_held(
 ) -> Result<()> {
     let branch = repo::Head::Branch(card.branch());
     for e in entries {
-        if !matches!(e.record, record::Loaded::Absent)
+        if !matches!(e.record, crate::state::Loaded::Absent)
             || repo::read_head(&e.linked.admin).as_ref() != Some(&branch)
         {
             continue;

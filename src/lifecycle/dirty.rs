@@ -9,7 +9,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
-use crate::state::record::Record;
+use crate::state::Record;
 use crate::{git, lifecycle::flagged, lifecycle::walk, seed::links};
 
 /// What is at one of the record's link paths.

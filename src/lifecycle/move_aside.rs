@@ -3,7 +3,7 @@
 //! and deleted by a detached process once git has forgotten it, so `remove` returns at once.
 use crate::lifecycle::step::Step;
 use crate::session::context::Context;
-use crate::state::aside::{self, Deleting, Moved};
+use crate::state::{Deleting, Moved};
 
 /// A move aside, or why the tree stays for git to delete in place.
 pub type Attempt = Result<Moved, String>;
@@ -24,7 +24,7 @@ pub fn move_aside(ctx: &Context, card: &str, path: &std::path::Path, force: bool
             Err(e) => return Err(format!("{e:#}")),
         }
     }
-    aside::move_aside(&ctx.repo.common_dir, card, path)
+    crate::state::Cards::at(&ctx.repo.common_dir).move_aside(card, path)
 }
 
 /// A tree that stays in place for git, which deletes across whatever is mounted in it: one
@@ -61,11 +61,11 @@ pub fn refuse_late_mounts(attempt: &Attempt, path: &std::path::Path) -> anyhow::
 pub fn put_back(attempt: Attempt, admin: &std::path::Path) {
     if let Ok(moved) = attempt {
         if !admin.join("gitdir").exists() {
-            aside::start_deleting(moved);
+            crate::state::start_deleting(moved);
             return;
         }
         let (from, at) = (moved.aside.from.clone(), moved.aside.path.clone());
-        if !aside::put_back(moved) {
+        if !crate::state::put_back(moved) {
             eprintln!(
                 "warning: the tree could not be renamed back from {} to {}; move it back by hand",
                 at.display(),
@@ -83,7 +83,7 @@ pub fn delete(attempt: Attempt) -> Step {
         // Its files go in the background: the path is free already.
         Ok(moved) => {
             let at = moved.aside.path.display().to_string();
-            match aside::start_deleting(moved) {
+            match crate::state::start_deleting(moved) {
                 Deleting::Background => (
                     true,
                     format!(

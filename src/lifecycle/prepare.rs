@@ -15,7 +15,7 @@ use crate::ground::error::{Code, Fail, Kind};
 use crate::seed::{self, Prep};
 use crate::session::context::Context;
 use crate::session::hold;
-use crate::state::record::{Origin, Reason, Record, State};
+use crate::state::{Origin, Reason, Record, State};
 use crate::verify::{self, Report, Verdict};
 
 /// Seed and prepare the linked worktree at `path` (recorded as card `asked` when given) and
@@ -59,7 +59,7 @@ pub fn prepare(ctx: &Context, path: &Path, asked: Option<CardId>) -> Result<Reco
     rec.state = State::Preparing;
     rec.updated_at = crate::sys::time::now();
     // The tree has its record now: writing it completes the card's claim.
-    crate::state::store::write(&admin, &rec)?;
+    crate::state::write(&admin, &rec)?;
     let prep = Prep {
         ctx,
         cfg,

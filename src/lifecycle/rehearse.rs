@@ -9,7 +9,7 @@ use crate::ground::card::CardId;
 use crate::seed::{self, Prep};
 use crate::session::context::Context;
 use crate::session::hold;
-use crate::state::record::{Origin, Reason, Record};
+use crate::state::{Origin, Reason, Record};
 use crate::{git, git::repo, sandbox, sys::lock};
 
 use crate::lifecycle::step::Step;
@@ -61,7 +61,7 @@ impl Made {
     /// Forget the throwaway card: its claim (with it, its ports), its card lock, its hook
     /// logs, and the directories the rehearsal made for them.
     fn forget(&self, common_dir: &Path, card: &CardId, path: &Path) {
-        crate::state::claim::forget(common_dir, card.as_str(), path);
+        crate::state::Cards::at(common_dir).forget(card.as_str(), path);
         let log = crate::sys::layout::hook_log_path(common_dir, card.as_str());
         let mut older = log.clone().into_os_string();
         older.push(".1");
@@ -114,7 +114,9 @@ fn attempt(
     // As `add` does: the card's lock, then the repository lock around fetch and worktree add.
     let holder = "git kardwt doctor --try";
     let locks = lock::take_card(&ctx.repo.common_dir, card, deadline, holder).and_then(|c| {
-        crate::state::store::take_repo(&ctx.repo.common_dir, deadline, holder).map(|r| (c, r))
+        crate::state::Cards::at(&ctx.repo.common_dir)
+            .lock(deadline, holder)
+            .map(|r| (c, r))
     });
     let (_card_lock, repo_lock) = match locks {
         Ok(l) => l,
@@ -193,7 +195,7 @@ fn attempt(
             deadline,
             quiet: false,
         };
-        let result = crate::state::store::write(admin, &rec)
+        let result = crate::state::write(admin, &rec)
             .map_err(crate::seed::failure::Failure::Other)
             .and_then(|()| {
                 prep.prepare(
@@ -316,11 +318,9 @@ fn cleanup(ctx: &Context, card: &CardId, path: Option<&Path>, steps: &mut Vec<St
     let t = Instant::now();
     let mut problems = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(30);
-    match crate::state::store::take_repo(
-        &ctx.repo.common_dir,
-        deadline,
-        "git kardwt doctor --try (cleanup)",
-    ) {
+    match crate::state::Cards::at(&ctx.repo.common_dir)
+        .lock(deadline, "git kardwt doctor --try (cleanup)")
+    {
         Ok(repo_lock) => {
             if let Some(p) = path {
                 if let Err(e) = hold::remove_worktree_forced(&repo_lock, &ctx.repo.base, p) {

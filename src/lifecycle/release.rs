@@ -14,9 +14,9 @@ use crate::ground::error::{Code, Fail, Kind};
 use crate::lifecycle::step::Step;
 use crate::sandbox::{self, Phase};
 use crate::session::context::Context;
-use crate::state::record::{self, Loaded, Reason, Record, State};
+use crate::state::{Loaded, Reason, Record, State};
 use crate::verify::{self, Verdict};
-use crate::{session::hold, state::events, sys::lock, sys::process};
+use crate::{session::hold, sys::lock, sys::process};
 
 /// `release --json` and `remove --json`: the tree, its card and each step.
 #[derive(serde::Serialize)]
@@ -173,9 +173,8 @@ pub fn release_locked(
         ok,
         detail: released.clone(),
     });
-    events::append(
-        &ctx.repo.common_dir,
-        crate::state::events::Kind::Released,
+    crate::state::Cards::at(&ctx.repo.common_dir).log(
+        crate::state::EventKind::Released,
         &rec.card,
         path,
         &released,
@@ -217,7 +216,7 @@ pub fn release_locked(
         log: None,
     })?;
     rec.last_hook = Some(outcome.last_hook(Phase::Cleanup, cap));
-    crate::state::store::write_or_warn(admin, rec);
+    crate::state::write_or_warn(admin, rec);
     if let sandbox::Ending::Signal(sig) = outcome.ending {
         return Err(hold::stopped_releasing(
             ctx,
@@ -256,9 +255,8 @@ pub fn release_locked(
             }),
         ));
     }
-    events::append(
-        &ctx.repo.common_dir,
-        crate::state::events::Kind::Failed,
+    crate::state::Cards::at(&ctx.repo.common_dir).log(
+        crate::state::EventKind::Failed,
         &rec.card,
         path,
         "cleanup hook",
@@ -329,7 +327,7 @@ pub fn release_verified(
         // Processes are gone but the hook did not finish: `failed`, so `add` prepares again.
         rec.state = State::Failed;
         rec.updated_at = crate::sys::time::now();
-        crate::state::store::write_or_warn(&admin, &rec);
+        crate::state::write_or_warn(&admin, &rec);
         return Err(err
             .hint("its record is now failed (git kardwt add prepares it again); fix the hook and run release again")
             .into());
@@ -348,7 +346,7 @@ fn give_back(rec: &mut Record, admin: &Path) -> Result<Step> {
     rec.state = State::Released;
     rec.reason = Reason::Remove;
     rec.updated_at = crate::sys::time::now();
-    crate::state::store::write(admin, rec)?;
+    crate::state::write(admin, rec)?;
     let shown: Vec<String> = ports.iter().map(u16::to_string).collect();
     Ok(Step {
         step: "ports",
@@ -370,7 +368,7 @@ pub fn release_gone(ctx: &Context, report: &verify::Report, grace: Duration) -> 
     let Some(admin) = report.admin.clone() else {
         anyhow::bail!("internal error: a prunable worktree without admin dir");
     };
-    let load = || match record::load(&admin) {
+    let load = || match crate::state::load_record(&admin) {
         Loaded::Parsed(r) => Ok(*r),
         Loaded::Absent => Err(Fail::from(Refusal::GoneUnmanaged { path: path.clone() })),
         Loaded::Malformed(why) => Err(Fail::from(Refusal::Malformed(why))),
@@ -394,9 +392,8 @@ pub fn release_gone(ctx: &Context, report: &verify::Report, grace: Duration) -> 
         Ok(r) => r.to_string(),
         Err(unseen) => format!("none signalled: {unseen}"),
     };
-    events::append(
-        &ctx.repo.common_dir,
-        crate::state::events::Kind::Released,
+    crate::state::Cards::at(&ctx.repo.common_dir).log(
+        crate::state::EventKind::Released,
         &rec.card,
         &path,
         &format!("directory gone; {released}"),

@@ -22,8 +22,8 @@ use crate::ground::card::CardId;
 use crate::ground::error::Fail;
 use crate::lifecycle::step::Step;
 use crate::session::context::Context;
-use crate::state::claim::{self, Claim, ClaimState};
-use crate::{session::hold, state::events, sys::beneath, sys::lock};
+use crate::state::{Claim, ClaimState};
+use crate::{session::hold, sys::beneath, sys::lock};
 
 mod refusal;
 pub use refusal::Refusal;
@@ -131,14 +131,17 @@ fn recognise(repo: &Repo, claim: Claim) -> Option<Remnant> {
 
 /// The remnant of card `card`'s tree, if its claim names one.
 pub fn of_card(repo: &Repo, card: &CardId) -> Option<Remnant> {
-    let claim = claim::load(&repo.common_dir, card.as_str())?.ok()?;
+    let claim = crate::state::Cards::at(&repo.common_dir)
+        .claim(card.as_str())?
+        .ok()?;
     recognise(repo, claim)
 }
 
 /// The remnant at `path`, if a card's claim names it.
 pub fn at(repo: &Repo, path: &Path) -> Option<Remnant> {
     let p = crate::git::repo::absolutize(path);
-    let claim = claim::all(&repo.common_dir)
+    let claim = crate::state::Cards::at(&repo.common_dir)
+        .claims()
         .into_iter()
         .find(|c| crate::git::repo::absolutize(&c.path) == p)?;
     recognise(repo, claim)
@@ -404,8 +407,9 @@ pub fn clear(ctx: &Context, rem: &Remnant, force: bool, deadline: Instant) -> Re
     let started = Instant::now();
     let (common, path, card) = (&ctx.repo.common_dir, rem.path(), rem.card());
     let holder = format!("git kardwt (clearing card {card}'s half-removed tree)");
-    let _repo_lock = crate::state::store::take_repo(common, deadline, &holder)?;
-    let same = claim::load(common, card)
+    let _repo_lock = crate::state::Cards::at(common).lock(deadline, &holder)?;
+    let same = crate::state::Cards::at(common)
+        .claim(card)
         .and_then(Result::ok)
         .filter(|c| *c == rem.claim)
         .and_then(|c| recognise(&ctx.repo, c));
@@ -434,9 +438,8 @@ pub fn clear(ctx: &Context, rem: &Remnant, force: bool, deadline: Instant) -> Re
     if let Err(error) = delete(&path) {
         return Err(Fail::from(Refusal::Undeletable { path, card, error }).into());
     }
-    events::append(
-        common,
-        events::Kind::Removed,
+    crate::state::Cards::at(common).log(
+        crate::state::EventKind::Removed,
         &card,
         &path,
         "half removed: what a failed git worktree remove left was deleted",
@@ -486,7 +489,7 @@ pub fn remove(ctx: &Context, rem: &Remnant, force: bool) -> Result<(PathBuf, Str
             ctx, cfg, &rem.claim, deadline,
         )?);
     }
-    claim::delete(common, card.as_str());
+    crate::state::Cards::at(common).delete_claim(card.as_str());
     Ok((rem.path().to_path_buf(), card.to_string(), steps))
 }
 
@@ -529,13 +532,14 @@ pub fn unbacked(
         .filter_map(|e| e.linked.path.clone())
         .collect();
     let (common, base) = (&repo.common_dir, &repo.base);
-    claim::unrecorded(common, recorded)
+    crate::state::Cards::at(common)
+        .unrecorded(recorded)
         .into_iter()
         .filter_map(|c| {
             if let Some(rem) = recognise_among(repo, &registered, c.clone()) {
                 return Some((c, Unbacked::HalfRemoved(Box::new(rem))));
             }
-            let state = match claim::vanished_state(&c, common, base) {
+            let state = match crate::state::Cards::at(common).vanished_state(&c, base) {
                 Some("malformed") => Unbacked::Malformed,
                 Some(_) => Unbacked::Orphan,
                 None if interrupted(repo, &registered, &c) => Unbacked::Interrupted,

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use crate::lifecycle::dirty;
 pub(crate) use crate::lifecycle::release::Processes;
 use crate::session::context::Context;
-use crate::state::record::Record;
+use crate::state::Record;
 
 /// The tree a decision is about: its path, admin dir, record, and whether git has it locked.
 pub struct Tree<'a> {

@@ -18,9 +18,9 @@ use crate::lifecycle::removable::{self, Removable, Unremovable};
 use crate::lifecycle::step::Step;
 use crate::sandbox;
 use crate::session::context::Context;
-use crate::state::record::{Reason, Record, State};
+use crate::state::{Reason, Record, State};
 use crate::verify::{self};
-use crate::{git, lifecycle::dirty, state::events};
+use crate::{git, lifecycle::dirty};
 
 /// How to remove.
 pub struct Options {
@@ -89,7 +89,8 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
         what,
         cause,
     };
-    let repo_lock = crate::state::store::take_repo(&ctx.repo.common_dir, deadline, &holder)
+    let repo_lock = crate::state::Cards::at(&ctx.repo.common_dir)
+        .lock(deadline, &holder)
         .map_err(|e| untouched("the repository lock could not be taken", e))?;
     crate::sys::signals::check("before anything was released or removed")?;
     // Recorded before anything is released: whatever stops this removal from here on, even
@@ -100,7 +101,7 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
     rec.state = State::Failed;
     rec.reason = Reason::Remove;
     rec.updated_at = crate::sys::time::now();
-    crate::state::store::write(&admin, &rec)
+    crate::state::write(&admin, &rec)
         .map_err(|e| untouched("its record could not say that the removal started", e))?;
 
     // 1. Processes whose cwd is inside the tree; 2. the cleanup hook, while the directory
@@ -128,7 +129,7 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
     {
         // The hook failed on this command's own lock: the record says what it said before.
         (rec.state, rec.reason, rec.updated_at) = before;
-        crate::state::store::write_or_warn(&admin, &rec);
+        crate::state::write_or_warn(&admin, &rec);
         return Err(fail.into());
     }
     if let Some(crate::lifecycle::release::HookFailed { fail: err, .. }) = hook_failed {
@@ -177,12 +178,11 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
     // retry) instead of reusing it as ready.
     let mut mark_failed = |why: &str| {
         // git may have forgotten the tree and left part of it.
-        crate::state::claim::mark_half_removed(&ctx.repo.common_dir, Some(&rec.card), &path);
+        crate::state::Cards::at(&ctx.repo.common_dir).mark_half_removed(Some(&rec.card), &path);
         rec.updated_at = crate::sys::time::now();
-        crate::state::store::write_or_warn(&admin, &rec);
-        events::append(
-            &ctx.repo.common_dir,
-            crate::state::events::Kind::Failed,
+        crate::state::write_or_warn(&admin, &rec);
+        crate::state::Cards::at(&ctx.repo.common_dir).log(
+            crate::state::EventKind::Failed,
             &rec.card,
             &path,
             &format!("git worktree remove: {why}"),
@@ -216,10 +216,9 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
     );
     steps.push(branch);
     // 5. The card's claim, last.
-    crate::state::claim::forget(&ctx.repo.common_dir, &rec.card, &path);
-    events::append(
-        &ctx.repo.common_dir,
-        crate::state::events::Kind::Removed,
+    crate::state::Cards::at(&ctx.repo.common_dir).forget(&rec.card, &path);
+    crate::state::Cards::at(&ctx.repo.common_dir).log(
+        crate::state::EventKind::Removed,
         &rec.card,
         &path,
         "ok",
@@ -472,7 +471,7 @@ pub fn prune_gone(
     note: &str,
 ) -> Result<Option<PruneRefused>> {
     let holder = format!("git kardwt (pruning {card})");
-    let repo_lock = crate::state::store::take_repo(&ctx.repo.common_dir, deadline, &holder)?;
+    let repo_lock = crate::state::Cards::at(&ctx.repo.common_dir).lock(deadline, &holder)?;
     let out = git::worktree_remove(
         &repo_lock,
         &ctx.repo.base,
@@ -483,10 +482,9 @@ pub fn prune_gone(
     if !out.ok {
         return Ok(Some(PruneRefused(out.stderr.trim().to_owned())));
     }
-    crate::state::claim::forget(&ctx.repo.common_dir, card, path);
-    events::append(
-        &ctx.repo.common_dir,
-        crate::state::events::Kind::Removed,
+    crate::state::Cards::at(&ctx.repo.common_dir).forget(card, path);
+    crate::state::Cards::at(&ctx.repo.common_dir).log(
+        crate::state::EventKind::Removed,
         card,
         path,
         note,

@@ -111,13 +111,13 @@ use log::{LogSink, Sink};
 
 impl Outcome {
     /// How it ended, as the record keeps it (`cap` is the hook's own cap).
-    pub fn last_hook(&self, phase: Phase, cap: Duration) -> crate::state::record::LastHook {
-        crate::state::record::LastHook {
+    pub fn last_hook(&self, phase: Phase, cap: Duration) -> crate::state::LastHook {
+        crate::state::LastHook {
             phase: phase.as_str().into(),
             exit_code: self.exit_code(),
             duration_ms: u64::try_from(self.duration.as_millis()).unwrap_or(u64::MAX),
             killed: self.killed(),
-            cap_seconds: (self.killed() == Some(crate::state::record::Killed::Cap))
+            cap_seconds: (self.killed() == Some(crate::state::Killed::Cap))
                 .then_some(cap.as_secs()),
         }
     }
@@ -126,12 +126,12 @@ impl Outcome {
         self.ending == Ending::Exited(0)
     }
     /// Where it was killed, for the record's `last_hook` (`None` when it exited).
-    pub fn killed(&self) -> Option<crate::state::record::Killed> {
+    pub fn killed(&self) -> Option<crate::state::Killed> {
         match self.ending {
             Ending::Exited(_) => None,
-            Ending::Cap => Some(crate::state::record::Killed::Cap),
-            Ending::Deadline => Some(crate::state::record::Killed::Deadline),
-            Ending::Signal(_) => Some(crate::state::record::Killed::Interrupted),
+            Ending::Cap => Some(crate::state::Killed::Cap),
+            Ending::Deadline => Some(crate::state::Killed::Deadline),
+            Ending::Signal(_) => Some(crate::state::Killed::Interrupted),
         }
     }
     /// The exit code kept in the record's `last_hook` (-1 when it was killed).

@@ -57,11 +57,8 @@ pub fn share(
     }
     let hidden: Vec<&str> = skills.iter().chain(&linked).copied().collect();
     if !hidden.is_empty() || has_old_block(common_dir) {
-        let repo_lock = crate::state::store::take_repo(
-            common_dir,
-            deadline,
-            "git kardwt (sharing: info/exclude)",
-        )?;
+        let repo_lock = crate::state::Cards::at(common_dir)
+            .lock(deadline, "git kardwt (sharing: info/exclude)")?;
         ensure_excluded(&repo_lock, common_dir, &hidden)?;
     }
     let mut links = Vec::new();

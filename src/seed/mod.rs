@@ -15,8 +15,7 @@ use crate::config::{CheckoutMode, Config, OnCacheHit};
 use crate::ground::card::CardId;
 use crate::sandbox::{self, Facts, Phase};
 use crate::session::context::Context;
-use crate::state::events;
-use crate::state::record::{Origin, PrepareCache, Reason, Record, State};
+use crate::state::{Origin, PrepareCache, Reason, Record, State};
 use crate::verify::Probe;
 
 pub(crate) mod cache;
@@ -179,13 +178,13 @@ impl Prep<'_> {
                     // Written at once when it changed (the links are shared state: never
                     // left unrecorded while the pipeline goes on).
                     if rec != before {
-                        crate::state::store::write(admin, &rec).map_err(Failure::Other)?;
+                        crate::state::write(admin, &rec).map_err(Failure::Other)?;
                     }
                     // A seeding logs one `seeded` event, after its copies (below).
                     if !seed && made > 0 {
                         let outcome = format!("linked {made} lost shared path(s) again");
                         self.log(
-                            crate::state::events::Kind::Seeded,
+                            crate::state::EventKind::Seeded,
                             &rec,
                             &outcome,
                             started.elapsed(),
@@ -195,7 +194,7 @@ impl Prep<'_> {
                 Err(e) => {
                     self.mark_failed(&mut rec, admin);
                     self.log(
-                        crate::state::events::Kind::Failed,
+                        crate::state::EventKind::Failed,
                         &rec,
                         "sharing failed",
                         started.elapsed(),
@@ -210,7 +209,7 @@ impl Prep<'_> {
                 let copied = self.copy(&mut rec, admin)?;
                 let outcome = copied.map_or("ok".to_owned(), |c| format!("copied {c}"));
                 self.log(
-                    crate::state::events::Kind::Seeded,
+                    crate::state::EventKind::Seeded,
                     &rec,
                     &outcome,
                     started.elapsed(),
@@ -235,7 +234,7 @@ impl Prep<'_> {
         self.confirm_checkout(&mut rec, admin, last)?;
         rec.state = State::Ready;
         rec.updated_at = crate::sys::time::now();
-        crate::state::store::write(admin, &rec).map_err(Failure::Other)?;
+        crate::state::write(admin, &rec).map_err(Failure::Other)?;
         Ok(rec)
     }
 
@@ -252,7 +251,7 @@ impl Prep<'_> {
         };
         self.mark_failed(rec, admin);
         self.log(
-            crate::state::events::Kind::Failed,
+            crate::state::EventKind::Failed,
             rec,
             "checkout incomplete",
             Duration::ZERO,
@@ -291,13 +290,13 @@ impl Prep<'_> {
                     }
                 }
                 rec.copy_method = seeded.summary.method_used().to_owned();
-                crate::state::store::write(admin, rec).map_err(Failure::Other)?;
+                crate::state::write(admin, rec).map_err(Failure::Other)?;
                 Ok(Some(seeded.summary.to_string()))
             }
             Err(e) => {
                 self.mark_failed(rec, admin);
                 self.log(
-                    crate::state::events::Kind::Failed,
+                    crate::state::EventKind::Failed,
                     rec,
                     "copy failed",
                     started.elapsed(),
@@ -315,18 +314,18 @@ impl Prep<'_> {
         }
         let card = CardId::parse(&rec.card).map_err(|e| Failure::Other(e.into()))?;
         let holder = format!("git kardwt (ports for card {card})");
-        let allocated =
-            crate::state::store::take_repo(&self.ctx.repo.common_dir, self.deadline, &holder)
-                .and_then(|_repo_lock| allocate_ports(self.ctx, self.cfg, &card));
+        let allocated = crate::state::Cards::at(&self.ctx.repo.common_dir)
+            .lock(self.deadline, &holder)
+            .and_then(|_repo_lock| allocate_ports(self.ctx, self.cfg, &card));
         match allocated {
             Ok(ports) => {
                 rec.ports = ports;
-                crate::state::store::write(admin, rec).map_err(Failure::Other)
+                crate::state::write(admin, rec).map_err(Failure::Other)
             }
             Err(e) => {
                 self.mark_failed(rec, admin);
                 self.log(
-                    crate::state::events::Kind::Failed,
+                    crate::state::EventKind::Failed,
                     rec,
                     "ports",
                     Duration::ZERO,
@@ -367,7 +366,7 @@ impl Prep<'_> {
                             "kardwt: prepare outputs cloned from the {said}; prepare skipped"
                         );
                     }
-                    self.log(events::Kind::Prepared, rec, &said, *took);
+                    self.log(crate::state::EventKind::Prepared, rec, &said, *took);
                     return Ok(());
                 }
                 true
@@ -421,7 +420,7 @@ impl Prep<'_> {
                     let stored = c.store(&tree).map_err(|e| {
                         self.mark_failed(rec, admin);
                         self.log(
-                            events::Kind::Failed,
+                            crate::state::EventKind::Failed,
                             rec,
                             "storing the prepare cache",
                             Duration::ZERO,
@@ -432,7 +431,7 @@ impl Prep<'_> {
                 }
             };
             self.log(
-                crate::state::events::Kind::Prepared,
+                crate::state::EventKind::Prepared,
                 rec,
                 &said,
                 outcome.duration,
@@ -441,7 +440,7 @@ impl Prep<'_> {
         }
         self.mark_failed(rec, admin);
         self.log(
-            crate::state::events::Kind::Failed,
+            crate::state::EventKind::Failed,
             rec,
             &format!("prepare hook {}", outcome.ending),
             outcome.duration,
@@ -490,7 +489,7 @@ impl Prep<'_> {
             Err(e) => {
                 self.mark_failed(rec, admin);
                 let why = "cloning from the prepare cache stopped";
-                self.log(events::Kind::Failed, rec, why, started.elapsed());
+                self.log(crate::state::EventKind::Failed, rec, why, started.elapsed());
                 return Err(Failure::Other(e));
             }
         };
@@ -499,7 +498,7 @@ impl Prep<'_> {
             key: cache.key.clone(),
             outcome: outcome.to_owned(),
         });
-        crate::state::store::write(admin, rec).map_err(Failure::Other)?;
+        crate::state::write(admin, rec).map_err(Failure::Other)?;
         Ok(Some((cache, lookup)))
     }
 
@@ -515,26 +514,31 @@ impl Prep<'_> {
         };
         self.mark_failed(rec, admin);
         let stopped = crate::sys::signals::stopped(sig, during);
-        self.log(events::Kind::Failed, rec, &stopped.message, Duration::ZERO);
+        self.log(
+            crate::state::EventKind::Failed,
+            rec,
+            &stopped.message,
+            Duration::ZERO,
+        );
         Err(Failure::Other(stopped.into()))
     }
 
     fn mark_failed(&self, rec: &mut Record, admin: &Path) {
         rec.state = State::Failed;
         rec.updated_at = crate::sys::time::now();
-        crate::state::store::write_or_warn(admin, rec);
+        crate::state::write_or_warn(admin, rec);
     }
 
     /// Append an event about `rec` to the log.
-    pub fn log(&self, event: events::Kind, rec: &Record, outcome: &str, duration: Duration) {
-        events::append(
-            &self.ctx.repo.common_dir,
-            event,
-            &rec.card,
-            &rec.path,
-            outcome,
-            duration,
-        );
+    pub fn log(
+        &self,
+        event: crate::state::EventKind,
+        rec: &Record,
+        outcome: &str,
+        duration: Duration,
+    ) {
+        crate::state::Cards::at(&self.ctx.repo.common_dir)
+            .log(event, &rec.card, &rec.path, outcome, duration);
     }
 
     /// All or nothing: remove the new worktree at `path` (forced: a half-prepared tree has
@@ -566,7 +570,7 @@ impl Prep<'_> {
         let _rollback = crate::sys::signals::rolling_back();
         let removal = crate::session::hold::undo_worktree(self.ctx, path, self.deadline);
         if removal.is_ok() {
-            crate::state::claim::forget(&self.ctx.repo.common_dir, card.as_str(), path);
+            crate::state::Cards::at(&self.ctx.repo.common_dir).forget(card.as_str(), path);
         }
         let removed = Removed {
             path: path.to_path_buf(),

@@ -25,9 +25,7 @@ pub fn allocate_ports(
     let held: std::collections::BTreeSet<u16> = crate::verify::scan(&ctx.repo)?
         .iter()
         .filter_map(|e| match &e.record {
-            crate::state::record::Loaded::Parsed(r) if r.card != card.as_str() => {
-                Some(r.ports.clone())
-            }
+            crate::state::Loaded::Parsed(r) if r.card != card.as_str() => Some(r.ports.clone()),
             _ => None,
         })
         .flatten()

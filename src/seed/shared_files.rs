@@ -56,9 +56,9 @@ pub fn remember(base: &Path, common_dir: &Path, links: &[String]) {
     if links.is_empty() {
         return;
     }
-    let kind = crate::state::blobs::hash_kind(common_dir);
+    let kind = crate::state::Cards::at(common_dir).hash_kind();
     let versions = versions(base, links, kind);
-    if let Err(e) = crate::state::blobs::remember(common_dir, &versions) {
+    if let Err(e) = crate::state::Cards::at(common_dir).remember_blobs(&versions) {
         eprintln!("warning: could not remember the linked files' versions for pre-push: {e:#}");
     }
 }

@@ -8,7 +8,7 @@ use crate::config::Config;
 use crate::git;
 use crate::ground::card::CardId;
 use crate::session::context::Context;
-use crate::state::record::{Record, State};
+use crate::state::{Record, State};
 
 /// The card a worktree created outside `git kardwt add` stands for: `<id>` when its branch is
 /// `card/<id>`, else its admin dir name made a valid id, with `-2`, `-3`… on a clash with a
@@ -112,8 +112,8 @@ pub fn outside_record(
     card: &CardId,
     path: &Path,
     head: Option<&crate::git::repo::Head>,
-    origin: crate::state::record::Origin,
-    reason: crate::state::record::Reason,
+    origin: crate::state::Origin,
+    reason: crate::state::Reason,
 ) -> Record {
     let ask = cfg.action_timeout_seconds.min(REMOTE_ASK_SECS);
     let (base_ref, base_oid) = recorded_base(

@@ -57,17 +57,17 @@ pub fn lock_and_verify(
 /// Say, before git creates anything, that the tree `add` makes for
 /// `card` at `path` is ours: the card's claim in state `intent` (see [`crate::state::claim`]).
 pub fn write_intent(common_dir: &Path, card: &CardId, path: &Path) -> Result<()> {
-    crate::state::claim::intend(common_dir, card.as_str(), path, &card.branch())
+    crate::state::Cards::at(common_dir).intend(card.as_str(), path, &card.branch())
 }
 
 /// Forget the intent when nothing was created at `path`.
 pub fn clear_intent(common_dir: &Path, card: &CardId, path: &Path) {
-    crate::state::claim::forget(common_dir, card.as_str(), path);
+    crate::state::Cards::at(common_dir).forget(card.as_str(), path);
 }
 
 /// Does a leftover intent say that an interrupted `add` of `card` created `path`?
 pub fn intended(common_dir: &Path, card: &CardId, path: &Path) -> bool {
-    crate::state::claim::intended(common_dir, card.as_str(), path)
+    crate::state::Cards::at(common_dir).intended(card.as_str(), path)
 }
 
 /// Why a worktree kardwt meant to remove is still there: the words the failure block and the
@@ -96,7 +96,8 @@ pub enum RemovalError {
 pub fn undo_worktree(ctx: &Context, path: &Path, deadline: Instant) -> Result<(), RemovalError> {
     let grace = deadline.max(Instant::now() + std::time::Duration::from_secs(10));
     let holder = "git kardwt (undo a failed creation)";
-    let lock = crate::state::store::take_repo(&ctx.repo.common_dir, grace, holder)
+    let lock = crate::state::Cards::at(&ctx.repo.common_dir)
+        .lock(grace, holder)
         .map_err(|e| RemovalError::Lock(format!("{e:#}")))?;
     let force = if is_locked(path) {
         git::Force::Twice
@@ -106,7 +107,7 @@ pub fn undo_worktree(ctx: &Context, path: &Path, deadline: Instant) -> Result<()
     let removed = remove_worktree(&lock, &ctx.repo.base, path, force);
     if removed.is_err() {
         // git may have forgotten the tree and left part of it.
-        crate::state::claim::mark_half_removed(&ctx.repo.common_dir, None, path);
+        crate::state::Cards::at(&ctx.repo.common_dir).mark_half_removed(None, path);
     }
     removed
 }
@@ -171,20 +172,19 @@ fn remove_worktree(
 /// since what the tree ran is released, or half cleaned up; the next `add` prepares it again.
 pub fn stopped_releasing(
     ctx: &Context,
-    rec: &mut crate::state::record::Record,
+    rec: &mut crate::state::Record,
     admin: &Path,
     path: &Path,
     sig: crate::sys::signals::Signal,
     during: &str,
 ) -> crate::ground::error::Fail {
-    rec.state = crate::state::record::State::Failed;
-    rec.reason = crate::state::record::Reason::Remove;
+    rec.state = crate::state::State::Failed;
+    rec.reason = crate::state::Reason::Remove;
     rec.updated_at = crate::sys::time::now();
-    let recorded = crate::state::store::write(admin, rec).is_ok();
+    let recorded = crate::state::write(admin, rec).is_ok();
     let stopped = crate::sys::signals::stopped(sig, during);
-    crate::state::events::append(
-        &ctx.repo.common_dir,
-        crate::state::events::Kind::Failed,
+    crate::state::Cards::at(&ctx.repo.common_dir).log(
+        crate::state::EventKind::Failed,
         &rec.card,
         path,
         &stopped.message,

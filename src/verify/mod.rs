@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use crate::git::repo::{self, Repo};
 use crate::ground::card::CardId;
-use crate::state::record::{self, Loaded, Origin, Record};
+use crate::state::{Loaded, Origin, Record};
 
 pub(crate) use drift::{drift_hint, drifted};
 pub(crate) use incomplete::{checkout_incomplete, Incomplete, Probe};
@@ -337,7 +337,7 @@ pub fn would_reject(repo: &Repo, entries: &[Entry], admin: &Path, rec: &Record) 
     }
     let same = |a: &Path| a == admin || std::fs::canonicalize(a).is_ok_and(|c| c == admin);
     let read_back = match toml::to_string(rec) {
-        Ok(text) => match record::parse(&text) {
+        Ok(text) => match crate::state::parse_record(&text) {
             Ok(r) => Loaded::Parsed(Box::new(r)),
             Err(why) => Loaded::Malformed(why.to_string()),
         },

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::drift::drifted;
 use crate::git::repo::Head;
-use crate::state::record::{Record, State};
+use crate::state::{Record, State};
 
 /// The outcome of one check; `ok` is `None` when an earlier check failed and it did not run.
 #[derive(Debug, Clone, Serialize)]

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use crate::git::repo::{self, Linked, Repo};
-use crate::state::record::{self, Loaded};
+use crate::state::Loaded;
 
 /// One linked worktree with its record, as found by scanning the admin dirs.
 #[derive(Debug)]
@@ -25,7 +25,7 @@ pub fn scan(repo: &Repo) -> anyhow::Result<Vec<Entry>> {
     let admins = repo.admin_dirs()?;
     let read = |admin: &PathBuf| {
         repo::linked_at(admin.clone()).map(|linked| Entry {
-            record: record::load(&linked.admin),
+            record: crate::state::load_record(&linked.admin),
             linked,
         })
     };
@@ -45,7 +45,7 @@ pub fn scan(repo: &Repo) -> anyhow::Result<Vec<Entry>> {
 /// migrated yet, a card without a complete claim, a path that is not a directory or whose
 /// `.git` names something unusual): the caller scans everything, as before claims.
 pub fn scan_for(repo: &Repo, path: &Path, card: Option<&str>) -> Option<Vec<Entry>> {
-    if !crate::state::claim::migrated(&repo.common_dir) {
+    if !crate::state::Cards::at(&repo.common_dir).migrated() {
         return None;
     }
     let path = repo::absolutize(path);
@@ -57,7 +57,7 @@ pub fn scan_for(repo: &Repo, path: &Path, card: Option<&str>) -> Option<Vec<Entr
             if target.parent() != Some(worktrees.as_path()) || !target.is_dir() {
                 return None;
             }
-            if let Loaded::Parsed(r) = record::load(&target) {
+            if let Loaded::Parsed(r) = crate::state::load_record(&target) {
                 cards.push(r.card.clone());
             }
             admins.push(target);
@@ -68,11 +68,11 @@ pub fn scan_for(repo: &Repo, path: &Path, card: Option<&str>) -> Option<Vec<Entr
     for c in &cards {
         // No claim: no other worktree holds a record of this card (every record written
         // completes its card's claim, and migration claimed the older ones).
-        let Some(claim) = crate::state::claim::load(&repo.common_dir, c) else {
+        let Some(claim) = crate::state::Cards::at(&repo.common_dir).claim(c) else {
             continue;
         };
         let claim = claim.ok()?;
-        if claim.state != crate::state::claim::ClaimState::Complete || claim.admin.is_empty() {
+        if claim.state != crate::state::ClaimState::Complete || claim.admin.is_empty() {
             return None;
         }
         let owner = worktrees.join(&claim.admin);
@@ -85,7 +85,7 @@ pub fn scan_for(repo: &Repo, path: &Path, card: Option<&str>) -> Option<Vec<Entr
             .into_iter()
             .filter_map(repo::linked_at)
             .map(|linked| Entry {
-                record: record::load(&linked.admin),
+                record: crate::state::load_record(&linked.admin),
                 linked,
             })
             .collect(),
@@ -96,7 +96,7 @@ pub fn scan_for(repo: &Repo, path: &Path, card: Option<&str>) -> Option<Vec<Entr
 /// [`scan_for`]) when the claim names a worktree whose record is the card's, or, when the card
 /// has no claim, to `default` (where `add` would create it); else all.
 pub fn scan_card(repo: &Repo, card: &str, default: &Path) -> anyhow::Result<Vec<Entry>> {
-    match crate::state::claim::load(&repo.common_dir, card) {
+    match crate::state::Cards::at(&repo.common_dir).claim(card) {
         Some(Ok(claim)) => {
             if let Some(entries) = scan_for(repo, &claim.path, Some(card)) {
                 let owners = claims(&entries, card);

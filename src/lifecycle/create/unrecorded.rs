@@ -8,7 +8,7 @@ use anyhow::Result;
 use super::{admin_of, Action, Refusal};
 use crate::ground::error::Fail;
 use crate::session::hold;
-use crate::state::record::{Origin, Reason, Record, State};
+use crate::state::{Origin, Reason, Record, State};
 use crate::sys::lock;
 
 impl Action<'_> {
@@ -54,7 +54,7 @@ impl Action<'_> {
             last_hook: None,
             prepare_cache: None,
         };
-        crate::state::store::write(&admin, &rec)?;
+        crate::state::write(&admin, &rec)?;
         Ok((rec, admin))
     }
 

@@ -132,10 +132,10 @@ pub fn seed(
             shown: rel.to_string_lossy().into_owned(),
         });
     }
-    let common_dir = crate::state::blobs::common_dir_of(admin);
-    let hash = Some(crate::state::blobs::hash_kind(&common_dir));
+    let common_dir = crate::state::common_dir_of(admin);
+    let hash = Some(crate::state::Cards::at(&common_dir).hash_kind());
     // A retry does not read again what an interrupted copy completed and kept the id of.
-    let known = crate::state::blobs::load(admin)
+    let known = crate::state::copied_blobs(admin)
         .into_values()
         .map(std::path::PathBuf::from)
         .collect();
@@ -194,7 +194,7 @@ pub fn seed(
     for line in &skipped {
         eprintln!("kardwt: {line}");
     }
-    crate::state::blobs::keep(admin, blobs)?;
+    crate::state::keep_blobs(admin, blobs)?;
     Ok(Some(Seeded { copies, summary }))
 }
 
