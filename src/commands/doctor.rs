@@ -13,8 +13,7 @@ use anyhow::Result;
 use serde::Serialize;
 
 use crate::cli::DoctorArgs;
-use crate::lifecycle::rehearse::rehearse;
-use crate::lifecycle::step::Step;
+use crate::lifecycle::{rehearse, Step};
 use crate::sandbox;
 use crate::session::context::Context;
 use crate::state::State;
@@ -423,7 +422,7 @@ fn worktree_findings(ctx: &Context, entries: &[verify::Entry], findings: &mut Ve
 /// reported above): trees a failed removal left half deleted, intents of adds interrupted
 /// before git created their tree, temporary files of killed writes.
 fn leftover_findings(ctx: &Context, entries: &[verify::Entry], findings: &mut Vec<Finding>) {
-    use crate::lifecycle::remnant::Unbacked;
+    use crate::lifecycle::Unbacked;
     // Trees removals moved aside whose deletion failed: their bytes stay there.
     for a in crate::state::Cards::at(&ctx.repo.common_dir).failing_asides() {
         let shown = crate::ground::quote::sh_path(&a.path);
@@ -450,11 +449,11 @@ fn leftover_findings(ctx: &Context, entries: &[verify::Entry], findings: &mut Ve
         ));
     }
     let every = std::collections::HashSet::new();
-    for (claim, state) in crate::lifecycle::remnant::unbacked(&ctx.repo, entries, &every) {
+    for (claim, state) in crate::lifecycle::unbacked(&ctx.repo, entries, &every) {
         let card = crate::ground::quote::sh(&claim.card);
         match state {
             Unbacked::HalfRemoved(rem) => {
-                let (detail, fix) = crate::lifecycle::remnant::advice(&rem);
+                let (detail, fix) = crate::lifecycle::remnant_advice(&rem);
                 let check = format!("half-removed {}", crate::ground::quote::sh_path(rem.path()));
                 findings.push(finding(&check, false, detail, Some(fix)));
             }

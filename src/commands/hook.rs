@@ -14,7 +14,7 @@ use anyhow::Result;
 
 use crate::cli::PostCheckoutArgs;
 use crate::ground::error::{code_or, Code, Fail, Kind};
-use crate::lifecycle::base::ADD_MARKER;
+use crate::lifecycle::ADD_MARKER;
 use crate::seed::{self, Prep};
 use crate::session::context::Context;
 use crate::session::hold;

@@ -42,7 +42,7 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut dyn Write) -> Result<i32> {
         })
         .collect();
     let orphans: Vec<(crate::state::Claim, &str)> =
-        crate::lifecycle::remnant::unbacked(&ctx.repo, &entries, &recorded)
+        crate::lifecycle::unbacked(&ctx.repo, &entries, &recorded)
             .into_iter()
             .map(|(mut c, state)| {
                 // A malformed claim's card may be anything: shown with its controls escaped.

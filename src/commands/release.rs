@@ -9,8 +9,8 @@ use anyhow::Result;
 
 use crate::cli::ReleaseArgs;
 use crate::ground::error::{Code, Fail, Kind};
-use crate::lifecycle::release::StepsJson;
-use crate::lifecycle::release::{release_gone, release_verified};
+use crate::lifecycle::StepsJson;
+use crate::lifecycle::{release_gone, release_verified};
 use crate::session::context::Context;
 use crate::verify::{self, Verdict};
 

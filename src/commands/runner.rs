@@ -22,7 +22,7 @@ use crate::git::repo;
 use crate::ground::card::CardId;
 use crate::ground::error::{self, Code, Fail, Kind};
 use crate::guard::shell_quote;
-use crate::lifecycle::removable::{self, Unremovable};
+use crate::lifecycle::Unremovable;
 use crate::session::context::Context;
 use crate::state::Record;
 use crate::verify::{self, Verdict};
@@ -89,9 +89,9 @@ fn create(global: GlobalArgs, out: &mut dyn Write) -> Result<i32> {
     }
     let ctx = Context::at(global, cwd, None)?;
     // The library `add` with `add`'s own defaults: no command line, no printed path.
-    let added = crate::lifecycle::create::add(
+    let added = crate::lifecycle::add(
         &ctx,
-        &crate::lifecycle::create::AddOptions {
+        &crate::lifecycle::AddOptions {
             card: card.to_string(),
             ..Default::default()
         },
@@ -241,24 +241,24 @@ fn remove(ctx: &Context, path: &Path) -> Result<Disposal> {
             let (Some(rec), Some(admin)) = (&report.record, &report.admin) else {
                 anyhow::bail!("internal error: a verified worktree without record");
             };
-            let tree = removable::Tree {
+            let tree = crate::lifecycle::RemovalTree {
                 path,
                 admin,
                 rec,
                 locked: report.locked,
             };
-            let how = removable::How {
+            let how = crate::lifecycle::RemovalHow {
                 force: false,
-                processes: removable::Processes::Release(GRACE),
+                processes: crate::lifecycle::Processes::Release(GRACE),
             };
-            let why = match removable::decide(ctx, &tree, how) {
+            let why = match crate::lifecycle::decide_removal(ctx, &tree, how) {
                 Ok(_) => return remove_clean(ctx, &report, rec),
                 Err(why) => why,
             };
             // Claude is done with the tree: what it holds stays, what it ran is released,
             // unless that is unknown or not safe.
             let what = if why.releasable() {
-                match crate::lifecycle::release::release_verified(ctx, &report, GRACE) {
+                match crate::lifecycle::release_verified(ctx, &report, GRACE) {
                     Ok(_) => "its processes, cleanup hook and ports were released".to_owned(),
                     Err(e) => format!("releasing it failed: {e:#}"),
                 }
@@ -296,7 +296,7 @@ fn remove(ctx: &Context, path: &Path) -> Result<Disposal> {
         }
         Verdict::Prunable => {
             // Released, then pruned, so no `prunable` entry is left behind.
-            let done = crate::lifecycle::release::release_gone(ctx, &report, GRACE)?;
+            let done = crate::lifecycle::release_gone(ctx, &report, GRACE)?;
             let details: Vec<String> = done
                 .steps
                 .iter()
@@ -305,7 +305,7 @@ fn remove(ctx: &Context, path: &Path) -> Result<Disposal> {
             let timeout = ctx.rules()?.config.action_timeout_seconds;
             let deadline = crate::session::hold::after(std::time::Instant::now(), timeout);
             let note = "runner: directory was gone";
-            let pruned = match crate::lifecycle::remove::prune_gone(ctx, &done.card, path, deadline, note)? {
+            let pruned = match crate::lifecycle::prune_gone(ctx, &done.card, path, deadline, note)? {
                 None => "its registration was pruned".to_owned(),
                 Some(why) => format!(
                     "git could not prune its registration ({why}): git kardwt gc --prunable --apply does"
@@ -339,7 +339,7 @@ fn remove(ctx: &Context, path: &Path) -> Result<Disposal> {
             let cfg = ctx.rules()?.config;
             let deadline =
                 crate::session::hold::after(std::time::Instant::now(), cfg.action_timeout_seconds);
-            let steps = crate::lifecycle::orphan::release_orphan(ctx, &cfg, &claim, deadline)?;
+            let steps = crate::lifecycle::release_orphan(ctx, &cfg, &claim, deadline)?;
             crate::state::Cards::at(common).delete_claim(&claim.card);
             let details: Vec<String> = steps
                 .iter()
@@ -373,13 +373,13 @@ fn remove(ctx: &Context, path: &Path) -> Result<Disposal> {
 /// create (a hook-recorded tree on the user's branch) is never deleted here.
 fn remove_clean(ctx: &Context, report: &verify::Report, rec: &Record) -> Result<Disposal> {
     let own_branch = CardId::parse(&rec.card).is_ok_and(|c| c.branch() == rec.branch);
-    let opts = crate::lifecycle::remove::Options {
+    let opts = crate::lifecycle::RemoveOptions {
         force: false,
         delete_branch: own_branch,
-        processes: crate::lifecycle::remove::Processes::Release(GRACE),
+        processes: crate::lifecycle::Processes::Release(GRACE),
         recheck: None,
     };
-    let done = crate::lifecycle::remove::remove_verified(ctx, report, &opts)?;
+    let done = crate::lifecycle::remove_verified(ctx, report, &opts)?;
     let shown = done.path.display();
     let branch = &rec.branch;
     if branch.is_empty() {
@@ -388,7 +388,7 @@ fn remove_clean(ctx: &Context, report: &verify::Report, rec: &Record) -> Result<
         eprintln!("kardwt: removed {shown} and its branch {branch} (released first; it had no commits beyond its base)");
     } else if !own_branch {
         eprintln!("kardwt: removed {shown} (released first); kept branch {branch}: kardwt did not create it");
-    } else if !crate::lifecycle::card_branch::merged_into_base(ctx, rec) {
+    } else if !crate::lifecycle::merged_into_base(ctx, rec) {
         eprintln!(
             "kardwt: removed {shown} (released first); kept branch {branch}: it has commits beyond its base {} (delete it with git -C {} branch -D {branch})",
             rec.base_ref,

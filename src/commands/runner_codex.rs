@@ -97,7 +97,7 @@ fn session_start(global: GlobalArgs, out: &mut dyn Write) -> Result<()> {
         );
         return Ok(());
     }
-    match crate::lifecycle::prepare::prepare(&ctx, &tree, None) {
+    match crate::lifecycle::prepare(&ctx, &tree, None) {
         Ok(rec) => {
             eprintln!(
                 "kardwt: Codex worktree {} is card {}, prepared and ready",

@@ -8,7 +8,7 @@ use anyhow::Result;
 
 use crate::cli::StatusArgs;
 use crate::session::context::Context;
-use crate::{lifecycle::dirty, verify};
+use crate::verify;
 
 pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result<i32> {
     let entries = verify::scan(&ctx.repo)?;
@@ -28,7 +28,11 @@ pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result<i32>
             r.links
                 .iter()
                 .map(|l| {
-                    let state = link_word(&dirty::link_state(&ctx.links_from(), &report.path, l));
+                    let state = link_word(&crate::lifecycle::link_state(
+                        &ctx.links_from(),
+                        &report.path,
+                        l,
+                    ));
                     (l.clone(), state)
                 })
                 .collect()
@@ -45,7 +49,7 @@ pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result<i32>
         .record
         .as_ref()
         .filter(|_| report.path.is_dir())
-        .and_then(|r| crate::lifecycle::base::behind(&report.path, r));
+        .and_then(|r| crate::lifecycle::behind(&report.path, r));
     let ports = report
         .record
         .as_ref()
@@ -170,11 +174,11 @@ fn absent_exit(report: &verify::Report) -> i32 {
 /// A link's state in one word (pure): `present` (kardwt's link, as made), `missing` (nothing
 /// there: `git kardwt add` on reuse links it again) or `replaced` (something else is there,
 /// which kardwt never touches).
-fn link_word(state: &dirty::LinkState) -> &'static str {
+fn link_word(state: &crate::lifecycle::LinkState) -> &'static str {
     match state {
-        dirty::LinkState::Own => "present",
-        dirty::LinkState::Gone => "missing",
-        dirty::LinkState::UserWork(_) => "replaced",
+        crate::lifecycle::LinkState::Own => "present",
+        crate::lifecycle::LinkState::Gone => "missing",
+        crate::lifecycle::LinkState::UserWork(_) => "replaced",
     }
 }
 

@@ -26,7 +26,7 @@ pub fn run(ctx: &Context, args: &VerifyArgs, out: &mut dyn Write) -> Result<i32>
             .record
             .as_ref()
             .filter(|_| report.path.is_dir())
-            .and_then(|r| crate::lifecycle::base::behind(&report.path, r));
+            .and_then(|r| crate::lifecycle::behind(&report.path, r));
         let json = VerifyJson {
             report: report.json(),
             behind,

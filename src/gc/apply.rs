@@ -7,7 +7,7 @@ use anyhow::Result;
 
 use crate::gc::collectable::{self, Judgement::Collect, Judgement::Keep};
 use crate::gc::plan::{Candidate, Collected, Outcome};
-use crate::lifecycle::remove::{self, Options};
+use crate::lifecycle::RemoveOptions;
 use crate::session::context::Context;
 use crate::session::hold;
 use crate::state::Orphan;
@@ -49,14 +49,14 @@ fn collect(
     if let Some((claim, Orphan::Replaced)) = &c.orphan {
         // Someone else's tree stands there now: nothing at the path is touched.
         return Ok(
-            match crate::lifecycle::orphan::drop_replaced_orphan(ctx, claim, deadline) {
+            match crate::lifecycle::drop_replaced_orphan(ctx, claim, deadline) {
                 Ok(()) => Outcome::Collected(Collected::Dropped),
                 Err(e) => Outcome::Failed(format!("{e:#}")),
             },
         );
     }
     if let Some((claim, _)) = &c.orphan {
-        if let Err(e) = crate::lifecycle::orphan::release_orphan(ctx, cfg, claim, deadline) {
+        if let Err(e) = crate::lifecycle::release_orphan(ctx, cfg, claim, deadline) {
             return Ok(Outcome::Failed(format!("{e:#}")));
         }
         if !c.prune {
@@ -68,17 +68,17 @@ fn collect(
     if c.prune {
         let note = "gc: directory was gone";
         return Ok(
-            match remove::prune_gone(ctx, &c.card, &c.path, deadline, note)? {
+            match crate::lifecycle::prune_gone(ctx, &c.card, &c.path, deadline, note)? {
                 None => Outcome::Collected(Collected::Pruned),
                 Some(why) => Outcome::Failed(why.to_string()),
             },
         );
     }
     let report = verify::verify(&ctx.repo, entries, &c.path, None);
-    let opts = Options {
+    let opts = RemoveOptions {
         force: false,
         delete_branch: false,
-        processes: remove::Processes::KeepInUse,
+        processes: crate::lifecycle::Processes::KeepInUse,
         // The same judgement, again under the card's lock (what the tree holds now).
         recheck: Some(Box::new(
             move |path, admin, rec, head| match collectable::verdict(
@@ -95,13 +95,15 @@ fn collect(
             },
         )),
     };
-    Ok(match remove::remove_verified(ctx, &report, &opts) {
-        Ok(_) => Outcome::Collected(Collected::Removed),
-        Err(e) => match crate::ground::error::kind_of::<remove::Refused>(&e) {
-            Some(remove::Refused(kept @ remove::Refusal::NoLongerCollectable { .. })) => {
-                Outcome::Kept(kept.to_string())
-            }
-            _ => Outcome::Failed(format!("{e:#}")),
+    Ok(
+        match crate::lifecycle::remove_verified(ctx, &report, &opts) {
+            Ok(_) => Outcome::Collected(Collected::Removed),
+            Err(e) => match crate::ground::error::kind_of::<crate::lifecycle::RemoveRefused>(&e) {
+                Some(crate::lifecycle::RemoveRefused(
+                    kept @ crate::lifecycle::RemoveRefusal::NoLongerCollectable { .. },
+                )) => Outcome::Kept(kept.to_string()),
+                _ => Outcome::Failed(format!("{e:#}")),
+            },
         },
-    })
+    )
 }

@@ -109,10 +109,8 @@ fn base(
         let lock = crate::state::Cards::at(&ctx.repo.common_dir)
             .lock(deadline, "git kardwt gc --branches (fetch)")
             .map_err(NoBase::Lock)?;
-        let (base_ref, oid) = crate::lifecycle::base::fetch_base(
-            &lock, &ctx.repo, cfg, None, deadline,
-        )
-        .map_err(|cause| NoBase::Fetch {
+        let (base_ref, oid) = crate::lifecycle::fetch_base(&lock, &ctx.repo, cfg, None, deadline)
+            .map_err(|cause| NoBase::Fetch {
             remote: remote.clone(),
             cause,
         })?;

@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use crate::gc::collectable::{self, Judgement::Collect, Judgement::Keep};
 use crate::git::repo::absolutize_keep_last;
-use crate::lifecycle::removable::{self, Processes, Unremovable};
+use crate::lifecycle::{Processes, Unremovable};
 use crate::session::context::Context;
 use crate::state::{Claim, Orphan};
 use crate::state::{Loaded, State};
@@ -175,7 +175,7 @@ pub fn plan(
         };
         if e.linked.locked {
             // Never collected: said as the removability decision says it.
-            let blockers = vec![crate::lifecycle::dirty::lock_blocker(&path)];
+            let blockers = vec![crate::lifecycle::lock_blocker(&path)];
             let why = Unremovable::WouldRefuse { blockers };
             kept.push(keep(why.said_of("it"), None));
             continue;
@@ -251,17 +251,17 @@ pub fn plan(
         };
         // The decision `remove` makes again under the card's lock: what `--apply` would refuse
         // is kept here, with the same words (a tree in use stays: gc never ends a process).
-        let tree = removable::Tree {
+        let tree = crate::lifecycle::RemovalTree {
             path: &path,
             admin: &e.linked.admin,
             rec,
             locked: e.linked.locked,
         };
-        let how = removable::How {
+        let how = crate::lifecycle::RemovalHow {
             force: false,
             processes: Processes::KeepInUse,
         };
-        if let Err(why) = removable::decide(ctx, &tree, how) {
+        if let Err(why) = crate::lifecycle::decide_removal(ctx, &tree, how) {
             let command = matches!(why, Unremovable::Dirty { .. }).then(|| {
                 format!(
                     "git kardwt remove --path {} --force",
