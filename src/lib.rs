@@ -2,7 +2,7 @@
 //!
 //! The folders are floors: each imports only from the floors below it (a test,
 //! `floors_import_only_downward`, checks it), from top to bottom:
-//! `commands` > `gc` > `install` > `lifecycle` > `seed` > `session` > `sandbox` > `verify` >
+//! `commands` > `gc` > `install` > `lifecycle` > `seed` > `context` > `sandbox` > `verify` >
 //! `state` > `git` > `sys` > `config`, `guard` > `ground`. `cli` (the command line's
 //! definitions, importing nothing) may be read from any floor.
 //!
@@ -13,7 +13,7 @@
 //! | `install/` | what kardwt writes into a repository: git hook `shims`, the agent `runner_files` |
 //! | `lifecycle/` | the services: `create` (the library `add`), `base` (fetch, `git worktree add`), `prepare` (a tree found by hand), `rehearse` (`doctor --try`), `release`, `remove`, `move_aside` (the tree moved aside, deleted after returning), `removable` (the one decision whether a tree may be removed), `remnant` (what a cut-short removal left), `dirty` and `walk` (clean only on proof) |
 //! | `seed/` | the one seeding pipeline every path into a tree runs (`mod.rs`): `links`, `shared_files` (the files behind links, for pre-push), `copy/`, `ports`, the prepare `cache/`, the `failure` block |
-//! | `session/` | what a command acts from: `context` (read once), `hold` (a card's lock, its tree verified again under it), `foreign` (records for trees kardwt did not make), `disk` (the disk as the agent command guard asks about it) |
+//! | `context/` | what a command acts in: `start` (the context read once), `hold` (a card's lock, its tree verified again under it), `foreign` (records for trees kardwt did not make), `disk` (the disk as the agent command guard asks about it) |
 //! | `sandbox/` | the one runner of the rules' prepare and cleanup hooks |
 //! | `verify/` | the ordered ownership checks: scan, report, drift, incomplete checkouts |
 //! | `state/` | kardwt's files per card: `record`, `claim`, copied `blobs` (per tree and for the repository), `events`, `aside` (the records of trees moved aside to be deleted), and `store`, their one writer |
@@ -29,6 +29,7 @@ pub mod ground;
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub(crate) mod context;
 pub(crate) mod gc;
 pub(crate) mod git;
 pub(crate) mod guard;
@@ -36,7 +37,6 @@ pub(crate) mod install;
 pub(crate) mod lifecycle;
 pub(crate) mod sandbox;
 pub(crate) mod seed;
-pub(crate) mod session;
 pub(crate) mod state;
 pub mod sys;
 pub(crate) mod verify;
@@ -45,7 +45,6 @@ use clap::Parser;
 
 use crate::cli::{Cli, Command, ConfigCommand, HookCommand, RunnerCommand, ShellCommand};
 use crate::ground::error;
-use crate::session::context;
 use crate::sys::{lock, signals};
 
 /// Lets git's own bash completion complete `git kardwt …`: git calls `_git_<command>` with
@@ -300,7 +299,7 @@ fn dispatch(cli: Cli, out: &mut dyn std::io::Write) -> anyhow::Result<i32> {
         Command::Adopt(a) => Some(a.path.as_path()),
         _ => None,
     };
-    let ctx = context::Context::anchored(cli.global, anchor)?;
+    let ctx = crate::context::Context::anchored(cli.global, anchor)?;
     match &cli.command {
         Command::Add(a) => commands::add::run(&ctx, a, out),
         Command::Verify(a) => commands::verify::run(&ctx, a, out),
@@ -343,7 +342,7 @@ const FLOORS: &[&[&str]] = &[
     &["install"],
     &["lifecycle"],
     &["seed"],
-    &["session"],
+    &["context"],
     &["sandbox"],
     &["verify"],
     &["state"],

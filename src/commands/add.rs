@@ -7,8 +7,8 @@ use anyhow::Result;
 use serde::Serialize;
 
 use crate::cli::AddArgs;
+use crate::context::Context;
 use crate::lifecycle::AddOptions;
-use crate::session::context::Context;
 use crate::{git::repo, verify};
 
 /// `add --json`: one object per call.

@@ -9,11 +9,10 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 
 use crate::cli::AdoptArgs;
+use crate::context::Context;
 use crate::git::repo::{self, Head};
 use crate::ground::card::CardId;
 use crate::ground::error::{Code, Fail, Kind};
-use crate::session::context::Context;
-use crate::session::hold;
 use crate::state::{Origin, Reason, State};
 use crate::verify::{self, Verdict};
 
@@ -54,8 +53,8 @@ pub fn run(ctx: &Context, args: &AdoptArgs, out: &mut dyn Write) -> Result<i32> 
         writeln!(out, "{}", report.path.display())?;
         return Ok(0);
     }
-    let deadline = hold::after(Instant::now(), cfg.action_timeout_seconds);
-    let locked = hold::lock_and_verify(
+    let deadline = crate::context::after(Instant::now(), cfg.action_timeout_seconds);
+    let locked = crate::context::lock_and_verify(
         ctx,
         &card,
         Some(&card),
@@ -71,7 +70,7 @@ pub fn run(ctx: &Context, args: &AdoptArgs, out: &mut dyn Write) -> Result<i32> 
         }
         Judged::Adopt { admin, head } => (admin, head),
     };
-    let mut rec = crate::session::foreign::outside_record(
+    let mut rec = crate::context::outside_record(
         ctx,
         cfg,
         &card,

@@ -10,7 +10,7 @@ use std::io::Write;
 use anyhow::Result;
 
 use crate::cli::ConfigCheckArgs;
-use crate::session::context::Context;
+use crate::context::Context;
 
 pub fn check(ctx: &Context, args: &ConfigCheckArgs, out: &mut dyn Write) -> Result<i32> {
     let rules = ctx.rules()?;

@@ -13,9 +13,9 @@ use anyhow::Result;
 use serde::Serialize;
 
 use crate::cli::DoctorArgs;
+use crate::context::Context;
 use crate::lifecycle::{rehearse, Step};
 use crate::sandbox;
-use crate::session::context::Context;
 use crate::state::State;
 use crate::verify::{self, Verdict};
 

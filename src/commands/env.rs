@@ -9,8 +9,8 @@ use std::io::Write;
 use anyhow::Result;
 
 use crate::cli::{EnvArgs, EnvFormat};
+use crate::context::Context;
 use crate::ground::error::{Code, Fail, Kind};
-use crate::session::context::Context;
 use crate::verify::{self, Verdict};
 
 pub fn run(ctx: &Context, args: &EnvArgs, out: &mut dyn Write) -> Result<i32> {

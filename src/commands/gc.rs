@@ -23,10 +23,10 @@ use anyhow::Result;
 use serde::Serialize;
 
 use crate::cli::GcArgs;
+use crate::context::Context;
 use crate::gc::collectable;
 use crate::gc::plan::{Candidate, Kept, LastFetch, Outcome, Plan, Policy};
 use crate::ground::error::{Code, Fail, Kind};
-use crate::session::context::Context;
 use crate::verify;
 
 pub use crate::ground::human::parse_duration;

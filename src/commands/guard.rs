@@ -14,9 +14,9 @@ use anyhow::Result;
 use serde::Serialize;
 
 use crate::cli::{GuardArgs, GuardFormat};
+use crate::context::Disk;
 use crate::git::repo;
 use crate::guard::{self, Denial};
-use crate::session::disk::Disk;
 
 /// Payloads larger than this are cut off, so they do not parse: silence. A 1 MiB command
 /// line fits, with room for the payload's other fields.

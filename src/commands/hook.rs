@@ -2,7 +2,7 @@
 //! runs after `git worktree add` in any tool. No-op for ordinary checkouts, clones, the base,
 //! worktrees `git kardwt add` creates itself (it marks them), trees on a `card/` branch that
 //! names no card, and repositories kardwt has nothing to do in (noted: see
-//! `session/unmanaged.rs`), which all keep what git made; otherwise record the new
+//! `context/unmanaged.rs`), which all keep what git made; otherwise record the new
 //! worktree (origin `hook`), seed and prepare it, and on failure remove it and exit non-zero
 //! so `git worktree add` itself fails with a retry-safe message. The prepare hook's output
 //! goes to the card's log file: on failure the verdict block, which comes first, is all this
@@ -13,13 +13,11 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 
 use crate::cli::PostCheckoutArgs;
+use crate::context::Context;
+use crate::context::RemovalError;
 use crate::ground::error::{code_or, Code, Fail, Kind};
 use crate::lifecycle::ADD_MARKER;
 use crate::seed::{self, Prep};
-use crate::session::context::Context;
-use crate::session::hold;
-use crate::session::hold::RemovalError;
-use crate::session::unmanaged;
 use crate::state::{Origin, Reason};
 use crate::{git::repo, verify};
 
@@ -35,15 +33,16 @@ pub fn post_checkout(global: crate::cli::GlobalArgs, args: &PostCheckoutArgs) ->
     if clone_elsewhere() {
         return Ok(0);
     }
-    let Some(ctx) = unmanaged::hook_context(global, "post-checkout")? else {
+    let Some(ctx) = crate::context::hook_context(global, "post-checkout")? else {
         return Ok(0);
     };
     let Some(path) = ctx.repo.current.clone().filter(|p| *p != ctx.repo.base) else {
         return Ok(0); // a clone or the base itself: not a linked worktree.
     };
     // Never changes what git did: only a note says why kardwt left the tree alone.
-    let aside =
-        |why: &str| unmanaged::note(Some(&ctx.repo.common_dir), &path, "post-checkout", why);
+    let aside = |why: &str| {
+        crate::context::unmanaged_note(Some(&ctx.repo.common_dir), &path, "post-checkout", why)
+    };
     let noop = |why: &str| {
         crate::state::Cards::at(&ctx.repo.common_dir).log(
             crate::state::EventKind::HookNoop,
@@ -121,7 +120,7 @@ fn seed_new_worktree(
     let (retry, branch) = retry_command(path, head.as_ref());
     // Never called while this process holds the repository lock (the undo takes it).
     let undo = |why: anyhow::Error| -> anyhow::Error {
-        let removed = hold::undo_worktree(ctx, path, started);
+        let removed = crate::context::undo_worktree(ctx, path, started);
         crate::state::Cards::at(&ctx.repo.common_dir).log(
             crate::state::EventKind::Failed,
             "",
@@ -142,11 +141,11 @@ fn seed_new_worktree(
     let rules = ctx.rules().map_err(undo)?;
     let cfg = &rules.config;
     let program = seed::prepare_program(cfg, None).map_err(undo)?;
-    let deadline = hold::after(started, cfg.action_timeout_seconds);
+    let deadline = crate::context::after(started, cfg.action_timeout_seconds);
     // Committed helpers run as trusted for the base commit the record will name: checked
     // before anything is written (an untrusted change removes the new tree again).
     if cfg.helpers.from_repository.is_some() {
-        let (_, base_oid) = crate::session::foreign::recorded_base(&ctx.repo, cfg, path, deadline);
+        let (_, base_oid) = crate::context::recorded_base(&ctx.repo, cfg, path, deadline);
         seed::check_hooks(ctx, cfg, Some(&base_oid)).map_err(undo)?;
     }
     // Card lock only (the repository lock is not needed to write our own admin dir): derive
@@ -155,19 +154,19 @@ fn seed_new_worktree(
     // A card another worktree holds is refused at once, not after waiting for its lock. The
     // claims say who holds the card the tree's name gives (every worktree is listed only under
     // the lock, below, which decides).
-    let named = crate::session::foreign::derive_card(&[], admin, head.as_ref());
+    let named = crate::context::derive_card(&[], admin, head.as_ref());
     let first = verify::scan_path_card(&ctx.repo, path, Some(named.as_str())).map_err(undo)?;
-    let wanted = crate::session::foreign::derive_card(&first, admin, head.as_ref());
+    let wanted = crate::context::derive_card(&first, admin, head.as_ref());
     if let Some(why) = verify::claimed_elsewhere(&first, admin, wanted.as_str()) {
         return Err(refuse(ctx, path, &wanted, why, started));
     }
     let mut card = wanted;
     let (_card_lock, entries) = loop {
-        let locked = hold::lock_and_verify(ctx, &card, None, deadline, holder, |_| {
+        let locked = crate::context::lock_and_verify(ctx, &card, None, deadline, holder, |_| {
             Ok(path.to_path_buf())
         })
         .map_err(undo)?;
-        let now = crate::session::foreign::derive_card(&locked.entries, admin, head.as_ref());
+        let now = crate::context::derive_card(&locked.entries, admin, head.as_ref());
         if now == card {
             break (locked.card_lock, locked.entries);
         }
@@ -180,7 +179,7 @@ fn seed_new_worktree(
         // Recorded by another command while this hook waited: that record stands.
         return Ok(());
     }
-    let rec = crate::session::foreign::outside_record(
+    let rec = crate::context::outside_record(
         ctx,
         cfg,
         &card,
@@ -299,7 +298,7 @@ fn refuse(
     why: String,
     started: Instant,
 ) -> anyhow::Error {
-    let removed = hold::undo_worktree(ctx, path, started);
+    let removed = crate::context::undo_worktree(ctx, path, started);
     crate::state::Cards::at(&ctx.repo.common_dir).log(
         crate::state::EventKind::Failed,
         card.as_str(),
@@ -368,7 +367,7 @@ impl Kind for Refusal {
                     format!(
                         "it could not be removed; remove it by hand before the retry: {} (why: \
                          {refusal})",
-                        hold::manual_removal(path)
+                        crate::context::manual_removal(path)
                     )
                 }));
                 hints
@@ -384,7 +383,7 @@ impl Kind for Refusal {
                 hints.extend(unremoved.iter().map(|refusal| {
                     format!(
                         "remove it by hand: {} (why it could not be removed: {refusal})",
-                        hold::manual_removal(path)
+                        crate::context::manual_removal(path)
                     )
                 }));
                 hints

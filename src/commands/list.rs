@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 
 use crate::cli::ListArgs;
+use crate::context::Context;
 use crate::ground::cap;
-use crate::session::context::Context;
 use crate::state::Loaded;
 use crate::verify::{self, Report, Verdict};
 

@@ -7,8 +7,8 @@ use std::io::Write;
 use anyhow::Result;
 
 use crate::cli::LogArgs;
+use crate::context::Context;
 use crate::ground::card::CardId;
-use crate::session::context::Context;
 
 pub fn run(ctx: &Context, args: &LogArgs, out: &mut dyn Write) -> Result<i32> {
     let card = args.card.as_deref().map(CardId::parse).transpose()?;

@@ -20,10 +20,10 @@ use std::time::Instant;
 use anyhow::{Context as _, Result};
 
 use crate::cli::PrePushArgs;
+use crate::context::Context;
 use crate::git;
 use crate::git::push::{self, says, Entry, RefUpdate, Resolved, Sent};
 use crate::ground::error::{Code, Fail, Kind};
-use crate::session::context::Context;
 use crate::state::Loaded;
 use crate::verify::{self, Verdict};
 
@@ -49,7 +49,7 @@ pub fn run(global: crate::cli::GlobalArgs, args: &PrePushArgs) -> Result<i32> {
     std::io::stdin()
         .read_to_string(&mut input)
         .context("could not read git's ref lines on stdin")?;
-    let Some(ctx) = crate::session::unmanaged::hook_context(global, "pre-push")? else {
+    let Some(ctx) = crate::context::hook_context(global, "pre-push")? else {
         return Ok(0);
     };
     let updates = push::parse_updates(&input).map_err(Fail::from)?;

@@ -8,7 +8,7 @@ use std::io::Write;
 use anyhow::Result;
 
 use crate::cli::PrepareArgs;
-use crate::session::context::Context;
+use crate::context::Context;
 use crate::verify;
 
 pub fn run(ctx: &Context, args: &PrepareArgs, out: &mut dyn Write) -> Result<i32> {

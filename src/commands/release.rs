@@ -8,10 +8,10 @@ use std::time::Duration;
 use anyhow::Result;
 
 use crate::cli::ReleaseArgs;
+use crate::context::Context;
 use crate::ground::error::{Code, Fail, Kind};
 use crate::lifecycle::StepsJson;
 use crate::lifecycle::{release_gone, release_verified};
-use crate::session::context::Context;
 use crate::verify::{self, Verdict};
 
 pub fn run(ctx: &Context, args: &ReleaseArgs, out: &mut dyn Write) -> Result<i32> {

@@ -8,10 +8,10 @@ use std::time::Duration;
 use anyhow::Result;
 
 use crate::cli::RemoveArgs;
+use crate::context::Context;
 use crate::ground::error::{Code, Fail, Kind};
 use crate::lifecycle::StepsJson;
 use crate::lifecycle::{remove_verified, Processes, Removal, RemoveOptions};
-use crate::session::context::Context;
 use crate::verify::{self, Verdict};
 
 pub fn run(ctx: &Context, args: &RemoveArgs, out: &mut dyn Write) -> Result<i32> {
@@ -59,7 +59,7 @@ fn remove_gone(
 ) -> Result<i32> {
     let mut done = crate::lifecycle::release_gone(ctx, report, Duration::from_secs(args.grace))?;
     let timeout = ctx.rules()?.config.action_timeout_seconds;
-    let deadline = crate::session::hold::after(std::time::Instant::now(), timeout);
+    let deadline = crate::context::after(std::time::Instant::now(), timeout);
     let note = "remove: the directory was gone";
     if let Some(why) = crate::lifecycle::prune_gone(ctx, &done.card, &report.path, deadline, note)?
     {

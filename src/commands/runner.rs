@@ -18,12 +18,12 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
 use crate::cli::{ClaudeCommand, GlobalArgs};
+use crate::context::Context;
 use crate::git::repo;
 use crate::ground::card::CardId;
 use crate::ground::error::{self, Code, Fail, Kind};
 use crate::guard::shell_quote;
 use crate::lifecycle::Unremovable;
-use crate::session::context::Context;
 use crate::state::Record;
 use crate::verify::{self, Verdict};
 
@@ -303,7 +303,7 @@ fn remove(ctx: &Context, path: &Path) -> Result<Disposal> {
                 .map(|s| format!("{}: {}", s.step, s.detail))
                 .collect();
             let timeout = ctx.rules()?.config.action_timeout_seconds;
-            let deadline = crate::session::hold::after(std::time::Instant::now(), timeout);
+            let deadline = crate::context::after(std::time::Instant::now(), timeout);
             let note = "runner: directory was gone";
             let pruned = match crate::lifecycle::prune_gone(ctx, &done.card, path, deadline, note)? {
                 None => "its registration was pruned".to_owned(),
@@ -338,7 +338,7 @@ fn remove(ctx: &Context, path: &Path) -> Result<Disposal> {
             };
             let cfg = ctx.rules()?.config;
             let deadline =
-                crate::session::hold::after(std::time::Instant::now(), cfg.action_timeout_seconds);
+                crate::context::after(std::time::Instant::now(), cfg.action_timeout_seconds);
             let steps = crate::lifecycle::release_orphan(ctx, &cfg, &claim, deadline)?;
             crate::state::Cards::at(common).delete_claim(&claim.card);
             let details: Vec<String> = steps

@@ -21,7 +21,7 @@ use anyhow::Result;
 use serde::Deserialize;
 
 use crate::cli::{CodexCommand, GlobalArgs};
-use crate::session::context::Context;
+use crate::context::Context;
 use crate::state::State;
 use crate::verify::{self, Verdict};
 

@@ -7,10 +7,10 @@ use std::io::Write;
 use anyhow::Result;
 
 use crate::cli::SelectArgs;
+use crate::context::Context;
 use crate::git::repo::Head;
 use crate::ground::card::CardId;
 use crate::ground::error::{Code, Fail, Kind};
-use crate::session::context::Context;
 use crate::state::State;
 use crate::verify::{self, Verdict};
 

@@ -8,7 +8,7 @@ use anyhow::Result;
 use clap::CommandFactory;
 
 use crate::cli::{Cli, ShellInitArgs, ShellKind};
-use crate::session::context::Context;
+use crate::context::Context;
 use crate::state::Loaded;
 use crate::verify;
 

@@ -7,7 +7,7 @@ use std::io::Write;
 use anyhow::Result;
 
 use crate::cli::StatusArgs;
-use crate::session::context::Context;
+use crate::context::Context;
 use crate::verify;
 
 pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result<i32> {
@@ -43,7 +43,7 @@ pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result<i32>
         .record
         .as_ref()
         .filter(|r| r.base_ref.is_empty())
-        .map(|r| crate::session::foreign::empty_base_why(&r.base_remote));
+        .map(|r| crate::context::empty_base_why(&r.base_remote));
     // How many commits of the base (as last fetched) the tree's HEAD lacks.
     let behind = report
         .record

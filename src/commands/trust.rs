@@ -8,10 +8,10 @@ use std::io::Write;
 use anyhow::Result;
 
 use crate::cli::TrustArgs;
+use crate::context::Context;
 use crate::ground::error::{Code, Fail, Kind};
 use crate::ground::quote::{self, visible};
 use crate::sandbox::trusted::{self, Change};
-use crate::session::context::Context;
 
 /// Why there is nothing to trust: usage errors (exit 2).
 #[derive(Debug, thiserror::Error)]

@@ -5,7 +5,7 @@ use std::io::Write;
 use anyhow::Result;
 
 use crate::cli::VerifyArgs;
-use crate::session::context::Context;
+use crate::context::Context;
 use crate::verify;
 
 pub fn run(ctx: &Context, args: &VerifyArgs, out: &mut dyn Write) -> Result<i32> {

@@ -5,11 +5,10 @@ use std::time::Duration;
 
 use anyhow::Result;
 
+use crate::context::Context;
 use crate::gc::collectable::{self, Judgement::Collect, Judgement::Keep};
 use crate::gc::plan::{Candidate, Collected, Outcome};
 use crate::lifecycle::RemoveOptions;
-use crate::session::context::Context;
-use crate::session::hold;
 use crate::state::Orphan;
 use crate::verify;
 
@@ -21,7 +20,7 @@ pub fn apply(
     candidates: &mut [Candidate],
     (idle, include_failed): (Option<Duration>, bool),
 ) -> Result<()> {
-    let deadline = hold::after(std::time::Instant::now(), cfg.action_timeout_seconds);
+    let deadline = crate::context::after(std::time::Instant::now(), cfg.action_timeout_seconds);
     for c in candidates.iter_mut() {
         // An interrupt stops gc between trees; the one in hand rolls back itself.
         crate::sys::signals::check("during gc --apply, before its next tree")?;

@@ -16,10 +16,10 @@ use anyhow::Result;
 use serde::Serialize;
 
 use crate::config::Config;
+use crate::context::Context;
 use crate::gc::collectable::Judgement;
 use crate::git::branch_loss::History;
-use crate::session::context::Context;
-use crate::{gc::collectable, git, session::hold};
+use crate::{gc::collectable, git};
 
 /// Where the branches gc looks at live.
 const PREFIX: &str = "refs/heads/card/";
@@ -164,7 +164,7 @@ fn branch_verdict(
 /// List the `card/*` branches and judge each; with `apply`, delete the candidates.
 pub fn run(ctx: &Context, cfg: &Config, offline: bool, apply: bool) -> Result<Report> {
     let dir = &ctx.repo.base;
-    let deadline = hold::after(Instant::now(), cfg.action_timeout_seconds);
+    let deadline = crate::context::after(Instant::now(), cfg.action_timeout_seconds);
     let branches = git::branches_under(dir, PREFIX)?;
     let mut report = Report::default();
     let short = |full: &str| full.strip_prefix("refs/heads/").unwrap_or(full).to_owned();

@@ -189,7 +189,7 @@ pub fn landed(
         // An empty base ref says why, instead of "not merged into " (an empty name).
         return Keep(format!(
             "{head_name} cannot be checked for a merge: {}",
-            crate::session::foreign::empty_base_why(&rec.base_remote)
+            crate::context::empty_base_why(&rec.base_remote)
         ));
     }
     let Some(tracking) = work_base(rec) else {

@@ -9,14 +9,14 @@ use std::time::Duration;
 use anyhow::Result;
 use serde::Serialize;
 
+use crate::context::Context;
 use crate::gc::collectable::{self, Judgement::Collect, Judgement::Keep};
 use crate::git::repo::absolutize_keep_last;
 use crate::lifecycle::{Processes, Unremovable};
-use crate::session::context::Context;
 use crate::state::{Claim, Orphan};
 use crate::state::{Loaded, State};
 use crate::verify::{self, Verdict};
-use crate::{git, sandbox, session::hold};
+use crate::{git, sandbox};
 
 /// A tree, a gone entry or an orphan claim gc collects.
 #[derive(Debug, Serialize)]
@@ -342,7 +342,7 @@ fn fetch_bases(
     if bases.is_empty() {
         return Ok(Vec::new());
     }
-    let deadline = hold::after(std::time::Instant::now(), cfg.action_timeout_seconds);
+    let deadline = crate::context::after(std::time::Instant::now(), cfg.action_timeout_seconds);
     let repo_lock =
         crate::state::Cards::at(&ctx.repo.common_dir).lock(deadline, "git kardwt gc (fetch)")?;
     let mut failed = Vec::new();

@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
+use crate::context::Context;
 use crate::git;
-use crate::session::context::Context;
 
 /// The shims kardwt installs, by hook name.
 pub const SHIMS: [(&str, &str); 2] = [

@@ -9,11 +9,10 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, Result};
 
 use crate::config::{CheckoutMode, Config};
+use crate::context::Context;
 use crate::ground::card::CardId;
 use crate::ground::error::Fail;
 use crate::seed::{self, Prep};
-use crate::session::context::Context;
-use crate::session::hold;
 use crate::state::{Reason, Record, State};
 use crate::verify::{self, Verdict};
 use crate::{git::repo, sys::lock};
@@ -61,7 +60,7 @@ pub fn add(ctx: &Context, args: &AddOptions) -> Result<Added> {
         .transpose()?;
     let rules = ctx.rules()?;
     let timeout = args.timeout.unwrap_or(rules.config.action_timeout_seconds);
-    let deadline = hold::after(Instant::now(), timeout);
+    let deadline = crate::context::after(Instant::now(), timeout);
     let holder = format!("git kardwt add {card}");
     // In the bare layout the rules are those of the base the tree will be made at.
     let rules = match ctx.repo.is_bare_layout() {
@@ -88,11 +87,11 @@ pub fn add(ctx: &Context, args: &AddOptions) -> Result<Added> {
     let cfg = &rules.config;
     let program = seed::prepare_program(cfg, None)?;
     let common = &ctx.repo.common_dir;
-    let hold::Locked {
+    let crate::context::Locked {
         card_lock,
         entries,
         report,
-    } = hold::lock_and_verify(ctx, &card, Some(&card), deadline, &holder, |entries| {
+    } = crate::context::lock_and_verify(ctx, &card, Some(&card), deadline, &holder, |entries| {
         ctx.card_path(entries, &card)
     })?;
     let path = ctx.card_path(&entries, &card)?;
@@ -136,7 +135,7 @@ pub fn add(ctx: &Context, args: &AddOptions) -> Result<Added> {
         }
         Verdict::Unseeded if half_made(&report, cfg).is_some() => {
             let why = half_made(&report, cfg).unwrap_or(verify::Incomplete::NoIndex);
-            if !hold::intended(common, &card, &path) {
+            if !crate::context::intended(common, &card, &path) {
                 return Err(Fail::from(Refusal::HalfMade { path, card, why }).into());
             }
             // kardwt's own creation, interrupted before its record: never handed out, so it
@@ -230,12 +229,12 @@ impl Action<'_> {
             }
             let kept_branch = self.prep.ctx.repo.branch_exists(&self.card.branch());
             // Before git creates anything, say this tree is ours: a kill then leaves it repairable.
-            hold::write_intent(common, self.card, path)?;
+            crate::context::write_intent(common, self.card, path)?;
             let (path, written) = match self.add_worktree(&repo_lock, path, &oid) {
                 Ok(added) => added,
                 Err(e) => {
                     if !path.exists() {
-                        hold::clear_intent(common, self.card, path);
+                        crate::context::clear_intent(common, self.card, path);
                     }
                     return Err(e);
                 }
@@ -355,7 +354,9 @@ impl Action<'_> {
     ) -> Result<()> {
         let started = Instant::now();
         let removed = match leftover {
-            Leftover::HalfMade => hold::remove_half_made(repo_lock, &self.prep.ctx.repo.base, path),
+            Leftover::HalfMade => {
+                crate::context::remove_half_made(repo_lock, &self.prep.ctx.repo.base, path)
+            }
             Leftover::BareStart => remove_bare_start(repo_lock, &self.prep.ctx.repo, path),
         };
         removed.map_err(|refusal| {
@@ -398,11 +399,15 @@ impl Action<'_> {
         if !out.ok {
             // git keeps a worktree whose post-checkout hook failed: it is ours, remove it.
             let kept = if path.join(".git").is_file() {
-                match hold::remove_worktree_forced(repo_lock, &self.prep.ctx.repo.base, path) {
+                match crate::context::remove_worktree_forced(
+                    repo_lock,
+                    &self.prep.ctx.repo.base,
+                    path,
+                ) {
                     Ok(()) => " (the new worktree was removed again)".to_owned(),
                     Err(e) => format!(
                         " (removing it failed: {e}; remove it by hand: {})",
-                        hold::manual_removal(path)
+                        crate::context::manual_removal(path)
                     ),
                 }
             } else {
@@ -431,7 +436,7 @@ fn bare_start(report: &verify::Report, common: &Path, card: &CardId) -> bool {
     report.failed_check().is_some_and(|c| c.name == "dot_git")
         && !report.path.join(".git").exists()
         && std::fs::read_dir(&report.path).is_ok_and(|mut d| d.next().is_none())
-        && hold::intended(common, card, &report.path)
+        && crate::context::intended(common, card, &report.path)
 }
 
 /// Remove an empty directory at `path` and git's entries that name it and still say
@@ -440,8 +445,8 @@ fn remove_bare_start(
     _repo_lock: &lock::RepoLock,
     repo: &repo::Repo,
     path: &Path,
-) -> Result<(), hold::RemovalError> {
-    use hold::RemovalError;
+) -> Result<(), crate::context::RemovalError> {
+    use crate::context::RemovalError;
     let linked = repo
         .linked()
         .map_err(|e| RemovalError::Git(format!("{e:#}")))?;

@@ -1,8 +1,8 @@
 //! The tree of a removal moved aside instead of deleted in place: renamed to a hidden sibling
 //! and recorded ([`crate::state::aside`]) just before git forgets it, put back when git refuses,
 //! and deleted by a detached process once git has forgotten it, so `remove` returns at once.
+use crate::context::Context;
 use crate::lifecycle::step::Step;
-use crate::session::context::Context;
 use crate::state::{Deleting, Moved};
 
 /// A move aside, or why the tree stays for git to delete in place.

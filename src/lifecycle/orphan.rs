@@ -5,12 +5,12 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 
 use crate::config::Config;
+use crate::context::Context;
 use crate::ground::card::CardId;
 use crate::ground::error::{Code, Fail, Kind};
 use crate::lifecycle::release::cleanup_program;
 use crate::lifecycle::step::Step;
 use crate::sandbox::{self, Phase};
-use crate::session::context::Context;
 use crate::sys::lock;
 
 /// Release what the orphan `claim` (its worktree removed or its directory deleted behind

@@ -9,12 +9,11 @@ use std::time::Instant;
 use anyhow::Result;
 
 use crate::config::{CheckoutMode, Config};
+use crate::context::Context;
 use crate::git::repo;
 use crate::ground::card::CardId;
 use crate::ground::error::{Code, Fail, Kind};
 use crate::seed::{self, Prep};
-use crate::session::context::Context;
-use crate::session::hold;
 use crate::state::{Origin, Reason, Record, State};
 use crate::verify::{self, Report, Verdict};
 
@@ -28,7 +27,7 @@ pub fn prepare(ctx: &Context, path: &Path, asked: Option<CardId>) -> Result<Reco
     let rules = ctx.rules()?;
     let cfg = &rules.config;
     let program = seed::prepare_program(cfg, None)?;
-    let deadline = hold::after(Instant::now(), cfg.action_timeout_seconds);
+    let deadline = crate::context::after(Instant::now(), cfg.action_timeout_seconds);
     // Decided once before the lock (to know which card's lock to take, and to refuse without
     // waiting), then again under it: only what is on disk under the lock is written.
     let report = verify::verify(&ctx.repo, &entries, &path, asked.as_ref());
@@ -40,9 +39,10 @@ pub fn prepare(ctx: &Context, path: &Path, asked: Option<CardId>) -> Result<Reco
         seed::check_hooks(ctx, cfg, Some(&rec.base_oid))?;
     }
     let holder = format!("git kardwt prepare {card}");
-    let locked = hold::lock_and_verify(ctx, &card, asked.as_ref(), deadline, &holder, |_| {
-        Ok(path.clone())
-    })?;
+    let locked =
+        crate::context::lock_and_verify(ctx, &card, asked.as_ref(), deadline, &holder, |_| {
+            Ok(path.clone())
+        })?;
     let (now, rec) = plan(ctx, cfg, &locked.entries, &locked.report, asked)?;
     if now != card {
         return Err(Fail::from(Refusal::Changed {
@@ -97,9 +97,9 @@ fn plan(
         Verdict::Unseeded => {
             let admin = report.admin.as_deref().unwrap_or(Path::new(""));
             let card = asked.unwrap_or_else(|| {
-                crate::session::foreign::derive_card(entries, admin, report.head.as_ref())
+                crate::context::derive_card(entries, admin, report.head.as_ref())
             });
-            let rec = crate::session::foreign::outside_record(
+            let rec = crate::context::outside_record(
                 ctx,
                 cfg,
                 &card,

@@ -5,10 +5,9 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use crate::context::Context;
 use crate::ground::card::CardId;
 use crate::seed::{self, Prep};
-use crate::session::context::Context;
-use crate::session::hold;
 use crate::state::{Origin, Reason, Record};
 use crate::{git, git::repo, sandbox, sys::lock};
 
@@ -97,7 +96,7 @@ fn attempt(
     path: &Path,
     steps: &mut Vec<Step>,
 ) -> Option<Option<std::path::PathBuf>> {
-    let deadline = hold::after(Instant::now(), cfg.action_timeout_seconds);
+    let deadline = crate::context::after(Instant::now(), cfg.action_timeout_seconds);
     let program = match seed::prepare_program(cfg, None) {
         Ok(p) => p,
         Err(e) => {
@@ -176,7 +175,7 @@ fn attempt(
     let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     if let Some(admin) = &admin {
         let t = Instant::now();
-        let mut rec: Record = crate::session::foreign::outside_record(
+        let mut rec: Record = crate::context::outside_record(
             ctx,
             cfg,
             card,
@@ -323,10 +322,12 @@ fn cleanup(ctx: &Context, card: &CardId, path: Option<&Path>, steps: &mut Vec<St
     {
         Ok(repo_lock) => {
             if let Some(p) = path {
-                if let Err(e) = hold::remove_worktree_forced(&repo_lock, &ctx.repo.base, p) {
+                if let Err(e) =
+                    crate::context::remove_worktree_forced(&repo_lock, &ctx.repo.base, p)
+                {
                     problems.push(format!(
                         "remove it by hand: {} ({e})",
-                        hold::manual_removal(p)
+                        crate::context::manual_removal(p)
                     ));
                 }
             }

@@ -9,14 +9,14 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 
 use crate::config::{Cleanup, Config};
+use crate::context::Context;
 use crate::ground::card::CardId;
 use crate::ground::error::{Code, Fail, Kind};
 use crate::lifecycle::step::Step;
 use crate::sandbox::{self, Phase};
-use crate::session::context::Context;
 use crate::state::{Loaded, Reason, Record, State};
 use crate::verify::{self, Verdict};
-use crate::{session::hold, sys::lock, sys::process};
+use crate::{sys::lock, sys::process};
 
 /// `release --json` and `remove --json`: the tree, its card and each step.
 #[derive(serde::Serialize)]
@@ -185,7 +185,7 @@ pub fn release_locked(
             // Nothing was signalled: nothing to record.
             return Err(crate::sys::signals::stopped(sig, "before anything was released").into());
         }
-        return Err(hold::stopped_releasing(
+        return Err(crate::context::stopped_releasing(
             ctx,
             rec,
             admin,
@@ -218,7 +218,7 @@ pub fn release_locked(
     rec.last_hook = Some(outcome.last_hook(Phase::Cleanup, cap));
     crate::state::write_or_warn(admin, rec);
     if let sandbox::Ending::Signal(sig) = outcome.ending {
-        return Err(hold::stopped_releasing(
+        return Err(crate::context::stopped_releasing(
             ctx,
             rec,
             admin,
@@ -375,7 +375,7 @@ pub fn release_gone(ctx: &Context, report: &verify::Report, grace: Duration) -> 
     };
     let card = CardId::parse(&load()?.card)?;
     let cfg = ctx.rules()?.config;
-    let deadline = hold::after(Instant::now(), cfg.action_timeout_seconds);
+    let deadline = crate::context::after(Instant::now(), cfg.action_timeout_seconds);
     let _card_lock = lock::take_card(
         &ctx.repo.common_dir,
         &card,
@@ -432,7 +432,7 @@ pub struct Relocked {
     /// The action's deadline, started from the rules.
     pub deadline: Instant,
     /// Holds the card's lock until dropped; its report is the one verified under the lock.
-    pub held: hold::Locked,
+    pub held: crate::context::Locked,
 }
 
 /// Take the card's lock for `verb` (`remove`, `release`) and verify `report`'s worktree again;
@@ -449,9 +449,9 @@ pub fn relock(
     };
     let card = CardId::parse(&seen.card)?;
     let path = report.path.clone();
-    let deadline = hold::after(Instant::now(), cfg.action_timeout_seconds);
+    let deadline = crate::context::after(Instant::now(), cfg.action_timeout_seconds);
     let holder = format!("git kardwt {verb} {card}");
-    let held = hold::lock_and_verify(ctx, &card, Some(&card), deadline, &holder, |_| {
+    let held = crate::context::lock_and_verify(ctx, &card, Some(&card), deadline, &holder, |_| {
         Ok(path.clone())
     })?;
     let now = &held.report;

@@ -17,13 +17,13 @@ use std::time::Instant;
 use anyhow::Result;
 use rustix::fs::{AtFlags, FileType};
 
+use crate::context::Context;
 use crate::git::repo::Repo;
 use crate::ground::card::CardId;
 use crate::ground::error::Fail;
 use crate::lifecycle::step::Step;
-use crate::session::context::Context;
 use crate::state::{Claim, ClaimState};
-use crate::{session::hold, sys::beneath, sys::lock};
+use crate::{sys::beneath, sys::lock};
 
 mod refusal;
 pub use refusal::Refusal;
@@ -470,7 +470,7 @@ pub fn remove(ctx: &Context, rem: &Remnant, force: bool) -> Result<(PathBuf, Str
     let rules = ctx.rules()?;
     let cfg = &rules.config;
     let card = CardId::parse(rem.card())?;
-    let deadline = hold::after(Instant::now(), cfg.action_timeout_seconds);
+    let deadline = crate::context::after(Instant::now(), cfg.action_timeout_seconds);
     let holder = format!("git kardwt remove {card}");
     let _card_lock = lock::take_card(&ctx.repo.common_dir, &card, deadline, &holder)?;
     let cleared = clear(ctx, rem, force, deadline)?;

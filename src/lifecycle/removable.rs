@@ -3,9 +3,9 @@
 //! worktree remove` would refuse, processes), each reason said in one wording.
 use std::path::{Path, PathBuf};
 
+use crate::context::Context;
 use crate::lifecycle::dirty;
 pub(crate) use crate::lifecycle::release::Processes;
-use crate::session::context::Context;
 use crate::state::Record;
 
 /// The tree a decision is about: its path, admin dir, record, and whether git has it locked.

@@ -12,12 +12,12 @@ use std::time::Instant;
 
 use anyhow::Result;
 
+use crate::context::Context;
 use crate::ground::error::{code_or, Code, Fail, Kind};
 pub(crate) use crate::lifecycle::release::Processes;
 use crate::lifecycle::removable::{self, Removable, Unremovable};
 use crate::lifecycle::step::Step;
 use crate::sandbox;
-use crate::session::context::Context;
 use crate::state::{Reason, Record, State};
 use crate::verify::{self};
 use crate::{git, lifecycle::dirty};
@@ -140,8 +140,7 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
 
     if let Some(sig) = crate::sys::signals::interrupted() {
         let during = "after releasing, before the tree was removed";
-        let stopped =
-            crate::session::hold::stopped_releasing(ctx, &mut rec, &admin, &path, sig, during);
+        let stopped = crate::context::stopped_releasing(ctx, &mut rec, &admin, &path, sig, during);
         return Err(stopped.into());
     }
 

@@ -18,7 +18,7 @@ pub enum Failure {
 pub struct Removed {
     pub path: PathBuf,
     /// Why removing it failed, when it did.
-    pub refusal: Option<crate::session::hold::RemovalError>,
+    pub refusal: Option<crate::context::RemovalError>,
     /// The branch that stays, `None` when the tree was detached.
     pub branch: Option<String>,
 }
@@ -97,7 +97,7 @@ impl Failure {
                 format!(
                     "{} could not be removed; remove it by hand before the retry: {} (why: {})",
                     path.display(),
-                    crate::session::hold::manual_removal(&path),
+                    crate::context::manual_removal(&path),
                     shorten_middle(&refusal.to_string(), 120)
                 )
             }

@@ -12,9 +12,9 @@ use anyhow::Result;
 use self::cache::{Cache, Lookup};
 use self::failure::{Failure, Removed};
 use crate::config::{CheckoutMode, Config, OnCacheHit};
+use crate::context::Context;
 use crate::ground::card::CardId;
 use crate::sandbox::{self, Facts, Phase};
-use crate::session::context::Context;
 use crate::state::{Origin, PrepareCache, Reason, Record, State};
 use crate::verify::Probe;
 
@@ -113,12 +113,8 @@ impl Prep<'_> {
         let delegated = self.cfg.checkout.mode == CheckoutMode::Delegated;
         if rec.base_ref.is_empty() {
             // A record written before a base could be found gets one now (never silently empty).
-            let (base_ref, base_oid) = crate::session::foreign::recorded_base(
-                &self.ctx.repo,
-                self.cfg,
-                &rec.path,
-                self.deadline,
-            );
+            let (base_ref, base_oid) =
+                crate::context::recorded_base(&self.ctx.repo, self.cfg, &rec.path, self.deadline);
             if !base_ref.is_empty() {
                 rec.base_ref = base_ref;
                 rec.base_oid = base_oid;
@@ -568,7 +564,7 @@ impl Prep<'_> {
         // that comes now (a second Ctrl-C) does not stop the undo: it waits for the lock and
         // removes the tree all the same.
         let _rollback = crate::sys::signals::rolling_back();
-        let removal = crate::session::hold::undo_worktree(self.ctx, path, self.deadline);
+        let removal = crate::context::undo_worktree(self.ctx, path, self.deadline);
         if removal.is_ok() {
             crate::state::Cards::at(&self.ctx.repo.common_dir).forget(card.as_str(), path);
         }

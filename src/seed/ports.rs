@@ -15,7 +15,7 @@ use crate::ground::error::{Code, Fail, Kind};
 /// Allocate the configured ports for `card` (none when `worktree.ports` is absent). Call it
 /// under the repository lock: it reads which ports the other records hold.
 pub fn allocate_ports(
-    ctx: &crate::session::context::Context,
+    ctx: &crate::context::Context,
     cfg: &crate::config::Config,
     card: &crate::ground::card::CardId,
 ) -> anyhow::Result<Vec<u16>> {

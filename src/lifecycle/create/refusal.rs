@@ -1,10 +1,10 @@
 //! Why `add` will not create or reuse a card's tree: each variant fixes its exit code and hints.
 use std::path::PathBuf;
 
+use crate::context::RemovalError;
 use crate::ground::card::CardId;
 use crate::ground::error::{Code, Kind};
 use crate::ground::quote::sh_path;
-use crate::session::hold::RemovalError;
 use crate::verify::Incomplete;
 
 /// What an interrupted `add` can leave at the card's path, unrecorded.

@@ -7,7 +7,6 @@ use anyhow::Result;
 
 use super::{admin_of, Action, Refusal};
 use crate::ground::error::Fail;
-use crate::session::hold;
 use crate::state::{Origin, Reason, Record, State};
 use crate::sys::lock;
 
@@ -68,9 +67,9 @@ impl Action<'_> {
         why: anyhow::Error,
     ) -> anyhow::Error {
         let common = &self.prep.ctx.repo.common_dir;
-        match hold::remove_half_made(repo_lock, &self.prep.ctx.repo.base, path) {
+        match crate::context::remove_half_made(repo_lock, &self.prep.ctx.repo.base, path) {
             Ok(()) => {
-                hold::clear_intent(common, self.card, path);
+                crate::context::clear_intent(common, self.card, path);
                 Fail::from(Refusal::Unmade {
                     card: self.card.clone(),
                     path: path.to_owned(),

@@ -10,9 +10,9 @@ use std::time::Duration;
 use anyhow::Result;
 
 use crate::cli::GlobalArgs;
+use crate::context::Context;
 use crate::git::{self, repo::NoRepo};
 use crate::ground::error::Fail;
-use crate::session::context::Context;
 
 /// The repository the hook `hook` acts in, or `None` where kardwt has nothing to do there
 /// (noted). An error only where kardwt is set up but cannot read the repository.

@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
+use crate::context::Context;
 use crate::git;
 use crate::ground::card::CardId;
-use crate::session::context::Context;
 
 /// The instant `secs` seconds after `from`, saturating at a year for absurd values (a
 /// configured timeout may be any 64-bit number; `Instant` arithmetic would panic).

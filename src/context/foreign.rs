@@ -5,9 +5,9 @@ use std::path::Path;
 use std::time::Instant;
 
 use crate::config::Config;
+use crate::context::Context;
 use crate::git;
 use crate::ground::card::CardId;
-use crate::session::context::Context;
 use crate::state::{Record, State};
 
 /// The card a worktree created outside `git kardwt add` stands for: `<id>` when its branch is
@@ -120,7 +120,7 @@ pub fn outside_record(
         &ctx.repo,
         cfg,
         path,
-        crate::session::hold::after(Instant::now(), ask),
+        crate::context::after(Instant::now(), ask),
     );
     let now = crate::sys::time::now();
     let branch = match head {
