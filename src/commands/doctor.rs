@@ -223,9 +223,9 @@ pub fn run(ctx: &Context, args: &DoctorArgs, out: &mut dyn Write) -> Result<i32>
 }
 
 fn hooks_findings(ctx: &Context, findings: &mut Vec<Finding>) {
-    match crate::install::shims::hooks_dir(ctx) {
+    match crate::install::hooks_dir(ctx) {
         Ok(dir) => {
-            for (name, _) in crate::install::shims::SHIMS {
+            for (name, _) in crate::install::SHIMS {
                 let hook = dir.join(name);
                 let marker = format!("git-kardwt {name} shim");
                 let ours = |p: &Path| std::fs::read_to_string(p).is_ok_and(|c| c.contains(&marker));
@@ -268,9 +268,9 @@ fn hooks_findings(ctx: &Context, findings: &mut Vec<Finding>) {
         .unwrap_or(false);
     // The binary each installed shim names (by absolute path): that is what a caller with a bare
     // PATH reaches; without one, the shim falls back to `git kardwt` on the caller's PATH.
-    let named: Vec<(String, Option<String>)> = crate::install::shims::hooks_dir(ctx)
+    let named: Vec<(String, Option<String>)> = crate::install::hooks_dir(ctx)
         .map(|dir| {
-            crate::install::shims::SHIMS
+            crate::install::SHIMS
                 .iter()
                 .filter_map(|(name, _)| {
                     let hook = dir.join(name);
@@ -280,7 +280,7 @@ fn hooks_findings(ctx: &Context, findings: &mut Vec<Finding>) {
                         .iter()
                         .filter_map(|p| std::fs::read_to_string(p).ok())
                         .find(|c| c.contains(&format!("git-kardwt {name} shim")))
-                        .map(|c| ((*name).to_owned(), crate::install::shims::named_binary(&c)))
+                        .map(|c| ((*name).to_owned(), crate::install::named_binary(&c)))
                 })
                 .collect()
         })

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context as _, Result};
 
 use crate::context::Context;
-use crate::install::shims::{hooks_dir, owner_of, shim_for, this_binary, Owner, ANY_SHIM, SHIMS};
+use crate::install::{hooks_dir, owner_of, shim_for, this_binary, Owner, ANY_SHIM, SHIMS};
 
 fn read(p: &Path) -> Option<String> {
     std::fs::read(p)

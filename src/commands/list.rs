@@ -52,7 +52,7 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut dyn Write) -> Result<i32> {
             .collect();
     // Trees removals moved aside whose deletion failed: their bytes stay there.
     let undeleted = crate::state::Cards::at(&ctx.repo.common_dir).failing_asides();
-    let now = crate::sys::time::now_secs();
+    let now = crate::sys::now_secs();
     let mut rows: Vec<Row> = reports
         .iter()
         .enumerate()
@@ -236,7 +236,7 @@ fn row(r: &Report, now: u64) -> Row<'_> {
 /// Seconds from `created_at` (RFC 3339, as kardwt writes it) to `now`; a time in the future
 /// (another machine's clock) is 0.
 fn age_seconds(created_at: &str, now: u64) -> Option<u64> {
-    crate::sys::time::parse_rfc3339(created_at).map(|t| now.saturating_sub(t))
+    crate::sys::parse_rfc3339(created_at).map(|t| now.saturating_sub(t))
 }
 
 /// One status figure of a tree: known, not back within the budget (`?`, `null`), or not
@@ -322,7 +322,7 @@ fn statuses(ctx: &Context, reports: &[Report], budget: f64) -> Vec<Status> {
     // Each git runs in a process group of its own, and one killed at the deadline takes its
     // group with it (an fsmonitor hook it started): only what a late tree's git started, never
     // what another tree's git left running on purpose (a daemon in a session of its own).
-    crate::sys::pool::map(&asked, |a| match a {
+    crate::sys::in_parallel(&asked, |a| match a {
         Some(a) => read_status(a, deadline),
         None => Status::default(),
     })
@@ -332,7 +332,7 @@ fn statuses(ctx: &Context, reports: &[Report], budget: f64) -> Vec<Status> {
 /// ref (`refs/remotes/<remote>/<branch>`) as last fetched, when it exists; else the base
 /// commit the record names (a tag or commit base, or a ref fetched away since).
 fn compared_base(ctx: &Context, rec: &crate::state::Record) -> Option<String> {
-    crate::gc::collectable::tracking_ref(rec)
+    crate::gc::tracking_ref(rec)
         .and_then(|tracking| ctx.repo.ref_oid(&tracking).ok())
         .or_else(|| (!rec.base_oid.is_empty()).then(|| rec.base_oid.clone()))
 }

@@ -305,7 +305,7 @@ impl Check<'_> {
             .collect();
         let sizes = push::parse_batch_check(&git::cat_file_batch_check(base, input)?);
         let found =
-            crate::seed::shared_files::matching(&self.ctx.links_from(), &rels, &sizes, self.kind);
+            crate::seed::shared_files_matching(&self.ctx.links_from(), &rels, &sizes, self.kind);
         Ok(self.first_secret(sent, &found)?.map(|(site, file)| {
             format!(
                 "{site}, whose content is the base's {}, a file kardwt links",
@@ -318,7 +318,7 @@ impl Check<'_> {
     /// `info/exclude` (so a removed tree's links count) and the rules name.
     fn linked_paths(&self) -> BTreeSet<Vec<u8>> {
         let mut rels = self.links.clone();
-        let excluded = crate::seed::links::excluded_links(&self.ctx.repo.common_dir);
+        let excluded = crate::seed::excluded_links(&self.ctx.repo.common_dir);
         rels.extend(excluded.into_iter().map(String::into_bytes));
         // Rules that do not decode are reported by the commands that use them, not here.
         if let Ok(rules) = self.ctx.rules() {
@@ -330,7 +330,7 @@ impl Check<'_> {
 
     /// A file `.worktreeinclude` names, forced past the ignore rules.
     fn forced_include(&self, brought: &[&Entry]) -> Result<Option<String>> {
-        let Some(include) = crate::seed::copy::Include::load(&self.ctx.repo.base)
+        let Some(include) = crate::seed::Include::load(&self.ctx.repo.base)
             .ok()
             .flatten()
         else {
@@ -352,7 +352,7 @@ impl Check<'_> {
                 e.commit,
                 says(e),
                 push::show(&e.path),
-                crate::seed::copy::INCLUDE_FILE
+                crate::seed::INCLUDE_FILE
             )
         }))
     }

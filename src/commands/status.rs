@@ -113,7 +113,7 @@ pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result<i32>
                 out,
                 "behind:          {n} commit{} of {}",
                 if n == 1 { "" } else { "s" },
-                crate::gc::collectable::tracking_ref(rec).unwrap_or_default()
+                crate::gc::tracking_ref(rec).unwrap_or_default()
             )?;
         }
         writeln!(

@@ -10,7 +10,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 
 use crate::state::Record;
-use crate::{git, lifecycle::flagged, lifecycle::walk, seed::links};
+use crate::{git, lifecycle::flagged, lifecycle::walk};
 
 /// What is at one of the record's link paths.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -143,7 +143,7 @@ fn uncommitted_paths(
     // The exclude block is shared by every tree: it hides a non-directory at the skills paths
     // and at every other tree's link path here too. One that is not kardwt's link (per this
     // record) and that git ignores is user work.
-    let block = links::block_paths(common_dir)?;
+    let block = crate::seed::block_paths(common_dir)?;
     for (rel, why) in hidden_by_the_block(worktree, rec, &block, &known) {
         links.push((rel, LinkState::UserWork(why)));
     }
@@ -159,7 +159,7 @@ fn hidden_by_the_block(
     block: &[String],
     known: &walk::Known,
 ) -> Vec<(String, &'static str)> {
-    let mut rels: Vec<&str> = links::SKILLS.to_vec();
+    let mut rels: Vec<&str> = crate::seed::SKILLS.to_vec();
     for rel in block {
         if !rels.contains(&rel.as_str()) {
             rels.push(rel);

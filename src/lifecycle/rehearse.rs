@@ -195,7 +195,7 @@ fn attempt(
             quiet: false,
         };
         let result = crate::state::write(admin, &rec)
-            .map_err(crate::seed::failure::Failure::Other)
+            .map_err(crate::seed::Failure::Other)
             .and_then(|()| {
                 prep.prepare(
                     rec,

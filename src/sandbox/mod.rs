@@ -20,10 +20,11 @@ pub(crate) use crate::ground::cap::tail_chars;
 
 mod log;
 mod program;
-pub mod trusted;
+mod trusted;
 mod unrunnable;
 
 pub use program::{resolve_hook, Site};
+pub(crate) use trusted::{trust, Change};
 pub use unrunnable::Unrunnable;
 
 /// Which hook runs.

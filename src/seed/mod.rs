@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 
 use self::cache::{Cache, Lookup};
-use self::failure::{Failure, Removed};
+use self::failure::Removed;
 use crate::config::{CheckoutMode, Config, OnCacheHit};
 use crate::context::Context;
 use crate::ground::card::CardId;
@@ -19,11 +19,16 @@ use crate::state::{Origin, PrepareCache, Reason, Record, State};
 use crate::verify::Probe;
 
 pub(crate) mod cache;
-pub(crate) mod copy;
-pub(crate) mod failure;
-pub(crate) mod links;
-pub(crate) mod ports;
-pub(crate) mod shared_files;
+mod copy;
+mod failure;
+mod links;
+mod ports;
+mod shared_files;
+
+pub(crate) use copy::{Include, INCLUDE_FILE};
+pub(crate) use failure::Failure;
+pub(crate) use links::{block_paths, excluded_links, SKILLS};
+pub(crate) use shared_files::matching as shared_files_matching;
 
 pub(crate) use ports::allocate_ports;
 

@@ -16,3 +16,8 @@ pub(crate) mod process;
 pub(crate) mod progress;
 pub(crate) mod signals;
 pub(crate) mod time;
+
+// The face the commands use (the floors between reach the modules above, one concern each).
+pub(crate) use fsio::remove_files;
+pub(crate) use pool::map as in_parallel;
+pub(crate) use time::{now_secs, parse_rfc3339};
