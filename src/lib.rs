@@ -551,6 +551,180 @@ mod floors {
         }
     }
 
+    /// The floors the commands reach only through their `mod.rs`, and the few submodules that
+    /// are a face of their own (the prepare cache, the agent runners' files, git's repository and
+    /// push parsing).
+    const FACES: &[&str] = &[
+        "context",
+        "gc",
+        "git",
+        "install",
+        "lifecycle",
+        "sandbox",
+        "seed",
+        "state",
+        "sys",
+        "verify",
+    ];
+    const OPEN: &[&str] = &[
+        "seed::cache",
+        "install::runner_files",
+        "git::repo",
+        "git::push",
+    ];
+
+    /// Every `crate::…` path in `code`, each item of a (nested) `use` group in full, and whether
+    /// a `use` brought it in.
+    fn paths(code: &str) -> Vec<(String, bool)> {
+        fn tree(
+            prefix: &str,
+            s: &[char],
+            at: &mut usize,
+            used: bool,
+            out: &mut Vec<(String, bool)>,
+        ) {
+            let mut path = prefix.to_owned();
+            loop {
+                while *at < s.len() && s[*at].is_whitespace() {
+                    *at += 1;
+                }
+                if *at < s.len() && s[*at] == '{' {
+                    *at += 1;
+                    loop {
+                        tree(&path, s, at, used, out);
+                        while *at < s.len() && s[*at].is_whitespace() {
+                            *at += 1;
+                        }
+                        match s.get(*at) {
+                            Some(',') => *at += 1,
+                            Some('}') => {
+                                *at += 1;
+                                return;
+                            }
+                            _ => return,
+                        }
+                        while *at < s.len() && s[*at].is_whitespace() {
+                            *at += 1;
+                        }
+                        if s.get(*at) == Some(&'}') {
+                            *at += 1;
+                            return;
+                        }
+                    }
+                }
+                let start = *at;
+                while *at < s.len() && (s[*at].is_alphanumeric() || s[*at] == '_') {
+                    *at += 1;
+                }
+                if *at == start {
+                    break;
+                }
+                if !path.is_empty() {
+                    path.push_str("::");
+                }
+                path.extend(&s[start..*at]);
+                if s.get(*at..*at + 2) == Some(&[':', ':']) {
+                    *at += 2;
+                } else {
+                    break;
+                }
+            }
+            if !path.is_empty() {
+                out.push((path, used));
+            }
+        }
+        let chars: Vec<char> = code.chars().collect();
+        let mut out = Vec::new();
+        let mut at = 0;
+        while at + 7 <= chars.len() {
+            if chars[at..at + 7].iter().copied().eq("crate::".chars())
+                && (at == 0 || !(chars[at - 1].is_alphanumeric() || "_$".contains(chars[at - 1])))
+            {
+                let before: String = chars[..at].iter().collect();
+                let used = before.trim_end().ends_with("use");
+                let mut i = at + 7;
+                tree("", &chars, &mut i, used, &mut out);
+                at = i.max(at + 1);
+            } else {
+                at += 1;
+            }
+        }
+        out
+    }
+
+    /// What in `code` names a module behind the face of a floor of [`FACES`], under `src`.
+    fn past_faces(src: &Path, code: &str) -> Vec<String> {
+        let mut wrong = Vec::new();
+        for (path, used) in paths(code) {
+            let mut segs: Vec<&str> = path.split("::").collect();
+            let module = segs.last() == Some(&"self");
+            if module {
+                segs.pop();
+            }
+            let [floor, sub, ..] = segs[..] else {
+                continue;
+            };
+            let dir = src.join(floor);
+            let is_sub = dir.join(format!("{sub}.rs")).is_file() || dir.join(sub).is_dir();
+            if !FACES.contains(&floor)
+                || !is_sub
+                || OPEN.contains(&format!("{floor}::{sub}").as_str())
+            {
+                continue;
+            }
+            // `use crate::lifecycle::prepare;` may bring the function its face re-exports; the
+            // module is named when the file then goes through it (`prepare::…`).
+            let through = code.match_indices(&format!("{sub}::")).any(|(at, _)| {
+                !code[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == ':')
+            });
+            if segs.len() > 2 || module || used && through {
+                wrong.push(format!("`crate::{path}` goes past the face of `{floor}`"));
+            }
+        }
+        wrong.sort();
+        wrong.dedup();
+        wrong
+    }
+
+    /// The commands reach a floor through its `mod.rs` (its face), never into its modules:
+    /// what a floor keeps to itself can change without a command noticing.
+    #[test]
+    fn commands_reach_floors_only_through_their_faces() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut files = Vec::new();
+        rust_files(&src.join("commands"), &mut files);
+        files.sort();
+        let mut wrong = Vec::new();
+        for file in &files {
+            let text = std::fs::read_to_string(file).unwrap();
+            for why in past_faces(&src, &code(&text)) {
+                let rel = file.strip_prefix(&src).unwrap();
+                wrong.push(format!("{}: {why}", rel.display()));
+            }
+        }
+        assert!(files.len() > 20, "found only {} command files", files.len());
+        assert!(
+            wrong.is_empty(),
+            "commands past a floor's face:\n{}",
+            wrong.join("\n")
+        );
+    }
+
+    #[test]
+    fn the_face_check_sees_modules_named_in_groups_and_through_imports() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let text = code("use crate::{state::{self, record::Record}, lifecycle::Step};\nuse crate::state::events;\nfn f() { events::append(); crate::lifecycle::prepare(); crate::seed::cache::bound(); }");
+        assert_eq!(
+            past_faces(&src, &text),
+            [
+                "`crate::state::events` goes past the face of `state`",
+                "`crate::state::record::Record` goes past the face of `state`",
+            ]
+        );
+        let text = code("use crate::lifecycle::prepare;\nfn f() { prepare(); crate::state::Cards::at(x).log(); }");
+        assert!(past_faces(&src, &text).is_empty());
+    }
+
     #[test]
     fn the_check_sees_grouped_and_nested_imports() {
         let code = code("use crate::{git::repo, seed::{self, links}};\n// crate::commands\nlet x = crate::sys::time::now();\nlet y = $crate::ground::out::x;");
