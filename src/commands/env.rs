@@ -44,7 +44,7 @@ pub fn run(ctx: &Context, args: &EnvArgs, out: &mut dyn Write) -> Result<i32> {
 /// The variables, by name (pure but for the base's path): ports only when the record holds some.
 fn facts(ctx: &Context, rec: &crate::state::Record) -> BTreeMap<&'static str, String> {
     let mut vars = BTreeMap::from([
-        ("KARDWT_CARD", rec.card.clone()),
+        ("KARDWT_CARD", rec.card.to_string()),
         ("KARDWT_WORKTREE", rec.path.to_string_lossy().into_owned()),
         ("KARDWT_BRANCH", rec.branch.clone()),
         (

@@ -160,7 +160,7 @@ fn prunable(e: &verify::Entry, path: std::path::PathBuf) -> Report {
     };
     Report {
         path,
-        card: record.as_ref().map(|r| r.card.clone()),
+        card: record.as_ref().map(|r| r.card.to_string()),
         verdict: Verdict::Prunable,
         checks: Vec::new(),
         record,

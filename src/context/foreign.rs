@@ -129,7 +129,7 @@ pub fn outside_record(
     };
     Record {
         schema: 1,
-        card: card.to_string(),
+        card: card.clone(),
         board: String::new(),
         branch,
         path: path.to_path_buf(),

@@ -168,7 +168,7 @@ pub fn plan(
         }
         let path = e.linked.path.clone().unwrap_or_else(|| rec.path.clone());
         let keep = |reason: String, command: Option<String>| Kept {
-            card: rec.card.clone(),
+            card: rec.card.to_string(),
             path: path.clone(),
             reason,
             command,
@@ -182,7 +182,7 @@ pub fn plan(
         }
         if e.linked.prunable {
             candidates.push(Candidate {
-                card: rec.card.clone(),
+                card: rec.card.to_string(),
                 path: path.clone(),
                 reason: "its directory is gone".into(),
                 ports: rec.ports.clone(),
@@ -275,7 +275,7 @@ pub fn plan(
             continue;
         }
         candidates.push(Candidate {
-            card: rec.card.clone(),
+            card: rec.card.to_string(),
             path: path.clone(),
             reason,
             ports: rec.ports.clone(),

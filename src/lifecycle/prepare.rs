@@ -161,7 +161,7 @@ fn record_of(report: &Report) -> Result<(CardId, Record)> {
         .record
         .clone()
         .ok_or_else(|| anyhow::anyhow!("internal error: no record"))?;
-    Ok((CardId::parse(&rec.card)?, rec))
+    Ok((rec.card.clone(), rec))
 }
 
 /// A managed worktree moved with `git worktree move`: every check passes but the record's
@@ -177,7 +177,7 @@ fn moved(ctx: &Context, report: &Report) -> bool {
         && rec.path != report.path
         && !rec.path.exists()
         && verify::inconsistency(rec).is_none()
-        && report.card.as_deref().is_none_or(|c| c == rec.card)
+        && report.card.as_deref().is_none_or(|c| rec.card == c)
         && repo::read_dot_git(&report.path).is_some()
 }
 

@@ -243,7 +243,7 @@ pub fn release_locked(
     }
     if !own_locks.is_empty() {
         let fail = Fail::from(Refusal::HookOwnLock {
-            card: rec.card.clone(),
+            card: rec.card.to_string(),
             locks: own_locks.clone(),
             path: path.to_owned(),
         });
@@ -263,7 +263,7 @@ pub fn release_locked(
         outcome.duration,
     );
     let fail = Fail::from(Refusal::HookFailed {
-        card: rec.card.clone(),
+        card: rec.card.to_string(),
         ending: outcome.ending,
         path: path.to_owned(),
         tail: sandbox::tail_chars(&outcome.tail, 300),
@@ -335,7 +335,7 @@ pub fn release_verified(
     steps.push(give_back(&mut rec, &admin)?);
     Ok(Release {
         path,
-        card: rec.card,
+        card: rec.card.to_string(),
         steps,
     })
 }
@@ -373,7 +373,7 @@ pub fn release_gone(ctx: &Context, report: &verify::Report, grace: Duration) -> 
         Loaded::Absent => Err(Fail::from(Refusal::GoneUnmanaged { path: path.clone() })),
         Loaded::Malformed(why) => Err(Fail::from(Refusal::Malformed(why))),
     };
-    let card = CardId::parse(&load()?.card)?;
+    let card = load()?.card;
     let cfg = ctx.rules()?.config;
     let deadline = crate::context::after(Instant::now(), cfg.action_timeout_seconds);
     let _card_lock = lock::take_card(
@@ -416,7 +416,7 @@ pub fn release_gone(ctx: &Context, report: &verify::Report, grace: Duration) -> 
     steps.push(give_back(&mut rec, &admin)?);
     Ok(Release {
         path,
-        card: rec.card,
+        card: rec.card.to_string(),
         steps,
     })
 }
@@ -447,7 +447,7 @@ pub fn relock(
     let Some(seen) = &report.record else {
         anyhow::bail!("internal error: a verified worktree without record");
     };
-    let card = CardId::parse(&seen.card)?;
+    let card = seen.card.clone();
     let path = report.path.clone();
     let deadline = crate::context::after(Instant::now(), cfg.action_timeout_seconds);
     let holder = format!("git kardwt {verb} {card}");

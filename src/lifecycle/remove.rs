@@ -225,7 +225,7 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
     );
     Ok(Removal {
         path,
-        card: rec.card,
+        card: rec.card.to_string(),
         steps,
     })
 }

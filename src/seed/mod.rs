@@ -313,7 +313,7 @@ impl Prep<'_> {
         if self.cfg.ports.is_none() || !rec.ports.is_empty() {
             return Ok(());
         }
-        let card = CardId::parse(&rec.card).map_err(|e| Failure::Other(e.into()))?;
+        let card = rec.card.clone();
         let holder = format!("git kardwt (ports for card {card})");
         let allocated = crate::state::Cards::at(&self.ctx.repo.common_dir)
             .lock(self.deadline, &holder)
@@ -585,7 +585,7 @@ impl Prep<'_> {
 /// The `KARDWT_*` facts of a record, for a hook run with the record's current reason.
 pub fn facts(ctx: &Context, rec: &Record) -> Facts {
     Facts {
-        card: rec.card.clone(),
+        card: rec.card.to_string(),
         board: rec.board.clone(),
         worktree: rec.path.clone(),
         base: ctx.base_shown(),

@@ -398,7 +398,7 @@ fn complete_only(admin: &Path, rec: &Record) -> Result<()> {
     };
     let claim = Claim {
         schema: 1,
-        card: rec.card.clone(),
+        card: rec.card.to_string(),
         path: rec.path.clone(),
         admin: admin
             .file_name()

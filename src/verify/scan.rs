@@ -58,7 +58,7 @@ pub fn scan_for(repo: &Repo, path: &Path, card: Option<&str>) -> Option<Vec<Entr
                 return None;
             }
             if let Loaded::Parsed(r) = crate::state::load_record(&target) {
-                cards.push(r.card.clone());
+                cards.push(r.card.to_string());
             }
             admins.push(target);
         }

@@ -32,7 +32,7 @@ impl Action<'_> {
         let now = crate::sys::time::now();
         let rec = Record {
             schema: 1,
-            card: self.card.to_string(),
+            card: self.card.clone(),
             board: self.board.to_owned(),
             branch: self.card.branch(),
             path: path.to_path_buf(),
