@@ -23,7 +23,7 @@ struct AddJson<'a> {
     reason: &'static str,
 }
 
-pub fn run(ctx: &Context, args: &AddArgs, out: &mut dyn Write) -> Result<i32> {
+pub(crate) fn run(ctx: &Context, args: &AddArgs, out: &mut dyn Write) -> Result<i32> {
     let added = crate::lifecycle::add(
         ctx,
         &AddOptions {

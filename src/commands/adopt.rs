@@ -18,7 +18,7 @@ use crate::verify::{self, Verdict};
 
 const HINT: &str = "adoption needs an entry in worktree.adoptions of the rules file declaring exactly this card, path, common_dir and branch";
 
-pub fn run(ctx: &Context, args: &AdoptArgs, out: &mut dyn Write) -> Result<i32> {
+pub(crate) fn run(ctx: &Context, args: &AdoptArgs, out: &mut dyn Write) -> Result<i32> {
     let card = CardId::parse(&args.card)?;
     let rules = ctx.rules()?;
     let cfg = &rules.config;

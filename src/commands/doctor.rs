@@ -37,7 +37,7 @@ fn finding(check: &str, ok: bool, detail: impl Into<String>, fix: Option<String>
     }
 }
 
-pub fn run(ctx: &Context, args: &DoctorArgs, out: &mut dyn Write) -> Result<i32> {
+pub(crate) fn run(ctx: &Context, args: &DoctorArgs, out: &mut dyn Write) -> Result<i32> {
     let mut findings = Vec::new();
     hooks_findings(ctx, &mut findings);
     let rules = ctx.rules();

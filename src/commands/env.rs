@@ -13,7 +13,7 @@ use crate::context::Context;
 use crate::ground::error::{Code, Fail, Kind};
 use crate::verify::{self, Verdict};
 
-pub fn run(ctx: &Context, args: &EnvArgs, out: &mut dyn Write) -> Result<i32> {
+pub(crate) fn run(ctx: &Context, args: &EnvArgs, out: &mut dyn Write) -> Result<i32> {
     let entries = verify::scan(&ctx.repo)?;
     let (path, card) = ctx.target(&entries, &args.target)?;
     let report = verify::verify(&ctx.repo, &entries, &path, card.as_ref());

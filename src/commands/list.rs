@@ -17,7 +17,7 @@ use crate::ground::cap;
 use crate::state::Loaded;
 use crate::verify::{self, Report, Verdict};
 
-pub fn run(ctx: &Context, args: &ListArgs, out: &mut dyn Write) -> Result<i32> {
+pub(crate) fn run(ctx: &Context, args: &ListArgs, out: &mut dyn Write) -> Result<i32> {
     let entries = verify::scan(&ctx.repo)?;
     // Every worktree is judged against the same entries: look them up through maps built once,
     // and resolve the directory most worktrees share once, so many trees stay fast.

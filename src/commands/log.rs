@@ -10,7 +10,7 @@ use crate::cli::LogArgs;
 use crate::context::Context;
 use crate::ground::card::CardId;
 
-pub fn run(ctx: &Context, args: &LogArgs, out: &mut dyn Write) -> Result<i32> {
+pub(crate) fn run(ctx: &Context, args: &LogArgs, out: &mut dyn Write) -> Result<i32> {
     let card = args.card.as_deref().map(CardId::parse).transpose()?;
     let crate::state::EventLog {
         mut events,

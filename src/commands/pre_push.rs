@@ -42,7 +42,7 @@ const UNDO: &str = "nothing was pushed; take the file out of the pushed commits 
                     a tag or a note: delete it), then push again; pushing the same commits from \
                     another checkout is blocked too";
 
-pub fn run(global: crate::cli::GlobalArgs, args: &PrePushArgs) -> Result<i32> {
+pub(crate) fn run(global: crate::cli::GlobalArgs, args: &PrePushArgs) -> Result<i32> {
     let started = Instant::now();
     // Read whole before anything else, so git never writes into a closed pipe.
     let mut input = String::new();

@@ -11,7 +11,7 @@ use crate::cli::PrepareArgs;
 use crate::context::Context;
 use crate::verify;
 
-pub fn run(ctx: &Context, args: &PrepareArgs, out: &mut dyn Write) -> Result<i32> {
+pub(crate) fn run(ctx: &Context, args: &PrepareArgs, out: &mut dyn Write) -> Result<i32> {
     let entries = verify::scan(&ctx.repo)?;
     let (path, asked) = ctx.target(&entries, &args.target)?;
     let rec = crate::lifecycle::prepare(ctx, &path, asked)?;

@@ -14,7 +14,7 @@ use crate::lifecycle::StepsJson;
 use crate::lifecycle::{release_gone, release_verified};
 use crate::verify::{self, Verdict};
 
-pub fn run(ctx: &Context, args: &ReleaseArgs, out: &mut dyn Write) -> Result<i32> {
+pub(crate) fn run(ctx: &Context, args: &ReleaseArgs, out: &mut dyn Write) -> Result<i32> {
     let entries = verify::scan(&ctx.repo)?;
     let (path, card) = ctx.target(&entries, &args.target)?;
     let report = verify::verify(&ctx.repo, &entries, &path, card.as_ref());

@@ -14,7 +14,7 @@ use crate::lifecycle::StepsJson;
 use crate::lifecycle::{remove_verified, Processes, Removal, RemoveOptions};
 use crate::verify::{self, Verdict};
 
-pub fn run(ctx: &Context, args: &RemoveArgs, out: &mut dyn Write) -> Result<i32> {
+pub(crate) fn run(ctx: &Context, args: &RemoveArgs, out: &mut dyn Write) -> Result<i32> {
     let entries = verify::scan(&ctx.repo)?;
     let (path, card) = ctx.target(&entries, &args.target)?;
     let report = verify::verify(&ctx.repo, &entries, &path, card.as_ref());

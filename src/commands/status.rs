@@ -10,7 +10,7 @@ use crate::cli::StatusArgs;
 use crate::context::Context;
 use crate::verify;
 
-pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result<i32> {
+pub(crate) fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result<i32> {
     let entries = verify::scan(&ctx.repo)?;
     let (path, card) = ctx.target(&entries, &args.target)?;
     let report = verify::verify(&ctx.repo, &entries, &path, card.as_ref());

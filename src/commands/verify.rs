@@ -8,7 +8,7 @@ use crate::cli::VerifyArgs;
 use crate::context::Context;
 use crate::verify;
 
-pub fn run(ctx: &Context, args: &VerifyArgs, out: &mut dyn Write) -> Result<i32> {
+pub(crate) fn run(ctx: &Context, args: &VerifyArgs, out: &mut dyn Write) -> Result<i32> {
     // Only the worktree's own record and its card's claim are read, not every record.
     let entries = match &args.target.card {
         Some(c) => {

@@ -13,7 +13,7 @@ use crate::state::{Record, State};
 /// The card a worktree created outside `git kardwt add` stands for: `<id>` when its branch is
 /// `card/<id>`, else its admin dir name made a valid id, with `-2`, `-3`… on a clash with a
 /// card another record already claims.
-pub fn derive_card(
+pub(crate) fn derive_card(
     entries: &[crate::verify::Entry],
     admin: &Path,
     head: Option<&crate::git::repo::Head>,
@@ -40,7 +40,7 @@ pub fn derive_card(
 
 /// How long a record written outside `add` waits for the remote to name its HEAD, at most
 /// (within the action timeout): `outside_record`'s callers do not hand it their deadline.
-pub const REMOTE_ASK_SECS: u64 = 20;
+pub(super) const REMOTE_ASK_SECS: u64 = 20;
 
 /// The base a record written by the hook, `adopt` or `prepare --path` names, never silently empty:
 /// the configured `base.ref`, else `refs/remotes/<remote>/HEAD`, else what the remote says its
@@ -48,7 +48,7 @@ pub const REMOTE_ASK_SECS: u64 = 20;
 /// remote-tracking ref exists); and the merge base of HEAD with it. Falls back to HEAD itself
 /// when the remote's branch is not known locally. An empty ref means all of these failed:
 /// [`empty_base_why`] says so.
-pub fn recorded_base(
+pub(crate) fn recorded_base(
     repo: &crate::git::repo::Repo,
     cfg: &Config,
     worktree: &Path,
@@ -99,14 +99,14 @@ pub fn recorded_base(
 
 /// Why a record names no base ref, for `status` and `gc` (pure): every way of finding one
 /// failed when the record was written.
-pub fn empty_base_why(remote: &str) -> String {
+pub(crate) fn empty_base_why(remote: &str) -> String {
     format!(
         "no base ref was found when the record was written (no worktree.base.ref, no refs/remotes/{remote}/HEAD, {remote} named no HEAD, init.defaultBranch is unset or {remote} lacks it); set worktree.base.ref, or run git remote set-head {remote} --auto, then git kardwt prepare --path <worktree> records it"
     )
 }
 
 /// A fresh record (state `preparing`) for a worktree kardwt did not create itself.
-pub fn outside_record(
+pub(crate) fn outside_record(
     ctx: &Context,
     cfg: &Config,
     card: &CardId,

@@ -13,14 +13,14 @@ use crate::ground::card::CardId;
 
 /// The instant `secs` seconds after `from`, saturating at a year for absurd values (a
 /// configured timeout may be any 64-bit number; `Instant` arithmetic would panic).
-pub fn after(from: Instant, secs: u64) -> Instant {
+pub(crate) fn after(from: Instant, secs: u64) -> Instant {
     let year = 365 * 24 * 3600;
     from.checked_add(Duration::from_secs(secs.min(year)))
         .unwrap_or(from)
 }
 
 /// A card's lock, taken, and what the worktrees look like under it.
-pub struct Locked {
+pub(crate) struct Locked {
     /// Held until this value is dropped.
     pub card_lock: crate::sys::lock::Held,
     /// The worktrees, scanned after the lock was taken.
@@ -35,7 +35,7 @@ pub struct Locked {
 /// Whatever the caller writes derives from this report, never from a copy read before the
 /// lock, so a stale record cannot overwrite a newer one. The repository lock, when needed,
 /// is taken after this: the card's lock first, then the repository's, everywhere.
-pub fn lock_and_verify(
+pub(crate) fn lock_and_verify(
     ctx: &Context,
     card: &CardId,
     asked: Option<&CardId>,
@@ -56,24 +56,24 @@ pub fn lock_and_verify(
 
 /// Say, before git creates anything, that the tree `add` makes for
 /// `card` at `path` is ours: the card's claim in state `intent` (see [`crate::state::claim`]).
-pub fn write_intent(common_dir: &Path, card: &CardId, path: &Path) -> Result<()> {
+pub(crate) fn write_intent(common_dir: &Path, card: &CardId, path: &Path) -> Result<()> {
     crate::state::Cards::at(common_dir).intend(card.as_str(), path, &card.branch())
 }
 
 /// Forget the intent when nothing was created at `path`.
-pub fn clear_intent(common_dir: &Path, card: &CardId, path: &Path) {
+pub(crate) fn clear_intent(common_dir: &Path, card: &CardId, path: &Path) {
     crate::state::Cards::at(common_dir).forget(card.as_str(), path);
 }
 
 /// Does a leftover intent say that an interrupted `add` of `card` created `path`?
-pub fn intended(common_dir: &Path, card: &CardId, path: &Path) -> bool {
+pub(crate) fn intended(common_dir: &Path, card: &CardId, path: &Path) -> bool {
     crate::state::Cards::at(common_dir).intended(card.as_str(), path)
 }
 
 /// Why a worktree kardwt meant to remove is still there: the words the failure block and the
 /// hints show, capped (typed, converted to text only where a message is laid out).
 #[derive(Debug, thiserror::Error)]
-pub enum RemovalError {
+pub(crate) enum RemovalError {
     /// `git worktree remove` refused or failed: its own words, capped at 120 characters.
     #[error("{0}")]
     Git(String),
@@ -93,7 +93,11 @@ pub enum RemovalError {
 /// twice forced when the tree is locked: a tree this very operation created is locked only
 /// by `git worktree add --lock`, and the failed add leaves no tree behind, locked or not.
 /// The undo gets a moment past the action deadline: a tree left behind is worse.
-pub fn undo_worktree(ctx: &Context, path: &Path, deadline: Instant) -> Result<(), RemovalError> {
+pub(crate) fn undo_worktree(
+    ctx: &Context,
+    path: &Path,
+    deadline: Instant,
+) -> Result<(), RemovalError> {
     let grace = deadline.max(Instant::now() + std::time::Duration::from_secs(10));
     let holder = "git kardwt (undo a failed creation)";
     let lock = crate::state::Cards::at(&ctx.repo.common_dir)
@@ -114,14 +118,14 @@ pub fn undo_worktree(ctx: &Context, path: &Path, deadline: Instant) -> Result<()
 
 /// Is the worktree at `path` locked (`git worktree lock`, `add --lock`, or git's own
 /// `initializing`): its admin dir, as its `.git` file names it, holds a `locked` file?
-pub fn is_locked(path: &Path) -> bool {
+pub(super) fn is_locked(path: &Path) -> bool {
     crate::git::repo::read_dot_git(path).is_some_and(|admin| admin.join("locked").exists())
 }
 
 /// The command that removes the worktree at `path` by hand, discarding what it holds, as git
 /// accepts it in the state the tree is in now: `--force --force` for a locked
 /// tree (git refuses one with a single `--force`), else `--force`.
-pub fn manual_removal(path: &Path) -> String {
+pub(crate) fn manual_removal(path: &Path) -> String {
     format!(
         "git worktree remove --force{} {}",
         if is_locked(path) { " --force" } else { "" },
@@ -131,7 +135,7 @@ pub fn manual_removal(path: &Path) -> String {
 
 /// `git worktree remove --force P`, run from the base under the repository lock; the error
 /// is git's refusal, capped.
-pub fn remove_worktree_forced(
+pub(crate) fn remove_worktree_forced(
     lock: &crate::sys::lock::RepoLock,
     base: &Path,
     path: &Path,
@@ -141,7 +145,7 @@ pub fn remove_worktree_forced(
 
 /// `git worktree remove --force --force P`: also a tree git still holds locked `initializing`
 /// (a `git worktree add` killed mid-checkout). Only for a tree kardwt knows it created.
-pub fn remove_half_made(
+pub(crate) fn remove_half_made(
     lock: &crate::sys::lock::RepoLock,
     base: &Path,
     path: &Path,
@@ -170,7 +174,7 @@ fn remove_worktree(
 
 /// `sig` stopped releasing `path` `during` a step: the record says `failed` (reason `remove`),
 /// since what the tree ran is released, or half cleaned up; the next `add` prepares it again.
-pub fn stopped_releasing(
+pub(crate) fn stopped_releasing(
     ctx: &Context,
     rec: &mut crate::state::Record,
     admin: &Path,

@@ -16,7 +16,7 @@ use crate::ground::error::Fail;
 
 /// The repository the hook `hook` acts in, or `None` where kardwt has nothing to do there
 /// (noted). An error only where kardwt is set up but cannot read the repository.
-pub fn hook_context(global: GlobalArgs, hook: &str) -> Result<Option<Context>> {
+pub(crate) fn hook_context(global: GlobalArgs, hook: &str) -> Result<Option<Context>> {
     let err = match Context::new(global) {
         Ok(ctx) => return Ok(Some(ctx)),
         Err(err) => err,
@@ -67,7 +67,7 @@ fn set_up_for_kardwt(common_dir: &Path, dir: &Path) -> bool {
 
 /// Note that the hook `hook` left git's operation as it was at `path`, and why: in the event
 /// log of `common_dir` (when known), and on stderr when it is a terminal.
-pub fn note(common_dir: Option<&Path>, path: &Path, hook: &str, why: &str) {
+pub(crate) fn note(common_dir: Option<&Path>, path: &Path, hook: &str, why: &str) {
     let said = format!("{hook}: nothing to do: {why}");
     if let Some(common_dir) = common_dir {
         crate::state::Cards::at(common_dir).log(

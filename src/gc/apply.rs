@@ -13,7 +13,7 @@ use crate::state::Orphan;
 use crate::verify;
 
 /// Collect every candidate; `idle` and `include_failed` judge each tree again.
-pub fn apply(
+pub(crate) fn apply(
     ctx: &Context,
     cfg: &crate::config::Config,
     entries: &[verify::Entry],

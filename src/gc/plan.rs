@@ -20,7 +20,7 @@ use crate::{git, sandbox};
 
 /// A tree, a gone entry or an orphan claim gc collects.
 #[derive(Debug, Serialize)]
-pub struct Candidate {
+pub(crate) struct Candidate {
     pub card: String,
     pub path: PathBuf,
     pub reason: String,
@@ -39,7 +39,7 @@ pub struct Candidate {
 
 /// What `--apply` did with a candidate.
 #[derive(Debug)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// Collected, this way.
     Collected(Collected),
     /// Judged again under its card's lock and kept: the refusal, in words.
@@ -50,7 +50,7 @@ pub enum Outcome {
 
 /// How a candidate was collected.
 #[derive(Debug, Clone, Copy)]
-pub enum Collected {
+pub(crate) enum Collected {
     /// An orphan claim dropped (another worktree stands at its path).
     Dropped,
     /// An orphan claim's resources released and the claim deleted.
@@ -62,7 +62,7 @@ pub enum Collected {
 }
 
 impl Collected {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Collected::Dropped => "dropped",
             Collected::Released => "released",
@@ -86,14 +86,14 @@ impl Serialize for Outcome {
 /// `--offline`: a remote-tracking ref judged as last fetched, and how long ago that was (from
 /// its reflog and `FETCH_HEAD`; `None` when neither tells).
 #[derive(Debug, Serialize)]
-pub struct LastFetch {
+pub(crate) struct LastFetch {
     pub tracking_ref: String,
     pub age_seconds: Option<u64>,
 }
 
 /// A tree gc keeps, and why.
 #[derive(Debug, Serialize)]
-pub struct Kept {
+pub(crate) struct Kept {
     pub card: String,
     pub path: PathBuf,
     pub reason: String,
@@ -102,7 +102,7 @@ pub struct Kept {
 }
 
 /// What gc collects: the options that decide it.
-pub struct Policy<'a> {
+pub(crate) struct Policy<'a> {
     pub offline: bool,
     pub prunable: bool,
     pub include_failed: bool,
@@ -113,14 +113,14 @@ pub struct Policy<'a> {
 }
 
 /// The plan: the bases judged as last fetched (`--offline`), the candidates and the kept trees.
-pub struct Plan {
+pub(crate) struct Plan {
     pub last_fetched: Vec<LastFetch>,
     pub candidates: Vec<Candidate>,
     pub kept: Vec<Kept>,
 }
 
 /// Judge every registered entry and orphan claim.
-pub fn plan(
+pub(crate) fn plan(
     ctx: &Context,
     cfg: &crate::config::Config,
     entries: &[verify::Entry],

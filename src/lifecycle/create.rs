@@ -21,11 +21,11 @@ mod refusal;
 mod unrecorded;
 
 use refusal::Leftover;
-pub use refusal::Refusal;
+pub(super) use refusal::Refusal;
 
 /// What `add` is asked to do: the library form of `git kardwt add`'s arguments.
 #[derive(Debug, Clone, Default)]
-pub struct AddOptions {
+pub(crate) struct AddOptions {
     /// The card id as given (validated here).
     pub card: String,
     pub board: String,
@@ -39,7 +39,7 @@ pub struct AddOptions {
 
 /// A ready worktree `add` created or reused.
 #[derive(Debug)]
-pub struct Added {
+pub(crate) struct Added {
     pub record: Record,
     /// Where the tree's HEAD really is (`None` when it cannot be read).
     pub head: Option<repo::Head>,
@@ -50,7 +50,7 @@ pub struct Added {
 /// `git kardwt add` as a library call: take the card's lock, reuse its
 /// verified tree or create one from the freshly fetched base, and run the seeding pipeline.
 /// The runner commands call this directly.
-pub fn add(ctx: &Context, args: &AddOptions) -> Result<Added> {
+pub(crate) fn add(ctx: &Context, args: &AddOptions) -> Result<Added> {
     let card = CardId::parse(&args.card)?;
     // `--base`: a branch, tag or commit, checked before anything runs.
     let base = args

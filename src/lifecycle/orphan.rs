@@ -18,7 +18,7 @@ use crate::sys::lock;
 /// `KARDWT_WORKTREE` naming the vanished path and `KARDWT_REASON=orphan`; its ports are given
 /// back with the claim, which the caller deletes last. No process is signalled: a process whose
 /// cwd was inside is no proof it belonged to this card. `Err` (claim kept) when the hook failed.
-pub fn release_orphan(
+pub(crate) fn release_orphan(
     ctx: &Context,
     cfg: &Config,
     claim: &crate::state::Claim,
@@ -37,7 +37,7 @@ pub fn release_orphan(
 /// Drop the claim of `claim.card` whose path now holds another worktree, under
 /// the card's lock, after checking again that the claim on disk is still that one. Nothing at
 /// the path is touched and no hook runs: whatever stands there is not this card's.
-pub fn drop_replaced_orphan(
+pub(crate) fn drop_replaced_orphan(
     ctx: &Context,
     claim: &crate::state::Claim,
     deadline: Instant,
@@ -65,7 +65,7 @@ pub fn drop_replaced_orphan(
 }
 
 /// [`release_orphan`] for a caller that already holds the card's lock (`add`).
-pub fn release_orphan_locked(
+pub(super) fn release_orphan_locked(
     ctx: &Context,
     cfg: &Config,
     claim: &crate::state::Claim,
@@ -186,7 +186,7 @@ pub fn release_orphan_locked(
 
 /// Why an orphan claim was not dropped or released.
 #[derive(Debug, thiserror::Error)]
-pub enum Refusal {
+pub(super) enum Refusal {
     #[error("card {card}'s claim changed while waiting for its lock; it was not dropped")]
     Changed { card: CardId },
     /// Judged again, the claim is malformed or its path holds a worktree again.

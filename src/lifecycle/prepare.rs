@@ -21,7 +21,7 @@ use crate::verify::{self, Report, Verdict};
 /// return its record, state `ready`. Refuses, writing nothing, a half-made tree and a record
 /// verification would reject; a failed prepare leaves the tree recorded as failed (the error
 /// carries the verdict).
-pub fn prepare(ctx: &Context, path: &Path, asked: Option<CardId>) -> Result<Record> {
+pub(crate) fn prepare(ctx: &Context, path: &Path, asked: Option<CardId>) -> Result<Record> {
     let entries = verify::scan(&ctx.repo)?;
     let path = path.to_path_buf();
     let rules = ctx.rules()?;
@@ -183,7 +183,7 @@ fn moved(ctx: &Context, report: &Report) -> bool {
 
 /// Why `prepare` will not prepare a tree.
 #[derive(Debug, thiserror::Error)]
-pub enum Refusal {
+pub(super) enum Refusal {
     /// The tree is another card's now than when it was named.
     #[error(
         "{} changed while waiting for card {card}'s lock: it is card {now} now; nothing was written",

@@ -16,7 +16,7 @@ use crate::lifecycle::step::Step;
 /// Rehearse a creation on a throwaway card: fetch, worktree, sharing, prepare; then remove
 /// the worktree and its branch again, whatever happened, and forget everything kardwt kept
 /// of the card (claim, ports, card lock, hook log) so that nothing is left behind.
-pub fn rehearse(ctx: &Context, cfg: &crate::config::Config) -> Vec<Step> {
+pub(crate) fn rehearse(ctx: &Context, cfg: &crate::config::Config) -> Vec<Step> {
     let card = CardId::sanitize(&format!("doctor-try-{}", std::process::id()));
     let root = ctx.root();
     let root_existed = root.exists();

@@ -20,7 +20,7 @@ use crate::{sys::lock, sys::process};
 
 /// `release --json` and `remove --json`: the tree, its card and each step.
 #[derive(serde::Serialize)]
-pub struct StepsJson<'a> {
+pub(crate) struct StepsJson<'a> {
     pub path: std::borrow::Cow<'a, str>,
     pub card: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -29,18 +29,18 @@ pub struct StepsJson<'a> {
 }
 
 /// What a release did.
-pub struct Release {
+pub(crate) struct Release {
     pub path: PathBuf,
     pub card: String,
     pub steps: Vec<Step>,
 }
 
 /// A configured cleanup hook and its resolved program.
-pub type CleanupRun<'c> = (&'c Cleanup, PathBuf);
+pub(super) type CleanupRun<'c> = (&'c Cleanup, PathBuf);
 
 /// The configured cleanup hook and its resolved program, if any: committed helpers as trusted
 /// for `site`'s commit.
-pub fn cleanup_program<'c>(
+pub(super) fn cleanup_program<'c>(
     cfg: &'c Config,
     site: sandbox::Site<'_>,
 ) -> Result<Option<(&'c Cleanup, PathBuf)>> {
@@ -59,7 +59,7 @@ pub fn cleanup_program<'c>(
 /// from: a team that adds a cleanup script never gave one to the older cards), `force` goes on
 /// without it and the second value is the step that says what was not run and why; anything
 /// else is a refusal naming `remove --force` and `trust`.
-pub fn cleanup_for_removal<'c>(
+pub(super) fn cleanup_for_removal<'c>(
     cfg: &'c Config,
     site: sandbox::Site<'_>,
     path: &Path,
@@ -104,7 +104,7 @@ pub fn cleanup_for_removal<'c>(
 
 /// What a release does about the processes whose cwd is inside the tree.
 #[derive(Debug, Clone, Copy)]
-pub enum Processes {
+pub(crate) enum Processes {
     /// SIGTERM, then SIGKILL after the grace period: `remove` and `release`, which a person
     /// or agent asked for.
     Release(Duration),
@@ -122,14 +122,14 @@ pub enum Processes {
 /// during the hook, marks the record `failed` and is an error even with `force`.
 /// How a release goes: which processes, until when, and whether a failed cleanup hook stops it.
 #[derive(Debug, Clone, Copy)]
-pub struct ReleaseHow {
+pub(super) struct ReleaseHow {
     pub processes: Processes,
     pub deadline: Instant,
     /// A failed cleanup hook does not stop the caller (`remove --force`).
     pub force: bool,
 }
 
-pub fn release_locked(
+pub(super) fn release_locked(
     ctx: &Context,
     cfg: &Config,
     cleanup: Option<&(&Cleanup, PathBuf)>,
@@ -278,7 +278,7 @@ pub fn release_locked(
 }
 
 /// A cleanup hook that failed, as [`release_locked`] returns it.
-pub struct HookFailed {
+pub(super) struct HookFailed {
     pub fail: Fail,
     /// It failed because a kardwt command it ran needed a lock the caller holds: nothing of the
     /// tree's, so the card is not marked `failed` for it.
@@ -287,7 +287,7 @@ pub struct HookFailed {
 
 /// Release a worktree that verified (`report`, read before any lock, only names the card):
 /// verified again under the card's lock, released, its ports given back, state `released`.
-pub fn release_verified(
+pub(crate) fn release_verified(
     ctx: &Context,
     report: &verify::Report,
     grace: Duration,
@@ -363,7 +363,11 @@ fn give_back(rec: &mut Record, admin: &Path) -> Result<Step> {
 /// Release what a registered worktree whose directory is gone still holds: the processes
 /// whose (deleted) cwd was inside, and the ports its record names. The cleanup hook cannot run
 /// without its directory. The registration stays for `git kardwt gc --prunable --apply`.
-pub fn release_gone(ctx: &Context, report: &verify::Report, grace: Duration) -> Result<Release> {
+pub(crate) fn release_gone(
+    ctx: &Context,
+    report: &verify::Report,
+    grace: Duration,
+) -> Result<Release> {
     let path = report.path.clone();
     let Some(admin) = report.admin.clone() else {
         anyhow::bail!("internal error: a prunable worktree without admin dir");
@@ -424,7 +428,7 @@ pub fn release_gone(ctx: &Context, report: &verify::Report, grace: Duration) -> 
 /// A verified worktree verified again under its card's lock, before `remove` or `release`
 /// acts on it: only the record read then is acted on and written (a copy read before the lock
 /// could be stale).
-pub struct Relocked {
+pub(super) struct Relocked {
     pub card: CardId,
     pub path: PathBuf,
     pub rec: Record,
@@ -437,7 +441,7 @@ pub struct Relocked {
 
 /// Take the card's lock for `verb` (`remove`, `release`) and verify `report`'s worktree again;
 /// a worktree that no longer verifies is an error saying `nothing` happened.
-pub fn relock(
+pub(super) fn relock(
     ctx: &Context,
     report: &verify::Report,
     cfg: &Config,
@@ -479,7 +483,7 @@ pub fn relock(
 
 /// Why a release stopped, or what its cleanup hook's failure says.
 #[derive(Debug, thiserror::Error)]
-pub enum Refusal {
+pub(super) enum Refusal {
     /// The hook ran a kardwt command that needs a lock this command holds.
     #[error(
         "the cleanup hook of card {card} failed: it ran a kardwt command that needs a lock this \

@@ -23,7 +23,7 @@ use crate::verify::{self};
 use crate::{git, lifecycle::dirty};
 
 /// How to remove.
-pub struct Options {
+pub(crate) struct Options {
     pub force: bool,
     pub delete_branch: bool,
     /// `gc` keeps a tree in use instead of ending what runs in it.
@@ -34,7 +34,7 @@ pub struct Options {
 }
 
 /// A judgement run again under the card's lock: the tree's path, admin dir, record and HEAD.
-pub type Recheck = Box<
+pub(super) type Recheck = Box<
     dyn Fn(
         &std::path::Path,
         &std::path::Path,
@@ -44,7 +44,7 @@ pub type Recheck = Box<
 >;
 
 /// What a removal did.
-pub struct Removal {
+pub(crate) struct Removal {
     pub path: std::path::PathBuf,
     pub card: String,
     pub steps: Vec<Step>,
@@ -53,7 +53,11 @@ pub struct Removal {
 /// Remove a worktree that verified, releasing first, in order; `gc` uses this too.
 /// `report` (read before any lock) only names the card: the worktree is verified again under
 /// the card's lock, and only that record is acted on and written.
-pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -> Result<Removal> {
+pub(crate) fn remove_verified(
+    ctx: &Context,
+    report: &verify::Report,
+    opts: &Options,
+) -> Result<Removal> {
     let started = Instant::now();
     let rules = ctx.rules()?;
     let cfg = &rules.config;
@@ -338,7 +342,7 @@ impl std::fmt::Display for Refusal {
 
 /// A [`Refusal`] as an error: its message, its cause as the source, its code and hints.
 #[derive(Debug)]
-pub struct Refused(pub Refusal);
+pub(crate) struct Refused(pub Refusal);
 
 impl std::fmt::Display for Refused {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -462,7 +466,7 @@ fn fix(path: &Path, why: &Unremovable) -> String {
 /// missing tree: what `git worktree prune` does, for it alone), then forget its card's claim
 /// and log `removed` with `note`: gc and the runners' removal of a tree already deleted. Its
 /// resources are the caller's to release first; `Some` when git refused, in its words.
-pub fn prune_gone(
+pub(crate) fn prune_gone(
     ctx: &Context,
     card: &str,
     path: &std::path::Path,
@@ -495,7 +499,7 @@ pub fn prune_gone(
 /// git refused to prune a gone tree's registration: what it said.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
-pub struct PruneRefused(pub String);
+pub(crate) struct PruneRefused(pub String);
 
 #[cfg(test)]
 mod tests {

@@ -61,7 +61,7 @@ impl Checks {
 }
 
 /// Run the checks on `path` (absolute), for `card` when the caller asked for one.
-pub fn verify(repo: &Repo, entries: &[Entry], path: &Path, card: Option<&CardId>) -> Report {
+pub(crate) fn verify(repo: &Repo, entries: &[Entry], path: &Path, card: Option<&CardId>) -> Report {
     // A symlink at the last component is judged as itself, never as what it points to.
     let path = repo::absolutize_keep_last(path);
     verify_resolved(repo, &Index::linear(entries), path, card)
@@ -69,7 +69,12 @@ pub fn verify(repo: &Repo, entries: &[Entry], path: &Path, card: Option<&CardId>
 
 /// [`verify`] of a path already resolved as [`repo::absolutize_keep_last`] resolves it, looking
 /// entries up through `index` (`list` judges every worktree with one [`Index::mapped`]).
-pub fn verify_resolved(repo: &Repo, index: &Index, path: PathBuf, card: Option<&CardId>) -> Report {
+pub(crate) fn verify_resolved(
+    repo: &Repo,
+    index: &Index,
+    path: PathBuf,
+    card: Option<&CardId>,
+) -> Report {
     let mut report = Report {
         path: path.clone(),
         card: card.map(|c| c.to_string()),
@@ -306,7 +311,7 @@ pub fn verify_resolved(repo: &Repo, index: &Index, path: PathBuf, card: Option<&
 
 /// Which other worktree (than the one of admin dir `admin`) already claims `card`, as a
 /// message, if one does.
-pub fn claimed_elsewhere(entries: &[Entry], admin: &Path, card: &str) -> Option<String> {
+pub(crate) fn claimed_elsewhere(entries: &[Entry], admin: &Path, card: &str) -> Option<String> {
     let same = |a: &Path| a == admin || std::fs::canonicalize(a).is_ok_and(|c| c == admin);
     let others: Vec<String> = claims(entries, card)
         .iter()
@@ -331,7 +336,12 @@ pub fn claimed_elsewhere(entries: &[Entry], admin: &Path, card: &str) -> Option<
 /// Why the record `rec`, about to be written into `admin`, would fail verification, if it would:
 /// another worktree already claims its card, or the record as it would be read back (written
 /// and parsed again) fails one of the ordered checks, run exactly as `verify` runs them.
-pub fn would_reject(repo: &Repo, entries: &[Entry], admin: &Path, rec: &Record) -> Option<String> {
+pub(crate) fn would_reject(
+    repo: &Repo,
+    entries: &[Entry],
+    admin: &Path,
+    rec: &Record,
+) -> Option<String> {
     if let Some(why) = claimed_elsewhere(entries, admin, &rec.card) {
         return Some(why);
     }
@@ -373,7 +383,7 @@ pub fn would_reject(repo: &Repo, entries: &[Entry], admin: &Path, rec: &Record) 
 }
 
 /// Why a record contradicts itself, if it does (pure).
-pub fn inconsistency(rec: &Record) -> Option<String> {
+pub(crate) fn inconsistency(rec: &Record) -> Option<String> {
     if rec.origin == Origin::Add && rec.branch != format!("card/{}", rec.card) {
         return Some(format!(
             "origin add but branch {} is not card/{}",

@@ -23,7 +23,7 @@ mod walk;
 
 /// What one copy did, for the record, the event log and progress lines.
 #[derive(Debug, Default)]
-pub struct Summary {
+pub(super) struct Summary {
     pub files: u64,
     pub links: u64,
     pub bytes: u64,
@@ -38,7 +38,7 @@ pub struct Summary {
 
 impl Summary {
     /// `clone` when every file was cloned, `copy` when none was, `mixed` otherwise.
-    pub fn method_used(&self) -> &'static str {
+    pub(super) fn method_used(&self) -> &'static str {
         match (self.cloned, self.files) {
             (_, 0) => "none",
             (c, f) if c == f => "clone",
@@ -73,7 +73,7 @@ impl std::fmt::Display for Summary {
 }
 
 /// What [`seed`] copied.
-pub struct Seeded {
+pub(super) struct Seeded {
     /// Paths copied, relative to the worktree: `sharing.copy` entries as written, and each
     /// `.worktreeinclude` match (a whole matched directory once, not its files).
     pub copies: Vec<String>,
@@ -87,7 +87,7 @@ pub struct Seeded {
 /// no checkout (`checkout` false: the bare layout's shared directory) has no ignore rules:
 /// only `sharing.copy` is copied from it.
 #[allow(clippy::too_many_arguments)]
-pub fn seed(
+pub(super) fn seed(
     sharing: &crate::config::Sharing,
     from: &Path,
     checkout: bool,
