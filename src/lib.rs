@@ -1,7 +1,9 @@
 //! git-kardwt as a library: the binary in `main.rs` calls [`main`]; tests reach the pure parts.
 //!
 //! The folders are floors: each imports only from the floors below it (a test,
-//! `floors_import_only_downward`, checks it), from top to bottom:
+//! `floors_import_only_downward`, checks it), and the commands reach a floor only through its
+//! `mod.rs`, the face that re-exports what the floors above use (checked by
+//! `commands_reach_floors_only_through_their_faces`), from top to bottom:
 //! `commands` > `gc` > `install` > `lifecycle` > `seed` > `context` > `sandbox` > `verify` >
 //! `state` > `git` > `sys` > `config`, `guard` > `ground`. `cli` (the command line's
 //! definitions, importing nothing) may be read from any floor.
@@ -16,7 +18,7 @@
 //! | `context/` | what a command acts in: `start` (the context read once), `hold` (a card's lock, its tree verified again under it), `foreign` (records for trees kardwt did not make), `disk` (the disk as the agent command guard asks about it) |
 //! | `sandbox/` | the one runner of the rules' prepare and cleanup hooks |
 //! | `verify/` | the ordered ownership checks: scan, report, drift, incomplete checkouts |
-//! | `state/` | kardwt's files per card: `record`, `claim`, copied `blobs` (per tree and for the repository), `events`, `aside` (the records of trees moved aside to be deleted), and `store`, their one writer |
+//! | `state/` | kardwt's files per card: `record`, `claim`, copied `blobs` (per tree and for the repository), `events`, `aside` (the records of trees moved aside to be deleted), and `store`, their one writer; `cards` is the face: one repository's store of cards |
 //! | `git/` | the only place that spawns `git`; `repo` (gix), `checkout` (judged in-process), `materialize` (a plain new tree written on every core) with `cache_tree` (the cache tree git's checkout primes), pure parsers |
 //! | `sys/` | the operating system: `child` (every child process), `process/` (one logic over `/proc` and macOS's process info), `signals`, `fsio` and `beneath` (nothing planted followed), `fstype` (file systems' names), `mounts` and `onefs` (mount points; deleting on one file system only), `lock`, `layout`, `time` |
 //! | `config/`, `guard/` | pure: the rules file, strictly decoded; the agent command guard |

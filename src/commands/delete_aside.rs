@@ -1,5 +1,5 @@
 //! `git kardwt delete-aside <record>` (hidden): the detached process `remove` starts to delete
-//! the bytes of a tree it moved aside, after `remove` has returned ([`crate::state::aside`]).
+//! the bytes of a tree it moved aside, after `remove` has returned (`state/aside.rs`).
 //! It deletes only the directory its record names, and only while that is still the very
 //! directory that was moved (device and inode); it prints nothing.
 use anyhow::Result;

@@ -1,6 +1,6 @@
 //! `git kardwt release [<card> | --path P]`: everything `remove` releases
 //! (the processes whose cwd is inside the tree, the cleanup hook with reason `remove`, the
-//! ports) without removing the tree, through [`crate::lifecycle::release`]; the record becomes
+//! ports) without removing the tree, through [`crate::lifecycle::release_verified`]; the record becomes
 //! `released` and the next `add` prepares it again.
 use std::io::Write;
 use std::time::Duration;

@@ -1,6 +1,6 @@
 //! `git kardwt remove (<card> | --path P)`: verify, then release first and
-//! remove through [`crate::lifecycle::remove`], or clear what a failed removal left of the card's tree
-//! ([`crate::lifecycle::remnant`]); the steps on stdout (or one JSON object).
+//! remove through [`crate::lifecycle::remove_verified`], or clear what a failed removal left of the card's tree
+//! ([`crate::lifecycle::remove_remnant`]); the steps on stdout (or one JSON object).
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;

@@ -55,7 +55,7 @@ pub(crate) fn lock_and_verify(
 }
 
 /// Say, before git creates anything, that the tree `add` makes for
-/// `card` at `path` is ours: the card's claim in state `intent` (see [`crate::state::claim`]).
+/// `card` at `path` is ours: the card's claim in state `intent` (see `state/claim.rs`).
 pub(crate) fn write_intent(common_dir: &Path, card: &CardId, path: &Path) -> Result<()> {
     crate::state::Cards::at(common_dir).intend(card.as_str(), path, &card.branch())
 }

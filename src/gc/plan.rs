@@ -1,7 +1,7 @@
 //! gc's plan: which trees it would collect and which it keeps, and why. Candidates are
 //! registered entries whose directory is gone, orphan claims, and managed trees whose own work
 //! landed (or that were left failed long enough), judged against freshly fetched bases; each
-//! then passes the one removability decision ([`crate::lifecycle::removable`]) or is kept with
+//! then passes the one removability decision ([`crate::lifecycle::decide_removal`]) or is kept with
 //! its reason. Nothing here changes anything but the remote-tracking refs of the bases.
 use std::path::PathBuf;
 use std::time::Duration;

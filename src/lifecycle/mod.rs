@@ -2,7 +2,7 @@
 //! by hand, rehearse a creation, release and remove a tree (and clear what a failed removal
 //! left), with the proofs of cleanliness those rest on.
 //!
-//! Its face, what the floors above call: [`add`] (create), [`prepare`], [`rehearse`], release
+//! Its face, what the floors above call: [`add`] (create), [`prepare()`], [`rehearse()`], release
 //! ([`release_verified`], [`release_gone`], [`release_orphan`]), remove ([`remove_verified`],
 //! [`prune_gone`]), the one removability decision ([`decide_removal`]) and remnants
 //! ([`remnant_of`], [`remnant_at`], [`remove_remnant`], [`unbacked`]).

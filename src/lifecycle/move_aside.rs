@@ -1,5 +1,5 @@
 //! The tree of a removal moved aside instead of deleted in place: renamed to a hidden sibling
-//! and recorded ([`crate::state::aside`]) just before git forgets it, put back when git refuses,
+//! and recorded (`state/aside.rs`) just before git forgets it, put back when git refuses,
 //! and deleted by a detached process once git has forgotten it, so `remove` returns at once.
 use crate::context::Context;
 use crate::lifecycle::step::Step;
