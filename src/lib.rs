@@ -98,7 +98,7 @@ _git__kardwt() {
 /// should one happen all the same, it is reported as an error and exits 1, not 101.
 pub fn main() -> i32 {
     std::panic::set_hook(Box::new(|info| {
-        if crate::sys::contain::containing() {
+        if crate::sys::containing() {
             return; // the caller turns it into an error of its own
         }
         eprintln!("error: internal error (a bug in kardwt): {info}");
@@ -290,7 +290,7 @@ fn dispatch(cli: Cli, out: &mut dyn std::io::Write) -> anyhow::Result<i32> {
     lock::speak_while_waiting(true);
     // Progress is drawn for a person at a terminal, unless they asked for quiet.
     let quiet = matches!(&cli.command, Command::Add(a) if a.quiet);
-    crate::sys::progress::enable(std::io::IsTerminal::is_terminal(&std::io::stderr()) && !quiet);
+    crate::sys::enable_progress(std::io::IsTerminal::is_terminal(&std::io::stderr()) && !quiet);
     let anchor = match &cli.command {
         Command::Verify(a) => a.target.path.as_deref(),
         Command::Status(a) => a.target.path.as_deref(),

@@ -323,7 +323,7 @@ pub(crate) fn check_out(tree: &Path, planned: Planned, deadline: Instant) -> Res
             .name("kardwt-checkout-watch".to_owned())
             .spawn_scoped(scope, move || watch(finished, stop, deadline));
         // gix's pool panics when the system refuses a thread: that is a failed checkout here.
-        let out = crate::sys::contain::contained(|| {
+        let out = crate::sys::contained(|| {
             gix::worktree::state::checkout(
                 &mut index,
                 tree,

@@ -32,7 +32,7 @@ pub fn move_aside(ctx: &Context, card: &str, path: &std::path::Path, force: bool
 /// release, the record still `failed`.
 pub fn refuse_late_mounts(attempt: &Attempt, path: &std::path::Path) -> anyhow::Result<()> {
     let mounted = match attempt {
-        Err(_) => crate::sys::mounts::under(path).unwrap_or_default(),
+        Err(_) => crate::sys::mounts_under(path).unwrap_or_default(),
         Ok(_) => Vec::new(),
     };
     let Some(first) = mounted.first() else {

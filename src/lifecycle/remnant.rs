@@ -182,7 +182,7 @@ pub(super) fn inspect(path: &Path, since: Option<Since>) -> std::io::Result<Cont
     }
     walk(&root, Path::new(""), dev, since, &mut out)?;
     // Bind mounts of the same file system share its device: the mount table names them.
-    for at in crate::sys::mounts::under(path)? {
+    for at in crate::sys::mounts_under(path)? {
         if !out.mounts.contains(&at) {
             out.mounts.push(at);
         }
@@ -458,7 +458,7 @@ pub(super) fn clear(
 /// Delete the directory `path` and everything in it on its own file system, never following
 /// a symlink; what stays is an error that names it.
 fn delete(path: &Path) -> std::io::Result<()> {
-    match crate::sys::onefs::delete(path)? {
+    match crate::sys::delete_on_one_fs(path)? {
         None => Ok(()),
         Some(left) => Err(std::io::Error::other(format!(
             "{}; they stay in {}",

@@ -128,7 +128,7 @@ pub(crate) fn decide(ctx: &Context, tree: &Tree, how: How) -> Result<Removable, 
         cause,
         forcible: false,
     };
-    let mounts = crate::sys::mounts::under(path).map_err(|e| {
+    let mounts = crate::sys::mounts_under(path).map_err(|e| {
         unproven(
             anyhow::Error::new(e).context("could not tell whether a file system is mounted in it"),
         )

@@ -82,7 +82,7 @@ pub(crate) fn remove_verified(
     let holder = format!("git kardwt remove {card}");
     // On a terminal: the step it is at, and for how long.
     let step = |what: &str| format!("kardwt: removing {card}: {what}");
-    let shown = crate::sys::progress::Shown::spinner(step("checking it"));
+    let shown = crate::sys::Shown::spinner(step("checking it"));
 
     // Every refusal comes before anything is released, the repository lock last.
     let mut steps = vec![refusals(ctx, &path, &admin, &rec, report.locked, opts)?];

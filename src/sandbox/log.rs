@@ -69,7 +69,7 @@ impl Sink {
     pub(super) fn line(&self, line: &str) {
         match self {
             // Above a spinner, when one is drawn.
-            Sink::Stderr(prefix) => crate::sys::progress::line(&format!("{prefix}{line}")),
+            Sink::Stderr(prefix) => crate::sys::progress_line(&format!("{prefix}{line}")),
             Sink::Log(log) => log.borrow_mut().line(line),
         }
     }

@@ -403,12 +403,12 @@ impl Prep<'_> {
         };
         // On a terminal: how long it has run, below its output.
         let _spinner = match hook.log {
-            None => crate::sys::progress::Shown::spinner(format!(
+            None => crate::sys::Shown::spinner(format!(
                 "kardwt[{}]: preparing {}",
                 rec.card,
                 rec.path.display()
             )),
-            Some(_) => crate::sys::progress::Shown::none(),
+            Some(_) => crate::sys::Shown::none(),
         };
         let outcome = sandbox::run_phase(&hook).map_err(Failure::Other)?;
         drop(_spinner);

@@ -237,7 +237,7 @@ pub(super) fn finish(record: &Path, apply: bool) -> (Option<Aside>, Deletion) {
 /// system is mounted in it, and whatever is mounted while it is deleted is left alone. `Err`
 /// says what stays, and where.
 fn delete_tree(path: &Path) -> Result<(), String> {
-    let mounts = crate::sys::mounts::under(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mounts = crate::sys::mounts_under(path).map_err(|e| format!("{}: {e}", path.display()))?;
     if !mounts.is_empty() {
         let shown: Vec<String> = mounts
             .iter()
@@ -249,7 +249,7 @@ fn delete_tree(path: &Path) -> Result<(), String> {
             shown.join(", ")
         ));
     }
-    match crate::sys::onefs::delete(path) {
+    match crate::sys::delete_on_one_fs(path) {
         Ok(None) => Ok(()),
         Ok(Some(left)) => Err(format!(
             "{}; they stay in {}",

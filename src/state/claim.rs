@@ -222,7 +222,7 @@ pub(super) fn all(common_dir: &Path) -> Vec<Claim> {
         .map(|e| e.path())
         .collect();
     // Thousands of claims are parsed on every core (as `verify::scan` reads records).
-    let mut out: Vec<Claim> = crate::sys::pool::map(&files, |f| parse_file(f))
+    let mut out: Vec<Claim> = crate::sys::in_parallel(&files, |f| parse_file(f))
         .into_iter()
         .flatten()
         .collect();

@@ -32,7 +32,7 @@ pub(crate) fn scan(repo: &Repo) -> anyhow::Result<Vec<Entry>> {
     Ok(if admins.len() < SCAN_IN_PARALLEL_FROM {
         admins.iter().filter_map(read).collect()
     } else {
-        crate::sys::pool::map(&admins, read)
+        crate::sys::in_parallel(&admins, read)
             .into_iter()
             .flatten()
             .collect()

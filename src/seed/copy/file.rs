@@ -262,7 +262,7 @@ fn rename_noreplace(dir: &OwnedFd, tmp: &OsStr, name: &OsStr) -> Result<bool> {
         format!(
             "cannot move a copy into place as {} (on {})",
             name.to_string_lossy(),
-            crate::sys::fstype::of_fd(dir)
+            crate::sys::fs_type_of_fd(dir)
         )
     })
 }
@@ -284,7 +284,7 @@ pub(super) fn remove_temporaries(dir: &OwnedFd) {
             }
             rustix::fs::FileType::Directory => {
                 use std::os::unix::ffi::OsStrExt as _;
-                let _ = crate::sys::onefs::delete_at(dir, OsStr::from_bytes(name));
+                let _ = crate::sys::delete_on_one_fs_at(dir, OsStr::from_bytes(name));
             }
             _ => {}
         }
@@ -305,7 +305,7 @@ fn copy_data(
             Err(e) if method == Method::Clone => {
                 return Err(anyhow::anyhow!(
                     "sharing.copy_method is clone, but the file system ({}) cannot clone: {e}",
-                    crate::sys::fstype::of_fd(output)
+                    crate::sys::fs_type_of_fd(output)
                 ))
             }
             Err(_) => {}
@@ -436,7 +436,7 @@ fn clone_new(input: &File, dir: &OwnedFd, tmp: &OsStr, method: Method) -> Result
         Err(e) if method == Method::Clone => {
             return Err(anyhow::anyhow!(
                 "sharing.copy_method is clone, but the file system ({}) cannot clone: {e}",
-                crate::sys::fstype::of_fd(dir)
+                crate::sys::fs_type_of_fd(dir)
             ))
         }
         Err(_) => return Ok(None),

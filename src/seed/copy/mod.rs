@@ -151,7 +151,7 @@ pub(super) fn seed(
     let root =
         crate::sys::beneath::root(to).with_context(|| format!("cannot open {}", to.display()))?;
     let (approved, mut skipped) = land::admitted(from, to, &root, wanted)?;
-    if progress && crate::sys::progress::on() {
+    if progress && crate::sys::progress_on() {
         let (mut files, mut bytes) = (0, 0);
         for c in &approved {
             let leave = |rel: &Path, is_dir: bool| {
@@ -207,9 +207,9 @@ fn same_file_system(from: &Path, to: &Path) -> Result<()> {
         anyhow::bail!(
             "sharing.copy_method is clone, but {} ({}) and {} ({}) are on different file systems, and a clone cannot cross them",
             from.display(),
-            crate::sys::fstype::of_path(from),
+            crate::sys::fs_type_of_path(from),
             to.display(),
-            crate::sys::fstype::of_path(to)
+            crate::sys::fs_type_of_path(to)
         );
     }
     Ok(())

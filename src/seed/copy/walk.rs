@@ -118,7 +118,7 @@ pub(crate) struct Copier {
     last_progress: Instant,
     progress: bool,
     /// The bar drawn on a terminal, and the totals it counts against.
-    shown: Option<(crate::sys::progress::Shown, u64)>,
+    shown: Option<(crate::sys::Shown, u64)>,
 }
 
 impl Copier {
@@ -221,8 +221,8 @@ impl Copier {
     /// Draw, for a person at a terminal, a bar of the files and bytes copied against
     /// `files` and `bytes`, the totals expected (`what` names the copy).
     pub(crate) fn expect(&mut self, what: &str, files: u64, bytes: u64) {
-        if self.progress && crate::sys::progress::on() {
-            let shown = crate::sys::progress::Shown::counted(what, files, bytes);
+        if self.progress && crate::sys::progress_on() {
+            let shown = crate::sys::Shown::counted(what, files, bytes);
             self.shown = Some((shown, files));
         }
     }
