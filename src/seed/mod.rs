@@ -47,10 +47,7 @@ pub(crate) struct Prep<'a> {
 /// Resolve the prepare hook's program, if one is configured (exit 2 when refused). Committed
 /// helpers resolve only for a known `site` (the tree's commit); without one this is `None`
 /// and [`Prep`] resolves them for the record's base commit before the hook runs.
-pub(crate) fn prepare_program(
-    cfg: &Config,
-    site: Option<sandbox::Site<'_>>,
-) -> Result<Option<PathBuf>> {
+pub fn prepare_program(cfg: &Config, site: Option<sandbox::Site<'_>>) -> Result<Option<PathBuf>> {
     Ok(match &cfg.prepare {
         Some(p) => sandbox::resolve_hook(&p.argv, &cfg.helpers, "worktree.prepare.argv", site)?,
         None => None,
@@ -110,12 +107,7 @@ impl Prep<'_> {
     /// is a failure noticed between the steps (and inside copies and the hook). The caller has
     /// written `rec` (state `preparing` where anything is to be done): it is written again
     /// once it changes.
-    pub(crate) fn prepare(
-        &self,
-        mut rec: Record,
-        admin: &Path,
-        steps: Steps,
-    ) -> Result<Record, Failure> {
+    pub fn prepare(&self, mut rec: Record, admin: &Path, steps: Steps) -> Result<Record, Failure> {
         let Steps {
             seed,
             run_hook,
