@@ -28,9 +28,9 @@ use crate::gc::{Candidate, Kept, LastFetch, Outcome, Plan, Policy};
 use crate::ground::error::{Code, Fail, Kind};
 use crate::verify;
 
-pub(crate) use crate::ground::human::parse_duration;
+pub use crate::ground::human::parse_duration;
 
-pub(crate) fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
+pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
     let older_than = parse_duration(&args.older_than)
         .ok_or_else(|| NoDuration::OlderThan(args.older_than.clone()))?;
     let idle = match &args.idle {

@@ -39,7 +39,7 @@ impl Kind for Nothing {
     }
 }
 
-pub(crate) fn run(ctx: &Context, args: &TrustArgs, out: &mut dyn Write) -> Result<i32> {
+pub fn run(ctx: &Context, args: &TrustArgs, out: &mut dyn Write) -> Result<i32> {
     let rules = ctx.rules()?;
     let Some(dir) = rules.config.helpers.from_repository.clone() else {
         return Err(Fail::from(Nothing::NoDirectory).into());

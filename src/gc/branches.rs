@@ -26,7 +26,7 @@ const PREFIX: &str = "refs/heads/card/";
 
 /// One `card/*` branch and what gc makes of it.
 #[derive(Debug, Serialize)]
-pub(crate) struct Branch {
+pub struct Branch {
     /// Its short name (`card/42`).
     pub branch: String,
     /// The commit it named when judged.
@@ -39,7 +39,7 @@ pub(crate) struct Branch {
 
 /// `branches` in `gc --json`.
 #[derive(Debug, Default, Serialize)]
-pub(crate) struct Report {
+pub struct Report {
     /// The base they were judged against (`refs/remotes/<remote>/<branch>`), when known.
     pub base: Option<String>,
     pub candidates: Vec<Branch>,
@@ -48,7 +48,7 @@ pub(crate) struct Report {
 
 impl Report {
     /// Did a deletion fail?
-    pub(crate) fn failed(&self) -> bool {
+    pub fn failed(&self) -> bool {
         self.candidates.iter().any(|c| {
             c.outcome
                 .as_deref()
@@ -57,7 +57,7 @@ impl Report {
     }
 
     /// The text report, one line a branch.
-    pub(crate) fn lines(&self) -> Vec<String> {
+    pub fn lines(&self) -> Vec<String> {
         let mut out = Vec::new();
         for c in &self.candidates {
             out.push(match c.outcome.as_deref() {
@@ -162,7 +162,7 @@ fn branch_verdict(
 }
 
 /// List the `card/*` branches and judge each; with `apply`, delete the candidates.
-pub(crate) fn run(ctx: &Context, cfg: &Config, offline: bool, apply: bool) -> Result<Report> {
+pub fn run(ctx: &Context, cfg: &Config, offline: bool, apply: bool) -> Result<Report> {
     let dir = &ctx.repo.base;
     let deadline = crate::context::after(Instant::now(), cfg.action_timeout_seconds);
     let branches = git::branches_under(dir, PREFIX)?;

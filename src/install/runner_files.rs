@@ -14,7 +14,7 @@ use serde_json::{json, Map, Value};
 use crate::guard::shell_quote;
 
 /// Claude Code's default hook timeout (600 s) is below kardwt's default prepare cap (900 s).
-pub(crate) const HOOK_TIMEOUT: u64 = 960;
+pub const HOOK_TIMEOUT: u64 = 960;
 
 /// How every committed entry names kardwt: through git, which finds `git-kardwt` on the PATH
 /// the runner gives its hooks, or, where that PATH lacks it, through the user's own
@@ -23,7 +23,7 @@ const PROGRAM: &str = "git kardwt";
 
 /// One hook of a Claude-style `hooks` table: the event, its matcher, the command, and what in a
 /// command marks an entry as this one of kardwt's (so a reinstall replaces it in place).
-pub(crate) struct Hook {
+pub struct Hook {
     pub event: &'static str,
     pub matcher: Option<&'static str>,
     pub command: String,
@@ -32,7 +32,7 @@ pub(crate) struct Hook {
 
 /// What one file should hold.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Planned {
+pub struct Planned {
     /// Relative to the top of the worktree.
     pub rel: &'static str,
     /// The new content, or `None` when the file already holds it.
@@ -47,7 +47,7 @@ fn guard_command(format: &str) -> String {
 }
 
 /// Claude Code's hooks: the PreToolUse guard, WorktreeCreate and WorktreeRemove.
-pub(crate) fn claude_hooks() -> Vec<Hook> {
+pub fn claude_hooks() -> Vec<Hook> {
     vec![
         Hook {
             event: "PreToolUse",
@@ -72,7 +72,7 @@ pub(crate) fn claude_hooks() -> Vec<Hook> {
 
 /// Codex's hooks: the PreToolUse guard, and SessionStart, which prepares the tree of a
 /// `codex exec --worktree` session (Codex fires no git hook there and runs no setup script).
-pub(crate) fn codex_hooks() -> Vec<Hook> {
+pub fn codex_hooks() -> Vec<Hook> {
     vec![
         Hook {
             event: "PreToolUse",
@@ -96,7 +96,7 @@ fn is_ours(command: &str, sign: &str) -> bool {
 
 /// Why a runner's configuration file cannot be merged: kardwt writes nothing then.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum MergeError {
+pub enum MergeError {
     #[error("{file} is not JSON: {why}")]
     NotJson { file: &'static str, why: String },
     #[error("{file} does not hold a JSON object")]
@@ -163,7 +163,7 @@ fn changed(
 /// "hooks": [{"type": "command", "command": …}]}]}}`): kardwt's own entry of each kind is
 /// replaced where it stands (its duplicates dropped), else a group is appended; every other
 /// key, group and hook is kept as it is. `Ok(None)`: nothing to change.
-pub(crate) fn merge_hooks(
+pub fn merge_hooks(
     existing: Option<&str>,
     file: &'static str,
     hooks: &[Hook],
@@ -228,7 +228,7 @@ pub(crate) fn merge_hooks(
 
 /// Commands of other tools for `event` in a Claude-style settings file (to warn where two
 /// hooks would both answer an event that takes one answer).
-pub(crate) fn other_hooks(text: &str, event: &str, sign: &str) -> Vec<String> {
+pub fn other_hooks(text: &str, event: &str, sign: &str) -> Vec<String> {
     let Ok(v) = serde_json::from_str::<Value>(text) else {
         return Vec::new();
     };
@@ -247,7 +247,7 @@ pub(crate) fn other_hooks(text: &str, event: &str, sign: &str) -> Vec<String> {
 
 /// Cursor's `.cursor/worktrees.json`: kardwt's `setup-worktree` command, replacing an older
 /// one of kardwt's, after the commands already there.
-pub(crate) fn merge_cursor(existing: Option<&str>) -> Result<Option<String>, MergeError> {
+pub fn merge_cursor(existing: Option<&str>) -> Result<Option<String>, MergeError> {
     let file = ".cursor/worktrees.json";
     let before = parse_object(existing, file)?;
     let mut root = before.clone();
@@ -277,7 +277,7 @@ pub(crate) fn merge_cursor(existing: Option<&str>) -> Result<Option<String>, Mer
 
 /// Conductor's `conductor.json`: `scripts.setup` and `scripts.archive` run kardwt's scripts.
 /// A script someone else set is never replaced: that is an error naming it.
-pub(crate) fn merge_conductor(existing: Option<&str>) -> Result<Option<String>, MergeError> {
+pub fn merge_conductor(existing: Option<&str>) -> Result<Option<String>, MergeError> {
     let file = "conductor.json";
     let before = parse_object(existing, file)?;
     let mut root = before.clone();
@@ -310,7 +310,7 @@ pub(crate) fn merge_conductor(existing: Option<&str>) -> Result<Option<String>, 
 
 /// Is `text` (a file found where a script goes) one of kardwt's recipe scripts (the shipped
 /// one, or an older install that named one machine's binary)?
-pub(crate) fn is_our_script(text: &str) -> bool {
+pub fn is_our_script(text: &str) -> bool {
     text.contains("# kardwt-binary")
 }
 
@@ -322,7 +322,7 @@ const ALIAS_SIGN: &str = "!f() { cd \"${GIT_PREFIX:-.}\" && exec ";
 /// and the alias serves the runners that start hooks with a PATH of their own (an app started
 /// from the desktop). A shell alias runs at the top of the worktree; `GIT_PREFIX` takes it back
 /// to the directory git was called in.
-pub(crate) fn user_alias(exe: &Path) -> String {
+pub fn user_alias(exe: &Path) -> String {
     format!(
         "{ALIAS_SIGN}{} \"$@\"; }}; f",
         shell_quote(&exe.to_string_lossy())
@@ -330,7 +330,7 @@ pub(crate) fn user_alias(exe: &Path) -> String {
 }
 
 /// Is `value` (the user's `alias.kardwt`) one that kardwt wrote?
-pub(crate) fn is_our_alias(value: &str) -> bool {
+pub fn is_our_alias(value: &str) -> bool {
     value.starts_with(ALIAS_SIGN)
 }
 

@@ -9,7 +9,7 @@ use crate::sys::lock;
 
 /// Delete the branch when asked (`delete`), merged into the recorded base (or `force`d), and
 /// nothing on it would be lost; otherwise keep it, saying why and how to delete it by hand.
-pub(super) fn branch_step(
+pub fn branch_step(
     repo_lock: &lock::RepoLock,
     ctx: &Context,
     rec: &Record,
@@ -87,7 +87,7 @@ fn base_of(ctx: &Context, rec: &Record) -> Option<(String, String)> {
 
 /// Is the branch's tip contained in the recorded base (its remote-tracking ref, or the
 /// recorded base commit)?
-pub(crate) fn merged_into_base(ctx: &Context, rec: &Record) -> bool {
+pub fn merged_into_base(ctx: &Context, rec: &Record) -> bool {
     let branch = format!("refs/heads/{}", rec.branch);
     let tracking = crate::lifecycle::base::tracking_ref_of(&rec.base_remote, &rec.base_ref);
     tracking

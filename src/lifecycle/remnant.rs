@@ -26,7 +26,7 @@ use crate::state::{Claim, ClaimState};
 use crate::{sys::beneath, sys::lock};
 
 mod refusal;
-pub(super) use refusal::Refusal;
+pub(crate) use refusal::Refusal;
 
 /// How many of the paths that block a clearing a message names.
 const SHOWN: usize = 5;
@@ -36,16 +36,16 @@ type Since = (u64, u32);
 
 /// A card's tree that a failed removal left half deleted: its claim, which names the path.
 #[derive(Debug, Clone)]
-pub(crate) struct Remnant {
+pub struct Remnant {
     pub claim: Claim,
 }
 
 impl Remnant {
-    pub(crate) fn path(&self) -> &Path {
+    pub fn path(&self) -> &Path {
         &self.claim.path
     }
 
-    pub(crate) fn card(&self) -> &str {
+    pub fn card(&self) -> &str {
         &self.claim.card
     }
 
@@ -130,7 +130,7 @@ fn recognise(repo: &Repo, claim: Claim) -> Option<Remnant> {
 }
 
 /// The remnant of card `card`'s tree, if its claim names one.
-pub(crate) fn of_card(repo: &Repo, card: &CardId) -> Option<Remnant> {
+pub fn of_card(repo: &Repo, card: &CardId) -> Option<Remnant> {
     let claim = crate::state::Cards::at(&repo.common_dir)
         .claim(card.as_str())?
         .ok()?;
@@ -138,7 +138,7 @@ pub(crate) fn of_card(repo: &Repo, card: &CardId) -> Option<Remnant> {
 }
 
 /// The remnant at `path`, if a card's claim names it.
-pub(crate) fn at(repo: &Repo, path: &Path) -> Option<Remnant> {
+pub fn at(repo: &Repo, path: &Path) -> Option<Remnant> {
     let p = crate::git::repo::absolutize(path);
     let claim = crate::state::Cards::at(&repo.common_dir)
         .claims()
@@ -149,7 +149,7 @@ pub(crate) fn at(repo: &Repo, path: &Path) -> Option<Remnant> {
 
 /// What a remnant holds, read without following a symlink.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub(super) struct Contents {
+pub struct Contents {
     /// Its entries (files, links, directories), itself not counted.
     pub entries: u64,
     /// How many entries changed after the failed removal (every non-directory when kardwt did
@@ -165,7 +165,7 @@ pub(super) struct Contents {
 /// name: `ctime`, which no one sets back), directories (the tree itself included) and
 /// everything beneath them alike: git's own deletions changed theirs before the failure, so a
 /// change not provably before it is not its.
-pub(super) fn inspect(path: &Path, since: Option<Since>) -> std::io::Result<Contents> {
+pub fn inspect(path: &Path, since: Option<Since>) -> std::io::Result<Contents> {
     let (parent, name) = split(path)?;
     let parent_fd = beneath::root(parent)?;
     let root = open_below(&parent_fd, name, Path::new(""))?;
@@ -280,7 +280,7 @@ impl Contents {
 
 /// Why a remnant may not be cleared, if it may not (pure).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Uncleared {
+pub enum Uncleared {
     /// A file system is mounted in it: never cleared, even with `--force`.
     Mounted(Vec<PathBuf>),
     /// Files in it changed after the removal failed: new work, perhaps (`--force` clears).
@@ -292,7 +292,7 @@ pub(super) enum Uncleared {
 
 impl Uncleared {
     /// In words, after "and it …".
-    pub(super) fn describe(&self) -> String {
+    pub fn describe(&self) -> String {
         let list = |paths: &[PathBuf], count: u64| {
             let mut shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
             if count > paths.len() as u64 {
@@ -316,13 +316,13 @@ impl Uncleared {
     }
 
     /// Does `--force` clear it anyway?
-    pub(super) fn forcible(&self) -> bool {
+    pub fn forcible(&self) -> bool {
         !matches!(self, Uncleared::Mounted(_))
     }
 }
 
 /// May a remnant holding `contents` be cleared (pure)? `marked`: kardwt saw its removal fail.
-pub(super) fn blocked(marked: bool, contents: &Contents, force: bool) -> Option<Uncleared> {
+pub fn blocked(marked: bool, contents: &Contents, force: bool) -> Option<Uncleared> {
     if !contents.mounts.is_empty() {
         return Some(Uncleared::Mounted(contents.mounts.clone()));
     }
@@ -344,7 +344,7 @@ pub(super) fn blocked(marked: bool, contents: &Contents, force: bool) -> Option<
 /// The command that clears `rem` as it is now (`doctor`), or why none does: `add` for what an
 /// interrupted `add` left (its claim still an intent: the tree was never handed out, and the
 /// card is wanted), else `remove`; `remove --force` when something in it changed since.
-pub(super) fn fix(rem: &Remnant, contents: &Contents) -> Result<String, Uncleared> {
+pub fn fix(rem: &Remnant, contents: &Contents) -> Result<String, Uncleared> {
     let card = crate::ground::quote::sh(rem.card());
     match blocked(rem.since().is_some(), contents, false) {
         None if rem.claim.state == ClaimState::Intent => Ok(format!("git kardwt add {card}")),
@@ -355,7 +355,7 @@ pub(super) fn fix(rem: &Remnant, contents: &Contents) -> Result<String, Uncleare
 }
 
 /// What `doctor` says about `rem`: the state in words, and the command that clears it.
-pub(crate) fn advice(rem: &Remnant) -> (String, String) {
+pub fn advice(rem: &Remnant) -> (String, String) {
     let card = rem.card();
     let what = format!(
         "card {card}'s worktree was half removed: git no longer knows it, but a failed git worktree remove left"
@@ -396,19 +396,14 @@ pub(crate) fn advice(rem: &Remnant) -> (String, String) {
 }
 
 /// What [`clear`] deleted.
-pub(super) struct Cleared {
+pub struct Cleared {
     pub entries: u64,
 }
 
 /// Delete the remnant `rem` (the caller holds its card's lock), judged again under the
 /// repository lock: the claim unchanged, git registering nothing there, no process inside,
 /// and, unless `force`, nothing in it changed after the failed removal. Logged as `removed`.
-pub(super) fn clear(
-    ctx: &Context,
-    rem: &Remnant,
-    force: bool,
-    deadline: Instant,
-) -> Result<Cleared> {
+pub fn clear(ctx: &Context, rem: &Remnant, force: bool, deadline: Instant) -> Result<Cleared> {
     let started = Instant::now();
     let (common, path, card) = (&ctx.repo.common_dir, rem.path(), rem.card());
     let holder = format!("git kardwt (clearing card {card}'s half-removed tree)");
@@ -471,11 +466,7 @@ fn delete(path: &Path) -> std::io::Result<()> {
 /// `git kardwt remove` of a remnant: under the card's lock, clear it, then release its claim
 /// as an orphan's (its cleanup hook unless the removal that left it ran it, its ports) and
 /// delete the claim. The steps, as `remove` prints them.
-pub(crate) fn remove(
-    ctx: &Context,
-    rem: &Remnant,
-    force: bool,
-) -> Result<(PathBuf, String, Vec<Step>)> {
+pub fn remove(ctx: &Context, rem: &Remnant, force: bool) -> Result<(PathBuf, String, Vec<Step>)> {
     let rules = ctx.rules()?;
     let cfg = &rules.config;
     let card = CardId::parse(rem.card())?;
@@ -504,7 +495,7 @@ pub(crate) fn remove(
 
 /// What a claim says when no worktree git knows stands behind it.
 #[derive(Debug)]
-pub(crate) enum Unbacked {
+pub enum Unbacked {
     /// Its worktree is gone, or another stands there: an orphan; `gc --apply` releases it.
     Orphan,
     /// Never acted on.
@@ -518,7 +509,7 @@ pub(crate) enum Unbacked {
 
 impl Unbacked {
     /// Its state in `list`.
-    pub(crate) fn list_state(&self) -> &'static str {
+    pub fn list_state(&self) -> &'static str {
         match self {
             Unbacked::Orphan => "orphan",
             Unbacked::Malformed => "malformed",
@@ -531,7 +522,7 @@ impl Unbacked {
 /// The claims of cards `recorded` does not name, with what each says when no worktree git
 /// knows (`entries`) stands behind it; claims of a worktree git knows are left out. Reads
 /// only (the card lock is asked, never taken).
-pub(crate) fn unbacked(
+pub fn unbacked(
     repo: &Repo,
     entries: &[crate::verify::Entry],
     recorded: &HashSet<&str>,

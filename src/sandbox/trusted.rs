@@ -24,7 +24,7 @@ const MAX_FILE: u64 = 16 << 20;
 
 /// Why the committed helpers cannot run, or cannot be trusted.
 #[derive(Debug, thiserror::Error)]
-pub(super) enum Untrusted {
+pub enum Untrusted {
     #[error("the helpers in {dir} at commit {commit} are not trusted on this machine")]
     NotTrusted {
         dir: String,
@@ -113,7 +113,7 @@ fn short(oid: &str) -> &str {
 
 /// One file of a trusted version.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct Entry {
+pub struct Entry {
     /// Relative to the repository's root (`tools/kardwt/prepare`).
     pub path: String,
     pub blob: String,
@@ -136,7 +136,7 @@ struct Manifest {
 
 /// The user's store for this repository's trusted helpers:
 /// `${XDG_DATA_HOME:-$HOME/.local/share}/git-kardwt/trusted/<base name>-<hash of common dir>`.
-pub(super) fn store(common_dir: &Path) -> Result<PathBuf, Fail> {
+pub fn store(common_dir: &Path) -> Result<PathBuf, Fail> {
     let data = std::env::var_os("XDG_DATA_HOME")
         .map(PathBuf::from)
         .filter(|p| p.is_absolute())
@@ -222,7 +222,7 @@ fn hex(bytes: &[u8]) -> String {
 
 /// What the helpers directory holds at one commit.
 #[derive(Debug)]
-pub(super) struct Committed {
+pub struct Committed {
     pub commit: String,
     pub tree: String,
     /// `(path, blob, executable)` of every file beneath the directory.
@@ -230,7 +230,7 @@ pub(super) struct Committed {
 }
 
 /// Read the helpers directory `dir` at `commit` from the object database of `repo_dir`.
-pub(super) fn committed(repo_dir: &Path, commit: &str, dir: &Path) -> Result<Committed> {
+pub fn committed(repo_dir: &Path, commit: &str, dir: &Path) -> Result<Committed> {
     let dir_s = dir.to_string_lossy().into_owned();
     let not_in = || {
         Fail::from(Untrusted::NotInCommit {
@@ -278,7 +278,7 @@ pub(super) fn committed(repo_dir: &Path, commit: &str, dir: &Path) -> Result<Com
 
 /// The root of the trusted copy of the helpers as committed at `commit`, checked against its
 /// manifest, and the manifest's entries: the stable root its programs run from.
-pub(super) fn trusted_root(
+pub fn trusted_root(
     common_dir: &Path,
     repo_dir: &Path,
     commit: &str,
@@ -313,7 +313,7 @@ pub(super) fn trusted_root(
 
 /// The program `argv0` (relative to the repository's root) names in a trusted copy, when it is
 /// one of its executable files.
-pub(super) fn program_in(
+pub fn program_in(
     root: &Path,
     files: &[Entry],
     argv0: &str,
@@ -376,7 +376,7 @@ fn check_copy(root: &Path, m: &Manifest) -> Result<(), String> {
 
 /// What trusting did to one file, against the newest version trusted before.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Change {
+pub enum Change {
     New,
     Changed,
     Same,
@@ -384,7 +384,7 @@ pub(crate) enum Change {
 
 /// A trusted version.
 #[derive(Debug)]
-pub(crate) struct Trusted {
+pub struct Trusted {
     pub store: PathBuf,
     pub tree: String,
     pub commit: String,
@@ -398,7 +398,7 @@ pub(crate) struct Trusted {
 /// Copy the helpers directory `dir` as committed at `commit` into the store, pinned by
 /// SHA-256; `dry_run` reads and compares only. An existing copy whose bytes no longer match
 /// its manifest is made again.
-pub(crate) fn trust(
+pub fn trust(
     common_dir: &Path,
     repo_dir: &Path,
     commit: &str,

@@ -33,7 +33,7 @@ pub(crate) use shared_files::matching as shared_files_matching;
 pub(crate) use ports::allocate_ports;
 
 /// Everything preparation needs besides the record.
-pub(crate) struct Prep<'a> {
+pub struct Prep<'a> {
     pub ctx: &'a Context,
     pub cfg: &'a Config,
     /// The prepare hook's resolved program, checked before anything was created.
@@ -57,7 +57,7 @@ pub fn prepare_program(cfg: &Config, site: Option<sandbox::Site<'_>>) -> Result<
 /// Refuse, before anything is created, hooks that would not run for a tree at `commit`
 /// (committed helpers not trusted for it included); both hooks, so that a tree made now can
 /// also be removed.
-pub(crate) fn check_hooks(ctx: &Context, cfg: &Config, commit: Option<&str>) -> Result<()> {
+pub fn check_hooks(ctx: &Context, cfg: &Config, commit: Option<&str>) -> Result<()> {
     let site = commit.map(|commit| sandbox::Site {
         common_dir: &ctx.repo.common_dir,
         repo_dir: &ctx.repo.base,
@@ -81,7 +81,7 @@ pub(crate) fn check_hooks(ctx: &Context, cfg: &Config, commit: Option<&str>) -> 
 }
 
 /// The site whose committed helpers prepare or clean the tree `rec` records: its base commit.
-pub(crate) fn site_of<'a>(ctx: &'a Context, rec: &'a Record) -> sandbox::Site<'a> {
+pub fn site_of<'a>(ctx: &'a Context, rec: &'a Record) -> sandbox::Site<'a> {
     sandbox::Site {
         common_dir: &ctx.repo.common_dir,
         repo_dir: &ctx.repo.base,
@@ -91,7 +91,7 @@ pub(crate) fn site_of<'a>(ctx: &'a Context, rec: &'a Record) -> sandbox::Site<'a
 
 /// Which steps of the pipeline a [`Prep::prepare`] runs.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Steps {
+pub struct Steps {
     /// Links and copies (a reused ready tree keeps the ones it has).
     pub seed: bool,
     /// The prepare hook.
@@ -531,7 +531,7 @@ impl Prep<'_> {
     }
 
     /// Append an event about `rec` to the log.
-    pub(crate) fn log(
+    pub fn log(
         &self,
         event: crate::state::EventKind,
         rec: &Record,
@@ -545,7 +545,7 @@ impl Prep<'_> {
     /// All or nothing: remove the new worktree at `path` (forced: a half-prepared tree has
     /// untracked files), keep its branch `card/<card>`, and build the error that says a retry
     /// re-creates it.
-    pub(crate) fn undo_creation(
+    pub fn undo_creation(
         &self,
         card: &CardId,
         retry: &str,
@@ -557,7 +557,7 @@ impl Prep<'_> {
 
     /// [`Prep::undo_creation`] for a tree on `branch` (`None`: detached), which the block
     /// names as kept, with `retry` the command that creates the tree again now that it exists.
-    pub(crate) fn undo_created_tree(
+    pub fn undo_created_tree(
         &self,
         card: &CardId,
         retry: &str,
@@ -583,7 +583,7 @@ impl Prep<'_> {
 }
 
 /// The `KARDWT_*` facts of a record, for a hook run with the record's current reason.
-pub(crate) fn facts(ctx: &Context, rec: &Record) -> Facts {
+pub fn facts(ctx: &Context, rec: &Record) -> Facts {
     Facts {
         card: rec.card.to_string(),
         board: rec.board.clone(),

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 /// What one record says: the tree `from` now lies at `path`, the directory `dev`/`ino`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct Aside {
+pub struct Aside {
     pub card: String,
     pub from: PathBuf,
     pub path: PathBuf,
@@ -37,11 +37,11 @@ fn is_zero(n: &u32) -> bool {
 /// How many failed deletions of a tree are retried by themselves (each locked command starts a
 /// deleter for a move no one is deleting); after that only `gc --apply` tries again, and
 /// `list`, `doctor` and `gc` name what stays.
-pub(crate) const ATTEMPTS: u32 = 3;
+pub const ATTEMPTS: u32 = 3;
 
 /// A tree moved aside and its record file.
 #[derive(Debug)]
-pub(crate) struct Moved {
+pub struct Moved {
     pub record: PathBuf,
     pub aside: Aside,
     /// The record's lock, held from just after it is written until the deleter starts, so no
@@ -50,12 +50,12 @@ pub(crate) struct Moved {
 }
 
 /// The directory of the records.
-pub(super) fn dir(common_dir: &Path) -> PathBuf {
+pub fn dir(common_dir: &Path) -> PathBuf {
     crate::sys::layout::kardwt_dir(common_dir).join("aside")
 }
 
 /// The name a tree named `name` gets while it waits to be deleted (pure).
-pub(super) fn aside_name(name: &std::ffi::OsStr, nonce: &str) -> std::ffi::OsString {
+pub fn aside_name(name: &std::ffi::OsStr, nonce: &str) -> std::ffi::OsString {
     let mut out = std::ffi::OsString::from(".");
     out.push(name);
     out.push(format!(".kardwt-removing-{nonce}"));
@@ -65,7 +65,7 @@ pub(super) fn aside_name(name: &std::ffi::OsStr, nonce: &str) -> std::ffi::OsStr
 /// Move the tree at `tree` aside: the record written (and synced) first, then the rename.
 /// `Err` names why it stayed where it was (another file system: `EXDEV`; no record could be
 /// written): the caller deletes it in place then.
-pub(super) fn move_aside(common_dir: &Path, card: &str, tree: &Path) -> Result<Moved, String> {
+pub fn move_aside(common_dir: &Path, card: &str, tree: &Path) -> Result<Moved, String> {
     let meta = tree
         .symlink_metadata()
         .map_err(|e| format!("{}: {e}", tree.display()))?;
@@ -124,7 +124,7 @@ pub(super) fn move_aside(common_dir: &Path, card: &str, tree: &Path) -> Result<M
 /// Undo a [`move_aside`] (git refused to forget the tree): the tree back at its path, the
 /// record dropped. `false` when it could not be renamed back (the record then stays, and the
 /// tree is deleted as any recorded move).
-pub(crate) fn put_back(moved: Moved) -> bool {
+pub fn put_back(moved: Moved) -> bool {
     if std::fs::rename(&moved.aside.path, &moved.aside.from).is_err() {
         return false;
     }
@@ -134,7 +134,7 @@ pub(crate) fn put_back(moved: Moved) -> bool {
 
 /// How the bytes of a moved tree are deleted.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Deleting {
+pub enum Deleting {
     /// A detached process deletes them.
     Background,
     /// No process could be started: deleted before returning, or not all (what stays, and
@@ -145,7 +145,7 @@ pub(crate) enum Deleting {
 /// Delete the moved tree of `record` after returning: a detached `git kardwt delete-aside` (in
 /// its own session) (it survives the caller, reads and writes nothing of the caller's), or, when
 /// none can start, now.
-pub(crate) fn start_deleting(moved: Moved) -> Deleting {
+pub fn start_deleting(moved: Moved) -> Deleting {
     let Moved { record, hold, .. } = moved;
     drop(hold);
     delete_later(&record)
@@ -182,7 +182,7 @@ fn spawn_deleter(record: &Path) -> io::Result<()> {
 
 /// What became of a record's move.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Deletion {
+pub enum Deletion {
     /// The tree was deleted and its record dropped.
     Deleted,
     /// Nothing at the recorded path (deleted already, or never moved): the record is dropped.
@@ -199,7 +199,7 @@ pub(crate) enum Deletion {
 
 /// Judge the record at `record` without changing anything (`gc`'s dry run), or, with `apply`,
 /// delete the tree it names when the recorded path still holds that very directory.
-pub(super) fn finish(record: &Path, apply: bool) -> (Option<Aside>, Deletion) {
+pub fn finish(record: &Path, apply: bool) -> (Option<Aside>, Deletion) {
     let file = match crate::sys::fsio::open_regular_nofollow(record) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return (None, Deletion::Gone),
@@ -275,7 +275,7 @@ fn note_failure(record: &Path, mut aside: Aside, why: &str) -> Aside {
 }
 
 /// [`finish`] with `apply`.
-pub(crate) fn delete(record: &Path) -> Deletion {
+pub fn delete(record: &Path) -> Deletion {
     finish(record, true).1
 }
 
@@ -301,7 +301,7 @@ fn read(record: &Path) -> io::Result<Aside> {
 }
 
 /// The record files, sorted (temporaries of killed writes are not records).
-pub(super) fn records(common_dir: &Path) -> Vec<PathBuf> {
+pub fn records(common_dir: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir(common_dir)) else {
         return Vec::new();
     };
@@ -321,7 +321,7 @@ pub(super) fn records(common_dir: &Path) -> Vec<PathBuf> {
 
 /// The moves whose deletion failed at least once and are still there (read only, no lock):
 /// what `list` and `doctor` report.
-pub(super) fn failing(common_dir: &Path) -> Vec<Aside> {
+pub fn failing(common_dir: &Path) -> Vec<Aside> {
     records(common_dir)
         .iter()
         .filter_map(|r| read(r).ok())
@@ -331,7 +331,7 @@ pub(super) fn failing(common_dir: &Path) -> Vec<Aside> {
 
 /// Under the repository lock: a deleter for every move no process is deleting (one a kill
 /// left). A recorded path that holds something else is a warning, and stays.
-pub(super) fn finish_abandoned(common_dir: &Path) {
+pub fn finish_abandoned(common_dir: &Path) {
     for record in records(common_dir) {
         match finish(&record, false) {
             (_, Deletion::Busy | Deletion::Unreadable(_)) => {}
@@ -355,13 +355,13 @@ pub(super) fn finish_abandoned(common_dir: &Path) {
 
 /// `gc`'s account of the moves: each record, what was (or would be) done.
 #[derive(Debug, Serialize)]
-pub(crate) struct Tidy {
+pub struct Tidy {
     pub moved_aside: Vec<Entry>,
 }
 
 /// One record in [`Tidy`].
 #[derive(Debug, Serialize)]
-pub(crate) struct Entry {
+pub struct Entry {
     pub card: String,
     pub path: PathBuf,
     pub from: PathBuf,
@@ -372,7 +372,7 @@ pub(crate) struct Entry {
 impl Tidy {
     /// Judge every record; with `apply`, delete what is still the moved tree (in place), and
     /// forget a record whose path holds something else, leaving that as it is.
-    pub(crate) fn run(common_dir: &Path, apply: bool) -> Tidy {
+    pub fn run(common_dir: &Path, apply: bool) -> Tidy {
         let mut moved_aside = Vec::new();
         for record in records(common_dir) {
             let (aside, outcome) = finish(&record, apply);
@@ -412,7 +412,7 @@ impl Tidy {
     }
 
     /// One line per record.
-    pub(crate) fn lines(&self) -> Vec<String> {
+    pub fn lines(&self) -> Vec<String> {
         self.moved_aside
             .iter()
             .map(|e| {
@@ -428,7 +428,7 @@ impl Tidy {
     }
 
     /// Is anything left to do?
-    pub(crate) fn pending(&self) -> bool {
+    pub fn pending(&self) -> bool {
         !self.moved_aside.is_empty()
     }
 }

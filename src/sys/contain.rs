@@ -7,12 +7,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 static CONTAINING: AtomicUsize = AtomicUsize::new(0);
 
 /// Is a contained call under way (the panic hook then stays quiet)?
-pub(crate) fn containing() -> bool {
+pub fn containing() -> bool {
     CONTAINING.load(Ordering::SeqCst) > 0
 }
 
 /// Run `f`; a panic inside it is `Err` with its message, reported by nobody but the caller.
-pub(crate) fn contained<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+pub fn contained<T>(f: impl FnOnce() -> T) -> Result<T, String> {
     CONTAINING.fetch_add(1, Ordering::SeqCst);
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
     CONTAINING.fetch_sub(1, Ordering::SeqCst);
