@@ -1,8 +1,10 @@
 //! git-kardwt as a library: the binary in `main.rs` calls [`main`]; tests reach the pure parts.
 //!
 //! The folders are floors: each imports only from the floors below it (a test,
-//! `floors_import_only_downward`, checks it), from top to bottom:
-//! `commands` > `gc` > `install` > `lifecycle` > `seed` > `session` > `sandbox` > `verify` >
+//! `floors_import_only_downward`, checks it), and the commands reach a floor only through its
+//! `mod.rs`, the face that re-exports what the floors above use (checked by
+//! `commands_reach_floors_only_through_their_faces`), from top to bottom:
+//! `commands` > `gc` > `install` > `lifecycle` > `seed` > `context` > `sandbox` > `verify` >
 //! `state` > `git` > `sys` > `config`, `guard` > `ground`. `cli` (the command line's
 //! definitions, importing nothing) may be read from any floor.
 //!
@@ -13,10 +15,10 @@
 //! | `install/` | what kardwt writes into a repository: git hook `shims`, the agent `runner_files` |
 //! | `lifecycle/` | the services: `create` (the library `add`), `base` (fetch, `git worktree add`), `prepare` (a tree found by hand), `rehearse` (`doctor --try`), `release`, `remove`, `move_aside` (the tree moved aside, deleted after returning), `removable` (the one decision whether a tree may be removed), `remnant` (what a cut-short removal left), `dirty` and `walk` (clean only on proof) |
 //! | `seed/` | the one seeding pipeline every path into a tree runs (`mod.rs`): `links`, `shared_files` (the files behind links, for pre-push), `copy/`, `ports`, the prepare `cache/`, the `failure` block |
-//! | `session/` | what a command acts from: `context` (read once), `hold` (a card's lock, its tree verified again under it), `foreign` (records for trees kardwt did not make), `disk` (the disk as the agent command guard asks about it) |
+//! | `context/` | what a command acts in: `start` (the context read once), `hold` (a card's lock, its tree verified again under it), `foreign` (records for trees kardwt did not make), `disk` (the disk as the agent command guard asks about it) |
 //! | `sandbox/` | the one runner of the rules' prepare and cleanup hooks |
 //! | `verify/` | the ordered ownership checks: scan, report, drift, incomplete checkouts |
-//! | `state/` | kardwt's files per card: `record`, `claim`, copied `blobs` (per tree and for the repository), `events`, `aside` (the records of trees moved aside to be deleted), and `store`, their one writer |
+//! | `state/` | kardwt's files per card: `record`, `claim`, copied `blobs` (per tree and for the repository), `events`, `aside` (the records of trees moved aside to be deleted), and `store`, their one writer; `cards` is the face: one repository's store of cards |
 //! | `git/` | the only place that spawns `git`; `repo` (gix), `checkout` (judged in-process), `materialize` (a plain new tree written on every core) with `cache_tree` (the cache tree git's checkout primes), pure parsers |
 //! | `sys/` | the operating system: `child` (every child process), `process/` (one logic over `/proc` and macOS's process info), `signals`, `fsio` and `beneath` (nothing planted followed), `fstype` (file systems' names), `mounts` and `onefs` (mount points; deleting on one file system only), `lock`, `layout`, `time` |
 //! | `config/`, `guard/` | pure: the rules file, strictly decoded; the agent command guard |
@@ -29,6 +31,7 @@ pub mod ground;
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub(crate) mod context;
 pub(crate) mod gc;
 pub(crate) mod git;
 pub(crate) mod guard;
@@ -36,7 +39,6 @@ pub(crate) mod install;
 pub(crate) mod lifecycle;
 pub(crate) mod sandbox;
 pub(crate) mod seed;
-pub(crate) mod session;
 pub(crate) mod state;
 pub mod sys;
 pub(crate) mod verify;
@@ -45,7 +47,6 @@ use clap::Parser;
 
 use crate::cli::{Cli, Command, ConfigCommand, HookCommand, RunnerCommand, ShellCommand};
 use crate::ground::error;
-use crate::session::context;
 use crate::sys::{lock, signals};
 
 /// Lets git's own bash completion complete `git kardwt …`: git calls `_git_<command>` with
@@ -98,7 +99,7 @@ _git__kardwt() {
 pub fn main() -> i32 {
     ground::trace::start();
     std::panic::set_hook(Box::new(|info| {
-        if crate::sys::contain::containing() {
+        if crate::sys::containing() {
             return; // the caller turns it into an error of its own
         }
         eprintln!("error: internal error (a bug in kardwt): {info}");
@@ -299,7 +300,7 @@ fn dispatch(cli: Cli, out: &mut dyn std::io::Write) -> anyhow::Result<i32> {
     lock::speak_while_waiting(true);
     // Progress is drawn for a person at a terminal, unless they asked for quiet.
     let quiet = matches!(&cli.command, Command::Add(a) if a.quiet);
-    crate::sys::progress::enable(std::io::IsTerminal::is_terminal(&std::io::stderr()) && !quiet);
+    crate::sys::enable_progress(std::io::IsTerminal::is_terminal(&std::io::stderr()) && !quiet);
     let anchor = match &cli.command {
         Command::Verify(a) => a.target.path.as_deref(),
         Command::Status(a) => a.target.path.as_deref(),
@@ -310,7 +311,7 @@ fn dispatch(cli: Cli, out: &mut dyn std::io::Write) -> anyhow::Result<i32> {
         Command::Adopt(a) => Some(a.path.as_path()),
         _ => None,
     };
-    let ctx = context::Context::anchored(cli.global, anchor)?;
+    let ctx = crate::context::Context::anchored(cli.global, anchor)?;
     match &cli.command {
         Command::Add(a) => commands::add::run(&ctx, a, out),
         Command::Verify(a) => commands::verify::run(&ctx, a, out),
@@ -355,7 +356,7 @@ const FLOORS: &[&[&str]] = &[
     &["install"],
     &["lifecycle"],
     &["seed"],
-    &["session"],
+    &["context"],
     &["sandbox"],
     &["verify"],
     &["state"],
@@ -562,6 +563,180 @@ mod floors {
                 out.push(path);
             }
         }
+    }
+
+    /// The floors the commands reach only through their `mod.rs`, and the few submodules that
+    /// are a face of their own (the prepare cache, the agent runners' files, git's repository and
+    /// push parsing).
+    const FACES: &[&str] = &[
+        "context",
+        "gc",
+        "git",
+        "install",
+        "lifecycle",
+        "sandbox",
+        "seed",
+        "state",
+        "sys",
+        "verify",
+    ];
+    const OPEN: &[&str] = &[
+        "seed::cache",
+        "install::runner_files",
+        "git::repo",
+        "git::push",
+    ];
+
+    /// Every `crate::…` path in `code`, each item of a (nested) `use` group in full, and whether
+    /// a `use` brought it in.
+    fn paths(code: &str) -> Vec<(String, bool)> {
+        fn tree(
+            prefix: &str,
+            s: &[char],
+            at: &mut usize,
+            used: bool,
+            out: &mut Vec<(String, bool)>,
+        ) {
+            let mut path = prefix.to_owned();
+            loop {
+                while *at < s.len() && s[*at].is_whitespace() {
+                    *at += 1;
+                }
+                if *at < s.len() && s[*at] == '{' {
+                    *at += 1;
+                    loop {
+                        tree(&path, s, at, used, out);
+                        while *at < s.len() && s[*at].is_whitespace() {
+                            *at += 1;
+                        }
+                        match s.get(*at) {
+                            Some(',') => *at += 1,
+                            Some('}') => {
+                                *at += 1;
+                                return;
+                            }
+                            _ => return,
+                        }
+                        while *at < s.len() && s[*at].is_whitespace() {
+                            *at += 1;
+                        }
+                        if s.get(*at) == Some(&'}') {
+                            *at += 1;
+                            return;
+                        }
+                    }
+                }
+                let start = *at;
+                while *at < s.len() && (s[*at].is_alphanumeric() || s[*at] == '_') {
+                    *at += 1;
+                }
+                if *at == start {
+                    break;
+                }
+                if !path.is_empty() {
+                    path.push_str("::");
+                }
+                path.extend(&s[start..*at]);
+                if s.get(*at..*at + 2) == Some(&[':', ':']) {
+                    *at += 2;
+                } else {
+                    break;
+                }
+            }
+            if !path.is_empty() {
+                out.push((path, used));
+            }
+        }
+        let chars: Vec<char> = code.chars().collect();
+        let mut out = Vec::new();
+        let mut at = 0;
+        while at + 7 <= chars.len() {
+            if chars[at..at + 7].iter().copied().eq("crate::".chars())
+                && (at == 0 || !(chars[at - 1].is_alphanumeric() || "_$".contains(chars[at - 1])))
+            {
+                let before: String = chars[..at].iter().collect();
+                let used = before.trim_end().ends_with("use");
+                let mut i = at + 7;
+                tree("", &chars, &mut i, used, &mut out);
+                at = i.max(at + 1);
+            } else {
+                at += 1;
+            }
+        }
+        out
+    }
+
+    /// What in `code` names a module behind the face of a floor of [`FACES`], under `src`.
+    fn past_faces(src: &Path, code: &str) -> Vec<String> {
+        let mut wrong = Vec::new();
+        for (path, used) in paths(code) {
+            let mut segs: Vec<&str> = path.split("::").collect();
+            let module = segs.last() == Some(&"self");
+            if module {
+                segs.pop();
+            }
+            let [floor, sub, ..] = segs[..] else {
+                continue;
+            };
+            let dir = src.join(floor);
+            let is_sub = dir.join(format!("{sub}.rs")).is_file() || dir.join(sub).is_dir();
+            if !FACES.contains(&floor)
+                || !is_sub
+                || OPEN.contains(&format!("{floor}::{sub}").as_str())
+            {
+                continue;
+            }
+            // `use crate::lifecycle::prepare;` may bring the function its face re-exports; the
+            // module is named when the file then goes through it (`prepare::…`).
+            let through = code.match_indices(&format!("{sub}::")).any(|(at, _)| {
+                !code[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == ':')
+            });
+            if segs.len() > 2 || module || used && through {
+                wrong.push(format!("`crate::{path}` goes past the face of `{floor}`"));
+            }
+        }
+        wrong.sort();
+        wrong.dedup();
+        wrong
+    }
+
+    /// The commands reach a floor through its `mod.rs` (its face), never into its modules:
+    /// what a floor keeps to itself can change without a command noticing.
+    #[test]
+    fn commands_reach_floors_only_through_their_faces() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut files = Vec::new();
+        rust_files(&src.join("commands"), &mut files);
+        files.sort();
+        let mut wrong = Vec::new();
+        for file in &files {
+            let text = std::fs::read_to_string(file).unwrap();
+            for why in past_faces(&src, &code(&text)) {
+                let rel = file.strip_prefix(&src).unwrap();
+                wrong.push(format!("{}: {why}", rel.display()));
+            }
+        }
+        assert!(files.len() > 20, "found only {} command files", files.len());
+        assert!(
+            wrong.is_empty(),
+            "commands past a floor's face:\n{}",
+            wrong.join("\n")
+        );
+    }
+
+    #[test]
+    fn the_face_check_sees_modules_named_in_groups_and_through_imports() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let text = code("use crate::{state::{self, record::Record}, lifecycle::Step};\nuse crate::state::events;\nfn f() { events::append(); crate::lifecycle::prepare(); crate::seed::cache::bound(); }");
+        assert_eq!(
+            past_faces(&src, &text),
+            [
+                "`crate::state::events` goes past the face of `state`",
+                "`crate::state::record::Record` goes past the face of `state`",
+            ]
+        );
+        let text = code("use crate::lifecycle::prepare;\nfn f() { prepare(); crate::state::Cards::at(x).log(); }");
+        assert!(past_faces(&src, &text).is_empty());
     }
 
     #[test]

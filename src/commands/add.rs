@@ -1,4 +1,4 @@
-//! `git kardwt add <card>`: [`crate::lifecycle::create::add`], then the tree's path on stdout (or one JSON
+//! `git kardwt add <card>`: [`crate::lifecycle::add`], then the tree's path on stdout (or one JSON
 //! object with `--json`), with a hint on stderr when its HEAD is not on the recorded branch.
 use std::io::Write;
 use std::path::PathBuf;
@@ -7,8 +7,8 @@ use anyhow::Result;
 use serde::Serialize;
 
 use crate::cli::AddArgs;
-use crate::lifecycle::create::{self, AddOptions};
-use crate::session::context::Context;
+use crate::context::Context;
+use crate::lifecycle::AddOptions;
 use crate::{git::repo, verify};
 
 /// `add --json`: one object per call.
@@ -23,8 +23,8 @@ struct AddJson<'a> {
     reason: &'static str,
 }
 
-pub fn run(ctx: &Context, args: &AddArgs, out: &mut dyn Write) -> Result<i32> {
-    let added = create::add(
+pub(crate) fn run(ctx: &Context, args: &AddArgs, out: &mut dyn Write) -> Result<i32> {
+    let added = crate::lifecycle::add(
         ctx,
         &AddOptions {
             card: args.card.clone(),

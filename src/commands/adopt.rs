@@ -9,17 +9,16 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 
 use crate::cli::AdoptArgs;
+use crate::context::Context;
 use crate::git::repo::{self, Head};
 use crate::ground::card::CardId;
 use crate::ground::error::{Code, Fail, Kind};
-use crate::session::context::Context;
-use crate::state::record::{Origin, Reason, State};
+use crate::state::{Origin, Reason, State};
 use crate::verify::{self, Verdict};
-use crate::{session::hold, state::events};
 
 const HINT: &str = "adoption needs an entry in worktree.adoptions of the rules file declaring exactly this card, path, common_dir and branch";
 
-pub fn run(ctx: &Context, args: &AdoptArgs, out: &mut dyn Write) -> Result<i32> {
+pub(crate) fn run(ctx: &Context, args: &AdoptArgs, out: &mut dyn Write) -> Result<i32> {
     let card = CardId::parse(&args.card)?;
     let rules = ctx.rules()?;
     let cfg = &rules.config;
@@ -54,8 +53,8 @@ pub fn run(ctx: &Context, args: &AdoptArgs, out: &mut dyn Write) -> Result<i32> 
         writeln!(out, "{}", report.path.display())?;
         return Ok(0);
     }
-    let deadline = hold::after(Instant::now(), cfg.action_timeout_seconds);
-    let locked = hold::lock_and_verify(
+    let deadline = crate::context::after(Instant::now(), cfg.action_timeout_seconds);
+    let locked = crate::context::lock_and_verify(
         ctx,
         &card,
         Some(&card),
@@ -71,7 +70,7 @@ pub fn run(ctx: &Context, args: &AdoptArgs, out: &mut dyn Write) -> Result<i32> 
         }
         Judged::Adopt { admin, head } => (admin, head),
     };
-    let mut rec = crate::session::foreign::outside_record(
+    let mut rec = crate::context::outside_record(
         ctx,
         cfg,
         &card,
@@ -81,10 +80,9 @@ pub fn run(ctx: &Context, args: &AdoptArgs, out: &mut dyn Write) -> Result<i32> 
         Reason::Adopt,
     );
     rec.state = State::Ready;
-    crate::state::store::write(&admin, &rec)?;
-    events::append(
-        &ctx.repo.common_dir,
-        crate::state::events::Kind::Adopted,
+    crate::state::write(&admin, &rec)?;
+    crate::state::Cards::at(&ctx.repo.common_dir).log(
+        crate::state::EventKind::Adopted,
         card.as_str(),
         &report.path,
         "ok",

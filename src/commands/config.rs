@@ -10,9 +10,9 @@ use std::io::Write;
 use anyhow::Result;
 
 use crate::cli::ConfigCheckArgs;
-use crate::session::context::Context;
+use crate::context::Context;
 
-pub fn check(ctx: &Context, args: &ConfigCheckArgs, out: &mut dyn Write) -> Result<i32> {
+pub(crate) fn check(ctx: &Context, args: &ConfigCheckArgs, out: &mut dyn Write) -> Result<i32> {
     let rules = ctx.rules()?;
     // What `add` (prepare) and `remove` (cleanup) would refuse before running anything.
     // Committed helpers: as trusted for the base's HEAD.

@@ -1,5 +1,5 @@
 //! `git kardwt delete-aside <record>` (hidden): the detached process `remove` starts to delete
-//! the bytes of a tree it moved aside, after `remove` has returned ([`crate::state::aside`]).
+//! the bytes of a tree it moved aside, after `remove` has returned (`state/aside.rs`).
 //! It deletes only the directory its record names, and only while that is still the very
 //! directory that was moved (device and inode); it prints nothing.
 use anyhow::Result;
@@ -27,9 +27,9 @@ pub fn run(args: &DeleteAsideArgs) -> Result<i32> {
         )
         .into());
     }
-    Ok(match crate::state::aside::delete(&args.record) {
-        crate::state::aside::Deletion::Deleted | crate::state::aside::Deletion::Gone => 0,
-        crate::state::aside::Deletion::Busy => 0,
+    Ok(match crate::state::delete_aside(&args.record) {
+        crate::state::Deletion::Deleted | crate::state::Deletion::Gone => 0,
+        crate::state::Deletion::Busy => 0,
         _ => 1,
     })
 }

@@ -13,12 +13,11 @@ use anyhow::Result;
 use serde::Serialize;
 
 use crate::cli::DoctorArgs;
-use crate::lifecycle::rehearse::rehearse;
-use crate::lifecycle::step::Step;
-use crate::session::context::Context;
-use crate::state::record::State;
+use crate::context::Context;
+use crate::lifecycle::{rehearse, Step};
+use crate::sandbox;
+use crate::state::State;
 use crate::verify::{self, Verdict};
-use crate::{sandbox, state::events};
 
 #[derive(Debug, Serialize)]
 struct Finding {
@@ -38,7 +37,7 @@ fn finding(check: &str, ok: bool, detail: impl Into<String>, fix: Option<String>
     }
 }
 
-pub fn run(ctx: &Context, args: &DoctorArgs, out: &mut dyn Write) -> Result<i32> {
+pub(crate) fn run(ctx: &Context, args: &DoctorArgs, out: &mut dyn Write) -> Result<i32> {
     let mut findings = Vec::new();
     hooks_findings(ctx, &mut findings);
     let rules = ctx.rules();
@@ -134,14 +133,14 @@ pub fn run(ctx: &Context, args: &DoctorArgs, out: &mut dyn Write) -> Result<i32>
     worktree_findings(ctx, &entries, &mut findings);
     leftover_findings(ctx, &entries, &mut findings);
     // Orphans: claims that outlived their worktree (or its directory).
-    for (o, kind) in crate::state::claim::orphans(&ctx.repo.common_dir, &ctx.repo.base) {
+    for (o, kind) in crate::state::Cards::at(&ctx.repo.common_dir).orphans(&ctx.repo.base) {
         let detail = match kind {
-            crate::state::claim::Orphan::Gone => format!(
+            crate::state::Orphan::Gone => format!(
                 "card {}'s claim names {}, which git no longer has: its cleanup and ports were never released",
                 o.card,
                 o.path.display()
             ),
-            crate::state::claim::Orphan::Replaced => format!(
+            crate::state::Orphan::Replaced => format!(
                 "card {}'s claim names {}, which now holds another worktree: the claim is stale",
                 o.card,
                 o.path.display()
@@ -155,7 +154,7 @@ pub fn run(ctx: &Context, args: &DoctorArgs, out: &mut dyn Write) -> Result<i32>
         ));
     }
     // Malformed claims are reported, never acted on.
-    for (c, why) in crate::state::claim::malformed(&ctx.repo.common_dir, &ctx.repo.base) {
+    for (c, why) in crate::state::Cards::at(&ctx.repo.common_dir).malformed(&ctx.repo.base) {
         findings.push(finding(
             "claim",
             false,
@@ -165,14 +164,18 @@ pub fn run(ctx: &Context, args: &DoctorArgs, out: &mut dyn Write) -> Result<i32>
             ),
             Some(format!(
                 "inspect {} and delete it by hand if no worktree of card {} is in use",
-                crate::state::claim::file(&ctx.repo.common_dir, &c.card).display(),
+                crate::state::Cards::at(&ctx.repo.common_dir)
+                    .claim_file(&c.card)
+                    .display(),
                 c.card
             )),
         ));
     }
     // When each hook last fired, from the events only that hook writes.
-    let events = events::read(&ctx.repo.common_dir, None).events;
-    let last = |fired: fn(&events::Event) -> bool| {
+    let events = crate::state::Cards::at(&ctx.repo.common_dir)
+        .events(None)
+        .events;
+    let last = |fired: fn(&crate::state::LoggedEvent) -> bool| {
         events
             .iter()
             .rev()
@@ -233,9 +236,9 @@ pub fn run(ctx: &Context, args: &DoctorArgs, out: &mut dyn Write) -> Result<i32>
 }
 
 fn hooks_findings(ctx: &Context, findings: &mut Vec<Finding>) {
-    match crate::install::shims::hooks_dir(ctx) {
+    match crate::install::hooks_dir(ctx) {
         Ok(dir) => {
-            for (name, _) in crate::install::shims::SHIMS {
+            for (name, _) in crate::install::SHIMS {
                 let hook = dir.join(name);
                 let marker = format!("git-kardwt {name} shim");
                 let ours = |p: &Path| std::fs::read_to_string(p).is_ok_and(|c| c.contains(&marker));
@@ -278,9 +281,9 @@ fn hooks_findings(ctx: &Context, findings: &mut Vec<Finding>) {
         .unwrap_or(false);
     // The binary each installed shim names (by absolute path): that is what a caller with a bare
     // PATH reaches; without one, the shim falls back to `git kardwt` on the caller's PATH.
-    let named: Vec<(String, Option<String>)> = crate::install::shims::hooks_dir(ctx)
+    let named: Vec<(String, Option<String>)> = crate::install::hooks_dir(ctx)
         .map(|dir| {
-            crate::install::shims::SHIMS
+            crate::install::SHIMS
                 .iter()
                 .filter_map(|(name, _)| {
                     let hook = dir.join(name);
@@ -290,7 +293,7 @@ fn hooks_findings(ctx: &Context, findings: &mut Vec<Finding>) {
                         .iter()
                         .filter_map(|p| std::fs::read_to_string(p).ok())
                         .find(|c| c.contains(&format!("git-kardwt {name} shim")))
-                        .map(|c| ((*name).to_owned(), crate::install::shims::named_binary(&c)))
+                        .map(|c| ((*name).to_owned(), crate::install::named_binary(&c)))
                 })
                 .collect()
         })
@@ -335,9 +338,10 @@ fn hooks_findings(ctx: &Context, findings: &mut Vec<Finding>) {
 fn worktree_findings(ctx: &Context, entries: &[verify::Entry], findings: &mut Vec<Finding>) {
     // The intents of interrupted adds, by the path they name: what made an unseeded tree.
     let intents: std::collections::HashMap<std::path::PathBuf, String> =
-        crate::state::claim::all(&ctx.repo.common_dir)
+        crate::state::Cards::at(&ctx.repo.common_dir)
+            .claims()
             .into_iter()
-            .filter(|c| c.state == crate::state::claim::ClaimState::Intent)
+            .filter(|c| c.state == crate::state::ClaimState::Intent)
             .map(|c| (c.path, c.card))
             .collect();
     // A delegated checkout has no index until its prepare hook makes one: only git's mark counts.
@@ -431,11 +435,11 @@ fn worktree_findings(ctx: &Context, entries: &[verify::Entry], findings: &mut Ve
 /// reported above): trees a failed removal left half deleted, intents of adds interrupted
 /// before git created their tree, temporary files of killed writes.
 fn leftover_findings(ctx: &Context, entries: &[verify::Entry], findings: &mut Vec<Finding>) {
-    use crate::lifecycle::remnant::Unbacked;
+    use crate::lifecycle::Unbacked;
     // Trees removals moved aside whose deletion failed: their bytes stay there.
-    for a in crate::state::aside::failing(&ctx.repo.common_dir) {
+    for a in crate::state::Cards::at(&ctx.repo.common_dir).failing_asides() {
         let shown = crate::ground::quote::sh_path(&a.path);
-        let retried = if a.attempts >= crate::state::aside::ATTEMPTS {
+        let retried = if a.attempts >= crate::state::ATTEMPTS {
             "no longer retried by itself"
         } else {
             "retried by the next command that takes the repository lock"
@@ -458,11 +462,11 @@ fn leftover_findings(ctx: &Context, entries: &[verify::Entry], findings: &mut Ve
         ));
     }
     let every = std::collections::HashSet::new();
-    for (claim, state) in crate::lifecycle::remnant::unbacked(&ctx.repo, entries, &every) {
+    for (claim, state) in crate::lifecycle::unbacked(&ctx.repo, entries, &every) {
         let card = crate::ground::quote::sh(&claim.card);
         match state {
             Unbacked::HalfRemoved(rem) => {
-                let (detail, fix) = crate::lifecycle::remnant::advice(&rem);
+                let (detail, fix) = crate::lifecycle::remnant_advice(&rem);
                 let check = format!("half-removed {}", crate::ground::quote::sh_path(rem.path()));
                 findings.push(finding(&check, false, detail, Some(fix)));
             }
@@ -491,7 +495,7 @@ fn leftover_findings(ctx: &Context, entries: &[verify::Entry], findings: &mut Ve
         }
     }
     let admins: Vec<std::path::PathBuf> = entries.iter().map(|e| e.linked.admin.clone()).collect();
-    let temporaries = crate::state::store::dead_temporaries(&ctx.repo.common_dir, &admins);
+    let temporaries = crate::state::Cards::at(&ctx.repo.common_dir).dead_temporaries(&admins);
     if !temporaries.is_empty() {
         let shown: Vec<String> = temporaries
             .iter()

@@ -9,11 +9,11 @@ use std::io::Write;
 use anyhow::Result;
 
 use crate::cli::{EnvArgs, EnvFormat};
+use crate::context::Context;
 use crate::ground::error::{Code, Fail, Kind};
-use crate::session::context::Context;
 use crate::verify::{self, Verdict};
 
-pub fn run(ctx: &Context, args: &EnvArgs, out: &mut dyn Write) -> Result<i32> {
+pub(crate) fn run(ctx: &Context, args: &EnvArgs, out: &mut dyn Write) -> Result<i32> {
     let entries = verify::scan(&ctx.repo)?;
     let (path, card) = ctx.target(&entries, &args.target)?;
     let report = verify::verify(&ctx.repo, &entries, &path, card.as_ref());
@@ -42,9 +42,9 @@ pub fn run(ctx: &Context, args: &EnvArgs, out: &mut dyn Write) -> Result<i32> {
 }
 
 /// The variables, by name (pure but for the base's path): ports only when the record holds some.
-fn facts(ctx: &Context, rec: &crate::state::record::Record) -> BTreeMap<&'static str, String> {
+fn facts(ctx: &Context, rec: &crate::state::Record) -> BTreeMap<&'static str, String> {
     let mut vars = BTreeMap::from([
-        ("KARDWT_CARD", rec.card.clone()),
+        ("KARDWT_CARD", rec.card.to_string()),
         ("KARDWT_WORKTREE", rec.path.to_string_lossy().into_owned()),
         ("KARDWT_BRANCH", rec.branch.clone()),
         (

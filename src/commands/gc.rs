@@ -23,10 +23,9 @@ use anyhow::Result;
 use serde::Serialize;
 
 use crate::cli::GcArgs;
-use crate::gc::collectable;
-use crate::gc::plan::{Candidate, Kept, LastFetch, Outcome, Plan, Policy};
+use crate::context::Context;
+use crate::gc::{Candidate, Kept, LastFetch, Outcome, Plan, Policy};
 use crate::ground::error::{Code, Fail, Kind};
-use crate::session::context::Context;
 use crate::verify;
 
 pub use crate::ground::human::parse_duration;
@@ -57,27 +56,27 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
         last_fetched,
         mut candidates,
         kept,
-    } = crate::gc::plan::plan(ctx, &rules.config, &entries, &policy)?;
+    } = crate::gc::plan(ctx, &rules.config, &entries, &policy)?;
 
     // Trees a killed removal moved aside, before this run moves any.
-    let aside = crate::state::aside::Tidy::run(&ctx.repo.common_dir, args.apply);
+    let aside = crate::state::Tidy::run(&ctx.repo.common_dir, args.apply);
     if args.apply {
         let again = (idle, args.include_failed);
-        crate::gc::apply::apply(ctx, &rules.config, &entries, &mut candidates, again)?;
+        crate::gc::apply(ctx, &rules.config, &entries, &mut candidates, again)?;
     }
     // The prepare cache's entries, those beyond the bound dropped with --apply.
     let bound = crate::seed::cache::bound(&rules.config);
     let cache = crate::seed::cache::Tidy::run(&ctx.repo.common_dir, bound, args.apply);
     // The temporary files killed writes left, removed with --apply.
     let admins: Vec<_> = entries.iter().map(|e| e.linked.admin.clone()).collect();
-    let mut temporaries = crate::state::store::dead_temporaries(&ctx.repo.common_dir, &admins);
+    let mut temporaries = crate::state::Cards::at(&ctx.repo.common_dir).dead_temporaries(&admins);
     if args.apply {
-        temporaries = crate::sys::fsio::remove_files(&temporaries);
+        temporaries = crate::sys::remove_files(&temporaries);
     }
     // Stale card/* branches, judged after the trees (a tree collected above frees its
     // branch for the same run).
     let branches = if args.branches {
-        Some(crate::gc::branches::run(ctx, &rules.config, args)?)
+        Some(crate::gc::collect_branches(ctx, &rules.config, args)?)
     } else {
         None
     };
@@ -99,7 +98,7 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
     } else {
         for f in &last_fetched {
             let age = f.age_seconds.map_or("when is unknown".to_owned(), |s| {
-                format!("{} ago", collectable::coarse(s))
+                format!("{} ago", crate::gc::coarse(s))
             });
             writeln!(
                 out,
@@ -189,7 +188,7 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
         for line in aside.lines() {
             writeln!(out, "{line}")?;
         }
-        for line in branches.iter().flat_map(crate::gc::branches::Report::lines) {
+        for line in branches.iter().flat_map(crate::gc::BranchReport::lines) {
             writeln!(out, "{line}")?;
         }
         let stale = branches.as_ref().is_some_and(|b| !b.candidates.is_empty());
@@ -209,7 +208,7 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
     let failed = failed
         || branches
             .as_ref()
-            .is_some_and(crate::gc::branches::Report::failed);
+            .is_some_and(crate::gc::BranchReport::failed);
     Ok(i32::from(failed))
 }
 
@@ -286,8 +285,8 @@ struct GcJson<'a> {
     /// Temporary files killed writes left: removed when applied.
     temporaries: &'a [std::path::PathBuf],
     /// Trees removals moved aside and a kill kept from being deleted: deleted when applied.
-    moved_aside: &'a [crate::state::aside::Entry],
+    moved_aside: &'a [crate::state::Entry],
     /// `--branches`: the stale `card/*` branches.
     #[serde(skip_serializing_if = "Option::is_none")]
-    branches: Option<&'a crate::gc::branches::Report>,
+    branches: Option<&'a crate::gc::BranchReport>,
 }

@@ -14,15 +14,15 @@ use anyhow::Result;
 use serde::Serialize;
 
 use crate::cli::{GuardArgs, GuardFormat};
+use crate::context::Disk;
 use crate::git::repo;
 use crate::guard::{self, Denial};
-use crate::session::disk::Disk;
 
 /// Payloads larger than this are cut off, so they do not parse: silence. A 1 MiB command
 /// line fits, with room for the payload's other fields.
 const STDIN_CAP: u64 = (1 << 20) + (64 << 10);
 
-pub fn run(args: &GuardArgs, out: &mut dyn Write) -> Result<i32> {
+pub(crate) fn run(args: &GuardArgs, out: &mut dyn Write) -> Result<i32> {
     let Some((command, payload_cwd)) = pending_command(args) else {
         return Ok(0);
     };
@@ -50,7 +50,7 @@ pub fn run(args: &GuardArgs, out: &mut dyn Write) -> Result<i32> {
 
 /// Is this argv (program name first) a `guard` command line? Only the global options
 /// (`--root DIR`, `--rules FILE`) may come before the subcommand.
-pub fn is_guard_argv(args: impl IntoIterator<Item = OsString>) -> bool {
+pub(crate) fn is_guard_argv(args: impl IntoIterator<Item = OsString>) -> bool {
     let mut args = args.into_iter().skip(1);
     while let Some(arg) = args.next() {
         match arg.to_str() {
@@ -67,7 +67,7 @@ pub fn is_guard_argv(args: impl IntoIterator<Item = OsString>) -> bool {
 
 /// A usage error of `guard` itself (an unknown flag, an empty `--cwd`, …) never denies: nothing
 /// on stdout, one warning line on stderr, exit 0. Returns the exit code.
-pub fn usage_error(err: &clap::Error) -> i32 {
+pub(crate) fn usage_error(err: &clap::Error) -> i32 {
     let text = err.to_string();
     let first = text.lines().next().unwrap_or_default().trim();
     let first = first.strip_prefix("error: ").unwrap_or(first);

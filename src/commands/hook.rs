@@ -2,7 +2,7 @@
 //! runs after `git worktree add` in any tool. No-op for ordinary checkouts, clones, the base,
 //! worktrees `git kardwt add` creates itself (it marks them), trees on a `card/` branch that
 //! names no card, and repositories kardwt has nothing to do in (noted: see
-//! `session/unmanaged.rs`), which all keep what git made; otherwise record the new
+//! `context/unmanaged.rs`), which all keep what git made; otherwise record the new
 //! worktree (origin `hook`), seed and prepare it, and on failure remove it and exit non-zero
 //! so `git worktree add` itself fails with a retry-safe message. The prepare hook's output
 //! goes to the card's log file: on failure the verdict block, which comes first, is all this
@@ -13,15 +13,13 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 
 use crate::cli::PostCheckoutArgs;
+use crate::context::Context;
+use crate::context::RemovalError;
 use crate::ground::error::{code_or, Code, Fail, Kind};
-use crate::lifecycle::base::ADD_MARKER;
+use crate::lifecycle::ADD_MARKER;
 use crate::seed::{self, Prep};
-use crate::session::context::Context;
-use crate::session::hold;
-use crate::session::hold::RemovalError;
-use crate::session::unmanaged;
-use crate::state::record::{self, Origin, Reason};
-use crate::{git::repo, state::events, verify};
+use crate::state::{Origin, Reason};
+use crate::{git::repo, verify};
 
 /// Is `oid` git's null object id (all zeros, SHA-1 or SHA-256)?
 pub fn is_null_oid(oid: &str) -> bool {
@@ -35,7 +33,7 @@ pub fn post_checkout(global: crate::cli::GlobalArgs, args: &PostCheckoutArgs) ->
     if clone_elsewhere() {
         return Ok(0);
     }
-    let Some(ctx) = unmanaged::hook_context(global, "post-checkout")? else {
+    let Some(ctx) = crate::context::hook_context(global, "post-checkout")? else {
         return Ok(0);
     };
     crate::ground::trace::phase("hook: repository read");
@@ -43,12 +41,12 @@ pub fn post_checkout(global: crate::cli::GlobalArgs, args: &PostCheckoutArgs) ->
         return Ok(0); // a clone or the base itself: not a linked worktree.
     };
     // Never changes what git did: only a note says why kardwt left the tree alone.
-    let aside =
-        |why: &str| unmanaged::note(Some(&ctx.repo.common_dir), &path, "post-checkout", why);
+    let aside = |why: &str| {
+        crate::context::unmanaged_note(Some(&ctx.repo.common_dir), &path, "post-checkout", why)
+    };
     let noop = |why: &str| {
-        events::append(
-            &ctx.repo.common_dir,
-            crate::state::events::Kind::HookNoop,
+        crate::state::Cards::at(&ctx.repo.common_dir).log(
+            crate::state::EventKind::HookNoop,
             "",
             &path,
             why,
@@ -62,7 +60,10 @@ pub fn post_checkout(global: crate::cli::GlobalArgs, args: &PostCheckoutArgs) ->
     let Some(admin) = repo::read_dot_git(&path).and_then(|a| std::fs::canonicalize(a).ok()) else {
         return Ok(0);
     };
-    if !matches!(record::load(&admin), record::Loaded::Absent) {
+    if !matches!(
+        crate::state::load_record(&admin),
+        crate::state::Loaded::Absent
+    ) {
         noop("already recorded");
         return Ok(0);
     }
@@ -120,10 +121,9 @@ fn seed_new_worktree(
     let (retry, branch) = retry_command(path, head.as_ref());
     // Never called while this process holds the repository lock (the undo takes it).
     let undo = |why: anyhow::Error| -> anyhow::Error {
-        let removed = hold::undo_worktree(ctx, path, started);
-        events::append(
-            &ctx.repo.common_dir,
-            crate::state::events::Kind::Failed,
+        let removed = crate::context::undo_worktree(ctx, path, started);
+        crate::state::Cards::at(&ctx.repo.common_dir).log(
+            crate::state::EventKind::Failed,
             "",
             path,
             "hook: configuration",
@@ -143,11 +143,11 @@ fn seed_new_worktree(
     crate::ground::trace::phase("hook: rules read");
     let cfg = &rules.config;
     let program = seed::prepare_program(cfg, None).map_err(undo)?;
-    let deadline = hold::after(started, cfg.action_timeout_seconds);
+    let deadline = crate::context::after(started, cfg.action_timeout_seconds);
     // Committed helpers run as trusted for the base commit the record will name: checked
     // before anything is written (an untrusted change removes the new tree again).
     if cfg.helpers.from_repository.is_some() {
-        let (_, base_oid) = crate::session::foreign::recorded_base(&ctx.repo, cfg, path, deadline);
+        let (_, base_oid) = crate::context::recorded_base(&ctx.repo, cfg, path, deadline);
         seed::check_hooks(ctx, cfg, Some(&base_oid)).map_err(undo)?;
     }
     // Card lock only (the repository lock is not needed to write our own admin dir): derive
@@ -156,9 +156,9 @@ fn seed_new_worktree(
     // A card another worktree holds is refused at once, not after waiting for its lock. The
     // claims say who holds the card the tree's name gives (every worktree is listed only under
     // the lock, below, which decides).
-    let named = crate::session::foreign::derive_card(&[], admin, head.as_ref());
+    let named = crate::context::derive_card(&[], admin, head.as_ref());
     let first = verify::scan_path_card(&ctx.repo, path, Some(named.as_str())).map_err(undo)?;
-    let wanted = crate::session::foreign::derive_card(&first, admin, head.as_ref());
+    let wanted = crate::context::derive_card(&first, admin, head.as_ref());
     if let Some(why) = verify::claimed_elsewhere(&first, admin, wanted.as_str()) {
         return Err(refuse(ctx, path, &wanted, why, started));
     }
@@ -170,8 +170,9 @@ fn seed_new_worktree(
     let mut narrow = true;
     let (_card_lock, entries) = loop {
         let (lock, entries) =
-            hold::lock_and_scan(ctx, &card, path, narrow, deadline, holder).map_err(undo)?;
-        let now = crate::session::foreign::derive_card(&entries, admin, head.as_ref());
+            crate::context::lock_and_scan(ctx, &card, path, narrow, deadline, holder)
+                .map_err(undo)?;
+        let now = crate::context::derive_card(&entries, admin, head.as_ref());
         if now == card {
             break (lock, entries);
         }
@@ -179,11 +180,14 @@ fn seed_new_worktree(
         narrow = false;
     };
     crate::ground::trace::phase("hook: card locked, worktrees read");
-    if !matches!(record::load(admin), record::Loaded::Absent) {
+    if !matches!(
+        crate::state::load_record(admin),
+        crate::state::Loaded::Absent
+    ) {
         // Recorded by another command while this hook waited: that record stands.
         return Ok(());
     }
-    let rec = crate::session::foreign::outside_record(
+    let rec = crate::context::outside_record(
         ctx,
         cfg,
         &card,
@@ -210,7 +214,7 @@ fn seed_new_worktree(
             .shared_from()
             .is_some_and(|(from, checkout)| seed::may_copy(&cfg.sharing, &from, checkout));
     if !quick {
-        crate::state::store::write(admin, &rec).map_err(undo)?;
+        crate::state::write(admin, &rec).map_err(undo)?;
         crate::ground::trace::phase("hook: record written");
     }
     let prep = Prep {
@@ -221,7 +225,7 @@ fn seed_new_worktree(
         quiet: true,
     };
     prep.log(
-        crate::state::events::Kind::Created,
+        crate::state::EventKind::Created,
         &rec,
         "hook",
         started.elapsed(),
@@ -301,7 +305,7 @@ fn refusal(
     repo: &repo::Repo,
     entries: &[verify::Entry],
     admin: &Path,
-    rec: &record::Record,
+    rec: &crate::state::Record,
 ) -> Option<String> {
     // Whether git's checkout completed is the pipeline's first step: its
     // failure removes the tree like any failed seeding, naming the retry.
@@ -317,10 +321,9 @@ fn refuse(
     why: String,
     started: Instant,
 ) -> anyhow::Error {
-    let removed = hold::undo_worktree(ctx, path, started);
-    events::append(
-        &ctx.repo.common_dir,
-        crate::state::events::Kind::Failed,
+    let removed = crate::context::undo_worktree(ctx, path, started);
+    crate::state::Cards::at(&ctx.repo.common_dir).log(
+        crate::state::EventKind::Failed,
         card.as_str(),
         path,
         "hook: refused",
@@ -387,7 +390,7 @@ impl Kind for Refusal {
                     format!(
                         "it could not be removed; remove it by hand before the retry: {} (why: \
                          {refusal})",
-                        hold::manual_removal(path)
+                        crate::context::manual_removal(path)
                     )
                 }));
                 hints
@@ -403,7 +406,7 @@ impl Kind for Refusal {
                 hints.extend(unremoved.iter().map(|refusal| {
                     format!(
                         "remove it by hand: {} (why it could not be removed: {refusal})",
-                        hold::manual_removal(path)
+                        crate::context::manual_removal(path)
                     )
                 }));
                 hints

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
 
-use crate::install::shims::{hooks_dir, owner_of, shim_for, this_binary, Owner, ANY_SHIM, SHIMS};
-use crate::session::context::Context;
+use crate::context::Context;
+use crate::install::{hooks_dir, owner_of, shim_for, this_binary, Owner, ANY_SHIM, SHIMS};
 
 fn read(p: &Path) -> Option<String> {
     std::fs::read(p)
@@ -35,7 +35,7 @@ fn suffixed(hook: &Path, suffix: &str) -> PathBuf {
     PathBuf::from(s)
 }
 
-pub fn install(ctx: &Context, out: &mut dyn Write) -> Result<i32> {
+pub(crate) fn install(ctx: &Context, out: &mut dyn Write) -> Result<i32> {
     let dir = hooks_dir(ctx)?;
     std::fs::create_dir_all(&dir).with_context(|| format!("could not create {}", dir.display()))?;
     let exe = this_binary();
@@ -115,7 +115,7 @@ pub fn install(ctx: &Context, out: &mut dyn Write) -> Result<i32> {
 
 /// The one line that runs kardwt from another hook script (post-checkout keeps the shim's
 /// fast path: nothing starts on an ordinary checkout).
-pub fn husky_line(name: &str) -> String {
+pub(crate) fn husky_line(name: &str) -> String {
     if name == "post-checkout" {
         format!("case \"$1\" in *[!0]*) ;; *) git kardwt hook {name} \"$@\" || exit $? ;; esac")
     } else {
@@ -124,7 +124,7 @@ pub fn husky_line(name: &str) -> String {
 }
 
 /// The lefthook.yml lines that run kardwt's hook `name`.
-pub fn lefthook_lines(name: &str) -> String {
+pub(crate) fn lefthook_lines(name: &str) -> String {
     if name == "post-checkout" {
         format!("{name}:\n  commands:\n    kardwt:\n      run: git kardwt hook {name} {{1}} {{2}} {{3}}")
     } else {
@@ -132,7 +132,7 @@ pub fn lefthook_lines(name: &str) -> String {
     }
 }
 
-pub fn uninstall(ctx: &Context, out: &mut dyn Write) -> Result<i32> {
+pub(crate) fn uninstall(ctx: &Context, out: &mut dyn Write) -> Result<i32> {
     let dir = hooks_dir(ctx)?;
     for (name, _) in SHIMS {
         let hook = dir.join(name);

@@ -12,12 +12,12 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 
 use crate::cli::ListArgs;
+use crate::context::Context;
 use crate::ground::cap;
-use crate::session::context::Context;
-use crate::state::record::Loaded;
+use crate::state::Loaded;
 use crate::verify::{self, Report, Verdict};
 
-pub fn run(ctx: &Context, args: &ListArgs, out: &mut dyn Write) -> Result<i32> {
+pub(crate) fn run(ctx: &Context, args: &ListArgs, out: &mut dyn Write) -> Result<i32> {
     let entries = verify::scan(&ctx.repo)?;
     // Every worktree is judged against the same entries: look them up through maps built once,
     // and resolve the directory most worktrees share once, so many trees stay fast.
@@ -41,8 +41,8 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut dyn Write) -> Result<i32> {
             _ => None,
         })
         .collect();
-    let orphans: Vec<(crate::state::claim::Claim, &str)> =
-        crate::lifecycle::remnant::unbacked(&ctx.repo, &entries, &recorded)
+    let orphans: Vec<(crate::state::Claim, &str)> =
+        crate::lifecycle::unbacked(&ctx.repo, &entries, &recorded)
             .into_iter()
             .map(|(mut c, state)| {
                 // A malformed claim's card may be anything: shown with its controls escaped.
@@ -51,8 +51,8 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut dyn Write) -> Result<i32> {
             })
             .collect();
     // Trees removals moved aside whose deletion failed: their bytes stay there.
-    let undeleted = crate::state::aside::failing(&ctx.repo.common_dir);
-    let now = crate::sys::time::now_secs();
+    let undeleted = crate::state::Cards::at(&ctx.repo.common_dir).failing_asides();
+    let now = crate::sys::now_secs();
     let mut rows: Vec<Row> = reports
         .iter()
         .enumerate()
@@ -160,7 +160,7 @@ fn prunable(e: &verify::Entry, path: std::path::PathBuf) -> Report {
     };
     Report {
         path,
-        card: record.as_ref().map(|r| r.card.clone()),
+        card: record.as_ref().map(|r| r.card.to_string()),
         verdict: Verdict::Prunable,
         checks: Vec::new(),
         record,
@@ -236,7 +236,7 @@ fn row(r: &Report, now: u64) -> Row<'_> {
 /// Seconds from `created_at` (RFC 3339, as kardwt writes it) to `now`; a time in the future
 /// (another machine's clock) is 0.
 fn age_seconds(created_at: &str, now: u64) -> Option<u64> {
-    crate::sys::time::parse_rfc3339(created_at).map(|t| now.saturating_sub(t))
+    crate::sys::parse_rfc3339(created_at).map(|t| now.saturating_sub(t))
 }
 
 /// One status figure of a tree: known, not back within the budget (`?`, `null`), or not
@@ -322,7 +322,7 @@ fn statuses(ctx: &Context, reports: &[Report], budget: f64) -> Vec<Status> {
     // Each git runs in a process group of its own, and one killed at the deadline takes its
     // group with it (an fsmonitor hook it started): only what a late tree's git started, never
     // what another tree's git left running on purpose (a daemon in a session of its own).
-    crate::sys::pool::map(&asked, |a| match a {
+    crate::sys::in_parallel(&asked, |a| match a {
         Some(a) => read_status(a, deadline),
         None => Status::default(),
     })
@@ -331,8 +331,8 @@ fn statuses(ctx: &Context, reports: &[Report], budget: f64) -> Vec<Status> {
 /// The commit a tree's ahead and behind are counted against: its base branch's remote-tracking
 /// ref (`refs/remotes/<remote>/<branch>`) as last fetched, when it exists; else the base
 /// commit the record names (a tag or commit base, or a ref fetched away since).
-fn compared_base(ctx: &Context, rec: &crate::state::record::Record) -> Option<String> {
-    crate::gc::collectable::tracking_ref(rec)
+fn compared_base(ctx: &Context, rec: &crate::state::Record) -> Option<String> {
+    crate::gc::tracking_ref(rec)
         .and_then(|tracking| ctx.repo.ref_oid(&tracking).ok())
         .or_else(|| (!rec.base_oid.is_empty()).then(|| rec.base_oid.clone()))
 }

@@ -7,16 +7,15 @@ use std::io::Write;
 use anyhow::Result;
 
 use crate::cli::LogArgs;
+use crate::context::Context;
 use crate::ground::card::CardId;
-use crate::session::context::Context;
-use crate::state::events;
 
-pub fn run(ctx: &Context, args: &LogArgs, out: &mut dyn Write) -> Result<i32> {
+pub(crate) fn run(ctx: &Context, args: &LogArgs, out: &mut dyn Write) -> Result<i32> {
     let card = args.card.as_deref().map(CardId::parse).transpose()?;
-    let events::Read {
+    let crate::state::EventLog {
         mut events,
         warnings,
-    } = events::read(&ctx.repo.common_dir, card.as_ref().map(CardId::as_str));
+    } = crate::state::Cards::at(&ctx.repo.common_dir).events(card.as_ref().map(CardId::as_str));
     // The post-checkout hook's no-ops (a clone, a branch switch) are plumbing: --all shows them.
     if !args.all {
         events.retain(|e| e.event != "hook-noop");
@@ -28,7 +27,7 @@ pub fn run(ctx: &Context, args: &LogArgs, out: &mut dyn Write) -> Result<i32> {
         writeln!(out, "{}", serde_json::to_string(&events)?)?;
         return Ok(0);
     }
-    let card_of = |e: &events::Event| -> String {
+    let card_of = |e: &crate::state::LoggedEvent| -> String {
         if e.card.is_empty() {
             "-".to_owned()
         } else {
@@ -36,8 +35,11 @@ pub fn run(ctx: &Context, args: &LogArgs, out: &mut dyn Write) -> Result<i32> {
         }
     };
     let cards: Vec<String> = events.iter().map(card_of).collect();
-    let w_event =
-        crate::ground::cap::width(events.iter().map(|e| events::in_words(&e.event)), 7, 20);
+    let w_event = crate::ground::cap::width(
+        events.iter().map(|e| crate::state::in_words(&e.event)),
+        7,
+        20,
+    );
     let w_card = crate::ground::cap::width(cards.iter().map(String::as_str), 4, 32);
     let w_outcome = crate::ground::cap::width(events.iter().map(|e| e.outcome.as_str()), 2, 40);
     for (e, card) in events.iter().zip(&cards) {
@@ -50,7 +52,7 @@ pub fn run(ctx: &Context, args: &LogArgs, out: &mut dyn Write) -> Result<i32> {
             out,
             "{} {}{}{}{:>7}  {}",
             e.time,
-            crate::ground::cap::cell(events::in_words(&e.event), at_event, w_event),
+            crate::ground::cap::cell(crate::state::in_words(&e.event), at_event, w_event),
             crate::ground::cap::cell(card, at_card, w_card),
             crate::ground::cap::cell(&e.outcome, at_outcome, w_outcome),
             crate::ground::human::duration(std::time::Duration::from_millis(e.duration_ms)),

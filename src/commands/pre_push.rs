@@ -20,12 +20,12 @@ use std::time::Instant;
 use anyhow::{Context as _, Result};
 
 use crate::cli::PrePushArgs;
+use crate::context::Context;
+use crate::git;
 use crate::git::push::{self, says, Entry, RefUpdate, Resolved, Sent};
 use crate::ground::error::{Code, Fail, Kind};
-use crate::session::context::Context;
-use crate::state::record::Loaded;
+use crate::state::Loaded;
 use crate::verify::{self, Verdict};
-use crate::{git, state::events};
 
 mod sent;
 use sent::{pushed_entries, remote_tips, sent_objects, tracking_remote};
@@ -42,14 +42,14 @@ const UNDO: &str = "nothing was pushed; take the file out of the pushed commits 
                     a tag or a note: delete it), then push again; pushing the same commits from \
                     another checkout is blocked too";
 
-pub fn run(global: crate::cli::GlobalArgs, args: &PrePushArgs) -> Result<i32> {
+pub(crate) fn run(global: crate::cli::GlobalArgs, args: &PrePushArgs) -> Result<i32> {
     let started = Instant::now();
     // Read whole before anything else, so git never writes into a closed pipe.
     let mut input = String::new();
     std::io::stdin()
         .read_to_string(&mut input)
         .context("could not read git's ref lines on stdin")?;
-    let Some(ctx) = crate::session::unmanaged::hook_context(global, "pre-push")? else {
+    let Some(ctx) = crate::context::hook_context(global, "pre-push")? else {
         return Ok(0);
     };
     let updates = push::parse_updates(&input).map_err(Fail::from)?;
@@ -61,9 +61,8 @@ pub fn run(global: crate::cli::GlobalArgs, args: &PrePushArgs) -> Result<i32> {
         .unwrap_or_else(|| ctx.repo.base.clone());
     let mut card = String::new();
     let blocked = |refusal: Refusal, card: &str| -> anyhow::Error {
-        events::append(
-            &ctx.repo.common_dir,
-            crate::state::events::Kind::PushBlocked,
+        crate::state::Cards::at(&ctx.repo.common_dir).log(
+            crate::state::EventKind::PushBlocked,
             card,
             &here,
             &refusal.why,
@@ -124,16 +123,15 @@ pub fn run(global: crate::cli::GlobalArgs, args: &PrePushArgs) -> Result<i32> {
             ignorecase: config_bool(&ctx, "core.ignorecase"),
             links,
             admins: entries.iter().map(|e| e.linked.admin.clone()).collect(),
-            kind: crate::state::blobs::hash_kind(&ctx.repo.common_dir),
+            kind: crate::state::Cards::at(&ctx.repo.common_dir).hash_kind(),
             public: &known,
         };
         if let Some(why) = check.forbidden(&pushed, &sent, &updates)? {
             return Err(blocked(Refusal { why, hint: UNDO }, &card));
         }
     }
-    events::append(
-        &ctx.repo.common_dir,
-        crate::state::events::Kind::PushChecked,
+    crate::state::Cards::at(&ctx.repo.common_dir).log(
+        crate::state::EventKind::PushChecked,
         &card,
         &here,
         "ok",
@@ -237,9 +235,9 @@ impl Check<'_> {
         }
         // The repository's list outlives the trees; the admin dirs hold the ids of copies
         // made before it existed.
-        let mut remembered = crate::state::blobs::load_repo(&self.ctx.repo.common_dir);
+        let mut remembered = crate::state::Cards::at(&self.ctx.repo.common_dir).remembered_blobs();
         for admin in &self.admins {
-            remembered.extend(crate::state::blobs::load(admin));
+            remembered.extend(crate::state::copied_blobs(admin));
         }
         let need_names = pushed.iter().any(Entry::touches_symlink);
         let shared = self.shared_from_base(objects, need_names, &remembered)?;
@@ -307,7 +305,7 @@ impl Check<'_> {
             .collect();
         let sizes = push::parse_batch_check(&git::cat_file_batch_check(base, input)?);
         let found =
-            crate::seed::shared_files::matching(&self.ctx.links_from(), &rels, &sizes, self.kind);
+            crate::seed::shared_files_matching(&self.ctx.links_from(), &rels, &sizes, self.kind);
         Ok(self.first_secret(sent, &found)?.map(|(site, file)| {
             format!(
                 "{site}, whose content is the base's {}, a file kardwt links",
@@ -320,7 +318,7 @@ impl Check<'_> {
     /// `info/exclude` (so a removed tree's links count) and the rules name.
     fn linked_paths(&self) -> BTreeSet<Vec<u8>> {
         let mut rels = self.links.clone();
-        let excluded = crate::seed::links::excluded_links(&self.ctx.repo.common_dir);
+        let excluded = crate::seed::excluded_links(&self.ctx.repo.common_dir);
         rels.extend(excluded.into_iter().map(String::into_bytes));
         // Rules that do not decode are reported by the commands that use them, not here.
         if let Ok(rules) = self.ctx.rules() {
@@ -332,7 +330,7 @@ impl Check<'_> {
 
     /// A file `.worktreeinclude` names, forced past the ignore rules.
     fn forced_include(&self, brought: &[&Entry]) -> Result<Option<String>> {
-        let Some(include) = crate::seed::copy::Include::load(&self.ctx.repo.base)
+        let Some(include) = crate::seed::Include::load(&self.ctx.repo.base)
             .ok()
             .flatten()
         else {
@@ -354,7 +352,7 @@ impl Check<'_> {
                 e.commit,
                 says(e),
                 push::show(&e.path),
-                crate::seed::copy::INCLUDE_FILE
+                crate::seed::INCLUDE_FILE
             )
         }))
     }
@@ -434,7 +432,8 @@ impl Check<'_> {
             .filter(|(id, _)| !remembered.contains_key(*id))
             .map(|(id, name)| (id.clone(), String::from_utf8_lossy(name).into_owned()))
             .collect();
-        if let Err(e) = crate::state::blobs::remember(&self.ctx.repo.common_dir, &versions) {
+        if let Err(e) = crate::state::Cards::at(&self.ctx.repo.common_dir).remember_blobs(&versions)
+        {
             eprintln!("warning: could not remember the base's .env version for pre-push: {e:#}");
         }
         let blobs = files

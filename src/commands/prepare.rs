@@ -1,5 +1,5 @@
 //! `git kardwt prepare (<card> | --path P)`: seed and prepare an existing worktree by hand
-//! (reason `manual`), through [`crate::lifecycle::prepare::prepare`]. Records an unseeded worktree
+//! (reason `manual`), through [`crate::lifecycle::prepare`]. Records an unseeded worktree
 //! (origin `manual`), re-records one moved with `git worktree move`, and re-runs sharing and
 //! the prepare hook on a managed one. Never removes the tree: a failure leaves it recorded as
 //! failed (exit 4).
@@ -8,13 +8,13 @@ use std::io::Write;
 use anyhow::Result;
 
 use crate::cli::PrepareArgs;
-use crate::session::context::Context;
+use crate::context::Context;
 use crate::verify;
 
-pub fn run(ctx: &Context, args: &PrepareArgs, out: &mut dyn Write) -> Result<i32> {
+pub(crate) fn run(ctx: &Context, args: &PrepareArgs, out: &mut dyn Write) -> Result<i32> {
     let entries = verify::scan(&ctx.repo)?;
     let (path, asked) = ctx.target(&entries, &args.target)?;
-    let rec = crate::lifecycle::prepare::prepare(ctx, &path, asked)?;
+    let rec = crate::lifecycle::prepare(ctx, &path, asked)?;
     writeln!(out, "{}", rec.path.display())?;
     Ok(0)
 }

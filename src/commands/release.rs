@@ -1,6 +1,6 @@
 //! `git kardwt release [<card> | --path P]`: everything `remove` releases
 //! (the processes whose cwd is inside the tree, the cleanup hook with reason `remove`, the
-//! ports) without removing the tree, through [`crate::lifecycle::release`]; the record becomes
+//! ports) without removing the tree, through [`crate::lifecycle::release_verified`]; the record becomes
 //! `released` and the next `add` prepares it again.
 use std::io::Write;
 use std::time::Duration;
@@ -8,13 +8,13 @@ use std::time::Duration;
 use anyhow::Result;
 
 use crate::cli::ReleaseArgs;
+use crate::context::Context;
 use crate::ground::error::{Code, Fail, Kind};
-use crate::lifecycle::release::StepsJson;
-use crate::lifecycle::release::{release_gone, release_verified};
-use crate::session::context::Context;
+use crate::lifecycle::StepsJson;
+use crate::lifecycle::{release_gone, release_verified};
 use crate::verify::{self, Verdict};
 
-pub fn run(ctx: &Context, args: &ReleaseArgs, out: &mut dyn Write) -> Result<i32> {
+pub(crate) fn run(ctx: &Context, args: &ReleaseArgs, out: &mut dyn Write) -> Result<i32> {
     let entries = verify::scan(&ctx.repo)?;
     let (path, card) = ctx.target(&entries, &args.target)?;
     let report = verify::verify(&ctx.repo, &entries, &path, card.as_ref());

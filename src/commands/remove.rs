@@ -1,6 +1,6 @@
 //! `git kardwt remove (<card> | --path P)`: verify, then release first and
-//! remove through [`crate::lifecycle::remove`], or clear what a failed removal left of the card's tree
-//! ([`crate::lifecycle::remnant`]); the steps on stdout (or one JSON object).
+//! remove through [`crate::lifecycle::remove_verified`], or clear what a failed removal left of the card's tree
+//! ([`crate::lifecycle::remove_remnant`]); the steps on stdout (or one JSON object).
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -8,24 +8,24 @@ use std::time::Duration;
 use anyhow::Result;
 
 use crate::cli::RemoveArgs;
+use crate::context::Context;
 use crate::ground::error::{Code, Fail, Kind};
-use crate::lifecycle::release::StepsJson;
-use crate::lifecycle::remove::{remove_verified, Options, Processes, Removal};
-use crate::session::context::Context;
+use crate::lifecycle::StepsJson;
+use crate::lifecycle::{remove_verified, Processes, Removal, RemoveOptions};
 use crate::verify::{self, Verdict};
 
-pub fn run(ctx: &Context, args: &RemoveArgs, out: &mut dyn Write) -> Result<i32> {
+pub(crate) fn run(ctx: &Context, args: &RemoveArgs, out: &mut dyn Write) -> Result<i32> {
     let entries = verify::scan(&ctx.repo)?;
     let (path, card) = ctx.target(&entries, &args.target)?;
     let report = verify::verify(&ctx.repo, &entries, &path, card.as_ref());
     // What a failed `git worktree remove` left of a card's tree (its claim names it).
     if matches!(report.verdict, Verdict::Foreign | Verdict::Absent) {
         let remnant = match &card {
-            Some(card) => crate::lifecycle::remnant::of_card(&ctx.repo, card),
-            None => crate::lifecycle::remnant::at(&ctx.repo, &path),
+            Some(card) => crate::lifecycle::remnant_of(&ctx.repo, card),
+            None => crate::lifecycle::remnant_at(&ctx.repo, &path),
         };
         if let Some(remnant) = remnant {
-            let (path, card, steps) = crate::lifecycle::remnant::remove(ctx, &remnant, args.force)?;
+            let (path, card, steps) = crate::lifecycle::remove_remnant(ctx, &remnant, args.force)?;
             return print(out, args.json, Removal { path, card, steps });
         }
     }
@@ -37,7 +37,7 @@ pub fn run(ctx: &Context, args: &RemoveArgs, out: &mut dyn Write) -> Result<i32>
         Verdict::Base => return Err(Fail::from(Refusal::Base(report.explain())).into()),
         Verdict::Foreign => return Err(Fail::from(Refusal::Foreign(report.explain())).into()),
     }
-    let opts = Options {
+    let opts = RemoveOptions {
         force: args.force,
         delete_branch: args.delete_branch,
         processes: Processes::Release(Duration::from_secs(args.grace)),
@@ -57,13 +57,11 @@ fn remove_gone(
     report: &verify::Report,
     out: &mut dyn Write,
 ) -> Result<i32> {
-    let mut done =
-        crate::lifecycle::release::release_gone(ctx, report, Duration::from_secs(args.grace))?;
+    let mut done = crate::lifecycle::release_gone(ctx, report, Duration::from_secs(args.grace))?;
     let timeout = ctx.rules()?.config.action_timeout_seconds;
-    let deadline = crate::session::hold::after(std::time::Instant::now(), timeout);
+    let deadline = crate::context::after(std::time::Instant::now(), timeout);
     let note = "remove: the directory was gone";
-    if let Some(why) =
-        crate::lifecycle::remove::prune_gone(ctx, &done.card, &report.path, deadline, note)?
+    if let Some(why) = crate::lifecycle::prune_gone(ctx, &done.card, &report.path, deadline, note)?
     {
         return Err(Fail::from(Refusal::Unpruned {
             path: report.path.clone(),
@@ -71,7 +69,7 @@ fn remove_gone(
         })
         .into());
     }
-    done.steps.push(crate::lifecycle::step::Step {
+    done.steps.push(crate::lifecycle::Step {
         step: "worktree",
         ms: None,
         ok: true,
@@ -131,7 +129,7 @@ enum Refusal {
     )]
     Unpruned {
         path: PathBuf,
-        why: crate::lifecycle::remove::PruneRefused,
+        why: crate::lifecycle::PruneRefused,
     },
 }
 

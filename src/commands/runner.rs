@@ -18,14 +18,14 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
 use crate::cli::{ClaudeCommand, GlobalArgs};
+use crate::context::Context;
+use crate::git::repo;
 use crate::ground::card::CardId;
 use crate::ground::error::{self, Code, Fail, Kind};
 use crate::guard::shell_quote;
-use crate::lifecycle::removable::{self, Unremovable};
-use crate::session::context::Context;
-use crate::state::record::Record;
+use crate::lifecycle::Unremovable;
+use crate::state::Record;
 use crate::verify::{self, Verdict};
-use crate::{git::repo, state::events};
 
 /// The most a hook payload may hold.
 const STDIN_CAP: u64 = 1 << 20;
@@ -89,9 +89,9 @@ fn create(global: GlobalArgs, out: &mut dyn Write) -> Result<i32> {
     }
     let ctx = Context::at(global, cwd, None)?;
     // The library `add` with `add`'s own defaults: no command line, no printed path.
-    let added = crate::lifecycle::create::add(
+    let added = crate::lifecycle::add(
         &ctx,
-        &crate::lifecycle::create::AddOptions {
+        &crate::lifecycle::AddOptions {
             card: card.to_string(),
             ..Default::default()
         },
@@ -241,24 +241,24 @@ fn remove(ctx: &Context, path: &Path) -> Result<Disposal> {
             let (Some(rec), Some(admin)) = (&report.record, &report.admin) else {
                 anyhow::bail!("internal error: a verified worktree without record");
             };
-            let tree = removable::Tree {
+            let tree = crate::lifecycle::RemovalTree {
                 path,
                 admin,
                 rec,
                 locked: report.locked,
             };
-            let how = removable::How {
+            let how = crate::lifecycle::RemovalHow {
                 force: false,
-                processes: removable::Processes::Release(GRACE),
+                processes: crate::lifecycle::Processes::Release(GRACE),
             };
-            let why = match removable::decide(ctx, &tree, how) {
+            let why = match crate::lifecycle::decide_removal(ctx, &tree, how) {
                 Ok(_) => return remove_clean(ctx, &report, rec),
                 Err(why) => why,
             };
             // Claude is done with the tree: what it holds stays, what it ran is released,
             // unless that is unknown or not safe.
             let what = if why.releasable() {
-                match crate::lifecycle::release::release_verified(ctx, &report, GRACE) {
+                match crate::lifecycle::release_verified(ctx, &report, GRACE) {
                     Ok(_) => "its processes, cleanup hook and ports were released".to_owned(),
                     Err(e) => format!("releasing it failed: {e:#}"),
                 }
@@ -266,9 +266,8 @@ fn remove(ctx: &Context, path: &Path) -> Result<Disposal> {
                 "nothing was released".to_owned()
             };
             let said = why.said_whole("it");
-            events::append(
-                &ctx.repo.common_dir,
-                crate::state::events::Kind::RemoveRefused,
+            crate::state::Cards::at(&ctx.repo.common_dir).log(
+                crate::state::EventKind::RemoveRefused,
                 &rec.card,
                 path,
                 &format!("kept: {said}"),
@@ -297,16 +296,16 @@ fn remove(ctx: &Context, path: &Path) -> Result<Disposal> {
         }
         Verdict::Prunable => {
             // Released, then pruned, so no `prunable` entry is left behind.
-            let done = crate::lifecycle::release::release_gone(ctx, &report, GRACE)?;
+            let done = crate::lifecycle::release_gone(ctx, &report, GRACE)?;
             let details: Vec<String> = done
                 .steps
                 .iter()
                 .map(|s| format!("{}: {}", s.step, s.detail))
                 .collect();
             let timeout = ctx.rules()?.config.action_timeout_seconds;
-            let deadline = crate::session::hold::after(std::time::Instant::now(), timeout);
+            let deadline = crate::context::after(std::time::Instant::now(), timeout);
             let note = "runner: directory was gone";
-            let pruned = match crate::lifecycle::remove::prune_gone(ctx, &done.card, path, deadline, note)? {
+            let pruned = match crate::lifecycle::prune_gone(ctx, &done.card, path, deadline, note)? {
                 None => "its registration was pruned".to_owned(),
                 Some(why) => format!(
                     "git could not prune its registration ({why}): git kardwt gc --prunable --apply does"
@@ -322,7 +321,8 @@ fn remove(ctx: &Context, path: &Path) -> Result<Disposal> {
         Verdict::Absent => {
             // An orphan: git no longer knows it, but the card's claim still names it.
             let common = &ctx.repo.common_dir;
-            let orphan = crate::state::claim::orphans(common, &ctx.repo.base)
+            let orphan = crate::state::Cards::at(common)
+                .orphans(&ctx.repo.base)
                 .into_iter()
                 .map(|(c, _)| c)
                 .find(|c| c.path == path);
@@ -338,9 +338,9 @@ fn remove(ctx: &Context, path: &Path) -> Result<Disposal> {
             };
             let cfg = ctx.rules()?.config;
             let deadline =
-                crate::session::hold::after(std::time::Instant::now(), cfg.action_timeout_seconds);
-            let steps = crate::lifecycle::orphan::release_orphan(ctx, &cfg, &claim, deadline)?;
-            crate::state::claim::delete(common, &claim.card);
+                crate::context::after(std::time::Instant::now(), cfg.action_timeout_seconds);
+            let steps = crate::lifecycle::release_orphan(ctx, &cfg, &claim, deadline)?;
+            crate::state::Cards::at(common).delete_claim(&claim.card);
             let details: Vec<String> = steps
                 .iter()
                 .map(|s| format!("{}: {}", s.step, s.detail))
@@ -373,13 +373,13 @@ fn remove(ctx: &Context, path: &Path) -> Result<Disposal> {
 /// create (a hook-recorded tree on the user's branch) is never deleted here.
 fn remove_clean(ctx: &Context, report: &verify::Report, rec: &Record) -> Result<Disposal> {
     let own_branch = CardId::parse(&rec.card).is_ok_and(|c| c.branch() == rec.branch);
-    let opts = crate::lifecycle::remove::Options {
+    let opts = crate::lifecycle::RemoveOptions {
         force: false,
         delete_branch: own_branch,
-        processes: crate::lifecycle::remove::Processes::Release(GRACE),
+        processes: crate::lifecycle::Processes::Release(GRACE),
         recheck: None,
     };
-    let done = crate::lifecycle::remove::remove_verified(ctx, report, &opts)?;
+    let done = crate::lifecycle::remove_verified(ctx, report, &opts)?;
     let shown = done.path.display();
     let branch = &rec.branch;
     if branch.is_empty() {
@@ -388,7 +388,7 @@ fn remove_clean(ctx: &Context, report: &verify::Report, rec: &Record) -> Result<
         eprintln!("kardwt: removed {shown} and its branch {branch} (released first; it had no commits beyond its base)");
     } else if !own_branch {
         eprintln!("kardwt: removed {shown} (released first); kept branch {branch}: kardwt did not create it");
-    } else if !crate::lifecycle::card_branch::merged_into_base(ctx, rec) {
+    } else if !crate::lifecycle::merged_into_base(ctx, rec) {
         eprintln!(
             "kardwt: removed {shown} (released first); kept branch {branch}: it has commits beyond its base {} (delete it with git -C {} branch -D {branch})",
             rec.base_ref,

@@ -25,8 +25,8 @@ use anyhow::Result;
 use serde::Deserialize;
 
 use crate::cli::{CodexCommand, GeminiCommand, GlobalArgs};
-use crate::session::context::Context;
-use crate::state::record::State;
+use crate::context::Context;
+use crate::state::State;
 use crate::verify::{self, Verdict};
 
 /// The most a hook payload may hold.
@@ -137,7 +137,7 @@ fn session_start(global: GlobalArgs, client: Client, out: &mut dyn Write) -> Res
         );
         return Ok(());
     }
-    match crate::lifecycle::prepare::prepare(&ctx, &tree, None) {
+    match crate::lifecycle::prepare(&ctx, &tree, None) {
         Ok(rec) => {
             eprintln!(
                 "kardwt: {name} worktree {} is card {}, prepared and ready",

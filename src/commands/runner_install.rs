@@ -17,10 +17,10 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context as _, Result};
 
 use crate::cli::{RunnerInstallArgs, RunnerKind};
+use crate::context::Context;
 use crate::git;
 use crate::ground::error::{Code, Fail, Kind};
 use crate::install::runner_files::{self as rc, MergeError, Planned};
-use crate::session::context::Context;
 
 const CODEX_SETUP: &str = include_str!("../../githooks/runners/codex/setup.sh");
 const CODEX_CLEANUP: &str = include_str!("../../githooks/runners/codex/cleanup.sh");

@@ -7,14 +7,14 @@ use std::io::Write;
 use anyhow::Result;
 
 use crate::cli::SelectArgs;
+use crate::context::Context;
 use crate::git::repo::Head;
 use crate::ground::card::CardId;
 use crate::ground::error::{Code, Fail, Kind};
-use crate::session::context::Context;
-use crate::state::record::State;
+use crate::state::State;
 use crate::verify::{self, Verdict};
 
-pub fn run(ctx: &Context, args: &SelectArgs, out: &mut dyn Write) -> Result<i32> {
+pub(crate) fn run(ctx: &Context, args: &SelectArgs, out: &mut dyn Write) -> Result<i32> {
     let card = CardId::parse(&args.card)?;
     if !args.existing_or_base {
         return Err(Fail::from(Refusal::NoFallback).into());

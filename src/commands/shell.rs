@@ -8,8 +8,8 @@ use anyhow::Result;
 use clap::CommandFactory;
 
 use crate::cli::{Cli, ShellInitArgs, ShellKind};
-use crate::session::context::Context;
-use crate::state::record::Loaded;
+use crate::context::Context;
+use crate::state::Loaded;
 use crate::verify;
 
 /// The function itself, one text for bash and zsh.
@@ -19,7 +19,7 @@ const ZSH: &str = include_str!("shell/complete.zsh");
 /// Function and completion for fish.
 const FISH: &str = include_str!("shell/kardwt.fish");
 
-pub fn init(args: &ShellInitArgs, out: &mut dyn Write) -> Result<i32> {
+pub(crate) fn init(args: &ShellInitArgs, out: &mut dyn Write) -> Result<i32> {
     let words = Words::of_cli();
     let text = match args.shell {
         ShellKind::Bash => format!("{FUNCTION}{}", words.fill(BASH, args.shell)),
@@ -32,7 +32,7 @@ pub fn init(args: &ShellInitArgs, out: &mut dyn Write) -> Result<i32> {
 
 /// The card ids of the repository's worktrees, one per line in natural order (3 before 10):
 /// every record that reads, nothing written and no git started, so completion stays cheap.
-pub fn cards(ctx: &Context, out: &mut dyn Write) -> Result<i32> {
+pub(crate) fn cards(ctx: &Context, out: &mut dyn Write) -> Result<i32> {
     let entries = verify::scan(&ctx.repo)?;
     let mut cards: Vec<&str> = entries
         .iter()

@@ -7,10 +7,10 @@ use std::io::Write;
 use anyhow::Result;
 
 use crate::cli::StatusArgs;
-use crate::session::context::Context;
-use crate::{lifecycle::dirty, verify};
+use crate::context::Context;
+use crate::verify;
 
-pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result<i32> {
+pub(crate) fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result<i32> {
     let entries = verify::scan(&ctx.repo)?;
     let (path, card) = ctx.target(&entries, &args.target)?;
     let report = verify::verify(&ctx.repo, &entries, &path, card.as_ref());
@@ -28,7 +28,11 @@ pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result<i32>
             r.links
                 .iter()
                 .map(|l| {
-                    let state = link_word(&dirty::link_state(&ctx.links_from(), &report.path, l));
+                    let state = link_word(&crate::lifecycle::link_state(
+                        &ctx.links_from(),
+                        &report.path,
+                        l,
+                    ));
                     (l.clone(), state)
                 })
                 .collect()
@@ -39,13 +43,13 @@ pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result<i32>
         .record
         .as_ref()
         .filter(|r| r.base_ref.is_empty())
-        .map(|r| crate::session::foreign::empty_base_why(&r.base_remote));
+        .map(|r| crate::context::empty_base_why(&r.base_remote));
     // How many commits of the base (as last fetched) the tree's HEAD lacks.
     let behind = report
         .record
         .as_ref()
         .filter(|_| report.path.is_dir())
-        .and_then(|r| crate::lifecycle::base::behind(&report.path, r));
+        .and_then(|r| crate::lifecycle::behind(&report.path, r));
     let ports = report
         .record
         .as_ref()
@@ -109,7 +113,7 @@ pub fn run(ctx: &Context, args: &StatusArgs, out: &mut dyn Write) -> Result<i32>
                 out,
                 "behind:          {n} commit{} of {}",
                 if n == 1 { "" } else { "s" },
-                crate::gc::collectable::tracking_ref(rec).unwrap_or_default()
+                crate::gc::tracking_ref(rec).unwrap_or_default()
             )?;
         }
         writeln!(
@@ -170,17 +174,17 @@ fn absent_exit(report: &verify::Report) -> i32 {
 /// A link's state in one word (pure): `present` (kardwt's link, as made), `missing` (nothing
 /// there: `git kardwt add` on reuse links it again) or `replaced` (something else is there,
 /// which kardwt never touches).
-fn link_word(state: &dirty::LinkState) -> &'static str {
+fn link_word(state: &crate::lifecycle::LinkState) -> &'static str {
     match state {
-        dirty::LinkState::Own => "present",
-        dirty::LinkState::Gone => "missing",
-        dirty::LinkState::UserWork(_) => "replaced",
+        crate::lifecycle::LinkState::Own => "present",
+        crate::lifecycle::LinkState::Gone => "missing",
+        crate::lifecycle::LinkState::UserWork(_) => "replaced",
     }
 }
 
 /// Who made the worktree, in words (pure).
-fn made_by(origin: crate::state::record::Origin) -> &'static str {
-    use crate::state::record::Origin;
+fn made_by(origin: crate::state::Origin) -> &'static str {
+    use crate::state::Origin;
     match origin {
         Origin::Add => "git kardwt add",
         Origin::Hook => "git worktree add (the post-checkout hook seeded it)",
@@ -195,7 +199,7 @@ fn made_by(origin: crate::state::record::Origin) -> &'static str {
 struct StatusJson<'a> {
     #[serde(flatten)]
     report: crate::verify::ReportJson<'a>,
-    record: Option<&'a crate::state::record::Record>,
+    record: Option<&'a crate::state::Record>,
     links: Vec<LinkJson<'a>>,
     base_ref_missing: Option<&'a str>,
     ports: &'a [u16],

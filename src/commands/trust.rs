@@ -10,10 +10,10 @@ use std::io::Write;
 use anyhow::Result;
 
 use crate::cli::TrustArgs;
+use crate::context::Context;
 use crate::ground::error::{Code, Fail, Kind};
 use crate::ground::quote::{self, visible};
-use crate::sandbox::trusted::{self, Change};
-use crate::session::context::Context;
+use crate::sandbox::Change;
 
 /// Why there is nothing to trust: usage errors (exit 2).
 #[derive(Debug, thiserror::Error)]
@@ -57,7 +57,7 @@ pub fn run(ctx: &Context, args: &TrustArgs, out: &mut dyn Write) -> Result<i32> 
     let Some(commit) = ctx.head_commit() else {
         return Err(Fail::from(Nothing::Unborn(base.display().to_string())).into());
     };
-    let t = trusted::trust(&ctx.repo.common_dir, base, &commit, &dir, args.dry_run)?;
+    let t = crate::sandbox::trust(&ctx.repo.common_dir, base, &commit, &dir, args.dry_run)?;
     let verb = match (t.already, args.dry_run) {
         (true, _) => "already trusted:",
         (false, true) => "would trust",

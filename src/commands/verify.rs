@@ -5,10 +5,10 @@ use std::io::Write;
 use anyhow::Result;
 
 use crate::cli::VerifyArgs;
-use crate::session::context::Context;
+use crate::context::Context;
 use crate::verify;
 
-pub fn run(ctx: &Context, args: &VerifyArgs, out: &mut dyn Write) -> Result<i32> {
+pub(crate) fn run(ctx: &Context, args: &VerifyArgs, out: &mut dyn Write) -> Result<i32> {
     // Only the worktree's own record and its card's claim are read, not every record.
     let entries = match &args.target.card {
         Some(c) => {
@@ -26,7 +26,7 @@ pub fn run(ctx: &Context, args: &VerifyArgs, out: &mut dyn Write) -> Result<i32>
             .record
             .as_ref()
             .filter(|_| report.path.is_dir())
-            .and_then(|r| crate::lifecycle::base::behind(&report.path, r));
+            .and_then(|r| crate::lifecycle::behind(&report.path, r));
         let json = VerifyJson {
             report: report.json(),
             behind,

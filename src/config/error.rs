@@ -8,7 +8,7 @@ use thiserror::Error;
 use crate::ground::error::{Code, Kind};
 
 #[derive(Debug, Error)]
-pub enum ConfigError {
+pub(super) enum ConfigError {
     /// A value, key or combination the schema refuses: `<file>: <key>: <msg>` and, where the
     /// node is known, ` at line L column C`.
     #[error("{}", invalid(file, key, msg, at))]
@@ -46,12 +46,12 @@ fn invalid(file: &Path, key: &str, msg: &str, at: &Option<yaml_serde::Location>)
 
 /// Why hooks live beneath `helpers.stable_root`, outside every worktree (said by every refusal
 /// about it).
-pub const STABLE_ROOT_WHY: &str = "the rules come from the base, and the worktree being \
+pub(crate) const STABLE_ROOT_WHY: &str = "the rules come from the base, and the worktree being \
      prepared is not trusted to supply the program that prepares it";
 
 /// How to set `helpers.stable_root` for the `hook` (`prepare`, `cleanup`) whose program would
 /// be `example` (pure): what to write in the rules file.
-pub fn stable_root_howto(example: &Path, hook: &str) -> String {
+pub(crate) fn stable_root_howto(example: &Path, hook: &str) -> String {
     format!(
         "install the hook there and name it by absolute path, e.g. \
          `helpers: {{stable_root: {}}}` and `{hook}: {{argv: [{}]}}`",

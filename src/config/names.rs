@@ -1,11 +1,11 @@
 //! Names that reach git and how values are quoted in errors:
 //! pure checks, used for the rules file, records and what a remote reports.
 /// At most this many characters of any value are quoted in an error message.
-pub const QUOTE_CHARS: usize = 40;
+pub(super) const QUOTE_CHARS: usize = 40;
 
 /// `value` in double quotes, cut after [`QUOTE_CHARS`] characters with `…`, so an error about
 /// a mistaken file (a symlink to `.env`) never prints a secret whole.
-pub fn quote(value: &str) -> String {
+pub(crate) fn quote(value: &str) -> String {
     let mut chars = value.chars();
     let shown: String = chars.by_ref().take(QUOTE_CHARS).collect();
     if chars.next().is_some() {
@@ -17,7 +17,7 @@ pub fn quote(value: &str) -> String {
 
 /// git's refname rules (`git help check-ref-format`, without `--allow-onelevel`, without
 /// `--refspec-pattern`): `Err` says which rule `name` breaks.
-pub fn check_ref_format(name: &str) -> Result<(), &'static str> {
+pub(super) fn check_ref_format(name: &str) -> Result<(), &'static str> {
     if name.is_empty() {
         return Err("a ref name must not be empty");
     }
@@ -59,7 +59,7 @@ pub fn check_ref_format(name: &str) -> Result<(), &'static str> {
 
 /// Why a name that reaches git was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum NameError {
+pub(crate) enum NameError {
     #[error("must be a full branch ref starting with refs/heads/")]
     NotBranchRef,
     #[error("must name a tag after refs/tags/")]
@@ -92,7 +92,7 @@ pub enum NameError {
 }
 
 /// A full branch ref, `refs/heads/<branch>`, that git accepts.
-pub fn check_branch_ref(name: &str) -> Result<(), NameError> {
+pub(crate) fn check_branch_ref(name: &str) -> Result<(), NameError> {
     match name.strip_prefix("refs/heads/") {
         Some(branch) if !branch.is_empty() && !branch.starts_with('-') => {
             check_ref_format(name).map_err(NameError::RefFormat)
@@ -103,7 +103,7 @@ pub fn check_branch_ref(name: &str) -> Result<(), NameError> {
 
 /// The number of a pull request as `pr/<n>` names it: a positive decimal number, no sign, no
 /// leading zero, at most 18 digits (so it fits any counter a forge keeps).
-pub fn check_pr_number(n: &str) -> Result<u64, NameError> {
+pub(crate) fn check_pr_number(n: &str) -> Result<u64, NameError> {
     let digits = !n.is_empty() && n.len() <= 18 && n.bytes().all(|b| b.is_ascii_digit());
     match n.parse::<u64>() {
         Ok(v) if digits && !n.starts_with('0') => Ok(v),
@@ -113,7 +113,7 @@ pub fn check_pr_number(n: &str) -> Result<u64, NameError> {
 
 /// The refs a forge keeps a change's head at, in the order they are asked for: GitHub's
 /// `refs/pull/<n>/head`, then GitLab's `refs/merge-requests/<n>/head`.
-pub fn pr_refs(n: u64) -> [String; 2] {
+pub(crate) fn pr_refs(n: u64) -> [String; 2] {
     [
         format!("refs/pull/{n}/head"),
         format!("refs/merge-requests/{n}/head"),
@@ -121,7 +121,7 @@ pub fn pr_refs(n: u64) -> [String; 2] {
 }
 
 /// Is `name` one of [`pr_refs`] with a number [`check_pr_number`] takes?
-pub fn is_pr_ref(name: &str) -> bool {
+pub(crate) fn is_pr_ref(name: &str) -> bool {
     ["refs/pull/", "refs/merge-requests/"].iter().any(|p| {
         name.strip_prefix(p)
             .and_then(|rest| rest.strip_suffix("/head"))
@@ -131,7 +131,7 @@ pub fn is_pr_ref(name: &str) -> bool {
 
 /// What a record's base may be: a full branch ref, a full tag ref (`refs/tags/<tag>`) that git
 /// accepts, a pull request's head ([`pr_refs`]) or a full commit id (what `add --base` takes).
-pub fn check_base_ref(name: &str) -> Result<(), NameError> {
+pub(crate) fn check_base_ref(name: &str) -> Result<(), NameError> {
     if is_pr_ref(name) {
         return Ok(());
     }
@@ -153,7 +153,7 @@ pub fn check_base_ref(name: &str) -> Result<(), NameError> {
 
 /// A remote name git accepts (`refs/remotes/<name>/x` is a valid ref) that can never be read
 /// as an option.
-pub fn check_remote_name(name: &str) -> Result<(), NameError> {
+pub(super) fn check_remote_name(name: &str) -> Result<(), NameError> {
     if name.starts_with('-') {
         return Err(NameError::RemoteDash);
     }
@@ -165,7 +165,7 @@ pub fn check_remote_name(name: &str) -> Result<(), NameError> {
 
 /// A record's `base_remote` and `base_ref` (`""`: not known), checked whenever a record is
 /// read, so a tampered record is refused as malformed instead of handing its values to git.
-pub fn check_recorded_base(remote: &str, base_ref: &str) -> Result<(), NameError> {
+pub(crate) fn check_recorded_base(remote: &str, base_ref: &str) -> Result<(), NameError> {
     fn recorded<'a>(
         field: &'static str,
         value: &'a str,

@@ -5,23 +5,22 @@ use std::time::Duration;
 
 use anyhow::Result;
 
+use crate::context::Context;
 use crate::gc::collectable::{self, Judgement::Collect, Judgement::Keep};
 use crate::gc::plan::{Candidate, Collected, Outcome};
-use crate::lifecycle::remove::{self, Options};
-use crate::session::context::Context;
-use crate::session::hold;
-use crate::state::claim::Orphan;
+use crate::lifecycle::RemoveOptions;
+use crate::state::Orphan;
 use crate::verify;
 
 /// Collect every candidate; `idle` and `include_failed` judge each tree again.
-pub fn apply(
+pub(crate) fn apply(
     ctx: &Context,
     cfg: &crate::config::Config,
     entries: &[verify::Entry],
     candidates: &mut [Candidate],
     (idle, include_failed): (Option<Duration>, bool),
 ) -> Result<()> {
-    let deadline = hold::after(std::time::Instant::now(), cfg.action_timeout_seconds);
+    let deadline = crate::context::after(std::time::Instant::now(), cfg.action_timeout_seconds);
     for c in candidates.iter_mut() {
         // An interrupt stops gc between trees; the one in hand rolls back itself.
         crate::sys::signals::check("during gc --apply, before its next tree")?;
@@ -49,36 +48,36 @@ fn collect(
     if let Some((claim, Orphan::Replaced)) = &c.orphan {
         // Someone else's tree stands there now: nothing at the path is touched.
         return Ok(
-            match crate::lifecycle::orphan::drop_replaced_orphan(ctx, claim, deadline) {
+            match crate::lifecycle::drop_replaced_orphan(ctx, claim, deadline) {
                 Ok(()) => Outcome::Collected(Collected::Dropped),
                 Err(e) => Outcome::Failed(format!("{e:#}")),
             },
         );
     }
     if let Some((claim, _)) = &c.orphan {
-        if let Err(e) = crate::lifecycle::orphan::release_orphan(ctx, cfg, claim, deadline) {
+        if let Err(e) = crate::lifecycle::release_orphan(ctx, cfg, claim, deadline) {
             return Ok(Outcome::Failed(format!("{e:#}")));
         }
         if !c.prune {
             // Its claim, last.
-            crate::state::claim::delete(&ctx.repo.common_dir, &claim.card);
+            crate::state::Cards::at(&ctx.repo.common_dir).delete_claim(&claim.card);
             return Ok(Outcome::Collected(Collected::Released));
         }
     }
     if c.prune {
         let note = "gc: directory was gone";
         return Ok(
-            match remove::prune_gone(ctx, &c.card, &c.path, deadline, note)? {
+            match crate::lifecycle::prune_gone(ctx, &c.card, &c.path, deadline, note)? {
                 None => Outcome::Collected(Collected::Pruned),
                 Some(why) => Outcome::Failed(why.to_string()),
             },
         );
     }
     let report = verify::verify(&ctx.repo, entries, &c.path, None);
-    let opts = Options {
+    let opts = RemoveOptions {
         force: false,
         delete_branch: false,
-        processes: remove::Processes::KeepInUse,
+        processes: crate::lifecycle::Processes::KeepInUse,
         // The same judgement, again under the card's lock (what the tree holds now).
         recheck: Some(Box::new(
             move |path, admin, rec, head| match collectable::verdict(
@@ -95,13 +94,15 @@ fn collect(
             },
         )),
     };
-    Ok(match remove::remove_verified(ctx, &report, &opts) {
-        Ok(_) => Outcome::Collected(Collected::Removed),
-        Err(e) => match crate::ground::error::kind_of::<remove::Refused>(&e) {
-            Some(remove::Refused(kept @ remove::Refusal::NoLongerCollectable { .. })) => {
-                Outcome::Kept(kept.to_string())
-            }
-            _ => Outcome::Failed(format!("{e:#}")),
+    Ok(
+        match crate::lifecycle::remove_verified(ctx, &report, &opts) {
+            Ok(_) => Outcome::Collected(Collected::Removed),
+            Err(e) => match crate::ground::error::kind_of::<crate::lifecycle::RemoveRefused>(&e) {
+                Some(crate::lifecycle::RemoveRefused(
+                    kept @ crate::lifecycle::RemoveRefusal::NoLongerCollectable { .. },
+                )) => Outcome::Kept(kept.to_string()),
+                _ => Outcome::Failed(format!("{e:#}")),
+            },
         },
-    })
+    )
 }

@@ -16,10 +16,10 @@ use anyhow::Result;
 use serde::Serialize;
 
 use crate::config::Config;
+use crate::context::Context;
 use crate::gc::collectable::Judgement;
 use crate::git::branch_loss::History;
-use crate::session::context::Context;
-use crate::{gc::collectable, git, session::hold};
+use crate::{gc::collectable, git};
 
 /// Where the branches gc looks at live.
 const PREFIX: &str = "refs/heads/card/";
@@ -106,16 +106,11 @@ fn base(
 ) -> Result<(String, String), NoBase> {
     let remote = &cfg.base.remote;
     if !offline {
-        let lock = crate::state::store::take_repo(
-            &ctx.repo.common_dir,
-            deadline,
-            "git kardwt gc --branches (fetch)",
-        )
-        .map_err(NoBase::Lock)?;
-        let (base_ref, oid) = crate::lifecycle::base::fetch_base(
-            &lock, &ctx.repo, cfg, None, deadline,
-        )
-        .map_err(|cause| NoBase::Fetch {
+        let lock = crate::state::Cards::at(&ctx.repo.common_dir)
+            .lock(deadline, "git kardwt gc --branches (fetch)")
+            .map_err(NoBase::Lock)?;
+        let (base_ref, oid) = crate::lifecycle::fetch_base(&lock, &ctx.repo, cfg, None, deadline)
+            .map_err(|cause| NoBase::Fetch {
             remote: remote.clone(),
             cause,
         })?;
@@ -170,7 +165,7 @@ fn branch_verdict(
 pub fn run(ctx: &Context, cfg: &Config, args: &crate::cli::GcArgs) -> Result<Report> {
     let (offline, apply) = (args.offline, args.apply);
     let dir = &ctx.repo.base;
-    let deadline = hold::after(Instant::now(), cfg.action_timeout_seconds);
+    let deadline = crate::context::after(Instant::now(), cfg.action_timeout_seconds);
     let branches = git::branches_under(dir, PREFIX)?;
     let mut report = Report::default();
     let short = |full: &str| full.strip_prefix("refs/heads/").unwrap_or(full).to_owned();
@@ -224,7 +219,7 @@ fn delete(
 ) -> Result<()> {
     let dir = &ctx.repo.base;
     let lock =
-        crate::state::store::take_repo(&ctx.repo.common_dir, deadline, "git kardwt gc --branches")?;
+        crate::state::Cards::at(&ctx.repo.common_dir).lock(deadline, "git kardwt gc --branches")?;
     let checked_out = git::checked_out_branches(dir)?;
     let judged: Vec<(String, &str)> = candidates
         .iter()

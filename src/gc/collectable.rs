@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use crate::git;
 use crate::git::repo::{Head, Repo};
-use crate::state::record::{Loaded, Record, State};
+use crate::state::{Loaded, Record, State};
 use crate::verify::Entry;
 
 /// The reflog messages that record a commit made in this worktree: `git commit` writes
@@ -28,7 +28,7 @@ fn is_commit_message(message: &str) -> bool {
 /// The commits made in this worktree, oldest first, from the text of its HEAD reflog (pure).
 /// Each line is `<old> <new> <ident> <time> <zone>\t<message>`. A commit later amended is
 /// judged by its replacement: `commit (amend)` drops the commit it replaced.
-pub fn commits_made_here(reflog: &str) -> Vec<String> {
+pub(super) fn commits_made_here(reflog: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for line in reflog.lines() {
         let Some((head, message)) = line.split_once('\t') else {
@@ -63,7 +63,7 @@ fn head_reflog(path: &Path, admin: &Path) -> Option<String> {
 
 /// gc's judgement of a tree or a branch, with the reason either way.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Judgement {
+pub(super) enum Judgement {
     /// It may go: its work landed (or it is idle, with `--idle`).
     Collect(String),
     /// It stays, and why.
@@ -76,7 +76,7 @@ use Judgement::{Collect, Keep};
 /// is pushed exactly when a remote-tracking ref reaches it, so one `git rev-list --stdin --not
 /// --remotes` over every HEAD answers for each (a HEAD it lists is on no remote). Read before
 /// the judging; the judgement under a card's lock asks again, of that tree alone.
-pub struct OnRemotes {
+pub(super) struct OnRemotes {
     /// Each tree's HEAD commit when asked, by path.
     tips: HashMap<PathBuf, String>,
     /// The HEADs of `tips` that no remote-tracking ref reaches.
@@ -86,7 +86,7 @@ pub struct OnRemotes {
 impl OnRemotes {
     /// Ask git about the HEAD commits `tips` (path, commit) in one walk, run in `dir`. None when
     /// git could not answer: each tree is then asked on its own.
-    pub fn ask(dir: &Path, tips: Vec<(PathBuf, String)>) -> Option<OnRemotes> {
+    pub(super) fn ask(dir: &Path, tips: Vec<(PathBuf, String)>) -> Option<OnRemotes> {
         let mut heads: Vec<&str> = tips.iter().map(|(_, oid)| oid.as_str()).collect();
         heads.sort_unstable();
         heads.dedup();
@@ -104,7 +104,7 @@ impl OnRemotes {
 
     /// [`OnRemotes::ask`] about the HEAD of each live, unlocked managed worktree of `entries`,
     /// read without git (a branch's commit through gix), in the base of `repo`.
-    pub fn of_trees(repo: &Repo, entries: &[Entry]) -> Option<OnRemotes> {
+    pub(super) fn of_trees(repo: &Repo, entries: &[Entry]) -> Option<OnRemotes> {
         let tips = entries
             .iter()
             .filter_map(|e| {
@@ -155,7 +155,7 @@ fn unpushed(path: &Path, remotes: Option<&OnRemotes>) -> Option<Judgement> {
 /// Judge the verified worktree at `path` (admin dir `admin`, record `rec`): `Collect` when its
 /// work landed, `Keep` otherwise. `head` is what its HEAD names; `remotes`, when it holds the
 /// tree, whether HEAD is pushed.
-pub fn landed(
+pub(super) fn landed(
     path: &Path,
     admin: &Path,
     rec: &Record,
@@ -189,7 +189,7 @@ pub fn landed(
         // An empty base ref says why, instead of "not merged into " (an empty name).
         return Keep(format!(
             "{head_name} cannot be checked for a merge: {}",
-            crate::session::foreign::empty_base_why(&rec.base_remote)
+            crate::context::empty_base_why(&rec.base_remote)
         ));
     }
     let Some(tracking) = work_base(rec) else {
@@ -228,7 +228,7 @@ pub fn landed(
 /// on a remote and its HEAD reflog recording no commit made here (no reflog is no proof, so it
 /// is kept). One with commits of its own is judged like a ready tree, by [`landed`]. Age,
 /// clean and unused are the caller's checks.
-pub fn abandoned(
+pub(super) fn abandoned(
     path: &Path,
     admin: &Path,
     rec: &Record,
@@ -252,7 +252,7 @@ pub fn abandoned(
 /// The judgement for the tree's state as its record says now: a `ready` tree by [`landed`] (or
 /// [`idle`] with `idle_for`), a `failed` or `preparing` one by [`abandoned`] and a `released` one
 /// by [`landed`], those three only with `include_failed`. `remotes`: as for [`landed`].
-pub fn verdict(
+pub(super) fn verdict(
     path: &Path,
     admin: &Path,
     rec: &Record,
@@ -285,7 +285,12 @@ pub fn verdict(
 /// prepare, reuse and release). Not the index: any `git status`, gc's own clean check
 /// included, rewrites it; and edits that change no HEAD leave the tree dirty, which keeps it.
 /// `Collect` when idle; clean and unused are the caller's checks, as for [`landed`].
-pub fn idle(path: &Path, admin: &Path, rec: &Record, idle_for: std::time::Duration) -> Judgement {
+pub(super) fn idle(
+    path: &Path,
+    admin: &Path,
+    rec: &Record,
+    idle_for: std::time::Duration,
+) -> Judgement {
     let Some(reflog) = head_reflog(path, admin) else {
         return Keep("it has no HEAD reflog, so nothing shows it has no commit of its own".into());
     };
@@ -327,19 +332,19 @@ pub fn idle(path: &Path, admin: &Path, rec: &Record, idle_for: std::time::Durati
 
 /// What a tree's work is judged against: a branch base's remote-tracking ref, or the commit
 /// a tag or commit base named when the tree was made (recorded as `base_oid`).
-pub fn work_base(rec: &Record) -> Option<String> {
+pub(super) fn work_base(rec: &Record) -> Option<String> {
     tracking_ref(rec).or_else(|| (!rec.base_oid.is_empty()).then(|| rec.base_oid.clone()))
 }
 
 /// The remote-tracking ref of the record's base (`refs/remotes/<remote>/<branch>`).
-pub fn tracking_ref(rec: &Record) -> Option<String> {
+pub(crate) fn tracking_ref(rec: &Record) -> Option<String> {
     tracking_ref_of(&rec.base_remote, &rec.base_ref)
 }
 
 /// The remote-tracking ref of `base_ref` on `remote` (pure): a branch's, or where kardwt keeps a
-/// pull request's head ([`crate::lifecycle::base::tracking_ref_of`]).
-pub fn tracking_ref_of(remote: &str, base_ref: &str) -> Option<String> {
-    crate::lifecycle::base::tracking_ref_of(remote, base_ref)
+/// pull request's head ([`crate::lifecycle::tracking_ref_of`]).
+pub(super) fn tracking_ref_of(remote: &str, base_ref: &str) -> Option<String> {
+    crate::lifecycle::tracking_ref_of(remote, base_ref)
 }
 
 /// How many seconds ago `tracking` (`refs/remotes/<remote>/<branch>`) was last updated, as
@@ -348,7 +353,7 @@ pub fn tracking_ref_of(remote: &str, base_ref: &str) -> Option<String> {
 /// A ref with no reflog has not moved since the clone wrote it: then the clone's entry in the
 /// reflog of `refs/remotes/<remote>/HEAD`. A reflog with no loose file (a reftable
 /// repository keeps them in its tables) is asked of git.
-pub fn fetched_ago(common_dir: &Path, tracking: &str) -> Option<u64> {
+pub(super) fn fetched_ago(common_dir: &Path, tracking: &str) -> Option<u64> {
     let reflog_time = |r: &str| match std::fs::read_to_string(common_dir.join("logs").join(r)) {
         Ok(text) => reflog_last_time(&text),
         Err(_) => crate::git::reflog_time(common_dir, r),
@@ -371,7 +376,7 @@ pub fn fetched_ago(common_dir: &Path, tracking: &str) -> Option<u64> {
 
 /// The time (Unix seconds) of a reflog's last entry (pure): each line is
 /// `<old> <new> <ident> <time> <zone>\t<message>`.
-pub fn reflog_last_time(reflog: &str) -> Option<u64> {
+pub(super) fn reflog_last_time(reflog: &str) -> Option<u64> {
     let line = reflog.lines().rev().find(|l| l.contains('\t'))?;
     let (head, _) = line.split_once('\t')?;
     let mut words = head.rsplit(' ');
@@ -381,7 +386,7 @@ pub fn reflog_last_time(reflog: &str) -> Option<u64> {
 
 /// An age in its largest whole unit, as a person says it (pure): `40 seconds`, `1 minute`,
 /// `3 hours`, `2 days`.
-pub fn coarse(secs: u64) -> String {
+pub(crate) fn coarse(secs: u64) -> String {
     let (n, unit) = match secs {
         s if s < 60 => (s, "second"),
         s if s < 3600 => (s / 60, "minute"),
@@ -394,7 +399,7 @@ pub fn coarse(secs: u64) -> String {
 /// `gc --branches`: is the branch tip `tip` integrated into `base` (a commit: the
 /// freshly fetched base; `base_name` names it), by the same test as a tree's HEAD in
 /// [`landed`]? Every commit the tip contains landed with it. `Collect` when it did.
-pub fn branch_landed(dir: &Path, base: &str, base_name: &str, tip: &str) -> Judgement {
+pub(super) fn branch_landed(dir: &Path, base: &str, base_name: &str, tip: &str) -> Judgement {
     if !integrated(dir, base, tip) {
         return Keep(format!(
             "it has commits not integrated into {base_name} (tip {})",

@@ -1,6 +1,11 @@
 //! What `gc` may collect: a managed worktree only on evidence (landed, or idle past its time),
 //! and stale `card/*` branches; its plan and its `--apply`, as typed outcomes the command prints.
-pub(crate) mod apply;
-pub(crate) mod branches;
-pub(crate) mod collectable;
-pub(crate) mod plan;
+mod apply;
+mod branches;
+mod collectable;
+mod plan;
+
+pub(crate) use apply::apply;
+pub(crate) use branches::{run as collect_branches, Report as BranchReport};
+pub(crate) use collectable::{coarse, tracking_ref};
+pub(crate) use plan::{plan, Candidate, Kept, LastFetch, Outcome, Plan, Policy};

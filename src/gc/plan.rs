@@ -1,7 +1,7 @@
 //! gc's plan: which trees it would collect and which it keeps, and why. Candidates are
 //! registered entries whose directory is gone, orphan claims, and managed trees whose own work
 //! landed (or that were left failed long enough), judged against freshly fetched bases; each
-//! then passes the one removability decision ([`crate::lifecycle::removable`]) or is kept with
+//! then passes the one removability decision ([`crate::lifecycle::decide_removal`]) or is kept with
 //! its reason. Nothing here changes anything but the remote-tracking refs of the bases.
 use std::path::PathBuf;
 use std::time::Duration;
@@ -9,18 +9,18 @@ use std::time::Duration;
 use anyhow::Result;
 use serde::Serialize;
 
+use crate::context::Context;
 use crate::gc::collectable::{self, Judgement::Collect, Judgement::Keep};
 use crate::git::repo::absolutize_keep_last;
-use crate::lifecycle::removable::{self, Processes, Unremovable};
-use crate::session::context::Context;
-use crate::state::claim::{Claim, Orphan};
-use crate::state::record::{Loaded, State};
+use crate::lifecycle::{Processes, Unremovable};
+use crate::state::{Claim, Orphan};
+use crate::state::{Loaded, State};
 use crate::verify::{self, Verdict};
-use crate::{git, sandbox, session::hold};
+use crate::{git, sandbox};
 
 /// A tree, a gone entry or an orphan claim gc collects.
 #[derive(Debug, Serialize)]
-pub struct Candidate {
+pub(crate) struct Candidate {
     pub card: String,
     pub path: PathBuf,
     pub reason: String,
@@ -39,7 +39,7 @@ pub struct Candidate {
 
 /// What `--apply` did with a candidate.
 #[derive(Debug)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// Collected, this way.
     Collected(Collected),
     /// Judged again under its card's lock and kept: the refusal, in words.
@@ -50,7 +50,7 @@ pub enum Outcome {
 
 /// How a candidate was collected.
 #[derive(Debug, Clone, Copy)]
-pub enum Collected {
+pub(crate) enum Collected {
     /// An orphan claim dropped (another worktree stands at its path).
     Dropped,
     /// An orphan claim's resources released and the claim deleted.
@@ -62,7 +62,7 @@ pub enum Collected {
 }
 
 impl Collected {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Collected::Dropped => "dropped",
             Collected::Released => "released",
@@ -86,14 +86,14 @@ impl Serialize for Outcome {
 /// `--offline`: a remote-tracking ref judged as last fetched, and how long ago that was (from
 /// its reflog and `FETCH_HEAD`; `None` when neither tells).
 #[derive(Debug, Serialize)]
-pub struct LastFetch {
+pub(crate) struct LastFetch {
     pub tracking_ref: String,
     pub age_seconds: Option<u64>,
 }
 
 /// A tree gc keeps, and why.
 #[derive(Debug, Serialize)]
-pub struct Kept {
+pub(crate) struct Kept {
     pub card: String,
     pub path: PathBuf,
     pub reason: String,
@@ -102,7 +102,7 @@ pub struct Kept {
 }
 
 /// What gc collects: the options that decide it.
-pub struct Policy<'a> {
+pub(crate) struct Policy<'a> {
     pub offline: bool,
     pub prunable: bool,
     pub include_failed: bool,
@@ -113,14 +113,14 @@ pub struct Policy<'a> {
 }
 
 /// The plan: the bases judged as last fetched (`--offline`), the candidates and the kept trees.
-pub struct Plan {
+pub(crate) struct Plan {
     pub last_fetched: Vec<LastFetch>,
     pub candidates: Vec<Candidate>,
     pub kept: Vec<Kept>,
 }
 
 /// Judge every registered entry and orphan claim.
-pub fn plan(
+pub(crate) fn plan(
     ctx: &Context,
     cfg: &crate::config::Config,
     entries: &[verify::Entry],
@@ -158,7 +158,7 @@ pub fn plan(
     let index = verify::Index::mapped(entries);
     let mut candidates = Vec::new();
     let mut kept = Vec::new();
-    let mut orphans = crate::state::claim::orphans(&ctx.repo.common_dir, &ctx.repo.base);
+    let mut orphans = crate::state::Cards::at(&ctx.repo.common_dir).orphans(&ctx.repo.base);
     for e in entries {
         let Loaded::Parsed(rec) = &e.record else {
             continue;
@@ -168,21 +168,21 @@ pub fn plan(
         }
         let path = e.linked.path.clone().unwrap_or_else(|| rec.path.clone());
         let keep = |reason: String, command: Option<String>| Kept {
-            card: rec.card.clone(),
+            card: rec.card.to_string(),
             path: path.clone(),
             reason,
             command,
         };
         if e.linked.locked {
             // Never collected: said as the removability decision says it.
-            let blockers = vec![crate::lifecycle::dirty::lock_blocker(&path)];
+            let blockers = vec![crate::lifecycle::lock_blocker(&path)];
             let why = Unremovable::WouldRefuse { blockers };
             kept.push(keep(why.said_of("it"), None));
             continue;
         }
         if e.linked.prunable {
             candidates.push(Candidate {
-                card: rec.card.clone(),
+                card: rec.card.to_string(),
                 path: path.clone(),
                 reason: "its directory is gone".into(),
                 ports: rec.ports.clone(),
@@ -251,17 +251,17 @@ pub fn plan(
         };
         // The decision `remove` makes again under the card's lock: what `--apply` would refuse
         // is kept here, with the same words (a tree in use stays: gc never ends a process).
-        let tree = removable::Tree {
+        let tree = crate::lifecycle::RemovalTree {
             path: &path,
             admin: &e.linked.admin,
             rec,
             locked: e.linked.locked,
         };
-        let how = removable::How {
+        let how = crate::lifecycle::RemovalHow {
             force: false,
             processes: Processes::KeepInUse,
         };
-        if let Err(why) = removable::decide(ctx, &tree, how) {
+        if let Err(why) = crate::lifecycle::decide_removal(ctx, &tree, how) {
             let command = matches!(why, Unremovable::Dirty { .. }).then(|| {
                 format!(
                     "git kardwt remove --path {} --force",
@@ -275,7 +275,7 @@ pub fn plan(
             continue;
         }
         candidates.push(Candidate {
-            card: rec.card.clone(),
+            card: rec.card.to_string(),
             path: path.clone(),
             reason,
             ports: rec.ports.clone(),
@@ -342,9 +342,9 @@ fn fetch_bases(
     if bases.is_empty() {
         return Ok(Vec::new());
     }
-    let deadline = hold::after(std::time::Instant::now(), cfg.action_timeout_seconds);
+    let deadline = crate::context::after(std::time::Instant::now(), cfg.action_timeout_seconds);
     let repo_lock =
-        crate::state::store::take_repo(&ctx.repo.common_dir, deadline, "git kardwt gc (fetch)")?;
+        crate::state::Cards::at(&ctx.repo.common_dir).lock(deadline, "git kardwt gc (fetch)")?;
     let mut failed = Vec::new();
     for (remote, base_ref) in bases {
         let Some(tracking) = collectable::tracking_ref_of(&remote, &base_ref) else {

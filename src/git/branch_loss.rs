@@ -9,11 +9,11 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 /// The branches below `refs/heads/` whose commits do not count as kept elsewhere: kardwt's.
-pub const MINE: &str = "card/";
+pub(crate) const MINE: &str = "card/";
 
 /// Why a card branch may not be deleted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum WouldLose {
+pub(crate) enum WouldLose {
     /// A commit of the branch or its reflog would be on no ref and no commit of the base makes
     /// its change.
     #[error("{}", lost(.first, *.more, .base.as_deref()))]
@@ -49,7 +49,7 @@ fn lost(first: &str, more: usize, base: Option<&str>) -> String {
 /// What git is asked once for all the branches judged together: the commits each branch's
 /// reflog has named, and which of those and the tips' commits no ref kardwt did not make
 /// reaches. Or why it could not be told.
-pub struct History(Result<Asked, String>);
+pub(crate) struct History(Result<Asked, String>);
 
 struct Asked {
     /// By full branch ref.
@@ -59,7 +59,7 @@ struct Asked {
 
 impl History {
     /// Ask about the branches `(full ref, tip)`: two git processes for all of them.
-    pub fn ask(dir: &Path, branches: &[(&str, &str)]) -> History {
+    pub(crate) fn ask(dir: &Path, branches: &[(&str, &str)]) -> History {
         History(Self::asked(dir, branches).map_err(|e| format!("{e:#}")))
     }
 
@@ -77,7 +77,7 @@ impl History {
     /// May the branch `full` (a full ref, asked about) at `tip` be deleted without a commit
     /// becoming unreachable from every other ref? `base`: `(commit, name)` of the base whose
     /// commits' changes count as kept; without one, every commit must be on another ref.
-    pub fn may_delete(
+    pub(crate) fn may_delete(
         &self,
         dir: &Path,
         base: Option<(&str, &str)>,
@@ -113,7 +113,7 @@ impl History {
 
 /// [`History::may_delete`] for one branch, `branch` its short name (`card/42`), at its tip
 /// now. A branch that does not exist loses nothing.
-pub fn may_delete_branch(
+pub(crate) fn may_delete_branch(
     dir: &Path,
     base: Option<(&str, &str)>,
     branch: &str,

@@ -11,7 +11,7 @@ use gix::index::extension::Tree;
 use gix::ObjectId;
 
 /// One entry of a tree object: its name, whether it is a tree, and its object id.
-pub struct Entry {
+pub(super) struct Entry {
     pub name: Vec<u8>,
     pub is_tree: bool,
     pub id: ObjectId,
@@ -20,7 +20,7 @@ pub struct Entry {
 /// The cache tree of tree `root`, every directory valid, as git primes it: each directory's
 /// entry count is the number of non-tree entries beneath it, recursively, and its children are
 /// in git's order (shorter names first, then bytewise). `read` lists one tree object.
-pub fn build(
+pub(super) fn build(
     root: ObjectId,
     read: &mut impl FnMut(&ObjectId) -> Result<Vec<Entry>>,
 ) -> Result<Tree> {
@@ -55,7 +55,7 @@ fn node(
 }
 
 /// The cache tree of `root` read from `repo`'s objects.
-pub fn of(repo: &gix::Repository, root: ObjectId) -> Result<Tree> {
+pub(super) fn of(repo: &gix::Repository, root: ObjectId) -> Result<Tree> {
     build(root, &mut |id| {
         let tree = repo
             .find_tree(*id)
@@ -75,7 +75,7 @@ pub fn of(repo: &gix::Repository, root: ObjectId) -> Result<Tree> {
 
 /// Write `state` to the index file at `path` as git writes a fresh one: its entries, then the
 /// cache tree `tree` as its one extension, then the checksum; atomically, through `index.lock`.
-pub fn write_index(path: &Path, state: &gix::index::State, tree: &Tree) -> Result<()> {
+pub(super) fn write_index(path: &Path, state: &gix::index::State, tree: &Tree) -> Result<()> {
     let mut bytes = Vec::with_capacity(state.entries().len() * 96 + 4096);
     let mut hashed = gix::hash::io::Write::new(&mut bytes, state.object_hash());
     let only_entries = gix::index::write::Options {

@@ -20,7 +20,7 @@ use crate::ground::error::Fail;
 static DETACHED: OnceLock<(std::path::PathBuf, std::path::PathBuf)> = OnceLock::new();
 
 /// Say that `work_tree` has no `.git` and its git dir is `git_dir` (the first call wins).
-pub fn detached_work_tree(work_tree: &Path, git_dir: &Path) {
+pub(super) fn detached_work_tree(work_tree: &Path, git_dir: &Path) {
     let _ = DETACHED.set((work_tree.to_path_buf(), git_dir.to_path_buf()));
 }
 
@@ -185,7 +185,7 @@ pub(super) struct Call<'a> {
 }
 
 /// The outcome of a finished git call.
-pub struct Output {
+pub(crate) struct Output {
     pub ok: bool,
     /// The exit code (None when a signal ended it).
     pub code: Option<i32>,
@@ -197,7 +197,7 @@ pub struct Output {
 
 impl Output {
     /// A step kardwt did in git's place that failed, told as git would tell it (on stderr).
-    pub fn failed(stderr: String) -> Output {
+    pub(crate) fn failed(stderr: String) -> Output {
         Output {
             ok: false,
             code: None,
@@ -209,7 +209,7 @@ impl Output {
 }
 
 impl<'a> Call<'a> {
-    pub fn new<I, S>(dir: &'a Path, args: I) -> Call<'a>
+    pub(super) fn new<I, S>(dir: &'a Path, args: I) -> Call<'a>
     where
         I: IntoIterator<Item = S>,
         S: Into<OsString>,
@@ -226,20 +226,20 @@ impl<'a> Call<'a> {
     }
 
     /// One more variable for git (and the hooks it runs).
-    pub fn env(mut self, key: impl Into<OsString>, value: impl AsRef<OsStr>) -> Call<'a> {
+    pub(super) fn env(mut self, key: impl Into<OsString>, value: impl AsRef<OsStr>) -> Call<'a> {
         self.env.push((key.into(), value.as_ref().to_owned()));
         self
     }
 
     /// Bytes for git's stdin (else stdin is empty).
-    pub fn stdin(mut self, bytes: Vec<u8>) -> Call<'a> {
+    pub(super) fn stdin(mut self, bytes: Vec<u8>) -> Call<'a> {
         self.stdin = Some(bytes);
         self
     }
 
     /// Without the caller's `GIT_TRACE*` variables: for a reader whose stderr must stay empty
     /// to prove it completed, a user's tracing is not a failure.
-    pub fn untraced(mut self) -> Call<'a> {
+    pub(super) fn untraced(mut self) -> Call<'a> {
         self.untraced = true;
         self
     }
@@ -247,19 +247,19 @@ impl<'a> Call<'a> {
     /// Start git in a process group of its own; killed at the deadline, the whole group goes
     /// (a hook git started and left in it), and only that group: what git or its hooks moved
     /// into a session of its own (a daemon) is not this call's to end.
-    pub fn own_group(mut self) -> Call<'a> {
+    pub(super) fn own_group(mut self) -> Call<'a> {
         self.own_group = true;
         self
     }
 
     /// Kill git when `deadline` passes (exit 5).
-    pub fn deadline(mut self, deadline: Option<Instant>) -> Call<'a> {
+    pub(super) fn deadline(mut self, deadline: Option<Instant>) -> Call<'a> {
         self.deadline = deadline;
         self
     }
 
     /// Run git to completion, capturing both streams.
-    pub fn output(self) -> Result<Output> {
+    pub(super) fn output(self) -> Result<Output> {
         let started = Instant::now();
         let mut all: Vec<OsString> = Vec::new();
         if let Some((work_tree, git_dir)) = DETACHED.get().filter(|(w, _)| w == self.dir) {
@@ -327,7 +327,7 @@ impl<'a> Call<'a> {
     }
 
     /// Run git; its trimmed stdout, or an error quoting git's stderr.
-    pub fn run(self) -> Result<String> {
+    pub(super) fn run(self) -> Result<String> {
         let shown = shown(&self.args);
         let out = self.output()?;
         if !out.ok {
@@ -358,7 +358,11 @@ where
 /// 0 and 1 (check-ignore's "nothing matched") are answers, anything else an error quoting
 /// git's stderr. Replace refs are off because the pack git pushes ignores them (pre-push's
 /// `log -z --raw`, `check-ignore`, `ls-files`, `cat-file`).
-pub fn raw_no_replace(dir: &Path, args: Vec<OsString>, input: Option<Vec<u8>>) -> Result<Vec<u8>> {
+pub(crate) fn raw_no_replace(
+    dir: &Path,
+    args: Vec<OsString>,
+    input: Option<Vec<u8>>,
+) -> Result<Vec<u8>> {
     let shown = args
         .iter()
         .take(2)

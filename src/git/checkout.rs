@@ -13,7 +13,7 @@ use gix::index::entry::{Flags, Mode, Stage};
 
 /// How closely the index must follow HEAD.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Follow {
+pub(crate) enum Follow {
     /// Exactly HEAD's entries: a tree git has just checked out, which nobody worked in yet.
     Exactly,
     /// Not empty when HEAD is not: a tree someone may have worked in (a staged change or
@@ -23,7 +23,7 @@ pub enum Follow {
 
 /// Why a checkout does not match HEAD.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Gap {
+pub(crate) enum Gap {
     /// The index has no entry while HEAD's tree has some.
     EmptyIndex,
     /// How many entries of HEAD the index lacks or holds otherwise, plus entries HEAD lacks;
@@ -37,7 +37,7 @@ pub enum Gap {
 
 /// One tracked path as HEAD or the index holds it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Tracked<'a> {
+pub(crate) struct Tracked<'a> {
     pub path: &'a [u8],
     pub id: &'a oid,
     pub mode: u32,
@@ -47,7 +47,7 @@ pub struct Tracked<'a> {
 /// another id or mode, plus the entries it holds that HEAD lacks, with the first few paths
 /// (pure). A HEAD path beneath one of `sparse` (the index's sparse directories, `dir/`) is
 /// covered by it.
-pub fn unmatched(
+pub(crate) fn unmatched(
     head: &[Tracked<'_>],
     staged: &[Tracked<'_>],
     sparse: &[&[u8]],
@@ -79,7 +79,7 @@ pub fn unmatched(
 
 /// Does the checkout of the worktree at `tree` (its index at `<admin>/index`, which exists)
 /// follow HEAD as `follow` asks, with every tracked file on disk? `None` when it does.
-pub fn gap(tree: &Path, admin: &Path, follow: Follow) -> Option<Gap> {
+pub(crate) fn gap(tree: &Path, admin: &Path, follow: Follow) -> Option<Gap> {
     let unreadable =
         |what: &str, e: &dyn std::fmt::Display| Some(Gap::Unreadable(format!("{what}: {e}")));
     let repo = match super::repo::open_worktree(tree) {

@@ -17,7 +17,7 @@ use gix::bstr::ByteSlice;
 use gix::index::entry::Mode;
 
 /// A checkout kardwt will write itself: the start commit's tree as an index, not yet on disk.
-pub struct Planned {
+pub(crate) struct Planned {
     tree: gix::ObjectId,
     state: gix::index::State,
     threads: usize,
@@ -25,7 +25,7 @@ pub struct Planned {
 
 /// Why git checks the new tree out instead of kardwt.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Declined {
+pub(crate) enum Declined {
     /// One core: git's checkout is as fast (measured).
     OneCore,
     /// A setting that changes what a checkout writes, or how.
@@ -52,7 +52,7 @@ impl std::fmt::Display for Declined {
 
 /// Which values of a setting are harmless.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Harmless {
+pub(crate) enum Harmless {
     /// A boolean: only `false`.
     False,
     /// A boolean: only `true`.
@@ -95,7 +95,7 @@ const SETTINGS: &[(&str, Harmless)] = &[
 /// The first setting in [`SETTINGS`] that `get` has with a value that is not harmless (pure).
 /// `get(key, boolean)` answers with the key's last value, a boolean's as `true` or `false`
 /// (anything git would not read as one as it is).
-pub fn config_declines(get: impl Fn(&str, bool) -> Option<String>) -> Option<String> {
+pub(crate) fn config_declines(get: impl Fn(&str, bool) -> Option<String>) -> Option<String> {
     SETTINGS.iter().find_map(|(key, harmless)| {
         let boolean = matches!(harmless, Harmless::False | Harmless::True);
         let value = get(key, boolean)?;
@@ -119,14 +119,16 @@ const ENV_VARS: &[&str] = &[
 ];
 
 /// The first of [`ENV_VARS`] that `set` says is set (pure).
-pub fn env_declines(set: impl Fn(&str) -> bool) -> Option<&'static str> {
+pub(crate) fn env_declines(set: impl Fn(&str) -> bool) -> Option<&'static str> {
     ENV_VARS.iter().copied().find(|v| set(v))
 }
 
 /// What in a tree's entries (path, mode) makes git's checkout differ from a byte copy, if
 /// anything (pure): an attributes or submodules file at any depth, a submodule, or a path
 /// beneath another tracked file (`a` and `a/x`, which git refuses or resolves its own way).
-pub fn tree_declines<'a>(entries: impl Iterator<Item = (&'a [u8], Mode)>) -> Option<Declined> {
+pub(crate) fn tree_declines<'a>(
+    entries: impl Iterator<Item = (&'a [u8], Mode)>,
+) -> Option<Declined> {
     let mut files = std::collections::HashSet::new();
     let mut dirs = std::collections::HashSet::new();
     for (path, mode) in entries {
@@ -209,7 +211,11 @@ fn git_prefixes() -> Vec<PathBuf> {
 
 /// Decide, before git creates the tree, whether kardwt checks out `commit` itself: `Ok` with
 /// the tree read into an index, or why git does.
-pub fn plan(repo: &gix::Repository, common_dir: &Path, commit: &str) -> Result<Planned, Declined> {
+pub(crate) fn plan(
+    repo: &gix::Repository,
+    common_dir: &Path,
+    commit: &str,
+) -> Result<Planned, Declined> {
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
     if threads < 2 {
         return Err(Declined::OneCore);
@@ -282,7 +288,7 @@ pub fn plan(repo: &gix::Repository, common_dir: &Path, commit: &str) -> Result<P
 /// Write `planned` into the tree git just created at `tree` with `--no-checkout`: its files on
 /// every core, then its index. Fails, writing no index, when the tree's HEAD is not the planned
 /// commit's or any file could not be written; the caller removes the tree then.
-pub fn check_out(tree: &Path, planned: Planned, deadline: Instant) -> Result<usize> {
+pub(crate) fn check_out(tree: &Path, planned: Planned, deadline: Instant) -> Result<usize> {
     let repo = gix::open(tree).with_context(|| format!("cannot open {}", tree.display()))?;
     let head = repo
         .head_tree_id()
@@ -317,7 +323,7 @@ pub fn check_out(tree: &Path, planned: Planned, deadline: Instant) -> Result<usi
             .name("kardwt-checkout-watch".to_owned())
             .spawn_scoped(scope, move || watch(finished, stop, deadline));
         // gix's pool panics when the system refuses a thread: that is a failed checkout here.
-        let out = crate::sys::contain::contained(|| {
+        let out = crate::sys::contained(|| {
             gix::worktree::state::checkout(
                 &mut index,
                 tree,

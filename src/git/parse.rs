@@ -4,7 +4,7 @@
 /// The `(worktree path, branch ref)` of each worktree with a branch checked out, from
 /// `git worktree list --porcelain -z` (pure): NUL-separated fields, an empty field between
 /// worktrees; `worktree <path>` opens one, `branch <ref>` names its branch.
-pub fn worktree_branches(raw: &[u8]) -> Vec<(String, String)> {
+pub(crate) fn worktree_branches(raw: &[u8]) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let mut path = String::new();
     for field in raw.split(|b| *b == 0) {
@@ -20,7 +20,7 @@ pub fn worktree_branches(raw: &[u8]) -> Vec<(String, String)> {
 /// One entry of `git status --porcelain -z` (v1): the two status letters, the path, and for
 /// a rename or copy the original path (git writes it as the next NUL-separated field).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StatusEntry {
+pub(crate) struct StatusEntry {
     pub xy: [u8; 2],
     pub path: Vec<u8>,
     pub orig: Option<Vec<u8>>,
@@ -28,14 +28,14 @@ pub struct StatusEntry {
 
 impl StatusEntry {
     /// Is this an ignored entry (`!!`, with `--ignored`)?
-    pub fn ignored(&self) -> bool {
+    pub(crate) fn ignored(&self) -> bool {
         &self.xy == b"!!"
     }
 }
 
 /// Why output of git's that kardwt reads strictly is not what it seems: never a shorter list.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum Garbled {
+pub(crate) enum Garbled {
     /// The output does not end with the NUL of its last entry: it was cut short.
     #[error(
         "its output ends in the middle of an entry ({0} bytes, no final NUL): it was cut short"
@@ -64,7 +64,7 @@ fn strange(command: &'static str, entry: &[u8]) -> Garbled {
 /// The entries of `git status --porcelain -z` output, read strictly: output that does not end
 /// with the NUL of its last entry was cut short, and a field git never writes means the output
 /// is not what it seems; either is an error, never a shorter list.
-pub fn status_z(raw: &[u8]) -> Result<Vec<StatusEntry>, Garbled> {
+pub(crate) fn status_z(raw: &[u8]) -> Result<Vec<StatusEntry>, Garbled> {
     let mut entries = Vec::new();
     let Some(body) = complete_z(raw)? else {
         return Ok(entries);
@@ -108,7 +108,7 @@ fn complete_z(raw: &[u8]) -> Result<Option<&[u8]>, Garbled> {
 
 /// One entry of `git ls-files --stage -z`: `<mode> <oid> <stage>\t<path>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct IndexEntry {
+pub(crate) struct IndexEntry {
     /// The octal mode as git writes it (`100644`, `120000`, `160000` for a gitlink).
     pub mode: Vec<u8>,
     pub path: Vec<u8>,
@@ -116,13 +116,13 @@ pub struct IndexEntry {
 
 impl IndexEntry {
     /// A submodule's commit (mode 160000).
-    pub fn is_gitlink(&self) -> bool {
+    pub(crate) fn is_gitlink(&self) -> bool {
         self.mode == b"160000"
     }
 }
 
 /// The entries of `git ls-files --stage -z` output, read strictly like [`status_z`].
-pub fn index_z(raw: &[u8]) -> Result<Vec<IndexEntry>, Garbled> {
+pub(crate) fn index_z(raw: &[u8]) -> Result<Vec<IndexEntry>, Garbled> {
     let Some(body) = complete_z(raw)? else {
         return Ok(Vec::new());
     };
@@ -147,7 +147,7 @@ pub fn index_z(raw: &[u8]) -> Result<Vec<IndexEntry>, Garbled> {
 
 /// An index entry git keeps out of `git status`: marked skip-worktree or assume-unchanged.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FlaggedEntry {
+pub(crate) struct FlaggedEntry {
     /// The octal mode as git writes it.
     pub mode: Vec<u8>,
     /// The blob id the index holds for it.
@@ -157,7 +157,7 @@ pub struct FlaggedEntry {
 
 /// The stage-0 entries of `git ls-files -v --stage -z` output tagged skip-worktree (`S`) or
 /// assume-unchanged (a lowercase tag), read strictly like [`status_z`] (pure).
-pub fn flagged_z(raw: &[u8]) -> Result<Vec<FlaggedEntry>, Garbled> {
+pub(crate) fn flagged_z(raw: &[u8]) -> Result<Vec<FlaggedEntry>, Garbled> {
     let Some(body) = complete_z(raw)? else {
         return Ok(Vec::new());
     };
@@ -187,14 +187,14 @@ pub fn flagged_z(raw: &[u8]) -> Result<Vec<FlaggedEntry>, Garbled> {
 }
 
 /// `git rev-list --left-right --count`'s one line, `<left>\t<right>\n`, as two numbers.
-pub fn left_right_count(out: &str) -> Option<(u64, u64)> {
+pub(crate) fn left_right_count(out: &str) -> Option<(u64, u64)> {
     let (left, right) = out.trim_end_matches('\n').split_once('\t')?;
     Some((left.parse().ok()?, right.parse().ok()?))
 }
 
 /// A path as people read it: UTF-8 kept as is, every other byte (and control characters)
 /// written the way git quotes them, `\ooo` in octal.
-pub fn display_path(bytes: &[u8]) -> String {
+pub(crate) fn display_path(bytes: &[u8]) -> String {
     let mut out = String::new();
     for chunk in bytes.utf8_chunks() {
         for c in chunk.valid().chars() {

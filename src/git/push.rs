@@ -7,7 +7,7 @@ use crate::ground::error::{Code, Kind};
 
 /// One line git gives pre-push on stdin.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RefUpdate {
+pub(crate) struct RefUpdate {
     pub local_ref: String,
     pub local_oid: String,
     pub remote_ref: String,
@@ -20,24 +20,24 @@ fn is_null(oid: &str) -> bool {
 
 impl RefUpdate {
     /// A deletion pushes nothing.
-    pub fn is_deletion(&self) -> bool {
+    pub(crate) fn is_deletion(&self) -> bool {
         is_null(&self.local_oid)
     }
     /// A new remote ref: the remote gave no old tip to stop at.
-    pub fn is_new(&self) -> bool {
+    pub(crate) fn is_new(&self) -> bool {
         is_null(&self.remote_oid)
     }
 }
 
 /// Is `oid` a full hexadecimal object id (SHA-1 or SHA-256)?
-pub fn is_oid(oid: &str) -> bool {
+pub(crate) fn is_oid(oid: &str) -> bool {
     (oid.len() == 40 || oid.len() == 64) && oid.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 /// A line on pre-push's stdin that is not `<local ref> <local oid> <remote ref> <remote oid>`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unexpected pre-push input line {0:?}")]
-pub struct BadLine(pub String);
+pub(crate) struct BadLine(pub String);
 
 impl Kind for BadLine {
     fn code(&self) -> Code {
@@ -47,7 +47,7 @@ impl Kind for BadLine {
 
 /// Parse git's `<local ref> <local oid> <remote ref> <remote oid>` lines; blank lines are
 /// skipped, a malformed one (or an object id that is not hex) is an error naming it.
-pub fn parse_updates(input: &str) -> Result<Vec<RefUpdate>, BadLine> {
+pub(crate) fn parse_updates(input: &str) -> Result<Vec<RefUpdate>, BadLine> {
     input
         .lines()
         .filter(|l| !l.trim().is_empty())
@@ -67,7 +67,7 @@ pub fn parse_updates(input: &str) -> Result<Vec<RefUpdate>, BadLine> {
 
 /// One entry of a pushed commit's diff against one of its parents (or the empty tree).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Entry {
+pub(crate) struct Entry {
     pub commit: String,
     pub old_mode: String,
     pub mode: String,
@@ -82,11 +82,11 @@ pub struct Entry {
 
 impl Entry {
     /// Does this entry put content into the pushed tree (anything but a deletion)?
-    pub fn brings(&self) -> bool {
+    pub(crate) fn brings(&self) -> bool {
         self.status != b'D'
     }
     /// Does it touch a symlink (made, retargeted, or replaced by something else)?
-    pub fn touches_symlink(&self) -> bool {
+    pub(crate) fn touches_symlink(&self) -> bool {
         self.mode == "120000" || self.old_mode == "120000"
     }
 }
@@ -94,7 +94,7 @@ impl Entry {
 /// Parse `git log --format='%H %P' --raw -z --no-renames --no-abbrev` output (with
 /// `--diff-merges=separate`, a merge's header repeats before its diff against each parent).
 /// A path is the token after each `:` meta token, so any byte in a name is read as is.
-pub fn parse_entries(raw: &[u8]) -> Vec<Entry> {
+pub(crate) fn parse_entries(raw: &[u8]) -> Vec<Entry> {
     let mut out = Vec::new();
     let mut commit = String::new();
     let mut parents = 1;
@@ -133,7 +133,7 @@ pub fn parse_entries(raw: &[u8]) -> Vec<Entry> {
 /// all but deletions of an ordinary commit; of a merge, only a path whose result shows in its
 /// diff against each parent (what it brought from one parent is that parent's, checked with
 /// that parent's own commits or already on the remote). Each once, in order.
-pub fn introduced(entries: &[Entry]) -> Vec<&Entry> {
+pub(crate) fn introduced(entries: &[Entry]) -> Vec<&Entry> {
     let key = |e: &Entry| {
         (
             e.commit.clone(),
@@ -154,13 +154,13 @@ pub fn introduced(entries: &[Entry]) -> Vec<&Entry> {
 }
 
 /// The last component of a slash-separated path.
-pub fn basename(path: &[u8]) -> &[u8] {
+pub(crate) fn basename(path: &[u8]) -> &[u8] {
     path.rsplit(|b| *b == b'/').next().unwrap_or(path)
 }
 
 /// Is `name` (one component) a `.env` or `.env.*` name? Compared without regard to ASCII
 /// case when `ignorecase` (git's `core.ignorecase`).
-pub fn is_env_name(name: &[u8], ignorecase: bool) -> bool {
+pub(crate) fn is_env_name(name: &[u8], ignorecase: bool) -> bool {
     let lower;
     let name = if ignorecase {
         lower = name.to_ascii_lowercase();
@@ -172,7 +172,7 @@ pub fn is_env_name(name: &[u8], ignorecase: bool) -> bool {
 }
 
 /// Do two paths name the same file (ASCII case folded when `ignorecase`)?
-pub fn same_path(a: &[u8], b: &[u8], ignorecase: bool) -> bool {
+pub(crate) fn same_path(a: &[u8], b: &[u8], ignorecase: bool) -> bool {
     if ignorecase {
         a.eq_ignore_ascii_case(b)
     } else {
@@ -181,7 +181,7 @@ pub fn same_path(a: &[u8], b: &[u8], ignorecase: bool) -> bool {
 }
 
 /// Is `path` the shared path `shared` or beneath it?
-pub fn reaches(path: &[u8], shared: &[u8], ignorecase: bool) -> bool {
+pub(crate) fn reaches(path: &[u8], shared: &[u8], ignorecase: bool) -> bool {
     same_path(path, shared, ignorecase)
         || (path.len() > shared.len()
             && path[shared.len()] == b'/'
@@ -190,7 +190,7 @@ pub fn reaches(path: &[u8], shared: &[u8], ignorecase: bool) -> bool {
 
 /// Where a symlink of a pushed tree leads.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Resolved {
+pub(crate) enum Resolved {
     /// Out of the repository (absolute, or `..` past the root at some step).
     Leaves,
     /// More than 40 symlinks followed: a loop, refused like git and the kernel refuse it.
@@ -201,7 +201,11 @@ pub enum Resolved {
 
 /// Follow the symlink at `path` (relative to the root, target `target`) through the tree's
 /// other symlinks (`links`: path → target), component by component as the kernel would.
-pub fn resolve_link(path: &[u8], target: &[u8], links: &BTreeMap<Vec<u8>, Vec<u8>>) -> Resolved {
+pub(crate) fn resolve_link(
+    path: &[u8],
+    target: &[u8],
+    links: &BTreeMap<Vec<u8>, Vec<u8>>,
+) -> Resolved {
     let components = |t: &[u8]| -> Vec<Vec<u8>> {
         t.split(|b| *b == b'/')
             .filter(|c| !c.is_empty())
@@ -244,10 +248,10 @@ pub fn resolve_link(path: &[u8], target: &[u8], links: &BTreeMap<Vec<u8>, Vec<u8
 }
 
 /// A tree's symlinks: (path, blob id).
-pub type TreeLinks = Vec<(Vec<u8>, String)>;
+pub(crate) type TreeLinks = Vec<(Vec<u8>, String)>;
 
 /// The symlinks in `git ls-tree -r -z --full-tree` output.
-pub fn parse_tree_links(raw: &[u8]) -> TreeLinks {
+pub(crate) fn parse_tree_links(raw: &[u8]) -> TreeLinks {
     raw.split(|b| *b == 0)
         .filter_map(|rec| {
             let tab = rec.iter().position(|b| *b == b'\t')?;
@@ -261,7 +265,7 @@ pub fn parse_tree_links(raw: &[u8]) -> TreeLinks {
 }
 
 /// What the push sends: the pushed commits' entries that bring content, and every object.
-pub struct Sent<'a> {
+pub(crate) struct Sent<'a> {
     pub brought: Vec<&'a Entry>,
     /// Object id → the path `rev-list` first reached it at.
     pub objects: &'a BTreeMap<String, Vec<u8>>,
@@ -272,7 +276,7 @@ pub struct Sent<'a> {
 impl Sent<'_> {
     /// Where the object `oid` is sent: the pushed commit that brings it, by path, or the object
     /// with the path it was reached at (a tag or a notes ref may send it without a commit).
-    pub fn site(&self, oid: &str) -> String {
+    pub(crate) fn site(&self, oid: &str) -> String {
         if let Some(e) = self.brought.iter().find(|e| e.blob == oid) {
             return format!("commit {} {} {}", e.commit, says(e), show(&e.path));
         }
@@ -288,7 +292,7 @@ impl Sent<'_> {
     }
 }
 
-pub fn says(e: &Entry) -> &'static str {
+pub(crate) fn says(e: &Entry) -> &'static str {
     if e.status == b'A' {
         "adds"
     } else {
@@ -297,7 +301,7 @@ pub fn says(e: &Entry) -> &'static str {
 }
 
 /// The blob ids in `git ls-tree -r -z --full-tree` output (symlinks included).
-pub fn tree_blobs(raw: &[u8]) -> std::collections::BTreeSet<String> {
+pub(crate) fn tree_blobs(raw: &[u8]) -> std::collections::BTreeSet<String> {
     raw.split(|b| *b == 0)
         .filter_map(|rec| {
             let tab = rec.iter().position(|b| *b == b'\t')?;
@@ -312,7 +316,7 @@ pub fn tree_blobs(raw: &[u8]) -> std::collections::BTreeSet<String> {
 
 /// The objects `git rev-list --objects` printed, each with the path it was first reached at
 /// (empty for a commit, a tag, a root tree or an object a ref names).
-pub fn parse_objects(raw: &[u8]) -> BTreeMap<String, Vec<u8>> {
+pub(crate) fn parse_objects(raw: &[u8]) -> BTreeMap<String, Vec<u8>> {
     raw.split(|b| *b == b'\n')
         .filter_map(|line| {
             let sp = line.iter().position(|b| *b == b' ').unwrap_or(line.len());
@@ -324,7 +328,7 @@ pub fn parse_objects(raw: &[u8]) -> BTreeMap<String, Vec<u8>> {
 }
 
 /// The contents `git cat-file --batch` printed, by object id (missing objects are left out).
-pub fn parse_batch(raw: &[u8]) -> BTreeMap<String, Vec<u8>> {
+pub(crate) fn parse_batch(raw: &[u8]) -> BTreeMap<String, Vec<u8>> {
     let mut out = BTreeMap::new();
     let mut rest = raw;
     while let Some(nl) = rest.iter().position(|b| *b == b'\n') {
@@ -347,7 +351,7 @@ pub fn parse_batch(raw: &[u8]) -> BTreeMap<String, Vec<u8>> {
 
 /// The sizes `git cat-file --batch-check` printed for blobs, by object id (anything else, and
 /// missing objects, left out).
-pub fn parse_batch_check(raw: &[u8]) -> BTreeMap<String, u64> {
+pub(crate) fn parse_batch_check(raw: &[u8]) -> BTreeMap<String, u64> {
     String::from_utf8_lossy(raw)
         .lines()
         .filter_map(|l| match l.split(' ').collect::<Vec<_>>().as_slice() {
@@ -358,7 +362,7 @@ pub fn parse_batch_check(raw: &[u8]) -> BTreeMap<String, u64> {
 }
 
 /// `data` with every CRLF made LF (what git's text conversion commits).
-pub fn crlf_to_lf(data: &[u8]) -> Vec<u8> {
+pub(crate) fn crlf_to_lf(data: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(data.len());
     for (i, b) in data.iter().enumerate() {
         if !(*b == b'\r' && data.get(i + 1) == Some(&b'\n')) {
@@ -369,7 +373,7 @@ pub fn crlf_to_lf(data: &[u8]) -> Vec<u8> {
 }
 
 /// A path for a message: valid UTF-8 as is, other bytes as `\xNN`.
-pub fn show(path: &[u8]) -> String {
+pub(crate) fn show(path: &[u8]) -> String {
     String::from_utf8(path.to_vec()).unwrap_or_else(|_| {
         path.iter()
             .map(|b| {

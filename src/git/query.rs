@@ -9,7 +9,7 @@ use super::argv::Argv;
 use super::call::{raw_no_replace, run, Call};
 
 /// Is `ancestor` an ancestor of (or equal to) `descendant`?
-pub fn is_ancestor(dir: &Path, ancestor: &str, descendant: &str) -> bool {
+pub(crate) fn is_ancestor(dir: &Path, ancestor: &str, descendant: &str) -> bool {
     let args = Argv::new(["merge-base", "--is-ancestor"])
         .outside(ancestor)
         .outside(descendant);
@@ -19,7 +19,7 @@ pub fn is_ancestor(dir: &Path, ancestor: &str, descendant: &str) -> bool {
 /// Does `base` already contain the changes of `branch` (a squash or rebase
 /// merge)? True when merging `branch` into `base` (`git merge-tree --write-tree`, which touches
 /// no worktree and no ref) merges cleanly and yields exactly `base`'s tree.
-pub fn changes_contained(dir: &Path, base: &str, branch: &str) -> bool {
+pub(crate) fn changes_contained(dir: &Path, base: &str, branch: &str) -> bool {
     let merged = Call::new(
         dir,
         Argv::new(["merge-tree", "--write-tree", "--no-messages"])
@@ -39,28 +39,28 @@ pub fn changes_contained(dir: &Path, base: &str, branch: &str) -> bool {
 }
 
 /// The merge base of `a` and `b`, if they have one.
-pub fn merge_base(dir: &Path, a: &str, b: &str) -> Option<String> {
+pub(crate) fn merge_base(dir: &Path, a: &str, b: &str) -> Option<String> {
     run(dir, Argv::new(["merge-base"]).outside(a).outside(b)).ok()
 }
 
 /// The commit HEAD names in `dir`, if any.
-pub fn head_oid(dir: &Path) -> Option<String> {
+pub(crate) fn head_oid(dir: &Path) -> Option<String> {
     run(dir, ["rev-parse", "--verify", "--quiet", "HEAD"]).ok()
 }
 
 /// The ref the symbolic ref `name` points to, if it is one.
-pub fn symbolic_ref(dir: &Path, name: &str) -> Option<String> {
+pub(crate) fn symbolic_ref(dir: &Path, name: &str) -> Option<String> {
     run(dir, Argv::new(["symbolic-ref", "--quiet"]).outside(name)).ok()
 }
 
 /// `git rev-parse --git-path <what>` (the program's own name: `hooks`), as git prints it.
-pub fn git_path(dir: &Path, what: &str) -> Result<String> {
+pub(crate) fn git_path(dir: &Path, what: &str) -> Result<String> {
     run(dir, ["rev-parse", "--git-path", what])
 }
 
 /// The common dir of the repository git finds from `dir`, absolute (asked of git itself, for
 /// a repository kardwt could not open).
-pub fn common_dir_of(dir: &Path) -> Option<std::path::PathBuf> {
+pub(crate) fn common_dir_of(dir: &Path) -> Option<std::path::PathBuf> {
     run(
         dir,
         ["rev-parse", "--path-format=absolute", "--git-common-dir"],
@@ -73,7 +73,7 @@ pub fn common_dir_of(dir: &Path) -> Option<std::path::PathBuf> {
 /// What HEAD of the repository at `dir` names, asked of git (for refs gix cannot read, as in
 /// a reftable repository): the branch (short name) when HEAD is symbolic, else the commit.
 /// `None` when git cannot say.
-pub fn head_of(dir: &Path) -> Option<super::repo::Head> {
+pub(super) fn head_of(dir: &Path) -> Option<super::repo::Head> {
     if let Ok(full) = run(dir, ["symbolic-ref", "--quiet", "HEAD"]) {
         let short = full.strip_prefix("refs/heads/").unwrap_or(&full);
         return Some(super::repo::Head::Branch(short.to_owned()));
@@ -84,12 +84,12 @@ pub fn head_of(dir: &Path) -> Option<super::repo::Head> {
 }
 
 /// The tree HEAD of the repository at `dir` names, asked of git.
-pub fn head_tree(dir: &Path) -> Result<String> {
+pub(super) fn head_tree(dir: &Path) -> Result<String> {
     run(dir, ["rev-parse", "--verify", "HEAD^{tree}"])
 }
 
 /// Does the repository's own config file (`--local`) set any `kardwt.*` key?
-pub fn local_config_names_kardwt(dir: &Path) -> bool {
+pub(crate) fn local_config_names_kardwt(dir: &Path) -> bool {
     run(dir, ["config", "--local", "--get-regexp", "^kardwt\\."]).is_ok_and(|o| !o.is_empty())
 }
 
@@ -99,7 +99,7 @@ const KEPT_REMOTE_REFS: &str = "--glob=refs/kardwt/remotes/*";
 
 /// One commit HEAD has that no remote-tracking ref (nor a pull request head kardwt fetched)
 /// reaches, if any.
-pub fn unpushed_commit(dir: &Path) -> Result<Option<String>> {
+pub(crate) fn unpushed_commit(dir: &Path) -> Result<Option<String>> {
     let args = [
         "rev-list",
         "-n",
@@ -117,7 +117,10 @@ pub fn unpushed_commit(dir: &Path) -> Result<Option<String>> {
 /// Of the commits `heads`, those (and their ancestors) that no remote-tracking ref (nor a pull
 /// request head kardwt fetched) reaches: one walk, `git rev-list --stdin --not --remotes
 /// --glob=refs/kardwt/remotes/*`, the heads on stdin (any number of them).
-pub fn not_on_remotes(dir: &Path, heads: &[&str]) -> Result<std::collections::HashSet<String>> {
+pub(crate) fn not_on_remotes(
+    dir: &Path,
+    heads: &[&str],
+) -> Result<std::collections::HashSet<String>> {
     if heads.is_empty() {
         return Ok(Default::default());
     }
@@ -139,7 +142,7 @@ pub fn not_on_remotes(dir: &Path, heads: &[&str]) -> Result<std::collections::Ha
 /// --stdin --not --remotes --tags --exclude=<mine>* --branches`, the tips on stdin (one this
 /// repository no longer has is skipped). `mine` is the branch prefix under `refs/heads/` whose
 /// refs do not count (`card/`).
-pub fn on_no_other_ref(
+pub(crate) fn on_no_other_ref(
     dir: &Path,
     tips: &[&str],
     mine: &str,
@@ -167,7 +170,7 @@ pub fn on_no_other_ref(
 /// their merge base) also makes: `git rev-list --cherry-mark --right-only <base>...<head>…`'s
 /// `+` lines, `git cherry`'s rule (patch ids; a merge commit never matches), oldest first. A
 /// head this repository no longer has is skipped.
-pub fn without_equivalent(dir: &Path, base: &str, heads: &[&str]) -> Result<Vec<String>> {
+pub(crate) fn without_equivalent(dir: &Path, base: &str, heads: &[&str]) -> Result<Vec<String>> {
     let mut args = Argv::new([
         "rev-list",
         "--reverse",
@@ -190,7 +193,7 @@ pub fn without_equivalent(dir: &Path, base: &str, heads: &[&str]) -> Result<Vec<
 /// (`<old> <new> <ident> <time> <zone>\t<message>` per line, oldest first), asked of git
 /// (`git log --walk-reflogs`) for a ref store without loose logs (reftable). Each entry's old
 /// id is the one before it (git's walk prints only the new). Empty when there is none.
-pub fn head_reflog(worktree: &Path) -> Result<String> {
+pub(crate) fn head_reflog(worktree: &Path) -> Result<String> {
     let args = [
         "log",
         "--walk-reflogs",
@@ -228,7 +231,7 @@ pub fn head_reflog(worktree: &Path) -> Result<String> {
 /// When (Unix seconds) the reflog of `name` (a full ref name) last recorded a move, asked of
 /// git run in `dir` (a worktree or a git dir), for a ref store without loose logs
 /// (reftable); `None` without a reflog.
-pub fn reflog_time(dir: &Path, name: &str) -> Option<u64> {
+pub(crate) fn reflog_time(dir: &Path, name: &str) -> Option<u64> {
     let args = Argv::new([
         "log",
         "--walk-reflogs",
@@ -247,7 +250,7 @@ pub fn reflog_time(dir: &Path, name: &str) -> Option<u64> {
 
 /// The commits the reflogs of `refs` (full ref names) have named, by ref: one `git log
 /// --walk-reflogs` for all of them. A ref without a reflog has none.
-pub fn reflog_commits(
+pub(crate) fn reflog_commits(
     dir: &Path,
     refs: &[&str],
 ) -> Result<std::collections::HashMap<String, Vec<String>>> {
@@ -277,7 +280,7 @@ pub fn reflog_commits(
 
 /// Does a remote-tracking ref of `remote` (`refs/remotes/<remote>/…`) reach the commit `oid`
 /// (a full object id)? `git for-each-ref --count=1 --contains`.
-pub fn tracking_contains(dir: &Path, remote: &str, oid: &str) -> Result<bool> {
+pub(crate) fn tracking_contains(dir: &Path, remote: &str, oid: &str) -> Result<bool> {
     let args = Argv::new([
         "for-each-ref".to_owned(),
         "--count=1".to_owned(),
@@ -290,7 +293,7 @@ pub fn tracking_contains(dir: &Path, remote: &str, oid: &str) -> Result<bool> {
 
 /// Is the commit `oid` one of `tips` or an ancestor of one? Tips this repository lacks are
 /// skipped (`--ignore-missing`): one `git rev-list -n 1 --stdin` walk, `oid ^tip…` on stdin.
-pub fn reachable_from_any(dir: &Path, oid: &str, tips: &[&str]) -> Result<bool> {
+pub(crate) fn reachable_from_any(dir: &Path, oid: &str, tips: &[&str]) -> Result<bool> {
     let mut input = format!("{oid}\n");
     for t in tips {
         input.push_str(&format!("^{t}\n"));
@@ -304,7 +307,7 @@ pub fn reachable_from_any(dir: &Path, oid: &str, tips: &[&str]) -> Result<bool> 
 /// pre-push's one pass over the pushed commits (`revs`: tips, `^boundaries`, `--not
 /// --remotes=<name>`, all made by the program from git's own output): every commit with its
 /// parents and its raw diff against each parent (a root against the empty tree), `-z`.
-pub fn log_raw_z(dir: &Path, revs: Vec<OsString>) -> Result<Vec<u8>> {
+pub(crate) fn log_raw_z(dir: &Path, revs: Vec<OsString>) -> Result<Vec<u8>> {
     let mut args: Vec<OsString> = [
         "log",
         "-z",
@@ -327,37 +330,37 @@ pub fn log_raw_z(dir: &Path, revs: Vec<OsString>) -> Result<Vec<u8>> {
 /// `git rev-list --objects --stdin` with `revs` (one a line, `^<oid>` for what is not wanted)
 /// on stdin: every object reachable from the wanted and not from the unwanted, one process
 /// for any number of refs. Each line is `<oid>` or `<oid> <path>` (a path cut at a newline).
-pub fn rev_list_objects(dir: &Path, revs: Vec<u8>) -> Result<Vec<u8>> {
+pub(crate) fn rev_list_objects(dir: &Path, revs: Vec<u8>) -> Result<Vec<u8>> {
     let args = ["rev-list", "--objects", "--stdin"].map(OsString::from);
     raw_no_replace(dir, args.to_vec(), Some(revs))
 }
 
 /// `git ls-tree -r -z --full-tree <commit>`: every entry of a commit's tree.
-pub fn ls_tree_z(dir: &Path, commit: &str) -> Result<Vec<u8>> {
+pub(crate) fn ls_tree_z(dir: &Path, commit: &str) -> Result<Vec<u8>> {
     let args = ["ls-tree", "-r", "-z", "--full-tree", commit, "--"].map(OsString::from);
     raw_no_replace(dir, args.to_vec(), None)
 }
 
 /// `git cat-file --batch` with one object id a line on stdin.
-pub fn cat_file_batch(dir: &Path, oids: Vec<u8>) -> Result<Vec<u8>> {
+pub(crate) fn cat_file_batch(dir: &Path, oids: Vec<u8>) -> Result<Vec<u8>> {
     let args = ["cat-file", "--batch"].map(OsString::from);
     raw_no_replace(dir, args.to_vec(), Some(oids))
 }
 
 /// `git cat-file --batch-check`: `<oid> <type> <size>` (or `<oid> missing`) per line of `oids`.
-pub fn cat_file_batch_check(dir: &Path, oids: Vec<u8>) -> Result<Vec<u8>> {
+pub(crate) fn cat_file_batch_check(dir: &Path, oids: Vec<u8>) -> Result<Vec<u8>> {
     let args = ["cat-file", "--batch-check"].map(OsString::from);
     raw_no_replace(dir, args.to_vec(), Some(oids))
 }
 
 /// `git config -z --get-regexp <regexp>` (the program's own pattern).
-pub fn config_regexp_z(dir: &Path, regexp: &str) -> Result<Vec<u8>> {
+pub(crate) fn config_regexp_z(dir: &Path, regexp: &str) -> Result<Vec<u8>> {
     let args = ["config", "-z", "--get-regexp", regexp].map(OsString::from);
     raw_no_replace(dir, args.to_vec(), None)
 }
 
 /// Does ref `name` (a full ref name) exist in `dir`'s repository?
-pub fn ref_exists(dir: &Path, name: &str) -> bool {
+pub(crate) fn ref_exists(dir: &Path, name: &str) -> bool {
     run(
         dir,
         Argv::new(["rev-parse", "--verify", "--quiet"]).outside(name),
@@ -367,7 +370,7 @@ pub fn ref_exists(dir: &Path, name: &str) -> bool {
 
 /// The local branches under `prefix` (`refs/heads/card/`), each with the commit it names:
 /// `(full ref name, object id)`. Ref names hold no space or newline, so text is safe.
-pub fn branches_under(dir: &Path, prefix: &str) -> Result<Vec<(String, String)>> {
+pub(crate) fn branches_under(dir: &Path, prefix: &str) -> Result<Vec<(String, String)>> {
     let out = run(
         dir,
         Argv::new(["for-each-ref", "--format=%(refname) %(objectname)"]).outside(prefix),
@@ -380,7 +383,7 @@ pub fn branches_under(dir: &Path, prefix: &str) -> Result<Vec<(String, String)>>
 }
 
 /// The commit the full ref `name` names now, if it exists.
-pub fn ref_commit(dir: &Path, name: &str) -> Option<String> {
+pub(crate) fn ref_commit(dir: &Path, name: &str) -> Option<String> {
     run(
         dir,
         Argv::new(["rev-parse", "--verify", "--quiet"]).outside(format!("{name}^{{commit}}")),
@@ -390,7 +393,7 @@ pub fn ref_commit(dir: &Path, name: &str) -> Option<String> {
 
 /// The id of the tree at `path` (relative to the root) in `commit`, when it is a directory
 /// there (`git ls-tree -d -z`).
-pub fn tree_id(dir: &Path, commit: &str, path: &str) -> Option<String> {
+pub(crate) fn tree_id(dir: &Path, commit: &str, path: &str) -> Option<String> {
     let args = ["ls-tree", "-d", "-z", "--full-tree", commit, "--", path].map(OsString::from);
     let raw = raw_no_replace(dir, args.to_vec(), None).ok()?;
     raw.split(|b| *b == 0).find_map(|rec| {
@@ -406,21 +409,21 @@ pub fn tree_id(dir: &Path, commit: &str, path: &str) -> Option<String> {
 }
 
 /// `git ls-tree -r -z --full-tree <commit> -- <path>`: the entries beneath one directory.
-pub fn ls_tree_path_z(dir: &Path, commit: &str, path: &str) -> Result<Vec<u8>> {
+pub(crate) fn ls_tree_path_z(dir: &Path, commit: &str, path: &str) -> Result<Vec<u8>> {
     let args = ["ls-tree", "-r", "-z", "--full-tree", commit, "--", path].map(OsString::from);
     raw_no_replace(dir, args.to_vec(), None)
 }
 
 /// The value of `key` in the user's own git config (`--global`: `~/.gitconfig` or
 /// `$XDG_CONFIG_HOME/git/config`), if it is set.
-pub fn user_config_get(dir: &Path, key: &str) -> Option<String> {
+pub(crate) fn user_config_get(dir: &Path, key: &str) -> Option<String> {
     run(dir, Argv::new(["config", "--global", "--get"]).outside(key))
         .ok()
         .filter(|v| !v.is_empty())
 }
 
 /// Set `key` to `value` in the user's own git config (`--global`), written by git itself.
-pub fn user_config_set(dir: &Path, key: &str, value: &str) -> Result<()> {
+pub(crate) fn user_config_set(dir: &Path, key: &str, value: &str) -> Result<()> {
     run(
         dir,
         Argv::new(["config", "--global", "--replace-all"])
@@ -431,7 +434,7 @@ pub fn user_config_set(dir: &Path, key: &str, value: &str) -> Result<()> {
 }
 
 /// The value of git config `key` (the program's own key name), if it is set.
-pub fn config_get(dir: &Path, key: &str) -> Option<String> {
+pub(crate) fn config_get(dir: &Path, key: &str) -> Option<String> {
     run(dir, Argv::new(["config", "--get"]).outside(key))
         .ok()
         .filter(|v| !v.is_empty())

@@ -12,7 +12,7 @@ use crate::sys::lock::RepoLock;
 
 /// Fetch exactly `refspec` from `remote`: no tags, no pruning, no FETCH_HEAD, no submodules,
 /// no maintenance (mutates refs: under the repository lock).
-pub fn fetch_ref(
+pub(crate) fn fetch_ref(
     _lock: &RepoLock,
     base: &Path,
     remote: &str,
@@ -34,7 +34,11 @@ pub fn fetch_ref(
 }
 
 /// `git ls-remote --symref <remote> HEAD`.
-pub fn ls_remote_head(base: &Path, remote: &str, deadline: Option<Instant>) -> Result<Output> {
+pub(crate) fn ls_remote_head(
+    base: &Path,
+    remote: &str,
+    deadline: Option<Instant>,
+) -> Result<Output> {
     let args = Argv::new(["ls-remote", "--symref"])
         .outside(remote)
         .outside("HEAD");
@@ -42,7 +46,7 @@ pub fn ls_remote_head(base: &Path, remote: &str, deadline: Option<Instant>) -> R
 }
 
 /// `git ls-remote <remote> <refs>…`: the remote's refs that end in one of `refs`.
-pub fn ls_remote_refs(
+pub(crate) fn ls_remote_refs(
     base: &Path,
     remote: &str,
     refs: &[String],
@@ -57,7 +61,7 @@ pub fn ls_remote_refs(
 
 /// The URL of remote `remote` (`git remote get-url`), or `None` when no such remote is
 /// configured.
-pub fn remote_url(dir: &Path, remote: &str) -> Option<String> {
+pub(crate) fn remote_url(dir: &Path, remote: &str) -> Option<String> {
     run(dir, Argv::new(["remote", "get-url"]).outside(remote))
         .ok()
         .filter(|u| !u.is_empty())
@@ -65,7 +69,7 @@ pub fn remote_url(dir: &Path, remote: &str) -> Option<String> {
 
 /// The branch ref (`refs/heads/…`) that `git ls-remote --symref <remote> HEAD` names, from its
 /// stdout (pure).
-pub fn symref_head(stdout: &str) -> Option<String> {
+pub(crate) fn symref_head(stdout: &str) -> Option<String> {
     stdout.lines().find_map(|l| {
         l.strip_prefix("ref: ")
             .and_then(|r| r.strip_suffix("\tHEAD"))
@@ -77,7 +81,7 @@ pub fn symref_head(stdout: &str) -> Option<String> {
 /// naming the cause and one hint naming the fix, never git's multi-line text. `url` is the
 /// remote's configured URL (`None`: no such remote); `what` names what was asked
 /// (`its HEAD`, `refs/heads/main`); `stderr` is git's own.
-pub fn remote_failure(remote: &str, url: Option<&str>, what: &str, stderr: &str) -> Fail {
+pub(crate) fn remote_failure(remote: &str, url: Option<&str>, what: &str, stderr: &str) -> Fail {
     let (remote, what) = (remote.to_owned(), what.to_owned());
     let Some(url) = url.map(str::to_owned) else {
         return Fail::from(Unreachable::NoRemote { remote });
@@ -97,7 +101,7 @@ pub fn remote_failure(remote: &str, url: Option<&str>, what: &str, stderr: &str)
 /// Why the base could not be fetched from a remote (`url`: its configured URL; `what`: what
 /// was asked, `its HEAD` or a ref).
 #[derive(Debug, thiserror::Error)]
-pub enum Unreachable {
+pub(super) enum Unreachable {
     /// No remote of that name: a setting to fix (exit 2).
     #[error("this repository has no remote named {remote} to fetch the base from")]
     NoRemote { remote: String },
@@ -144,7 +148,7 @@ impl Kind for Unreachable {
 }
 
 /// git's first `fatal:`/`error:` line without its prefix, on one line and capped (pure).
-pub fn git_cause(stderr: &str) -> String {
+pub(super) fn git_cause(stderr: &str) -> String {
     let line = stderr
         .lines()
         .map(str::trim)

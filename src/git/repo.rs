@@ -13,13 +13,13 @@ mod bare;
 mod elsewhere;
 mod no_repo;
 use bare::bare_project;
-pub use bare::Layout;
+pub(crate) use bare::Layout;
 use elsewhere::configured_work_tree;
-pub use elsewhere::remembered_base;
-pub use no_repo::NoRepo;
+pub(crate) use elsewhere::remembered_base;
+pub(crate) use no_repo::NoRepo;
 
 /// The repository kardwt works on, as seen from the caller's directory.
-pub struct Repo {
+pub(crate) struct Repo {
     /// `git rev-parse --git-common-dir`, absolute and canonical.
     pub common_dir: PathBuf,
     /// The main worktree (the trusted checkout), canonical; in the bare layout the common dir
@@ -41,7 +41,7 @@ pub struct Repo {
 
 /// One linked worktree as git administers it.
 #[derive(Debug, Clone)]
-pub struct Linked {
+pub(crate) struct Linked {
     /// The admin dir name (`<common dir>/worktrees/<id>`).
     pub id: String,
     /// The admin dir, canonical.
@@ -55,7 +55,7 @@ pub struct Linked {
 
 /// The post-checkout hooks of a repository, as far as kardwt's own checkout cares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PostCheckout {
+pub(crate) enum PostCheckout {
     None,
     /// kardwt's shim as shipped: it returns at once for the tree `add` makes.
     KardwtOnly,
@@ -64,7 +64,7 @@ pub enum PostCheckout {
 
 /// Is `bytes` kardwt's post-checkout shim as shipped, whatever binary its `kardwt=` line names
 /// (pure)?
-pub fn is_shipped_shim(bytes: &[u8]) -> bool {
+pub(crate) fn is_shipped_shim(bytes: &[u8]) -> bool {
     const SHIPPED: &str = include_str!("../../githooks/post-checkout");
     let strip = |text: &str| -> Vec<String> {
         text.lines()
@@ -77,7 +77,7 @@ pub fn is_shipped_shim(bytes: &[u8]) -> bool {
 
 /// What a worktree's HEAD names.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Head {
+pub(crate) enum Head {
     /// A branch, short name (`card/42`).
     Branch(String),
     /// A detached HEAD at this object id.
@@ -86,7 +86,7 @@ pub enum Head {
 
 impl Head {
     /// The branch or the object id, as `status` and `verify --json` print it.
-    pub fn display(&self) -> &str {
+    pub(crate) fn display(&self) -> &str {
         match self {
             Head::Branch(b) | Head::Detached(b) => b,
         }
@@ -118,7 +118,7 @@ impl Repo {
     /// Find the repository containing `cwd`, or the one git's own environment names:
     /// `git --git-dir=X kardwt …` exports `GIT_DIR` (and `GIT_WORK_TREE`) to us, and acts on X
     /// exactly as `git --git-dir=X worktree add` would.
-    pub fn discover(cwd: &Path) -> Result<Repo> {
+    pub(crate) fn discover(cwd: &Path) -> Result<Repo> {
         let found = if std::env::var_os("GIT_DIR").is_some() {
             gix::discover_with_environment_overrides(cwd)
         } else {
@@ -192,7 +192,7 @@ impl Repo {
     /// Is the base's git dir elsewhere (its `.git` a file naming it, as `git clone
     /// --separate-git-dir` makes it)? Then git records the base nowhere a linked worktree can
     /// read, and kardwt remembers it ([`remembered_base`]).
-    pub fn git_dir_elsewhere(&self) -> bool {
+    pub(crate) fn git_dir_elsewhere(&self) -> bool {
         self.base
             .join(".git")
             .symlink_metadata()
@@ -200,7 +200,7 @@ impl Repo {
     }
 
     /// A git config value as a string, if set.
-    pub fn config_string(&self, key: &str) -> Option<String> {
+    pub(crate) fn config_string(&self, key: &str) -> Option<String> {
         self.gix
             .config_snapshot()
             .string(key)
@@ -208,7 +208,7 @@ impl Repo {
     }
 
     /// Will kardwt check out `commit` itself for a new tree (see [`super::materialize`])?
-    pub fn plan_checkout(
+    pub(crate) fn plan_checkout(
         &self,
         commit: &str,
     ) -> Result<super::materialize::Planned, super::materialize::Declined> {
@@ -218,7 +218,7 @@ impl Repo {
     /// Which post-checkout hooks git would run after a checkout here: none, only kardwt's own
     /// shim exactly as shipped (nothing chained behind it), or any other (`core.hooksPath` or a
     /// `hook.*` setting set, or any other file at `hooks/post-checkout`).
-    pub fn post_checkout_hooks(&self) -> PostCheckout {
+    pub(crate) fn post_checkout_hooks(&self) -> PostCheckout {
         let config = self.gix.config_snapshot();
         let configured = config.string("core.hooksPath").is_some()
             || config
@@ -245,7 +245,7 @@ impl Repo {
     }
 
     /// Does `refs/heads/<branch>` exist?
-    pub fn branch_exists(&self, branch: &str) -> bool {
+    pub(crate) fn branch_exists(&self, branch: &str) -> bool {
         if self.reftable {
             return super::query::ref_exists(&self.base, &format!("refs/heads/{branch}"));
         }
@@ -257,7 +257,7 @@ impl Repo {
     }
 
     /// The commit a ref points at (peeled), read without starting git.
-    pub fn ref_oid(&self, name: &str) -> Result<String> {
+    pub(crate) fn ref_oid(&self, name: &str) -> Result<String> {
         if self.reftable {
             return super::query::ref_commit(&self.base, name)
                 .with_context(|| format!("{name} does not exist"));
@@ -277,7 +277,7 @@ impl Repo {
     /// commit (a tree made at the base's tip: then that commit is their merge base), read
     /// without starting git. `None` when they differ, or where refs are git's to read
     /// (reftable).
-    pub fn head_at_ref(&self, worktree: &Path, name: &str) -> Option<String> {
+    pub(crate) fn head_at_ref(&self, worktree: &Path, name: &str) -> Option<String> {
         if self.reftable {
             return None;
         }
@@ -289,12 +289,12 @@ impl Repo {
     }
 
     /// Is the object with this hex id in the object database?
-    pub fn has_object(&self, hex: &str) -> bool {
+    pub(crate) fn has_object(&self, hex: &str) -> bool {
         gix::ObjectId::from_hex(hex.as_bytes()).is_ok_and(|id| self.gix.has_object(id))
     }
 
     /// The directory holding admin dirs of linked worktrees.
-    pub fn worktrees_dir(&self) -> PathBuf {
+    pub(crate) fn worktrees_dir(&self) -> PathBuf {
         self.common_dir.join("worktrees")
     }
 
@@ -305,7 +305,7 @@ impl Repo {
     /// gone and the entry is not locked). gix's `repo.worktrees()` is not used: it stats each
     /// `gitdir` before it is read, and its proxies read it again for `base()` and
     /// `is_prunable()` (bench P3/P7 in tests/scripts/PERFORMANCE.md).
-    pub fn linked(&self) -> Result<Vec<Linked>> {
+    pub(crate) fn linked(&self) -> Result<Vec<Linked>> {
         Ok(self
             .admin_dirs()?
             .into_iter()
@@ -315,7 +315,7 @@ impl Repo {
 
     /// Every entry of `<common dir>/worktrees`, sorted: the admin dirs [`linked_at`] reads
     /// (one `read_dir`; none when the directory does not exist).
-    pub fn admin_dirs(&self) -> Result<Vec<PathBuf>> {
+    pub(crate) fn admin_dirs(&self) -> Result<Vec<PathBuf>> {
         let dir = self.worktrees_dir();
         let entries = match std::fs::read_dir(&dir) {
             Ok(e) => e,
@@ -330,7 +330,7 @@ impl Repo {
 
 /// The linked worktree administered in `admin` (`<common dir>/worktrees/<id>`), as
 /// [`Repo::linked`] lists it; `None` when git would not list it (no readable `gitdir`).
-pub fn linked_at(admin: PathBuf) -> Option<Linked> {
+pub(crate) fn linked_at(admin: PathBuf) -> Option<Linked> {
     let dot_git = read_admin_gitdir(&admin)?;
     let locked = admin.join("locked").symlink_metadata().is_ok();
     let prunable = !locked && dot_git.symlink_metadata().is_err();
@@ -362,14 +362,14 @@ fn is_plain_absolute(p: &Path) -> bool {
 }
 
 /// Canonicalize a path that must exist, with a message naming it.
-pub fn canonical(path: &Path) -> Result<PathBuf> {
+pub(crate) fn canonical(path: &Path) -> Result<PathBuf> {
     std::fs::canonicalize(path).with_context(|| format!("could not resolve {}", path.display()))
 }
 
 /// `path` made absolute with its parent resolved as [`absolutize`] does but its last
 /// component kept as given, so a symlink there stays visible to the caller (a
 /// symlink to a worktree is not that worktree). A last component of `..` (or none) is resolved.
-pub fn absolutize_keep_last(path: &Path) -> PathBuf {
+pub(crate) fn absolutize_keep_last(path: &Path) -> PathBuf {
     keep_last_with(path, absolutize)
 }
 
@@ -389,13 +389,13 @@ fn keep_last_with(path: &Path, resolve_parent: impl FnOnce(&Path) -> PathBuf) ->
 /// [`absolutize_keep_last`] for many paths, each parent directory resolved once: a thousand
 /// worktrees under one root cost one `realpath` of it, not a thousand (`list`).
 #[derive(Default)]
-pub struct Parents {
+pub(crate) struct Parents {
     resolved: std::collections::HashMap<PathBuf, PathBuf>,
 }
 
 impl Parents {
     /// `path` resolved as [`absolutize_keep_last`] resolves it.
-    pub fn keep_last(&mut self, path: &Path) -> PathBuf {
+    pub(crate) fn keep_last(&mut self, path: &Path) -> PathBuf {
         keep_last_with(path, |parent| match self.resolved.get(parent) {
             Some(p) => p.clone(),
             None => {
@@ -409,7 +409,7 @@ impl Parents {
 
 /// Canonicalize as much of `path` as exists and append the rest, so paths of directories that
 /// do not exist yet compare equal to what they will be.
-pub fn absolutize(path: &Path) -> PathBuf {
+pub(crate) fn absolutize(path: &Path) -> PathBuf {
     let abs = if path.is_absolute() {
         path.to_path_buf()
     } else {
@@ -441,7 +441,7 @@ pub fn absolutize(path: &Path) -> PathBuf {
 /// Does the repository `gix` opened keep its refs in reftable (`extensions.refStorage`)? gix
 /// reads only loose and packed refs: there `HEAD` is a placeholder and every ref it reads is
 /// missing or wrong, so kardwt asks git.
-pub fn is_reftable(gix: &gix::Repository) -> bool {
+pub(crate) fn is_reftable(gix: &gix::Repository) -> bool {
     gix.config_snapshot()
         .string("extensions.refStorage")
         .is_some_and(|v| v.eq_ignore_ascii_case(b"reftable"))
@@ -454,7 +454,7 @@ const REFTABLE_HEAD: &[u8] = b"ref: refs/heads/.invalid\n";
 /// Read a worktree's HEAD from its admin dir (`ref: refs/heads/x` or an object id), with gix's
 /// loose-ref decoder: a HEAD it cannot decode (not a ref name, not a whole object id of either
 /// hash) is `None`. In a reftable repository, where the file is a placeholder, git says.
-pub fn read_head(admin: &Path) -> Option<Head> {
+pub(crate) fn read_head(admin: &Path) -> Option<Head> {
     let bytes = read_small(&admin.join("HEAD"))?;
     if bytes == REFTABLE_HEAD {
         return super::query::head_of(admin);
@@ -483,7 +483,7 @@ fn parse_head(bytes: &[u8]) -> Option<Head> {
 
 /// Read the `gitdir: X` line of a worktree's `.git` file (parsed by gix, byte for byte),
 /// resolved against the worktree.
-pub fn read_dot_git(worktree: &Path) -> Option<PathBuf> {
+pub(crate) fn read_dot_git(worktree: &Path) -> Option<PathBuf> {
     let bytes = read_small(&worktree.join(".git"))?;
     let target = gix::discover::parse::gitdir(&bytes).ok()?;
     Some(worktree.join(target))
@@ -491,7 +491,7 @@ pub fn read_dot_git(worktree: &Path) -> Option<PathBuf> {
 
 /// The path an admin dir's `gitdir` file names (the worktree's `.git`), read byte for byte
 /// (trailing whitespace trimmed, as git does) and resolved against the admin dir.
-pub fn read_admin_gitdir(admin: &Path) -> Option<PathBuf> {
+pub(crate) fn read_admin_gitdir(admin: &Path) -> Option<PathBuf> {
     use gix::bstr::ByteSlice;
     let bytes = read_small(&admin.join("gitdir"))?;
     let path = gix::path::from_byte_slice(bytes.trim_end()).ok()?;
@@ -513,7 +513,7 @@ fn read_small(path: &Path) -> Option<Vec<u8>> {
 /// At most `max` bytes of the file at `path`, opened without blocking (a FIFO or a device
 /// planted where kardwt expects a small file never hangs it: a FIFO reads as empty); a larger
 /// file is an error (`InvalidData`), a missing one `NotFound`.
-pub fn read_bounded(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
+pub(crate) fn read_bounded(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt as _;
     let flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY;
@@ -540,7 +540,7 @@ pub fn read_bounded(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
 /// (`<common dir>/worktrees/<id>`) that git no longer has: gone, or left without its `gitdir`
 /// file (which git neither lists nor keeps: `prune` deletes it)? The mark of a tree git forgot,
 /// as a failed `git worktree remove` leaves it; another repository's is never one.
-pub fn names_gone_admin(common_dir: &Path, named: &Path) -> bool {
+pub(crate) fn names_gone_admin(common_dir: &Path, named: &Path) -> bool {
     let forgotten = |p: &Path| match p.symlink_metadata() {
         Ok(m) => m.is_dir() && p.join("gitdir").symlink_metadata().is_err(),
         Err(_) => true,

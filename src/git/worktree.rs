@@ -14,7 +14,7 @@ use crate::sys::lock::RepoLock;
 
 /// How hard `git worktree remove` pushes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Force {
+pub(crate) enum Force {
     /// Refuse a dirty or locked tree (git's default).
     No,
     /// `--force`: discard changes.
@@ -24,7 +24,7 @@ pub enum Force {
 }
 
 /// What `git worktree add` creates.
-pub struct NewWorktree<'p> {
+pub(crate) struct NewWorktree<'p> {
     pub path: &'p Path,
     /// `--no-checkout` (the delegated checkout mode).
     pub no_checkout: bool,
@@ -36,7 +36,7 @@ pub struct NewWorktree<'p> {
 }
 
 /// `git worktree add` (mutates: under the repository lock).
-pub fn worktree_add(
+pub(crate) fn worktree_add(
     _lock: &RepoLock,
     base: &Path,
     new: &NewWorktree<'_>,
@@ -61,7 +61,7 @@ pub fn worktree_add(
 
 /// `git worktree remove [--force [--force]] <path>` from `base` (mutates: under the
 /// repository lock).
-pub fn worktree_remove(
+pub(crate) fn worktree_remove(
     _lock: &RepoLock,
     base: &Path,
     path: &Path,
@@ -81,7 +81,7 @@ pub fn worktree_remove(
 }
 
 /// `git branch -D <branch>` (mutates: under the repository lock).
-pub fn branch_delete(_lock: &RepoLock, base: &Path, branch: &str) -> Result<()> {
+pub(crate) fn branch_delete(_lock: &RepoLock, base: &Path, branch: &str) -> Result<()> {
     Call::new(base, Argv::new(["branch", "-D", "--quiet"]).outside(branch))
         .run()
         .map(drop)
@@ -89,7 +89,7 @@ pub fn branch_delete(_lock: &RepoLock, base: &Path, branch: &str) -> Result<()> 
 
 /// The branches checked out in any worktree of the repository, the main one included
 /// (`git worktree list --porcelain -z`): `(worktree path, full ref name)`.
-pub fn checked_out_branches(dir: &Path) -> Result<Vec<(String, String)>> {
+pub(crate) fn checked_out_branches(dir: &Path) -> Result<Vec<(String, String)>> {
     let args = ["worktree", "list", "--porcelain", "-z"].map(OsString::from);
     let raw = raw_no_replace(dir, args.to_vec(), None)?;
     Ok(parse::worktree_branches(&raw))
@@ -97,7 +97,7 @@ pub fn checked_out_branches(dir: &Path) -> Result<Vec<(String, String)>> {
 
 /// `git status --porcelain -z <options…> [-- <paths…>]` in `worktree`, parsed, from a run that
 /// provably completed: see [`completed`].
-pub fn status_z(
+pub(crate) fn status_z(
     worktree: &Path,
     options: &[&str],
     paths: &[&str],
@@ -117,7 +117,7 @@ pub fn status_z(
 /// file the ignore rules do not ignore? Read-only (`--no-optional-locks`: git neither takes the
 /// index lock nor refreshes the index, so a reader never blocks or disturbs a writer); git is
 /// killed and reaped when `deadline` passes first (an error then).
-pub fn is_dirty(worktree: &Path, deadline: Option<Instant>) -> Result<bool> {
+pub(crate) fn is_dirty(worktree: &Path, deadline: Option<Instant>) -> Result<bool> {
     let args = Argv::new(["--no-optional-locks", "status", "--porcelain", "-z"]);
     let out = Call::new(worktree, args)
         .untraced()
@@ -130,7 +130,11 @@ pub fn is_dirty(worktree: &Path, deadline: Option<Instant>) -> Result<bool> {
 /// How many commits HEAD in `worktree` has that `base` lacks, and `base` has that HEAD lacks:
 /// `(ahead, behind)` (`git rev-list --left-right --count <base>...HEAD`). git is killed and
 /// reaped when `deadline` passes first (an error then).
-pub fn ahead_behind(worktree: &Path, base: &str, deadline: Option<Instant>) -> Result<(u64, u64)> {
+pub(crate) fn ahead_behind(
+    worktree: &Path,
+    base: &str,
+    deadline: Option<Instant>,
+) -> Result<(u64, u64)> {
     let args = Argv::new(["rev-list", "--left-right", "--count"]).outside(format!("{base}...HEAD"));
     let out = Call::new(worktree, args)
         .own_group()
@@ -155,7 +159,7 @@ pub fn ahead_behind(worktree: &Path, base: &str, deadline: Option<Instant>) -> R
 
 /// The index's entries (`git ls-files --stage -z` in `dir`), from a run that provably
 /// completed: see [`completed`].
-pub fn index_z(dir: &Path) -> Result<Vec<parse::IndexEntry>> {
+pub(crate) fn index_z(dir: &Path) -> Result<Vec<parse::IndexEntry>> {
     let out = Call::new(dir, ["ls-files", "--stage", "-z"])
         .untraced()
         .output()?;
@@ -164,7 +168,7 @@ pub fn index_z(dir: &Path) -> Result<Vec<parse::IndexEntry>> {
 
 /// The index's entries marked skip-worktree or assume-unchanged (`git ls-files -v --stage
 /// -z` in `dir`), from a run that provably completed: see [`completed`].
-pub fn flagged_z(dir: &Path) -> Result<Vec<parse::FlaggedEntry>> {
+pub(crate) fn flagged_z(dir: &Path) -> Result<Vec<parse::FlaggedEntry>> {
     let out = Call::new(dir, ["ls-files", "-v", "--stage", "-z"])
         .untraced()
         .output()?;
@@ -174,7 +178,7 @@ pub fn flagged_z(dir: &Path) -> Result<Vec<parse::FlaggedEntry>> {
 /// The blob ids git would store for the files at `paths` (relative to `dir`, none holding a
 /// newline), through the same filters `git add` applies (`git hash-object --stdin-paths`),
 /// one per path in order.
-pub fn hash_paths(dir: &Path, paths: &[&[u8]]) -> Result<Vec<String>> {
+pub(crate) fn hash_paths(dir: &Path, paths: &[&[u8]]) -> Result<Vec<String>> {
     if paths.is_empty() {
         return Ok(Vec::new());
     }
@@ -223,7 +227,7 @@ fn completed<T>(
 
 /// Which of `paths` (relative to `dir`) git ignores and does not track; an error when git
 /// fails (exit 1 is "none of them", anything else is not an answer).
-pub fn check_ignore(dir: &Path, paths: &[String]) -> Result<Vec<String>> {
+pub(crate) fn check_ignore(dir: &Path, paths: &[String]) -> Result<Vec<String>> {
     let out = Call::new(dir, Argv::new(["check-ignore"]).paths(paths)).output()?;
     if !matches!(out.code, Some(0 | 1)) {
         anyhow::bail!(
@@ -238,7 +242,7 @@ pub fn check_ignore(dir: &Path, paths: &[String]) -> Result<Vec<String>> {
 /// `git ls-files -z --others --ignored --exclude-standard --directory`: every untracked path
 /// the ignore rules ignore, as NUL-separated paths relative to `dir`, an ignored directory as
 /// one `dir/` that git does not walk (the copy's `.worktreeinclude`).
-pub fn ls_ignored_untracked_z(dir: &Path) -> Result<Vec<u8>> {
+pub(crate) fn ls_ignored_untracked_z(dir: &Path) -> Result<Vec<u8>> {
     let out = Call::new(
         dir,
         [
@@ -262,7 +266,7 @@ pub fn ls_ignored_untracked_z(dir: &Path) -> Result<Vec<u8>> {
 
 /// `git check-ignore -z --stdin` in `dir` (with `--no-index` when `no_index`): which of
 /// `paths` the ignore rules ignore.
-pub fn ignored_paths(
+pub(crate) fn ignored_paths(
     dir: &Path,
     paths: &[&[u8]],
     no_index: bool,
@@ -285,7 +289,7 @@ pub fn ignored_paths(
 
 /// `git check-ignore -z --stdin [--no-index]` with NUL-terminated paths on stdin: the ones the
 /// ignore rules ignore, NUL-separated.
-pub fn check_ignore_z(dir: &Path, paths: Vec<u8>, no_index: bool) -> Result<Vec<u8>> {
+pub(crate) fn check_ignore_z(dir: &Path, paths: Vec<u8>, no_index: bool) -> Result<Vec<u8>> {
     let mut args: Vec<OsString> = vec!["check-ignore".into()];
     if no_index {
         args.push("--no-index".into());

@@ -3,7 +3,7 @@
 //! what they hold.
 
 /// The last `max` characters of `text`, trimmed, for error messages.
-pub fn tail_chars(text: &str, max: usize) -> String {
+pub(crate) fn tail_chars(text: &str, max: usize) -> String {
     let text = text.trim();
     let count = text.chars().count();
     if count <= max {
@@ -15,7 +15,7 @@ pub fn tail_chars(text: &str, max: usize) -> String {
 
 /// The width of a column holding `cells` (pure): the longest that fits in `max`, at least
 /// `min` (a longer cell goes on a line of its own: see [`cell`]).
-pub fn width<'a>(cells: impl IntoIterator<Item = &'a str>, min: usize, max: usize) -> usize {
+pub(crate) fn width<'a>(cells: impl IntoIterator<Item = &'a str>, min: usize, max: usize) -> usize {
     cells
         .into_iter()
         .map(|c| c.chars().count())
@@ -29,7 +29,7 @@ pub fn width<'a>(cells: impl IntoIterator<Item = &'a str>, min: usize, max: usiz
 /// line, followed by the one space between columns (pure). Text too long for it stands on a
 /// line of its own, and the row goes on below at the next column's edge, so the columns stay
 /// aligned.
-pub fn cell(text: &str, start: usize, width: usize) -> String {
+pub(crate) fn cell(text: &str, start: usize, width: usize) -> String {
     let n = text.chars().count();
     if n <= width {
         format!("{text}{} ", " ".repeat(width - n))

@@ -2,8 +2,10 @@
 //! `card-<id>`. Pure: validation happens before anything on disk is touched.
 use crate::ground::error::{usage, Fail};
 
-/// A validated card id.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// A validated card id, parsed once where it comes in (the command line, a record) and carried
+/// as one from there; written as the string it is.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(transparent)]
 pub struct CardId(String);
 
 impl CardId {
@@ -21,6 +23,12 @@ impl CardId {
 
     pub fn as_str(&self) -> &str {
         &self.0
+    }
+
+    /// The card a record's file names, as written: only for the record's parse, which refuses it
+    /// next (with its own words) when it is not an id.
+    pub(crate) fn as_written(raw: String) -> CardId {
+        CardId(raw)
     }
 
     /// The branch kardwt creates for this card.
@@ -101,6 +109,38 @@ fn sanitized_chars(raw: &str, max: usize) -> String {
         s = s.replace("..", ".-");
     }
     s
+}
+
+impl std::ops::Deref for CardId {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl PartialEq<str> for CardId {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}
+
+impl PartialEq<&str> for CardId {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
+    }
+}
+
+impl PartialEq<String> for CardId {
+    fn eq(&self, other: &String) -> bool {
+        &self.0 == other
+    }
+}
+
+impl PartialEq<CardId> for String {
+    fn eq(&self, other: &CardId) -> bool {
+        *self == other.0
+    }
 }
 
 impl std::fmt::Display for CardId {

@@ -4,7 +4,7 @@
 use std::cmp::Ordering;
 
 /// `a` against `b` in natural order.
-pub fn compare(a: &str, b: &str) -> Ordering {
+pub(crate) fn compare(a: &str, b: &str) -> Ordering {
     let (mut x, mut y) = (a.as_bytes(), b.as_bytes());
     loop {
         match (x.first(), y.first()) {

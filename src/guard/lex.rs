@@ -7,7 +7,7 @@
 //! substitution are not accepted.
 
 /// Marks in [`Word::pattern`] where a part not known until run time begins.
-pub const UNKNOWN: char = '\0';
+pub(crate) const UNKNOWN: char = '\0';
 
 /// `c`, taken literally, as it goes into a glob pattern.
 fn push_literal(pattern: &mut String, c: char) {
@@ -20,11 +20,11 @@ fn push_literal(pattern: &mut String, c: char) {
 /// Why a command line cannot be judged; it always means silence, the text helps tests and
 /// debugging.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CannotJudge(pub &'static str);
+pub(crate) struct CannotJudge(pub &'static str);
 
 /// One shell word after quote removal.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Word {
+pub(crate) struct Word {
     /// The word's text, quotes removed.
     pub text: String,
     /// It holds an unquoted or double-quoted `$` (parameter expansion) or a leading unquoted
@@ -44,7 +44,7 @@ pub struct Word {
 
 impl Word {
     /// A literal word (what a plain unquoted `text` without special characters gives).
-    pub fn literal(text: &str) -> Word {
+    pub(crate) fn literal(text: &str) -> Word {
         let mut pattern = String::new();
         text.chars().for_each(|c| push_literal(&mut pattern, c));
         Word {
@@ -57,13 +57,13 @@ impl Word {
     }
 
     /// Known before run time: no expansion and no globbing.
-    pub fn is_plain(&self) -> bool {
+    pub(crate) fn is_plain(&self) -> bool {
         !self.expands && !self.globs
     }
 
     /// `NAME=value` (or `NAME+=value`) with the name unquoted: a variable assignment when it
     /// precedes the command word. Returns the name.
-    pub fn assignment_name(&self) -> Option<&str> {
+    pub(crate) fn assignment_name(&self) -> Option<&str> {
         let eq = self.text.find('=')?;
         if self.text[..eq].chars().count() >= self.unquoted_prefix {
             return None;
@@ -81,7 +81,7 @@ impl Word {
 
 /// What joins a simple command to the one before it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Joint {
+pub(crate) enum Joint {
     /// The first command of the line.
     Start,
     /// `;` or a newline.
@@ -96,7 +96,7 @@ pub enum Joint {
 
 /// One simple command: its words (redirections removed) and what joins it to the previous one.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Simple {
+pub(crate) struct Simple {
     pub after: Joint,
     pub words: Vec<Word>,
 }
@@ -105,7 +105,7 @@ impl Simple {
     /// The words after the leading `NAME=value` assignments and any `command [-p] [--]`
     /// prefix: the command word and its args. `command -v`/`-V` (and any other option of
     /// `command`) only describe a command without running it: nothing, an empty argv.
-    pub fn argv(&self) -> &[Word] {
+    pub(crate) fn argv(&self) -> &[Word] {
         let n = self
             .words
             .iter()
@@ -138,7 +138,7 @@ impl Simple {
     }
 
     /// The names of the leading assignments.
-    pub fn assignments(&self) -> impl Iterator<Item = &str> {
+    pub(crate) fn assignments(&self) -> impl Iterator<Item = &str> {
         self.words.iter().map_while(Word::assignment_name)
     }
 }
@@ -206,7 +206,7 @@ const WRAPPERS: &[&str] = &[
 ];
 
 /// Split `line` into simple commands, or say why it cannot be judged.
-pub fn tokenize(line: &str) -> Result<Vec<Simple>, CannotJudge> {
+pub(crate) fn tokenize(line: &str) -> Result<Vec<Simple>, CannotJudge> {
     let mut lexer = Lexer {
         chars: line.chars().collect(),
         pos: 0,

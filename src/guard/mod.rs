@@ -24,13 +24,13 @@ pub(crate) use world::{Managed, Repository, World};
 
 /// One denied command: why, and the exact command to run instead.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Denial {
+pub(crate) struct Denial {
     pub reason: String,
     pub replacement: String,
 }
 
 /// Judge a whole command line run from `cwd` (absolute): the denials, empty for silence.
-pub fn judge_line(line: &str, cwd: &Path, world: &dyn World) -> Vec<Denial> {
+pub(crate) fn judge_line(line: &str, cwd: &Path, world: &dyn World) -> Vec<Denial> {
     match tokenize(line) {
         Ok(commands) => judge(&commands, cwd, world),
         Err(_) => Vec::new(),

@@ -18,7 +18,7 @@ use super::world::{Repository, World};
 use super::Denial;
 
 /// What replaces `git worktree prune`: the gone entries only, their resources released.
-pub const PRUNE_REPLACEMENT: &str = "git kardwt gc --apply --prunable";
+pub(crate) const PRUNE_REPLACEMENT: &str = "git kardwt gc --apply --prunable";
 
 /// The longest directory followed through `cd` and `git -C`. Only a pile of `cd`s gets past
 /// it; the directory then counts as unknown (silence), so following stays linear in the line.
@@ -27,7 +27,7 @@ const DIR_MAX: usize = 4096;
 /// The rules, over parsed commands: `git worktree remove` and `rm -r` of a managed worktree,
 /// `git worktree prune` in a repository with a managed worktree whose directory is gone.
 /// Empty means silence.
-pub fn judge(commands: &[Simple], cwd: &Path, world: &dyn World) -> Vec<Denial> {
+pub(crate) fn judge(commands: &[Simple], cwd: &Path, world: &dyn World) -> Vec<Denial> {
     match judge_all(commands, cwd, world) {
         Ok(mut denials) => {
             let mut seen = HashSet::new();
@@ -562,7 +562,7 @@ fn judge_rm_path(word: &str, dir: Option<&Path>, world: &dyn World, force: bool)
 }
 
 /// `git kardwt remove --path '<path>' [--force]`, runnable from any directory.
-pub fn remove_command(path: &Path, force: bool) -> String {
+pub(crate) fn remove_command(path: &Path, force: bool) -> String {
     let mut cmd = format!(
         "git kardwt remove --path {}",
         shell_quote(&path.to_string_lossy())
@@ -574,7 +574,7 @@ pub fn remove_command(path: &Path, force: bool) -> String {
 }
 
 /// Single-quote `s` for a POSIX shell.
-pub fn shell_quote(s: &str) -> String {
+pub(crate) fn shell_quote(s: &str) -> String {
     crate::ground::quote::sh(s)
 }
 

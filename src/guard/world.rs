@@ -10,7 +10,7 @@ use std::rc::Rc;
 /// and `..` are the world's to resolve. An answer should cost about the length of the path
 /// asked about, not the depth of the directory it sits in, so that a line is judged in time
 /// linear in its length.
-pub trait World {
+pub(crate) trait World {
     /// The managed (verified) worktree `path` names, if it names one.
     fn managed_worktree(&self, path: &Path) -> Option<Managed>;
     /// The repository git would use: discovered from the directory `at`, or with `git_dir`
@@ -36,7 +36,7 @@ pub trait World {
 
 /// A worktree kardwt manages.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Managed {
+pub(crate) struct Managed {
     /// Its recorded absolute path.
     pub path: PathBuf,
     /// The common dir of its repository (canonical).
@@ -45,7 +45,7 @@ pub struct Managed {
 
 /// What the rules need to know of a repository.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Repository {
+pub(crate) struct Repository {
     /// Canonical.
     pub common_dir: PathBuf,
     /// The base and every linked worktree (for git's suffix lookup).
@@ -59,7 +59,11 @@ pub struct Repository {
 }
 
 impl Repository {
-    pub fn new(common_dir: PathBuf, worktree_paths: Vec<PathBuf>, managed_gone: bool) -> Self {
+    pub(crate) fn new(
+        common_dir: PathBuf,
+        worktree_paths: Vec<PathBuf>,
+        managed_gone: bool,
+    ) -> Self {
         let mut by_name: HashMap<OsString, Vec<usize>> = HashMap::new();
         for (i, p) in worktree_paths.iter().enumerate() {
             if let Some(name) = p.file_name() {

@@ -1,3 +1,7 @@
 //! What kardwt installs into a repository: git's hook shims and the agent runners' files.
 pub(crate) mod runner_files;
-pub(crate) mod shims;
+mod shims;
+
+pub(crate) use shims::{
+    hooks_dir, named_binary, owner_of, shim_for, this_binary, Owner, ANY_SHIM, SHIMS,
+};

@@ -5,11 +5,11 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
+use crate::context::Context;
 use crate::git;
-use crate::session::context::Context;
 
 /// The shims kardwt installs, by hook name.
-pub const SHIMS: [(&str, &str); 2] = [
+pub(crate) const SHIMS: [(&str, &str); 2] = [
     (
         "post-checkout",
         include_str!("../../githooks/post-checkout"),
@@ -22,7 +22,7 @@ const BINARY_LINE: &str = "kardwt=''";
 
 /// The shim `template` as installed: its `kardwt=''` line names `exe`, the absolute path of
 /// the installing `git-kardwt`, shell-quoted, so no PATH is needed (pure).
-pub fn shim_for(template: &str, exe: Option<&str>) -> String {
+pub(crate) fn shim_for(template: &str, exe: Option<&str>) -> String {
     match exe {
         Some(exe) => template.replacen(BINARY_LINE, &format!("kardwt={}", sh_quote(exe)), 1),
         None => template.to_owned(),
@@ -30,7 +30,7 @@ pub fn shim_for(template: &str, exe: Option<&str>) -> String {
 }
 
 /// The binary a shim names on its `kardwt=` line, if any (pure; undoes [`sh_quote`]).
-pub fn named_binary(shim: &str) -> Option<String> {
+pub(crate) fn named_binary(shim: &str) -> Option<String> {
     let quoted = shim.lines().find_map(|l| l.strip_prefix("kardwt="))?;
     let mut out = String::new();
     let mut rest = quoted;
@@ -61,12 +61,12 @@ pub fn named_binary(shim: &str) -> Option<String> {
 }
 
 /// `s` in single quotes for sh, a `'` inside written as `'\''` (pure).
-pub fn sh_quote(s: &str) -> String {
+pub(super) fn sh_quote(s: &str) -> String {
     crate::ground::quote::sh(s)
 }
 
 /// The absolute path of this `git-kardwt`, when it is one a shell can name.
-pub fn this_binary() -> Option<String> {
+pub(crate) fn this_binary() -> Option<String> {
     let exe = std::env::current_exe().ok()?;
     let exe = std::fs::canonicalize(&exe).unwrap_or(exe);
     exe.to_str()
@@ -75,11 +75,11 @@ pub fn this_binary() -> Option<String> {
 }
 
 /// What marks a file as any of kardwt's shims.
-pub const ANY_SHIM: &str = "shim (installed by `git kardwt install-hooks`";
+pub(crate) const ANY_SHIM: &str = "shim (installed by `git kardwt install-hooks`";
 
 /// Which hook manager (if any) owns a hook file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Owner {
+pub(crate) enum Owner {
     Absent,
     Kardwt,
     PreCommit,
@@ -89,7 +89,7 @@ pub enum Owner {
 }
 
 /// Classify the content of an existing hook (pure).
-pub fn owner_of(content: Option<&str>, hooks_dir: &Path) -> Owner {
+pub(crate) fn owner_of(content: Option<&str>, hooks_dir: &Path) -> Owner {
     let in_husky = hooks_dir.ends_with(".husky/_") || hooks_dir.ends_with(".husky");
     match content {
         None if in_husky => Owner::Husky,
@@ -103,7 +103,7 @@ pub fn owner_of(content: Option<&str>, hooks_dir: &Path) -> Owner {
 }
 
 /// The directory git runs hooks from, as seen from the base.
-pub fn hooks_dir(ctx: &Context) -> Result<PathBuf> {
+pub(crate) fn hooks_dir(ctx: &Context) -> Result<PathBuf> {
     let raw = git::git_path(&ctx.repo.base, "hooks")?;
     let p = Path::new(&raw);
     Ok(if p.is_absolute() {

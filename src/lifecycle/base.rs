@@ -14,7 +14,7 @@ use crate::{git, git::repo, sys::lock};
 
 /// The variable `add` sets on its own `git worktree add`, naming the target path, so that
 /// kardwt's post-checkout hook leaves that worktree to `add`.
-pub const ADD_MARKER: &str = "KARDWT_ADD_TARGET";
+pub(crate) const ADD_MARKER: &str = "KARDWT_ADD_TARGET";
 
 /// `git worktree add` of card `card`'s tree at `path`, the step `add` and `doctor --try` share:
 /// a new branch `card/<id>` at `oid`, or the kept branch as it is; `--no-checkout` in delegated
@@ -23,7 +23,7 @@ pub const ADD_MARKER: &str = "KARDWT_ADD_TARGET";
 /// followed by the post-checkout hooks git would have run; a failure of either is a failed
 /// `Output`, as git's own would be. With it: whether kardwt wrote the checkout itself, every
 /// file of it (then nothing need look again whether the checkout is whole).
-pub fn add_worktree_at(
+pub(super) fn add_worktree_at(
     repo_lock: &lock::RepoLock,
     repo: &repo::Repo,
     cfg: &Config,
@@ -66,7 +66,7 @@ pub fn add_worktree_at(
 
 /// What `--base` asked for, checked before anything runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Asked {
+pub(crate) enum Asked {
     /// A full ref: `refs/heads/<branch>` or `refs/tags/<tag>`.
     Ref(String),
     /// A short name, a branch or a tag of the remote (a branch first, as git resolves it).
@@ -82,7 +82,7 @@ impl Asked {
     /// `--base NAME`: `main`, `refs/heads/main`, `v1.2`, `refs/tags/v1.2` or a full commit id;
     /// anything git would not take as one (an option, `..`, another kind of ref) is a usage
     /// error (exit 2).
-    pub fn parse(name: &str) -> Result<Asked, Fail> {
+    pub(crate) fn parse(name: &str) -> Result<Asked, Fail> {
         let refuse = |why| {
             Fail::from(Refusal::BadName {
                 name: name.to_owned(),
@@ -112,7 +112,7 @@ impl Asked {
     }
 
     /// Is `recorded` (a record's `base_ref`) what this asks for?
-    pub fn names(&self, recorded: &str) -> bool {
+    pub(crate) fn names(&self, recorded: &str) -> bool {
         match self {
             Asked::Ref(r) | Asked::Commit(r) => r == recorded,
             Asked::Name(n) => [format!("refs/heads/{n}"), format!("refs/tags/{n}")]
@@ -126,7 +126,7 @@ impl Asked {
 
     /// Does this name a pull request's head (`pr/<n>`, or the remote's ref itself)? Its
     /// commit is anyone's who opened the request, so its rules are never read.
-    pub fn is_pr(&self) -> bool {
+    pub(crate) fn is_pr(&self) -> bool {
         match self {
             Asked::Pr { .. } => true,
             Asked::Ref(r) => crate::config::is_pr_ref(r),
@@ -135,7 +135,7 @@ impl Asked {
     }
 
     /// As the user gave it, for messages.
-    pub fn shown(&self) -> &str {
+    pub(crate) fn shown(&self) -> &str {
         match self {
             Asked::Ref(r) | Asked::Name(r) | Asked::Commit(r) => r,
             Asked::Pr { shown, .. } => shown,
@@ -148,7 +148,7 @@ impl Asked {
 /// names. A branch goes to its remote-tracking ref, a tag to the tag of that name (never moving
 /// one that names another object), a commit only into the object store: the card's branch,
 /// made at it next, is what keeps it.
-pub fn fetch_base(
+pub(crate) fn fetch_base(
     repo_lock: &lock::RepoLock,
     repo: &crate::git::repo::Repo,
     cfg: &Config,
@@ -176,7 +176,7 @@ pub fn fetch_base(
 /// fetched base's) name the remote and ref fetched. Nothing to do with a base checkout, nor for
 /// a pull request's head: anyone who can open a request could otherwise choose the hooks that
 /// run on this machine, so such a card is prepared by the rules of the last fetched base.
-pub fn fetch_for_rules(
+pub(super) fn fetch_for_rules(
     repo: &repo::Repo,
     cfg: &Config,
     asked: Option<&Asked>,
@@ -186,7 +186,7 @@ pub fn fetch_for_rules(
     if !repo.is_bare_layout() || asked.is_some_and(Asked::is_pr) {
         return Ok(());
     }
-    let repo_lock = crate::state::store::take_repo(&repo.common_dir, deadline, holder)?;
+    let repo_lock = crate::state::Cards::at(&repo.common_dir).lock(deadline, holder)?;
     fetch_base(&repo_lock, repo, cfg, asked, deadline).map(drop)
 }
 
@@ -324,7 +324,7 @@ fn resolve_pr(
 /// `refs/remotes/<remote>/`, where a branch of the remote named `pr/<n>` would land and which
 /// `git fetch --prune` empties of whatever no branch of the remote backs. `None` for a tag or a
 /// commit (a tag is kept at its own name, a commit by the card's branch).
-pub fn tracking_ref_of(remote: &str, base_ref: &str) -> Option<String> {
+pub(crate) fn tracking_ref_of(remote: &str, base_ref: &str) -> Option<String> {
     if let Some(branch) = base_ref.strip_prefix("refs/heads/") {
         return Some(format!("refs/remotes/{remote}/{branch}"));
     }
@@ -370,7 +370,7 @@ fn asked_failure(
 }
 
 /// The branch the remote's HEAD names, as the remote reports it now.
-pub fn remote_head(base: &Path, remote: &str, deadline: Instant) -> Result<String> {
+pub(super) fn remote_head(base: &Path, remote: &str, deadline: Instant) -> Result<String> {
     let out = git::ls_remote_head(base, remote, Some(deadline))?;
     if !out.ok {
         let url = git::remote_url(base, remote);
@@ -395,7 +395,7 @@ pub fn remote_head(base: &Path, remote: &str, deadline: Instant) -> Result<Strin
 /// Why no base can be fetched for a new tree: every one a usage error (exit 2), since what
 /// names the base (`--base`, the rules, the remote's HEAD) is the user's to change.
 #[derive(Debug, thiserror::Error)]
-pub enum Refusal {
+pub(super) enum Refusal {
     /// `--base` names nothing git would take as a branch, tag or commit.
     #[error("--base {}: {why}", crate::config::quote(name))]
     BadName { name: String, why: NameError },
@@ -471,7 +471,7 @@ impl Kind for Refusal {
 /// The base a tree checked out on a kept branch really starts from: the fetched
 /// base `fetched` when it is an ancestor of the tree's HEAD, else their merge base (`fetched`
 /// itself when they share no history or HEAD cannot be read: nothing better is known).
-pub fn base_of_kept_branch(tree: &Path, fetched: &str) -> String {
+pub(super) fn base_of_kept_branch(tree: &Path, fetched: &str) -> String {
     let Some(tip) = git::head_oid(tree) else {
         return fetched.to_owned();
     };
@@ -483,7 +483,7 @@ pub fn base_of_kept_branch(tree: &Path, fetched: &str) -> String {
 
 /// How many commits of the base's remote-tracking ref ([`tracking_ref_of`] the record, as
 /// last fetched) the tree's HEAD lacks; `None` when either cannot be read.
-pub fn behind(tree: &Path, rec: &crate::state::record::Record) -> Option<u64> {
+pub(crate) fn behind(tree: &Path, rec: &crate::state::Record) -> Option<u64> {
     let tracking = tracking_ref_of(&rec.base_remote, &rec.base_ref)?;
     // Program-made operands: `HEAD..` first, so nothing can read as an option.
     let args = ["rev-list", "--count", &format!("HEAD..{tracking}"), "--"];

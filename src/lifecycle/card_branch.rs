@@ -1,10 +1,10 @@
 //! What removal does with a card's branch: kept unless `--delete-branch`, and then deleted only
 //! when merged into the recorded base (or `--force`) and no commit on it or named by its reflog
 //! would be lost ([`crate::git::branch_loss`], the decision `gc --branches` uses too).
+use crate::context::Context;
 use crate::git;
 use crate::lifecycle::step::Step;
-use crate::session::context::Context;
-use crate::state::record::Record;
+use crate::state::Record;
 use crate::sys::lock;
 
 /// What removal was asked to do with the card's branch.

@@ -9,12 +9,11 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, Result};
 
 use crate::config::{CheckoutMode, Config};
+use crate::context::Context;
 use crate::ground::card::CardId;
 use crate::ground::error::Fail;
 use crate::seed::{self, Prep};
-use crate::session::context::Context;
-use crate::session::hold;
-use crate::state::record::{self, Reason, Record, State};
+use crate::state::{Reason, Record, State};
 use crate::verify::{self, Verdict};
 use crate::{git::repo, sys::lock};
 
@@ -22,11 +21,11 @@ mod refusal;
 mod unrecorded;
 
 use refusal::Leftover;
-pub use refusal::Refusal;
+pub(super) use refusal::Refusal;
 
 /// What `add` is asked to do: the library form of `git kardwt add`'s arguments.
 #[derive(Debug, Clone, Default)]
-pub struct AddOptions {
+pub(crate) struct AddOptions {
     /// The card id as given (validated here).
     pub card: String,
     pub board: String,
@@ -40,7 +39,7 @@ pub struct AddOptions {
 
 /// A ready worktree `add` created or reused.
 #[derive(Debug)]
-pub struct Added {
+pub(crate) struct Added {
     pub record: Record,
     /// Where the tree's HEAD really is (`None` when it cannot be read).
     pub head: Option<repo::Head>,
@@ -51,7 +50,7 @@ pub struct Added {
 /// `git kardwt add` as a library call: take the card's lock, reuse its
 /// verified tree or create one from the freshly fetched base, and run the seeding pipeline.
 /// The runner commands call this directly.
-pub fn add(ctx: &Context, args: &AddOptions) -> Result<Added> {
+pub(crate) fn add(ctx: &Context, args: &AddOptions) -> Result<Added> {
     let card = CardId::parse(&args.card)?;
     // `--base`: a branch, tag or commit, checked before anything runs.
     let base = args
@@ -61,7 +60,7 @@ pub fn add(ctx: &Context, args: &AddOptions) -> Result<Added> {
         .transpose()?;
     let rules = ctx.rules()?;
     let timeout = args.timeout.unwrap_or(rules.config.action_timeout_seconds);
-    let deadline = hold::after(Instant::now(), timeout);
+    let deadline = crate::context::after(Instant::now(), timeout);
     let holder = format!("git kardwt add {card}");
     // In the bare layout the rules are those of the base the tree will be made at.
     let rules = match ctx.repo.is_bare_layout() {
@@ -88,11 +87,11 @@ pub fn add(ctx: &Context, args: &AddOptions) -> Result<Added> {
     let cfg = &rules.config;
     let program = seed::prepare_program(cfg, None)?;
     let common = &ctx.repo.common_dir;
-    let hold::Locked {
+    let crate::context::Locked {
         card_lock,
         entries,
         report,
-    } = hold::lock_and_verify(ctx, &card, Some(&card), deadline, &holder, |entries| {
+    } = crate::context::lock_and_verify(ctx, &card, Some(&card), deadline, &holder, |entries| {
         ctx.card_path(entries, &card)
     })?;
     let path = ctx.card_path(&entries, &card)?;
@@ -136,7 +135,7 @@ pub fn add(ctx: &Context, args: &AddOptions) -> Result<Added> {
         }
         Verdict::Unseeded if half_made(&report, cfg).is_some() => {
             let why = half_made(&report, cfg).unwrap_or(verify::Incomplete::NoIndex);
-            if !hold::intended(common, &card, &path) {
+            if !crate::context::intended(common, &card, &path) {
                 return Err(Fail::from(Refusal::HalfMade { path, card, why }).into());
             }
             // kardwt's own creation, interrupted before its record: never handed out, so it
@@ -208,7 +207,7 @@ impl Action<'_> {
             .doing(&format!("creating card {}'s worktree", self.card));
         let (record, admin, written) = {
             let common = &self.prep.ctx.repo.common_dir;
-            let repo_lock = crate::state::store::take_repo(common, self.prep.deadline, holder)?;
+            let repo_lock = crate::state::Cards::at(common).lock(self.prep.deadline, holder)?;
             if let Some(leftover) = leftover {
                 self.remove_leftover(&repo_lock, path, leftover)?;
             }
@@ -230,12 +229,12 @@ impl Action<'_> {
             }
             let kept_branch = self.prep.ctx.repo.branch_exists(&self.card.branch());
             // Before git creates anything, say this tree is ours: a kill then leaves it repairable.
-            hold::write_intent(common, self.card, path)?;
+            crate::context::write_intent(common, self.card, path)?;
             let (path, written) = match self.add_worktree(&repo_lock, path, &oid) {
                 Ok(added) => added,
                 Err(e) => {
                     if !path.exists() {
-                        hold::clear_intent(common, self.card, path);
+                        crate::context::clear_intent(common, self.card, path);
                     }
                     return Err(e);
                 }
@@ -248,7 +247,7 @@ impl Action<'_> {
                 Err(e) => return Err(self.unmake(&repo_lock, &path, e)),
             };
             self.prep.log(
-                crate::state::events::Kind::Created,
+                crate::state::EventKind::Created,
                 &rec,
                 "ok",
                 started.elapsed(),
@@ -281,7 +280,7 @@ impl Action<'_> {
     /// before the card is claimed again. Holds the card's lock (the caller's).
     fn release_orphan(&self) -> Result<()> {
         let common = &self.prep.ctx.repo.common_dir;
-        let Some(Ok(claim)) = crate::state::claim::load(common, self.card.as_str()) else {
+        let Some(Ok(claim)) = crate::state::Cards::at(common).claim(self.card.as_str()) else {
             return Ok(());
         };
         if !claim.orphan(common) {
@@ -295,7 +294,7 @@ impl Action<'_> {
             &claim,
             self.prep.deadline,
         )?;
-        crate::state::claim::delete(common, self.card.as_str());
+        crate::state::Cards::at(common).delete_claim(self.card.as_str());
         Ok(())
     }
 
@@ -316,7 +315,7 @@ impl Action<'_> {
             rec.state = State::Preparing;
         }
         rec.updated_at = crate::sys::time::now();
-        crate::state::store::write(&admin, &rec)?;
+        crate::state::write(&admin, &rec)?;
         self.card_lock
             .doing(&if run_hook || reason == Reason::Retry {
                 format!("preparing card {}'s worktree again", self.card)
@@ -336,7 +335,7 @@ impl Action<'_> {
         ) {
             Ok(rec) => {
                 self.prep.log(
-                    crate::state::events::Kind::Reused,
+                    crate::state::EventKind::Reused,
                     &rec,
                     reason.as_str(),
                     Duration::ZERO,
@@ -357,16 +356,15 @@ impl Action<'_> {
     ) -> Result<()> {
         let started = Instant::now();
         let removed = match leftover {
-            Leftover::HalfMade => hold::remove_half_made(repo_lock, &self.prep.ctx.repo.base, path),
+            Leftover::HalfMade => {
+                crate::context::remove_half_made(repo_lock, &self.prep.ctx.repo.base, path)
+            }
             Leftover::BareStart => remove_bare_start(repo_lock, &self.prep.ctx.repo, path),
         };
         removed.map_err(|refusal| {
             // Git may have forgotten it all the same: the claim says when.
-            crate::state::claim::mark_half_removed(
-                &self.prep.ctx.repo.common_dir,
-                Some(self.card.as_str()),
-                path,
-            );
+            crate::state::Cards::at(&self.prep.ctx.repo.common_dir)
+                .mark_half_removed(Some(self.card.as_str()), path);
             Fail::from(Refusal::LeftoverStays {
                 path: path.to_owned(),
                 card: self.card.clone(),
@@ -374,9 +372,8 @@ impl Action<'_> {
                 refusal,
             })
         })?;
-        crate::state::events::append(
-            &self.prep.ctx.repo.common_dir,
-            crate::state::events::Kind::Removed,
+        crate::state::Cards::at(&self.prep.ctx.repo.common_dir).log(
+            crate::state::EventKind::Removed,
             self.card.as_str(),
             path,
             "half made by an interrupted add",
@@ -404,11 +401,15 @@ impl Action<'_> {
         if !out.ok {
             // git keeps a worktree whose post-checkout hook failed: it is ours, remove it.
             let kept = if path.join(".git").is_file() {
-                match hold::remove_worktree_forced(repo_lock, &self.prep.ctx.repo.base, path) {
+                match crate::context::remove_worktree_forced(
+                    repo_lock,
+                    &self.prep.ctx.repo.base,
+                    path,
+                ) {
                     Ok(()) => " (the new worktree was removed again)".to_owned(),
                     Err(e) => format!(
                         " (removing it failed: {e}; remove it by hand: {})",
-                        hold::manual_removal(path)
+                        crate::context::manual_removal(path)
                     ),
                 }
             } else {
@@ -437,7 +438,7 @@ fn bare_start(report: &verify::Report, common: &Path, card: &CardId) -> bool {
     report.failed_check().is_some_and(|c| c.name == "dot_git")
         && !report.path.join(".git").exists()
         && std::fs::read_dir(&report.path).is_ok_and(|mut d| d.next().is_none())
-        && hold::intended(common, card, &report.path)
+        && crate::context::intended(common, card, &report.path)
 }
 
 /// Remove an empty directory at `path` and git's entries that name it and still say
@@ -446,8 +447,8 @@ fn remove_bare_start(
     _repo_lock: &lock::RepoLock,
     repo: &repo::Repo,
     path: &Path,
-) -> Result<(), hold::RemovalError> {
-    use hold::RemovalError;
+) -> Result<(), crate::context::RemovalError> {
+    use crate::context::RemovalError;
     let linked = repo
         .linked()
         .map_err(|e| RemovalError::Git(format!("{e:#}")))?;
@@ -488,7 +489,7 @@ fn refuse_if_branch_held(
 ) -> Result<()> {
     let branch = repo::Head::Branch(card.branch());
     for e in entries {
-        if !matches!(e.record, record::Loaded::Absent)
+        if !matches!(e.record, crate::state::Loaded::Absent)
             || repo::read_head(&e.linked.admin).as_ref() != Some(&branch)
         {
             continue;

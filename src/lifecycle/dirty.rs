@@ -9,12 +9,12 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
-use crate::state::record::Record;
-use crate::{git, lifecycle::flagged, lifecycle::walk, seed::links};
+use crate::state::Record;
+use crate::{git, lifecycle::flagged, lifecycle::walk};
 
 /// What is at one of the record's link paths.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LinkState {
+pub(crate) enum LinkState {
     /// Still the symlink kardwt made, pointing at the base's file.
     Own,
     /// Nothing there (nothing to lose).
@@ -24,7 +24,7 @@ pub enum LinkState {
 }
 
 /// Judge what is at `worktree/rel` against the link kardwt made to `base/rel`.
-pub fn link_state(base: &Path, worktree: &Path, rel: &str) -> LinkState {
+pub(crate) fn link_state(base: &Path, worktree: &Path, rel: &str) -> LinkState {
     // A record names links inside the worktree; anything else is never kardwt's to unlink.
     let inside = !rel.is_empty()
         && Path::new(rel)
@@ -53,7 +53,7 @@ pub fn link_state(base: &Path, worktree: &Path, rel: &str) -> LinkState {
 /// The paths of `git status --porcelain -z` entries, one per entry, as people read them (any
 /// byte kept, see [`git::parse::display_path`]): a rename or copy names its new path; ignored
 /// entries (`!!`) are not dirt (pure).
-pub fn status_paths(entries: &[git::parse::StatusEntry]) -> Vec<String> {
+pub(super) fn status_paths(entries: &[git::parse::StatusEntry]) -> Vec<String> {
     entries
         .iter()
         .filter(|e| !e.ignored())
@@ -71,7 +71,7 @@ fn at_or_under(path: &str, link: &str) -> bool {
 
 /// Combine git's dirty paths with the judgement of each link path (pure): a path at or under
 /// one of kardwt's intact links is not dirt; a link path holding user work is, once, with why.
-pub fn combine(status: Vec<String>, links: &[(String, LinkState)]) -> Vec<String> {
+pub(super) fn combine(status: Vec<String>, links: &[(String, LinkState)]) -> Vec<String> {
     let own: Vec<&str> = links
         .iter()
         .filter(|(_, s)| *s == LinkState::Own)
@@ -98,7 +98,12 @@ pub fn combine(status: Vec<String>, links: &[(String, LinkState)]) -> Vec<String
 /// kardwt's own walk of every directory git does not ignore ([`crate::lifecycle::walk`]), which names
 /// what git should have listed and did not (a directory git could not read is silently empty
 /// to it). Any failure among them is an error: the caller refuses, it never removes.
-pub fn dirty(base: &Path, common_dir: &Path, worktree: &Path, rec: &Record) -> Result<Vec<String>> {
+pub(super) fn dirty(
+    base: &Path,
+    common_dir: &Path,
+    worktree: &Path,
+    rec: &Record,
+) -> Result<Vec<String>> {
     uncommitted_paths(base, common_dir, worktree, rec).with_context(|| {
         format!(
             "could not tell whether {} holds uncommitted work",
@@ -143,7 +148,7 @@ fn uncommitted_paths(
     // The exclude block is shared by every tree: it hides a non-directory at the skills paths
     // and at every other tree's link path here too. One that is not kardwt's link (per this
     // record) and that git ignores is user work.
-    let block = links::block_paths(common_dir)?;
+    let block = crate::seed::block_paths(common_dir)?;
     for (rel, why) in hidden_by_the_block(worktree, rec, &block, &known) {
         links.push((rel, LinkState::UserWork(why)));
     }
@@ -159,7 +164,7 @@ fn hidden_by_the_block(
     block: &[String],
     known: &walk::Known,
 ) -> Vec<(String, &'static str)> {
-    let mut rels: Vec<&str> = links::SKILLS.to_vec();
+    let mut rels: Vec<&str> = crate::seed::SKILLS.to_vec();
     for rel in block {
         if !rels.contains(&rel.as_str()) {
             rels.push(rel);
@@ -187,7 +192,7 @@ fn hidden_by_the_block(
 /// holding a `.git`, ignored or not, but the submodules its index names), relative to it, as
 /// raw bytes: removing the outer tree would delete their uncommitted work and their history,
 /// and its release would signal their processes. An error when a directory cannot be read.
-pub fn nested_tree_paths(worktree: &Path) -> Result<Vec<Vec<u8>>> {
+pub(super) fn nested_tree_paths(worktree: &Path) -> Result<Vec<Vec<u8>>> {
     let gitlinks = git::index_z(worktree)?
         .into_iter()
         .filter(|e| e.is_gitlink())
@@ -202,7 +207,7 @@ pub fn nested_tree_paths(worktree: &Path) -> Result<Vec<Vec<u8>>> {
 }
 
 /// [`nested_tree_paths`], as people read them.
-pub fn nested_trees(worktree: &Path) -> Result<Vec<String>> {
+pub(super) fn nested_trees(worktree: &Path) -> Result<Vec<String>> {
     let found = nested_tree_paths(worktree)?;
     Ok(found.iter().map(|p| git::parse::display_path(p)).collect())
 }
@@ -219,7 +224,7 @@ pub struct Blocker {
 /// `remove_worktree` and `check_clean_worktree` (builtin/worktree.c): the main worktree, a lock
 /// (unless forced twice: `-f -f`), and, unforced, populated submodules. Dirtiness is
 /// [`dirty`]'s job.
-pub fn removal_blockers(
+pub(super) fn removal_blockers(
     base: &Path,
     worktree: &Path,
     admin: &Path,
@@ -255,7 +260,7 @@ pub fn removal_blockers(
 }
 
 /// A lock on the worktree at `worktree`: git refuses to remove it, forced once or not.
-pub fn lock_blocker(worktree: &Path) -> Blocker {
+pub(crate) fn lock_blocker(worktree: &Path) -> Blocker {
     Blocker {
         check: "it is locked (git worktree lock)".into(),
         fix: format!(

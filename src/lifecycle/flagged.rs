@@ -11,7 +11,7 @@ use crate::git::{self, parse::FlaggedEntry};
 
 /// The flagged entries of the index of the worktree at `worktree` whose file differs from the
 /// index, each with why, as people read them; empty when none does.
-pub fn changed(worktree: &Path) -> Result<Vec<String>> {
+pub(super) fn changed(worktree: &Path) -> Result<Vec<String>> {
     flagged_paths(worktree).with_context(|| {
         format!(
             "could not compare the files marked skip-worktree or assume-unchanged in {} with the index",

@@ -1,18 +1,44 @@
 //! The lifecycle services the commands call: create a tree from its base, prepare one found
 //! by hand, rehearse a creation, release and remove a tree (and clear what a failed removal
 //! left), with the proofs of cleanliness those rest on.
-pub(crate) mod base;
-pub(crate) mod card_branch;
-pub(crate) mod create;
-pub(crate) mod dirty;
-pub(crate) mod flagged;
-pub(crate) mod move_aside;
-pub(crate) mod orphan;
-pub(crate) mod prepare;
-pub(crate) mod rehearse;
-pub(crate) mod release;
-pub(crate) mod remnant;
-pub(crate) mod removable;
-pub(crate) mod remove;
-pub(crate) mod step;
-pub(crate) mod walk;
+//!
+//! Its face, what the floors above call: [`add`] (create), [`prepare()`], [`rehearse()`], release
+//! ([`release_verified`], [`release_gone`], [`release_orphan`]), remove ([`remove_verified`],
+//! [`prune_gone`]), the one removability decision ([`decide_removal`]) and remnants
+//! ([`remnant_of`], [`remnant_at`], [`remove_remnant`], [`unbacked`]).
+mod base;
+mod card_branch;
+mod create;
+mod dirty;
+mod flagged;
+mod move_aside;
+mod orphan;
+mod prepare;
+mod rehearse;
+mod release;
+mod remnant;
+mod removable;
+mod remove;
+mod step;
+mod walk;
+
+pub(crate) use base::{behind, fetch_base, tracking_ref_of, ADD_MARKER};
+pub(crate) use card_branch::merged_into_base;
+pub(crate) use create::{add, AddOptions};
+pub(crate) use dirty::{link_state, lock_blocker, LinkState};
+pub(crate) use orphan::{drop_replaced_orphan, release_orphan};
+pub(crate) use prepare::prepare;
+pub(crate) use rehearse::rehearse;
+pub(crate) use release::{release_gone, release_verified, Processes, StepsJson};
+pub(crate) use remnant::{
+    advice as remnant_advice, at as remnant_at, of_card as remnant_of, remove as remove_remnant,
+    unbacked, Unbacked,
+};
+pub(crate) use removable::{
+    decide as decide_removal, How as RemovalHow, Tree as RemovalTree, Unremovable,
+};
+pub(crate) use remove::{
+    prune_gone, remove_verified, Options as RemoveOptions, PruneRefused, Refusal as RemoveRefusal,
+    Refused as RemoveRefused, Removal,
+};
+pub(crate) use step::Step;

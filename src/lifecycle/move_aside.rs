@@ -1,9 +1,9 @@
 //! The tree of a removal moved aside instead of deleted in place: renamed to a hidden sibling
-//! and recorded ([`crate::state::aside`]) just before git forgets it, put back when git refuses,
+//! and recorded (`state/aside.rs`) just before git forgets it, put back when git refuses,
 //! and deleted by a detached process once git has forgotten it, so `remove` returns at once.
+use crate::context::Context;
 use crate::lifecycle::step::Step;
-use crate::session::context::Context;
-use crate::state::aside::{self, Deleting, Moved};
+use crate::state::{Deleting, Moved};
 
 /// A move aside, or why the tree stays for git to delete in place.
 pub type Attempt = anyhow::Result<Moved>;
@@ -20,7 +20,7 @@ pub fn move_aside(ctx: &Context, card: &str, path: &std::path::Path, force: bool
             Err(e) => return Err(e),
         }
     }
-    aside::move_aside(&ctx.repo.common_dir, card, path)
+    crate::state::Cards::at(&ctx.repo.common_dir).move_aside(card, path)
 }
 
 /// A tree that stays in place for git, which deletes across whatever is mounted in it: one
@@ -28,7 +28,7 @@ pub fn move_aside(ctx: &Context, card: &str, path: &std::path::Path, force: bool
 /// release, the record still `failed`.
 pub fn refuse_late_mounts(attempt: &Attempt, path: &std::path::Path) -> anyhow::Result<()> {
     let mounted = match attempt {
-        Err(_) => crate::sys::mounts::under(path).unwrap_or_default(),
+        Err(_) => crate::sys::mounts_under(path).unwrap_or_default(),
         Ok(_) => Vec::new(),
     };
     let Some(first) = mounted.first() else {
@@ -57,11 +57,11 @@ pub fn refuse_late_mounts(attempt: &Attempt, path: &std::path::Path) -> anyhow::
 pub fn put_back(attempt: Attempt, admin: &std::path::Path) {
     if let Ok(moved) = attempt {
         if !admin.join("gitdir").exists() {
-            aside::start_deleting(moved);
+            crate::state::start_deleting(moved);
             return;
         }
         let (from, at) = (moved.aside.from.clone(), moved.aside.path.clone());
-        if !aside::put_back(moved) {
+        if !crate::state::put_back(moved) {
             eprintln!(
                 "warning: the tree could not be renamed back from {} to {}; move it back by hand",
                 at.display(),
@@ -79,7 +79,7 @@ pub fn delete(attempt: Attempt) -> Step {
         // Its files go in the background: the path is free already.
         Ok(moved) => {
             let at = moved.aside.path.display().to_string();
-            match aside::start_deleting(moved) {
+            match crate::state::start_deleting(moved) {
                 Deleting::Background => (
                     true,
                     format!(

@@ -5,23 +5,23 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 
 use crate::config::Config;
+use crate::context::Context;
 use crate::ground::card::CardId;
 use crate::ground::error::{Code, Fail, Kind};
 use crate::lifecycle::release::cleanup_program;
 use crate::lifecycle::step::Step;
 use crate::sandbox::{self, Phase};
-use crate::session::context::Context;
-use crate::{state::events, sys::lock};
+use crate::sys::lock;
 
 /// Release what the orphan `claim` (its worktree removed or its directory deleted behind
 /// kardwt's back) still holds, under its card's lock: the cleanup hook, run in the base with
 /// `KARDWT_WORKTREE` naming the vanished path and `KARDWT_REASON=orphan`; its ports are given
 /// back with the claim, which the caller deletes last. No process is signalled: a process whose
 /// cwd was inside is no proof it belonged to this card. `Err` (claim kept) when the hook failed.
-pub fn release_orphan(
+pub(crate) fn release_orphan(
     ctx: &Context,
     cfg: &Config,
-    claim: &crate::state::claim::Claim,
+    claim: &crate::state::Claim,
     deadline: Instant,
 ) -> Result<Vec<Step>> {
     let card = CardId::parse(&claim.card)?;
@@ -37,9 +37,9 @@ pub fn release_orphan(
 /// Drop the claim of `claim.card` whose path now holds another worktree, under
 /// the card's lock, after checking again that the claim on disk is still that one. Nothing at
 /// the path is touched and no hook runs: whatever stands there is not this card's.
-pub fn drop_replaced_orphan(
+pub(crate) fn drop_replaced_orphan(
     ctx: &Context,
-    claim: &crate::state::claim::Claim,
+    claim: &crate::state::Claim,
     deadline: Instant,
 ) -> Result<()> {
     let card = CardId::parse(&claim.card)?;
@@ -49,14 +49,13 @@ pub fn drop_replaced_orphan(
         deadline,
         &format!("git kardwt gc (drop claim {card})"),
     )?;
-    match crate::state::claim::load(&ctx.repo.common_dir, &claim.card) {
+    match crate::state::Cards::at(&ctx.repo.common_dir).claim(&claim.card) {
         Some(Ok(now)) if now == *claim => {}
         _ => return Err(Fail::from(Refusal::Changed { card }).into()),
     }
-    crate::state::claim::delete(&ctx.repo.common_dir, &claim.card);
-    events::append(
-        &ctx.repo.common_dir,
-        crate::state::events::Kind::Released,
+    crate::state::Cards::at(&ctx.repo.common_dir).delete_claim(&claim.card);
+    crate::state::Cards::at(&ctx.repo.common_dir).log(
+        crate::state::EventKind::Released,
         &claim.card,
         &claim.path,
         "orphan claim dropped: another worktree stands at its path; nothing there was touched",
@@ -66,10 +65,10 @@ pub fn drop_replaced_orphan(
 }
 
 /// [`release_orphan`] for a caller that already holds the card's lock (`add`).
-pub fn release_orphan_locked(
+pub(super) fn release_orphan_locked(
     ctx: &Context,
     cfg: &Config,
-    claim: &crate::state::claim::Claim,
+    claim: &crate::state::Claim,
     deadline: Instant,
 ) -> Result<Vec<Step>> {
     let card = CardId::parse(&claim.card)?;
@@ -94,7 +93,7 @@ pub fn release_orphan_locked(
         // `release` ran the hook already, with the tree still there.
         (true, _) => None,
         // Another worktree stands there now: a hook told that path would act on it.
-        (false, crate::state::claim::Orphan::Replaced) => {
+        (false, crate::state::Orphan::Replaced) => {
             steps.push(Step {
                 step: "cleanup hook",
                 ms: None,
@@ -103,7 +102,7 @@ pub fn release_orphan_locked(
             });
             None
         }
-        (false, crate::state::claim::Orphan::Gone) => {
+        (false, crate::state::Orphan::Gone) => {
             // The tree is gone: committed helpers run as trusted for the base's HEAD.
             let head = ctx.head_commit().unwrap_or_default();
             cleanup_program(
@@ -142,9 +141,8 @@ pub fn release_orphan_locked(
             log: None,
         })?;
         if !outcome.succeeded() {
-            events::append(
-                &ctx.repo.common_dir,
-                crate::state::events::Kind::Failed,
+            crate::state::Cards::at(&ctx.repo.common_dir).log(
+                crate::state::EventKind::Failed,
                 &claim.card,
                 path,
                 "orphan: cleanup hook",
@@ -176,9 +174,8 @@ pub fn release_orphan_locked(
             format!("{} released", shown.join(", "))
         },
     });
-    events::append(
-        &ctx.repo.common_dir,
-        crate::state::events::Kind::Released,
+    crate::state::Cards::at(&ctx.repo.common_dir).log(
+        crate::state::EventKind::Released,
         &claim.card,
         path,
         "orphan",
@@ -189,7 +186,7 @@ pub fn release_orphan_locked(
 
 /// Why an orphan claim was not dropped or released.
 #[derive(Debug, thiserror::Error)]
-pub enum Refusal {
+pub(super) enum Refusal {
     #[error("card {card}'s claim changed while waiting for its lock; it was not dropped")]
     Changed { card: CardId },
     /// Judged again, the claim is malformed or its path holds a worktree again.

@@ -9,26 +9,25 @@ use std::time::Instant;
 use anyhow::Result;
 
 use crate::config::{CheckoutMode, Config};
+use crate::context::Context;
 use crate::git::repo;
 use crate::ground::card::CardId;
 use crate::ground::error::{Code, Fail, Kind};
 use crate::seed::{self, Prep};
-use crate::session::context::Context;
-use crate::session::hold;
-use crate::state::record::{Origin, Reason, Record, State};
+use crate::state::{Origin, Reason, Record, State};
 use crate::verify::{self, Report, Verdict};
 
 /// Seed and prepare the linked worktree at `path` (recorded as card `asked` when given) and
 /// return its record, state `ready`. Refuses, writing nothing, a half-made tree and a record
 /// verification would reject; a failed prepare leaves the tree recorded as failed (the error
 /// carries the verdict).
-pub fn prepare(ctx: &Context, path: &Path, asked: Option<CardId>) -> Result<Record> {
+pub(crate) fn prepare(ctx: &Context, path: &Path, asked: Option<CardId>) -> Result<Record> {
     let entries = verify::scan(&ctx.repo)?;
     let path = path.to_path_buf();
     let rules = ctx.rules()?;
     let cfg = &rules.config;
     let program = seed::prepare_program(cfg, None)?;
-    let deadline = hold::after(Instant::now(), cfg.action_timeout_seconds);
+    let deadline = crate::context::after(Instant::now(), cfg.action_timeout_seconds);
     // Decided once before the lock (to know which card's lock to take, and to refuse without
     // waiting), then again under it: only what is on disk under the lock is written.
     let report = verify::verify(&ctx.repo, &entries, &path, asked.as_ref());
@@ -40,9 +39,10 @@ pub fn prepare(ctx: &Context, path: &Path, asked: Option<CardId>) -> Result<Reco
         seed::check_hooks(ctx, cfg, Some(&rec.base_oid))?;
     }
     let holder = format!("git kardwt prepare {card}");
-    let locked = hold::lock_and_verify(ctx, &card, asked.as_ref(), deadline, &holder, |_| {
-        Ok(path.clone())
-    })?;
+    let locked =
+        crate::context::lock_and_verify(ctx, &card, asked.as_ref(), deadline, &holder, |_| {
+            Ok(path.clone())
+        })?;
     let (now, rec) = plan(ctx, cfg, &locked.entries, &locked.report, asked)?;
     if now != card {
         return Err(Fail::from(Refusal::Changed {
@@ -59,7 +59,7 @@ pub fn prepare(ctx: &Context, path: &Path, asked: Option<CardId>) -> Result<Reco
     rec.state = State::Preparing;
     rec.updated_at = crate::sys::time::now();
     // The tree has its record now: writing it completes the card's claim.
-    crate::state::store::write(&admin, &rec)?;
+    crate::state::write(&admin, &rec)?;
     let prep = Prep {
         ctx,
         cfg,
@@ -98,9 +98,9 @@ fn plan(
         Verdict::Unseeded => {
             let admin = report.admin.as_deref().unwrap_or(Path::new(""));
             let card = asked.unwrap_or_else(|| {
-                crate::session::foreign::derive_card(entries, admin, report.head.as_ref())
+                crate::context::derive_card(entries, admin, report.head.as_ref())
             });
-            let rec = crate::session::foreign::outside_record(
+            let rec = crate::context::outside_record(
                 ctx,
                 cfg,
                 &card,
@@ -162,7 +162,7 @@ fn record_of(report: &Report) -> Result<(CardId, Record)> {
         .record
         .clone()
         .ok_or_else(|| anyhow::anyhow!("internal error: no record"))?;
-    Ok((CardId::parse(&rec.card)?, rec))
+    Ok((rec.card.clone(), rec))
 }
 
 /// A managed worktree moved with `git worktree move`: every check passes but the record's
@@ -178,13 +178,13 @@ fn moved(ctx: &Context, report: &Report) -> bool {
         && rec.path != report.path
         && !rec.path.exists()
         && verify::inconsistency(rec).is_none()
-        && report.card.as_deref().is_none_or(|c| c == rec.card)
+        && report.card.as_deref().is_none_or(|c| rec.card == c)
         && repo::read_dot_git(&report.path).is_some()
 }
 
 /// Why `prepare` will not prepare a tree.
 #[derive(Debug, thiserror::Error)]
-pub enum Refusal {
+pub(super) enum Refusal {
     /// The tree is another card's now than when it was named.
     #[error(
         "{} changed while waiting for card {card}'s lock: it is card {now} now; nothing was written",

@@ -5,11 +5,10 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use crate::context::Context;
 use crate::ground::card::CardId;
 use crate::seed::{self, Prep};
-use crate::session::context::Context;
-use crate::session::hold;
-use crate::state::record::{Origin, Reason, Record};
+use crate::state::{Origin, Reason, Record};
 use crate::{git, git::repo, sandbox, sys::lock};
 
 use crate::lifecycle::step::Step;
@@ -17,7 +16,7 @@ use crate::lifecycle::step::Step;
 /// Rehearse a creation on a throwaway card: fetch, worktree, sharing, prepare; then remove
 /// the worktree and its branch again, whatever happened, and forget everything kardwt kept
 /// of the card (claim, ports, card lock, hook log) so that nothing is left behind.
-pub fn rehearse(ctx: &Context, cfg: &crate::config::Config) -> Vec<Step> {
+pub(crate) fn rehearse(ctx: &Context, cfg: &crate::config::Config) -> Vec<Step> {
     let card = CardId::sanitize(&format!("doctor-try-{}", std::process::id()));
     let root = ctx.root();
     let root_existed = root.exists();
@@ -61,7 +60,7 @@ impl Made {
     /// Forget the throwaway card: its claim (with it, its ports), its card lock, its hook
     /// logs, and the directories the rehearsal made for them.
     fn forget(&self, common_dir: &Path, card: &CardId, path: &Path) {
-        crate::state::claim::forget(common_dir, card.as_str(), path);
+        crate::state::Cards::at(common_dir).forget(card.as_str(), path);
         let log = crate::sys::layout::hook_log_path(common_dir, card.as_str());
         let mut older = log.clone().into_os_string();
         older.push(".1");
@@ -97,7 +96,7 @@ fn attempt(
     path: &Path,
     steps: &mut Vec<Step>,
 ) -> Option<Option<std::path::PathBuf>> {
-    let deadline = hold::after(Instant::now(), cfg.action_timeout_seconds);
+    let deadline = crate::context::after(Instant::now(), cfg.action_timeout_seconds);
     let program = match seed::prepare_program(cfg, None) {
         Ok(p) => p,
         Err(e) => {
@@ -114,7 +113,9 @@ fn attempt(
     // As `add` does: the card's lock, then the repository lock around fetch and worktree add.
     let holder = "git kardwt doctor --try";
     let locks = lock::take_card(&ctx.repo.common_dir, card, deadline, holder).and_then(|c| {
-        crate::state::store::take_repo(&ctx.repo.common_dir, deadline, holder).map(|r| (c, r))
+        crate::state::Cards::at(&ctx.repo.common_dir)
+            .lock(deadline, holder)
+            .map(|r| (c, r))
     });
     let (_card_lock, repo_lock) = match locks {
         Ok(l) => l,
@@ -174,7 +175,7 @@ fn attempt(
     let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     if let Some(admin) = &admin {
         let t = Instant::now();
-        let mut rec: Record = crate::session::foreign::outside_record(
+        let mut rec: Record = crate::context::outside_record(
             ctx,
             cfg,
             card,
@@ -193,8 +194,8 @@ fn attempt(
             deadline,
             quiet: false,
         };
-        let result = crate::state::store::write(admin, &rec)
-            .map_err(crate::seed::failure::Failure::Other)
+        let result = crate::state::write(admin, &rec)
+            .map_err(crate::seed::Failure::Other)
             .and_then(|()| {
                 prep.prepare(
                     rec,
@@ -317,17 +318,17 @@ fn cleanup(ctx: &Context, card: &CardId, path: Option<&Path>, steps: &mut Vec<St
     let t = Instant::now();
     let mut problems = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(30);
-    match crate::state::store::take_repo(
-        &ctx.repo.common_dir,
-        deadline,
-        "git kardwt doctor --try (cleanup)",
-    ) {
+    match crate::state::Cards::at(&ctx.repo.common_dir)
+        .lock(deadline, "git kardwt doctor --try (cleanup)")
+    {
         Ok(repo_lock) => {
             if let Some(p) = path {
-                if let Err(e) = hold::remove_worktree_forced(&repo_lock, &ctx.repo.base, p) {
+                if let Err(e) =
+                    crate::context::remove_worktree_forced(&repo_lock, &ctx.repo.base, p)
+                {
                     problems.push(format!(
                         "remove it by hand: {} ({e})",
-                        hold::manual_removal(p)
+                        crate::context::manual_removal(p)
                     ));
                 }
             }

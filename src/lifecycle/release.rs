@@ -9,18 +9,18 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 
 use crate::config::{Cleanup, Config};
+use crate::context::Context;
 use crate::ground::card::CardId;
 use crate::ground::error::{Code, Fail, Kind};
 use crate::lifecycle::step::Step;
 use crate::sandbox::{self, Phase};
-use crate::session::context::Context;
-use crate::state::record::{self, Loaded, Reason, Record, State};
+use crate::state::{Loaded, Reason, Record, State};
 use crate::verify::{self, Verdict};
-use crate::{session::hold, state::events, sys::lock, sys::process};
+use crate::{sys::lock, sys::process};
 
 /// `release --json` and `remove --json`: the tree, its card and each step.
 #[derive(serde::Serialize)]
-pub struct StepsJson<'a> {
+pub(crate) struct StepsJson<'a> {
     pub path: std::borrow::Cow<'a, str>,
     pub card: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -29,18 +29,18 @@ pub struct StepsJson<'a> {
 }
 
 /// What a release did.
-pub struct Release {
+pub(crate) struct Release {
     pub path: PathBuf,
     pub card: String,
     pub steps: Vec<Step>,
 }
 
 /// A configured cleanup hook and its resolved program.
-pub type CleanupRun<'c> = (&'c Cleanup, PathBuf);
+pub(super) type CleanupRun<'c> = (&'c Cleanup, PathBuf);
 
 /// The configured cleanup hook and its resolved program, if any: committed helpers as trusted
 /// for `site`'s commit.
-pub fn cleanup_program<'c>(
+pub(super) fn cleanup_program<'c>(
     cfg: &'c Config,
     site: sandbox::Site<'_>,
 ) -> Result<Option<(&'c Cleanup, PathBuf)>> {
@@ -59,7 +59,7 @@ pub fn cleanup_program<'c>(
 /// from: a team that adds a cleanup script never gave one to the older cards), `force` goes on
 /// without it and the second value is the step that says what was not run and why; anything
 /// else is a refusal naming `remove --force` and `trust`.
-pub fn cleanup_for_removal<'c>(
+pub(super) fn cleanup_for_removal<'c>(
     cfg: &'c Config,
     site: sandbox::Site<'_>,
     path: &Path,
@@ -104,7 +104,7 @@ pub fn cleanup_for_removal<'c>(
 
 /// What a release does about the processes whose cwd is inside the tree.
 #[derive(Debug, Clone, Copy)]
-pub enum Processes {
+pub(crate) enum Processes {
     /// SIGTERM, then SIGKILL after the grace period: `remove` and `release`, which a person
     /// or agent asked for.
     Release(Duration),
@@ -122,14 +122,14 @@ pub enum Processes {
 /// during the hook, marks the record `failed` and is an error even with `force`.
 /// How a release goes: which processes, until when, and whether a failed cleanup hook stops it.
 #[derive(Debug, Clone, Copy)]
-pub struct ReleaseHow {
+pub(super) struct ReleaseHow {
     pub processes: Processes,
     pub deadline: Instant,
     /// A failed cleanup hook does not stop the caller (`remove --force`).
     pub force: bool,
 }
 
-pub fn release_locked(
+pub(super) fn release_locked(
     ctx: &Context,
     cfg: &Config,
     cleanup: Option<&(&Cleanup, PathBuf)>,
@@ -173,9 +173,8 @@ pub fn release_locked(
         ok,
         detail: released.clone(),
     });
-    events::append(
-        &ctx.repo.common_dir,
-        crate::state::events::Kind::Released,
+    crate::state::Cards::at(&ctx.repo.common_dir).log(
+        crate::state::EventKind::Released,
         &rec.card,
         path,
         &released,
@@ -186,7 +185,7 @@ pub fn release_locked(
             // Nothing was signalled: nothing to record.
             return Err(crate::sys::signals::stopped(sig, "before anything was released").into());
         }
-        return Err(hold::stopped_releasing(
+        return Err(crate::context::stopped_releasing(
             ctx,
             rec,
             admin,
@@ -217,9 +216,9 @@ pub fn release_locked(
         log: None,
     })?;
     rec.last_hook = Some(outcome.last_hook(Phase::Cleanup, cap));
-    crate::state::store::write_or_warn(admin, rec);
+    crate::state::write_or_warn(admin, rec);
     if let sandbox::Ending::Signal(sig) = outcome.ending {
-        return Err(hold::stopped_releasing(
+        return Err(crate::context::stopped_releasing(
             ctx,
             rec,
             admin,
@@ -244,7 +243,7 @@ pub fn release_locked(
     }
     if !own_locks.is_empty() {
         let fail = Fail::from(Refusal::HookOwnLock {
-            card: rec.card.clone(),
+            card: rec.card.to_string(),
             locks: own_locks.clone(),
             path: path.to_owned(),
         });
@@ -256,16 +255,15 @@ pub fn release_locked(
             }),
         ));
     }
-    events::append(
-        &ctx.repo.common_dir,
-        crate::state::events::Kind::Failed,
+    crate::state::Cards::at(&ctx.repo.common_dir).log(
+        crate::state::EventKind::Failed,
         &rec.card,
         path,
         "cleanup hook",
         outcome.duration,
     );
     let fail = Fail::from(Refusal::HookFailed {
-        card: rec.card.clone(),
+        card: rec.card.to_string(),
         ending: outcome.ending,
         path: path.to_owned(),
         tail: sandbox::tail_chars(&outcome.tail, 300),
@@ -280,7 +278,7 @@ pub fn release_locked(
 }
 
 /// A cleanup hook that failed, as [`release_locked`] returns it.
-pub struct HookFailed {
+pub(super) struct HookFailed {
     pub fail: Fail,
     /// It failed because a kardwt command it ran needed a lock the caller holds: nothing of the
     /// tree's, so the card is not marked `failed` for it.
@@ -289,7 +287,7 @@ pub struct HookFailed {
 
 /// Release a worktree that verified (`report`, read before any lock, only names the card):
 /// verified again under the card's lock, released, its ports given back, state `released`.
-pub fn release_verified(
+pub(crate) fn release_verified(
     ctx: &Context,
     report: &verify::Report,
     grace: Duration,
@@ -329,7 +327,7 @@ pub fn release_verified(
         // Processes are gone but the hook did not finish: `failed`, so `add` prepares again.
         rec.state = State::Failed;
         rec.updated_at = crate::sys::time::now();
-        crate::state::store::write_or_warn(&admin, &rec);
+        crate::state::write_or_warn(&admin, &rec);
         return Err(err
             .hint("its record is now failed (git kardwt add prepares it again); fix the hook and run release again")
             .into());
@@ -337,7 +335,7 @@ pub fn release_verified(
     steps.push(give_back(&mut rec, &admin)?);
     Ok(Release {
         path,
-        card: rec.card,
+        card: rec.card.to_string(),
         steps,
     })
 }
@@ -348,7 +346,7 @@ fn give_back(rec: &mut Record, admin: &Path) -> Result<Step> {
     rec.state = State::Released;
     rec.reason = Reason::Remove;
     rec.updated_at = crate::sys::time::now();
-    crate::state::store::write(admin, rec)?;
+    crate::state::write(admin, rec)?;
     let shown: Vec<String> = ports.iter().map(u16::to_string).collect();
     Ok(Step {
         step: "ports",
@@ -365,19 +363,23 @@ fn give_back(rec: &mut Record, admin: &Path) -> Result<Step> {
 /// Release what a registered worktree whose directory is gone still holds: the processes
 /// whose (deleted) cwd was inside, and the ports its record names. The cleanup hook cannot run
 /// without its directory. The registration stays for `git kardwt gc --prunable --apply`.
-pub fn release_gone(ctx: &Context, report: &verify::Report, grace: Duration) -> Result<Release> {
+pub(crate) fn release_gone(
+    ctx: &Context,
+    report: &verify::Report,
+    grace: Duration,
+) -> Result<Release> {
     let path = report.path.clone();
     let Some(admin) = report.admin.clone() else {
         anyhow::bail!("internal error: a prunable worktree without admin dir");
     };
-    let load = || match record::load(&admin) {
+    let load = || match crate::state::load_record(&admin) {
         Loaded::Parsed(r) => Ok(*r),
         Loaded::Absent => Err(Fail::from(Refusal::GoneUnmanaged { path: path.clone() })),
         Loaded::Malformed(why) => Err(Fail::from(Refusal::Malformed(why))),
     };
-    let card = CardId::parse(&load()?.card)?;
+    let card = load()?.card;
     let cfg = ctx.rules()?.config;
-    let deadline = hold::after(Instant::now(), cfg.action_timeout_seconds);
+    let deadline = crate::context::after(Instant::now(), cfg.action_timeout_seconds);
     let _card_lock = lock::take_card(
         &ctx.repo.common_dir,
         &card,
@@ -394,9 +396,8 @@ pub fn release_gone(ctx: &Context, report: &verify::Report, grace: Duration) -> 
         Ok(r) => r.to_string(),
         Err(unseen) => format!("none signalled: {unseen}"),
     };
-    events::append(
-        &ctx.repo.common_dir,
-        crate::state::events::Kind::Released,
+    crate::state::Cards::at(&ctx.repo.common_dir).log(
+        crate::state::EventKind::Released,
         &rec.card,
         &path,
         &format!("directory gone; {released}"),
@@ -419,7 +420,7 @@ pub fn release_gone(ctx: &Context, report: &verify::Report, grace: Duration) -> 
     steps.push(give_back(&mut rec, &admin)?);
     Ok(Release {
         path,
-        card: rec.card,
+        card: rec.card.to_string(),
         steps,
     })
 }
@@ -427,7 +428,7 @@ pub fn release_gone(ctx: &Context, report: &verify::Report, grace: Duration) -> 
 /// A verified worktree verified again under its card's lock, before `remove` or `release`
 /// acts on it: only the record read then is acted on and written (a copy read before the lock
 /// could be stale).
-pub struct Relocked {
+pub(super) struct Relocked {
     pub card: CardId,
     pub path: PathBuf,
     pub rec: Record,
@@ -435,12 +436,12 @@ pub struct Relocked {
     /// The action's deadline, started from the rules.
     pub deadline: Instant,
     /// Holds the card's lock until dropped; its report is the one verified under the lock.
-    pub held: hold::Locked,
+    pub held: crate::context::Locked,
 }
 
 /// Take the card's lock for `verb` (`remove`, `release`) and verify `report`'s worktree again;
 /// a worktree that no longer verifies is an error saying `nothing` happened.
-pub fn relock(
+pub(super) fn relock(
     ctx: &Context,
     report: &verify::Report,
     cfg: &Config,
@@ -450,11 +451,11 @@ pub fn relock(
     let Some(seen) = &report.record else {
         anyhow::bail!("internal error: a verified worktree without record");
     };
-    let card = CardId::parse(&seen.card)?;
+    let card = seen.card.clone();
     let path = report.path.clone();
-    let deadline = hold::after(Instant::now(), cfg.action_timeout_seconds);
+    let deadline = crate::context::after(Instant::now(), cfg.action_timeout_seconds);
     let holder = format!("git kardwt {verb} {card}");
-    let held = hold::lock_and_verify(ctx, &card, Some(&card), deadline, &holder, |_| {
+    let held = crate::context::lock_and_verify(ctx, &card, Some(&card), deadline, &holder, |_| {
         Ok(path.clone())
     })?;
     let now = &held.report;
@@ -482,7 +483,7 @@ pub fn relock(
 
 /// Why a release stopped, or what its cleanup hook's failure says.
 #[derive(Debug, thiserror::Error)]
-pub enum Refusal {
+pub(super) enum Refusal {
     /// The hook ran a kardwt command that needs a lock this command holds.
     #[error(
         "the cleanup hook of card {card} failed: it ran a kardwt command that needs a lock this \

@@ -17,16 +17,16 @@ use std::time::Instant;
 use anyhow::Result;
 use rustix::fs::{AtFlags, FileType};
 
+use crate::context::Context;
 use crate::git::repo::Repo;
 use crate::ground::card::CardId;
 use crate::ground::error::Fail;
 use crate::lifecycle::step::Step;
-use crate::session::context::Context;
-use crate::state::claim::{self, Claim, ClaimState};
-use crate::{session::hold, state::events, sys::beneath, sys::lock};
+use crate::state::{Claim, ClaimState};
+use crate::{sys::beneath, sys::lock};
 
 mod refusal;
-pub use refusal::Refusal;
+pub(crate) use refusal::Refusal;
 
 /// How many of the paths that block a clearing a message names.
 const SHOWN: usize = 5;
@@ -146,14 +146,17 @@ fn recognise(repo: &Repo, claim: Claim) -> Option<Remnant> {
 
 /// The remnant of card `card`'s tree, if its claim names one.
 pub fn of_card(repo: &Repo, card: &CardId) -> Option<Remnant> {
-    let claim = claim::load(&repo.common_dir, card.as_str())?.ok()?;
+    let claim = crate::state::Cards::at(&repo.common_dir)
+        .claim(card.as_str())?
+        .ok()?;
     recognise(repo, claim)
 }
 
 /// The remnant at `path`, if a card's claim names it.
 pub fn at(repo: &Repo, path: &Path) -> Option<Remnant> {
     let p = crate::git::repo::absolutize(path);
-    let claim = claim::all(&repo.common_dir)
+    let claim = crate::state::Cards::at(&repo.common_dir)
+        .claims()
         .into_iter()
         .find(|c| crate::git::repo::absolutize(&c.path) == p)?;
     recognise(repo, claim)
@@ -194,7 +197,7 @@ pub fn inspect(path: &Path, since: Option<Since>) -> std::io::Result<Contents> {
     }
     walk(&root, Path::new(""), dev, since, &mut out)?;
     // Bind mounts of the same file system share its device: the mount table names them.
-    for at in crate::sys::mounts::under(path)? {
+    for at in crate::sys::mounts_under(path)? {
         if !out.mounts.contains(&at) {
             out.mounts.push(at);
         }
@@ -436,8 +439,9 @@ pub fn clear(ctx: &Context, rem: &Remnant, force: bool, deadline: Instant) -> Re
     let started = Instant::now();
     let (common, path, card) = (&ctx.repo.common_dir, rem.path(), rem.card());
     let holder = format!("git kardwt (clearing card {card}'s half-removed tree)");
-    let _repo_lock = crate::state::store::take_repo(common, deadline, &holder)?;
-    let same = claim::load(common, card)
+    let _repo_lock = crate::state::Cards::at(common).lock(deadline, &holder)?;
+    let same = crate::state::Cards::at(common)
+        .claim(card)
         .and_then(Result::ok)
         .filter(|c| *c == rem.claim)
         .and_then(|c| recognise(&ctx.repo, c));
@@ -466,9 +470,8 @@ pub fn clear(ctx: &Context, rem: &Remnant, force: bool, deadline: Instant) -> Re
     if let Err(error) = delete(&path) {
         return Err(Fail::from(Refusal::Undeletable { path, card, error }).into());
     }
-    events::append(
-        common,
-        events::Kind::Removed,
+    crate::state::Cards::at(common).log(
+        crate::state::EventKind::Removed,
         &card,
         &path,
         "half removed: what a failed git worktree remove left was deleted",
@@ -482,7 +485,7 @@ pub fn clear(ctx: &Context, rem: &Remnant, force: bool, deadline: Instant) -> Re
 /// Delete the directory `path` and everything in it on its own file system, never following
 /// a symlink; what stays is an error that names it.
 fn delete(path: &Path) -> std::io::Result<()> {
-    match crate::sys::onefs::delete(path)? {
+    match crate::sys::delete_on_one_fs(path)? {
         None => Ok(()),
         Some(left) => Err(std::io::Error::other(format!(
             "{}; they stay in {}",
@@ -499,7 +502,7 @@ pub fn remove(ctx: &Context, rem: &Remnant, force: bool) -> Result<(PathBuf, Str
     let rules = ctx.rules()?;
     let cfg = &rules.config;
     let card = CardId::parse(rem.card())?;
-    let deadline = hold::after(Instant::now(), cfg.action_timeout_seconds);
+    let deadline = crate::context::after(Instant::now(), cfg.action_timeout_seconds);
     let holder = format!("git kardwt remove {card}");
     let _card_lock = lock::take_card(&ctx.repo.common_dir, &card, deadline, &holder)?;
     let cleared = clear(ctx, rem, force, deadline)?;
@@ -518,7 +521,7 @@ pub fn remove(ctx: &Context, rem: &Remnant, force: bool) -> Result<(PathBuf, Str
             ctx, cfg, &rem.claim, deadline,
         )?);
     }
-    claim::delete(common, card.as_str());
+    crate::state::Cards::at(common).delete_claim(card.as_str());
     Ok((rem.path().to_path_buf(), card.to_string(), steps))
 }
 
@@ -561,13 +564,14 @@ pub fn unbacked(
         .filter_map(|e| e.linked.path.clone())
         .collect();
     let (common, base) = (&repo.common_dir, &repo.base);
-    claim::unrecorded(common, recorded)
+    crate::state::Cards::at(common)
+        .unrecorded(recorded)
         .into_iter()
         .filter_map(|c| {
             if let Some(rem) = recognise_among(repo, &registered, c.clone()) {
                 return Some((c, Unbacked::HalfRemoved(Box::new(rem))));
             }
-            let state = match claim::vanished_state(&c, common, base) {
+            let state = match crate::state::Cards::at(common).vanished_state(&c, base) {
                 Some("malformed") => Unbacked::Malformed,
                 Some(_) => Unbacked::Orphan,
                 None if interrupted(repo, &registered, &c) => Unbacked::Interrupted,

@@ -3,13 +3,13 @@
 //! worktree remove` would refuse, processes), each reason said in one wording.
 use std::path::{Path, PathBuf};
 
+use crate::context::Context;
 use crate::lifecycle::dirty;
 pub(crate) use crate::lifecycle::release::Processes;
-use crate::session::context::Context;
-use crate::state::record::Record;
+use crate::state::Record;
 
 /// The tree a decision is about: its path, admin dir, record, and whether git has it locked.
-pub struct Tree<'a> {
+pub(crate) struct Tree<'a> {
     pub path: &'a Path,
     pub admin: &'a Path,
     pub rec: &'a Record,
@@ -18,14 +18,14 @@ pub struct Tree<'a> {
 
 /// How it would be removed: forced (its work discarded), and what happens to its processes.
 #[derive(Clone, Copy)]
-pub struct How {
+pub(crate) struct How {
     pub force: bool,
     pub processes: Processes,
 }
 
 /// It may be removed: clean, or forced with whatever it holds.
 #[derive(Debug)]
-pub enum Removable {
+pub(crate) enum Removable {
     Clean,
     /// Forced with this many dirty paths.
     Forced {
@@ -122,13 +122,13 @@ impl Unremovable {
 /// refused, a forced one removed with whatever it holds), what `git worktree remove` would
 /// refuse, and the processes (unseen ones refused unless forced; a tree in use kept when
 /// asked to keep one).
-pub fn decide(ctx: &Context, tree: &Tree, how: How) -> Result<Removable, Unremovable> {
+pub(crate) fn decide(ctx: &Context, tree: &Tree, how: How) -> Result<Removable, Unremovable> {
     let path = tree.path;
     let unproven = |cause| Unremovable::Unproven {
         cause,
         forcible: false,
     };
-    let mounts = crate::sys::mounts::under(path).map_err(|e| {
+    let mounts = crate::sys::mounts_under(path).map_err(|e| {
         unproven(
             anyhow::Error::new(e).context("could not tell whether a file system is mounted in it"),
         )
@@ -181,7 +181,7 @@ pub fn decide(ctx: &Context, tree: &Tree, how: How) -> Result<Removable, Unremov
 }
 
 /// [`Unremovable::Unproven`]'s wording about `subject`.
-pub fn unproven(subject: &str) -> String {
+pub(super) fn unproven(subject: &str) -> String {
     format!("{subject} could not be proven to hold no uncommitted work")
 }
 

@@ -12,18 +12,18 @@ use std::time::Instant;
 
 use anyhow::Result;
 
+use crate::context::Context;
 use crate::ground::error::{code_or, Code, Fail, Kind};
 pub(crate) use crate::lifecycle::release::Processes;
 use crate::lifecycle::removable::{self, Removable, Unremovable};
 use crate::lifecycle::step::Step;
 use crate::sandbox;
-use crate::session::context::Context;
-use crate::state::record::{Reason, Record, State};
+use crate::state::{Reason, Record, State};
 use crate::verify::{self};
-use crate::{git, lifecycle::dirty, state::events};
+use crate::{git, lifecycle::dirty};
 
 /// How to remove.
-pub struct Options {
+pub(crate) struct Options {
     pub force: bool,
     pub delete_branch: bool,
     /// `gc` keeps a tree in use instead of ending what runs in it.
@@ -34,7 +34,7 @@ pub struct Options {
 }
 
 /// A judgement run again under the card's lock: the tree's path, admin dir, record and HEAD.
-pub type Recheck = Box<
+pub(super) type Recheck = Box<
     dyn Fn(
         &std::path::Path,
         &std::path::Path,
@@ -44,7 +44,7 @@ pub type Recheck = Box<
 >;
 
 /// What a removal did.
-pub struct Removal {
+pub(crate) struct Removal {
     pub path: std::path::PathBuf,
     pub card: String,
     pub steps: Vec<Step>,
@@ -53,7 +53,11 @@ pub struct Removal {
 /// Remove a worktree that verified, releasing first, in order; `gc` uses this too.
 /// `report` (read before any lock) only names the card: the worktree is verified again under
 /// the card's lock, and only that record is acted on and written.
-pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -> Result<Removal> {
+pub(crate) fn remove_verified(
+    ctx: &Context,
+    report: &verify::Report,
+    opts: &Options,
+) -> Result<Removal> {
     let started = Instant::now();
     let rules = ctx.rules()?;
     let cfg = &rules.config;
@@ -78,7 +82,7 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
     let holder = format!("git kardwt remove {card}");
     // On a terminal: the step it is at, and for how long.
     let step = |what: &str| format!("kardwt: removing {card}: {what}");
-    let shown = crate::sys::progress::Shown::spinner(step("checking it"));
+    let shown = crate::sys::Shown::spinner(step("checking it"));
 
     // Every refusal comes before anything is released, the repository lock last.
     let mut steps = vec![refusals(ctx, &path, &admin, &rec, report.locked, opts)?];
@@ -89,7 +93,8 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
         what,
         cause,
     };
-    let repo_lock = crate::state::store::take_repo(&ctx.repo.common_dir, deadline, &holder)
+    let repo_lock = crate::state::Cards::at(&ctx.repo.common_dir)
+        .lock(deadline, &holder)
         .map_err(|e| untouched("the repository lock could not be taken", e))?;
     crate::sys::signals::check("before anything was released or removed")?;
     // Recorded before anything is released: whatever stops this removal from here on, even
@@ -100,7 +105,7 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
     rec.state = State::Failed;
     rec.reason = Reason::Remove;
     rec.updated_at = crate::sys::time::now();
-    crate::state::store::write(&admin, &rec)
+    crate::state::write(&admin, &rec)
         .map_err(|e| untouched("its record could not say that the removal started", e))?;
 
     // 1. Processes whose cwd is inside the tree; 2. the cleanup hook, while the directory
@@ -128,7 +133,7 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
     {
         // The hook failed on this command's own lock: the record says what it said before.
         (rec.state, rec.reason, rec.updated_at) = before;
-        crate::state::store::write_or_warn(&admin, &rec);
+        crate::state::write_or_warn(&admin, &rec);
         return Err(fail.into());
     }
     if let Some(crate::lifecycle::release::HookFailed { fail: err, .. }) = hook_failed {
@@ -139,8 +144,7 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
 
     if let Some(sig) = crate::sys::signals::interrupted() {
         let during = "after releasing, before the tree was removed";
-        let stopped =
-            crate::session::hold::stopped_releasing(ctx, &mut rec, &admin, &path, sig, during);
+        let stopped = crate::context::stopped_releasing(ctx, &mut rec, &admin, &path, sig, during);
         return Err(stopped.into());
     }
 
@@ -177,12 +181,11 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
     // retry) instead of reusing it as ready.
     let mut mark_failed = |why: &str| {
         // git may have forgotten the tree and left part of it.
-        crate::state::claim::mark_half_removed(&ctx.repo.common_dir, Some(&rec.card), &path);
+        crate::state::Cards::at(&ctx.repo.common_dir).mark_half_removed(Some(&rec.card), &path);
         rec.updated_at = crate::sys::time::now();
-        crate::state::store::write_or_warn(&admin, &rec);
-        events::append(
-            &ctx.repo.common_dir,
-            crate::state::events::Kind::Failed,
+        crate::state::write_or_warn(&admin, &rec);
+        crate::state::Cards::at(&ctx.repo.common_dir).log(
+            crate::state::EventKind::Failed,
             &rec.card,
             &path,
             &format!("git worktree remove: {why}"),
@@ -216,10 +219,9 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
     let branch = crate::lifecycle::card_branch::branch_step(&repo_lock, ctx, &rec, asked);
     steps.push(branch);
     // 5. The card's claim, last.
-    crate::state::claim::forget(&ctx.repo.common_dir, &rec.card, &path);
-    events::append(
-        &ctx.repo.common_dir,
-        crate::state::events::Kind::Removed,
+    crate::state::Cards::at(&ctx.repo.common_dir).forget(&rec.card, &path);
+    crate::state::Cards::at(&ctx.repo.common_dir).log(
+        crate::state::EventKind::Removed,
         &rec.card,
         &path,
         "ok",
@@ -227,7 +229,7 @@ pub fn remove_verified(ctx: &Context, report: &verify::Report, opts: &Options) -
     );
     Ok(Removal {
         path,
-        card: rec.card,
+        card: rec.card.to_string(),
         steps,
     })
 }
@@ -340,7 +342,7 @@ impl std::fmt::Display for Refusal {
 
 /// A [`Refusal`] as an error: its message, its cause as the source, its code and hints.
 #[derive(Debug)]
-pub struct Refused(pub Refusal);
+pub(crate) struct Refused(pub Refusal);
 
 impl std::fmt::Display for Refused {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -464,7 +466,7 @@ fn fix(path: &Path, why: &Unremovable) -> String {
 /// missing tree: what `git worktree prune` does, for it alone), then forget its card's claim
 /// and log `removed` with `note`: gc and the runners' removal of a tree already deleted. Its
 /// resources are the caller's to release first; `Some` when git refused, in its words.
-pub fn prune_gone(
+pub(crate) fn prune_gone(
     ctx: &Context,
     card: &str,
     path: &std::path::Path,
@@ -472,7 +474,7 @@ pub fn prune_gone(
     note: &str,
 ) -> Result<Option<PruneRefused>> {
     let holder = format!("git kardwt (pruning {card})");
-    let repo_lock = crate::state::store::take_repo(&ctx.repo.common_dir, deadline, &holder)?;
+    let repo_lock = crate::state::Cards::at(&ctx.repo.common_dir).lock(deadline, &holder)?;
     let out = git::worktree_remove(
         &repo_lock,
         &ctx.repo.base,
@@ -483,10 +485,9 @@ pub fn prune_gone(
     if !out.ok {
         return Ok(Some(PruneRefused(out.stderr.trim().to_owned())));
     }
-    crate::state::claim::forget(&ctx.repo.common_dir, card, path);
-    events::append(
-        &ctx.repo.common_dir,
-        crate::state::events::Kind::Removed,
+    crate::state::Cards::at(&ctx.repo.common_dir).forget(card, path);
+    crate::state::Cards::at(&ctx.repo.common_dir).log(
+        crate::state::EventKind::Removed,
         card,
         path,
         note,
@@ -498,7 +499,7 @@ pub fn prune_gone(
 /// git refused to prune a gone tree's registration: what it said.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
-pub struct PruneRefused(pub String);
+pub(crate) struct PruneRefused(pub String);
 
 #[cfg(test)]
 mod tests {

@@ -5,7 +5,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 #[derive(Debug, Serialize)]
-pub struct Step {
+pub(crate) struct Step {
     pub step: &'static str,
     pub ok: bool,
     /// How long it took, for the steps that are timed (the rehearsal's).
@@ -16,7 +16,12 @@ pub struct Step {
 
 impl Step {
     /// A step named `name` that took `took`.
-    pub fn timed(name: &'static str, ok: bool, took: Duration, detail: impl Into<String>) -> Step {
+    pub(crate) fn timed(
+        name: &'static str,
+        ok: bool,
+        took: Duration,
+        detail: impl Into<String>,
+    ) -> Step {
         Step {
             step: name,
             ok,
@@ -28,7 +33,7 @@ impl Step {
     /// The step as one line, its name padded to `width`: `ok   ports         none held` (or
     /// `-    …` when it did not succeed); a timed step reads `fetch  ok (12ms) …` (or
     /// `FAILED`).
-    pub fn line(&self, width: usize) -> String {
+    pub(crate) fn line(&self, width: usize) -> String {
         match self.ms {
             Some(ms) => format!(
                 "{:<width$} {} ({}) {}",

@@ -18,7 +18,7 @@ use crate::git::parse::{IndexEntry, StatusEntry};
 
 /// What git said about the tree: its index, and `git status --ignored=matching` (a path per
 /// entry; a directory ends with `/`).
-pub struct Known {
+pub(super) struct Known {
     tracked: HashSet<Vec<u8>>,
     gitlinks: HashSet<Vec<u8>>,
     listed: HashSet<Vec<u8>>,
@@ -27,7 +27,7 @@ pub struct Known {
 
 /// What kind of entry the walk met (from the directory entry, never following a symlink).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(super) enum Kind {
     Dir,
     /// A regular file or a symlink: what git status reports.
     File,
@@ -37,7 +37,7 @@ pub enum Kind {
 
 /// What to do with one entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Visit {
+pub(super) enum Visit {
     /// Known to git (tracked, listed, ignored) or nothing git reports.
     Skip,
     /// A directory git neither ignores nor listed whole: read it.
@@ -47,7 +47,7 @@ pub enum Visit {
 }
 
 impl Known {
-    pub fn new(index: &[IndexEntry], status: &[StatusEntry]) -> Known {
+    pub(super) fn new(index: &[IndexEntry], status: &[StatusEntry]) -> Known {
         let (ignored, listed): (Vec<&StatusEntry>, Vec<&StatusEntry>) =
             status.iter().partition(|e| e.ignored());
         Known {
@@ -63,7 +63,7 @@ impl Known {
     }
 
     /// Is `rel` (a path relative to the tree) or one of its parent directories ignored?
-    pub fn ignored_at_or_above(&self, rel: &[u8]) -> bool {
+    pub(super) fn ignored_at_or_above(&self, rel: &[u8]) -> bool {
         self.ignored.contains(rel)
             || rel
                 .iter()
@@ -73,7 +73,7 @@ impl Known {
     }
 
     /// The step for the entry at `rel` of kind `kind` (pure).
-    pub fn step(&self, rel: &[u8], kind: Kind) -> Visit {
+    pub(super) fn step(&self, rel: &[u8], kind: Kind) -> Visit {
         match kind {
             Kind::Other => Visit::Skip,
             Kind::Dir => {
@@ -105,7 +105,7 @@ impl Known {
 
 /// The files under `worktree` that git's answer `known` should have named and did not,
 /// relative to it; an error naming the directory when one cannot be read.
-pub fn unseen(worktree: &Path, known: &Known) -> Result<Vec<Vec<u8>>> {
+pub(super) fn unseen(worktree: &Path, known: &Known) -> Result<Vec<Vec<u8>>> {
     let mut found = Vec::new();
     let mut dirs: Vec<(PathBuf, Vec<u8>)> = vec![(worktree.to_path_buf(), Vec::new())];
     while let Some((dir, rel)) = dirs.pop() {
@@ -152,7 +152,7 @@ pub fn unseen(worktree: &Path, known: &Known) -> Result<Vec<Vec<u8>>> {
 /// tree sees. Every directory is read (ignored ones too, never through a symlink) except the
 /// submodules in `gitlinks`, which git's own submodule check answers for; a nested tree's own
 /// contents are not read. An error names a directory that cannot be read.
-pub fn nested_trees(worktree: &Path, gitlinks: &HashSet<Vec<u8>>) -> Result<Vec<Vec<u8>>> {
+pub(super) fn nested_trees(worktree: &Path, gitlinks: &HashSet<Vec<u8>>) -> Result<Vec<Vec<u8>>> {
     let mut found = Vec::new();
     let mut dirs: Vec<(PathBuf, Vec<u8>)> = vec![(worktree.to_path_buf(), Vec::new())];
     while let Some((dir, rel)) = dirs.pop() {

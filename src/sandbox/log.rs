@@ -9,10 +9,10 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 /// Each log file keeps at most this many bytes of one run's output.
-pub const LOG_CAP_BYTES: u64 = 1024 * 1024;
+pub(super) const LOG_CAP_BYTES: u64 = 1024 * 1024;
 
 /// The card's hook log (see [`crate::sys::layout::hook_log_path`]).
-pub fn log_path(common_dir: &Path, card: &str) -> PathBuf {
+pub(crate) fn log_path(common_dir: &Path, card: &str) -> PathBuf {
     crate::sys::layout::hook_log_path(common_dir, card)
 }
 
@@ -69,7 +69,7 @@ impl Sink {
     pub(super) fn line(&self, line: &str) {
         match self {
             // Above a spinner, when one is drawn.
-            Sink::Stderr(prefix) => crate::sys::progress::line(&format!("{prefix}{line}")),
+            Sink::Stderr(prefix) => crate::sys::progress_line(&format!("{prefix}{line}")),
             Sink::Log(log) => log.borrow_mut().line(line),
         }
     }

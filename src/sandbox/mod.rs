@@ -20,21 +20,22 @@ pub(crate) use crate::ground::cap::tail_chars;
 
 mod log;
 mod program;
-pub mod trusted;
+mod trusted;
 mod unrunnable;
 
-pub use program::{resolve_hook, Site};
-pub use unrunnable::Unrunnable;
+pub(crate) use program::{resolve_hook, Site};
+pub(crate) use trusted::{data_home, safe_dir, trust, Change};
+pub(crate) use unrunnable::Unrunnable;
 
 /// Which hook runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Phase {
+pub(crate) enum Phase {
     Prepare,
     Cleanup,
 }
 
 impl Phase {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Phase::Prepare => "prepare",
             Phase::Cleanup => "cleanup",
@@ -44,7 +45,7 @@ impl Phase {
 
 /// The fixed `KARDWT_*` facts handed to a hook.
 #[derive(Debug, Clone)]
-pub struct Facts {
+pub(crate) struct Facts {
     pub card: String,
     pub board: String,
     pub worktree: PathBuf,
@@ -58,7 +59,7 @@ pub struct Facts {
 
 /// How a hook run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ending {
+pub(crate) enum Ending {
     /// Exited with this code (a signal death is 128 + the signal).
     Exited(i32),
     /// Killed at its own cap.
@@ -84,7 +85,7 @@ impl std::fmt::Display for Ending {
 }
 
 #[derive(Debug, Clone)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     pub ending: Ending,
     pub duration: Duration,
     /// The last lines of its stderr, for error messages.
@@ -98,7 +99,7 @@ pub struct Outcome {
 
 /// Where a hook's output goes.
 #[derive(Debug, Clone, Copy)]
-pub enum Output<'a> {
+pub(crate) enum Output<'a> {
     /// To our stderr, each line prefixed (a person watches `git kardwt add`).
     Stream { prefix: &'a str },
     /// Only to this log file, so that our stderr carries nothing but the verdict (the
@@ -111,31 +112,31 @@ use log::{LogSink, Sink};
 
 impl Outcome {
     /// How it ended, as the record keeps it (`cap` is the hook's own cap).
-    pub fn last_hook(&self, phase: Phase, cap: Duration) -> crate::state::record::LastHook {
-        crate::state::record::LastHook {
+    pub(crate) fn last_hook(&self, phase: Phase, cap: Duration) -> crate::state::LastHook {
+        crate::state::LastHook {
             phase: phase.as_str().into(),
             exit_code: self.exit_code(),
             duration_ms: u64::try_from(self.duration.as_millis()).unwrap_or(u64::MAX),
             killed: self.killed(),
-            cap_seconds: (self.killed() == Some(crate::state::record::Killed::Cap))
+            cap_seconds: (self.killed() == Some(crate::state::Killed::Cap))
                 .then_some(cap.as_secs()),
         }
     }
 
-    pub fn succeeded(&self) -> bool {
+    pub(crate) fn succeeded(&self) -> bool {
         self.ending == Ending::Exited(0)
     }
     /// Where it was killed, for the record's `last_hook` (`None` when it exited).
-    pub fn killed(&self) -> Option<crate::state::record::Killed> {
+    pub(crate) fn killed(&self) -> Option<crate::state::Killed> {
         match self.ending {
             Ending::Exited(_) => None,
-            Ending::Cap => Some(crate::state::record::Killed::Cap),
-            Ending::Deadline => Some(crate::state::record::Killed::Deadline),
-            Ending::Signal(_) => Some(crate::state::record::Killed::Interrupted),
+            Ending::Cap => Some(crate::state::Killed::Cap),
+            Ending::Deadline => Some(crate::state::Killed::Deadline),
+            Ending::Signal(_) => Some(crate::state::Killed::Interrupted),
         }
     }
     /// The exit code kept in the record's `last_hook` (-1 when it was killed).
-    pub fn exit_code(&self) -> i32 {
+    pub(crate) fn exit_code(&self) -> i32 {
         match self.ending {
             Ending::Exited(c) => c,
             Ending::Cap | Ending::Deadline | Ending::Signal(_) => -1,
@@ -205,7 +206,7 @@ const PER_TREE: [&str; 8] = [
 
 /// The environment a hook of `phase` would get, less the per-tree facts: what is the same for
 /// every tree of the repository, for the prepare cache's key.
-pub fn shared_environment(
+pub(crate) fn shared_environment(
     facts: &Facts,
     phase: Phase,
     passthrough: &[String],
@@ -221,7 +222,7 @@ const TAIL_BYTES: usize = 4096;
 
 /// One run of a rules hook, everything it needs in one place: [`run_phase`] is the only way
 /// kardwt runs the prepare or cleanup hook.
-pub struct Hook<'a> {
+pub(crate) struct Hook<'a> {
     pub phase: Phase,
     /// The validated program (from [`resolve_hook`]) and the rules' argv (`argv[1..]`
     /// are its arguments).
@@ -248,7 +249,7 @@ pub struct Hook<'a> {
 /// Run `hook` with its whole environment built from its facts (nothing of the caller's but the
 /// listed names), until it exits, its cap passes, the deadline passes or kardwt is interrupted
 /// (`sys/signals.rs`).
-pub fn run_phase(hook: &Hook<'_>) -> Result<Outcome> {
+pub(crate) fn run_phase(hook: &Hook<'_>) -> Result<Outcome> {
     let mut env = environment(hook.facts, hook.phase, hook.passthrough);
     for (k, v) in hook.extra {
         env.insert((*k).to_owned(), (*v).to_owned());

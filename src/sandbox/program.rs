@@ -10,7 +10,7 @@ use crate::ground::error::Fail;
 /// The tree a hook is for, when its program may come from the committed helpers: the
 /// repository (its common dir, a directory git runs in) and the commit whose helpers run.
 #[derive(Debug, Clone, Copy)]
-pub struct Site<'a> {
+pub(crate) struct Site<'a> {
     pub common_dir: &'a Path,
     pub repo_dir: &'a Path,
     pub commit: &'a str,
@@ -20,7 +20,7 @@ pub struct Site<'a> {
 /// `helpers.stable_root`, or the trusted copy of `helpers.from_repository` as committed at
 /// `site.commit` (`Ok(None)` when no site is known yet: the caller resolves it once the
 /// commit is). Refusals happen before anything runs.
-pub fn resolve_hook(
+pub(crate) fn resolve_hook(
     argv: &[String],
     helpers: &crate::config::Helpers,
     key: &str,
@@ -45,7 +45,7 @@ pub fn resolve_hook(
 
 /// Resolve `argv[0]` and check it lies beneath `stable_root` as an executable regular file.
 /// Refusals are usage errors (exit 2) and happen before anything runs.
-pub fn resolve_program(
+pub(super) fn resolve_program(
     argv: &[String],
     stable_root: Option<&Path>,
     key: &str,

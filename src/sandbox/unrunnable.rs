@@ -5,7 +5,7 @@ use crate::ground::error::{Code, Kind};
 
 /// Why a hook's program is not run: a usage error (exit 2) of the rules, before anything runs.
 #[derive(Debug, thiserror::Error)]
-pub enum Unrunnable {
+pub(crate) enum Unrunnable {
     #[error("{key}: the hook's argv is empty")]
     EmptyArgv { key: String },
     #[error("{key}: a hook is configured but worktree.helpers.stable_root is not")]

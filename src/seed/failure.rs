@@ -8,17 +8,17 @@ use crate::ground::error::{Code, Fail, Kind};
 use crate::sandbox::{self, Ending};
 
 /// Why preparation did not finish.
-pub enum Failure {
+pub(crate) enum Failure {
     Hook(sandbox::Outcome),
     Other(anyhow::Error),
 }
 
 /// A new tree removed (its branch kept) after its preparation failed, as the failure block
 /// tells it.
-pub struct Removed {
+pub(crate) struct Removed {
     pub path: PathBuf,
     /// Why removing it failed, when it did.
-    pub refusal: Option<crate::session::hold::RemovalError>,
+    pub refusal: Option<crate::context::RemovalError>,
     /// The branch that stays, `None` when the tree was detached.
     pub branch: Option<String>,
 }
@@ -28,7 +28,12 @@ impl Failure {
     /// command), the hook's own words and where its whole output is; then what happened to
     /// the tree. `removed` is `None` when the tree was kept. Paths are shortened in the
     /// middle when the block would not fit [`ERROR_BLOCK_MAX`] otherwise.
-    pub fn into_error(self, card: &CardId, retry: &str, removed: Option<Removed>) -> anyhow::Error {
+    pub(crate) fn into_error(
+        self,
+        card: &CardId,
+        retry: &str,
+        removed: Option<Removed>,
+    ) -> anyhow::Error {
         let retry = match &removed {
             Some(_) => format!("a retry ({retry}) re-creates and re-prepares it"),
             None => format!("a retry ({retry}) prepares it again"),
@@ -97,7 +102,7 @@ impl Failure {
                 format!(
                     "{} could not be removed; remove it by hand before the retry: {} (why: {})",
                     path.display(),
-                    crate::session::hold::manual_removal(&path),
+                    crate::context::manual_removal(&path),
                     shorten_middle(&refusal.to_string(), 120)
                 )
             }
@@ -119,7 +124,7 @@ impl Failure {
 
 /// What stopped a preparation, as far as the exit code tells it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stop {
+pub(super) enum Stop {
     /// The prepare hook failed, or what the pipeline ran in its place (exit 4).
     Hook,
     /// The action deadline passed (exit 5).
@@ -132,7 +137,7 @@ pub enum Stop {
 /// `stop` fixes the exit code.
 #[derive(Debug, thiserror::Error)]
 #[error("{message}")]
-pub struct Unprepared {
+pub(super) struct Unprepared {
     pub stop: Stop,
     message: String,
     hint: String,
@@ -153,7 +158,7 @@ impl Kind for Unprepared {
 
 /// Agent runners keep only the head of an error: the final block (`error: …` and `hint: …`)
 /// fits in this many characters, verdict first.
-pub const ERROR_BLOCK_MAX: usize = 500;
+pub(super) const ERROR_BLOCK_MAX: usize = 500;
 
 /// Room kept for the hook's own words: paths are shortened before these are given up.
 const HOOK_WORDS_MIN: usize = 80;
@@ -162,7 +167,7 @@ const HOOK_WORDS_MIN: usize = 80;
 /// the first words of a line first), and the hint; every one of `paths` in them is shortened
 /// in the middle until the block fits with room for the hook's words; the verdict and then
 /// the hint are cut at their end only when even that is not enough (pure).
-pub fn fit_error_block(
+pub(super) fn fit_error_block(
     verdict: &str,
     hook_tail: &str,
     hint: &str,
@@ -211,7 +216,7 @@ pub fn fit_error_block(
 }
 
 /// `text` in at most `max` characters, its middle replaced by `…` (pure).
-pub fn shorten_middle(text: &str, max: usize) -> String {
+pub(super) fn shorten_middle(text: &str, max: usize) -> String {
     let count = text.chars().count();
     if count <= max {
         return text.to_owned();

@@ -16,13 +16,13 @@ use crate::ground::error::{Code, Fail, Kind};
 use crate::{git, sys::beneath, sys::lock};
 
 /// The skills directories shared by the fallback rule.
-pub const SKILLS: [&str; 2] = [".claude/skills", ".agents/skills"];
+pub(crate) const SKILLS: [&str; 2] = [".claude/skills", ".agents/skills"];
 
 const BLOCK_START: &str = "# >>> git-kardwt: shared links (managed by git kardwt) >>>";
 const BLOCK_END: &str = "# <<< git-kardwt <<<";
 
 /// Is `name` one of the root-level files `sharing.env: link` shares?
-pub fn is_env_name(name: &str) -> bool {
+pub(super) fn is_env_name(name: &str) -> bool {
     name == ".env" || (name.starts_with(".env.") && name.len() > ".env.".len())
 }
 
@@ -31,7 +31,7 @@ pub fn is_env_name(name: &str) -> bool {
 /// ignore rules: every `.env`/`.env.*` file in it is shared.
 /// The exclude block is written first (under the repository lock, waiting until `deadline`):
 /// when it cannot be, no link is made and the error says why.
-pub fn share(
+pub(super) fn share(
     sharing: &Sharing,
     base: &Path,
     checkout: bool,
@@ -57,11 +57,8 @@ pub fn share(
     }
     let hidden: Vec<&str> = skills.iter().chain(&linked).copied().collect();
     if !hidden.is_empty() || has_old_block(common_dir) {
-        let repo_lock = crate::state::store::take_repo(
-            common_dir,
-            deadline,
-            "git kardwt (sharing: info/exclude)",
-        )?;
+        let repo_lock = crate::state::Cards::at(common_dir)
+            .lock(deadline, "git kardwt (sharing: info/exclude)")?;
         ensure_excluded(&repo_lock, common_dir, &hidden)?;
     }
     let mut links = Vec::new();
@@ -84,7 +81,7 @@ pub fn share(
 
 /// Say once, where a person watches (`watched`), that the rules ask for sharing into
 /// `worktree` and the bare layout names no directory to share from (`kardwt.sharedFrom`).
-pub fn nothing_shared(sharing: &Sharing, worktree: &Path, watched: bool) {
+pub(super) fn nothing_shared(sharing: &Sharing, worktree: &Path, watched: bool) {
     let asked =
         sharing.env == EnvSharing::Link || !sharing.link.is_empty() || !sharing.copy.is_empty();
     if asked && watched {
@@ -164,7 +161,7 @@ fn link_if_absent(root: &OwnedFd, source: &Path, rel: &str) -> Result<bool> {
 const MAX_EXCLUDE_BYTES: u64 = 16 << 20;
 
 /// `<common dir>/info/exclude`.
-pub fn exclude_path(common_dir: &Path) -> PathBuf {
+pub(super) fn exclude_path(common_dir: &Path) -> PathBuf {
     common_dir.join("info").join("exclude")
 }
 
@@ -225,7 +222,7 @@ fn unreadable(path: &Path, e: &std::io::Error) -> Fail {
      would show in git status); make it a readable file, or set sharing.skills: disabled",
     path.display()
 )]
-pub struct ExcludeUnread {
+pub(super) struct ExcludeUnread {
     pub path: std::path::PathBuf,
     pub error: String,
 }
@@ -242,7 +239,7 @@ impl Kind for ExcludeUnread {
 /// work at that path stays visible in every worktree. The block goes first so that every line
 /// of the user's wins over it; every other byte is kept as it was, in its order (a last line
 /// without a newline gets one).
-pub fn with_block(text: &[u8], rels: &[&str]) -> Vec<u8> {
+pub(super) fn with_block(text: &[u8], rels: &[&str]) -> Vec<u8> {
     let lines: Vec<&[u8]> = text.split_inclusive(|&b| b == b'\n').collect();
     let bare = |l: &[u8]| -> Vec<u8> {
         let l = l.strip_suffix(b"\n").unwrap_or(l);
@@ -304,7 +301,7 @@ pub fn with_block(text: &[u8], rels: &[&str]) -> Vec<u8> {
 /// The link paths kardwt's block in `<common dir>/info/exclude` hides, in every worktree of
 /// the repository and in the base: empty when there is no file or no block. A file that exists
 /// and cannot be read is an error (what it hides cannot be told).
-pub fn block_paths(common_dir: &Path) -> Result<Vec<String>> {
+pub(crate) fn block_paths(common_dir: &Path) -> Result<Vec<String>> {
     let path = exclude_path(common_dir);
     let text = crate::sys::fsio::read_bounded_following(&path, MAX_EXCLUDE_BYTES)
         .with_context(|| format!("could not read {}", path.display()))?
@@ -331,7 +328,7 @@ fn paths_in_block(text: &[u8]) -> Vec<String> {
 
 /// Every path kardwt's block in `info/exclude` hides: the links it made in any tree, the
 /// removed ones' included (none when the file cannot be read).
-pub fn excluded_links(common_dir: &Path) -> Vec<String> {
+pub(crate) fn excluded_links(common_dir: &Path) -> Vec<String> {
     block_paths(common_dir).unwrap_or_default()
 }
 

@@ -4,28 +4,34 @@
 //! path gives the same tree, and a failed one is never ready. The claim comes before (the
 //! intent `add` writes, or the record's first write); a failure marks the record failed and
 //! says why.
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
 use self::cache::{Cache, Lookup};
-use self::failure::{Failure, Removed};
+use self::failure::Removed;
 use crate::config::{CheckoutMode, Config, OnCacheHit};
+use crate::context::Context;
 use crate::ground::card::CardId;
-use crate::sandbox::{self, Facts, Phase};
-use crate::session::context::Context;
-use crate::state::events;
-use crate::state::record::{Origin, PrepareCache, Reason, Record, State};
+use crate::sandbox::{self, Phase};
+use crate::state::{Origin, PrepareCache, Reason, Record, State};
 use crate::verify::Probe;
 
 pub(crate) mod cache;
-pub(crate) mod copy;
-pub(crate) mod failure;
-pub(crate) mod links;
-pub(crate) mod ports;
-pub(crate) mod shared_files;
+mod copy;
+mod failure;
+mod hook_site;
+mod links;
+mod ports;
+mod shared_files;
 
+pub(crate) use copy::{Include, INCLUDE_FILE};
+pub(crate) use failure::Failure;
+pub(crate) use links::{block_paths, excluded_links, SKILLS};
+pub(crate) use shared_files::matching as shared_files_matching;
+
+pub use hook_site::{check_hooks, facts, prepare_program, site_of};
 pub(crate) use ports::allocate_ports;
 
 /// Everything preparation needs besides the record.
@@ -45,51 +51,6 @@ pub struct Prep<'a> {
 pub fn may_copy(sharing: &crate::config::Sharing, from: &Path, checkout: bool) -> bool {
     !sharing.copy.is_empty()
         || (checkout && from.join(copy::INCLUDE_FILE).symlink_metadata().is_ok())
-}
-
-/// Resolve the prepare hook's program, if one is configured (exit 2 when refused). Committed
-/// helpers resolve only for a known `site` (the tree's commit); without one this is `None`
-/// and [`Prep`] resolves them for the record's base commit before the hook runs.
-pub fn prepare_program(cfg: &Config, site: Option<sandbox::Site<'_>>) -> Result<Option<PathBuf>> {
-    Ok(match &cfg.prepare {
-        Some(p) => sandbox::resolve_hook(&p.argv, &cfg.helpers, "worktree.prepare.argv", site)?,
-        None => None,
-    })
-}
-
-/// Refuse, before anything is created, hooks that would not run for a tree at `commit`
-/// (committed helpers not trusted for it included); both hooks, so that a tree made now can
-/// also be removed.
-pub fn check_hooks(ctx: &Context, cfg: &Config, commit: Option<&str>) -> Result<()> {
-    let site = commit.map(|commit| sandbox::Site {
-        common_dir: &ctx.repo.common_dir,
-        repo_dir: &ctx.repo.base,
-        commit,
-    });
-    for (key, argv) in [
-        (
-            "worktree.prepare.argv",
-            cfg.prepare.as_ref().map(|p| &p.argv),
-        ),
-        (
-            "worktree.cleanup.argv",
-            cfg.cleanup.as_ref().map(|c| &c.argv),
-        ),
-    ] {
-        if let Some(argv) = argv {
-            sandbox::resolve_hook(argv, &cfg.helpers, key, site)?;
-        }
-    }
-    Ok(())
-}
-
-/// The site whose committed helpers prepare or clean the tree `rec` records: its base commit.
-pub fn site_of<'a>(ctx: &'a Context, rec: &'a Record) -> sandbox::Site<'a> {
-    sandbox::Site {
-        common_dir: &ctx.repo.common_dir,
-        repo_dir: &ctx.repo.base,
-        commit: &rec.base_oid,
-    }
 }
 
 /// Which steps of the pipeline a [`Prep::prepare`] runs.
@@ -125,12 +86,8 @@ impl Prep<'_> {
         let delegated = self.cfg.checkout.mode == CheckoutMode::Delegated;
         if rec.base_ref.is_empty() {
             // A record written before a base could be found gets one now (never silently empty).
-            let (base_ref, base_oid) = crate::session::foreign::recorded_base(
-                &self.ctx.repo,
-                self.cfg,
-                &rec.path,
-                self.deadline,
-            );
+            let (base_ref, base_oid) =
+                crate::context::recorded_base(&self.ctx.repo, self.cfg, &rec.path, self.deadline);
             if !base_ref.is_empty() {
                 rec.base_ref = base_ref;
                 rec.base_oid = base_oid;
@@ -191,13 +148,13 @@ impl Prep<'_> {
                     // Written at once when it changed (the links are shared state: never
                     // left unrecorded while the pipeline goes on).
                     if rec != before && recorded {
-                        crate::state::store::write(admin, &rec).map_err(Failure::Other)?;
+                        crate::state::write(admin, &rec).map_err(Failure::Other)?;
                     }
                     // A seeding logs one `seeded` event, after its copies (below).
                     if !seed && made > 0 {
                         let outcome = format!("linked {made} lost shared path(s) again");
                         self.log(
-                            crate::state::events::Kind::Seeded,
+                            crate::state::EventKind::Seeded,
                             &rec,
                             &outcome,
                             started.elapsed(),
@@ -207,7 +164,7 @@ impl Prep<'_> {
                 Err(e) => {
                     self.mark_failed(&mut rec, admin);
                     self.log(
-                        crate::state::events::Kind::Failed,
+                        crate::state::EventKind::Failed,
                         &rec,
                         "sharing failed",
                         started.elapsed(),
@@ -223,7 +180,7 @@ impl Prep<'_> {
                 let copied = self.copy(&mut rec, admin)?;
                 let outcome = copied.map_or("ok".to_owned(), |c| format!("copied {c}"));
                 self.log(
-                    crate::state::events::Kind::Seeded,
+                    crate::state::EventKind::Seeded,
                     &rec,
                     &outcome,
                     started.elapsed(),
@@ -250,7 +207,7 @@ impl Prep<'_> {
         rec.state = State::Ready;
         rec.updated_at = crate::sys::time::now();
         crate::ground::trace::phase("prepare: ready checked");
-        crate::state::store::write(admin, &rec).map_err(Failure::Other)?;
+        crate::state::write(admin, &rec).map_err(Failure::Other)?;
         Ok(rec)
     }
 
@@ -267,7 +224,7 @@ impl Prep<'_> {
         };
         self.mark_failed(rec, admin);
         self.log(
-            crate::state::events::Kind::Failed,
+            crate::state::EventKind::Failed,
             rec,
             "checkout incomplete",
             Duration::ZERO,
@@ -310,13 +267,13 @@ impl Prep<'_> {
                     }
                 }
                 rec.copy_method = seeded.summary.method_used().to_owned();
-                crate::state::store::write(admin, rec).map_err(Failure::Other)?;
+                crate::state::write(admin, rec).map_err(Failure::Other)?;
                 Ok(Some(seeded.summary.to_string()))
             }
             Err(e) => {
                 self.mark_failed(rec, admin);
                 self.log(
-                    crate::state::events::Kind::Failed,
+                    crate::state::EventKind::Failed,
                     rec,
                     "copy failed",
                     started.elapsed(),
@@ -332,20 +289,20 @@ impl Prep<'_> {
         if self.cfg.ports.is_none() || !rec.ports.is_empty() {
             return Ok(());
         }
-        let card = CardId::parse(&rec.card).map_err(|e| Failure::Other(e.into()))?;
+        let card = rec.card.clone();
         let holder = format!("git kardwt (ports for card {card})");
-        let allocated =
-            crate::state::store::take_repo(&self.ctx.repo.common_dir, self.deadline, &holder)
-                .and_then(|_repo_lock| allocate_ports(self.ctx, self.cfg, &card));
+        let allocated = crate::state::Cards::at(&self.ctx.repo.common_dir)
+            .lock(self.deadline, &holder)
+            .and_then(|_repo_lock| allocate_ports(self.ctx, self.cfg, &card));
         match allocated {
             Ok(ports) => {
                 rec.ports = ports;
-                crate::state::store::write(admin, rec).map_err(Failure::Other)
+                crate::state::write(admin, rec).map_err(Failure::Other)
             }
             Err(e) => {
                 self.mark_failed(rec, admin);
                 self.log(
-                    crate::state::events::Kind::Failed,
+                    crate::state::EventKind::Failed,
                     rec,
                     "ports",
                     Duration::ZERO,
@@ -386,7 +343,7 @@ impl Prep<'_> {
                             "kardwt: prepare outputs cloned from the {said}; prepare skipped"
                         );
                     }
-                    self.log(events::Kind::Prepared, rec, &said, *took);
+                    self.log(crate::state::EventKind::Prepared, rec, &said, *took);
                     return Ok(());
                 }
                 true
@@ -414,12 +371,12 @@ impl Prep<'_> {
         };
         // On a terminal: how long it has run, below its output.
         let _spinner = match hook.log {
-            None => crate::sys::progress::Shown::spinner(format!(
+            None => crate::sys::Shown::spinner(format!(
                 "kardwt[{}]: preparing {}",
                 rec.card,
                 rec.path.display()
             )),
-            Some(_) => crate::sys::progress::Shown::none(),
+            Some(_) => crate::sys::Shown::none(),
         };
         let outcome = sandbox::run_phase(&hook).map_err(Failure::Other)?;
         drop(_spinner);
@@ -440,7 +397,7 @@ impl Prep<'_> {
                     let stored = c.store(&tree).map_err(|e| {
                         self.mark_failed(rec, admin);
                         self.log(
-                            events::Kind::Failed,
+                            crate::state::EventKind::Failed,
                             rec,
                             "storing the prepare cache",
                             Duration::ZERO,
@@ -451,7 +408,7 @@ impl Prep<'_> {
                 }
             };
             self.log(
-                crate::state::events::Kind::Prepared,
+                crate::state::EventKind::Prepared,
                 rec,
                 &said,
                 outcome.duration,
@@ -460,7 +417,7 @@ impl Prep<'_> {
         }
         self.mark_failed(rec, admin);
         self.log(
-            crate::state::events::Kind::Failed,
+            crate::state::EventKind::Failed,
             rec,
             &format!("prepare hook {}", outcome.ending),
             outcome.duration,
@@ -509,7 +466,7 @@ impl Prep<'_> {
             Err(e) => {
                 self.mark_failed(rec, admin);
                 let why = "cloning from the prepare cache stopped";
-                self.log(events::Kind::Failed, rec, why, started.elapsed());
+                self.log(crate::state::EventKind::Failed, rec, why, started.elapsed());
                 return Err(Failure::Other(e));
             }
         };
@@ -518,7 +475,7 @@ impl Prep<'_> {
             key: cache.key.clone(),
             outcome: outcome.to_owned(),
         });
-        crate::state::store::write(admin, rec).map_err(Failure::Other)?;
+        crate::state::write(admin, rec).map_err(Failure::Other)?;
         Ok(Some((cache, lookup)))
     }
 
@@ -534,26 +491,31 @@ impl Prep<'_> {
         };
         self.mark_failed(rec, admin);
         let stopped = crate::sys::signals::stopped(sig, during);
-        self.log(events::Kind::Failed, rec, &stopped.message, Duration::ZERO);
+        self.log(
+            crate::state::EventKind::Failed,
+            rec,
+            &stopped.message,
+            Duration::ZERO,
+        );
         Err(Failure::Other(stopped.into()))
     }
 
     fn mark_failed(&self, rec: &mut Record, admin: &Path) {
         rec.state = State::Failed;
         rec.updated_at = crate::sys::time::now();
-        crate::state::store::write_or_warn(admin, rec);
+        crate::state::write_or_warn(admin, rec);
     }
 
     /// Append an event about `rec` to the log.
-    pub fn log(&self, event: events::Kind, rec: &Record, outcome: &str, duration: Duration) {
-        events::append(
-            &self.ctx.repo.common_dir,
-            event,
-            &rec.card,
-            &rec.path,
-            outcome,
-            duration,
-        );
+    pub fn log(
+        &self,
+        event: crate::state::EventKind,
+        rec: &Record,
+        outcome: &str,
+        duration: Duration,
+    ) {
+        crate::state::Cards::at(&self.ctx.repo.common_dir)
+            .log(event, &rec.card, &rec.path, outcome, duration);
     }
 
     /// All or nothing: remove the new worktree at `path` (forced: a half-prepared tree has
@@ -583,9 +545,9 @@ impl Prep<'_> {
         // that comes now (a second Ctrl-C) does not stop the undo: it waits for the lock and
         // removes the tree all the same.
         let _rollback = crate::sys::signals::rolling_back();
-        let removal = crate::session::hold::undo_worktree(self.ctx, path, self.deadline);
+        let removal = crate::context::undo_worktree(self.ctx, path, self.deadline);
         if removal.is_ok() {
-            crate::state::claim::forget(&self.ctx.repo.common_dir, card.as_str(), path);
+            crate::state::Cards::at(&self.ctx.repo.common_dir).forget(card.as_str(), path);
         }
         let removed = Removed {
             path: path.to_path_buf(),
@@ -593,20 +555,5 @@ impl Prep<'_> {
             branch: branch.map(str::to_owned),
         };
         failure.into_error(card, retry, Some(removed))
-    }
-}
-
-/// The `KARDWT_*` facts of a record, for a hook run with the record's current reason.
-pub fn facts(ctx: &Context, rec: &Record) -> Facts {
-    Facts {
-        card: rec.card.clone(),
-        board: rec.board.clone(),
-        worktree: rec.path.clone(),
-        base: ctx.base_shown(),
-        common_dir: rec.common_dir.clone(),
-        branch: rec.branch.clone(),
-        base_oid: rec.base_oid.clone(),
-        reason: rec.reason.as_str(),
-        ports: rec.ports.clone(),
     }
 }

@@ -14,8 +14,8 @@ use crate::ground::error::{Code, Fail, Kind};
 
 /// Allocate the configured ports for `card` (none when `worktree.ports` is absent). Call it
 /// under the repository lock: it reads which ports the other records hold.
-pub fn allocate_ports(
-    ctx: &crate::session::context::Context,
+pub(crate) fn allocate_ports(
+    ctx: &crate::context::Context,
     cfg: &crate::config::Config,
     card: &crate::ground::card::CardId,
 ) -> anyhow::Result<Vec<u16>> {
@@ -25,9 +25,7 @@ pub fn allocate_ports(
     let held: std::collections::BTreeSet<u16> = crate::verify::scan(&ctx.repo)?
         .iter()
         .filter_map(|e| match &e.record {
-            crate::state::record::Loaded::Parsed(r) if r.card != card.as_str() => {
-                Some(r.ports.clone())
-            }
+            crate::state::Loaded::Parsed(r) if r.card != card.as_str() => Some(r.ports.clone()),
             _ => None,
         })
         .flatten()
@@ -46,7 +44,7 @@ fn start_offset(card: &str, span: u32) -> u32 {
 }
 
 /// The ports of `range` in the order a card searches them (pure).
-pub fn search_order(card: &str, range: [u16; 2]) -> Vec<u16> {
+pub(super) fn search_order(card: &str, range: [u16; 2]) -> Vec<u16> {
     let (low, high) = (u32::from(range[0]), u32::from(range[1]));
     let span = high - low + 1;
     let start = start_offset(card, span);
@@ -60,7 +58,7 @@ pub fn search_order(card: &str, range: [u16; 2]) -> Vec<u16> {
 /// set): under BSD's rules (macOS) a socket with it binds 127.0.0.1 beside a listener on
 /// 0.0.0.0, so the port would look free while a server holds it. Any IPv4 refusal makes the
 /// port busy; on IPv6 only "in use" does (a machine without IPv6 refuses it all).
-pub fn bindable(port: u16) -> bool {
+pub(super) fn bindable(port: u16) -> bool {
     let v4 = [Ipv4Addr::LOCALHOST, Ipv4Addr::UNSPECIFIED];
     let v6 = [Ipv6Addr::LOCALHOST, Ipv6Addr::UNSPECIFIED];
     v4.into_iter()
@@ -82,7 +80,7 @@ fn binds(addr: SocketAddr) -> Result<(), Errno> {
 }
 
 /// Pick the ports for `card`, skipping `held` ones and those `free` says are taken.
-pub fn allocate(
+pub(super) fn allocate(
     card: &str,
     spec: &Ports,
     held: &BTreeSet<u16>,
@@ -115,7 +113,7 @@ pub fn allocate(
     range[0],
     range[1]
 )]
-pub struct NoPorts {
+pub(super) struct NoPorts {
     pub count: u16,
     pub range: [u16; 2],
     pub card: String,

@@ -12,7 +12,7 @@ use std::path::{Component, Path, PathBuf};
 /// Of `wanted` (blob id → size), the ids whose content equals a regular file beneath one of
 /// `rels` in `base`, each with that file's path relative to `base`. Unreadable entries are
 /// passed over; nothing here fails.
-pub fn matching(
+pub(crate) fn matching(
     base: &Path,
     rels: &BTreeSet<Vec<u8>>,
     wanted: &BTreeMap<String, u64>,
@@ -52,13 +52,13 @@ const REMEMBER_BUDGET: u64 = 64 << 20;
 /// Remember the versions of what was just linked (`links`, relative to `base`) in the
 /// repository's list of shared blob ids, so pre-push blocks them after they change. A list that
 /// cannot be written is said on stderr: pre-push still judges the files' content of the day.
-pub fn remember(base: &Path, common_dir: &Path, links: &[String]) {
+pub(super) fn remember(base: &Path, common_dir: &Path, links: &[String]) {
     if links.is_empty() {
         return;
     }
-    let kind = crate::state::blobs::hash_kind(common_dir);
+    let kind = crate::state::Cards::at(common_dir).hash_kind();
     let versions = versions(base, links, kind);
-    if let Err(e) = crate::state::blobs::remember(common_dir, &versions) {
+    if let Err(e) = crate::state::Cards::at(common_dir).remember_blobs(&versions) {
         eprintln!("warning: could not remember the linked files' versions for pre-push: {e:#}");
     }
 }
@@ -67,7 +67,11 @@ pub fn remember(base: &Path, common_dir: &Path, links: &[String]) {
 /// shares today), each with its path relative to `base`: up to 1 MiB a file and 64 MiB in all.
 /// A `.env`-like file's content with CRLF made LF (as a text conversion would commit it) is
 /// one more id.
-pub fn versions(base: &Path, rels: &[String], kind: gix::hash::Kind) -> Vec<(String, String)> {
+pub(super) fn versions(
+    base: &Path,
+    rels: &[String],
+    kind: gix::hash::Kind,
+) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let mut budget = REMEMBER_BUDGET;
     for rel in rels {

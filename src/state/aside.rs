@@ -233,7 +233,7 @@ pub fn finish(record: &Path, apply: bool) -> (Option<Aside>, Deletion) {
 /// says what stays, and where.
 fn delete_tree(path: &Path) -> anyhow::Result<()> {
     use anyhow::Context as _;
-    let mounts = crate::sys::mounts::under(path).with_context(|| path.display().to_string())?;
+    let mounts = crate::sys::mounts_under(path).with_context(|| path.display().to_string())?;
     if !mounts.is_empty() {
         let shown: Vec<String> = mounts
             .iter()
@@ -245,7 +245,7 @@ fn delete_tree(path: &Path) -> anyhow::Result<()> {
             shown.join(", ")
         );
     }
-    match crate::sys::onefs::delete(path) {
+    match crate::sys::delete_on_one_fs(path) {
         Ok(None) => Ok(()),
         Ok(Some(left)) => Err(anyhow::anyhow!(
             "{}; they stay in {}",

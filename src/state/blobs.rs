@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, Result};
 
 /// The file's name in a worktree's admin dir.
-pub const FILE_NAME: &str = "kardwt-copied";
+pub(super) const FILE_NAME: &str = "kardwt-copied";
 
 /// The repository's file and its lock, in kardwt's directory under the common dir.
 const REPO_FILE: &str = "copied";
@@ -25,13 +25,13 @@ const REPO_LOCK: &str = "copied.lock";
 const MAX_BYTES: u64 = 128 << 20;
 
 /// The repository's list of copied blob ids.
-pub fn repo_file(common_dir: &Path) -> PathBuf {
+pub(super) fn repo_file(common_dir: &Path) -> PathBuf {
     crate::sys::layout::kardwt_dir(common_dir).join(REPO_FILE)
 }
 
 /// The common dir of the repository administering the worktree admin dir `admin` (its
 /// `commondir` file, relative to it), or `admin` itself when it names none.
-pub fn common_dir_of(admin: &Path) -> PathBuf {
+pub(crate) fn common_dir_of(admin: &Path) -> PathBuf {
     crate::sys::fsio::read_bounded(&admin.join("commondir"), 4096)
         .ok()
         .flatten()
@@ -49,7 +49,7 @@ fn encode<'a>(entries: impl IntoIterator<Item = (&'a String, &'a String)>) -> Ve
 
 /// Add `copied` (blob id, path in the tree) to what `admin` keeps and to the repository's
 /// list, each by a temporary file renamed over it.
-pub fn keep(admin: &Path, copied: Vec<(String, PathBuf)>) -> Result<()> {
+pub(crate) fn keep(admin: &Path, copied: Vec<(String, PathBuf)>) -> Result<()> {
     if copied.is_empty() {
         return Ok(());
     }
@@ -68,7 +68,7 @@ pub fn keep(admin: &Path, copied: Vec<(String, PathBuf)>) -> Result<()> {
 
 /// Append the ids not yet there (blob id, the path it was shared as) to the repository's list,
 /// under its own lock (two copies at once each keep theirs), dropping the oldest past the bound.
-pub fn remember(common_dir: &Path, copied: &[(String, String)]) -> Result<()> {
+pub(super) fn remember(common_dir: &Path, copied: &[(String, String)]) -> Result<()> {
     if copied.is_empty() {
         return Ok(());
     }
@@ -131,13 +131,13 @@ fn parse(raw: &[u8]) -> Vec<(String, String)> {
 }
 
 /// The blob ids `admin` keeps, each with the path it was copied to.
-pub fn load(admin: &Path) -> BTreeMap<String, String> {
+pub(crate) fn load(admin: &Path) -> BTreeMap<String, String> {
     parse(&read(&admin.join(FILE_NAME))).into_iter().collect()
 }
 
 /// The object format of the repository whose common dir is `common_dir` (its config), for
 /// the blob ids kept: SHA-1 unless it says `objectformat = sha256`.
-pub fn hash_kind(common_dir: &Path) -> gix::hash::Kind {
+pub(super) fn hash_kind(common_dir: &Path) -> gix::hash::Kind {
     let config =
         crate::git::repo::read_bounded(&common_dir.join("config"), 1 << 20).unwrap_or_default();
     let sha256 = String::from_utf8_lossy(&config).lines().any(|l| {
@@ -152,7 +152,7 @@ pub fn hash_kind(common_dir: &Path) -> gix::hash::Kind {
 }
 
 /// The blob ids the repository keeps, each with the path it was first shared as.
-pub fn load_repo(common_dir: &Path) -> BTreeMap<String, String> {
+pub(super) fn load_repo(common_dir: &Path) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     for (id, path) in parse(&read(&repo_file(common_dir))) {
         out.entry(id).or_insert(path);

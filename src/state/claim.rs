@@ -18,7 +18,7 @@ const MAX_CLAIM_BYTES: u64 = 1 << 20;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum ClaimState {
+pub(crate) enum ClaimState {
     /// `git worktree add` is about to run or ran; the record is not written yet.
     Intent,
     /// The record exists.
@@ -26,7 +26,7 @@ pub enum ClaimState {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Claim {
+pub(crate) struct Claim {
     pub schema: u32,
     pub card: String,
     pub path: PathBuf,
@@ -67,7 +67,7 @@ fn path_is_empty(p: &Path) -> bool {
 
 /// What an orphan claim's path holds now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Orphan {
+pub(crate) enum Orphan {
     /// Nothing: the worktree is gone. Its resources are released (cleanup hook, ports).
     Gone,
     /// Another worktree or repository (its `.git` names another admin dir, or is a
@@ -81,7 +81,7 @@ impl Claim {
     /// ([`Orphan::Gone`]), or exists with a `.git` that names another admin dir than the
     /// claim's ([`Orphan::Replaced`]). Anything else at the path (its own worktree, a
     /// directory without `.git`) is not an orphan and is left alone.
-    pub fn orphan_kind(&self, common_dir: &Path, base: Option<&Path>) -> Option<Orphan> {
+    pub(crate) fn orphan_kind(&self, common_dir: &Path, base: Option<&Path>) -> Option<Orphan> {
         if self.state != ClaimState::Complete || self.malformed(common_dir, base).is_some() {
             return None;
         }
@@ -109,7 +109,7 @@ impl Claim {
     }
 
     /// [`Claim::orphan_kind`] as a yes or no; `base` is taken as the common dir's parent.
-    pub fn orphan(&self, common_dir: &Path) -> bool {
+    pub(crate) fn orphan(&self, common_dir: &Path) -> bool {
         self.orphan_kind(common_dir, None).is_some()
     }
 
@@ -118,7 +118,7 @@ impl Claim {
     /// (or the common dir) or one of their ancestors. A malformed claim is reported, never acted
     /// on.
     /// `base` defaults to the common dir's parent.
-    pub fn malformed(&self, common_dir: &Path, base: Option<&Path>) -> Option<String> {
+    pub(crate) fn malformed(&self, common_dir: &Path, base: Option<&Path>) -> Option<String> {
         use std::path::Component;
         if let Some(why) = crate::ground::card::why_invalid(&self.card) {
             return Some(format!(
@@ -155,18 +155,18 @@ impl Claim {
 }
 
 /// The claims directory.
-pub fn dir(common_dir: &Path) -> PathBuf {
+pub(super) fn dir(common_dir: &Path) -> PathBuf {
     crate::sys::layout::claims_dir(common_dir)
 }
 
 /// The claim file of `card`.
-pub fn file(common_dir: &Path, card: &str) -> PathBuf {
+pub(super) fn file(common_dir: &Path, card: &str) -> PathBuf {
     dir(common_dir).join(card)
 }
 
 /// Why a card's claim file is not a claim kardwt acts on.
 #[derive(Debug, thiserror::Error)]
-pub enum ClaimError {
+pub(crate) enum ClaimError {
     /// It could not be read (a FIFO, a symlink, too large, not UTF-8, …).
     #[error("cannot read {0}")]
     Unreadable(String),
@@ -176,7 +176,7 @@ pub enum ClaimError {
 }
 
 /// Read `card`'s claim: `None` when there is none, `Some(Err)` when it does not parse.
-pub fn load(common_dir: &Path, card: &str) -> Option<Result<Claim, ClaimError>> {
+pub(super) fn load(common_dir: &Path, card: &str) -> Option<Result<Claim, ClaimError>> {
     let f = file(common_dir, card);
     match read_text(&f) {
         Ok(None) => None,
@@ -207,12 +207,12 @@ fn parse_file(f: &Path) -> Option<Claim> {
 
 /// Has this repository's claims been migrated (or begun with claims)? Until then verification
 /// cannot rely on them.
-pub fn migrated(common_dir: &Path) -> bool {
+pub(super) fn migrated(common_dir: &Path) -> bool {
     dir(common_dir).join(MIGRATED).exists()
 }
 
 /// Every claim, in card order (unparsable ones skipped).
-pub fn all(common_dir: &Path) -> Vec<Claim> {
+pub(super) fn all(common_dir: &Path) -> Vec<Claim> {
     let Ok(entries) = std::fs::read_dir(dir(common_dir)) else {
         return Vec::new();
     };
@@ -222,7 +222,7 @@ pub fn all(common_dir: &Path) -> Vec<Claim> {
         .map(|e| e.path())
         .collect();
     // Thousands of claims are parsed on every core (as `verify::scan` reads records).
-    let mut out: Vec<Claim> = crate::sys::pool::map(&files, |f| parse_file(f))
+    let mut out: Vec<Claim> = crate::sys::in_parallel(&files, |f| parse_file(f))
         .into_iter()
         .flatten()
         .collect();
@@ -232,7 +232,7 @@ pub fn all(common_dir: &Path) -> Vec<Claim> {
 
 /// The orphan claims of this repository (`base`: its base checkout), with what their path
 /// holds now.
-pub fn orphans(common_dir: &Path, base: &Path) -> Vec<(Claim, Orphan)> {
+pub(super) fn orphans(common_dir: &Path, base: &Path) -> Vec<(Claim, Orphan)> {
     all(common_dir)
         .into_iter()
         .filter_map(|c| {
@@ -244,7 +244,7 @@ pub fn orphans(common_dir: &Path, base: &Path) -> Vec<(Claim, Orphan)> {
 
 /// The malformed claims of this repository, each with why (reported, never acted
 /// on).
-pub fn malformed(common_dir: &Path, base: &Path) -> Vec<(Claim, String)> {
+pub(super) fn malformed(common_dir: &Path, base: &Path) -> Vec<(Claim, String)> {
     all(common_dir)
         .into_iter()
         .filter_map(|c| {
@@ -257,7 +257,10 @@ pub fn malformed(common_dir: &Path, base: &Path) -> Vec<(Claim, String)> {
 /// The claims of cards no registered record in `recorded` names, parsed (unparsable ones
 /// skipped), in card order. The claims directory is listed once and only those claims are
 /// read (`list`).
-pub fn unrecorded(common_dir: &Path, recorded: &std::collections::HashSet<&str>) -> Vec<Claim> {
+pub(super) fn unrecorded(
+    common_dir: &Path,
+    recorded: &std::collections::HashSet<&str>,
+) -> Vec<Claim> {
     let Ok(entries) = std::fs::read_dir(dir(common_dir)) else {
         return Vec::new();
     };
@@ -278,7 +281,11 @@ pub fn unrecorded(common_dir: &Path, recorded: &std::collections::HashSet<&str>)
 /// What `list` shows for a complete claim no registered record names (a card's registered
 /// record means git still knows its worktree; a registered tree whose directory alone is gone
 /// is listed as prunable): `"malformed"`, `"orphan"`, or nothing.
-pub fn vanished_state(claim: &Claim, common_dir: &Path, base: &Path) -> Option<&'static str> {
+pub(super) fn vanished_state(
+    claim: &Claim,
+    common_dir: &Path,
+    base: &Path,
+) -> Option<&'static str> {
     if claim.state != ClaimState::Complete {
         return None;
     }
@@ -307,7 +314,7 @@ fn put(common_dir: &Path, claim: &Claim, replace: bool) -> std::io::Result<()> {
 /// the card (`intent`). A claim already there is replaced when it is a leftover intent, names
 /// this same path, or is an orphan (`add` released it just before); a claim of a worktree git
 /// still knows elsewhere is refused.
-pub fn intend(common_dir: &Path, card: &str, path: &Path, branch: &str) -> Result<()> {
+pub(super) fn intend(common_dir: &Path, card: &str, path: &Path, branch: &str) -> Result<()> {
     migrate(common_dir);
     intend_only(common_dir, card, path, branch)
 }
@@ -368,7 +375,7 @@ fn intend_only(common_dir: &Path, card: &str, path: &Path, branch: &str) -> Resu
 
 /// Complete `rec`'s claim (its record in `admin` was just written). Keeps the claim's
 /// creation time.
-pub fn complete(admin: &Path, rec: &Record) -> Result<()> {
+pub(super) fn complete(admin: &Path, rec: &Record) -> Result<()> {
     // The first claim written migrates the records older kardwts left without one.
     migrate(&rec.common_dir);
     complete_only(admin, rec)
@@ -399,7 +406,7 @@ fn complete_only(admin: &Path, rec: &Record) -> Result<()> {
     };
     let claim = Claim {
         schema: 1,
-        card: rec.card.clone(),
+        card: rec.card.to_string(),
         path: rec.path.clone(),
         admin: admin
             .file_name()
@@ -436,7 +443,7 @@ fn complete_only(admin: &Path, rec: &Record) -> Result<()> {
 
 /// Delete `card`'s claim if it names `path` (removal's last step; also a failed creation's
 /// undo). A claim naming another path is another worktree's and stays.
-pub fn forget(common_dir: &Path, card: &str, path: &Path) {
+pub(super) fn forget(common_dir: &Path, card: &str, path: &Path) {
     if let Some(Ok(c)) = load(common_dir, card) {
         let p = crate::git::repo::absolutize(path);
         if crate::git::repo::absolutize(&c.path) != p
@@ -450,7 +457,7 @@ pub fn forget(common_dir: &Path, card: &str, path: &Path) {
 
 /// Delete `card`'s claim whatever it names (an orphan's release). One that cannot be deleted
 /// is a warning: the card stays claimed.
-pub fn delete(common_dir: &Path, card: &str) {
+pub(super) fn delete(common_dir: &Path, card: &str) {
     let f = file(common_dir, card);
     match std::fs::remove_file(&f) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
@@ -466,7 +473,7 @@ pub fn delete(common_dir: &Path, card: &str) {
 /// tree needs no release (whoever removed it released it, or it was never handed out), so
 /// that what is left is recognised and cleared later. Best effort: without the mark, what is
 /// left is cleared only with `--force`.
-pub fn mark_half_removed(common_dir: &Path, card: Option<&str>, path: &Path) {
+pub(super) fn mark_half_removed(common_dir: &Path, card: Option<&str>, path: &Path) {
     let dir_left = path.symlink_metadata().is_ok_and(|m| m.is_dir());
     let forgotten = match crate::git::repo::read_dot_git(path) {
         Some(admin) => crate::git::repo::names_gone_admin(common_dir, &admin),
@@ -498,7 +505,7 @@ pub fn mark_half_removed(common_dir: &Path, card: Option<&str>, path: &Path) {
 }
 
 /// Does a leftover intent say that an interrupted `add` of `card` created `path`?
-pub fn intended(common_dir: &Path, card: &str, path: &Path) -> bool {
+pub(super) fn intended(common_dir: &Path, card: &str, path: &Path) -> bool {
     load(common_dir, card).is_some_and(|c| {
         c.is_ok_and(|c| {
             c.state == ClaimState::Intent
@@ -514,7 +521,7 @@ pub fn intended(common_dir: &Path, card: &str, path: &Path) -> bool {
 /// repository lock is taken, and before the first claim is written (a repository whose
 /// records were all made by the hook or `prepare --path`); idempotent (a marker is written
 /// last, existing claims are kept).
-pub fn migrate(common_dir: &Path) {
+pub(super) fn migrate(common_dir: &Path) {
     let d = dir(common_dir);
     if d.join(MIGRATED).exists() {
         return;
@@ -553,7 +560,7 @@ pub fn migrate(common_dir: &Path) {
 
 /// Why a card's claim was not made: every one a refusal (exit 3), nothing created.
 #[derive(Debug, thiserror::Error)]
-pub enum Refusal {
+pub(super) enum Refusal {
     /// The claim there is malformed (`file`: where it is).
     #[error("card {card}'s claim is malformed: {why}; nothing was created")]
     Malformed {

@@ -20,7 +20,7 @@ const MAX_READ: u64 = 64 * ROTATE_AT;
 
 /// The lifecycle events the log records, by the names the log writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     Created,
     Seeded,
     Prepared,
@@ -37,7 +37,7 @@ pub enum Kind {
 
 impl Kind {
     /// The name written to the log.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Kind::Created => "created",
             Kind::Seeded => "seeded",
@@ -57,7 +57,7 @@ impl Kind {
 
 /// An event's name as a person reads it (`hook-noop` is "nothing to do (hook)"); `--json`
 /// and the log file keep the names [`Kind::as_str`] writes.
-pub fn in_words(event: &str) -> &str {
+pub(crate) fn in_words(event: &str) -> &str {
     match event {
         "remove-refused" => "removal refused",
         "push-blocked" => "push blocked",
@@ -68,7 +68,7 @@ pub fn in_words(event: &str) -> &str {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Event {
+pub(crate) struct Event {
     pub time: String,
     pub event: String,
     pub card: String,
@@ -77,7 +77,7 @@ pub struct Event {
     pub duration_ms: u64,
 }
 
-pub fn log_path(common_dir: &Path) -> PathBuf {
+pub(super) fn log_path(common_dir: &Path) -> PathBuf {
     crate::sys::layout::events_path(common_dir)
 }
 
@@ -86,7 +86,7 @@ fn rotated_path(common_dir: &Path) -> PathBuf {
 }
 
 /// Append one event.
-pub fn append(
+pub(super) fn append(
     common_dir: &Path,
     kind: Kind,
     card: &str,
@@ -137,7 +137,7 @@ fn write_line(common_dir: &Path, line: &str) -> anyhow::Result<()> {
 
 /// What reading the log found: the events, and one warning per line that did not decode.
 #[derive(Debug, Default)]
-pub struct Read {
+pub(crate) struct Read {
     pub events: Vec<Event>,
     pub warnings: Vec<String>,
 }
@@ -145,7 +145,7 @@ pub struct Read {
 /// Every event still kept (the rotated file first), optionally only one card's. A line that
 /// does not decode (a torn write, a stray byte) is skipped and named in `warnings`; every other
 /// line is still read.
-pub fn read(common_dir: &Path, card: Option<&str>) -> Read {
+pub(super) fn read(common_dir: &Path, card: Option<&str>) -> Read {
     let mut found = Read::default();
     for path in [rotated_path(common_dir), log_path(common_dir)] {
         match crate::sys::fsio::read_bounded(&path, MAX_READ) {

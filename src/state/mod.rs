@@ -1,17 +1,35 @@
 //! kardwt's per-card state on disk: the lifecycle record in a worktree's admin dir, the card's
 //! claim, the blob ids of files copied into a tree, the event log, the one writer that
 //! changes a record and its claim together, and the remembered base of a git dir elsewhere.
-pub(crate) mod aside;
-pub(crate) mod blobs;
-pub(crate) mod claim;
-pub(crate) mod events;
-pub(crate) mod record;
-pub(crate) mod store;
+//!
+//! Its face: one store of cards per repository, [`Cards`] (claims, events, the lock, copied
+//! blobs, trees moved aside), the record's types, and the few verbs on one tree's admin dir.
+mod aside;
+mod blobs;
+mod cards;
+mod claim;
+mod events;
+mod record;
+mod store;
+
+pub(crate) use aside::{
+    delete as delete_aside, put_back, start_deleting, Aside, Deleting, Deletion, Entry, Moved,
+    Tidy, ATTEMPTS,
+};
+pub(crate) use blobs::{common_dir_of, keep as keep_blobs, load as copied_blobs};
+pub(crate) use cards::Cards;
+pub(crate) use claim::{Claim, ClaimError, ClaimState, Orphan};
+pub(crate) use events::{in_words, Event as LoggedEvent, Kind as EventKind, Read as EventLog};
+pub(crate) use record::{
+    load as load_record, parse as parse_record, path_in as record_path, Killed, LastHook, Loaded,
+    Origin, PrepareCache, Reason, Record, State,
+};
+pub(crate) use store::{write, write_or_warn};
 
 /// Remember `base` as the main worktree of the repository whose common dir is `common_dir`
 /// (its git dir is elsewhere: see `sys::layout::base_file`), unless that is known already.
 /// Best effort: a base that cannot be remembered is only not found from a linked worktree.
-pub fn remember_base(common_dir: &std::path::Path, base: &std::path::Path) {
+pub(crate) fn remember_base(common_dir: &std::path::Path, base: &std::path::Path) {
     use std::os::unix::ffi::OsStrExt;
     if crate::git::repo::remembered_base(common_dir).as_deref() == Some(base) {
         return;

@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
+use crate::ground::card::CardId;
+
 /// The record's file name inside a worktree's admin dir.
 pub const FILE_NAME: &str = "kardwt.toml";
 
@@ -119,7 +121,9 @@ impl LastHook {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Record {
     pub schema: u32,
-    pub card: String,
+    /// Checked by [`parse`] right after decoding: a record that is not refused holds an id.
+    #[serde(deserialize_with = "card_as_written")]
+    pub card: CardId,
     pub board: String,
     pub branch: String,
     pub path: PathBuf,
@@ -148,6 +152,11 @@ pub struct Record {
     /// The prepare cache's part in the last preparation; absent without one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prepare_cache: Option<PrepareCache>,
+}
+
+/// The card as the record's file has it, for [`parse`] to check.
+fn card_as_written<'de, D: serde::Deserializer<'de>>(d: D) -> Result<CardId, D::Error> {
+    String::deserialize(d).map(CardId::as_written)
 }
 
 /// How the last preparation used the prepare cache.
@@ -251,7 +260,7 @@ mod tests {
     fn sample() -> Record {
         Record {
             schema: 1,
-            card: "42".into(),
+            card: CardId::parse("42").unwrap(),
             board: String::new(),
             branch: "card/42".into(),
             path: "/w/card-42".into(),
@@ -285,6 +294,8 @@ mod tests {
         let r = sample();
         let text = toml::to_string(&r).unwrap();
         assert!(text.contains("state = \"ready\""), "{text}");
+        // The card is written as the string it is, as before it had a type of its own.
+        assert!(text.starts_with("schema = 1\ncard = \"42\"\n"), "{text}");
         assert!(text.contains("[last_hook]"), "{text}");
         assert_eq!(parse(&text).unwrap(), r);
     }
@@ -303,7 +314,7 @@ mod tests {
     fn refuses_a_card_that_is_not_an_id() {
         for card in ["$(touch x)", "a;touch x", "", "-x", "a\nb", "a\u{1b}[2J"] {
             let mut r = sample();
-            r.card = card.into();
+            r.card = CardId::as_written(card.into());
             let err = parse(&toml::to_string(&r).unwrap()).unwrap_err();
             assert!(matches!(err, RecordError::Card(..)), "{card:?}: {err}");
             assert!(!err.to_string().contains('\u{1b}'), "{err}");

@@ -66,7 +66,7 @@ pub fn dead_temporaries(common_dir: &Path, admins: &[PathBuf]) -> Vec<PathBuf> {
         OsStr::new(crate::state::record::FILE_NAME),
         OsStr::new(crate::state::blobs::FILE_NAME),
     ];
-    let each = crate::sys::pool::map(admins, |admin| {
+    let each = crate::sys::in_parallel(admins, |admin| {
         crate::sys::fsio::dead_temporaries_of(admin, &names)
     });
     out.extend(each.into_iter().flatten());

@@ -14,7 +14,7 @@ use rustix::io::Errno;
 
 /// A path beneath the root that is not a real directory, so nothing is written through it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Blocked {
+pub(crate) struct Blocked {
     /// The component's path, relative to the root.
     pub rel: PathBuf,
     /// What it is: `a symlink`, `a file`, `a FIFO`, …
@@ -28,7 +28,7 @@ impl std::fmt::Display for Blocked {
 }
 
 /// Opening a directory beneath the root: it, or why not.
-pub type Opened = Result<OwnedFd, Blocked>;
+pub(crate) type Opened = Result<OwnedFd, Blocked>;
 
 const DIR: OFlags = OFlags::RDONLY
     .union(OFlags::DIRECTORY)
@@ -36,7 +36,7 @@ const DIR: OFlags = OFlags::RDONLY
     .union(OFlags::CLOEXEC);
 
 /// Open the root itself (its own path is kardwt's, checked before: followed as given).
-pub fn root(path: &Path) -> io::Result<OwnedFd> {
+pub(crate) fn root(path: &Path) -> io::Result<OwnedFd> {
     Ok(rustix::fs::open(
         path,
         OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
@@ -46,12 +46,12 @@ pub fn root(path: &Path) -> io::Result<OwnedFd> {
 
 /// Something to call with each directory made (its path relative to the root), or `None` to
 /// make none.
-pub type Made<'a> = Option<&'a mut dyn FnMut(&Path)>;
+pub(crate) type Made<'a> = Option<&'a mut dyn FnMut(&Path)>;
 
 /// Open directory `rel` beneath `root`, one component at a time. With `made`, missing
 /// directories are created (mode 0755 less the umask), each reported to `made`; without it a
 /// missing one is a `NotFound` error.
-pub fn open_dir(root: &OwnedFd, rel: &Path, mut made: Made<'_>) -> io::Result<Opened> {
+pub(crate) fn open_dir(root: &OwnedFd, rel: &Path, mut made: Made<'_>) -> io::Result<Opened> {
     let mut dir = rustix::fs::openat(root, ".", DIR, Mode::empty())?;
     let mut at = PathBuf::new();
     for c in rel.components() {
@@ -81,7 +81,7 @@ pub fn open_dir(root: &OwnedFd, rel: &Path, mut made: Made<'_>) -> io::Result<Op
 
 /// Open the directory `name` in `dir` (whose path is `rel` beneath the root), making it first
 /// when `made` is given and it is missing.
-pub fn child(dir: &OwnedFd, name: &OsStr, rel: &Path, made: Made<'_>) -> io::Result<Opened> {
+pub(crate) fn child(dir: &OwnedFd, name: &OsStr, rel: &Path, made: Made<'_>) -> io::Result<Opened> {
     match rustix::fs::openat(dir, name, DIR, Mode::empty()) {
         Ok(d) => return Ok(Ok(d)),
         Err(Errno::NOENT) if made.is_some() => {}
@@ -106,7 +106,7 @@ pub fn child(dir: &OwnedFd, name: &OsStr, rel: &Path, made: Made<'_>) -> io::Res
 
 /// Is the path `rel` writable beneath `root` as far as it exists: `Some` names the first
 /// component that is not a real directory (the last component itself is not looked at).
-pub fn probe(root: &OwnedFd, rel: &Path) -> io::Result<Option<Blocked>> {
+pub(crate) fn probe(root: &OwnedFd, rel: &Path) -> io::Result<Option<Blocked>> {
     let Some(parent) = rel.parent() else {
         return Ok(None);
     };
@@ -119,7 +119,7 @@ pub fn probe(root: &OwnedFd, rel: &Path) -> io::Result<Option<Blocked>> {
 }
 
 /// What is at `name` in `dir`, not following a symlink: `None` when nothing is.
-pub fn kind_at(dir: &OwnedFd, name: &OsStr) -> Option<FileType> {
+pub(crate) fn kind_at(dir: &OwnedFd, name: &OsStr) -> Option<FileType> {
     rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)
         .ok()
         .map(|st| FileType::from_raw_mode(st.st_mode))
@@ -127,7 +127,7 @@ pub fn kind_at(dir: &OwnedFd, name: &OsStr) -> Option<FileType> {
 
 /// Create the symlink `name` in `dir` pointing at `target`; false when something (even a
 /// dangling link) is already there.
-pub fn symlink(dir: &OwnedFd, name: &OsStr, target: &Path) -> io::Result<bool> {
+pub(crate) fn symlink(dir: &OwnedFd, name: &OsStr, target: &Path) -> io::Result<bool> {
     match rustix::fs::symlinkat(target, dir, name) {
         Ok(()) => Ok(true),
         Err(Errno::EXIST) => Ok(false),
@@ -138,7 +138,7 @@ pub fn symlink(dir: &OwnedFd, name: &OsStr, target: &Path) -> io::Result<bool> {
 /// Remove `name` in `dir` and everything beneath it, never following a symlink: a symlink is
 /// removed itself, a directory is opened with `O_NOFOLLOW` and emptied first. Nothing there is
 /// not an error.
-pub fn remove_tree(dir: &OwnedFd, name: &OsStr) -> io::Result<()> {
+pub(crate) fn remove_tree(dir: &OwnedFd, name: &OsStr) -> io::Result<()> {
     match rustix::fs::unlinkat(dir, name, AtFlags::empty()) {
         Ok(()) | Err(Errno::NOENT) => return Ok(()),
         Err(Errno::ISDIR | Errno::PERM) => {}
@@ -169,7 +169,7 @@ pub fn remove_tree(dir: &OwnedFd, name: &OsStr) -> io::Result<()> {
 /// Move `from` in `from_dir` to `to` in `to_dir` (one file system) unless something is
 /// already at `to`: false then, and nothing moved. `RENAME_NOREPLACE`, or where the file system
 /// lacks it a look first (a directory is never renamed over a non-empty one either).
-pub fn rename_noreplace(
+pub(crate) fn rename_noreplace(
     from_dir: &OwnedFd,
     from: &OsStr,
     to_dir: &OwnedFd,
@@ -194,7 +194,7 @@ pub fn rename_noreplace(
 
 /// `renameat2(RENAME_NOREPLACE)` (on macOS `renameatx_np(RENAME_EXCL)`); in the `portable`
 /// build always `ENOSYS`, so that the fallbacks of a file system without it run.
-pub fn renameat_noreplace<P: rustix::path::Arg, Q: rustix::path::Arg>(
+pub(crate) fn renameat_noreplace<P: rustix::path::Arg, Q: rustix::path::Arg>(
     from_dir: &OwnedFd,
     from: P,
     to_dir: &OwnedFd,
@@ -219,12 +219,12 @@ pub fn renameat_noreplace<P: rustix::path::Arg, Q: rustix::path::Arg>(
 
 /// The answers by which a kernel or file system says it has no no-replace rename (macOS's
 /// ENOTSUP is a number of its own; on Linux it is EOPNOTSUPP).
-pub fn no_noreplace(e: Errno) -> bool {
+pub(crate) fn no_noreplace(e: Errno) -> bool {
     [Errno::INVAL, Errno::NOSYS, Errno::OPNOTSUPP, Errno::NOTSUP].contains(&e)
 }
 
 /// The parent directory and file name of a relative path (`None` for an empty one).
-pub fn split(rel: &Path) -> Option<(&Path, &OsStr)> {
+pub(crate) fn split(rel: &Path) -> Option<(&Path, &OsStr)> {
     Some((rel.parent().unwrap_or(Path::new("")), rel.file_name()?))
 }
 
@@ -236,7 +236,7 @@ fn blocked(dir: &OwnedFd, name: &OsStr, rel: &Path) -> Blocked {
 }
 
 /// A file type in words, for messages (pure).
-pub fn describe(kind: Option<FileType>) -> &'static str {
+pub(crate) fn describe(kind: Option<FileType>) -> &'static str {
     match kind {
         Some(FileType::Symlink) => "a symlink",
         Some(FileType::RegularFile) => "a file",

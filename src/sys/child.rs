@@ -15,7 +15,7 @@ use rustix::event::{PollFd, PollFlags, Timespec};
 use crate::ground::error::{Code, Fail, Kind};
 
 /// The longest a wait looks away: whatever readiness was missed is noticed within this.
-pub const SLICE: Duration = Duration::from_millis(50);
+pub(crate) const SLICE: Duration = Duration::from_millis(50);
 
 /// At most this much of the input goes in one write: a pipe that polls writable takes it
 /// without blocking (`PIPE_BUF`: 4096 on Linux, POSIX's minimum of 512 elsewhere, macOS's).
@@ -23,13 +23,13 @@ const PIPE_BUF: usize = if cfg!(target_os = "linux") { 4096 } else { 512 };
 
 /// Which of the child's output streams bytes came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stream {
+pub(crate) enum Stream {
     Out,
     Err,
 }
 
 /// A started child. Dropped before it was seen to exit, it is killed and reaped.
-pub struct Child {
+pub(crate) struct Child {
     child: std::process::Child,
     pidfd: Option<OwnedFd>,
     stdin: Option<ChildStdin>,
@@ -46,7 +46,7 @@ pub struct Child {
 
 /// Everything a child wrote, and how it ended.
 #[derive(Debug)]
-pub struct Captured {
+pub(crate) struct Captured {
     pub status: ExitStatus,
     pub stdout: Vec<u8>,
     pub stderr: Vec<u8>,
@@ -54,7 +54,7 @@ pub struct Captured {
 
 /// Spawn `cmd` with the stdio it was given; when its stdin is piped, `input` is fed to it (then
 /// closed). `what` names the program in the error ("git", "the hook /x/prepare.sh").
-pub fn start(cmd: &mut Command, input: Vec<u8>, what: &str) -> Result<Child, Fail> {
+pub(crate) fn start(cmd: &mut Command, input: Vec<u8>, what: &str) -> Result<Child, Fail> {
     let mut child = cmd.spawn().map_err(|e| not_started(what, &e))?;
     let pidfd = pidfd(&child);
     let stdin = child.stdin.take().filter(|_| !input.is_empty());
@@ -75,7 +75,7 @@ pub fn start(cmd: &mut Command, input: Vec<u8>, what: &str) -> Result<Child, Fai
 /// The error for a program that could not be started: why, in the system's words, and what
 /// to do about it. Only a missing file means "not installed"; EAGAIN, ENOMEM, EMFILE and
 /// ENFILE are limits the system ran into, which a later run may not meet.
-pub fn not_started(what: &str, e: &io::Error) -> Fail {
+pub(crate) fn not_started(what: &str, e: &io::Error) -> Fail {
     let errno = e.raw_os_error().map(rustix::io::Errno::from_raw_os_error);
     let why = match errno {
         Some(rustix::io::Errno::NOENT) => Unstarted::Missing,
@@ -97,7 +97,7 @@ pub fn not_started(what: &str, e: &io::Error) -> Fail {
 /// A program that could not be started (exit 1): `error` in the system's words.
 #[derive(Debug, thiserror::Error)]
 #[error("could not start {what}: {error}")]
-pub struct NotStarted {
+pub(crate) struct NotStarted {
     pub what: String,
     pub error: String,
     pub why: Unstarted,
@@ -105,7 +105,7 @@ pub struct NotStarted {
 
 /// What kept a program from starting, as far as it tells what to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Unstarted {
+pub(crate) enum Unstarted {
     /// No such file: not installed, or not on PATH.
     Missing,
     /// A limit the system ran into, which a later run may not meet.
@@ -147,23 +147,27 @@ fn pidfd(child: &std::process::Child) -> Option<OwnedFd> {
 }
 
 impl Child {
-    pub fn id(&self) -> u32 {
+    pub(crate) fn id(&self) -> u32 {
         self.child.id()
     }
 
     /// How it ended, once it has been seen to exit.
-    pub fn status(&self) -> Option<ExitStatus> {
+    pub(crate) fn status(&self) -> Option<ExitStatus> {
         self.status
     }
 
     /// Is one of its output streams still open (held by it or by a descendant)?
-    pub fn streams_open(&self) -> bool {
+    pub(crate) fn streams_open(&self) -> bool {
         self.out.is_some() || self.err.is_some()
     }
 
     /// Wait for something to happen, until `until` at the latest: feed its stdin, hand what it
     /// wrote to `sink`, and notice its exit. Returns after the first round that did something.
-    pub fn step(&mut self, until: Instant, sink: &mut dyn FnMut(Stream, &[u8])) -> io::Result<()> {
+    pub(crate) fn step(
+        &mut self,
+        until: Instant,
+        sink: &mut dyn FnMut(Stream, &[u8]),
+    ) -> io::Result<()> {
         let wait = until.saturating_duration_since(Instant::now());
         let ready = self.poll(wait)?;
         if ready.stdin {
@@ -274,7 +278,7 @@ impl Child {
 
     /// Run it to the end: every byte of stdout and stderr read and its exit seen. `None` when
     /// `deadline` came first: it was killed then.
-    pub fn capture(mut self, deadline: Option<Instant>) -> io::Result<Option<Captured>> {
+    pub(crate) fn capture(mut self, deadline: Option<Instant>) -> io::Result<Option<Captured>> {
         let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
         let mut sink = |stream: Stream, bytes: &[u8]| match stream {
             Stream::Out => stdout.extend_from_slice(bytes),
@@ -301,7 +305,7 @@ impl Child {
 
     /// It was spawned in a process group of its own (`process_group(0)`): a kill is sent to
     /// that group, so what it started and left in its group goes with it, and nothing else.
-    pub fn leads_group(mut self) -> Child {
+    pub(crate) fn leads_group(mut self) -> Child {
         self.leads_group = true;
         self
     }
@@ -310,7 +314,7 @@ impl Child {
     /// except those still in its own process group when it leads one: the group is killed while
     /// it runs, or while one of its streams is still held open (a member of the group, most
     /// likely; the group's id is not reused while any member lives).
-    pub fn kill(&mut self) {
+    pub(crate) fn kill(&mut self) {
         if self.leads_group && (self.status.is_none() || self.streams_open()) {
             let group = i32::try_from(self.child.id())
                 .ok()

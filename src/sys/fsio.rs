@@ -19,7 +19,7 @@ use rustix::fs::OFlags;
 /// belongs. Carried inside an [`io::Error`] of kind [`io::ErrorKind::InvalidInput`]; see
 /// [`not_regular`].
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NotRegular {
+pub(crate) struct NotRegular {
     pub path: PathBuf,
     /// What is there: `a symlink`, `a FIFO`, …
     pub what: &'static str,
@@ -42,12 +42,12 @@ impl std::fmt::Display for NotRegular {
 impl std::error::Error for NotRegular {}
 
 /// The [`NotRegular`] an error carries, if it is one.
-pub fn not_regular(e: &io::Error) -> Option<&NotRegular> {
+pub(crate) fn not_regular(e: &io::Error) -> Option<&NotRegular> {
     e.get_ref()?.downcast_ref()
 }
 
 /// `path: e` for messages, or just `e` when it already names the path (a [`NotRegular`]).
-pub fn with_path(path: &Path, e: &io::Error) -> String {
+pub(crate) fn with_path(path: &Path, e: &io::Error) -> String {
     match not_regular(e) {
         Some(bad) => bad.to_string(),
         None => format!("{}: {e}", path.display()),
@@ -122,13 +122,13 @@ fn open_regular(path: &Path, options: &mut OpenOptions, follow: bool) -> io::Res
 
 /// Open the regular file at `path` for reading, a final symlink refused, never blocking on a
 /// FIFO or a device planted there.
-pub fn open_regular_nofollow(path: &Path) -> io::Result<File> {
+pub(crate) fn open_regular_nofollow(path: &Path) -> io::Result<File> {
     open_regular(path, OpenOptions::new().read(true), false)
 }
 
 /// Open the regular file at `path` (a final symlink followed) for reading, never blocking on
 /// a FIFO or a device planted there.
-pub fn open_regular_following(path: &Path) -> io::Result<File> {
+pub(crate) fn open_regular_following(path: &Path) -> io::Result<File> {
     open_regular(path, OpenOptions::new().read(true), true)
 }
 
@@ -136,13 +136,13 @@ pub fn open_regular_following(path: &Path) -> io::Result<File> {
 /// is nothing there. A final symlink is not followed; a FIFO, socket, device or directory is
 /// refused ([`NotRegular`]) without blocking; a larger file is an error of kind
 /// [`io::ErrorKind::FileTooLarge`], and never read past `max + 1` bytes (`/dev/zero`).
-pub fn read_bounded(path: &Path, max: u64) -> io::Result<Option<Vec<u8>>> {
+pub(crate) fn read_bounded(path: &Path, max: u64) -> io::Result<Option<Vec<u8>>> {
     read_opened(path, max, false)
 }
 
 /// [`read_bounded`], following a final symlink (a file the user may link on purpose, or git's
 /// own files); what it resolves to must still be a regular file.
-pub fn read_bounded_following(path: &Path, max: u64) -> io::Result<Option<Vec<u8>>> {
+pub(crate) fn read_bounded_following(path: &Path, max: u64) -> io::Result<Option<Vec<u8>>> {
     read_opened(path, max, true)
 }
 
@@ -166,7 +166,7 @@ fn read_opened(path: &Path, max: u64, follow: bool) -> io::Result<Option<Vec<u8>
 /// Open the log at `path` for appending, creating it (mode 0666 less the umask) when missing.
 /// A symlink, FIFO or anything else but a regular file there is refused ([`NotRegular`]),
 /// never followed, written through or waited on.
-pub fn open_append_nofollow(path: &Path) -> io::Result<File> {
+pub(crate) fn open_append_nofollow(path: &Path) -> io::Result<File> {
     open_regular(
         path,
         OpenOptions::new().append(true).create(true).mode(0o666),
@@ -178,7 +178,7 @@ pub fn open_append_nofollow(path: &Path) -> io::Result<File> {
 /// [`create_dir_nofollow`], the previous log (a regular file) kept as `<file>.1`, then a new
 /// one opened for appending. Anything else planted as the log (a symlink, a FIFO) is removed,
 /// never followed, written through or waited on; what it was is returned, for a warning.
-pub fn open_log_rotated(root: &Path, file: &Path) -> io::Result<(File, Option<NotRegular>)> {
+pub(crate) fn open_log_rotated(root: &Path, file: &Path) -> io::Result<(File, Option<NotRegular>)> {
     if let Some(dir) = file.parent() {
         create_dir_nofollow(root, dir)?;
     }
@@ -205,7 +205,7 @@ pub fn open_log_rotated(root: &Path, file: &Path) -> io::Result<(File, Option<No
 
 /// Open the lock file at `path` for reading and writing, creating it when missing and never
 /// truncating it (its inode is what is locked). Refused like [`open_append_nofollow`].
-pub fn open_lock_nofollow(path: &Path) -> io::Result<File> {
+pub(crate) fn open_lock_nofollow(path: &Path) -> io::Result<File> {
     open_regular(
         path,
         OpenOptions::new()
@@ -222,7 +222,7 @@ pub fn open_lock_nofollow(path: &Path) -> io::Result<File> {
 /// the common dir). `root` is followed as given and must exist; every component below it is
 /// opened with `O_NOFOLLOW|O_DIRECTORY`, so a symlink, file or FIFO planted on the way is
 /// refused ([`NotRegular`] naming it), never followed. `dir` must be beneath `root`.
-pub fn create_dir_nofollow(root: &Path, dir: &Path) -> io::Result<()> {
+pub(crate) fn create_dir_nofollow(root: &Path, dir: &Path) -> io::Result<()> {
     let rel = dir.strip_prefix(root).map_err(|_| {
         io::Error::new(
             io::ErrorKind::InvalidInput,
@@ -245,13 +245,17 @@ pub fn create_dir_nofollow(root: &Path, dir: &Path) -> io::Result<()> {
 /// never through a symlink), written, fsynced and renamed over `name`, then `dir` fsynced.
 /// Whatever was at `name` (a file, a symlink, a FIFO) is replaced, never written through; a
 /// regular file's mode is kept. `dir` is used as given: make it with [`create_dir_nofollow`].
-pub fn write_atomic(dir: &Path, name: impl AsRef<OsStr>, bytes: &[u8]) -> io::Result<()> {
+pub(crate) fn write_atomic(dir: &Path, name: impl AsRef<OsStr>, bytes: &[u8]) -> io::Result<()> {
     write_whole(dir, name.as_ref(), bytes, true)
 }
 
 /// [`write_atomic`], but only when nothing is at `name` yet: an error of kind
 /// [`io::ErrorKind::AlreadyExists`] otherwise, and nothing is changed (create-new).
-pub fn write_atomic_new(dir: &Path, name: impl AsRef<OsStr>, bytes: &[u8]) -> io::Result<()> {
+pub(crate) fn write_atomic_new(
+    dir: &Path,
+    name: impl AsRef<OsStr>,
+    bytes: &[u8],
+) -> io::Result<()> {
     write_whole(dir, name.as_ref(), bytes, false)
 }
 
@@ -297,7 +301,7 @@ fn temporary_prefix(name: &OsStr) -> OsString {
 
 /// A temporary file [`write_atomic`] made: the file it was to become and who wrote it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Temporary {
+pub(crate) struct Temporary {
     /// The name it was to be renamed to, in the same directory.
     pub of: String,
     pub owner: TemporaryOwner,
@@ -305,7 +309,7 @@ pub struct Temporary {
 
 /// Who wrote a [`Temporary`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TemporaryOwner {
+pub(crate) enum TemporaryOwner {
     /// The process with this pid (`.<name>.<pid>-<random>.tmp`).
     Process(i32),
     /// An older kardwt, whose names carried no pid (`.<name>.<random>.tmp`).
@@ -314,7 +318,7 @@ pub enum TemporaryOwner {
 
 /// Is `file_name` one of [`write_atomic`]'s temporary names, and of what and whose (pure)?
 /// `None` for anything else, so nothing but kardwt's own temporaries is taken for one.
-pub fn temporary(file_name: &OsStr) -> Option<Temporary> {
+pub(crate) fn temporary(file_name: &OsStr) -> Option<Temporary> {
     let text = file_name.to_str()?;
     let rest = text.strip_prefix('.')?.strip_suffix(TEMPORARY_SUFFIX)?;
     let (of, tail) = rest.rsplit_once('.')?;
@@ -338,12 +342,12 @@ const UNOWNED_TEMPORARY_AGE: std::time::Duration = std::time::Duration::from_sec
 /// The temporaries killed [`write_atomic`]s left in `dir` (of the file `of`, or of any):
 /// regular files with its temporary names whose writer no longer exists, or, named by an older
 /// kardwt, untouched for an hour. A directory that cannot be listed has none.
-pub fn dead_temporaries(dir: &Path, of: Option<&OsStr>) -> Vec<PathBuf> {
+pub(crate) fn dead_temporaries(dir: &Path, of: Option<&OsStr>) -> Vec<PathBuf> {
     dead_temporaries_where(dir, |name| of.is_none_or(|of| name == of))
 }
 
 /// [`dead_temporaries`] of any of the files `names` in `dir`, with one listing of `dir`.
-pub fn dead_temporaries_of(dir: &Path, names: &[&OsStr]) -> Vec<PathBuf> {
+pub(crate) fn dead_temporaries_of(dir: &Path, names: &[&OsStr]) -> Vec<PathBuf> {
     dead_temporaries_where(dir, |name| names.contains(&name))
 }
 
@@ -382,7 +386,7 @@ fn dead_temporaries_where(dir: &Path, of: impl Fn(&OsStr) -> bool) -> Vec<PathBu
 }
 
 /// Remove `files`; those removed (one already gone counts as removed).
-pub fn remove_files(files: &[PathBuf]) -> Vec<PathBuf> {
+pub(crate) fn remove_files(files: &[PathBuf]) -> Vec<PathBuf> {
     files
         .iter()
         .filter(|f| match std::fs::remove_file(f) {

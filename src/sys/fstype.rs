@@ -6,12 +6,12 @@ use std::os::fd::AsFd;
 use std::path::Path;
 
 /// The name of the file system holding `path`, or `unknown`.
-pub fn of_path(path: &Path) -> String {
+pub(crate) fn of_path(path: &Path) -> String {
     rustix::fs::statfs(path).map_or_else(|_| "unknown".to_owned(), |s| named(&s))
 }
 
 /// The name of the file system holding the open file or directory `fd`, or `unknown`.
-pub fn of_fd(fd: impl AsFd) -> String {
+pub(crate) fn of_fd(fd: impl AsFd) -> String {
     rustix::fs::fstatfs(fd).map_or_else(|_| "unknown".to_owned(), |s| named(&s))
 }
 

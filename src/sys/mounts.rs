@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use rustix::fs::{AtFlags, FileType};
 
 /// The mount points at `tree` or beneath it, relative to it (`""`: the tree itself), sorted.
-pub fn under(tree: &Path) -> std::io::Result<Vec<PathBuf>> {
+pub(crate) fn under(tree: &Path) -> std::io::Result<Vec<PathBuf>> {
     let real = std::fs::canonicalize(tree)?;
     #[cfg(target_os = "linux")]
     if let Ok(table) = std::fs::read("/proc/self/mountinfo") {
@@ -24,7 +24,7 @@ pub fn under(tree: &Path) -> std::io::Result<Vec<PathBuf>> {
 /// (pure). The fifth field is the mount point, with space, tab, newline and backslash written
 /// as octal escapes. Read on Linux only; tested everywhere.
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-pub fn in_table(table: &[u8], tree: &Path) -> Vec<PathBuf> {
+pub(crate) fn in_table(table: &[u8], tree: &Path) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = table
         .split(|b| *b == b'\n')
         .filter_map(|line| line.split(|b| *b == b' ').nth(4))
@@ -91,7 +91,7 @@ fn walk(tree: &Path) -> std::io::Result<Vec<PathBuf>> {
 }
 
 /// The names in a directory, `.` and `..` left out.
-pub fn names(dir: &OwnedFd) -> std::io::Result<Vec<std::ffi::OsString>> {
+pub(crate) fn names(dir: &OwnedFd) -> std::io::Result<Vec<std::ffi::OsString>> {
     let mut out = Vec::new();
     for e in rustix::fs::Dir::read_from(dir)? {
         let e = e?;
@@ -106,7 +106,7 @@ pub fn names(dir: &OwnedFd) -> std::io::Result<Vec<std::ffi::OsString>> {
 /// Is the directory `name` in `dir` a mount point (another device than `dev`, or the root of
 /// a mount of the same file system)? `None` when it is not a directory (or is gone). Never
 /// follows a symlink.
-pub fn mount_point(
+pub(crate) fn mount_point(
     dir: &OwnedFd,
     name: &OsStr,
     dev: rustix::fs::Dev,

@@ -14,7 +14,7 @@ const SHOWN: usize = 3;
 
 /// What a deletion left: how many entries stayed, and the first few with why.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Left {
+pub(crate) struct Left {
     pub count: u64,
     pub first: Vec<(PathBuf, String)>,
 }
@@ -28,7 +28,7 @@ impl Left {
     }
 
     /// In words: `3 entries could not be deleted (a: Operation not permitted, …)`.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let mut shown: Vec<String> = self
             .first
             .iter()
@@ -68,12 +68,12 @@ const DIR: OFlags = OFlags::RDONLY
     .union(OFlags::CLOEXEC);
 
 /// The words for a mount point the deletion left alone.
-pub const MOUNTED: &str = "a file system is mounted there; kardwt never deletes across it";
+pub(crate) const MOUNTED: &str = "a file system is mounted there; kardwt never deletes across it";
 
 /// Delete the directory `path` and everything in it on its own file system. `Ok(None)`: all
 /// gone (or nothing was there); `Ok(Some)`: what stayed (paths relative to `path`); `Err`: it
 /// could not even be opened, and nothing was deleted.
-pub fn delete(path: &Path) -> std::io::Result<Option<Left>> {
+pub(crate) fn delete(path: &Path) -> std::io::Result<Option<Left>> {
     let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
         return Err(std::io::Error::other(format!(
             "{} has no parent directory",
@@ -85,7 +85,7 @@ pub fn delete(path: &Path) -> std::io::Result<Option<Left>> {
 }
 
 /// [`delete`] for the entry `name` in the open directory `parent`.
-pub fn delete_at(parent: &OwnedFd, name: &OsStr) -> std::io::Result<Option<Left>> {
+pub(crate) fn delete_at(parent: &OwnedFd, name: &OsStr) -> std::io::Result<Option<Left>> {
     let parent_dev = rustix::fs::fstat(parent)?.st_dev;
     let mut left = Left::default();
     match crate::sys::mounts::mount_point(parent, name, parent_dev)? {

@@ -6,13 +6,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// `f` applied to every item, the results in the items' order; up to `available_parallelism`
 /// threads (the caller's included) take the next item as they become free.
-pub fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+pub(crate) fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     map_with(cores, items, f)
 }
 
 /// [`map`] with at most `threads` threads (at least the caller's).
-pub fn map_with<T: Sync, R: Send>(
+pub(crate) fn map_with<T: Sync, R: Send>(
     threads: usize,
     items: &[T],
     f: impl Fn(&T) -> R + Sync,

@@ -16,17 +16,17 @@ static ON: AtomicBool = AtomicBool::new(false);
 static SHOWN: Mutex<Option<ProgressBar>> = Mutex::new(None);
 
 /// Draw progress (`true`) or not (`false`, the default: hooks, pipes, `--quiet`).
-pub fn enable(on: bool) {
+pub(crate) fn enable(on: bool) {
     ON.store(on, Ordering::Relaxed);
 }
 
 /// Is progress drawn?
-pub fn on() -> bool {
+pub(crate) fn on() -> bool {
     ON.load(Ordering::Relaxed)
 }
 
 /// Print `text` as one line on stderr, above whatever progress is drawn.
-pub fn line(text: &str) {
+pub(crate) fn line(text: &str) {
     use std::io::Write as _;
     let shown = SHOWN.lock().ok().and_then(|s| s.clone());
     match shown {
@@ -40,16 +40,16 @@ pub fn line(text: &str) {
 }
 
 /// One thing drawn while it lasts, cleared when dropped; nothing at all when progress is off.
-pub struct Shown(Option<ProgressBar>);
+pub(crate) struct Shown(Option<ProgressBar>);
 
 impl Shown {
     /// Nothing drawn.
-    pub fn none() -> Shown {
+    pub(crate) fn none() -> Shown {
         Shown(None)
     }
 
     /// A spinner: `⠋ <msg> 12s`.
-    pub fn spinner(msg: impl Into<Cow<'static, str>>) -> Shown {
+    pub(crate) fn spinner(msg: impl Into<Cow<'static, str>>) -> Shown {
         if !on() {
             return Shown(None);
         }
@@ -65,7 +65,7 @@ impl Shown {
 
     /// A bar of bytes against `bytes`, with files against `files` in its message:
     /// `<msg> [=====>    ] 12.3 MB/78.4 MB, 120/4000 files 3s`.
-    pub fn counted(msg: &str, files: u64, bytes: u64) -> Shown {
+    pub(crate) fn counted(msg: &str, files: u64, bytes: u64) -> Shown {
         if !on() {
             return Shown(None);
         }
@@ -92,7 +92,7 @@ impl Shown {
     }
 
     /// A counted bar's files done and bytes done.
-    pub fn set(&self, files: u64, total_files: u64, bytes: u64) {
+    pub(crate) fn set(&self, files: u64, total_files: u64, bytes: u64) {
         if let Some(bar) = &self.0 {
             bar.set_position(bytes);
             self.set_files(files, total_files);
@@ -100,7 +100,7 @@ impl Shown {
     }
 
     /// Say what is being done now (a removal's next step).
-    pub fn message(&self, msg: impl Into<Cow<'static, str>>) {
+    pub(crate) fn message(&self, msg: impl Into<Cow<'static, str>>) {
         if let Some(bar) = &self.0 {
             bar.set_message(msg);
         }

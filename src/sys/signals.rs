@@ -15,7 +15,7 @@ use crate::ground::error::{Code, Fail, Kind};
 
 /// A signal that asks kardwt to stop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Signal {
+pub(crate) enum Signal {
     Hangup,
     Interrupt,
     Terminate,
@@ -24,7 +24,7 @@ pub enum Signal {
 impl Signal {
     const ALL: [Signal; 3] = [Signal::Hangup, Signal::Interrupt, Signal::Terminate];
 
-    pub fn number(self) -> i32 {
+    pub(crate) fn number(self) -> i32 {
         match self {
             Signal::Hangup => SIGHUP,
             Signal::Interrupt => SIGINT,
@@ -32,7 +32,7 @@ impl Signal {
         }
     }
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Signal::Hangup => "SIGHUP",
             Signal::Interrupt => "SIGINT",
@@ -41,7 +41,7 @@ impl Signal {
     }
 
     /// The exit code of an action it stopped: 129, 130, 143 (128 + the signal, as a shell says).
-    pub fn code(self) -> Code {
+    pub(crate) fn code(self) -> Code {
         match self {
             Signal::Hangup => Code::Hangup,
             Signal::Interrupt => Code::Interrupt,
@@ -66,7 +66,7 @@ static INSTALL: Once = Once::new();
 
 /// Record SIGINT, SIGTERM and SIGHUP instead of dying of them, from now on (idempotent).
 /// Programs kardwt starts get the default dispositions back at `exec`.
-pub fn install() {
+pub(crate) fn install() {
     INSTALL.call_once(|| {
         let ignored = ignored_at_start();
         for sig in Signal::ALL {
@@ -131,17 +131,17 @@ fn hex_mask(text: &str) -> Option<u64> {
 }
 
 /// The signal received, if any (the last one when several came).
-pub fn caught() -> Option<Signal> {
+pub(crate) fn caught() -> Option<Signal> {
     Signal::from_number(CAUGHT.load(Ordering::SeqCst))
 }
 
 /// The signal that should stop the current step: one was received and no rollback is under way.
-pub fn interrupted() -> Option<Signal> {
+pub(crate) fn interrupted() -> Option<Signal> {
     caught().filter(|_| ROLLING_BACK.load(Ordering::SeqCst) == 0)
 }
 
 /// The error of a step stopped by `sig`, naming what it stopped.
-pub fn stopped(sig: Signal, during: &str) -> Fail {
+pub(crate) fn stopped(sig: Signal, during: &str) -> Fail {
     Fail::from(Stopped {
         sig,
         during: during.to_owned(),
@@ -151,7 +151,7 @@ pub fn stopped(sig: Signal, during: &str) -> Fail {
 /// A step `sig` stopped, `during` what (exit 128 + the signal).
 #[derive(Debug, thiserror::Error)]
 #[error("interrupted by {} {during}", sig.name())]
-pub struct Stopped {
+pub(crate) struct Stopped {
     pub sig: Signal,
     pub during: String,
 }
@@ -163,7 +163,7 @@ impl Kind for Stopped {
 }
 
 /// `Err` (exit 128 + the signal) at a step boundary once a signal was received.
-pub fn check(during: &str) -> anyhow::Result<()> {
+pub(crate) fn check(during: &str) -> anyhow::Result<()> {
     match interrupted() {
         Some(sig) => Err(stopped(sig, during).into()),
         None => Ok(()),
@@ -172,10 +172,10 @@ pub fn check(during: &str) -> anyhow::Result<()> {
 
 /// Held while a failure is rolled back: [`interrupted`] says nothing, so lock waits and steps
 /// of the rollback finish instead of stopping half way.
-pub struct RollingBack(());
+pub(crate) struct RollingBack(());
 
 /// Start a rollback section (ends when the value is dropped).
-pub fn rolling_back() -> RollingBack {
+pub(crate) fn rolling_back() -> RollingBack {
     ROLLING_BACK.fetch_add(1, Ordering::SeqCst);
     RollingBack(())
 }

@@ -5,12 +5,12 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use crate::ground::error::{Code, Kind};
 
 /// The current time as RFC 3339 UTC with second precision (`2026-11-29T18:00:00Z`).
-pub fn now() -> String {
+pub(crate) fn now() -> String {
     rfc3339(now_secs())
 }
 
 /// Format seconds since the epoch as RFC 3339 UTC.
-pub fn rfc3339(secs: u64) -> String {
+pub(crate) fn rfc3339(secs: u64) -> String {
     let at = UNIX_EPOCH
         .checked_add(Duration::from_secs(secs))
         .unwrap_or(UNIX_EPOCH);
@@ -19,7 +19,7 @@ pub fn rfc3339(secs: u64) -> String {
 
 /// Parse the RFC 3339 UTC times kardwt writes (`2026-11-29T18:00:05Z`) back to seconds since
 /// the epoch; `None` for anything else (other precisions and offsets included).
-pub fn parse_rfc3339(text: &str) -> Option<u64> {
+pub(crate) fn parse_rfc3339(text: &str) -> Option<u64> {
     if text.len() != 20 || !text.ends_with('Z') {
         return None;
     }
@@ -32,7 +32,7 @@ pub fn parse_rfc3339(text: &str) -> Option<u64> {
 /// after it. File systems stamp changes from the kernel's coarse clock, which lags the precise
 /// one by up to a tick, so on Linux this waits (a few milliseconds, bounded) until the coarse
 /// clock has passed the moment with a margin; what changed before it is stamped before it.
-pub fn mark() -> String {
+pub(crate) fn mark() -> String {
     let at = SystemTime::now();
     #[cfg(any(target_os = "linux", target_os = "android"))]
     {
@@ -57,7 +57,7 @@ pub fn mark() -> String {
 
 /// Parse an RFC 3339 UTC time kardwt wrote, to the second ([`now`]) or finer ([`mark`]), to
 /// seconds and nanoseconds since the epoch.
-pub fn parse_precise(text: &str) -> Option<(u64, u32)> {
+pub(crate) fn parse_precise(text: &str) -> Option<(u64, u32)> {
     if !text.ends_with('Z') || text.len() < 20 {
         return None;
     }
@@ -67,7 +67,7 @@ pub fn parse_precise(text: &str) -> Option<(u64, u32)> {
 }
 
 /// Seconds since the epoch now.
-pub fn now_secs() -> u64 {
+pub(crate) fn now_secs() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
@@ -76,7 +76,7 @@ pub fn now_secs() -> u64 {
 /// The action deadline passed `during` a step (`while git ran`): exit 5.
 #[derive(Debug, thiserror::Error)]
 #[error("the action deadline passed {during}")]
-pub struct Overran {
+pub(crate) struct Overran {
     pub during: String,
 }
 

@@ -7,7 +7,7 @@ use crate::git::repo::Head;
 /// HEAD `head` is not on branch `expected`: another branch, or detached (pure). An
 /// empty `expected` is a tree created detached (Codex, Cursor, `git worktree add --detach`):
 /// it expects no branch, so nothing is drift.
-pub fn drifted(head: Option<&Head>, expected: &str) -> bool {
+pub(crate) fn drifted(head: Option<&Head>, expected: &str) -> bool {
     if expected.is_empty() {
         return false;
     }
@@ -20,7 +20,7 @@ pub fn drifted(head: Option<&Head>, expected: &str) -> bool {
 
 /// The hint `add` (reuse) and `select` print when card `card`'s worktree at `path` drifted
 /// from branch `expected` (pure). kardwt never switches it back itself.
-pub fn drift_hint(card: &str, path: &Path, head: &Head, expected: &str) -> String {
+pub(crate) fn drift_hint(card: &str, path: &Path, head: &Head, expected: &str) -> String {
     let now = match head {
         Head::Branch(b) => format!("is on branch {b}"),
         Head::Detached(oid) => format!("has a detached HEAD at {}", oid.get(..12).unwrap_or(oid)),

@@ -6,7 +6,7 @@ use std::path::Path;
 /// Why a worktree's checkout is not complete: such a tree is never recorded
 /// `ready`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Incomplete {
+pub(crate) enum Incomplete {
     /// git's `<admin dir>/locked` still says `initializing`: `git worktree add` never finished.
     Initializing,
     /// The worktree has no index: its checkout never finished (or never ran).
@@ -24,7 +24,7 @@ pub enum Incomplete {
 
 impl Incomplete {
     /// One phrase for messages.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self {
             Incomplete::Initializing => {
                 "its checkout never completed (git's admin dir still says `initializing`)".into()
@@ -49,7 +49,7 @@ impl Incomplete {
     /// be copied: a tree whose checkout never completed was never usable, so it is removed
     /// (its branch is kept) and created again; missing tracked files are written back from the
     /// index, which overwrites nothing that exists (or their deletion is staged with git rm).
-    pub fn repair(&self, path: &Path) -> String {
+    pub(crate) fn repair(&self, path: &Path) -> String {
         let p = crate::ground::quote::sh_path(path);
         match self {
             Incomplete::Initializing
@@ -70,7 +70,7 @@ impl Incomplete {
 
 /// The pure judgement behind [`checkout_incomplete`]: the content of `<admin>/locked` (if
 /// any), whether the index exists, and `git ls-files --deleted -z`'s output (`None`: not asked).
-pub fn incomplete_from(
+pub(super) fn incomplete_from(
     locked: Option<&str>,
     has_index: bool,
     deleted: Option<&str>,
@@ -91,7 +91,7 @@ pub fn incomplete_from(
 
 /// How much of a checkout [`checkout_incomplete`] looks at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Probe {
+pub(crate) enum Probe {
     /// Only git's `initializing` mark: a delegated checkout that has not run yet.
     Mark,
     /// The mark and the index: a reused tree, whose deleted files are the user's work.
@@ -107,7 +107,7 @@ pub enum Probe {
 /// Is the checkout of the worktree at `path` (admin dir `admin`) incomplete? Cheap: two file
 /// probes and, for [`Probe::Files`] and [`Probe::Head`], the index and HEAD's tree read in
 /// process and one `lstat` per tracked file (measured: 5,000 files in a few milliseconds).
-pub fn checkout_incomplete(path: &Path, admin: &Path, probe: Probe) -> Option<Incomplete> {
+pub(crate) fn checkout_incomplete(path: &Path, admin: &Path, probe: Probe) -> Option<Incomplete> {
     // Non-blocking and bounded: a FIFO planted as `locked` must not hang the probe.
     let locked = crate::git::repo::read_bounded(&admin.join("locked"), 64 * 1024)
         .ok()

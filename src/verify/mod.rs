@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use crate::git::repo::{self, Repo};
 use crate::ground::card::CardId;
-use crate::state::record::{self, Loaded, Origin, Record};
+use crate::state::{Loaded, Origin, Record};
 
 pub(crate) use drift::{drift_hint, drifted};
 pub(crate) use incomplete::{checkout_incomplete, Incomplete, Probe};
@@ -61,7 +61,7 @@ impl Checks {
 }
 
 /// Run the checks on `path` (absolute), for `card` when the caller asked for one.
-pub fn verify(repo: &Repo, entries: &[Entry], path: &Path, card: Option<&CardId>) -> Report {
+pub(crate) fn verify(repo: &Repo, entries: &[Entry], path: &Path, card: Option<&CardId>) -> Report {
     // A symlink at the last component is judged as itself, never as what it points to.
     let path = repo::absolutize_keep_last(path);
     verify_resolved(repo, &Index::linear(entries), path, card)
@@ -69,7 +69,12 @@ pub fn verify(repo: &Repo, entries: &[Entry], path: &Path, card: Option<&CardId>
 
 /// [`verify`] of a path already resolved as [`repo::absolutize_keep_last`] resolves it, looking
 /// entries up through `index` (`list` judges every worktree with one [`Index::mapped`]).
-pub fn verify_resolved(repo: &Repo, index: &Index, path: PathBuf, card: Option<&CardId>) -> Report {
+pub(crate) fn verify_resolved(
+    repo: &Repo,
+    index: &Index,
+    path: PathBuf,
+    card: Option<&CardId>,
+) -> Report {
     let mut report = Report {
         path: path.clone(),
         card: card.map(|c| c.to_string()),
@@ -116,7 +121,7 @@ pub fn verify_resolved(repo: &Repo, index: &Index, path: PathBuf, card: Option<&
                 report.locked = e.linked.locked;
                 // Its card, for `list` (a locked one whose directory is missing).
                 if let (None, Loaded::Parsed(r)) = (&report.card, &e.record) {
-                    report.card = Some(r.card.clone());
+                    report.card = Some(r.card.to_string());
                 }
             }
             report.checks = checks.fail("directory", "does not exist");
@@ -244,7 +249,7 @@ pub fn verify_resolved(repo: &Repo, index: &Index, path: PathBuf, card: Option<&
         Loaded::Parsed(r) => r,
     };
     checks.pass("record_parses", "parses");
-    report.card = Some(rec.card.clone());
+    report.card = Some(rec.card.to_string());
     report.record = Some(rec.clone());
 
     // 6. It names this path and this common dir.
@@ -265,7 +270,7 @@ pub fn verify_resolved(repo: &Repo, index: &Index, path: PathBuf, card: Option<&
 
     // 7. It is the card asked for.
     match card {
-        Some(c) if c.as_str() != rec.card => {
+        Some(c) if rec.card != c.as_str() => {
             report.card = Some(c.to_string());
             report.checks = checks.fail(
                 "record_card",
@@ -306,7 +311,7 @@ pub fn verify_resolved(repo: &Repo, index: &Index, path: PathBuf, card: Option<&
 
 /// Which other worktree (than the one of admin dir `admin`) already claims `card`, as a
 /// message, if one does.
-pub fn claimed_elsewhere(entries: &[Entry], admin: &Path, card: &str) -> Option<String> {
+pub(crate) fn claimed_elsewhere(entries: &[Entry], admin: &Path, card: &str) -> Option<String> {
     let same = |a: &Path| a == admin || std::fs::canonicalize(a).is_ok_and(|c| c == admin);
     let others: Vec<String> = claims(entries, card)
         .iter()
@@ -331,13 +336,18 @@ pub fn claimed_elsewhere(entries: &[Entry], admin: &Path, card: &str) -> Option<
 /// Why the record `rec`, about to be written into `admin`, would fail verification, if it would:
 /// another worktree already claims its card, or the record as it would be read back (written
 /// and parsed again) fails one of the ordered checks, run exactly as `verify` runs them.
-pub fn would_reject(repo: &Repo, entries: &[Entry], admin: &Path, rec: &Record) -> Option<String> {
+pub(crate) fn would_reject(
+    repo: &Repo,
+    entries: &[Entry],
+    admin: &Path,
+    rec: &Record,
+) -> Option<String> {
     if let Some(why) = claimed_elsewhere(entries, admin, &rec.card) {
         return Some(why);
     }
     let same = |a: &Path| a == admin || std::fs::canonicalize(a).is_ok_and(|c| c == admin);
     let read_back = match toml::to_string(rec) {
-        Ok(text) => match record::parse(&text) {
+        Ok(text) => match crate::state::parse_record(&text) {
             Ok(r) => Loaded::Parsed(Box::new(r)),
             Err(why) => Loaded::Malformed(why.to_string()),
         },
@@ -362,8 +372,7 @@ pub fn would_reject(repo: &Repo, entries: &[Entry], admin: &Path, rec: &Record) 
         }
         return inconsistency(rec);
     }
-    let card = CardId::parse(&rec.card).ok();
-    let report = verify(repo, &would_be, &rec.path, card.as_ref());
+    let report = verify(repo, &would_be, &rec.path, Some(&rec.card));
     match report.verdict {
         Verdict::Verified => None,
         _ => Some(match report.failed_check() {
@@ -374,10 +383,7 @@ pub fn would_reject(repo: &Repo, entries: &[Entry], admin: &Path, rec: &Record) 
 }
 
 /// Why a record contradicts itself, if it does (pure).
-pub fn inconsistency(rec: &Record) -> Option<String> {
-    if CardId::parse(&rec.card).is_err() {
-        return Some(format!("card {:?} is not a valid card id", rec.card));
-    }
+pub(crate) fn inconsistency(rec: &Record) -> Option<String> {
     if rec.origin == Origin::Add && rec.branch != format!("card/{}", rec.card) {
         return Some(format!(
             "origin add but branch {} is not card/{}",
@@ -385,7 +391,7 @@ pub fn inconsistency(rec: &Record) -> Option<String> {
         ));
     }
     if let Some(other) = rec.branch.strip_prefix("card/") {
-        if other != rec.card {
+        if rec.card != other {
             return Some(format!(
                 "branch {} means card {other}, but the record says {}",
                 rec.branch, rec.card

@@ -6,18 +6,18 @@ use serde::Serialize;
 
 use super::drift::drifted;
 use crate::git::repo::Head;
-use crate::state::record::{Record, State};
+use crate::state::{Record, State};
 
 /// The outcome of one check; `ok` is `None` when an earlier check failed and it did not run.
 #[derive(Debug, Clone, Serialize)]
-pub struct Check {
+pub(crate) struct Check {
     pub name: &'static str,
     pub ok: Option<bool>,
     pub detail: String,
 }
 
 /// The names of the checks, in the order they run.
-pub const CHECKS: [&str; 9] = [
+pub(crate) const CHECKS: [&str; 9] = [
     "directory",
     "dot_git",
     "gitdir",
@@ -30,7 +30,7 @@ pub const CHECKS: [&str; 9] = [
 ];
 
 /// A check's name in words, for text output (`--json` keeps [`CHECKS`]' names).
-pub fn check_words(name: &str) -> &str {
+pub(super) fn check_words(name: &str) -> &str {
     match name {
         "dot_git" => ".git file",
         "gitdir" => "gitdir file",
@@ -45,7 +45,7 @@ pub fn check_words(name: &str) -> &str {
 }
 
 /// One check as a line: `ok`, `FAIL` or `-` (not run), its name in words, its detail.
-pub fn check_line(c: &Check) -> String {
+pub(crate) fn check_line(c: &Check) -> String {
     let mark = match c.ok {
         Some(true) => "ok  ",
         Some(false) => "FAIL",
@@ -55,7 +55,7 @@ pub fn check_line(c: &Check) -> String {
 }
 
 /// The checks a person is shown: those that failed, or with `verbose` every one.
-pub fn shown_checks(report: &Report, verbose: bool) -> impl Iterator<Item = &Check> {
+pub(crate) fn shown_checks(report: &Report, verbose: bool) -> impl Iterator<Item = &Check> {
     report
         .checks
         .iter()
@@ -63,7 +63,7 @@ pub fn shown_checks(report: &Report, verbose: bool) -> impl Iterator<Item = &Che
 }
 
 /// The checks in a few words: `all 9 passed`, `5 passed, record's card failed`.
-pub fn checks_summary(report: &Report) -> String {
+pub(crate) fn checks_summary(report: &Report) -> String {
     let passed = report.checks.iter().filter(|c| c.ok == Some(true)).count();
     let failed: Vec<&str> = report
         .checks
@@ -81,7 +81,7 @@ pub fn checks_summary(report: &Report) -> String {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Verdict {
+pub(crate) enum Verdict {
     /// Every check passed.
     Verified,
     /// A registered linked worktree without a record.
@@ -97,7 +97,7 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Verdict::Verified => "verified",
             Verdict::Unseeded => "unseeded",
@@ -111,7 +111,7 @@ impl Verdict {
 
 /// Everything verification found out about one path.
 #[derive(Debug)]
-pub struct Report {
+pub(crate) struct Report {
     pub path: PathBuf,
     pub card: Option<String>,
     pub verdict: Verdict,
@@ -124,7 +124,7 @@ pub struct Report {
 
 impl Report {
     /// The record's state, when the worktree verified.
-    pub fn state(&self) -> Option<State> {
+    pub(crate) fn state(&self) -> Option<State> {
         (self.verdict == Verdict::Verified)
             .then(|| self.record.as_ref().map(|r| r.state))
             .flatten()
@@ -133,7 +133,7 @@ impl Report {
     /// The state `list` shows: the record's state, or the verdict when there is none.
     /// A locked worktree whose directory is missing is `locked`, never `prunable`: git does not
     /// prune it, its directory may come back (a removable disk).
-    pub fn list_state(&self) -> &'static str {
+    pub(crate) fn list_state(&self) -> &'static str {
         match self.state() {
             Some(s) => s.as_str(),
             None if self.verdict == Verdict::Prunable && self.locked => "locked",
@@ -143,7 +143,7 @@ impl Report {
 
     /// The branch the record expects HEAD on; `None` without a record, or for a tree created
     /// detached (recorded with an empty branch).
-    pub fn expected_branch(&self) -> Option<&str> {
+    pub(crate) fn expected_branch(&self) -> Option<&str> {
         self.record
             .as_ref()
             .map(|r| r.branch.as_str())
@@ -152,18 +152,18 @@ impl Report {
 
     /// HEAD is not on the recorded branch (another branch, or detached); never for a tree
     /// that expects no branch.
-    pub fn drift(&self) -> bool {
+    pub(crate) fn drift(&self) -> bool {
         self.expected_branch()
             .is_some_and(|expected| drifted(self.head.as_ref(), expected))
     }
 
     /// The first failed check, for messages.
-    pub fn failed_check(&self) -> Option<&Check> {
+    pub(crate) fn failed_check(&self) -> Option<&Check> {
         self.checks.iter().find(|c| c.ok == Some(false))
     }
 
     /// The exit code `verify` uses: 0 verified and ready, 3 foreign, else 1.
-    pub fn exit_code(&self) -> i32 {
+    pub(crate) fn exit_code(&self) -> i32 {
         match (self.verdict, self.state()) {
             (Verdict::Verified, Some(State::Ready)) => 0,
             (Verdict::Foreign, _) => 3,
@@ -172,7 +172,7 @@ impl Report {
     }
 
     /// A one-line explanation of the verdict for humans.
-    pub fn explain(&self) -> String {
+    pub(crate) fn explain(&self) -> String {
         let p = self.path.display();
         match self.verdict {
             Verdict::Verified => format!(
@@ -198,7 +198,7 @@ impl Report {
     }
 
     /// What the user can do by hand about a foreign or malformed path.
-    pub fn fix_hint(&self) -> String {
+    pub(crate) fn fix_hint(&self) -> String {
         let moved = self
             .failed_check()
             .is_some_and(|c| c.name == "record_location")
@@ -218,7 +218,7 @@ impl Report {
     }
 
     /// The typed `--json` shape of this report.
-    pub fn json(&self) -> ReportJson<'_> {
+    pub(crate) fn json(&self) -> ReportJson<'_> {
         ReportJson {
             path: self.path.to_string_lossy(),
             card: self.card.as_deref(),
@@ -235,7 +235,7 @@ impl Report {
 
 /// The `--json` shape of a [`Report`], in its field order.
 #[derive(Serialize)]
-pub struct ReportJson<'a> {
+pub(crate) struct ReportJson<'a> {
     pub path: std::borrow::Cow<'a, str>,
     pub card: Option<&'a str>,
     pub verdict: Verdict,

@@ -5,11 +5,11 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use crate::git::repo::{self, Linked, Repo};
-use crate::state::record::{self, Loaded};
+use crate::state::Loaded;
 
 /// One linked worktree with its record, as found by scanning the admin dirs.
 #[derive(Debug)]
-pub struct Entry {
+pub(crate) struct Entry {
     pub linked: Linked,
     pub record: Loaded,
 }
@@ -21,18 +21,18 @@ const SCAN_IN_PARALLEL_FROM: usize = 64;
 /// Read every linked worktree's record, in the order of their admin dirs. Reading is most of
 /// what `add`, `list` and `gc` pay for each worktree of a repository that has thousands, so
 /// past [`SCAN_IN_PARALLEL_FROM`] they are read on every core (`sys::pool`).
-pub fn scan(repo: &Repo) -> anyhow::Result<Vec<Entry>> {
+pub(crate) fn scan(repo: &Repo) -> anyhow::Result<Vec<Entry>> {
     let admins = repo.admin_dirs()?;
     let read = |admin: &PathBuf| {
         repo::linked_at(admin.clone()).map(|linked| Entry {
-            record: record::load(&linked.admin),
+            record: crate::state::load_record(&linked.admin),
             linked,
         })
     };
     Ok(if admins.len() < SCAN_IN_PARALLEL_FROM {
         admins.iter().filter_map(read).collect()
     } else {
-        crate::sys::pool::map(&admins, read)
+        crate::sys::in_parallel(&admins, read)
             .into_iter()
             .flatten()
             .collect()
@@ -44,8 +44,8 @@ pub fn scan(repo: &Repo) -> anyhow::Result<Vec<Entry>> {
 /// card its own record names) says owns that card. `None` when the claims cannot answer (not
 /// migrated yet, a card without a complete claim, a path that is not a directory or whose
 /// `.git` names something unusual): the caller scans everything, as before claims.
-pub fn scan_for(repo: &Repo, path: &Path, card: Option<&str>) -> Option<Vec<Entry>> {
-    if !crate::state::claim::migrated(&repo.common_dir) {
+pub(super) fn scan_for(repo: &Repo, path: &Path, card: Option<&str>) -> Option<Vec<Entry>> {
+    if !crate::state::Cards::at(&repo.common_dir).migrated() {
         return None;
     }
     let path = repo::absolutize(path);
@@ -57,8 +57,8 @@ pub fn scan_for(repo: &Repo, path: &Path, card: Option<&str>) -> Option<Vec<Entr
             if target.parent() != Some(worktrees.as_path()) || !target.is_dir() {
                 return None;
             }
-            if let Loaded::Parsed(r) = record::load(&target) {
-                cards.push(r.card.clone());
+            if let Loaded::Parsed(r) = crate::state::load_record(&target) {
+                cards.push(r.card.to_string());
             }
             admins.push(target);
         }
@@ -68,11 +68,11 @@ pub fn scan_for(repo: &Repo, path: &Path, card: Option<&str>) -> Option<Vec<Entr
     for c in &cards {
         // No claim: no other worktree holds a record of this card (every record written
         // completes its card's claim, and migration claimed the older ones).
-        let Some(claim) = crate::state::claim::load(&repo.common_dir, c) else {
+        let Some(claim) = crate::state::Cards::at(&repo.common_dir).claim(c) else {
             continue;
         };
         let claim = claim.ok()?;
-        if claim.state != crate::state::claim::ClaimState::Complete || claim.admin.is_empty() {
+        if claim.state != crate::state::ClaimState::Complete || claim.admin.is_empty() {
             return None;
         }
         let owner = worktrees.join(&claim.admin);
@@ -85,7 +85,7 @@ pub fn scan_for(repo: &Repo, path: &Path, card: Option<&str>) -> Option<Vec<Entr
             .into_iter()
             .filter_map(repo::linked_at)
             .map(|linked| Entry {
-                record: record::load(&linked.admin),
+                record: crate::state::load_record(&linked.admin),
                 linked,
             })
             .collect(),
@@ -95,8 +95,8 @@ pub fn scan_for(repo: &Repo, path: &Path, card: Option<&str>) -> Option<Vec<Entr
 /// The entries `verify` of `card`'s worktree needs: narrowed through its claim (see
 /// [`scan_for`]) when the claim names a worktree whose record is the card's, or, when the card
 /// has no claim, to `default` (where `add` would create it); else all.
-pub fn scan_card(repo: &Repo, card: &str, default: &Path) -> anyhow::Result<Vec<Entry>> {
-    match crate::state::claim::load(&repo.common_dir, card) {
+pub(crate) fn scan_card(repo: &Repo, card: &str, default: &Path) -> anyhow::Result<Vec<Entry>> {
+    match crate::state::Cards::at(&repo.common_dir).claim(card) {
         Some(Ok(claim)) => {
             if let Some(entries) = scan_for(repo, &claim.path, Some(card)) {
                 let owners = claims(&entries, card);
@@ -125,12 +125,16 @@ pub fn scan_card(repo: &Repo, card: &str, default: &Path) -> anyhow::Result<Vec<
 }
 
 /// The entries `verify` of the worktree at `path` needs (see [`scan_for`]), else all.
-pub fn scan_path(repo: &Repo, path: &Path) -> anyhow::Result<Vec<Entry>> {
+pub(crate) fn scan_path(repo: &Repo, path: &Path) -> anyhow::Result<Vec<Entry>> {
     scan_path_card(repo, path, None)
 }
 
 /// [`scan_path`], with the holder of `card` too.
-pub fn scan_path_card(repo: &Repo, path: &Path, card: Option<&str>) -> anyhow::Result<Vec<Entry>> {
+pub(crate) fn scan_path_card(
+    repo: &Repo,
+    path: &Path,
+    card: Option<&str>,
+) -> anyhow::Result<Vec<Entry>> {
     match scan_for(repo, path, card) {
         Some(entries) => Ok(entries),
         None => scan(repo),
@@ -138,7 +142,7 @@ pub fn scan_path_card(repo: &Repo, path: &Path, card: Option<&str>) -> anyhow::R
 }
 
 /// The entries whose record names `card`.
-pub fn claims<'a>(entries: &'a [Entry], card: &str) -> Vec<&'a Entry> {
+pub(crate) fn claims<'a>(entries: &'a [Entry], card: &str) -> Vec<&'a Entry> {
     entries
         .iter()
         .filter(|e| matches!(&e.record, Loaded::Parsed(r) if r.card == card))
@@ -150,7 +154,7 @@ pub fn claims<'a>(entries: &'a [Entry], card: &str) -> Vec<&'a Entry> {
 /// through maps built once ([`Index::mapped`], for `list`: a linear search per
 /// worktree made listing 1,000 of them quadratic). Both answer alike: the first entry of an
 /// admin dir, and every entry naming a card in scan order.
-pub struct Index<'a> {
+pub(crate) struct Index<'a> {
     pub entries: &'a [Entry],
     maps: Option<Maps<'a>>,
 }
@@ -162,7 +166,7 @@ struct Maps<'a> {
 
 impl<'a> Index<'a> {
     /// Searched in order, nothing built.
-    pub fn linear(entries: &'a [Entry]) -> Index<'a> {
+    pub(crate) fn linear(entries: &'a [Entry]) -> Index<'a> {
         Index {
             entries,
             maps: None,
@@ -170,7 +174,7 @@ impl<'a> Index<'a> {
     }
 
     /// With maps built once, for judging every entry in turn.
-    pub fn mapped(entries: &'a [Entry]) -> Index<'a> {
+    pub(crate) fn mapped(entries: &'a [Entry]) -> Index<'a> {
         let mut by_admin = HashMap::with_capacity(entries.len());
         let mut by_card: HashMap<&str, Vec<&Entry>> = HashMap::with_capacity(entries.len());
         for e in entries {
@@ -186,7 +190,7 @@ impl<'a> Index<'a> {
     }
 
     /// The (first) entry administered in `admin`.
-    pub fn admin(&self, admin: &Path) -> Option<&'a Entry> {
+    pub(crate) fn admin(&self, admin: &Path) -> Option<&'a Entry> {
         match &self.maps {
             Some(m) => m.by_admin.get(admin).copied(),
             None => self.entries.iter().find(|e| e.linked.admin == admin),
@@ -194,7 +198,7 @@ impl<'a> Index<'a> {
     }
 
     /// The entries whose record names `card`, in scan order.
-    pub fn claims(&self, card: &str) -> Vec<&'a Entry> {
+    pub(crate) fn claims(&self, card: &str) -> Vec<&'a Entry> {
         match &self.maps {
             Some(m) => m.by_card.get(card).cloned().unwrap_or_default(),
             None => claims(self.entries, card),

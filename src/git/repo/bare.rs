@@ -9,7 +9,7 @@ use super::Repo;
 
 /// How the repository is laid out around its common dir.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Layout {
+pub(crate) enum Layout {
     /// A main worktree (the base) holds the rules and the files shared into cards.
     Checkout,
     /// `git clone --bare <url> <project>/.git` with the cards' trees beside it in `<project>`:
@@ -28,7 +28,7 @@ pub(super) fn bare_project(common_dir: &Path) -> Option<PathBuf> {
 impl Repo {
     /// The directory relative paths of git config (`kardwt.root`, `kardwt.sharedFrom`…) are
     /// resolved against: the base, or in the bare layout the project directory.
-    pub fn project_dir(&self) -> &Path {
+    pub(crate) fn project_dir(&self) -> &Path {
         match &self.layout {
             Layout::Checkout => &self.base,
             Layout::Bare { project } => project,
@@ -36,14 +36,19 @@ impl Repo {
     }
 
     /// Is this the bare layout (no main worktree)?
-    pub fn is_bare_layout(&self) -> bool {
+    pub(crate) fn is_bare_layout(&self) -> bool {
         matches!(self.layout, Layout::Bare { .. })
     }
 
     /// The bytes of the regular file `name` at the root of `commit`'s tree: `Ok(None)` when
     /// there is none; an error when it is something else (a symlink, a directory) or larger
     /// than `max` bytes.
-    pub fn committed_file(&self, commit: &str, name: &str, max: u64) -> Result<Option<Vec<u8>>> {
+    pub(crate) fn committed_file(
+        &self,
+        commit: &str,
+        name: &str,
+        max: u64,
+    ) -> Result<Option<Vec<u8>>> {
         use gix::object::tree::EntryKind;
         let id = gix::ObjectId::from_hex(commit.as_bytes())
             .with_context(|| format!("{commit} is not an object id"))?;

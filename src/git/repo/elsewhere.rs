@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 /// The main worktree kardwt remembered for the repository whose common dir is `common_dir`
 /// (see [`super::Repo::git_dir_elsewhere`]), when it still is one: its `.git` names this common dir.
-pub fn remembered_base(common_dir: &Path) -> Option<PathBuf> {
+pub(crate) fn remembered_base(common_dir: &Path) -> Option<PathBuf> {
     use std::os::unix::ffi::OsStrExt;
     let bytes = super::read_small(&crate::sys::layout::base_file(common_dir))?;
     let named = Path::new(std::ffi::OsStr::from_bytes(bytes.strip_suffix(b"\n")?));

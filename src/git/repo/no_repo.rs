@@ -6,7 +6,7 @@ use crate::ground::error::{Code, Kind};
 
 /// Why there is no repository to work in (a usage error: where kardwt runs).
 #[derive(Debug, thiserror::Error)]
-pub enum NoRepo {
+pub(crate) enum NoRepo {
     #[error("not in a git repository ({}): {why}", cwd.display())]
     Outside { cwd: PathBuf, why: String },
     #[error("the repository at {} has no main worktree (it is bare)", common_dir.display())]

@@ -1,15 +1,15 @@
 //! Why `add` will not create or reuse a card's tree: each variant fixes its exit code and hints.
 use std::path::PathBuf;
 
+use crate::context::RemovalError;
 use crate::ground::card::CardId;
 use crate::ground::error::{Code, Kind};
 use crate::ground::quote::sh_path;
-use crate::session::hold::RemovalError;
 use crate::verify::Incomplete;
 
 /// What an interrupted `add` can leave at the card's path, unrecorded.
 #[derive(Debug, Clone, Copy)]
-pub enum Leftover {
+pub(crate) enum Leftover {
     /// A registered tree whose checkout never completed.
     HalfMade,
     /// An empty directory without its `.git` file, git's entry for it still `initializing`.
@@ -17,7 +17,7 @@ pub enum Leftover {
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum Refusal {
+pub(crate) enum Refusal {
     /// `--base` names another base than the reusable tree was created from.
     #[error(
         "card {card}'s worktree {} was created from {base_ref}, not {asked}; nothing was changed",

@@ -7,8 +7,7 @@ use anyhow::Result;
 
 use super::{admin_of, Action, Refusal};
 use crate::ground::error::Fail;
-use crate::session::hold;
-use crate::state::record::{Origin, Reason, Record, State};
+use crate::state::{Origin, Reason, Record, State};
 use crate::sys::lock;
 
 impl Action<'_> {
@@ -33,7 +32,7 @@ impl Action<'_> {
         let now = crate::sys::time::now();
         let rec = Record {
             schema: 1,
-            card: self.card.to_string(),
+            card: self.card.clone(),
             board: self.board.to_owned(),
             branch: self.card.branch(),
             path: path.to_path_buf(),
@@ -54,7 +53,7 @@ impl Action<'_> {
             last_hook: None,
             prepare_cache: None,
         };
-        crate::state::store::write(&admin, &rec)?;
+        crate::state::write(&admin, &rec)?;
         Ok((rec, admin))
     }
 
@@ -68,9 +67,9 @@ impl Action<'_> {
         why: anyhow::Error,
     ) -> anyhow::Error {
         let common = &self.prep.ctx.repo.common_dir;
-        match hold::remove_half_made(repo_lock, &self.prep.ctx.repo.base, path) {
+        match crate::context::remove_half_made(repo_lock, &self.prep.ctx.repo.base, path) {
             Ok(()) => {
-                hold::clear_intent(common, self.card, path);
+                crate::context::clear_intent(common, self.card, path);
                 Fail::from(Refusal::Unmade {
                     card: self.card.clone(),
                     path: path.to_owned(),

@@ -6,7 +6,7 @@ use crate::ground::error::{Code, Kind};
 use crate::ground::quote::{sh, sh_path};
 
 #[derive(Debug, thiserror::Error)]
-pub enum Refusal {
+pub(crate) enum Refusal {
     /// Its claim or what stands behind it changed while the repository lock was awaited.
     #[error("{} changed while waiting for the repository lock; nothing was deleted", path.display())]
     Changed { path: PathBuf },

@@ -23,13 +23,13 @@ use crate::config::CopyMethod as Method;
 use crate::ground::error::Fail;
 
 /// The prefix of the temporary names copies are written under; a retry removes any left.
-pub const TMP_PREFIX: &str = ".kardwt-tmp-";
+pub(super) const TMP_PREFIX: &str = ".kardwt-tmp-";
 
 /// Files up to this size get their blob id kept, for pre-push to block a pushed copy.
-pub const MAX_HASHED: u64 = 1 << 20;
+pub(super) const MAX_HASHED: u64 = 1 << 20;
 
 /// What copying one entry did.
-pub enum Copied {
+pub(super) enum Copied {
     /// Copied; `cloned` when the blocks are shared with the base; `blob` its id when hashed.
     File {
         cloned: bool,
@@ -47,7 +47,7 @@ pub enum Copied {
 
 /// Fail with exit 5 once `deadline` has passed, and with 128 + the signal once kardwt was
 /// interrupted: a copy stops between files and between a file's segments.
-pub fn check_deadline(deadline: Option<Instant>) -> Result<()> {
+pub(super) fn check_deadline(deadline: Option<Instant>) -> Result<()> {
     crate::sys::signals::check("while copying from the base")?;
     match deadline {
         Some(d) if Instant::now() >= d => Err(Fail::from(crate::sys::time::Overran {
@@ -59,17 +59,17 @@ pub fn check_deadline(deadline: Option<Instant>) -> Result<()> {
 }
 
 /// How `copy` hashes what it copied: `None` keeps no blob ids.
-pub type Hash = Option<gix::hash::Kind>;
+pub(super) type Hash = Option<gix::hash::Kind>;
 
 /// Where a copy goes: `dir` is a directory of the new tree, or (`fresh`) one this copy made
 /// under a temporary name and fills alone, where nothing else is and no temporary is needed.
-pub struct Dest<'a> {
+pub(super) struct Dest<'a> {
     pub dir: &'a OwnedFd,
     pub fresh: bool,
 }
 
 /// Copy `src` (whose `lstat` is `meta`) to `name` in the directory `to` of the new tree.
-pub fn copy(
+pub(super) fn copy(
     src: &Path,
     meta: &Metadata,
     to: Dest<'_>,
@@ -231,7 +231,7 @@ fn changed_under_the_copy(e: &std::io::Error) -> bool {
 }
 
 /// A name no other copy uses: the prefix, the process id and a sequence number.
-pub fn temporary_name() -> String {
+pub(super) fn temporary_name() -> String {
     static SEQ: AtomicU64 = AtomicU64::new(0);
     static PID: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
     format!(
@@ -262,14 +262,14 @@ fn rename_noreplace(dir: &OwnedFd, tmp: &OsStr, name: &OsStr) -> Result<bool> {
         format!(
             "cannot move a copy into place as {} (on {})",
             name.to_string_lossy(),
-            crate::sys::fstype::of_fd(dir)
+            crate::sys::fs_type_of_fd(dir)
         )
     })
 }
 
 /// Remove the temporaries an interrupted copy left in `dir`: files, and directories it was
 /// filling (deleted on their own file system only, never through a symlink).
-pub fn remove_temporaries(dir: &OwnedFd) {
+pub(super) fn remove_temporaries(dir: &OwnedFd) {
     let Ok(listing) = rustix::fs::Dir::read_from(dir) else {
         return;
     };
@@ -284,7 +284,7 @@ pub fn remove_temporaries(dir: &OwnedFd) {
             }
             rustix::fs::FileType::Directory => {
                 use std::os::unix::ffi::OsStrExt as _;
-                let _ = crate::sys::onefs::delete_at(dir, OsStr::from_bytes(name));
+                let _ = crate::sys::delete_on_one_fs_at(dir, OsStr::from_bytes(name));
             }
             _ => {}
         }
@@ -305,7 +305,7 @@ fn copy_data(
             Err(e) if method == Method::Clone => {
                 return Err(anyhow::anyhow!(
                     "sharing.copy_method is clone, but the file system ({}) cannot clone: {e}",
-                    crate::sys::fstype::of_fd(output)
+                    crate::sys::fs_type_of_fd(output)
                 ))
             }
             Err(_) => {}
@@ -436,7 +436,7 @@ fn clone_new(input: &File, dir: &OwnedFd, tmp: &OsStr, method: Method) -> Result
         Err(e) if method == Method::Clone => {
             return Err(anyhow::anyhow!(
                 "sharing.copy_method is clone, but the file system ({}) cannot clone: {e}",
-                crate::sys::fstype::of_fd(dir)
+                crate::sys::fs_type_of_fd(dir)
             ))
         }
         Err(_) => return Ok(None),
@@ -469,7 +469,7 @@ fn set_times_at(dir: &OwnedFd, name: &OsStr, meta: &Metadata) -> std::io::Result
 }
 
 /// `meta`'s access and modification times, for `utimensat`/`futimens`.
-pub fn timestamps(meta: &Metadata) -> rustix::fs::Timestamps {
+pub(super) fn timestamps(meta: &Metadata) -> rustix::fs::Timestamps {
     let ts = |secs: i64, nanos: i64| rustix::fs::Timespec {
         tv_sec: secs,
         tv_nsec: nanos as _,

@@ -13,10 +13,10 @@ use anyhow::{Context as _, Result};
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
 /// The file's name at the base's root.
-pub const FILE: &str = ".worktreeinclude";
+pub(crate) const FILE: &str = ".worktreeinclude";
 
 /// `.worktreeinclude`, read.
-pub struct Include {
+pub(crate) struct Include {
     matcher: Gitignore,
     /// The directories patterns with a slash lead into (their leading components).
     reach: Gitignore,
@@ -24,7 +24,7 @@ pub struct Include {
 
 impl Include {
     /// The base's `.worktreeinclude`; `None` when there is none or it names nothing.
-    pub fn load(base: &Path) -> Result<Option<Include>> {
+    pub(crate) fn load(base: &Path) -> Result<Option<Include>> {
         let file = base.join(FILE);
         match std::fs::symlink_metadata(&file) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -61,14 +61,14 @@ impl Include {
     }
 
     /// Does a pattern include `rel` or one of its parents (and no negation leave it out)?
-    pub fn includes(&self, rel: &Path, is_dir: bool) -> bool {
+    pub(crate) fn includes(&self, rel: &Path, is_dir: bool) -> bool {
         self.matcher
             .matched_path_or_any_parents(rel, is_dir)
             .is_ignore()
     }
 
     /// Inside an included directory: does a negation leave `rel` out?
-    pub fn leaves_out(&self, rel: &Path, is_dir: bool) -> bool {
+    pub(crate) fn leaves_out(&self, rel: &Path, is_dir: bool) -> bool {
         self.matcher.matched(rel, is_dir).is_whitelist()
     }
 
@@ -78,7 +78,7 @@ impl Include {
 
     /// The path to record for an included `rel`: the highest directory above it that a
     /// pattern names, else `rel` itself (pure).
-    pub fn record_root<'a>(&self, rel: &'a Path) -> &'a Path {
+    pub(crate) fn record_root<'a>(&self, rel: &'a Path) -> &'a Path {
         rel.ancestors()
             .skip(1)
             .filter(|a| !a.as_os_str().is_empty())
@@ -89,7 +89,7 @@ impl Include {
 
     /// What to copy from `base`: included files, and included directories (to be copied whole,
     /// less what [`Include::leaves_out`]), with whether each is a directory.
-    pub fn roots(&self, base: &Path) -> Result<Vec<(PathBuf, bool)>> {
+    pub(crate) fn roots(&self, base: &Path) -> Result<Vec<(PathBuf, bool)>> {
         let listed = crate::git::ls_ignored_untracked_z(base)?;
         self.confirm_listing(base, &listed)?;
         let mut out: Vec<(PathBuf, bool)> = Vec::new();

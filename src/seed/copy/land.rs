@@ -15,7 +15,7 @@ use crate::sys::beneath;
 
 /// A path to copy, relative to both trees.
 #[derive(Debug, Clone)]
-pub struct Candidate {
+pub(super) struct Candidate {
     pub rel: PathBuf,
     pub is_dir: bool,
     /// Came from `.worktreeinclude` (its negations apply beneath it).
@@ -26,7 +26,7 @@ pub struct Candidate {
 
 /// The candidates that may be copied into the tree at `root` (`to` on disk), and a line for
 /// each left out.
-pub fn admitted(
+pub(super) fn admitted(
     from: &Path,
     to: &Path,
     root: &OwnedFd,

@@ -23,7 +23,7 @@ mod walk;
 
 /// What one copy did, for the record, the event log and progress lines.
 #[derive(Debug, Default)]
-pub struct Summary {
+pub(super) struct Summary {
     pub files: u64,
     pub links: u64,
     pub bytes: u64,
@@ -38,7 +38,7 @@ pub struct Summary {
 
 impl Summary {
     /// `clone` when every file was cloned, `copy` when none was, `mixed` otherwise.
-    pub fn method_used(&self) -> &'static str {
+    pub(super) fn method_used(&self) -> &'static str {
         match (self.cloned, self.files) {
             (_, 0) => "none",
             (c, f) if c == f => "clone",
@@ -73,7 +73,7 @@ impl std::fmt::Display for Summary {
 }
 
 /// What [`seed`] copied.
-pub struct Seeded {
+pub(super) struct Seeded {
     /// Paths copied, relative to the worktree: `sharing.copy` entries as written, and each
     /// `.worktreeinclude` match (a whole matched directory once, not its files).
     pub copies: Vec<String>,
@@ -95,7 +95,7 @@ pub enum Source {
 /// path left out is reported on stderr. `None` when there is nothing to copy. A `from` that is
 /// no checkout ([`Source::Shared`]) has no ignore rules: only `sharing.copy` is copied from it.
 #[allow(clippy::too_many_arguments)]
-pub fn seed(
+pub(super) fn seed(
     sharing: &crate::config::Sharing,
     from: &Path,
     source: Source,
@@ -140,10 +140,10 @@ pub fn seed(
             shown: rel.to_string_lossy().into_owned(),
         });
     }
-    let common_dir = crate::state::blobs::common_dir_of(admin);
-    let hash = Some(crate::state::blobs::hash_kind(&common_dir));
+    let common_dir = crate::state::common_dir_of(admin);
+    let hash = Some(crate::state::Cards::at(&common_dir).hash_kind());
     // A retry does not read again what an interrupted copy completed and kept the id of.
-    let known = crate::state::blobs::load(admin)
+    let known = crate::state::copied_blobs(admin)
         .into_values()
         .map(std::path::PathBuf::from)
         .collect();
@@ -159,7 +159,7 @@ pub fn seed(
     let root =
         crate::sys::beneath::root(to).with_context(|| format!("cannot open {}", to.display()))?;
     let (approved, mut skipped) = land::admitted(from, to, &root, wanted)?;
-    if progress && crate::sys::progress::on() {
+    if progress && crate::sys::progress_on() {
         let (mut files, mut bytes) = (0, 0);
         for c in &approved {
             let leave = |rel: &Path, is_dir: bool| {
@@ -202,7 +202,7 @@ pub fn seed(
     for line in &skipped {
         eprintln!("kardwt: {line}");
     }
-    crate::state::blobs::keep(admin, blobs)?;
+    crate::state::keep_blobs(admin, blobs)?;
     Ok(Some(Seeded { copies, summary }))
 }
 
@@ -215,9 +215,9 @@ fn same_file_system(from: &Path, to: &Path) -> Result<()> {
         anyhow::bail!(
             "sharing.copy_method is clone, but {} ({}) and {} ({}) are on different file systems, and a clone cannot cross them",
             from.display(),
-            crate::sys::fstype::of_path(from),
+            crate::sys::fs_type_of_path(from),
             to.display(),
-            crate::sys::fstype::of_path(to)
+            crate::sys::fs_type_of_path(to)
         );
     }
     Ok(())

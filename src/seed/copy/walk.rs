@@ -59,11 +59,11 @@ fn workers() -> usize {
 
 /// Decides, during a whole-directory copy, which entries beneath it are left out (a
 /// `.worktreeinclude` negation): called with the path and whether it is a directory.
-pub type Leave<'a> = dyn Fn(&Path, bool) -> bool + 'a;
+pub(super) type Leave<'a> = dyn Fn(&Path, bool) -> bool + 'a;
 
 /// The files (and symlinks) and bytes a copy of `from/rel` would take, without what `leave`
 /// leaves out: the totals a progress bar counts against. What cannot be read counts nothing.
-pub fn measure(from: &Path, rel: &Path, leave: Option<&Leave<'_>>) -> (u64, u64) {
+pub(super) fn measure(from: &Path, rel: &Path, leave: Option<&Leave<'_>>) -> (u64, u64) {
     let (mut files, mut bytes) = (0, 0);
     let mut pending = vec![rel.to_path_buf()];
     while let Some(rel) = pending.pop() {
@@ -93,7 +93,7 @@ pub fn measure(from: &Path, rel: &Path, leave: Option<&Leave<'_>>) -> (u64, u64)
 
 /// A copy from `from` (the base) into `to` (the new worktree): feed it relative paths, then
 /// [`Copier::finish`].
-pub struct Copier {
+pub(crate) struct Copier {
     from: PathBuf,
     to: PathBuf,
     root: OwnedFd,
@@ -118,13 +118,13 @@ pub struct Copier {
     last_progress: Instant,
     progress: bool,
     /// The bar drawn on a terminal, and the totals it counts against.
-    shown: Option<(crate::sys::progress::Shown, u64)>,
+    shown: Option<(crate::sys::Shown, u64)>,
 }
 
 impl Copier {
     /// Start the workers. With [`Method::Clone`], a base and worktree on different file
     /// systems fail here, before anything is copied.
-    pub fn new(
+    pub(crate) fn new(
         from: &Path,
         to: &Path,
         method: Method,
@@ -200,7 +200,7 @@ impl Copier {
 
     /// Paths (relative to the tree) whose blob ids are kept already, by an earlier copy into
     /// it: they are not read and hashed again when found there.
-    pub fn with_known(mut self, known: HashSet<PathBuf>) -> Copier {
+    pub(crate) fn with_known(mut self, known: HashSet<PathBuf>) -> Copier {
         self.known = known;
         self
     }
@@ -220,9 +220,9 @@ impl Copier {
 
     /// Draw, for a person at a terminal, a bar of the files and bytes copied against
     /// `files` and `bytes`, the totals expected (`what` names the copy).
-    pub fn expect(&mut self, what: &str, files: u64, bytes: u64) {
-        if self.progress && crate::sys::progress::on() {
-            let shown = crate::sys::progress::Shown::counted(what, files, bytes);
+    pub(crate) fn expect(&mut self, what: &str, files: u64, bytes: u64) {
+        if self.progress && crate::sys::progress_on() {
+            let shown = crate::sys::Shown::counted(what, files, bytes);
             self.shown = Some((shown, files));
         }
     }
@@ -244,14 +244,14 @@ impl Copier {
     }
 
     /// Note that `rel` was skipped because of `why`.
-    pub fn skip(&mut self, rel: &Path, why: impl std::fmt::Display) {
+    pub(crate) fn skip(&mut self, rel: &Path, why: impl std::fmt::Display) {
         self.skipped
             .push(format!("skipped {}: {why}", rel.display()));
     }
 
     /// Copy `rel` (a file, a symlink, or a directory with everything beneath it that `leave`
     /// does not leave out).
-    pub fn path(&mut self, rel: &Path, leave: Option<&Leave<'_>>) -> Result<()> {
+    pub(crate) fn path(&mut self, rel: &Path, leave: Option<&Leave<'_>>) -> Result<()> {
         let src = self.from.join(rel);
         let meta = std::fs::symlink_metadata(&src)
             .with_context(|| format!("cannot read {}", src.display()))?;
@@ -313,7 +313,7 @@ impl Copier {
     }
 
     /// Copy one non-directory entry (its missing parent directories are made as needed).
-    pub fn entry(&mut self, rel: PathBuf, meta: std::fs::Metadata) -> Result<()> {
+    pub(crate) fn entry(&mut self, rel: PathBuf, meta: std::fs::Metadata) -> Result<()> {
         // FIFOs, sockets, devices: never copied, never opened.
         if !copyable(&meta) {
             return Ok(());
@@ -405,7 +405,7 @@ impl Copier {
 
     /// Wait for the workers, give the directories this copy created the base's modes and
     /// mtimes (deepest first), and say what was done.
-    pub fn finish(mut self) -> Result<(Summary, Vec<(String, PathBuf)>)> {
+    pub(crate) fn finish(mut self) -> Result<(Summary, Vec<(String, PathBuf)>)> {
         self.stop();
         self.shown = None;
         if let Some(e) = self.error.lock().ok().and_then(|mut e| e.take()) {

@@ -6,31 +6,31 @@ use std::path::PathBuf;
 use super::Unseen;
 
 /// What `/proc` shows; taking it checks that `/proc` is there at all.
-pub struct Table(());
+pub(super) struct Table(());
 
 impl Table {
     /// `/proc` mounted and showing this process's own cwd, or why not.
-    pub fn take() -> Result<Table, Unseen> {
+    pub(super) fn take() -> Result<Table, Unseen> {
         std::fs::read_link("/proc/self/cwd")
             .map(|_| Table(()))
             .map_err(|e| Unseen::new(format!("/proc/self/cwd cannot be read: {e}")))
     }
 
     /// Every process whose cwd can be read, with it.
-    pub fn cwds(&self) -> Vec<(i32, PathBuf)> {
+    pub(super) fn cwds(&self) -> Vec<(i32, PathBuf)> {
         pids()
             .filter_map(|pid| Some((pid, std::fs::read_link(format!("/proc/{pid}/cwd")).ok()?)))
             .collect()
     }
 
     /// The parent of `pid`, if it is there.
-    pub fn parent(&self, pid: i32) -> Option<i32> {
+    pub(super) fn parent(&self, pid: i32) -> Option<i32> {
         let stat = stat(pid)?;
         stat.split_whitespace().nth(1)?.parse().ok()
     }
 
     /// Every `(pid, parent)` link.
-    pub fn parents(&self) -> Vec<(i32, i32)> {
+    pub(super) fn parents(&self) -> Vec<(i32, i32)> {
         pids()
             .filter_map(|pid| Some((pid, self.parent(pid)?)))
             .collect()
@@ -52,11 +52,11 @@ fn stat(pid: i32) -> Option<String> {
 }
 
 /// The command name (`/proc/<pid>/comm`).
-pub fn name(pid: i32) -> Option<String> {
+pub(super) fn name(pid: i32) -> Option<String> {
     std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()
 }
 
 /// Running: there and not a zombie. `/proc` always knows: gone is not running.
-pub fn alive(pid: i32) -> Option<bool> {
+pub(super) fn alive(pid: i32) -> Option<bool> {
     Some(stat(pid).is_some_and(|s| !s.trim_start().starts_with('Z')))
 }

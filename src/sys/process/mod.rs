@@ -39,13 +39,13 @@ impl Unseen {
 /// Can kardwt see every process's current directory here? It must see its own: on Linux
 /// through `/proc` (mounted, showing this process's entry), on macOS through the kernel's
 /// process info; on any other system never.
-pub fn can_see() -> Result<(), Unseen> {
+pub(crate) fn can_see() -> Result<(), Unseen> {
     os::Table::take().map(drop)
 }
 
 /// The pids whose cwd lies inside `dir` (canonical), sparing this process and its ancestors;
 /// an error when processes cannot be seen at all.
-pub fn holding(dir: &Path) -> Result<Vec<i32>, Unseen> {
+pub(crate) fn holding(dir: &Path) -> Result<Vec<i32>, Unseen> {
     Ok(holders(&os::Table::take()?, dir, &[]))
 }
 
@@ -79,7 +79,7 @@ fn inside_only(
 /// Does a process with pid `pid` exist (a zombie not yet reaped included; one run by another
 /// user too)? Asked of the kernel (`kill(pid, 0)`), so a missing `/proc` never makes a live
 /// writer look gone.
-pub fn exists(pid: i32) -> bool {
+pub(crate) fn exists(pid: i32) -> bool {
     let Some(pid) = Pid::from_raw(pid) else {
         return false;
     };
@@ -90,7 +90,7 @@ pub fn exists(pid: i32) -> bool {
 }
 
 /// The command name of `pid`, or `?` when it cannot be read.
-pub fn name(pid: i32) -> String {
+pub(crate) fn name(pid: i32) -> String {
     os::name(pid)
         .map(|n| n.trim_end().to_owned())
         .filter(|n| !n.is_empty())
@@ -99,7 +99,7 @@ pub fn name(pid: i32) -> String {
 
 /// Why `dir` is in use, in words ("in use: pid 4242 node"), when a process holds it or when
 /// processes cannot be seen: automatic cleanup keeps such a tree instead of ending anything.
-pub fn in_use(dir: &Path) -> Option<String> {
+pub(crate) fn in_use(dir: &Path) -> Option<String> {
     let pids = match holding(dir) {
         Ok(pids) => pids,
         Err(unseen) => return Some(unseen.to_string()),
@@ -156,7 +156,7 @@ fn signal(pid: i32, sig: Signal) {
 
 /// Every live descendant of this process, found through parent links (an orphan re-parented to
 /// us while we are the child subreaper is one). Empty where processes cannot be seen.
-pub fn descendants() -> Vec<i32> {
+pub(crate) fn descendants() -> Vec<i32> {
     let parents = os::Table::take().map(|t| t.parents()).unwrap_or_default();
     descendants_among(&parents, std::process::id() as i32)
 }
@@ -182,14 +182,14 @@ fn descendants_among(parents: &[(i32, i32)], root: i32) -> Vec<i32> {
 /// guard lives: a descendant whose parent dies is re-parented to us, not to init. Elsewhere, in
 /// the `portable` build and if the kernel refuses, it does nothing: what the caller kills then
 /// is its own children and their process group.
-pub struct Subreaper {
+pub(crate) struct Subreaper {
     /// The kernel took it, so the drop has something to undo.
     #[cfg(all(target_os = "linux", not(feature = "portable")))]
     set: bool,
 }
 
 impl Subreaper {
-    pub fn begin() -> Subreaper {
+    pub(crate) fn begin() -> Subreaper {
         Subreaper {
             #[cfg(all(target_os = "linux", not(feature = "portable")))]
             set: rustix::process::set_child_subreaper(Some(rustix::process::getpid())).is_ok(),
@@ -209,7 +209,7 @@ impl Drop for Subreaper {
 /// SIGKILL every descendant of this process and reap those that became our children, until
 /// none is left alive (a descendant may fork while we look: look again, for up to 2 s).
 /// Call it only when this process has no child of its own it still wants.
-pub fn kill_descendants() -> Vec<i32> {
+pub(crate) fn kill_descendants() -> Vec<i32> {
     let mut killed = Vec::new();
     let until = later(Duration::from_secs(2));
     loop {
@@ -248,7 +248,7 @@ fn later(wait: Duration) -> Instant {
 
 /// What releasing the processes did.
 #[derive(Debug, Default, Clone, serde::Serialize)]
-pub struct Released {
+pub(crate) struct Released {
     pub terminated: Vec<i32>,
     pub killed: Vec<i32>,
 }
@@ -282,7 +282,7 @@ impl std::fmt::Display for Released {
 /// SIGTERM every process holding `dir` but those inside one of the `spared` directories (trees
 /// nested in it, which are not its to release), wait up to `grace`, SIGKILL the survivors. An
 /// interrupt of kardwt cuts the grace short: the survivors are killed at once.
-pub fn release(dir: &Path, grace: Duration, spared: &[PathBuf]) -> Result<Released, Unseen> {
+pub(crate) fn release(dir: &Path, grace: Duration, spared: &[PathBuf]) -> Result<Released, Unseen> {
     let pids = holders(&os::Table::take()?, dir, spared);
     for &pid in &pids {
         signal(pid, Signal::TERM);

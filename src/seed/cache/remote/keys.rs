@@ -14,7 +14,7 @@ use anyhow::{Context as _, Result};
 use ed25519_dalek::{SigningKey, VerifyingKey};
 
 use crate::ground::error::{Code, Fail, Kind};
-use crate::sandbox::trusted::{data_home, safe_dir};
+use crate::sandbox::{data_home, safe_dir};
 
 /// How a key is written: `ed25519:` and its 32 bytes in hex.
 const SCHEME: &str = "ed25519:";

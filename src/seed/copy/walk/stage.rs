@@ -113,12 +113,12 @@ impl Copier {
             match placed {
                 Ok(true) => {}
                 Ok(false) => {
-                    let _ = crate::sys::onefs::delete_at(&parent, &staged.tmp);
+                    let _ = crate::sys::delete_on_one_fs_at(&parent, &staged.tmp);
                     self.tally.kept.fetch_add(1, Ordering::Relaxed);
                     self.skip(&staged.rel, "something appeared there during the copy");
                 }
                 Err(e) => {
-                    let _ = crate::sys::onefs::delete_at(&parent, &staged.tmp);
+                    let _ = crate::sys::delete_on_one_fs_at(&parent, &staged.tmp);
                     return Err(e);
                 }
             }
@@ -136,7 +136,7 @@ impl Drop for Copier {
         self.stop();
         for staged in std::mem::take(&mut self.staged) {
             if let Ok(Ok(parent)) = beneath::open_dir(&self.root, &staged.parent, None) {
-                let _ = crate::sys::onefs::delete_at(&parent, &staged.tmp);
+                let _ = crate::sys::delete_on_one_fs_at(&parent, &staged.tmp);
             }
         }
     }

@@ -11,7 +11,7 @@ use crate::ground::card::CardId;
 use crate::ground::error::{Code, Fail, Kind};
 use crate::verify::{self, Entry};
 
-pub struct Context {
+pub(crate) struct Context {
     pub cwd: PathBuf,
     pub global: GlobalArgs,
     pub repo: Repo,
@@ -23,14 +23,14 @@ pub struct Context {
 
 /// The configuration in force and where it came from.
 #[derive(Debug, Clone)]
-pub struct Rules {
+pub(crate) struct Rules {
     pub config: Config,
     /// The rules file read, or `None` when the default file is absent (defaults apply).
     pub file: Option<PathBuf>,
 }
 
 impl Context {
-    pub fn new(global: GlobalArgs) -> Result<Context> {
+    pub(crate) fn new(global: GlobalArgs) -> Result<Context> {
         Context::anchored(global, None)
     }
 
@@ -38,14 +38,14 @@ impl Context {
     /// `anchor` (a `--path` argument), so `git kardwt remove --path P` works from any
     /// directory. Inside a repository the caller's own wins: a path that belongs elsewhere
     /// then fails verification (closed) instead of silently switching repositories.
-    pub fn anchored(global: GlobalArgs, anchor: Option<&Path>) -> Result<Context> {
+    pub(crate) fn anchored(global: GlobalArgs, anchor: Option<&Path>) -> Result<Context> {
         let cwd = std::env::current_dir().context("could not read the current directory")?;
         Context::at(global, cwd, anchor)
     }
 
     /// [`Context::anchored`] as if started in `cwd` (absolute), without reading or changing
     /// the process's own directory: the runner commands act for a payload's `cwd`.
-    pub fn at(global: GlobalArgs, cwd: PathBuf, anchor: Option<&Path>) -> Result<Context> {
+    pub(crate) fn at(global: GlobalArgs, cwd: PathBuf, anchor: Option<&Path>) -> Result<Context> {
         let repo = match (Repo::discover(&cwd), anchor) {
             (Ok(repo), _) => repo,
             (Err(err), None) => return Err(err),
@@ -71,7 +71,7 @@ impl Context {
     }
 
     /// A path given on the command line, absolute against the caller's directory.
-    pub fn resolve_cli_path(&self, p: &Path) -> PathBuf {
+    pub(crate) fn resolve_cli_path(&self, p: &Path) -> PathBuf {
         repo::absolutize(&self.cwd.join(p))
     }
 
@@ -83,7 +83,7 @@ impl Context {
 
     /// The worktree root: `--root`, else `kardwt.root`, else `<base>.worktrees`
     /// beside the base; in the bare layout the project directory, beside `.git`.
-    pub fn root(&self) -> PathBuf {
+    pub(crate) fn root(&self) -> PathBuf {
         if let Some(r) = &self.global.root {
             return self.resolve_cli_path(r);
         }
@@ -109,7 +109,7 @@ impl Context {
 
     /// The rules file and whether it was named explicitly (in the bare layout the default is
     /// shown as `<base commit>:kardbrd.yml`).
-    pub fn rules_path(&self) -> (PathBuf, bool) {
+    pub(crate) fn rules_path(&self) -> (PathBuf, bool) {
         if let Some(r) = &self.global.rules {
             return (self.resolve_cli_path(r), true);
         }
@@ -131,7 +131,7 @@ impl Context {
     /// repository, read carefully: a default `kardbrd.yml` that is a symlink must resolve
     /// inside the base, and any rules file must be a regular file of at most
     /// [`MAX_RULES_BYTES`], checked before it is read.
-    pub fn rules(&self) -> Result<Rules> {
+    pub(crate) fn rules(&self) -> Result<Rules> {
         let (path, explicit) = self.rules_path();
         if let Ok(read) = self.read.lock() {
             if let Some((_, rules)) = read.as_ref().filter(|(from, _)| *from == path) {
@@ -211,7 +211,7 @@ impl Context {
     /// else the last fetched base of `origin` (`refs/remotes/origin/HEAD`, else
     /// `refs/remotes/origin/<the branch HEAD names>`), else `HEAD`; `None` in an empty
     /// repository.
-    pub fn base_commit(&self) -> Option<String> {
+    pub(crate) fn base_commit(&self) -> Option<String> {
         if let Some((_, _, commit)) = self.repo.fetched.get() {
             return Some(commit.clone());
         }
@@ -230,7 +230,7 @@ impl Context {
     /// and whether that is a checkout (then only files git ignores are shared): the base, or
     /// in the bare layout the directory git config `kardwt.sharedFrom` names (relative to the
     /// project directory); `None` there when it names none: nothing is shared.
-    pub fn shared_from(&self) -> Option<(PathBuf, bool)> {
+    pub(crate) fn shared_from(&self) -> Option<(PathBuf, bool)> {
         match self.repo.layout {
             Layout::Checkout => Some((self.repo.base.clone(), true)),
             Layout::Bare { .. } => self
@@ -243,7 +243,7 @@ impl Context {
 
     /// The commit committed helpers are trusted and checked at: the base's HEAD, or in the bare
     /// layout the base commit (a bare clone's own HEAD branch is not what fetches move).
-    pub fn head_commit(&self) -> Option<String> {
+    pub(crate) fn head_commit(&self) -> Option<String> {
         match self.repo.layout {
             Layout::Checkout => crate::git::head_oid(&self.repo.base),
             Layout::Bare { .. } => self.base_commit(),
@@ -252,7 +252,7 @@ impl Context {
 
     /// What hooks and `git kardwt env` are given as `KARDWT_BASE`: the base checkout, or in
     /// the bare layout the shared directory (empty when none is named: there is no checkout).
-    pub fn base_shown(&self) -> PathBuf {
+    pub(crate) fn base_shown(&self) -> PathBuf {
         match self.repo.layout {
             Layout::Checkout => self.repo.base.clone(),
             Layout::Bare { .. } => self.shared_from().unwrap_or_default().0,
@@ -261,14 +261,14 @@ impl Context {
 
     /// The directory kardwt's links point into ([`Context::shared_from`]'s, else the base),
     /// against which a link in a tree is judged kardwt's own.
-    pub fn links_from(&self) -> PathBuf {
+    pub(crate) fn links_from(&self) -> PathBuf {
         self.shared_from()
             .map_or_else(|| self.repo.base.clone(), |(dir, _)| dir)
     }
 
     /// Where a card's worktree is: the one path its records name, else `<root>/card-<id>`.
     /// Two records claiming the card is malformed (exit 3).
-    pub fn card_path(&self, entries: &[Entry], card: &CardId) -> Result<PathBuf> {
+    pub(crate) fn card_path(&self, entries: &[Entry], card: &CardId) -> Result<PathBuf> {
         let claims = verify::claims(entries, card.as_str());
         match claims.as_slice() {
             [] => Ok(self.root().join(card.dir_name())),
@@ -292,7 +292,11 @@ impl Context {
     }
 
     /// The worktree a reading command targets: a card, `--path`, or the one the caller is in.
-    pub fn target(&self, entries: &[Entry], target: &Target) -> Result<(PathBuf, Option<CardId>)> {
+    pub(crate) fn target(
+        &self,
+        entries: &[Entry],
+        target: &Target,
+    ) -> Result<(PathBuf, Option<CardId>)> {
         if let Some(card) = &target.card {
             let card = CardId::parse(card)?;
             return Ok((self.card_path(entries, &card)?, Some(card)));
@@ -309,7 +313,7 @@ impl Context {
 }
 
 /// The most a rules file may hold: it is data, read carefully.
-pub const MAX_RULES_BYTES: u64 = 1 << 20;
+pub(super) const MAX_RULES_BYTES: u64 = 1 << 20;
 
 /// The default rules file as it may be read: itself, or the target of a symlink that resolves
 /// inside the base; `None` when there is none (defaults apply). A symlink leading out of the
@@ -395,7 +399,7 @@ fn read_rules_file(shown: &Path, read: &Path, nofollow: bool) -> Result<String, 
 
 /// Why no worktree or no rules could be had: which card, which target, which rules file.
 #[derive(Debug, thiserror::Error)]
-pub enum Refusal {
+pub(super) enum Refusal {
     /// More than one record claims the card: their admin dirs.
     #[error("card {card} is claimed by more than one record: {}", admins.join(", "))]
     ManyRecords { card: CardId, admins: Vec<String> },

@@ -5,15 +5,15 @@ use std::path::Path;
 use std::time::Instant;
 
 use crate::config::Config;
+use crate::context::Context;
 use crate::git;
 use crate::ground::card::CardId;
-use crate::session::context::Context;
-use crate::state::record::{Record, State};
+use crate::state::{Record, State};
 
 /// The card a worktree created outside `git kardwt add` stands for: `<id>` when its branch is
 /// `card/<id>`, else its admin dir name made a valid id, with `-2`, `-3`… on a clash with a
 /// card another record already claims.
-pub fn derive_card(
+pub(crate) fn derive_card(
     entries: &[crate::verify::Entry],
     admin: &Path,
     head: Option<&crate::git::repo::Head>,
@@ -40,7 +40,7 @@ pub fn derive_card(
 
 /// How long a record written outside `add` waits for the remote to name its HEAD, at most
 /// (within the action timeout): `outside_record`'s callers do not hand it their deadline.
-pub const REMOTE_ASK_SECS: u64 = 20;
+pub(super) const REMOTE_ASK_SECS: u64 = 20;
 
 /// The base a record written by the hook, `adopt` or `prepare --path` names, never silently empty:
 /// the configured `base.ref`, else `refs/remotes/<remote>/HEAD`, else what the remote says its
@@ -48,7 +48,7 @@ pub const REMOTE_ASK_SECS: u64 = 20;
 /// remote-tracking ref exists); and the merge base of HEAD with it. Falls back to HEAD itself
 /// when the remote's branch is not known locally. An empty ref means all of these failed:
 /// [`empty_base_why`] says so.
-pub fn recorded_base(
+pub(crate) fn recorded_base(
     repo: &crate::git::repo::Repo,
     cfg: &Config,
     worktree: &Path,
@@ -99,28 +99,28 @@ pub fn recorded_base(
 
 /// Why a record names no base ref, for `status` and `gc` (pure): every way of finding one
 /// failed when the record was written.
-pub fn empty_base_why(remote: &str) -> String {
+pub(crate) fn empty_base_why(remote: &str) -> String {
     format!(
         "no base ref was found when the record was written (no worktree.base.ref, no refs/remotes/{remote}/HEAD, {remote} named no HEAD, init.defaultBranch is unset or {remote} lacks it); set worktree.base.ref, or run git remote set-head {remote} --auto, then git kardwt prepare --path <worktree> records it"
     )
 }
 
 /// A fresh record (state `preparing`) for a worktree kardwt did not create itself.
-pub fn outside_record(
+pub(crate) fn outside_record(
     ctx: &Context,
     cfg: &Config,
     card: &CardId,
     path: &Path,
     head: Option<&crate::git::repo::Head>,
-    origin: crate::state::record::Origin,
-    reason: crate::state::record::Reason,
+    origin: crate::state::Origin,
+    reason: crate::state::Reason,
 ) -> Record {
     let ask = cfg.action_timeout_seconds.min(REMOTE_ASK_SECS);
     let (base_ref, base_oid) = recorded_base(
         &ctx.repo,
         cfg,
         path,
-        crate::session::hold::after(Instant::now(), ask),
+        crate::context::after(Instant::now(), ask),
     );
     let now = crate::sys::time::now();
     let branch = match head {
@@ -129,7 +129,7 @@ pub fn outside_record(
     };
     Record {
         schema: 1,
-        card: card.to_string(),
+        card: card.clone(),
         board: String::new(),
         branch,
         path: path.to_path_buf(),

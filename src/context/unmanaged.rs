@@ -10,14 +10,13 @@ use std::time::Duration;
 use anyhow::Result;
 
 use crate::cli::GlobalArgs;
+use crate::context::Context;
 use crate::git::{self, repo::NoRepo};
 use crate::ground::error::Fail;
-use crate::session::context::Context;
-use crate::state::{events, record};
 
 /// The repository the hook `hook` acts in, or `None` where kardwt has nothing to do there
 /// (noted). An error only where kardwt is set up but cannot read the repository.
-pub fn hook_context(global: GlobalArgs, hook: &str) -> Result<Option<Context>> {
+pub(crate) fn hook_context(global: GlobalArgs, hook: &str) -> Result<Option<Context>> {
     let err = match Context::new(global) {
         Ok(ctx) => return Ok(Some(ctx)),
         Err(err) => err,
@@ -57,21 +56,22 @@ pub fn hook_context(global: GlobalArgs, hook: &str) -> Result<Option<Context>> {
 /// names a `kardwt.*` setting, or a linked worktree holds kardwt's record?
 fn set_up_for_kardwt(common_dir: &Path, dir: &Path) -> bool {
     let recorded = std::fs::read_dir(common_dir.join("worktrees")).is_ok_and(|entries| {
-        entries
-            .filter_map(|e| e.ok())
-            .any(|e| record::path_in(&e.path()).symlink_metadata().is_ok())
+        entries.filter_map(|e| e.ok()).any(|e| {
+            crate::state::record_path(&e.path())
+                .symlink_metadata()
+                .is_ok()
+        })
     });
     recorded || git::local_config_names_kardwt(dir)
 }
 
 /// Note that the hook `hook` left git's operation as it was at `path`, and why: in the event
 /// log of `common_dir` (when known), and on stderr when it is a terminal.
-pub fn note(common_dir: Option<&Path>, path: &Path, hook: &str, why: &str) {
+pub(crate) fn note(common_dir: Option<&Path>, path: &Path, hook: &str, why: &str) {
     let said = format!("{hook}: nothing to do: {why}");
     if let Some(common_dir) = common_dir {
-        events::append(
-            common_dir,
-            events::Kind::HookNoop,
+        crate::state::Cards::at(common_dir).log(
+            crate::state::EventKind::HookNoop,
             "",
             path,
             &said,

@@ -11,7 +11,7 @@ use std::rc::Rc;
 
 use crate::git::repo::{self, Repo};
 use crate::guard::{self, Managed, World};
-use crate::state::record::Loaded;
+use crate::state::Loaded;
 use crate::verify::{self, Verdict};
 
 /// The world as the disk has it: repositories found with gix, worktrees verified the way every

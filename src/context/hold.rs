@@ -7,20 +7,20 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
+use crate::context::Context;
 use crate::git;
 use crate::ground::card::CardId;
-use crate::session::context::Context;
 
 /// The instant `secs` seconds after `from`, saturating at a year for absurd values (a
 /// configured timeout may be any 64-bit number; `Instant` arithmetic would panic).
-pub fn after(from: Instant, secs: u64) -> Instant {
+pub(crate) fn after(from: Instant, secs: u64) -> Instant {
     let year = 365 * 24 * 3600;
     from.checked_add(Duration::from_secs(secs.min(year)))
         .unwrap_or(from)
 }
 
 /// A card's lock, taken, and what the worktrees look like under it.
-pub struct Locked {
+pub(crate) struct Locked {
     /// Held until this value is dropped.
     pub card_lock: crate::sys::lock::Held,
     /// The worktrees, scanned after the lock was taken.
@@ -35,7 +35,7 @@ pub struct Locked {
 /// Whatever the caller writes derives from this report, never from a copy read before the
 /// lock, so a stale record cannot overwrite a newer one. The repository lock, when needed,
 /// is taken after this: the card's lock first, then the repository's, everywhere.
-pub fn lock_and_verify(
+pub(crate) fn lock_and_verify(
     ctx: &Context,
     card: &CardId,
     asked: Option<&CardId>,
@@ -75,25 +75,25 @@ pub fn lock_and_scan(
 }
 
 /// Say, before git creates anything, that the tree `add` makes for
-/// `card` at `path` is ours: the card's claim in state `intent` (see [`crate::state::claim`]).
-pub fn write_intent(common_dir: &Path, card: &CardId, path: &Path) -> Result<()> {
-    crate::state::claim::intend(common_dir, card.as_str(), path, &card.branch())
+/// `card` at `path` is ours: the card's claim in state `intent` (see `state/claim.rs`).
+pub(crate) fn write_intent(common_dir: &Path, card: &CardId, path: &Path) -> Result<()> {
+    crate::state::Cards::at(common_dir).intend(card.as_str(), path, &card.branch())
 }
 
 /// Forget the intent when nothing was created at `path`.
-pub fn clear_intent(common_dir: &Path, card: &CardId, path: &Path) {
-    crate::state::claim::forget(common_dir, card.as_str(), path);
+pub(crate) fn clear_intent(common_dir: &Path, card: &CardId, path: &Path) {
+    crate::state::Cards::at(common_dir).forget(card.as_str(), path);
 }
 
 /// Does a leftover intent say that an interrupted `add` of `card` created `path`?
-pub fn intended(common_dir: &Path, card: &CardId, path: &Path) -> bool {
-    crate::state::claim::intended(common_dir, card.as_str(), path)
+pub(crate) fn intended(common_dir: &Path, card: &CardId, path: &Path) -> bool {
+    crate::state::Cards::at(common_dir).intended(card.as_str(), path)
 }
 
 /// Why a worktree kardwt meant to remove is still there: the words the failure block and the
 /// hints show, capped (typed, converted to text only where a message is laid out).
 #[derive(Debug, thiserror::Error)]
-pub enum RemovalError {
+pub(crate) enum RemovalError {
     /// `git worktree remove` refused or failed: its own words, capped at 120 characters.
     #[error("{0}")]
     Git(String),
@@ -113,10 +113,15 @@ pub enum RemovalError {
 /// twice forced when the tree is locked: a tree this very operation created is locked only
 /// by `git worktree add --lock`, and the failed add leaves no tree behind, locked or not.
 /// The undo gets a moment past the action deadline: a tree left behind is worse.
-pub fn undo_worktree(ctx: &Context, path: &Path, deadline: Instant) -> Result<(), RemovalError> {
+pub(crate) fn undo_worktree(
+    ctx: &Context,
+    path: &Path,
+    deadline: Instant,
+) -> Result<(), RemovalError> {
     let grace = deadline.max(Instant::now() + std::time::Duration::from_secs(10));
     let holder = "git kardwt (undo a failed creation)";
-    let lock = crate::state::store::take_repo(&ctx.repo.common_dir, grace, holder)
+    let lock = crate::state::Cards::at(&ctx.repo.common_dir)
+        .lock(grace, holder)
         .map_err(|e| RemovalError::Lock(format!("{e:#}")))?;
     let force = if is_locked(path) {
         git::Force::Twice
@@ -126,21 +131,21 @@ pub fn undo_worktree(ctx: &Context, path: &Path, deadline: Instant) -> Result<()
     let removed = remove_worktree(&lock, &ctx.repo.base, path, force);
     if removed.is_err() {
         // git may have forgotten the tree and left part of it.
-        crate::state::claim::mark_half_removed(&ctx.repo.common_dir, None, path);
+        crate::state::Cards::at(&ctx.repo.common_dir).mark_half_removed(None, path);
     }
     removed
 }
 
 /// Is the worktree at `path` locked (`git worktree lock`, `add --lock`, or git's own
 /// `initializing`): its admin dir, as its `.git` file names it, holds a `locked` file?
-pub fn is_locked(path: &Path) -> bool {
+pub(super) fn is_locked(path: &Path) -> bool {
     crate::git::repo::read_dot_git(path).is_some_and(|admin| admin.join("locked").exists())
 }
 
 /// The command that removes the worktree at `path` by hand, discarding what it holds, as git
 /// accepts it in the state the tree is in now: `--force --force` for a locked
 /// tree (git refuses one with a single `--force`), else `--force`.
-pub fn manual_removal(path: &Path) -> String {
+pub(crate) fn manual_removal(path: &Path) -> String {
     format!(
         "git worktree remove --force{} {}",
         if is_locked(path) { " --force" } else { "" },
@@ -150,7 +155,7 @@ pub fn manual_removal(path: &Path) -> String {
 
 /// `git worktree remove --force P`, run from the base under the repository lock; the error
 /// is git's refusal, capped.
-pub fn remove_worktree_forced(
+pub(crate) fn remove_worktree_forced(
     lock: &crate::sys::lock::RepoLock,
     base: &Path,
     path: &Path,
@@ -160,7 +165,7 @@ pub fn remove_worktree_forced(
 
 /// `git worktree remove --force --force P`: also a tree git still holds locked `initializing`
 /// (a `git worktree add` killed mid-checkout). Only for a tree kardwt knows it created.
-pub fn remove_half_made(
+pub(crate) fn remove_half_made(
     lock: &crate::sys::lock::RepoLock,
     base: &Path,
     path: &Path,
@@ -189,22 +194,21 @@ fn remove_worktree(
 
 /// `sig` stopped releasing `path` `during` a step: the record says `failed` (reason `remove`),
 /// since what the tree ran is released, or half cleaned up; the next `add` prepares it again.
-pub fn stopped_releasing(
+pub(crate) fn stopped_releasing(
     ctx: &Context,
-    rec: &mut crate::state::record::Record,
+    rec: &mut crate::state::Record,
     admin: &Path,
     path: &Path,
     sig: crate::sys::signals::Signal,
     during: &str,
 ) -> crate::ground::error::Fail {
-    rec.state = crate::state::record::State::Failed;
-    rec.reason = crate::state::record::Reason::Remove;
+    rec.state = crate::state::State::Failed;
+    rec.reason = crate::state::Reason::Remove;
     rec.updated_at = crate::sys::time::now();
-    let recorded = crate::state::store::write(admin, rec).is_ok();
+    let recorded = crate::state::write(admin, rec).is_ok();
     let stopped = crate::sys::signals::stopped(sig, during);
-    crate::state::events::append(
-        &ctx.repo.common_dir,
-        crate::state::events::Kind::Failed,
+    crate::state::Cards::at(&ctx.repo.common_dir).log(
+        crate::state::EventKind::Failed,
         &rec.card,
         path,
         &stopped.message,
