@@ -274,7 +274,7 @@ pub(crate) fn verify_resolved(
             report.card = Some(c.to_string());
             report.checks = checks.fail(
                 "record_card",
-                format!("the record is for card {:?}, not {c}", rec.card),
+                format!("the record is for card {:?}, not {c}", rec.card.as_str()),
             );
             return report;
         }
