@@ -15,6 +15,7 @@
 //! | file | one job |
 //! |---|---|
 //! | `identity` | what names a tree, in the spellings looked for in its outputs before storing them |
+//! | `inspect` | the local cache as the `cache` command sees it: listing, checking, pruning |
 //! | `key` | the key: the rules, the argv, the program's bytes, the environment, the inputs on disk |
 //! | `manifest` | what an entry holds, and whether what is on disk still matches it |
 //! | `place` | cloning an entry's outputs into a tree, all or nothing |
@@ -29,6 +30,7 @@ use crate::config::{Config, Prepare};
 use crate::ground::error::Fail;
 
 mod identity;
+pub(crate) mod inspect;
 mod key;
 mod manifest;
 mod place;
