@@ -86,12 +86,12 @@ p14_bench() {
 		echo "\$KARDWT_CARD" >>"$p14/prepare.log"
 		s=\${EPOCHREALTIME/./}
 		sleep $P14_SLEEP
-		perl -e '
+		perl -MFile::Path=make_path -e '
 			my (\$files, \$bytes) = @ARGV; my \$size = int(\$bytes / \$files);
 			srand(14); my \$blob = join "", map { chr(int(rand(256))) } 1 .. (1 << 20);
 			for my \$i (0 .. \$files - 1) {
 				my \$d = sprintf "node_modules/d%02d/e%02d", \$i % 50, int(\$i / 50) % 40;
-				system("mkdir", "-p", \$d) unless -d \$d;
+				make_path(\$d) unless -d \$d;
 				open my \$f, ">", "\$d/f\$i.js" or die \$!;
 				print \$f substr(\$blob, (\$i * 7919) % ((1 << 20) - \$size), \$size);
 				close \$f;
