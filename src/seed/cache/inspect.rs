@@ -148,3 +148,25 @@ pub fn discard(local: &Local, common_dir: &Path, key: &str) -> bool {
     shelf::discard(common_dir, key);
     std::fs::symlink_metadata(local.dir.join(key)).is_err()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::shelf::leftover_pid;
+
+    #[test]
+    fn only_what_a_store_or_a_removal_leaves_is_a_leftover() {
+        let key = "0123456789abcdef".repeat(4);
+        assert_eq!(leftover_pid(&format!(".tmp-42-{key}")), Some(42));
+        assert_eq!(leftover_pid(&format!(".old-7-{key}")), Some(7));
+        for name in [
+            ".tmp-42-mine".to_owned(),
+            format!(".tmp-x-{key}"),
+            format!(".new-42-{key}"),
+            format!(".tmp-42-{key}0"),
+            key.clone(),
+            "notes.txt".to_owned(),
+        ] {
+            assert_eq!(leftover_pid(&name), None, "{name}");
+        }
+    }
+}
