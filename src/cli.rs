@@ -65,6 +65,8 @@ pub enum Command {
     Trust(TrustArgs),
     #[command(subcommand)]
     Shell(ShellCommand),
+    #[command(subcommand)]
+    Cache(CacheCommand),
     /// Delete a tree `remove` moved aside (started by kardwt, detached).
     #[command(hide = true)]
     DeleteAside(DeleteAsideArgs),
@@ -391,6 +393,52 @@ pub enum ShellKind {
     Bash,
     Zsh,
     Fish,
+}
+
+/// The prepare cache: this repository's local entries, and the shared store the rules name.
+#[derive(Debug, Subcommand)]
+pub enum CacheCommand {
+    /// List the local entries: key, files, size, when stored and last used.
+    List(CacheListArgs),
+    /// Check every local entry's files against its manifest, byte for byte; exit 1 when one is
+    /// damaged (a damaged entry is a miss, replaced by the next prepare).
+    Check(CacheCheckArgs),
+    /// Remove local entries kardwt made (and what an interrupted store left), only inside the
+    /// cache directory; says what was removed.
+    Prune(CachePruneArgs),
+    /// Show the shared store the rules name (URL, endpoint, region, whether this machine
+    /// uploads) and whether it answers; exit 1 when it does not. Never shows credentials.
+    Remote(CacheListArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CacheListArgs {
+    /// Print as JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CacheCheckArgs {
+    /// Also remove the damaged entries
+    #[arg(long)]
+    pub discard: bool,
+    /// Print as JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CachePruneArgs {
+    /// Remove the entries last used longer ago than DUR (like 30m, 12h, 7d)
+    #[arg(long, value_name = "DUR")]
+    pub older_than: Option<String>,
+    /// Remove every entry
+    #[arg(long, conflicts_with = "older_than")]
+    pub all: bool,
+    /// Print as JSON
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Install (or uninstall) kardwt's hook shims where git looks for hooks.

@@ -45,7 +45,9 @@ pub(crate) mod verify;
 
 use clap::Parser;
 
-use crate::cli::{Cli, Command, ConfigCommand, HookCommand, RunnerCommand, ShellCommand};
+use crate::cli::{
+    CacheCommand, Cli, Command, ConfigCommand, HookCommand, RunnerCommand, ShellCommand,
+};
 use crate::ground::error;
 use crate::sys::{lock, signals};
 
@@ -332,6 +334,10 @@ fn dispatch(cli: Cli, out: &mut dyn std::io::Write) -> anyhow::Result<i32> {
         Command::Runner(RunnerCommand::Install(a)) => commands::runner_install::run(&ctx, a, out),
         Command::Trust(a) => commands::trust::run(&ctx, a, out),
         Command::Shell(ShellCommand::Cards(_)) => commands::shell::cards(&ctx, out),
+        Command::Cache(CacheCommand::List(a)) => commands::cache::list(&ctx, a, out),
+        Command::Cache(CacheCommand::Check(a)) => commands::cache::check(&ctx, a, out),
+        Command::Cache(CacheCommand::Prune(a)) => commands::cache::prune(&ctx, a, out),
+        Command::Cache(CacheCommand::Remote(a)) => commands::cache_remote::run(&ctx, a, out),
         Command::Hook(_)
         | Command::Guard(_)
         | Command::Completions(_)

@@ -1,6 +1,8 @@
 //! One module per subcommand; each has a `run` that orchestrates and writes results to `out`.
 pub(crate) mod add;
 pub(crate) mod adopt;
+pub(crate) mod cache;
+pub(crate) mod cache_remote;
 pub(crate) mod config;
 pub(crate) mod delete_aside;
 pub(crate) mod doctor;

@@ -28,4 +28,4 @@ pub(crate) use pool::map as in_parallel;
 pub(crate) use progress::{
     enable as enable_progress, line as progress_line, on as progress_on, Shown,
 };
-pub(crate) use time::{now_secs, parse_rfc3339};
+pub(crate) use time::{now_secs, parse_rfc3339, rfc3339};

@@ -6,6 +6,7 @@ mod support;
 
 mod add;
 mod adopt;
+mod cache;
 mod cli;
 mod compat;
 mod config;

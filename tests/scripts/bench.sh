@@ -33,6 +33,10 @@
 #       files kardwt moved aside are deleted after it returned, before the next trial starts
 #   P15 a plain `git worktree add` of a small repository (100 files) with kardwt's shims
 #       installed vs without (goal 1.5)
+#   P14 (opt-in: BENCH_ONLY="P14", needs `weed`, tests/scripts/bench-p14.sh) the prepare cache
+#       through an object store: a second machine's first card, a remote hit of a 20 s
+#       prepare's 20,000 files (400 MB), vs `git worktree add` + `curl` | `tar x` of the same
+#       bytes from the same server (goal 1.3), and vs the prepare itself (P14p, goal 0.25)
 #   P2cpu P2's CPU time (user + system of the commands and their children), goal 1.0
 # P1 uses the minimum of many alternating trials (it sits inside the noise); the others the
 # median of several runs. Needs `git-kardwt` on PATH (make bench puts the release build first).
@@ -533,6 +537,14 @@ if want P13; then
 	p13_km=$(printf '%s\n' "${p13_k[@]}" | median)
 	row P13 "$p13_km" "$(printf '%s\n' "${p13_g[@]}" | median)" 1.2
 	copy_notes+=("P13 absolute: $(ms "$p13_km") ms to remove a $P13_FILES-file tree, goal under 300 ms: $([ "$p13_km" -lt 300000 ] && echo met || echo MISSED)")
+fi
+
+# P14: the prepare cache through a real S3-compatible server (opt-in: it needs `weed`).
+if want P14; then
+	echo "P14: a second machine's remote hit vs git worktree add + curl | tar x, and vs prepare" >&2
+	# shellcheck source=tests/scripts/bench-p14.sh
+	source "$(dirname "$0")/bench-p14.sh"
+	p14_bench
 fi
 
 print_rows "git-kardwt bench"

@@ -14,7 +14,9 @@
 //!
 //! | file | one job |
 //! |---|---|
+//! | `fetching` | a fetch's progress on a terminal: files and bytes arrived so far |
 //! | `identity` | what names a tree, in the spellings looked for in its outputs before storing them |
+//! | `inspect` | the local cache as the `cache` command sees it: listing, checking, pruning |
 //! | `key` | the key: the rules, the argv, the program's bytes, the environment, the inputs on disk |
 //! | `manifest` | what an entry holds, and whether what is on disk still matches it |
 //! | `place` | cloning an entry's outputs into a tree, all or nothing |
@@ -28,7 +30,9 @@ use anyhow::Result;
 use crate::config::{Config, Prepare};
 use crate::ground::error::Fail;
 
+mod fetching;
 mod identity;
+pub(crate) mod inspect;
 mod key;
 mod manifest;
 mod place;
@@ -216,7 +220,9 @@ impl<'a> Cache<'a> {
         let Some(remote) = &self.remote else {
             return Ok(Lookup::Miss("no entry".into()));
         };
-        if progress && std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        // Drawn as a spinner counting what arrived where progress is drawn; else one line.
+        let drawn = progress && crate::sys::progress_on();
+        if progress && !drawn && std::io::IsTerminal::is_terminal(&std::io::stderr()) {
             eprintln!(
                 "kardwt: prepare cache {}: fetching from {}",
                 self.short_key(),
@@ -230,6 +236,7 @@ impl<'a> Cache<'a> {
             .map(|p| p.to_string_lossy().into_owned())
             .collect();
         let fetched = shelf::adopt(&self.common_dir, &self.key, |tmp| {
+            let _shown = drawn.then(|| fetching::watch(tmp, remote.describe()));
             remote.fetch(&self.key, &outputs, tmp)
         });
         match fetched {

@@ -259,15 +259,28 @@ pub fn trim(common_dir: &Path, keep: usize) -> Vec<Shelved> {
         let Ok(name) = name.file_name().into_string() else {
             continue;
         };
-        let pid = [".tmp-", ".old-"]
-            .iter()
-            .find_map(|p| name.strip_prefix(p))
-            .and_then(|rest| rest.split('-').next()?.parse::<i32>().ok());
-        if pid.is_some_and(|pid| !crate::sys::process::exists(pid)) {
+        if leftover_pid(&name).is_some_and(|pid| !crate::sys::process::exists(pid)) {
             remove(&cache, &name);
         }
     }
     dropped
+}
+
+/// The process that made `name`, when it is what a store or removal leaves while it works
+/// (`.tmp-<pid>-<key>`, `.old-<pid>-<key>`).
+pub fn leftover_pid(name: &str) -> Option<i32> {
+    let rest = [".tmp-", ".old-"]
+        .iter()
+        .find_map(|p| name.strip_prefix(p))?;
+    let (pid, key) = rest.split_once('-')?;
+    is_key(key).then(|| pid.parse().ok())?
+}
+
+/// Remove the leftover `name` (see [`leftover_pid`]) from the cache directory.
+pub fn drop_leftover(common_dir: &Path, name: &str) {
+    if let (Some(cache), Some(_)) = (root(common_dir, false), leftover_pid(name)) {
+        remove(&cache, name);
+    }
 }
 
 /// gc's part: the entries kept, and those beyond the bound (dropped when applied).
