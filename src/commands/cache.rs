@@ -9,10 +9,10 @@ use anyhow::Result;
 use serde::Serialize;
 
 use crate::cli::{CacheCheckArgs, CacheListArgs, CachePruneArgs};
+use crate::context::Context;
 use crate::ground::error::{usage, Fail};
 use crate::ground::human;
 use crate::seed::cache::inspect::{self, Entry, Local};
-use crate::context::Context;
 
 /// One entry, as `--json` prints it.
 #[derive(Serialize)]

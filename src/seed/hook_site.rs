@@ -11,7 +11,7 @@ use crate::state::Record;
 
 /// Resolve the prepare hook's program, if one is configured (exit 2 when refused). Committed
 /// helpers resolve only for a known `site` (the tree's commit); without one this is `None`
-/// and [`Prep`] resolves them for the record's base commit before the hook runs.
+/// and [`super::Prep`] resolves them for the record's base commit before the hook runs.
 pub fn prepare_program(cfg: &Config, site: Option<sandbox::Site<'_>>) -> Result<Option<PathBuf>> {
     Ok(match &cfg.prepare {
         Some(p) => sandbox::resolve_hook(&p.argv, &cfg.helpers, "worktree.prepare.argv", site)?,
