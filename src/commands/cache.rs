@@ -101,7 +101,7 @@ pub fn check(ctx: &Context, args: &CacheCheckArgs, out: &mut dyn Write) -> Resul
     let local = open(ctx)?;
     let mut rows = Vec::new();
     for e in &local.entries {
-        let damaged = inspect::check(&local, &e.key).err();
+        let damaged = inspect::damage(&local, &e.key);
         let removed = damaged.is_some()
             && args.discard
             && inspect::discard(&local, &ctx.repo.common_dir, &e.key);

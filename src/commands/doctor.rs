@@ -76,7 +76,7 @@ pub(crate) fn run(ctx: &Context, args: &DoctorArgs, out: &mut dyn Write) -> Resu
                     Err(why) => finding(
                         "prepare.cache_remote signers",
                         false,
-                        why,
+                        format!("{why:#}"),
                         Some(
                             "ask whoever writes the cache for their key (git kardwt trust --public-key, run as them), check it is theirs, then git kardwt trust --signer KEY".into(),
                         ),

@@ -109,11 +109,12 @@ pub fn open(common_dir: &Path) -> Result<Local, Refusal> {
 }
 
 /// Is the entry of `key` whole: its manifest names it, lists exactly what is there, and every
-/// file holds the bytes of its hash? Else why not.
-pub fn check(local: &Local, key: &str) -> Result<(), String> {
+/// file holds the bytes of its hash? Else why not (`None`: whole).
+pub fn damage(local: &Local, key: &str) -> Option<String> {
     let dir = local.dir.join(key);
-    let m = manifest::check(&dir, key).map_err(|e| e.to_string())?;
-    manifest::verify(&dir.join("files"), &m).map_err(|e| e.to_string())
+    let checked = manifest::check(&dir, key)
+        .and_then(|m| manifest::verify(&dir.join("files"), &m).map(|_| ()));
+    checked.err().map(|e| e.to_string())
 }
 
 /// What pruning removed.

@@ -71,8 +71,8 @@ pub fn trust_signer(key: &str, dry_run: bool) -> Result<(bool, PathBuf)> {
 /// Whose entries of the shared store this user uses, for `doctor`: where it writes, the key it
 /// signs with; else the signers it trusts, or (`Err`) that it trusts none, so every entry is a
 /// miss. Makes no key.
-pub fn signers(writes: bool) -> std::result::Result<String, String> {
-    let own = remote::keys::own(false).map_err(|e| format!("{e:#}"))?;
+pub fn signers(writes: bool) -> Result<String> {
+    let own = remote::keys::own(false)?;
     if writes {
         return Ok(match own {
             Some(k) => format!(
@@ -82,12 +82,12 @@ pub fn signers(writes: bool) -> std::result::Result<String, String> {
             None => "this machine uploads, signed with a key made at its first upload".into(),
         });
     }
-    let trusted = remote::keys::trusted().map_err(|e| format!("{e:#}"))?;
+    let trusted = remote::keys::trusted()?;
     let others = trusted.len() - usize::from(own.is_some());
     match others {
-        0 => Err(
-            "this user trusts no signer of the shared prepare cache: every entry is a miss".into(),
-        ),
+        0 => Err(anyhow::anyhow!(
+            "this user trusts no signer of the shared prepare cache: every entry is a miss"
+        )),
         n => Ok(format!(
             "this user trusts {n} signer{} of the shared prepare cache",
             if n == 1 { "" } else { "s" }
