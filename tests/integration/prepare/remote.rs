@@ -371,6 +371,20 @@ fn a_machine_writes_only_where_its_user_says_so() {
     );
 }
 
+/// The store's name for the blob of the writer's 300 KB `node_modules/pkg/big.bin`.
+pub(super) fn big_blob(repo: &TestRepo, server: &Seaweed) -> String {
+    let (_, envelope) = stored_manifest(repo, server);
+    let body: serde_json::Value = serde_json::from_str(envelope["body"].as_str().unwrap()).unwrap();
+    let big = body["manifest"]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["path"] == "node_modules/pkg/big.bin")
+        .unwrap();
+    let hash = big["sha256"].as_str().unwrap();
+    format!("team/web/blobs/sha256/{}/{hash}", &hash[..2])
+}
+
 /// The writer's entry as stored: its manifest's object name and the envelope.
 pub(super) fn stored_manifest(repo: &TestRepo, server: &Seaweed) -> (String, serde_json::Value) {
     let key = std::fs::read_dir(repo.common_dir().join("kardwt/cache"))
@@ -437,16 +451,7 @@ fn a_truncated_blob_is_a_miss() {
     };
     let repo = TestRepo::new();
     write_one(&repo, &server);
-    let (_, envelope) = stored_manifest(&repo, &server);
-    let body: serde_json::Value = serde_json::from_str(envelope["body"].as_str().unwrap()).unwrap();
-    let big = body["manifest"]["entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["path"] == "node_modules/pkg/big.bin")
-        .unwrap();
-    let hash = big["sha256"].as_str().unwrap();
-    let name = format!("team/web/blobs/sha256/{}/{hash}", &hash[..2]);
+    let name = big_blob(&repo, &server);
     let whole = server.read(&name);
     assert_eq!(whole.len(), 300_000);
     server.overwrite(&name, &whole[..1000]);

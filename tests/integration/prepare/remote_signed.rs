@@ -10,7 +10,7 @@ use std::path::Path;
 use ed25519_dalek::{Signer as _, SigningKey};
 
 use super::remote::{
-    add, another_machine, leftovers, local_entries, prepared, reader_prepares_again,
+    add, another_machine, big_blob, leftovers, local_entries, prepared, reader_prepares_again,
     stored_manifest, trust_signer, write_one, write_rules, writer_key, READER,
 };
 use crate::support::seaweed::Seaweed;
@@ -214,16 +214,7 @@ fn a_blob_swapped_under_a_valid_manifest_is_a_miss() {
     };
     let repo = TestRepo::new();
     write_one(&repo, &server);
-    let (_, envelope) = stored_manifest(&repo, &server);
-    let body: serde_json::Value = serde_json::from_str(envelope["body"].as_str().unwrap()).unwrap();
-    let big = body["manifest"]["entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["path"] == "node_modules/pkg/big.bin")
-        .unwrap();
-    let hash = big["sha256"].as_str().unwrap();
-    let name = format!("team/web/blobs/sha256/{}/{hash}", &hash[..2]);
+    let name = big_blob(&repo, &server);
     let mut swapped = server.read(&name);
     swapped[150_000] ^= 0xff;
     server.overwrite(&name, &swapped);
