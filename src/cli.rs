@@ -539,8 +539,9 @@ pub enum RunnerCommand {
     /// `gemini --worktree` session.
     #[command(subcommand)]
     Gemini(GeminiCommand),
-    /// Merge kardwt's entries into a runner's own configuration in this repository, naming
-    /// this binary by its absolute path; says on stderr what is still to do by hand.
+    /// Merge kardwt's entries into a runner's own configuration in this repository, to be
+    /// committed: each runs `git kardwt …`, naming no path of this machine; says on stderr what
+    /// is still to do by hand.
     ///
     /// claude: .claude/settings.json (PreToolUse guard, WorktreeCreate, WorktreeRemove).
     /// codex: .codex/hooks.json (PreToolUse guard, SessionStart),
