@@ -112,14 +112,21 @@ pub fn main() -> i32 {
 
 /// [`main`] itself: parse, dispatch, print the error chain, map it to an exit code.
 fn run() -> i32 {
+    // A hook's command line is read without building the whole parser; an ordinary checkout
+    // that ran the post-checkout shim directly ends here.
+    let args = match commands::hook_shim::entry(std::env::args_os().collect()) {
+        commands::hook_shim::Entry::Exit(code) => return code,
+        commands::hook_shim::Entry::Run(cli) => return run_cli(*cli),
+        commands::hook_shim::Entry::Parse(args) => args,
+    };
     // `git-kardwt --help` as git answers `git kardwt --help`: the manual.
-    if std::env::args_os().skip(1).eq(["--help"]) {
+    if args.iter().skip(1).eq(["--help"]) {
         let stdout = std::io::stdout();
         let mut out = ground::out::Results::new(stdout.lock());
         let result = commands::help::help_flag(&mut out);
         return finish(ground::out::outcome(result, out.finish()));
     }
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => {
             ground::trace::phase("arguments parsed");
             cli
@@ -151,6 +158,11 @@ fn run() -> i32 {
             return error::exit_code(&fail);
         }
     };
+    run_cli(cli)
+}
+
+/// Run the command line read: dispatch, print the error chain, map it to an exit code.
+fn run_cli(cli: Cli) -> i32 {
     if acts(&cli.command) {
         signals::install();
     }

@@ -281,7 +281,7 @@ fn hooks_findings(ctx: &Context, findings: &mut Vec<Finding>) {
         .unwrap_or(false);
     // The binary each installed shim names (by absolute path): that is what a caller with a bare
     // PATH reaches; without one, the shim falls back to `git kardwt` on the caller's PATH.
-    let named: Vec<(String, Option<String>)> = crate::install::hooks_dir(ctx)
+    let named: Vec<(String, Option<String>, bool)> = crate::install::hooks_dir(ctx)
         .map(|dir| {
             crate::install::SHIMS
                 .iter()
@@ -293,7 +293,10 @@ fn hooks_findings(ctx: &Context, findings: &mut Vec<Finding>) {
                         .iter()
                         .filter_map(|p| std::fs::read_to_string(p).ok())
                         .find(|c| c.contains(&format!("git-kardwt {name} shim")))
-                        .map(|c| ((*name).to_owned(), crate::install::named_binary(&c)))
+                        .map(|c| {
+                            let direct = crate::install::runs_directly(&c);
+                            ((*name).to_owned(), crate::install::named_binary(&c), direct)
+                        })
                 })
                 .collect()
         })
@@ -304,10 +307,14 @@ fn hooks_findings(ctx: &Context, findings: &mut Vec<Finding>) {
             m.is_file() && m.permissions().mode() & 0o111 != 0
         })
     };
-    for (name, exe) in &named {
+    for (name, exe, direct) in &named {
         let ok = exe.as_deref().is_some_and(executable);
         let detail = match exe {
             Some(exe) if ok => format!("runs {exe}, whatever the caller's PATH"),
+            Some(exe) if *direct => format!(
+                "names {exe} as the hook's interpreter, which is gone: git cannot run the \
+                 {name} hook, and every checkout says so and exits non-zero"
+            ),
             Some(exe) => format!(
                 "names {exe}, which is gone: falls back to `git kardwt` on the caller's PATH{}",
                 if on_path { "" } else { " (not on this one)" }

@@ -40,7 +40,7 @@ pub(crate) fn install(ctx: &Context, out: &mut dyn Write) -> Result<i32> {
     std::fs::create_dir_all(&dir).with_context(|| format!("could not create {}", dir.display()))?;
     let exe = this_binary();
     for (name, template) in SHIMS {
-        let shim = &shim_for(template, exe.as_deref());
+        let shim = &shim_for(name, template, exe.as_deref());
         let hook = dir.join(name);
         let existing = read(&hook);
         match owner_of(existing.as_deref(), &dir) {

@@ -11,6 +11,7 @@ pub(crate) mod gc;
 pub(crate) mod guard;
 pub mod help;
 pub(crate) mod hook;
+pub(crate) mod hook_shim;
 pub(crate) mod install_hooks;
 pub(crate) mod list;
 pub(crate) mod log;

@@ -63,13 +63,19 @@ pub(crate) enum PostCheckout {
 }
 
 /// Is `bytes` kardwt's post-checkout shim as shipped, whatever binary its `kardwt=` line names
-/// (pure)?
+/// and whether its first line starts that binary itself (`#!<binary> hook-shim`) (pure)?
 pub(crate) fn is_shipped_shim(bytes: &[u8]) -> bool {
     const SHIPPED: &str = include_str!("../../githooks/post-checkout");
     let strip = |text: &str| -> Vec<String> {
         text.lines()
-            .filter(|l| !l.starts_with("kardwt="))
-            .map(str::to_owned)
+            .enumerate()
+            .filter(|(_, l)| !l.starts_with("kardwt="))
+            .map(
+                |(at, l)| match at == 0 && l.starts_with("#!/") && l.ends_with(" hook-shim") {
+                    true => "#!/bin/sh".to_owned(),
+                    false => l.to_owned(),
+                },
+            )
             .collect()
     };
     std::str::from_utf8(bytes).is_ok_and(|text| strip(text) == strip(SHIPPED))

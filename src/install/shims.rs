@@ -20,13 +20,39 @@ pub(crate) const SHIMS: [(&str, &str); 2] = [
 /// The line of a shim template that names the installing binary (empty in `githooks/`).
 const BINARY_LINE: &str = "kardwt=''";
 
-/// The shim `template` as installed: its `kardwt=''` line names `exe`, the absolute path of
-/// the installing `git-kardwt`, shell-quoted, so no PATH is needed (pure).
-pub(crate) fn shim_for(template: &str, exe: Option<&str>) -> String {
-    match exe {
-        Some(exe) => template.replacen(BINARY_LINE, &format!("kardwt={}", sh_quote(exe)), 1),
-        None => template.to_owned(),
+/// The word after the binary on the first line of a shim git runs through `git-kardwt` itself.
+pub(crate) const INTERPRETER_ARG: &str = "hook-shim";
+
+/// The shim `template` for the hook `name` as installed: its `kardwt=''` line names `exe`, the
+/// absolute path of the installing `git-kardwt`, shell-quoted, so no PATH is needed. The
+/// post-checkout shim, which runs on every checkout, also names `exe` as its interpreter
+/// (`#!<exe> hook-shim`) where the kernel can read that line, so no shell starts in between;
+/// the pre-push shim keeps the shell, which falls back to `git kardwt` when `exe` is gone
+/// (pure).
+pub(crate) fn shim_for(name: &str, template: &str, exe: Option<&str>) -> String {
+    let Some(exe) = exe else {
+        return template.to_owned();
+    };
+    let named = template.replacen(BINARY_LINE, &format!("kardwt={}", sh_quote(exe)), 1);
+    match interpreter_line(exe) {
+        Some(line) if name == "post-checkout" => named.replacen("#!/bin/sh", &line, 1),
+        _ => named,
     }
+}
+
+/// `#!<exe> hook-shim`, where every kernel reads it whole: an absolute path, nothing the kernel
+/// would split at, under the 128 bytes older Linux kernels read of a first line (pure).
+fn interpreter_line(exe: &str) -> Option<String> {
+    let line = format!("#!{exe} {INTERPRETER_ARG}");
+    (exe.starts_with('/') && !exe.contains(char::is_whitespace) && line.len() < 128).then_some(line)
+}
+
+/// Does the shim `content` start `git-kardwt` directly (its first line names the binary)?
+pub(crate) fn runs_directly(content: &str) -> bool {
+    content
+        .lines()
+        .next()
+        .is_some_and(|l| l.starts_with("#!/") && l.ends_with(&format!(" {INTERPRETER_ARG}")))
 }
 
 /// The binary a shim names on its `kardwt=` line, if any (pure; undoes [`sh_quote`]).
@@ -65,11 +91,24 @@ pub(super) fn sh_quote(s: &str) -> String {
     crate::ground::quote::sh(s)
 }
 
-/// The absolute path of this `git-kardwt`, when it is one a shell can name.
+/// The absolute path of this `git-kardwt`, when it is one a shell can name: the first
+/// `git-kardwt` on `PATH` that is this very file, when one is (a package manager's link, such
+/// as Homebrew's `bin/git-kardwt`, outlives an upgrade that moves the file it points to),
+/// else the file's own path.
 pub(crate) fn this_binary() -> Option<String> {
     let exe = std::env::current_exe().ok()?;
     let exe = std::fs::canonicalize(&exe).unwrap_or(exe);
-    exe.to_str()
+    let on_path = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .unwrap_or_default();
+    let pinned = on_path
+        .iter()
+        .filter(|d| d.is_absolute())
+        .map(|d| d.join("git-kardwt"))
+        .find(|p| std::fs::canonicalize(p).is_ok_and(|c| c == exe))
+        .unwrap_or(exe);
+    pinned
+        .to_str()
         .filter(|s| !s.contains('\n'))
         .map(str::to_owned)
 }
@@ -136,17 +175,51 @@ mod tests {
 
     #[test]
     fn shims_name_the_installing_binary_and_read_it_back() {
-        for (_, template) in SHIMS {
+        for (name, template) in SHIMS {
             assert_eq!(named_binary(template), None);
             for exe in ["/usr/local/bin/git-kardwt", "/opt/it's here/git-kardwt"] {
-                let shim = shim_for(template, Some(exe));
+                let shim = shim_for(name, template, Some(exe));
                 assert_eq!(named_binary(&shim).as_deref(), Some(exe), "{shim}");
                 assert_eq!(
                     owner_of(Some(&shim), Path::new("/r/.git/hooks")),
                     Owner::Kardwt
                 );
             }
-            assert_eq!(shim_for(template, None), template);
+            assert_eq!(shim_for(name, template, None), template);
         }
+    }
+
+    #[test]
+    fn only_the_post_checkout_shim_names_its_binary_as_interpreter_and_only_where_it_can() {
+        let [(pc, pc_template), (pp, pp_template)] = SHIMS;
+        let direct = shim_for(pc, pc_template, Some("/usr/local/bin/git-kardwt"));
+        assert!(
+            direct.starts_with("#!/usr/local/bin/git-kardwt hook-shim\n"),
+            "{direct}"
+        );
+        assert!(runs_directly(&direct));
+        assert_eq!(
+            named_binary(&direct).as_deref(),
+            Some("/usr/local/bin/git-kardwt")
+        );
+        let long = format!("/{}/git-kardwt", "d".repeat(120));
+        for exe in [
+            "/opt/it's here/git-kardwt",
+            "/opt/tab\there/git-kardwt",
+            long.as_str(),
+        ] {
+            let shim = shim_for(pc, pc_template, Some(exe));
+            assert!(
+                shim.starts_with("#!/bin/sh\n") && !runs_directly(&shim),
+                "{shim}"
+            );
+            assert_eq!(named_binary(&shim).as_deref(), Some(exe));
+        }
+        let push = shim_for(pp, pp_template, Some("/usr/local/bin/git-kardwt"));
+        assert!(
+            push.starts_with("#!/bin/sh\n") && !runs_directly(&push),
+            "{push}"
+        );
+        assert!(!runs_directly(pc_template));
     }
 }

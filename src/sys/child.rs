@@ -72,6 +72,31 @@ pub(crate) fn start(cmd: &mut Command, input: Vec<u8>, what: &str) -> Result<Chi
     })
 }
 
+/// May this process execute `path` (what the shell's `[ -x path ]` asks)?
+pub(crate) fn executable(path: &std::path::Path) -> bool {
+    rustix::fs::access(path, rustix::fs::Access::EXEC_OK).is_ok()
+}
+
+/// Run `program` with `args`, its stdin, stdout and stderr this process's, and wait: its exit
+/// code, or 128 + the signal that ended it (as a shell reports it). A file without a `#!` line
+/// the system will not execute runs through `/bin/sh`, as git and the shell run such hooks.
+pub(crate) fn run_inheriting(
+    program: &std::path::Path,
+    args: &[std::ffi::OsString],
+) -> io::Result<i32> {
+    let status = match Command::new(program).args(args).status() {
+        Err(e) if e.raw_os_error() == Some(rustix::io::Errno::NOEXEC.raw_os_error()) => {
+            Command::new("/bin/sh").arg(program).args(args).status()?
+        }
+        other => other?,
+    };
+    use std::os::unix::process::ExitStatusExt;
+    Ok(status
+        .code()
+        .or_else(|| status.signal().map(|s| 128 + s))
+        .unwrap_or(1))
+}
+
 /// The error for a program that could not be started: why, in the system's words, and what
 /// to do about it. Only a missing file means "not installed"; EAGAIN, ENOMEM, EMFILE and
 /// ENFILE are limits the system ran into, which a later run may not meet.

@@ -19,6 +19,7 @@ pub(crate) mod time;
 
 // The face: what the commands use, and the whole of the private modules above that the floors
 // between use (the others are each a face of one concern).
+pub(crate) use child::{executable, run_inheriting};
 pub(crate) use contain::{contained, containing};
 pub(crate) use fsio::remove_files;
 pub(crate) use fstype::{of_fd as fs_type_of_fd, of_path as fs_type_of_path};

@@ -271,7 +271,13 @@ fn kardwts_own_shim_alone_keeps_the_checkout_in_process_and_a_hook_chained_behin
     let hook = repo.common_dir().join("hooks/post-checkout");
     let shim = std::fs::read_to_string(&hook).unwrap();
     let mark = repo.tmp.join("edited");
-    let edited = shim.replacen("\n", &format!("\ntouch {}\n", sh_quote(&mark)), 1);
+    // (Edited as a shell script: the first line runs it through the shell.)
+    let first = shim.lines().next().unwrap();
+    let edited = shim.replacen(first, "#!/bin/sh", 1).replacen(
+        "\n",
+        &format!("\ntouch {}\n", sh_quote(&mark)),
+        1,
+    );
     executable(&hook, &edited);
     assert!(add_traced(&repo, "edited", &[]), "an edited shim: git");
     assert!(mark.exists(), "the edited shim ran");

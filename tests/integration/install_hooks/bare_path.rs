@@ -51,11 +51,14 @@ fn a_bare_path_worktree_add_is_seeded_through_the_shims_named_binary() {
     repo.install_hooks();
     let text = std::fs::read_to_string(shim(&repo, "post-checkout")).unwrap();
     let canonical = std::fs::canonicalize(BIN).unwrap();
+    let named = text
+        .lines()
+        .find_map(|l| l.strip_prefix("kardwt="))
+        .map(|q| q.trim_matches('\''))
+        .unwrap_or_default();
     assert!(
-        text.contains(&format!(
-            "kardwt={}",
-            git_kardwt::ground::quote::sh_path(&canonical)
-        )),
+        Path::new(named).is_absolute()
+            && std::fs::canonicalize(named).is_ok_and(|c| c == canonical),
         "the shim does not name the installing binary:\n{text}"
     );
 
@@ -83,12 +86,71 @@ fn a_bare_path_worktree_add_is_seeded_through_the_shims_named_binary() {
     );
 }
 
+/// A package manager's link on PATH (Homebrew's `bin/git-kardwt`) is what the shims name, not
+/// the versioned file behind it, which an upgrade moves.
 #[test]
-fn a_shim_naming_a_gone_binary_falls_back_to_path() {
+fn the_shims_name_the_link_on_path_that_leads_to_this_binary() {
+    let repo = TestRepo::new();
+    repo.write_rules(&repo.rules_with_prepare(false));
+    // A prefix without a space (the harness's directory has one), so the post-checkout shim's
+    // first line can name the link too.
+    let prefix = tempfile::Builder::new()
+        .prefix("kardwt-prefix")
+        .tempdir()
+        .unwrap();
+    let links = prefix.path().join("bin");
+    assert!(
+        !links.to_string_lossy().contains(' '),
+        "{}",
+        links.display()
+    );
+    std::fs::create_dir_all(&links).unwrap();
+    let link = links.join("git-kardwt");
+    std::os::unix::fs::symlink(std::fs::canonicalize(BIN).unwrap(), &link).unwrap();
+    let mut path = std::ffi::OsString::from(&links);
+    path.push(":");
+    path.push(std::env::var_os("PATH").unwrap_or_default());
+    let out = repo
+        .spawn_with_env(
+            &link,
+            &repo.base,
+            &["install-hooks"],
+            &[("PATH", path.as_os_str())],
+        )
+        .wait(std::time::Duration::from_secs(60));
+    assert_eq!(out.code, 0, "{out}");
+    for name in ["post-checkout", "pre-push"] {
+        let text = std::fs::read_to_string(shim(&repo, name)).unwrap();
+        assert!(
+            text.contains(&format!("\nkardwt={}\n", link.display())),
+            "{name} does not name the link:\n{text}"
+        );
+    }
+    let text = std::fs::read_to_string(shim(&repo, "post-checkout")).unwrap();
+    assert!(
+        text.starts_with(&format!("#!{} hook-shim\n", link.display())),
+        "{text}"
+    );
+    let out = git_bare(&repo, &repo.base, &["worktree", "add", "../ln", "-b", "ln"]);
+    assert_eq!(out.code, 0, "{out}");
+    assert_eq!(
+        repo.record(&repo.sibling("ln"))["state"].as_str(),
+        Some("ready")
+    );
+}
+
+/// The shell shim (written where the binary's path cannot be a first line) falls back to
+/// `git kardwt` on the caller's PATH when the binary it names is gone.
+#[test]
+fn a_shell_shim_naming_a_gone_binary_falls_back_to_path() {
     let repo = TestRepo::new();
     repo.write_rules(&repo.rules_with_prepare(false));
     repo.install_hooks();
     rename_binary(&repo, "post-checkout", "/nonexistent/git-kardwt");
+    let path = shim(&repo, "post-checkout");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let first = text.lines().next().unwrap();
+    std::fs::write(&path, text.replacen(first, "#!/bin/sh", 1)).unwrap();
     // The harness's PATH holds git-kardwt: the fallback finds it.
     let out = repo.worktree_add(&["../fb", "-b", "fb"]);
     out.expect_code(0);
@@ -103,6 +165,46 @@ fn a_shim_naming_a_gone_binary_falls_back_to_path() {
         &["worktree", "add", "../fb2", "-b", "fb2"],
     );
     assert!(out.stderr.contains("is not a git command"), "{out}");
+}
+
+/// The post-checkout shim git starts through the binary itself cannot fall back: with that
+/// binary gone git says it cannot run the hook, the checkout itself is done, and `doctor`
+/// says what happened and how to mend it.
+#[test]
+fn a_direct_shim_whose_binary_is_gone_is_reported_by_git_and_by_doctor() {
+    let repo = TestRepo::new();
+    repo.install_hooks();
+    let path = shim(&repo, "post-checkout");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let first = text.lines().next().unwrap();
+    assert!(first.ends_with(" hook-shim"), "{text}");
+    let gone = "/nonexistent/git-kardwt";
+    let text = text.replacen(first, &format!("#!{gone} hook-shim"), 1);
+    std::fs::write(&path, &text).unwrap();
+    rename_binary(&repo, "post-checkout", gone);
+    let out = repo.git_output(&repo.base, &["switch", "--quiet", "-c", "topic"]);
+    assert_eq!(out.code, 1, "{out}");
+    assert!(out.stderr.contains("cannot exec"), "{out}");
+    assert_eq!(
+        repo.git(&repo.base, &["branch", "--show-current"]).trim(),
+        "topic"
+    );
+    let doctor = repo.kardwt(&repo.base, &["doctor", "--json"]);
+    doctor.expect_code(1);
+    let json = doctor.json();
+    let f = finding(&json, "post-checkout shim binary");
+    assert_eq!(f["ok"], false, "{doctor}");
+    let detail = f["detail"].as_str().unwrap();
+    assert!(
+        detail.contains(gone) && detail.contains("git cannot run the post-checkout hook"),
+        "{doctor}"
+    );
+    assert!(
+        f["fix"].as_str().unwrap().contains("install-hooks"),
+        "{doctor}"
+    );
+    repo.install_hooks();
+    repo.git(&repo.base, &["switch", "--quiet", "main"]);
 }
 
 #[test]

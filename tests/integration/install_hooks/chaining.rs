@@ -39,7 +39,17 @@ fn install_writes_the_shim_idempotently_and_uninstall_removes_it() {
     assert!(out.contains(hook.to_str().unwrap()), "{out}");
     let shim = std::fs::read_to_string(&hook).unwrap();
     assert!(shim.contains(MARKER), "{shim}");
-    assert!(shim.starts_with("#!/bin/sh"), "{shim}");
+    // git starts the installing binary itself: no shell in between.
+    let exe = std::fs::canonicalize(crate::support::BIN).unwrap();
+    let first = shim.lines().next().unwrap();
+    let named = first
+        .strip_prefix("#!")
+        .and_then(|l| l.strip_suffix(" hook-shim"))
+        .unwrap_or_else(|| panic!("{shim}"));
+    assert!(
+        std::fs::canonicalize(named).is_ok_and(|c| c == exe),
+        "{shim}"
+    );
     assert_ne!(mode(&hook) & 0o111, 0, "the shim is not executable");
     let listing = |d: &Path| {
         let mut v: Vec<_> = std::fs::read_dir(d)
@@ -64,8 +74,52 @@ fn install_writes_the_shim_idempotently_and_uninstall_removes_it() {
     repo.kardwt_ok(&repo.base, &["uninstall-hooks"]);
 }
 
+/// The shim git starts through the binary itself: an ordinary checkout starts kardwt (no
+/// shell in between), which leaves before it opens anything of the repository.
 #[test]
-fn the_shim_leaves_ordinary_checkouts_without_running_kardwt() {
+fn the_direct_shim_leaves_ordinary_checkouts_having_opened_nothing() {
+    let repo = TestRepo::new();
+    repo.write_rules(&repo.rules_with_prepare(false));
+    repo.install_hooks();
+    let log = repo.tmp.join("opens.log");
+    let out = repo
+        .command(crate::support::strace::strace(), &repo.base)
+        .args(["-f", "-qq", "-e", "trace=execve,openat", "-o"])
+        .arg(&log)
+        .args(["git", "switch", "--quiet", "-c", "topic"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = std::fs::read_to_string(&log).unwrap();
+    // The process git started for the hook (the kernel ran kardwt as its interpreter).
+    let pid = text
+        .lines()
+        .find(|l| l.contains("execve(") && l.contains("hooks/post-checkout\""))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap_or_else(|| panic!("git started no post-checkout hook:\n{text}"));
+    let base = repo.base.to_string_lossy().into_owned();
+    let opened: Vec<&str> = text
+        .lines()
+        .filter(|l| l.split_whitespace().next() == Some(pid) && l.contains("openat("))
+        .filter(|l| l.contains(&base) || l.contains(".git/") || l.contains("kardbrd"))
+        .collect();
+    assert!(opened.is_empty(), "{opened:#?}");
+    assert!(
+        !text
+            .lines()
+            .any(|l| l.split_whitespace().next() == Some(pid)
+                && l.contains("execve(")
+                && !l.contains("hooks/post-checkout")),
+        "the hook started another program:\n{text}"
+    );
+    assert!(repo.events(None).is_empty(), "{:?}", repo.events(None));
+    assert!(repo.prepare_runs().is_empty());
+}
+
+/// The shim as written where the binary's path cannot be a first line (it holds a space):
+/// the shell, which leaves every ordinary checkout without starting a process.
+#[test]
+fn the_shell_shim_leaves_ordinary_checkouts_without_running_kardwt() {
     let repo = TestRepo::new();
     repo.write_rules(&repo.rules_with_prepare(false));
     repo.install_hooks();
@@ -88,9 +142,11 @@ fn the_shim_leaves_ordinary_checkouts_without_running_kardwt() {
     let hook = repo.common_dir().join("hooks/post-checkout");
     let text = std::fs::read_to_string(&hook).unwrap();
     let named = text.lines().find(|l| l.starts_with("kardwt=")).unwrap();
+    let first = text.lines().next().unwrap();
     std::fs::write(
         &hook,
-        text.replacen(named, &format!("kardwt={}", sh_quote(&spy)), 1),
+        text.replacen(named, &format!("kardwt={}", sh_quote(&spy)), 1)
+            .replacen(first, "#!/bin/sh", 1),
     )
     .unwrap();
     let path = path_with(&repo, &spy_dir);
