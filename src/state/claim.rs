@@ -300,14 +300,19 @@ pub(super) fn vanished_state(
 /// is (create-new: an error of kind `AlreadyExists` otherwise). The claims directory is made
 /// without following a symlink planted as it (or as `kardwt/`).
 fn put(common_dir: &Path, claim: &Claim, replace: bool) -> std::io::Result<()> {
+    stage(common_dir, claim, replace)?.commit()
+}
+
+/// [`put`]'s first half: the claim's temporary written and on disk, not yet in place.
+fn stage(
+    common_dir: &Path,
+    claim: &Claim,
+    replace: bool,
+) -> std::io::Result<crate::sys::fsio::Staged> {
     let d = dir(common_dir);
     crate::sys::fsio::create_dir_nofollow(common_dir, &d)?;
     let text = toml::to_string(claim).map_err(std::io::Error::other)?;
-    if replace {
-        crate::sys::fsio::write_atomic(&d, &claim.card, text.as_bytes())
-    } else {
-        crate::sys::fsio::write_atomic_new(&d, &claim.card, text.as_bytes())
-    }
+    crate::sys::fsio::stage(&d, claim.card.as_ref(), text.as_bytes(), replace)
 }
 
 /// Before `git worktree add` of `card` at `path` (under the repository lock), claim
@@ -373,16 +378,27 @@ fn intend_only(common_dir: &Path, card: &str, path: &Path, branch: &str) -> Resu
         .with_context(|| format!("could not write the claim {}", f.display()))
 }
 
-/// Complete `rec`'s claim (its record in `admin` was just written). Keeps the claim's
-/// creation time.
-pub(super) fn complete(admin: &Path, rec: &Record) -> Result<()> {
-    // The first claim written migrates the records older kardwts left without one.
-    migrate(&rec.common_dir);
-    complete_only(admin, rec)
+/// Complete `rec`'s claim (its record in `admin` was just written), keeping the claim's
+/// creation time; no migration check.
+fn complete_only(admin: &Path, rec: &Record) -> Result<()> {
+    match stage_complete(admin, rec)? {
+        Some(staged) => staged.commit().with_context(|| {
+            format!(
+                "could not write the claim {}",
+                file(&rec.common_dir, &rec.card).display()
+            )
+        }),
+        None => Ok(()),
+    }
 }
 
-/// [`complete`] without the migration check.
-fn complete_only(admin: &Path, rec: &Record) -> Result<()> {
+/// [`complete_only`]'s claim written and on disk beside its place, for the caller to put there
+/// ([`crate::sys::fsio::Staged::commit`]); `None` when there is nothing to write (the claim
+/// says all this already, or is another live worktree's). No migration check.
+pub(super) fn stage_complete(
+    admin: &Path,
+    rec: &Record,
+) -> Result<Option<crate::sys::fsio::Staged>> {
     let common = &rec.common_dir;
     let parent = rec.path.parent().map(Path::to_path_buf).unwrap_or_default();
     let existing = load(common, &rec.card);
@@ -394,7 +410,7 @@ fn complete_only(admin: &Path, rec: &Record) -> Result<()> {
                     != crate::git::repo::absolutize(&rec.path)
                 && !old.orphan(common) =>
         {
-            return Ok(())
+            return Ok(None)
         }
         // The root it was made under, while the tree stays beneath it (a tree moved elsewhere
         // and recorded again is claimed under its new parent).
@@ -430,10 +446,10 @@ fn complete_only(admin: &Path, rec: &Record) -> Result<()> {
                 ..claim.clone()
             })
         {
-            return Ok(());
+            return Ok(None);
         }
     }
-    put(common, &claim, true).with_context(|| {
+    stage(common, &claim, true).map(Some).with_context(|| {
         format!(
             "could not write the claim {}",
             file(common, &rec.card).display()

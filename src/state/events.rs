@@ -112,24 +112,40 @@ pub(super) fn append(
     }
 }
 
-/// Append one whole line under the log's own lock, rotating first when the log is full.
+/// Append one whole line, rotating first when the log is full. Only the rotation takes the
+/// log's own lock: an append is one `write` to a file opened for appending, whole whatever
+/// else appends beside it, and a line that lands in the file just rotated is still read.
 fn write_line(common_dir: &Path, line: &str) -> anyhow::Result<()> {
-    let lock_path = crate::sys::layout::events_lock_path(common_dir);
-    let deadline = Instant::now() + Duration::from_secs(5);
-    let _held = lock::take(
-        common_dir,
-        lock_path,
-        "the event log's lock",
-        deadline,
-        "append",
-    )?;
     let path = log_path(common_dir);
     let why = |e: std::io::Error| anyhow::anyhow!(crate::sys::fsio::with_path(&path, &e));
     // Only a regular file is rotated: a symlink or FIFO planted as the log is refused below.
-    if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file() && m.len() >= ROTATE_AT) {
-        std::fs::rename(&path, rotated_path(common_dir)).map_err(why)?;
+    let full =
+        || std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file() && m.len() >= ROTATE_AT);
+    if full() {
+        let lock_path = crate::sys::layout::events_lock_path(common_dir);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let _held = lock::take(
+            common_dir,
+            lock_path,
+            "the event log's lock",
+            deadline,
+            "rotate",
+        )?;
+        // Full still: another process may have rotated it while this one waited.
+        if full() {
+            std::fs::rename(&path, rotated_path(common_dir)).map_err(why)?;
+        }
     }
-    let mut f = crate::sys::fsio::open_append_nofollow(&path).map_err(why)?;
+    let opened = match crate::sys::fsio::open_append_nofollow(&path) {
+        // The first event of a repository: kardwt's directory is made (nothing planted followed).
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let dir = path.parent().unwrap_or(common_dir);
+            crate::sys::fsio::create_dir_nofollow(common_dir, dir)
+                .and_then(|()| crate::sys::fsio::open_append_nofollow(&path))
+        }
+        other => other,
+    };
+    let mut f = opened.map_err(why)?;
     // One write call for the whole line: readers never see half an event.
     f.write_all(line.as_bytes()).map_err(why)?;
     Ok(())

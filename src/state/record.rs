@@ -244,12 +244,13 @@ pub fn parse(text: &str) -> Result<Record, RecordError> {
     Ok(r)
 }
 
-/// Write the record atomically (a temporary file in the admin dir, fsync, rename: a symlink
-/// planted as the record is replaced, never written through). Only [`crate::state::store::write`]
-/// calls this, so that the card's claim is completed with it.
-pub fn write(admin: &Path, record: &Record) -> Result<()> {
+/// The record's temporary in `admin` written and on disk, for the caller to put in place
+/// ([`crate::sys::fsio::Staged::commit`]: a rename, so a symlink planted as the record is
+/// replaced, never written through). Only [`crate::state::store::write`] writes records, so
+/// that the card's claim is completed with each.
+pub(crate) fn stage(admin: &Path, record: &Record) -> Result<crate::sys::fsio::Staged> {
     let text = toml::to_string(record).context("could not serialize the record")?;
-    crate::sys::fsio::write_atomic(admin, FILE_NAME, text.as_bytes())
+    crate::sys::fsio::stage(admin, FILE_NAME.as_ref(), text.as_bytes(), true)
         .with_context(|| format!("could not write the record {}", path_in(admin).display()))
 }
 

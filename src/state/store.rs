@@ -8,7 +8,7 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use crate::state::record::Record;
 use crate::sys::lock::RepoLock;
@@ -17,8 +17,36 @@ use crate::sys::lock::RepoLock;
 /// once its record exists). What killed writes left in the admin dir goes first.
 pub fn write(admin: &Path, record: &Record) -> Result<()> {
     crate::sys::fsio::remove_files(&crate::sys::fsio::dead_temporaries(admin, None));
-    crate::state::record::write(admin, record)?;
-    crate::state::claim::complete(admin, record)
+    // The first claim written migrates the records older kardwts left without one.
+    crate::state::claim::migrate(&record.common_dir);
+    // The record's and the claim's temporaries are written side by side, so that their waits
+    // for the disk overlap; then they are put in place one after the other, the record first.
+    enum Staging {
+        Record(Result<crate::sys::fsio::Staged>),
+        Claim(Result<Option<crate::sys::fsio::Staged>>),
+    }
+    let mut staged =
+        crate::sys::in_parallel_with(2, &[true, false], |record_side| match record_side {
+            true => Staging::Record(crate::state::record::stage(admin, record)),
+            false => Staging::Claim(crate::state::claim::stage_complete(admin, record)),
+        })
+        .into_iter();
+    let (Some(Staging::Record(rec)), Some(Staging::Claim(claim))) = (staged.next(), staged.next())
+    else {
+        unreachable!("the pool keeps the items' order");
+    };
+    let path = crate::state::record::path_in(admin);
+    rec?.commit()
+        .with_context(|| format!("could not write the record {}", path.display()))?;
+    match claim? {
+        Some(claim) => claim.commit().with_context(|| {
+            format!(
+                "could not write the claim {}",
+                crate::state::claim::file(&record.common_dir, &record.card).display()
+            )
+        }),
+        None => Ok(()),
+    }
 }
 
 /// [`write()`] on a path that is already failing or finishing (the record says `failed`, or what

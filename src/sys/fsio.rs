@@ -260,6 +260,36 @@ pub(crate) fn write_atomic_new(
 }
 
 fn write_whole(dir: &Path, name: &OsStr, bytes: &[u8], replace: bool) -> io::Result<()> {
+    stage(dir, name, bytes, replace)?.commit()
+}
+
+/// An atomic write whose temporary file is written and on disk, not yet renamed into place:
+/// dropped uncommitted, the temporary is deleted and nothing changed.
+pub(crate) struct Staged {
+    tmp: tempfile::NamedTempFile,
+    dir: PathBuf,
+    dest: PathBuf,
+    replace: bool,
+}
+
+impl Staged {
+    /// Rename the temporary into place, then fsync the directory.
+    pub(crate) fn commit(self) -> io::Result<()> {
+        if self.replace {
+            self.tmp.persist(&self.dest).map_err(|e| e.error)?;
+        } else {
+            self.tmp
+                .persist_noclobber(&self.dest)
+                .map_err(|e| e.error)?;
+        }
+        sync_dir(&self.dir)
+    }
+}
+
+/// The first half of [`write_atomic`] (`replace`) or [`write_atomic_new`]: the temporary in
+/// `dir` written and fsynced, for [`Staged::commit`] to put in place. Two writes staged side by
+/// side wait for the disk once between them.
+pub(crate) fn stage(dir: &Path, name: &OsStr, bytes: &[u8], replace: bool) -> io::Result<Staged> {
     let dest = dir.join(name);
     // What a killed earlier write of this file left goes first (best effort).
     remove_files(&dead_temporaries(dir, Some(name)));
@@ -278,12 +308,12 @@ fn write_whole(dir: &Path, name: &OsStr, bytes: &[u8], replace: bool) -> io::Res
     }
     tmp.write_all(bytes)?;
     tmp.as_file().sync_all()?;
-    if replace {
-        tmp.persist(&dest).map_err(|e| e.error)?;
-    } else {
-        tmp.persist_noclobber(&dest).map_err(|e| e.error)?;
-    }
-    sync_dir(dir)
+    Ok(Staged {
+        tmp,
+        dir: dir.to_path_buf(),
+        dest,
+        replace,
+    })
 }
 
 /// The suffix of [`write_atomic`]'s temporary names.

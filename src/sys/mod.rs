@@ -25,7 +25,7 @@ pub(crate) use fsio::remove_files;
 pub(crate) use fstype::{of_fd as fs_type_of_fd, of_path as fs_type_of_path};
 pub(crate) use mounts::under as mounts_under;
 pub(crate) use onefs::{delete as delete_on_one_fs, delete_at as delete_on_one_fs_at};
-pub(crate) use pool::map as in_parallel;
+pub(crate) use pool::{map as in_parallel, map_with as in_parallel_with};
 pub(crate) use progress::{
     enable as enable_progress, line as progress_line, on as progress_on, Shown,
 };

@@ -98,3 +98,32 @@ fn the_hook_reads_no_other_worktrees_record_when_nobody_holds_the_card() {
         .collect();
     assert!(read.is_empty(), "{read:#?}");
 }
+
+/// The hook's events are appended without the event log's lock (a line appended is whole
+/// whatever appends beside it; only a rotation takes the lock), and still land in the log.
+#[test]
+fn the_hooks_events_are_appended_without_the_logs_lock() {
+    let repo = TestRepo::new();
+    repo.install_hooks();
+    let wt = repo.sibling("evented");
+    let log = repo.tmp.join("event-opens.log");
+    let out = repo
+        .command(strace(), &repo.base)
+        .args(["-f", "-qq", "-e", "trace=openat,open", "-o"])
+        .arg(&log)
+        .args(["git", "worktree", "add", "--quiet", "--detach"])
+        .arg(&wt)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.contains("events.jsonl"), "no event appended:\n{text}");
+    let locked: Vec<&str> = text.lines().filter(|l| l.contains("events.lock")).collect();
+    assert!(locked.is_empty(), "{locked:#?}");
+    let events: Vec<String> = repo
+        .events(Some("evented"))
+        .iter()
+        .map(|e| e["event"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert!(events.contains(&"created".to_owned()), "{events:?}");
+}
