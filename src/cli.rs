@@ -547,7 +547,8 @@ pub enum RunnerCommand {
     /// codex: .codex/hooks.json (PreToolUse guard, SessionStart),
     /// .kardwt/codex/{setup,cleanup}.sh. gemini: .gemini/settings.json (BeforeTool guard,
     /// SessionStart running `runner gemini session-start`).
-    /// opencode: .opencode/plugin/kardwt.js (tool.execute.before guard).
+    /// opencode: .opencode/plugin/kardwt.js (tool.execute.before guard, and the "worktree"
+    /// workspace adapter: `add` and `remove`).
     /// cursor: .cursor/worktrees.json (setup-worktree). conductor: conductor.json (setup,
     /// archive), .kardwt/conductor/{setup,archive}.sh. vibe-kanban:
     /// .kardwt/vibe-kanban/{setup,archive}.sh. Other entries are kept; a second run changes

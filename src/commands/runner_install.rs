@@ -210,7 +210,10 @@ fn still_to_do(runner: RunnerKind, top: &Path, user: bool) -> Vec<String> {
             "trust the folder once in an interactive `gemini` (its folder-trust prompt; `--skip-trust` trusts it for one run): Gemini CLI runs no project hook in an untrusted folder, and a headless `gemini -p` refuses to start there".into(),
             "trees of `gemini --worktree` (.gemini/worktrees/…) are prepared by the SessionStart hook; Gemini CLI leaves them in place when a session ends: `git kardwt remove --path <tree>` releases and removes one".into(),
         ],
-        RunnerKind::Opencode => vec![commit(".opencode/plugin/kardwt.js")],
+        RunnerKind::Opencode => vec![
+            commit(".opencode/plugin/kardwt.js"),
+            "OpenCode's experimental workspaces (OPENCODE_EXPERIMENTAL_WORKSPACES) of type worktree are then made with `git kardwt add` and removed with `git kardwt remove`, which releases first; a workspace made before the plugin was there: git kardwt prepare --path <tree>".into(),
+        ],
         RunnerKind::Cursor => vec![commit(".cursor/worktrees.json")],
         RunnerKind::Conductor => vec![commit("conductor.json and .kardwt/conductor/")],
         RunnerKind::VibeKanban => vec![

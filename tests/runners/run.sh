@@ -43,6 +43,7 @@ server_pid=""
 
 cleanup() {
     [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null
+    [ -n "${oc_pid:-}" ] && kill -- "-$oc_pid" 2>/dev/null
     if [ "$failed" = 0 ] && [ "${KEEP:-0}" != 1 ]; then
         rm -rf "$root"
     else
@@ -573,6 +574,18 @@ scenario_claude_plugin() {
     finish claude-plugin "$(grep -m1 -o 'kardwt@git-kardwt[^"]*' "$d/list.out")"
 }
 
+# OpenCode installs @opencode-ai/plugin from npm into every config directory it reads (the
+# user's and the project's .opencode/) unless its package-lock.json already names it; offline
+# that costs over a minute of retries. Recorded as installed (kardwt's plugin imports none).
+opencode_plugin_deps() {
+    local dir
+    for dir in "$home/.config/opencode" "$PWD/.opencode"; do
+        mkdir -p "$dir/node_modules"
+        [ -e "$dir/package-lock.json" ] ||
+            printf '{"packages": {"": {"dependencies": {"@opencode-ai/plugin": "*"}}}}\n' >"$dir/package-lock.json"
+    done
+}
+
 # opencode_run OUT ARGS...: `opencode run` in $PWD against the server (Anthropic Messages API
 # through OpenCode's bundled @ai-sdk/anthropic), as a provider declared in the config content;
 # no models.dev fetch, no update check; bash and directories outside the project allowed (so a
@@ -586,15 +599,7 @@ opencode_run() {
  "models": {"scripted": {"name": "scripted", "tool_call": true}}}},
  "model": "kardwt/scripted", "autoupdate": false, "share": "disabled",
  "permission": {"bash": "allow", "external_directory": "allow"}}' "$port")
-    # OpenCode installs @opencode-ai/plugin from npm into every config directory it reads (the
-    # user's and the project's .opencode/) unless its package-lock.json already names it; offline
-    # that costs over a minute of retries. Recorded as installed (kardwt's plugin imports none).
-    local dir
-    for dir in "$home/.config/opencode" "$PWD/.opencode"; do
-        mkdir -p "$dir/node_modules"
-        [ -e "$dir/package-lock.json" ] ||
-            printf '{"packages": {"": {"dependencies": {"@opencode-ai/plugin": "*"}}}}\n' >"$dir/package-lock.json"
-    done
+    opencode_plugin_deps
     run_env OPENCODE_CONFIG_CONTENT="$config" OPENCODE_DISABLE_MODELS_FETCH=true \
         OPENCODE_DISABLE_AUTOUPDATE=1 timeout "$CLIENT_TIMEOUT" opencode run --format json "$@" \
         </dev/null >"$out.out" 2>"$out.err"
@@ -635,6 +640,179 @@ scenario_opencode_guard() {
     check "the command ran although the guard could not" test ! -e "$d/ran-unguarded"
     check "the model was not told the guard could not run" logged "git: 'kardwt' is not a git command"
     finish opencode-guard-missing
+}
+
+# opencode_serve: `opencode serve` for $repo on a free port of 127.0.0.1 with its experimental
+# workspaces on (OPENCODE_EXPERIMENTAL_WORKSPACES), in a session of its own (opencode_stop ends
+# it); waits until it answers. No model is involved: the workspaces are made and removed through
+# the server's own HTTP API, the one OpenCode's TUI and SDK call (POST /experimental/workspace,
+# DELETE /experimental/workspace/<id>).
+opencode_serve() {
+    local p i
+    p=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    (cd "$repo" && opencode_plugin_deps && exec setsid env -i HOME="$home" PATH="${client_path:-$base_path}" \
+        LANG=C.UTF-8 TERM=dumb USER="${USER:-root}" TMPDIR="$d" GIT_CONFIG_NOSYSTEM=1 \
+        OPENCODE_EXPERIMENTAL_WORKSPACES=true OPENCODE_DISABLE_MODELS_FETCH=true OPENCODE_DISABLE_AUTOUPDATE=1 \
+        OPENCODE_CONFIG_CONTENT='{"autoupdate": false, "share": "disabled"}' \
+        opencode serve --port "$p" --hostname 127.0.0.1 </dev/null >"$d/serve.out" 2>"$d/serve.err") &
+    oc_pid=$!
+    oc_url="http://127.0.0.1:$p"
+    # A request that reaches it while it starts up can go unanswered for good: ask with a short
+    # timeout until one is answered.
+    for i in $(seq 1 120); do
+        oc_timeout=3 oc_http GET /experimental/workspace/adapter >"$d/adapters.json" 2>/dev/null && return 0
+        kill -0 "$oc_pid" 2>/dev/null || break
+        sleep 0.5
+    done
+    why+=("opencode serve did not answer: $(tail -3 "$d/serve.err")")
+    return 1
+}
+opencode_stop() {
+    [ -n "${oc_pid:-}" ] || return 0
+    kill -- "-$oc_pid" 2>/dev/null
+    wait "$oc_pid" 2>/dev/null
+    oc_pid=""
+}
+# oc_http METHOD PATH [JSON]: a request to the OpenCode server about $repo (?directory=); the
+# response's body on stdout; exit 1 when its status is not 2xx or no answer came in
+# $oc_timeout seconds (default 600).
+oc_http() {
+    python3 - "$1" "$oc_url$2" "$repo" "${3:-}" "${oc_timeout:-600}" <<'PY'
+import sys, urllib.error, urllib.parse, urllib.request
+method, url, repo, body, timeout = sys.argv[1:6]
+url += ("&" if "?" in url else "?") + "directory=" + urllib.parse.quote(repo)
+req = urllib.request.Request(url, data=body.encode() if body else None, method=method,
+                             headers={"content-type": "application/json"})
+opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+try:
+    with opener.open(req, timeout=float(timeout)) as r:
+        sys.stdout.write(r.read().decode())
+except urllib.error.HTTPError as e:
+    sys.stdout.write(e.read().decode())
+    sys.exit(1)
+PY
+}
+# A field of the JSON object in FILE.
+json_field() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]] or "")' "$1" "$2" 2>/dev/null; }
+# workspace_new OUT: POST a "worktree" workspace, the response in OUT.json; sets $ws_id, $ws_dir.
+workspace_new() {
+    oc_http POST /experimental/workspace '{"type": "worktree", "branch": null, "extra": null}' >"$1.json"
+    local code=$?
+    ws_id=$(json_field "$1.json" id)
+    ws_dir=$(json_field "$1.json" directory)
+    return $code
+}
+# in_tree DIR PIDFILE: a process whose cwd is DIR, detached from us (its pid in PIDFILE).
+in_tree() {
+    (cd "$1" && setsid sh -c 'echo $$ >"$1"; exec sleep 600' sh "$2" </dev/null >/dev/null 2>&1 &)
+    local i
+    for i in $(seq 1 50); do [ -s "$2" ] && return 0; sleep 0.1; done
+    return 1
+}
+# A live process (a zombie is not).
+alive() { [ -e "/proc/$1" ] && ! grep -q '^[0-9]* ([^)]*) Z' "/proc/$1/stat" 2>/dev/null; }
+dead() { ! alive "$1"; }
+no_branch() { ! git_ -C "$repo" rev-parse -q --verify "refs/heads/$1" >/dev/null; }
+workspaces_listed() { oc_http GET /experimental/workspace | python3 -c 'import json, sys; print(len(json.load(sys.stdin)))'; }
+
+# j. OpenCode's experimental workspaces, made and removed by the real OpenCode. Without kardwt's
+# plugin its "worktree" adapter runs `git worktree add --no-checkout --detach` and `git reset
+# --hard` (no post-checkout: kardwt's shim never runs) and `git worktree remove --force`. With
+# `git kardwt runner install opencode` committed, the plugin's adapter makes each workspace a
+# card (seeded and prepared before OpenCode answers), removes a clean one releasing first (its
+# process stopped, its branch deleted), keeps a dirty one released, fails a workspace whose
+# prepare fails, and makes none without git-kardwt on the PATH.
+scenario_opencode_workspace() {
+    new_env opencode-workspace-without-plugin
+    kardwt install-hooks >/dev/null
+    opencode_serve || { finish opencode-workspace-without-plugin; return; }
+    workspace_new "$d/ws" || why+=("OpenCode made no workspace: $(cat "$d/ws.json")")
+    check "OpenCode's own tree is not where it puts them" file_has "$d/ws.json" "$home/.local/share/opencode/worktree/"
+    check "OpenCode made no tree" test -d "$ws_dir"
+    check "kardwt's shim prepared OpenCode's own tree" test ! -e "$ws_dir/.prepared"
+    check "git kardwt list --json does not show OpenCode's own tree unseeded" path_state "$ws_dir" unseeded
+    opencode_stop
+    finish opencode-workspace-without-plugin "as documented: $ws_dir unseeded"
+
+    new_env opencode-workspace
+    kardwt install-hooks >/dev/null
+    kardwt runner install opencode || { why+=("git kardwt runner install opencode failed"); finish opencode-workspace; return; }
+    git_ -C "$repo" add .opencode/plugin
+    git_ -C "$repo" commit -q -m "kardwt's OpenCode plugin"
+    git_ -C "$repo" push -q origin main
+    opencode_serve || { finish opencode-workspace; return; }
+    check "OpenCode does not list kardwt's worktree adapter" file_has "$d/adapters.json" "with git kardwt"
+    local clean dirty clean_id clean_card dirty_id dirty_card
+    workspace_new "$d/ws-clean" || why+=("OpenCode made no workspace: $(cat "$d/ws-clean.json")")
+    clean=$ws_dir clean_id=$ws_id clean_card=$(json_field "$d/ws-clean.json" name)
+    check "the workspace's tree is not kardwt's card-$clean_card" test "$clean" = "$wts/card-$clean_card"
+    check "git kardwt list does not show card $clean_card ready" state_is "$clean_card" ready
+    check "the workspace's tree was not prepared" file_has "$clean/.prepared" prepared
+    check "git kardwt verify --path fails on the workspace's tree" kardwt verify --path "$clean"
+    workspace_new "$d/ws-dirty" || why+=("OpenCode made no second workspace: $(cat "$d/ws-dirty.json")")
+    dirty=$ws_dir dirty_id=$ws_id dirty_card=$(json_field "$d/ws-dirty.json" name)
+    check "git kardwt list does not show card $dirty_card ready" state_is "$dirty_card" ready
+    echo "work in progress" >"$dirty/notes.txt"
+    in_tree "$clean" "$d/clean.pid" && in_tree "$dirty" "$d/dirty.pid" || why+=("no process started in the trees")
+    check "OpenCode does not list both workspaces" test "$(workspaces_listed)" = 2
+
+    oc_http DELETE "/experimental/workspace/$clean_id" >"$d/rm-clean.json" || why+=("OpenCode did not remove the workspace: $(cat "$d/rm-clean.json")")
+    check "the clean workspace's tree is still there" test ! -e "$clean"
+    check "the clean workspace's tree is still registered" not_registered "$clean"
+    check "the process in the clean tree still runs" dead "$(cat "$d/clean.pid")"
+    check "no released event for card $clean_card" event_logged released "$clean_card"
+    check "no removed event for card $clean_card" event_logged removed "$clean_card"
+    check "git kardwt list still shows card $clean_card" not_listed "$clean_card"
+    check "branch card/$clean_card was kept" no_branch "card/$clean_card"
+
+    oc_http DELETE "/experimental/workspace/$dirty_id" >"$d/rm-dirty.json" || why+=("OpenCode did not answer the removal: $(cat "$d/rm-dirty.json")")
+    check "the dirty tree was removed" test -d "$dirty"
+    check "the uncommitted file was lost" file_has "$dirty/notes.txt" "work in progress"
+    check "the process in the dirty tree still runs" dead "$(cat "$d/dirty.pid")"
+    check "card $dirty_card is not released" state_is "$dirty_card" released
+    check "OpenCode still lists a workspace" test "$(workspaces_listed)" = 0
+    check "the plugin did not say why it kept the dirty tree (OpenCode's stderr)" file_has "$d/serve.err" "kept $dirty"
+
+    # OpenCode's project copies (strategy git_worktree) are another path, with no plugin hook:
+    # a plain `git worktree add --detach`, which kardwt's post-checkout shim seeds and prepares,
+    # and a plain `git worktree remove`, after which the card is an orphan that `gc` releases.
+    local project copies="$d/copies" copy
+    project=$(json_field "$d/ws-clean.json" projectID)
+    oc_http POST "/experimental/project/$project/copy?location%5Bdirectory%5D=$repo" \
+        "{\"strategy\": \"git_worktree\", \"directory\": \"$copies\", \"name\": \"copy-one\"}" >"$d/copy.json" ||
+        why+=("OpenCode made no project copy: $(cat "$d/copy.json")")
+    copy=$(json_field "$d/copy.json" directory)
+    check "the project copy is not at $copies/copy-one" test "$copy" = "$copies/copy-one"
+    check "git kardwt list does not show the project copy ready (the shim)" state_is copy-one ready
+    check "the project copy was not prepared" file_has "$copy/.prepared" prepared
+    oc_http DELETE "/experimental/project/$project/copy?location%5Bdirectory%5D=$repo" \
+        "{\"directory\": \"$copy\", \"force\": false}" >"$d/copy-rm.json" ||
+        why+=("OpenCode did not remove the project copy: $(cat "$d/copy-rm.json")")
+    check "the project copy is still there" test ! -e "$copy"
+    check "git kardwt list does not show the removed copy as an orphan" state_is copy-one orphan
+    kardwt gc --apply >/dev/null
+    check "git kardwt gc --apply did not release the copy's record" event_logged released copy-one
+    check "git kardwt list still shows the copy after gc" not_listed copy-one
+
+    touch "$helpers/fail-prepare"
+    workspace_new "$d/ws-fails" && why+=("OpenCode made a workspace whose prepare failed")
+    check "OpenCode's error does not carry kardwt's verdict" file_has "$d/ws-fails.json" "prepare hook exited with 1"
+    check "OpenCode lists the failed workspace" test "$(workspaces_listed)" = 0
+    check "a tree whose prepare failed was left registered" \
+        test "$(git_ -C "$repo" worktree list --porcelain | grep -c '^worktree ')" = 2
+    rm -f "$helpers/fail-prepare"
+    opencode_stop
+    finish opencode-workspace "$clean_card removed, $dirty_card kept released, copy-one an orphan gc released"
+
+    local bare="$RUNNER_CLIENTS:$node_dir:/usr/local/bin:/usr/bin:/bin"
+    d="$root/opencode-workspace-missing" && mkdir -p "$d"
+    client_path=$bare opencode_serve || { finish opencode-workspace-missing; return; }
+    workspace_new "$d/ws" && why+=("OpenCode made a workspace without git-kardwt")
+    check "OpenCode's error does not say git kardwt is missing" file_has "$d/ws.json" "'kardwt' is not a git command"
+    check "a tree was made without git-kardwt" \
+        test "$(git_ -C "$repo" worktree list --porcelain | grep -c '^worktree ')" = 2
+    opencode_stop
+    finish opencode-workspace-missing
 }
 
 # f. Gemini CLI: `git kardwt runner install gemini`, committed; its BeforeTool hook denies
@@ -733,7 +911,8 @@ sys.exit(not (len(rows) == 1 and rows[0]["state"] == sys.argv[2]))
 }
 
 scenarios=(claude_guard codex_guard claude_worktree claude_worktree_prepare_fails claude_exit_clean
-    claude_exit_dirty claude_install codex_exec_worktree claude_plugin gemini_guard gemini_worktree opencode_guard)
+    claude_exit_dirty claude_install codex_exec_worktree claude_plugin gemini_guard gemini_worktree opencode_guard
+    opencode_workspace)
 [ $# -gt 0 ] && scenarios=("$@")
 
 d="$root/versions" home="$root/versions"

@@ -1,7 +1,7 @@
 //! `git kardwt runner install opencode`: OpenCode's plugin (`.opencode/plugin/kardwt.js`, the
 //! recipe shipped as `githooks/runners/opencode/kardwt.js`) written once, naming no path of one
 //! machine, never over a file that is not kardwt's. `make test-runners` has the real OpenCode
-//! load it and deny.
+//! load it, deny, and make and remove its workspaces through it.
 use std::path::Path;
 
 use crate::support::recipes::runners_dir;
@@ -23,16 +23,26 @@ fn opencode_install_writes_the_shipped_plugin_once_and_never_over_another_file()
             .contains("still to do: commit .opencode/plugin/kardwt.js"),
         "{out}"
     );
+    assert!(
+        out.stderr
+            .contains("experimental workspaces (OPENCODE_EXPERIMENTAL_WORKSPACES)"),
+        "{out}"
+    );
     let text = std::fs::read_to_string(&plugin).unwrap();
     assert_eq!(text, shipped);
     let exe = Path::new(BIN).canonicalize().unwrap();
     assert!(!text.contains(&*exe.to_string_lossy()), "{text}");
-    // It runs `git kardwt guard` before OpenCode's bash tool, and denies when that cannot run.
+    // It runs `git kardwt guard` before OpenCode's bash tool, and denies when that cannot run;
+    // it makes and drops OpenCode's "worktree" workspaces through kardwt, releasing first.
     for needed in [
         "\"tool.execute.before\"",
         "input.tool !== \"bash\"",
         "[\"kardwt\", \"guard\", \"--format\", \"text\"",
         "throw new Error(",
+        "experimental_workspace.register(\"worktree\"",
+        "[\"add\", info.name]",
+        "[\"remove\", \"--path\", tree, \"--delete-branch\"]",
+        "[\"release\", \"--path\", tree]",
     ] {
         assert!(text.contains(needed), "the plugin lacks {needed}");
     }
