@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make bench: git-kardwt against plain git, measured in one run on this machine, as ratios.
-#   P1  `git switch` round trips with the kardwt post-checkout shim vs a bare `exit 0` hook
+#   P1  `git switch` round trips with the post-checkout shim install-hooks writes vs a bare `exit 0` hook
 #   P2  `git kardwt add` vs `git fetch origin main && git worktree add -b … FETCH_HEAD` on a
 #       repository of 5,000 files, alternating which goes first, median of 25 (goal 1.0: what
 #       kardwt adds is paid for by what it saves)
@@ -71,7 +71,11 @@ if want P1; then
 echo "P1: git switch round trips ($TRIALS alternating trials)" >&2
 hooks=$(git -C "$base" rev-parse --git-path hooks)
 case "$hooks" in /*) ;; *) hooks="$base/$hooks" ;; esac
-shim=$(cd "$(dirname "$0")/../.." && pwd)/githooks/post-checkout
+# The shim as install-hooks writes it (its first line starts git-kardwt itself where it can).
+git -C "$base" kardwt install-hooks >/dev/null
+shim=$work/p1-shim
+mv "$hooks/post-checkout" "$shim"
+rm -f "$hooks/pre-push"
 printf '#!/bin/sh\nexit 0\n' >"$work/empty-hook"
 chmod 755 "$work/empty-hook"
 roundtrip() { git -C "$base" switch -q other && git -C "$base" switch -q main; }
