@@ -49,7 +49,6 @@ use crate::cli::{
     CacheCommand, Cli, Command, ConfigCommand, HookCommand, RunnerCommand, ShellCommand,
 };
 use crate::ground::error;
-use crate::sys::{lock, signals};
 
 /// Lets git's own bash completion complete `git kardwt …`: git calls `_git_<command>` with
 /// its `words`/`cword`/`cur`; hand them to clap's function as `git-kardwt` would see them.
@@ -152,7 +151,7 @@ fn run() -> i32 {
         }
     };
     if acts(&cli.command) {
-        signals::install();
+        sys::install_signal_handlers();
     }
     let answers_a_runner = answers_a_runner(&cli.command);
     let stdout = std::io::stdout();
@@ -168,7 +167,7 @@ fn run() -> i32 {
         }
         (_, lost) => ground::out::outcome(result, lost),
     };
-    if let Some(sig) = signals::caught() {
+    if let Some(sig) = sys::caught_signal() {
         return interrupted(sig, result);
     }
     finish(result)
@@ -218,7 +217,7 @@ fn acts(command: &Command) -> bool {
 /// returned (the signal its error names, when it names one). An error that does not say so
 /// already (a git child that the terminal's Ctrl-C ended failed) is introduced as interrupted;
 /// an action that completed all the same says so.
-fn interrupted(sig: signals::Signal, result: anyhow::Result<i32>) -> i32 {
+fn interrupted(sig: sys::Signal, result: anyhow::Result<i32>) -> i32 {
     let err = match result {
         Ok(_) => {
             eprintln!(
@@ -299,7 +298,7 @@ fn dispatch(cli: Cli, out: &mut dyn std::io::Write) -> anyhow::Result<i32> {
     }
     // A person runs these: a wait for a lock names its holder (not inside git's hooks, whose
     // verdict comes first).
-    lock::speak_while_waiting(true);
+    sys::speak_while_waiting(true);
     // Progress is drawn for a person at a terminal, unless they asked for quiet.
     let quiet = matches!(&cli.command, Command::Add(a) if a.quiet);
     crate::sys::enable_progress(std::io::IsTerminal::is_terminal(&std::io::stderr()) && !quiet);
@@ -571,9 +570,7 @@ mod floors {
         }
     }
 
-    /// The floors the commands reach only through their `mod.rs`, and the few submodules that
-    /// are a face of their own (the prepare cache, the agent runners' files, git's repository and
-    /// push parsing).
+    /// The floors the commands reach only through their `mod.rs`.
     const FACES: &[&str] = &[
         "context",
         "gc",
@@ -585,12 +582,6 @@ mod floors {
         "state",
         "sys",
         "verify",
-    ];
-    const OPEN: &[&str] = &[
-        "seed::cache",
-        "install::runner_files",
-        "git::repo",
-        "git::push",
     ];
 
     /// Every `crate::…` path in `code`, each item of a (nested) `use` group in full, and whether
@@ -672,8 +663,9 @@ mod floors {
         out
     }
 
-    /// What in `code` names a module behind the face of a floor of [`FACES`], under `src`.
-    fn past_faces(src: &Path, code: &str) -> Vec<String> {
+    /// What in `code` names a module behind the face of a floor of [`FACES`] other than `own`
+    /// (the floor `code` is on, whose modules see each other), under `src`.
+    fn past_faces(src: &Path, own: &str, code: &str) -> Vec<String> {
         let mut wrong = Vec::new();
         for (path, used) in paths(code) {
             let mut segs: Vec<&str> = path.split("::").collect();
@@ -686,10 +678,7 @@ mod floors {
             };
             let dir = src.join(floor);
             let is_sub = dir.join(format!("{sub}.rs")).is_file() || dir.join(sub).is_dir();
-            if !FACES.contains(&floor)
-                || !is_sub
-                || OPEN.contains(&format!("{floor}::{sub}").as_str())
-            {
+            if !FACES.contains(&floor) || !is_sub || floor == own {
                 continue;
             }
             // `use crate::lifecycle::prepare;` may bring the function its face re-exports; the
@@ -699,6 +688,34 @@ mod floors {
             });
             if segs.len() > 2 || module || used && through {
                 wrong.push(format!("`crate::{path}` goes past the face of `{floor}`"));
+            }
+        }
+        // A floor brought in by `use crate::git;` (or `{self, …}`), then gone through
+        // (`git::parse::…`).
+        let brought = paths(code);
+        for floor in FACES.iter().filter(|f| **f != own) {
+            let by_name = brought
+                .iter()
+                .any(|(p, used)| *used && (p == floor || *p == format!("{floor}::self")));
+            if !by_name {
+                continue;
+            }
+            for (at, _) in code.match_indices(&format!("{floor}::")) {
+                if code[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == ':') {
+                    continue;
+                }
+                let rest = &code[at + floor.len() + 2..];
+                let sub: String = rest
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                let dir = src.join(floor);
+                let is_sub = dir.join(format!("{sub}.rs")).is_file() || dir.join(&sub).is_dir();
+                if is_sub && rest[sub.len()..].starts_with("::") {
+                    wrong.push(format!(
+                        "`{floor}::{sub}::…` goes past the face of `{floor}`"
+                    ));
+                }
             }
         }
         wrong.sort();
@@ -717,7 +734,7 @@ mod floors {
         let mut wrong = Vec::new();
         for file in &files {
             let text = std::fs::read_to_string(file).unwrap();
-            for why in past_faces(&src, &code(&text)) {
+            for why in past_faces(&src, "commands", &code(&text)) {
                 let rel = file.strip_prefix(&src).unwrap();
                 wrong.push(format!("{}: {why}", rel.display()));
             }
@@ -730,19 +747,55 @@ mod floors {
         );
     }
 
+    /// The floors reach each other through their faces too: only a floor's own modules see
+    /// past its `mod.rs`.
+    #[test]
+    fn floors_reach_other_floors_only_through_their_faces() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut wrong = Vec::new();
+        let mut seen = 0;
+        let floors = FLOORS.iter().flat_map(|f| f.iter());
+        for floor in floors.filter(|f| **f != "commands" && src.join(f).is_dir()) {
+            let mut files = Vec::new();
+            rust_files(&src.join(floor), &mut files);
+            files.sort();
+            seen += files.len();
+            for file in &files {
+                let text = std::fs::read_to_string(file).unwrap();
+                for why in past_faces(&src, floor, &code(&text)) {
+                    let rel = file.strip_prefix(&src).unwrap();
+                    wrong.push(format!("{}: {why}", rel.display()));
+                }
+            }
+        }
+        assert!(seen > 100, "found only {seen} files on the floors");
+        assert!(
+            wrong.is_empty(),
+            "floors past another floor's face:\n{}",
+            wrong.join("\n")
+        );
+    }
+
     #[test]
     fn the_face_check_sees_modules_named_in_groups_and_through_imports() {
         let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
         let text = code("use crate::{state::{self, record::Record}, lifecycle::Step};\nuse crate::state::events;\nfn f() { events::append(); crate::lifecycle::prepare(); crate::seed::cache::bound(); }");
         assert_eq!(
-            past_faces(&src, &text),
+            past_faces(&src, "commands", &text),
             [
+                "`crate::seed::cache::bound` goes past the face of `seed`",
                 "`crate::state::events` goes past the face of `state`",
                 "`crate::state::record::Record` goes past the face of `state`",
             ]
         );
         let text = code("use crate::lifecycle::prepare;\nfn f() { prepare(); crate::state::Cards::at(x).log(); }");
-        assert!(past_faces(&src, &text).is_empty());
+        assert!(past_faces(&src, "commands", &text).is_empty());
+        assert!(past_faces(&src, "state", &code("use crate::state::events;")).is_empty());
+        let text = code("use crate::git;\nfn f() { git::parse::display_path(b); git::is_oid(x); }");
+        assert_eq!(
+            past_faces(&src, "commands", &text),
+            ["`git::parse::…` goes past the face of `git`"]
+        );
     }
 
     #[test]

@@ -19,7 +19,7 @@ use serde::Deserialize;
 
 use crate::cli::{ClaudeCommand, GlobalArgs};
 use crate::context::Context;
-use crate::git::repo;
+use crate::git;
 use crate::ground::card::CardId;
 use crate::ground::error::{self, Code, Fail, Kind};
 use crate::guard::shell_quote;
@@ -98,7 +98,7 @@ fn create(global: GlobalArgs, out: &mut dyn Write) -> Result<i32> {
     )?;
     let path = added.record.path;
     // Claude refuses a path with `.`/`..` or passing through a symlink.
-    let canonical = repo::canonical(&path)?;
+    let canonical = git::canonical(&path)?;
     eprintln!(
         "kardwt: Claude worktree {:?} is card {card} at {}",
         p.name,
@@ -164,7 +164,7 @@ fn worktree_remove(global: GlobalArgs) -> i32 {
     let started = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
     let base_dir = p.cwd.clone().unwrap_or(started);
     // The last component unresolved: a symlink to a worktree is refused, never followed.
-    let path = repo::absolutize_keep_last(&base_dir.join(&p.worktree_path));
+    let path = git::absolutize_keep_last(&base_dir.join(&p.worktree_path));
     if let Ok(target) = std::fs::read_link(&path) {
         eprintln!(
             "kardwt: refused {}: it is a symbolic link (to {}), not a worktree; nothing was removed",

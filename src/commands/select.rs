@@ -8,7 +8,7 @@ use anyhow::Result;
 
 use crate::cli::SelectArgs;
 use crate::context::Context;
-use crate::git::repo::Head;
+use crate::git::Head;
 use crate::ground::card::CardId;
 use crate::ground::error::{Code, Fail, Kind};
 use crate::state::State;

@@ -10,7 +10,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use crate::git;
-use crate::git::repo::{Head, Repo};
+use crate::git::{Head, Repo};
 use crate::state::{Loaded, Record, State};
 use crate::verify::Entry;
 
@@ -114,7 +114,7 @@ impl OnRemotes {
                 if e.linked.locked || e.linked.prunable {
                     return None;
                 }
-                let oid = match git::repo::read_head(&e.linked.admin)? {
+                let oid = match git::read_head(&e.linked.admin)? {
                     Head::Detached(oid) => oid,
                     Head::Branch(b) => repo.ref_oid(&format!("refs/heads/{b}")).ok()?,
                 };
@@ -310,13 +310,13 @@ pub(super) fn idle(
     let touched = [
         mtime("logs/HEAD"),
         reflog_last_time(&reflog),
-        crate::sys::time::parse_rfc3339(&rec.updated_at),
+        crate::sys::parse_rfc3339(&rec.updated_at),
     ]
     .into_iter()
     .flatten()
     .max()
     .unwrap_or(0);
-    let age = crate::sys::time::now_secs().saturating_sub(touched);
+    let age = crate::sys::now_secs().saturating_sub(touched);
     let shown = humantime::format_duration(std::time::Duration::from_secs(age));
     if age < idle_for.as_secs() {
         return Keep(format!(
@@ -326,7 +326,7 @@ pub(super) fn idle(
     }
     Collect(format!(
         "idle: no commit of its own and untouched for {shown} (since {})",
-        crate::sys::time::rfc3339(touched)
+        crate::sys::rfc3339(touched)
     ))
 }
 
@@ -371,7 +371,7 @@ pub(super) fn fetched_ago(common_dir: &Path, tracking: &str) -> Option<u64> {
         .and_then(|m| m.duration_since(std::time::UNIX_EPOCH).ok())
         .map(|d| d.as_secs());
     let when = moved.into_iter().chain(fetched).max()?;
-    Some(crate::sys::time::now_secs().saturating_sub(when))
+    Some(crate::sys::now_secs().saturating_sub(when))
 }
 
 /// The time (Unix seconds) of a reflog's last entry (pure): each line is

@@ -189,7 +189,7 @@ const MAX_RECORD_BYTES: u64 = 4 * 1024 * 1024;
 pub fn load(admin: &Path) -> Loaded {
     // Read without blocking and bounded: a FIFO or a huge file planted as the record is
     // malformed (fail closed), never a hang.
-    let read = crate::sys::fsio::read_bounded(&path_in(admin), MAX_RECORD_BYTES).and_then(|b| {
+    let read = crate::sys::read_bounded(&path_in(admin), MAX_RECORD_BYTES).and_then(|b| {
         b.map(|b| String::from_utf8(b).map_err(std::io::Error::other))
             .transpose()
     });
@@ -197,7 +197,7 @@ pub fn load(admin: &Path) -> Loaded {
         Ok(None) => Loaded::Absent,
         Err(e) => Loaded::Malformed(format!(
             "cannot read {}",
-            crate::sys::fsio::with_path(&path_in(admin), &e)
+            crate::sys::with_path(&path_in(admin), &e)
         )),
         Ok(Some(text)) => match parse(&text) {
             Ok(r) => Loaded::Parsed(Box::new(r)),
@@ -249,7 +249,7 @@ pub fn parse(text: &str) -> Result<Record, RecordError> {
 /// calls this, so that the card's claim is completed with it.
 pub fn write(admin: &Path, record: &Record) -> Result<()> {
     let text = toml::to_string(record).context("could not serialize the record")?;
-    crate::sys::fsio::write_atomic(admin, FILE_NAME, text.as_bytes())
+    crate::sys::write_atomic(admin, FILE_NAME, text.as_bytes())
         .with_context(|| format!("could not write the record {}", path_in(admin).display()))
 }
 
@@ -271,8 +271,8 @@ mod tests {
             state: State::Ready,
             origin: Origin::Add,
             reason: Reason::Create,
-            created_at: crate::sys::time::rfc3339(0),
-            updated_at: crate::sys::time::rfc3339(0),
+            created_at: crate::sys::rfc3339(0),
+            updated_at: crate::sys::rfc3339(0),
             config_fingerprint: "sha256:00".into(),
             links: vec![".env".into()],
             copies: Vec::new(),

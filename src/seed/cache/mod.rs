@@ -242,7 +242,7 @@ impl<'a> Cache<'a> {
         match fetched {
             Ok(Some(())) => {}
             Ok(None) => return Ok(Lookup::Miss("no entry, none on the remote".into())),
-            Err(e) if crate::sys::signals::interrupted().is_some() => return Err(e),
+            Err(e) if crate::sys::interrupted().is_some() => return Err(e),
             Err(e) if Instant::now() >= self.deadline => return Err(e),
             Err(e) => {
                 let why = format!("{e:#}");
@@ -312,10 +312,7 @@ impl<'a> Cache<'a> {
         );
         let said = match stored {
             Ok(said) => said,
-            Err(e)
-                if crate::sys::signals::interrupted().is_some()
-                    || Instant::now() >= self.deadline =>
-            {
+            Err(e) if crate::sys::interrupted().is_some() || Instant::now() >= self.deadline => {
                 return Err(e)
             }
             Err(e) => {
@@ -351,10 +348,7 @@ impl<'a> Cache<'a> {
             .and_then(|m| remote.publish(&dir, &m, &self.machine));
         Ok(Some(match sent {
             Ok(sent) => sent,
-            Err(e)
-                if crate::sys::signals::interrupted().is_some()
-                    || Instant::now() >= self.deadline =>
-            {
+            Err(e) if crate::sys::interrupted().is_some() || Instant::now() >= self.deadline => {
                 return Err(e)
             }
             Err(e) => {
@@ -407,9 +401,9 @@ pub fn bound(cfg: &Config) -> usize {
 /// Fail with 128 + the signal once kardwt was interrupted, with exit 5 once
 /// `deadline` has passed.
 fn stop_check(deadline: Instant, during: &str) -> Result<()> {
-    crate::sys::signals::check(during)?;
+    crate::sys::check_signal(during)?;
     if Instant::now() >= deadline {
-        return Err(Fail::from(crate::sys::time::Overran {
+        return Err(Fail::from(crate::sys::Overran {
             during: during.to_owned(),
         })
         .into());

@@ -852,7 +852,7 @@ fn a_commit_made_while_gc_waits_for_the_cards_lock_keeps_the_tree() {
     let card = git_kardwt::ground::card::CardId::parse("w").unwrap();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     let held =
-        git_kardwt::sys::lock::take_card(&repo.common_dir(), &card, deadline, "the test").unwrap();
+        git_kardwt::sys::take_card_lock(&repo.common_dir(), &card, deadline, "the test").unwrap();
     let gc = repo.spawn_kardwt_bin(&repo.base, &["gc", "--apply", "--json"]);
     std::thread::sleep(std::time::Duration::from_secs(3));
     repo.git(&w, &["switch", "--quiet", "--detach"]);
