@@ -5,8 +5,8 @@
 //! `mod.rs`, the face that re-exports what the floors above use (checked by
 //! `commands_reach_floors_only_through_their_faces`), from top to bottom:
 //! `commands` > `gc` > `install` > `lifecycle` > `seed` > `context` > `sandbox` > `verify` >
-//! `state` > `git` > `sys` > `config`, `guard` > `ground`. `cli` (the command line's
-//! definitions, importing nothing) may be read from any floor.
+//! `state` > `git` > `sys` > `config`, `guard` > `cli` > `ground`: `cli` (the command line's
+//! definitions, importing only the ground's card id) may be read from any floor above it.
 //!
 //! | folder | what it holds |
 //! |---|---|
@@ -110,6 +110,17 @@ pub fn main() -> i32 {
 }
 
 /// [`main`] itself: parse, dispatch, print the error chain, map it to an exit code.
+/// kardwt's refusal of the card id clap refused (`None`: another error).
+fn invalid_card(e: &clap::Error) -> Option<error::Fail> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let ours = e.kind() == ErrorKind::ValueValidation
+        && std::error::Error::source(e).is_some_and(|s| s.is::<error::Fail>());
+    match e.get(ContextKind::InvalidValue) {
+        Some(ContextValue::String(raw)) if ours => ground::card::CardId::parse(raw).err(),
+        _ => None,
+    }
+}
+
 fn run() -> i32 {
     // `git-kardwt --help` as git answers `git kardwt --help`: the manual.
     if std::env::args_os().skip(1).eq(["--help"]) {
@@ -144,6 +155,12 @@ fn run() -> i32 {
                     }
                     _ => 0,
                 };
+            }
+            // An invalid card id is refused in kardwt's words (and exit code), not clap's.
+            if let Some(fail) = invalid_card(&e) {
+                let fail = anyhow::Error::new(fail);
+                eprint!("{}", error::render(&fail));
+                return error::exit_code(&fail);
             }
             let fail = anyhow::Error::new(error::from_clap(&e.render().to_string()));
             eprint!("{}", error::render(&fail));
@@ -353,7 +370,7 @@ fn dispatch(cli: Cli, out: &mut dyn std::io::Write) -> anyhow::Result<i32> {
 
 /// The floors of `src/`, top first: a folder imports only from floors below its own. Two
 /// folders on one floor may not import each other. `lib.rs` and `main.rs` stand above them all;
-/// `cli.rs` (the command line's definitions) imports nothing, so every floor may read it.
+/// `cli.rs` (the command line's definitions) imports only from the ground (the card id).
 #[cfg(test)]
 const FLOORS: &[&[&str]] = &[
     &["commands"],
@@ -368,8 +385,8 @@ const FLOORS: &[&[&str]] = &[
     &["git"],
     &["sys"],
     &["config", "guard"],
-    &["ground"],
     &["cli"],
+    &["ground"],
 ];
 
 #[cfg(test)]

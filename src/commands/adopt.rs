@@ -19,7 +19,7 @@ use crate::verify::{self, Verdict};
 const HINT: &str = "adoption needs an entry in worktree.adoptions of the rules file declaring exactly this card, path, common_dir and branch";
 
 pub(crate) fn run(ctx: &Context, args: &AdoptArgs, out: &mut dyn Write) -> Result<i32> {
-    let card = CardId::parse(&args.card)?;
+    let card = args.card.clone();
     let rules = ctx.rules()?;
     let cfg = &rules.config;
     let path = ctx.resolve_cli_path(&args.path);

@@ -92,8 +92,11 @@ fn create(global: GlobalArgs, out: &mut dyn Write) -> Result<i32> {
     let added = crate::lifecycle::add(
         &ctx,
         &crate::lifecycle::AddOptions {
-            card: card.to_string(),
-            ..Default::default()
+            card: card.clone(),
+            board: String::new(),
+            timeout: None,
+            quiet: false,
+            base: None,
         },
     )?;
     let path = added.record.path;

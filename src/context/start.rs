@@ -298,8 +298,7 @@ impl Context {
         target: &Target,
     ) -> Result<(PathBuf, Option<CardId>)> {
         if let Some(card) = &target.card {
-            let card = CardId::parse(card)?;
-            return Ok((self.card_path(entries, &card)?, Some(card)));
+            return Ok((self.card_path(entries, card)?, Some(card.clone())));
         }
         if let Some(p) = &target.path {
             // Its last component unresolved: a symlink there is refused, not followed.

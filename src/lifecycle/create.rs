@@ -25,10 +25,9 @@ use refusal::Leftover;
 pub(super) use refusal::Refusal;
 
 /// What `add` is asked to do: the library form of `git kardwt add`'s arguments.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub(crate) struct AddOptions {
-    /// The card id as given (validated here).
-    pub card: String,
+    pub card: CardId,
     pub board: String,
     /// The action deadline in seconds (`None`: the rules' `action_timeout_seconds`).
     pub timeout: Option<u64>,
@@ -52,7 +51,7 @@ pub(crate) struct Added {
 /// verified tree or create one from the freshly fetched base, and run the seeding pipeline.
 /// The runner commands call this directly.
 pub(crate) fn add(ctx: &Context, args: &AddOptions) -> Result<Added> {
-    let card = CardId::parse(&args.card)?;
+    let card = args.card.clone();
     // `--base`: a branch, tag or commit, checked before anything runs.
     let base = args
         .base
