@@ -227,7 +227,7 @@ fn without_ports(v: &mut serde_json::Value) -> serde_json::Value {
     v.clone()
 }
 
-/// gc's text with how long a tree was untouched (`3days 1s`, by the second the test ran in)
+/// gc's text with how long a tree was untouched (`3 days 1 second`, by the second the test ran in)
 /// shown as `[IDLE]`.
 fn without_idle_time(text: &str) -> String {
     const SAID: &str = "untouched for ";
