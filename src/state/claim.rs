@@ -180,7 +180,9 @@ pub(super) fn load(common_dir: &Path, card: &str) -> Option<Result<Claim, ClaimE
     let f = file(common_dir, card);
     match read_text(&f) {
         Ok(None) => None,
-        Err(e) => Some(Err(ClaimError::Unreadable(crate::sys::with_path(&f, &e)))),
+        Err(e) => Some(Err(ClaimError::Unreadable(crate::sys::path_then_why(
+            &f, &e,
+        )))),
         Ok(Some(text)) => Some(
             toml::from_str::<Claim>(&text).map_err(|e| ClaimError::Malformed {
                 path: f.clone(),

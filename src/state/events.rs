@@ -152,7 +152,7 @@ pub(super) fn read(common_dir: &Path, card: Option<&str>) -> Read {
             Ok(None) => {}
             Err(e) => found.warnings.push(format!(
                 "could not read {}",
-                crate::sys::with_path(&path, &e)
+                crate::sys::path_then_why(&path, &e)
             )),
         }
     }

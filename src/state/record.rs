@@ -197,7 +197,7 @@ pub fn load(admin: &Path) -> Loaded {
         Ok(None) => Loaded::Absent,
         Err(e) => Loaded::Malformed(format!(
             "cannot read {}",
-            crate::sys::with_path(&path_in(admin), &e)
+            crate::sys::path_then_why(&path_in(admin), &e)
         )),
         Ok(Some(text)) => match parse(&text) {
             Ok(r) => Loaded::Parsed(Box::new(r)),
