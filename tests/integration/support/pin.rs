@@ -26,6 +26,14 @@ pub fn settings(repo: &TestRepo) -> insta::Settings {
             r#""age_seconds": [SECONDS]"#,
         ),
         (r"\bpid \d+\b".into(), "pid [PID]"),
+        (
+            r"\b(process(?:es)?) \(\d+(?:, \d+)*\)".into(),
+            "$1 ([PIDS])",
+        ),
+        (
+            r"\bports: \d+(?:, \d+)* released".into(),
+            "ports: [PORTS] released",
+        ),
         (r"giving up in \d+ s\b".into(), "giving up in [SECONDS] s"),
         (
             r"\b\d+ (second|minute|hour|day)s? ago\b".into(),
