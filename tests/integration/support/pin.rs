@@ -40,6 +40,7 @@ pub fn settings(repo: &TestRepo) -> insta::Settings {
             "[AGE] ago",
         ),
         (r"\b\d+s ago\b".into(), "[AGE] ago"),
+        (r"\b(stored|last used) \d+m ago\b".into(), "$1 [AGE] ago"),
         (r"\bsha256 [0-9a-f]{16}\b".into(), "sha256 [SHA256]"),
         (r"(git-kardwt/trusted/)[^/\s]+".into(), "$1[REPO]"),
         (
