@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use crate::support::{pinned, snapshot, TestRepo};
+use crate::support::{pinned, pinned_case, snapshot, TestRepo};
 
 /// Commit a new file `<name>.txt` in the worktree `wt`.
 fn commit_in(repo: &TestRepo, wt: &Path, name: &str) {
@@ -430,7 +430,12 @@ fn gc_frees_the_ports_of_what_it_collects() {
     repo.push_and_merge(&a, "card/a");
     let out = repo.kardwt(&repo.base, &["add", "b"]);
     out.expect_code(1);
-    assert!(out.stderr.contains("[23400, 23401]"), "{out}");
+    pinned(&repo).bind(|| {
+        insta::assert_snapshot!(
+            "add_ports_held_by_a_merged_card",
+            pinned_case("add b", &out)
+        )
+    });
 
     let v = gc_json(&repo, &["--apply"]);
     assert_eq!(cards(&v), set(&["a"]), "{v}");
