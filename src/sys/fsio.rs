@@ -58,8 +58,8 @@ pub(crate) fn with_path(path: &Path, e: &io::Error) -> String {
     }
 }
 
-/// `path: e` for a message that says first what could not be done ("cannot read <path>: it is
-/// a FIFO, …"), where [`with_path`]'s form would read as one clause.
+/// `path: e` for a message that says first what could not be done (`cannot read <path>: it is
+/// a FIFO, …`), where [`with_path`]'s form would read as one clause.
 pub(crate) fn path_then_why(path: &Path, e: &io::Error) -> String {
     match not_regular(e) {
         Some(bad) => format!("{}: it {}", bad.path.display(), bad.why()),
