@@ -10,7 +10,7 @@
 //!
 //! | folder | what it holds |
 //! |---|---|
-//! | `commands/` | one file per subcommand: orchestration and printing only, typed `--json` structs |
+//! | `commands/` | one file per subcommand: orchestration and printing only, typed `--json` structs; `pre_push/push.rs` reads what a push sends (pure) |
 //! | `gc/` | what `gc` may collect: `plan` (typed outcomes), `apply`, `collectable` (a tree only on evidence), `branches` |
 //! | `install/` | what kardwt writes into a repository: git hook `shims`, the agent `runner_files` |
 //! | `lifecycle/` | the services: `create` (the library `add`), `base` (fetch, `git worktree add`), `prepare` (a tree found by hand), `rehearse` (`doctor --try`), `release`, `remove`, `move_aside` (the tree moved aside, deleted after returning), `removable` (the one decision whether a tree may be removed), `remnant` (what a cut-short removal left), `dirty` and `walk` (clean only on proof) |
