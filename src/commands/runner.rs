@@ -375,7 +375,7 @@ fn remove(ctx: &Context, path: &Path) -> Result<Disposal> {
 /// rule, so a branch with commits of its own is kept and named). A branch kardwt did not
 /// create (a hook-recorded tree on the user's branch) is never deleted here.
 fn remove_clean(ctx: &Context, report: &verify::Report, rec: &Record) -> Result<Disposal> {
-    let own_branch = CardId::parse(&rec.card).is_ok_and(|c| c.branch() == rec.branch);
+    let own_branch = rec.card.branch() == rec.branch;
     let opts = crate::lifecycle::RemoveOptions {
         force: false,
         delete_branch: own_branch,
