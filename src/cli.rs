@@ -1,10 +1,19 @@
 //! The command line: clap definitions, one `…Args` struct per subcommand. Doc comments are the
 //! help text; `man/git-kardwt.1` documents the same options (a test keeps them in step). Their
-//! `<placeholders>` are help text, not HTML.
+//! `<placeholders>` are help text, not HTML. A card id is parsed here, as clap reads it.
 #![allow(rustdoc::invalid_html_tags)]
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
+
+use crate::ground::card::CardId;
+use crate::ground::error::Fail;
+
+/// A card id as clap reads it, checked once here; when it is not one, `lib.rs` prints this
+/// refusal in kardwt's words and exit code, not clap's.
+fn card_id(raw: &str) -> Result<CardId, Fail> {
+    CardId::parse(raw)
+}
 
 /// Own the lifecycle of linked git worktrees: create from a freshly fetched base, seed,
 /// prepare, record, verify, reuse, select and remove.
@@ -84,7 +93,8 @@ pub struct DeleteAsideArgs {
 #[derive(Debug, Args)]
 pub struct AddArgs {
     /// Card id: letters, digits, '.', '_' and '-'
-    pub card: String,
+    #[arg(value_parser = card_id)]
+    pub card: CardId,
     /// The board (tracker) the card comes from, for runners serving several: kept in the
     /// record and handed to hooks as KARDWT_BOARD; the tree's name and branch stay the same
     #[arg(long, default_value = "")]
@@ -109,8 +119,8 @@ pub struct AddArgs {
 #[derive(Debug, Args, Clone, Default)]
 pub struct Target {
     /// Card id, found through this repository's records, else at <root>/card-<id>
-    #[arg(conflicts_with = "path")]
-    pub card: Option<String>,
+    #[arg(conflicts_with = "path", value_parser = card_id)]
+    pub card: Option<CardId>,
     /// Path of the worktree
     #[arg(long, value_name = "PATH")]
     pub path: Option<PathBuf>,
@@ -135,7 +145,8 @@ pub struct VerifyArgs {
 #[derive(Debug, Args)]
 pub struct SelectArgs {
     /// Card id
-    pub card: String,
+    #[arg(value_parser = card_id)]
+    pub card: CardId,
     /// Fall back to the base when the card's worktree is absent or not ready (required)
     #[arg(long)]
     pub existing_or_base: bool,
@@ -239,7 +250,8 @@ pub struct RemoveArgs {
 #[derive(Debug, Args)]
 pub struct AdoptArgs {
     /// Card id the adoptions entry declares
-    pub card: String,
+    #[arg(value_parser = card_id)]
+    pub card: CardId,
     /// Path of the worktree the adoptions entry declares
     #[arg(long, value_name = "PATH")]
     pub path: std::path::PathBuf,
@@ -318,7 +330,8 @@ pub struct CompletionsArgs {
 #[derive(Debug, Args)]
 pub struct LogArgs {
     /// Only this card's events
-    pub card: Option<String>,
+    #[arg(value_parser = card_id)]
+    pub card: Option<CardId>,
     /// Print one JSON array
     #[arg(long)]
     pub json: bool,

@@ -5,12 +5,12 @@
 //! `mod.rs`, the face that re-exports what the floors above use (checked by
 //! `commands_reach_floors_only_through_their_faces`), from top to bottom:
 //! `commands` > `gc` > `install` > `lifecycle` > `seed` > `context` > `sandbox` > `verify` >
-//! `state` > `git` > `sys` > `config`, `guard` > `ground`. `cli` (the command line's
-//! definitions, importing nothing) may be read from any floor.
+//! `state` > `git` > `sys` > `config`, `guard` > `cli` > `ground`: `cli` (the command line's
+//! definitions, importing only the ground's card id) may be read from any floor above it.
 //!
 //! | folder | what it holds |
 //! |---|---|
-//! | `commands/` | one file per subcommand: orchestration and printing only, typed `--json` structs |
+//! | `commands/` | one file per subcommand: orchestration and printing only, typed `--json` structs; `pre_push/push.rs` reads what a push sends (pure) |
 //! | `gc/` | what `gc` may collect: `plan` (typed outcomes), `apply`, `collectable` (a tree only on evidence), `branches` |
 //! | `install/` | what kardwt writes into a repository: git hook `shims`, the agent `runner_files` |
 //! | `lifecycle/` | the services: `create` (the library `add`), `base` (fetch, `git worktree add`), `prepare` (a tree found by hand), `rehearse` (`doctor --try`), `release`, `remove`, `move_aside` (the tree moved aside, deleted after returning), `removable` (the one decision whether a tree may be removed), `remnant` (what a cut-short removal left), `dirty` and `walk` (clean only on proof) |
@@ -49,7 +49,6 @@ use crate::cli::{
     CacheCommand, Cli, Command, ConfigCommand, HookCommand, RunnerCommand, ShellCommand,
 };
 use crate::ground::error;
-use crate::sys::{lock, signals};
 
 /// Lets git's own bash completion complete `git kardwt …`: git calls `_git_<command>` with
 /// its `words`/`cword`/`cur`; hand them to clap's function as `git-kardwt` would see them.
@@ -111,6 +110,17 @@ pub fn main() -> i32 {
 }
 
 /// [`main`] itself: parse, dispatch, print the error chain, map it to an exit code.
+/// kardwt's refusal of the card id clap refused (`None`: another error).
+fn invalid_card(e: &clap::Error) -> Option<error::Fail> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let ours = e.kind() == ErrorKind::ValueValidation
+        && std::error::Error::source(e).is_some_and(|s| s.is::<error::Fail>());
+    match e.get(ContextKind::InvalidValue) {
+        Some(ContextValue::String(raw)) if ours => ground::card::CardId::parse(raw).err(),
+        _ => None,
+    }
+}
+
 fn run() -> i32 {
     // A hook's command line is read without building the whole parser; an ordinary checkout
     // that ran the post-checkout shim directly ends here.
@@ -153,6 +163,12 @@ fn run() -> i32 {
                     _ => 0,
                 };
             }
+            // An invalid card id is refused in kardwt's words (and exit code), not clap's.
+            if let Some(fail) = invalid_card(&e) {
+                let fail = anyhow::Error::new(fail);
+                eprint!("{}", error::render(&fail));
+                return error::exit_code(&fail);
+            }
             let fail = anyhow::Error::new(error::from_clap(&e.render().to_string()));
             eprint!("{}", error::render(&fail));
             return error::exit_code(&fail);
@@ -164,7 +180,7 @@ fn run() -> i32 {
 /// Run the command line read: dispatch, print the error chain, map it to an exit code.
 fn run_cli(cli: Cli) -> i32 {
     if acts(&cli.command) {
-        signals::install();
+        sys::install_signal_handlers();
     }
     let answers_a_runner = answers_a_runner(&cli.command);
     let stdout = std::io::stdout();
@@ -180,7 +196,7 @@ fn run_cli(cli: Cli) -> i32 {
         }
         (_, lost) => ground::out::outcome(result, lost),
     };
-    if let Some(sig) = signals::caught() {
+    if let Some(sig) = sys::caught_signal() {
         return interrupted(sig, result);
     }
     finish(result)
@@ -230,7 +246,7 @@ fn acts(command: &Command) -> bool {
 /// returned (the signal its error names, when it names one). An error that does not say so
 /// already (a git child that the terminal's Ctrl-C ended failed) is introduced as interrupted;
 /// an action that completed all the same says so.
-fn interrupted(sig: signals::Signal, result: anyhow::Result<i32>) -> i32 {
+fn interrupted(sig: sys::Signal, result: anyhow::Result<i32>) -> i32 {
     let err = match result {
         Ok(_) => {
             eprintln!(
@@ -311,7 +327,7 @@ fn dispatch(cli: Cli, out: &mut dyn std::io::Write) -> anyhow::Result<i32> {
     }
     // A person runs these: a wait for a lock names its holder (not inside git's hooks, whose
     // verdict comes first).
-    lock::speak_while_waiting(true);
+    sys::speak_while_waiting(true);
     // Progress is drawn for a person at a terminal, unless they asked for quiet.
     let quiet = matches!(&cli.command, Command::Add(a) if a.quiet);
     crate::sys::enable_progress(std::io::IsTerminal::is_terminal(&std::io::stderr()) && !quiet);
@@ -366,7 +382,7 @@ fn dispatch(cli: Cli, out: &mut dyn std::io::Write) -> anyhow::Result<i32> {
 
 /// The floors of `src/`, top first: a folder imports only from floors below its own. Two
 /// folders on one floor may not import each other. `lib.rs` and `main.rs` stand above them all;
-/// `cli.rs` (the command line's definitions) imports nothing, so every floor may read it.
+/// `cli.rs` (the command line's definitions) imports only from the ground (the card id).
 #[cfg(test)]
 const FLOORS: &[&[&str]] = &[
     &["commands"],
@@ -381,8 +397,8 @@ const FLOORS: &[&[&str]] = &[
     &["git"],
     &["sys"],
     &["config", "guard"],
-    &["ground"],
     &["cli"],
+    &["ground"],
 ];
 
 #[cfg(test)]
@@ -583,9 +599,7 @@ mod floors {
         }
     }
 
-    /// The floors the commands reach only through their `mod.rs`, and the few submodules that
-    /// are a face of their own (the prepare cache, the agent runners' files, git's repository and
-    /// push parsing).
+    /// The floors the commands reach only through their `mod.rs`.
     const FACES: &[&str] = &[
         "context",
         "gc",
@@ -597,12 +611,6 @@ mod floors {
         "state",
         "sys",
         "verify",
-    ];
-    const OPEN: &[&str] = &[
-        "seed::cache",
-        "install::runner_files",
-        "git::repo",
-        "git::push",
     ];
 
     /// Every `crate::…` path in `code`, each item of a (nested) `use` group in full, and whether
@@ -684,8 +692,9 @@ mod floors {
         out
     }
 
-    /// What in `code` names a module behind the face of a floor of [`FACES`], under `src`.
-    fn past_faces(src: &Path, code: &str) -> Vec<String> {
+    /// What in `code` names a module behind the face of a floor of [`FACES`] other than `own`
+    /// (the floor `code` is on, whose modules see each other), under `src`.
+    fn past_faces(src: &Path, own: &str, code: &str) -> Vec<String> {
         let mut wrong = Vec::new();
         for (path, used) in paths(code) {
             let mut segs: Vec<&str> = path.split("::").collect();
@@ -698,10 +707,7 @@ mod floors {
             };
             let dir = src.join(floor);
             let is_sub = dir.join(format!("{sub}.rs")).is_file() || dir.join(sub).is_dir();
-            if !FACES.contains(&floor)
-                || !is_sub
-                || OPEN.contains(&format!("{floor}::{sub}").as_str())
-            {
+            if !FACES.contains(&floor) || !is_sub || floor == own {
                 continue;
             }
             // `use crate::lifecycle::prepare;` may bring the function its face re-exports; the
@@ -711,6 +717,34 @@ mod floors {
             });
             if segs.len() > 2 || module || used && through {
                 wrong.push(format!("`crate::{path}` goes past the face of `{floor}`"));
+            }
+        }
+        // A floor brought in by `use crate::git;` (or `{self, …}`), then gone through
+        // (`git::parse::…`).
+        let brought = paths(code);
+        for floor in FACES.iter().filter(|f| **f != own) {
+            let by_name = brought
+                .iter()
+                .any(|(p, used)| *used && (p == floor || *p == format!("{floor}::self")));
+            if !by_name {
+                continue;
+            }
+            for (at, _) in code.match_indices(&format!("{floor}::")) {
+                if code[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == ':') {
+                    continue;
+                }
+                let rest = &code[at + floor.len() + 2..];
+                let sub: String = rest
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                let dir = src.join(floor);
+                let is_sub = dir.join(format!("{sub}.rs")).is_file() || dir.join(&sub).is_dir();
+                if is_sub && rest[sub.len()..].starts_with("::") {
+                    wrong.push(format!(
+                        "`{floor}::{sub}::…` goes past the face of `{floor}`"
+                    ));
+                }
             }
         }
         wrong.sort();
@@ -729,7 +763,7 @@ mod floors {
         let mut wrong = Vec::new();
         for file in &files {
             let text = std::fs::read_to_string(file).unwrap();
-            for why in past_faces(&src, &code(&text)) {
+            for why in past_faces(&src, "commands", &code(&text)) {
                 let rel = file.strip_prefix(&src).unwrap();
                 wrong.push(format!("{}: {why}", rel.display()));
             }
@@ -742,19 +776,55 @@ mod floors {
         );
     }
 
+    /// The floors reach each other through their faces too: only a floor's own modules see
+    /// past its `mod.rs`.
+    #[test]
+    fn floors_reach_other_floors_only_through_their_faces() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut wrong = Vec::new();
+        let mut seen = 0;
+        let floors = FLOORS.iter().flat_map(|f| f.iter());
+        for floor in floors.filter(|f| **f != "commands" && src.join(f).is_dir()) {
+            let mut files = Vec::new();
+            rust_files(&src.join(floor), &mut files);
+            files.sort();
+            seen += files.len();
+            for file in &files {
+                let text = std::fs::read_to_string(file).unwrap();
+                for why in past_faces(&src, floor, &code(&text)) {
+                    let rel = file.strip_prefix(&src).unwrap();
+                    wrong.push(format!("{}: {why}", rel.display()));
+                }
+            }
+        }
+        assert!(seen > 100, "found only {seen} files on the floors");
+        assert!(
+            wrong.is_empty(),
+            "floors past another floor's face:\n{}",
+            wrong.join("\n")
+        );
+    }
+
     #[test]
     fn the_face_check_sees_modules_named_in_groups_and_through_imports() {
         let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
         let text = code("use crate::{state::{self, record::Record}, lifecycle::Step};\nuse crate::state::events;\nfn f() { events::append(); crate::lifecycle::prepare(); crate::seed::cache::bound(); }");
         assert_eq!(
-            past_faces(&src, &text),
+            past_faces(&src, "commands", &text),
             [
+                "`crate::seed::cache::bound` goes past the face of `seed`",
                 "`crate::state::events` goes past the face of `state`",
                 "`crate::state::record::Record` goes past the face of `state`",
             ]
         );
         let text = code("use crate::lifecycle::prepare;\nfn f() { prepare(); crate::state::Cards::at(x).log(); }");
-        assert!(past_faces(&src, &text).is_empty());
+        assert!(past_faces(&src, "commands", &text).is_empty());
+        assert!(past_faces(&src, "state", &code("use crate::state::events;")).is_empty());
+        let text = code("use crate::git;\nfn f() { git::parse::display_path(b); git::is_oid(x); }");
+        assert_eq!(
+            past_faces(&src, "commands", &text),
+            ["`git::parse::…` goes past the face of `git`"]
+        );
     }
 
     #[test]

@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::cli::AddArgs;
 use crate::context::Context;
 use crate::lifecycle::AddOptions;
-use crate::{git::repo, verify};
+use crate::{git, verify};
 
 /// `add --json`: one object per call.
 #[derive(Serialize)]
@@ -45,7 +45,7 @@ pub(crate) fn run(ctx: &Context, args: &AddArgs, out: &mut dyn Write) -> Result<
         let json = AddJson {
             path: &record.path,
             branch: &record.branch,
-            head: added.head.as_ref().map(repo::Head::display),
+            head: added.head.as_ref().map(git::Head::display),
             drift: added.drift,
             base_oid: &record.base_oid,
             state: record.state.as_str(),

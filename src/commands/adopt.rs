@@ -10,7 +10,7 @@ use anyhow::Result;
 
 use crate::cli::AdoptArgs;
 use crate::context::Context;
-use crate::git::repo::{self, Head};
+use crate::git::{self, Head};
 use crate::ground::card::CardId;
 use crate::ground::error::{Code, Fail, Kind};
 use crate::state::{Origin, Reason, State};
@@ -19,7 +19,7 @@ use crate::verify::{self, Verdict};
 const HINT: &str = "adoption needs an entry in worktree.adoptions of the rules file declaring exactly this card, path, common_dir and branch";
 
 pub(crate) fn run(ctx: &Context, args: &AdoptArgs, out: &mut dyn Write) -> Result<i32> {
-    let card = CardId::parse(&args.card)?;
+    let card = args.card.clone();
     let rules = ctx.rules()?;
     let cfg = &rules.config;
     let path = ctx.resolve_cli_path(&args.path);
@@ -28,7 +28,7 @@ pub(crate) fn run(ctx: &Context, args: &AdoptArgs, out: &mut dyn Write) -> Resul
         .iter()
         .find(|a| a.card == card.as_str())
         .ok_or_else(|| Fail::from(Refusal::NoEntry { card: card.clone() }))?;
-    let same = |a: &Path, b: &Path| repo::absolutize(a) == repo::absolutize(b);
+    let same = |a: &Path, b: &Path| git::absolutize(a) == git::absolutize(b);
     if !same(&entry.path, &path) {
         return Err(Fail::from(Refusal::OtherPath {
             card,

@@ -1,6 +1,6 @@
 //! `git kardwt cache list|check|prune [--json]`: the local prepare cache of this repository,
 //! listed, checked byte for byte, pruned. What may be removed and how is
-//! `crate::seed::cache::inspect`'s; this file parses the options and prints. A cache path
+//! `crate::seed`'s; this file parses the options and prints. A cache path
 //! that is not a real directory is refused (exit 3), an unreadable duration is a usage error
 //! (exit 2); both touch nothing.
 use std::io::Write;
@@ -12,7 +12,7 @@ use crate::cli::{CacheCheckArgs, CacheListArgs, CachePruneArgs};
 use crate::context::Context;
 use crate::ground::error::{usage, Fail};
 use crate::ground::human;
-use crate::seed::cache::inspect::{self, Entry, Local};
+use crate::seed::{self, CacheEntry as Entry, LocalCache as Local};
 
 /// One entry, as `--json` prints it.
 #[derive(Serialize)]
@@ -59,7 +59,7 @@ fn entry_line(e: &Entry) -> String {
 }
 
 fn open(ctx: &Context) -> Result<Local> {
-    inspect::open(&ctx.repo.common_dir).map_err(|r| Fail::from(r).into())
+    seed::open_cache(&ctx.repo.common_dir).map_err(|r| Fail::from(r).into())
 }
 
 pub fn list(ctx: &Context, args: &CacheListArgs, out: &mut dyn Write) -> Result<i32> {
@@ -101,10 +101,10 @@ pub fn check(ctx: &Context, args: &CacheCheckArgs, out: &mut dyn Write) -> Resul
     let local = open(ctx)?;
     let mut rows = Vec::new();
     for e in &local.entries {
-        let damaged = inspect::damage(&local, &e.key);
+        let damaged = seed::cache_damage(&local, &e.key);
         let removed = damaged.is_some()
             && args.discard
-            && inspect::discard(&local, &ctx.repo.common_dir, &e.key);
+            && seed::discard_cache_entry(&local, &ctx.repo.common_dir, &e.key);
         rows.push(Checked {
             key: e.key.clone(),
             ok: damaged.is_none(),
@@ -163,7 +163,7 @@ pub fn prune(ctx: &Context, args: &CachePruneArgs, out: &mut dyn Write) -> Resul
     // Read before removing, so what is printed is what was there.
     let local = open(ctx)?;
     let now = crate::sys::now_secs();
-    let pruned = inspect::prune(&ctx.repo.common_dir, |e| {
+    let pruned = seed::prune_cache(&ctx.repo.common_dir, |e| {
         older_than.is_none_or(|d| now.saturating_sub(e.used) > d.as_secs())
     })
     .map_err(Fail::from)?;

@@ -61,9 +61,9 @@ pub fn run(ctx: &Context, args: &CacheListArgs, out: &mut dyn Write) -> Result<i
         "" => format!("s3://{}", remote.bucket),
         prefix => format!("s3://{}/{prefix}", remote.bucket),
     };
-    let writes = crate::seed::cache::writes(ctx.repo.config_string("kardwt.cacheWrite"));
+    let writes = crate::seed::cache_writes(ctx.repo.config_string("kardwt.cacheWrite"));
     let deadline = Instant::now() + Duration::from_secs(15);
-    let answered = crate::seed::cache::remote_answers(&remote, deadline);
+    let answered = crate::seed::cache_remote_answers(&remote, deadline);
     let ok = answered.is_ok();
     let detail = match answered {
         Ok(at) => format!("{at} answers"),

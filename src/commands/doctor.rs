@@ -58,7 +58,7 @@ pub(crate) fn run(ctx: &Context, args: &DoctorArgs, out: &mut dyn Write) -> Resu
                 .and_then(|p| p.cache_remote.as_ref());
             if let Some(remote) = remote {
                 let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
-                findings.push(match crate::seed::cache::remote_answers(remote, deadline) {
+                findings.push(match crate::seed::cache_remote_answers(remote, deadline) {
                     Ok(at) => finding("prepare.cache_remote", true, format!("{at} answers"), None),
                     Err(why) => finding(
                         "prepare.cache_remote",
@@ -69,9 +69,8 @@ pub(crate) fn run(ctx: &Context, args: &DoctorArgs, out: &mut dyn Write) -> Resu
                         ),
                     ),
                 });
-                let writes =
-                    crate::seed::cache::writes(ctx.repo.config_string("kardwt.cacheWrite"));
-                findings.push(match crate::seed::cache::signers(writes) {
+                let writes = crate::seed::cache_writes(ctx.repo.config_string("kardwt.cacheWrite"));
+                findings.push(match crate::seed::cache_signers(writes) {
                     Ok(who) => finding("prepare.cache_remote signers", true, who, None),
                     Err(why) => finding(
                         "prepare.cache_remote signers",
@@ -365,7 +364,7 @@ fn worktree_findings(ctx: &Context, entries: &[verify::Entry], findings: &mut Ve
         let Some(path) = e.linked.path.clone() else {
             continue;
         };
-        let at = crate::git::repo::absolutize_keep_last(&path);
+        let at = crate::git::absolutize_keep_last(&path);
         let report = verify::verify_resolved(&ctx.repo, &index, at, None);
         let p = crate::ground::quote::sh_path(&path);
         let (ok, detail, fix) = match (report.verdict, report.state()) {

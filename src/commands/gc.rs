@@ -65,8 +65,8 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
         crate::gc::apply(ctx, &rules.config, &entries, &mut candidates, again)?;
     }
     // The prepare cache's entries, those beyond the bound dropped with --apply.
-    let bound = crate::seed::cache::bound(&rules.config);
-    let cache = crate::seed::cache::Tidy::run(&ctx.repo.common_dir, bound, args.apply);
+    let bound = crate::seed::cache_bound(&rules.config);
+    let cache = crate::seed::CacheTidy::run(&ctx.repo.common_dir, bound, args.apply);
     // The temporary files killed writes left, removed with --apply.
     let admins: Vec<_> = entries.iter().map(|e| e.linked.admin.clone()).collect();
     let mut temporaries = crate::state::Cards::at(&ctx.repo.common_dir).dead_temporaries(&admins);
@@ -281,7 +281,7 @@ struct GcJson<'a> {
     offline: &'a [LastFetch],
     candidates: &'a [Candidate],
     kept: &'a [Kept],
-    prepare_cache: &'a crate::seed::cache::Tidy,
+    prepare_cache: &'a crate::seed::CacheTidy,
     /// Temporary files killed writes left: removed when applied.
     temporaries: &'a [std::path::PathBuf],
     /// Trees removals moved aside and a kill kept from being deleted: deleted when applied.

@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use crate::cli::{GuardArgs, GuardFormat};
 use crate::context::Disk;
-use crate::git::repo;
+use crate::git;
 use crate::guard::{self, Denial};
 
 /// Payloads larger than this are cut off, so they do not parse: silence. A 1 MiB command
@@ -27,7 +27,7 @@ pub(crate) fn run(args: &GuardArgs, out: &mut dyn Write) -> Result<i32> {
         return Ok(0);
     };
     let cwd = match args.cwd.clone().or(payload_cwd) {
-        Some(dir) => repo::absolutize(&dir),
+        Some(dir) => git::absolutize(&dir),
         None => match std::env::current_dir() {
             Ok(dir) => dir,
             Err(_) => return Ok(0),

@@ -19,7 +19,7 @@ use crate::ground::error::{code_or, Code, Fail, Kind};
 use crate::lifecycle::ADD_MARKER;
 use crate::seed::{self, Prep};
 use crate::state::{Origin, Reason};
-use crate::{git::repo, verify};
+use crate::{git, verify};
 
 /// Is `oid` git's null object id (all zeros, SHA-1 or SHA-256)?
 pub fn is_null_oid(oid: &str) -> bool {
@@ -53,11 +53,11 @@ pub fn post_checkout(global: crate::cli::GlobalArgs, args: &PostCheckoutArgs) ->
             Duration::ZERO,
         )
     };
-    if std::env::var_os(ADD_MARKER).is_some_and(|t| repo::absolutize(Path::new(&t)) == path) {
+    if std::env::var_os(ADD_MARKER).is_some_and(|t| git::absolutize(Path::new(&t)) == path) {
         noop("inside git kardwt add");
         return Ok(0);
     }
-    let Some(admin) = repo::read_dot_git(&path).and_then(|a| std::fs::canonicalize(a).ok()) else {
+    let Some(admin) = git::read_dot_git(&path).and_then(|a| std::fs::canonicalize(a).ok()) else {
         return Ok(0);
     };
     if !matches!(
@@ -67,7 +67,7 @@ pub fn post_checkout(global: crate::cli::GlobalArgs, args: &PostCheckoutArgs) ->
         noop("already recorded");
         return Ok(0);
     }
-    let head = repo::read_head(&admin);
+    let head = git::read_head(&admin);
     if let Some(why) = head.as_ref().and_then(not_a_card_branch) {
         aside(&why);
         return Ok(0);
@@ -87,7 +87,7 @@ fn clone_elsewhere() -> bool {
     let Ok(cwd) = std::env::current_dir().and_then(std::fs::canonicalize) else {
         return false;
     };
-    let named = repo::read_dot_git(&cwd).and_then(|d| std::fs::canonicalize(d).ok());
+    let named = git::read_dot_git(&cwd).and_then(|d| std::fs::canonicalize(d).ok());
     let given = std::fs::canonicalize(cwd.join(git_dir)).ok();
     match named.zip(given) {
         Some((named, given)) if named == given && !given.join("commondir").exists() => {
@@ -100,8 +100,8 @@ fn clone_elsewhere() -> bool {
 
 /// Why a worktree on `head` is none of kardwt's business, if it is not: its branch is under
 /// `card/` but names no valid card id (`card/ui/login`), so it cannot be that card's tree.
-fn not_a_card_branch(head: &repo::Head) -> Option<String> {
-    let repo::Head::Branch(branch) = head else {
+fn not_a_card_branch(head: &git::Head) -> Option<String> {
+    let git::Head::Branch(branch) = head else {
         return None;
     };
     let id = branch.strip_prefix("card/")?;
@@ -115,7 +115,7 @@ fn seed_new_worktree(
     ctx: &Context,
     path: &Path,
     admin: &Path,
-    head: Option<repo::Head>,
+    head: Option<git::Head>,
 ) -> Result<()> {
     let started = Instant::now();
     let (retry, branch) = retry_command(path, head.as_ref());
@@ -281,16 +281,14 @@ fn seeded_line(ctx: &Context, card: &str, path: &Path, prepared: bool, took: Dur
 
 /// The command that creates the removed tree again now that its branch exists (a retry of
 /// the identical `git worktree add -b` would fail), and that branch (`None`: detached).
-fn retry_command(path: &Path, head: Option<&repo::Head>) -> (String, Option<String>) {
+fn retry_command(path: &Path, head: Option<&git::Head>) -> (String, Option<String>) {
     let path = shell_word(&path.display().to_string());
     match head {
-        Some(repo::Head::Branch(b)) => (
+        Some(git::Head::Branch(b)) => (
             format!("git worktree add {path} {}", shell_word(b)),
             Some(b.clone()),
         ),
-        Some(repo::Head::Detached(oid)) => {
-            (format!("git worktree add --detach {path} {oid}"), None)
-        }
+        Some(git::Head::Detached(oid)) => (format!("git worktree add --detach {path} {oid}"), None),
         None => (format!("git worktree add {path}"), None),
     }
 }
@@ -302,7 +300,7 @@ fn shell_word(word: &str) -> String {
 
 /// Why the hook refuses to record the new worktree as `rec`, if it does.
 fn refusal(
-    repo: &repo::Repo,
+    repo: &git::Repo,
     entries: &[verify::Entry],
     admin: &Path,
     rec: &crate::state::Record,
@@ -419,7 +417,7 @@ impl Kind for Refusal {
 mod tests {
     #[test]
     fn retry_commands_name_the_kept_branch_or_the_commit() {
-        use crate::git::repo::Head;
+        use crate::git::Head;
         let p = std::path::Path::new("/w/d/card-7");
         let b = Head::Branch("feature/card-7".into());
         assert_eq!(

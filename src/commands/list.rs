@@ -22,7 +22,7 @@ pub(crate) fn run(ctx: &Context, args: &ListArgs, out: &mut dyn Write) -> Result
     // Every worktree is judged against the same entries: look them up through maps built once,
     // and resolve the directory most worktrees share once, so many trees stay fast.
     let index = verify::Index::mapped(&entries);
-    let mut parents = crate::git::repo::Parents::default();
+    let mut parents = crate::git::Parents::default();
     let reports: Vec<Report> = entries
         .iter()
         .map(|e| match &e.linked.path {
@@ -165,7 +165,7 @@ fn prunable(e: &verify::Entry, path: std::path::PathBuf) -> Report {
         checks: Vec::new(),
         record,
         admin: Some(e.linked.admin.clone()),
-        head: crate::git::repo::read_head(&e.linked.admin),
+        head: crate::git::read_head(&e.linked.admin),
         locked: e.linked.locked,
     }
 }

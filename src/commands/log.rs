@@ -11,7 +11,7 @@ use crate::context::Context;
 use crate::ground::card::CardId;
 
 pub(crate) fn run(ctx: &Context, args: &LogArgs, out: &mut dyn Write) -> Result<i32> {
-    let card = args.card.as_deref().map(CardId::parse).transpose()?;
+    let card = args.card.clone();
     let crate::state::EventLog {
         mut events,
         warnings,

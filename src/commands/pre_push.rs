@@ -22,12 +22,13 @@ use anyhow::{Context as _, Result};
 use crate::cli::PrePushArgs;
 use crate::context::Context;
 use crate::git;
-use crate::git::push::{self, says, Entry, RefUpdate, Resolved, Sent};
 use crate::ground::error::{Code, Fail, Kind};
 use crate::state::Loaded;
 use crate::verify::{self, Verdict};
 
+mod push;
 mod sent;
+use push::{says, Entry, RefUpdate, Resolved, Sent};
 use sent::{pushed_entries, remote_tips, sent_objects, tracking_remote};
 
 /// Why a push is refused, and what to do instead.
@@ -266,7 +267,7 @@ impl Check<'_> {
         let envs: Vec<&&Entry> = sent
             .brought
             .iter()
-            .filter(|e| push::is_env_name(push::basename(&e.path), self.ignorecase))
+            .filter(|e| git::is_env_name(push::basename(&e.path), self.ignorecase))
             .collect();
         let paths: BTreeSet<&[u8]> = envs.iter().map(|e| &e.path[..]).collect();
         let hit = git::ignored_paths(self.here, &paths.into_iter().collect::<Vec<_>>(), true)?;
@@ -389,7 +390,7 @@ impl Check<'_> {
             .with_context(|| format!("could not read {}", base.display()))?;
         for entry in dir.filter_map(|e| e.ok()) {
             let name = entry.file_name().into_vec();
-            if !push::is_env_name(&name, self.ignorecase) {
+            if !git::is_env_name(&name, self.ignorecase) {
                 continue;
             }
             let path = entry.path();
@@ -407,7 +408,7 @@ impl Check<'_> {
                         .to_string(),
                 )
             };
-            let ids = vec![hash(&data)?, hash(&push::crlf_to_lf(&data))?];
+            let ids = vec![hash(&data)?, hash(&git::crlf_to_lf(&data))?];
             files.push((name, ids));
         }
         let ids = || files.iter().flat_map(|(_, ids)| ids);
@@ -468,7 +469,7 @@ impl Check<'_> {
         }
         let input: Vec<u8> = oids.iter().flat_map(|o| o.bytes().chain([b'\n'])).collect();
         let raw = git::cat_file_batch(&self.ctx.repo.base, input)?;
-        let targets = push::parse_batch(&raw);
+        let targets = git::parse_batch(&raw);
         for (commit, links) in &trees {
             let map: BTreeMap<Vec<u8>, Vec<u8>> = links
                 .iter()

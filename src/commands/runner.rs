@@ -19,7 +19,7 @@ use serde::Deserialize;
 
 use crate::cli::{ClaudeCommand, GlobalArgs};
 use crate::context::Context;
-use crate::git::repo;
+use crate::git;
 use crate::ground::card::CardId;
 use crate::ground::error::{self, Code, Fail, Kind};
 use crate::guard::shell_quote;
@@ -92,13 +92,16 @@ fn create(global: GlobalArgs, out: &mut dyn Write) -> Result<i32> {
     let added = crate::lifecycle::add(
         &ctx,
         &crate::lifecycle::AddOptions {
-            card: card.to_string(),
-            ..Default::default()
+            card: card.clone(),
+            board: String::new(),
+            timeout: None,
+            quiet: false,
+            base: None,
         },
     )?;
     let path = added.record.path;
     // Claude refuses a path with `.`/`..` or passing through a symlink.
-    let canonical = repo::canonical(&path)?;
+    let canonical = git::canonical(&path)?;
     eprintln!(
         "kardwt: Claude worktree {:?} is card {card} at {}",
         p.name,
@@ -164,7 +167,7 @@ fn worktree_remove(global: GlobalArgs) -> i32 {
     let started = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
     let base_dir = p.cwd.clone().unwrap_or(started);
     // The last component unresolved: a symlink to a worktree is refused, never followed.
-    let path = repo::absolutize_keep_last(&base_dir.join(&p.worktree_path));
+    let path = git::absolutize_keep_last(&base_dir.join(&p.worktree_path));
     if let Ok(target) = std::fs::read_link(&path) {
         eprintln!(
             "kardwt: refused {}: it is a symbolic link (to {}), not a worktree; nothing was removed",
@@ -372,7 +375,7 @@ fn remove(ctx: &Context, path: &Path) -> Result<Disposal> {
 /// rule, so a branch with commits of its own is kept and named). A branch kardwt did not
 /// create (a hook-recorded tree on the user's branch) is never deleted here.
 fn remove_clean(ctx: &Context, report: &verify::Report, rec: &Record) -> Result<Disposal> {
-    let own_branch = CardId::parse(&rec.card).is_ok_and(|c| c.branch() == rec.branch);
+    let own_branch = rec.card.branch() == rec.branch;
     let opts = crate::lifecycle::RemoveOptions {
         force: false,
         delete_branch: own_branch,

@@ -3,7 +3,7 @@
 //! the committed files work on every teammate's machine; with `--user`, set the user's own
 //! `alias.kardwt` to this binary, so that a runner whose hooks get a PATH without
 //! `git-kardwt` still reaches it; then say on stderr what the user must still do. What to write
-//! is decided in [`crate::install::runner_files`] (pure); this file reads, prints or writes.
+//! is decided in [`crate::install`] (pure); this file reads, prints or writes.
 //!
 //! Invariants: nothing is written when any file cannot be merged (all or nothing), with
 //! `--print`, or when a file already holds what it should (a second run changes nothing);
@@ -20,7 +20,7 @@ use crate::cli::{RunnerInstallArgs, RunnerKind};
 use crate::context::Context;
 use crate::git;
 use crate::ground::error::{Code, Fail, Kind};
-use crate::install::runner_files::{self as rc, MergeError, Planned};
+use crate::install::{self as rc, MergeError, Planned};
 
 const CODEX_SETUP: &str = include_str!("../../githooks/runners/codex/setup.sh");
 const CODEX_CLEANUP: &str = include_str!("../../githooks/runners/codex/cleanup.sh");

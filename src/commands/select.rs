@@ -8,14 +8,13 @@ use anyhow::Result;
 
 use crate::cli::SelectArgs;
 use crate::context::Context;
-use crate::git::repo::Head;
-use crate::ground::card::CardId;
+use crate::git::Head;
 use crate::ground::error::{Code, Fail, Kind};
 use crate::state::State;
 use crate::verify::{self, Verdict};
 
 pub(crate) fn run(ctx: &Context, args: &SelectArgs, out: &mut dyn Write) -> Result<i32> {
-    let card = CardId::parse(&args.card)?;
+    let card = args.card.clone();
     if !args.existing_or_base {
         return Err(Fail::from(Refusal::NoFallback).into());
     }

@@ -43,7 +43,7 @@ impl Kind for Nothing {
 
 pub fn run(ctx: &Context, args: &TrustArgs, out: &mut dyn Write) -> Result<i32> {
     if args.public_key {
-        writeln!(out, "{}", crate::seed::cache::signing_key()?)?;
+        writeln!(out, "{}", crate::seed::signing_key()?)?;
         return Ok(0);
     }
     if let Some(key) = &args.signer {
@@ -112,7 +112,7 @@ pub fn run(ctx: &Context, args: &TrustArgs, out: &mut dyn Write) -> Result<i32> 
 
 /// Trust the shared prepare cache's signer `key`: what was done, and where it is kept.
 fn signer(key: &str, dry_run: bool, out: &mut dyn Write) -> Result<i32> {
-    let (already, path) = crate::seed::cache::trust_signer(key, dry_run)?;
+    let (already, path) = crate::seed::trust_signer(key, dry_run)?;
     let key = key.trim();
     match (already, dry_run) {
         (true, _) => writeln!(out, "already trusted: signer {key}")?,

@@ -11,8 +11,7 @@ use crate::verify;
 pub(crate) fn run(ctx: &Context, args: &VerifyArgs, out: &mut dyn Write) -> Result<i32> {
     // Only the worktree's own record and its card's claim are read, not every record.
     let entries = match &args.target.card {
-        Some(c) => {
-            let card = crate::ground::card::CardId::parse(c)?;
+        Some(card) => {
             let default = ctx.root().join(card.dir_name());
             verify::scan_card(&ctx.repo, card.as_str(), &default)?
         }

@@ -9,7 +9,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use crate::git::repo::{self, Repo};
+use crate::git::{self, Repo};
 use crate::guard::{self, Managed, World};
 use crate::state::Loaded;
 use crate::verify::{self, Verdict};
@@ -276,13 +276,13 @@ impl Disk {
         if !meta.is_dir() {
             return None;
         }
-        let admin = repo::read_dot_git(local)?;
+        let admin = git::read_dot_git(local)?;
         let (parent, id) = (admin.parent()?.to_path_buf(), admin.file_name()?);
         let cached = self.by_admin_parent.borrow().get(&parent).cloned();
         let known = match cached {
             Some(known) => known,
             None => {
-                let known = Repo::discover(&repo::absolutize(path))
+                let known = Repo::discover(&git::absolutize(path))
                     .ok()
                     .map(|repo| self.load(repo));
                 self.by_admin_parent

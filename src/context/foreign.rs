@@ -16,9 +16,9 @@ use crate::state::{Record, State};
 pub(crate) fn derive_card(
     entries: &[crate::verify::Entry],
     admin: &Path,
-    head: Option<&crate::git::repo::Head>,
+    head: Option<&crate::git::Head>,
 ) -> CardId {
-    if let Some(crate::git::repo::Head::Branch(b)) = head {
+    if let Some(crate::git::Head::Branch(b)) = head {
         if let Some(card) = CardId::from_branch(b) {
             return card;
         }
@@ -49,7 +49,7 @@ pub(super) const REMOTE_ASK_SECS: u64 = 20;
 /// when the remote's branch is not known locally. An empty ref means all of these failed:
 /// [`empty_base_why`] says so.
 pub(crate) fn recorded_base(
-    repo: &crate::git::repo::Repo,
+    repo: &crate::git::Repo,
     cfg: &Config,
     worktree: &Path,
     deadline: Instant,
@@ -111,7 +111,7 @@ pub(crate) fn outside_record(
     cfg: &Config,
     card: &CardId,
     path: &Path,
-    head: Option<&crate::git::repo::Head>,
+    head: Option<&crate::git::Head>,
     origin: crate::state::Origin,
     reason: crate::state::Reason,
 ) -> Record {
@@ -122,9 +122,9 @@ pub(crate) fn outside_record(
         path,
         crate::context::after(Instant::now(), ask),
     );
-    let now = crate::sys::time::now();
+    let now = crate::sys::now();
     let branch = match head {
-        Some(crate::git::repo::Head::Branch(b)) => b.clone(),
+        Some(crate::git::Head::Branch(b)) => b.clone(),
         _ => String::new(),
     };
     Record {

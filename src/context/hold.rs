@@ -22,7 +22,7 @@ pub(crate) fn after(from: Instant, secs: u64) -> Instant {
 /// A card's lock, taken, and what the worktrees look like under it.
 pub(crate) struct Locked {
     /// Held until this value is dropped.
-    pub card_lock: crate::sys::lock::Held,
+    pub card_lock: crate::sys::Held,
     /// The worktrees, scanned after the lock was taken.
     pub entries: Vec<crate::verify::Entry>,
     /// The target, verified after the lock was taken: its record is the one on disk now.
@@ -43,7 +43,7 @@ pub(crate) fn lock_and_verify(
     holder: &str,
     path: impl FnOnce(&[crate::verify::Entry]) -> Result<PathBuf>,
 ) -> Result<Locked> {
-    let card_lock = crate::sys::lock::take_card(&ctx.repo.common_dir, card, deadline, holder)?;
+    let card_lock = crate::sys::take_card_lock(&ctx.repo.common_dir, card, deadline, holder)?;
     let entries = crate::verify::scan(&ctx.repo)?;
     let path = path(&entries)?;
     let report = crate::verify::verify(&ctx.repo, &entries, &path, asked);
@@ -65,8 +65,8 @@ pub fn lock_and_scan(
     narrow: bool,
     deadline: Instant,
     holder: &str,
-) -> Result<(crate::sys::lock::Held, Vec<crate::verify::Entry>)> {
-    let card_lock = crate::sys::lock::take_card(&ctx.repo.common_dir, card, deadline, holder)?;
+) -> Result<(crate::sys::Held, Vec<crate::verify::Entry>)> {
+    let card_lock = crate::sys::take_card_lock(&ctx.repo.common_dir, card, deadline, holder)?;
     let entries = match narrow {
         true => crate::verify::scan_path_card(&ctx.repo, path, Some(card.as_str()))?,
         false => crate::verify::scan(&ctx.repo)?,
@@ -139,7 +139,7 @@ pub(crate) fn undo_worktree(
 /// Is the worktree at `path` locked (`git worktree lock`, `add --lock`, or git's own
 /// `initializing`): its admin dir, as its `.git` file names it, holds a `locked` file?
 pub(super) fn is_locked(path: &Path) -> bool {
-    crate::git::repo::read_dot_git(path).is_some_and(|admin| admin.join("locked").exists())
+    crate::git::read_dot_git(path).is_some_and(|admin| admin.join("locked").exists())
 }
 
 /// The command that removes the worktree at `path` by hand, discarding what it holds, as git
@@ -156,7 +156,7 @@ pub(crate) fn manual_removal(path: &Path) -> String {
 /// `git worktree remove --force P`, run from the base under the repository lock; the error
 /// is git's refusal, capped.
 pub(crate) fn remove_worktree_forced(
-    lock: &crate::sys::lock::RepoLock,
+    lock: &crate::sys::RepoLock,
     base: &Path,
     path: &Path,
 ) -> Result<(), RemovalError> {
@@ -166,7 +166,7 @@ pub(crate) fn remove_worktree_forced(
 /// `git worktree remove --force --force P`: also a tree git still holds locked `initializing`
 /// (a `git worktree add` killed mid-checkout). Only for a tree kardwt knows it created.
 pub(crate) fn remove_half_made(
-    lock: &crate::sys::lock::RepoLock,
+    lock: &crate::sys::RepoLock,
     base: &Path,
     path: &Path,
 ) -> Result<(), RemovalError> {
@@ -175,7 +175,7 @@ pub(crate) fn remove_half_made(
 
 /// `git worktree remove` with `force`; the error is git's refusal, capped at 120 characters.
 fn remove_worktree(
-    lock: &crate::sys::lock::RepoLock,
+    lock: &crate::sys::RepoLock,
     base: &Path,
     path: &Path,
     force: git::Force,
@@ -199,14 +199,14 @@ pub(crate) fn stopped_releasing(
     rec: &mut crate::state::Record,
     admin: &Path,
     path: &Path,
-    sig: crate::sys::signals::Signal,
+    sig: crate::sys::Signal,
     during: &str,
 ) -> crate::ground::error::Fail {
     rec.state = crate::state::State::Failed;
     rec.reason = crate::state::Reason::Remove;
-    rec.updated_at = crate::sys::time::now();
+    rec.updated_at = crate::sys::now();
     let recorded = crate::state::write(admin, rec).is_ok();
-    let stopped = crate::sys::signals::stopped(sig, during);
+    let stopped = crate::sys::stopped(sig, during);
     crate::state::Cards::at(&ctx.repo.common_dir).log(
         crate::state::EventKind::Failed,
         &rec.card,

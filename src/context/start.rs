@@ -6,7 +6,7 @@ use anyhow::{Context as _, Result};
 
 use crate::cli::{GlobalArgs, Target};
 use crate::config::{self, Config};
-use crate::git::repo::{self, Layout, Repo};
+use crate::git::{self, Layout, Repo};
 use crate::ground::card::CardId;
 use crate::ground::error::{Code, Fail, Kind};
 use crate::verify::{self, Entry};
@@ -50,7 +50,7 @@ impl Context {
             (Ok(repo), _) => repo,
             (Err(err), None) => return Err(err),
             (Err(err), Some(p)) => {
-                let abs = repo::absolutize(&cwd.join(p));
+                let abs = git::absolutize(&cwd.join(p));
                 // The nearest existing directory: the path itself may be gone (prunable).
                 match abs.ancestors().find(|a| a.is_dir()) {
                     Some(dir) => Repo::discover(dir)?,
@@ -72,13 +72,13 @@ impl Context {
 
     /// A path given on the command line, absolute against the caller's directory.
     pub(crate) fn resolve_cli_path(&self, p: &Path) -> PathBuf {
-        repo::absolutize(&self.cwd.join(p))
+        git::absolutize(&self.cwd.join(p))
     }
 
     /// A path from git config, relative ones against the base (the project directory in the
     /// bare layout).
     fn resolve_config_path(&self, p: &str) -> PathBuf {
-        repo::absolutize(&self.repo.project_dir().join(p))
+        git::absolutize(&self.repo.project_dir().join(p))
     }
 
     /// The worktree root: `--root`, else `kardwt.root`, else `<base>.worktrees`
@@ -298,12 +298,11 @@ impl Context {
         target: &Target,
     ) -> Result<(PathBuf, Option<CardId>)> {
         if let Some(card) = &target.card {
-            let card = CardId::parse(card)?;
-            return Ok((self.card_path(entries, &card)?, Some(card)));
+            return Ok((self.card_path(entries, card)?, Some(card.clone())));
         }
         if let Some(p) = &target.path {
             // Its last component unresolved: a symlink there is refused, not followed.
-            return Ok((repo::absolutize_keep_last(&self.cwd.join(p)), None));
+            return Ok((git::absolutize_keep_last(&self.cwd.join(p)), None));
         }
         match &self.repo.current {
             Some(cur) => Ok((cur.clone(), None)),

@@ -11,7 +11,7 @@ use anyhow::Result;
 
 use crate::cli::GlobalArgs;
 use crate::context::Context;
-use crate::git::{self, repo::NoRepo};
+use crate::git::{self, NoRepo};
 use crate::ground::error::Fail;
 
 /// The repository the hook `hook` acts in, or `None` where kardwt has nothing to do there

@@ -23,7 +23,7 @@ pub(crate) fn apply(
     let deadline = crate::context::after(std::time::Instant::now(), cfg.action_timeout_seconds);
     for c in candidates.iter_mut() {
         // An interrupt stops gc between trees; the one in hand rolls back itself.
-        crate::sys::signals::check("during gc --apply, before its next tree")?;
+        crate::sys::check_signal("during gc --apply, before its next tree")?;
         c.outcome = Some(collect(
             ctx,
             cfg,

@@ -18,7 +18,7 @@ use serde::Serialize;
 use crate::config::Config;
 use crate::context::Context;
 use crate::gc::collectable::Judgement;
-use crate::git::branch_loss::History;
+use crate::git::History;
 use crate::{gc::collectable, git};
 
 /// Where the branches gc looks at live.
@@ -227,7 +227,7 @@ fn delete(
         .collect();
     let history = history(dir, &judged);
     for c in candidates.iter_mut() {
-        crate::sys::signals::check("during gc --branches --apply, before its next branch")?;
+        crate::sys::check_signal("during gc --branches --apply, before its next branch")?;
         let full = format!("refs/heads/{}", c.branch);
         let now = git::ref_commit(dir, &full);
         let again = match now.as_deref() {

@@ -10,7 +10,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use crate::git;
-use crate::git::repo::{Head, Repo};
+use crate::git::{Head, Repo};
 use crate::state::{Loaded, Record, State};
 use crate::verify::Entry;
 
@@ -114,7 +114,7 @@ impl OnRemotes {
                 if e.linked.locked || e.linked.prunable {
                     return None;
                 }
-                let oid = match git::repo::read_head(&e.linked.admin)? {
+                let oid = match git::read_head(&e.linked.admin)? {
                     Head::Detached(oid) => oid,
                     Head::Branch(b) => repo.ref_oid(&format!("refs/heads/{b}")).ok()?,
                 };
@@ -310,23 +310,23 @@ pub(super) fn idle(
     let touched = [
         mtime("logs/HEAD"),
         reflog_last_time(&reflog),
-        crate::sys::time::parse_rfc3339(&rec.updated_at),
+        crate::sys::parse_rfc3339(&rec.updated_at),
     ]
     .into_iter()
     .flatten()
     .max()
     .unwrap_or(0);
-    let age = crate::sys::time::now_secs().saturating_sub(touched);
-    let shown = humantime::format_duration(std::time::Duration::from_secs(age));
+    let age = crate::sys::now_secs().saturating_sub(touched);
+    let shown = spelled(age);
     if age < idle_for.as_secs() {
         return Keep(format!(
             "touched {shown} ago, less than --idle {}",
-            humantime::format_duration(idle_for)
+            spelled(idle_for.as_secs())
         ));
     }
     Collect(format!(
         "idle: no commit of its own and untouched for {shown} (since {})",
-        crate::sys::time::rfc3339(touched)
+        crate::sys::rfc3339(touched)
     ))
 }
 
@@ -371,7 +371,7 @@ pub(super) fn fetched_ago(common_dir: &Path, tracking: &str) -> Option<u64> {
         .and_then(|m| m.duration_since(std::time::UNIX_EPOCH).ok())
         .map(|d| d.as_secs());
     let when = moved.into_iter().chain(fetched).max()?;
-    Some(crate::sys::time::now_secs().saturating_sub(when))
+    Some(crate::sys::now_secs().saturating_sub(when))
 }
 
 /// The time (Unix seconds) of a reflog's last entry (pure): each line is
@@ -382,6 +382,26 @@ pub(super) fn reflog_last_time(reflog: &str) -> Option<u64> {
     let mut words = head.rsplit(' ');
     words.next()?; // the zone
     words.next()?.parse().ok()
+}
+
+/// A length of time whole, in words (pure): `3 days 1 second`, `36 hours`, `0 seconds`.
+fn spelled(secs: u64) -> String {
+    let parts = [
+        (secs / 86_400, "day"),
+        (secs % 86_400 / 3600, "hour"),
+        (secs % 3600 / 60, "minute"),
+        (secs % 60, "second"),
+    ];
+    let said: Vec<String> = parts
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, unit)| format!("{n} {unit}{}", if *n == 1 { "" } else { "s" }))
+        .collect();
+    if said.is_empty() {
+        "0 seconds".to_owned()
+    } else {
+        said.join(" ")
+    }
 }
 
 /// An age in its largest whole unit, as a person says it (pure): `40 seconds`, `1 minute`,
@@ -427,7 +447,7 @@ fn short(oid: &str) -> &str {
 
 #[cfg(test)]
 mod tests {
-    use super::{coarse, commits_made_here, reflog_last_time};
+    use super::{coarse, commits_made_here, reflog_last_time, spelled};
 
     #[test]
     fn last_reflog_time_and_coarse_ages() {
@@ -443,6 +463,15 @@ mod tests {
         assert_eq!(coarse(61), "1 minute");
         assert_eq!(coarse(7300), "2 hours");
         assert_eq!(coarse(3 * 86_400 + 5), "3 days");
+    }
+
+    #[test]
+    fn lengths_of_time_are_spelled_whole_with_spaces() {
+        assert_eq!(spelled(0), "0 seconds");
+        assert_eq!(spelled(1), "1 second");
+        assert_eq!(spelled(2 * 86_400), "2 days");
+        assert_eq!(spelled(3 * 86_400 + 1), "3 days 1 second");
+        assert_eq!(spelled(36 * 3600 + 120), "1 day 12 hours 2 minutes");
     }
 
     const A: &str = "1111111111111111111111111111111111111111";

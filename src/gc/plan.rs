@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use crate::context::Context;
 use crate::gc::collectable::{self, Judgement::Collect, Judgement::Keep};
-use crate::git::repo::absolutize_keep_last;
+use crate::git::absolutize_keep_last;
 use crate::lifecycle::{Processes, Unremovable};
 use crate::state::{Claim, Orphan};
 use crate::state::{Loaded, State};
@@ -222,8 +222,8 @@ pub(crate) fn plan(
                 }
             },
             State::Failed | State::Preparing | State::Released if policy.include_failed => {
-                let age = crate::sys::time::parse_rfc3339(&rec.updated_at)
-                    .map(|t| crate::sys::time::now_secs().saturating_sub(t));
+                let age = crate::sys::parse_rfc3339(&rec.updated_at)
+                    .map(|t| crate::sys::now_secs().saturating_sub(t));
                 if age.is_none_or(|a| a < policy.older_than.as_secs()) {
                     kept.push(keep(
                         format!(

@@ -141,7 +141,7 @@ fn local_env_vars() -> &'static [String] {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        let output = crate::sys::child::start(&mut cmd, Vec::new(), "git")
+        let output = crate::sys::start_child(&mut cmd, Vec::new(), "git")
             .ok()
             .and_then(|child| child.capture(None).ok().flatten());
         let args: Vec<OsString> = vec!["rev-parse".into(), "--local-env-vars".into()];
@@ -302,7 +302,7 @@ impl<'a> Call<'a> {
         if self.own_group {
             std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         }
-        let mut child = crate::sys::child::start(&mut cmd, self.stdin.unwrap_or_default(), "git")?;
+        let mut child = crate::sys::start_child(&mut cmd, self.stdin.unwrap_or_default(), "git")?;
         if self.own_group {
             child = child.leads_group();
         }
@@ -311,7 +311,7 @@ impl<'a> Call<'a> {
             .with_context(|| format!("`git {}` did not complete", shown(&self.args)))?;
         let Some(out) = captured else {
             trace(Some(self.dir), &self.args, started, None);
-            return Err(Fail::from(crate::sys::time::Overran {
+            return Err(Fail::from(crate::sys::Overran {
                 during: "while git ran".into(),
             })
             .into());

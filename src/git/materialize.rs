@@ -339,7 +339,7 @@ pub(crate) fn check_out(tree: &Path, planned: Planned, deadline: Instant) -> Res
     })
     .map_err(|why| anyhow::anyhow!("checking out {} failed: {why}", tree.display()))?;
     if stop.load(Ordering::Relaxed) {
-        let why = match crate::sys::signals::caught() {
+        let why = match crate::sys::caught_signal() {
             Some(sig) => sig.name().to_owned(),
             None => "the action deadline passed".to_owned(),
         };
@@ -396,7 +396,7 @@ pub(crate) fn check_out(tree: &Path, planned: Planned, deadline: Instant) -> Res
 /// few milliseconds.
 fn watch(finished: Receiver<()>, stop: &AtomicBool, deadline: Instant) {
     loop {
-        if crate::sys::signals::caught().is_some() || Instant::now() >= deadline {
+        if crate::sys::caught_signal().is_some() || Instant::now() >= deadline {
             stop.store(true, Ordering::Relaxed);
             return;
         }

@@ -1,7 +1,7 @@
 //! Everything kardwt asks of git, by topic; the only place that builds git's argv and spawns
 //! `git`. Typed operations live in the topic files; every one that mutates the
 //! repository (worktree add, remove, prune, branch delete, fetch) takes a
-//! [`RepoLock`](crate::sys::lock::RepoLock), which only [`crate::sys::lock::take_repo`] creates, so
+//! [`RepoLock`](crate::sys::RepoLock), which only [`crate::sys::take_repo_lock`] creates, so
 //! holding the lock is checked by the compiler. Output parsers are pure, in [`parse`].
 //!
 //! | file | one job |
@@ -13,26 +13,32 @@
 //! | `query` | ancestry, merge bases, HEAD, refs, git paths and config, pre-push plumbing |
 //! | `remote` | fetch, ls-remote, a remote's URL, what a failure tells the user |
 //! | `parse` | git's output, parsed (pure) |
-//! | `push` | what pre-push reads on stdin, and object ids (pure) |
 //! | `repo` | locating the repository with gix: common dir, base, admin dirs |
 //! | `checkout` | whether a checkout matches its HEAD, judged in-process |
 //! | `materialize` | a new tree's plain checkout written in-process on every core |
 //! | `cache_tree` | the cache tree git's checkout primes, and the index written with it |
 mod argv;
-pub(crate) mod branch_loss;
+mod branch_loss;
 mod cache_tree;
 mod call;
-pub(crate) mod checkout;
-pub(crate) mod materialize;
-pub(crate) mod parse;
-pub(crate) mod push;
+mod checkout;
+mod materialize;
+mod parse;
 mod query;
 mod remote;
-pub(crate) mod repo;
+mod repo;
 mod worktree;
 
+pub(crate) use branch_loss::{may_delete_branch, History, MINE as CARD_BRANCHES};
 pub(crate) use call::{raw_no_replace, Output};
-pub(crate) use push::parse_batch;
+pub(crate) use checkout::{gap as checkout_gap, Follow, Gap};
+pub(crate) use materialize::check_out;
+pub(crate) use parse::{
+    crlf_to_lf, display_path, is_env_name, is_oid, parse_batch, FlaggedEntry, IndexEntry,
+    StatusEntry,
+};
+#[cfg(test)]
+pub(crate) use parse::{index_z as parse_index_z, status_z as parse_status_z};
 pub(crate) use query::{
     branches_under, cat_file_batch, cat_file_batch_check, changes_contained, common_dir_of,
     config_get, config_regexp_z, git_path, head_oid, head_reflog, is_ancestor,
@@ -44,7 +50,11 @@ pub(crate) use query::{
 pub(crate) use remote::{
     fetch_ref, ls_remote_head, ls_remote_refs, remote_failure, remote_url, symref_head,
 };
-pub(crate) use repo::PostCheckout;
+pub(crate) use repo::{
+    absolutize, absolutize_keep_last, canonical, linked_at, names_gone_admin, read_admin_gitdir,
+    read_bounded, read_dot_git, read_head, remembered_base, Head, Layout, Linked, NoRepo, Parents,
+    PostCheckout, Repo,
+};
 pub(crate) use worktree::{
     ahead_behind, branch_delete, check_ignore, check_ignore_z, checked_out_branches, flagged_z,
     hash_paths, ignored_paths, index_z, is_dirty, ls_ignored_untracked_z, status_z, worktree_add,

@@ -1,5 +1,7 @@
 //! Pure parsers of git's machine output, on bytes (names may hold any byte): never slice a
-//! line by position in a `String`.
+//! line by position in a `String`. Also object ids, `.env` names and CRLF, which the pre-push
+//! check and the seeding both read.
+use std::collections::BTreeMap;
 
 /// The `(worktree path, branch ref)` of each worktree with a branch checked out, from
 /// `git worktree list --porcelain -z` (pure): NUL-separated fields, an empty field between
@@ -209,6 +211,57 @@ pub(crate) fn display_path(bytes: &[u8]) -> String {
         }
         for b in chunk.invalid() {
             out.push_str(&format!("\\{b:03o}"));
+        }
+    }
+    out
+}
+
+/// Is `oid` a full hexadecimal object id (SHA-1 or SHA-256)?
+pub(crate) fn is_oid(oid: &str) -> bool {
+    (oid.len() == 40 || oid.len() == 64) && oid.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// Is `name` (one component) a `.env` or `.env.*` name? Compared without regard to ASCII
+/// case when `ignorecase` (git's `core.ignorecase`).
+pub(crate) fn is_env_name(name: &[u8], ignorecase: bool) -> bool {
+    let lower;
+    let name = if ignorecase {
+        lower = name.to_ascii_lowercase();
+        &lower[..]
+    } else {
+        name
+    };
+    name == b".env" || (name.starts_with(b".env.") && name.len() > b".env.".len())
+}
+
+/// `data` with every CRLF made LF (what git's text conversion commits).
+pub(crate) fn crlf_to_lf(data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(data.len());
+    for (i, b) in data.iter().enumerate() {
+        if !(*b == b'\r' && data.get(i + 1) == Some(&b'\n')) {
+            out.push(*b);
+        }
+    }
+    out
+}
+
+/// The contents `git cat-file --batch` printed, by object id (missing objects are left out).
+pub(crate) fn parse_batch(raw: &[u8]) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut rest = raw;
+    while let Some(nl) = rest.iter().position(|b| *b == b'\n') {
+        let header = String::from_utf8_lossy(&rest[..nl]).into_owned();
+        rest = &rest[nl + 1..];
+        let fields: Vec<&str> = header.split(' ').collect();
+        if let [oid, _, size] = fields.as_slice() {
+            let Ok(size) = size.parse::<usize>() else {
+                break;
+            };
+            if size > rest.len() {
+                break;
+            }
+            out.insert((*oid).to_owned(), rest[..size].to_vec());
+            rest = rest.get(size + 1..).unwrap_or_default();
         }
     }
     out

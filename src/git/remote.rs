@@ -8,7 +8,7 @@ use anyhow::Result;
 use super::argv::Argv;
 use super::call::{run, Call, Output};
 use crate::ground::error::{Code, Fail, Kind};
-use crate::sys::lock::RepoLock;
+use crate::sys::RepoLock;
 
 /// Fetch exactly `refspec` from `remote`: no tags, no pruning, no FETCH_HEAD, no submodules,
 /// no maintenance (mutates refs: under the repository lock).

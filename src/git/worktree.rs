@@ -10,7 +10,7 @@ use anyhow::Result;
 use super::argv::Argv;
 use super::call::{raw_no_replace, Call, Output};
 use super::parse;
-use crate::sys::lock::RepoLock;
+use crate::sys::RepoLock;
 
 /// How hard `git worktree remove` pushes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,6 +1,7 @@
 //! The base a new tree starts from and the `git worktree add` that makes it: fetch exactly the
 //! base `--base`, the rules or the remote's HEAD name (a branch, a tag or a commit), and check
 //! out a card's tree at it, marked so that kardwt's own post-checkout hook leaves it to the caller.
+use crate::sys;
 use std::path::Path;
 use std::time::Instant;
 
@@ -8,9 +9,9 @@ use anyhow::{Context as _, Result};
 
 use crate::config::NameError;
 use crate::config::{CheckoutMode, Config};
+use crate::git;
 use crate::ground::card::CardId;
 use crate::ground::error::{Code, Fail, Kind};
-use crate::{git, git::repo, sys::lock};
 
 /// The variable `add` sets on its own `git worktree add`, naming the target path, so that
 /// kardwt's post-checkout hook leaves that worktree to `add`.
@@ -19,13 +20,13 @@ pub(crate) const ADD_MARKER: &str = "KARDWT_ADD_TARGET";
 /// `git worktree add` of card `card`'s tree at `path`, the step `add` and `doctor --try` share:
 /// a new branch `card/<id>` at `oid`, or the kept branch as it is; `--no-checkout` in delegated
 /// mode; marked so that kardwt's post-checkout hook leaves it to the caller. A plain full
-/// checkout is written by kardwt itself ([`git::materialize`]) after a `--no-checkout` add,
+/// checkout is written by kardwt itself ([`git::check_out`]) after a `--no-checkout` add,
 /// followed by the post-checkout hooks git would have run; a failure of either is a failed
 /// `Output`, as git's own would be. With it: whether kardwt wrote the checkout itself, every
 /// file of it (then nothing need look again whether the checkout is whole).
 pub(super) fn add_worktree_at(
-    repo_lock: &lock::RepoLock,
-    repo: &repo::Repo,
+    repo_lock: &sys::RepoLock,
+    repo: &git::Repo,
     cfg: &Config,
     card: &CardId,
     path: &Path,
@@ -58,7 +59,7 @@ pub(super) fn add_worktree_at(
     let Some(planned) = planned.filter(|_| added.ok) else {
         return Ok((added, false));
     };
-    if let Err(e) = git::materialize::check_out(path, planned, deadline) {
+    if let Err(e) = git::check_out(path, planned, deadline) {
         return Ok((git::Output::failed(format!("{e:#}")), false));
     }
     Ok((added, true))
@@ -149,8 +150,8 @@ impl Asked {
 /// one that names another object), a commit only into the object store: the card's branch,
 /// made at it next, is what keeps it.
 pub(crate) fn fetch_base(
-    repo_lock: &lock::RepoLock,
-    repo: &crate::git::repo::Repo,
+    repo_lock: &sys::RepoLock,
+    repo: &crate::git::Repo,
     cfg: &Config,
     asked: Option<&Asked>,
     deadline: Instant,
@@ -177,7 +178,7 @@ pub(crate) fn fetch_base(
 /// a pull request's head: anyone who can open a request could otherwise choose the hooks that
 /// run on this machine, so such a card is prepared by the rules of the last fetched base.
 pub(super) fn fetch_for_rules(
-    repo: &repo::Repo,
+    repo: &git::Repo,
     cfg: &Config,
     asked: Option<&Asked>,
     deadline: Instant,
@@ -192,8 +193,8 @@ pub(super) fn fetch_for_rules(
 
 /// [`fetch_base`] itself: one fetch.
 fn fetch_once(
-    repo_lock: &lock::RepoLock,
-    repo: &crate::git::repo::Repo,
+    repo_lock: &sys::RepoLock,
+    repo: &crate::git::Repo,
     cfg: &Config,
     asked: Option<&Asked>,
     deadline: Instant,

@@ -1,11 +1,11 @@
 //! What removal does with a card's branch: kept unless `--delete-branch`, and then deleted only
 //! when merged into the recorded base (or `--force`) and no commit on it or named by its reflog
-//! would be lost ([`crate::git::branch_loss`], the decision `gc --branches` uses too).
+//! would be lost ([`crate::git::may_delete_branch`], the decision `gc --branches` uses too).
 use crate::context::Context;
 use crate::git;
 use crate::lifecycle::step::Step;
 use crate::state::Record;
-use crate::sys::lock;
+use crate::sys;
 
 /// What removal was asked to do with the card's branch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,7 +21,7 @@ pub enum BranchAsked {
 /// Delete the branch when asked, merged into the recorded base (or forced), and nothing on it
 /// would be lost; otherwise keep it, saying why and how to delete it by hand.
 pub fn branch_step(
-    repo_lock: &lock::RepoLock,
+    repo_lock: &sys::RepoLock,
     ctx: &Context,
     rec: &Record,
     asked: BranchAsked,
@@ -55,7 +55,7 @@ pub fn branch_step(
     let base = base
         .as_ref()
         .map(|(oid, name)| (oid.as_str(), name.as_str()));
-    if let Err(lose) = git::branch_loss::may_delete_branch(dir, base, branch) {
+    if let Err(lose) = git::may_delete_branch(dir, base, branch) {
         let quoted = crate::ground::quote::sh_path(dir);
         return step(
             false,
@@ -83,7 +83,7 @@ fn base_of(ctx: &Context, rec: &Record) -> Option<(String, String)> {
         .base_ref
         .starts_with("refs/")
         .then(|| rec.base_ref.clone())
-        .filter(|r| !r.starts_with(&format!("refs/heads/{}", git::branch_loss::MINE)));
+        .filter(|r| !r.starts_with(&format!("refs/heads/{}", git::CARD_BRANCHES)));
     tracking.into_iter().chain(own).find_map(|r| {
         let oid = git::ref_commit(&ctx.repo.base, &r)?;
         let name = r

@@ -3,6 +3,7 @@
 //! lock, record it and run the seeding pipeline. Never touches the base's HEAD, index or files,
 //! and never changes a directory it did not create. `git kardwt add` and the runner commands
 //! call [`add`].
+use crate::sys;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -10,12 +11,12 @@ use anyhow::{Context as _, Result};
 
 use crate::config::{CheckoutMode, Config};
 use crate::context::Context;
+use crate::git;
 use crate::ground::card::CardId;
 use crate::ground::error::Fail;
 use crate::seed::{self, Prep};
 use crate::state::{Reason, Record, State};
 use crate::verify::{self, Verdict};
-use crate::{git::repo, sys::lock};
 
 mod refusal;
 mod unrecorded;
@@ -24,10 +25,9 @@ use refusal::Leftover;
 pub(super) use refusal::Refusal;
 
 /// What `add` is asked to do: the library form of `git kardwt add`'s arguments.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub(crate) struct AddOptions {
-    /// The card id as given (validated here).
-    pub card: String,
+    pub card: CardId,
     pub board: String,
     /// The action deadline in seconds (`None`: the rules' `action_timeout_seconds`).
     pub timeout: Option<u64>,
@@ -42,7 +42,7 @@ pub(crate) struct AddOptions {
 pub(crate) struct Added {
     pub record: Record,
     /// Where the tree's HEAD really is (`None` when it cannot be read).
-    pub head: Option<repo::Head>,
+    pub head: Option<git::Head>,
     /// HEAD is not on the recorded branch: drift.
     pub drift: bool,
 }
@@ -51,7 +51,7 @@ pub(crate) struct Added {
 /// verified tree or create one from the freshly fetched base, and run the seeding pipeline.
 /// The runner commands call this directly.
 pub(crate) fn add(ctx: &Context, args: &AddOptions) -> Result<Added> {
-    let card = CardId::parse(&args.card)?;
+    let card = args.card.clone();
     // `--base`: a branch, tag or commit, checked before anything runs.
     let base = args
         .base
@@ -168,7 +168,7 @@ pub(crate) fn add(ctx: &Context, args: &AddOptions) -> Result<Added> {
     // `branch` is the recorded branch; where HEAD really is comes beside it, to show drift.
     let head = admin_of(&record.path)
         .ok()
-        .and_then(|admin| repo::read_head(&admin));
+        .and_then(|admin| git::read_head(&admin));
     let drift = verify::drifted(head.as_ref(), &record.branch);
     Ok(Added {
         record,
@@ -183,7 +183,7 @@ struct Action<'a> {
     card: &'a CardId,
     board: &'a str,
     /// The card's lock, whose file says what this `add` is doing, for whoever waits on it.
-    card_lock: &'a lock::Held,
+    card_lock: &'a sys::Held,
     /// `--base`: the branch, tag or commit to create from instead of the configured base.
     base: Option<&'a crate::lifecycle::base::Asked>,
 }
@@ -212,7 +212,7 @@ impl Action<'_> {
                 self.remove_leftover(&repo_lock, path, leftover)?;
             }
             let ports = seed::allocate_ports(self.prep.ctx, self.cfg(), self.card)?;
-            crate::sys::signals::check("before fetching the base; nothing was created")?;
+            crate::sys::check_signal("before fetching the base; nothing was created")?;
             let (base_ref, oid) = crate::lifecycle::base::fetch_base(
                 &repo_lock,
                 &self.prep.ctx.repo,
@@ -222,7 +222,7 @@ impl Action<'_> {
             )?;
             // A signal during the fetch stops here; once the tree exists, the
             // pipeline notices it and the tree is removed like any failed preparation's.
-            crate::sys::signals::check("after fetching the base; nothing was created")?;
+            crate::sys::check_signal("after fetching the base; nothing was created")?;
             // Committed helpers must be trusted for the commit the tree will hold.
             if self.cfg().helpers.from_repository.is_some() {
                 seed::check_hooks(self.prep.ctx, self.cfg(), Some(&oid))?;
@@ -314,7 +314,7 @@ impl Action<'_> {
         if run_hook || reason == Reason::Retry {
             rec.state = State::Preparing;
         }
-        rec.updated_at = crate::sys::time::now();
+        rec.updated_at = crate::sys::now();
         crate::state::write(&admin, &rec)?;
         self.card_lock
             .doing(&if run_hook || reason == Reason::Retry {
@@ -350,7 +350,7 @@ impl Action<'_> {
     /// handed out); the branch is kept. Call it under the repository lock.
     fn remove_leftover(
         &self,
-        repo_lock: &lock::RepoLock,
+        repo_lock: &sys::RepoLock,
         path: &Path,
         leftover: Leftover,
     ) -> Result<()> {
@@ -385,7 +385,7 @@ impl Action<'_> {
     /// `git worktree add` at `path`: a new branch at `oid`, or the kept branch as it is.
     fn add_worktree(
         &self,
-        repo_lock: &lock::RepoLock,
+        repo_lock: &sys::RepoLock,
         path: &Path,
         oid: &str,
     ) -> Result<(PathBuf, bool)> {
@@ -417,7 +417,7 @@ impl Action<'_> {
             };
             // The deadline stopped the checkout (kardwt's own, or git's): exit 5, as anywhere.
             if Instant::now() >= self.prep.deadline {
-                return Err(Fail::from(crate::sys::time::Overran {
+                return Err(Fail::from(crate::sys::Overran {
                     during: format!("while checking out {}{kept}", path.display()),
                 })
                 .into());
@@ -428,7 +428,7 @@ impl Action<'_> {
                 out.stderr.trim()
             );
         }
-        Ok((repo::canonical(path)?, written))
+        Ok((git::canonical(path)?, written))
     }
 }
 
@@ -444,8 +444,8 @@ fn bare_start(report: &verify::Report, common: &Path, card: &CardId) -> bool {
 /// Remove an empty directory at `path` and git's entries that name it and still say
 /// `initializing` (what `git worktree prune` would remove, were they not locked).
 fn remove_bare_start(
-    _repo_lock: &lock::RepoLock,
-    repo: &repo::Repo,
+    _repo_lock: &sys::RepoLock,
+    repo: &git::Repo,
     path: &Path,
 ) -> Result<(), crate::context::RemovalError> {
     use crate::context::RemovalError;
@@ -487,10 +487,10 @@ fn refuse_if_branch_held(
     card: &CardId,
     cfg: &Config,
 ) -> Result<()> {
-    let branch = repo::Head::Branch(card.branch());
+    let branch = git::Head::Branch(card.branch());
     for e in entries {
         if !matches!(e.record, crate::state::Loaded::Absent)
-            || repo::read_head(&e.linked.admin).as_ref() != Some(&branch)
+            || git::read_head(&e.linked.admin).as_ref() != Some(&branch)
         {
             continue;
         }
@@ -535,11 +535,11 @@ fn refuse_inside_another_tree(base: &Path, path: &Path) -> Result<()> {
 
 /// The admin dir a worktree's `.git` file names.
 fn admin_of(path: &Path) -> Result<PathBuf> {
-    let target = repo::read_dot_git(path).with_context(|| {
+    let target = git::read_dot_git(path).with_context(|| {
         format!(
             "{} has no readable .git file after git worktree add",
             path.display()
         )
     })?;
-    repo::canonical(&target)
+    git::canonical(&target)
 }

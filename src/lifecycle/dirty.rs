@@ -51,13 +51,13 @@ pub(crate) fn link_state(base: &Path, worktree: &Path, rel: &str) -> LinkState {
 }
 
 /// The paths of `git status --porcelain -z` entries, one per entry, as people read them (any
-/// byte kept, see [`git::parse::display_path`]): a rename or copy names its new path; ignored
+/// byte kept, see [`git::display_path`]): a rename or copy names its new path; ignored
 /// entries (`!!`) are not dirt (pure).
-pub(super) fn status_paths(entries: &[git::parse::StatusEntry]) -> Vec<String> {
+pub(super) fn status_paths(entries: &[git::StatusEntry]) -> Vec<String> {
     entries
         .iter()
         .filter(|e| !e.ignored())
-        .map(|e| git::parse::display_path(&e.path))
+        .map(|e| git::display_path(&e.path))
         .collect()
 }
 
@@ -134,12 +134,11 @@ fn uncommitted_paths(
     let missed = walk::unseen(worktree, &known)?;
     let mut paths = status_paths(&status);
     paths.extend(flagged::changed(worktree)?);
-    paths.extend(missed.iter().map(|p| {
-        format!(
-            "{} (git status did not list it)",
-            git::parse::display_path(p)
-        )
-    }));
+    paths.extend(
+        missed
+            .iter()
+            .map(|p| format!("{} (git status did not list it)", git::display_path(p))),
+    );
     let mut links: Vec<(String, LinkState)> = rec
         .links
         .iter()
@@ -209,7 +208,7 @@ pub(super) fn nested_tree_paths(worktree: &Path) -> Result<Vec<Vec<u8>>> {
 /// [`nested_tree_paths`], as people read them.
 pub(super) fn nested_trees(worktree: &Path) -> Result<Vec<String>> {
     let found = nested_tree_paths(worktree)?;
-    Ok(found.iter().map(|p| git::parse::display_path(p)).collect())
+    Ok(found.iter().map(|p| git::display_path(p)).collect())
 }
 
 /// One reason `git worktree remove` would refuse: the check, and what to do by hand.
@@ -287,7 +286,7 @@ fn populated_submodule(worktree: &Path, admin: &Path) -> Result<Option<String>> 
         worktree.join(rel).join(".git").symlink_metadata().is_ok()
     });
     if let Some(e) = populated {
-        return Ok(Some(git::parse::display_path(&e.path)));
+        return Ok(Some(git::display_path(&e.path)));
     }
     let modules = admin.join("modules");
     Ok(modules
@@ -303,7 +302,7 @@ mod tests {
     fn status_paths_skip_the_original_of_a_rename() {
         let z = b"R  new.txt\0old.txt\0?? scratch.txt\0 M src/lib.txt\0?? n\xff\0!! .env\0";
         assert_eq!(
-            status_paths(&git::parse::status_z(z).unwrap()),
+            status_paths(&git::parse_status_z(z).unwrap()),
             vec!["new.txt", "scratch.txt", "src/lib.txt", "n\\377"]
         );
         assert!(status_paths(&[]).is_empty());

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
-use crate::git::{self, parse::FlaggedEntry};
+use crate::git::{self, FlaggedEntry};
 
 /// The flagged entries of the index of the worktree at `worktree` whose file differs from the
 /// index, each with why, as people read them; empty when none does.
@@ -27,7 +27,7 @@ fn flagged_paths(worktree: &Path) -> Result<Vec<String>> {
     let entries = git::flagged_z(worktree)?;
     for e in &entries {
         let at = worktree.join(std::ffi::OsStr::from_bytes(&e.path));
-        let shown = git::parse::display_path(&e.path);
+        let shown = git::display_path(&e.path);
         let Ok(meta) = at.symlink_metadata() else {
             continue;
         };
@@ -71,7 +71,7 @@ fn flagged_paths(worktree: &Path) -> Result<Vec<String>> {
 fn flagged_edit(path: &[u8]) -> String {
     format!(
         "{} (changed, but marked skip-worktree or assume-unchanged, so git status hides it)",
-        git::parse::display_path(path)
+        git::display_path(path)
     )
 }
 

@@ -1,5 +1,6 @@
 //! Releasing what an orphan claim still holds (its worktree removed or its directory deleted
 //! behind kardwt's back): its cleanup hook, run in the base, and its ports back, never a signal.
+use crate::sys;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
@@ -11,7 +12,6 @@ use crate::ground::error::{Code, Fail, Kind};
 use crate::lifecycle::release::cleanup_program;
 use crate::lifecycle::step::Step;
 use crate::sandbox::{self, Phase};
-use crate::sys::lock;
 
 /// Release what the orphan `claim` (its worktree removed or its directory deleted behind
 /// kardwt's back) still holds, under its card's lock: the cleanup hook, run in the base with
@@ -25,7 +25,7 @@ pub(crate) fn release_orphan(
     deadline: Instant,
 ) -> Result<Vec<Step>> {
     let card = CardId::parse(&claim.card)?;
-    let _card_lock = lock::take_card(
+    let _card_lock = sys::take_card_lock(
         &ctx.repo.common_dir,
         &card,
         deadline,
@@ -43,7 +43,7 @@ pub(crate) fn drop_replaced_orphan(
     deadline: Instant,
 ) -> Result<()> {
     let card = CardId::parse(&claim.card)?;
-    let _card_lock = lock::take_card(
+    let _card_lock = sys::take_card_lock(
         &ctx.repo.common_dir,
         &card,
         deadline,

@@ -10,7 +10,7 @@ use anyhow::Result;
 
 use crate::config::{CheckoutMode, Config};
 use crate::context::Context;
-use crate::git::repo;
+use crate::git;
 use crate::ground::card::CardId;
 use crate::ground::error::{Code, Fail, Kind};
 use crate::seed::{self, Prep};
@@ -57,7 +57,7 @@ pub(crate) fn prepare(ctx: &Context, path: &Path, asked: Option<CardId>) -> Resu
     let mut rec = rec;
     rec.reason = Reason::Manual;
     rec.state = State::Preparing;
-    rec.updated_at = crate::sys::time::now();
+    rec.updated_at = crate::sys::now();
     // The tree has its record now: writing it completes the card's claim.
     crate::state::write(&admin, &rec)?;
     let prep = Prep {
@@ -179,7 +179,7 @@ fn moved(ctx: &Context, report: &Report) -> bool {
         && !rec.path.exists()
         && verify::inconsistency(rec).is_none()
         && report.card.as_deref().is_none_or(|c| rec.card == c)
-        && repo::read_dot_git(&report.path).is_some()
+        && git::read_dot_git(&report.path).is_some()
 }
 
 /// Why `prepare` will not prepare a tree.

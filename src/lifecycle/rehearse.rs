@@ -2,6 +2,7 @@
 //! through `add`'s own steps (fetch, worktree, sharing, prepare), the cleanup hook as `remove`
 //! runs it, then everything undone: the worktree, its branch, its claim (and so its ports), its
 //! card lock and hook log. Afterwards `doctor` is clean and only the event log has changed.
+use crate::sys;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -9,7 +10,7 @@ use crate::context::Context;
 use crate::ground::card::CardId;
 use crate::seed::{self, Prep};
 use crate::state::{Origin, Reason, Record};
-use crate::{git, git::repo, sandbox, sys::lock};
+use crate::{git, sandbox};
 
 use crate::lifecycle::step::Step;
 
@@ -42,12 +43,12 @@ struct Made {
 impl Made {
     fn before(common_dir: &Path) -> Made {
         let dirs = [
-            crate::sys::layout::claims_dir(common_dir),
-            crate::sys::layout::card_lock_path(common_dir, "x")
+            crate::sys::claims_dir(common_dir),
+            crate::sys::card_lock_path(common_dir, "x")
                 .parent()
                 .map(Path::to_path_buf)
                 .unwrap_or_default(),
-            crate::sys::layout::hook_log_path(common_dir, "x")
+            crate::sys::hook_log_path(common_dir, "x")
                 .parent()
                 .map(Path::to_path_buf)
                 .unwrap_or_default(),
@@ -61,11 +62,11 @@ impl Made {
     /// logs, and the directories the rehearsal made for them.
     fn forget(&self, common_dir: &Path, card: &CardId, path: &Path) {
         crate::state::Cards::at(common_dir).forget(card.as_str(), path);
-        let log = crate::sys::layout::hook_log_path(common_dir, card.as_str());
+        let log = crate::sys::hook_log_path(common_dir, card.as_str());
         let mut older = log.clone().into_os_string();
         older.push(".1");
         for f in [
-            crate::sys::layout::card_lock_path(common_dir, card.as_str()),
+            crate::sys::card_lock_path(common_dir, card.as_str()),
             log,
             older.into(),
         ] {
@@ -112,7 +113,7 @@ fn attempt(
     let t = Instant::now();
     // As `add` does: the card's lock, then the repository lock around fetch and worktree add.
     let holder = "git kardwt doctor --try";
-    let locks = lock::take_card(&ctx.repo.common_dir, card, deadline, holder).and_then(|c| {
+    let locks = sys::take_card_lock(&ctx.repo.common_dir, card, deadline, holder).and_then(|c| {
         crate::state::Cards::at(&ctx.repo.common_dir)
             .lock(deadline, holder)
             .map(|r| (c, r))
@@ -171,7 +172,7 @@ fn attempt(
             return None;
         }
     }
-    let admin = repo::read_dot_git(path).and_then(|a| std::fs::canonicalize(a).ok());
+    let admin = git::read_dot_git(path).and_then(|a| std::fs::canonicalize(a).ok());
     let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     if let Some(admin) = &admin {
         let t = Instant::now();
@@ -180,7 +181,7 @@ fn attempt(
             cfg,
             card,
             &path,
-            Some(&repo::Head::Branch(card.branch())),
+            Some(&git::Head::Branch(card.branch())),
             Origin::Add,
             Reason::Create,
         );
@@ -334,7 +335,7 @@ fn cleanup(ctx: &Context, card: &CardId, path: Option<&Path>, steps: &mut Vec<St
             }
             let branch = card.branch();
             // Whatever the prepare committed on it is kept, as every card branch's commits are.
-            match git::branch_loss::may_delete_branch(&ctx.repo.base, None, &branch) {
+            match git::may_delete_branch(&ctx.repo.base, None, &branch) {
                 Err(lose) => problems.push(format!(
                     "kept branch {branch}: {lose}; check it with git log {branch}, then delete \
                      it by hand: git branch -D {branch}"

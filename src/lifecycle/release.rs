@@ -3,6 +3,7 @@
 //! (only when a person or agent asked: automatic cleanup never signals), the cleanup hook with
 //! its reason, the ports; the record becomes `released`. A tree whose directory is already
 //! gone gets what its record still names released (orphan claims: `orphan.rs`).
+use crate::sys;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -16,7 +17,6 @@ use crate::lifecycle::step::Step;
 use crate::sandbox::{self, Phase};
 use crate::state::{Loaded, Reason, Record, State};
 use crate::verify::{self, Verdict};
-use crate::{sys::lock, sys::process};
 
 /// `release --json` and `remove --json`: the tree, its card and each step.
 #[derive(serde::Serialize)]
@@ -156,10 +156,10 @@ pub(super) fn release_locked(
                 .map(|rel| path.join(std::ffi::OsStr::from_bytes(rel)))
                 .map(|at| std::fs::canonicalize(&at).unwrap_or(at))
                 .collect();
-            process::release(path, grace, &spared)
+            sys::release_processes(path, grace, &spared)
         }
         // The caller refused a tree in use before anything was released (`lifecycle/remove.rs`).
-        Processes::KeepInUse => Ok(process::Released::default()),
+        Processes::KeepInUse => Ok(sys::Released::default()),
     };
     // Processes that cannot be seen were not signalled: said so, never "no process left" (remove
     // and gc refused such a tree before, unless forced).
@@ -180,10 +180,10 @@ pub(super) fn release_locked(
         &released,
         t.elapsed(),
     );
-    if let Some(sig) = crate::sys::signals::interrupted() {
+    if let Some(sig) = crate::sys::interrupted() {
         if let Processes::KeepInUse = processes {
             // Nothing was signalled: nothing to record.
-            return Err(crate::sys::signals::stopped(sig, "before anything was released").into());
+            return Err(crate::sys::stopped(sig, "before anything was released").into());
         }
         return Err(crate::context::stopped_releasing(
             ctx,
@@ -326,7 +326,7 @@ pub(crate) fn release_verified(
     if let Some(HookFailed { fail: err, .. }) = hook_failed {
         // Processes are gone but the hook did not finish: `failed`, so `add` prepares again.
         rec.state = State::Failed;
-        rec.updated_at = crate::sys::time::now();
+        rec.updated_at = crate::sys::now();
         crate::state::write_or_warn(&admin, &rec);
         return Err(err
             .hint("its record is now failed (git kardwt add prepares it again); fix the hook and run release again")
@@ -345,7 +345,7 @@ fn give_back(rec: &mut Record, admin: &Path) -> Result<Step> {
     let ports = std::mem::take(&mut rec.ports);
     rec.state = State::Released;
     rec.reason = Reason::Remove;
-    rec.updated_at = crate::sys::time::now();
+    rec.updated_at = crate::sys::now();
     crate::state::write(admin, rec)?;
     let shown: Vec<String> = ports.iter().map(u16::to_string).collect();
     Ok(Step {
@@ -380,7 +380,7 @@ pub(crate) fn release_gone(
     let card = load()?.card;
     let cfg = ctx.rules()?.config;
     let deadline = crate::context::after(Instant::now(), cfg.action_timeout_seconds);
-    let _card_lock = lock::take_card(
+    let _card_lock = sys::take_card_lock(
         &ctx.repo.common_dir,
         &card,
         deadline,
@@ -392,7 +392,7 @@ pub(crate) fn release_gone(
         return Err(Fail::from(Refusal::RecordChanged { path, card }).into());
     }
     let t = Instant::now();
-    let released = match process::release(&path, grace, &[]) {
+    let released = match sys::release_processes(&path, grace, &[]) {
         Ok(r) => r.to_string(),
         Err(unseen) => format!("none signalled: {unseen}"),
     };

@@ -8,6 +8,7 @@
 //! another file system. Also what `list` and `doctor` say about a claim no worktree git knows
 //! stands behind: an orphan, a malformed claim, a half-removed tree, or the intent of an `add`
 //! that was interrupted before its tree existed.
+use crate::sys;
 use std::collections::HashSet;
 use std::ffi::{OsStr, OsString};
 use std::os::fd::OwnedFd;
@@ -18,12 +19,11 @@ use anyhow::Result;
 use rustix::fs::{AtFlags, FileType};
 
 use crate::context::Context;
-use crate::git::repo::Repo;
+use crate::git::Repo;
 use crate::ground::card::CardId;
 use crate::ground::error::Fail;
 use crate::lifecycle::step::Step;
 use crate::state::{Claim, ClaimState};
-use crate::{sys::beneath, sys::lock};
 
 mod refusal;
 pub(crate) use refusal::Refusal;
@@ -52,7 +52,7 @@ impl Remnant {
     /// When the removal that left it failed (seconds and nanoseconds since the epoch), if
     /// kardwt saw it fail.
     fn since(&self) -> Option<Since> {
-        crate::sys::time::parse_precise(&self.claim.half_removed)
+        crate::sys::parse_rfc3339_precise(&self.claim.half_removed)
     }
 }
 
@@ -94,10 +94,8 @@ fn standing(common_dir: &Path, path: &Path) -> Standing {
     let dot_git = path.join(".git");
     match dot_git.symlink_metadata() {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Standing::Bare,
-        Ok(m) if m.is_file() => match crate::git::repo::read_dot_git(path) {
-            Some(named) if crate::git::repo::names_gone_admin(common_dir, &named) => {
-                Standing::Forgotten
-            }
+        Ok(m) if m.is_file() => match crate::git::read_dot_git(path) {
+            Some(named) if crate::git::names_gone_admin(common_dir, &named) => Standing::Forgotten,
             _ => Standing::Other,
         },
         _ => Standing::Other,
@@ -105,7 +103,7 @@ fn standing(common_dir: &Path, path: &Path) -> Standing {
 }
 
 /// The paths git registers worktrees at, as `linked` lists them.
-fn registered_paths(linked: &[crate::git::repo::Linked]) -> HashSet<PathBuf> {
+fn registered_paths(linked: &[crate::git::Linked]) -> HashSet<PathBuf> {
     linked.iter().filter_map(|l| l.path.clone()).collect()
 }
 
@@ -154,11 +152,11 @@ pub fn of_card(repo: &Repo, card: &CardId) -> Option<Remnant> {
 
 /// The remnant at `path`, if a card's claim names it.
 pub fn at(repo: &Repo, path: &Path) -> Option<Remnant> {
-    let p = crate::git::repo::absolutize(path);
+    let p = crate::git::absolutize(path);
     let claim = crate::state::Cards::at(&repo.common_dir)
         .claims()
         .into_iter()
-        .find(|c| crate::git::repo::absolutize(&c.path) == p)?;
+        .find(|c| crate::git::absolutize(&c.path) == p)?;
     recognise(repo, claim)
 }
 
@@ -182,7 +180,7 @@ pub struct Contents {
 /// change not provably before it is not its.
 pub fn inspect(path: &Path, since: Option<Since>) -> std::io::Result<Contents> {
     let (parent, name) = split(path)?;
-    let parent_fd = beneath::root(parent)?;
+    let parent_fd = sys::beneath_root(parent)?;
     let root = open_below(&parent_fd, name, Path::new(""))?;
     let dev = rustix::fs::fstat(&root)?.st_dev;
     let mut out = Contents::default();
@@ -220,7 +218,7 @@ fn split(path: &Path) -> std::io::Result<(&Path, &OsStr)> {
 /// Open the directory `name` in `dir` without following a symlink (`rel`: its path, for
 /// messages).
 fn open_below(dir: &OwnedFd, name: &OsStr, rel: &Path) -> std::io::Result<OwnedFd> {
-    beneath::child(dir, name, rel, None)?
+    sys::beneath_child(dir, name, rel, None)?
         .map_err(|b| std::io::Error::other(format!("{b}; nothing was deleted")))
 }
 
@@ -452,7 +450,7 @@ pub fn clear(ctx: &Context, rem: &Remnant, force: bool, deadline: Instant) -> Re
         .into());
     };
     let (path, card) = (path.to_owned(), card.to_owned());
-    if let Some(why) = crate::sys::process::in_use(&path) {
+    if let Some(why) = crate::sys::in_use(&path) {
         return Err(Fail::from(Refusal::InUse { path, card, why }).into());
     }
     let contents = match inspect(&path, rem.since()) {
@@ -504,7 +502,7 @@ pub fn remove(ctx: &Context, rem: &Remnant, force: bool) -> Result<(PathBuf, Str
     let card = CardId::parse(rem.card())?;
     let deadline = crate::context::after(Instant::now(), cfg.action_timeout_seconds);
     let holder = format!("git kardwt remove {card}");
-    let _card_lock = lock::take_card(&ctx.repo.common_dir, &card, deadline, &holder)?;
+    let _card_lock = sys::take_card_lock(&ctx.repo.common_dir, &card, deadline, &holder)?;
     let cleared = clear(ctx, rem, force, deadline)?;
     let mut steps = vec![Step {
         step: "half-removed",
@@ -590,7 +588,7 @@ fn interrupted(repo: &Repo, registered: &HashSet<PathBuf>, claim: &Claim) -> boo
             .malformed(&repo.common_dir, Some(&repo.base))
             .is_none()
         && !is_registered(claim, registered)
-        && !lock::card_busy(&repo.common_dir, &claim.card)
+        && !sys::card_busy(&repo.common_dir, &claim.card)
 }
 
 #[cfg(test)]
@@ -702,7 +700,7 @@ mod tests {
         std::fs::write(rem.join("src/deep/f"), "x").unwrap();
         std::fs::write(outside.path().join("keep"), "x").unwrap();
         std::os::unix::fs::symlink(outside.path(), rem.join("out")).unwrap();
-        let now = crate::sys::time::now_secs();
+        let now = crate::sys::now_secs();
         let c = inspect(&rem, Some((now + 10, 0))).unwrap();
         assert_eq!((c.entries, c.changed), (4, 0), "{c:?}");
         // Recent: the files, the link, and the directories (the tree itself too).

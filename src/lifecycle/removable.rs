@@ -54,7 +54,7 @@ pub enum Unremovable {
     /// What `git worktree remove` would refuse: a lock, the main worktree, submodules.
     WouldRefuse { blockers: Vec<dirty::Blocker> },
     /// Its processes would be released but cannot be seen.
-    Unseen { unseen: crate::sys::process::Unseen },
+    Unseen { unseen: crate::sys::Unseen },
     /// A process works in it and this removal keeps a tree in use (gc).
     InUse { why: String },
 }
@@ -168,11 +168,11 @@ pub(crate) fn decide(ctx: &Context, tree: &Tree, how: How) -> Result<Removable, 
     match how.processes {
         Processes::Release(_) if how.force => {}
         Processes::Release(_) => {
-            crate::sys::process::can_see().map_err(|unseen| Unremovable::Unseen { unseen })?
+            crate::sys::can_see_processes().map_err(|unseen| Unremovable::Unseen { unseen })?
         }
         Processes::KeepInUse => {
-            crate::sys::process::can_see().map_err(|unseen| Unremovable::Unseen { unseen })?;
-            if let Some(why) = crate::sys::process::in_use(path) {
+            crate::sys::can_see_processes().map_err(|unseen| Unremovable::Unseen { unseen })?;
+            if let Some(why) = crate::sys::in_use(path) {
                 return Err(Unremovable::InUse { why });
             }
         }

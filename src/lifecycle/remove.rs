@@ -39,7 +39,7 @@ pub(super) type Recheck = Box<
         &std::path::Path,
         &std::path::Path,
         &Record,
-        Option<&crate::git::repo::Head>,
+        Option<&crate::git::Head>,
     ) -> Option<String>,
 >;
 
@@ -96,7 +96,7 @@ pub(crate) fn remove_verified(
     let repo_lock = crate::state::Cards::at(&ctx.repo.common_dir)
         .lock(deadline, &holder)
         .map_err(|e| untouched("the repository lock could not be taken", e))?;
-    crate::sys::signals::check("before anything was released or removed")?;
+    crate::sys::check_signal("before anything was released or removed")?;
     // Recorded before anything is released: whatever stops this removal from here on, even
     // SIGKILL, leaves a record that says so (`failed`, reason `remove`), so the next `add`
     // prepares the tree again instead of reusing a released tree as ready, and `remove`
@@ -104,7 +104,7 @@ pub(crate) fn remove_verified(
     let before = (rec.state, rec.reason, rec.updated_at.clone());
     rec.state = State::Failed;
     rec.reason = Reason::Remove;
-    rec.updated_at = crate::sys::time::now();
+    rec.updated_at = crate::sys::now();
     crate::state::write(&admin, &rec)
         .map_err(|e| untouched("its record could not say that the removal started", e))?;
 
@@ -142,7 +142,7 @@ pub(crate) fn remove_verified(
             .into());
     }
 
-    if let Some(sig) = crate::sys::signals::interrupted() {
+    if let Some(sig) = crate::sys::interrupted() {
         let during = "after releasing, before the tree was removed";
         let stopped = crate::context::stopped_releasing(ctx, &mut rec, &admin, &path, sig, during);
         return Err(stopped.into());
@@ -182,7 +182,7 @@ pub(crate) fn remove_verified(
     let mut mark_failed = |why: &str| {
         // git may have forgotten the tree and left part of it.
         crate::state::Cards::at(&ctx.repo.common_dir).mark_half_removed(Some(&rec.card), &path);
-        rec.updated_at = crate::sys::time::now();
+        rec.updated_at = crate::sys::now();
         crate::state::write_or_warn(&admin, &rec);
         crate::state::Cards::at(&ctx.repo.common_dir).log(
             crate::state::EventKind::Failed,
@@ -246,7 +246,7 @@ fn refusals(
     opts: &Options,
 ) -> Result<Step> {
     if let Some(recheck) = &opts.recheck {
-        let head = crate::git::repo::read_head(admin);
+        let head = crate::git::read_head(admin);
         if let Some(why) = recheck(path, admin, rec, head.as_ref()) {
             return Err(Refusal::NoLongerCollectable {
                 path: path.to_owned(),

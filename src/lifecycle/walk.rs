@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use crate::git::parse::{IndexEntry, StatusEntry};
+use crate::git::{IndexEntry, StatusEntry};
 
 /// What git said about the tree: its index, and `git status --ignored=matching` (a path per
 /// entry; a directory ends with `/`).
@@ -195,7 +195,7 @@ pub(super) fn nested_trees(worktree: &Path, gitlinks: &HashSet<Vec<u8>>) -> Resu
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::git::parse::{index_z, status_z};
+    use crate::git::{parse_index_z as index_z, parse_status_z as status_z};
 
     fn known() -> Known {
         let index = [

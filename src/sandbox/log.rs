@@ -11,9 +11,9 @@ use anyhow::{Context, Result};
 /// Each log file keeps at most this many bytes of one run's output.
 pub(super) const LOG_CAP_BYTES: u64 = 1024 * 1024;
 
-/// The card's hook log (see [`crate::sys::layout::hook_log_path`]).
+/// The card's hook log (see [`crate::sys::hook_log_path`]).
 pub(crate) fn log_path(common_dir: &Path, card: &str) -> PathBuf {
-    crate::sys::layout::hook_log_path(common_dir, card)
+    crate::sys::hook_log_path(common_dir, card)
 }
 
 /// A log file being written: capped at [`LOG_CAP_BYTES`], one note when output is dropped.
@@ -27,8 +27,8 @@ impl LogSink {
     /// Keep the previous run as `<file>.1`, then start `<file>` with a header line.
     pub(super) fn open(file: &Path, header: &str) -> Result<LogSink> {
         // kardwt's own directory: nothing planted there is followed or waited on.
-        let root = crate::sys::layout::hook_log_common_dir(file).unwrap_or(Path::new("/"));
-        let (handle, removed) = crate::sys::fsio::open_log_rotated(root, file)
+        let root = crate::sys::hook_log_common_dir(file).unwrap_or(Path::new("/"));
+        let (handle, removed) = crate::sys::open_log_rotated(root, file)
             .with_context(|| format!("could not open the hook's log {}", file.display()))?;
         if let Some(planted) = removed {
             eprintln!("warning: {planted}: removed, and a new log started");

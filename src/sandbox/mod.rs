@@ -67,7 +67,7 @@ pub(crate) enum Ending {
     /// Killed at the action deadline.
     Deadline,
     /// Killed because kardwt received this signal, or never started after it.
-    Signal(crate::sys::signals::Signal),
+    Signal(crate::sys::Signal),
 }
 
 /// In words for messages and the event log, never Rust debug text: `exited 0`,
@@ -180,11 +180,11 @@ fn environment(facts: &Facts, phase: Phase, passthrough: &[String]) -> BTreeMap<
     env.retain(|k, _| !k.starts_with("GIT_"));
     // The locks held while the hook runs, so a kardwt command in it that needs one fails at
     // once instead of waiting for the command that runs the hook (set last: never passed in).
-    let held = crate::sys::lock::held_for_hooks();
+    let held = crate::sys::held_for_hooks();
     if held.is_empty() {
-        env.remove(crate::sys::lock::HELD_VAR);
+        env.remove(crate::sys::LOCK_HELD_VAR);
     } else {
-        env.insert(crate::sys::lock::HELD_VAR.to_owned(), held);
+        env.insert(crate::sys::LOCK_HELD_VAR.to_owned(), held);
     }
     env
 }
@@ -213,7 +213,7 @@ pub(crate) fn shared_environment(
 ) -> BTreeMap<String, String> {
     let mut env = environment(facts, phase, passthrough);
     // The locks held name this card's own lock: per tree too, never part of the key.
-    env.retain(|k, _| !PER_TREE.contains(&k.as_str()) && k != crate::sys::lock::HELD_VAR);
+    env.retain(|k, _| !PER_TREE.contains(&k.as_str()) && k != crate::sys::LOCK_HELD_VAR);
     env
 }
 
@@ -284,7 +284,7 @@ fn run_to(
     deadline: Instant,
 ) -> Result<Outcome> {
     let started = Instant::now();
-    if let Some(sig) = crate::sys::signals::interrupted() {
+    if let Some(sig) = crate::sys::interrupted() {
         // Interrupted before it started: it never runs.
         return Ok(Outcome {
             ending: Ending::Signal(sig),
@@ -301,7 +301,7 @@ fn run_to(
                 "# kardwt: {} in {}, started {}",
                 argv.join(" "),
                 cwd.display(),
-                crate::sys::time::now()
+                crate::sys::now()
             );
             let sink = LogSink::open(file, &header)?;
             (Sink::Log(RefCell::new(sink)), Some(file.to_path_buf()))
@@ -315,7 +315,7 @@ fn run_to(
     };
     // Orphans of the hook (a `setsid` or double-forked descendant) come back to us, so they
     // are found and killed with the rest when the hook ends.
-    let _reaper = crate::sys::process::Subreaper::begin();
+    let _reaper = crate::sys::Subreaper::begin();
     let mut cmd = std::process::Command::new(program);
     cmd.args(&argv[1..])
         .current_dir(cwd)
@@ -326,7 +326,7 @@ fn run_to(
         .stderr(Stdio::piped())
         .process_group(0);
     let what = format!("the hook {}", program.display());
-    let mut child = crate::sys::child::start(&mut cmd, Vec::new(), &what)?;
+    let mut child = crate::sys::start_child(&mut cmd, Vec::new(), &what)?;
     // Both streams go to the same place; only the hook's stderr is kept for messages.
     let mut lines = Lines::new(&sink);
     let pid = Some(child.id());
@@ -335,7 +335,7 @@ fn run_to(
     // not waited for beyond a moment.
     kill_group(pid);
     child.kill();
-    crate::sys::process::kill_descendants();
+    crate::sys::kill_descendants();
     let wait_until = Instant::now() + Duration::from_millis(500);
     while child.streams_open() && Instant::now() < wait_until {
         if child
@@ -358,7 +358,7 @@ fn run_to(
         duration,
         tail,
         log,
-        needed_locks: crate::sys::lock::needed_by_hooks(),
+        needed_locks: crate::sys::needed_by_hooks(),
     })
 }
 
@@ -366,7 +366,7 @@ fn run_to(
 /// signal, looking at least every [`INTERRUPT_POLL`], its output handed to `lines`. The hook
 /// is killed by the caller either way.
 fn watch(
-    child: &mut crate::sys::child::Child,
+    child: &mut crate::sys::Child,
     until: Instant,
     due: Ending,
     lines: &mut Lines<'_>,
@@ -379,7 +379,7 @@ fn watch(
                     .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)),
             ));
         }
-        if let Some(sig) = crate::sys::signals::interrupted() {
+        if let Some(sig) = crate::sys::interrupted() {
             return Ok(Ending::Signal(sig));
         }
         let now = Instant::now();
@@ -423,10 +423,10 @@ impl<'a> Lines<'a> {
     }
 
     /// Take `bytes` the hook wrote on `stream`; pass on each line they complete.
-    fn add(&mut self, stream: crate::sys::child::Stream, bytes: &[u8]) {
+    fn add(&mut self, stream: crate::sys::Stream, bytes: &[u8]) {
         let pending = match stream {
-            crate::sys::child::Stream::Out => &mut self.out,
-            crate::sys::child::Stream::Err => &mut self.err,
+            crate::sys::Stream::Out => &mut self.out,
+            crate::sys::Stream::Err => &mut self.err,
         };
         pending.extend_from_slice(bytes);
         let Some(last) = pending.iter().rposition(|&b| b == b'\n') else {
@@ -440,13 +440,10 @@ impl<'a> Lines<'a> {
 
     /// What is left without a final newline goes out as a last line.
     fn end(&mut self) {
-        for stream in [
-            crate::sys::child::Stream::Out,
-            crate::sys::child::Stream::Err,
-        ] {
+        for stream in [crate::sys::Stream::Out, crate::sys::Stream::Err] {
             let rest = match stream {
-                crate::sys::child::Stream::Out => std::mem::take(&mut self.out),
-                crate::sys::child::Stream::Err => std::mem::take(&mut self.err),
+                crate::sys::Stream::Out => std::mem::take(&mut self.out),
+                crate::sys::Stream::Err => std::mem::take(&mut self.err),
             };
             if !rest.is_empty() {
                 self.emit(stream, &rest);
@@ -454,10 +451,10 @@ impl<'a> Lines<'a> {
         }
     }
 
-    fn emit(&mut self, stream: crate::sys::child::Stream, line: &[u8]) {
+    fn emit(&mut self, stream: crate::sys::Stream, line: &[u8]) {
         let line = String::from_utf8_lossy(line);
         self.sink.line(&line);
-        if stream == crate::sys::child::Stream::Err {
+        if stream == crate::sys::Stream::Err {
             self.tail.push_str(&line);
             self.tail.push('\n');
             if self.tail.len() > TAIL_BYTES {

@@ -341,7 +341,7 @@ pub fn program_in(
 }
 
 fn read_manifest(store: &Path, tree: &str) -> Option<Manifest> {
-    let text = crate::sys::fsio::read_bounded(&store.join(format!("{tree}.toml")), 1 << 20)
+    let text = crate::sys::read_bounded(&store.join(format!("{tree}.toml")), 1 << 20)
         .ok()
         .flatten()?;
     let m: Manifest = toml::from_str(std::str::from_utf8(&text).ok()?).ok()?;
@@ -369,7 +369,7 @@ fn check_copy(root: &Path, m: &Manifest) -> Result<()> {
         if !meta.is_file() {
             anyhow::bail!("{} is not a regular file", f.path);
         }
-        let bytes = crate::sys::fsio::read_bounded(&path, MAX_FILE)
+        let bytes = crate::sys::read_bounded(&path, MAX_FILE)
             .with_context(|| f.path.clone())?
             .with_context(|| format!("{} is too large", f.path))?;
         if hex(&Sha256::digest(&bytes)) != f.sha256 {
@@ -455,7 +455,7 @@ pub fn trust(
         dir: dir.to_string_lossy().into_owned(),
         tree: c.tree.clone(),
         commit: c.commit.clone(),
-        trusted_at: crate::sys::time::now(),
+        trusted_at: crate::sys::now(),
         files: files.iter().map(|(e, _)| e.clone()).collect(),
     };
     let root = store.join(&c.tree);
@@ -494,7 +494,7 @@ fn store_lock(store: &Path) -> Result<fd_lock::RwLock<std::fs::File>> {
         .with_context(|| format!("cannot create {}", store.display()))?;
     safe_dir(store, 0o022)?;
     let path = store.join(".lock");
-    let file = crate::sys::fsio::open_lock_nofollow(&path)
+    let file = crate::sys::open_lock_nofollow(&path)
         .with_context(|| format!("cannot open the store's lock {}", path.display()))?;
     Ok(fd_lock::RwLock::new(file))
 }
@@ -547,7 +547,7 @@ fn write_copy(store: &Path, root: &Path, m: &Manifest, bytes: &[Vec<u8>]) -> Res
     std::fs::rename(&incoming, root)
         .with_context(|| format!("cannot move {} to {}", incoming.display(), root.display()))?;
     let text = toml::to_string(m).context("cannot write the manifest")?;
-    crate::sys::fsio::write_atomic(
+    crate::sys::write_atomic(
         store,
         OsString::from(format!("{}.toml", m.tree)),
         text.as_bytes(),

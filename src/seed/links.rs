@@ -12,8 +12,9 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 
 use crate::config::{EnvSharing, Sharing, SkillsSharing};
+use crate::git;
 use crate::ground::error::{Code, Fail, Kind};
-use crate::{git, sys::beneath, sys::lock};
+use crate::sys;
 
 /// The skills directories shared by the fallback rule.
 pub(crate) const SKILLS: [&str; 2] = [".claude/skills", ".agents/skills"];
@@ -69,7 +70,7 @@ pub(super) fn share(
     if names.is_empty() && hidden.is_empty() {
         return Ok(links);
     }
-    let root = beneath::root(worktree)
+    let root = sys::beneath_root(worktree)
         .with_context(|| format!("could not open {}", worktree.display()))?;
     for rel in names.iter().map(String::as_str).chain(hidden) {
         if link_if_absent(&root, &base.join(rel), rel)? {
@@ -141,11 +142,11 @@ fn ignored_env_files(base: &Path, checkout: bool) -> Result<Vec<String>> {
 /// link) is there, making its missing parent directories through real directories only:
 /// a parent that is a symlink, a file or anything else is reported and skipped.
 fn link_if_absent(root: &OwnedFd, source: &Path, rel: &str) -> Result<bool> {
-    let Some((parent, name)) = beneath::split(Path::new(rel)) else {
+    let Some((parent, name)) = sys::beneath_split(Path::new(rel)) else {
         return Ok(false);
     };
     let mut made = |_: &Path| {};
-    let dir = match beneath::open_dir(root, parent, Some(&mut made)) {
+    let dir = match sys::beneath_open_dir(root, parent, Some(&mut made)) {
         Ok(Ok(dir)) => dir,
         Ok(Err(blocked)) => {
             eprintln!("kardwt: skipped {rel}: {blocked}");
@@ -153,7 +154,7 @@ fn link_if_absent(root: &OwnedFd, source: &Path, rel: &str) -> Result<bool> {
         }
         Err(e) => return Err(e).with_context(|| format!("could not create the parent of {rel}")),
     };
-    beneath::symlink(&dir, name, source)
+    sys::beneath_symlink(&dir, name, source)
         .with_context(|| format!("could not link {rel} to {}", source.display()))
 }
 
@@ -168,7 +169,7 @@ pub(super) fn exclude_path(common_dir: &Path) -> PathBuf {
 /// Make sure the marked block of `<common dir>/info/exclude` hides kardwt's links at `rels`,
 /// under the repository lock, by a temporary file renamed over it. Every byte outside the block
 /// is kept; a file that cannot be read is never written.
-fn ensure_excluded(_repo_lock: &lock::RepoLock, common_dir: &Path, rels: &[&str]) -> Result<()> {
+fn ensure_excluded(_repo_lock: &sys::RepoLock, common_dir: &Path, rels: &[&str]) -> Result<()> {
     let path = exclude_path(common_dir);
     // A symlinked exclude file is updated where it points, and stays a symlink.
     let target = match path.symlink_metadata() {
@@ -178,7 +179,7 @@ fn ensure_excluded(_repo_lock: &lock::RepoLock, common_dir: &Path, rels: &[&str]
         _ => path.clone(),
     };
     // Bounded, and never waiting on a FIFO planted as it.
-    let text = crate::sys::fsio::read_bounded(&target, MAX_EXCLUDE_BYTES)
+    let text = crate::sys::read_bounded(&target, MAX_EXCLUDE_BYTES)
         .map_err(|e| unreadable(&path, &e))?
         .unwrap_or_default();
     let updated = with_block(&text, rels);
@@ -191,7 +192,7 @@ fn ensure_excluded(_repo_lock: &lock::RepoLock, common_dir: &Path, rels: &[&str]
         .file_name()
         .unwrap_or(std::ffi::OsStr::new("exclude"));
     // Its mode is kept.
-    crate::sys::fsio::write_atomic(dir, name, &updated)
+    crate::sys::write_atomic(dir, name, &updated)
         .with_context(|| format!("could not update {}; it was left as it was", path.display()))
 }
 
@@ -199,8 +200,7 @@ fn ensure_excluded(_repo_lock: &lock::RepoLock, common_dir: &Path, rels: &[&str]
 /// which hides a real directory too)? It is then rewritten even when no link is made. A file
 /// that cannot be read has none (no link needs it).
 fn has_old_block(common_dir: &Path) -> bool {
-    let read =
-        crate::sys::fsio::read_bounded_following(&exclude_path(common_dir), MAX_EXCLUDE_BYTES);
+    let read = crate::sys::read_bounded_following(&exclude_path(common_dir), MAX_EXCLUDE_BYTES);
     read.ok().flatten().is_some_and(|text| {
         let block = BLOCK_START.as_bytes();
         text.windows(block.len()).any(|w| w == block) && with_block(&text, &[]) != text
@@ -303,7 +303,7 @@ pub(super) fn with_block(text: &[u8], rels: &[&str]) -> Vec<u8> {
 /// and cannot be read is an error (what it hides cannot be told).
 pub(crate) fn block_paths(common_dir: &Path) -> Result<Vec<String>> {
     let path = exclude_path(common_dir);
-    let text = crate::sys::fsio::read_bounded_following(&path, MAX_EXCLUDE_BYTES)
+    let text = crate::sys::read_bounded_following(&path, MAX_EXCLUDE_BYTES)
         .with_context(|| format!("could not read {}", path.display()))?
         .unwrap_or_default();
     Ok(paths_in_block(&text))

@@ -18,7 +18,7 @@ use crate::sandbox::{self, Phase};
 use crate::state::{Origin, PrepareCache, Reason, Record, State};
 use crate::verify::Probe;
 
-pub(crate) mod cache;
+mod cache;
 mod copy;
 mod failure;
 mod hook_site;
@@ -26,6 +26,14 @@ mod links;
 mod ports;
 mod shared_files;
 
+pub(crate) use cache::inspect::{
+    damage as cache_damage, discard as discard_cache_entry, open as open_cache,
+    prune as prune_cache, Entry as CacheEntry, Local as LocalCache,
+};
+pub(crate) use cache::{
+    bound as cache_bound, remote_answers as cache_remote_answers, signers as cache_signers,
+    signing_key, trust_signer, writes as cache_writes, Tidy as CacheTidy,
+};
 pub(crate) use copy::{Include, INCLUDE_FILE};
 pub(crate) use failure::Failure;
 pub(crate) use links::{block_paths, excluded_links, SKILLS};
@@ -205,7 +213,7 @@ impl Prep<'_> {
         crate::ground::trace::phase("prepare: seeded");
         self.confirm_checkout(&mut rec, admin, last)?;
         rec.state = State::Ready;
-        rec.updated_at = crate::sys::time::now();
+        rec.updated_at = crate::sys::now();
         crate::ground::trace::phase("prepare: ready checked");
         crate::state::write(admin, &rec).map_err(Failure::Other)?;
         Ok(rec)
@@ -486,11 +494,11 @@ impl Prep<'_> {
         admin: &Path,
         during: &str,
     ) -> Result<(), Failure> {
-        let Some(sig) = crate::sys::signals::interrupted() else {
+        let Some(sig) = crate::sys::interrupted() else {
             return Ok(());
         };
         self.mark_failed(rec, admin);
-        let stopped = crate::sys::signals::stopped(sig, during);
+        let stopped = crate::sys::stopped(sig, during);
         self.log(
             crate::state::EventKind::Failed,
             rec,
@@ -502,7 +510,7 @@ impl Prep<'_> {
 
     fn mark_failed(&self, rec: &mut Record, admin: &Path) {
         rec.state = State::Failed;
-        rec.updated_at = crate::sys::time::now();
+        rec.updated_at = crate::sys::now();
         crate::state::write_or_warn(admin, rec);
     }
 
@@ -544,7 +552,7 @@ impl Prep<'_> {
         // Card lock held by the caller, then the repository lock, the order everywhere. A signal
         // that comes now (a second Ctrl-C) does not stop the undo: it waits for the lock and
         // removes the tree all the same.
-        let _rollback = crate::sys::signals::rolling_back();
+        let _rollback = crate::sys::rolling_back();
         let removal = crate::context::undo_worktree(self.ctx, path, self.deadline);
         if removal.is_ok() {
             crate::state::Cards::at(&self.ctx.repo.common_dir).forget(card.as_str(), path);

@@ -84,7 +84,7 @@ pub(super) fn versions(
                 return out;
             }
             budget -= size;
-            let Ok(mut f) = crate::sys::fsio::open_regular_following(&base.join(&file)) else {
+            let Ok(mut f) = crate::sys::open_regular_following(&base.join(&file)) else {
                 continue;
             };
             let mut data = Vec::new();
@@ -95,10 +95,10 @@ pub(super) fn versions(
             }
             let shown = file.to_string_lossy().into_owned();
             let name = file.file_name().map_or(&b""[..], |n| n.as_bytes());
-            let env = crate::git::push::is_env_name(name, false);
+            let env = crate::git::is_env_name(name, false);
             let mut bodies = vec![data.clone()];
             if env {
-                bodies.push(crate::git::push::crlf_to_lf(&data));
+                bodies.push(crate::git::crlf_to_lf(&data));
             }
             for body in bodies.iter().filter(|b| !b.is_empty()) {
                 if let Ok(id) = gix::objs::compute_hash(kind, gix::objs::Kind::Blob, body) {
@@ -148,7 +148,7 @@ fn candidates(base: &Path, rel: &Path, wanted: &dyn Fn(u64) -> bool) -> Vec<(Pat
 
 /// The git blob id of the file at `path`, streamed, when it still has `size` bytes.
 fn blob_id(path: &Path, size: u64, kind: gix::hash::Kind) -> Option<String> {
-    let mut file = crate::sys::fsio::open_regular_following(path).ok()?;
+    let mut file = crate::sys::open_regular_following(path).ok()?;
     if file.metadata().ok()?.len() != size {
         return None;
     }

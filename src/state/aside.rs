@@ -51,7 +51,7 @@ pub struct Moved {
 
 /// The directory of the records.
 pub fn dir(common_dir: &Path) -> PathBuf {
-    crate::sys::layout::kardwt_dir(common_dir).join("aside")
+    crate::sys::kardwt_dir(common_dir).join("aside")
 }
 
 /// The name a tree named `name` gets while it waits to be deleted (pure).
@@ -86,18 +86,18 @@ pub fn move_aside(common_dir: &Path, card: &str, tree: &Path) -> anyhow::Result<
         path: parent.join(aside_name(name, &nonce)),
         dev: meta.dev(),
         ino: meta.ino(),
-        moved_at: crate::sys::time::now(),
+        moved_at: crate::sys::now(),
         attempts: 0,
         failed: String::new(),
     };
     let records = dir(common_dir);
     let file = format!("{nonce}.json");
     let bytes = serde_json::to_vec(&aside)?;
-    crate::sys::fsio::create_dir_nofollow(common_dir, &records)
-        .and_then(|()| crate::sys::fsio::write_atomic_new(&records, &file, &bytes))
+    crate::sys::create_dir_nofollow(common_dir, &records)
+        .and_then(|()| crate::sys::write_atomic_new(&records, &file, &bytes))
         .with_context(|| format!("its move could not be recorded in {}", records.display()))?;
     let record = records.join(&file);
-    let hold = crate::sys::fsio::open_regular_nofollow(&record).ok();
+    let hold = crate::sys::open_regular_nofollow(&record).ok();
     if let Some(f) = &hold {
         let _ = rustix::fs::flock(f, rustix::fs::FlockOperation::NonBlockingLockExclusive);
     }
@@ -194,7 +194,7 @@ pub enum Deletion {
 /// Judge the record at `record` without changing anything (`gc`'s dry run), or, with `apply`,
 /// delete the tree it names when the recorded path still holds that very directory.
 pub fn finish(record: &Path, apply: bool) -> (Option<Aside>, Deletion) {
-    let file = match crate::sys::fsio::open_regular_nofollow(record) {
+    let file = match crate::sys::open_regular_nofollow(record) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return (None, Deletion::Gone),
         Err(e) => return (None, Deletion::Unreadable(e.to_string())),
@@ -268,7 +268,7 @@ fn note_failure(record: &Path, mut aside: Aside, why: &str) -> Aside {
         record.file_name(),
         serde_json::to_vec(&aside),
     ) {
-        let _ = crate::sys::fsio::write_atomic(dir, name, &bytes);
+        let _ = crate::sys::write_atomic(dir, name, &bytes);
     }
     aside
 }
@@ -294,7 +294,7 @@ fn still_there(aside: &Aside) -> Deletion {
 }
 
 fn read(record: &Path) -> io::Result<Aside> {
-    let bytes = crate::sys::fsio::read_bounded(record, 1 << 16)?
+    let bytes = crate::sys::read_bounded(record, 1 << 16)?
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "too large"))?;
     serde_json::from_slice(&bytes).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
 }

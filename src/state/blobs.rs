@@ -26,13 +26,13 @@ const MAX_BYTES: u64 = 128 << 20;
 
 /// The repository's list of copied blob ids.
 pub(super) fn repo_file(common_dir: &Path) -> PathBuf {
-    crate::sys::layout::kardwt_dir(common_dir).join(REPO_FILE)
+    crate::sys::kardwt_dir(common_dir).join(REPO_FILE)
 }
 
 /// The common dir of the repository administering the worktree admin dir `admin` (its
 /// `commondir` file, relative to it), or `admin` itself when it names none.
 pub(crate) fn common_dir_of(admin: &Path) -> PathBuf {
-    crate::sys::fsio::read_bounded(&admin.join("commondir"), 4096)
+    crate::sys::read_bounded(&admin.join("commondir"), 4096)
         .ok()
         .flatten()
         .map(|c| admin.join(String::from_utf8_lossy(&c).trim()))
@@ -61,7 +61,7 @@ pub(crate) fn keep(admin: &Path, copied: Vec<(String, PathBuf)>) -> Result<()> {
     for (id, path) in &copied {
         all.entry(id.clone()).or_insert_with(|| path.clone());
     }
-    crate::sys::fsio::write_atomic(admin, FILE_NAME, &encode(&all))
+    crate::sys::write_atomic(admin, FILE_NAME, &encode(&all))
         .with_context(|| format!("could not write {}", admin.join(FILE_NAME).display()))?;
     remember(&common_dir_of(admin), &copied)
 }
@@ -72,8 +72,8 @@ pub(super) fn remember(common_dir: &Path, copied: &[(String, String)]) -> Result
     if copied.is_empty() {
         return Ok(());
     }
-    let dir = crate::sys::layout::kardwt_dir(common_dir);
-    let _held = crate::sys::lock::take(
+    let dir = crate::sys::kardwt_dir(common_dir);
+    let _held = crate::sys::take_lock(
         common_dir,
         dir.join(REPO_LOCK),
         "the lock of the copied files' ids",
@@ -106,14 +106,14 @@ pub(super) fn remember(common_dir: &Path, copied: &[(String, String)]) -> Result
             repo_file(common_dir).display()
         );
     }
-    crate::sys::fsio::write_atomic(&dir, REPO_FILE, &text)
+    crate::sys::write_atomic(&dir, REPO_FILE, &text)
         .with_context(|| format!("could not write {}", repo_file(common_dir).display()))
 }
 
 /// The file's bytes (none when there is no file, or it cannot be read: a symlink or FIFO
 /// planted as it is neither followed nor waited on).
 fn read(path: &Path) -> Vec<u8> {
-    crate::sys::fsio::read_bounded(path, MAX_BYTES)
+    crate::sys::read_bounded(path, MAX_BYTES)
         .ok()
         .flatten()
         .unwrap_or_default()
@@ -125,7 +125,7 @@ fn parse(raw: &[u8]) -> Vec<(String, String)> {
         .filter_map(|rec| {
             let text = String::from_utf8_lossy(rec);
             let (id, path) = text.split_once(' ')?;
-            crate::git::push::is_oid(id).then(|| (id.to_owned(), path.to_owned()))
+            crate::git::is_oid(id).then(|| (id.to_owned(), path.to_owned()))
         })
         .collect()
 }
@@ -138,8 +138,7 @@ pub(crate) fn load(admin: &Path) -> BTreeMap<String, String> {
 /// The object format of the repository whose common dir is `common_dir` (its config), for
 /// the blob ids kept: SHA-1 unless it says `objectformat = sha256`.
 pub(super) fn hash_kind(common_dir: &Path) -> gix::hash::Kind {
-    let config =
-        crate::git::repo::read_bounded(&common_dir.join("config"), 1 << 20).unwrap_or_default();
+    let config = crate::git::read_bounded(&common_dir.join("config"), 1 << 20).unwrap_or_default();
     let sha256 = String::from_utf8_lossy(&config).lines().any(|l| {
         let l = l.to_ascii_lowercase();
         l.contains("objectformat") && l.contains("sha256")

@@ -9,7 +9,7 @@ use anyhow::Result;
 
 use super::{aside, blobs, claim, events, store};
 use super::{Aside, Claim, ClaimError, EventKind, EventLog, Moved, Orphan};
-use crate::sys::lock::RepoLock;
+use crate::sys::RepoLock;
 
 /// The cards of the repository whose common dir is `common_dir`.
 #[derive(Debug, Clone, Copy)]

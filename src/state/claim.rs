@@ -95,8 +95,8 @@ impl Claim {
         if dot_git.is_dir() {
             return Some(Orphan::Replaced);
         }
-        let named = crate::git::repo::read_dot_git(&self.path)?;
-        if crate::git::repo::names_gone_admin(common_dir, &named) {
+        let named = crate::git::read_dot_git(&self.path)?;
+        if crate::git::names_gone_admin(common_dir, &named) {
             return None; // a tree of this repository git forgot: half removed
         }
         let ours = common_dir.join("worktrees").join(&self.admin);
@@ -156,7 +156,7 @@ impl Claim {
 
 /// The claims directory.
 pub(super) fn dir(common_dir: &Path) -> PathBuf {
-    crate::sys::layout::claims_dir(common_dir)
+    crate::sys::claims_dir(common_dir)
 }
 
 /// The claim file of `card`.
@@ -180,7 +180,7 @@ pub(super) fn load(common_dir: &Path, card: &str) -> Option<Result<Claim, ClaimE
     let f = file(common_dir, card);
     match read_text(&f) {
         Ok(None) => None,
-        Err(e) => Some(Err(ClaimError::Unreadable(crate::sys::fsio::with_path(
+        Err(e) => Some(Err(ClaimError::Unreadable(crate::sys::path_then_why(
             &f, &e,
         )))),
         Ok(Some(text)) => Some(
@@ -195,7 +195,7 @@ pub(super) fn load(common_dir: &Path, card: &str) -> Option<Result<Claim, ClaimE
 /// A claim file's text: bounded, without following a symlink or waiting on a FIFO planted
 /// there.
 fn read_text(f: &Path) -> std::io::Result<Option<String>> {
-    crate::sys::fsio::read_bounded(f, MAX_CLAIM_BYTES)?
+    crate::sys::read_bounded(f, MAX_CLAIM_BYTES)?
         .map(|b| String::from_utf8(b).map_err(std::io::Error::other))
         .transpose()
 }
@@ -304,15 +304,11 @@ fn put(common_dir: &Path, claim: &Claim, replace: bool) -> std::io::Result<()> {
 }
 
 /// [`put`]'s first half: the claim's temporary written and on disk, not yet in place.
-fn stage(
-    common_dir: &Path,
-    claim: &Claim,
-    replace: bool,
-) -> std::io::Result<crate::sys::fsio::Staged> {
+fn stage(common_dir: &Path, claim: &Claim, replace: bool) -> std::io::Result<crate::sys::Staged> {
     let d = dir(common_dir);
-    crate::sys::fsio::create_dir_nofollow(common_dir, &d)?;
+    crate::sys::create_dir_nofollow(common_dir, &d)?;
     let text = toml::to_string(claim).map_err(std::io::Error::other)?;
-    crate::sys::fsio::stage(&d, claim.card.as_ref(), text.as_bytes(), replace)
+    crate::sys::stage_atomic(&d, claim.card.as_ref(), text.as_bytes(), replace)
 }
 
 /// Before `git worktree add` of `card` at `path` (under the repository lock), claim
@@ -326,8 +322,8 @@ pub(super) fn intend(common_dir: &Path, card: &str, path: &Path, branch: &str) -
 
 /// [`intend`] without the migration check.
 fn intend_only(common_dir: &Path, card: &str, path: &Path, branch: &str) -> Result<()> {
-    let now = crate::sys::time::now();
-    let path = crate::git::repo::absolutize(path);
+    let now = crate::sys::now();
+    let path = crate::git::absolutize(path);
     let claim = Claim {
         schema: 1,
         card: card.to_owned(),
@@ -365,7 +361,7 @@ fn intend_only(common_dir: &Path, card: &str, path: &Path, branch: &str) -> Resu
             })
             .into());
         }
-        let same = crate::git::repo::absolutize(&old.path) == claim.path;
+        let same = crate::git::absolutize(&old.path) == claim.path;
         if !same && old.state == ClaimState::Complete && !old.orphan(common_dir) {
             return Err(Fail::from(Refusal::Taken {
                 card: card.to_owned(),
@@ -393,12 +389,9 @@ fn complete_only(admin: &Path, rec: &Record) -> Result<()> {
 }
 
 /// [`complete_only`]'s claim written and on disk beside its place, for the caller to put there
-/// ([`crate::sys::fsio::Staged::commit`]); `None` when there is nothing to write (the claim
+/// ([`crate::sys::Staged::commit`]); `None` when there is nothing to write (the claim
 /// says all this already, or is another live worktree's). No migration check.
-pub(super) fn stage_complete(
-    admin: &Path,
-    rec: &Record,
-) -> Result<Option<crate::sys::fsio::Staged>> {
+pub(super) fn stage_complete(admin: &Path, rec: &Record) -> Result<Option<crate::sys::Staged>> {
     let common = &rec.common_dir;
     let parent = rec.path.parent().map(Path::to_path_buf).unwrap_or_default();
     let existing = load(common, &rec.card);
@@ -406,8 +399,7 @@ pub(super) fn stage_complete(
         // Another live worktree's claim is never taken over (verification refuses this one).
         Some(Ok(old))
             if old.state == ClaimState::Complete
-                && crate::git::repo::absolutize(&old.path)
-                    != crate::git::repo::absolutize(&rec.path)
+                && crate::git::absolutize(&old.path) != crate::git::absolutize(&rec.path)
                 && !old.orphan(common) =>
         {
             return Ok(None)
@@ -430,7 +422,7 @@ pub(super) fn stage_complete(
             .unwrap_or_default(),
         state: ClaimState::Complete,
         created_at,
-        updated_at: crate::sys::time::now(),
+        updated_at: crate::sys::now(),
         ports: rec.ports.clone(),
         branch: rec.branch.clone(),
         base_ref: rec.base_ref.clone(),
@@ -461,8 +453,8 @@ pub(super) fn stage_complete(
 /// undo). A claim naming another path is another worktree's and stays.
 pub(super) fn forget(common_dir: &Path, card: &str, path: &Path) {
     if let Some(Ok(c)) = load(common_dir, card) {
-        let p = crate::git::repo::absolutize(path);
-        if crate::git::repo::absolutize(&c.path) != p
+        let p = crate::git::absolutize(path);
+        if crate::git::absolutize(&c.path) != p
             && std::fs::canonicalize(&c.path).ok().as_deref() != Some(p.as_path())
         {
             return;
@@ -491,15 +483,15 @@ pub(super) fn delete(common_dir: &Path, card: &str) {
 /// left is cleared only with `--force`.
 pub(super) fn mark_half_removed(common_dir: &Path, card: Option<&str>, path: &Path) {
     let dir_left = path.symlink_metadata().is_ok_and(|m| m.is_dir());
-    let forgotten = match crate::git::repo::read_dot_git(path) {
-        Some(admin) => crate::git::repo::names_gone_admin(common_dir, &admin),
+    let forgotten = match crate::git::read_dot_git(path) {
+        Some(admin) => crate::git::names_gone_admin(common_dir, &admin),
         None => path.join(".git").symlink_metadata().is_err(),
     };
     if !dir_left || !forgotten {
         return;
     }
-    let p = crate::git::repo::absolutize(path);
-    let names = |c: &Claim| crate::git::repo::absolutize(&c.path) == p;
+    let p = crate::git::absolutize(path);
+    let names = |c: &Claim| crate::git::absolutize(&c.path) == p;
     let claim = match card {
         Some(card) => load(common_dir, card).and_then(Result::ok).filter(names),
         None => all(common_dir).into_iter().find(names),
@@ -508,9 +500,9 @@ pub(super) fn mark_half_removed(common_dir: &Path, card: Option<&str>, path: &Pa
         return;
     };
     // To the nanosecond: a change in the same second after the failure is new work.
-    claim.half_removed = crate::sys::time::mark();
+    claim.half_removed = crate::sys::time_mark();
     claim.released = true;
-    claim.updated_at = crate::sys::time::now();
+    claim.updated_at = crate::sys::now();
     if let Err(e) = put(common_dir, &claim, true) {
         eprintln!(
             "warning: could not note in {} that {} was left half removed: {e}",
@@ -525,9 +517,9 @@ pub(super) fn intended(common_dir: &Path, card: &str, path: &Path) -> bool {
     load(common_dir, card).is_some_and(|c| {
         c.is_ok_and(|c| {
             c.state == ClaimState::Intent
-                && (crate::git::repo::absolutize(&c.path) == crate::git::repo::absolutize(path)
+                && (crate::git::absolutize(&c.path) == crate::git::absolutize(path)
                     || std::fs::canonicalize(&c.path)
-                        .is_ok_and(|n| n == crate::git::repo::absolutize(path)))
+                        .is_ok_and(|n| n == crate::git::absolutize(path)))
         })
     })
 }
@@ -554,14 +546,14 @@ pub(super) fn migrate(common_dir: &Path) {
             }
         }
     }
-    let intents = crate::sys::layout::old_intents_dir(common_dir);
+    let intents = crate::sys::old_intents_dir(common_dir);
     if let Ok(entries) = std::fs::read_dir(&intents) {
         for e in entries.filter_map(|e| e.ok()) {
             let card = e.file_name().to_string_lossy().into_owned();
             if card.starts_with('.') || load(common_dir, &card).is_some() {
                 continue;
             }
-            if let Ok(Some(b)) = crate::sys::fsio::read_bounded(&e.path(), MAX_CLAIM_BYTES) {
+            if let Ok(Some(b)) = crate::sys::read_bounded(&e.path(), MAX_CLAIM_BYTES) {
                 let path = PathBuf::from(String::from_utf8_lossy(&b).into_owned());
                 let _ = intend_only(common_dir, &card, &path, "");
             }
@@ -569,8 +561,8 @@ pub(super) fn migrate(common_dir: &Path) {
         let _ = std::fs::remove_dir_all(&intents);
     }
     // Best effort: without the marker the (idempotent) migration runs again next time.
-    if crate::sys::fsio::create_dir_nofollow(common_dir, &d).is_ok() {
-        crate::sys::fsio::write_atomic(&d, MIGRATED, b"1\n").ok();
+    if crate::sys::create_dir_nofollow(common_dir, &d).is_ok() {
+        crate::sys::write_atomic(&d, MIGRATED, b"1\n").ok();
     }
 }
 

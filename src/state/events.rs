@@ -4,13 +4,12 @@
 //! is best effort: a log that cannot be written never fails an action, but says so on
 //! stderr. Reading skips a line that does not decode, or whose card is not a card id, with a
 //! warning naming it.
+use crate::sys;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
-
-use crate::sys::lock;
 
 /// Rotate the log when it grows past this size.
 const ROTATE_AT: u64 = 1024 * 1024;
@@ -78,11 +77,11 @@ pub(crate) struct Event {
 }
 
 pub(super) fn log_path(common_dir: &Path) -> PathBuf {
-    crate::sys::layout::events_path(common_dir)
+    crate::sys::events_path(common_dir)
 }
 
 fn rotated_path(common_dir: &Path) -> PathBuf {
-    crate::sys::layout::events_rotated_path(common_dir)
+    crate::sys::events_rotated_path(common_dir)
 }
 
 /// Append one event.
@@ -96,7 +95,7 @@ pub(super) fn append(
 ) {
     let event = kind.as_str();
     let e = Event {
-        time: crate::sys::time::now(),
+        time: crate::sys::now(),
         event: event.to_owned(),
         card: card.to_owned(),
         path: path.display().to_string(),
@@ -117,14 +116,14 @@ pub(super) fn append(
 /// else appends beside it, and a line that lands in the file just rotated is still read.
 fn write_line(common_dir: &Path, line: &str) -> anyhow::Result<()> {
     let path = log_path(common_dir);
-    let why = |e: std::io::Error| anyhow::anyhow!(crate::sys::fsio::with_path(&path, &e));
+    let why = |e: std::io::Error| anyhow::anyhow!(crate::sys::with_path(&path, &e));
     // Only a regular file is rotated: a symlink or FIFO planted as the log is refused below.
     let full =
         || std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file() && m.len() >= ROTATE_AT);
     if full() {
-        let lock_path = crate::sys::layout::events_lock_path(common_dir);
+        let lock_path = crate::sys::events_lock_path(common_dir);
         let deadline = Instant::now() + Duration::from_secs(5);
-        let _held = lock::take(
+        let _held = sys::take_lock(
             common_dir,
             lock_path,
             "the event log's lock",
@@ -136,12 +135,12 @@ fn write_line(common_dir: &Path, line: &str) -> anyhow::Result<()> {
             std::fs::rename(&path, rotated_path(common_dir)).map_err(why)?;
         }
     }
-    let opened = match crate::sys::fsio::open_append_nofollow(&path) {
+    let opened = match crate::sys::open_append_nofollow(&path) {
         // The first event of a repository: kardwt's directory is made (nothing planted followed).
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let dir = path.parent().unwrap_or(common_dir);
-            crate::sys::fsio::create_dir_nofollow(common_dir, dir)
-                .and_then(|()| crate::sys::fsio::open_append_nofollow(&path))
+            crate::sys::create_dir_nofollow(common_dir, dir)
+                .and_then(|()| crate::sys::open_append_nofollow(&path))
         }
         other => other,
     };
@@ -164,12 +163,12 @@ pub(crate) struct Read {
 pub(super) fn read(common_dir: &Path, card: Option<&str>) -> Read {
     let mut found = Read::default();
     for path in [rotated_path(common_dir), log_path(common_dir)] {
-        match crate::sys::fsio::read_bounded(&path, MAX_READ) {
+        match crate::sys::read_bounded(&path, MAX_READ) {
             Ok(Some(bytes)) => parse_into(&bytes, &path, card, &mut found),
             Ok(None) => {}
             Err(e) => found.warnings.push(format!(
                 "could not read {}",
-                crate::sys::fsio::with_path(&path, &e)
+                crate::sys::path_then_why(&path, &e)
             )),
         }
     }

@@ -27,11 +27,11 @@ pub(crate) use record::{
 pub(crate) use store::{write, write_or_warn};
 
 /// Remember `base` as the main worktree of the repository whose common dir is `common_dir`
-/// (its git dir is elsewhere: see `sys::layout::base_file`), unless that is known already.
+/// (its git dir is elsewhere: see `sys::base_file`), unless that is known already.
 /// Best effort: a base that cannot be remembered is only not found from a linked worktree.
 pub(crate) fn remember_base(common_dir: &std::path::Path, base: &std::path::Path) {
     use std::os::unix::ffi::OsStrExt;
-    if crate::git::repo::remembered_base(common_dir).as_deref() == Some(base) {
+    if crate::git::remembered_base(common_dir).as_deref() == Some(base) {
         return;
     }
     let mut line = base.as_os_str().as_bytes().to_vec();
@@ -39,9 +39,8 @@ pub(crate) fn remember_base(common_dir: &std::path::Path, base: &std::path::Path
         return;
     }
     line.push(b'\n');
-    let dir = crate::sys::layout::kardwt_dir(common_dir);
-    let file = crate::sys::layout::base_file(common_dir);
-    let _ = crate::sys::fsio::create_dir_nofollow(common_dir, &dir).and_then(|()| {
-        crate::sys::fsio::write_atomic(&dir, file.file_name().unwrap_or_default(), &line)
-    });
+    let dir = crate::sys::kardwt_dir(common_dir);
+    let file = crate::sys::base_file(common_dir);
+    let _ = crate::sys::create_dir_nofollow(common_dir, &dir)
+        .and_then(|()| crate::sys::write_atomic(&dir, file.file_name().unwrap_or_default(), &line));
 }

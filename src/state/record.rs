@@ -189,7 +189,7 @@ const MAX_RECORD_BYTES: u64 = 4 * 1024 * 1024;
 pub fn load(admin: &Path) -> Loaded {
     // Read without blocking and bounded: a FIFO or a huge file planted as the record is
     // malformed (fail closed), never a hang.
-    let read = crate::sys::fsio::read_bounded(&path_in(admin), MAX_RECORD_BYTES).and_then(|b| {
+    let read = crate::sys::read_bounded(&path_in(admin), MAX_RECORD_BYTES).and_then(|b| {
         b.map(|b| String::from_utf8(b).map_err(std::io::Error::other))
             .transpose()
     });
@@ -197,7 +197,7 @@ pub fn load(admin: &Path) -> Loaded {
         Ok(None) => Loaded::Absent,
         Err(e) => Loaded::Malformed(format!(
             "cannot read {}",
-            crate::sys::fsio::with_path(&path_in(admin), &e)
+            crate::sys::path_then_why(&path_in(admin), &e)
         )),
         Ok(Some(text)) => match parse(&text) {
             Ok(r) => Loaded::Parsed(Box::new(r)),
@@ -245,12 +245,12 @@ pub fn parse(text: &str) -> Result<Record, RecordError> {
 }
 
 /// The record's temporary in `admin` written and on disk, for the caller to put in place
-/// ([`crate::sys::fsio::Staged::commit`]: a rename, so a symlink planted as the record is
+/// ([`crate::sys::Staged::commit`]: a rename, so a symlink planted as the record is
 /// replaced, never written through). Only [`crate::state::store::write`] writes records, so
 /// that the card's claim is completed with each.
-pub(crate) fn stage(admin: &Path, record: &Record) -> Result<crate::sys::fsio::Staged> {
+pub(crate) fn stage(admin: &Path, record: &Record) -> Result<crate::sys::Staged> {
     let text = toml::to_string(record).context("could not serialize the record")?;
-    crate::sys::fsio::stage(admin, FILE_NAME.as_ref(), text.as_bytes(), true)
+    crate::sys::stage_atomic(admin, FILE_NAME.as_ref(), text.as_bytes(), true)
         .with_context(|| format!("could not write the record {}", path_in(admin).display()))
 }
 
@@ -272,8 +272,8 @@ mod tests {
             state: State::Ready,
             origin: Origin::Add,
             reason: Reason::Create,
-            created_at: crate::sys::time::rfc3339(0),
-            updated_at: crate::sys::time::rfc3339(0),
+            created_at: crate::sys::rfc3339(0),
+            updated_at: crate::sys::rfc3339(0),
             config_fingerprint: "sha256:00".into(),
             links: vec![".env".into()],
             copies: Vec::new(),

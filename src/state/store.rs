@@ -11,19 +11,19 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 
 use crate::state::record::Record;
-use crate::sys::lock::RepoLock;
+use crate::sys::RepoLock;
 
 /// Write the worktree's record atomically, then complete its card's claim (a claim is complete
 /// once its record exists). What killed writes left in the admin dir goes first.
 pub fn write(admin: &Path, record: &Record) -> Result<()> {
-    crate::sys::fsio::remove_files(&crate::sys::fsio::dead_temporaries(admin, None));
+    crate::sys::remove_files(&crate::sys::dead_temporaries(admin, None));
     // The first claim written migrates the records older kardwts left without one.
     crate::state::claim::migrate(&record.common_dir);
     // The record's and the claim's temporaries are written side by side, so that their waits
     // for the disk overlap; then they are put in place one after the other, the record first.
     enum Staging {
-        Record(Result<crate::sys::fsio::Staged>),
-        Claim(Result<Option<crate::sys::fsio::Staged>>),
+        Record(Result<crate::sys::Staged>),
+        Claim(Result<Option<crate::sys::Staged>>),
     }
     let mut staged =
         crate::sys::in_parallel_with(2, &[true, false], |record_side| match record_side {
@@ -61,9 +61,9 @@ pub fn write_or_warn(admin: &Path, record: &Record) {
 /// Take the repository lock, waiting until `deadline`, and migrate records without claims
 /// under it. Never while this process already holds it: pass the lock on instead.
 pub fn take_repo(common_dir: &Path, deadline: Instant, holder: &str) -> Result<RepoLock> {
-    let lock = crate::sys::lock::take_repo(common_dir, deadline, holder)?;
+    let lock = crate::sys::take_repo_lock(common_dir, deadline, holder)?;
     crate::state::claim::migrate(common_dir);
-    crate::sys::fsio::remove_files(&crate::sys::fsio::dead_temporaries(
+    crate::sys::remove_files(&crate::sys::dead_temporaries(
         &crate::state::claim::dir(common_dir),
         None,
     ));
@@ -77,11 +77,10 @@ pub fn take_repo(common_dir: &Path, deadline: Instant, holder: &str) -> Result<R
 /// beside the record and the copy list in each of `admins`. Each goes by itself with the next
 /// write of its file, and those in the claims directory with the next locked command; `gc --apply` removes them all.
 pub fn dead_temporaries(common_dir: &Path, admins: &[PathBuf]) -> Vec<PathBuf> {
-    let of =
-        |dir: &Path, name: &str| crate::sys::fsio::dead_temporaries(dir, Some(OsStr::new(name)));
-    let mut out = crate::sys::fsio::dead_temporaries(&crate::state::claim::dir(common_dir), None);
+    let of = |dir: &Path, name: &str| crate::sys::dead_temporaries(dir, Some(OsStr::new(name)));
+    let mut out = crate::sys::dead_temporaries(&crate::state::claim::dir(common_dir), None);
     out.extend(of(&common_dir.join("info"), "exclude"));
-    out.extend(crate::sys::fsio::dead_temporaries(
+    out.extend(crate::sys::dead_temporaries(
         &crate::state::aside::dir(common_dir),
         None,
     ));
@@ -95,7 +94,7 @@ pub fn dead_temporaries(common_dir: &Path, admins: &[PathBuf]) -> Vec<PathBuf> {
         OsStr::new(crate::state::blobs::FILE_NAME),
     ];
     let each = crate::sys::in_parallel(admins, |admin| {
-        crate::sys::fsio::dead_temporaries_of(admin, &names)
+        crate::sys::dead_temporaries_of(admin, &names)
     });
     out.extend(each.into_iter().flatten());
     out

@@ -27,15 +27,19 @@ pub(crate) struct NotRegular {
     pub wanted: &'static str,
 }
 
+impl NotRegular {
+    /// What is wrong with the path, without it: `is a FIFO, not a regular file; …`.
+    fn why(&self) -> String {
+        format!(
+            "is {}, not {}; kardwt does not follow it, write through it or wait on it",
+            self.what, self.wanted
+        )
+    }
+}
+
 impl std::fmt::Display for NotRegular {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{} is {}, not {}; kardwt does not follow it, write through it or wait on it",
-            self.path.display(),
-            self.what,
-            self.wanted
-        )
+        write!(f, "{} {}", self.path.display(), self.why())
     }
 }
 
@@ -50,6 +54,15 @@ pub(crate) fn not_regular(e: &io::Error) -> Option<&NotRegular> {
 pub(crate) fn with_path(path: &Path, e: &io::Error) -> String {
     match not_regular(e) {
         Some(bad) => bad.to_string(),
+        None => format!("{}: {e}", path.display()),
+    }
+}
+
+/// `path: e` for a message that says first what could not be done (`cannot read <path>: it is
+/// a FIFO, …`), where [`with_path`]'s form would read as one clause.
+pub(crate) fn path_then_why(path: &Path, e: &io::Error) -> String {
+    match not_regular(e) {
+        Some(bad) => format!("{}: it {}", bad.path.display(), bad.why()),
         None => format!("{}: {e}", path.display()),
     }
 }

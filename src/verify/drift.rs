@@ -2,7 +2,7 @@
 //! names the way back. Pure.
 use std::path::Path;
 
-use crate::git::repo::Head;
+use crate::git::Head;
 
 /// HEAD `head` is not on branch `expected`: another branch, or detached (pure). An
 /// empty `expected` is a tree created detached (Codex, Cursor, `git worktree add --detach`):

@@ -1,6 +1,6 @@
 //! Whether a worktree's checkout is complete: git's `initializing` mark, the
 //! index and whether it follows HEAD, the tracked files (judged in-process by
-//! [`crate::git::checkout`]); and the one command that repairs an incomplete one.
+//! [`crate::git::checkout_gap`]); and the one command that repairs an incomplete one.
 use std::path::Path;
 
 /// Why a worktree's checkout is not complete: such a tree is never recorded
@@ -109,7 +109,7 @@ pub(crate) enum Probe {
 /// process and one `lstat` per tracked file (measured: 5,000 files in a few milliseconds).
 pub(crate) fn checkout_incomplete(path: &Path, admin: &Path, probe: Probe) -> Option<Incomplete> {
     // Non-blocking and bounded: a FIFO planted as `locked` must not hang the probe.
-    let locked = crate::git::repo::read_bounded(&admin.join("locked"), 64 * 1024)
+    let locked = crate::git::read_bounded(&admin.join("locked"), 64 * 1024)
         .ok()
         .map(|b| String::from_utf8_lossy(&b).into_owned());
     if probe == Probe::Mark {
@@ -121,13 +121,13 @@ pub(crate) fn checkout_incomplete(path: &Path, admin: &Path, probe: Probe) -> Op
     }
     let follow = match probe {
         Probe::Mark | Probe::Index => return None,
-        Probe::Files => crate::git::checkout::Follow::Loosely,
-        Probe::Head => crate::git::checkout::Follow::Exactly,
+        Probe::Files => crate::git::Follow::Loosely,
+        Probe::Head => crate::git::Follow::Exactly,
     };
-    crate::git::checkout::gap(path, admin, follow).map(|gap| match gap {
-        crate::git::checkout::Gap::EmptyIndex => Incomplete::EmptyIndex,
-        crate::git::checkout::Gap::Unmatched(n, of, first) => Incomplete::Unmatched(n, of, first),
-        crate::git::checkout::Gap::Missing(n, first) => Incomplete::Missing(n, first),
-        crate::git::checkout::Gap::Unreadable(why) => Incomplete::Unreadable(why),
+    crate::git::checkout_gap(path, admin, follow).map(|gap| match gap {
+        crate::git::Gap::EmptyIndex => Incomplete::EmptyIndex,
+        crate::git::Gap::Unmatched(n, of, first) => Incomplete::Unmatched(n, of, first),
+        crate::git::Gap::Missing(n, first) => Incomplete::Missing(n, first),
+        crate::git::Gap::Unreadable(why) => Incomplete::Unreadable(why),
     })
 }

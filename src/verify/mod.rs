@@ -16,7 +16,7 @@ mod scan;
 
 use std::path::{Path, PathBuf};
 
-use crate::git::repo::{self, Repo};
+use crate::git::{self, Repo};
 use crate::ground::card::CardId;
 use crate::state::{Loaded, Origin, Record};
 
@@ -63,11 +63,11 @@ impl Checks {
 /// Run the checks on `path` (absolute), for `card` when the caller asked for one.
 pub(crate) fn verify(repo: &Repo, entries: &[Entry], path: &Path, card: Option<&CardId>) -> Report {
     // A symlink at the last component is judged as itself, never as what it points to.
-    let path = repo::absolutize_keep_last(path);
+    let path = git::absolutize_keep_last(path);
     verify_resolved(repo, &Index::linear(entries), path, card)
 }
 
-/// [`verify`] of a path already resolved as [`repo::absolutize_keep_last`] resolves it, looking
+/// [`verify`] of a path already resolved as [`git::absolutize_keep_last`] resolves it, looking
 /// entries up through `index` (`list` judges every worktree with one [`Index::mapped`]).
 pub(crate) fn verify_resolved(
     repo: &Repo,
@@ -144,7 +144,7 @@ pub(crate) fn verify_resolved(
 
     // 2. Its `.git` file names an admin dir inside this common dir.
     let worktrees_dir = repo.worktrees_dir();
-    let admin = match repo::read_dot_git(&path) {
+    let admin = match git::read_dot_git(&path) {
         None => {
             let why = if path.join(".git").is_dir() {
                 "has a .git directory: it is a repository of its own, not a linked worktree"
@@ -193,7 +193,7 @@ pub(crate) fn verify_resolved(
     let listed = index.admin(&admin);
     let expected = path.join(".git");
     let read_back = || {
-        let back = repo::read_admin_gitdir(&admin);
+        let back = git::read_admin_gitdir(&admin);
         let ok = back.as_deref().is_some_and(|b| {
             b == expected || std::fs::canonicalize(b).is_ok_and(|c| c == expected)
         });
@@ -232,7 +232,7 @@ pub(crate) fn verify_resolved(
             return report;
         }
     };
-    report.head = repo::read_head(&admin);
+    report.head = git::read_head(&admin);
 
     // 5. The record parses (absent: unseeded).
     // The scan read every record already; use its reading rather than parsing it again.
@@ -405,7 +405,7 @@ pub(crate) fn inconsistency(rec: &Record) -> Option<String> {
 mod tests {
     use super::incomplete::incomplete_from;
     use super::*;
-    use crate::git::repo::Head;
+    use crate::git::Head;
 
     #[test]
     fn a_checkout_is_complete_only_unlocked_indexed_and_whole() {

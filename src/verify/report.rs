@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use super::drift::drifted;
-use crate::git::repo::Head;
+use crate::git::Head;
 use crate::state::{Record, State};
 
 /// The outcome of one check; `ok` is `None` when an earlier check failed and it did not run.

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use crate::git::repo::{self, Linked, Repo};
+use crate::git::{self, Linked, Repo};
 use crate::state::Loaded;
 
 /// One linked worktree with its record, as found by scanning the admin dirs.
@@ -24,7 +24,7 @@ const SCAN_IN_PARALLEL_FROM: usize = 64;
 pub(crate) fn scan(repo: &Repo) -> anyhow::Result<Vec<Entry>> {
     let admins = repo.admin_dirs()?;
     let read = |admin: &PathBuf| {
-        repo::linked_at(admin.clone()).map(|linked| Entry {
+        git::linked_at(admin.clone()).map(|linked| Entry {
             record: crate::state::load_record(&linked.admin),
             linked,
         })
@@ -48,12 +48,12 @@ pub(super) fn scan_for(repo: &Repo, path: &Path, card: Option<&str>) -> Option<V
     if !crate::state::Cards::at(&repo.common_dir).migrated() {
         return None;
     }
-    let path = repo::absolutize(path);
+    let path = git::absolutize(path);
     let worktrees = repo.worktrees_dir();
     let mut admins: Vec<PathBuf> = Vec::new();
     let mut cards: Vec<String> = card.map(str::to_owned).into_iter().collect();
     if path.is_dir() && path != repo.base {
-        if let Some(target) = repo::read_dot_git(&path) {
+        if let Some(target) = git::read_dot_git(&path) {
             if target.parent() != Some(worktrees.as_path()) || !target.is_dir() {
                 return None;
             }
@@ -83,7 +83,7 @@ pub(super) fn scan_for(repo: &Repo, path: &Path, card: Option<&str>) -> Option<V
     Some(
         admins
             .into_iter()
-            .filter_map(repo::linked_at)
+            .filter_map(git::linked_at)
             .map(|linked| Entry {
                 record: crate::state::load_record(&linked.admin),
                 linked,

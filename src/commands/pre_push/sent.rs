@@ -7,9 +7,9 @@ use std::path::Path;
 
 use anyhow::Result;
 
+use super::push::{self, Entry, RefUpdate};
 use crate::context::Context;
 use crate::git;
-use crate::git::push::{self, Entry, RefUpdate};
 
 /// The remote whose remote-tracking refs say what the push target already has, as a name that
 /// can be given as `--remotes=<name>` (not an option, no glob characters): `remote` when it is

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 /// (see [`super::Repo::git_dir_elsewhere`]), when it still is one: its `.git` names this common dir.
 pub(crate) fn remembered_base(common_dir: &Path) -> Option<PathBuf> {
     use std::os::unix::ffi::OsStrExt;
-    let bytes = super::read_small(&crate::sys::layout::base_file(common_dir))?;
+    let bytes = super::read_small(&crate::sys::base_file(common_dir))?;
     let named = Path::new(std::ffi::OsStr::from_bytes(bytes.strip_suffix(b"\n")?));
     let base = std::fs::canonicalize(named).ok()?;
     let git_dir = std::fs::canonicalize(super::read_dot_git(&base)?).ok()?;

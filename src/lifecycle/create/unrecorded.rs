@@ -1,6 +1,7 @@
 //! A tree `add` has just made and holds no record of yet: its first
 //! record, or the tree removed again when that cannot be written, so the next `add` starts
 //! clean instead of meeting an unrecorded tree.
+use crate::sys;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
@@ -8,7 +9,6 @@ use anyhow::Result;
 use super::{admin_of, Action, Refusal};
 use crate::ground::error::Fail;
 use crate::state::{Origin, Reason, Record, State};
-use crate::sys::lock;
 
 impl Action<'_> {
     /// Record the tree `add` has just made at `path` (state `preparing`, holding `ports`): its
@@ -29,7 +29,7 @@ impl Action<'_> {
         } else {
             oid
         };
-        let now = crate::sys::time::now();
+        let now = crate::sys::now();
         let rec = Record {
             schema: 1,
             card: self.card.clone(),
@@ -62,7 +62,7 @@ impl Action<'_> {
     /// creates the tree again, or where it was left when removing it failed too.
     pub(super) fn unmake(
         &self,
-        repo_lock: &lock::RepoLock,
+        repo_lock: &sys::RepoLock,
         path: &Path,
         why: anyhow::Error,
     ) -> anyhow::Error {

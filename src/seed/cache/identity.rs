@@ -88,7 +88,7 @@ impl Finder {
         }
         // The locks held while the hook ran (`KARDWT_HELD_LOCKS`, given to it so a kardwt command
         // it runs fails at once): each field names this card's lock or the command holding it.
-        for line in crate::sys::lock::held_for_hooks().lines() {
+        for line in crate::sys::held_for_hooks().lines() {
             for field in line.split('\t') {
                 add(field.as_bytes().to_vec(), "held lock");
             }

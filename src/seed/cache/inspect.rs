@@ -60,7 +60,7 @@ impl Kind for Refusal {
 
 /// The local cache under `common_dir` (empty when there is none yet).
 pub fn open(common_dir: &Path) -> Result<Local, Refusal> {
-    let dir = crate::sys::layout::cache_dir(common_dir);
+    let dir = crate::sys::cache_dir(common_dir);
     let mut local = Local {
         dir: dir.clone(),
         entries: Vec::new(),
@@ -99,7 +99,7 @@ pub fn open(common_dir: &Path) -> Result<Local, Refusal> {
             continue;
         }
         match shelf::leftover_pid(&name) {
-            Some(pid) if !crate::sys::process::exists(pid) => local.leftovers.push(name),
+            Some(pid) if !crate::sys::process_exists(pid) => local.leftovers.push(name),
             // Another kardwt is storing or removing it now.
             Some(_) => {}
             None => local.others.push(name),

@@ -32,7 +32,7 @@ fn hex(bytes: &[u8]) -> String {
 
 /// SHA-256 of the regular file at `path` (followed), streamed.
 pub fn file_digest(path: &Path) -> Result<String> {
-    let mut file = crate::sys::fsio::open_regular_following(path)
+    let mut file = crate::sys::open_regular_following(path)
         .with_context(|| format!("cannot read {}", path.display()))?;
     let mut h = Sha256::new();
     let mut buf = vec![0u8; 1 << 16];

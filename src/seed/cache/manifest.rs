@@ -90,7 +90,7 @@ impl Manifest {
     /// Read the manifest of the entry at `dir`; `None` when it is missing, unreadable or not a
     /// manifest of this version.
     pub fn load(dir: &Path) -> Option<Manifest> {
-        let bytes = crate::sys::fsio::read_bounded(&dir.join(FILE), MAX_BYTES).ok()??;
+        let bytes = crate::sys::read_bounded(&dir.join(FILE), MAX_BYTES).ok()??;
         let m: Manifest = serde_json::from_slice(&bytes).ok()?;
         (m.version == VERSION).then_some(m)
     }
@@ -211,7 +211,7 @@ fn read_once(
 ) -> std::io::Result<(String, Option<String>)> {
     use sha2::{Digest, Sha256};
     use std::io::Read as _;
-    let mut file = crate::sys::fsio::open_regular_nofollow(path)?;
+    let mut file = crate::sys::open_regular_nofollow(path)?;
     let keep = finder.map_or(1, Finder::longest).max(1) - 1;
     let mut h = Sha256::new();
     buf.resize(keep + (256 << 10), 0);

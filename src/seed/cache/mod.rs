@@ -108,15 +108,24 @@ pub struct Cache<'a> {
     machine: Vec<String>,
 }
 
+/// Where the entry a hit restored was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Found {
+    /// In this machine's cache.
+    Local,
+    /// In the shared store, fetched into this machine's cache first.
+    Remote,
+}
+
 /// What looking the key up found.
 pub enum Lookup {
-    /// The outputs are in the tree: this many files and symlinks, bytes, how long, and
-    /// whether the entry came from the shared store.
+    /// The outputs are in the tree: this many files and symlinks, bytes, how long, and where
+    /// the entry was found.
     Hit {
         files: u64,
         bytes: u64,
         took: Duration,
-        remote: bool,
+        found: Found,
     },
     /// Nothing usable: why (the hook runs).
     Miss(String),
@@ -126,7 +135,10 @@ impl Lookup {
     /// `hit`, `remote hit` or `miss`: the word the record and the events use.
     pub fn outcome(&self) -> &'static str {
         match self {
-            Lookup::Hit { remote: true, .. } => "remote hit",
+            Lookup::Hit {
+                found: Found::Remote,
+                ..
+            } => "remote hit",
             Lookup::Hit { .. } => "hit",
             Lookup::Miss(_) => "miss",
         }
@@ -210,7 +222,7 @@ impl<'a> Cache<'a> {
         let Some(dir) = shelf::entry_dir(&self.common_dir, &self.key) else {
             return self.fetch(tree, progress, started);
         };
-        self.restore_from(&dir, tree, progress, started, false)
+        self.restore_from(&dir, tree, progress, started, Found::Local)
     }
 
     /// On a local miss: the entry from the shared store, when the rules name one and it holds a
@@ -242,7 +254,7 @@ impl<'a> Cache<'a> {
         match fetched {
             Ok(Some(())) => {}
             Ok(None) => return Ok(Lookup::Miss("no entry, none on the remote".into())),
-            Err(e) if crate::sys::signals::interrupted().is_some() => return Err(e),
+            Err(e) if crate::sys::interrupted().is_some() => return Err(e),
             Err(e) if Instant::now() >= self.deadline => return Err(e),
             Err(e) => {
                 let why = format!("{e:#}");
@@ -251,19 +263,19 @@ impl<'a> Cache<'a> {
             }
         }
         match shelf::entry_dir(&self.common_dir, &self.key) {
-            Some(dir) => self.restore_from(&dir, tree, progress, started, true),
+            Some(dir) => self.restore_from(&dir, tree, progress, started, Found::Remote),
             None => Ok(Lookup::Miss("no entry".into())),
         }
     }
 
-    /// Clone the entry at `dir` into `tree` when usable.
+    /// Clone the entry at `dir` (found where `found` says) into `tree` when usable.
     fn restore_from(
         &self,
         dir: &Path,
         tree: &Path,
         progress: bool,
         started: Instant,
-        remote: bool,
+        found: Found,
     ) -> Result<Lookup> {
         let dir = dir.to_path_buf();
         let manifest = match manifest::check(&dir, &self.key) {
@@ -284,7 +296,7 @@ impl<'a> Cache<'a> {
                     files: summary.files + summary.links,
                     bytes: summary.bytes,
                     took: started.elapsed(),
-                    remote,
+                    found,
                 })
             }
             Err(unplaced) if unplaced.damaged => {
@@ -312,10 +324,7 @@ impl<'a> Cache<'a> {
         );
         let said = match stored {
             Ok(said) => said,
-            Err(e)
-                if crate::sys::signals::interrupted().is_some()
-                    || Instant::now() >= self.deadline =>
-            {
+            Err(e) if crate::sys::interrupted().is_some() || Instant::now() >= self.deadline => {
                 return Err(e)
             }
             Err(e) => {
@@ -351,10 +360,7 @@ impl<'a> Cache<'a> {
             .and_then(|m| remote.publish(&dir, &m, &self.machine));
         Ok(Some(match sent {
             Ok(sent) => sent,
-            Err(e)
-                if crate::sys::signals::interrupted().is_some()
-                    || Instant::now() >= self.deadline =>
-            {
+            Err(e) if crate::sys::interrupted().is_some() || Instant::now() >= self.deadline => {
                 return Err(e)
             }
             Err(e) => {
@@ -407,9 +413,9 @@ pub fn bound(cfg: &Config) -> usize {
 /// Fail with 128 + the signal once kardwt was interrupted, with exit 5 once
 /// `deadline` has passed.
 fn stop_check(deadline: Instant, during: &str) -> Result<()> {
-    crate::sys::signals::check(during)?;
+    crate::sys::check_signal(during)?;
     if Instant::now() >= deadline {
-        return Err(Fail::from(crate::sys::time::Overran {
+        return Err(Fail::from(crate::sys::Overran {
             during: during.to_owned(),
         })
         .into());

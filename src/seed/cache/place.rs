@@ -17,7 +17,7 @@ use anyhow::Result;
 
 use super::manifest::Manifest;
 use crate::seed::copy::{Copier, Method, Summary};
-use crate::sys::beneath;
+use crate::sys;
 
 /// The prefix of staging directories; one left by an interrupted restore is removed by the next.
 pub const STAGING_PREFIX: &str = ".kardwt-cache-";
@@ -48,7 +48,7 @@ pub fn place(
     deadline: Instant,
     progress: bool,
 ) -> Result<Result<Summary, Unplaced>> {
-    let root = beneath::root(tree)?;
+    let root = sys::beneath_root(tree)?;
     remove_stale_staging(&root);
     let outputs: Vec<PathBuf> = m
         .outputs
@@ -57,7 +57,7 @@ pub fn place(
         .map(|o| PathBuf::from(&o.path))
         .collect();
     for out in &outputs {
-        if let Some(blocked) = beneath::probe(&root, out)? {
+        if let Some(blocked) = sys::beneath_probe(&root, out)? {
             return Ok(Err(format!("{}: {blocked}", out.display()).into()));
         }
         if exists(&root, out) {
@@ -69,7 +69,7 @@ pub fn place(
     let staging = OsString::from(format!(
         "{STAGING_PREFIX}{}-{}",
         std::process::id(),
-        crate::sys::time::now_secs()
+        crate::sys::now_secs()
     ));
     rustix::fs::mkdirat(&root, &staging, rustix::fs::Mode::from_raw_mode(0o700))?;
     let totals = progress.then(|| (m.copied(), m.bytes()));
@@ -104,7 +104,7 @@ pub fn place(
         .into())),
         Err(e) => Err(e),
     };
-    let _ = beneath::remove_tree(&root, &staging);
+    let _ = sys::beneath_remove_tree(&root, &staging);
     match placed {
         Ok(placed) => Ok(placed),
         Err(e) if stopped() || Instant::now() >= deadline => Err(e),
@@ -114,7 +114,7 @@ pub fn place(
 
 /// Was kardwt interrupted?
 fn stopped() -> bool {
-    crate::sys::signals::interrupted().is_some()
+    crate::sys::interrupted().is_some()
 }
 
 fn clone_into(
@@ -148,25 +148,25 @@ fn move_into_place(
     staging: &OsStr,
     outputs: &[PathBuf],
 ) -> Result<Result<(), Unplaced>> {
-    let stage_root = beneath::child(root, staging, Path::new(staging), None)?
+    let stage_root = sys::beneath_child(root, staging, Path::new(staging), None)?
         .map_err(|b| anyhow::anyhow!("{b}"))?;
     let mut moved: Vec<&PathBuf> = Vec::new();
     let mut refused = None;
     for out in outputs {
-        let Some((parent, name)) = beneath::split(out) else {
+        let Some((parent, name)) = sys::beneath_split(out) else {
             continue;
         };
-        let from =
-            beneath::open_dir(&stage_root, parent, None)?.map_err(|b| anyhow::anyhow!("{b}"))?;
+        let from = sys::beneath_open_dir(&stage_root, parent, None)?
+            .map_err(|b| anyhow::anyhow!("{b}"))?;
         let mut made = |_: &Path| {};
-        let to = match beneath::open_dir(root, parent, Some(&mut made))? {
+        let to = match sys::beneath_open_dir(root, parent, Some(&mut made))? {
             Ok(fd) => fd,
             Err(blocked) => {
                 refused = Some(format!("{}: {blocked}", out.display()));
                 break;
             }
         };
-        match beneath::rename_noreplace(&from, name, &to, name) {
+        match sys::rename_noreplace(&from, name, &to, name) {
             Ok(true) => moved.push(out),
             Ok(false) => {
                 refused = Some(format!("{} appeared in the tree", out.display()));
@@ -182,9 +182,9 @@ fn move_into_place(
         return Ok(Ok(()));
     };
     for out in moved {
-        if let Some((parent, name)) = beneath::split(out) {
-            if let Ok(Ok(dir)) = beneath::open_dir(root, parent, None) {
-                let _ = beneath::remove_tree(&dir, name);
+        if let Some((parent, name)) = sys::beneath_split(out) {
+            if let Ok(Ok(dir)) = sys::beneath_open_dir(root, parent, None) {
+                let _ = sys::beneath_remove_tree(&dir, name);
             }
         }
     }
@@ -193,10 +193,10 @@ fn move_into_place(
 
 /// Is anything (even a dangling symlink) at `rel` beneath `root`?
 fn exists(root: &OwnedFd, rel: &Path) -> bool {
-    let Some((parent, name)) = beneath::split(rel) else {
+    let Some((parent, name)) = sys::beneath_split(rel) else {
         return false;
     };
-    matches!(beneath::open_dir(root, parent, None), Ok(Ok(dir)) if beneath::kind_at(&dir, name).is_some())
+    matches!(sys::beneath_open_dir(root, parent, None), Ok(Ok(dir)) if sys::beneath_kind_at(&dir, name).is_some())
 }
 
 /// Remove staging directories an interrupted restore left at the tree's root.
@@ -217,7 +217,7 @@ fn remove_stale_staging(root: &OwnedFd) {
         })
         .collect();
     for name in stale {
-        let _ = beneath::remove_tree(root, &name);
+        let _ = sys::beneath_remove_tree(root, &name);
     }
 }
 

@@ -13,7 +13,7 @@ use anyhow::{Context as _, Result};
 use super::identity::{Finder, Tree};
 use super::manifest::{self, Manifest, Output};
 use crate::seed::copy::{Copier, Method};
-use crate::sys::beneath;
+use crate::sys;
 
 /// One entry, for `gc` and trimming.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -32,10 +32,10 @@ pub struct Shelved {
 /// The cache directory, made first when `create`; `None` when it is absent, or is not a real
 /// directory (a symlink planted there is never followed).
 fn root(common_dir: &Path, create: bool) -> Option<PathBuf> {
-    let dir = crate::sys::layout::cache_dir(common_dir);
+    let dir = crate::sys::cache_dir(common_dir);
     let real_dir = |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir());
     if create && !real_dir(&dir) {
-        let _ = crate::sys::fsio::create_dir_nofollow(common_dir, &dir);
+        let _ = crate::sys::create_dir_nofollow(common_dir, &dir);
     }
     real_dir(&dir).then_some(dir)
 }
@@ -74,17 +74,17 @@ pub fn touch(dir: &Path) {
 
 /// Remove the entry `name` (moved aside first, so no reader sees it half removed).
 fn remove(cache: &Path, name: &str) {
-    let Ok(fd) = beneath::root(cache) else {
+    let Ok(fd) = sys::beneath_root(cache) else {
         return;
     };
     let aside = format!(".old-{}-{name}", std::process::id());
     if !name.starts_with('.') {
         if rustix::fs::renameat(&fd, name, &fd, aside.as_str()).is_ok() {
-            let _ = beneath::remove_tree(&fd, OsStr::new(&aside));
+            let _ = sys::beneath_remove_tree(&fd, OsStr::new(&aside));
         }
         return;
     }
-    let _ = beneath::remove_tree(&fd, OsStr::new(name));
+    let _ = sys::beneath_remove_tree(&fd, OsStr::new(name));
 }
 
 /// Drop the entry of `key` (damaged: the next store replaces it).
@@ -112,14 +112,14 @@ pub fn store(
     }
     let finder = Finder::of(who)?;
     let tree = who.path;
-    let tree_root = beneath::root(tree)?;
+    let tree_root = sys::beneath_root(tree)?;
     let mut listed = Vec::new();
     for out in outputs {
-        if let Some(blocked) = beneath::probe(&tree_root, out)? {
+        if let Some(blocked) = sys::beneath_probe(&tree_root, out)? {
             anyhow::bail!("{}: {blocked}", out.display());
         }
-        let present = beneath::split(out).is_some_and(|(parent, name)| {
-            matches!(beneath::open_dir(&tree_root, parent, None), Ok(Ok(dir)) if beneath::kind_at(&dir, name).is_some())
+        let present = sys::beneath_split(out).is_some_and(|(parent, name)| {
+            matches!(sys::beneath_open_dir(&tree_root, parent, None), Ok(Ok(dir)) if sys::beneath_kind_at(&dir, name).is_some())
         });
         listed.push(Output {
             path: out
@@ -140,16 +140,16 @@ pub fn store(
             return Err(e);
         }
     };
-    let fd = beneath::root(&cache)?;
+    let fd = sys::beneath_root(&cache)?;
     let (tmp_os, key_os) = (OsStr::new(&tmp_name), OsStr::new(key));
-    if !beneath::rename_noreplace(&fd, tmp_os, &fd, key_os)? {
+    if !sys::rename_noreplace(&fd, tmp_os, &fd, key_os)? {
         // Another card stored it meanwhile, or a damaged entry is in the way.
         if manifest::check(&cache.join(key), key).is_ok() {
             remove(&cache, &tmp_name);
             return Ok("already stored".into());
         }
         remove(&cache, key);
-        if !beneath::rename_noreplace(&fd, tmp_os, &fd, key_os)? {
+        if !sys::rename_noreplace(&fd, tmp_os, &fd, key_os)? {
             remove(&cache, &tmp_name);
             anyhow::bail!("another entry took its place");
         }
@@ -176,9 +176,9 @@ pub fn adopt(
     std::fs::create_dir(&tmp)?;
     let filled = fill(&tmp).and_then(|m| {
         let Some(m) = m else { return Ok(None) };
-        crate::sys::fsio::write_atomic_new(&tmp, manifest::FILE, &serde_json::to_vec(&m)?)?;
-        let fd = beneath::root(&cache)?;
-        if !beneath::rename_noreplace(&fd, OsStr::new(&tmp_name), &fd, OsStr::new(key))? {
+        crate::sys::write_atomic_new(&tmp, manifest::FILE, &serde_json::to_vec(&m)?)?;
+        let fd = sys::beneath_root(&cache)?;
+        if !sys::rename_noreplace(&fd, OsStr::new(&tmp_name), &fd, OsStr::new(key))? {
             anyhow::bail!("another entry took its place");
         }
         Ok(Some(()))
@@ -212,7 +212,7 @@ fn write_entry(
     manifest::seal(&files, &mut entries, finder)?;
     super::stop_check(deadline, "while storing prepare's outputs in the cache")?;
     let m = manifest::new(key, outputs, entries);
-    crate::sys::fsio::write_atomic_new(tmp, manifest::FILE, &serde_json::to_vec(&m)?)?;
+    crate::sys::write_atomic_new(tmp, manifest::FILE, &serde_json::to_vec(&m)?)?;
     Ok(m)
 }
 
@@ -259,7 +259,7 @@ pub fn trim(common_dir: &Path, keep: usize) -> Vec<Shelved> {
         let Ok(name) = name.file_name().into_string() else {
             continue;
         };
-        if leftover_pid(&name).is_some_and(|pid| !crate::sys::process::exists(pid)) {
+        if leftover_pid(&name).is_some_and(|pid| !crate::sys::process_exists(pid)) {
             remove(&cache, &name);
         }
     }
@@ -318,7 +318,7 @@ impl Tidy {
             (Some(f), Some(b)) => format!(
                 "{f} files, {}, last used {}",
                 crate::ground::human::size(b),
-                crate::sys::time::rfc3339(s.used)
+                crate::sys::rfc3339(s.used)
             ),
             _ => "damaged (no readable manifest)".to_owned(),
         };

@@ -48,9 +48,9 @@ pub(super) enum Copied {
 /// Fail with exit 5 once `deadline` has passed, and with 128 + the signal once kardwt was
 /// interrupted: a copy stops between files and between a file's segments.
 pub(super) fn check_deadline(deadline: Option<Instant>) -> Result<()> {
-    crate::sys::signals::check("while copying from the base")?;
+    crate::sys::check_signal("while copying from the base")?;
     match deadline {
-        Some(d) if Instant::now() >= d => Err(Fail::from(crate::sys::time::Overran {
+        Some(d) if Instant::now() >= d => Err(Fail::from(crate::sys::Overran {
             during: "while copying from the base".into(),
         })
         .into()),
@@ -79,7 +79,7 @@ pub(super) fn copy(
     hash: Hash,
 ) -> Result<Copied> {
     let Dest { dir, fresh } = to;
-    if !fresh && crate::sys::beneath::kind_at(dir, name).is_some() {
+    if !fresh && crate::sys::beneath_kind_at(dir, name).is_some() {
         let blob = blob_of_earlier_copy(src, meta, dir, name, hash)?;
         return Ok(Copied::Kept { blob });
     }
@@ -90,7 +90,7 @@ pub(super) fn copy(
             Err(e) => return Err(e).with_context(|| format!("cannot read {}", src.display())),
         };
         // A symlink is made in one step: no temporary needed.
-        if !crate::sys::beneath::symlink(dir, name, &target)? {
+        if !crate::sys::beneath_symlink(dir, name, &target)? {
             return Ok(Copied::Kept { blob: None });
         }
         let _ = set_times_at(dir, name, meta);
@@ -245,10 +245,10 @@ pub(super) fn temporary_name() -> String {
 /// is false): `renameat2(RENAME_NOREPLACE)`, or where the file system lacks it a hard link
 /// (which never replaces either) and an unlink.
 fn rename_noreplace(dir: &OwnedFd, tmp: &OsStr, name: &OsStr) -> Result<bool> {
-    let done = match crate::sys::beneath::renameat_noreplace(dir, tmp, dir, name) {
+    let done = match crate::sys::renameat_noreplace(dir, tmp, dir, name) {
         Ok(()) => return Ok(true),
         Err(Errno::EXIST) => Ok(false),
-        Err(e) if crate::sys::beneath::no_noreplace(e) => {
+        Err(e) if crate::sys::no_noreplace(e) => {
             match rustix::fs::linkat(dir, tmp, dir, name, AtFlags::empty()) {
                 Ok(()) => Ok(true),
                 Err(Errno::EXIST) => Ok(false),
@@ -492,7 +492,7 @@ mod tests {
         f.set_len(64 << 20).unwrap();
         f.write_all_at(&[7u8; 4096], 32 << 20).unwrap();
         drop(f);
-        let dir = crate::sys::beneath::root(b.path()).unwrap();
+        let dir = crate::sys::beneath_root(b.path()).unwrap();
         std::fs::write(b.path().join(format!("{TMP_PREFIX}1-2")), "half").unwrap();
         remove_temporaries(&dir);
         let meta = std::fs::symlink_metadata(&src).unwrap();
@@ -545,7 +545,7 @@ mod tests {
         let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
         std::fs::write(a.path().join("f"), "hello\n").unwrap();
         let meta = std::fs::symlink_metadata(a.path().join("f")).unwrap();
-        let dir = crate::sys::beneath::root(b.path()).unwrap();
+        let dir = crate::sys::beneath_root(b.path()).unwrap();
         let hash = Some(gix::hash::Kind::Sha1);
         let out = copy(
             &a.path().join("f"),
@@ -577,7 +577,7 @@ mod tests {
         // What an interrupted run copied, and a file of the user's of the same size.
         std::fs::write(b.path().join("f"), "hello\n").unwrap();
         std::fs::write(b.path().join("g"), "HELLO\n").unwrap();
-        let dir = crate::sys::beneath::root(b.path()).unwrap();
+        let dir = crate::sys::beneath_root(b.path()).unwrap();
         let hash = Some(gix::hash::Kind::Sha1);
         let kept = |name: &str| {
             let src = a.path().join(name);

@@ -35,7 +35,7 @@ impl Include {
             ),
             Ok(_) => {}
         }
-        let text = crate::git::repo::read_bounded(&file, 1 << 20)
+        let text = crate::git::read_bounded(&file, 1 << 20)
             .with_context(|| format!("cannot read {}", file.display()))?;
         let (mut builder, mut reach) = (GitignoreBuilder::new(base), GitignoreBuilder::new(base));
         for line in String::from_utf8_lossy(&text).lines() {

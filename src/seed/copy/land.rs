@@ -3,6 +3,7 @@
 //! else that is not a real directory, and only where the new tree's own ignore rules ignore it
 //! (so `git add -A` cannot publish it); a directory the new tree does not ignore is looked into,
 //! one git call per level, and only what it ignores is copied. Everything left out is reported.
+use crate::sys;
 use std::ffi::OsStr;
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
@@ -10,8 +11,6 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
 use rustix::fs::FileType;
-
-use crate::sys::beneath;
 
 /// A path to copy, relative to both trees.
 #[derive(Debug, Clone)]
@@ -36,7 +35,7 @@ pub(super) fn admitted(
     while !todo.is_empty() {
         let mut ask: Vec<Candidate> = Vec::new();
         for c in todo.drain(..) {
-            if let Some(blocked) = beneath::probe(root, &c.rel)? {
+            if let Some(blocked) = sys::beneath_probe(root, &c.rel)? {
                 skipped.push(format!("skipped {}: {blocked}", c.rel.display()));
                 continue;
             }
@@ -48,7 +47,7 @@ pub(super) fn admitted(
                     "skipped {}: {} is {} in the new tree",
                     c.rel.display(),
                     c.rel.display(),
-                    beneath::describe(Some(kind))
+                    sys::beneath_describe(Some(kind))
                 )),
             }
         }
@@ -71,9 +70,9 @@ pub(super) fn admitted(
 
 /// What is at `rel` in the tree, not following a symlink (its parents are real directories).
 fn existing(root: &OwnedFd, rel: &Path) -> Option<FileType> {
-    let (parent, name) = beneath::split(rel)?;
-    match beneath::open_dir(root, parent, None) {
-        Ok(Ok(dir)) => beneath::kind_at(&dir, name),
+    let (parent, name) = sys::beneath_split(rel)?;
+    match sys::beneath_open_dir(root, parent, None) {
+        Ok(Ok(dir)) => sys::beneath_kind_at(&dir, name),
         _ => None,
     }
 }

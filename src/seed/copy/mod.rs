@@ -157,7 +157,7 @@ pub(super) fn seed(
     )?
     .with_known(known);
     let root =
-        crate::sys::beneath::root(to).with_context(|| format!("cannot open {}", to.display()))?;
+        crate::sys::beneath_root(to).with_context(|| format!("cannot open {}", to.display()))?;
     let (approved, mut skipped) = land::admitted(from, to, &root, wanted)?;
     if progress && crate::sys::progress_on() {
         let (mut files, mut bytes) = (0, 0);

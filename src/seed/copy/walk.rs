@@ -6,6 +6,7 @@
 //! blocked by something that is not a real directory is skipped and reported; temporaries an
 //! interrupted copy left in a directory that already existed are removed; the deadline stops
 //! the copy (exit 5). The walk streams: memory and open directories do not grow with the tree.
+use crate::sys;
 use std::collections::HashSet;
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
@@ -19,7 +20,6 @@ use anyhow::{Context as _, Result};
 use super::file::{self, Copied, Dest, Hash};
 use super::Summary;
 use crate::config::CopyMethod as Method;
-use crate::sys::beneath;
 use stage::Staged;
 
 mod stage;
@@ -135,7 +135,8 @@ impl Copier {
         if method == Method::Clone {
             super::same_file_system(from, to)?;
         }
-        let root = beneath::root(to).with_context(|| format!("cannot open {}", to.display()))?;
+        let root =
+            sys::beneath_root(to).with_context(|| format!("cannot open {}", to.display()))?;
         // Bounded: each queued job holds its directory open.
         let (tx, rx) = mpsc::sync_channel::<Job>(256);
         let rx = Arc::new(Mutex::new(rx));
@@ -258,7 +259,7 @@ impl Copier {
         if !meta.is_dir() {
             return self.entry(rel.to_path_buf(), meta);
         }
-        let Some((parent, name)) = beneath::split(rel) else {
+        let Some((parent, name)) = sys::beneath_split(rel) else {
             return Ok(());
         };
         let Some(parent_fd) = self.parent(parent, rel)? else {
@@ -298,7 +299,7 @@ impl Copier {
                     // Of a copied directory's files, only `.env`-like ones are protected (and
                     // hashed): not the thousands of dependency files it may hold.
                     let name = entry.file_name();
-                    let hash = crate::git::push::is_env_name(name.as_bytes(), false);
+                    let hash = crate::git::is_env_name(name.as_bytes(), false);
                     self.send(Job {
                         rel: child,
                         meta,
@@ -343,7 +344,7 @@ impl Copier {
     fn parent(&mut self, parent: &Path, rel: &Path) -> Result<Option<Arc<OwnedFd>>> {
         let mut made = Vec::new();
         let mut note = |p: &Path| made.push(p.to_path_buf());
-        let opened = beneath::open_dir(&self.root, parent, Some(&mut note))
+        let opened = sys::beneath_open_dir(&self.root, parent, Some(&mut note))
             .with_context(|| format!("cannot create {}", self.to.join(parent).display()))?;
         self.note_made(made);
         match opened {
@@ -368,7 +369,7 @@ impl Copier {
     ) -> Result<Option<OwnedFd>> {
         let mut made = false;
         let mut note = |_: &Path| made = true;
-        let opened = beneath::child(parent_fd, name, dir, Some(&mut note))
+        let opened = sys::beneath_child(parent_fd, name, dir, Some(&mut note))
             .with_context(|| format!("cannot create {}", self.to.join(dir).display()))?;
         if made {
             self.note_made(vec![dir.to_path_buf()]);
@@ -415,7 +416,7 @@ impl Copier {
         let mut created = std::mem::take(&mut self.created);
         created.sort_by_key(|(p, _)| std::cmp::Reverse(p.components().count()));
         for (rel, meta) in &created {
-            if let Ok(Ok(fd)) = beneath::open_dir(&self.root, rel, None) {
+            if let Ok(Ok(fd)) = sys::beneath_open_dir(&self.root, rel, None) {
                 // Twelve bits, so the cast loses nothing where `mode_t` is 16 bits (macOS).
                 let bits = std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o7777;
                 let mode = rustix::fs::Mode::from_raw_mode(bits as rustix::fs::RawMode);

@@ -51,6 +51,38 @@ fn refused_arguments_are_pinned_whole() {
     repo.assert_nothing_created(&before, "the refused commands");
 }
 
+/// An invalid card id is refused in kardwt's words and exit code by every command that takes
+/// one (clap reads it, kardwt prints the refusal), before anything else is looked at: outside a
+/// repository too.
+#[test]
+fn invalid_card_ids_are_refused_alike_by_every_command() {
+    let repo = TestRepo::new();
+    let foreign = repo.sibling("foreign");
+    std::fs::create_dir(&foreign).unwrap();
+    let cases: &[(&str, &[&str])] = &[
+        ("add", &["add", "bad id"]),
+        ("select", &["select", "../x", "--existing-or-base"]),
+        ("log", &["log", "x.lock"]),
+        ("adopt", &["adopt", "a b", "--path", "."]),
+        ("verify", &["verify", "a..b"]),
+        ("remove", &["remove", "x."]),
+        ("env", &["env", ".x"]),
+        ("prepare", &["prepare", "x/y"]),
+    ];
+    let before = repo.snapshot_base();
+    let mut all = String::new();
+    for (name, args) in cases {
+        let out = repo.kardwt(&repo.base, args);
+        out.expect_code(2);
+        all.push_str(&pinned_case(name, &out));
+    }
+    let out = repo.kardwt(&foreign, &["select", "../x", "--existing-or-base"]);
+    out.expect_code(2);
+    all.push_str(&pinned_case("outside_a_repository", &out));
+    pinned(&repo).bind(|| insta::assert_snapshot!("invalid_card_ids", all));
+    repo.assert_nothing_created(&before, "the refused card ids");
+}
+
 /// What a hook or a runner hands kardwt on stdin, refused: a pre-push line that is not git's,
 /// runner payloads that are not JSON or name no usable directory.
 #[test]

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::support::cleanup::{cleanup_lines, cleanup_rules, event_names, Sleeper};
-use crate::support::{snapshot, TestRepo};
+use crate::support::{pinned, pinned_case, snapshot, TestRepo};
 
 /// The base gets an untracked `.claude/skills/base.md` (and an ignored `.env`).
 fn base_with_skills(repo: &TestRepo) {
@@ -42,17 +42,18 @@ fn info_dir(repo: &TestRepo) -> BTreeMap<PathBuf, Vec<u8>> {
     snapshot(&repo.common_dir().join("info"))
 }
 
-/// `remove` of `card` (at `wt`) exits 1 naming `what`, and released nothing: the process in the
+/// `remove` of `card` (at `wt`) exits 1 with the refusal its snapshot `name` holds, and released
+/// nothing: the process in the
 /// tree lives, the cleanup hook did not run, the tree and its files are as they were, and it
 /// is still registered and `ready`.
 #[track_caller]
-fn assert_remove_refused(repo: &TestRepo, card: &str, wt: &Path, what: &str) {
+fn assert_remove_refused(repo: &TestRepo, card: &str, wt: &Path, name: &str) {
     let mut sleeper = Sleeper::start(repo, wt);
     let before = snapshot(wt);
     let base = repo.snapshot_base();
     let out = repo.kardwt(&repo.base, &["remove", card, "--grace", "1"]);
     out.expect_code(1);
-    assert!(out.stderr.contains(what), "{what} is not named:\n{out}");
+    pinned(repo).bind(|| insta::assert_snapshot!(name, pinned_case("remove", &out)));
     assert!(
         sleeper.alive(),
         "the process in the tree was killed:\n{out}"
@@ -92,7 +93,7 @@ fn a_real_skills_directory_in_place_of_the_link_is_user_work() {
         "the user's directory is hidden from git status:\n{}",
         status(&repo, &wt)
     );
-    assert_remove_refused(&repo, "42", &wt, ".claude/skills");
+    assert_remove_refused(&repo, "42", &wt, "remove_refused_agent_skills");
     assert_eq!(
         std::fs::read_to_string(skills.join("agent.md")).unwrap(),
         "the agent's work\n"
@@ -116,7 +117,7 @@ fn a_real_file_or_a_foreign_symlink_at_a_link_path_is_user_work() {
     std::fs::remove_file(&env).unwrap();
     std::fs::write(&env, "TOKEN=mine\n").unwrap();
     assert_eq!(status(&repo, &wt), "", "the test needs .env ignored");
-    assert_remove_refused(&repo, "42", &wt, ".env");
+    assert_remove_refused(&repo, "42", &wt, "remove_refused_own_env");
     assert_eq!(std::fs::read_to_string(&env).unwrap(), "TOKEN=mine\n");
 
     // kardwt's link again; the skills link now points at the user's own directory.
@@ -128,7 +129,7 @@ fn a_real_file_or_a_foreign_symlink_at_a_link_path_is_user_work() {
     std::fs::remove_file(&skills).unwrap();
     std::os::unix::fs::symlink(&mine, &skills).unwrap();
     assert_eq!(status(&repo, &wt), "", "the block should hide any symlink");
-    assert_remove_refused(&repo, "42", &wt, ".claude/skills");
+    assert_remove_refused(&repo, "42", &wt, "remove_refused_own_skills_link");
     assert_eq!(std::fs::read_link(&skills).unwrap(), mine);
 
     std::fs::remove_file(&skills).unwrap();
@@ -168,7 +169,7 @@ fn a_symlink_the_block_hides_that_no_record_names_is_user_work() {
         "",
         "the block should hide the symlink"
     );
-    assert_remove_refused(&repo, "41", &early, ".claude/skills");
+    assert_remove_refused(&repo, "41", &early, "remove_refused_early_skills_link");
     assert_eq!(
         std::fs::read_link(early.join(".claude/skills")).unwrap(),
         mine
@@ -309,7 +310,12 @@ fn info_exclude_is_written_under_the_repository_lock() {
 
     let out = repo.kardwt(&repo.base, &["prepare", "--path", plain_arg]);
     out.expect_code(5);
-    assert!(out.stderr.contains("repository lock"), "{out}");
+    pinned(&repo).bind(|| {
+        insta::assert_snapshot!(
+            "prepare_path_repository_lock_held",
+            pinned_case("prepare --path", &out)
+        )
+    });
     assert_eq!(
         info_dir(&repo),
         info,

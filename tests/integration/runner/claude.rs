@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use crate::support::cleanup::{cleanup_lines, event_names, rules_with_cleanup, Sleeper};
 use crate::support::recipes::*;
-use crate::support::{sh_quote, snapshot, TestRepo};
+use crate::support::{pinned, pinned_case, sh_quote, snapshot, TestRepo};
 
 #[test]
 fn claude_worktree_create_verify_remove_round_trip_with_a_process_inside() {
@@ -112,14 +112,15 @@ fn claude_worktree_create_turns_any_name_into_a_card_and_fails_loudly() {
     );
     assert_ne!(out.code, 0, "{out}");
     assert!(out.stdout.trim().is_empty(), "{out}");
-    assert!(out.stderr.contains("error:"), "{out}");
+    let mut all = pinned_case("outside_a_repository", &out);
     assert!(!repo.card_path("other").exists(), "{out}");
     assert_eq!(repo.snapshot_base(), before);
 
     // A payload that is not Claude's: non-zero, said on stderr.
     let out = run_sh(&repo, &repo.base, &create, "not json", &[]);
     assert_eq!(out.code, 2, "{out}");
-    assert!(out.stderr.contains("WorktreeCreate payload"), "{out}");
+    all.push_str(&pinned_case("not_json", &out));
+    pinned(&repo).bind(|| insta::assert_snapshot!("claude_create_refused", all));
 }
 
 /// Names that sanitize alike (`/` vs `-`, `.lock` vs `-lock`, a shared first 128
@@ -239,7 +240,7 @@ fn claude_worktree_remove_releases_an_already_deleted_tree_and_exits_0() {
         &[],
     );
     out.expect_code(0);
-    assert!(out.stderr.contains("already deleted"), "{out}");
+    let mut all = pinned_case("already_deleted", &out);
     assert!(
         gone(&mut sleeper),
         "the process in the deleted tree survived:\n{out}"
@@ -268,10 +269,11 @@ fn claude_worktree_remove_releases_an_already_deleted_tree_and_exits_0() {
         &[],
     );
     out.expect_code(0);
-    assert!(out.stderr.contains("nothing to release"), "{out}");
+    all.push_str(&pinned_case("never_there", &out));
     let out = run_sh(&repo, &repo.base, &remove, "{", &[]);
     out.expect_code(1);
-    assert!(out.stderr.contains("error:"), "{out}");
+    all.push_str(&pinned_case("not_json", &out));
+    pinned(&repo).bind(|| insta::assert_snapshot!("claude_remove_gone", all));
     assert_eq!(repo.snapshot_base(), before);
 }
 
@@ -310,11 +312,9 @@ fn claude_worktree_remove_keeps_a_branch_with_commits_of_its_own() {
         repo.git(&repo.base, &["rev-parse", "refs/heads/card/keep-me"]),
         tip
     );
-    assert!(
-        out.stderr
-            .contains("kept branch card/keep-me: it has commits beyond its base"),
-        "{out}"
-    );
+    pinned(&repo).bind(|| {
+        insta::assert_snapshot!("claude_remove_keeps_branch", pinned_case("remove", &out))
+    });
 }
 
 /// Every tree WorktreeRemove keeps exits 1 with one line `kept <path>: <why>` and
@@ -338,7 +338,7 @@ fn claude_worktree_remove_exits_1_whenever_it_keeps_the_tree() {
     let out = call(&loose, &repo.base);
     out.expect_code(1);
     let line = kept_line(&out, &loose);
-    assert!(line.contains("no record"), "{out}");
+    let mut all = pinned_case("unmanaged", &out);
     assert!(
         line.ends_with(&format!(
             "git -C {base_q} worktree remove {}",
@@ -356,10 +356,8 @@ fn claude_worktree_remove_exits_1_whenever_it_keeps_the_tree() {
     let base = repo.snapshot_base();
     let out = call(&repo.base, &repo.base);
     out.expect_code(1);
-    assert!(
-        kept_line(&out, &repo.base).contains("base checkout"),
-        "{out}"
-    );
+    kept_line(&out, &repo.base);
+    all.push_str(&pinned_case("the_base", &out));
     assert_eq!(repo.snapshot_base(), base);
 
     // A directory in no repository, with a cwd in none either.
@@ -370,7 +368,7 @@ fn claude_worktree_remove_exits_1_whenever_it_keeps_the_tree() {
     let out = call(&outside.join("tree"), &outside);
     out.expect_code(1);
     let line = kept_line(&out, &outside.join("tree"));
-    assert!(line.contains("no git repository found"), "{out}");
+    all.push_str(&pinned_case("in_no_repository", &out));
     assert!(
         line.ends_with(&format!(
             "git kardwt remove --path {}",
@@ -386,12 +384,8 @@ fn claude_worktree_remove_exits_1_whenever_it_keeps_the_tree() {
     let tree = snapshot(&locked);
     let out = call(&locked, &repo.base);
     out.expect_code(1);
-    let line = kept_line(&out, &locked);
-    assert!(
-        line.contains("git worktree remove would refuse it"),
-        "{out}"
-    );
-    assert!(line.contains("then: git -C"), "{out}");
+    kept_line(&out, &locked);
+    all.push_str(&pinned_case("locked", &out));
     assert_eq!(snapshot(&locked), tree, "{out}");
     assert!(repo.is_registered(&locked) && repo.branch_exists("card/locked"));
 
@@ -399,12 +393,9 @@ fn claude_worktree_remove_exits_1_whenever_it_keeps_the_tree() {
     let failing = repo.add_card("hookfail");
     let out = call(&failing, &repo.base);
     out.expect_code(1);
-    let line = kept_line(&out, &failing);
-    assert!(line.contains("cleanup hook"), "{out}");
-    assert!(
-        line.contains(&format!("kardwt remove --path {}", sh_quote(&failing))),
-        "{out}"
-    );
+    kept_line(&out, &failing);
+    all.push_str(&pinned_case("cleanup_hook_failed", &out));
+    pinned(&repo).bind(|| insta::assert_snapshot!("claude_remove_kept", all));
     assert!(failing.join("README.md").exists() && repo.is_registered(&failing));
     assert!(repo.branch_exists("card/hookfail"));
 }
@@ -504,7 +495,8 @@ fn claude_worktree_remove_of_a_symlink_to_a_worktree_refuses_and_removes_nothing
         &[],
     );
     out.expect_code(3);
-    assert!(out.stderr.contains("symbolic link"), "{out}");
+    pinned(&repo)
+        .bind(|| insta::assert_snapshot!("claude_remove_symlink", pinned_case("remove", &out)));
     assert!(sleeper.alive(), "{out}");
     assert!(link.symlink_metadata().unwrap().file_type().is_symlink());
     assert!(wt.is_dir() && repo.is_registered(&wt), "{out}");

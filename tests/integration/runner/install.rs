@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use crate::support::{sh_quote, Output, TestRepo, BIN};
+use crate::support::{pinned, pinned_case, sh_quote, Output, TestRepo, BIN};
 
 fn exe() -> PathBuf {
     Path::new(BIN).canonicalize().unwrap()
@@ -68,11 +68,8 @@ fn claude_install_merges_beside_other_entries_and_a_second_run_changes_nothing()
 
     let out = repo.kardwt(&repo.base, &["runner", "install", "claude"]);
     out.expect_code(0);
-    assert!(
-        out.stderr
-            .contains("still to do: commit .claude/settings.json"),
-        "{out}"
-    );
+    // What is still to do: commit the file, and `runner install --user` once per machine.
+    let mut shown = pinned_case("runner install claude", &out);
     let text = std::fs::read_to_string(settings(&repo)).unwrap();
     let v: Value = serde_json::from_str(&text).unwrap();
     // Theirs, kept as they were (and in their order).
@@ -103,17 +100,13 @@ fn claude_install_merges_beside_other_entries_and_a_second_run_changes_nothing()
         "git kardwt runner claude worktree-remove"
     );
     assert!(!text.contains(&*exe().to_string_lossy()), "{text}");
-    assert!(
-        out.stderr
-            .contains("run `git-kardwt runner install --user` once"),
-        "{out}"
-    );
     assert!(v["hooks"]["WorktreeCreate"][0]["hooks"][0]["timeout"].as_u64() > Some(900));
 
     // Idempotent: the second run writes nothing.
     let out = repo.kardwt(&repo.base, &["runner", "install", "claude"]);
     out.expect_code(0);
-    assert!(out.stderr.contains("already up to date"), "{out}");
+    shown.push_str(&pinned_case("runner install claude, again", &out));
+    pinned(&repo).bind(|| insta::assert_snapshot!("claude_install", shown));
     assert_eq!(std::fs::read_to_string(settings(&repo)).unwrap(), text);
 }
 
@@ -147,14 +140,16 @@ fn installed_guard_reaches_the_binary_through_the_users_alias_and_denies_without
     // --print says what it would set and sets nothing; then --user sets it, once.
     let out = repo.kardwt(&repo.base, &["runner", "install", "--user", "--print"]);
     out.expect_code(0);
-    assert!(out.stderr.contains("would set alias.kardwt"), "{out}");
+    let mut shown = pinned_case("runner install --user --print", &out);
     assert_eq!(alias(&repo), None);
     let out = repo.kardwt(&repo.base, &["runner", "install", "--user"]);
     out.expect_code(0);
+    shown.push_str(&pinned_case("runner install --user", &out));
     let set = alias(&repo).expect("alias.kardwt is set");
     assert!(set.contains(&*exe().to_string_lossy()), "{set}");
     let again = repo.kardwt(&repo.base, &["runner", "install", "--user"]);
-    assert!(again.stderr.contains("already reaches"), "{again}");
+    shown.push_str(&pinned_case("runner install --user, again", &again));
+    pinned(&repo).bind(|| insta::assert_snapshot!("user_alias_install", shown));
     assert_eq!(alias(&repo).as_deref(), Some(set.as_str()));
 
     // The same committed hook on the bare PATH now reaches the binary: an allowed command is
@@ -234,8 +229,12 @@ fn an_alias_kardwt_did_not_write_is_refused_and_kept() {
     );
     let out = repo.kardwt(&repo.base, &["runner", "install", "--user"]);
     out.expect_code(3);
-    assert!(out.stderr.contains("did not write"), "{out}");
-    assert!(out.stderr.contains("--unset alias.kardwt"), "{out}");
+    pinned(&repo).bind(|| {
+        insta::assert_snapshot!(
+            "user_alias_not_ours",
+            pinned_case("runner install --user", &out)
+        )
+    });
     assert_eq!(alias(&repo).as_deref(), Some("!echo mine"));
     // Neither a runner nor --user: a usage error.
     repo.kardwt(&repo.base, &["runner", "install"])

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use crate::support::recipes::runners_dir;
-use crate::support::{TestRepo, BIN};
+use crate::support::{pinned, pinned_case, TestRepo, BIN};
 
 #[test]
 fn opencode_install_writes_the_shipped_plugin_once_and_never_over_another_file() {
@@ -18,16 +18,7 @@ fn opencode_install_writes_the_shipped_plugin_once_and_never_over_another_file()
 
     let out = repo.kardwt(&repo.base, &["runner", "install", "opencode"]);
     out.expect_code(0);
-    assert!(
-        out.stderr
-            .contains("still to do: commit .opencode/plugin/kardwt.js"),
-        "{out}"
-    );
-    assert!(
-        out.stderr
-            .contains("experimental workspaces (OPENCODE_EXPERIMENTAL_WORKSPACES)"),
-        "{out}"
-    );
+    let mut shown = pinned_case("runner install opencode", &out);
     let text = std::fs::read_to_string(&plugin).unwrap();
     assert_eq!(text, shipped);
     let exe = Path::new(BIN).canonicalize().unwrap();
@@ -49,13 +40,17 @@ fn opencode_install_writes_the_shipped_plugin_once_and_never_over_another_file()
 
     let again = repo.kardwt(&repo.base, &["runner", "install", "opencode"]);
     again.expect_code(0);
-    assert!(again.stderr.contains("already up to date"), "{again}");
+    shown.push_str(&pinned_case("runner install opencode, again", &again));
 
     // Someone else's plugin of that name: refused, kept, nothing written.
     let theirs = "export const Mine = async () => ({});\n";
     std::fs::write(&plugin, theirs).unwrap();
     let out = repo.kardwt(&repo.base, &["runner", "install", "opencode"]);
     out.expect_code(3);
-    assert!(out.stderr.contains("is not kardwt's recipe"), "{out}");
+    shown.push_str(&pinned_case(
+        "runner install opencode, over another plugin",
+        &out,
+    ));
+    pinned(&repo).bind(|| insta::assert_snapshot!("opencode_install", shown));
     assert_eq!(std::fs::read_to_string(&plugin).unwrap(), theirs);
 }

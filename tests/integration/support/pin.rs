@@ -26,12 +26,21 @@ pub fn settings(repo: &TestRepo) -> insta::Settings {
             r#""age_seconds": [SECONDS]"#,
         ),
         (r"\bpid \d+\b".into(), "pid [PID]"),
+        (
+            r"\b(process(?:es)?) \(\d+(?:, \d+)*\)".into(),
+            "$1 ([PIDS])",
+        ),
+        (
+            r"\bports: \d+(?:, \d+)* released".into(),
+            "ports: [PORTS] released",
+        ),
         (r"giving up in \d+ s\b".into(), "giving up in [SECONDS] s"),
         (
             r"\b\d+ (second|minute|hour|day)s? ago\b".into(),
             "[AGE] ago",
         ),
         (r"\b\d+s ago\b".into(), "[AGE] ago"),
+        (r"\b(stored|last used) \d+m ago\b".into(), "$1 [AGE] ago"),
         (r"\bsha256 [0-9a-f]{16}\b".into(), "sha256 [SHA256]"),
         (r"(git-kardwt/trusted/)[^/\s]+".into(), "$1[REPO]"),
         (

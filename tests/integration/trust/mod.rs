@@ -68,17 +68,12 @@ fn prepared_by(tree: &Path) -> String {
     std::fs::read_to_string(tree.join(".prepared-by")).unwrap_or_default()
 }
 
+/// `add 1`'s refusal of untrusted helpers, whole: it names `git kardwt trust` for a person to
+/// run, and sends an agent reading it to its user.
 #[track_caller]
-fn names_trust(out: &Output) {
-    assert!(
-        out.stderr.contains("git kardwt trust"),
-        "the refusal does not name the command:\n{out}"
-    );
-    // A person reviews and approves; an agent reading the refusal is sent to its user.
-    assert!(
-        out.stderr.contains("a person must") && out.stderr.contains("ask the user"),
-        "the refusal invites whoever reads it to approve:\n{out}"
-    );
+fn names_trust(repo: &TestRepo, out: &Output) {
+    pinned(repo)
+        .bind(|| insta::assert_snapshot!("untrusted_add_refused", pinned_case("add 1", out)));
 }
 
 #[test]
@@ -212,11 +207,12 @@ fn the_tree_never_supplies_the_program_and_a_tampered_copy_does_not_run() {
     std::fs::remove_file(tree.join(".prepared-by")).unwrap();
     let out = repo.kardwt(&repo.base, &["prepare", "1"]);
     out.expect_code(3);
-    assert!(out.stderr.contains("does not match its manifest"), "{out}");
+    let mut shown = pinned_case("prepare 1, the copy tampered", &out);
     assert_eq!(prepared_by(&tree), "", "the tampered copy ran");
     let out = repo.kardwt(&repo.base, &["trust"]);
     out.expect_code(0);
-    assert!(out.stdout.contains("trusted tools/kardwt"), "{out}");
+    shown.push_str(&pinned_case("trust again", &out));
+    pinned(&repo).bind(|| insta::assert_snapshot!("trust_a_tampered_copy", shown));
     repo.kardwt_ok(&repo.base, &["prepare", "1"]);
     assert_eq!(prepared_by(&tree), "v1 --from-rules\n");
 }
@@ -230,7 +226,12 @@ fn a_plain_worktree_add_with_untrusted_helpers_is_undone_and_names_trust() {
     let path = repo.root().join("plain");
     let out = repo.worktree_add(&[path.to_str().unwrap(), "-b", "plain"]);
     assert_ne!(out.code, 0, "{out}");
-    assert!(out.stderr.contains("git kardwt trust"), "{out}");
+    pinned(&repo).bind(|| {
+        insta::assert_snapshot!(
+            "untrusted_plain_worktree_add",
+            pinned_case("worktree add", &out)
+        )
+    });
     assert!(
         !repo.is_registered(&path),
         "the unseeded tree stayed:\n{out}"
@@ -247,29 +248,30 @@ fn rules_that_mix_or_escape_the_helpers_directory_are_refused() {
     commit_scripts(&repo, &scripts(&repo, "v1"), true);
     let cases = [
         (
+            "stable_root",
             "worktree:\n  helpers:\n    from_repository: tools/kardwt\n    stable_root: /opt/h\n",
-            "cannot be set with helpers.stable_root",
         ),
         (
+            "absolute_argv",
             "worktree:\n  helpers:\n    from_repository: tools/kardwt\n  prepare:\n    argv: [/bin/sh]\n",
-            "must be a path relative to the repository's root beneath",
         ),
         (
+            "argv_escaping",
             "worktree:\n  helpers:\n    from_repository: tools/kardwt\n  prepare:\n    argv: [tools/kardwt/../../x]\n",
-            "must be a path relative to the repository's root beneath",
         ),
         (
+            "outside_the_repository",
             "worktree:\n  helpers:\n    from_repository: ../elsewhere\n",
-            "from_repository",
         ),
     ];
-    for (rules, said) in cases {
+    let mut shown = String::new();
+    for (name, rules) in cases {
         repo.write_rules(rules);
         let before = repo.snapshot_base();
         for args in [&["config", "check"][..], &["trust"], &["add", "1"]] {
             let out = repo.kardwt(&repo.base, args);
             out.expect_code(2);
-            assert!(out.stderr.contains(said), "{rules}: {args:?}:\n{out}");
+            shown.push_str(&pinned_case(&format!("{name}: {}", args.join(" ")), &out));
             repo.assert_nothing_created(&before, rules);
         }
         assert!(!store(&repo).exists(), "{rules}: something was trusted");
@@ -278,7 +280,8 @@ fn rules_that_mix_or_escape_the_helpers_directory_are_refused() {
     repo.write_rules("worktree: {}\n");
     let out = repo.kardwt(&repo.base, &["trust"]);
     out.expect_code(2);
-    assert!(out.stderr.contains("from_repository"), "{out}");
+    shown.push_str(&pinned_case("no helpers named: trust", &out));
+    pinned(&repo).bind(|| insta::assert_snapshot!("trust_rules_refused", shown));
 }
 
 #[test]
@@ -293,7 +296,7 @@ fn a_symlink_among_the_helpers_is_not_trusted() {
     repo.write_rules(RULES);
     let out = repo.kardwt(&repo.base, &["trust"]);
     out.expect_code(3);
-    assert!(out.stderr.contains("a symbolic link"), "{out}");
+    pinned(&repo).bind(|| insta::assert_snapshot!("trust_a_symlink", pinned_case("trust", &out)));
     assert!(!store(&repo).exists(), "something was trusted:\n{out}");
 }
 

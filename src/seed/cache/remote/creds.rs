@@ -21,7 +21,7 @@ pub fn from_machine() -> Option<Creds> {
         .map(PathBuf::from)
         .or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".aws/credentials")))?;
     let profile = var("AWS_PROFILE").unwrap_or_else(|| "default".to_owned());
-    let text = crate::sys::fsio::read_bounded_following(&file, 1 << 20).ok()??;
+    let text = crate::sys::read_bounded_following(&file, 1 << 20).ok()??;
     from_file(&String::from_utf8_lossy(&text), &profile)
 }
 

@@ -148,7 +148,7 @@ fn read_own(path: &Path) -> Result<Option<SigningKey>> {
             path.display()
         );
     }
-    let text = crate::sys::fsio::read_bounded(path, 4096)?
+    let text = crate::sys::read_bounded(path, 4096)?
         .with_context(|| format!("{} is too large for a key", path.display()))?;
     let seed: [u8; 32] = std::str::from_utf8(&text)
         .ok()
@@ -195,8 +195,8 @@ pub fn trust(key: &str, dry_run: bool) -> Result<(bool, PathBuf)> {
     let dir = sub("signers", !dry_run && !already)?;
     let path = dir.join(super::sigv4::hex(key.as_bytes()));
     if !dry_run && !already {
-        let said = format!("trusted_at = \"{}\"\n", crate::sys::time::now());
-        match crate::sys::fsio::write_atomic_new(
+        let said = format!("trusted_at = \"{}\"\n", crate::sys::now());
+        match crate::sys::write_atomic_new(
             &dir,
             path.file_name().unwrap_or_default(),
             said.as_bytes(),

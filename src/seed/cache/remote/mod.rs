@@ -265,7 +265,7 @@ fn upload_file(store: &s3::Store, e: &Entry, path: &Path) -> Result<Option<u64>>
         return Ok(None);
     }
     let cannot = || format!("cannot read the stored {}", e.path);
-    let mut file = crate::sys::fsio::open_regular_nofollow(path).with_context(cannot)?;
+    let mut file = crate::sys::open_regular_nofollow(path).with_context(cannot)?;
     let mut h = Sha256::new();
     let read = std::io::copy(&mut file, &mut HashWriter(&mut h)).with_context(cannot)?;
     if read != e.size || sigv4::hex(&h.finalize()) != hash {
@@ -306,7 +306,7 @@ fn names_none(files: &Path, m: &Manifest, paths: &[String]) -> Result<()> {
         if e.kind != Kind::File {
             continue;
         }
-        let mut file = crate::sys::fsio::open_regular_nofollow(&files.join(&e.path))
+        let mut file = crate::sys::open_regular_nofollow(&files.join(&e.path))
             .with_context(|| format!("cannot read the stored {}", e.path))?;
         let mut held = 0;
         loop {

@@ -100,7 +100,7 @@ pub fn authorization(req: &Request<'_>, creds: &Creds) -> String {
 
 /// `YYYYMMDDTHHMMSSZ` of `secs` since the epoch.
 pub fn amz_date(secs: u64) -> String {
-    crate::sys::time::rfc3339(secs).replace(['-', ':'], "")
+    crate::sys::rfc3339(secs).replace(['-', ':'], "")
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! Directories the new tree lacks, filled under a temporary name (`.kardwt-tmp-…`) and
 //! renamed into place once the copy is complete: one rename for a whole directory, so it is
 //! absent or whole; deleted (on its own file system only) when the copy fails or is dropped.
+use crate::sys;
 use std::ffi::{OsStr, OsString};
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
@@ -10,7 +11,6 @@ use anyhow::{Context as _, Result};
 
 use super::super::file;
 use super::Copier;
-use crate::sys::beneath;
 
 /// A directory being filled under a temporary name `tmp` in the directory `parent` (relative
 /// to the root), to be renamed to `name` (`rel`) once complete.
@@ -92,7 +92,7 @@ impl Copier {
     /// appeared at meanwhile is kept, and the copy deleted (reported).
     pub(super) fn unstage(&mut self) -> Result<()> {
         for staged in std::mem::take(&mut self.staged) {
-            let parent = match beneath::open_dir(&self.root, &staged.parent, None) {
+            let parent = match sys::beneath_open_dir(&self.root, &staged.parent, None) {
                 Ok(Ok(fd)) => fd,
                 Ok(Err(blocked)) => {
                     self.skip(&staged.rel, blocked);
@@ -103,7 +103,7 @@ impl Copier {
                     return Err(e).with_context(|| format!("cannot open {}", parent.display()));
                 }
             };
-            let placed = beneath::rename_noreplace(&parent, &staged.tmp, &parent, &staged.name)
+            let placed = sys::rename_noreplace(&parent, &staged.tmp, &parent, &staged.name)
                 .with_context(|| {
                     format!(
                         "cannot move a copy into place as {}",
@@ -135,7 +135,7 @@ impl Drop for Copier {
         }
         self.stop();
         for staged in std::mem::take(&mut self.staged) {
-            if let Ok(Ok(parent)) = beneath::open_dir(&self.root, &staged.parent, None) {
+            if let Ok(Ok(parent)) = sys::beneath_open_dir(&self.root, &staged.parent, None) {
                 let _ = crate::sys::delete_on_one_fs_at(&parent, &staged.tmp);
             }
         }

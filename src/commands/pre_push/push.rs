@@ -3,6 +3,7 @@
 //! symlinks of a pushed tree, and whether a path or a symlink target must not leave the machine.
 use std::collections::BTreeMap;
 
+use crate::git::is_oid;
 use crate::ground::error::{Code, Kind};
 
 /// One line git gives pre-push on stdin.
@@ -27,11 +28,6 @@ impl RefUpdate {
     pub(crate) fn is_new(&self) -> bool {
         is_null(&self.remote_oid)
     }
-}
-
-/// Is `oid` a full hexadecimal object id (SHA-1 or SHA-256)?
-pub(crate) fn is_oid(oid: &str) -> bool {
-    (oid.len() == 40 || oid.len() == 64) && oid.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 /// A line on pre-push's stdin that is not `<local ref> <local oid> <remote ref> <remote oid>`.
@@ -156,19 +152,6 @@ pub(crate) fn introduced(entries: &[Entry]) -> Vec<&Entry> {
 /// The last component of a slash-separated path.
 pub(crate) fn basename(path: &[u8]) -> &[u8] {
     path.rsplit(|b| *b == b'/').next().unwrap_or(path)
-}
-
-/// Is `name` (one component) a `.env` or `.env.*` name? Compared without regard to ASCII
-/// case when `ignorecase` (git's `core.ignorecase`).
-pub(crate) fn is_env_name(name: &[u8], ignorecase: bool) -> bool {
-    let lower;
-    let name = if ignorecase {
-        lower = name.to_ascii_lowercase();
-        &lower[..]
-    } else {
-        name
-    };
-    name == b".env" || (name.starts_with(b".env.") && name.len() > b".env.".len())
 }
 
 /// Do two paths name the same file (ASCII case folded when `ignorecase`)?
@@ -327,28 +310,6 @@ pub(crate) fn parse_objects(raw: &[u8]) -> BTreeMap<String, Vec<u8>> {
         .collect()
 }
 
-/// The contents `git cat-file --batch` printed, by object id (missing objects are left out).
-pub(crate) fn parse_batch(raw: &[u8]) -> BTreeMap<String, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut rest = raw;
-    while let Some(nl) = rest.iter().position(|b| *b == b'\n') {
-        let header = String::from_utf8_lossy(&rest[..nl]).into_owned();
-        rest = &rest[nl + 1..];
-        let fields: Vec<&str> = header.split(' ').collect();
-        if let [oid, _, size] = fields.as_slice() {
-            let Ok(size) = size.parse::<usize>() else {
-                break;
-            };
-            if size > rest.len() {
-                break;
-            }
-            out.insert((*oid).to_owned(), rest[..size].to_vec());
-            rest = rest.get(size + 1..).unwrap_or_default();
-        }
-    }
-    out
-}
-
 /// The sizes `git cat-file --batch-check` printed for blobs, by object id (anything else, and
 /// missing objects, left out).
 pub(crate) fn parse_batch_check(raw: &[u8]) -> BTreeMap<String, u64> {
@@ -359,17 +320,6 @@ pub(crate) fn parse_batch_check(raw: &[u8]) -> BTreeMap<String, u64> {
             _ => None,
         })
         .collect()
-}
-
-/// `data` with every CRLF made LF (what git's text conversion commits).
-pub(crate) fn crlf_to_lf(data: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(data.len());
-    for (i, b) in data.iter().enumerate() {
-        if !(*b == b'\r' && data.get(i + 1) == Some(&b'\n')) {
-            out.push(*b);
-        }
-    }
-    out
 }
 
 /// A path for a message: valid UTF-8 as is, other bytes as `\xNN`.
@@ -390,6 +340,7 @@ pub(crate) fn show(path: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::git::{crlf_to_lf, is_env_name, parse_batch};
 
     #[test]
     fn updates() {
