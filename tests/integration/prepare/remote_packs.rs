@@ -171,3 +171,47 @@ fn packs_are_shared_between_entries_only_by_their_bytes() {
         serde_json::from_str(envelope["body"].as_str().unwrap()).unwrap();
     assert_eq!(second["packs"], first);
 }
+
+/// An entry of the first format (every file a blob of its own, no packs), as a kardwt before
+/// packs wrote it: still a remote hit.
+#[test]
+fn an_entry_written_before_packs_is_still_read() {
+    let Some(server) = Seaweed::start() else {
+        return;
+    };
+    let repo = TestRepo::new();
+    let one = write_one(&repo, &server);
+    let (name, mut envelope) = stored_manifest(&repo, &server);
+    let mut body = body(&repo, &server);
+    // Each small file's content as its own blob, the packs gone from the manifest.
+    for e in body["manifest"]["entries"].as_array().unwrap() {
+        if e["kind"] == "file" && e["size"].as_u64().unwrap() < 256 << 10 {
+            let path = e["path"].as_str().unwrap();
+            let hash = e["sha256"].as_str().unwrap();
+            let bytes = std::fs::read(one.join(path)).unwrap();
+            server.overwrite(
+                &format!("team/web/blobs/sha256/{}/{hash}", &hash[..2]),
+                &bytes,
+            );
+        }
+    }
+    body.as_object_mut().unwrap().remove("packs");
+    let body = body.to_string();
+    envelope["format"] = 1.into();
+    envelope["signatures"] = serde_json::json!([signature(writer_secret(&repo), &body)]);
+    envelope["body"] = body.into();
+    server.overwrite(&name, envelope.to_string().as_bytes());
+    let written = crate::support::snapshot(&one.join("node_modules"));
+    let key = writer_key(&repo);
+    another_machine(&repo);
+    write_rules(&repo, &server.endpoint);
+    trust_signer(&repo, &key);
+    let out = add(&repo, "2", &READER);
+    out.expect_code(0);
+    assert!(
+        prepared(&repo, "2").starts_with("cache: remote hit"),
+        "{out}"
+    );
+    assert_eq!(repo.prepare_runs(), ["ran"], "{out}");
+    assert!(crate::support::snapshot(&repo.card_path("2").join("node_modules")) == written);
+}

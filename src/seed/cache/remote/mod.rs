@@ -155,17 +155,17 @@ impl Remote {
         let files = tmp.join("files");
         std::fs::create_dir(&files)?;
         let roots = [files, also.to_path_buf()];
-        // Directories and links in order (a parent before its children), then the files,
-        // several at once.
-        for e in m.entries.iter().filter(|e| e.kind != Kind::File) {
-            for root in &roots {
-                let at = root.join(&e.path);
-                match e.kind {
-                    Kind::Dir => std::fs::create_dir(&at)?,
-                    _ => std::os::unix::fs::symlink(e.target.as_deref().unwrap_or(""), &at)?,
-                }
-            }
-        }
+        // Directories and links in order (a parent before its children), each root on a
+        // thread of its own, then the files, several at once.
+        std::thread::scope(|scope| {
+            let other = std::thread::Builder::new().spawn_scoped(scope, || skeleton(m, &roots[1]));
+            let mine = skeleton(m, &roots[0]);
+            let theirs = match other {
+                Ok(handle) => handle.join().unwrap_or_else(|_| bail!("a thread failed")),
+                Err(_) => skeleton(m, &roots[1]),
+            };
+            mine.and(theirs)
+        })?;
         crate::ground::trace::phase("prepare cache: manifest accepted");
         let wanted = packs::transfers(m, &published.packs, &roots)?;
         let (store, into) = (self.store.clone(), roots.clone());
@@ -261,6 +261,18 @@ impl Remote {
             s3::Put::Exists => format!("uploaded {files}; another machine's manifest was there"),
         })
     }
+}
+
+/// Make the directories and symlinks `m` lists beneath `root`, a parent before its children.
+fn skeleton(m: &Manifest, root: &Path) -> Result<()> {
+    for e in m.entries.iter().filter(|e| e.kind != Kind::File) {
+        let at = root.join(&e.path);
+        match e.kind {
+            Kind::Dir => std::fs::create_dir(&at)?,
+            _ => std::os::unix::fs::symlink(e.target.as_deref().unwrap_or(""), &at)?,
+        }
+    }
+    Ok(())
 }
 
 /// What a transfer stopped by a signal or the deadline was doing.
