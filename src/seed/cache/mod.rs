@@ -247,24 +247,50 @@ impl<'a> Cache<'a> {
             .iter()
             .map(|p| p.to_string_lossy().into_owned())
             .collect();
+        // The files are written twice as they arrive, each checked: into the new local entry
+        // and into a staging directory in the tree, moved into place once all are there (no
+        // second pass copying and reading them again).
+        let stage = place::Staging::new(tree)?;
+        crate::ground::trace::phase("prepare cache: fetching from the remote");
         let fetched = shelf::adopt(&self.common_dir, &self.key, |tmp| {
             let _shown = drawn.then(|| fetching::watch(tmp, remote.describe()));
-            remote.fetch(&self.key, &outputs, tmp)
+            remote.fetch(&self.key, &outputs, tmp, &stage.path)
         });
-        match fetched {
-            Ok(Some(())) => {}
-            Ok(None) => return Ok(Lookup::Miss("no entry, none on the remote".into())),
-            Err(e) if crate::sys::interrupted().is_some() => return Err(e),
-            Err(e) if Instant::now() >= self.deadline => return Err(e),
+        crate::ground::trace::phase("prepare cache: fetch ended");
+        let m = match fetched {
+            Ok(Some(m)) => m,
+            Ok(None) => {
+                stage.remove();
+                return Ok(Lookup::Miss("no entry, none on the remote".into()));
+            }
             Err(e) => {
+                stage.remove();
+                if crate::sys::interrupted().is_some() || Instant::now() >= self.deadline {
+                    return Err(e);
+                }
                 let why = format!("{e:#}");
                 eprintln!("kardwt: warning: prepare cache remote not used: {why}");
                 return Ok(Lookup::Miss(format!("no entry; remote: {why}")));
             }
+        };
+        if let Err(e) = stop_check(self.deadline, "while placing prepare's outputs") {
+            stage.remove();
+            return Err(e);
         }
-        match shelf::entry_dir(&self.common_dir, &self.key) {
-            Some(dir) => self.restore_from(&dir, tree, progress, started, Found::Remote),
-            None => Ok(Lookup::Miss("no entry".into())),
+        match stage.place(&m)? {
+            Ok(summary) => {
+                crate::ground::trace::phase("prepare cache: placed");
+                if let Some(dir) = shelf::entry_dir(&self.common_dir, &self.key) {
+                    shelf::touch(&dir);
+                }
+                Ok(Lookup::Hit {
+                    files: summary.files + summary.links,
+                    bytes: summary.bytes,
+                    took: started.elapsed(),
+                    found: Found::Remote,
+                })
+            }
+            Err(unplaced) => Ok(Lookup::Miss(unplaced.why)),
         }
     }
 
@@ -285,12 +311,14 @@ impl<'a> Cache<'a> {
                 return Ok(Lookup::Miss(format!("entry damaged ({why}), replaced")));
             }
         };
+        crate::ground::trace::phase("prepare cache: entry checked");
         stop_check(
             self.deadline,
             "while cloning prepare's outputs from the cache",
         )?;
         match place::place(&dir.join("files"), tree, &manifest, self.deadline, progress)? {
             Ok(summary) => {
+                crate::ground::trace::phase("prepare cache: placed");
                 shelf::touch(&dir);
                 Ok(Lookup::Hit {
                     files: summary.files + summary.links,

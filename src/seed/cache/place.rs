@@ -7,7 +7,8 @@
 //! is a damaged entry. Any failure removes what was placed and the staging directory, so
 //! prepare then runs in a tree without a partial output. Nothing is written through a symlink
 //! in the tree; the deadline and signals stop the clone (exit 5, 128 + signal) after the same
-//! cleanup.
+//! cleanup. A fetch from the shared store writes its checked files into a [`Staging`] directory
+//! itself, which is then placed the same way.
 use std::ffi::{OsStr, OsString};
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
@@ -15,7 +16,7 @@ use std::time::Instant;
 
 use anyhow::Result;
 
-use super::manifest::Manifest;
+use super::manifest::{Kind, Manifest};
 use crate::seed::copy::{Copier, Method, Summary};
 use crate::sys;
 
@@ -39,6 +40,77 @@ impl From<String> for Unplaced {
     }
 }
 
+/// The outputs `m` lists as present, when each can be placed in the tree at `root`: nothing
+/// in the way (not even a dangling symlink) and nothing blocking the way there.
+fn targets(root: &OwnedFd, m: &Manifest) -> Result<Result<Vec<PathBuf>, Unplaced>> {
+    let outputs: Vec<PathBuf> = m
+        .outputs
+        .iter()
+        .filter(|o| o.present)
+        .map(|o| PathBuf::from(&o.path))
+        .collect();
+    for out in &outputs {
+        if let Some(blocked) = sys::beneath_probe(root, out)? {
+            return Ok(Err(format!("{}: {blocked}", out.display()).into()));
+        }
+        if exists(root, out) {
+            return Ok(Err(
+                format!("{} is already in the tree", out.display()).into()
+            ));
+        }
+    }
+    Ok(Ok(outputs))
+}
+
+/// A new staging directory at the root of a tree (stale ones removed first), for outputs
+/// written there before they are moved into place.
+pub struct Staging {
+    root: OwnedFd,
+    name: OsString,
+    /// Where it is.
+    pub path: PathBuf,
+}
+
+impl Staging {
+    pub fn new(tree: &Path) -> Result<Staging> {
+        let root = sys::beneath_root(tree)?;
+        remove_stale_staging(&root);
+        let name = OsString::from(format!(
+            "{STAGING_PREFIX}{}-{}",
+            std::process::id(),
+            crate::sys::now_secs()
+        ));
+        rustix::fs::mkdirat(&root, &name, rustix::fs::Mode::from_raw_mode(0o700))?;
+        Ok(Staging {
+            path: tree.join(&name),
+            root,
+            name,
+        })
+    }
+
+    /// Remove it and whatever is left in it.
+    pub fn remove(&self) {
+        let _ = sys::beneath_remove_tree(&self.root, &self.name);
+    }
+
+    /// Move the outputs `m` lists as present from here into the tree (their files written and
+    /// checked here already), then remove what is left. `Ok(Err(why))`: nothing was placed.
+    pub fn place(&self, m: &Manifest) -> Result<Result<Summary, Unplaced>> {
+        let placed = targets(&self.root, m).and_then(|outputs| match outputs {
+            Ok(outputs) => move_into_place(&self.root, &self.name, &outputs),
+            Err(why) => Ok(Err(why)),
+        });
+        self.remove();
+        let files = m.entries.iter().filter(|e| e.kind == Kind::File).count() as u64;
+        Ok(placed?.map(|()| Summary {
+            files,
+            links: m.copied() - files,
+            bytes: m.bytes(),
+            ..Summary::default()
+        }))
+    }
+}
+
 /// Clone the outputs `m` lists as present from `files` into `tree`. `Ok(Err(why))`: nothing was
 /// placed (a miss); `Err`: interrupted or past the deadline, nothing placed either.
 pub fn place(
@@ -49,31 +121,15 @@ pub fn place(
     progress: bool,
 ) -> Result<Result<Summary, Unplaced>> {
     let root = sys::beneath_root(tree)?;
-    remove_stale_staging(&root);
-    let outputs: Vec<PathBuf> = m
-        .outputs
-        .iter()
-        .filter(|o| o.present)
-        .map(|o| PathBuf::from(&o.path))
-        .collect();
-    for out in &outputs {
-        if let Some(blocked) = sys::beneath_probe(&root, out)? {
-            return Ok(Err(format!("{}: {blocked}", out.display()).into()));
-        }
-        if exists(&root, out) {
-            return Ok(Err(
-                format!("{} is already in the tree", out.display()).into()
-            ));
-        }
-    }
-    let staging = OsString::from(format!(
-        "{STAGING_PREFIX}{}-{}",
-        std::process::id(),
-        crate::sys::now_secs()
-    ));
-    rustix::fs::mkdirat(&root, &staging, rustix::fs::Mode::from_raw_mode(0o700))?;
+    let outputs = match targets(&root, m)? {
+        Ok(outputs) => outputs,
+        Err(why) => return Ok(Err(why)),
+    };
+    drop(root);
+    let stage = Staging::new(tree)?;
+    let (root, staging) = (&stage.root, &stage.name);
     let totals = progress.then(|| (m.copied(), m.bytes()));
-    let cloned = clone_into(files, &tree.join(&staging), &outputs, deadline, totals);
+    let cloned = clone_into(files, &stage.path, &outputs, deadline, totals);
     let placed = match cloned {
         Ok(summary) if summary.files + summary.links == m.copied() => {
             // Every file cloned: the staged files share the entry's blocks, taken as they were
@@ -81,14 +137,15 @@ pub fn place(
             // (a damaged entry is a miss all the same) without reading each clone back
             // through the disk, where a fresh clone has no cached page. Copies are checked as
             // written, in the staging directory.
+            crate::ground::trace::phase("prepare cache: cloned into the tree");
             let checked = if summary.cloned == summary.files {
                 files.to_path_buf()
             } else {
-                tree.join(&staging)
+                stage.path.clone()
             };
             match super::manifest::verify(&checked, m) {
                 Ok(()) => {
-                    move_into_place(&root, &staging, &outputs).map(|moved| moved.map(|()| summary))
+                    move_into_place(root, staging, &outputs).map(|moved| moved.map(|()| summary))
                 }
                 Err(why) => Ok(Err(Unplaced {
                     why: why.to_string(),
@@ -104,7 +161,7 @@ pub fn place(
         .into())),
         Err(e) => Err(e),
     };
-    let _ = sys::beneath_remove_tree(&root, &staging);
+    stage.remove();
     match placed {
         Ok(placed) => Ok(placed),
         Err(e) if stopped() || Instant::now() >= deadline => Err(e),

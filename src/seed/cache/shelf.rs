@@ -162,13 +162,13 @@ pub fn store(
 }
 
 /// Make the entry of `key` from what `fill` writes into a new temporary directory (its
-/// `files/`, and the manifest it returns), renamed into place whole; `Ok(None)` when `fill`
-/// found nothing. Nothing of a failed or empty fill is kept.
+/// `files/`, and the manifest it returns), renamed into place whole: its manifest; `Ok(None)`
+/// when `fill` found nothing. Nothing of a failed or empty fill is kept.
 pub fn adopt(
     common_dir: &Path,
     key: &str,
     fill: impl FnOnce(&Path) -> Result<Option<Manifest>>,
-) -> Result<Option<()>> {
+) -> Result<Option<Manifest>> {
     let cache = root(common_dir, true).context("the cache directory is not a directory")?;
     let tmp_name = format!(".tmp-{}-{key}", std::process::id());
     let tmp = cache.join(&tmp_name);
@@ -181,9 +181,9 @@ pub fn adopt(
         if !sys::rename_noreplace(&fd, OsStr::new(&tmp_name), &fd, OsStr::new(key))? {
             anyhow::bail!("another entry took its place");
         }
-        Ok(Some(()))
+        Ok(Some(m))
     });
-    if !matches!(filled, Ok(Some(()))) {
+    if !matches!(filled, Ok(Some(_))) {
         remove(&cache, &tmp_name);
     }
     filled

@@ -58,7 +58,7 @@ pub(super) fn writer_secret(repo: &TestRepo) -> [u8; 32] {
 }
 
 /// The one line about the remote in a reader's output, which must say `why`.
-fn says_once(out: &Output, why: &str) {
+pub(super) fn says_once(out: &Output, why: &str) {
     let lines: Vec<&str> = out
         .stderr
         .lines()
@@ -70,7 +70,7 @@ fn says_once(out: &Output, why: &str) {
 
 /// After a miss on the reader: the event says why, card 2's tree holds what its own prepare
 /// made, and the local cache holds only that prepare's entry (nothing of the store's).
-fn nothing_of_the_store_kept(repo: &TestRepo, why: &str) {
+pub(super) fn nothing_of_the_store_kept(repo: &TestRepo, why: &str) {
     let said = prepared(repo, "2");
     assert!(said.contains("cache: miss") && said.contains(why), "{said}");
     let index = repo.card_path("2").join("node_modules/pkg/lib/index.js");

@@ -1,12 +1,15 @@
 //! The prepare cache shared through an S3-compatible object store (`prepare.cache_remote`).
-//! Files are stored once by content (`blobs/sha256/<ab>/<hash>`, shared between entries) and
-//! each entry as a manifest (`entries/<platform>/<key>.json`, platform: operating system,
-//! architecture, C library) listing every path, kind, mode, size, hash and link target. On a
-//! local miss the manifest and its blobs are fetched into a new local entry, each blob checked
-//! against its size and hash as it arrives: anything missing, truncated, altered or unsafe (a
-//! path leaving the entry, a file beneath a symlink, a mode beyond the permission bits) is a
-//! miss, and nothing of it is kept. A machine whose user or CI opts in writes: blobs first,
-//! each only where missing, then the manifest, never overwriting one (create-only PUTs).
+//! Files are stored once by content, shared between entries: small ones packed
+//! (`packs/sha256/<ab>/<hash of the pack>`, see [`packs`]), large ones alone
+//! (`blobs/sha256/<ab>/<hash>`); each entry as a manifest (`entries/<platform>/<key>.json`,
+//! platform: operating system, architecture, C library) listing every path, kind, mode, size,
+//! hash and link target, and its packs. On a local miss the manifest, then its packs and blobs
+//! a few at once, are fetched into a new local entry and a second directory (the tree's
+//! staging), each file checked against its size and hash as it arrives: anything missing,
+//! truncated, altered or unsafe (a path leaving the entry, a file beneath a symlink, a mode
+//! beyond the permission bits, a pack that does not add up) is a miss, and nothing of it is
+//! kept. A machine whose user or CI opts in writes: packs and blobs first, each only where
+//! missing, then the manifest, never overwriting one (create-only PUTs).
 //! The stored document is an envelope (`format`, `body`: the manifest's JSON as text, and
 //! `signatures` over those exact bytes): the writer signs with its user's key, and a reader
 //! uses an entry only when a signature verifies under a key its user trusts; an entry unsigned,
@@ -17,13 +20,13 @@
 //! |---|---|
 //! | `creds` | the machine's credentials |
 //! | `keys` | this user's signing key and the signers it trusts |
+//! | `packs` | small files packed into a few objects, and unpacked as they arrive |
 //! | `s3` | GET, HEAD and create-only PUT against the store |
 //! | `signed` | signing a manifest, and accepting only trusted signatures |
 //! | `sigv4` | signing a request |
 //! | `transfers` | transfers on threads, waited for so that Ctrl-C and the deadline stop them at once |
-use std::collections::BTreeSet;
-use std::io::Write as _;
-use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
+use std::collections::{BTreeMap, BTreeSet};
+use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Component, Path};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -33,20 +36,27 @@ use anyhow::{bail, Context as _, Result};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::manifest::{Entry, Kind, Manifest};
+use super::manifest::{Kind, Manifest};
 use crate::config::CacheRemote;
 
 mod creds;
 pub(crate) mod keys;
+mod packs;
 mod s3;
 mod signed;
 mod sigv4;
 mod transfers;
 
-/// The envelope's format.
-const FORMAT: u32 = 1;
-/// Transfers at once (the store's latency, not its bandwidth, bounds many small files).
-const TRANSFERS: usize = 8;
+/// The envelope's format: 2 added packs (an older reader finds it of another format: a miss).
+const FORMAT: u32 = 2;
+/// The oldest format read (1: every file a blob).
+const OLDEST: u32 = 1;
+/// Fetches at once (a few connections keep a store's bandwidth busy while each writes its files).
+const TRANSFERS: usize = 4;
+/// Uploads at once (a pack is held in memory while it goes up: at most this many packs).
+const UPLOADS: usize = 4;
+/// Connections kept open for the next request.
+const CONNECTIONS: usize = 8;
 /// The largest manifest read.
 const MAX_MANIFEST: u64 = 256 << 20;
 
@@ -65,6 +75,9 @@ struct Envelope {
 struct Published {
     platform: String,
     manifest: Manifest,
+    /// Where the small files are; a file in none is a blob of its own.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    packs: Vec<packs::Pack>,
 }
 
 /// The remote of a cache: where, for which platform, and whether this machine writes.
@@ -101,9 +114,16 @@ impl Remote {
     }
 
     /// Fetch the entry of `key` into `tmp` (an empty directory of kardwt's own): its files
-    /// beneath `tmp/files`, each checked; the manifest of what was written, `None` when the
-    /// store has no entry. `Err`: why it cannot be used (nothing of it is to be kept).
-    pub fn fetch(&self, key: &str, outputs: &[String], tmp: &Path) -> Result<Option<Manifest>> {
+    /// beneath `tmp/files` and beneath `also` (another), each checked as it arrives; the
+    /// manifest of what was written, `None` when the store has no entry. `Err`: why it cannot
+    /// be used (nothing of it is to be kept in either).
+    pub fn fetch(
+        &self,
+        key: &str,
+        outputs: &[String],
+        tmp: &Path,
+        also: &Path,
+    ) -> Result<Option<Manifest>> {
         let (store, name) = (self.store.clone(), self.manifest_name(key));
         let got = transfers::one(self.deadline(), FETCHING, move || {
             store.get(&name, MAX_MANIFEST)
@@ -113,7 +133,7 @@ impl Remote {
         };
         let envelope: Envelope =
             serde_json::from_slice(&bytes).context("its manifest is not one kardwt wrote")?;
-        if envelope.format != FORMAT {
+        if !(OLDEST..=FORMAT).contains(&envelope.format) {
             bail!(
                 "its manifest is of format {}, not {FORMAT}",
                 envelope.format
@@ -123,7 +143,7 @@ impl Remote {
         signed::check(&envelope.body, &envelope.signatures, &trusted)?;
         let published: Published = serde_json::from_str(&envelope.body)
             .context("its manifest's body is not one kardwt wrote")?;
-        let m = published.manifest;
+        let m = &published.manifest;
         if published.platform != self.platform || m.key != key || !m.is_current() {
             bail!("its manifest names another key, platform or version");
         }
@@ -131,33 +151,34 @@ impl Remote {
         if listed != outputs {
             bail!("its manifest names other outputs");
         }
-        safe(&m)?;
+        safe(m)?;
         let files = tmp.join("files");
         std::fs::create_dir(&files)?;
-        // Directories and links in order (a parent before its children), then the files,
-        // several at once.
-        for e in m.entries.iter().filter(|e| e.kind != Kind::File) {
-            let at = files.join(&e.path);
-            match e.kind {
-                Kind::Dir => std::fs::create_dir(&at)?,
-                _ => std::os::unix::fs::symlink(e.target.as_deref().unwrap_or(""), &at)?,
-            }
-        }
-        let wanted: Vec<Entry> = m
-            .entries
-            .iter()
-            .filter(|e| e.kind == Kind::File)
-            .cloned()
-            .collect();
-        let (store, into) = (self.store.clone(), files.clone());
-        transfers::at_once(wanted, TRANSFERS, self.deadline(), FETCHING, move |e| {
-            fetch_file(&store, e, &into.join(&e.path))
+        let roots = [files, also.to_path_buf()];
+        // Directories and links in order (a parent before its children), each root on a
+        // thread of its own, then the files, several at once.
+        std::thread::scope(|scope| {
+            let other = std::thread::Builder::new().spawn_scoped(scope, || skeleton(m, &roots[1]));
+            let mine = skeleton(m, &roots[0]);
+            let theirs = match other {
+                Ok(handle) => handle.join().unwrap_or_else(|_| bail!("a thread failed")),
+                Err(_) => skeleton(m, &roots[1]),
+            };
+            mine.and(theirs)
+        })?;
+        crate::ground::trace::phase("prepare cache: manifest accepted");
+        let wanted = packs::transfers(m, &published.packs, &roots)?;
+        let (store, into) = (self.store.clone(), roots.clone());
+        transfers::at_once(wanted, TRANSFERS, self.deadline(), FETCHING, move |t| {
+            packs::fetch(&store, t, &into)
         })?;
         for e in m.entries.iter().rev().filter(|e| e.kind == Kind::Dir) {
-            let perms = std::fs::Permissions::from_mode(e.mode);
-            std::fs::set_permissions(files.join(&e.path), perms)?;
+            for root in &roots {
+                let perms = std::fs::Permissions::from_mode(e.mode);
+                std::fs::set_permissions(root.join(&e.path), perms)?;
+            }
         }
-        Ok(Some(m))
+        Ok(Some(published.manifest))
     }
 
     fn deadline(&self) -> Instant {
@@ -178,30 +199,46 @@ impl Remote {
         names_none(&dir.join("files"), m, machine)?;
         // The key first: without one nothing is uploaded.
         let key = keys::own(true)?.context("no signing key")?;
-        let sent = Arc::new((AtomicU64::new(0), AtomicU64::new(0)));
-        let mut seen = BTreeSet::new();
-        let unique: Vec<Entry> = m
-            .entries
-            .iter()
-            .filter(|e| e.kind == Kind::File && seen.insert(e.sha256.as_deref()))
-            .cloned()
+        let (packed, solo) = packs::plan(m)?;
+        let jobs: Vec<Upload> = (packed.into_iter().enumerate())
+            .map(|(i, p)| Upload::Pack(i, p))
+            .chain(solo.into_iter().map(Upload::Blob))
             .collect();
-        let (store, files, counts) = (self.store.clone(), dir.join("files"), Arc::clone(&sent));
-        transfers::at_once(unique, TRANSFERS, deadline, UPLOADING, move |e| {
-            let bytes = upload_file(&store, e, &files.join(&e.path))?;
-            counts
-                .0
-                .fetch_add(u64::from(bytes.is_some()), Ordering::Relaxed);
-            counts.1.fetch_add(bytes.unwrap_or(0), Ordering::Relaxed);
+        let listed = Arc::new(std::sync::Mutex::new(BTreeMap::new()));
+        let sent = Arc::new((AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)));
+        let (store, files) = (self.store.clone(), dir.join("files"));
+        let (counts, into) = (Arc::clone(&sent), Arc::clone(&listed));
+        transfers::at_once(jobs, UPLOADS, deadline, UPLOADING, move |job| {
+            let (contents, bytes) = match job {
+                Upload::Blob(c) => (1, upload_file(&store, c, &files)?),
+                Upload::Pack(i, p) => {
+                    let (pack, bytes) = upload_pack(&store, p, &files)?;
+                    if let Ok(mut l) = into.lock() {
+                        l.insert(*i, pack);
+                    }
+                    (p.len() as u64, bytes)
+                }
+            };
+            if let Some(bytes) = bytes {
+                counts.0.fetch_add(contents, Ordering::Relaxed);
+                counts.1.fetch_add(bytes, Ordering::Relaxed);
+                counts.2.fetch_add(1, Ordering::Relaxed);
+            }
             Ok(())
         })?;
-        let (sent, bytes) = (
+        let (sent, bytes, objects) = (
             sent.0.load(Ordering::Relaxed),
             sent.1.load(Ordering::Relaxed),
+            sent.2.load(Ordering::Relaxed),
         );
+        let packs: Vec<packs::Pack> = match listed.lock() {
+            Ok(mut l) => std::mem::take(&mut *l).into_values().collect(),
+            Err(_) => bail!("an upload stopped"),
+        };
         let body = serde_json::to_string(&Published {
             platform: self.platform.clone(),
             manifest: m.clone(),
+            packs,
         })?;
         let signatures = vec![signed::sign(&body, &key)];
         let doc = serde_json::to_vec(&Envelope {
@@ -214,7 +251,11 @@ impl Remote {
             let hash = sigv4::sha256_hex(&doc);
             store.put_new(&name, &doc[..], &hash)
         })?;
-        let files = format!("{sent} new files ({})", crate::ground::human::size(bytes));
+        let files = format!(
+            "{sent} new files ({}, {objects} object{})",
+            crate::ground::human::size(bytes),
+            if objects == 1 { "" } else { "s" }
+        );
         Ok(match put {
             s3::Put::Created => format!("uploaded {files} and the manifest"),
             s3::Put::Exists => format!("uploaded {files}; another machine's manifest was there"),
@@ -222,54 +263,63 @@ impl Remote {
     }
 }
 
+/// Make the directories and symlinks `m` lists beneath `root`, a parent before its children.
+fn skeleton(m: &Manifest, root: &Path) -> Result<()> {
+    for e in m.entries.iter().filter(|e| e.kind != Kind::File) {
+        let at = root.join(&e.path);
+        match e.kind {
+            Kind::Dir => std::fs::create_dir(&at)?,
+            _ => std::os::unix::fs::symlink(e.target.as_deref().unwrap_or(""), &at)?,
+        }
+    }
+    Ok(())
+}
+
 /// What a transfer stopped by a signal or the deadline was doing.
 const FETCHING: &str = "while fetching prepare's outputs";
 const UPLOADING: &str = "while uploading prepare's outputs";
 
-/// Fetch one file's blob to `at` (created new), checking its size and hash.
-fn fetch_file(store: &s3::Store, e: &Entry, at: &Path) -> Result<()> {
-    let hash = e.sha256.as_deref().unwrap_or_default();
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(at)?;
-    let mut h = Sha256::new();
-    let got = store
-        .get_into(&blob_name(hash), e.size, &mut |chunk| {
-            h.update(chunk);
-            file.write_all(chunk)?;
-            Ok(())
-        })?
-        .with_context(|| format!("{}'s content is missing from the store", e.path))?;
-    if got != e.size {
-        bail!(
-            "{}'s content is truncated ({got} of {} bytes)",
-            e.path,
-            e.size
-        );
-    }
-    if sigv4::hex(&h.finalize()) != hash {
-        bail!("{}'s content does not match its hash", e.path);
-    }
-    file.set_permissions(std::fs::Permissions::from_mode(e.mode))?;
-    Ok(())
+/// One upload: a pack (its place among the packs, its contents) or one content alone.
+enum Upload {
+    Pack(usize, Vec<packs::Content>),
+    Blob(packs::Content),
 }
 
-/// Upload the stored file at `path` (entry `e`) unless the store has its blob: checked against
-/// its hash as it is read, then streamed to the store. The bytes sent, `None` when none were.
-fn upload_file(store: &s3::Store, e: &Entry, path: &Path) -> Result<Option<u64>> {
-    let hash = e.sha256.as_deref().context("a file without a hash")?;
-    let blob = blob_name(hash);
+/// Upload the pack of `contents` (read from the stored files beneath `files`) unless the
+/// store has it: the pack as listed, and the bytes sent, `None` when none were.
+fn upload_pack(
+    store: &s3::Store,
+    contents: &[packs::Content],
+    files: &Path,
+) -> Result<(packs::Pack, Option<u64>)> {
+    let (bytes, hash) = packs::build(contents, files)?;
+    let name = packs::pack_name(&hash);
+    let sent = if store.exists(&name)? {
+        None
+    } else {
+        match store.put_new(&name, &bytes[..], &hash)? {
+            s3::Put::Created => Some(bytes.len() as u64),
+            s3::Put::Exists => None,
+        }
+    };
+    Ok((packs::listed(contents, hash), sent))
+}
+
+/// Upload the content `c` (read from its first stored file beneath `files`) unless the store
+/// has its blob: checked against its hash as it is read, then streamed to the store. The bytes
+/// sent, `None` when none were.
+fn upload_file(store: &s3::Store, c: &packs::Content, files: &Path) -> Result<Option<u64>> {
+    let (hash, path) = (c.sha256.as_str(), &c.files[0].0);
+    let blob = packs::blob_name(hash);
     if store.exists(&blob)? {
         return Ok(None);
     }
-    let cannot = || format!("cannot read the stored {}", e.path);
-    let mut file = crate::sys::open_regular_nofollow(path).with_context(cannot)?;
+    let cannot = || format!("cannot read the stored {path}");
+    let mut file = crate::sys::open_regular_nofollow(&files.join(path)).with_context(cannot)?;
     let mut h = Sha256::new();
     let read = std::io::copy(&mut file, &mut HashWriter(&mut h)).with_context(cannot)?;
-    if read != e.size || sigv4::hex(&h.finalize()) != hash {
-        bail!("the stored {} changed since it was stored", e.path);
+    if read != c.size || sigv4::hex(&h.finalize()) != hash {
+        bail!("the stored {path} changed since it was stored");
     }
     std::io::Seek::rewind(&mut file).with_context(cannot)?;
     match store.put_new(&blob, file, hash)? {
@@ -339,10 +389,6 @@ impl std::io::Write for HashWriter<'_> {
     }
 }
 
-fn blob_name(hash: &str) -> String {
-    format!("blobs/sha256/{}/{hash}", hash.get(..2).unwrap_or("00"))
-}
-
 /// `<os>-<arch>-<C library>`: outputs are shared only between machines alike in these.
 fn platform() -> String {
     let libc = if std::env::consts::OS != "linux" {
@@ -408,7 +454,7 @@ fn safe(m: &Manifest) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::manifest::{self, Output};
+    use super::super::manifest::{self, Entry, Output};
     use super::*;
 
     fn entry(path: &str, kind: Kind) -> Entry {

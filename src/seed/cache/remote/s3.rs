@@ -63,6 +63,8 @@ impl Store {
         let agent: ureq::Agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .max_redirects(0)
+            // Each transfer thread keeps its connection from one request to the next.
+            .max_idle_connections_per_host(super::CONNECTIONS)
             .timeout_connect(Some(CONNECT))
             .timeout_per_read(Some(STALL))
             .timeout_per_write(Some(STALL))
@@ -207,7 +209,7 @@ impl Store {
             s => bail!("GET {name}: the store answered {s}"),
         }
         let mut reader = resp.into_body().into_reader();
-        let mut buf = vec![0u8; 1 << 16];
+        let mut buf = vec![0u8; 1 << 18];
         let mut total = 0u64;
         loop {
             let n = reader
