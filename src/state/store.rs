@@ -8,7 +8,7 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use crate::state::record::Record;
 use crate::sys::RepoLock;
@@ -35,18 +35,27 @@ pub fn write(admin: &Path, record: &Record) -> Result<()> {
     else {
         unreachable!("the pool keeps the items' order");
     };
-    let path = crate::state::record::path_in(admin);
-    rec?.commit()
-        .with_context(|| format!("could not write the record {}", path.display()))?;
-    match claim? {
-        Some(claim) => claim.commit().with_context(|| {
-            format!(
-                "could not write the claim {}",
-                crate::state::claim::file(&record.common_dir, &record.card).display()
-            )
-        }),
-        None => Ok(()),
+    // Renamed into place in that order, then their directories synced: the claim never lands
+    // without its record, and the journal commits both renames at once.
+    let record_failed = |e| {
+        anyhow::Error::new(e).context(format!(
+            "could not write the record {}",
+            crate::state::record::path_in(admin).display()
+        ))
+    };
+    let claim_failed = |e| {
+        anyhow::Error::new(e).context(format!(
+            "could not write the claim {}",
+            crate::state::claim::file(&record.common_dir, &record.card).display()
+        ))
+    };
+    let placed = rec?.place().map_err(record_failed)?;
+    let claim = claim?.map(|c| c.place().map_err(claim_failed)).transpose();
+    placed.sync().map_err(record_failed)?;
+    if let Some(claim) = claim? {
+        claim.sync().map_err(claim_failed)?;
     }
+    Ok(())
 }
 
 /// [`write()`] on a path that is already failing or finishing (the record says `failed`, or what

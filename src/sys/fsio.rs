@@ -288,6 +288,11 @@ pub(crate) struct Staged {
 impl Staged {
     /// Rename the temporary into place, then fsync the directory.
     pub(crate) fn commit(self) -> io::Result<()> {
+        self.place()?.sync()
+    }
+
+    /// Rename the temporary into place; the rename is on disk once [`Placed::sync`] returns.
+    pub(crate) fn place(self) -> io::Result<Placed> {
         if self.replace {
             self.tmp.persist(&self.dest).map_err(|e| e.error)?;
         } else {
@@ -295,6 +300,21 @@ impl Staged {
                 .persist_noclobber(&self.dest)
                 .map_err(|e| e.error)?;
         }
+        Ok(Placed { dir: self.dir })
+    }
+}
+
+/// A [`Staged`] write renamed into place, its directory not yet fsynced. Several placed one
+/// after the other and then synced wait for the disk about once: a journaling file system
+/// commits the renames together, in the order they were made.
+#[must_use = "a placed write is durable only once synced"]
+pub(crate) struct Placed {
+    dir: PathBuf,
+}
+
+impl Placed {
+    /// fsync the directory the write was placed in.
+    pub(crate) fn sync(self) -> io::Result<()> {
         sync_dir(&self.dir)
     }
 }
