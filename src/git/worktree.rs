@@ -226,7 +226,9 @@ fn completed<T>(
 }
 
 /// Which of `paths` (relative to `dir`) git ignores and does not track; an error when git
-/// fails (exit 1 is "none of them", anything else is not an answer).
+/// fails (exit 1 is "none of them", anything else is not an answer), and when it warns: git
+/// reads past an ignore file it cannot read (`unable to access '.gitignore'`), and its answer
+/// then leaves out what that file ignores.
 pub(crate) fn check_ignore(dir: &Path, paths: &[String]) -> Result<Vec<String>> {
     let out = Call::new(dir, Argv::new(["check-ignore"]).paths(paths)).output()?;
     if !matches!(out.code, Some(0 | 1)) {
@@ -234,6 +236,14 @@ pub(crate) fn check_ignore(dir: &Path, paths: &[String]) -> Result<Vec<String>> 
             "`git check-ignore` failed in {}: {}",
             dir.display(),
             out.stderr.trim()
+        );
+    }
+    if !out.stderr.trim().is_empty() {
+        anyhow::bail!(
+            "`git check-ignore` reported a problem in {}, so its answer may leave out what an \
+             ignore file ignores: {}",
+            dir.display(),
+            crate::ground::cap::tail_chars(out.stderr.trim(), 300)
         );
     }
     Ok(out.stdout.lines().map(str::to_owned).collect())
@@ -259,6 +269,16 @@ pub(crate) fn ls_ignored_untracked_z(dir: &Path) -> Result<Vec<u8>> {
         anyhow::bail!(
             "git ls-files --others --ignored failed: {}",
             out.stderr.trim()
+        );
+    }
+    // A warning (an ignore file or a directory git could not read) means the list may lack
+    // what that file ignores or that directory holds.
+    if !out.stderr.trim().is_empty() {
+        anyhow::bail!(
+            "git ls-files --others --ignored reported a problem in {}, so its list may be \
+             missing part of the tree: {}",
+            dir.display(),
+            crate::ground::cap::tail_chars(out.stderr.trim(), 300)
         );
     }
     Ok(out.bytes)

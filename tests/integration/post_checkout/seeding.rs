@@ -622,3 +622,32 @@ fn the_action_deadline_from_the_rules_bounds_the_hook_path_too() {
     assert!(repo.branch_exists("card/53"));
     assert!(out.stderr.contains("retry"), "{out}");
 }
+
+/// git reads past an ignore file it cannot read (a `.gitignore` that is a symlink: git only
+/// warns), and would then call `.env` not ignored: the hook refuses to seed on that answer
+/// (the tree is not recorded ready without its `.env`), says what git said, and removes the
+/// tree it could not seed.
+#[test]
+fn an_ignore_file_git_cannot_read_fails_the_seeding_instead_of_leaving_env_unshared() {
+    let repo = TestRepo::new();
+    std::fs::write(repo.base.join(".env"), "TOKEN=base\n").unwrap();
+    let rules = repo.tmp.join("ignore-rules");
+    std::fs::write(&rules, ".env\n").unwrap();
+    let _ = std::fs::remove_file(repo.base.join(".gitignore"));
+    std::os::unix::fs::symlink(&rules, repo.base.join(".gitignore")).unwrap();
+    repo.write_rules("worktree:\n  sharing:\n    env: link\n");
+    repo.install_hooks();
+    let wt = repo.sibling("unreadable-ignore");
+    let out = repo.worktree_add(&["--quiet", "-b", "card/9", &wt.to_string_lossy()]);
+    assert_ne!(out.code, 0, "{out}");
+    assert!(
+        out.stderr.contains("unable to access '.gitignore'"),
+        "{out}"
+    );
+    assert!(!wt.exists(), "the tree that could not be seeded is left");
+    assert!(
+        !repo.events(Some("9")).iter().any(|e| e["event"] == "ready"),
+        "{:?}",
+        repo.events(Some("9"))
+    );
+}
