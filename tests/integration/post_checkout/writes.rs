@@ -69,6 +69,25 @@ fn a_tree_with_a_prepare_hook_is_recorded_preparing_first() {
     assert_eq!(claims, 1);
 }
 
+/// `git worktree add --quiet --detach <path>` in the base under `strace -f -e <trace>`; asserts
+/// it succeeded and returns strace's log.
+fn opens_of_worktree_add(repo: &TestRepo, path: &Path, trace: &str) -> String {
+    let log = repo.tmp.join(format!(
+        "opens-{}.log",
+        path.file_name().unwrap().to_string_lossy()
+    ));
+    let out = repo
+        .command(strace(), &repo.base)
+        .args(["-f", "-qq", "-e", trace, "-o"])
+        .arg(&log)
+        .args(["git", "worktree", "add", "--quiet", "--detach"])
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    std::fs::read_to_string(&log).unwrap()
+}
+
 #[test]
 fn the_hook_reads_no_other_worktrees_record_when_nobody_holds_the_card() {
     let repo = TestRepo::new();
@@ -78,20 +97,10 @@ fn the_hook_reads_no_other_worktrees_record_when_nobody_holds_the_card() {
             .expect_code(0);
     }
     let wt = repo.sibling("new");
-    let log = repo.tmp.join("opens.log");
-    let out = repo
-        .command(strace(), &repo.base)
-        .args(["-f", "-qq", "-e", "trace=openat", "-o"])
-        .arg(&log)
-        .args(["git", "worktree", "add", "--quiet", "--detach"])
-        .arg(&wt)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
+    let text = opens_of_worktree_add(&repo, &wt, "trace=openat");
     assert_eq!(repo.record(&wt)["state"].as_str(), Some("ready"));
     // The claims say nobody holds card `new`: the other trees' records stay unread (a
     // repository of a thousand worktrees costs the hook what one of three does).
-    let text = std::fs::read_to_string(&log).unwrap();
     let read: Vec<&str> = text
         .lines()
         .filter(|l| l.contains("/worktrees/other-") && l.contains("kardwt.toml"))
@@ -106,17 +115,7 @@ fn the_hooks_events_are_appended_without_the_logs_lock() {
     let repo = TestRepo::new();
     repo.install_hooks();
     let wt = repo.sibling("evented");
-    let log = repo.tmp.join("event-opens.log");
-    let out = repo
-        .command(strace(), &repo.base)
-        .args(["-f", "-qq", "-e", "trace=openat,open", "-o"])
-        .arg(&log)
-        .args(["git", "worktree", "add", "--quiet", "--detach"])
-        .arg(&wt)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    let text = std::fs::read_to_string(&log).unwrap();
+    let text = opens_of_worktree_add(&repo, &wt, "trace=openat,open");
     assert!(text.contains("events.jsonl"), "no event appended:\n{text}");
     let locked: Vec<&str> = text.lines().filter(|l| l.contains("events.lock")).collect();
     assert!(locked.is_empty(), "{locked:#?}");
