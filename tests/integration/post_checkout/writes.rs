@@ -9,24 +9,7 @@ use crate::support::TestRepo;
 /// `git worktree add --detach <path>` in the base under `strace -f`, tracing renames; returns
 /// how many renamed a file into place as the new tree's record, and as a claim.
 fn renames_into_place(repo: &TestRepo, path: &Path) -> (usize, usize) {
-    let log = repo.tmp.join(format!(
-        "renames-{}.log",
-        path.file_name().unwrap().to_string_lossy()
-    ));
-    let out = repo
-        .command(strace(), &repo.base)
-        .arg("-f")
-        .arg("-qq")
-        .arg("-e")
-        .arg("trace=rename,renameat,renameat2")
-        .arg("-o")
-        .arg(&log)
-        .args(["git", "worktree", "add", "--quiet", "--detach"])
-        .arg(path)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    let text = std::fs::read_to_string(&log).unwrap();
+    let text = traced_worktree_add(repo, path, "trace=rename,renameat,renameat2");
     let into = |tail: &str| {
         text.lines()
             .filter(|l| l.contains("= 0") && l.contains(tail))
@@ -71,9 +54,9 @@ fn a_tree_with_a_prepare_hook_is_recorded_preparing_first() {
 
 /// `git worktree add --quiet --detach <path>` in the base under `strace -f -e <trace>`; asserts
 /// it succeeded and returns strace's log.
-fn opens_of_worktree_add(repo: &TestRepo, path: &Path, trace: &str) -> String {
+fn traced_worktree_add(repo: &TestRepo, path: &Path, trace: &str) -> String {
     let log = repo.tmp.join(format!(
-        "opens-{}.log",
+        "strace-{}.log",
         path.file_name().unwrap().to_string_lossy()
     ));
     let out = repo
@@ -97,7 +80,7 @@ fn the_hook_reads_no_other_worktrees_record_when_nobody_holds_the_card() {
             .expect_code(0);
     }
     let wt = repo.sibling("new");
-    let text = opens_of_worktree_add(&repo, &wt, "trace=openat");
+    let text = traced_worktree_add(&repo, &wt, "trace=openat");
     assert_eq!(repo.record(&wt)["state"].as_str(), Some("ready"));
     // The claims say nobody holds card `new`: the other trees' records stay unread (a
     // repository of a thousand worktrees costs the hook what one of three does).
@@ -115,7 +98,7 @@ fn the_hooks_events_are_appended_without_the_logs_lock() {
     let repo = TestRepo::new();
     repo.install_hooks();
     let wt = repo.sibling("evented");
-    let text = opens_of_worktree_add(&repo, &wt, "trace=openat,open");
+    let text = traced_worktree_add(&repo, &wt, "trace=openat,open");
     assert!(text.contains("events.jsonl"), "no event appended:\n{text}");
     let locked: Vec<&str> = text.lines().filter(|l| l.contains("events.lock")).collect();
     assert!(locked.is_empty(), "{locked:#?}");
