@@ -68,7 +68,7 @@ pub(crate) fn recorded_base(
         .clone()
         .or_else(|| {
             let head = format!("refs/remotes/{remote}/HEAD");
-            git::symbolic_ref(worktree, &head).and_then(|t| {
+            repo.symbolic_target(&head).and_then(|t| {
                 t.strip_prefix(&format!("refs/remotes/{remote}/"))
                     .map(|b| format!("refs/heads/{b}"))
             })

@@ -250,6 +250,20 @@ impl Repo {
         }
     }
 
+    /// The ref the symbolic ref `name` (shared by every worktree, like
+    /// `refs/remotes/origin/HEAD`) points to, as `git symbolic-ref --quiet` prints it; read
+    /// without starting git except where refs are git's to read (reftable). `None` when `name`
+    /// is missing or not symbolic.
+    pub(crate) fn symbolic_target(&self, name: &str) -> Option<String> {
+        if self.reftable {
+            return super::query::symbolic_ref(&self.base, name);
+        }
+        match self.gix.try_find_reference(name).ok()??.target() {
+            gix::refs::TargetRef::Symbolic(to) => Some(to.as_bstr().to_string()),
+            gix::refs::TargetRef::Object(_) => None,
+        }
+    }
+
     /// Does `refs/heads/<branch>` exist?
     pub(crate) fn branch_exists(&self, branch: &str) -> bool {
         if self.reftable {
