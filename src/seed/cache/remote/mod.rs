@@ -168,9 +168,12 @@ impl Remote {
         })?;
         crate::ground::trace::phase("prepare cache: manifest accepted");
         let wanted = packs::transfers(m, &published.packs, &roots)?;
+        // One file per output where the entry and the tree share a file system: the tree's
+        // copy is a hard link to the entry's, made once the content is checked.
+        let link = links_work(tmp, also);
         let (store, into) = (self.store.clone(), roots.clone());
         transfers::at_once(wanted, TRANSFERS, self.deadline(), FETCHING, move |t| {
-            packs::fetch(&store, t, &into)
+            packs::fetch(&store, t, &into, link)
         })?;
         for e in m.entries.iter().rev().filter(|e| e.kind == Kind::Dir) {
             for root in &roots {
@@ -261,6 +264,28 @@ impl Remote {
             s3::Put::Exists => format!("uploaded {files}; another machine's manifest was there"),
         })
     }
+}
+
+/// Can a file made beneath `from` be hard-linked beneath `to` (one file system, links allowed)?
+/// Tried with a probe file of kardwt's own, removed again either way.
+fn links_work(from: &Path, to: &Path) -> bool {
+    let (probe, link) = (
+        from.join(".kardwt-link-probe"),
+        to.join(".kardwt-link-probe"),
+    );
+    let made = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+        .is_ok();
+    let linked = made && std::fs::hard_link(&probe, &link).is_ok();
+    if linked {
+        let _ = std::fs::remove_file(&link);
+    }
+    if made {
+        let _ = std::fs::remove_file(&probe);
+    }
+    linked
 }
 
 /// Make the directories and symlinks `m` lists beneath `root`, a parent before its children.

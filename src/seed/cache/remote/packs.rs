@@ -199,8 +199,10 @@ fn create(at: &Path) -> std::io::Result<File> {
 }
 
 /// Fetch `t` from `store` into the files beneath each of `roots` (each created new), checking
-/// every content's size and hash as it arrives.
-pub fn fetch(store: &s3::Store, t: &Transfer, roots: &[PathBuf]) -> Result<()> {
+/// every content's size and hash as it arrives. With `link`, only the files beneath the first
+/// root are written; each is hard-linked beneath the others once its content is checked and its
+/// mode set (one file created per output, not one per root).
+pub fn fetch(store: &s3::Store, t: &Transfer, roots: &[PathBuf], link: bool) -> Result<()> {
     let (name, contents, first) = match t {
         Transfer::Pack { pack, contents } => (
             pack_name(&pack.sha256),
@@ -212,6 +214,7 @@ pub fn fetch(store: &s3::Store, t: &Transfer, roots: &[PathBuf]) -> Result<()> {
     let mut w = Unpacker {
         contents,
         roots,
+        link,
         at: 0,
         left: 0,
         hash: Sha256::new(),
@@ -239,6 +242,8 @@ pub fn fetch(store: &s3::Store, t: &Transfer, roots: &[PathBuf]) -> Result<()> {
 struct Unpacker<'a> {
     contents: &'a [Content],
     roots: &'a [PathBuf],
+    /// Write beneath the first root only, and link the checked files beneath the others.
+    link: bool,
     /// The content being written (`contents.len()` once all are).
     at: usize,
     /// Its bytes still to come.
@@ -260,9 +265,18 @@ impl Unpacker<'_> {
             if sigv4::hex(&hash) != c.sha256 {
                 bail!("{}'s content does not match its hash", c.files[0].0);
             }
-            let modes = c.files.iter().flat_map(|f| self.roots.iter().map(|_| f.1));
+            let written = self.written().len();
+            let modes = c.files.iter().flat_map(|f| (0..written).map(|_| f.1));
             for (file, mode) in self.open.drain(..).zip(modes) {
                 file.set_permissions(std::fs::Permissions::from_mode(mode))?;
+            }
+            if self.link {
+                for (path, _) in &c.files {
+                    for root in &self.roots[1..] {
+                        std::fs::hard_link(self.roots[0].join(path), root.join(path))
+                            .with_context(|| format!("cannot link {path} into the tree"))?;
+                    }
+                }
             }
             self.at += 1;
             if self.at == self.contents.len() {
@@ -271,12 +285,21 @@ impl Unpacker<'_> {
         }
         let c = &self.contents[self.at];
         for (path, _) in &c.files {
-            for root in self.roots {
-                self.open.push(create(&root.join(path))?);
+            for i in 0..self.written().len() {
+                let file = create(&self.roots[i].join(path))?;
+                self.open.push(file);
             }
         }
         self.left = c.size;
         Ok(())
+    }
+
+    /// The roots whose files are written (the others get links).
+    fn written(&self) -> &[PathBuf] {
+        match self.link {
+            true => &self.roots[..self.roots.len().min(1)],
+            false => self.roots,
+        }
     }
 
     fn write(&mut self, mut chunk: &[u8]) -> Result<()> {
@@ -474,6 +497,7 @@ mod tests {
             let mut w = Unpacker {
                 contents,
                 roots: &roots,
+                link: false,
                 at: 0,
                 left: 0,
                 hash: Sha256::new(),
