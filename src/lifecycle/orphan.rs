@@ -211,7 +211,10 @@ pub(super) enum Refusal {
     /// `card` as shown (a malformed claim's card may be no id).
     NotReleased { card: String, why: String },
     /// Its cleanup hook failed (`needed_locks`: the kardwt locks a command it ran needed).
-    #[error("the cleanup hook of orphan card {card} failed ({ending}); its claim is kept: {tail}")]
+    #[error(
+        "the cleanup hook of orphan card {card} failed ({ending}); its claim is kept{}",
+        crate::ground::cap::hook_said(tail)
+    )]
     HookFailed {
         card: CardId,
         ending: sandbox::Ending,
