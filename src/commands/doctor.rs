@@ -343,7 +343,7 @@ fn hooks_findings(ctx: &Context, findings: &mut Vec<Finding>) {
 
 fn worktree_findings(ctx: &Context, entries: &[verify::Entry], findings: &mut Vec<Finding>) {
     // The intents of interrupted adds, by the path they name: what made an unseeded tree.
-    let intents: std::collections::HashMap<std::path::PathBuf, String> =
+    let intents: std::collections::HashMap<std::path::PathBuf, crate::ground::card::CardId> =
         crate::state::Cards::at(&ctx.repo.common_dir)
             .claims()
             .into_iter()

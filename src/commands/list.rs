@@ -44,11 +44,7 @@ pub(crate) fn run(ctx: &Context, args: &ListArgs, out: &mut dyn Write) -> Result
     let orphans: Vec<(crate::state::Claim, &str)> =
         crate::lifecycle::unbacked(&ctx.repo, &entries, &recorded)
             .into_iter()
-            .map(|(mut c, state)| {
-                // A malformed claim's card may be anything: shown with its controls escaped.
-                c.card = crate::ground::quote::shown(&c.card, 128);
-                (c, state.list_state())
-            })
+            .map(|(c, state)| (c, state.list_state()))
             .collect();
     // Trees removals moved aside whose deletion failed: their bytes stay there.
     let undeleted = crate::state::Cards::at(&ctx.repo.common_dir).failing_asides();

@@ -77,7 +77,7 @@ pub fn lock_and_scan(
 /// Say, before git creates anything, that the tree `add` makes for
 /// `card` at `path` is ours: the card's claim in state `intent` (see `state/claim.rs`).
 pub(crate) fn write_intent(common_dir: &Path, card: &CardId, path: &Path) -> Result<()> {
-    crate::state::Cards::at(common_dir).intend(card.as_str(), path, &card.branch())
+    crate::state::Cards::at(common_dir).intend(card, path, &card.branch())
 }
 
 /// Forget the intent when nothing was created at `path`.

@@ -12,6 +12,7 @@ use serde::Serialize;
 use crate::context::Context;
 use crate::gc::collectable::{self, Judgement::Collect, Judgement::Keep};
 use crate::git::absolutize_keep_last;
+use crate::ground::card::CardId;
 use crate::lifecycle::{Processes, Unremovable};
 use crate::state::{Claim, Orphan};
 use crate::state::{Loaded, State};
@@ -21,7 +22,7 @@ use crate::{git, sandbox};
 /// A tree, a gone entry or an orphan claim gc collects.
 #[derive(Debug, Serialize)]
 pub(crate) struct Candidate {
-    pub card: String,
+    pub card: CardId,
     pub path: PathBuf,
     pub reason: String,
     /// Ports its record held, released with it.
@@ -94,7 +95,7 @@ pub(crate) struct LastFetch {
 /// A tree gc keeps, and why.
 #[derive(Debug, Serialize)]
 pub(crate) struct Kept {
-    pub card: String,
+    pub card: CardId,
     pub path: PathBuf,
     pub reason: String,
     /// The command to remove it by hand, when that is the user's call.
@@ -168,7 +169,7 @@ pub(crate) fn plan(
         }
         let path = e.linked.path.clone().unwrap_or_else(|| rec.path.clone());
         let keep = |reason: String, command: Option<String>| Kept {
-            card: rec.card.to_string(),
+            card: rec.card.clone(),
             path: path.clone(),
             reason,
             command,
@@ -182,7 +183,7 @@ pub(crate) fn plan(
         }
         if e.linked.prunable {
             candidates.push(Candidate {
-                card: rec.card.to_string(),
+                card: rec.card.clone(),
                 path: path.clone(),
                 reason: "its directory is gone".into(),
                 ports: rec.ports.clone(),
@@ -275,7 +276,7 @@ pub(crate) fn plan(
             continue;
         }
         candidates.push(Candidate {
-            card: rec.card.to_string(),
+            card: rec.card.clone(),
             path: path.clone(),
             reason,
             ports: rec.ports.clone(),

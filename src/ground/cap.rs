@@ -13,6 +13,15 @@ pub(crate) fn tail_chars(text: &str, max: usize) -> String {
     format!("…{}", text.chars().skip(skip).collect::<String>())
 }
 
+/// What a failed hook said, to end the message that says what was kept (pure): `: ` and the
+/// tail of its stderr, or, when it wrote nothing there, that it did not (never an empty `: `).
+pub(crate) fn hook_said(tail: &str) -> String {
+    match tail.trim() {
+        "" => " (the hook wrote nothing on stderr)".to_owned(),
+        words => format!(": {words}"),
+    }
+}
+
 /// The width of a column holding `cells` (pure): the longest that fits in `max`, at least
 /// `min` (a longer cell goes on a line of its own: see [`cell`]).
 pub(crate) fn width<'a>(cells: impl IntoIterator<Item = &'a str>, min: usize, max: usize) -> usize {
@@ -40,7 +49,16 @@ pub(crate) fn cell(text: &str, start: usize, width: usize) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{cell, width};
+    use super::{cell, hook_said, width};
+
+    #[test]
+    fn a_hook_that_said_nothing_is_said_to_have_said_nothing() {
+        assert_eq!(
+            hook_said("cannot stop the database"),
+            ": cannot stop the database"
+        );
+        assert_eq!(hook_said(" \n"), " (the hook wrote nothing on stderr)");
+    }
 
     #[test]
     fn columns_fit_their_content_and_long_cells_stand_alone() {

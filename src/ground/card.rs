@@ -25,10 +25,17 @@ impl CardId {
         &self.0
     }
 
-    /// The card a record's file names, as written: only for the record's parse, which refuses it
-    /// next (with its own words) when it is not an id.
+    /// The card a record's or claim's file names, as written: only for their readers, which
+    /// refuse it next (with their own words) when it is not an id.
     pub(crate) fn as_written(raw: String) -> CardId {
         CardId(raw)
+    }
+
+    /// [`CardId::as_written`] as a field's deserializer (`#[serde(deserialize_with)]`).
+    pub(crate) fn deserialize_as_written<'de, D: serde::Deserializer<'de>>(
+        d: D,
+    ) -> Result<CardId, D::Error> {
+        <String as serde::Deserialize>::deserialize(d).map(CardId)
     }
 
     /// The branch kardwt creates for this card.

@@ -24,10 +24,10 @@ pub(crate) fn release_orphan(
     claim: &crate::state::Claim,
     deadline: Instant,
 ) -> Result<Vec<Step>> {
-    let card = CardId::parse(&claim.card)?;
+    let card = well_formed(ctx, claim)?;
     let _card_lock = sys::take_card_lock(
         &ctx.repo.common_dir,
-        &card,
+        card,
         deadline,
         &format!("git kardwt gc (release orphan {card})"),
     )?;
@@ -42,16 +42,16 @@ pub(crate) fn drop_replaced_orphan(
     claim: &crate::state::Claim,
     deadline: Instant,
 ) -> Result<()> {
-    let card = CardId::parse(&claim.card)?;
+    let card = well_formed(ctx, claim)?;
     let _card_lock = sys::take_card_lock(
         &ctx.repo.common_dir,
-        &card,
+        card,
         deadline,
         &format!("git kardwt gc (drop claim {card})"),
     )?;
     match crate::state::Cards::at(&ctx.repo.common_dir).claim(&claim.card) {
         Some(Ok(now)) if now == *claim => {}
-        _ => return Err(Fail::from(Refusal::Changed { card }).into()),
+        _ => return Err(Fail::from(Refusal::Changed { card: card.clone() }).into()),
     }
     crate::state::Cards::at(&ctx.repo.common_dir).delete_claim(&claim.card);
     crate::state::Cards::at(&ctx.repo.common_dir).log(
@@ -64,6 +64,19 @@ pub(crate) fn drop_replaced_orphan(
     Ok(())
 }
 
+/// `claim`'s card, to lock: refused when the claim is malformed (its card, then, may be no id),
+/// before any lock is taken. Its callers are handed orphans, which never are.
+fn well_formed<'c>(ctx: &Context, claim: &'c crate::state::Claim) -> Result<&'c CardId> {
+    match claim.malformed(&ctx.repo.common_dir, Some(&ctx.repo.base)) {
+        None => Ok(&claim.card),
+        Some(why) => Err(Fail::from(Refusal::NotReleased {
+            card: crate::ground::quote::shown(&claim.card, 40),
+            why,
+        })
+        .into()),
+    }
+}
+
 /// [`release_orphan`] for a caller that already holds the card's lock (`add`).
 pub(super) fn release_orphan_locked(
     ctx: &Context,
@@ -71,7 +84,7 @@ pub(super) fn release_orphan_locked(
     claim: &crate::state::Claim,
     deadline: Instant,
 ) -> Result<Vec<Step>> {
-    let card = CardId::parse(&claim.card)?;
+    let card = &claim.card;
     let path = &claim.path;
     let t = Instant::now();
     let mut steps = vec![Step {
@@ -87,7 +100,11 @@ pub(super) fn release_orphan_locked(
         let why = claim
             .malformed(&ctx.repo.common_dir, Some(&ctx.repo.base))
             .unwrap_or_else(|| format!("{} is not an orphan's path", path.display()));
-        return Err(Fail::from(Refusal::NotReleased { card, why }).into());
+        return Err(Fail::from(Refusal::NotReleased {
+            card: card.to_string(),
+            why,
+        })
+        .into());
     };
     let cleanup = match (claim.released, kind) {
         // `release` ran the hook already, with the tree still there.
@@ -117,7 +134,7 @@ pub(super) fn release_orphan_locked(
     };
     if let Some((hook, program)) = cleanup {
         let facts = sandbox::Facts {
-            card: claim.card.clone(),
+            card: claim.card.to_string(),
             board: String::new(),
             worktree: path.clone(),
             base: ctx.base_shown(),
@@ -149,7 +166,7 @@ pub(super) fn release_orphan_locked(
                 outcome.duration,
             );
             return Err(Fail::from(Refusal::HookFailed {
-                card,
+                card: card.clone(),
                 ending: outcome.ending,
                 tail: sandbox::tail_chars(&outcome.tail, 300),
                 needed_locks: outcome.needed_locks,
@@ -191,9 +208,13 @@ pub(super) enum Refusal {
     Changed { card: CardId },
     /// Judged again, the claim is malformed or its path holds a worktree again.
     #[error("card {card}'s claim is not released: {why}")]
-    NotReleased { card: CardId, why: String },
+    /// `card` as shown (a malformed claim's card may be no id).
+    NotReleased { card: String, why: String },
     /// Its cleanup hook failed (`needed_locks`: the kardwt locks a command it ran needed).
-    #[error("the cleanup hook of orphan card {card} failed ({ending}); its claim is kept: {tail}")]
+    #[error(
+        "the cleanup hook of orphan card {card} failed ({ending}); its claim is kept{}",
+        crate::ground::cap::hook_said(tail)
+    )]
     HookFailed {
         card: CardId,
         ending: sandbox::Ending,

@@ -294,7 +294,11 @@ fn cleanup_hook(
             "cleanup hook",
             false,
             t.elapsed(),
-            format!("{}: {}", o.ending, sandbox::tail_chars(&o.tail, 300)),
+            format!(
+                "{}{}",
+                o.ending,
+                crate::ground::cap::hook_said(&sandbox::tail_chars(&o.tail, 300))
+            ),
         ),
         Err(e) => Step::timed("cleanup hook", false, t.elapsed(), with_hints(&e)),
     })

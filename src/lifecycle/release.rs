@@ -497,7 +497,11 @@ pub(super) enum Refusal {
         path: PathBuf,
     },
     /// The hook failed, or ran past the deadline: its output's tail.
-    #[error("the cleanup hook of card {card} failed ({ending}); {} is kept: {tail}", path.display())]
+    #[error(
+        "the cleanup hook of card {card} failed ({ending}); {} is kept{}",
+        path.display(),
+        crate::ground::cap::hook_said(tail)
+    )]
     HookFailed {
         card: String,
         ending: sandbox::Ending,

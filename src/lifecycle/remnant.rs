@@ -45,7 +45,8 @@ impl Remnant {
         &self.claim.path
     }
 
-    pub fn card(&self) -> &str {
+    /// Its claim's card: an id, since a malformed claim is never a remnant.
+    pub fn card(&self) -> &CardId {
         &self.claim.card
     }
 
@@ -449,7 +450,7 @@ pub fn clear(ctx: &Context, rem: &Remnant, force: bool, deadline: Instant) -> Re
         })
         .into());
     };
-    let (path, card) = (path.to_owned(), card.to_owned());
+    let (path, card) = (path.to_owned(), card.to_string());
     if let Some(why) = crate::sys::in_use(&path) {
         return Err(Fail::from(Refusal::InUse { path, card, why }).into());
     }
@@ -499,10 +500,10 @@ fn delete(path: &Path) -> std::io::Result<()> {
 pub fn remove(ctx: &Context, rem: &Remnant, force: bool) -> Result<(PathBuf, String, Vec<Step>)> {
     let rules = ctx.rules()?;
     let cfg = &rules.config;
-    let card = CardId::parse(rem.card())?;
+    let card = rem.card();
     let deadline = crate::context::after(Instant::now(), cfg.action_timeout_seconds);
     let holder = format!("git kardwt remove {card}");
-    let _card_lock = sys::take_card_lock(&ctx.repo.common_dir, &card, deadline, &holder)?;
+    let _card_lock = sys::take_card_lock(&ctx.repo.common_dir, card, deadline, &holder)?;
     let cleared = clear(ctx, rem, force, deadline)?;
     let mut steps = vec![Step {
         step: "half-removed",

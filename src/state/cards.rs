@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 
 use super::{aside, blobs, claim, events, store};
-use super::{Aside, Claim, ClaimError, EventKind, EventLog, Moved, Orphan};
+use super::{Aside, Claim, ClaimError, ClaimState, EventKind, EventLog, Moved, Orphan};
+use crate::ground::card::CardId;
 use crate::sys::RepoLock;
 
 /// The cards of the repository whose common dir is `common_dir`.
@@ -81,13 +82,22 @@ impl<'a> Cards<'a> {
         claim::unrecorded(self.common_dir, recorded)
     }
 
-    /// What became of a complete claim's tree, if it vanished.
+    /// What `list` shows for a complete claim no registered record names (a card's registered
+    /// record means git still knows its worktree; a registered tree whose directory alone is
+    /// gone is listed as prunable): `"malformed"`, `"orphan"`, or nothing.
     pub(crate) fn vanished_state(self, claim: &Claim, base: &Path) -> Option<&'static str> {
-        claim::vanished_state(claim, self.common_dir, base)
+        if claim.state != ClaimState::Complete {
+            return None;
+        }
+        if claim.malformed(self.common_dir, Some(base)).is_some() {
+            return Some("malformed");
+        }
+        claim.orphan_kind(self.common_dir, Some(base))?;
+        Some("orphan")
     }
 
     /// Claim `card` at `path` before its tree exists (state `intent`).
-    pub(crate) fn intend(self, card: &str, path: &Path, branch: &str) -> Result<()> {
+    pub(crate) fn intend(self, card: &CardId, path: &Path, branch: &str) -> Result<()> {
         claim::intend(self.common_dir, card, path, branch)
     }
 

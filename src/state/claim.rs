@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
+use crate::ground::card::CardId;
 use crate::ground::error::{Code, Fail, Kind};
 use crate::state::record::{self, Record};
 
@@ -28,7 +29,9 @@ pub(crate) enum ClaimState {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Claim {
     pub schema: u32,
-    pub card: String,
+    /// Judged by [`Claim::malformed`] (a record's, by its parse): a claim acted on holds an id.
+    #[serde(deserialize_with = "CardId::deserialize_as_written")]
+    pub card: CardId,
     pub path: PathBuf,
     /// The admin dir's name under `<common dir>/worktrees/` (empty while an intent).
     #[serde(default)]
@@ -278,24 +281,6 @@ pub(super) fn unrecorded(
     out
 }
 
-/// What `list` shows for a complete claim no registered record names (a card's registered
-/// record means git still knows its worktree; a registered tree whose directory alone is gone
-/// is listed as prunable): `"malformed"`, `"orphan"`, or nothing.
-pub(super) fn vanished_state(
-    claim: &Claim,
-    common_dir: &Path,
-    base: &Path,
-) -> Option<&'static str> {
-    if claim.state != ClaimState::Complete {
-        return None;
-    }
-    if claim.malformed(common_dir, Some(base)).is_some() {
-        return Some("malformed");
-    }
-    claim.orphan_kind(common_dir, Some(base))?;
-    Some("orphan")
-}
-
 /// Write `claim` atomically, either replacing what is there (`replace`) or only when nothing
 /// is (create-new: an error of kind `AlreadyExists` otherwise). The claims directory is made
 /// without following a symlink planted as it (or as `kardwt/`).
@@ -308,25 +293,25 @@ fn stage(common_dir: &Path, claim: &Claim, replace: bool) -> std::io::Result<cra
     let d = dir(common_dir);
     crate::sys::create_dir_nofollow(common_dir, &d)?;
     let text = toml::to_string(claim).map_err(std::io::Error::other)?;
-    crate::sys::stage_atomic(&d, claim.card.as_ref(), text.as_bytes(), replace)
+    crate::sys::stage_atomic(&d, claim.card.as_str().as_ref(), text.as_bytes(), replace)
 }
 
 /// Before `git worktree add` of `card` at `path` (under the repository lock), claim
 /// the card (`intent`). A claim already there is replaced when it is a leftover intent, names
 /// this same path, or is an orphan (`add` released it just before); a claim of a worktree git
 /// still knows elsewhere is refused.
-pub(super) fn intend(common_dir: &Path, card: &str, path: &Path, branch: &str) -> Result<()> {
+pub(super) fn intend(common_dir: &Path, card: &CardId, path: &Path, branch: &str) -> Result<()> {
     migrate(common_dir);
     intend_only(common_dir, card, path, branch)
 }
 
 /// [`intend`] without the migration check.
-fn intend_only(common_dir: &Path, card: &str, path: &Path, branch: &str) -> Result<()> {
+fn intend_only(common_dir: &Path, card: &CardId, path: &Path, branch: &str) -> Result<()> {
     let now = crate::sys::now();
     let path = crate::git::absolutize(path);
     let claim = Claim {
         schema: 1,
-        card: card.to_owned(),
+        card: card.clone(),
         root: path.parent().map(Path::to_path_buf).unwrap_or_default(),
         path,
         admin: String::new(),
@@ -355,7 +340,7 @@ fn intend_only(common_dir: &Path, card: &str, path: &Path, branch: &str) -> Resu
     if let Some(Ok(old)) = old {
         if let Some(why) = old.malformed(common_dir, None) {
             return Err(Fail::from(Refusal::Malformed {
-                card: card.to_owned(),
+                card: card.clone(),
                 why,
                 file: file(common_dir, card),
             })
@@ -364,7 +349,7 @@ fn intend_only(common_dir: &Path, card: &str, path: &Path, branch: &str) -> Resu
         let same = crate::git::absolutize(&old.path) == claim.path;
         if !same && old.state == ClaimState::Complete && !old.orphan(common_dir) {
             return Err(Fail::from(Refusal::Taken {
-                card: card.to_owned(),
+                card: card.clone(),
                 path: old.path,
             })
             .into());
@@ -414,7 +399,7 @@ pub(super) fn stage_complete(admin: &Path, rec: &Record) -> Result<Option<crate:
     };
     let claim = Claim {
         schema: 1,
-        card: rec.card.to_string(),
+        card: rec.card.clone(),
         path: rec.path.clone(),
         admin: admin
             .file_name()
@@ -549,7 +534,7 @@ pub(super) fn migrate(common_dir: &Path) {
     let intents = crate::sys::old_intents_dir(common_dir);
     if let Ok(entries) = std::fs::read_dir(&intents) {
         for e in entries.filter_map(|e| e.ok()) {
-            let card = e.file_name().to_string_lossy().into_owned();
+            let card = CardId::as_written(e.file_name().to_string_lossy().into_owned());
             if card.starts_with('.') || load(common_dir, &card).is_some() {
                 continue;
             }
@@ -572,13 +557,13 @@ pub(super) enum Refusal {
     /// The claim there is malformed (`file`: where it is).
     #[error("card {card}'s claim is malformed: {why}; nothing was created")]
     Malformed {
-        card: String,
+        card: CardId,
         why: String,
         file: PathBuf,
     },
     /// Another worktree of the card, at `path`, holds the claim.
     #[error("card {card} is already claimed by the worktree at {}", path.display())]
-    Taken { card: String, path: PathBuf },
+    Taken { card: CardId, path: PathBuf },
 }
 
 impl Kind for Refusal {
@@ -608,12 +593,18 @@ mod tests {
         let common = dir.path();
         let live = common.join("w1");
         std::fs::create_dir_all(live.join(".git")).unwrap();
-        intend(common, "7", &live, "card/7").unwrap();
+        intend(common, &CardId::parse("7").unwrap(), &live, "card/7").unwrap();
         let mut c = load(common, "7").unwrap().unwrap();
         c.state = ClaimState::Complete;
         put(common, &c, true).unwrap();
         // The claim is complete and its tree exists: a claim at another path is refused.
-        let err = intend(common, "7", &common.join("w2"), "card/7").unwrap_err();
+        let err = intend(
+            common,
+            &CardId::parse("7").unwrap(),
+            &common.join("w2"),
+            "card/7",
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("already claimed"), "{err}");
         assert_eq!(load(common, "7").unwrap().unwrap().path, live);
         // The create-new write itself fails on an existing file.
@@ -625,7 +616,7 @@ mod tests {
     fn an_intent_is_recognised_for_its_path_only() {
         let dir = tempfile::tempdir().unwrap();
         let common = dir.path();
-        intend(common, "8", &common.join("a"), "").unwrap();
+        intend(common, &CardId::parse("8").unwrap(), &common.join("a"), "").unwrap();
         assert!(intended(common, "8", &common.join("a")));
         assert!(!intended(common, "8", &common.join("b")));
         forget(common, "8", &common.join("b"));

@@ -122,7 +122,7 @@ impl LastHook {
 pub struct Record {
     pub schema: u32,
     /// Checked by [`parse`] right after decoding: a record that is not refused holds an id.
-    #[serde(deserialize_with = "card_as_written")]
+    #[serde(deserialize_with = "CardId::deserialize_as_written")]
     pub card: CardId,
     pub board: String,
     pub branch: String,
@@ -152,11 +152,6 @@ pub struct Record {
     /// The prepare cache's part in the last preparation; absent without one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prepare_cache: Option<PrepareCache>,
-}
-
-/// The card as the record's file has it, for [`parse`] to check.
-fn card_as_written<'de, D: serde::Deserializer<'de>>(d: D) -> Result<CardId, D::Error> {
-    String::deserialize(d).map(CardId::as_written)
 }
 
 /// How the last preparation used the prepare cache.

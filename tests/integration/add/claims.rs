@@ -154,3 +154,76 @@ fn add_of_a_card_whose_tree_was_removed_behind_its_back_releases_the_orphan_firs
     assert_eq!(c["state"].as_str(), Some("complete"), "{c:?}");
     repo.kardwt_ok(&repo.base, &["verify", "a1"]);
 }
+
+/// A card's claim file whose card is not a card id (tampered: `./../evil` would name a file
+/// outside the claims, a lock or a branch elsewhere) is malformed like any tampered claim: `add`
+/// of that card refuses and says why, `remove` and `gc --apply` act on nothing, and nothing on
+/// disk changes (the claim, the other files under the repository's and the worktrees' roots,
+/// the refs).
+#[test]
+fn a_claim_whose_card_is_not_an_id_is_refused_and_nothing_changes_on_disk() {
+    let repo = TestRepo::new();
+    let tree = repo.add_card("c1");
+    let text = std::fs::read_to_string(claim_file(&repo, "c1"))
+        .unwrap()
+        .replace("\"c1\"", "\"./../evil\"")
+        .replace(
+            tree.to_str().unwrap(),
+            repo.card_path("c2").to_str().unwrap(),
+        );
+    std::fs::write(claim_file(&repo, "c2"), &text).unwrap();
+    let state = || {
+        (
+            crate::support::tree_state(&repo.tmp),
+            repo.all_refs(),
+            repo.git(&repo.base, &["worktree", "list", "--porcelain"]),
+        )
+    };
+    let before = state();
+
+    let out = repo.kardwt(&repo.base, &["add", "c2"]);
+    out.expect_code(3);
+    crate::support::pinned(&repo).bind(|| {
+        insta::assert_snapshot!(
+            "add_claim_card_not_an_id",
+            format!("exit {}\n{}", out.code, out.stderr)
+        )
+    });
+    let remove = repo.kardwt(&repo.base, &["remove", "c2"]);
+    assert_ne!(remove.code, 0, "{remove}");
+    repo.kardwt(&repo.base, &["gc", "--apply", "--offline"])
+        .expect_code(0);
+    let after = state();
+    // Only the event log (a refusal is logged) and the locks taken (they name their holder)
+    // may differ; every other byte is as it was.
+    let kardwt = Path::new("base/.git/kardwt");
+    let strip = |(mut files, refs, trees): (std::collections::BTreeMap<PathBuf, _>, _, _)| {
+        files.retain(|p: &PathBuf, _| {
+            p != &kardwt.join("events.jsonl")
+                && p != &kardwt.join("lock")
+                && !p.starts_with(kardwt.join("cards"))
+        });
+        (files, refs, trees)
+    };
+    let (before, after) = (strip(before), strip(after));
+    let changed: Vec<_> = before
+        .0
+        .iter()
+        .filter(|(k, v)| after.0.get(*k) != Some(v))
+        .map(|(k, _)| k.clone())
+        .chain(
+            after
+                .0
+                .keys()
+                .filter(|k| !before.0.contains_key(*k))
+                .cloned(),
+        )
+        .collect();
+    assert!(
+        changed.is_empty(),
+        "changed on disk: {changed:?}\n{out}\n{remove}"
+    );
+    assert_eq!((before.1, before.2), (after.1, after.2));
+    assert!(!repo.common_dir().join("kardwt/evil").exists());
+    assert!(!repo.card_path("c2").exists());
+}
