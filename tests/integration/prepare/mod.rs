@@ -8,6 +8,7 @@ mod identity;
 mod never_half_ready;
 mod remote;
 mod remote_elsewhere;
+mod remote_linked;
 mod remote_packs;
 mod remote_signed;
 mod remote_stopped;
