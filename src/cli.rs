@@ -560,8 +560,9 @@ pub enum RunnerCommand {
     /// codex: .codex/hooks.json (PreToolUse guard, SessionStart),
     /// .kardwt/codex/{setup,cleanup}.sh. gemini: .gemini/settings.json (BeforeTool guard,
     /// SessionStart running `runner gemini session-start`).
-    /// opencode: .opencode/plugin/kardwt.js (tool.execute.before guard, and the "worktree"
-    /// workspace adapter: `add` and `remove`).
+    /// opencode: .opencode/plugin/kardwt.js (tool.execute.before guard, the "worktree"
+    /// workspace adapter: `add` and `remove`, and `gc --prunable --apply` when a project copy
+    /// is made or removed).
     /// cursor: .cursor/worktrees.json (setup-worktree). conductor: conductor.json (setup,
     /// archive), .kardwt/conductor/{setup,archive}.sh. vibe-kanban:
     /// .kardwt/vibe-kanban/{setup,archive}.sh. Other entries are kept; a second run changes

@@ -227,6 +227,15 @@ sys.exit(not any(e["event"] == sys.argv[1] and e["card"] == sys.argv[2] for e in
 ' "$1" "$2"
 }
 file_has() { grep -qF -- "$2" "$1"; }
+# CARD's `released` event names PID among the processes it ended.
+released_ended() { # CARD PID
+    kardwt log --json 2>/dev/null | python3 -c '
+import json, re, sys
+card, pid = sys.argv[1:3]
+outcomes = [e["outcome"] for e in json.load(sys.stdin) if e["event"] == "released" and e["card"] == card]
+sys.exit(not any(pid in re.findall(r"\d+", o) and ("terminated" in o or "killed" in o) for o in outcomes))
+' "$1" "$2"
+}
 
 # finish NAME NOTE: PASS when no check failed, else FAIL with the reasons.
 finish() {
@@ -773,9 +782,12 @@ scenario_opencode_workspace() {
     check "OpenCode still lists a workspace" test "$(workspaces_listed)" = 0
     check "the plugin did not say why it kept the dirty tree (OpenCode's stderr)" file_has "$d/serve.err" "kept $dirty"
 
-    # OpenCode's project copies (strategy git_worktree) are another path, with no plugin hook:
+    # OpenCode's project copies (strategy git_worktree) are another path, with no adapter:
     # a plain `git worktree add --detach`, which kardwt's post-checkout shim seeds and prepares,
-    # and a plain `git worktree remove`, after which the card is an orphan that `gc` releases.
+    # and a plain `git worktree remove`, after which the card is an orphan; OpenCode then sends
+    # its plugins project.directories.updated, on which kardwt's plugin runs `git kardwt gc
+    # --prunable --apply --offline`: the orphan is released (the process left in the deleted
+    # copy ended) without anyone running gc.
     local project copies="$d/copies" copy
     project=$(json_field "$d/ws-clean.json" projectID)
     oc_http POST "/experimental/project/$project/copy?location%5Bdirectory%5D=$repo" \
@@ -785,14 +797,23 @@ scenario_opencode_workspace() {
     check "the project copy is not at $copies/copy-one" test "$copy" = "$copies/copy-one"
     check "git kardwt list does not show the project copy ready (the shim)" state_is copy-one ready
     check "the project copy was not prepared" file_has "$copy/.prepared" prepared
+    in_tree "$copy" "$d/copy.pid" || why+=("no process started in the project copy")
     oc_http DELETE "/experimental/project/$project/copy?location%5Bdirectory%5D=$repo" \
         "{\"directory\": \"$copy\", \"force\": false}" >"$d/copy-rm.json" ||
         why+=("OpenCode did not remove the project copy: $(cat "$d/copy-rm.json")")
     check "the project copy is still there" test ! -e "$copy"
-    check "git kardwt list does not show the removed copy as an orphan" state_is copy-one orphan
-    kardwt gc --apply >/dev/null
-    check "git kardwt gc --apply did not release the copy's record" event_logged released copy-one
-    check "git kardwt list still shows the copy after gc" not_listed copy-one
+    # The plugin's gc runs after OpenCode answered: wait for it (no gc is run here).
+    local i
+    for i in $(seq 1 100); do
+        event_logged released copy-one && dead "$(cat "$d/copy.pid")" && ! listed copy-one && break
+        sleep 0.2
+    done
+    check "the copy's card was not released after OpenCode removed it" event_logged released copy-one
+    check "the process in the removed copy still runs" dead "$(cat "$d/copy.pid")"
+    check "the released event does not name the copy's process as ended" \
+        released_ended copy-one "$(cat "$d/copy.pid")"
+    check "git kardwt list still shows the copy" not_listed copy-one
+    check "the plugin's gc said something on OpenCode's stderr" not_grep "kardwt: git kardwt gc" "$d/serve.err"
 
     touch "$helpers/fail-prepare"
     workspace_new "$d/ws-fails" && why+=("OpenCode made a workspace whose prepare failed")
@@ -802,7 +823,7 @@ scenario_opencode_workspace() {
         test "$(git_ -C "$repo" worktree list --porcelain | grep -c '^worktree ')" = 2
     rm -f "$helpers/fail-prepare"
     opencode_stop
-    finish opencode-workspace "$clean_card removed, $dirty_card kept released, copy-one an orphan gc released"
+    finish opencode-workspace "$clean_card removed, $dirty_card kept released, copy-one released by the plugin's gc"
 
     local bare="$RUNNER_CLIENTS:$node_dir:/usr/local/bin:/usr/bin:/bin"
     d="$root/opencode-workspace-missing" && mkdir -p "$d"

@@ -12,6 +12,13 @@
 // removing one is `git kardwt remove --path <tree> --delete-branch`, which releases first (its
 // processes, cleanup hook and ports); a tree kardwt keeps (uncommitted work, a refusal) is
 // released all the same and the removal fails with kardwt's reason.
+// The project copies: OpenCode's own (strategy git_worktree) are made with a plain `git worktree
+// add`, which kardwt's post-checkout shim seeds, and removed with a plain `git worktree remove`,
+// which no hook sees; OpenCode then publishes project.directories.updated (also after a copy is
+// made). On it the plugin runs `git kardwt gc --prunable --apply --offline`, which releases the
+// orphan such a removal leaves (the processes left in its deleted directory, its cleanup hook,
+// its ports) and collects nothing live; one run at a time, quiet unless it fails, never failing
+// OpenCode.
 // kardwt-binary: `git kardwt` through the PATH, or the alias of `git kardwt runner install --user`.
 import { execFile, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -79,11 +86,48 @@ const worktrees = (project, directory) => ({
   },
 });
 
+// `git kardwt gc --prunable --apply --offline` for the project (see above), one run at a time: a
+// call while one runs runs it once more after. Never throws; says on stderr only when it failed.
+const collector = (project, directory) => {
+  let running = false;
+  let again = false;
+  return async () => {
+    if (running) {
+      again = true;
+      return;
+    }
+    running = true;
+    try {
+      do {
+        again = false;
+        // The directory OpenCode runs in may be the copy it just removed: then the project's.
+        const cwd = [directory, project?.worktree].find((dir) => typeof dir === "string" && existsSync(dir));
+        if (!cwd) return;
+        const gc = await kardwt(["gc", "--prunable", "--apply", "--offline"], cwd);
+        if (gc.status !== 0) {
+          const why = gc.stderr.replace(/\s*\n\s*/g, " ");
+          console.error(`kardwt: git kardwt gc --prunable --apply --offline in ${cwd} failed: ${why}`);
+        }
+      } while (again);
+    } catch (error) {
+      console.error(`kardwt: git kardwt gc could not run: ${error?.message ?? error}`);
+    } finally {
+      running = false;
+    }
+  };
+};
+
 export const KardwtGuard = async ({ directory, project, experimental_workspace }) => {
   if (project?.id && typeof experimental_workspace?.register === "function") {
     experimental_workspace.register("worktree", worktrees(project, directory));
   }
+  const collect = collector(project, directory);
   return {
+    // A project copy made or removed (a plain `git worktree add`/`remove`): release what a
+    // removal left.
+    event: ({ event }) => {
+      if (event?.type === "project.directories.updated") void collect();
+    },
     "tool.execute.before": async (input, output) => {
       if (input.tool !== "bash") return;
       const args = output.args ?? {};
