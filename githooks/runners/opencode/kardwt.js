@@ -16,8 +16,8 @@
 // add`, which kardwt's post-checkout shim seeds, and removed with a plain `git worktree remove`,
 // which no hook sees; OpenCode then publishes project.directories.updated (also after a copy is
 // made). On it the plugin runs `git kardwt gc --prunable --apply --offline`, which releases the
-// orphan such a removal leaves (the processes left in its deleted directory, its cleanup hook,
-// its ports) and collects nothing live; one run at a time, quiet unless it fails, never failing
+// orphan such a removal leaves (its cleanup hook, its ports; as for every orphan, no process is
+// signalled) and collects nothing live; one run at a time, quiet unless it fails, never failing
 // OpenCode.
 // kardwt-binary: `git kardwt` through the PATH, or the alias of `git kardwt runner install --user`.
 import { execFile, spawnSync } from "node:child_process";
