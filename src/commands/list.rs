@@ -47,7 +47,7 @@ pub(crate) fn run(ctx: &Context, args: &ListArgs, out: &mut dyn Write) -> Result
             .map(|(c, state)| (c, state.list_state()))
             .collect();
     // Trees removals moved aside whose deletion failed: their bytes stay there.
-    let undeleted = crate::state::Cards::at(&ctx.repo.common_dir).failing_asides();
+    let undeleted = ctx.cards.failing_asides();
     let now = crate::sys::now_secs();
     let mut rows: Vec<Row> = reports
         .iter()

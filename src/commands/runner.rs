@@ -269,7 +269,7 @@ fn remove(ctx: &Context, path: &Path) -> Result<Disposal> {
                 "nothing was released".to_owned()
             };
             let said = why.said_whole("it");
-            crate::state::Cards::at(&ctx.repo.common_dir).log(
+            ctx.cards.log(
                 crate::state::EventKind::RemoveRefused,
                 &rec.card,
                 path,

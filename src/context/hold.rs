@@ -120,7 +120,8 @@ pub(crate) fn undo_worktree(
 ) -> Result<(), RemovalError> {
     let grace = deadline.max(Instant::now() + std::time::Duration::from_secs(10));
     let holder = "git kardwt (undo a failed creation)";
-    let lock = crate::state::Cards::at(&ctx.repo.common_dir)
+    let lock = ctx
+        .cards
         .lock(grace, holder)
         .map_err(|e| RemovalError::Lock(format!("{e:#}")))?;
     let force = if is_locked(path) {
@@ -131,7 +132,7 @@ pub(crate) fn undo_worktree(
     let removed = remove_worktree(&lock, &ctx.repo.base, path, force);
     if removed.is_err() {
         // git may have forgotten the tree and left part of it.
-        crate::state::Cards::at(&ctx.repo.common_dir).mark_half_removed(None, path);
+        ctx.cards.mark_half_removed(None, path);
     }
     removed
 }
@@ -207,7 +208,7 @@ pub(crate) fn stopped_releasing(
     rec.updated_at = crate::sys::now();
     let recorded = crate::state::write(admin, rec).is_ok();
     let stopped = crate::sys::stopped(sig, during);
-    crate::state::Cards::at(&ctx.repo.common_dir).log(
+    ctx.cards.log(
         crate::state::EventKind::Failed,
         &rec.card,
         path,

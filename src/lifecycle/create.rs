@@ -363,7 +363,9 @@ impl Action<'_> {
         };
         removed.map_err(|refusal| {
             // Git may have forgotten it all the same: the claim says when.
-            crate::state::Cards::at(&self.prep.ctx.repo.common_dir)
+            self.prep
+                .ctx
+                .cards
                 .mark_half_removed(Some(self.card.as_str()), path);
             Fail::from(Refusal::LeftoverStays {
                 path: path.to_owned(),
@@ -372,7 +374,7 @@ impl Action<'_> {
                 refusal,
             })
         })?;
-        crate::state::Cards::at(&self.prep.ctx.repo.common_dir).log(
+        self.prep.ctx.cards.log(
             crate::state::EventKind::Removed,
             self.card.as_str(),
             path,

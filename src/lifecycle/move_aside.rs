@@ -20,7 +20,7 @@ pub fn move_aside(ctx: &Context, card: &str, path: &std::path::Path, force: bool
             Err(e) => return Err(e),
         }
     }
-    crate::state::Cards::at(&ctx.repo.common_dir).move_aside(card, path)
+    ctx.cards.move_aside(card, path)
 }
 
 /// A tree that stays in place for git, which deletes across whatever is mounted in it: one

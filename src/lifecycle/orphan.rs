@@ -49,12 +49,12 @@ pub(crate) fn drop_replaced_orphan(
         deadline,
         &format!("git kardwt gc (drop claim {card})"),
     )?;
-    match crate::state::Cards::at(&ctx.repo.common_dir).claim(&claim.card) {
+    match ctx.cards.claim(&claim.card) {
         Some(Ok(now)) if now == *claim => {}
         _ => return Err(Fail::from(Refusal::Changed { card: card.clone() }).into()),
     }
-    crate::state::Cards::at(&ctx.repo.common_dir).delete_claim(&claim.card);
-    crate::state::Cards::at(&ctx.repo.common_dir).log(
+    ctx.cards.delete_claim(&claim.card);
+    ctx.cards.log(
         crate::state::EventKind::Released,
         &claim.card,
         &claim.path,
@@ -158,7 +158,7 @@ pub(super) fn release_orphan_locked(
             log: None,
         })?;
         if !outcome.succeeded() {
-            crate::state::Cards::at(&ctx.repo.common_dir).log(
+            ctx.cards.log(
                 crate::state::EventKind::Failed,
                 &claim.card,
                 path,
@@ -191,7 +191,7 @@ pub(super) fn release_orphan_locked(
             format!("{} released", shown.join(", "))
         },
     });
-    crate::state::Cards::at(&ctx.repo.common_dir).log(
+    ctx.cards.log(
         crate::state::EventKind::Released,
         &claim.card,
         path,

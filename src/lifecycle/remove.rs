@@ -93,7 +93,8 @@ pub(crate) fn remove_verified(
         what,
         cause,
     };
-    let repo_lock = crate::state::Cards::at(&ctx.repo.common_dir)
+    let repo_lock = ctx
+        .cards
         .lock(deadline, &holder)
         .map_err(|e| untouched("the repository lock could not be taken", e))?;
     crate::sys::check_signal("before anything was released or removed")?;
@@ -181,10 +182,10 @@ pub(crate) fn remove_verified(
     // retry) instead of reusing it as ready.
     let mut mark_failed = |why: &str| {
         // git may have forgotten the tree and left part of it.
-        crate::state::Cards::at(&ctx.repo.common_dir).mark_half_removed(Some(&rec.card), &path);
+        ctx.cards.mark_half_removed(Some(&rec.card), &path);
         rec.updated_at = crate::sys::now();
         crate::state::write_or_warn(&admin, &rec);
-        crate::state::Cards::at(&ctx.repo.common_dir).log(
+        ctx.cards.log(
             crate::state::EventKind::Failed,
             &rec.card,
             &path,
@@ -219,8 +220,8 @@ pub(crate) fn remove_verified(
     let branch = crate::lifecycle::card_branch::branch_step(&repo_lock, ctx, &rec, asked);
     steps.push(branch);
     // 5. The card's claim, last.
-    crate::state::Cards::at(&ctx.repo.common_dir).forget(&rec.card, &path);
-    crate::state::Cards::at(&ctx.repo.common_dir).log(
+    ctx.cards.forget(&rec.card, &path);
+    ctx.cards.log(
         crate::state::EventKind::Removed,
         &rec.card,
         &path,
@@ -474,7 +475,7 @@ pub(crate) fn prune_gone(
     note: &str,
 ) -> Result<Option<PruneRefused>> {
     let holder = format!("git kardwt (pruning {card})");
-    let repo_lock = crate::state::Cards::at(&ctx.repo.common_dir).lock(deadline, &holder)?;
+    let repo_lock = ctx.cards.lock(deadline, &holder)?;
     let out = git::worktree_remove(
         &repo_lock,
         &ctx.repo.base,
@@ -485,8 +486,8 @@ pub(crate) fn prune_gone(
     if !out.ok {
         return Ok(Some(PruneRefused(out.stderr.trim().to_owned())));
     }
-    crate::state::Cards::at(&ctx.repo.common_dir).forget(card, path);
-    crate::state::Cards::at(&ctx.repo.common_dir).log(
+    ctx.cards.forget(card, path);
+    ctx.cards.log(
         crate::state::EventKind::Removed,
         card,
         path,

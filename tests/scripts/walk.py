@@ -192,6 +192,7 @@ class Crate:
         self.types = defaultdict(set)   # type name -> files defining it
         self.methods = defaultdict(set)  # method name -> fn keys (with self)
         self.impl_fns = defaultdict(set)  # (type name, fn name) -> fn keys
+        self.fields = defaultdict(set)  # struct field name -> the crate types declared for it
         for f, mod in self.files.items():
             self.read(f, mod)
         self.floors = self.read_floors()
@@ -246,6 +247,12 @@ class Crate:
         self.globs[f] = globs
         for m in re.finditer(r"\b(?:struct|enum|trait|type)\s+([A-Z]\w*)", code):
             self.types[m.group(1)].add(f)
+        # Struct fields and their types (`pub cards: crate::state::Cards,`), for a method
+        # called on a field: `ctx.cards.log(`.
+        for m in re.finditer(r"\bstruct\s+[A-Z]\w*[^{;(]*\{", code):
+            block = code[m.end():block_end(code, m.end() - 1)]
+            for fm in re.finditer(r"(?:^|[{,])\s*(?:pub(?:\([^)]*\))?\s+)?(\w+)\s*:\s*&?\s*(?:'\w+\s+)?((?:\w+::)*)([A-Z]\w*)", block):
+                self.fields[fm.group(1)].add(fm.group(3))
         # impl blocks: the type they are for
         impls = []
         for m in re.finditer(r"\bimpl\b(?:\s*<[^{]*?>)?\s+([^{;]+?)\s*\{", code):
@@ -385,6 +392,13 @@ class Crate:
                     if own:
                         found += sorted(own)
                         return
+            # A method on a struct field whose declared type is known: `ctx.cards.log(`.
+            field = re.search(r"\.\s*(\w+)\s*$", body[max(0, start - 80):start])
+            if field and len(self.fields.get(field.group(1), ())) == 1:
+                own = self.type_fn(next(iter(self.fields[field.group(1)])), name)
+                if own:
+                    found += sorted(own)
+                    return
             if owner and re.search(r"\bself\s*$", body[:start]):
                 own = self.type_fn(owner, name, f)
                 if own:
