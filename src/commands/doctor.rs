@@ -464,7 +464,7 @@ fn leftover_findings(ctx: &Context, entries: &[verify::Entry], findings: &mut Ve
         ));
     }
     let every = std::collections::HashSet::new();
-    for (claim, state) in crate::lifecycle::unbacked(&ctx.repo, entries, &every) {
+    for (claim, state) in crate::lifecycle::unbacked(ctx, entries, &every) {
         let card = crate::ground::quote::sh(&claim.card);
         match state {
             Unbacked::HalfRemoved(rem) => {

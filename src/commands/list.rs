@@ -42,7 +42,7 @@ pub(crate) fn run(ctx: &Context, args: &ListArgs, out: &mut dyn Write) -> Result
         })
         .collect();
     let orphans: Vec<(crate::state::Claim, &str)> =
-        crate::lifecycle::unbacked(&ctx.repo, &entries, &recorded)
+        crate::lifecycle::unbacked(ctx, &entries, &recorded)
             .into_iter()
             .map(|(c, state)| (c, state.list_state()))
             .collect();
