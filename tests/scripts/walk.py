@@ -193,6 +193,7 @@ class Crate:
         self.methods = defaultdict(set)  # method name -> fn keys (with self)
         self.impl_fns = defaultdict(set)  # (type name, fn name) -> fn keys
         self.fields = defaultdict(set)  # struct field name -> the crate types declared for it
+        self.params = {}    # fn key -> its parameter list
         for f, mod in self.files.items():
             self.read(f, mod)
         self.floors = self.read_floors()
@@ -287,6 +288,7 @@ class Crate:
             if key in self.fns:
                 continue  # the first wins (cfg variants)
             self.fns[key] = (brace, end)
+            self.params[key] = params
             # What it returns, when that is a type of the crate: `-> Self`, `-> Cards<'a>`,
             # `-> Result<Self>` (for a method called on what it returns).
             ret = re.search(r"->\s*(?:(?:anyhow::)?(Result|Option)\s*<\s*)?([A-Z]\w*)", code[j:brace])
@@ -350,6 +352,16 @@ class Crate:
         body = self.code[f][a:b]
         found = []
         made = {}  # where a call's parentheses close -> the crate type it returns
+        # Names whose crate type is known: parameters (`cards: &Cards`) and bindings of a
+        # field (`let cards = &ctx.cards;`).
+        typed = {}
+        for pm in re.finditer(r"(\w+)\s*:\s*&?\s*(?:'\w+\s+)?(?:mut\s+)?(?:\w+::)*([A-Z]\w*)", self.params.get(key, "")):
+            if pm.group(2) in self.types:
+                typed[pm.group(1)] = pm.group(2)
+        for lm in re.finditer(r"\blet\s+(?:mut\s+)?(\w+)\s*=\s*&?\s*[\w.]*\.(\w+)\s*;", body):
+            if len(self.fields.get(lm.group(2), ())) == 1:
+                typed[lm.group(1)] = next(iter(self.fields[lm.group(2)]))
+        self.typed = typed
         self.callbacks.setdefault(key, [])
         for m in re.finditer(r"(\.\s*)?((?:[A-Za-z_]\w*\s*::\s*)*)([A-Za-z_]\w*)\s*(?:::\s*<[^()]*?>\s*)?\(", body):
             before = len(found)
@@ -392,10 +404,18 @@ class Crate:
                     if own:
                         found += sorted(own)
                         return
-            # A method on a struct field whose declared type is known: `ctx.cards.log(`.
-            field = re.search(r"\.\s*(\w+)\s*$", body[max(0, start - 80):start])
+            # A method on a struct field whose declared type is known (`ctx.cards.log(`), or on
+            # a name whose type is (`cards.log(`, `cards` a parameter or a field bound).
+            near = body[max(0, start - 80):start]
+            field = re.search(r"\.\s*(\w+)\s*$", near)
+            local = re.search(r"(?<![\w.])(\w+)\s*$", near)
+            typ = None
             if field and len(self.fields.get(field.group(1), ())) == 1:
-                own = self.type_fn(next(iter(self.fields[field.group(1)])), name)
+                typ = next(iter(self.fields[field.group(1)]))
+            elif local and local.group(1) in self.typed and local.group(1) != "self":
+                typ = self.typed[local.group(1)]
+            if typ:
+                own = self.type_fn(typ, name)
                 if own:
                     found += sorted(own)
                     return
