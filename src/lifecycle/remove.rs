@@ -220,14 +220,7 @@ pub(crate) fn remove_verified(
     let branch = crate::lifecycle::card_branch::branch_step(&repo_lock, ctx, &rec, asked);
     steps.push(branch);
     // 5. The card's claim, last.
-    ctx.cards.forget(&rec.card, &path);
-    ctx.cards.log(
-        crate::state::EventKind::Removed,
-        &rec.card,
-        &path,
-        "ok",
-        started.elapsed(),
-    );
+    ctx.cards.removed(&rec.card, &path, "ok", started.elapsed());
     Ok(Removal {
         path,
         card: rec.card.to_string(),
@@ -486,14 +479,8 @@ pub(crate) fn prune_gone(
     if !out.ok {
         return Ok(Some(PruneRefused(out.stderr.trim().to_owned())));
     }
-    ctx.cards.forget(card, path);
-    ctx.cards.log(
-        crate::state::EventKind::Removed,
-        card,
-        path,
-        note,
-        std::time::Duration::ZERO,
-    );
+    ctx.cards
+        .removed(card, path, note, std::time::Duration::ZERO);
     Ok(None)
 }
 

@@ -114,6 +114,13 @@ impl Cards {
         claim::forget(&self.common_dir, card, path);
     }
 
+    /// `card`'s tree at `path` is gone: forget its claim (if it is the claim of `path`), then
+    /// log `removed` with `note`.
+    pub(crate) fn removed(&self, card: &str, path: &Path, note: &str, took: Duration) {
+        claim::forget(&self.common_dir, card, path);
+        events::append(&self.common_dir, EventKind::Removed, card, path, note, took);
+    }
+
     /// Delete `card`'s claim whatever it names.
     pub(crate) fn delete_claim(&self, card: &str) {
         claim::delete(&self.common_dir, card);

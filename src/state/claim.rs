@@ -373,10 +373,18 @@ fn complete_only(admin: &Path, rec: &Record) -> Result<()> {
     }
 }
 
+/// The claim [`super::store::write`] puts in place beside `rec` (its record in `admin`): the
+/// first claim written migrates the records older kardwts left without one, then
+/// [`stage_complete`].
+pub(super) fn stage_for_record(admin: &Path, rec: &Record) -> Result<Option<crate::sys::Staged>> {
+    migrate(&rec.common_dir);
+    stage_complete(admin, rec)
+}
+
 /// [`complete_only`]'s claim written and on disk beside its place, for the caller to put there
 /// ([`crate::sys::Staged::commit`]); `None` when there is nothing to write (the claim
 /// says all this already, or is another live worktree's). No migration check.
-pub(super) fn stage_complete(admin: &Path, rec: &Record) -> Result<Option<crate::sys::Staged>> {
+fn stage_complete(admin: &Path, rec: &Record) -> Result<Option<crate::sys::Staged>> {
     let common = &rec.common_dir;
     let parent = rec.path.parent().map(Path::to_path_buf).unwrap_or_default();
     let existing = load(common, &rec.card);
@@ -514,6 +522,13 @@ pub(super) fn intended(common_dir: &Path, card: &str, path: &Path) -> bool {
 /// repository lock is taken, and before the first claim is written (a repository whose
 /// records were all made by the hook or `prepare --path`); idempotent (a marker is written
 /// last, existing claims are kept).
+/// Under the repository lock: migrate the records made before claims existed, and remove
+/// the temporaries killed writes left in the claims directory.
+pub(super) fn tidy(common_dir: &Path) {
+    migrate(common_dir);
+    crate::sys::remove_files(&crate::sys::dead_temporaries(&dir(common_dir), None));
+}
+
 pub(super) fn migrate(common_dir: &Path) {
     let d = dir(common_dir);
     if d.join(MIGRATED).exists() {
