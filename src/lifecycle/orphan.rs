@@ -95,16 +95,15 @@ pub(super) fn release_orphan_locked(
     }];
     // Judged again here, whoever calls: a malformed claim or one whose path holds a worktree
     // again is not released.
-    let kind = claim.orphan_kind(&ctx.repo.common_dir, Some(&ctx.repo.base));
-    let Some(kind) = kind else {
-        let why = claim
-            .malformed(&ctx.repo.common_dir, Some(&ctx.repo.base))
-            .unwrap_or_else(|| format!("{} is not an orphan's path", path.display()));
-        return Err(Fail::from(Refusal::NotReleased {
-            card: card.to_string(),
-            why,
-        })
-        .into());
+    let kind = match claim.orphan_or_why(&ctx.repo.common_dir, Some(&ctx.repo.base)) {
+        Ok(kind) => kind,
+        Err(why) => {
+            return Err(Fail::from(Refusal::NotReleased {
+                card: card.to_string(),
+                why,
+            })
+            .into())
+        }
     };
     let cleanup = match (claim.released, kind) {
         // `release` ran the hook already, with the tree still there.

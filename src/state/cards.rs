@@ -118,7 +118,7 @@ impl Cards {
     /// log `removed` with `note`.
     pub(crate) fn removed(&self, card: &str, path: &Path, note: &str, took: Duration) {
         claim::forget(&self.common_dir, card, path);
-        events::append(&self.common_dir, EventKind::Removed, card, path, note, took);
+        self.log(EventKind::Removed, card, path, note, took);
     }
 
     /// Delete `card`'s claim whatever it names.

@@ -112,6 +112,19 @@ impl Claim {
     }
 
     /// [`Claim::orphan_kind`] as a yes or no; `base` is taken as the common dir's parent.
+    /// This claim as an orphan ([`Claim::orphan_kind`]), or why it is not one: why it is
+    /// malformed, or that its path is no orphan's.
+    pub(crate) fn orphan_or_why(
+        &self,
+        common_dir: &Path,
+        base: Option<&Path>,
+    ) -> Result<Orphan, String> {
+        self.orphan_kind(common_dir, base).ok_or_else(|| {
+            self.malformed(common_dir, base)
+                .unwrap_or_else(|| format!("{} is not an orphan's path", self.path.display()))
+        })
+    }
+
     pub(crate) fn orphan(&self, common_dir: &Path) -> bool {
         self.orphan_kind(common_dir, None).is_some()
     }
