@@ -530,11 +530,6 @@ pub(super) fn intended(common_dir: &Path, card: &str, path: &Path) -> bool {
     })
 }
 
-/// Migration: a repository with records but no claims gets a claim for every
-/// recorded worktree, and the older `kardwt/intents/` become intent claims. Run when the
-/// repository lock is taken, and before the first claim is written (a repository whose
-/// records were all made by the hook or `prepare --path`); idempotent (a marker is written
-/// last, existing claims are kept).
 /// Under the repository lock: migrate the records made before claims existed, and remove
 /// the temporaries killed writes left in the claims directory.
 pub(super) fn tidy(common_dir: &Path) {
@@ -542,6 +537,11 @@ pub(super) fn tidy(common_dir: &Path) {
     crate::sys::remove_files(&crate::sys::dead_temporaries(&dir(common_dir), None));
 }
 
+/// Migration: a repository with records but no claims gets a claim for every
+/// recorded worktree, and the older `kardwt/intents/` become intent claims. Run when the
+/// repository lock is taken, and before the first claim is written (a repository whose
+/// records were all made by the hook or `prepare --path`); idempotent (a marker is written
+/// last, existing claims are kept).
 pub(super) fn migrate(common_dir: &Path) {
     let d = dir(common_dir);
     if d.join(MIGRATED).exists() {
