@@ -57,7 +57,7 @@ pub fn refuse_late_mounts(attempt: &Attempt, path: &std::path::Path) -> anyhow::
 pub fn put_back(attempt: Attempt, admin: &std::path::Path) {
     if let Ok(moved) = attempt {
         if !admin.join("gitdir").exists() {
-            crate::state::start_deleting(moved);
+            delete(Ok(moved));
             return;
         }
         let (from, at) = (moved.aside.from.clone(), moved.aside.path.clone());

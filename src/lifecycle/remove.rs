@@ -182,16 +182,10 @@ pub(crate) fn remove_verified(
     // retry) instead of reusing it as ready.
     let mut mark_failed = |why: &str| {
         // git may have forgotten the tree and left part of it.
-        ctx.cards.mark_half_removed(Some(&rec.card), &path);
+        ctx.cards
+            .removal_failed(&rec.card, &path, why, started.elapsed());
         rec.updated_at = crate::sys::now();
         crate::state::write_or_warn(&admin, &rec);
-        ctx.cards.log(
-            crate::state::EventKind::Failed,
-            &rec.card,
-            &path,
-            &format!("git worktree remove: {why}"),
-            started.elapsed(),
-        );
     };
     let removed = git::worktree_remove(&repo_lock, &ctx.repo.base, &path, force, Some(deadline));
     match removed {

@@ -121,6 +121,15 @@ impl Cards {
         self.log(EventKind::Removed, card, path, note, took);
     }
 
+    /// `git worktree remove` failed on `card`'s tree at `path` (`why`, in its words): git may
+    /// have forgotten the tree and left part of it, so the claim of `path` is marked half
+    /// removed, then the failure logged.
+    pub(crate) fn removal_failed(&self, card: &str, path: &Path, why: &str, took: Duration) {
+        claim::mark_half_removed(&self.common_dir, Some(card), path);
+        let outcome = format!("git worktree remove: {why}");
+        self.log(EventKind::Failed, card, path, &outcome, took);
+    }
+
     /// Delete `card`'s claim whatever it names.
     pub(crate) fn delete_claim(&self, card: &str) {
         claim::delete(&self.common_dir, card);
