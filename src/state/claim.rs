@@ -8,8 +8,11 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::ground::card::CardId;
-use crate::ground::error::{Code, Fail, Kind};
+use crate::ground::error::Fail;
 use crate::state::record::{self, Record};
+
+mod refusal;
+use refusal::Refusal;
 
 /// Written last by the migration of a repository that had records but no claims.
 const MIGRATED: &str = ".migrated";
@@ -111,7 +114,6 @@ impl Claim {
         (!same).then_some(Orphan::Replaced)
     }
 
-    /// [`Claim::orphan_kind`] as a yes or no; `base` is taken as the common dir's parent.
     /// This claim as an orphan ([`Claim::orphan_kind`]), or why it is not one: why it is
     /// malformed, or that its path is no orphan's.
     pub(crate) fn orphan_or_why(
@@ -125,6 +127,7 @@ impl Claim {
         })
     }
 
+    /// [`Claim::orphan_kind`] as a yes or no; `base` is taken as the common dir's parent.
     pub(crate) fn orphan(&self, common_dir: &Path) -> bool {
         self.orphan_kind(common_dir, None).is_some()
     }
@@ -576,38 +579,6 @@ pub(super) fn migrate(common_dir: &Path) {
     // Best effort: without the marker the (idempotent) migration runs again next time.
     if crate::sys::create_dir_nofollow(common_dir, &d).is_ok() {
         crate::sys::write_atomic(&d, MIGRATED, b"1\n").ok();
-    }
-}
-
-/// Why a card's claim was not made: every one a refusal (exit 3), nothing created.
-#[derive(Debug, thiserror::Error)]
-pub(super) enum Refusal {
-    /// The claim there is malformed (`file`: where it is).
-    #[error("card {card}'s claim is malformed: {why}; nothing was created")]
-    Malformed {
-        card: CardId,
-        why: String,
-        file: PathBuf,
-    },
-    /// Another worktree of the card, at `path`, holds the claim.
-    #[error("card {card} is already claimed by the worktree at {}", path.display())]
-    Taken { card: CardId, path: PathBuf },
-}
-
-impl Kind for Refusal {
-    fn code(&self) -> Code {
-        Code::Refused
-    }
-    fn hints(&self) -> Vec<String> {
-        vec![match self {
-            Refusal::Malformed { card, file, .. } => format!(
-                "inspect {} and delete it by hand if no worktree of card {card} is in use",
-                file.display()
-            ),
-            Refusal::Taken { card, .. } => {
-                format!("use that worktree, or remove it first: git kardwt remove {card}")
-            }
-        }]
     }
 }
 
