@@ -1,6 +1,7 @@
 //! One repository's store of cards, as the floors above see it: the claims, the event log, the
 //! repository lock, the blob ids of copied files and the trees moved aside, all under one
-//! common dir. It only names what the modules beside it keep; each still knows its own files.
+//! common dir. It names what the modules beside it keep (each still knows its own files), and
+//! makes the few changes that touch two of them at once one call (a removal's claim and log).
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
