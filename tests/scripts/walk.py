@@ -6,7 +6,9 @@ Usage: python3 tests/scripts/walk.py <src dir> <command file, e.g. commands/remo
 From the entry function (default `run`) of the command file, every call the crate's code makes
 is followed: path-qualified calls (`crate::a::b::f(`, `super::f(`, `module::f(`, `Type::f(`,
 `Self::f(`), bare calls resolved through the file's `use` lines and its own functions, and
-method calls `.m(`: on `self`, the method of the impl the caller is in; else the one method of
+method calls `.m(`: on what a crate call returned, or on a struct field, a parameter or a `let`
+of a field whose crate type is declared (`ctx.cards.log(`, `cards: &Cards`), that type's method;
+on `self`, the method of the impl the caller is in; else the one method of
 that name in the caller's file; else the one method of that name in the crate, unless a std
 type has one too (a fixed list). `pub use` re-exports are followed to the definition; test items
 (`#[cfg(test)]`) and main.rs are left out. Trait dispatch and function values are not followed.
