@@ -81,7 +81,7 @@ pub(crate) fn run(ctx: &Context, args: &AdoptArgs, out: &mut dyn Write) -> Resul
     );
     rec.state = State::Ready;
     crate::state::write(&admin, &rec)?;
-    crate::state::Cards::at(&ctx.repo.common_dir).log(
+    ctx.cards.log(
         crate::state::EventKind::Adopted,
         card.as_str(),
         &report.path,

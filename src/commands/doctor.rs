@@ -132,7 +132,7 @@ pub(crate) fn run(ctx: &Context, args: &DoctorArgs, out: &mut dyn Write) -> Resu
     worktree_findings(ctx, &entries, &mut findings);
     leftover_findings(ctx, &entries, &mut findings);
     // Orphans: claims that outlived their worktree (or its directory).
-    for (o, kind) in crate::state::Cards::at(&ctx.repo.common_dir).orphans(&ctx.repo.base) {
+    for (o, kind) in ctx.cards.orphans(&ctx.repo.base) {
         let detail = match kind {
             crate::state::Orphan::Gone => format!(
                 "card {}'s claim names {}, which git no longer has: its cleanup and ports were never released",
@@ -153,7 +153,7 @@ pub(crate) fn run(ctx: &Context, args: &DoctorArgs, out: &mut dyn Write) -> Resu
         ));
     }
     // Malformed claims are reported, never acted on.
-    for (c, why) in crate::state::Cards::at(&ctx.repo.common_dir).malformed(&ctx.repo.base) {
+    for (c, why) in ctx.cards.malformed(&ctx.repo.base) {
         findings.push(finding(
             "claim",
             false,
@@ -163,17 +163,13 @@ pub(crate) fn run(ctx: &Context, args: &DoctorArgs, out: &mut dyn Write) -> Resu
             ),
             Some(format!(
                 "inspect {} and delete it by hand if no worktree of card {} is in use",
-                crate::state::Cards::at(&ctx.repo.common_dir)
-                    .claim_file(&c.card)
-                    .display(),
+                ctx.cards.claim_file(&c.card).display(),
                 c.card
             )),
         ));
     }
     // When each hook last fired, from the events only that hook writes.
-    let events = crate::state::Cards::at(&ctx.repo.common_dir)
-        .events(None)
-        .events;
+    let events = ctx.cards.events(None).events;
     let last = |fired: fn(&crate::state::LoggedEvent) -> bool| {
         events
             .iter()
@@ -343,13 +339,13 @@ fn hooks_findings(ctx: &Context, findings: &mut Vec<Finding>) {
 
 fn worktree_findings(ctx: &Context, entries: &[verify::Entry], findings: &mut Vec<Finding>) {
     // The intents of interrupted adds, by the path they name: what made an unseeded tree.
-    let intents: std::collections::HashMap<std::path::PathBuf, crate::ground::card::CardId> =
-        crate::state::Cards::at(&ctx.repo.common_dir)
-            .claims()
-            .into_iter()
-            .filter(|c| c.state == crate::state::ClaimState::Intent)
-            .map(|c| (c.path, c.card))
-            .collect();
+    let intents: std::collections::HashMap<std::path::PathBuf, crate::ground::card::CardId> = ctx
+        .cards
+        .claims()
+        .into_iter()
+        .filter(|c| c.state == crate::state::ClaimState::Intent)
+        .map(|c| (c.path, c.card))
+        .collect();
     // A delegated checkout has no index until its prepare hook makes one: only git's mark counts.
     let delegated = ctx
         .rules()
@@ -443,7 +439,7 @@ fn worktree_findings(ctx: &Context, entries: &[verify::Entry], findings: &mut Ve
 fn leftover_findings(ctx: &Context, entries: &[verify::Entry], findings: &mut Vec<Finding>) {
     use crate::lifecycle::Unbacked;
     // Trees removals moved aside whose deletion failed: their bytes stay there.
-    for a in crate::state::Cards::at(&ctx.repo.common_dir).failing_asides() {
+    for a in ctx.cards.failing_asides() {
         let shown = crate::ground::quote::sh_path(&a.path);
         let retried = if a.attempts >= crate::state::ATTEMPTS {
             "no longer retried by itself"
@@ -468,7 +464,7 @@ fn leftover_findings(ctx: &Context, entries: &[verify::Entry], findings: &mut Ve
         ));
     }
     let every = std::collections::HashSet::new();
-    for (claim, state) in crate::lifecycle::unbacked(&ctx.repo, entries, &every) {
+    for (claim, state) in crate::lifecycle::unbacked(ctx, entries, &every) {
         let card = crate::ground::quote::sh(&claim.card);
         match state {
             Unbacked::HalfRemoved(rem) => {
@@ -501,7 +497,7 @@ fn leftover_findings(ctx: &Context, entries: &[verify::Entry], findings: &mut Ve
         }
     }
     let admins: Vec<std::path::PathBuf> = entries.iter().map(|e| e.linked.admin.clone()).collect();
-    let temporaries = crate::state::Cards::at(&ctx.repo.common_dir).dead_temporaries(&admins);
+    let temporaries = ctx.cards.dead_temporaries(&admins);
     if !temporaries.is_empty() {
         let shown: Vec<String> = temporaries
             .iter()

@@ -69,7 +69,7 @@ pub fn run(ctx: &Context, args: &GcArgs, out: &mut dyn Write) -> Result<i32> {
     let cache = crate::seed::CacheTidy::run(&ctx.repo.common_dir, bound, args.apply);
     // The temporary files killed writes left, removed with --apply.
     let admins: Vec<_> = entries.iter().map(|e| e.linked.admin.clone()).collect();
-    let mut temporaries = crate::state::Cards::at(&ctx.repo.common_dir).dead_temporaries(&admins);
+    let mut temporaries = ctx.cards.dead_temporaries(&admins);
     if args.apply {
         temporaries = crate::sys::remove_files(&temporaries);
     }

@@ -45,7 +45,7 @@ pub fn post_checkout(global: crate::cli::GlobalArgs, args: &PostCheckoutArgs) ->
         crate::context::unmanaged_note(Some(&ctx.repo.common_dir), &path, "post-checkout", why)
     };
     let noop = |why: &str| {
-        crate::state::Cards::at(&ctx.repo.common_dir).log(
+        ctx.cards.log(
             crate::state::EventKind::HookNoop,
             "",
             &path,
@@ -122,7 +122,7 @@ fn seed_new_worktree(
     // Never called while this process holds the repository lock (the undo takes it).
     let undo = |why: anyhow::Error| -> anyhow::Error {
         let removed = crate::context::undo_worktree(ctx, path, started);
-        crate::state::Cards::at(&ctx.repo.common_dir).log(
+        ctx.cards.log(
             crate::state::EventKind::Failed,
             "",
             path,
@@ -320,7 +320,7 @@ fn refuse(
     started: Instant,
 ) -> anyhow::Error {
     let removed = crate::context::undo_worktree(ctx, path, started);
-    crate::state::Cards::at(&ctx.repo.common_dir).log(
+    ctx.cards.log(
         crate::state::EventKind::Failed,
         card.as_str(),
         path,

@@ -42,12 +42,12 @@ pub(crate) fn run(ctx: &Context, args: &ListArgs, out: &mut dyn Write) -> Result
         })
         .collect();
     let orphans: Vec<(crate::state::Claim, &str)> =
-        crate::lifecycle::unbacked(&ctx.repo, &entries, &recorded)
+        crate::lifecycle::unbacked(ctx, &entries, &recorded)
             .into_iter()
             .map(|(c, state)| (c, state.list_state()))
             .collect();
     // Trees removals moved aside whose deletion failed: their bytes stay there.
-    let undeleted = crate::state::Cards::at(&ctx.repo.common_dir).failing_asides();
+    let undeleted = ctx.cards.failing_asides();
     let now = crate::sys::now_secs();
     let mut rows: Vec<Row> = reports
         .iter()

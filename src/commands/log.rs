@@ -15,7 +15,7 @@ pub(crate) fn run(ctx: &Context, args: &LogArgs, out: &mut dyn Write) -> Result<
     let crate::state::EventLog {
         mut events,
         warnings,
-    } = crate::state::Cards::at(&ctx.repo.common_dir).events(card.as_ref().map(CardId::as_str));
+    } = ctx.cards.events(card.as_ref().map(CardId::as_str));
     // The post-checkout hook's no-ops (a clone, a branch switch) are plumbing: --all shows them.
     if !args.all {
         events.retain(|e| e.event != "hook-noop");

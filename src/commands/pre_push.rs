@@ -62,7 +62,7 @@ pub(crate) fn run(global: crate::cli::GlobalArgs, args: &PrePushArgs) -> Result<
         .unwrap_or_else(|| ctx.repo.base.clone());
     let mut card = String::new();
     let blocked = |refusal: Refusal, card: &str| -> anyhow::Error {
-        crate::state::Cards::at(&ctx.repo.common_dir).log(
+        ctx.cards.log(
             crate::state::EventKind::PushBlocked,
             card,
             &here,
@@ -124,14 +124,14 @@ pub(crate) fn run(global: crate::cli::GlobalArgs, args: &PrePushArgs) -> Result<
             ignorecase: config_bool(&ctx, "core.ignorecase"),
             links,
             admins: entries.iter().map(|e| e.linked.admin.clone()).collect(),
-            kind: crate::state::Cards::at(&ctx.repo.common_dir).hash_kind(),
+            kind: ctx.cards.hash_kind(),
             public: &known,
         };
         if let Some(why) = check.forbidden(&pushed, &sent, &updates)? {
             return Err(blocked(Refusal { why, hint: UNDO }, &card));
         }
     }
-    crate::state::Cards::at(&ctx.repo.common_dir).log(
+    ctx.cards.log(
         crate::state::EventKind::PushChecked,
         &card,
         &here,
@@ -236,7 +236,7 @@ impl Check<'_> {
         }
         // The repository's list outlives the trees; the admin dirs hold the ids of copies
         // made before it existed.
-        let mut remembered = crate::state::Cards::at(&self.ctx.repo.common_dir).remembered_blobs();
+        let mut remembered = self.ctx.cards.remembered_blobs();
         for admin in &self.admins {
             remembered.extend(crate::state::copied_blobs(admin));
         }
@@ -433,8 +433,7 @@ impl Check<'_> {
             .filter(|(id, _)| !remembered.contains_key(*id))
             .map(|(id, name)| (id.clone(), String::from_utf8_lossy(name).into_owned()))
             .collect();
-        if let Err(e) = crate::state::Cards::at(&self.ctx.repo.common_dir).remember_blobs(&versions)
-        {
+        if let Err(e) = self.ctx.cards.remember_blobs(&versions) {
             eprintln!("warning: could not remember the base's .env version for pre-push: {e:#}");
         }
         let blobs = files

@@ -21,8 +21,8 @@ pub(crate) fn run(ctx: &Context, args: &RemoveArgs, out: &mut dyn Write) -> Resu
     // What a failed `git worktree remove` left of a card's tree (its claim names it).
     if matches!(report.verdict, Verdict::Foreign | Verdict::Absent) {
         let remnant = match &card {
-            Some(card) => crate::lifecycle::remnant_of(&ctx.repo, card),
-            None => crate::lifecycle::remnant_at(&ctx.repo, &path),
+            Some(card) => crate::lifecycle::remnant_of(ctx, card),
+            None => crate::lifecycle::remnant_at(ctx, &path),
         };
         if let Some(remnant) = remnant {
             let (path, card, steps) = crate::lifecycle::remove_remnant(ctx, &remnant, args.force)?;

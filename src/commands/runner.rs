@@ -269,7 +269,7 @@ fn remove(ctx: &Context, path: &Path) -> Result<Disposal> {
                 "nothing was released".to_owned()
             };
             let said = why.said_whole("it");
-            crate::state::Cards::at(&ctx.repo.common_dir).log(
+            ctx.cards.log(
                 crate::state::EventKind::RemoveRefused,
                 &rec.card,
                 path,
@@ -323,8 +323,8 @@ fn remove(ctx: &Context, path: &Path) -> Result<Disposal> {
         }
         Verdict::Absent => {
             // An orphan: git no longer knows it, but the card's claim still names it.
-            let common = &ctx.repo.common_dir;
-            let orphan = crate::state::Cards::at(common)
+            let orphan = ctx
+                .cards
                 .orphans(&ctx.repo.base)
                 .into_iter()
                 .map(|(c, _)| c)
@@ -343,7 +343,7 @@ fn remove(ctx: &Context, path: &Path) -> Result<Disposal> {
             let deadline =
                 crate::context::after(std::time::Instant::now(), cfg.action_timeout_seconds);
             let steps = crate::lifecycle::release_orphan(ctx, &cfg, &claim, deadline)?;
-            crate::state::Cards::at(common).delete_claim(&claim.card);
+            ctx.cards.delete_claim(&claim.card);
             let details: Vec<String> = steps
                 .iter()
                 .map(|s| format!("{}: {}", s.step, s.detail))

@@ -2,6 +2,7 @@
 //! deadline arithmetic, the intent `add` writes before git creates anything, and the forced
 //! `git worktree remove` that undoes a tree kardwt just created, and the record of a release an
 //! interrupt stopped.
+use crate::state::Cards;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -76,18 +77,18 @@ pub fn lock_and_scan(
 
 /// Say, before git creates anything, that the tree `add` makes for
 /// `card` at `path` is ours: the card's claim in state `intent` (see `state/claim.rs`).
-pub(crate) fn write_intent(common_dir: &Path, card: &CardId, path: &Path) -> Result<()> {
-    crate::state::Cards::at(common_dir).intend(card, path, &card.branch())
+pub(crate) fn write_intent(cards: &Cards, card: &CardId, path: &Path) -> Result<()> {
+    cards.intend(card, path, &card.branch())
 }
 
 /// Forget the intent when nothing was created at `path`.
-pub(crate) fn clear_intent(common_dir: &Path, card: &CardId, path: &Path) {
-    crate::state::Cards::at(common_dir).forget(card.as_str(), path);
+pub(crate) fn clear_intent(cards: &Cards, card: &CardId, path: &Path) {
+    cards.forget(card.as_str(), path);
 }
 
 /// Does a leftover intent say that an interrupted `add` of `card` created `path`?
-pub(crate) fn intended(common_dir: &Path, card: &CardId, path: &Path) -> bool {
-    crate::state::Cards::at(common_dir).intended(card.as_str(), path)
+pub(crate) fn intended(cards: &Cards, card: &CardId, path: &Path) -> bool {
+    cards.intended(card.as_str(), path)
 }
 
 /// Why a worktree kardwt meant to remove is still there: the words the failure block and the
@@ -120,7 +121,8 @@ pub(crate) fn undo_worktree(
 ) -> Result<(), RemovalError> {
     let grace = deadline.max(Instant::now() + std::time::Duration::from_secs(10));
     let holder = "git kardwt (undo a failed creation)";
-    let lock = crate::state::Cards::at(&ctx.repo.common_dir)
+    let lock = ctx
+        .cards
         .lock(grace, holder)
         .map_err(|e| RemovalError::Lock(format!("{e:#}")))?;
     let force = if is_locked(path) {
@@ -131,7 +133,7 @@ pub(crate) fn undo_worktree(
     let removed = remove_worktree(&lock, &ctx.repo.base, path, force);
     if removed.is_err() {
         // git may have forgotten the tree and left part of it.
-        crate::state::Cards::at(&ctx.repo.common_dir).mark_half_removed(None, path);
+        ctx.cards.mark_half_removed(None, path);
     }
     removed
 }
@@ -207,7 +209,7 @@ pub(crate) fn stopped_releasing(
     rec.updated_at = crate::sys::now();
     let recorded = crate::state::write(admin, rec).is_ok();
     let stopped = crate::sys::stopped(sig, during);
-    crate::state::Cards::at(&ctx.repo.common_dir).log(
+    ctx.cards.log(
         crate::state::EventKind::Failed,
         &rec.card,
         path,

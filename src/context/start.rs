@@ -15,6 +15,8 @@ pub(crate) struct Context {
     pub cwd: PathBuf,
     pub global: GlobalArgs,
     pub repo: Repo,
+    /// The repository's store of cards, obtained once here and passed along.
+    pub cards: crate::state::Cards,
     /// The rules as [`Context::rules`] last read them, with the path they were read from: read
     /// and decoded once per command, again only where the path changes (the bare layout's
     /// rules file is the base commit's, which a fetch moves).
@@ -65,6 +67,7 @@ impl Context {
         Ok(Context {
             cwd,
             global,
+            cards: crate::state::Cards::at(&repo.common_dir),
             repo,
             read: std::sync::Mutex::new(None),
         })

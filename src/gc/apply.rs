@@ -60,7 +60,7 @@ fn collect(
         }
         if !c.prune {
             // Its claim, last.
-            crate::state::Cards::at(&ctx.repo.common_dir).delete_claim(&claim.card);
+            ctx.cards.delete_claim(&claim.card);
             return Ok(Outcome::Collected(Collected::Released));
         }
     }

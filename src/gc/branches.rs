@@ -106,7 +106,8 @@ fn base(
 ) -> Result<(String, String), NoBase> {
     let remote = &cfg.base.remote;
     if !offline {
-        let lock = crate::state::Cards::at(&ctx.repo.common_dir)
+        let lock = ctx
+            .cards
             .lock(deadline, "git kardwt gc --branches (fetch)")
             .map_err(NoBase::Lock)?;
         let (base_ref, oid) = crate::lifecycle::fetch_base(&lock, &ctx.repo, cfg, None, deadline)
@@ -218,8 +219,7 @@ fn delete(
     deadline: Instant,
 ) -> Result<()> {
     let dir = &ctx.repo.base;
-    let lock =
-        crate::state::Cards::at(&ctx.repo.common_dir).lock(deadline, "git kardwt gc --branches")?;
+    let lock = ctx.cards.lock(deadline, "git kardwt gc --branches")?;
     let checked_out = git::checked_out_branches(dir)?;
     let judged: Vec<(String, &str)> = candidates
         .iter()

@@ -159,7 +159,7 @@ pub(crate) fn plan(
     let index = verify::Index::mapped(entries);
     let mut candidates = Vec::new();
     let mut kept = Vec::new();
-    let mut orphans = crate::state::Cards::at(&ctx.repo.common_dir).orphans(&ctx.repo.base);
+    let mut orphans = ctx.cards.orphans(&ctx.repo.base);
     for e in entries {
         let Loaded::Parsed(rec) = &e.record else {
             continue;
@@ -344,8 +344,7 @@ fn fetch_bases(
         return Ok(Vec::new());
     }
     let deadline = crate::context::after(std::time::Instant::now(), cfg.action_timeout_seconds);
-    let repo_lock =
-        crate::state::Cards::at(&ctx.repo.common_dir).lock(deadline, "git kardwt gc (fetch)")?;
+    let repo_lock = ctx.cards.lock(deadline, "git kardwt gc (fetch)")?;
     let mut failed = Vec::new();
     for (remote, base_ref) in bases {
         let Some(tracking) = collectable::tracking_ref_of(&remote, &base_ref) else {

@@ -179,6 +179,7 @@ pub(crate) fn fetch_base(
 /// run on this machine, so such a card is prepared by the rules of the last fetched base.
 pub(super) fn fetch_for_rules(
     repo: &git::Repo,
+    cards: &crate::state::Cards,
     cfg: &Config,
     asked: Option<&Asked>,
     deadline: Instant,
@@ -187,7 +188,7 @@ pub(super) fn fetch_for_rules(
     if !repo.is_bare_layout() || asked.is_some_and(Asked::is_pr) {
         return Ok(());
     }
-    let repo_lock = crate::state::Cards::at(&repo.common_dir).lock(deadline, holder)?;
+    let repo_lock = cards.lock(deadline, holder)?;
     fetch_base(&repo_lock, repo, cfg, asked, deadline).map(drop)
 }
 

@@ -68,6 +68,7 @@ pub(crate) fn add(ctx: &Context, args: &AddOptions) -> Result<Added> {
             let asked = base.as_ref();
             let fetched = crate::lifecycle::base::fetch_for_rules(
                 &ctx.repo,
+                &ctx.cards,
                 &rules.config,
                 asked,
                 deadline,
@@ -86,7 +87,6 @@ pub(crate) fn add(ctx: &Context, args: &AddOptions) -> Result<Added> {
     };
     let cfg = &rules.config;
     let program = seed::prepare_program(cfg, None)?;
-    let common = &ctx.repo.common_dir;
     let crate::context::Locked {
         card_lock,
         entries,
@@ -96,7 +96,7 @@ pub(crate) fn add(ctx: &Context, args: &AddOptions) -> Result<Added> {
     })?;
     let path = ctx.card_path(&entries, &card)?;
     let remnant = (report.verdict == Verdict::Foreign)
-        .then(|| crate::lifecycle::remnant::of_card(&ctx.repo, &card))
+        .then(|| crate::lifecycle::remnant::of_card(ctx, &card))
         .flatten()
         .filter(|r| r.path() == path);
     let action = Action {
@@ -135,14 +135,14 @@ pub(crate) fn add(ctx: &Context, args: &AddOptions) -> Result<Added> {
         }
         Verdict::Unseeded if half_made(&report, cfg).is_some() => {
             let why = half_made(&report, cfg).unwrap_or(verify::Incomplete::NoIndex);
-            if !crate::context::intended(common, &card, &path) {
+            if !crate::context::intended(&ctx.cards, &card, &path) {
                 return Err(Fail::from(Refusal::HalfMade { path, card, why }).into());
             }
             // kardwt's own creation, interrupted before its record: never handed out, so it
             // is removed and created again (the branch is kept and checked out as it is).
             action.create(&path, &holder, Some(Leftover::HalfMade))?
         }
-        Verdict::Foreign if bare_start(&report, common, &card) => {
+        Verdict::Foreign if bare_start(&report, &ctx.cards, &card) => {
             // Killed between git creating the directory and its `.git` file: an empty
             // directory kardwt made, and git's entry for it still `initializing`.
             action.create(&path, &holder, Some(Leftover::BareStart))?
@@ -206,8 +206,8 @@ impl Action<'_> {
         self.card_lock
             .doing(&format!("creating card {}'s worktree", self.card));
         let (record, admin, written) = {
-            let common = &self.prep.ctx.repo.common_dir;
-            let repo_lock = crate::state::Cards::at(common).lock(self.prep.deadline, holder)?;
+            let cards = &self.prep.ctx.cards;
+            let repo_lock = cards.lock(self.prep.deadline, holder)?;
             if let Some(leftover) = leftover {
                 self.remove_leftover(&repo_lock, path, leftover)?;
             }
@@ -229,12 +229,12 @@ impl Action<'_> {
             }
             let kept_branch = self.prep.ctx.repo.branch_exists(&self.card.branch());
             // Before git creates anything, say this tree is ours: a kill then leaves it repairable.
-            crate::context::write_intent(common, self.card, path)?;
+            crate::context::write_intent(cards, self.card, path)?;
             let (path, written) = match self.add_worktree(&repo_lock, path, &oid) {
                 Ok(added) => added,
                 Err(e) => {
                     if !path.exists() {
-                        crate::context::clear_intent(common, self.card, path);
+                        crate::context::clear_intent(cards, self.card, path);
                     }
                     return Err(e);
                 }
@@ -279,11 +279,11 @@ impl Action<'_> {
     /// what it held (cleanup hook with reason `orphan`, ports; no signal) and drop the claim
     /// before the card is claimed again. Holds the card's lock (the caller's).
     fn release_orphan(&self) -> Result<()> {
-        let common = &self.prep.ctx.repo.common_dir;
-        let Some(Ok(claim)) = crate::state::Cards::at(common).claim(self.card.as_str()) else {
+        let cards = &self.prep.ctx.cards;
+        let Some(Ok(claim)) = cards.claim(self.card.as_str()) else {
             return Ok(());
         };
-        if !claim.orphan(common) {
+        if !claim.orphan(&self.prep.ctx.repo.common_dir) {
             return Ok(());
         }
         self.card_lock
@@ -294,7 +294,7 @@ impl Action<'_> {
             &claim,
             self.prep.deadline,
         )?;
-        crate::state::Cards::at(common).delete_claim(self.card.as_str());
+        cards.delete_claim(self.card.as_str());
         Ok(())
     }
 
@@ -363,7 +363,9 @@ impl Action<'_> {
         };
         removed.map_err(|refusal| {
             // Git may have forgotten it all the same: the claim says when.
-            crate::state::Cards::at(&self.prep.ctx.repo.common_dir)
+            self.prep
+                .ctx
+                .cards
                 .mark_half_removed(Some(self.card.as_str()), path);
             Fail::from(Refusal::LeftoverStays {
                 path: path.to_owned(),
@@ -372,7 +374,7 @@ impl Action<'_> {
                 refusal,
             })
         })?;
-        crate::state::Cards::at(&self.prep.ctx.repo.common_dir).log(
+        self.prep.ctx.cards.log(
             crate::state::EventKind::Removed,
             self.card.as_str(),
             path,
@@ -434,11 +436,11 @@ impl Action<'_> {
 
 /// Is the foreign `report` an empty directory an interrupted `add` of `card` created (its
 /// intent names it) before git wrote its `.git` file?
-fn bare_start(report: &verify::Report, common: &Path, card: &CardId) -> bool {
+fn bare_start(report: &verify::Report, cards: &crate::state::Cards, card: &CardId) -> bool {
     report.failed_check().is_some_and(|c| c.name == "dot_git")
         && !report.path.join(".git").exists()
         && std::fs::read_dir(&report.path).is_ok_and(|mut d| d.next().is_none())
-        && crate::context::intended(common, card, &report.path)
+        && crate::context::intended(cards, card, &report.path)
 }
 
 /// Remove an empty directory at `path` and git's entries that name it and still say

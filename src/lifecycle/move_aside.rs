@@ -20,7 +20,7 @@ pub fn move_aside(ctx: &Context, card: &str, path: &std::path::Path, force: bool
             Err(e) => return Err(e),
         }
     }
-    crate::state::Cards::at(&ctx.repo.common_dir).move_aside(card, path)
+    ctx.cards.move_aside(card, path)
 }
 
 /// A tree that stays in place for git, which deletes across whatever is mounted in it: one
@@ -57,7 +57,7 @@ pub fn refuse_late_mounts(attempt: &Attempt, path: &std::path::Path) -> anyhow::
 pub fn put_back(attempt: Attempt, admin: &std::path::Path) {
     if let Ok(moved) = attempt {
         if !admin.join("gitdir").exists() {
-            crate::state::start_deleting(moved);
+            delete(Ok(moved));
             return;
         }
         let (from, at) = (moved.aside.from.clone(), moved.aside.path.clone());

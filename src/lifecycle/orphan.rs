@@ -49,12 +49,12 @@ pub(crate) fn drop_replaced_orphan(
         deadline,
         &format!("git kardwt gc (drop claim {card})"),
     )?;
-    match crate::state::Cards::at(&ctx.repo.common_dir).claim(&claim.card) {
+    match ctx.cards.claim(&claim.card) {
         Some(Ok(now)) if now == *claim => {}
         _ => return Err(Fail::from(Refusal::Changed { card: card.clone() }).into()),
     }
-    crate::state::Cards::at(&ctx.repo.common_dir).delete_claim(&claim.card);
-    crate::state::Cards::at(&ctx.repo.common_dir).log(
+    ctx.cards.delete_claim(&claim.card);
+    ctx.cards.log(
         crate::state::EventKind::Released,
         &claim.card,
         &claim.path,
@@ -95,16 +95,15 @@ pub(super) fn release_orphan_locked(
     }];
     // Judged again here, whoever calls: a malformed claim or one whose path holds a worktree
     // again is not released.
-    let kind = claim.orphan_kind(&ctx.repo.common_dir, Some(&ctx.repo.base));
-    let Some(kind) = kind else {
-        let why = claim
-            .malformed(&ctx.repo.common_dir, Some(&ctx.repo.base))
-            .unwrap_or_else(|| format!("{} is not an orphan's path", path.display()));
-        return Err(Fail::from(Refusal::NotReleased {
-            card: card.to_string(),
-            why,
-        })
-        .into());
+    let kind = match claim.orphan_or_why(&ctx.repo.common_dir, Some(&ctx.repo.base)) {
+        Ok(kind) => kind,
+        Err(why) => {
+            return Err(Fail::from(Refusal::NotReleased {
+                card: card.to_string(),
+                why,
+            })
+            .into())
+        }
     };
     let cleanup = match (claim.released, kind) {
         // `release` ran the hook already, with the tree still there.
@@ -158,7 +157,7 @@ pub(super) fn release_orphan_locked(
             log: None,
         })?;
         if !outcome.succeeded() {
-            crate::state::Cards::at(&ctx.repo.common_dir).log(
+            ctx.cards.log(
                 crate::state::EventKind::Failed,
                 &claim.card,
                 path,
@@ -191,7 +190,7 @@ pub(super) fn release_orphan_locked(
             format!("{} released", shown.join(", "))
         },
     });
-    crate::state::Cards::at(&ctx.repo.common_dir).log(
+    ctx.cards.log(
         crate::state::EventKind::Released,
         &claim.card,
         path,

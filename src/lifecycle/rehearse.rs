@@ -113,11 +113,8 @@ fn attempt(
     let t = Instant::now();
     // As `add` does: the card's lock, then the repository lock around fetch and worktree add.
     let holder = "git kardwt doctor --try";
-    let locks = sys::take_card_lock(&ctx.repo.common_dir, card, deadline, holder).and_then(|c| {
-        crate::state::Cards::at(&ctx.repo.common_dir)
-            .lock(deadline, holder)
-            .map(|r| (c, r))
-    });
+    let locks = sys::take_card_lock(&ctx.repo.common_dir, card, deadline, holder)
+        .and_then(|c| ctx.cards.lock(deadline, holder).map(|r| (c, r)));
     let (_card_lock, repo_lock) = match locks {
         Ok(l) => l,
         Err(e) => {
@@ -323,7 +320,8 @@ fn cleanup(ctx: &Context, card: &CardId, path: Option<&Path>, steps: &mut Vec<St
     let t = Instant::now();
     let mut problems = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(30);
-    match crate::state::Cards::at(&ctx.repo.common_dir)
+    match ctx
+        .cards
         .lock(deadline, "git kardwt doctor --try (cleanup)")
     {
         Ok(repo_lock) => {

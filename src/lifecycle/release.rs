@@ -173,7 +173,7 @@ pub(super) fn release_locked(
         ok,
         detail: released.clone(),
     });
-    crate::state::Cards::at(&ctx.repo.common_dir).log(
+    ctx.cards.log(
         crate::state::EventKind::Released,
         &rec.card,
         path,
@@ -255,7 +255,7 @@ pub(super) fn release_locked(
             }),
         ));
     }
-    crate::state::Cards::at(&ctx.repo.common_dir).log(
+    ctx.cards.log(
         crate::state::EventKind::Failed,
         &rec.card,
         path,
@@ -396,7 +396,7 @@ pub(crate) fn release_gone(
         Ok(r) => r.to_string(),
         Err(unseen) => format!("none signalled: {unseen}"),
     };
-    crate::state::Cards::at(&ctx.repo.common_dir).log(
+    ctx.cards.log(
         crate::state::EventKind::Released,
         &rec.card,
         &path,

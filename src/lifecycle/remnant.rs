@@ -144,21 +144,20 @@ fn recognise(repo: &Repo, claim: Claim) -> Option<Remnant> {
 }
 
 /// The remnant of card `card`'s tree, if its claim names one.
-pub fn of_card(repo: &Repo, card: &CardId) -> Option<Remnant> {
-    let claim = crate::state::Cards::at(&repo.common_dir)
-        .claim(card.as_str())?
-        .ok()?;
-    recognise(repo, claim)
+pub fn of_card(ctx: &Context, card: &CardId) -> Option<Remnant> {
+    let claim = ctx.cards.claim(card.as_str())?.ok()?;
+    recognise(&ctx.repo, claim)
 }
 
 /// The remnant at `path`, if a card's claim names it.
-pub fn at(repo: &Repo, path: &Path) -> Option<Remnant> {
+pub fn at(ctx: &Context, path: &Path) -> Option<Remnant> {
     let p = crate::git::absolutize(path);
-    let claim = crate::state::Cards::at(&repo.common_dir)
+    let claim = ctx
+        .cards
         .claims()
         .into_iter()
         .find(|c| crate::git::absolutize(&c.path) == p)?;
-    recognise(repo, claim)
+    recognise(&ctx.repo, claim)
 }
 
 /// What a remnant holds, read without following a symlink.
@@ -436,10 +435,10 @@ pub struct Cleared {
 /// and, unless `force`, nothing in it changed after the failed removal. Logged as `removed`.
 pub fn clear(ctx: &Context, rem: &Remnant, force: bool, deadline: Instant) -> Result<Cleared> {
     let started = Instant::now();
-    let (common, path, card) = (&ctx.repo.common_dir, rem.path(), rem.card());
+    let (cards, path, card) = (&ctx.cards, rem.path(), rem.card());
     let holder = format!("git kardwt (clearing card {card}'s half-removed tree)");
-    let _repo_lock = crate::state::Cards::at(common).lock(deadline, &holder)?;
-    let same = crate::state::Cards::at(common)
+    let _repo_lock = cards.lock(deadline, &holder)?;
+    let same = cards
         .claim(card)
         .and_then(Result::ok)
         .filter(|c| *c == rem.claim)
@@ -469,7 +468,7 @@ pub fn clear(ctx: &Context, rem: &Remnant, force: bool, deadline: Instant) -> Re
     if let Err(error) = delete(&path) {
         return Err(Fail::from(Refusal::Undeletable { path, card, error }).into());
     }
-    crate::state::Cards::at(common).log(
+    cards.log(
         crate::state::EventKind::Removed,
         &card,
         &path,
@@ -514,13 +513,12 @@ pub fn remove(ctx: &Context, rem: &Remnant, force: bool) -> Result<(PathBuf, Str
             cleared.entries
         ),
     }];
-    let common = &ctx.repo.common_dir;
     if rem.claim.state == ClaimState::Complete {
         steps.extend(crate::lifecycle::orphan::release_orphan_locked(
             ctx, cfg, &rem.claim, deadline,
         )?);
     }
-    crate::state::Cards::at(common).delete_claim(card.as_str());
+    ctx.cards.delete_claim(card.as_str());
     Ok((rem.path().to_path_buf(), card.to_string(), steps))
 }
 
@@ -554,7 +552,7 @@ impl Unbacked {
 /// knows (`entries`) stands behind it; claims of a worktree git knows are left out. Reads
 /// only (the card lock is asked, never taken).
 pub fn unbacked(
-    repo: &Repo,
+    ctx: &Context,
     entries: &[crate::verify::Entry],
     recorded: &HashSet<&str>,
 ) -> Vec<(Claim, Unbacked)> {
@@ -562,15 +560,15 @@ pub fn unbacked(
         .iter()
         .filter_map(|e| e.linked.path.clone())
         .collect();
-    let (common, base) = (&repo.common_dir, &repo.base);
-    crate::state::Cards::at(common)
+    let (repo, cards) = (&ctx.repo, &ctx.cards);
+    cards
         .unrecorded(recorded)
         .into_iter()
         .filter_map(|c| {
             if let Some(rem) = recognise_among(repo, &registered, c.clone()) {
                 return Some((c, Unbacked::HalfRemoved(Box::new(rem))));
             }
-            let state = match crate::state::Cards::at(common).vanished_state(&c, base) {
+            let state = match cards.vanished_state(&c, &repo.base) {
                 Some("malformed") => Unbacked::Malformed,
                 Some(_) => Unbacked::Orphan,
                 None if interrupted(repo, &registered, &c) => Unbacked::Interrupted,

@@ -93,7 +93,8 @@ pub(crate) fn remove_verified(
         what,
         cause,
     };
-    let repo_lock = crate::state::Cards::at(&ctx.repo.common_dir)
+    let repo_lock = ctx
+        .cards
         .lock(deadline, &holder)
         .map_err(|e| untouched("the repository lock could not be taken", e))?;
     crate::sys::check_signal("before anything was released or removed")?;
@@ -181,16 +182,10 @@ pub(crate) fn remove_verified(
     // retry) instead of reusing it as ready.
     let mut mark_failed = |why: &str| {
         // git may have forgotten the tree and left part of it.
-        crate::state::Cards::at(&ctx.repo.common_dir).mark_half_removed(Some(&rec.card), &path);
+        ctx.cards
+            .removal_failed(&rec.card, &path, why, started.elapsed());
         rec.updated_at = crate::sys::now();
         crate::state::write_or_warn(&admin, &rec);
-        crate::state::Cards::at(&ctx.repo.common_dir).log(
-            crate::state::EventKind::Failed,
-            &rec.card,
-            &path,
-            &format!("git worktree remove: {why}"),
-            started.elapsed(),
-        );
     };
     let removed = git::worktree_remove(&repo_lock, &ctx.repo.base, &path, force, Some(deadline));
     match removed {
@@ -219,14 +214,7 @@ pub(crate) fn remove_verified(
     let branch = crate::lifecycle::card_branch::branch_step(&repo_lock, ctx, &rec, asked);
     steps.push(branch);
     // 5. The card's claim, last.
-    crate::state::Cards::at(&ctx.repo.common_dir).forget(&rec.card, &path);
-    crate::state::Cards::at(&ctx.repo.common_dir).log(
-        crate::state::EventKind::Removed,
-        &rec.card,
-        &path,
-        "ok",
-        started.elapsed(),
-    );
+    ctx.cards.removed(&rec.card, &path, "ok", started.elapsed());
     Ok(Removal {
         path,
         card: rec.card.to_string(),
@@ -474,7 +462,7 @@ pub(crate) fn prune_gone(
     note: &str,
 ) -> Result<Option<PruneRefused>> {
     let holder = format!("git kardwt (pruning {card})");
-    let repo_lock = crate::state::Cards::at(&ctx.repo.common_dir).lock(deadline, &holder)?;
+    let repo_lock = ctx.cards.lock(deadline, &holder)?;
     let out = git::worktree_remove(
         &repo_lock,
         &ctx.repo.base,
@@ -485,14 +473,8 @@ pub(crate) fn prune_gone(
     if !out.ok {
         return Ok(Some(PruneRefused(out.stderr.trim().to_owned())));
     }
-    crate::state::Cards::at(&ctx.repo.common_dir).forget(card, path);
-    crate::state::Cards::at(&ctx.repo.common_dir).log(
-        crate::state::EventKind::Removed,
-        card,
-        path,
-        note,
-        std::time::Duration::ZERO,
-    );
+    ctx.cards
+        .removed(card, path, note, std::time::Duration::ZERO);
     Ok(None)
 }
 

@@ -299,7 +299,9 @@ impl Prep<'_> {
         }
         let card = rec.card.clone();
         let holder = format!("git kardwt (ports for card {card})");
-        let allocated = crate::state::Cards::at(&self.ctx.repo.common_dir)
+        let allocated = self
+            .ctx
+            .cards
             .lock(self.deadline, &holder)
             .and_then(|_repo_lock| allocate_ports(self.ctx, self.cfg, &card));
         match allocated {
@@ -522,7 +524,8 @@ impl Prep<'_> {
         outcome: &str,
         duration: Duration,
     ) {
-        crate::state::Cards::at(&self.ctx.repo.common_dir)
+        self.ctx
+            .cards
             .log(event, &rec.card, &rec.path, outcome, duration);
     }
 
@@ -555,7 +558,7 @@ impl Prep<'_> {
         let _rollback = crate::sys::rolling_back();
         let removal = crate::context::undo_worktree(self.ctx, path, self.deadline);
         if removal.is_ok() {
-            crate::state::Cards::at(&self.ctx.repo.common_dir).forget(card.as_str(), path);
+            self.ctx.cards.forget(card.as_str(), path);
         }
         let removed = Removed {
             path: path.to_path_buf(),

@@ -8,8 +8,11 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::ground::card::CardId;
-use crate::ground::error::{Code, Fail, Kind};
+use crate::ground::error::Fail;
 use crate::state::record::{self, Record};
+
+mod refusal;
+use refusal::Refusal;
 
 /// Written last by the migration of a repository that had records but no claims.
 const MIGRATED: &str = ".migrated";
@@ -109,6 +112,19 @@ impl Claim {
                 .zip(std::fs::canonicalize(&ours).ok())
                 .is_some_and(|(a, b)| a == b);
         (!same).then_some(Orphan::Replaced)
+    }
+
+    /// This claim as an orphan ([`Claim::orphan_kind`]), or why it is not one: why it is
+    /// malformed, or that its path is no orphan's.
+    pub(crate) fn orphan_or_why(
+        &self,
+        common_dir: &Path,
+        base: Option<&Path>,
+    ) -> Result<Orphan, String> {
+        self.orphan_kind(common_dir, base).ok_or_else(|| {
+            self.malformed(common_dir, base)
+                .unwrap_or_else(|| format!("{} is not an orphan's path", self.path.display()))
+        })
     }
 
     /// [`Claim::orphan_kind`] as a yes or no; `base` is taken as the common dir's parent.
@@ -373,10 +389,18 @@ fn complete_only(admin: &Path, rec: &Record) -> Result<()> {
     }
 }
 
+/// The claim [`super::store::write`] puts in place beside `rec` (its record in `admin`): the
+/// first claim written migrates the records older kardwts left without one, then
+/// [`stage_complete`].
+pub(super) fn stage_for_record(admin: &Path, rec: &Record) -> Result<Option<crate::sys::Staged>> {
+    migrate(&rec.common_dir);
+    stage_complete(admin, rec)
+}
+
 /// [`complete_only`]'s claim written and on disk beside its place, for the caller to put there
 /// ([`crate::sys::Staged::commit`]); `None` when there is nothing to write (the claim
 /// says all this already, or is another live worktree's). No migration check.
-pub(super) fn stage_complete(admin: &Path, rec: &Record) -> Result<Option<crate::sys::Staged>> {
+fn stage_complete(admin: &Path, rec: &Record) -> Result<Option<crate::sys::Staged>> {
     let common = &rec.common_dir;
     let parent = rec.path.parent().map(Path::to_path_buf).unwrap_or_default();
     let existing = load(common, &rec.card);
@@ -509,6 +533,13 @@ pub(super) fn intended(common_dir: &Path, card: &str, path: &Path) -> bool {
     })
 }
 
+/// Under the repository lock: migrate the records made before claims existed, and remove
+/// the temporaries killed writes left in the claims directory.
+pub(super) fn tidy(common_dir: &Path) {
+    migrate(common_dir);
+    crate::sys::remove_files(&crate::sys::dead_temporaries(&dir(common_dir), None));
+}
+
 /// Migration: a repository with records but no claims gets a claim for every
 /// recorded worktree, and the older `kardwt/intents/` become intent claims. Run when the
 /// repository lock is taken, and before the first claim is written (a repository whose
@@ -548,38 +579,6 @@ pub(super) fn migrate(common_dir: &Path) {
     // Best effort: without the marker the (idempotent) migration runs again next time.
     if crate::sys::create_dir_nofollow(common_dir, &d).is_ok() {
         crate::sys::write_atomic(&d, MIGRATED, b"1\n").ok();
-    }
-}
-
-/// Why a card's claim was not made: every one a refusal (exit 3), nothing created.
-#[derive(Debug, thiserror::Error)]
-pub(super) enum Refusal {
-    /// The claim there is malformed (`file`: where it is).
-    #[error("card {card}'s claim is malformed: {why}; nothing was created")]
-    Malformed {
-        card: CardId,
-        why: String,
-        file: PathBuf,
-    },
-    /// Another worktree of the card, at `path`, holds the claim.
-    #[error("card {card} is already claimed by the worktree at {}", path.display())]
-    Taken { card: CardId, path: PathBuf },
-}
-
-impl Kind for Refusal {
-    fn code(&self) -> Code {
-        Code::Refused
-    }
-    fn hints(&self) -> Vec<String> {
-        vec![match self {
-            Refusal::Malformed { card, file, .. } => format!(
-                "inspect {} and delete it by hand if no worktree of card {card} is in use",
-                file.display()
-            ),
-            Refusal::Taken { card, .. } => {
-                format!("use that worktree, or remove it first: git kardwt remove {card}")
-            }
-        }]
     }
 }
 

@@ -17,8 +17,6 @@ use crate::sys::RepoLock;
 /// once its record exists). What killed writes left in the admin dir goes first.
 pub fn write(admin: &Path, record: &Record) -> Result<()> {
     crate::sys::remove_files(&crate::sys::dead_temporaries(admin, None));
-    // The first claim written migrates the records older kardwts left without one.
-    crate::state::claim::migrate(&record.common_dir);
     // The record's and the claim's temporaries are written side by side, so that their waits
     // for the disk overlap; then they are put in place one after the other, the record first.
     enum Staging {
@@ -28,7 +26,7 @@ pub fn write(admin: &Path, record: &Record) -> Result<()> {
     let mut staged =
         crate::sys::in_parallel_with(2, &[true, false], |record_side| match record_side {
             true => Staging::Record(crate::state::record::stage(admin, record)),
-            false => Staging::Claim(crate::state::claim::stage_complete(admin, record)),
+            false => Staging::Claim(crate::state::claim::stage_for_record(admin, record)),
         })
         .into_iter();
     let (Some(Staging::Record(rec)), Some(Staging::Claim(claim))) = (staged.next(), staged.next())
@@ -37,23 +35,25 @@ pub fn write(admin: &Path, record: &Record) -> Result<()> {
     };
     // Renamed into place in that order, then their directories synced: the claim never lands
     // without its record, and the journal commits both renames at once.
-    let record_failed = |e| {
-        anyhow::Error::new(e).context(format!(
-            "could not write the record {}",
-            crate::state::record::path_in(admin).display()
-        ))
+    let failed = |what: &str, file: &Path, e| {
+        anyhow::Error::new(e).context(format!("could not write the {what} {}", file.display()))
     };
-    let claim_failed = |e| {
-        anyhow::Error::new(e).context(format!(
-            "could not write the claim {}",
-            crate::state::claim::file(&record.common_dir, &record.card).display()
-        ))
-    };
-    let placed = rec?.place().map_err(record_failed)?;
-    let claim = claim?.map(|c| c.place().map_err(claim_failed)).transpose();
+    let rec = rec?;
+    let record_file = rec.dest().to_owned();
+    let record_failed = |e| failed("record", &record_file, e);
+    let placed = rec.place().map_err(record_failed)?;
+    let claim = claim?
+        .map(|c| {
+            let file = c.dest().to_owned();
+            match c.place() {
+                Ok(placed) => Ok((placed, file)),
+                Err(e) => Err(failed("claim", &file, e)),
+            }
+        })
+        .transpose();
     placed.sync().map_err(record_failed)?;
-    if let Some(claim) = claim? {
-        claim.sync().map_err(claim_failed)?;
+    if let Some((claim, file)) = claim? {
+        claim.sync().map_err(|e| failed("claim", &file, e))?;
     }
     Ok(())
 }
@@ -71,11 +71,7 @@ pub fn write_or_warn(admin: &Path, record: &Record) {
 /// under it. Never while this process already holds it: pass the lock on instead.
 pub fn take_repo(common_dir: &Path, deadline: Instant, holder: &str) -> Result<RepoLock> {
     let lock = crate::sys::take_repo_lock(common_dir, deadline, holder)?;
-    crate::state::claim::migrate(common_dir);
-    crate::sys::remove_files(&crate::sys::dead_temporaries(
-        &crate::state::claim::dir(common_dir),
-        None,
-    ));
+    crate::state::claim::tidy(common_dir);
     // Trees a killed removal moved aside and nobody is deleting: deleted now, detached.
     crate::state::aside::finish_abandoned(common_dir);
     Ok(lock)

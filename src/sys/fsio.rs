@@ -292,6 +292,11 @@ impl Staged {
     }
 
     /// Rename the temporary into place; the rename is on disk once [`Placed::sync`] returns.
+    /// The file it will replace or create.
+    pub(crate) fn dest(&self) -> &Path {
+        &self.dest
+    }
+
     pub(crate) fn place(self) -> io::Result<Placed> {
         if self.replace {
             self.tmp.persist(&self.dest).map_err(|e| e.error)?;

@@ -6,7 +6,9 @@ Usage: python3 tests/scripts/walk.py <src dir> <command file, e.g. commands/remo
 From the entry function (default `run`) of the command file, every call the crate's code makes
 is followed: path-qualified calls (`crate::a::b::f(`, `super::f(`, `module::f(`, `Type::f(`,
 `Self::f(`), bare calls resolved through the file's `use` lines and its own functions, and
-method calls `.m(`: on `self`, the method of the impl the caller is in; else the one method of
+method calls `.m(`: on what a crate call returned, or on a struct field, a parameter or a `let`
+of a field whose crate type is declared (`ctx.cards.log(`, `cards: &Cards`), that type's method;
+on `self`, the method of the impl the caller is in; else the one method of
 that name in the caller's file; else the one method of that name in the crate, unless a std
 type has one too (a fixed list). `pub use` re-exports are followed to the definition; test items
 (`#[cfg(test)]`) and main.rs are left out. Trait dispatch and function values are not followed.
@@ -192,6 +194,8 @@ class Crate:
         self.types = defaultdict(set)   # type name -> files defining it
         self.methods = defaultdict(set)  # method name -> fn keys (with self)
         self.impl_fns = defaultdict(set)  # (type name, fn name) -> fn keys
+        self.fields = defaultdict(set)  # struct field name -> the crate types declared for it
+        self.params = {}    # fn key -> its parameter list
         for f, mod in self.files.items():
             self.read(f, mod)
         self.floors = self.read_floors()
@@ -246,6 +250,12 @@ class Crate:
         self.globs[f] = globs
         for m in re.finditer(r"\b(?:struct|enum|trait|type)\s+([A-Z]\w*)", code):
             self.types[m.group(1)].add(f)
+        # Struct fields and their types (`pub cards: crate::state::Cards,`), for a method
+        # called on a field: `ctx.cards.log(`.
+        for m in re.finditer(r"\bstruct\s+[A-Z]\w*[^{;(]*\{", code):
+            block = code[m.end():block_end(code, m.end() - 1)]
+            for fm in re.finditer(r"(?:^|[{,])\s*(?:pub(?:\([^)]*\))?\s+)?(\w+)\s*:\s*&?\s*(?:'\w+\s+)?((?:\w+::)*)([A-Z]\w*)", block):
+                self.fields[fm.group(1)].add(fm.group(3))
         # impl blocks: the type they are for
         impls = []
         for m in re.finditer(r"\bimpl\b(?:\s*<[^{]*?>)?\s+([^{;]+?)\s*\{", code):
@@ -280,6 +290,7 @@ class Crate:
             if key in self.fns:
                 continue  # the first wins (cfg variants)
             self.fns[key] = (brace, end)
+            self.params[key] = params
             # What it returns, when that is a type of the crate: `-> Self`, `-> Cards<'a>`,
             # `-> Result<Self>` (for a method called on what it returns).
             ret = re.search(r"->\s*(?:(?:anyhow::)?(Result|Option)\s*<\s*)?([A-Z]\w*)", code[j:brace])
@@ -343,6 +354,16 @@ class Crate:
         body = self.code[f][a:b]
         found = []
         made = {}  # where a call's parentheses close -> the crate type it returns
+        # Names whose crate type is known: parameters (`cards: &Cards`) and bindings of a
+        # field (`let cards = &ctx.cards;`).
+        typed = {}
+        for pm in re.finditer(r"(\w+)\s*:\s*&?\s*(?:'\w+\s+)?(?:mut\s+)?(?:\w+::)*([A-Z]\w*)", self.params.get(key, "")):
+            if pm.group(2) in self.types:
+                typed[pm.group(1)] = pm.group(2)
+        for lm in re.finditer(r"\blet\s+(?:mut\s+)?(\w+)\s*=\s*&?\s*[\w.]*\.(\w+)\s*;", body):
+            if len(self.fields.get(lm.group(2), ())) == 1:
+                typed[lm.group(1)] = next(iter(self.fields[lm.group(2)]))
+        self.typed = typed
         self.callbacks.setdefault(key, [])
         for m in re.finditer(r"(\.\s*)?((?:[A-Za-z_]\w*\s*::\s*)*)([A-Za-z_]\w*)\s*(?:::\s*<[^()]*?>\s*)?\(", body):
             before = len(found)
@@ -385,6 +406,21 @@ class Crate:
                     if own:
                         found += sorted(own)
                         return
+            # A method on a struct field whose declared type is known (`ctx.cards.log(`), or on
+            # a name whose type is (`cards.log(`, `cards` a parameter or a field bound).
+            near = body[max(0, start - 80):start]
+            field = re.search(r"\.\s*(\w+)\s*$", near)
+            local = re.search(r"(?<![\w.])(\w+)\s*$", near)
+            typ = None
+            if field and len(self.fields.get(field.group(1), ())) == 1:
+                typ = next(iter(self.fields[field.group(1)]))
+            elif local and local.group(1) in self.typed and local.group(1) != "self":
+                typ = self.typed[local.group(1)]
+            if typ:
+                own = self.type_fn(typ, name)
+                if own:
+                    found += sorted(own)
+                    return
             if owner and re.search(r"\bself\s*$", body[:start]):
                 own = self.type_fn(owner, name, f)
                 if own:

@@ -66,10 +66,10 @@ impl Action<'_> {
         path: &Path,
         why: anyhow::Error,
     ) -> anyhow::Error {
-        let common = &self.prep.ctx.repo.common_dir;
+        let cards = &self.prep.ctx.cards;
         match crate::context::remove_half_made(repo_lock, &self.prep.ctx.repo.base, path) {
             Ok(()) => {
-                crate::context::clear_intent(common, self.card, path);
+                crate::context::clear_intent(cards, self.card, path);
                 Fail::from(Refusal::Unmade {
                     card: self.card.clone(),
                     path: path.to_owned(),
