@@ -356,7 +356,7 @@ fn dispatch(cli: Cli, out: &mut dyn std::io::Write) -> anyhow::Result<i32> {
         Command::Gc(a) => commands::gc::run(&ctx, a, out),
         Command::Adopt(a) => commands::adopt::run(&ctx, a, out),
         Command::Log(a) => commands::log::run(&ctx, a, out),
-        Command::InstallHooks(_) => commands::install_hooks::install(&ctx, out),
+        Command::InstallHooks(a) => commands::install_hooks::install(&ctx, a, out),
         Command::UninstallHooks(_) => commands::install_hooks::uninstall(&ctx, out),
         Command::Config(ConfigCommand::Check(a)) => commands::config::check(&ctx, a, out),
         Command::Runner(RunnerCommand::Install(a)) => commands::runner_install::run(&ctx, a, out),

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context as _, Result};
 
 use crate::context::Context;
-use crate::install::{hooks_dir, owner_of, shim_for, this_binary, Owner, ANY_SHIM, SHIMS};
+use crate::install::{hooks_dir, owner_of, shim_for, this_binary, Owner, Start, ANY_SHIM, SHIMS};
 
 fn read(p: &Path) -> Option<String> {
     std::fs::read(p)
@@ -35,12 +35,20 @@ fn suffixed(hook: &Path, suffix: &str) -> PathBuf {
     PathBuf::from(s)
 }
 
-pub(crate) fn install(ctx: &Context, out: &mut dyn Write) -> Result<i32> {
+pub(crate) fn install(
+    ctx: &Context,
+    args: &crate::cli::InstallHooksArgs,
+    out: &mut dyn Write,
+) -> Result<i32> {
     let dir = hooks_dir(ctx)?;
     std::fs::create_dir_all(&dir).with_context(|| format!("could not create {}", dir.display()))?;
     let exe = this_binary();
+    let start = match args.direct {
+        true => Start::Direct,
+        false => Start::Shell,
+    };
     for (name, template) in SHIMS {
-        let shim = &shim_for(name, template, exe.as_deref());
+        let shim = &shim_for(name, template, exe.as_deref(), start);
         let hook = dir.join(name);
         let existing = read(&hook);
         match owner_of(existing.as_deref(), &dir) {

@@ -7,6 +7,6 @@ pub(crate) use runner_files::{
     merge_cursor, merge_hooks, other_hooks, user_alias, Hook, MergeError, Planned,
 };
 pub(crate) use shims::{
-    hooks_dir, named_binary, owner_of, runs_directly, shim_for, this_binary, Owner, ANY_SHIM,
-    INTERPRETER_ARG, SHIMS,
+    hooks_dir, named_binary, owner_of, runs_directly, shim_for, this_binary, Owner, Start,
+    ANY_SHIM, INTERPRETER_ARG, SHIMS,
 };

@@ -23,19 +23,32 @@ const BINARY_LINE: &str = "kardwt=''";
 /// The word after the binary on the first line of a shim git runs through `git-kardwt` itself.
 pub(crate) const INTERPRETER_ARG: &str = "hook-shim";
 
+/// How git starts the post-checkout shim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Start {
+    /// Through `/bin/sh` (the default): an ordinary checkout costs one small shell, and a gone
+    /// binary falls back to `git kardwt`.
+    Shell,
+    /// Through `git-kardwt` itself (`install-hooks --direct`): no shell before a `git worktree
+    /// add`'s hook, but a binary started on every checkout, and no hook while it is gone.
+    Direct,
+}
+
 /// The shim `template` for the hook `name` as installed: its `kardwt=''` line names `exe`, the
-/// absolute path of the installing `git-kardwt`, shell-quoted, so no PATH is needed. The
-/// post-checkout shim, which runs on every checkout, also names `exe` as its interpreter
+/// absolute path of the installing `git-kardwt`, shell-quoted, so no PATH is needed. With
+/// [`Start::Direct`] the post-checkout shim also names `exe` as its interpreter
 /// (`#!<exe> hook-shim`) where the kernel can read that line, so no shell starts in between;
-/// the pre-push shim keeps the shell, which falls back to `git kardwt` when `exe` is gone
-/// (pure).
-pub(crate) fn shim_for(name: &str, template: &str, exe: Option<&str>) -> String {
+/// the pre-push shim always keeps the shell, which falls back to `git kardwt` when `exe` is
+/// gone (pure).
+pub(crate) fn shim_for(name: &str, template: &str, exe: Option<&str>, start: Start) -> String {
     let Some(exe) = exe else {
         return template.to_owned();
     };
     let named = template.replacen(BINARY_LINE, &format!("kardwt={}", sh_quote(exe)), 1);
     match interpreter_line(exe) {
-        Some(line) if name == "post-checkout" => named.replacen("#!/bin/sh", &line, 1),
+        Some(line) if name == "post-checkout" && start == Start::Direct => {
+            named.replacen("#!/bin/sh", &line, 1)
+        }
         _ => named,
     }
 }
@@ -178,21 +191,36 @@ mod tests {
         for (name, template) in SHIMS {
             assert_eq!(named_binary(template), None);
             for exe in ["/usr/local/bin/git-kardwt", "/opt/it's here/git-kardwt"] {
-                let shim = shim_for(name, template, Some(exe));
+                let shim = shim_for(name, template, Some(exe), Start::Direct);
                 assert_eq!(named_binary(&shim).as_deref(), Some(exe), "{shim}");
                 assert_eq!(
                     owner_of(Some(&shim), Path::new("/r/.git/hooks")),
                     Owner::Kardwt
                 );
             }
-            assert_eq!(shim_for(name, template, None), template);
+            assert_eq!(shim_for(name, template, None, Start::Direct), template);
         }
     }
 
     #[test]
-    fn only_the_post_checkout_shim_names_its_binary_as_interpreter_and_only_where_it_can() {
+    fn only_a_direct_post_checkout_shim_names_its_binary_as_interpreter_and_only_where_it_can() {
         let [(pc, pc_template), (pp, pp_template)] = SHIMS;
-        let direct = shim_for(pc, pc_template, Some("/usr/local/bin/git-kardwt"));
+        let direct = shim_for(
+            pc,
+            pc_template,
+            Some("/usr/local/bin/git-kardwt"),
+            Start::Direct,
+        );
+        let shell = shim_for(
+            pc,
+            pc_template,
+            Some("/usr/local/bin/git-kardwt"),
+            Start::Shell,
+        );
+        assert!(
+            shell.starts_with("#!/bin/sh\n") && !runs_directly(&shell),
+            "{shell}"
+        );
         assert!(
             direct.starts_with("#!/usr/local/bin/git-kardwt hook-shim\n"),
             "{direct}"
@@ -208,14 +236,19 @@ mod tests {
             "/opt/tab\there/git-kardwt",
             long.as_str(),
         ] {
-            let shim = shim_for(pc, pc_template, Some(exe));
+            let shim = shim_for(pc, pc_template, Some(exe), Start::Direct);
             assert!(
                 shim.starts_with("#!/bin/sh\n") && !runs_directly(&shim),
                 "{shim}"
             );
             assert_eq!(named_binary(&shim).as_deref(), Some(exe));
         }
-        let push = shim_for(pp, pp_template, Some("/usr/local/bin/git-kardwt"));
+        let push = shim_for(
+            pp,
+            pp_template,
+            Some("/usr/local/bin/git-kardwt"),
+            Start::Direct,
+        );
         assert!(
             push.starts_with("#!/bin/sh\n") && !runs_directly(&push),
             "{push}"

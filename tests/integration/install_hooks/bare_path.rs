@@ -114,7 +114,7 @@ fn the_shims_name_the_link_on_path_that_leads_to_this_binary() {
         .spawn_with_env(
             &link,
             &repo.base,
-            &["install-hooks"],
+            &["install-hooks", "--direct"],
             &[("PATH", path.as_os_str())],
         )
         .wait(std::time::Duration::from_secs(60));
@@ -173,7 +173,7 @@ fn a_shell_shim_naming_a_gone_binary_falls_back_to_path() {
 #[test]
 fn a_direct_shim_whose_binary_is_gone_is_reported_by_git_and_by_doctor() {
     let repo = TestRepo::new();
-    repo.install_hooks();
+    repo.kardwt_ok(&repo.base, &["install-hooks", "--direct"]);
     let path = shim(&repo, "post-checkout");
     let text = std::fs::read_to_string(&path).unwrap();
     let first = text.lines().next().unwrap();

@@ -39,17 +39,43 @@ fn install_writes_the_shim_idempotently_and_uninstall_removes_it() {
     assert!(out.contains(hook.to_str().unwrap()), "{out}");
     let shim = std::fs::read_to_string(&hook).unwrap();
     assert!(shim.contains(MARKER), "{shim}");
-    // git starts the installing binary itself: no shell in between.
+    // A shell script naming the installing binary; with --direct, git starts that binary
+    // itself (no shell in between), and a run without it makes the shim a script again.
     let exe = std::fs::canonicalize(crate::support::BIN).unwrap();
-    let first = shim.lines().next().unwrap();
-    let named = first
-        .strip_prefix("#!")
-        .and_then(|l| l.strip_suffix(" hook-shim"))
+    assert!(shim.starts_with("#!/bin/sh\n"), "{shim}");
+    let named = shim
+        .lines()
+        .find_map(|l| l.strip_prefix("kardwt="))
         .unwrap_or_else(|| panic!("{shim}"));
     assert!(
-        std::fs::canonicalize(named).is_ok_and(|c| c == exe),
+        std::fs::canonicalize(named.trim_matches('\'')).is_ok_and(|c| c == exe),
         "{shim}"
     );
+    let said = repo.kardwt_ok(&repo.base, &["install-hooks", "--direct"]);
+    assert!(
+        said.contains(&format!("updated {}", hook.display())),
+        "{said}"
+    );
+    let direct = std::fs::read_to_string(&hook).unwrap();
+    let first = direct.lines().next().unwrap();
+    let interpreter = first
+        .strip_prefix("#!")
+        .and_then(|l| l.strip_suffix(" hook-shim"))
+        .unwrap_or_else(|| panic!("{direct}"));
+    assert!(
+        std::fs::canonicalize(interpreter).is_ok_and(|c| c == exe),
+        "{direct}"
+    );
+    assert_eq!(
+        direct.lines().skip(1).collect::<Vec<_>>(),
+        shim.lines().skip(1).collect::<Vec<_>>()
+    );
+    let said = repo.install_hooks();
+    assert!(
+        said.contains(&format!("updated {}", hook.display())),
+        "{said}"
+    );
+    assert_eq!(std::fs::read_to_string(&hook).unwrap(), shim);
     assert_ne!(mode(&hook) & 0o111, 0, "the shim is not executable");
     let listing = |d: &Path| {
         let mut v: Vec<_> = std::fs::read_dir(d)
@@ -80,7 +106,7 @@ fn install_writes_the_shim_idempotently_and_uninstall_removes_it() {
 fn the_direct_shim_leaves_ordinary_checkouts_having_opened_nothing() {
     let repo = TestRepo::new();
     repo.write_rules(&repo.rules_with_prepare(false));
-    repo.install_hooks();
+    repo.kardwt_ok(&repo.base, &["install-hooks", "--direct"]);
     let log = repo.tmp.join("opens.log");
     let out = repo
         .command(crate::support::strace::strace(), &repo.base)
