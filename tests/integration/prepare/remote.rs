@@ -53,10 +53,7 @@ fn reader_misses(repo: &TestRepo, why: &str, within: Duration) -> (Output, Durat
 /// The second machine (after one wrote its entry) trusts the writer's signing key, adds card 2
 /// as a reader, and the store's entry is a miss: its own prepare ran. Its output.
 pub(super) fn reader_prepares_again(repo: &TestRepo, server: &Seaweed) -> Output {
-    let key = writer_key(repo);
-    another_machine(repo);
-    write_rules(repo, &server.endpoint);
-    trust_signer(repo, &key);
+    trusting_reader(repo, server);
     let out = add(repo, "2", &READER);
     out.expect_code(0);
     assert_eq!(
@@ -75,6 +72,17 @@ pub(super) fn writer_key(repo: &TestRepo) -> String {
         "{key}"
     );
     key.trim().to_owned()
+}
+
+/// Turn the writer's machine into a reader at the same paths ([`another_machine`]) whose rules
+/// name `server` and whose user trusts the writer's signing key. Returns where the writer's
+/// trees went.
+pub(super) fn trusting_reader(repo: &TestRepo, server: &Seaweed) -> PathBuf {
+    let key = writer_key(repo);
+    let trees = another_machine(repo);
+    write_rules(repo, &server.endpoint);
+    trust_signer(repo, &key);
+    trees
 }
 
 /// This machine's user trusts the signer `key`, as a person would.
@@ -210,9 +218,7 @@ fn a_writers_prepare_is_a_readers_remote_hit_byte_for_byte() {
     let key = writer_key(&repo);
     let (_, envelope) = stored_manifest(&repo, &server);
     assert_eq!(envelope["signatures"][0]["key"], key.as_str(), "{envelope}");
-    let trees = another_machine(&repo);
-    write_rules(&repo, &server.endpoint);
-    trust_signer(&repo, &key);
+    let trees = trusting_reader(&repo, &server);
     let t = Instant::now();
     let out = add(&repo, "3", &READER);
     out.expect_code(0);

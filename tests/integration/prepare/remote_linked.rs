@@ -5,9 +5,7 @@
 use std::os::unix::fs::MetadataExt as _;
 use std::path::PathBuf;
 
-use super::remote::{
-    add, another_machine, prepared, trust_signer, write_one, write_rules, writer_key, READER,
-};
+use super::remote::{add, prepared, trusting_reader, write_one, READER};
 use crate::support::seaweed::Seaweed;
 use crate::support::{snapshot, TestRepo};
 
@@ -32,10 +30,7 @@ fn a_remote_hit_links_the_entrys_files_and_a_change_in_place_is_a_damaged_entry_
     let repo = TestRepo::new();
     let one = write_one(&repo, &server);
     let written = snapshot(&one.join("node_modules"));
-    let key = writer_key(&repo);
-    another_machine(&repo);
-    write_rules(&repo, &server.endpoint);
-    trust_signer(&repo, &key);
+    trusting_reader(&repo, &server);
     let out = add(&repo, "3", &READER);
     out.expect_code(0);
     assert!(

@@ -7,7 +7,7 @@ use sha2::Digest as _;
 
 use super::remote::{
     add, another_machine, leftovers, local_entries, prepared, reader_prepares_again,
-    stored_manifest, trust_signer, write_one, write_rules, writer_key, READER,
+    stored_manifest, trust_signer, trusting_reader, write_one, write_rules, writer_key, READER,
 };
 use super::remote_signed::{nothing_of_the_store_kept, says_once, signature, writer_secret};
 use crate::support::seaweed::Seaweed;
@@ -202,10 +202,7 @@ fn an_entry_written_before_packs_is_still_read() {
     envelope["body"] = body.into();
     server.overwrite(&name, envelope.to_string().as_bytes());
     let written = crate::support::snapshot(&one.join("node_modules"));
-    let key = writer_key(&repo);
-    another_machine(&repo);
-    write_rules(&repo, &server.endpoint);
-    trust_signer(&repo, &key);
+    trusting_reader(&repo, &server);
     let out = add(&repo, "2", &READER);
     out.expect_code(0);
     assert!(
