@@ -10,6 +10,15 @@ trap 'rm -rf "$prefix"' EXIT
 fail() { echo "install-check: $*" >&2; exit 1; }
 
 make --no-print-directory install PREFIX="$prefix" >/dev/null
+# The release build is linked statically where the Makefile says so (glibc Linux with glibc's
+# static library): it starts about as fast as /bin/sh.
+static=$(make --no-print-directory -s -f Makefile -f - print-static <<<'print-static: ; @echo $(STATIC)')
+if [ "$static" = 1 ]; then
+	linked=$(ldd "$prefix/bin/git-kardwt" 2>&1 || true)
+	grep -Eq "statically linked|not a dynamic executable" <<<"$linked" ||
+		fail "STATIC=1, but the installed binary is linked dynamically: $linked"
+	echo "install-check: the installed binary is linked statically"
+fi
 export PATH="$prefix/bin:$PATH" GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
 export MANPATH="$prefix/share/man:" MANPAGER=cat PAGER=cat GIT_PAGER=cat MANWIDTH=80
 
