@@ -78,7 +78,7 @@ pub fn branch_step(
 /// The base whose commits' changes count as kept: the recorded base's remote-tracking ref, or
 /// the recorded base itself when it is a ref outside kardwt's branches. `(commit, name)`.
 fn base_of(ctx: &Context, rec: &Record) -> Option<(String, String)> {
-    let tracking = crate::lifecycle::base::tracking_ref_of(&rec.base_remote, &rec.base_ref);
+    let tracking = crate::config::tracking_ref_of(&rec.base_remote, &rec.base_ref);
     let own = rec
         .base_ref
         .starts_with("refs/")
@@ -99,7 +99,7 @@ fn base_of(ctx: &Context, rec: &Record) -> Option<(String, String)> {
 /// recorded base commit)?
 pub fn merged_into_base(ctx: &Context, rec: &Record) -> bool {
     let branch = format!("refs/heads/{}", rec.branch);
-    let tracking = crate::lifecycle::base::tracking_ref_of(&rec.base_remote, &rec.base_ref);
+    let tracking = crate::config::tracking_ref_of(&rec.base_remote, &rec.base_ref);
     tracking
         .into_iter()
         .chain((!rec.base_oid.is_empty()).then(|| rec.base_oid.clone()))

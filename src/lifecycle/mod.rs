@@ -22,7 +22,7 @@ mod remove;
 mod step;
 mod walk;
 
-pub(crate) use base::{behind, fetch_base, tracking_ref_of, ADD_MARKER};
+pub(crate) use base::{behind, fetch_base, ADD_MARKER};
 pub(crate) use card_branch::merged_into_base;
 pub(crate) use create::{add, AddOptions};
 pub(crate) use dirty::{link_state, lock_blocker, LinkState};
