@@ -207,7 +207,7 @@ pub(super) fn release_locked(
         program,
         argv: &hook.argv,
         cwd: path,
-        facts: &crate::seed::facts(ctx, rec),
+        facts: &sandbox::Facts::of(rec, ctx.base_shown()),
         passthrough: &cfg.environment.passthrough,
         extra: &[],
         cached: false,
@@ -302,7 +302,7 @@ pub(crate) fn release_verified(
         deadline,
         held: _held,
     } = relock(ctx, report, cfg, "release", "nothing was released")?;
-    let (cleanup, _) = cleanup_for_removal(cfg, crate::seed::site_of(ctx, &rec), &path, false)?;
+    let (cleanup, _) = cleanup_for_removal(cfg, sandbox::Site::of(&ctx.repo, &rec), &path, false)?;
     let (mut steps, hook_failed) = release_locked(
         ctx,
         cfg,

@@ -75,7 +75,7 @@ pub(crate) fn remove_verified(
         "remove",
         "nothing was released or removed",
     )?;
-    let site = crate::seed::site_of(ctx, &rec);
+    let site = sandbox::Site::of(&ctx.repo, &rec);
     let (cleanup, not_run) =
         crate::lifecycle::release::cleanup_for_removal(cfg, site, &path, opts.force)?;
     let report = &held.report;
