@@ -15,7 +15,7 @@ use crate::ground::card::CardId;
 use crate::ground::error::{Code, Fail, Kind};
 use crate::lifecycle::step::Step;
 use crate::sandbox::{self, Phase};
-use crate::state::{Loaded, Reason, Record, State};
+use crate::state::{Happened, Loaded, Reason, Record, State};
 use crate::verify::{self, Verdict};
 
 /// `release --json` and `remove --json`: the tree, its card and each step.
@@ -173,19 +173,14 @@ pub(super) fn release_locked(
         ok,
         detail: released.clone(),
     });
-    ctx.cards.log(
-        crate::state::EventKind::Released,
-        &rec.card,
-        path,
-        &released,
-        t.elapsed(),
-    );
+    ctx.cards
+        .note(&rec.card, path, Happened::Released(&released), t.elapsed());
     if let Some(sig) = crate::sys::interrupted() {
         if let Processes::KeepInUse = processes {
             // Nothing was signalled: nothing to record.
             return Err(crate::sys::stopped(sig, "before anything was released").into());
         }
-        return Err(crate::context::stopped_releasing(
+        return Err(stopped_releasing(
             ctx,
             rec,
             admin,
@@ -218,7 +213,7 @@ pub(super) fn release_locked(
     rec.last_hook = Some(outcome.last_hook(Phase::Cleanup, cap));
     crate::state::write_or_warn(admin, rec);
     if let sandbox::Ending::Signal(sig) = outcome.ending {
-        return Err(crate::context::stopped_releasing(
+        return Err(stopped_releasing(
             ctx,
             rec,
             admin,
@@ -255,13 +250,8 @@ pub(super) fn release_locked(
             }),
         ));
     }
-    ctx.cards.log(
-        crate::state::EventKind::Failed,
-        &rec.card,
-        path,
-        "cleanup hook",
-        outcome.duration,
-    );
+    let failed = Happened::Failed("cleanup hook");
+    ctx.cards.note(&rec.card, path, failed, outcome.duration);
     let fail = Fail::from(Refusal::HookFailed {
         card: rec.card.to_string(),
         ending: outcome.ending,
@@ -396,13 +386,9 @@ pub(crate) fn release_gone(
         Ok(r) => r.to_string(),
         Err(unseen) => format!("none signalled: {unseen}"),
     };
-    ctx.cards.log(
-        crate::state::EventKind::Released,
-        &rec.card,
-        &path,
-        &format!("directory gone; {released}"),
-        t.elapsed(),
-    );
+    let gone = format!("directory gone; {released}");
+    ctx.cards
+        .note(&rec.card, &path, Happened::Released(&gone), t.elapsed());
     let mut steps = vec![
         Step {
             step: "processes",
@@ -422,6 +408,31 @@ pub(crate) fn release_gone(
         path,
         card: rec.card.to_string(),
         steps,
+    })
+}
+
+/// `sig` stopped releasing `path` `during` a step: the record says `failed` (reason `remove`),
+/// since what the tree ran is released, or half cleaned up; the next `add` prepares it again.
+pub(super) fn stopped_releasing(
+    ctx: &Context,
+    rec: &mut Record,
+    admin: &Path,
+    path: &Path,
+    sig: crate::sys::Signal,
+    during: &str,
+) -> crate::ground::error::Fail {
+    rec.state = State::Failed;
+    rec.reason = Reason::Remove;
+    rec.updated_at = crate::sys::now();
+    let recorded = crate::state::write(admin, rec).is_ok();
+    let stopped = crate::sys::stopped(sig, during);
+    let failed = Happened::Failed(&stopped.message);
+    ctx.cards.note(&rec.card, path, failed, Duration::ZERO);
+    let card = &rec.card;
+    stopped.hint(if recorded {
+        format!("{} is kept and its record is now failed (git kardwt add {card} prepares it again); run the command again to finish", path.display())
+    } else {
+        format!("{} is kept; run the command again to finish", path.display())
     })
 }
 

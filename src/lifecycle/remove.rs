@@ -14,11 +14,12 @@ use anyhow::Result;
 
 use crate::context::Context;
 use crate::ground::error::{code_or, Code, Fail, Kind};
+use crate::lifecycle::release;
 pub(crate) use crate::lifecycle::release::Processes;
 use crate::lifecycle::removable::{self, Removable, Unremovable};
 use crate::lifecycle::step::Step;
 use crate::sandbox;
-use crate::state::{Reason, Record, State};
+use crate::state::{Reason, Record, RemovalEnded, State};
 use crate::verify::{self};
 use crate::{git, lifecycle::dirty};
 
@@ -145,7 +146,7 @@ pub(crate) fn remove_verified(
 
     if let Some(sig) = crate::sys::interrupted() {
         let during = "after releasing, before the tree was removed";
-        let stopped = crate::context::stopped_releasing(ctx, &mut rec, &admin, &path, sig, during);
+        let stopped = release::stopped_releasing(ctx, &mut rec, &admin, &path, sig, during);
         return Err(stopped.into());
     }
 
@@ -182,8 +183,9 @@ pub(crate) fn remove_verified(
     // retry) instead of reusing it as ready.
     let mut mark_failed = |why: &str| {
         // git may have forgotten the tree and left part of it.
+        let failed = RemovalEnded::Failed(why);
         ctx.cards
-            .removal_failed(&rec.card, &path, why, started.elapsed());
+            .removal(&rec.card, &path, failed, started.elapsed());
         rec.updated_at = crate::sys::now();
         crate::state::write_or_warn(&admin, &rec);
     };
@@ -214,7 +216,9 @@ pub(crate) fn remove_verified(
     let branch = crate::lifecycle::card_branch::branch_step(&repo_lock, ctx, &rec, asked);
     steps.push(branch);
     // 5. The card's claim, last.
-    ctx.cards.removed(&rec.card, &path, "ok", started.elapsed());
+    let removed = RemovalEnded::Done("ok");
+    ctx.cards
+        .removal(&rec.card, &path, removed, started.elapsed());
     Ok(Removal {
         path,
         card: rec.card.to_string(),
@@ -473,8 +477,9 @@ pub(crate) fn prune_gone(
     if !out.ok {
         return Ok(Some(PruneRefused(out.stderr.trim().to_owned())));
     }
+    let pruned = RemovalEnded::Done(note);
     ctx.cards
-        .removed(card, path, note, std::time::Duration::ZERO);
+        .removal(card, path, pruned, std::time::Duration::ZERO);
     Ok(None)
 }
 
