@@ -7,11 +7,9 @@
 //! [`prune_gone`]), the one removability decision ([`decide_removal`]) and remnants
 //! ([`remnant_of`], [`remnant_at`], [`remove_remnant`], [`unbacked`]).
 mod base;
-mod card_branch;
 mod create;
 mod dirty;
 mod flagged;
-mod move_aside;
 mod orphan;
 mod prepare;
 mod rehearse;
@@ -23,7 +21,6 @@ mod step;
 mod walk;
 
 pub(crate) use base::{behind, fetch_base, ADD_MARKER};
-pub(crate) use card_branch::merged_into_base;
 pub(crate) use create::{add, AddOptions};
 pub(crate) use dirty::{link_state, lock_blocker, LinkState};
 pub(crate) use orphan::{drop_replaced_orphan, release_orphan};
@@ -38,7 +35,7 @@ pub(crate) use removable::{
     decide as decide_removal, How as RemovalHow, Tree as RemovalTree, Unremovable,
 };
 pub(crate) use remove::{
-    prune_gone, remove_verified, Options as RemoveOptions, PruneRefused, Refusal as RemoveRefusal,
-    Refused as RemoveRefused, Removal,
+    merged_into_base, prune_gone, remove_verified, Options as RemoveOptions, PruneRefused,
+    Refusal as RemoveRefusal, Refused as RemoveRefused, Removal,
 };
 pub(crate) use step::Step;
