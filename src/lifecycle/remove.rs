@@ -179,8 +179,7 @@ pub(crate) fn remove_verified(
     // The tree moved aside first (a rename, recorded), so git only forgets it and the bytes
     // go after returning; where it cannot move, git deletes it in place.
     shown.message(step("moving it aside and unregistering it"));
-    let moved = move_aside(ctx, &rec.card, &path, opts.force);
-    refuse_late_mounts(&moved, &path)?;
+    let moved = move_aside(ctx, &rec.card, &path, opts.force)?;
     // Released but not removed: the record says `failed` since before the release (its
     // `updated_at` now says when git failed), so the next `add` prepares the tree again (reason
     // retry) instead of reusing it as ready.
@@ -238,28 +237,26 @@ type Attempt = anyhow::Result<Moved>;
 /// Move the tree at `path` aside (under the repository lock, after every refusal and the
 /// release). Unless forced, only a tree `git worktree remove` would delete: the same `git
 /// status` it runs first finds nothing (the cleanup hook may have left files); otherwise the
-/// tree stays, and git, run on it in place, refuses it in its own words as before.
-fn move_aside(ctx: &Context, card: &str, path: &Path, force: bool) -> Attempt {
-    if !force {
-        match crate::git::status_z(path, &["--ignore-submodules=none"], &[]) {
-            Ok(entries) if entries.is_empty() => {}
-            Ok(_) => anyhow::bail!("it holds modified or untracked files"),
-            Err(e) => return Err(e),
-        }
-    }
-    ctx.cards.move_aside(card, path)
-}
-
-/// A tree that stays in place for git, which deletes across whatever is mounted in it: one
-/// mounted since the refusals (by the cleanup hook, say) stops the removal here, after the
+/// tree stays, and git, run on it in place, refuses it in its own words as before. A tree that
+/// stays in place for git, which deletes across whatever is mounted in it: one mounted since
+/// the refusals (by the cleanup hook, say) stops the removal here (the error), after the
 /// release, the record still `failed`.
-fn refuse_late_mounts(attempt: &Attempt, path: &Path) -> anyhow::Result<()> {
-    let mounted = match attempt {
-        Err(_) => crate::sys::mounts_under(path).unwrap_or_default(),
-        Ok(_) => Vec::new(),
+fn move_aside(ctx: &Context, card: &str, path: &Path, force: bool) -> Result<Attempt> {
+    let clean = match force {
+        true => Ok(()),
+        false => match crate::git::status_z(path, &["--ignore-submodules=none"], &[]) {
+            Ok(entries) if entries.is_empty() => Ok(()),
+            Ok(_) => Err(anyhow::anyhow!("it holds modified or untracked files")),
+            Err(e) => Err(e),
+        },
     };
+    let attempt = clean.and_then(|()| ctx.cards.move_aside(card, path));
+    if attempt.is_ok() {
+        return Ok(attempt);
+    }
+    let mounted = crate::sys::mounts_under(path).unwrap_or_default();
     let Some(first) = mounted.first() else {
-        return Ok(());
+        return Ok(attempt);
     };
     let at = path.join(first);
     Err(crate::ground::error::Fail::new(
@@ -468,8 +465,18 @@ fn refusals(
         force: opts.force,
         processes: opts.processes,
     };
-    let removable =
-        removable::decide(ctx, &tree, how).map_err(|why| Refusal::refused(path.to_owned(), why))?;
+    // An unproven check keeps its cause as the refusal's source.
+    let removable = removable::decide(ctx, &tree, how).map_err(|why| match why {
+        Unremovable::Unproven { cause, forcible } => Refusal::Unproven {
+            path: path.to_owned(),
+            cause,
+            forcible,
+        },
+        why => Refusal::Unremovable {
+            path: path.to_owned(),
+            why,
+        },
+    })?;
     let (ok, detail) = match removable {
         Removable::Clean => (true, "clean".into()),
         Removable::Forced { dirty } => (false, format!("{dirty} dirty paths, forced")),
@@ -511,20 +518,6 @@ pub enum Refusal {
     NoLongerCollectable { path: PathBuf, why: String },
     /// The removability decision's every other answer.
     Unremovable { path: PathBuf, why: Unremovable },
-}
-
-impl Refusal {
-    /// The refusal of the tree at `path` the decision answered with `why`.
-    fn refused(path: PathBuf, why: Unremovable) -> Refusal {
-        match why {
-            Unremovable::Unproven { cause, forcible } => Refusal::Unproven {
-                path,
-                cause,
-                forcible,
-            },
-            why => Refusal::Unremovable { path, why },
-        }
-    }
 }
 
 /// Prune the registration of a worktree whose directory is gone (`git worktree remove` of the
