@@ -13,6 +13,7 @@ use crate::config::{Cleanup, Config};
 use crate::context::Context;
 use crate::ground::card::CardId;
 use crate::ground::error::{Code, Fail, Kind};
+use crate::lifecycle::removable::Processes;
 use crate::lifecycle::step::Step;
 use crate::sandbox::{self, Phase};
 use crate::state::{Happened, Loaded, Reason, Record, State};
@@ -102,17 +103,6 @@ pub(super) fn cleanup_for_removal<'c>(
     }
 }
 
-/// What a release does about the processes whose cwd is inside the tree.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Processes {
-    /// SIGTERM, then SIGKILL after the grace period: `remove` and `release`, which a person
-    /// or agent asked for.
-    Release(Duration),
-    /// Signal nothing: `gc` (automatic cleanup never ends a process), whose
-    /// removal refuses a tree in use before anything is released.
-    KeepInUse,
-}
-
 /// The release steps of a removal, in order, on a worktree verified under its card's lock: the
 /// processes whose cwd is inside `path` (event `released`; none with
 /// [`Processes::KeepInUse`]), then the cleanup hook (reason
@@ -150,7 +140,7 @@ pub(super) fn release_locked(
         // A tree nested in this one is not this tree's to release: its processes are spared.
         Processes::Release(grace) => {
             use std::os::unix::ffi::OsStrExt;
-            let nested = crate::lifecycle::dirty::nested_tree_paths(path)?;
+            let nested = crate::lifecycle::removable::nested_tree_paths(path)?;
             let spared: Vec<PathBuf> = nested
                 .iter()
                 .map(|rel| path.join(std::ffi::OsStr::from_bytes(rel)))

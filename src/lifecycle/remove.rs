@@ -14,14 +14,14 @@ use std::time::Instant;
 use anyhow::Result;
 
 use crate::context::Context;
+use crate::git;
 use crate::lifecycle::release;
-pub(crate) use crate::lifecycle::release::Processes;
+pub(crate) use crate::lifecycle::removable::Processes;
 use crate::lifecycle::removable::{self, Removable, Unremovable};
 use crate::lifecycle::step::Step;
 use crate::sandbox;
 use crate::state::{Deleting, Moved, Reason, Record, RemovalEnded, State};
 use crate::verify::{self};
-use crate::{git, lifecycle::dirty};
 
 mod refusal;
 pub(crate) use refusal::Refused;
@@ -165,7 +165,7 @@ pub(crate) fn remove_verified(
         )
     };
     for link in &rec.links {
-        if dirty::link_state(&ctx.links_from(), &path, link) == dirty::LinkState::Own
+        if removable::link_state(&ctx.links_from(), &path, link) == removable::LinkState::Own
             && !tracked.contains(link.as_bytes())
         {
             let _ = std::fs::remove_file(path.join(link));
