@@ -2,8 +2,9 @@
 //! repository lock, the blob ids of copied files and the trees moved aside, all under one
 //! common dir; and the one writer of a worktree's record, which completes its card's claim
 //! with it. It names what the modules beside it keep (each still knows its own files), and
-//! keeps what happened to a card's tree ([`Happened`]) in one call, its event and the claim
-//! it changes together. The repository lock is taken here so that records made before claims
+//! keeps what happened to a card's tree in one call each: a step of its release
+//! ([`Happened`], its event), and how its removal ended ([`RemovalEnded`], the claim it
+//! changes, then its event). The repository lock is taken here so that records made before claims
 //! existed are migrated, and the temporaries killed writes left in the claims directory
 //! removed, by the first locked command, which also finishes what a killed removal moved aside
 //! (`aside.rs`).
@@ -33,7 +34,7 @@ pub(crate) enum Happened<'a> {
 /// How a removal of a card's tree ended, as the store keeps it ([`Cards::removal`]): the claim
 /// of its path changed, then its event logged.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum Removal<'a> {
+pub(crate) enum RemovalEnded<'a> {
     /// The tree is gone (a note on how): the claim of its path is forgotten.
     Done(&'a str),
     /// `git worktree remove` failed (why, in git's words): git may have forgotten the tree and
@@ -159,13 +160,13 @@ impl Cards {
 
     /// Keep how the removal of `card`'s tree at `path` ended: the claim of `path` changed (a
     /// claim of another path is left alone), then the event logged, `took` long.
-    pub(crate) fn removal(&self, card: &str, path: &Path, ended: Removal<'_>, took: Duration) {
+    pub(crate) fn removal(&self, card: &str, path: &Path, ended: RemovalEnded<'_>, took: Duration) {
         match ended {
-            Removal::Done(note) => {
+            RemovalEnded::Done(note) => {
                 claim::forget(&self.common_dir, card, path);
                 self.log(EventKind::Removed, card, path, note, took);
             }
-            Removal::Failed(why) => {
+            RemovalEnded::Failed(why) => {
                 claim::mark_half_removed(&self.common_dir, Some(card), path);
                 let outcome = format!("git worktree remove: {why}");
                 self.log(EventKind::Failed, card, path, &outcome, took);

@@ -17,7 +17,7 @@ pub(crate) use aside::{
     Tidy, ATTEMPTS,
 };
 pub(crate) use blobs::{common_dir_of, keep as keep_blobs, load as copied_blobs};
-pub(crate) use cards::{write, write_or_warn, Cards, Happened, Removal as RemovalEnded};
+pub(crate) use cards::{write, write_or_warn, Cards, Happened, RemovalEnded};
 pub(crate) use claim::{Claim, ClaimError, ClaimState, Orphan};
 pub(crate) use events::{in_words, Event as LoggedEvent, Kind as EventKind, Read as EventLog};
 pub(crate) use record::{
