@@ -13,7 +13,7 @@
 //! | `commands/` | one file per subcommand: orchestration and printing only, typed `--json` structs; `pre_push/push.rs` reads what a push sends (pure) |
 //! | `gc/` | what `gc` may collect: `plan` (typed outcomes), `apply`, `collectable` (a tree only on evidence), `branches` |
 //! | `install/` | what kardwt writes into a repository: git hook `shims`, the agent `runner_files` |
-//! | `lifecycle/` | the services: `create` (the library `add`), `base` (fetch, `git worktree add`), `prepare` (a tree found by hand), `rehearse` (`doctor --try`), `release`, `remove`, `move_aside` (the tree moved aside, deleted after returning), `removable` (the one decision whether a tree may be removed), `remnant` (what a cut-short removal left), `dirty` and `walk` (clean only on proof) |
+//! | `lifecycle/` | the services: `create` (the library `add`), `base` (fetch, `git worktree add`), `prepare` (a tree found by hand), `rehearse` (`doctor --try`), `release`, `remove` (the tree moved aside, deleted after returning; the branch), `removable` (the one decision whether a tree may be removed, and its checks), `remnant` (what a cut-short removal left), `walk` and `flagged` (clean only on proof) |
 //! | `seed/` | the one seeding pipeline every path into a tree runs (`mod.rs`): `links`, `shared_files` (the files behind links, for pre-push), `copy/`, `ports`, the prepare `cache/`, the `failure` block |
 //! | `context/` | what a command acts in: `start` (the context read once), `hold` (a card's lock, its tree verified again under it), `foreign` (records for trees kardwt did not make), `disk` (the disk as the agent command guard asks about it) |
 //! | `sandbox/` | the one runner of the rules' prepare and cleanup hooks |

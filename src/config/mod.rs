@@ -34,7 +34,7 @@ pub(crate) use model::{
 };
 pub(crate) use names::{
     check_base_ref, check_branch_ref, check_pr_number, check_recorded_base, is_pr_ref, pr_refs,
-    quote, NameError,
+    quote, tracking_ref_of, NameError,
 };
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! Names that reach git and how values are quoted in errors:
-//! pure checks, used for the rules file, records and what a remote reports.
+//! pure checks, used for the rules file, records and what a remote reports, and the ref
+//! kardwt keeps a fetched base at.
 /// At most this many characters of any value are quoted in an error message.
 pub(super) const QUOTE_CHARS: usize = 40;
 
@@ -149,6 +150,24 @@ pub(crate) fn check_base_ref(name: &str) -> Result<(), NameError> {
         Some(_) => Err(NameError::EmptyTag),
         None => check_branch_ref(name).map_err(|_| NameError::NotBase),
     }
+}
+
+/// Where kardwt keeps `base_ref` of `remote` as last fetched (pure): a branch at its
+/// remote-tracking ref `refs/remotes/<remote>/<branch>`; a pull request's head
+/// (`refs/pull/<n>/head`, `refs/merge-requests/<n>/head`) at
+/// `refs/kardwt/remotes/<remote>/pull/<n>/head` (or `…/merge-requests/<n>/head`): not under
+/// `refs/remotes/<remote>/`, where a branch of the remote named `pr/<n>` would land and which
+/// `git fetch --prune` empties of whatever no branch of the remote backs. `None` for a tag or a
+/// commit (a tag is kept at its own name, a commit by the card's branch).
+pub(crate) fn tracking_ref_of(remote: &str, base_ref: &str) -> Option<String> {
+    if let Some(branch) = base_ref.strip_prefix("refs/heads/") {
+        return Some(format!("refs/remotes/{remote}/{branch}"));
+    }
+    let pr = base_ref.strip_prefix("refs/")?;
+    check_base_ref(base_ref)
+        .ok()
+        .filter(|_| pr.starts_with("pull/") || pr.starts_with("merge-requests/"))
+        .map(|_| format!("refs/kardwt/remotes/{remote}/{pr}"))
 }
 
 /// A remote name git accepts (`refs/remotes/<name>/x` is a valid ref) that can never be read

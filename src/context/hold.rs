@@ -1,7 +1,6 @@
 //! Acting on a card safely: its lock taken and its worktree verified again under it, the
 //! deadline arithmetic, the intent `add` writes before git creates anything, and the forced
-//! `git worktree remove` that undoes a tree kardwt just created, and the record of a release an
-//! interrupt stopped.
+//! `git worktree remove` that undoes a tree kardwt just created.
 use crate::state::Cards;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -192,34 +191,4 @@ fn remove_worktree(
             120,
         ))),
     }
-}
-
-/// `sig` stopped releasing `path` `during` a step: the record says `failed` (reason `remove`),
-/// since what the tree ran is released, or half cleaned up; the next `add` prepares it again.
-pub(crate) fn stopped_releasing(
-    ctx: &Context,
-    rec: &mut crate::state::Record,
-    admin: &Path,
-    path: &Path,
-    sig: crate::sys::Signal,
-    during: &str,
-) -> crate::ground::error::Fail {
-    rec.state = crate::state::State::Failed;
-    rec.reason = crate::state::Reason::Remove;
-    rec.updated_at = crate::sys::now();
-    let recorded = crate::state::write(admin, rec).is_ok();
-    let stopped = crate::sys::stopped(sig, during);
-    ctx.cards.log(
-        crate::state::EventKind::Failed,
-        &rec.card,
-        path,
-        &stopped.message,
-        Duration::ZERO,
-    );
-    let card = &rec.card;
-    stopped.hint(if recorded {
-        format!("{} is kept and its record is now failed (git kardwt add {card} prepares it again); run the command again to finish", path.display())
-    } else {
-        format!("{} is kept; run the command again to finish", path.display())
-    })
 }

@@ -16,8 +16,7 @@ pub(crate) use disk::Disk;
 pub(crate) use foreign::{derive_card, empty_base_why, outside_record, recorded_base};
 pub(crate) use hold::{
     after, clear_intent, intended, lock_and_scan, lock_and_verify, manual_removal,
-    remove_half_made, remove_worktree_forced, stopped_releasing, undo_worktree, write_intent,
-    Locked, RemovalError,
+    remove_half_made, remove_worktree_forced, undo_worktree, write_intent, Locked, RemovalError,
 };
 pub(crate) use start::Context;
 pub(crate) use unmanaged::{hook_context, note as unmanaged_note};

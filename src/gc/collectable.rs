@@ -342,9 +342,9 @@ pub(crate) fn tracking_ref(rec: &Record) -> Option<String> {
 }
 
 /// The remote-tracking ref of `base_ref` on `remote` (pure): a branch's, or where kardwt keeps a
-/// pull request's head ([`crate::lifecycle::tracking_ref_of`]).
+/// pull request's head ([`crate::config::tracking_ref_of`]).
 pub(super) fn tracking_ref_of(remote: &str, base_ref: &str) -> Option<String> {
-    crate::lifecycle::tracking_ref_of(remote, base_ref)
+    crate::config::tracking_ref_of(remote, base_ref)
 }
 
 /// How many seconds ago `tracking` (`refs/remotes/<remote>/<branch>`) was last updated, as

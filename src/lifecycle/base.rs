@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use anyhow::{Context as _, Result};
 
-use crate::config::NameError;
+use crate::config::{tracking_ref_of, NameError};
 use crate::config::{CheckoutMode, Config};
 use crate::git;
 use crate::ground::card::CardId;
@@ -317,24 +317,6 @@ fn resolve_pr(
         })
         .into()),
     }
-}
-
-/// Where kardwt keeps `base_ref` of `remote` as last fetched (pure): a branch at its
-/// remote-tracking ref `refs/remotes/<remote>/<branch>`; a pull request's head
-/// (`refs/pull/<n>/head`, `refs/merge-requests/<n>/head`) at
-/// `refs/kardwt/remotes/<remote>/pull/<n>/head` (or `…/merge-requests/<n>/head`): not under
-/// `refs/remotes/<remote>/`, where a branch of the remote named `pr/<n>` would land and which
-/// `git fetch --prune` empties of whatever no branch of the remote backs. `None` for a tag or a
-/// commit (a tag is kept at its own name, a commit by the card's branch).
-pub(crate) fn tracking_ref_of(remote: &str, base_ref: &str) -> Option<String> {
-    if let Some(branch) = base_ref.strip_prefix("refs/heads/") {
-        return Some(format!("refs/remotes/{remote}/{branch}"));
-    }
-    let pr = base_ref.strip_prefix("refs/")?;
-    crate::config::check_base_ref(base_ref)
-        .ok()
-        .filter(|_| pr.starts_with("pull/") || pr.starts_with("merge-requests/"))
-        .map(|_| format!("refs/kardwt/remotes/{remote}/{pr}"))
 }
 
 /// A fetch of what `--base` named failed: when the remote lacks it, say so naming `--base`

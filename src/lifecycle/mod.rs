@@ -7,11 +7,8 @@
 //! [`prune_gone`]), the one removability decision ([`decide_removal`]) and remnants
 //! ([`remnant_of`], [`remnant_at`], [`remove_remnant`], [`unbacked`]).
 mod base;
-mod card_branch;
 mod create;
-mod dirty;
 mod flagged;
-mod move_aside;
 mod orphan;
 mod prepare;
 mod rehearse;
@@ -22,23 +19,22 @@ mod remove;
 mod step;
 mod walk;
 
-pub(crate) use base::{behind, fetch_base, tracking_ref_of, ADD_MARKER};
-pub(crate) use card_branch::merged_into_base;
+pub(crate) use base::{behind, fetch_base, ADD_MARKER};
 pub(crate) use create::{add, AddOptions};
-pub(crate) use dirty::{link_state, lock_blocker, LinkState};
 pub(crate) use orphan::{drop_replaced_orphan, release_orphan};
 pub(crate) use prepare::prepare;
 pub(crate) use rehearse::rehearse;
-pub(crate) use release::{release_gone, release_verified, Processes, StepsJson};
+pub(crate) use release::{release_gone, release_verified, StepsJson};
 pub(crate) use remnant::{
     advice as remnant_advice, at as remnant_at, of_card as remnant_of, remove as remove_remnant,
     unbacked, Unbacked,
 };
 pub(crate) use removable::{
-    decide as decide_removal, How as RemovalHow, Tree as RemovalTree, Unremovable,
+    decide as decide_removal, link_state, lock_blocker, How as RemovalHow, LinkState, Processes,
+    Tree as RemovalTree, Unremovable,
 };
 pub(crate) use remove::{
-    prune_gone, remove_verified, Options as RemoveOptions, PruneRefused, Refusal as RemoveRefusal,
-    Refused as RemoveRefused, Removal,
+    merged_into_base, prune_gone, remove_verified, Options as RemoveOptions, PruneRefused,
+    Refusal as RemoveRefusal, Refused as RemoveRefused, Removal,
 };
 pub(crate) use step::Step;

@@ -12,6 +12,7 @@ use crate::ground::error::{Code, Fail, Kind};
 use crate::lifecycle::release::cleanup_program;
 use crate::lifecycle::step::Step;
 use crate::sandbox::{self, Phase};
+use crate::state::Happened;
 
 /// Release what the orphan `claim` (its worktree removed or its directory deleted behind
 /// kardwt's back) still holds, under its card's lock: the cleanup hook, run in the base with
@@ -54,13 +55,11 @@ pub(crate) fn drop_replaced_orphan(
         _ => return Err(Fail::from(Refusal::Changed { card: card.clone() }).into()),
     }
     ctx.cards.delete_claim(&claim.card);
-    ctx.cards.log(
-        crate::state::EventKind::Released,
-        &claim.card,
-        &claim.path,
+    let dropped = Happened::Released(
         "orphan claim dropped: another worktree stands at its path; nothing there was touched",
-        Duration::ZERO,
     );
+    ctx.cards
+        .note(&claim.card, &claim.path, dropped, Duration::ZERO);
     Ok(())
 }
 
@@ -157,13 +156,8 @@ pub(super) fn release_orphan_locked(
             log: None,
         })?;
         if !outcome.succeeded() {
-            ctx.cards.log(
-                crate::state::EventKind::Failed,
-                &claim.card,
-                path,
-                "orphan: cleanup hook",
-                outcome.duration,
-            );
+            let failed = Happened::Failed("orphan: cleanup hook");
+            ctx.cards.note(&claim.card, path, failed, outcome.duration);
             return Err(Fail::from(Refusal::HookFailed {
                 card: card.clone(),
                 ending: outcome.ending,
@@ -190,13 +184,8 @@ pub(super) fn release_orphan_locked(
             format!("{} released", shown.join(", "))
         },
     });
-    ctx.cards.log(
-        crate::state::EventKind::Released,
-        &claim.card,
-        path,
-        "orphan",
-        t.elapsed(),
-    );
+    let released = Happened::Released("orphan");
+    ctx.cards.note(&claim.card, path, released, t.elapsed());
     Ok(steps)
 }
 

@@ -256,7 +256,7 @@ fn cleanup_hook(
         &hook.argv,
         &cfg.helpers,
         "worktree.cleanup.argv",
-        Some(seed::site_of(ctx, rec)),
+        Some(sandbox::Site::of(&ctx.repo, rec)),
     ) {
         Ok(Some(p)) => p,
         Ok(None) => return None,
@@ -275,7 +275,7 @@ fn cleanup_hook(
         program: &program,
         argv: &hook.argv,
         cwd: &rec.path,
-        facts: &seed::facts(ctx, rec),
+        facts: &sandbox::Facts::of(rec, ctx.base_shown()),
         passthrough: &cfg.environment.passthrough,
         extra: &[],
         cached: false,

@@ -13,9 +13,10 @@ use crate::config::{Cleanup, Config};
 use crate::context::Context;
 use crate::ground::card::CardId;
 use crate::ground::error::{Code, Fail, Kind};
+use crate::lifecycle::removable::Processes;
 use crate::lifecycle::step::Step;
 use crate::sandbox::{self, Phase};
-use crate::state::{Loaded, Reason, Record, State};
+use crate::state::{Happened, Loaded, Reason, Record, State};
 use crate::verify::{self, Verdict};
 
 /// `release --json` and `remove --json`: the tree, its card and each step.
@@ -102,17 +103,6 @@ pub(super) fn cleanup_for_removal<'c>(
     }
 }
 
-/// What a release does about the processes whose cwd is inside the tree.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Processes {
-    /// SIGTERM, then SIGKILL after the grace period: `remove` and `release`, which a person
-    /// or agent asked for.
-    Release(Duration),
-    /// Signal nothing: `gc` (automatic cleanup never ends a process), whose
-    /// removal refuses a tree in use before anything is released.
-    KeepInUse,
-}
-
 /// The release steps of a removal, in order, on a worktree verified under its card's lock: the
 /// processes whose cwd is inside `path` (event `released`; none with
 /// [`Processes::KeepInUse`]), then the cleanup hook (reason
@@ -150,7 +140,7 @@ pub(super) fn release_locked(
         // A tree nested in this one is not this tree's to release: its processes are spared.
         Processes::Release(grace) => {
             use std::os::unix::ffi::OsStrExt;
-            let nested = crate::lifecycle::dirty::nested_tree_paths(path)?;
+            let nested = crate::lifecycle::removable::nested_tree_paths(path)?;
             let spared: Vec<PathBuf> = nested
                 .iter()
                 .map(|rel| path.join(std::ffi::OsStr::from_bytes(rel)))
@@ -173,19 +163,14 @@ pub(super) fn release_locked(
         ok,
         detail: released.clone(),
     });
-    ctx.cards.log(
-        crate::state::EventKind::Released,
-        &rec.card,
-        path,
-        &released,
-        t.elapsed(),
-    );
+    ctx.cards
+        .note(&rec.card, path, Happened::Released(&released), t.elapsed());
     if let Some(sig) = crate::sys::interrupted() {
         if let Processes::KeepInUse = processes {
             // Nothing was signalled: nothing to record.
             return Err(crate::sys::stopped(sig, "before anything was released").into());
         }
-        return Err(crate::context::stopped_releasing(
+        return Err(stopped_releasing(
             ctx,
             rec,
             admin,
@@ -207,7 +192,7 @@ pub(super) fn release_locked(
         program,
         argv: &hook.argv,
         cwd: path,
-        facts: &crate::seed::facts(ctx, rec),
+        facts: &sandbox::Facts::of(rec, ctx.base_shown()),
         passthrough: &cfg.environment.passthrough,
         extra: &[],
         cached: false,
@@ -218,7 +203,7 @@ pub(super) fn release_locked(
     rec.last_hook = Some(outcome.last_hook(Phase::Cleanup, cap));
     crate::state::write_or_warn(admin, rec);
     if let sandbox::Ending::Signal(sig) = outcome.ending {
-        return Err(crate::context::stopped_releasing(
+        return Err(stopped_releasing(
             ctx,
             rec,
             admin,
@@ -255,13 +240,8 @@ pub(super) fn release_locked(
             }),
         ));
     }
-    ctx.cards.log(
-        crate::state::EventKind::Failed,
-        &rec.card,
-        path,
-        "cleanup hook",
-        outcome.duration,
-    );
+    let failed = Happened::Failed("cleanup hook");
+    ctx.cards.note(&rec.card, path, failed, outcome.duration);
     let fail = Fail::from(Refusal::HookFailed {
         card: rec.card.to_string(),
         ending: outcome.ending,
@@ -302,7 +282,7 @@ pub(crate) fn release_verified(
         deadline,
         held: _held,
     } = relock(ctx, report, cfg, "release", "nothing was released")?;
-    let (cleanup, _) = cleanup_for_removal(cfg, crate::seed::site_of(ctx, &rec), &path, false)?;
+    let (cleanup, _) = cleanup_for_removal(cfg, sandbox::Site::of(&ctx.repo, &rec), &path, false)?;
     let (mut steps, hook_failed) = release_locked(
         ctx,
         cfg,
@@ -396,13 +376,9 @@ pub(crate) fn release_gone(
         Ok(r) => r.to_string(),
         Err(unseen) => format!("none signalled: {unseen}"),
     };
-    ctx.cards.log(
-        crate::state::EventKind::Released,
-        &rec.card,
-        &path,
-        &format!("directory gone; {released}"),
-        t.elapsed(),
-    );
+    let gone = format!("directory gone; {released}");
+    ctx.cards
+        .note(&rec.card, &path, Happened::Released(&gone), t.elapsed());
     let mut steps = vec![
         Step {
             step: "processes",
@@ -422,6 +398,31 @@ pub(crate) fn release_gone(
         path,
         card: rec.card.to_string(),
         steps,
+    })
+}
+
+/// `sig` stopped releasing `path` `during` a step: the record says `failed` (reason `remove`),
+/// since what the tree ran is released, or half cleaned up; the next `add` prepares it again.
+pub(super) fn stopped_releasing(
+    ctx: &Context,
+    rec: &mut Record,
+    admin: &Path,
+    path: &Path,
+    sig: crate::sys::Signal,
+    during: &str,
+) -> crate::ground::error::Fail {
+    rec.state = State::Failed;
+    rec.reason = Reason::Remove;
+    rec.updated_at = crate::sys::now();
+    let recorded = crate::state::write(admin, rec).is_ok();
+    let stopped = crate::sys::stopped(sig, during);
+    let failed = Happened::Failed(&stopped.message);
+    ctx.cards.note(&rec.card, path, failed, Duration::ZERO);
+    let card = &rec.card;
+    stopped.hint(if recorded {
+        format!("{} is kept and its record is now failed (git kardwt add {card} prepares it again); run the command again to finish", path.display())
+    } else {
+        format!("{} is kept; run the command again to finish", path.display())
     })
 }
 

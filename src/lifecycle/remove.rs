@@ -5,22 +5,26 @@
 //! then to the end. Then the record says `failed` (reason
 //! `remove`) before anything is released, so a removal stopped at any later point, even by
 //! SIGKILL, leaves a tree the next `add` prepares again and the next `remove` finishes;
-//! release ([`crate::lifecycle::release`]); unlink kardwt's own links; `git worktree remove`; keep the
-//! branch unless asked to delete it and it is merged into the recorded base (or forced).
+//! release ([`crate::lifecycle::release`]); unlink kardwt's own links; move the tree aside and
+//! `git worktree remove` it; keep the branch unless asked to delete it and it is merged into
+//! the recorded base (or forced). How its refusals read: `refusal.rs` beside it.
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::Result;
 
 use crate::context::Context;
-use crate::ground::error::{code_or, Code, Fail, Kind};
-pub(crate) use crate::lifecycle::release::Processes;
+use crate::git;
+use crate::lifecycle::release;
+pub(crate) use crate::lifecycle::removable::Processes;
 use crate::lifecycle::removable::{self, Removable, Unremovable};
 use crate::lifecycle::step::Step;
 use crate::sandbox;
-use crate::state::{Reason, Record, State};
+use crate::state::{Deleting, Moved, Reason, Record, RemovalEnded, State};
 use crate::verify::{self};
-use crate::{git, lifecycle::dirty};
+
+mod refusal;
+pub(crate) use refusal::Refused;
 
 /// How to remove.
 pub(crate) struct Options {
@@ -75,7 +79,7 @@ pub(crate) fn remove_verified(
         "remove",
         "nothing was released or removed",
     )?;
-    let site = crate::seed::site_of(ctx, &rec);
+    let site = sandbox::Site::of(&ctx.repo, &rec);
     let (cleanup, not_run) =
         crate::lifecycle::release::cleanup_for_removal(cfg, site, &path, opts.force)?;
     let report = &held.report;
@@ -145,7 +149,7 @@ pub(crate) fn remove_verified(
 
     if let Some(sig) = crate::sys::interrupted() {
         let during = "after releasing, before the tree was removed";
-        let stopped = crate::context::stopped_releasing(ctx, &mut rec, &admin, &path, sig, during);
+        let stopped = release::stopped_releasing(ctx, &mut rec, &admin, &path, sig, during);
         return Err(stopped.into());
     }
 
@@ -161,7 +165,7 @@ pub(crate) fn remove_verified(
         )
     };
     for link in &rec.links {
-        if dirty::link_state(&ctx.links_from(), &path, link) == dirty::LinkState::Own
+        if removable::link_state(&ctx.links_from(), &path, link) == removable::LinkState::Own
             && !tracked.contains(link.as_bytes())
         {
             let _ = std::fs::remove_file(path.join(link));
@@ -175,15 +179,15 @@ pub(crate) fn remove_verified(
     // The tree moved aside first (a rename, recorded), so git only forgets it and the bytes
     // go after returning; where it cannot move, git deletes it in place.
     shown.message(step("moving it aside and unregistering it"));
-    let moved = crate::lifecycle::move_aside::move_aside(ctx, &rec.card, &path, opts.force);
-    crate::lifecycle::move_aside::refuse_late_mounts(&moved, &path)?;
+    let moved = move_aside(ctx, &rec.card, &path, opts.force)?;
     // Released but not removed: the record says `failed` since before the release (its
     // `updated_at` now says when git failed), so the next `add` prepares the tree again (reason
     // retry) instead of reusing it as ready.
     let mut mark_failed = |why: &str| {
         // git may have forgotten the tree and left part of it.
+        let failed = RemovalEnded::Failed(why);
         ctx.cards
-            .removal_failed(&rec.card, &path, why, started.elapsed());
+            .removal(&rec.card, &path, failed, started.elapsed());
         rec.updated_at = crate::sys::now();
         crate::state::write_or_warn(&admin, &rec);
     };
@@ -191,35 +195,243 @@ pub(crate) fn remove_verified(
     match removed {
         Ok(out) if out.ok => {}
         Ok(out) => {
-            crate::lifecycle::move_aside::put_back(moved, &admin);
+            put_back(moved, &admin);
             let why = sandbox::tail_chars(out.stderr.trim(), 120);
             mark_failed(&why);
             return Err(Refusal::GitRefused { path, why, card }.into());
         }
         Err(e) => {
-            crate::lifecycle::move_aside::put_back(moved, &admin);
+            put_back(moved, &admin);
             mark_failed(&format!("{e:#}"));
             return Err(e);
         }
     }
-    steps.push(crate::lifecycle::move_aside::delete(moved));
+    steps.push(delete(moved));
     drop(shown);
     // 4. The branch.
-    use crate::lifecycle::card_branch::BranchAsked;
     let asked = match (opts.delete_branch, opts.force) {
         (false, _) => BranchAsked::Keep,
         (true, false) => BranchAsked::Delete,
         (true, true) => BranchAsked::DeleteForced,
     };
-    let branch = crate::lifecycle::card_branch::branch_step(&repo_lock, ctx, &rec, asked);
+    let branch = branch_step(&repo_lock, ctx, &rec, asked);
     steps.push(branch);
     // 5. The card's claim, last.
-    ctx.cards.removed(&rec.card, &path, "ok", started.elapsed());
+    let removed = RemovalEnded::Done("ok");
+    ctx.cards
+        .removal(&rec.card, &path, removed, started.elapsed());
     Ok(Removal {
         path,
         card: rec.card.to_string(),
         steps,
     })
+}
+
+// The tree of a removal moved aside instead of deleted in place: renamed to a hidden sibling
+// and recorded (`state/aside.rs`) just before git forgets it, put back when git refuses, and
+// deleted by a detached process once git has forgotten it, so `remove` returns at once.
+
+/// A move aside, or why the tree stays for git to delete in place.
+type Attempt = anyhow::Result<Moved>;
+
+/// Move the tree at `path` aside (under the repository lock, after every refusal and the
+/// release). Unless forced, only a tree `git worktree remove` would delete: the same `git
+/// status` it runs first finds nothing (the cleanup hook may have left files); otherwise the
+/// tree stays, and git, run on it in place, refuses it in its own words as before. A tree that
+/// stays in place for git, which deletes across whatever is mounted in it: one mounted since
+/// the refusals (by the cleanup hook, say) stops the removal here (the error), after the
+/// release, the record still `failed`.
+fn move_aside(ctx: &Context, card: &str, path: &Path, force: bool) -> Result<Attempt> {
+    let clean = match force {
+        true => Ok(()),
+        false => match crate::git::status_z(path, &["--ignore-submodules=none"], &[]) {
+            Ok(entries) if entries.is_empty() => Ok(()),
+            Ok(_) => Err(anyhow::anyhow!("it holds modified or untracked files")),
+            Err(e) => Err(e),
+        },
+    };
+    let attempt = clean.and_then(|()| ctx.cards.move_aside(card, path));
+    if attempt.is_ok() {
+        return Ok(attempt);
+    }
+    let mounted = crate::sys::mounts_under(path).unwrap_or_default();
+    let Some(first) = mounted.first() else {
+        return Ok(attempt);
+    };
+    let at = path.join(first);
+    Err(crate::ground::error::Fail::new(
+        crate::ground::error::Code::Refused,
+        format!(
+            "{} has a file system mounted in it since it was checked ({}); it was released but \
+             not removed",
+            path.display(),
+            at.display()
+        ),
+    )
+    .hint(format!(
+        "unmount it (umount {}), then run remove again (its record is failed)",
+        crate::ground::quote::sh_path(&at)
+    ))
+    .into())
+}
+
+/// git failed: a tree it still has registered (its admin dir's `gitdir` is there) goes back at
+/// its path, as if never moved; one git forgot part of goes on being deleted, as git would
+/// have deleted it before failing on the admin dir.
+fn put_back(attempt: Attempt, admin: &Path) {
+    if let Ok(moved) = attempt {
+        if !admin.join("gitdir").exists() {
+            delete(Ok(moved));
+            return;
+        }
+        let (from, at) = (moved.aside.from.clone(), moved.aside.path.clone());
+        if !crate::state::put_back(moved) {
+            eprintln!(
+                "warning: the tree could not be renamed back from {} to {}; move it back by hand",
+                at.display(),
+                from.display()
+            );
+        }
+    }
+}
+
+/// git forgot the tree: its bytes deleted after returning (or now, when no process can
+/// start); the `worktree` step that says which, and where bytes not yet deleted lie.
+fn delete(attempt: Attempt) -> Step {
+    let (ok, detail) = match attempt {
+        Err(why) => (true, format!("removed in place ({why:#})")),
+        // Its files go in the background: the path is free already.
+        Ok(moved) => {
+            let at = moved.aside.path.display().to_string();
+            match crate::state::start_deleting(moved) {
+                Deleting::Background => (
+                    true,
+                    format!(
+                        "removed; its files are being deleted in the background from {at} (list, \
+                         doctor and gc name what cannot be)"
+                    ),
+                ),
+                Deleting::InPlace(Ok(())) => (
+                    true,
+                    "removed (moved aside and deleted: no process could start)".into(),
+                ),
+                Deleting::InPlace(Err(why)) => (
+                    false,
+                    format!("unregistered, but not all deleted: {why} (git kardwt gc --apply tries again)"),
+                ),
+            }
+        }
+    };
+    Step {
+        step: "worktree",
+        ms: None,
+        ok,
+        detail,
+    }
+}
+
+// What removal does with a card's branch: kept unless `--delete-branch`, and then deleted
+// only when merged into the recorded base (or `--force`) and no commit on it or named by its
+// reflog would be lost ([`crate::git::may_delete_branch`], the decision `gc --branches` uses
+// too).
+
+/// What removal was asked to do with the card's branch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BranchAsked {
+    /// Keep it (no `--delete-branch`).
+    Keep,
+    /// `--delete-branch`: delete it when merged into the recorded base.
+    Delete,
+    /// `--delete-branch --force`: merged or not.
+    DeleteForced,
+}
+
+/// Delete the branch when asked, merged into the recorded base (or forced), and nothing on it
+/// would be lost; otherwise keep it, saying why and how to delete it by hand.
+fn branch_step(
+    repo_lock: &crate::sys::RepoLock,
+    ctx: &Context,
+    rec: &Record,
+    asked: BranchAsked,
+) -> Step {
+    let step = |ok, detail: String| Step {
+        step: "branch",
+        ms: None,
+        ok,
+        detail,
+    };
+    let branch = &rec.branch;
+    if branch.is_empty() {
+        return step(true, "no branch recorded".into());
+    }
+    if asked == BranchAsked::Keep {
+        return step(true, format!("{branch} kept"));
+    }
+    let merged = merged_into_base(ctx, rec);
+    if !merged && asked != BranchAsked::DeleteForced {
+        return step(
+            false,
+            format!(
+                "{branch} kept: not merged into {} (use --force to delete it anyway, once every \
+                 commit on it is on another ref)",
+                rec.base_ref
+            ),
+        );
+    }
+    let dir = &ctx.repo.base;
+    let base = base_of(ctx, rec);
+    let base = base
+        .as_ref()
+        .map(|(oid, name)| (oid.as_str(), name.as_str()));
+    if let Err(lose) = git::may_delete_branch(dir, base, branch) {
+        let quoted = crate::ground::quote::sh_path(dir);
+        return step(
+            false,
+            format!(
+                "{branch} kept: {lose}; check it with git -C {quoted} log {branch} (and git -C \
+                 {quoted} reflog {branch}), then delete it by hand: git -C {quoted} branch -D \
+                 {branch}"
+            ),
+        );
+    }
+    match git::branch_delete(repo_lock, dir, branch) {
+        Ok(_) => step(
+            true,
+            format!("{branch} deleted{}", if merged { "" } else { " (forced)" }),
+        ),
+        Err(e) => step(false, format!("{branch} kept: {e:#}")),
+    }
+}
+
+/// The base whose commits' changes count as kept: the recorded base's remote-tracking ref, or
+/// the recorded base itself when it is a ref outside kardwt's branches. `(commit, name)`.
+fn base_of(ctx: &Context, rec: &Record) -> Option<(String, String)> {
+    let tracking = crate::config::tracking_ref_of(&rec.base_remote, &rec.base_ref);
+    let own = rec
+        .base_ref
+        .starts_with("refs/")
+        .then(|| rec.base_ref.clone())
+        .filter(|r| !r.starts_with(&format!("refs/heads/{}", git::CARD_BRANCHES)));
+    tracking.into_iter().chain(own).find_map(|r| {
+        let oid = git::ref_commit(&ctx.repo.base, &r)?;
+        let name = r
+            .strip_prefix("refs/remotes/")
+            .or_else(|| r.strip_prefix("refs/heads/"))
+            .unwrap_or(&r)
+            .to_owned();
+        Some((oid, name))
+    })
+}
+
+/// Is the branch's tip contained in the recorded base (its remote-tracking ref, or the
+/// recorded base commit)?
+pub(crate) fn merged_into_base(ctx: &Context, rec: &Record) -> bool {
+    let branch = format!("refs/heads/{}", rec.branch);
+    let tracking = crate::config::tracking_ref_of(&rec.base_remote, &rec.base_ref);
+    tracking
+        .into_iter()
+        .chain((!rec.base_oid.is_empty()).then(|| rec.base_oid.clone()))
+        .any(|base| git::is_ancestor(&ctx.repo.base, &branch, &base))
 }
 
 /// Every refusal of a removal but the repository lock, made before anything is released: gc's
@@ -253,8 +465,18 @@ fn refusals(
         force: opts.force,
         processes: opts.processes,
     };
-    let removable =
-        removable::decide(ctx, &tree, how).map_err(|why| Refusal::refused(path.to_owned(), why))?;
+    // An unproven check keeps its cause as the refusal's source.
+    let removable = removable::decide(ctx, &tree, how).map_err(|why| match why {
+        Unremovable::Unproven { cause, forcible } => Refusal::Unproven {
+            path: path.to_owned(),
+            cause,
+            forcible,
+        },
+        why => Refusal::Unremovable {
+            path: path.to_owned(),
+            why,
+        },
+    })?;
     let (ok, detail) = match removable {
         Removable::Clean => (true, "clean".into()),
         Removable::Forced { dirty } => (false, format!("{dirty} dirty paths, forced")),
@@ -270,7 +492,8 @@ fn refusals(
 
 /// Why a removal stopped, every one before anything was released but [`Refusal::GitRefused`].
 /// Not an error type itself: `?` turns it into the error whose exit code its variant fixes
-/// ([`Refused`], in a [`Fail`]), so no refusal can reach `main` as a plain exit 1.
+/// ([`Refused`], in a [`Fail`](crate::ground::error::Fail); `refusal.rs` beside it), so no
+/// refusal can reach `main` as a plain exit 1.
 #[derive(Debug)]
 pub enum Refusal {
     /// A lock or a record write failed before the release.
@@ -297,159 +520,6 @@ pub enum Refusal {
     Unremovable { path: PathBuf, why: Unremovable },
 }
 
-impl std::fmt::Display for Refusal {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        const UNTOUCHED: &str = "nothing was released or removed";
-        match self {
-            Refusal::Untouched { path, what, .. } => {
-                write!(f, "{} was not removed: {what}; {UNTOUCHED}", path.display())
-            }
-            Refusal::GitRefused { path, why, .. } => {
-                write!(f, "git worktree remove refused {}: {why}", path.display())
-            }
-            Refusal::Unproven { path, .. } => write!(
-                f,
-                "{}; {UNTOUCHED}",
-                removable::unproven(&path.display().to_string())
-            ),
-            Refusal::NoLongerCollectable { path, why } => write!(
-                f,
-                "{} is no longer collectable: {why}; {UNTOUCHED}",
-                path.display()
-            ),
-            Refusal::Unremovable { path, why } => {
-                write!(
-                    f,
-                    "{}; {UNTOUCHED}",
-                    why.said_of(&path.display().to_string())
-                )
-            }
-        }
-    }
-}
-
-/// A [`Refusal`] as an error: its message, its cause as the source, its code and hints.
-#[derive(Debug)]
-pub(crate) struct Refused(pub Refusal);
-
-impl std::fmt::Display for Refused {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.0.fmt(f)
-    }
-}
-
-impl std::error::Error for Refused {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match &self.0 {
-            Refusal::Untouched { cause, .. } | Refusal::Unproven { cause, .. } => {
-                Some(cause.as_ref())
-            }
-            _ => None,
-        }
-    }
-}
-
-/// The one way a refusal leaves: as the [`Fail`] its variant's code fixes.
-impl From<Refusal> for anyhow::Error {
-    fn from(refusal: Refusal) -> anyhow::Error {
-        anyhow::Error::new(Fail::from(Refused(refusal)))
-    }
-}
-
-impl Refusal {
-    /// The refusal of the tree at `path` the decision answered with `why`.
-    fn refused(path: PathBuf, why: Unremovable) -> Refusal {
-        match why {
-            Unremovable::Unproven { cause, forcible } => Refusal::Unproven {
-                path,
-                cause,
-                forcible,
-            },
-            why => Refusal::Unremovable { path, why },
-        }
-    }
-}
-
-impl Kind for Refused {
-    fn code(&self) -> Code {
-        match &self.0 {
-            Refusal::Untouched { cause, .. } | Refusal::Unproven { cause, .. } => {
-                code_or(cause, Code::Failed)
-            }
-            Refusal::Unremovable {
-                why: Unremovable::Mounted { .. },
-                ..
-            } => Code::Refused,
-            _ => Code::Failed,
-        }
-    }
-    fn hints(&self) -> Vec<String> {
-        let hint = match &self.0 {
-            Refusal::Untouched { .. } | Refusal::NoLongerCollectable { .. } => return Vec::new(),
-            Refusal::GitRefused { card, .. } => format!(
-                "processes were released and the cleanup hook ran, so its record is now failed \
-                 (git kardwt add {card} prepares it again); fix what git names and run remove again"
-            ),
-            Refusal::Unproven { path, forcible, .. } => unproven_fix(path, *forcible),
-            Refusal::Unremovable { path, why } => fix(path, why),
-        };
-        vec![hint]
-    }
-}
-
-/// What to do about a tree not proven clean (`--force` too, when it would pass the check).
-fn unproven_fix(path: &Path, forcible: bool) -> String {
-    format!(
-        "run the command again; if this repeats, git -C {} status names the problem{}",
-        crate::ground::quote::sh_path(path),
-        if forcible {
-            "; --force removes the tree with whatever it holds"
-        } else {
-            ""
-        }
-    )
-}
-
-/// What to do by hand about `why`, the tree at `path`'s, then run remove again.
-fn fix(path: &Path, why: &Unremovable) -> String {
-    match why {
-        Unremovable::Unproven { forcible, .. } => unproven_fix(path, *forcible),
-        Unremovable::Dirty { .. } => {
-            "commit, stash or delete them, or pass --force to discard them".into()
-        }
-        Unremovable::WouldRefuse { blockers } => format!(
-            "{}; then run remove again",
-            blockers
-                .iter()
-                .map(|b| b.fix.as_str())
-                .collect::<Vec<_>>()
-                .join("; ")
-        ),
-        Unremovable::Unseen { .. } => "end the processes working in it yourself, then pass \
-                                       --force (nothing is signalled then)"
-            .into(),
-        Unremovable::InUse { .. } => "automatic cleanup never ends a process: stop it, or \
-                                      remove the tree yourself with git kardwt remove"
-            .into(),
-        Unremovable::Mounted { mounts } => format!(
-            "unmount it (umount {}), then run remove again; --force does not remove it: \
-             kardwt never deletes across a file system boundary",
-            mounts
-                .first()
-                .map(|m| crate::ground::quote::sh_path(m))
-                .unwrap_or_default()
-        ),
-        Unremovable::Nested { first, .. } => {
-            let shown = crate::ground::quote::sh_path(first);
-            format!(
-                "check it for uncommitted work and unpushed commits (git -C {shown} status), \
-                 move it out of the tree or delete it by hand (git worktree remove {shown}, \
-                 for a worktree), then run remove again; --force does not remove it"
-            )
-        }
-    }
-}
-
 /// Prune the registration of a worktree whose directory is gone (`git worktree remove` of the
 /// missing tree: what `git worktree prune` does, for it alone), then forget its card's claim
 /// and log `removed` with `note`: gc and the runners' removal of a tree already deleted. Its
@@ -473,8 +543,9 @@ pub(crate) fn prune_gone(
     if !out.ok {
         return Ok(Some(PruneRefused(out.stderr.trim().to_owned())));
     }
+    let pruned = RemovalEnded::Done(note);
     ctx.cards
-        .removed(card, path, note, std::time::Duration::ZERO);
+        .removal(card, path, pruned, std::time::Duration::ZERO);
     Ok(None)
 }
 
@@ -482,66 +553,3 @@ pub(crate) fn prune_gone(
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub(crate) struct PruneRefused(pub String);
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_refusals_variant_fixes_its_code_and_a_wrapped_lock_keeps_its_own() {
-        let path = PathBuf::from("/r/card-1");
-        let dirt: Vec<String> = (1..=6).map(|i| format!("f{i}")).collect();
-        let dirty = Refused(Refusal::Unremovable {
-            path: path.clone(),
-            why: Unremovable::Dirty { dirt },
-        });
-        assert_eq!(dirty.code(), Code::Failed);
-        assert_eq!(
-            dirty.to_string(),
-            "/r/card-1 has uncommitted changes or untracked files (f1, f2, f3, f4, f5, …); \
-             nothing was released or removed"
-        );
-        let deadline = anyhow::Error::new(Fail::new(Code::Deadline, "the lock is held"));
-        let untouched = Refusal::Untouched {
-            path,
-            what: "the repository lock could not be taken",
-            cause: deadline,
-        };
-        assert!(Refused(Refusal::NoLongerCollectable {
-            path: PathBuf::from("/r/card-2"),
-            why: "x".into()
-        })
-        .hints()
-        .is_empty());
-        // `?` (here `from`) is the only way out, and it keeps the code the variant fixes.
-        let err = anyhow::Error::from(untouched);
-        assert_eq!(crate::ground::error::code_of(&err), Some(Code::Deadline));
-        assert!(matches!(
-            crate::ground::error::kind_of::<Refused>(&err),
-            Some(Refused(Refusal::Untouched { .. }))
-        ));
-    }
-
-    #[test]
-    fn only_an_unproven_check_force_passes_suggests_force() {
-        let hint = |forcible| {
-            let path = PathBuf::from("/r/card-1");
-            let cause = anyhow::anyhow!("could not read a directory");
-            Refused(Refusal::Unproven {
-                path,
-                cause,
-                forcible,
-            })
-            .hints()
-        };
-        let status = "run the command again; if this repeats, git -C /r/card-1 status names the \
-                      problem";
-        assert_eq!(hint(false), [status.to_owned()]);
-        assert_eq!(
-            hint(true),
-            [format!(
-                "{status}; --force removes the tree with whatever it holds"
-            )]
-        );
-    }
-}

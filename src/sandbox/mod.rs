@@ -57,6 +57,24 @@ pub(crate) struct Facts {
     pub ports: Vec<u16>,
 }
 
+impl Facts {
+    /// The facts of the tree `rec` records, for a hook run with the record's current reason;
+    /// `base` is the base checkout as shown to the hook.
+    pub(crate) fn of(rec: &crate::state::Record, base: PathBuf) -> Facts {
+        Facts {
+            card: rec.card.to_string(),
+            board: rec.board.clone(),
+            worktree: rec.path.clone(),
+            base,
+            common_dir: rec.common_dir.clone(),
+            branch: rec.branch.clone(),
+            base_oid: rec.base_oid.clone(),
+            reason: rec.reason.as_str(),
+            ports: rec.ports.clone(),
+        }
+    }
+}
+
 /// How a hook run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Ending {

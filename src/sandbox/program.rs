@@ -16,6 +16,18 @@ pub(crate) struct Site<'a> {
     pub commit: &'a str,
 }
 
+impl<'a> Site<'a> {
+    /// The site whose committed helpers prepare or clean the tree `rec` records in `repo`: its
+    /// base commit.
+    pub(crate) fn of(repo: &'a crate::git::Repo, rec: &'a crate::state::Record) -> Site<'a> {
+        Site {
+            common_dir: &repo.common_dir,
+            repo_dir: &repo.base,
+            commit: &rec.base_oid,
+        }
+    }
+}
+
 /// Resolve a hook's program from where the rules say programs come from: beneath
 /// `helpers.stable_root`, or the trusted copy of `helpers.from_repository` as committed at
 /// `site.commit` (`Ok(None)` when no site is known yet: the caller resolves it once the

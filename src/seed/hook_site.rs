@@ -1,13 +1,12 @@
-//! Which hooks a tree's preparation and cleanup run, and with what: the programs resolved
-//! (committed helpers only where trusted for the tree's commit) and the `KARDWT_*` facts.
+//! Which hooks a tree's preparation and cleanup run: the programs resolved (committed helpers
+//! only where trusted for the tree's commit).
 use std::path::PathBuf;
 
 use anyhow::Result;
 
 use crate::config::Config;
 use crate::context::Context;
-use crate::sandbox::{self, Facts};
-use crate::state::Record;
+use crate::sandbox;
 
 /// Resolve the prepare hook's program, if one is configured (exit 2 when refused). Committed
 /// helpers resolve only for a known `site` (the tree's commit); without one this is `None`
@@ -43,28 +42,4 @@ pub fn check_hooks(ctx: &Context, cfg: &Config, commit: Option<&str>) -> Result<
         }
     }
     Ok(())
-}
-
-/// The site whose committed helpers prepare or clean the tree `rec` records: its base commit.
-pub fn site_of<'a>(ctx: &'a Context, rec: &'a Record) -> sandbox::Site<'a> {
-    sandbox::Site {
-        common_dir: &ctx.repo.common_dir,
-        repo_dir: &ctx.repo.base,
-        commit: &rec.base_oid,
-    }
-}
-
-/// The `KARDWT_*` facts of a record, for a hook run with the record's current reason.
-pub fn facts(ctx: &Context, rec: &Record) -> Facts {
-    Facts {
-        card: rec.card.to_string(),
-        board: rec.board.clone(),
-        worktree: rec.path.clone(),
-        base: ctx.base_shown(),
-        common_dir: rec.common_dir.clone(),
-        branch: rec.branch.clone(),
-        base_oid: rec.base_oid.clone(),
-        reason: rec.reason.as_str(),
-        ports: rec.ports.clone(),
-    }
 }

@@ -39,7 +39,7 @@ pub(crate) use failure::Failure;
 pub(crate) use links::{block_paths, excluded_links, SKILLS};
 pub(crate) use shared_files::matching as shared_files_matching;
 
-pub use hook_site::{check_hooks, facts, prepare_program, site_of};
+pub use hook_site::{check_hooks, prepare_program};
 pub(crate) use ports::allocate_ports;
 
 /// Everything preparation needs besides the record.
@@ -334,7 +334,7 @@ impl Prep<'_> {
         let program = match self.program {
             Some(p) => p,
             None => {
-                match prepare_program(self.cfg, Some(site_of(self.ctx, rec)))
+                match prepare_program(self.cfg, Some(sandbox::Site::of(&self.ctx.repo, rec)))
                     .map_err(Failure::Other)?
                 {
                     Some(p) => trusted = p,
@@ -363,7 +363,7 @@ impl Prep<'_> {
         // A prepare whose outputs are cached is not given the per-tree facts too short to look
         // for in them (the ports, the card…), so no tree is handed another's (`git kardwt env`
         // has them).
-        let facts = facts(self.ctx, rec);
+        let facts = sandbox::Facts::of(rec, self.ctx.base_shown());
         let log = sandbox::log_path(&self.ctx.repo.common_dir, &rec.card);
         let cap = Duration::from_secs(prep.timeout_seconds);
         let hook = sandbox::Hook {
@@ -445,7 +445,7 @@ impl Prep<'_> {
         program: &Path,
     ) -> Result<Option<(Cache<'c>, Lookup)>, Failure> {
         let env = sandbox::shared_environment(
-            &facts(self.ctx, rec),
+            &sandbox::Facts::of(rec, self.ctx.base_shown()),
             Phase::Prepare,
             &self.cfg.environment.passthrough,
         );

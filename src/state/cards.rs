@@ -1,17 +1,46 @@
 //! One repository's store of cards, as the floors above see it: the claims, the event log, the
 //! repository lock, the blob ids of copied files and the trees moved aside, all under one
-//! common dir. It names what the modules beside it keep (each still knows its own files), and
-//! makes the few changes that touch two of them at once one call (a removal's claim and log).
+//! common dir; and the one writer of a worktree's record, which completes its card's claim
+//! with it. It names what the modules beside it keep (each still knows its own files), and
+//! keeps what happened to a card's tree in one call each: a step of its release
+//! ([`Happened`], its event), and how its removal ended ([`RemovalEnded`], the claim it
+//! changes, then its event). The repository lock is taken here so that records made before claims
+//! existed are migrated, and the temporaries killed writes left in the claims directory
+//! removed, by the first locked command, which also finishes what a killed removal moved aside
+//! (`aside.rs`).
 use std::collections::{BTreeMap, HashSet};
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
-use super::{aside, blobs, claim, events, store};
+use super::record::Record;
+use super::{aside, blobs, claim, events};
 use super::{Aside, Claim, ClaimError, ClaimState, EventKind, EventLog, Moved, Orphan};
 use crate::ground::card::CardId;
 use crate::sys::RepoLock;
+
+/// What happened to a card's tree while it was released, as the lifecycle says it and the
+/// store logs it ([`Cards::note`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Happened<'a> {
+    /// What the tree held was released (in words: its processes, an orphan's release).
+    Released(&'a str),
+    /// A step of its release failed or was stopped (in words: the cleanup hook, the signal).
+    Failed(&'a str),
+}
+
+/// How a removal of a card's tree ended, as the store keeps it ([`Cards::removal`]): the claim
+/// of its path changed, then its event logged.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum RemovalEnded<'a> {
+    /// The tree is gone (a note on how): the claim of its path is forgotten.
+    Done(&'a str),
+    /// `git worktree remove` failed (why, in git's words): git may have forgotten the tree and
+    /// left part of it, so the claim of its path is marked half removed.
+    Failed(&'a str),
+}
 
 /// The cards of the repository whose common dir is `common_dir`.
 /// Obtained once per command (the context holds it) and passed along.
@@ -29,9 +58,14 @@ impl Cards {
     }
 
     /// Take the repository lock, waiting until `deadline`, tidying under it what killed
-    /// commands left (see `store.rs`).
+    /// commands left: the claims migrated and tidied, the trees moved aside finished.
+    /// Never while this process already holds it: pass the lock on instead.
     pub(crate) fn lock(&self, deadline: Instant, holder: &str) -> Result<RepoLock> {
-        store::take_repo(&self.common_dir, deadline, holder)
+        let lock = crate::sys::take_repo_lock(&self.common_dir, deadline, holder)?;
+        claim::tidy(&self.common_dir);
+        // Trees a killed removal moved aside and nobody is deleting: deleted now, detached.
+        aside::finish_abandoned(&self.common_dir);
+        Ok(lock)
     }
 
     /// Append one event to the log.
@@ -115,20 +149,29 @@ impl Cards {
         claim::forget(&self.common_dir, card, path);
     }
 
-    /// `card`'s tree at `path` is gone: forget its claim (if it is the claim of `path`), then
-    /// log `removed` with `note`.
-    pub(crate) fn removed(&self, card: &str, path: &Path, note: &str, took: Duration) {
-        claim::forget(&self.common_dir, card, path);
-        self.log(EventKind::Removed, card, path, note, took);
+    /// Log what happened to `card`'s tree at `path` while it was released, `took` long.
+    pub(crate) fn note(&self, card: &str, path: &Path, what: Happened<'_>, took: Duration) {
+        let (kind, outcome) = match what {
+            Happened::Released(how) => (EventKind::Released, how),
+            Happened::Failed(what) => (EventKind::Failed, what),
+        };
+        self.log(kind, card, path, outcome, took);
     }
 
-    /// `git worktree remove` failed on `card`'s tree at `path` (`why`, in its words): git may
-    /// have forgotten the tree and left part of it, so the claim of `path` is marked half
-    /// removed, then the failure logged.
-    pub(crate) fn removal_failed(&self, card: &str, path: &Path, why: &str, took: Duration) {
-        claim::mark_half_removed(&self.common_dir, Some(card), path);
-        let outcome = format!("git worktree remove: {why}");
-        self.log(EventKind::Failed, card, path, &outcome, took);
+    /// Keep how the removal of `card`'s tree at `path` ended: the claim of `path` changed (a
+    /// claim of another path is left alone), then the event logged, `took` long.
+    pub(crate) fn removal(&self, card: &str, path: &Path, ended: RemovalEnded<'_>, took: Duration) {
+        match ended {
+            RemovalEnded::Done(note) => {
+                claim::forget(&self.common_dir, card, path);
+                self.log(EventKind::Removed, card, path, note, took);
+            }
+            RemovalEnded::Failed(why) => {
+                claim::mark_half_removed(&self.common_dir, Some(card), path);
+                let outcome = format!("git worktree remove: {why}");
+                self.log(EventKind::Failed, card, path, &outcome, took);
+            }
+        }
     }
 
     /// Delete `card`'s claim whatever it names.
@@ -141,9 +184,31 @@ impl Cards {
         claim::mark_half_removed(&self.common_dir, card, path);
     }
 
-    /// The temporaries killed writes left here and in `admins`.
+    /// The temporaries killed atomic writes left: in the claims directory, beside `info/exclude`
+    /// (the block that hides kardwt's links), beside the repository's list of copied blob ids,
+    /// and beside the record and the copy list in each of `admins`.
+    /// Each goes by itself with the next write of its file, and those in the claims directory
+    /// with the next locked command; `gc --apply` removes them all.
     pub(crate) fn dead_temporaries(&self, admins: &[PathBuf]) -> Vec<PathBuf> {
-        store::dead_temporaries(&self.common_dir, admins)
+        let common_dir = &self.common_dir;
+        let of = |dir: &Path, name: &str| crate::sys::dead_temporaries(dir, Some(OsStr::new(name)));
+        let mut out = crate::sys::dead_temporaries(&claim::dir(common_dir), None);
+        out.extend(of(&common_dir.join("info"), "exclude"));
+        out.extend(crate::sys::dead_temporaries(&aside::dir(common_dir), None));
+        let copied = blobs::repo_file(common_dir);
+        if let (Some(dir), Some(name)) = (copied.parent(), copied.file_name()) {
+            out.extend(of(dir, &name.to_string_lossy()));
+        }
+        // One listing of each admin dir for both files, on every core (thousands of worktrees).
+        let names = [
+            OsStr::new(super::record::FILE_NAME),
+            OsStr::new(blobs::FILE_NAME),
+        ];
+        let each = crate::sys::in_parallel(admins, |admin| {
+            crate::sys::dead_temporaries_of(admin, &names)
+        });
+        out.extend(each.into_iter().flatten());
+        out
     }
 
     /// The object hash the repository uses.
@@ -169,5 +234,59 @@ impl Cards {
     /// The trees moved aside whose deletion keeps failing.
     pub(crate) fn failing_asides(&self) -> Vec<Aside> {
         aside::failing(&self.common_dir)
+    }
+}
+
+/// Write the worktree's record atomically, then complete its card's claim (a claim is complete
+/// once its record exists). What killed writes left in the admin dir goes first.
+pub(crate) fn write(admin: &Path, record: &Record) -> Result<()> {
+    crate::sys::remove_files(&crate::sys::dead_temporaries(admin, None));
+    // The record's and the claim's temporaries are written side by side, so that their waits
+    // for the disk overlap; then they are put in place one after the other, the record first.
+    enum Staging {
+        Record(Result<crate::sys::Staged>),
+        Claim(Result<Option<crate::sys::Staged>>),
+    }
+    let mut staged =
+        crate::sys::in_parallel_with(2, &[true, false], |record_side| match record_side {
+            true => Staging::Record(super::record::stage(admin, record)),
+            false => Staging::Claim(claim::stage_for_record(admin, record)),
+        })
+        .into_iter();
+    let (Some(Staging::Record(rec)), Some(Staging::Claim(claim))) = (staged.next(), staged.next())
+    else {
+        unreachable!("the pool keeps the items' order");
+    };
+    // Renamed into place in that order, then their directories synced: the claim never lands
+    // without its record, and the journal commits both renames at once.
+    let failed = |what: &str, file: &Path, e| {
+        anyhow::Error::new(e).context(format!("could not write the {what} {}", file.display()))
+    };
+    let rec = rec?;
+    let record_file = rec.dest().to_owned();
+    let record_failed = |e| failed("record", &record_file, e);
+    let placed = rec.place().map_err(record_failed)?;
+    let claim = claim?
+        .map(|c| {
+            let file = c.dest().to_owned();
+            match c.place() {
+                Ok(placed) => Ok((placed, file)),
+                Err(e) => Err(failed("claim", &file, e)),
+            }
+        })
+        .transpose();
+    placed.sync().map_err(record_failed)?;
+    if let Some((claim, file)) = claim? {
+        claim.sync().map_err(|e| failed("claim", &file, e))?;
+    }
+    Ok(())
+}
+
+/// [`write()`] on a path that is already failing or finishing (the record says `failed`, or what
+/// the last hook did): a record that cannot be written is a warning on stderr, since the
+/// message that follows assumes it was.
+pub(crate) fn write_or_warn(admin: &Path, record: &Record) {
+    if let Err(e) = write(admin, record) {
+        eprintln!("warning: {e:#}; the record may not say what happened");
     }
 }

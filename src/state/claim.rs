@@ -389,7 +389,7 @@ fn complete_only(admin: &Path, rec: &Record) -> Result<()> {
     }
 }
 
-/// The claim [`super::store::write`] puts in place beside `rec` (its record in `admin`): the
+/// The claim [`super::cards::write`] puts in place beside `rec` (its record in `admin`): the
 /// first claim written migrates the records older kardwts left without one, then
 /// [`stage_complete`].
 pub(super) fn stage_for_record(admin: &Path, rec: &Record) -> Result<Option<crate::sys::Staged>> {

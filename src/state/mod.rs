@@ -2,29 +2,28 @@
 //! claim, the blob ids of files copied into a tree, the event log, the one writer that
 //! changes a record and its claim together, and the remembered base of a git dir elsewhere.
 //!
-//! Its face: one store of cards per repository, [`Cards`] (claims, events, the lock, copied
-//! blobs, trees moved aside), the record's types, and the few verbs on one tree's admin dir.
+//! Its face: one store of cards per repository, [`Cards`] (claims, events and what happened to a
+//! tree, [`Happened`], the lock, copied blobs, trees moved aside), the record's types and its
+//! writer, and the few verbs on one tree's admin dir.
 mod aside;
 mod blobs;
 mod cards;
 mod claim;
 mod events;
 mod record;
-mod store;
 
 pub(crate) use aside::{
     delete as delete_aside, put_back, start_deleting, Aside, Deleting, Deletion, Entry, Moved,
     Tidy, ATTEMPTS,
 };
 pub(crate) use blobs::{common_dir_of, keep as keep_blobs, load as copied_blobs};
-pub(crate) use cards::Cards;
+pub(crate) use cards::{write, write_or_warn, Cards, Happened, RemovalEnded};
 pub(crate) use claim::{Claim, ClaimError, ClaimState, Orphan};
 pub(crate) use events::{in_words, Event as LoggedEvent, Kind as EventKind, Read as EventLog};
 pub(crate) use record::{
     load as load_record, parse as parse_record, path_in as record_path, Killed, LastHook, Loaded,
     Origin, PrepareCache, Reason, Record, State,
 };
-pub(crate) use store::{write, write_or_warn};
 
 /// Remember `base` as the main worktree of the repository whose common dir is `common_dir`
 /// (its git dir is elsewhere: see `sys::base_file`), unless that is known already.

@@ -241,7 +241,7 @@ pub fn parse(text: &str) -> Result<Record, RecordError> {
 
 /// The record's temporary in `admin` written and on disk, for the caller to put in place
 /// ([`crate::sys::Staged::commit`]: a rename, so a symlink planted as the record is
-/// replaced, never written through). Only [`crate::state::store::write`] writes records, so
+/// replaced, never written through). Only [`crate::state::write`] writes records, so
 /// that the card's claim is completed with each.
 pub(crate) fn stage(admin: &Path, record: &Record) -> Result<crate::sys::Staged> {
     let text = toml::to_string(record).context("could not serialize the record")?;
