@@ -319,7 +319,7 @@ pub(crate) struct Placed {
 
 impl Placed {
     /// fsync the directory the write was placed in.
-    pub(crate) fn sync(self) -> io::Result<()> {
+    pub(crate) fn sync(&self) -> io::Result<()> {
         sync_dir(&self.dir)
     }
 }
