@@ -315,14 +315,6 @@ pub(crate) fn check_out(tree: &Path, planned: Planned, deadline: Instant) -> Res
     // git's checkout; the caller removes the tree.
     let stop = AtomicBool::new(false);
     let (done, finished) = std::sync::mpsc::channel::<()>();
-    let runs = {
-        let paths: Vec<&[u8]> = index
-            .entries()
-            .iter()
-            .map(|e| e.path(&index).as_bytes())
-            .collect();
-        runs(&paths, planned.threads)
-    };
     let out = std::thread::scope(|scope| {
         let stop = &stop;
         // Without a watcher (the system refused a thread) the checkout runs to its end, and a
@@ -330,12 +322,18 @@ pub(crate) fn check_out(tree: &Path, planned: Planned, deadline: Instant) -> Res
         let _ = std::thread::Builder::new()
             .name("kardwt-checkout-watch".to_owned())
             .spawn_scoped(scope, move || watch(finished, stop, deadline));
-        let out = match runs.len() {
-            // Too few directories to share out: gix's own pool, which hands chunks of 100
-            // entries to every core.
-            0 | 1 => run_all(&mut index, tree, objects, opts, stop),
-            _ => run_apart(&mut index, &runs, tree, objects, opts, stop),
-        };
+        // gix's pool panics when the system refuses a thread: that is a failed checkout here.
+        let out = crate::sys::contained(|| {
+            gix::worktree::state::checkout(
+                &mut index,
+                tree,
+                objects,
+                &gix::progress::Discard,
+                &gix::progress::Discard,
+                stop,
+                opts,
+            )
+        });
         drop(done);
         out
     })
@@ -394,126 +392,6 @@ pub(crate) fn check_out(tree: &Path, planned: Planned, deadline: Instant) -> Res
     Ok(out.files_updated)
 }
 
-/// What one checkout of some entries gave: gix's outcome, its error, or the panic of its pool.
-type Written = Result<gix::Result<gix::worktree::state::checkout::Outcome>, crate::sys::Panicked>;
-
-/// Every entry of `index` through gix's own pool (`opts.thread_limit` threads).
-fn run_all(
-    index: &mut gix::index::State,
-    tree: &Path,
-    objects: gix::OdbHandleArc,
-    opts: gix::worktree::state::checkout::Options,
-    stop: &AtomicBool,
-) -> Written {
-    // gix's pool panics when the system refuses a thread: that is a failed checkout here.
-    crate::sys::contained(|| {
-        gix::worktree::state::checkout(
-            index,
-            tree,
-            objects,
-            &gix::progress::Discard,
-            &gix::progress::Discard,
-            stop,
-            opts,
-        )
-    })
-}
-
-/// Each run of `runs` (ranges of `index`'s entries) written by a thread of its own, one after
-/// the other within it, the first on this thread; then each entry's stat copied back into
-/// `index`. gix's pool hands out chunks of 100 entries through two channels and a feeding
-/// thread: on two cores that woke threads about three times as often as git's checkout and
-/// cost more CPU than it saved (measured).
-fn run_apart(
-    index: &mut gix::index::State,
-    runs: &[std::ops::Range<usize>],
-    tree: &Path,
-    objects: gix::OdbHandleArc,
-    mut opts: gix::worktree::state::checkout::Options,
-    stop: &AtomicBool,
-) -> Written {
-    opts.thread_limit = Some(1);
-    let mut parts: Vec<gix::index::State> = runs
-        .iter()
-        .map(|run| {
-            let mut part = index.clone();
-            part.remove_entries(|at, _, _| !run.contains(&at));
-            part
-        })
-        .collect();
-    let outs: Vec<Written> = std::thread::scope(|scope| {
-        let (first, rest) = parts.split_first_mut().expect("two runs or more");
-        let others: Vec<_> = rest
-            .iter_mut()
-            .map(|part| {
-                let (objects, opts) = (objects.clone(), opts.clone());
-                std::thread::Builder::new()
-                    .name("kardwt-checkout".to_owned())
-                    .spawn_scoped(scope, move || run_all(part, tree, objects, opts, stop))
-            })
-            .collect();
-        let mut outs = vec![run_all(first, tree, objects.clone(), opts.clone(), stop)];
-        for other in others {
-            outs.push(match other {
-                Ok(handle) => handle
-                    .join()
-                    .unwrap_or_else(|_| Err(crate::sys::Panicked("a checkout thread".to_owned()))),
-                Err(e) => Err(crate::sys::Panicked(format!("cannot start a thread: {e}"))),
-            });
-        }
-        outs
-    });
-    let mut all = gix::worktree::state::checkout::Outcome::default();
-    for out in outs {
-        let out = match out {
-            Ok(Ok(out)) => out,
-            failed => return failed,
-        };
-        all.files_updated += out.files_updated;
-        all.bytes_written += out.bytes_written;
-        all.collisions.extend(out.collisions);
-        all.errors.extend(out.errors);
-    }
-    let entries = index.entries_mut();
-    for (run, part) in runs.iter().zip(&parts) {
-        for (entry, written) in entries[run.clone()].iter_mut().zip(part.entries()) {
-            entry.stat = written.stat;
-        }
-    }
-    Ok(Ok(all))
-}
-
-/// `paths` (sorted, as an index holds them) cut into at most `threads` runs of about equal
-/// length, each cut moved to the nearest entry whose directory differs from the one before
-/// it, so that no two threads create files in one directory; none when there is no such
-/// place (pure).
-fn runs(paths: &[&[u8]], threads: usize) -> Vec<std::ops::Range<usize>> {
-    fn dir(p: &[u8]) -> &[u8] {
-        &p[..p.iter().rposition(|&b| b == b'/').unwrap_or(0)]
-    }
-    // Where a new directory starts.
-    let starts: Vec<usize> = (1..paths.len())
-        .filter(|&at| dir(paths[at]) != dir(paths[at - 1]))
-        .collect();
-    let mut cuts: Vec<usize> = (1..threads)
-        .filter_map(|k| {
-            let ideal = paths.len() * k / threads;
-            starts.iter().copied().min_by_key(|&at| at.abs_diff(ideal))
-        })
-        .collect();
-    cuts.dedup();
-    // A run of less than a quarter of its share is not worth a thread.
-    let share = paths.len() / threads.max(1);
-    let mut bounds = vec![0];
-    bounds.extend(cuts);
-    bounds.push(paths.len());
-    let runs: Vec<_> = bounds.windows(2).map(|w| w[0]..w[1]).collect();
-    match runs.len() >= 2 && runs.iter().all(|r| r.len() * 4 >= share) {
-        true => runs,
-        false => Vec::new(),
-    }
-}
-
 /// Until `finished` closes: set `stop` once a signal came or `deadline` passed, looking every
 /// few milliseconds.
 fn watch(finished: Receiver<()>, stop: &AtomicBool, deadline: Instant) {
@@ -532,31 +410,6 @@ fn watch(finished: Receiver<()>, stop: &AtomicBool, deadline: Instant) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn runs_cut_where_a_directory_starts_near_equal_shares() {
-        let owned: Vec<String> = (0..10)
-            .flat_map(|d| (0..10).map(move |f| format!("d{d}/f{f}")))
-            .collect();
-        let paths: Vec<&[u8]> = owned.iter().map(|p| p.as_bytes()).collect();
-        assert_eq!(runs(&paths, 2), vec![0..50, 50..100]);
-        assert_eq!(runs(&paths, 3), vec![0..30, 30..70, 70..100]);
-        // The nearest start of a directory, not the middle of one.
-        let uneven: Vec<&[u8]> = paths[..45].to_vec();
-        assert_eq!(runs(&uneven, 2), vec![0..20, 20..45]);
-        // One directory: no place to cut.
-        let one: Vec<&[u8]> = paths[..10].to_vec();
-        assert!(runs(&one, 2).is_empty());
-        // A run below a quarter of its share is not worth a thread.
-        let lopsided: Vec<&[u8]> = paths[..10]
-            .iter()
-            .copied()
-            .chain([b"z".as_slice()])
-            .collect();
-        assert!(runs(&lopsided, 2).is_empty());
-        assert!(runs(&paths, 1).is_empty());
-        assert!(runs(&[], 2).is_empty());
-    }
 
     #[test]
     fn settings_decline_unless_harmless() {

@@ -26,7 +26,7 @@ pub(crate) use beneath::{
     symlink as beneath_symlink,
 };
 pub(crate) use child::{executable, run_inheriting, start as start_child, Child, Stream};
-pub(crate) use contain::{contained, containing, Panicked};
+pub(crate) use contain::{contained, containing};
 pub(crate) use fsio::{
     create_dir_nofollow, dead_temporaries, dead_temporaries_of, open_append_nofollow,
     open_lock_nofollow, open_log_rotated, open_regular_following, open_regular_nofollow,
