@@ -47,6 +47,20 @@ pub fn settings(repo: &TestRepo) -> insta::Settings {
             r"\b(cache: (?:hit|miss) |prepare cache )[0-9a-f]{12}\b".into(),
             "$1[KEY]",
         ),
+        // Where a short object id or key stands, one of only decimal digits too (about one in
+        // 27 commits' abbreviations is: the short_hex filter leaves those for sizes and ports).
+        (
+            r"(HEAD is now at|HEAD at|\(tip|kardwt at|git diff) [0-9]{7,12}\b".into(),
+            "$1 [SHORT]",
+        ),
+        (
+            r"(git diff (?:\[SHORT\]|[0-9a-f]{7,12})) [0-9]{7,12}\b".into(),
+            "$1 [SHORT]",
+        ),
+        (
+            r"\b((?:ok|removed|damaged)\s+)[0-9]{12}\b".into(),
+            "$1[SHORT]",
+        ),
         (short_hex(), "[SHORT]"),
         (r"doctor-try-\d+".into(), "doctor-try-[PID]"),
     ];
