@@ -103,13 +103,6 @@ pub(super) fn cleanup_for_removal<'c>(
     }
 }
 
-/// The release steps of a removal, in order, on a worktree verified under its card's lock: the
-/// processes whose cwd is inside `path` (event `released`; none with
-/// [`Processes::KeepInUse`]), then the cleanup hook (reason
-/// `remove`) while the directory exists. A failed cleanup hook is returned as the second value
-/// (unless `force`), unhinted, after its `failed` event and `last_hook` were written; the caller decides
-/// what the record becomes. An interrupt after the processes were released, or
-/// during the hook, marks the record `failed` and is an error even with `force`.
 /// How a release goes: which processes, until when, and whether a failed cleanup hook stops it.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct ReleaseHow {
@@ -119,6 +112,13 @@ pub(super) struct ReleaseHow {
     pub force: bool,
 }
 
+/// The release steps of a removal, in order, on a worktree verified under its card's lock: the
+/// processes whose cwd is inside `path` (event `released`; none with
+/// [`Processes::KeepInUse`]), then the cleanup hook (reason
+/// `remove`) while the directory exists. A failed cleanup hook is returned as the second value
+/// (unless `force`), unhinted, after its `failed` event and `last_hook` were written; the caller decides
+/// what the record becomes. An interrupt after the processes were released, or
+/// during the hook, marks the record `failed` and is an error even with `force`.
 pub(super) fn release_locked(
     ctx: &Context,
     cfg: &Config,
