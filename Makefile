@@ -48,13 +48,15 @@ PROFILE  ?= release
 HOST     := $(shell rustc -vV 2>/dev/null | sed -n 's/^host: //p')
 LIBC_A   := $(shell cc -print-file-name=libc.a 2>/dev/null)
 STATIC   ?= $(if $(and $(filter release,$(PROFILE)),$(filter %-linux-gnu,$(HOST)),$(filter /%,$(LIBC_A))),1,0)
+# cargo's directory for the profile (dev builds land in `debug`).
+PROFILE_DIR := $(if $(filter dev,$(PROFILE)),debug,$(PROFILE))
 ifeq ($(STATIC),1)
 TRIPLE_VAR := CARGO_TARGET_$(shell echo '$(HOST)' | tr 'a-z-' 'A-Z_')_RUSTFLAGS
 BUILD_ENV  := $(TRIPLE_VAR)="-C target-feature=+crt-static"
 BUILD_ARGS := --target $(HOST)
-BIN        := $(TARGET_DIR)/$(HOST)/$(PROFILE)/git-kardwt
+BIN        := $(TARGET_DIR)/$(HOST)/$(PROFILE_DIR)/git-kardwt
 else
-BIN        := $(TARGET_DIR)/$(if $(filter dev,$(PROFILE)),debug,$(PROFILE))/git-kardwt
+BIN        := $(TARGET_DIR)/$(PROFILE_DIR)/git-kardwt
 endif
 
 .PHONY: test-git-suite install-check all build test test-managers test-runners test-slow test-generated test-faults bench-faults test-all check-macos test-portable lint fmt man install uninstall demo bench bench-scale clean
