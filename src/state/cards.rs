@@ -257,38 +257,26 @@ pub(crate) fn write(admin: &Path, record: &Record) -> Result<()> {
     else {
         unreachable!("the pool keeps the items' order");
     };
-    // Renamed into place in that order, then their directories synced: the claim never lands
-    // without its record, and the journal commits both renames at once.
+    // Renamed into place in that order; their directories are not synced, as git syncs none
+    // of the admin directories it makes for a worktree. The contract is the file's (temporary,
+    // fsync, rename: never a torn record); a crash before the file system's next journal
+    // commit can lose the renames, which leaves a worktree without a record (`verify` and
+    // `list` call it unseeded), and a journaling file system commits them in the order they
+    // were made, so the claim never lands without its record. A directory sync cost every
+    // hooked `git worktree add` another journal commit (0.2-0.4 ms).
     let failed = |what: &str, file: &Path, e| {
         anyhow::Error::new(e).context(format!("could not write the {what} {}", file.display()))
     };
     let rec = rec?;
     let record_file = rec.dest().to_owned();
-    let record_failed = |e| failed("record", &record_file, e);
-    let placed = rec.place().map_err(record_failed)?;
-    let claim = claim?
-        .map(|c| {
-            let file = c.dest().to_owned();
-            match c.place() {
-                Ok(placed) => Ok((placed, file)),
-                Err(e) => Err(failed("claim", &file, e)),
-            }
-        })
-        .transpose();
-    // Both directories synced side by side: each sync waits for the one journal commit that
-    // holds both renames (and its cache flush), so together they take about one's time.
-    let mut syncs: Vec<(&crate::sys::Placed, &str, &Path)> =
-        vec![(&placed, "record", &record_file)];
-    if let Ok(Some((placed, file))) = &claim {
-        syncs.push((placed, "claim", file));
+    rec.place()
+        .map_err(|e| failed("record", &record_file, e))?
+        .unsynced();
+    if let Some(c) = claim? {
+        let file = c.dest().to_owned();
+        c.place().map_err(|e| failed("claim", &file, e))?.unsynced();
     }
-    let synced = crate::sys::in_parallel_with(2, &syncs, |(placed, what, file)| {
-        placed.sync().map_err(|e| failed(what, file, e))
-    });
-    for s in synced {
-        s?;
-    }
-    claim.map(|_| ())
+    Ok(())
 }
 
 /// [`write()`] on a path that is already failing or finishing (the record says `failed`, or what

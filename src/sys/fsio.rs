@@ -322,6 +322,10 @@ impl Placed {
     pub(crate) fn sync(&self) -> io::Result<()> {
         sync_dir(&self.dir)
     }
+
+    /// Leave the directory unsynced: the rename reaches the disk with the file system's next
+    /// journal commit, as the renames git makes in its own admin directories do.
+    pub(crate) fn unsynced(self) {}
 }
 
 /// The first half of [`write_atomic`] (`replace`) or [`write_atomic_new`]: the temporary in

@@ -31,7 +31,7 @@ pub(crate) use fsio::{
     create_dir_nofollow, dead_temporaries, dead_temporaries_of, open_append_nofollow,
     open_lock_nofollow, open_log_rotated, open_regular_following, open_regular_nofollow,
     path_then_why, read_bounded, read_bounded_following, remove_files, stage as stage_atomic,
-    with_path, write_atomic, write_atomic_new, Placed, Staged,
+    with_path, write_atomic, write_atomic_new, Staged,
 };
 pub(crate) use fstype::{of_fd as fs_type_of_fd, of_path as fs_type_of_path};
 pub(crate) use layout::{
