@@ -284,7 +284,8 @@ fn list(root: &OwnedFd, dir: &[u8]) -> Result<Option<HashMap<Vec<u8>, Kind>>, Un
         }
         Err(e) => return Err(failed("open", e)),
     };
-    let mut dir_stream = rustix::fs::Dir::read_from(&fd).map_err(|e| failed("list", e))?;
+    // The stream takes the descriptor itself (`read_from` would open it a second time).
+    let mut dir_stream = rustix::fs::Dir::new(fd).map_err(|e| failed("list", e))?;
     let mut names = HashMap::new();
     while let Some(entry) = dir_stream.read() {
         let entry = entry.map_err(|e| failed("list", e))?;
