@@ -260,10 +260,10 @@ pub(crate) fn write(admin: &Path, record: &Record) -> Result<()> {
     // Renamed into place in that order; their directories are not synced, as git syncs none
     // of the admin directories it makes for a worktree. The contract is the file's (temporary,
     // fsync, rename: never a torn record); a crash before the file system's next journal
-    // commit can lose the renames, which leaves a worktree without a record (`verify` and
-    // `list` call it unseeded), and a journaling file system commits them in the order they
-    // were made, so the claim never lands without its record. A directory sync cost every
-    // hooked `git worktree add` another journal commit (0.2-0.4 ms).
+    // commit (or writeback, without a journal) can lose the renames. That leaves a worktree
+    // without a record, which `verify` and `list` call unseeded, and a claim that, where it
+    // landed, still names that tree. A directory sync cost every hooked `git worktree add`
+    // another write to the disk (0.2-0.4 ms).
     let failed = |what: &str, file: &Path, e| {
         anyhow::Error::new(e).context(format!("could not write the {what} {}", file.display()))
     };
