@@ -6,7 +6,7 @@
 //! into the file (pid, command, since when, what it is doing), so that a process waiting for
 //! the lock can say who it waits for.
 use std::fs::File;
-use std::io::{Seek, Write};
+use std::io::Write;
 use std::os::unix::fs::FileExt as _;
 use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::{Path, PathBuf};
@@ -294,10 +294,8 @@ impl Lock {
         let mut spoken = !SPEAK.load(Ordering::Relaxed);
         let mut delay = Duration::from_millis(2);
         loop {
-            let attempt = self.inner.try_write().map(|mut guard| {
-                let _ = guard.set_len(0);
-                let _ = guard.rewind();
-                let _ = guard.write_all(text.as_bytes());
+            let attempt = self.inner.try_write().map(|guard| {
+                rewrite(&guard, &text);
                 // Keep the flock beyond the guard: it ends when `Held` closes the file.
                 std::mem::forget(guard);
             });
@@ -435,8 +433,30 @@ impl Held {
         let text = holder.to_text();
         // Rewritten in place through the file the lock holds (never replaced, never reopened
         // by its path): the flock is on this inode.
-        let _ = self.writer.set_len(0);
-        let _ = self.writer.write_all_at(text.as_bytes(), 0);
+        rewrite(&self.writer, &text);
+    }
+}
+
+/// Write `text` over a lock file's contents in place, best effort, never emptying the file
+/// first: ext4 (`auto_da_alloc`, its default) writes a file that was cut to nothing and
+/// written again out to the disk when it is closed, a disk write for every lock taken (0.3
+/// ms of wall time and 0.1 of CPU each here, against 0.02 in place). A longer old text's tail
+/// is blanked first (`parse` skips blank lines) and then cut off, so a reader never sees the
+/// old holder's lines after the new holder's.
+fn rewrite(file: &std::fs::File, text: &str) {
+    /// Past this, the old text is not a holder's (something else wrote it): cut at once.
+    const BLANKED_AT_MOST: u64 = 4096;
+    let old = file.metadata().map_or(0, |m| m.len());
+    let new = text.len() as u64;
+    let mut bytes = text.as_bytes().to_vec();
+    if old > BLANKED_AT_MOST {
+        let _ = file.set_len(0);
+    } else if old > new {
+        bytes.resize(old as usize, b'\n');
+    }
+    let _ = file.write_all_at(&bytes, 0);
+    if old > new {
+        let _ = file.set_len(new);
     }
 }
 
@@ -576,6 +596,44 @@ impl Kind for Refusal {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_lock_file_is_rewritten_in_place_to_exactly_the_new_holder() {
+        use std::os::unix::fs::MetadataExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("card.lock");
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .unwrap();
+        let long = "pid 1\nsince then\ncommand git kardwt add 1\ndoing preparing card 1\n";
+        let short = "pid 22\nsince now\ncommand x\n";
+        let huge = "x".repeat(5000);
+        // Longer to shorter, shorter to longer, and a file no holder wrote.
+        for (before, after) in [(long, short), (short, long), (huge.as_str(), short)] {
+            std::fs::write(&path, before).unwrap();
+            let inode = std::fs::metadata(&path).unwrap().ino();
+            rewrite(&file, after);
+            assert_eq!(std::fs::read_to_string(&path).unwrap(), after);
+            assert_eq!(
+                std::fs::metadata(&path).unwrap().ino(),
+                inode,
+                "the same file"
+            );
+            assert_eq!(
+                Holder::parse(after).map(|h| h.pid),
+                Holder::parse(&std::fs::read_to_string(&path).unwrap()).map(|h| h.pid)
+            );
+        }
+        // The blanked tail of a longer old text parses as nothing (what a reader may see
+        // between the write and the cut).
+        let blanked = format!("{short}{}", "\n".repeat(long.len() - short.len()));
+        let parsed = Holder::parse(&blanked).unwrap();
+        assert_eq!((parsed.pid, parsed.doing), (22, None));
+    }
 
     #[test]
     fn a_lock_held_above_says_whether_waiting_would_or_could_never_end() {

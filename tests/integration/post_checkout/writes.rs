@@ -109,3 +109,32 @@ fn the_hooks_events_are_appended_without_the_logs_lock() {
         .collect();
     assert!(events.contains(&"created".to_owned()), "{events:?}");
 }
+
+/// Taking a lock writes its holder over the lock file in place, never cutting the file to
+/// nothing first: ext4 writes a file emptied and written again out to the disk when it is
+/// closed (`auto_da_alloc`), a disk write for every lock taken (0.3 ms each, measured).
+#[test]
+fn the_hook_never_empties_a_lock_file_it_takes() {
+    let repo = TestRepo::new();
+    repo.install_hooks();
+    // The card's lock file exists already (an earlier tree of the card, now gone), longer
+    // than what this holder writes.
+    let lock = repo.common_dir().join("kardwt/cards/locked.lock");
+    std::fs::create_dir_all(lock.parent().unwrap()).unwrap();
+    let old = format!("pid 1\nsince then\ncommand {}\n", "x".repeat(300));
+    std::fs::write(&lock, &old).unwrap();
+    let wt = repo.sibling("locked");
+    let text = traced_worktree_add(&repo, &wt, "trace=ftruncate");
+    assert_eq!(repo.record(&wt)["state"].as_str(), Some("ready"));
+    let emptied: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("ftruncate(") && l.contains(", 0)"))
+        .collect();
+    assert!(emptied.is_empty(), "{emptied:#?}");
+    // Cut to this holder's text: no line of the old holder's is left.
+    let now = std::fs::read_to_string(&lock).unwrap();
+    assert!(
+        now.len() < old.len() && !now.contains("since then"),
+        "{now}"
+    );
+}
