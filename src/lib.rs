@@ -100,9 +100,6 @@ _git__kardwt() {
 pub fn main() -> i32 {
     ground::trace::start();
     std::panic::set_hook(Box::new(|info| {
-        if crate::sys::containing() {
-            return; // the caller turns it into an error of its own
-        }
         eprintln!("error: internal error (a bug in kardwt): {info}");
         eprintln!("hint: please report it with the command that was run");
     }));

@@ -1,5 +1,5 @@
-//! The checkout of a tree `git kardwt add` creates, written in-process on every core (gix)
-//! instead of by the single `git reset --hard` that `git worktree add` runs, where that is
+//! The checkout of a tree `git kardwt add` creates, written in-process on every core (kardwt's
+//! own writers in [`super::tree_files`], the objects read through gix) instead of by the single `git reset --hard` that `git worktree add` runs, where that is
 //! plainly git's own result: the start commit's files copied byte for byte. [`plan`] decides
 //! before git creates anything and declines (git then checks out, as always) when anything
 //! could make git write other bytes or another index: attributes anywhere (filters, line
@@ -301,11 +301,6 @@ pub(crate) fn check_out(tree: &Path, planned: Planned, deadline: Instant) -> Res
     );
     // The tree's own index in its admin dir, never one a caller's GIT_INDEX_FILE names.
     let mut index = gix::index::File::from_state(planned.state, repo.git_dir().join("index"));
-    let mut opts = repo
-        .checkout_options(gix::worktree::stack::state::attributes::Source::IdMapping)
-        .context("cannot read the checkout settings")?;
-    opts.destination_is_initially_empty = true;
-    opts.thread_limit = Some(planned.threads);
     let objects = repo
         .objects
         .clone()
@@ -315,29 +310,18 @@ pub(crate) fn check_out(tree: &Path, planned: Planned, deadline: Instant) -> Res
     // git's checkout; the caller removes the tree.
     let stop = AtomicBool::new(false);
     let (done, finished) = std::sync::mpsc::channel::<()>();
-    let out = std::thread::scope(|scope| {
+    let wrote = std::thread::scope(|scope| {
         let stop = &stop;
         // Without a watcher (the system refused a thread) the checkout runs to its end, and a
         // signal is noticed right after it.
         let _ = std::thread::Builder::new()
             .name("kardwt-checkout-watch".to_owned())
             .spawn_scoped(scope, move || watch(finished, stop, deadline));
-        // gix's pool panics when the system refuses a thread: that is a failed checkout here.
-        let out = crate::sys::contained(|| {
-            gix::worktree::state::checkout(
-                &mut index,
-                tree,
-                objects,
-                &gix::progress::Discard,
-                &gix::progress::Discard,
-                stop,
-                opts,
-            )
-        });
+        let (entries, paths) = index.entries_mut_and_pathbacking();
+        let wrote = super::tree_files::write(tree, entries, paths, &objects, planned.threads, stop);
         drop(done);
-        out
-    })
-    .map_err(|why| anyhow::anyhow!("checking out {} failed: {why}", tree.display()))?;
+        wrote
+    });
     if stop.load(Ordering::Relaxed) {
         let why = match crate::sys::caught_signal() {
             Some(sig) => sig.name().to_owned(),
@@ -345,35 +329,18 @@ pub(crate) fn check_out(tree: &Path, planned: Planned, deadline: Instant) -> Res
         };
         anyhow::bail!("checking out {} was stopped: {why}", tree.display());
     }
-    let out = out.with_context(|| format!("checking out {} failed", tree.display()))?;
-    if let Some(e) = out.errors.first() {
-        anyhow::bail!(
-            "checking out {} failed at {}: {}",
-            e.path,
-            tree.display(),
-            e.error
-        );
-    }
-    if let Some(c) = out.collisions.first() {
-        anyhow::bail!(
-            "checking out {} collided at {} ({:?})",
-            tree.display(),
-            c.path,
-            c.error_kind
-        );
-    }
-    // Every file written (gix counts files, not symlinks, whose failures are errors above):
+    let wrote = wrote.with_context(|| format!("checking out {} failed", tree.display()))?;
+    // Every file written (symbolic links are not counted; their failures are errors above):
     // the caller relies on it and looks at no file again.
     let files = index
         .entries()
         .iter()
         .filter(|e| e.mode != Mode::SYMLINK)
         .count();
-    if out.files_updated != files {
+    if wrote != files {
         anyhow::bail!(
-            "checking out {} wrote {} of its {files} files",
+            "checking out {} wrote {wrote} of its {files} files",
             tree.display(),
-            out.files_updated,
         );
     }
     // The cache tree git's `reset --hard` would have primed, from the same tree objects; where
@@ -389,7 +356,7 @@ pub(crate) fn check_out(tree: &Path, planned: Planned, deadline: Instant) -> Res
             .map_err(|e| anyhow::anyhow!("{e}")),
     };
     written.with_context(|| format!("cannot write the index of {}", tree.display()))?;
-    Ok(out.files_updated)
+    Ok(wrote)
 }
 
 /// Until `finished` closes: set `stop` once a signal came or `deadline` passed, looking every

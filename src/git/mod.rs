@@ -27,6 +27,7 @@ mod parse;
 mod query;
 mod remote;
 mod repo;
+mod tree_files;
 mod worktree;
 
 pub(crate) use branch_loss::{may_delete_branch, History, MINE as CARD_BRANCHES};

@@ -1,10 +1,10 @@
 //! The operating system, wrapped once: child processes, finding and signalling processes, the
 //! interrupt handling, kardwt's own file I/O (bounded reads, atomic writes, nothing planted
-//! followed), file systems' names, the cross-process locks, where file systems are mounted and deleting on one only, a small thread pool, where kardwt
-//! keeps its files, the clock, progress drawn on a terminal, and a library's panic contained.
+//! followed), file systems' names, the cross-process locks, where file systems are mounted and
+//! deleting on one only, a small thread pool, where kardwt keeps its files, the clock, progress
+//! drawn on a terminal.
 mod beneath;
 mod child;
-mod contain;
 mod fsio;
 mod fstype;
 mod layout;
@@ -26,7 +26,6 @@ pub(crate) use beneath::{
     symlink as beneath_symlink,
 };
 pub(crate) use child::{executable, run_inheriting, start as start_child, Child, Stream};
-pub(crate) use contain::{contained, containing};
 pub(crate) use fsio::{
     create_dir_nofollow, dead_temporaries, dead_temporaries_of, open_append_nofollow,
     open_lock_nofollow, open_log_rotated, open_regular_following, open_regular_nofollow,

@@ -133,6 +133,53 @@ fn a_plain_tree_is_checked_out_in_process_exactly_as_git_checks_it_out() {
 }
 
 #[test]
+fn the_in_process_checkout_creates_each_file_by_its_name_beneath_its_open_directory() {
+    let repo = TestRepo::new();
+    plain_tree(&repo);
+    let log = repo.tmp.join("strace-dirfd.log");
+    let out = repo
+        .command(crate::support::strace::strace(), &repo.base)
+        .args([
+            "-f",
+            "-qq",
+            "-e",
+            "trace=openat,symlinkat,mkdir,mkdirat",
+            "-o",
+        ])
+        .arg(&log)
+        .args([BIN, "add", "named"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = std::fs::read_to_string(&log).unwrap();
+    // Every file, link and directory of the tree is made by its bare name relative to the
+    // directory the writer opened (one path component looked up, not the tree's whole path).
+    let made: Vec<&str> = text
+        .lines()
+        .filter(|l| {
+            (l.contains("O_CREAT") && l.contains("O_EXCL"))
+                || l.contains("symlinkat(")
+                || l.contains("mkdir")
+        })
+        .filter(|l| !l.contains("/kardwt/") && !l.contains("/worktrees/"))
+        .collect();
+    for name in ["run.sh\"", "lib\"", "c.txt\"", "\"deep\"", "\"b\""] {
+        assert!(
+            made.iter().any(|l| l.contains(name)),
+            "{name} made: {made:#?}"
+        );
+    }
+    // (git itself writes the tree's `.git` file by its path.)
+    let by_path: Vec<&&str> = made
+        .iter()
+        .filter(|l| l.contains("card-named/") && !l.contains("card-named/.git\""))
+        .collect();
+    assert!(by_path.is_empty(), "made by a path: {by_path:#?}");
+    repo.kardwt(&repo.card_path("named"), &["verify"])
+        .expect_code(0);
+}
+
+#[test]
 fn attributes_submodules_sparse_checkout_and_line_ending_settings_leave_the_checkout_to_git() {
     let repo = TestRepo::new();
     repo.commit_files(
