@@ -76,7 +76,10 @@ make_origin() {
 		git switch -q -c other && echo other >other.txt && git add other.txt && git commit -qm other
 		git push -q origin other
 	)
-	rm -rf "$dir/seed"
+	# The seed clone stays (the bench's directory goes at its end): deleting its files here would
+	# time what follows on a file system that has just freed them. ext4 without a journal (this
+	# machine's root) then skips the freed inodes at every file it creates, for up to six minutes,
+	# a skip costing more when two threads create files at once (tests/scripts/PERFORMANCE.md).
 	git clone -q "$dir/origin.git" "$dir/base"
 	printf 'worktree:\n  base:\n    ref: refs/heads/main\n' >"$dir/base/kardbrd.yml"
 	echo /kardbrd.yml >>"$dir/base/.git/info/exclude"
