@@ -20,6 +20,8 @@ use gix::index::entry::Mode;
 pub(crate) struct Planned {
     tree: gix::ObjectId,
     state: gix::index::State,
+    /// The cache tree git's `reset --hard` would have primed, where it covers every entry.
+    cache_tree: Option<gix::index::extension::Tree>,
     threads: usize,
 }
 
@@ -268,6 +270,10 @@ pub(crate) fn plan(
         .tree_id()
         .map_err(|e| unreadable(&e))?
         .detach();
+    // The tree objects are read twice (the entries, then the cache tree): the second time from
+    // memory.
+    let mut repo = repo.clone();
+    repo.object_cache_size_if_unset(4 << 20);
     let index = repo.index_from_tree(&tree).map_err(|e| unreadable(&e))?;
     // Only the state: the file's path is the base's index, never written here.
     let (state, _) = index.into_parts();
@@ -278,9 +284,15 @@ pub(crate) fn plan(
     if let Some(why) = tree_declines(entries) {
         return Err(why);
     }
+    // Where it does not cover every entry (it always should), the index is written without one.
+    let cache_tree = super::cache_tree::of(&repo, tree).ok().filter(|t| {
+        t.num_entries
+            .is_some_and(|n| n as usize == state.entries().len())
+    });
     Ok(Planned {
         tree,
         state,
+        cache_tree,
         threads,
     })
 }
@@ -330,6 +342,7 @@ pub(crate) fn check_out(tree: &Path, planned: Planned, deadline: Instant) -> Res
         anyhow::bail!("checking out {} was stopped: {why}", tree.display());
     }
     let wrote = wrote.with_context(|| format!("checking out {} failed", tree.display()))?;
+    crate::ground::trace::phase("add: files written");
     // Every file written (symbolic links are not counted; their failures are errors above):
     // the caller relies on it and looks at no file again.
     let files = index
@@ -343,19 +356,14 @@ pub(crate) fn check_out(tree: &Path, planned: Planned, deadline: Instant) -> Res
             tree.display(),
         );
     }
-    // The cache tree git's `reset --hard` would have primed, from the same tree objects; where
-    // it does not cover every entry (it always should), the index is written without one.
-    let cache = super::cache_tree::of(&repo, planned.tree).ok().filter(|t| {
-        t.num_entries
-            .is_some_and(|n| n as usize == index.entries().len())
-    });
-    let written = match &cache {
+    let written = match &planned.cache_tree {
         Some(t) => super::cache_tree::write_index(index.path(), &index, t),
         None => index
             .write(Default::default())
             .map_err(|e| anyhow::anyhow!("{e}")),
     };
     written.with_context(|| format!("cannot write the index of {}", tree.display()))?;
+    crate::ground::trace::phase("add: index written");
     Ok(wrote)
 }
 

@@ -48,6 +48,7 @@ pub(super) fn add_worktree_at(
         .as_deref()
         .filter(|_| !delegated && hooks != git::PostCheckout::Other)
         .and_then(|c| repo.plan_checkout(c).ok());
+    crate::ground::trace::phase("add: checkout planned");
     let new = git::NewWorktree {
         path,
         no_checkout: delegated || planned.is_some(),
