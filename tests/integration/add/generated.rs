@@ -380,8 +380,19 @@ fn one_case(
         ],
         false,
     );
+    // Settings put in the repository's config are taken out again whatever the case finds, so
+    // that no later case runs under them unawares (a refused case once left them behind, and
+    // with them every later case went to git's checkout).
+    let unset = || {
+        if let Given::Config = given {
+            for (k, _) in settings {
+                repo.git(&repo.base, &["config", "--unset-all", k]);
+            }
+        }
+    };
     // Where git refuses the tree, so does add, and it leaves none behind.
     if by_git.code != 0 || added.code != 0 {
+        unset();
         assert!(
             by_git.code != 0 && added.code != 0,
             "{label}: one checked out what the other refused (in process: {in_process})\n\
@@ -451,11 +462,7 @@ fn one_case(
         verified.code, 0,
         "{label}: verify (in process: {in_process})\n{verified}"
     );
-    if let Given::Config = given {
-        for (k, _) in settings {
-            repo.git(&repo.base, &["config", "--unset-all", k]);
-        }
-    }
+    unset();
     Outcome {
         in_process,
         refused: false,
