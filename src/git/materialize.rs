@@ -1,6 +1,7 @@
 //! The checkout of a tree `git kardwt add` creates, written in-process on every core (kardwt's
-//! own writers in [`super::tree_files`], the objects read through gix) instead of by the single `git reset --hard` that `git worktree add` runs, where that is
-//! plainly git's own result: the start commit's files copied byte for byte. [`plan`] decides
+//! own writers in [`super::tree_files`], the objects read through gix) instead of by the
+//! single `git reset --hard` that `git worktree add` runs, where that is plainly git's own
+//! result: the start commit's files copied byte for byte. [`plan`] decides
 //! before git creates anything and declines (git then checks out, as always) when anything
 //! could make git write other bytes or another index: attributes anywhere (filters, line
 //! endings), submodules, sparse checkout, case-folding or Unicode-composing file systems,
