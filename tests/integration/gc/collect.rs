@@ -19,6 +19,8 @@ fn commit_in(repo: &TestRepo, wt: &Path, name: &str) {
 /// `gc args…` in the base, asserting exit 0, parsed as JSON.
 #[track_caller]
 fn gc_json(repo: &TestRepo, args: &[&str]) -> serde_json::Value {
+    // What `remove` moved aside is deleted first, so that no report lists it mid-deletion.
+    repo.wait_for_deleters();
     let mut all = vec!["gc"];
     all.extend_from_slice(args);
     all.push("--json");

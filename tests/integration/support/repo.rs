@@ -123,6 +123,26 @@ impl TestRepo {
         self.base.join(".git")
     }
 
+    /// Wait until every tree `remove` moved aside is deleted (its record gone): the deleter is a
+    /// detached process that may still run when `remove` has returned, and a report made
+    /// meanwhile (gc's `moved_aside`) lists its tree as being deleted.
+    #[track_caller]
+    pub fn wait_for_deleters(&self) {
+        let aside = self.common_dir().join("kardwt/aside");
+        let pending = || {
+            std::fs::read_dir(&aside).map_or(0, |d| {
+                d.flatten()
+                    .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+                    .count()
+            })
+        };
+        assert!(
+            wait_until(COMMAND_TIMEOUT, || pending() == 0),
+            "{} trees moved aside are still not deleted after {COMMAND_TIMEOUT:?}",
+            pending()
+        );
+    }
+
     /// The default worktree root: `<parent of base>/base.worktrees`.
     pub fn root(&self) -> PathBuf {
         self.tmp.join("base.worktrees")
