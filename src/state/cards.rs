@@ -242,21 +242,22 @@ impl Cards {
 pub(crate) fn write(admin: &Path, record: &Record) -> Result<()> {
     crate::sys::remove_files(&crate::sys::dead_temporaries(admin, None));
     // The record's and the claim's temporaries are written side by side, so that their waits
-    // for the disk overlap; then they are put in place one after the other, the record first.
-    enum Staging {
-        Record(Result<crate::sys::Staged>),
-        Claim(Result<Option<crate::sys::Staged>>),
-    }
-    let mut staged =
-        crate::sys::in_parallel_with(2, &[true, false], |record_side| match record_side {
-            true => Staging::Record(super::record::stage(admin, record)),
-            false => Staging::Claim(claim::stage_for_record(admin, record)),
-        })
-        .into_iter();
-    let (Some(Staging::Record(rec)), Some(Staging::Claim(claim))) = (staged.next(), staged.next())
-    else {
-        unreachable!("the pool keeps the items' order");
-    };
+    // for the disk overlap: the claim on a thread of its own (a pool's first free thread would
+    // often be this one, taking both in turn before a helper had started), the record here.
+    // Then they are put in place one after the other, the record first.
+    let (rec, claim) = std::thread::scope(|scope| {
+        let claim = std::thread::Builder::new()
+            .spawn_scoped(scope, || claim::stage_for_record(admin, record))
+            .ok();
+        let rec = super::record::stage(admin, record);
+        let claim = match claim.map(|h| h.join()) {
+            Some(Ok(c)) => c,
+            Some(Err(panic)) => std::panic::resume_unwind(panic),
+            // No thread to be had (EAGAIN): the claim after the record, here.
+            None => claim::stage_for_record(admin, record),
+        };
+        (rec, claim)
+    });
     // Renamed into place in that order; their directories are not synced, as git syncs none
     // of the admin directories it makes for a worktree. The contract is the file's (temporary,
     // fsync, rename: never a torn record); a crash before the file system's next journal

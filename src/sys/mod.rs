@@ -45,7 +45,7 @@ pub(crate) use lock::{
 };
 pub(crate) use mounts::under as mounts_under;
 pub(crate) use onefs::{delete as delete_on_one_fs, delete_at as delete_on_one_fs_at};
-pub(crate) use pool::{map as in_parallel, map_with as in_parallel_with};
+pub(crate) use pool::map as in_parallel;
 pub(crate) use process::{
     can_see as can_see_processes, exists as process_exists, in_use, kill_descendants,
     release as release_processes, Released, Subreaper, Unseen,
