@@ -55,13 +55,20 @@ fn a_tree_with_a_prepare_hook_is_recorded_preparing_first() {
 /// `git worktree add --quiet --detach <path>` in the base under `strace -f -e <trace>`; asserts
 /// it succeeded and returns strace's log.
 fn traced_worktree_add(repo: &TestRepo, path: &Path, trace: &str) -> String {
+    traced_worktree_add_with(repo, path, &["-e", trace])
+}
+
+/// [`traced_worktree_add`] with strace's options `options`.
+fn traced_worktree_add_with(repo: &TestRepo, path: &Path, options: &[&str]) -> String {
     let log = repo.tmp.join(format!(
         "strace-{}.log",
         path.file_name().unwrap().to_string_lossy()
     ));
     let out = repo
         .command(strace(), &repo.base)
-        .args(["-f", "-qq", "-e", trace, "-o"])
+        .args(["-f", "-qq"])
+        .args(options)
+        .arg("-o")
         .arg(&log)
         .args(["git", "worktree", "add", "--quiet", "--detach"])
         .arg(path)
@@ -137,4 +144,40 @@ fn the_hook_never_empties_a_lock_file_it_takes() {
         now.len() < old.len() && !now.contains("since then"),
         "{now}"
     );
+}
+
+/// The record's and the claim's temporaries are written and fsynced side by side, the claim on
+/// a thread of its own, so that the two waits for the disk overlap (a pool whose first free
+/// thread was the caller's took both in turn, one fsync after the other).
+#[test]
+fn the_record_and_its_claim_are_staged_on_two_threads() {
+    let repo = TestRepo::new();
+    repo.install_hooks();
+    let wt = repo.sibling("paired");
+    // Every thread's start returns to its starter 50 ms late: a helper that took whatever
+    // came next would take both while the hook's own thread waits (what the pool did).
+    let text = traced_worktree_add_with(
+        &repo,
+        &wt,
+        &[
+            "-e",
+            "trace=openat,fsync,clone3",
+            "-e",
+            "inject=clone3:delay_exit=50000",
+        ],
+    );
+    assert_eq!(repo.record(&wt)["state"].as_str(), Some("ready"));
+    // strace -f starts each line with the thread's id.
+    let creator = |name: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| l.contains("openat(") && l.contains("O_CREAT") && l.contains(name))
+            .filter_map(|l| l.split_whitespace().next().map(str::to_owned))
+            .collect()
+    };
+    let record = creator("/worktrees/paired/.kardwt.toml.");
+    let claim = creator("/kardwt/claims/.paired.");
+    assert_eq!((record.len(), claim.len()), (1, 1), "{text}");
+    assert_ne!(record, claim, "both staged by one thread:\n{text}");
+    let fsyncs: Vec<&str> = text.lines().filter(|l| l.contains("fsync(")).collect();
+    assert!(fsyncs.len() >= 2, "{fsyncs:#?}");
 }
