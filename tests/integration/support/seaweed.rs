@@ -145,13 +145,12 @@ impl Seaweed {
             .stdout(log.try_clone().unwrap())
             .stderr(log);
         let child = cmd.spawn().unwrap();
-        let server = Seaweed {
+        let mut server = Seaweed {
             child: Some(child),
             endpoint: format!("http://127.0.0.1:{}", p[6]),
             filer_port: p[4],
             _dir: dir,
         };
-        let mut server = server;
         // Ready once an anonymous read of the bucket is refused (the bucket exists).
         let probe = format!("GET /{BUCKET}/probe HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
         let t = Instant::now();
